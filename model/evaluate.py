@@ -1,0 +1,363 @@
+"""The Python backend of the expression language: compile an ``Expr`` once into closures, then evaluate.
+
+Variables are resolved to slots at compile time; evaluation pushes bound values on one list, so a
+compiled rule allocates nothing per variable lookup. Errors during evaluation (a missing map key, a
+field that does not exist) raise ``EvalError`` naming the rule being evaluated — they are spec bugs,
+not user errors.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from kcspec.spec import lang as L
+from kcspec.spec.fmap import FMap
+
+Env = list[Any]
+Fn = Callable[[Env], Any]
+
+
+class EvalError(RuntimeError):
+    """An expression could not be evaluated (a bug in the spec, reported with the innermost rule name)."""
+
+
+_CMP: dict[str, Callable[[Any, Any], bool]] = {
+    "==": lambda a, b: bool(a == b),
+    "!=": lambda a, b: bool(a != b),
+    "<": lambda a, b: bool(a < b),
+    "<=": lambda a, b: bool(a <= b),
+    ">": lambda a, b: bool(a > b),
+    ">=": lambda a, b: bool(a >= b),
+}
+_ARITH: dict[str, Callable[[Any, Any], Any]] = {
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "max": max,
+    "min": min,
+}
+
+
+def _coll_like(coll: Any, items: Any) -> Any:
+    if isinstance(coll, tuple | list):
+        return tuple(items)
+    return frozenset(items)
+
+
+def _diff(a: Any, b: Any) -> Any:
+    if isinstance(a, tuple):
+        bs = b if isinstance(b, frozenset | set) else frozenset(b)
+        return tuple(x for x in a if x not in bs)
+    return frozenset(a) - frozenset(b)
+
+
+def _distinct(seq: tuple[Any, ...]) -> tuple[Any, ...]:
+    return tuple(dict.fromkeys(seq))
+
+
+class Compiler:
+    """Compiles expressions against a scope of named slots."""
+
+    def __init__(self) -> None:
+        self.scope: list[str] = []
+        self.rule_stack: list[str] = []
+
+    def slot(self, name: str) -> int:
+        for i in range(len(self.scope) - 1, -1, -1):
+            if self.scope[i] == name:
+                return i
+        raise EvalError(f"unbound variable {name!r} in rule {self.where()}")
+
+    def where(self) -> str:
+        return self.rule_stack[-1] if self.rule_stack else "<top>"
+
+    def bind(self, name: str, body: L.Expr) -> tuple[int, Fn]:
+        self.scope.append(name)
+        try:
+            return len(self.scope) - 1, self.c(body)
+        finally:
+            self.scope.pop()
+
+    def c(self, e: L.Expr) -> Fn:  # noqa: C901 - one dispatch over the node kinds
+        if isinstance(e, L.Const):
+            value = e.value
+            return lambda env: value
+        if isinstance(e, L.Var):
+            i = self.slot(e.name)
+            return lambda env: env[i]
+        if isinstance(e, L.Field):
+            obj, name, where = self.c(e.obj), e.name, self.where()
+
+            def field(env: Env) -> Any:
+                o = obj(env)
+                try:
+                    return getattr(o, name)
+                except AttributeError:
+                    raise EvalError(f"{type(o).__name__} has no field {name!r} (rule {where})") from None
+
+            return field
+        if isinstance(e, L.Rec):
+            cls = e.cls
+            names = [k for k, _ in e.fields]
+            fns = [self.c(v) for _, v in e.fields]
+            return lambda env: cls(**{n: f(env) for n, f in zip(names, fns, strict=True)})
+        if isinstance(e, L.With):
+            obj = self.c(e.obj)
+            names = [k for k, _ in e.updates]
+            fns = [self.c(v) for _, v in e.updates]
+            return lambda env: dataclasses.replace(obj(env), **{n: f(env) for n, f in zip(names, fns, strict=True)})
+        if isinstance(e, L.Let):
+            value = self.c(e.value)
+            _, body = self.bind(e.name, e.body)
+
+            def let(env: Env) -> Any:
+                env.append(value(env))
+                try:
+                    return body(env)
+                finally:
+                    env.pop()
+
+            return let
+        if isinstance(e, L.If):
+            cnd, then, els = self.c(e.cond), self.c(e.then), self.c(e.els)
+            return lambda env: then(env) if cnd(env) else els(env)
+        if isinstance(e, L.Not):
+            arg = self.c(e.arg)
+            return lambda env: not arg(env)
+        if isinstance(e, L.And):
+            fns = [self.c(a) for a in e.args]
+            return lambda env: all(f(env) for f in fns)
+        if isinstance(e, L.Or):
+            fns = [self.c(a) for a in e.args]
+            return lambda env: any(f(env) for f in fns)
+        if isinstance(e, L.Implies):
+            lhs, rhs = self.c(e.lhs), self.c(e.rhs)
+            return lambda env: (not lhs(env)) or bool(rhs(env))
+        if isinstance(e, L.Cmp):
+            op, lhs, rhs = _CMP[e.op], self.c(e.lhs), self.c(e.rhs)
+            return lambda env: op(lhs(env), rhs(env))
+        if isinstance(e, L.Arith):
+            aop, lhs, rhs = _ARITH[e.op], self.c(e.lhs), self.c(e.rhs)
+            return lambda env: aop(lhs(env), rhs(env))
+        if isinstance(e, L.SetLit):
+            fns = [self.c(x) for x in e.elems]
+            return lambda env: frozenset(f(env) for f in fns)
+        if isinstance(e, L.SeqLit):
+            fns = [self.c(x) for x in e.elems]
+            return lambda env: tuple(f(env) for f in fns)
+        if isinstance(e, L.Member):
+            elem, coll = self.c(e.elem), self.c(e.coll)
+            return lambda env: elem(env) in coll(env)
+        if isinstance(e, L.SetOp):
+            lhs, rhs = self.c(e.lhs), self.c(e.rhs)
+            if e.op == "union":
+                return lambda env: frozenset(lhs(env)) | frozenset(rhs(env))
+            if e.op == "inter":
+                return lambda env: _inter(lhs(env), rhs(env))
+            return lambda env: _diff(lhs(env), rhs(env))
+        if isinstance(e, L.Subset):
+            lhs, rhs = self.c(e.lhs), self.c(e.rhs)
+            return lambda env: frozenset(lhs(env)) <= frozenset(rhs(env))
+        if isinstance(e, L.Size):
+            coll = self.c(e.coll)
+            return lambda env: len(coll(env))
+        if isinstance(e, L.ToSet):
+            seq = self.c(e.seq)
+            return lambda env: frozenset(seq(env))
+        if isinstance(e, L.Filter):
+            coll = self.c(e.coll)
+            _, pred = self.bind(e.var, e.pred)
+
+            def filt(env: Env) -> Any:
+                src = coll(env)
+                out = []
+                env.append(None)
+                try:
+                    for x in src:
+                        env[-1] = x
+                        if pred(env):
+                            out.append(x)
+                finally:
+                    env.pop()
+                return _coll_like(src, out)
+
+            return filt
+        if isinstance(e, L.Image):
+            coll = self.c(e.coll)
+            _, body = self.bind(e.var, e.body)
+
+            def image(env: Env) -> Any:
+                src = coll(env)
+                out = []
+                env.append(None)
+                try:
+                    for x in src:
+                        env[-1] = x
+                        out.append(body(env))
+                finally:
+                    env.pop()
+                return _coll_like(src, out)
+
+            return image
+        if isinstance(e, L.BigUnion):
+            coll = self.c(e.coll)
+            _, body = self.bind(e.var, e.body)
+
+            def big_union(env: Env) -> Any:
+                out: set[Any] = set()
+                env.append(None)
+                try:
+                    for x in coll(env):
+                        env[-1] = x
+                        out.update(body(env))
+                finally:
+                    env.pop()
+                return frozenset(out)
+
+            return big_union
+        if isinstance(e, L.Quant):
+            coll = self.c(e.coll)
+            _, pred = self.bind(e.var, e.pred)
+            want_all = e.kind == "all"
+
+            def quant(env: Env) -> bool:
+                env.append(None)
+                try:
+                    for x in coll(env):
+                        env[-1] = x
+                        if bool(pred(env)) != want_all:
+                            return not want_all
+                    return want_all
+                finally:
+                    env.pop()
+
+            return quant
+        if isinstance(e, L.First):
+            seq, default = self.c(e.seq), self.c(e.default)
+            _, pred = self.bind(e.var, e.pred)
+
+            def first(env: Env) -> Any:
+                env.append(None)
+                try:
+                    for x in seq(env):
+                        env[-1] = x
+                        if pred(env):
+                            return x
+                finally:
+                    env.pop()
+                return default(env)
+
+            return first
+        if isinstance(e, L.Head):
+            seq, default = self.c(e.seq), self.c(e.default)
+
+            def head(env: Env) -> Any:
+                s = seq(env)
+                return s[0] if s else default(env)
+
+            return head
+        if isinstance(e, L.Append):
+            seq, elem = self.c(e.seq), self.c(e.elem)
+            return lambda env: (*seq(env), elem(env))
+        if isinstance(e, L.Concat):
+            lhs, rhs = self.c(e.lhs), self.c(e.rhs)
+            return lambda env: tuple(lhs(env)) + tuple(rhs(env))
+        if isinstance(e, L.Distinct):
+            seq = self.c(e.seq)
+            return lambda env: _distinct(seq(env))
+        if isinstance(e, L.MapGet):
+            m, k, where = self.c(e.m), self.c(e.key), self.where()
+
+            def get(env: Env) -> Any:
+                mv, kv = m(env), k(env)
+                try:
+                    return mv[kv]
+                except KeyError:
+                    raise EvalError(f"key {kv!r} is not in the map (rule {where})") from None
+
+            return get
+        if isinstance(e, L.MapGetOr):
+            m, k, d = self.c(e.m), self.c(e.key), self.c(e.default)
+
+            def get_or(env: Env) -> Any:
+                mv, kv = m(env), k(env)
+                return mv[kv] if kv in mv else d(env)
+
+            return get_or
+        if isinstance(e, L.MapHas):
+            m, k = self.c(e.m), self.c(e.key)
+            return lambda env: k(env) in m(env)
+        if isinstance(e, L.MapPut):
+            m, k, v = self.c(e.m), self.c(e.key), self.c(e.value)
+            return lambda env: _as_fmap(m(env)).set(k(env), v(env))
+        if isinstance(e, L.MapDel):
+            m, k = self.c(e.m), self.c(e.key)
+            return lambda env: _as_fmap(m(env)).remove(k(env))
+        if isinstance(e, L.MapDelAll):
+            m, ks = self.c(e.m), self.c(e.key_set)
+            return lambda env: _as_fmap(m(env)).remove_all(ks(env))
+        if isinstance(e, L.MapKeys):
+            m = self.c(e.m)
+            return lambda env: frozenset(m(env))
+        if isinstance(e, L.MapMerge):
+            lhs, rhs = self.c(e.lhs), self.c(e.rhs)
+            return lambda env: _as_fmap(lhs(env)).merge(rhs(env))
+        if isinstance(e, L.MapBuild):
+            keys = self.c(e.key_set)
+            _, value = self.bind(e.var, e.value)
+
+            def build(env: Env) -> Any:
+                out: dict[Any, Any] = {}
+                env.append(None)
+                try:
+                    for k in keys(env):
+                        env[-1] = k
+                        out[k] = value(env)
+                finally:
+                    env.pop()
+                return FMap(out)
+
+            return build
+        if isinstance(e, L.Rule):
+            self.rule_stack.append(e.name)
+            try:
+                return self.c(e.body)
+            finally:
+                self.rule_stack.pop()
+        raise EvalError(f"unknown expression node {type(e).__name__}")
+
+
+def _inter(a: Any, b: Any) -> Any:
+    if isinstance(a, tuple):
+        bs = frozenset(b)
+        return tuple(x for x in a if x in bs)
+    return frozenset(a) & frozenset(b)
+
+
+def _as_fmap(m: Any) -> FMap[Any, Any]:
+    return m if isinstance(m, FMap) else FMap(m)
+
+
+class Compiled:
+    """A compiled expression with named free variables, evaluated with a mapping of their values."""
+
+    def __init__(self, expr: L.Expr, free: tuple[str, ...]) -> None:
+        comp = Compiler()
+        comp.scope.extend(free)
+        self.free = free
+        self.fn = comp.c(expr)
+
+    def __call__(self, values: Mapping[str, Any]) -> Any:
+        env = [values[name] for name in self.free]
+        return self.fn(env)
+
+
+def compile_expr(expr: L.Expr, free: tuple[str, ...]) -> Compiled:
+    return Compiled(expr, free)
+
+
+def evaluate(expr: L.Expr, **values: Any) -> Any:
+    """Evaluate an expression once (compiles it every call: use ``compile_expr`` in loops)."""
+    names = tuple(values)
+    return Compiled(expr, names)(values)

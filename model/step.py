@@ -1,0 +1,77 @@
+"""Run one controller step of the spec: bind an event to its action, check the guard, evaluate the effect.
+
+``SpecMachine(profile).step(state, event)`` is the spec's answer to "what does a correct controller do
+with this event in this state": a ``StepResult`` (post-state, requests sent, per-element failures).
+Actions are compiled once per profile.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from functools import cache
+
+from kcspec.model.evaluate import Compiled, compile_expr
+from kcspec.spec import lang as L
+from kcspec.spec.actions import build_actions
+from kcspec.spec.events import ControllerEvent
+from kcspec.spec.profiles import Profile, get_profile
+from kcspec.spec.requests import StepResult
+from kcspec.spec.state import ClusterState
+from kcspec.spec.work import Work
+
+
+class EventNotEnabled(ValueError):
+    """The event cannot happen in this state (the action's guard is false)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class CompiledAction:
+    action: L.Action
+    guard: Compiled
+    effect: Compiled
+
+
+class SpecMachine:
+    """The spec of one profile as an executable state machine."""
+
+    def __init__(self, profile: Profile | str) -> None:
+        self.profile = get_profile(profile) if isinstance(profile, str) else profile
+        self.actions = _compiled_actions(self.profile.name)
+
+    def action_for(self, event: ControllerEvent) -> CompiledAction:
+        try:
+            return self.actions[event.kind]
+        except KeyError:
+            raise EventNotEnabled(
+                f"event {event.kind} has no action in profile {self.profile.name}"
+            ) from None
+
+    def _bindings(self, state: ClusterState, event: ControllerEvent, ca: CompiledAction) -> dict[str, object]:
+        values: dict[str, object] = {"s": state}
+        for p in ca.action.params:
+            values[p.name] = getattr(event, p.name)
+        return values
+
+    def enabled(self, state: ClusterState, event: ControllerEvent) -> bool:
+        ca = self.actions.get(event.kind)
+        return ca is not None and bool(ca.guard(self._bindings(state, event, ca)))
+
+    def step(self, state: ClusterState, event: ControllerEvent) -> StepResult:
+        ca = self.action_for(event)
+        values = self._bindings(state, event, ca)
+        if not ca.guard(values):
+            raise EventNotEnabled(f"{event.kind} is not enabled in this state ({ca.action.section})")
+        work = ca.effect(values)
+        if not isinstance(work, Work):
+            raise TypeError(f"action {ca.action.name} evaluated to {type(work).__name__}, not Work")
+        return StepResult(state=work.state, requests=work.sent, failures=work.failures)
+
+
+@cache
+def _compiled_actions(profile_name: str) -> dict[str, CompiledAction]:
+    profile = get_profile(profile_name)
+    out: dict[str, CompiledAction] = {}
+    for name, action in build_actions(profile).items():
+        free = ("s", *(p.name for p in action.params))
+        out[name] = CompiledAction(action, compile_expr(action.guard, free), compile_expr(action.effect, free))
+    return out

@@ -1,0 +1,282 @@
+"""The canonical JSON form of the data model, with lossless round-trip and path-naming validation.
+
+One encoding is used everywhere (DESIGN.md): vectors, protocol messages, counterexamples, traces and
+audit input. Rules:
+* a record (frozen dataclass) is a JSON object with its fields in declaration order; events carry
+  ``"kind"`` and requests ``"type"`` first so that unions can be decoded;
+* enums are their Kafka names (``"OnlineReplica"``); tuples are lists; frozensets are lists sorted by
+  their canonical text; ``None`` is ``null``;
+* a ``TopicPartition`` is the string ``"<topic>-<partition>"`` (§10.2) and a ``PartitionReplica`` the
+  string ``"<topic>-<partition>/<replica>"``, both as values and as map keys;
+* a map is a JSON object whose keys are rendered as above (ints as decimal strings), sorted.
+
+``decode`` raises ``CodecError`` naming the JSON path of the offending value (``$.controller.leadership
+["foo-0"].leader_and_isr.isr[1]``) and what was expected there.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+import types
+import typing
+from collections.abc import Mapping
+from functools import cache
+from typing import Any, TypeVar, Union
+
+from kcspec.spec.events import EVENTS_BY_KIND, ControllerEvent
+from kcspec.spec.fmap import FMap
+from kcspec.spec.requests import (
+    LeaderAndIsrRequest,
+    StopReplicaRequest,
+    UpdateMetadataRequest,
+)
+from kcspec.spec.vocabulary import PartitionReplica, TopicPartition
+
+T = TypeVar("T")
+
+REQUEST_TYPES: dict[str, type[Any]] = {
+    "LeaderAndIsr": LeaderAndIsrRequest,
+    "UpdateMetadata": UpdateMetadataRequest,
+    "StopReplica": StopReplicaRequest,
+}
+_REQUEST_NAMES = {cls: name for name, cls in REQUEST_TYPES.items()}
+
+
+class CodecError(ValueError):
+    """Bad canonical JSON: ``path`` is the JSON path of the offending value."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"{path}: {message}")
+        self.path = path
+        self.message = message
+
+
+# ---------------------------------------------------------------------------------------------- encode
+
+
+def tp_text(tp: TopicPartition) -> str:
+    return f"{tp.topic}-{tp.partition}"
+
+
+def pr_text(pr: PartitionReplica) -> str:
+    return f"{tp_text(pr.tp)}/{pr.replica}"
+
+
+def _key_text(key: object) -> str:
+    if isinstance(key, TopicPartition):
+        return tp_text(key)
+    if isinstance(key, PartitionReplica):
+        return pr_text(key)
+    if isinstance(key, enum.Enum):
+        return key.name
+    if isinstance(key, bool):
+        raise TypeError("boolean map keys are not part of the data model")
+    if isinstance(key, int | str):
+        return str(key)
+    raise TypeError(f"unsupported map key {key!r}")
+
+
+def encode(value: object) -> Any:
+    """Encode a data-model value into plain JSON data (dicts, lists, strings, numbers, booleans, None)."""
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, enum.Enum):
+        return value.name
+    if isinstance(value, TopicPartition):
+        return tp_text(value)
+    if isinstance(value, PartitionReplica):
+        return pr_text(value)
+    if isinstance(value, Mapping):
+        items = sorted(((_key_text(k), encode(v)) for k, v in value.items()), key=lambda kv: _sort_key(kv[0]))
+        return dict(items)
+    if isinstance(value, tuple | list):
+        return [encode(v) for v in value]
+    if isinstance(value, frozenset | set):
+        encoded = [encode(v) for v in value]
+        return sorted(encoded, key=lambda e: json.dumps(e, sort_keys=True))
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        out: dict[str, Any] = {}
+        if isinstance(value, ControllerEvent):
+            out["kind"] = value.kind
+        name = _REQUEST_NAMES.get(type(value))
+        if name is not None:
+            out["type"] = name
+        for f in dataclasses.fields(value):
+            out[f.name] = encode(getattr(value, f.name))
+        return out
+    raise TypeError(f"cannot encode {type(value).__name__}: {value!r}")
+
+
+def _sort_key(text: str) -> tuple[str, int, str]:
+    """Sort ``foo-10`` after ``foo-9`` and ``2`` before ``10``."""
+    head, sep, tail = text.rpartition("-")
+    if sep and tail.split("/")[0].isdigit():
+        return (head, int(tail.split("/")[0]), text)
+    if text.lstrip("-").isdigit():
+        return ("", int(text), text)
+    return (text, 0, text)
+
+
+def dumps(value: object, *, indent: int | None = None) -> str:
+    """Canonical JSON text of a data-model value (deterministic: same value, same bytes)."""
+    return json.dumps(encode(value), indent=indent, sort_keys=False, ensure_ascii=False)
+
+
+# ---------------------------------------------------------------------------------------------- decode
+
+
+def parse_tp(text: object, path: str) -> TopicPartition:
+    if not isinstance(text, str):
+        raise CodecError(path, f"expected a partition like \"topic-0\", got {_show(text)}")
+    topic, sep, part = text.rpartition("-")
+    if not sep or not topic or not part.isdigit():
+        raise CodecError(path, f"expected a partition like \"topic-0\", got {_show(text)}")
+    return TopicPartition(topic, int(part))
+
+
+def parse_pr(text: object, path: str) -> PartitionReplica:
+    if not isinstance(text, str) or "/" not in text:
+        raise CodecError(path, f"expected a replica like \"topic-0/1\", got {_show(text)}")
+    tp_part, _, replica = text.rpartition("/")
+    if not replica.lstrip("-").isdigit():
+        raise CodecError(path, f"expected a replica like \"topic-0/1\", got {_show(text)}")
+    return PartitionReplica(parse_tp(tp_part, path), int(replica))
+
+
+def _show(value: object) -> str:
+    text = json.dumps(value) if not isinstance(value, str) else json.dumps(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+@cache
+def _hints(cls: type[Any]) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def decode(data: object, typ: Any, path: str = "$") -> Any:
+    """Decode plain JSON data into a value of type ``typ``, validating every field."""
+    origin = typing.get_origin(typ)
+    args = typing.get_args(typ)
+    if typ is Any or typ is object:
+        return data
+    if origin in (Union, types.UnionType):
+        non_none = [a for a in args if a is not type(None)]
+        if data is None and len(non_none) < len(args):
+            return None
+        if len(non_none) == 1:
+            return decode(data, non_none[0], path)
+        if all(a in _REQUEST_NAMES for a in non_none):
+            return _decode_request(data, path)
+        raise CodecError(path, f"cannot decode union {typ}")
+    if typ is bool:
+        if not isinstance(data, bool):
+            raise CodecError(path, f"expected true or false, got {_show(data)}")
+        return data
+    if typ is int:
+        if isinstance(data, bool) or not isinstance(data, int):
+            raise CodecError(path, f"expected an integer, got {_show(data)}")
+        return data
+    if typ is str:
+        if not isinstance(data, str):
+            raise CodecError(path, f"expected a string, got {_show(data)}")
+        return data
+    if typ is TopicPartition:
+        return parse_tp(data, path)
+    if typ is PartitionReplica:
+        return parse_pr(data, path)
+    if isinstance(typ, type) and issubclass(typ, enum.Enum):
+        if not isinstance(data, str) or data not in typ.__members__:
+            names = ", ".join(typ.__members__)
+            raise CodecError(path, f"expected one of {names}; got {_show(data)}")
+        return typ[data]
+    if origin is tuple:
+        if not isinstance(data, list):
+            raise CodecError(path, f"expected a list, got {_show(data)}")
+        elem = args[0] if args else Any
+        return tuple(decode(v, elem, f"{path}[{i}]") for i, v in enumerate(data))
+    if origin is frozenset:
+        if not isinstance(data, list):
+            raise CodecError(path, f"expected a list, got {_show(data)}")
+        elem = args[0] if args else Any
+        items = [decode(v, elem, f"{path}[{i}]") for i, v in enumerate(data)]
+        result = frozenset(items)
+        if len(result) != len(items):
+            raise CodecError(path, "a set must not list the same element twice")
+        return result
+    if origin is FMap or typ is FMap:
+        if not isinstance(data, dict):
+            raise CodecError(path, f"expected an object, got {_show(data)}")
+        ktyp, vtyp = args if args else (str, Any)
+        out: dict[Any, Any] = {}
+        for k, v in data.items():
+            kpath = f"{path}[{json.dumps(k)}]"
+            out[_decode_key(k, ktyp, kpath)] = decode(v, vtyp, kpath)
+        return FMap(out)
+    if isinstance(typ, type) and typ is ControllerEvent:
+        return decode_event(data, path)
+    if isinstance(typ, type) and dataclasses.is_dataclass(typ):
+        return _decode_record(data, typ, path)
+    raise CodecError(path, f"unsupported type {typ!r}")
+
+
+def _decode_key(key: str, ktyp: Any, path: str) -> Any:
+    if ktyp is int:
+        if not key.lstrip("-").isdigit():
+            raise CodecError(path, f"expected an integer key, got {_show(key)}")
+        return int(key)
+    if ktyp is str:
+        return key
+    if ktyp is TopicPartition:
+        return parse_tp(key, path)
+    if ktyp is PartitionReplica:
+        return parse_pr(key, path)
+    if isinstance(ktyp, type) and issubclass(ktyp, enum.Enum):
+        return decode(key, ktyp, path)
+    raise CodecError(path, f"unsupported key type {ktyp!r}")
+
+
+def _decode_record(data: object, cls: type[T], path: str, skip: tuple[str, ...] = ()) -> T:
+    if not isinstance(data, dict):
+        raise CodecError(path, f"expected an object ({cls.__name__}), got {_show(data)}")
+    hints = _hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    unknown = [k for k in data if k not in fields and k not in skip]
+    if unknown:
+        raise CodecError(f"{path}.{unknown[0]}", f"unknown field of {cls.__name__} (fields: {', '.join(fields)})")
+    kwargs: dict[str, Any] = {}
+    for name, f in fields.items():
+        if name in data:
+            kwargs[name] = decode(data[name], hints[name], f"{path}.{name}")
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            raise CodecError(f"{path}.{name}", f"missing required field of {cls.__name__}")
+    return cls(**kwargs)
+
+
+def decode_event(data: object, path: str = "$") -> ControllerEvent:
+    if not isinstance(data, dict) or "kind" not in data:
+        raise CodecError(path, f"expected an event object with a \"kind\", got {_show(data)}")
+    kind = data["kind"]
+    cls = EVENTS_BY_KIND.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        raise CodecError(f"{path}.kind", f"unknown event kind {_show(kind)} (known: {', '.join(EVENTS_BY_KIND)})")
+    return _decode_record(data, cls, path, skip=("kind",))
+
+
+def _decode_request(data: object, path: str) -> Any:
+    if not isinstance(data, dict) or "type" not in data:
+        raise CodecError(path, f"expected a request object with a \"type\", got {_show(data)}")
+    cls = REQUEST_TYPES.get(data["type"]) if isinstance(data["type"], str) else None
+    if cls is None:
+        raise CodecError(f"{path}.type", f"unknown request type {_show(data['type'])}")
+    return _decode_record(data, cls, path, skip=("type",))
+
+
+def loads(text: str, typ: Any, source: str = "$") -> Any:
+    """Parse canonical JSON text into a value of ``typ``; errors name ``source`` and the JSON path."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CodecError(source, f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    return decode(data, typ, source)

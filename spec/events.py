@@ -1,0 +1,274 @@
+"""Controller events and environment actions: the inputs of a controller step.
+
+Each event couples what happens in the cluster (a ZooKeeper change, a broker request, an admin
+request) with the controller event Kafka enqueues for it (§7, §8). Names follow Kafka's event
+classes where one exists. Events are frozen dataclasses; ``kind`` is the name used in the canonical
+JSON form.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from kcspec.spec.fmap import FMap
+from kcspec.spec.vocabulary import (
+    ElectionTrigger,
+    ElectionType,
+    TopicPartition,
+    ZkFault,
+)
+
+
+@dataclass(frozen=True)
+class ControllerEvent:
+    """Base class of every event."""
+
+    kind: ClassVar[str] = ""
+    section: ClassVar[str] = ""
+
+
+@dataclass(frozen=True)
+class ControllerFailover(ControllerEvent):
+    """The active controller (if any) resigns and ``broker_id`` wins the election and fails over (§7.1, §7.12)."""
+
+    kind: ClassVar[str] = "ControllerFailover"
+    section: ClassVar[str] = "§7.1"
+    broker_id: int
+
+
+@dataclass(frozen=True)
+class ControllerResignation(ControllerEvent):
+    """The active controller's ZooKeeper session expires: it resigns and ``/controller`` is deleted (§7.12 ``Expire``)."""
+
+    kind: ClassVar[str] = "ControllerResignation"
+    section: ClassVar[str] = "§7.12"
+
+
+@dataclass(frozen=True)
+class NewerControllerElected(ControllerEvent):
+    """Another broker wins the election behind the active controller's back (§9 zombie window).
+
+    ``/controller`` names ``broker_id`` and ``/controller_epoch`` is incremented; the active controller
+    has not noticed and keeps acting with its old epoch until it handles ``ControllerChange`` — its
+    writes then fail with ControllerMovedException (2.8) or go through (1.1).
+    """
+
+    kind: ClassVar[str] = "NewerControllerElected"
+    section: ClassVar[str] = "§9"
+    broker_id: int
+
+
+@dataclass(frozen=True)
+class ControllerChange(ControllerEvent):
+    """``ControllerChange``: the active controller sees that ``/controller`` no longer names it and resigns (§7.12)."""
+
+    kind: ClassVar[str] = "ControllerChange"
+    section: ClassVar[str] = "§7.12"
+
+
+@dataclass(frozen=True)
+class ZombieControllerWrite(ControllerEvent):
+    """A deposed controller (epoch ``controller_epoch``) writes a partition-state znode (§3.3, §9, KAFKA-6082).
+
+    2.8 fences the write with the ``/controller_epoch`` version check, so it fails; 1.1 lets it through.
+    """
+
+    kind: ClassVar[str] = "ZombieControllerWrite"
+    section: ClassVar[str] = "§9"
+    tp: TopicPartition
+    leader: int
+    isr: tuple[int, ...]
+    controller_epoch: int
+
+
+@dataclass(frozen=True)
+class BrokerStartup(ControllerEvent):
+    """A broker registers in ``/brokers/ids`` and the controller handles ``BrokerChange`` (§7.2, §7.3)."""
+
+    kind: ClassVar[str] = "BrokerStartup"
+    section: ClassVar[str] = "§7.3"
+    broker_id: int
+
+
+@dataclass(frozen=True)
+class BrokerFailure(ControllerEvent):
+    """A broker's registration disappears and the controller handles ``BrokerChange`` (§7.2, §7.4)."""
+
+    kind: ClassVar[str] = "BrokerFailure"
+    section: ClassVar[str] = "§7.4"
+    broker_id: int
+
+
+@dataclass(frozen=True)
+class BrokerBounce(ControllerEvent):
+    """A broker re-registers with a new epoch between two watch firings (§7.2, KAFKA-7235; invisible in 1.1)."""
+
+    kind: ClassVar[str] = "BrokerBounce"
+    section: ClassVar[str] = "§7.2"
+    broker_id: int
+
+
+@dataclass(frozen=True)
+class ControlledShutdown(ControllerEvent):
+    """``ControlledShutdown(id, brokerEpoch)`` (§7.10); ``broker_epoch`` -1 means unknown (no staleness check)."""
+
+    kind: ClassVar[str] = "ControlledShutdown"
+    section: ClassVar[str] = "§7.10"
+    broker_id: int
+    broker_epoch: int = -1
+
+
+@dataclass(frozen=True)
+class TopicCreation(ControllerEvent):
+    """A topic znode is created with ``replicas[i]`` the assignment of partition i; ``TopicChange`` (§7.6)."""
+
+    kind: ClassVar[str] = "TopicCreation"
+    section: ClassVar[str] = "§7.6"
+    topic: str
+    replicas: tuple[tuple[int, ...], ...]
+
+
+@dataclass(frozen=True)
+class PartitionExpansion(ControllerEvent):
+    """The topic znode is rewritten with more partitions; ``PartitionModifications`` (§7.6).
+
+    ``replicas`` is the complete new assignment (existing partitions first, as the admin tools write it).
+    """
+
+    kind: ClassVar[str] = "PartitionExpansion"
+    section: ClassVar[str] = "§7.6"
+    topic: str
+    replicas: tuple[tuple[int, ...], ...]
+
+
+@dataclass(frozen=True)
+class TopicDeletion(ControllerEvent):
+    """``/admin/delete_topics/<t>`` znodes are created; ``TopicDeletion`` (§8)."""
+
+    kind: ClassVar[str] = "TopicDeletion"
+    section: ClassVar[str] = "§8"
+    topics: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class StopReplicaResponseReceived(ControllerEvent):
+    """Broker ``broker_id`` answers the StopReplica(delete=true) it got for ``partitions`` (§8).
+
+    ``error`` true means the request failed for all of them (``TopicDeletionStopReplicaResponseReceived``).
+    """
+
+    kind: ClassVar[str] = "StopReplicaResponseReceived"
+    section: ClassVar[str] = "§8"
+    broker_id: int
+    partitions: tuple[TopicPartition, ...]
+    error: bool = False
+
+
+@dataclass(frozen=True)
+class ApiPartitionReassignment(ControllerEvent):
+    """``AlterPartitionReassignments``: partition → target replicas, or ``None`` to cancel (§7.7.1; 2.8 only)."""
+
+    kind: ClassVar[str] = "ApiPartitionReassignment"
+    section: ClassVar[str] = "§7.7"
+    targets: FMap[TopicPartition, tuple[int, ...] | None] = field(default_factory=FMap)
+
+
+@dataclass(frozen=True)
+class ZkPartitionReassignment(ControllerEvent):
+    """``/admin/reassign_partitions`` is created with ``targets`` (§7.7.1 ZK path; §7.8 ``PartitionReassignment`` in 1.1)."""
+
+    kind: ClassVar[str] = "ZkPartitionReassignment"
+    section: ClassVar[str] = "§7.7"
+    targets: FMap[TopicPartition, tuple[int, ...]] = field(default_factory=FMap)
+
+
+@dataclass(frozen=True)
+class ReplicaLeaderElection(ControllerEvent):
+    """A preferred or unclean election for ``partitions`` (§7.9); the ZK trigger writes ``/admin/preferred_replica_election``."""
+
+    kind: ClassVar[str] = "ReplicaLeaderElection"
+    section: ClassVar[str] = "§7.9"
+    partitions: frozenset[TopicPartition]
+    election_type: ElectionType = ElectionType.PREFERRED
+    trigger: ElectionTrigger = ElectionTrigger.ZkTriggered
+
+
+@dataclass(frozen=True)
+class AutoPreferredReplicaLeaderElection(ControllerEvent):
+    """The scheduled auto-rebalance check (§7.9)."""
+
+    kind: ClassVar[str] = "AutoPreferredReplicaLeaderElection"
+    section: ClassVar[str] = "§7.9"
+
+
+@dataclass(frozen=True)
+class IsrChange(ControllerEvent):
+    """The leader of ``tp`` changes its ISR to ``isr`` (§7.11).
+
+    2.8: an ``AlterIsrReceived`` from the leader carrying its current leader epoch and zk version.
+    1.1: the leader writes the znode and creates an ISR-change notification; the controller handles
+    ``IsrChangeNotification`` and, for a partition being reassigned, ``PartitionReassignmentIsrChange``.
+    """
+
+    kind: ClassVar[str] = "IsrChange"
+    section: ClassVar[str] = "§7.11"
+    tp: TopicPartition
+    isr: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class LeaderAndIsrResponseReceived(ControllerEvent):
+    """Broker ``broker_id`` answers a LeaderAndIsr with KAFKA_STORAGE_ERROR for ``storage_errors`` (§7.5)."""
+
+    kind: ClassVar[str] = "LeaderAndIsrResponseReceived"
+    section: ClassVar[str] = "§7.5"
+    broker_id: int
+    storage_errors: tuple[TopicPartition, ...] = ()
+
+
+@dataclass(frozen=True)
+class UncleanLeaderElectionEnable(ControllerEvent):
+    """``unclean.leader.election.enable`` set to true for ``topic`` ("" = the broker default) (§6; no re-trigger in 1.1)."""
+
+    kind: ClassVar[str] = "UncleanLeaderElectionEnable"
+    section: ClassVar[str] = "§6"
+    topic: str = ""
+
+
+@dataclass(frozen=True)
+class ZkFaultInjection(ControllerEvent):
+    """Arm a one-shot fault on the partition-state znode of ``tp`` (§3.3)."""
+
+    kind: ClassVar[str] = "ZkFaultInjection"
+    section: ClassVar[str] = "§3.3"
+    tp: TopicPartition
+    fault: ZkFault
+
+
+EVENT_TYPES: tuple[type[ControllerEvent], ...] = (
+    ControllerFailover,
+    ControllerResignation,
+    NewerControllerElected,
+    ControllerChange,
+    ZombieControllerWrite,
+    BrokerStartup,
+    BrokerFailure,
+    BrokerBounce,
+    ControlledShutdown,
+    TopicCreation,
+    PartitionExpansion,
+    TopicDeletion,
+    StopReplicaResponseReceived,
+    ApiPartitionReassignment,
+    ZkPartitionReassignment,
+    ReplicaLeaderElection,
+    AutoPreferredReplicaLeaderElection,
+    IsrChange,
+    LeaderAndIsrResponseReceived,
+    UncleanLeaderElectionEnable,
+    ZkFaultInjection,
+)
+"""Every event type, in a fixed order (used by the codec, generators and coverage reports)."""
+
+EVENTS_BY_KIND: dict[str, type[ControllerEvent]] = {cls.kind: cls for cls in EVENT_TYPES}

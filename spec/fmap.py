@@ -1,0 +1,82 @@
+"""An immutable, hashable finite map: the value type of every map-valued field of the data model.
+
+The spec's expression language treats maps as finite functions (TLA+ functions, Z3 arrays over a
+finite domain); ``FMap`` is their Python value. Iteration order is insertion order, but equality
+and hashing ignore order, and the canonical JSON form sorts keys, so two equal maps always
+serialise identically.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, Generic, TypeVar
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class FMap(Mapping[K, V], Generic[K, V]):
+    """A frozen dict: ``Mapping`` plus functional updates that return new maps."""
+
+    __slots__ = ("_d", "_h")
+
+    def __init__(self, items: Mapping[K, V] | Iterable[tuple[K, V]] = ()) -> None:
+        self._d: dict[K, V] = dict(items)
+        self._h: int | None = None
+
+    def __getitem__(self, key: K) -> V:
+        return self._d[key]
+
+    def __iter__(self) -> Iterator[K]:
+        return iter(self._d)
+
+    def __len__(self) -> int:
+        return len(self._d)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._d
+
+    def __hash__(self) -> int:
+        if self._h is None:
+            self._h = hash(frozenset(self._d.items()))
+        return self._h
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, FMap):
+            return self._d == other._d
+        if isinstance(other, Mapping):
+            return self._d == dict(other)
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"FMap({self._d!r})"
+
+    def set(self, key: K, value: V) -> FMap[K, V]:
+        d = dict(self._d)
+        d[key] = value
+        return FMap(d)
+
+    def remove(self, key: K) -> FMap[K, V]:
+        if key not in self._d:
+            return self
+        d = dict(self._d)
+        del d[key]
+        return FMap(d)
+
+    def remove_all(self, keys: Iterable[K]) -> FMap[K, V]:
+        ks = set(keys)
+        return FMap((k, v) for k, v in self._d.items() if k not in ks)
+
+    def merge(self, other: Mapping[K, V]) -> FMap[K, V]:
+        d = dict(self._d)
+        d.update(other)
+        return FMap(d)
+
+    def map_values(self, fn: Callable[[V], Any]) -> FMap[K, Any]:
+        return FMap((k, fn(v)) for k, v in self._d.items())
+
+    def as_dict(self) -> dict[K, V]:
+        return dict(self._d)
+
+
+EMPTY: FMap[Any, Any] = FMap()

@@ -1,0 +1,566 @@
+"""The spec's expression language: a small typed language of pure expressions, as plain data.
+
+Every rule in ``kcspec.spec`` is an ``Expr`` tree built with the helpers below — never a Python
+lambda that runs at check time. The tree is read by the backends in ``kcspec.model``: a Python
+evaluator today, Z3 terms and TLA+ text from the very same trees. The builders that take a Python
+function (``filter``, ``all``, ``first``, ``let`` …) call it exactly once, while the spec is being
+built, with a fresh bound ``Var``; the function's result is an ``Expr`` and the function itself is
+not kept.
+
+Values: integers, booleans, strings, enum members, records (the frozen dataclasses of the
+vocabulary), finite sets (``frozenset``), sequences (``tuple``) and finite maps (``FMap``).
+
+Constructs: constants and variables; record field access, construction and functional update; let;
+if-then-else; boolean connectives; integer comparison and arithmetic; set and sequence literals,
+membership, union/intersection/difference, subset, size; filter and image over sets and sequences
+(order-preserving on sequences); bounded quantifiers; "first element of a sequence such that";
+head, append, concat, distinct; finite maps (get, has, put, delete, keys, build, merge); and the
+annotation ``Rule`` that names a sub-expression and cites the semantics section it comes from.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+# ------------------------------------------------------------------------------------------------ nodes
+
+
+class Expr:
+    """Base class of expression nodes, with a fluent builder surface."""
+
+    __slots__ = ()
+
+    # records
+    def f(self, *names: str) -> Expr:
+        """Field access, chained: ``s.f("controller", "leadership")``."""
+        e: Expr = self
+        for n in names:
+            e = Field(e, n)
+        return e
+
+    def with_(self, **updates: object) -> Expr:
+        """Functional record update."""
+        return With(self, tuple((k, lift(v)) for k, v in updates.items()))
+
+    # comparison
+    def eq(self, other: object) -> Expr:
+        return Cmp("==", self, lift(other))
+
+    def ne(self, other: object) -> Expr:
+        return Cmp("!=", self, lift(other))
+
+    def lt(self, other: object) -> Expr:
+        return Cmp("<", self, lift(other))
+
+    def le(self, other: object) -> Expr:
+        return Cmp("<=", self, lift(other))
+
+    def gt(self, other: object) -> Expr:
+        return Cmp(">", self, lift(other))
+
+    def ge(self, other: object) -> Expr:
+        return Cmp(">=", self, lift(other))
+
+    # arithmetic and logic
+    def __add__(self, other: object) -> Expr:
+        return Arith("+", self, lift(other))
+
+    def __sub__(self, other: object) -> Expr:
+        return Arith("-", self, lift(other))
+
+    def __and__(self, other: object) -> Expr:
+        return and_(self, lift(other))
+
+    def __or__(self, other: object) -> Expr:
+        return or_(self, lift(other))
+
+    def __invert__(self) -> Expr:
+        return Not(self)
+
+    def implies(self, other: object) -> Expr:
+        return Implies(self, lift(other))
+
+    # collections
+    def contains(self, x: object) -> Expr:
+        """``x ∈ self`` for a set or a sequence."""
+        return Member(lift(x), self)
+
+    def union(self, other: object) -> Expr:
+        return SetOp("union", self, lift(other))
+
+    def inter(self, other: object) -> Expr:
+        return SetOp("inter", self, lift(other))
+
+    def minus(self, other: object) -> Expr:
+        """Set difference; on a sequence, removes the members of a set or sequence, keeping order."""
+        return SetOp("diff", self, lift(other))
+
+    def subset_of(self, other: object) -> Expr:
+        return Subset(self, lift(other))
+
+    def size(self) -> Expr:
+        return Size(self)
+
+    def is_empty(self) -> Expr:
+        return Cmp("==", Size(self), Const(0))
+
+    def non_empty(self) -> Expr:
+        return Cmp(">", Size(self), Const(0))
+
+    def to_set(self) -> Expr:
+        return ToSet(self)
+
+    def filter(self, fn: Callable[[Var], Expr]) -> Expr:
+        v = _fresh(fn)
+        return Filter(v.name, self, lift(fn(v)))
+
+    def map(self, fn: Callable[[Var], object]) -> Expr:
+        v = _fresh(fn)
+        return Image(v.name, self, lift(fn(v)))
+
+    def all(self, fn: Callable[[Var], Expr]) -> Expr:
+        v = _fresh(fn)
+        return Quant("all", v.name, self, lift(fn(v)))
+
+    def any(self, fn: Callable[[Var], Expr]) -> Expr:
+        v = _fresh(fn)
+        return Quant("any", v.name, self, lift(fn(v)))
+
+    def first(self, fn: Callable[[Var], Expr], default: object) -> Expr:
+        """The first element of the sequence satisfying ``fn``, else ``default``."""
+        v = _fresh(fn)
+        return First(v.name, self, lift(fn(v)), lift(default))
+
+    def head(self, default: object) -> Expr:
+        return Head(self, lift(default))
+
+    def append(self, x: object) -> Expr:
+        return Append(self, lift(x))
+
+    def concat(self, other: object) -> Expr:
+        return Concat(self, lift(other))
+
+    def distinct(self) -> Expr:
+        return Distinct(self)
+
+    def flat_map(self, fn: Callable[[Var], Expr]) -> Expr:
+        """Union over the collection of the sets ``fn(x)``."""
+        v = _fresh(fn)
+        return BigUnion(v.name, self, lift(fn(v)))
+
+    # maps
+    def get(self, key: object) -> Expr:
+        return MapGet(self, lift(key))
+
+    def get_or(self, key: object, default: object) -> Expr:
+        return MapGetOr(self, lift(key), lift(default))
+
+    def has(self, key: object) -> Expr:
+        return MapHas(self, lift(key))
+
+    def put(self, key: object, value: object) -> Expr:
+        return MapPut(self, lift(key), lift(value))
+
+    def delete(self, key: object) -> Expr:
+        return MapDel(self, lift(key))
+
+    def delete_all(self, keys: object) -> Expr:
+        return MapDelAll(self, lift(keys))
+
+    def keys(self) -> Expr:
+        return MapKeys(self)
+
+    def merge(self, other: object) -> Expr:
+        """Map union where ``other`` wins on common keys."""
+        return MapMerge(self, lift(other))
+
+
+@dataclass(frozen=True, slots=True)
+class Const(Expr):
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Var(Expr):
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Field(Expr):
+    obj: Expr
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Rec(Expr):
+    """Construct a record of vocabulary class ``cls``."""
+
+    cls: type
+    fields: tuple[tuple[str, Expr], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class With(Expr):
+    obj: Expr
+    updates: tuple[tuple[str, Expr], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Let(Expr):
+    name: str
+    value: Expr
+    body: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class If(Expr):
+    cond: Expr
+    then: Expr
+    els: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Not(Expr):
+    arg: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class And(Expr):
+    args: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Or(Expr):
+    args: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Implies(Expr):
+    lhs: Expr
+    rhs: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Cmp(Expr):
+    op: str  # == != < <= > >=
+    lhs: Expr
+    rhs: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Arith(Expr):
+    op: str  # + - max min
+    lhs: Expr
+    rhs: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class SetLit(Expr):
+    elems: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SeqLit(Expr):
+    elems: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Member(Expr):
+    elem: Expr
+    coll: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class SetOp(Expr):
+    op: str  # union inter diff
+    lhs: Expr
+    rhs: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Subset(Expr):
+    lhs: Expr
+    rhs: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Size(Expr):
+    coll: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class ToSet(Expr):
+    seq: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Filter(Expr):
+    var: str
+    coll: Expr
+    pred: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Image(Expr):
+    var: str
+    coll: Expr
+    body: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class BigUnion(Expr):
+    var: str
+    coll: Expr
+    body: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Quant(Expr):
+    kind: str  # all any
+    var: str
+    coll: Expr
+    pred: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class First(Expr):
+    var: str
+    seq: Expr
+    pred: Expr
+    default: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Head(Expr):
+    seq: Expr
+    default: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Append(Expr):
+    seq: Expr
+    elem: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Concat(Expr):
+    lhs: Expr
+    rhs: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Distinct(Expr):
+    seq: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class MapGet(Expr):
+    m: Expr
+    key: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class MapGetOr(Expr):
+    m: Expr
+    key: Expr
+    default: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class MapHas(Expr):
+    m: Expr
+    key: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class MapPut(Expr):
+    m: Expr
+    key: Expr
+    value: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class MapDel(Expr):
+    m: Expr
+    key: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class MapDelAll(Expr):
+    m: Expr
+    key_set: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class MapKeys(Expr):
+    m: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class MapBuild(Expr):
+    """``[var ∈ keys ↦ value]``: a map defined on a finite set of keys."""
+
+    var: str
+    key_set: Expr
+    value: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class MapMerge(Expr):
+    lhs: Expr
+    rhs: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Rule(Expr):
+    """A named sub-expression that cites the semantics section it comes from. Transparent to evaluation."""
+
+    name: str
+    section: str
+    body: Expr
+
+
+# ---------------------------------------------------------------------------------------------- builders
+
+_counter = itertools.count()
+
+
+def _fresh(fn: Callable[..., object]) -> Var:
+    code = getattr(fn, "__code__", None)
+    base = code.co_varnames[0] if code is not None and code.co_argcount >= 1 else "x"
+    return Var(f"{base}_{next(_counter)}")
+
+
+def lift(value: object) -> Expr:
+    """Wrap a Python value as a constant unless it already is an expression."""
+    return value if isinstance(value, Expr) else Const(value)
+
+
+def lit(value: object) -> Expr:
+    return Const(value)
+
+
+def var(name: str) -> Var:
+    return Var(name)
+
+
+def rec(cls: type, **fields: object) -> Expr:
+    return Rec(cls, tuple((k, lift(v)) for k, v in fields.items()))
+
+
+def let(value: object, fn: Callable[[Var], Expr]) -> Expr:
+    """``LET x == value IN fn(x)``."""
+    v = _fresh(fn)
+    return Let(v.name, lift(value), lift(fn(v)))
+
+
+def if_(cond: object, then: object, els: object) -> Expr:
+    return If(lift(cond), lift(then), lift(els))
+
+
+def and_(*args: object) -> Expr:
+    flat: list[Expr] = []
+    for a in args:
+        e = lift(a)
+        flat.extend(e.args if isinstance(e, And) else (e,))
+    return And(tuple(flat))
+
+
+def or_(*args: object) -> Expr:
+    flat: list[Expr] = []
+    for a in args:
+        e = lift(a)
+        flat.extend(e.args if isinstance(e, Or) else (e,))
+    return Or(tuple(flat))
+
+
+def not_(arg: object) -> Expr:
+    return Not(lift(arg))
+
+
+def set_of(*elems: object) -> Expr:
+    return SetLit(tuple(lift(e) for e in elems))
+
+
+def seq_of(*elems: object) -> Expr:
+    return SeqLit(tuple(lift(e) for e in elems))
+
+
+def maximum(a: object, b: object) -> Expr:
+    return Arith("max", lift(a), lift(b))
+
+
+def build_map(keys: object, fn: Callable[[Var], object]) -> Expr:
+    v = _fresh(fn)
+    return MapBuild(v.name, lift(keys), lift(fn(v)))
+
+
+def rule(name: str, section: str, body: object) -> Expr:
+    return Rule(name, section, lift(body))
+
+
+def cond(*branches: tuple[object, object], otherwise: object) -> Expr:
+    """A chain of if-then-else: ``cond((c1, v1), (c2, v2), otherwise=v3)``."""
+    result = lift(otherwise)
+    for c, v in reversed(branches):
+        result = If(lift(c), lift(v), result)
+    return result
+
+
+def children(e: Expr) -> Sequence[Expr]:
+    """The direct sub-expressions of a node (for generic traversals by the backends)."""
+    out: list[Expr] = []
+    for name in e.__dataclass_fields__:  # type: ignore[attr-defined]
+        value = getattr(e, name)
+        if isinstance(value, Expr):
+            out.append(value)
+        elif isinstance(value, tuple):
+            for item in value:
+                if isinstance(item, Expr):
+                    out.append(item)
+                elif isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], Expr):
+                    out.append(item[1])
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- the spec's units
+
+
+@dataclass(frozen=True)
+class Param:
+    """A parameter of an action, bound from the event field of the same name; ``type`` is its Python type hint."""
+
+    name: str
+    type: Any
+
+
+@dataclass(frozen=True)
+class Action:
+    """A controller action: a guarded update of the world.
+
+    ``guard`` and ``effect`` may refer to ``Var("s")`` (the ``ClusterState`` before the step) and to the
+    parameters. ``guard`` says whether the environment can produce the event in this state at all
+    (e.g. a failing broker must be registered); ``effect`` evaluates to the final ``Work`` of the step.
+    """
+
+    name: str
+    section: str
+    doc: str
+    params: tuple[Param, ...]
+    guard: Expr
+    effect: Expr
+
+
+@dataclass(frozen=True)
+class Invariant:
+    """A safety property of §11. ``kind`` is ``"state"`` (over ``Var("s")``) or ``"step"`` (over ``s`` and ``s2``
+    and ``Var("requests")`` of the step)."""
+
+    name: str
+    section: str
+    doc: str
+    kind: str
+    expr: Expr

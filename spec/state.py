@@ -1,0 +1,97 @@
+"""``ClusterState``: the whole controller-visible state, the canonical data model of kcspec.
+
+It has three parts (DESIGN.md "One canonical data model"):
+* ``zk`` — the simulated ZooKeeper as the controller sees it (§3.3, §7, §9): controller znodes,
+  registered brokers with their epochs, topic assignments, partition-state znodes with their versions,
+  admin znodes, and one-shot injected faults;
+* ``controller`` — the active controller's in-memory ``ControllerContext`` (§3.1), including the
+  replica and partition states of the two state machines and the topic-deletion bookkeeping (§8);
+* ``config`` — the configuration the controller consults.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kcspec.spec.fmap import FMap
+from kcspec.spec.vocabulary import (
+    ClusterConfig,
+    LeaderIsrAndControllerEpoch,
+    PartitionReplica,
+    PartitionState,
+    ReplicaAssignment,
+    ReplicaState,
+    TopicPartition,
+    ZkFault,
+)
+
+NO_CONTROLLER = -1
+
+
+@dataclass(frozen=True)
+class ZkState:
+    """The ZooKeeper data tree, reduced to what the controller reads and writes."""
+
+    controller: int = NO_CONTROLLER
+    """``/controller``: the broker id registered as controller, -1 when the znode is absent."""
+    controller_epoch: int = 0
+    """``/controller_epoch`` value (0 before any controller was elected)."""
+    controller_epoch_zk_version: int = 0
+    """Stat version of ``/controller_epoch``; 2.8 fences every controller write on it (§3.3, §9)."""
+    brokers: FMap[int, int] = field(default_factory=FMap)
+    """``/brokers/ids``: registered broker id → broker epoch (the registration's czxid)."""
+    assignments: FMap[TopicPartition, ReplicaAssignment] = field(default_factory=FMap)
+    """``/brokers/topics/<t>``: the full assignment of every partition of every topic."""
+    partition_states: FMap[TopicPartition, LeaderIsrAndControllerEpoch] = field(default_factory=FMap)
+    """``/brokers/topics/<t>/partitions/<p>/state``; the zk version lives in the LeaderAndIsr."""
+    delete_topics: frozenset[str] = frozenset()
+    """Children of ``/admin/delete_topics``."""
+    reassign_partitions: FMap[TopicPartition, tuple[int, ...]] = field(default_factory=FMap)
+    """``/admin/reassign_partitions``; empty means the znode is absent."""
+    preferred_replica_election: frozenset[TopicPartition] = frozenset()
+    """``/admin/preferred_replica_election``; empty means the znode is absent."""
+    isr_change_notifications: frozenset[TopicPartition] = frozenset()
+    """Partitions named by pending ``/isr_change_notification`` znodes (1.1 and IBP < 2.7)."""
+    faults: FMap[TopicPartition, ZkFault] = field(default_factory=FMap)
+    """One-shot faults armed on partition-state znodes."""
+    zxid: int = 1
+    """The next ZooKeeper transaction id; a broker registration's czxid (its broker epoch) is taken from it."""
+
+
+@dataclass(frozen=True)
+class ControllerContext:
+    """The active controller's in-memory state (§3.1 ``ControllerContext``; 1.1 state-machine maps folded in)."""
+
+    controller_id: int = NO_CONTROLLER
+    """The broker acting as controller; -1 when no controller is active (context reset, §7.12)."""
+    epoch: int = 0
+    epoch_zk_version: int = 0
+    live_brokers: FMap[int, int] = field(default_factory=FMap)
+    """``liveBrokerEpochs``: every registered broker (including shutting-down ones) → broker epoch."""
+    shutting_down: frozenset[int] = frozenset()
+    """``shuttingDownBrokerIds``."""
+    offline_replicas: frozenset[PartitionReplica] = frozenset()
+    """``replicasOnOfflineDirs`` flattened to (partition, broker) pairs."""
+    all_topics: frozenset[str] = frozenset()
+    assignments: FMap[TopicPartition, ReplicaAssignment] = field(default_factory=FMap)
+    """``partitionAssignments`` (FA); in 1.1 adding/removing are always empty."""
+    leadership: FMap[TopicPartition, LeaderIsrAndControllerEpoch] = field(default_factory=FMap)
+    """``partitionLeadershipInfo`` (LI)."""
+    partitions_being_reassigned: frozenset[TopicPartition] = frozenset()
+    """2.8 ``partitionsBeingReassigned``."""
+    legacy_reassignments: FMap[TopicPartition, tuple[int, ...]] = field(default_factory=FMap)
+    """[1.1] ``partitionsBeingReassigned``: partition → RAR (new replicas)."""
+    replica_states: FMap[PartitionReplica, ReplicaState] = field(default_factory=FMap)
+    partition_states: FMap[TopicPartition, PartitionState] = field(default_factory=FMap)
+    topics_to_be_deleted: frozenset[str] = frozenset()
+    topics_with_deletion_started: frozenset[str] = frozenset()
+    topics_ineligible_for_deletion: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class ClusterState:
+    """The whole controller-visible state of a cluster."""
+
+    zk: ZkState = field(default_factory=ZkState)
+    controller: ControllerContext = field(default_factory=ControllerContext)
+    config: ClusterConfig = field(default_factory=ClusterConfig)
