@@ -1,0 +1,1 @@
+"""One module per ``kcspec`` subcommand; each exposes a click command named ``command``."""
