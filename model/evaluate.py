@@ -249,6 +249,32 @@ class Compiler:
                 return default(env)
 
             return first
+        if isinstance(e, L.Sorted):
+            coll = self.c(e.coll)
+            return lambda env: tuple(sorted(coll(env)))
+        if isinstance(e, L.Fold):
+            seq, init = self.c(e.seq), self.c(e.init)
+            self.scope.append(e.acc)
+            try:
+                _, body = self.bind(e.var, e.body)
+            finally:
+                self.scope.pop()
+
+            def fold(env: Env) -> Any:
+                acc = init(env)
+                env.append(acc)
+                env.append(None)
+                try:
+                    for x in seq(env):
+                        env[-2] = acc
+                        env[-1] = x
+                        acc = body(env)
+                finally:
+                    env.pop()
+                    env.pop()
+                return acc
+
+            return fold
         if isinstance(e, L.Head):
             seq, default = self.c(e.seq), self.c(e.default)
 

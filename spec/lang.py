@@ -13,7 +13,8 @@ vocabulary), finite sets (``frozenset``), sequences (``tuple``) and finite maps 
 Constructs: constants and variables; record field access, construction and functional update; let;
 if-then-else; boolean connectives; integer comparison and arithmetic; set and sequence literals,
 membership, union/intersection/difference, subset, size; filter and image over sets and sequences
-(order-preserving on sequences); bounded quantifiers; "first element of a sequence such that";
+(order-preserving on sequences); sorting a set into a sequence and a left fold over a sequence
+(for effects whose order matters); bounded quantifiers; "first element of a sequence such that";
 head, append, concat, distinct; finite maps (get, has, put, delete, keys, build, merge); and the
 annotation ``Rule`` that names a sub-expression and cites the semantics section it comes from.
 """
@@ -145,6 +146,19 @@ class Expr:
 
     def distinct(self) -> Expr:
         return Distinct(self)
+
+    def sorted(self) -> Expr:
+        """The elements of a set (or sequence) as an ascending sequence."""
+        return Sorted(self)
+
+    def fold(self, init: object, fn: Callable[[Var, Var], Expr]) -> Expr:
+        """Left fold over a sequence: ``fn(acc, x)`` for each ``x`` in order, starting from ``init``.
+
+        This is how the spec says "for each broker in turn" where the order of effects matters
+        (e.g. §2.3: replica transitions are processed broker by broker).
+        """
+        acc, x = _fresh2(fn)
+        return Fold(acc.name, x.name, self, lift(init), lift(fn(acc, x)))
 
     def flat_map(self, fn: Callable[[Var], Expr]) -> Expr:
         """Union over the collection of the sets ``fn(x)``."""
@@ -334,6 +348,20 @@ class First(Expr):
 
 
 @dataclass(frozen=True, slots=True)
+class Sorted(Expr):
+    coll: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Fold(Expr):
+    acc: str
+    var: str
+    seq: Expr
+    init: Expr
+    body: Expr
+
+
+@dataclass(frozen=True, slots=True)
 class Head(Expr):
     seq: Expr
     default: Expr
@@ -432,6 +460,13 @@ def _fresh(fn: Callable[..., object]) -> Var:
     code = getattr(fn, "__code__", None)
     base = code.co_varnames[0] if code is not None and code.co_argcount >= 1 else "x"
     return Var(f"{base}_{next(_counter)}")
+
+
+def _fresh2(fn: Callable[..., object]) -> tuple[Var, Var]:
+    code = getattr(fn, "__code__", None)
+    names = code.co_varnames[:2] if code is not None and code.co_argcount >= 2 else ("acc", "x")
+    n = next(_counter)
+    return Var(f"{names[0]}_{n}"), Var(f"{names[1]}_{n}")
 
 
 def lift(value: object) -> Expr:
