@@ -11,9 +11,7 @@ import sys
 
 import click
 
-COMMAND_MODULES: tuple[str, ...] = (
-    "spec_show",
-)
+COMMAND_MODULES: tuple[str, ...] = ("spec_show",)
 """Modules of ``kcspec.commands`` that each expose a click command (or group) named ``command``."""
 
 EPILOG = """\b
@@ -24,7 +22,9 @@ Examples:
 """
 
 
-@click.group(epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+@click.group(
+    epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110}
+)
 @click.version_option(package_name="kcspec")
 def main() -> None:
     """kcspec: an executable, machine-checked specification of Apache Kafka's controller state machines,

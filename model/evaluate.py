@@ -79,7 +79,7 @@ class Compiler:
         finally:
             self.scope.pop()
 
-    def c(self, e: L.Expr) -> Fn:  # noqa: C901 - one dispatch over the node kinds
+    def c(self, e: L.Expr) -> Fn:
         if isinstance(e, L.Const):
             value = e.value
             return lambda env: value
@@ -106,7 +106,9 @@ class Compiler:
             obj = self.c(e.obj)
             names = [k for k, _ in e.updates]
             fns = [self.c(v) for _, v in e.updates]
-            return lambda env: dataclasses.replace(obj(env), **{n: f(env) for n, f in zip(names, fns, strict=True)})
+            return lambda env: dataclasses.replace(
+                obj(env), **{n: f(env) for n, f in zip(names, fns, strict=True)}
+            )
         if isinstance(e, L.Let):
             value = self.c(e.value)
             _, body = self.bind(e.name, e.body)

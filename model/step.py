@@ -73,5 +73,7 @@ def _compiled_actions(profile_name: str) -> dict[str, CompiledAction]:
     out: dict[str, CompiledAction] = {}
     for name, action in build_actions(profile).items():
         free = ("s", *(p.name for p in action.params))
-        out[name] = CompiledAction(action, compile_expr(action.guard, free), compile_expr(action.effect, free))
+        out[name] = CompiledAction(
+            action, compile_expr(action.guard, free), compile_expr(action.effect, free)
+        )
     return out

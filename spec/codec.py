@@ -23,7 +23,7 @@ import types
 import typing
 from collections.abc import Mapping
 from functools import cache
-from typing import Any, TypeVar, Union
+from typing import Any, TypeVar, Union, cast
 
 from kcspec.spec.events import EVENTS_BY_KIND, ControllerEvent
 from kcspec.spec.fmap import FMap
@@ -129,24 +129,24 @@ def dumps(value: object, *, indent: int | None = None) -> str:
 
 def parse_tp(text: object, path: str) -> TopicPartition:
     if not isinstance(text, str):
-        raise CodecError(path, f"expected a partition like \"topic-0\", got {_show(text)}")
+        raise CodecError(path, f'expected a partition like "topic-0", got {_show(text)}')
     topic, sep, part = text.rpartition("-")
     if not sep or not topic or not part.isdigit():
-        raise CodecError(path, f"expected a partition like \"topic-0\", got {_show(text)}")
+        raise CodecError(path, f'expected a partition like "topic-0", got {_show(text)}')
     return TopicPartition(topic, int(part))
 
 
 def parse_pr(text: object, path: str) -> PartitionReplica:
     if not isinstance(text, str) or "/" not in text:
-        raise CodecError(path, f"expected a replica like \"topic-0/1\", got {_show(text)}")
+        raise CodecError(path, f'expected a replica like "topic-0/1", got {_show(text)}')
     tp_part, _, replica = text.rpartition("/")
     if not replica.lstrip("-").isdigit():
-        raise CodecError(path, f"expected a replica like \"topic-0/1\", got {_show(text)}")
+        raise CodecError(path, f'expected a replica like "topic-0/1", got {_show(text)}')
     return PartitionReplica(parse_tp(tp_part, path), int(replica))
 
 
 def _show(value: object) -> str:
-    text = json.dumps(value) if not isinstance(value, str) else json.dumps(value)
+    text = json.dumps(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
@@ -240,11 +240,13 @@ def _decode_key(key: str, ktyp: Any, path: str) -> Any:
 def _decode_record(data: object, cls: type[T], path: str, skip: tuple[str, ...] = ()) -> T:
     if not isinstance(data, dict):
         raise CodecError(path, f"expected an object ({cls.__name__}), got {_show(data)}")
-    hints = _hints(cls)
+    hints = _hints(cast(type[Any], cls))
     fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     unknown = [k for k in data if k not in fields and k not in skip]
     if unknown:
-        raise CodecError(f"{path}.{unknown[0]}", f"unknown field of {cls.__name__} (fields: {', '.join(fields)})")
+        raise CodecError(
+            f"{path}.{unknown[0]}", f"unknown field of {cls.__name__} (fields: {', '.join(fields)})"
+        )
     kwargs: dict[str, Any] = {}
     for name, f in fields.items():
         if name in data:
@@ -256,17 +258,19 @@ def _decode_record(data: object, cls: type[T], path: str, skip: tuple[str, ...] 
 
 def decode_event(data: object, path: str = "$") -> ControllerEvent:
     if not isinstance(data, dict) or "kind" not in data:
-        raise CodecError(path, f"expected an event object with a \"kind\", got {_show(data)}")
+        raise CodecError(path, f'expected an event object with a "kind", got {_show(data)}')
     kind = data["kind"]
     cls = EVENTS_BY_KIND.get(kind) if isinstance(kind, str) else None
     if cls is None:
-        raise CodecError(f"{path}.kind", f"unknown event kind {_show(kind)} (known: {', '.join(EVENTS_BY_KIND)})")
+        raise CodecError(
+            f"{path}.kind", f"unknown event kind {_show(kind)} (known: {', '.join(EVENTS_BY_KIND)})"
+        )
     return _decode_record(data, cls, path, skip=("kind",))
 
 
 def _decode_request(data: object, path: str) -> Any:
     if not isinstance(data, dict) or "type" not in data:
-        raise CodecError(path, f"expected a request object with a \"type\", got {_show(data)}")
+        raise CodecError(path, f'expected a request object with a "type", got {_show(data)}')
     cls = REQUEST_TYPES.get(data["type"]) if isinstance(data["type"], str) else None
     if cls is None:
         raise CodecError(f"{path}.type", f"unknown request type {_show(data['type'])}")
@@ -278,5 +282,7 @@ def loads(text: str, typ: Any, source: str = "$") -> Any:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise CodecError(source, f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+        raise CodecError(
+            source, f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        ) from None
     return decode(data, typ, source)

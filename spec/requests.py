@@ -93,7 +93,9 @@ class RequestBatch:
 
     leader_and_isr: FMap[PartitionReplica, LeaderAndIsrPartitionState] = field(default_factory=FMap)
     update_metadata_brokers: frozenset[int] = frozenset()
-    update_metadata_partitions: FMap[TopicPartition, UpdateMetadataPartitionState] = field(default_factory=FMap)
+    update_metadata_partitions: FMap[TopicPartition, UpdateMetadataPartitionState] = field(
+        default_factory=FMap
+    )
     stop_replica: FMap[PartitionReplica, StopReplicaPartitionState] = field(default_factory=FMap)
 
 
