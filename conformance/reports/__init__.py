@@ -1,0 +1,1 @@
+"""Reports of a conformance run: terminal summary, JSON, JUnit XML and HTML."""

@@ -1,0 +1,1 @@
+"""Conformance test vectors: their format, their generation from the spec and the reference, and traceability."""
