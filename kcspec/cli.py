@@ -11,7 +11,10 @@ import sys
 
 import click
 
-COMMAND_MODULES: tuple[str, ...] = ("spec_show",)
+COMMAND_MODULES: tuple[str, ...] = (
+    "spec_show",
+    "verify",
+)
 """Modules of ``kcspec.commands`` that each expose a click command (or group) named ``command``."""
 
 EPILOG = """\b

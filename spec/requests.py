@@ -12,6 +12,7 @@ import enum
 from dataclasses import dataclass, field
 
 from kcspec.spec.fmap import FMap
+from kcspec.spec.state import ClusterState
 from kcspec.spec.vocabulary import PartitionReplica, TopicPartition
 
 
@@ -137,6 +138,6 @@ class StateChangeFailure:
 class StepResult:
     """What one controller step did: the post-state, the requests sent, and the per-element failures."""
 
-    state: object
+    state: ClusterState
     requests: frozenset[Request]
     failures: frozenset[StateChangeFailure]

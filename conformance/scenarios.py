@@ -1,0 +1,272 @@
+"""Built-in scenarios: short, meaningful event sequences covering §7–§8 for both profiles.
+
+``kcspec verify`` runs each through the declarative spec and the reference controller side by
+side, comparing every step. A scenario is a name, the semantics sections it exercises, and the event
+sequence for a profile (some events exist only in ``kafka-2.8``; ``events(profile)`` picks the
+profile's form). All scenarios start from the empty ``ClusterState()``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from kcspec.spec.events import (
+    ApiPartitionReassignment,
+    AutoPreferredReplicaLeaderElection,
+    BrokerBounce,
+    BrokerFailure,
+    BrokerStartup,
+    ControlledShutdown,
+    ControllerChange,
+    ControllerEvent,
+    ControllerFailover,
+    ControllerResignation,
+    IsrChange,
+    LeaderAndIsrResponseReceived,
+    NewerControllerElected,
+    PartitionExpansion,
+    ReplicaLeaderElection,
+    StopReplicaResponseReceived,
+    TopicCreation,
+    TopicDeletion,
+    UncleanLeaderElectionEnable,
+    ZkFaultInjection,
+    ZkPartitionReassignment,
+    ZombieControllerWrite,
+)
+from kcspec.spec.fmap import FMap
+from kcspec.spec.vocabulary import ElectionTrigger, ElectionType, TopicPartition, ZkFault
+
+LEGACY = "kafka-1.1"
+
+
+def tp(topic: str, partition: int) -> TopicPartition:
+    return TopicPartition(topic, partition)
+
+
+def cluster(brokers: int = 3, controller: int = 0) -> list[ControllerEvent]:
+    """Brokers 0..n-1 register, then ``controller`` wins the election and fails over (§7.1–§7.3)."""
+    return [*(BrokerStartup(b) for b in range(brokers)), ControllerFailover(controller)]
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    sections: tuple[str, ...]
+    doc: str
+    build: Callable[[str], list[ControllerEvent]]
+
+    def events(self, profile: str) -> tuple[ControllerEvent, ...]:
+        return tuple(self.build(profile))
+
+
+def _create_and_fail_leader(profile: str) -> list[ControllerEvent]:
+    return [
+        *cluster(3),
+        TopicCreation("t", ((1, 2, 0), (2, 0, 1))),
+        BrokerFailure(1),
+        BrokerStartup(1),
+        ReplicaLeaderElection(frozenset({tp("t", 0)}), ElectionType.PREFERRED, ElectionTrigger.ZkTriggered),
+        AutoPreferredReplicaLeaderElection(),
+    ]
+
+
+def _controlled_shutdown(profile: str) -> list[ControllerEvent]:
+    return [
+        *cluster(3),
+        TopicCreation("t", ((1, 2, 0), (2, 1, 0), (0, 1, 2))),
+        ControlledShutdown(1),
+        ControlledShutdown(1),
+        BrokerFailure(1),
+        BrokerStartup(1),
+    ]
+
+
+def _all_replicas_fail(profile: str) -> list[ControllerEvent]:
+    return [
+        *cluster(4),
+        TopicCreation("t", ((1, 2),)),
+        BrokerFailure(2),
+        BrokerFailure(1),
+        BrokerStartup(2),
+        UncleanLeaderElectionEnable("t"),
+        BrokerStartup(1),
+        BrokerFailure(3),
+    ]
+
+
+def _topic_deletion(profile: str) -> list[ControllerEvent]:
+    return [
+        *cluster(3),
+        TopicCreation("d", ((0, 1), (1, 2))),
+        BrokerFailure(2),
+        TopicDeletion(("d", "nope")),
+        StopReplicaResponseReceived(1, (tp("d", 0),)),
+        BrokerStartup(2),
+        StopReplicaResponseReceived(0, (tp("d", 0),)),
+        StopReplicaResponseReceived(1, (tp("d", 1),), error=True),
+        StopReplicaResponseReceived(1, (tp("d", 1),)),
+        StopReplicaResponseReceived(2, (tp("d", 1),)),
+        TopicCreation("d", ((2, 0),)),
+    ]
+
+
+def _partition_expansion(profile: str) -> list[ControllerEvent]:
+    return [
+        *cluster(3),
+        TopicCreation("t", ((0, 1),)),
+        PartitionExpansion("t", ((0, 1), (1, 2), (2, 0))),
+        BrokerFailure(2),
+        TopicDeletion(("t",)),
+        PartitionExpansion("t", ((0, 1), (1, 2), (2, 0), (0, 2))),
+    ]
+
+
+def _zk_reassignment(profile: str) -> list[ControllerEvent]:
+    p = tp("r", 0)
+    return [
+        *cluster(5),
+        TopicCreation("r", ((0, 1, 2),)),
+        ZkPartitionReassignment(FMap({p: (3, 4, 2)})),
+        IsrChange(p, (0, 1, 2, 3)),
+        IsrChange(p, (0, 1, 2, 3, 4)),
+        BrokerFailure(0),
+    ]
+
+
+def _reassignment_across_failover(profile: str) -> list[ControllerEvent]:
+    p = tp("r", 0)
+    return [
+        *cluster(4),
+        TopicCreation("r", ((0, 1),)),
+        ZkPartitionReassignment(FMap({p: (2, 3)})),
+        ControllerFailover(1),
+        BrokerFailure(3),
+        BrokerStartup(3),
+        IsrChange(p, (0, 1, 2, 3)),
+    ]
+
+
+def _api_reassignment(profile: str) -> list[ControllerEvent]:
+    if profile == LEGACY:
+        return _zk_reassignment(profile)
+    p, q = tp("r", 0), tp("r", 1)
+    return [
+        *cluster(4),
+        TopicCreation("r", ((0, 1), (1, 2))),
+        ApiPartitionReassignment(FMap({p: (2, 3), q: (1, 2)})),
+        ApiPartitionReassignment(FMap({p: (3, 0)})),
+        ApiPartitionReassignment(FMap({p: None, tp("r", 7): (0, 1), q: ()})),
+        ApiPartitionReassignment(FMap({q: (0, 9)})),
+        ApiPartitionReassignment(FMap({q: (2, 0)})),
+        IsrChange(q, (1, 2, 0)),
+    ]
+
+
+def _zk_faults(profile: str) -> list[ControllerEvent]:
+    p = tp("f", 0)
+    return [
+        *cluster(3),
+        TopicCreation("f", ((0, 1, 2), (1, 2, 0))),
+        ZkFaultInjection(p, ZkFault.BADVERSION),
+        BrokerFailure(0),
+        ZkFaultInjection(tp("f", 1), ZkFault.CONNECTIONLOSS),
+        BrokerFailure(1),
+        BrokerStartup(0),
+        BrokerStartup(1),
+    ]
+
+
+def _controller_moves(profile: str) -> list[ControllerEvent]:
+    return [
+        *cluster(3),
+        TopicCreation("c", ((0, 1, 2),)),
+        NewerControllerElected(2),
+        BrokerFailure(1),
+        ZombieControllerWrite(tp("c", 0), 2, (2,), 1),
+        ControllerChange(),
+        ControllerFailover(2),
+        ControllerResignation(),
+        ControllerFailover(0),
+    ]
+
+
+def _bounce_and_log_dirs(profile: str) -> list[ControllerEvent]:
+    return [
+        *cluster(3),
+        TopicCreation("b", ((1, 2, 0), (2, 0, 1))),
+        BrokerBounce(1),
+        LeaderAndIsrResponseReceived(2, (tp("b", 1),)),
+        IsrChange(tp("b", 0), (1, 0)),
+        BrokerFailure(0),
+    ]
+
+
+SCENARIOS: tuple[Scenario, ...] = (
+    Scenario(
+        "create-fail-restart",
+        ("§7.1", "§7.3", "§7.4", "§7.6", "§7.9"),
+        "topic creation, leader failure and restart, preferred and auto elections",
+        _create_and_fail_leader,
+    ),
+    Scenario(
+        "controlled-shutdown",
+        ("§7.10", "§6"),
+        "controlled shutdown of a leader and follower",
+        _controlled_shutdown,
+    ),
+    Scenario(
+        "unclean",
+        ("§6", "§7.4"),
+        "every ISR member dies; unclean election enabled per topic",
+        _all_replicas_fail,
+    ),
+    Scenario(
+        "topic-deletion",
+        ("§8",),
+        "deletion with a dead replica, retries, completion, re-creation",
+        _topic_deletion,
+    ),
+    Scenario(
+        "partition-expansion", ("§7.6", "§8"), "adding partitions, also during deletion", _partition_expansion
+    ),
+    Scenario(
+        "zk-reassignment",
+        ("§7.7", "§7.8"),
+        "reassignment through /admin/reassign_partitions",
+        _zk_reassignment,
+    ),
+    Scenario(
+        "reassignment-failover",
+        ("§7.1", "§7.7", "§7.8"),
+        "controller failover in the middle of a reassignment",
+        _reassignment_across_failover,
+    ),
+    Scenario(
+        "api-reassignment",
+        ("§7.7",),
+        "API reassignment: validation, superseding, cancellation",
+        _api_reassignment,
+    ),
+    Scenario(
+        "zk-faults",
+        ("§3.3", "§5.2"),
+        "BADVERSION and CONNECTIONLOSS during elections and ISR removal",
+        _zk_faults,
+    ),
+    Scenario(
+        "controller-moves",
+        ("§7.12", "§9"),
+        "a newer controller, zombie writes, resignation, failover",
+        _controller_moves,
+    ),
+    Scenario(
+        "bounce-and-log-dirs",
+        ("§7.2", "§7.5", "§7.11"),
+        "broker bounce, offline log dir, ISR change",
+        _bounce_and_log_dirs,
+    ),
+)
+
+SCENARIOS_BY_NAME = {s.name: s for s in SCENARIOS}

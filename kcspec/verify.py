@@ -1,0 +1,76 @@
+"""``kcspec verify``: the CI invariant gate — every check that exists, one verdict each.
+
+A check produces cases; each case is passed, failed (a violation, with a counterexample written),
+skipped (it cannot run here, with the reason — never counted as passed) or errored (the check itself
+broke). The gate passes only when nothing failed or errored.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+
+
+class Status(Enum):
+    PASSED = "passed"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    ERRORED = "errored"
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    check: str
+    name: str
+    status: Status
+    message: str = ""
+    details: str = ""
+    counterexample: str | None = None
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class VerifyOptions:
+    profiles: tuple[str, ...]
+    out: Path
+    tla2tools: str | None = None
+    only: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    description: str
+    run: Callable[[VerifyOptions], Iterator[CaseResult]]
+    cost: int = 1
+    """Rough relative cost, for the progress bar."""
+
+
+@dataclass
+class VerifyReport:
+    cases: list[CaseResult] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def failed(self) -> list[CaseResult]:
+        return [c for c in self.cases if c.status in (Status.FAILED, Status.ERRORED)]
+
+    def counts(self, check: str | None = None) -> dict[Status, int]:
+        out = {s: 0 for s in Status}
+        for c in self.cases:
+            if check is None or c.check == check:
+                out[c.status] += 1
+        return out
+
+
+def timed(check: str, name: str, fn: Callable[[], tuple[Status, str, str, str | None]]) -> CaseResult:
+    """Run one case; an exception inside the check is an ``errored`` case, not a crash of the gate."""
+    start = time.perf_counter()
+    try:
+        status, message, details, cex = fn()
+    except Exception as exc:  # the gate reports a broken check instead of dying
+        status, message, details, cex = Status.ERRORED, f"{type(exc).__name__}: {exc}", "", None
+    return CaseResult(check, name, status, message, details, cex, time.perf_counter() - start)

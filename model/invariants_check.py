@@ -1,0 +1,60 @@
+"""Evaluate the spec's §11 invariants on states and steps, compiled once per profile."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+from kcspec.model.evaluate import Compiled, compile_expr
+from kcspec.spec.lang import Invariant
+from kcspec.spec.profiles import get_profile
+from kcspec.spec.requests import Request
+from kcspec.spec.state import ClusterState
+
+
+@dataclass(frozen=True)
+class Violation:
+    name: str
+    section: str
+    doc: str
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.section}): {self.doc}"
+
+
+class InvariantChecker:
+    """All state and step invariants of one profile."""
+
+    def __init__(self, profile: str) -> None:
+        self.profile = get_profile(profile).name
+        self.state_invariants, self.step_invariants = _compiled(self.profile)
+
+    @property
+    def names(self) -> list[str]:
+        return [inv.name for inv, _ in self.state_invariants + self.step_invariants]
+
+    def check_state(self, s: ClusterState) -> list[Violation]:
+        return [_violation(inv) for inv, fn in self.state_invariants if not fn({"s": s})]
+
+    def check_step(self, s: ClusterState, s2: ClusterState, requests: frozenset[Request]) -> list[Violation]:
+        values = {"s": s, "s2": s2, "requests": requests}
+        return [_violation(inv) for inv, fn in self.step_invariants if not fn(values)]
+
+
+def _violation(inv: Invariant) -> Violation:
+    return Violation(inv.name, inv.section, inv.doc)
+
+
+@cache
+def _compiled(profile: str) -> tuple[list[tuple[Invariant, Compiled]], list[tuple[Invariant, Compiled]]]:
+    from kcspec.spec.invariants import invariants
+
+    state, step = [], []
+    for inv in invariants(get_profile(profile)):
+        if inv.kind == "state":
+            state.append((inv, compile_expr(inv.expr, ("s",))))
+        elif inv.kind == "step":
+            step.append((inv, compile_expr(inv.expr, ("s", "s2", "requests"))))
+        else:
+            raise ValueError(f"invariant {inv.name} has unknown kind {inv.kind!r}")
+    return state, step
