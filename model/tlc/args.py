@@ -1,0 +1,49 @@
+"""``TlcArgs``: everything one TLC run needs, as a typed, frozen value (no paths are resolved here)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class TlcArgs:
+    """The arguments of one TLC model-checking run.
+
+    ``module`` is the ``.tla`` file; ``config`` the ``.cfg`` file (defaults to the module's name with
+    ``.cfg``). ``workers`` is TLC's ``-workers`` (``0`` = TLC's ``auto``); ``heap_mb`` the JVM's
+    ``-Xmx`` in MiB (``None`` = the JVM default); ``depth`` bounds the search depth (``None`` = no bound,
+    TLC's breadth-first search); ``timeout_s`` kills the run after that many seconds of wall-clock time;
+    ``dump_trace_json`` asks TLC to write the counterexample as JSON to that path; ``check_deadlock``
+    is TLC's deadlock check (``-deadlock`` turns it *off*); ``extra`` is passed to TLC verbatim.
+    """
+
+    module: Path
+    config: Path | None = None
+    workers: int = 1
+    heap_mb: int | None = None
+    depth: int | None = None
+    timeout_s: float | None = None
+    dump_trace_json: Path | None = None
+    check_deadlock: bool = False
+    extra: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.module.suffix != ".tla":
+            raise ValueError(f"TLC module must be a .tla file, got {self.module}")
+        if self.workers < 0:
+            raise ValueError(f"workers must be >= 0 (0 = auto), got {self.workers}")
+        if self.heap_mb is not None and self.heap_mb < 64:
+            raise ValueError(f"heap must be at least 64 MiB, got {self.heap_mb}")
+        if self.depth is not None and self.depth < 1:
+            raise ValueError(f"depth must be >= 1, got {self.depth}")
+        if self.timeout_s is not None and self.timeout_s <= 0:
+            raise ValueError(f"timeout must be > 0 seconds, got {self.timeout_s}")
+
+    @property
+    def config_path(self) -> Path:
+        return self.config if self.config is not None else self.module.with_suffix(".cfg")
+
+    @property
+    def module_name(self) -> str:
+        return self.module.stem

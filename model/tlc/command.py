@@ -1,0 +1,30 @@
+"""The exact command line of a TLC run: ``java -XX:+UseParallelGC [-Xmx…] -cp tla2tools.jar tlc2.TLC -tool …``."""
+
+from __future__ import annotations
+
+from kcspec.model.tlc.args import TlcArgs
+from kcspec.model.tlc.locate import Toolchain
+
+TLC_MAIN = "tlc2.TLC"
+
+
+def tlc_argv(args: TlcArgs, tools: Toolchain, *, metadir: str | None = None) -> list[str]:
+    """The argv (module and config by file name: the run's working directory is the module's folder)."""
+    argv = [str(tools.java), "-XX:+UseParallelGC"]
+    if args.heap_mb is not None:
+        argv.append(f"-Xmx{args.heap_mb}m")
+    argv += ["-cp", str(tools.jar), TLC_MAIN, "-tool", "-cleanup"]
+    argv += ["-workers", "auto" if args.workers == 0 else str(args.workers)]
+    argv += ["-config", args.config_path.name]
+    if args.depth is not None:
+        # -dfid runs depth-first iterative deepening up to the bound; breadth-first TLC has no depth bound.
+        argv += ["-dfid", str(args.depth)]
+    if not args.check_deadlock:
+        argv.append("-deadlock")
+    if args.dump_trace_json is not None:
+        argv += ["-dumpTrace", "json", str(args.dump_trace_json)]
+    if metadir is not None:
+        argv += ["-metadir", metadir]
+    argv += list(args.extra)
+    argv.append(args.module.name)
+    return argv

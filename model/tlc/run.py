@@ -1,0 +1,133 @@
+"""Run TLC hermetically: copy the module and its config into a fresh temporary folder, run ``tlc2.TLC -tool``
+there with a wall-clock timeout (the whole process group is killed), stream progress, and return a
+``TlcResult`` that keeps the raw output.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from kcspec.model.tlc.args import TlcArgs
+from kcspec.model.tlc.command import tlc_argv
+from kcspec.model.tlc.locate import Toolchain
+from kcspec.model.tlc.output import PROGRESS, Outcome, Stats, TlcReport, parse_tool_output, split_messages
+from kcspec.model.tlc.trace import TlcTraceState, TraceFormatError, load_json_trace
+
+
+@dataclass(frozen=True)
+class TlcResult:
+    """The outcome of one run: the parsed report, the process's exit code and the raw output."""
+
+    report: TlcReport
+    exit_code: int | None
+    argv: tuple[str, ...]
+    raw_output: str
+    wall_s: float
+    json_trace: tuple[TlcTraceState, ...] = ()
+
+    @property
+    def outcome(self) -> Outcome:
+        return self.report.outcome
+
+    @property
+    def trace(self) -> tuple[TlcTraceState, ...]:
+        """The counterexample: the JSON dump when TLC wrote one, else the states of the ``-tool`` output."""
+        return self.json_trace or self.report.trace
+
+
+ProgressCallback = Callable[[Stats], None]
+
+
+def run_tlc(
+    args: TlcArgs,
+    tools: Toolchain,
+    *,
+    on_progress: ProgressCallback | None = None,
+    extra_files: tuple[Path, ...] = (),
+) -> TlcResult:
+    """Run TLC on ``args.module`` in a temporary folder (the caller's folders are never written)."""
+    with tempfile.TemporaryDirectory(prefix="kcspec-tlc-") as tmp:
+        work = Path(tmp)
+        shutil.copy(args.module, work / args.module.name)
+        shutil.copy(args.config_path, work / args.config_path.name)
+        for f in extra_files:
+            shutil.copy(f, work / f.name)
+        dump = work / "trace.json" if args.dump_trace_json is not None else None
+        local = replace(
+            args, module=work / args.module.name, config=work / args.config_path.name, dump_trace_json=dump
+        )
+        argv = tlc_argv(local, tools, metadir=str(work / "states"))
+        raw, code, timed_out, wall = _execute(argv, work, args.timeout_s, on_progress)
+        report = parse_tool_output(raw, args.module_name)
+        if timed_out:
+            report = replace(
+                report, outcome=Outcome.TIMEOUT, error=f"TLC was stopped after {args.timeout_s:g} s"
+            )
+        json_trace: tuple[TlcTraceState, ...] = ()
+        if dump is not None and dump.is_file():
+            try:
+                json_trace = load_json_trace(dump)
+            except TraceFormatError as exc:
+                report = replace(report, error=(report.error or "") + f"\nunreadable JSON trace: {exc}")
+            if args.dump_trace_json is not None:
+                shutil.copy(dump, args.dump_trace_json)
+        return TlcResult(report, code, tuple(argv), raw, wall, json_trace)
+
+
+def _execute(
+    argv: list[str], cwd: Path, timeout_s: float | None, on_progress: ProgressCallback | None
+) -> tuple[str, int | None, bool, float]:
+    start = time.monotonic()
+    proc = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    lines: list[str] = []
+
+    def pump() -> None:
+        assert proc.stdout is not None
+        pending: list[str] = []
+        for line in proc.stdout:
+            lines.append(line)
+            pending.append(line)
+            if on_progress is not None and line.startswith("@!@!@ENDMSG"):
+                for msg in split_messages("".join(pending)):
+                    if msg.code == PROGRESS:
+                        on_progress(parse_tool_output("".join(pending)).stats)
+                pending = []
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    timed_out = False
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        _kill_group(proc)
+    reader.join(timeout=10)
+    return "".join(lines), proc.returncode, timed_out, time.monotonic() - start
+
+
+def _kill_group(proc: subprocess.Popen[str]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=5)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            return
+        proc.wait()
