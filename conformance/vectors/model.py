@@ -95,7 +95,7 @@ def from_json(data: object, source: str = "$") -> Vector:
         return Vector(
             id=codec.decode(data.get("id"), str, "$.id"),
             profile=codec.decode(data.get("profile"), str, "$.profile"),
-            level=Level[level_name],
+            level=Level[str(level_name)],
             capabilities=codec.decode(data.get("capabilities"), frozenset[m.Capability], "$.capabilities"),
             sections=codec.decode(data.get("sections"), tuple[str, ...], "$.sections"),
             description=codec.decode(data.get("description"), str, "$.description"),

@@ -1,0 +1,275 @@
+"""The subprocess adapter: protocol v1 as JSON lines over a child process's stdin and stdout.
+
+Robustness is the point of this module: it must never hang or crash the runner. Every write and
+read has a deadline (``select`` on non-blocking pipes); reply lines longer than ``max_line_bytes``
+are rejected without reading the rest; stderr is drained by a thread into a bounded tail that goes
+into the report; end of output is turned into "crashed" (non-zero exit or a signal) or "exited"
+(exit code 0 mid-run). After such a failure the session is killed and the runner starts a new one.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import shlex
+import subprocess
+import threading
+import time
+from collections import deque
+from collections.abc import Sequence
+
+from kcspec.conformance.adapters.base import FailureKind, SutFailure
+from kcspec.conformance.protocol import messages as m
+
+DEFAULT_TIMEOUT = 10.0
+DEFAULT_MAX_LINE = 16 * 1024 * 1024
+STDERR_TAIL_BYTES = 16 * 1024
+_READ_CHUNK = 1 << 20
+
+
+class _StderrTail:
+    """Drains a pipe on a daemon thread, keeping the last ``limit`` bytes."""
+
+    def __init__(self, pipe: object, limit: int = STDERR_TAIL_BYTES) -> None:
+        self._pipe = pipe
+        self._limit = limit
+        self._chunks: deque[bytes] = deque()
+        self._size = 0
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, name="sut-stderr", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        read = getattr(self._pipe, "read1", None) or self._pipe.read  # type: ignore[attr-defined]
+        while True:
+            try:
+                chunk = read(65536)
+            except (OSError, ValueError):
+                return
+            if not chunk:
+                return
+            with self._lock:
+                self._chunks.append(chunk)
+                self._size += len(chunk)
+                while self._size > self._limit and len(self._chunks) > 1:
+                    self._size -= len(self._chunks.popleft())
+
+    def text(self) -> str:
+        with self._lock:
+            data = b"".join(self._chunks)
+        if len(data) > self._limit:
+            data = data[-self._limit :]
+        return data.decode("utf-8", "replace")
+
+    def join(self, timeout: float) -> None:
+        self._thread.join(timeout)
+
+
+class SubprocessAdapter:
+    """A SUT started as ``argv``; one instance is one session at a time (``start``/``close`` repeatable)."""
+
+    def __init__(
+        self,
+        argv: Sequence[str] | str,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        startup_timeout: float | None = None,
+        max_line_bytes: int = DEFAULT_MAX_LINE,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
+        self.argv = shlex.split(argv) if isinstance(argv, str) else list(argv)
+        if not self.argv:
+            raise ValueError("the SUT command is empty")
+        self.timeout = timeout
+        self.startup_timeout = startup_timeout if startup_timeout is not None else max(timeout, 30.0)
+        self.max_line_bytes = max_line_bytes
+        self.cwd = cwd
+        self.env = env
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._stderr: _StderrTail | None = None
+        self._buffer = bytearray()
+        self._next_id = 1
+        self._last_stderr = ""
+        self._first_call = True
+
+    @property
+    def description(self) -> str:
+        return shlex.join(self.argv)
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    # ------------------------------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        self.close()
+        try:
+            self._proc = subprocess.Popen(
+                self.argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                bufsize=0,
+                cwd=self.cwd,
+                env=self.env,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise SutFailure(FailureKind.cannot_start, f"{self.description}: {exc}") from None
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        os.set_blocking(self._proc.stdin.fileno(), False)
+        os.set_blocking(self._proc.stdout.fileno(), False)
+        self._stderr = _StderrTail(self._proc.stderr)
+        self._buffer = bytearray()
+        self._first_call = True
+
+    def close(self) -> None:
+        """End the session: ``shutdown`` if the SUT is healthy, then terminate, then kill."""
+        proc = self._proc
+        if proc is None:
+            return
+        self._proc = None
+        if proc.poll() is None:
+            try:
+                self._write(proc, m.to_line(self._take_id(), m.Shutdown()), time.monotonic() + 1.0)
+                proc.wait(timeout=2.0)
+            except (SutFailure, subprocess.TimeoutExpired, OSError):
+                pass
+        self._kill(proc)
+        if self._stderr is not None:
+            self._stderr.join(1.0)
+            self._last_stderr = self._stderr.text()
+            self._stderr = None
+
+    def _kill(self, proc: subprocess.Popen[bytes]) -> None:
+        for sig_fn in (proc.terminate, proc.kill):
+            if proc.poll() is not None:
+                break
+            try:
+                sig_fn()
+                proc.wait(timeout=1.0)
+            except (subprocess.TimeoutExpired, OSError):
+                continue
+        for pipe in (proc.stdin, proc.stdout):
+            try:
+                if pipe is not None:
+                    pipe.close()
+            except OSError:
+                pass
+
+    def stderr_tail(self) -> str:
+        return self._stderr.text() if self._stderr is not None else self._last_stderr
+
+    # ------------------------------------------------------------------------------------- exchange
+
+    def _take_id(self) -> int:
+        msg_id = self._next_id
+        self._next_id += 1
+        return msg_id
+
+    def call(self, request: m.RequestMessage) -> m.ResponseMessage:
+        proc = self._proc
+        if proc is None:
+            raise SutFailure(FailureKind.exited, "no session: the SUT is not running")
+        timeout = self.startup_timeout if self._first_call else self.timeout
+        self._first_call = False
+        deadline = time.monotonic() + timeout
+        msg_id = self._take_id()
+        try:
+            self._write(proc, m.to_line(msg_id, request), deadline)
+            line = self._read_line(proc, deadline, timeout)
+            try:
+                reply_id, reply = m.parse_response(line)
+            except m.ProtocolError as exc:
+                raise SutFailure(FailureKind.malformed, str(exc), self.stderr_tail()) from None
+            if reply_id != msg_id:
+                raise SutFailure(
+                    FailureKind.wrong_id, f"sent request id {msg_id}, got a reply with id {reply_id}", self.stderr_tail()
+                )
+            expected = m.EXPECTED_REPLY[type(request)]
+            if not isinstance(reply, (*expected, m.ErrorReply)):
+                raise SutFailure(
+                    FailureKind.unexpected_reply,
+                    f"{m.REQUEST_NAMES[type(request)]} answered with {m.RESPONSE_NAMES[type(reply)]!r}",
+                    self.stderr_tail(),
+                    restart=False,
+                )
+            return reply
+        except SutFailure as failure:
+            if failure.restart:
+                self._kill(proc)
+                self._proc = None
+                if self._stderr is not None:
+                    self._stderr.join(0.5)
+                    self._last_stderr = self._stderr.text()
+                    failure.stderr = self._last_stderr
+                    self._stderr = None
+            raise
+
+    def _write(self, proc: subprocess.Popen[bytes], data: bytes, deadline: float) -> None:
+        assert proc.stdin is not None
+        fd = proc.stdin.fileno()
+        view = memoryview(data)
+        while view:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise SutFailure(FailureKind.timeout, "the SUT stopped reading its input", self.stderr_tail())
+            _, writable, _ = select.select([], [fd], [], remaining)
+            if not writable:
+                continue
+            try:
+                written = os.write(fd, view)
+            except BlockingIOError:
+                continue
+            except (BrokenPipeError, OSError):
+                raise self._ended(proc) from None
+            view = view[written:]
+
+    def _read_line(self, proc: subprocess.Popen[bytes], deadline: float, timeout: float) -> bytes:
+        assert proc.stdout is not None
+        fd = proc.stdout.fileno()
+        buf = self._buffer
+        scan = 0
+        while True:
+            nl = buf.find(b"\n", scan)
+            if nl >= 0:
+                line = bytes(buf[: nl + 1])
+                del buf[: nl + 1]
+                if not line.strip():
+                    scan = 0
+                    continue
+                return line
+            scan = len(buf)
+            if len(buf) > self.max_line_bytes:
+                raise SutFailure(
+                    FailureKind.oversized,
+                    f"a reply line exceeded {self.max_line_bytes} bytes (read {len(buf)} bytes without a newline)",
+                    self.stderr_tail(),
+                )
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise SutFailure(FailureKind.timeout, f"no reply within {timeout:g} s", self.stderr_tail())
+            readable, _, _ = select.select([fd], [], [], remaining)
+            if not readable:
+                continue
+            try:
+                chunk = os.read(fd, _READ_CHUNK)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                raise self._ended(proc)
+            buf += chunk
+
+    def _ended(self, proc: subprocess.Popen[bytes]) -> SutFailure:
+        try:
+            code = proc.wait(timeout=2.0)
+            if self._stderr is not None:
+                self._stderr.join(0.5)
+        except subprocess.TimeoutExpired:
+            return SutFailure(FailureKind.crashed, "the SUT closed its output but did not exit", self.stderr_tail())
+        if code == 0:
+            return SutFailure(FailureKind.exited, "the SUT exited with code 0 before answering", self.stderr_tail())
+        how = f"signal {-code}" if code < 0 else f"exit code {code}"
+        return SutFailure(FailureKind.crashed, f"the SUT died ({how})", self.stderr_tail())

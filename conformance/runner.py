@@ -1,0 +1,227 @@
+"""Run conformance vectors against a SUT through an adapter and collect one verdict per vector.
+
+A session starts with ``hello``; vectors whose profile, level or capabilities the SUT does not
+declare are "not supported". Each vector loads its state (if any) and sends its request; the reply is
+compared with ``kcspec.conformance.reply_diff``. A misbehaving SUT gives that vector an "errored"
+verdict with the failure and the SUT's stderr; the runner restarts the session and goes on. If the
+SUT cannot be (re)started ``MAX_RESTART_FAILURES`` times in a row, the remaining vectors are
+"skipped" with that reason and the run stops cleanly. A time budget works the same way.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from kcspec.conformance.adapters.base import Adapter, FailureKind, SutFailure
+from kcspec.conformance.protocol import messages as m
+from kcspec.conformance.reply_diff import diff_replies
+from kcspec.conformance.vectors.model import Level, Vector
+from kcspec.conformance.verdicts import Outcome, RunReport, SutInfo, Verdict
+
+MAX_RESTART_FAILURES = 3
+ERROR_UNSPECIFIED = ("$.message",)
+"""An expected error is compared by its code; the message is free text."""
+
+
+class SessionError(Exception):
+    """The SUT could not be brought into a usable session (used for exit code 2 on the first session)."""
+
+
+@dataclass
+class Session:
+    """A live session: the adapter and what the SUT declared in ``hello``."""
+
+    adapter: Adapter
+    profile: str
+    hello: m.HelloReply | None = None
+    exchanges: int = 0
+
+    def open(self) -> m.HelloReply:
+        self.adapter.start()
+        reply = self.call(m.Hello(m.PROTOCOL_VERSION, self.profile))
+        if isinstance(reply, m.ErrorReply):
+            raise SessionError(f"the SUT refused hello: {reply.code.name}: {reply.message}")
+        assert isinstance(reply, m.HelloReply)
+        if reply.protocol_version != m.PROTOCOL_VERSION:
+            raise SessionError(
+                f"the SUT speaks protocol version {reply.protocol_version}; this suite speaks {m.PROTOCOL_VERSION}"
+            )
+        self.hello = reply
+        return reply
+
+    def call(self, request: m.RequestMessage) -> m.ResponseMessage:
+        self.exchanges += 1
+        return self.adapter.call(request)
+
+    def info(self) -> SutInfo:
+        h = self.hello
+        if h is None:
+            return SutInfo(self.adapter.description)
+        return SutInfo(
+            description=self.adapter.description,
+            name=h.implementation.name,
+            version=h.implementation.version,
+            protocol_version=h.protocol_version,
+            profiles=h.profiles,
+            capabilities=tuple(sorted(c.name for c in h.capabilities)),
+        )
+
+
+Progress = Callable[[Outcome], None]
+
+
+def select_vectors(vectors: Iterable[Vector], profile: str, level: Level) -> list[Vector]:
+    """The vectors of ``profile`` at ``level`` or below, in a stable order."""
+    return [v for v in vectors if v.profile == profile and v.level.value <= level.value]
+
+
+def open_session(adapter: Adapter, profile: str) -> Session:
+    """Start the first session; ``SessionError`` when the SUT cannot start or greet (exit code 2)."""
+    session = Session(adapter, profile)
+    try:
+        session.open()
+    except SutFailure as failure:
+        tail = f"\nstderr:\n{failure.stderr}" if failure.stderr.strip() else ""
+        raise SessionError(f"cannot open a session with {adapter.description}: {failure}{tail}") from None
+    return session
+
+
+def run_vectors(
+    session: Session,
+    vectors: Sequence[Vector],
+    *,
+    deadline: float | None = None,
+    progress: Progress | None = None,
+) -> list[Outcome]:
+    """Run ``vectors`` in ``session`` (already open); returns one outcome per vector."""
+    outcomes: list[Outcome] = []
+    stop_reason = ""
+    restart_failures = 0
+    for vector in vectors:
+        if not stop_reason and deadline is not None and time.monotonic() > deadline:
+            stop_reason = "the time budget (--budget) ran out before this vector"
+        if not stop_reason and session.hello is None:
+            try:
+                session.open()
+                restart_failures = 0
+            except (SutFailure, SessionError) as exc:
+                restart_failures += 1
+                if restart_failures >= MAX_RESTART_FAILURES:
+                    stop_reason = f"the SUT could not be restarted ({exc})"
+                else:
+                    outcome = _outcome(vector, Verdict.errored, f"the SUT could not be restarted: {exc}")
+                    outcomes.append(outcome)
+                    if progress:
+                        progress(outcome)
+                    continue
+        outcome = _outcome(vector, Verdict.skipped, stop_reason) if stop_reason else run_one(session, vector)
+        outcomes.append(outcome)
+        if progress:
+            progress(outcome)
+    return outcomes
+
+
+def _outcome(v: Vector, verdict: Verdict, reason: str = "", **kw: object) -> Outcome:
+    return Outcome(
+        id=v.id,
+        level=v.level.name,
+        sections=v.sections,
+        description=v.description,
+        verdict=verdict,
+        reason=reason,
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+def run_one(session: Session, vector: Vector) -> Outcome:
+    """Load the vector's state, send its request, compare; never raises for SUT misbehaviour."""
+    hello = session.hello
+    assert hello is not None
+    missing = sorted(c.name for c in vector.capabilities - hello.capabilities)
+    if missing:
+        return _outcome(vector, Verdict.not_supported, f"the SUT does not declare {', '.join(missing)}")
+    if vector.profile not in hello.profiles:
+        return _outcome(vector, Verdict.not_supported, f"the SUT does not implement profile {vector.profile}")
+    started = time.perf_counter()
+    try:
+        if vector.state is not None:
+            loaded = session.call(m.Load(vector.state))
+            if isinstance(loaded, m.ErrorReply):
+                verdict = Verdict.not_supported if loaded.code is m.ErrorCode.unsupported else Verdict.errored
+                return _outcome(vector, verdict, f"load refused: {loaded.code.name}: {loaded.message}",
+                                seconds=time.perf_counter() - started)
+        reply = session.call(vector.request)
+    except SutFailure as failure:
+        if failure.restart:
+            session.hello = None
+        request_line = m.to_line(0, vector.request).decode()
+        return _outcome(
+            vector,
+            Verdict.errored,
+            f"{failure.kind.name}: {failure}",
+            stderr=failure.stderr,
+            seconds=time.perf_counter() - started,
+            request=request_line,
+        )
+    seconds = time.perf_counter() - started
+    if (
+        isinstance(reply, m.ErrorReply)
+        and reply.code is m.ErrorCode.unsupported
+        and not isinstance(vector.expected, m.ErrorReply)
+    ):
+        return _outcome(vector, Verdict.not_supported, f"the SUT answered unsupported: {reply.message}", seconds=seconds)
+    unspecified = vector.unspecified + (ERROR_UNSPECIFIED if isinstance(vector.expected, m.ErrorReply) else ())
+    diffs = diff_replies(vector.expected, reply, unspecified)
+    if not diffs:
+        return _outcome(vector, Verdict.passed, seconds=seconds)
+    if isinstance(reply, m.ErrorReply) and reply.code is m.ErrorCode.internal:
+        return _outcome(vector, Verdict.errored, f"internal error in the SUT: {reply.message}",
+                        differences=tuple(diffs), seconds=seconds,
+                        request=m.to_line(0, vector.request).decode())
+    return _outcome(
+        vector,
+        Verdict.failed,
+        f"{len(diffs)} difference(s) from the expected reply",
+        differences=tuple(diffs),
+        seconds=seconds,
+        request=m.to_line(0, vector.request).decode(),
+    )
+
+
+def run(
+    adapter: Adapter,
+    vectors: Iterable[Vector],
+    *,
+    profile: str,
+    level: Level,
+    budget: float | None = None,
+    progress: Progress | None = None,
+) -> RunReport:
+    """Open a session, run the selected vectors, close; ``SessionError`` if the SUT cannot start at all."""
+    started = time.monotonic()
+    selected = select_vectors(vectors, profile, level)
+    session = open_session(adapter, profile)
+    info = session.info()
+    try:
+        outcomes = run_vectors(
+            session, selected, deadline=None if budget is None else started + budget, progress=progress
+        )
+    finally:
+        adapter.close()
+    notes: list[str] = []
+    if info.profiles and profile not in info.profiles:
+        notes.append(f"the SUT does not implement profile {profile}; every vector is not supported")
+    return RunReport(
+        sut=info,
+        profile=profile,
+        level=level.name,
+        outcomes=tuple(outcomes),
+        seconds=time.monotonic() - started,
+        exchanges=session.exchanges,
+        notes=tuple(notes),
+    )
+
+
+__all__ = ["FailureKind", "RunReport", "Session", "SessionError", "open_session", "run", "run_one", "run_vectors"]

@@ -1,0 +1,103 @@
+"""Robustness of the subprocess adapter against SUTs that crash, hang, print garbage, answer with the
+wrong id, send a 100 MB line or exit in the middle of a run: each gives a clear ``SutFailure`` and the
+adapter can start a fresh session afterwards."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from kcspec.conformance.adapters.base import FailureKind, SutFailure
+from kcspec.conformance.adapters.subprocess_adapter import SubprocessAdapter
+from kcspec.conformance.protocol import messages as m
+from kcspec.spec.vocabulary import ElectionInput, ElectionStrategy, LeaderAndIsr
+
+FAKE = Path(__file__).parent / "fakes" / "fake_sut.py"
+ELECT = m.Elect(
+    ElectionStrategy.OfflinePartitionLeaderElectionStrategy,
+    ElectionInput(
+        assignment=(1, 2),
+        target_replicas=(1, 2),
+        leader_and_isr=LeaderAndIsr(1, 0, (1, 2), 0),
+        online=frozenset({2}),
+        online_or_shutting_down=frozenset({2}),
+        shutting_down=frozenset(),
+    ),
+)
+
+
+def fake(mode: str, good: int = 1, timeout: float = 1.0) -> SubprocessAdapter:
+    return SubprocessAdapter([sys.executable, str(FAKE), mode, str(good)], timeout=timeout, startup_timeout=10.0)
+
+
+def open_with_one_good(adapter: SubprocessAdapter) -> None:
+    adapter.start()
+    hello = adapter.call(m.Hello(m.PROTOCOL_VERSION, "kafka-2.8"))
+    assert isinstance(hello, m.HelloReply)
+    assert hello.implementation.name == "fake"
+    assert isinstance(adapter.call(ELECT), m.ElectionReply)
+
+
+@pytest.mark.parametrize(
+    ("mode", "kind", "fragment"),
+    [
+        ("crash", FailureKind.crashed, "exit code 3"),
+        ("hang", FailureKind.timeout, "no reply within 1 s"),
+        ("garbage", FailureKind.malformed, "not JSON"),
+        ("wrong_id", FailureKind.wrong_id, "got a reply with id"),
+        ("huge", FailureKind.oversized, "exceeded"),
+        ("exit", FailureKind.exited, "exit"),
+    ],
+)
+def test_misbehaviour_is_a_clear_failure_and_the_adapter_recovers(mode: str, kind: FailureKind, fragment: str) -> None:
+    adapter = fake(mode)
+    try:
+        open_with_one_good(adapter)
+        started = time.monotonic()
+        with pytest.raises(SutFailure) as info:
+            adapter.call(ELECT)
+        assert info.value.kind is kind, info.value
+        assert fragment in str(info.value)
+        assert time.monotonic() - started < 8.0
+        assert adapter.pid is None, "a broken session must be killed"
+        if mode == "crash":
+            assert "simulated crash" in info.value.stderr
+        # a fresh session works again
+        open_with_one_good(adapter)
+    finally:
+        adapter.close()
+
+
+def test_missing_program_cannot_start() -> None:
+    adapter = SubprocessAdapter(["/nonexistent/kcspec-sut"])
+    with pytest.raises(SutFailure) as info:
+        adapter.start()
+    assert info.value.kind is FailureKind.cannot_start
+    assert "/nonexistent/kcspec-sut" in str(info.value)
+
+
+def test_unexpected_reply_type_keeps_the_session() -> None:
+    adapter = fake("none", 0)
+    try:
+        adapter.start()
+        adapter.call(m.Hello(m.PROTOCOL_VERSION, "kafka-2.8"))
+        reply = adapter.call(m.Snapshot())
+        assert isinstance(reply, m.ErrorReply) and reply.code is m.ErrorCode.unsupported
+        pid = adapter.pid
+        assert isinstance(adapter.call(ELECT), m.ElectionReply)
+        assert adapter.pid == pid
+    finally:
+        adapter.close()
+
+
+def test_close_ends_the_process() -> None:
+    adapter = fake("none", 0)
+    adapter.start()
+    adapter.call(m.Hello(m.PROTOCOL_VERSION, "kafka-2.8"))
+    proc = adapter._proc
+    assert proc is not None
+    adapter.close()
+    assert proc.poll() is not None
