@@ -1,0 +1,54 @@
+"""The JSON form of a conformance run report (stable keys, for CI systems and dashboards)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from kcspec.conformance.verdicts import Outcome, RunReport
+
+
+def outcome_json(o: Outcome) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": o.id,
+        "level": o.level,
+        "sections": list(o.sections),
+        "description": o.description,
+        "verdict": o.verdict.value,
+        "seconds": round(o.seconds, 6),
+    }
+    if o.reason:
+        out["reason"] = o.reason
+    if o.differences:
+        out["differences"] = [{"path": d.path, "expected": d.expected, "actual": d.actual} for d in o.differences]
+    if o.stderr:
+        out["stderr"] = o.stderr
+    if o.request:
+        out["request"] = o.request.rstrip("\n")
+    return out
+
+
+def report_json(report: RunReport) -> dict[str, Any]:
+    counts = report.counts()
+    return {
+        "sut": {
+            "command": report.sut.description,
+            "name": report.sut.name,
+            "version": report.sut.version,
+            "protocol_version": report.sut.protocol_version,
+            "profiles": list(report.sut.profiles),
+            "capabilities": list(report.sut.capabilities),
+        },
+        "profile": report.profile,
+        "level": report.level,
+        "passed": report.ok,
+        "counts": {v.value: n for v, n in counts.items()},
+        "seconds": round(report.seconds, 3),
+        "exchanges": report.exchanges,
+        "notes": list(report.notes),
+        "outcomes": [outcome_json(o) for o in report.outcomes],
+    }
+
+
+def render(report: RunReport) -> str:
+    return json.dumps(report_json(report), indent=2, ensure_ascii=False) + "\n"
