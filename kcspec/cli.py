@@ -14,6 +14,7 @@ import click
 COMMAND_MODULES: tuple[str, ...] = (
     "spec_show",
     "verify",
+    "explore",
 )
 """Modules of ``kcspec.commands`` that each expose a click command (or group) named ``command``."""
 

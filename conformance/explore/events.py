@@ -1,0 +1,133 @@
+"""The events the explorer tries in a state: every controller event and environment action of a bounded
+configuration, filtered later by the spec's guards."""
+
+from __future__ import annotations
+
+from kcspec.conformance.explore.config import ExploreConfig
+from kcspec.spec.events import (
+    ApiPartitionReassignment,
+    AutoPreferredReplicaLeaderElection,
+    BrokerBounce,
+    BrokerFailure,
+    BrokerStartup,
+    ControlledShutdown,
+    ControllerChange,
+    ControllerEvent,
+    ControllerFailover,
+    ControllerResignation,
+    IsrChange,
+    LeaderAndIsrResponseReceived,
+    NewerControllerElected,
+    ReplicaLeaderElection,
+    StopReplicaResponseReceived,
+    TopicCreation,
+    TopicDeletion,
+    UncleanLeaderElectionEnable,
+    ZkFaultInjection,
+    ZkPartitionReassignment,
+    ZombieControllerWrite,
+)
+from kcspec.spec.fmap import FMap
+from kcspec.spec.state import ClusterState
+from kcspec.spec.vocabulary import ElectionTrigger, ElectionType, ReplicaState, TopicPartition, ZkFault
+
+LEGACY = "kafka-1.1"
+
+
+def bootstrap(cfg: ExploreConfig) -> tuple[ControllerEvent, ...]:
+    """Every broker registers, broker 0 becomes controller, every topic is created."""
+    return (
+        *(BrokerStartup(b) for b in range(cfg.brokers)),
+        ControllerFailover(0),
+        *(TopicCreation(t, cfg.assignment(i)) for i, t in enumerate(cfg.topic_names)),
+    )
+
+
+def reassignment_target(replicas: tuple[int, ...], brokers: int) -> tuple[int, ...]:
+    """The explored reassignment target: every replica moved to the next broker id."""
+    return tuple((r + 1) % brokers for r in replicas)
+
+
+def candidates(s: ClusterState, cfg: ExploreConfig) -> list[ControllerEvent]:
+    """Candidate events in state ``s`` (the spec's guards decide which are enabled)."""
+    zk, c = s.zk, s.controller
+    out: list[ControllerEvent] = []
+    active = c.controller_id >= 0
+    for b in range(cfg.brokers):
+        if b in zk.brokers:
+            out.append(BrokerFailure(b))
+            out.append(BrokerBounce(b))
+            if active:
+                out.append(ControlledShutdown(b))
+            if b != c.controller_id:
+                out.append(ControllerFailover(b))
+        else:
+            out.append(BrokerStartup(b))
+    zk_topics = {tp.topic for tp in zk.assignments}
+    for i, t in enumerate(cfg.topic_names):
+        if t not in zk_topics:
+            out.append(TopicCreation(t, cfg.assignment(i)))
+        elif t not in zk.delete_topics:
+            out.append(TopicDeletion((t,)))
+    for pr, state in sorted(c.replica_states.items()):
+        if state is ReplicaState.ReplicaDeletionStarted:
+            out.append(StopReplicaResponseReceived(pr.replica, (pr.tp,)))
+            out.append(StopReplicaResponseReceived(pr.replica, (pr.tp,), error=True))
+    for tp, fa in sorted(zk.assignments.items()):
+        out.extend(_partition_events(s, cfg, tp, fa.replicas))
+    if active:
+        out.append(AutoPreferredReplicaLeaderElection())
+    if "controller" in cfg.faults:
+        if active:
+            out.append(ControllerResignation())
+            out.append(ControllerChange())
+            out.extend(NewerControllerElected(b) for b in sorted(zk.brokers) if b != c.controller_id)
+        if zk.controller_epoch >= 2:
+            for tp, li in sorted(zk.partition_states.items()):
+                lead = zk.assignments[tp].replicas[0] if tp in zk.assignments else li.leader_and_isr.leader
+                out.append(ZombieControllerWrite(tp, lead, (lead,), zk.controller_epoch - 1))
+    if "unclean" in cfg.faults:
+        out.extend(
+            UncleanLeaderElectionEnable(t) for t in cfg.topic_names if t not in s.config.unclean_topics
+        )
+    return out
+
+
+def _partition_events(
+    s: ClusterState, cfg: ExploreConfig, tp: TopicPartition, replicas: tuple[int, ...]
+) -> list[ControllerEvent]:
+    zk, c = s.zk, s.controller
+    out: list[ControllerEvent] = []
+    target = reassignment_target(replicas, cfg.brokers)
+    if not zk.reassign_partitions:
+        out.append(ZkPartitionReassignment(FMap({tp: target})))
+    if cfg.profile != LEGACY and c.controller_id >= 0:
+        out.append(ApiPartitionReassignment(FMap({tp: target})))
+        if tp in c.partitions_being_reassigned:
+            out.append(ApiPartitionReassignment(FMap({tp: None})))
+    if not zk.preferred_replica_election and c.controller_id >= 0:
+        out.append(
+            ReplicaLeaderElection(frozenset({tp}), ElectionType.PREFERRED, ElectionTrigger.ZkTriggered)
+        )
+    if cfg.profile != LEGACY and "unclean" in cfg.faults and c.controller_id >= 0:
+        out.append(
+            ReplicaLeaderElection(frozenset({tp}), ElectionType.UNCLEAN, ElectionTrigger.AdminClientTriggered)
+        )
+    li = zk.partition_states.get(tp)
+    if li is not None:
+        lai = li.leader_and_isr
+        for x in lai.isr:
+            if x != lai.leader and len(lai.isr) > 1:
+                out.append(IsrChange(tp, tuple(y for y in lai.isr if y != x)))
+        current = c.assignments.get(tp)
+        for y in current.replicas if current else replicas:
+            if y not in lai.isr and y in zk.brokers:
+                out.append(IsrChange(tp, (*lai.isr, y)))
+    if li is not None and "zk" in cfg.faults and tp not in zk.faults:
+        out.append(ZkFaultInjection(tp, ZkFault.BADVERSION))
+        out.append(ZkFaultInjection(tp, ZkFault.CONNECTIONLOSS))
+    if "logdir" in cfg.faults and c.controller_id >= 0:
+        for b in replicas:
+            if b in c.live_brokers and not any(pr.tp == tp and pr.replica == b for pr in c.offline_replicas):
+                out.append(LeaderAndIsrResponseReceived(b, (tp,)))
+    return out

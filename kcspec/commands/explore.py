@@ -1,0 +1,198 @@
+"""``kcspec explore``: exhaustive bounded exploration of the reference controller with refinement against the spec."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from kcspec.conformance.explore.config import FAULT_KINDS, ExploreConfig
+from kcspec.conformance.reply_diff import diff_values
+from kcspec.model.itf import write_itf
+from kcspec.spec import codec
+from kcspec.spec.profiles import DEFAULT_PROFILE, PROFILES
+from kcspec.spec.trace import Trace
+
+if TYPE_CHECKING:
+    from kcspec.conformance.explore.explorer import ExploreResult, ExploreStats
+
+
+def faults_option(value: str) -> frozenset[str]:
+    items = frozenset(x.strip() for x in value.split(",") if x.strip())
+    if "all" in items:
+        return frozenset(FAULT_KINDS)
+    return items
+
+
+@click.command(name="explore")
+@click.option("--profile", type=click.Choice(sorted(PROFILES)), default=DEFAULT_PROFILE, show_default=True)
+@click.option("--brokers", type=int, default=3, show_default=True)
+@click.option("--topics", type=int, default=1, show_default=True)
+@click.option("--partitions", type=int, default=1, show_default=True)
+@click.option("--rf", type=int, default=2, show_default=True, help="Replication factor.")
+@click.option("--depth", type=int, default=4, show_default=True, help="Events explored after the bootstrap.")
+@click.option(
+    "--faults", default="", help=f"Comma-separated fault families: {', '.join(FAULT_KINDS)}, or all."
+)
+@click.option(
+    "--no-symmetry", is_flag=True, help="Do not reduce states that differ by a renaming of brokers."
+)
+@click.option("--max-states", type=int, default=200_000, show_default=True)
+@click.option(
+    "--out", type=click.Path(file_okay=False, path_type=Path), default=Path("kcspec-out"), show_default=True
+)
+@click.option(
+    "--coverage-json",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write transition coverage (the diagrams' coverage-overlay format).",
+)
+def command(
+    profile: str,
+    brokers: int,
+    topics: int,
+    partitions: int,
+    rf: int,
+    depth: int,
+    faults: str,
+    no_symmetry: bool,
+    max_states: int,
+    out: Path,
+    coverage_json: Path | None,
+) -> None:
+    """Explore every reachable state of a small cluster, checking the reference controller against the spec.
+
+    On every step the reference controller must do exactly what the spec allows (same post-state, same
+    requests, same failures) and every §11 invariant must hold. The first violation is printed as the
+    shortest event sequence with the state changes of each step, written as canonical JSON, JSON Lines
+    and ITF, and the command exits 1.
+
+    \b
+    Examples:
+      kcspec explore --profile kafka-1.1 --brokers 3 --partitions 1 --rf 2 --depth 4
+      kcspec explore --brokers 3 --depth 3 --faults zk,controller
+    """
+    console = Console()
+    cfg = ExploreConfig(
+        profile, brokers, topics, partitions, rf, depth, faults_option(faults), not no_symmetry, max_states
+    )
+    try:
+        cfg.validate()
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    console.print(f"exploring {cfg.describe()}")
+    from kcspec.conformance.explore.explorer import explore
+
+    def progress(stats: ExploreStats) -> None:
+        if console.is_terminal:
+            console.print(
+                f"  {stats.distinct_states} states, {stats.transitions} transitions, "
+                f"depth {stats.depth_reached}, {stats.states_per_second:.0f} states/s",
+                end="\r",
+            )
+
+    result = explore(cfg, progress)
+    print_stats(console, result)
+    if coverage_json is not None:
+        coverage_json.parent.mkdir(parents=True, exist_ok=True)
+        coverage_json.write_text(json.dumps(coverage_document(result), indent=2) + "\n", encoding="utf-8")
+    if result.finding is None:
+        if result.stats.truncated:
+            console.print(
+                f"[yellow]stopped at --max-states {cfg.max_states}: {result.stats.frontier_left} states "
+                "left unexplored[/]"
+            )
+        console.print("[green]no violation found[/]")
+        sys.exit(0)
+    assert result.trace is not None
+    console.print(describe_trace(result), markup=False, highlight=False)
+    paths = write_counterexample(result.trace, out, f"explore-{cfg.profile}")
+    console.print(f"counterexample written: {', '.join(str(p) for p in paths)}")
+    sys.exit(1)
+
+
+def print_stats(console: Console, result: ExploreResult) -> None:
+    s = result.stats
+    t = Table(title="exploration")
+    t.add_column("distinct states", justify="right")
+    t.add_column("transitions", justify="right")
+    t.add_column("depth", justify="right")
+    t.add_column("seconds", justify="right")
+    t.add_column("states/s", justify="right")
+    t.add_row(
+        str(s.distinct_states),
+        str(s.transitions),
+        str(s.depth_reached),
+        f"{s.seconds:.2f}",
+        f"{s.states_per_second:.0f}",
+    )
+    console.print(t)
+    doc = coverage_document(result)
+    for machine in doc:
+        edges = machine["edges"]
+        valid = [e for e in edges if e["valid"]]
+        hit = [e for e in valid if e["count"] > 0]
+        console.print(
+            f"{machine['machine']} transitions covered: {len(hit)}/{len(valid)} valid edges; "
+            f"{sum(e['count'] for e in edges if not e['valid'])} invalid attempts"
+        )
+
+
+def coverage_document(result: ExploreResult) -> list[dict[str, object]]:
+    """Coverage in the diagrams' overlay format: every table edge with its count, plus invalid attempts."""
+    from kcspec.spec.profiles import get_profile
+
+    prof = get_profile(result.config.profile)
+    docs: list[dict[str, object]] = []
+    for machine, table, counts in (
+        ("replica", prof.replica_valid_previous, result.stats.replica_edges),
+        ("partition", prof.partition_valid_previous, result.stats.partition_edges),
+    ):
+        edges = []
+        for target, prevs in table.items():
+            for prev in prevs:
+                edges.append(
+                    {
+                        "from": prev.name,
+                        "to": target.name,
+                        "count": counts.get((prev.name, target.name), 0),
+                        "valid": True,
+                    }
+                )
+        for (m, frm, to), n in sorted(result.stats.invalid_attempts.items()):
+            if m == machine:
+                edges.append({"from": frm, "to": to, "count": n, "valid": False})
+        docs.append({"profile": prof.name, "machine": machine, "source": "explore", "edges": edges})
+    return docs
+
+
+def describe_trace(result: ExploreResult) -> str:
+    assert result.finding is not None and result.trace is not None
+    f = result.finding
+    lines = [f"VIOLATION ({f.kind}): {f.message}", "shortest trace:"]
+    state = result.trace.initial
+    for i, step in enumerate(result.trace.steps, start=1):
+        lines.append(f"  {i:2d}. {codec.dumps(step.event)}")
+        if step.result is not None and i > len(result.trace.steps) - 4:
+            for d in diff_values("state", codec.encode(state), codec.encode(step.result.state))[:15]:
+                lines.append(f"        {d.render()}")
+        if step.result is not None:
+            state = step.result.state
+    for d in f.differences[:40]:
+        lines.append(f"  spec vs reference: {d.render()}")
+    for v in f.violations:
+        lines.append(f"  invariant violated: {v}")
+    return "\n".join(lines)
+
+
+def write_counterexample(trace: Trace, out: Path, stem: str) -> list[Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / f"{stem}.trace.json", out / f"{stem}.trace.jsonl", out / f"{stem}.itf.json"]
+    paths[0].write_text(trace.to_json() + "\n", encoding="utf-8")
+    paths[1].write_text("\n".join(trace.to_jsonl()) + "\n", encoding="utf-8")
+    paths[2].write_text(write_itf(trace) + "\n", encoding="utf-8")
+    return paths

@@ -1,0 +1,118 @@
+"""Symmetry over broker ids: rename brokers in a ``ClusterState``, and a canonical representative.
+
+Broker ids are interchangeable in the controller's logic except through their *order* (Kafka picks
+the first replica in assignment order, never the smallest id; the spec processes brokers in ascending
+id only where Kafka iterates a hash map, ARCHITECTURE.md). So the explorer may treat two states that
+differ by a permutation of broker ids as one — the reduction TLC's SYMMETRY does — as long as it is
+applied to whole states. Where ascending-id processing makes results order-dependent, symmetry
+reduction is an over-approximation of distinctness; the explorer reports it is in use.
+
+The renaming knows which integers are broker ids: replica lists, leaders (sentinels −1/−2 kept),
+ISRs, replica keys, registered/live/shutting-down sets and controller ids.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+from collections.abc import Hashable, Iterable, Mapping
+from dataclasses import fields, is_dataclass, replace
+
+from kcspec.spec.fmap import FMap
+from kcspec.spec.state import ClusterState
+from kcspec.spec.vocabulary import (
+    LeaderAndIsr,
+    LeaderIsrAndControllerEpoch,
+    PartitionReplica,
+    ReplicaAssignment,
+    TopicPartition,
+)
+
+Perm = Mapping[int, int]
+
+
+def _b(perm: Perm, b: int) -> int:
+    return perm.get(b, b) if b >= 0 else b
+
+
+def _seq(perm: Perm, xs: Iterable[int]) -> tuple[int, ...]:
+    return tuple(_b(perm, x) for x in xs)
+
+
+def _set(perm: Perm, xs: Iterable[int]) -> frozenset[int]:
+    return frozenset(_b(perm, x) for x in xs)
+
+
+def _fa(perm: Perm, fa: ReplicaAssignment) -> ReplicaAssignment:
+    return ReplicaAssignment(_seq(perm, fa.replicas), _seq(perm, fa.adding), _seq(perm, fa.removing))
+
+
+def _li(perm: Perm, li: LeaderIsrAndControllerEpoch) -> LeaderIsrAndControllerEpoch:
+    lai = li.leader_and_isr
+    return LeaderIsrAndControllerEpoch(
+        LeaderAndIsr(_b(perm, lai.leader), lai.leader_epoch, _seq(perm, lai.isr), lai.zk_version),
+        li.controller_epoch,
+    )
+
+
+def _pr(perm: Perm, pr: PartitionReplica) -> PartitionReplica:
+    return PartitionReplica(pr.tp, _b(perm, pr.replica))
+
+
+def permute_brokers(state: ClusterState, perm: Perm) -> ClusterState:
+    """The same state with every broker id ``b`` renamed to ``perm[b]`` (ids not in ``perm`` unchanged)."""
+    zk, c = state.zk, state.controller
+    new_zk = replace(
+        zk,
+        controller=_b(perm, zk.controller),
+        brokers=FMap({_b(perm, b): e for b, e in zk.brokers.items()}),
+        assignments=zk.assignments.map_values(lambda fa: _fa(perm, fa)),
+        partition_states=zk.partition_states.map_values(lambda li: _li(perm, li)),
+        reassign_partitions=zk.reassign_partitions.map_values(lambda rs: _seq(perm, rs)),
+    )
+    new_c = replace(
+        c,
+        controller_id=_b(perm, c.controller_id),
+        live_brokers=FMap({_b(perm, b): e for b, e in c.live_brokers.items()}),
+        shutting_down=_set(perm, c.shutting_down),
+        offline_replicas=frozenset(_pr(perm, pr) for pr in c.offline_replicas),
+        assignments=c.assignments.map_values(lambda fa: _fa(perm, fa)),
+        leadership=c.leadership.map_values(lambda li: _li(perm, li)),
+        legacy_reassignments=c.legacy_reassignments.map_values(lambda rs: _seq(perm, rs)),
+        replica_states=FMap({_pr(perm, pr): s for pr, s in c.replica_states.items()}),
+    )
+    return ClusterState(zk=new_zk, controller=new_c, config=state.config)
+
+
+def permutations(brokers: int) -> list[dict[int, int]]:
+    return [dict(zip(range(brokers), p, strict=True)) for p in itertools.permutations(range(brokers))]
+
+
+def compact(value: object) -> Hashable:
+    """A compact, hashable, totally ordered encoding of a data-model value (the explorer's state key)."""
+    if isinstance(value, bool | int | str) or value is None:
+        return value
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, TopicPartition):
+        return (value.topic, value.partition)
+    if isinstance(value, PartitionReplica):
+        return (value.tp.topic, value.tp.partition, value.replica)
+    if isinstance(value, tuple):
+        return tuple(compact(v) for v in value)
+    if isinstance(value, frozenset):
+        return tuple(sorted(compact(v) for v in value))  # type: ignore[type-var]
+    if isinstance(value, Mapping):
+        return tuple(sorted((compact(k), compact(v)) for k, v in value.items()))  # type: ignore[type-var]
+    if is_dataclass(value):
+        return tuple(compact(getattr(value, f.name)) for f in fields(value))
+    raise TypeError(f"cannot encode {type(value).__name__}")
+
+
+def canonical_key(state: ClusterState, perms: list[dict[int, int]]) -> Hashable:
+    """The least compact encoding over all broker renamings: equal for states equal up to symmetry."""
+    return min(compact(permute_brokers(state, p)) for p in perms)  # type: ignore[type-var]
+
+
+def exact_key(state: ClusterState) -> Hashable:
+    return compact(state)
