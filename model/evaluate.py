@@ -208,9 +208,10 @@ class Compiler:
 
             def big_union(env: Env) -> Any:
                 out: set[Any] = set()
+                src = coll(env)
                 env.append(None)
                 try:
-                    for x in coll(env):
+                    for x in src:
                         env[-1] = x
                         out.update(body(env))
                 finally:
@@ -224,9 +225,10 @@ class Compiler:
             want_all = e.kind == "all"
 
             def quant(env: Env) -> bool:
+                src = coll(env)
                 env.append(None)
                 try:
-                    for x in coll(env):
+                    for x in src:
                         env[-1] = x
                         if bool(pred(env)) != want_all:
                             return not want_all
@@ -240,9 +242,10 @@ class Compiler:
             _, pred = self.bind(e.var, e.pred)
 
             def first(env: Env) -> Any:
+                src = seq(env)
                 env.append(None)
                 try:
-                    for x in seq(env):
+                    for x in src:
                         env[-1] = x
                         if pred(env):
                             return x
@@ -264,10 +267,11 @@ class Compiler:
 
             def fold(env: Env) -> Any:
                 acc = init(env)
+                src = seq(env)
                 env.append(acc)
                 env.append(None)
                 try:
-                    for x in seq(env):
+                    for x in src:
                         env[-2] = acc
                         env[-1] = x
                         acc = body(env)
@@ -337,9 +341,10 @@ class Compiler:
 
             def build(env: Env) -> Any:
                 out: dict[Any, Any] = {}
+                src = keys(env)
                 env.append(None)
                 try:
-                    for k in keys(env):
+                    for k in src:
                         env[-1] = k
                         out[k] = value(env)
                 finally:
