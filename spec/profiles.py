@@ -59,6 +59,9 @@ class Profile:
     """§7.3 step 2, KAFKA-7537: broker-list UMR to existing brokers, full UMR to new brokers only."""
     alter_isr: bool
     """§7.11: ISR changes arrive as AlterIsr (2.8, IBP ≥ 2.7-IV2) instead of ZK notifications (1.1)."""
+    stop_replica_leader_epoch: bool
+    """§3.4, KIP-570 (2.6+): StopReplica partitions carry a leader epoch (−2 while the topic is queued for deletion,
+    else the cached epoch, else −1). 1.1 has no such field; the spec sends −1."""
     broker_failure_umr_only_without_offline_leaders: bool
     """§7.4 step 7 (KAFKA-13225 present in 2.8.2): the broker-list UMR is sent only when P_off = ∅. 1.1: same
     condition, but the UMR carries all partitions."""
@@ -91,6 +94,7 @@ KAFKA_2_8 = Profile(
     deletion_started_bookkeeping=True,
     broker_startup_umr_split=True,
     alter_isr=True,
+    stop_replica_leader_epoch=True,
     broker_failure_umr_only_without_offline_leaders=True,
 )
 
@@ -118,6 +122,7 @@ KAFKA_1_1 = Profile(
     deletion_started_bookkeeping=False,
     broker_startup_umr_split=False,
     alter_isr=False,
+    stop_replica_leader_epoch=False,
     broker_failure_umr_only_without_offline_leaders=True,
 )
 

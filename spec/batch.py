@@ -1,0 +1,372 @@
+"""The request batch (``ControllerBrokerRequestBatch``, §3.4) as procedures on ``Work``.
+
+Each procedure returns an ``Expr`` evaluating to the next ``Work``; once ``Work.moved`` is true every
+procedure returns its input unchanged (ControllerMovedException, §2.3 step 7).
+
+* ``add_leader_and_isr`` — LAIR partition states per (broker, partition), overwritten by later additions with
+  ``isNew`` sticky, and the implicit UMR of the partition to every live-or-shutting-down broker.
+* ``add_update_metadata`` — UMR recipients and partition states; a partition's UMR state is computed *when it
+  is added* (leader −2 / epoch 0 / version 0 while its topic is queued for deletion; offline replicas =
+  assigned replicas that are not online; partitions without leadership info are skipped).
+* ``add_stop_replica`` — StopReplica entries per (broker, partition) with ``deletePartition`` sticky and the
+  leader epoch of §3.4 (2.8: −2 while deleting, else the cached epoch, else −1; 1.1 has no such field: −1).
+* ``send`` — ``sendRequestsToBrokers``: one request of each kind per recipient broker, requests to brokers
+  that are not live-or-shutting-down at send time dropped, the batch cleared.
+
+The ``*_bulk`` variants add the entries of many partitions at once; they are equivalent to one call per
+partition made in the same state (the entries of distinct partitions are independent), and let a
+procedure build one map instead of folding ``put`` over partitions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from kcspec.spec import context as C
+from kcspec.spec.lang import Const, Expr, Var, build_map, if_, let, lift, lit, rec, rule, set_of
+from kcspec.spec.profiles import Profile
+from kcspec.spec.requests import (
+    LeaderAndIsrPartitionState,
+    LeaderAndIsrRequest,
+    RequestBatch,
+    StopReplicaPartitionState,
+    StopReplicaRequest,
+    UpdateMetadataPartitionState,
+    UpdateMetadataRequest,
+)
+from kcspec.spec.vocabulary import (
+    EPOCH_DURING_DELETE,
+    INITIAL_LEADER_EPOCH,
+    INITIAL_ZK_VERSION,
+    LEADER_DURING_DELETE,
+    NO_EPOCH,
+)
+
+EMPTY_BATCH = RequestBatch()
+
+
+def bind(value: object, fn: Callable[[Expr], Expr]) -> Expr:
+    """``fn(value)``, naming ``value`` with ``let`` unless it is already a variable or a constant."""
+    e = lift(value)
+    if isinstance(e, Var | Const):
+        return fn(e)
+    return let(e, fn)
+
+
+def unless_moved(w: object, body: Callable[[Expr], Expr]) -> Expr:
+    """``w`` unchanged if a ControllerMovedException was raised earlier in the event, else ``body(w)``."""
+    return bind(w, lambda wv: if_(wv.f("moved"), wv, body(wv)))
+
+
+def with_batch(w: Expr, **updates: object) -> Expr:
+    """``w`` with some fields of its batch replaced."""
+    return w.with_(batch=w.f("batch").with_(**updates))
+
+
+# ------------------------------------------------------------------------------------------- LeaderAndIsr
+
+
+def _lair_state(s: Expr, key: Expr, is_new: Expr, existing: Expr, li_of: Callable[[Expr], Expr]) -> Expr:
+    tp = key.f("tp")
+    return let(
+        li_of(tp),
+        lambda li: let(
+            C.assignment(s, tp),
+            lambda fa: rec(
+                LeaderAndIsrPartitionState,
+                tp=tp,
+                controller_epoch=li.f("controller_epoch"),
+                leader=li.f("leader_and_isr", "leader"),
+                leader_epoch=li.f("leader_and_isr", "leader_epoch"),
+                isr=li.f("leader_and_isr", "isr"),
+                zk_version=li.f("leader_and_isr", "zk_version"),
+                replicas=fa.f("replicas"),
+                adding=fa.f("adding"),
+                removing=fa.f("removing"),
+                is_new=is_new | (existing.has(key) & existing.get(key).f("is_new")),
+            ),
+        ),
+    )
+
+
+def add_leader_and_isr_bulk(
+    p: Profile,
+    w: object,
+    tps: object,
+    recipients: Callable[[Expr], object],
+    is_new: object,
+    *,
+    leader_isr: Callable[[Expr], Expr] | None = None,
+) -> Expr:
+    """``addLeaderAndIsrRequestForBrokers(recipients(tp), tp, LI, FA(tp), isNew)`` for every tp ∈ ``tps`` (§3.4).
+
+    The partition state carries LI (by default the cached LI(tp); ``leader_isr`` overrides it, e.g. for the
+    1.1 reassignment epoch bump that is not cached, KAFKA-9212) and FA(tp) of the current context; ``isNew``
+    is sticky per (broker, partition). Then UMR for all ``tps`` to all live-or-shutting-down brokers.
+    An empty ``tps`` adds nothing (no call is made).
+    """
+
+    def body(wv: Expr) -> Expr:
+        s = wv.f("state")
+        li_of = leader_isr or (lambda tp: C.leadership(s, tp))
+        return bind(
+            tps,
+            lambda ts: if_(
+                ts.is_empty(),
+                wv,
+                let(
+                    wv.f("batch", "leader_and_isr"),
+                    lambda lair: let(
+                        ts.flat_map(
+                            lambda tp: (
+                                lift(recipients(tp))
+                                .to_set()
+                                .filter(lambda b: b.ge(0))
+                                .map(lambda b: C.replica(tp, b))
+                            )
+                        ),
+                        lambda keys: add_update_metadata(
+                            p,
+                            with_batch(
+                                wv,
+                                leader_and_isr=lair.merge(
+                                    build_map(keys, lambda k: _lair_state(s, k, lift(is_new), lair, li_of))
+                                ),
+                            ),
+                            C.live_or_shutting_down(s),
+                            ts,
+                        ),
+                    ),
+                ),
+            ),
+        )
+
+    return rule("addLeaderAndIsrRequestForBrokers", "§3.4", unless_moved(w, body))
+
+
+def add_leader_and_isr(
+    p: Profile,
+    w: object,
+    brokers: object,
+    tp: object,
+    is_new: object,
+    *,
+    leader_isr: Expr | None = None,
+) -> Expr:
+    """``addLeaderAndIsrRequestForBrokers(brokers, tp, LI(tp), FA(tp), isNew)`` + implicit UMR for tp (§3.4).
+
+    ``brokers`` is a set or sequence of broker ids (ids < 0 are ignored); ``leader_isr`` overrides the cached LI.
+    """
+    override = None if leader_isr is None else (lambda _tp: leader_isr)
+    return bind(
+        tp,
+        lambda t: add_leader_and_isr_bulk(p, w, set_of(t), lambda _x: brokers, is_new, leader_isr=override),
+    )
+
+
+# ------------------------------------------------------------------------------------------- UpdateMetadata
+
+
+def umr_partition_state(s: Expr, live: Expr, offline: Expr, tp: Expr) -> Expr:
+    """The UMR partition state of ``tp`` computed now (§3.4 ``updateMetadataRequestPartitionInfo``)."""
+    return let(
+        C.leadership(s, tp),
+        lambda li: let(
+            C.replicas(s, tp),
+            lambda ar: let(
+                C.queued_for_deletion(s, tp.f("topic")),
+                lambda deleting: rec(
+                    UpdateMetadataPartitionState,
+                    tp=tp,
+                    controller_epoch=li.f("controller_epoch"),
+                    leader=if_(deleting, LEADER_DURING_DELETE, li.f("leader_and_isr", "leader")),
+                    leader_epoch=if_(deleting, INITIAL_LEADER_EPOCH, li.f("leader_and_isr", "leader_epoch")),
+                    isr=li.f("leader_and_isr", "isr"),
+                    zk_version=if_(deleting, INITIAL_ZK_VERSION, li.f("leader_and_isr", "zk_version")),
+                    replicas=ar,
+                    offline_replicas=ar.filter(lambda r: ~C.is_online_with(live, offline, r, tp)),
+                ),
+            ),
+        ),
+    )
+
+
+def update_metadata_partitions(p: Profile, s: Expr, tps: Expr) -> Expr:
+    """The partitions an ``addUpdateMetadataRequestForBrokers(_, tps)`` call adds states for (§3.4).
+
+    2.8: exactly ``tps``. 1.1: ``tps``, or every cached partition when ``tps`` is empty, plus every partition of
+    every topic queued for deletion (``partitionsToBeDeleted``).
+    """
+    if p.umr_empty_means_no_partitions:
+        given = tps
+    else:
+        given = if_(tps.is_empty(), s.f("controller", "leadership").keys(), tps)
+    if p.umr_carries_deleting_partitions:
+        deleting = s.f("controller", "topics_to_be_deleted")
+        given = given.union(C.all_partitions(s).filter(lambda tp: deleting.contains(tp.f("topic"))))
+    return given
+
+
+def add_update_metadata(p: Profile, w: object, brokers: object, tps: object) -> Expr:
+    """``addUpdateMetadataRequestForBrokers(brokers, tps)`` (§3.4): brokers ≥ 0 join the recipients; every
+    partition of ``update_metadata_partitions`` with leadership info gets its state computed now (overwriting an
+    earlier state of the same partition in this batch); partitions without leadership info are skipped."""
+
+    def body(wv: Expr) -> Expr:
+        s = wv.f("state")
+        return let(
+            update_metadata_partitions(p, s, lift(tps)),
+            lambda parts: let(
+                C.live_brokers(s),
+                lambda live: with_batch(
+                    wv,
+                    update_metadata_brokers=wv.f("batch", "update_metadata_brokers").union(
+                        lift(brokers).to_set().filter(lambda b: b.ge(0))
+                    ),
+                    update_metadata_partitions=wv.f("batch", "update_metadata_partitions").merge(
+                        build_map(
+                            parts.filter(lambda tp: C.has_leadership(s, tp)),
+                            lambda tp: umr_partition_state(s, live, C.offline_dir_replicas(s), tp),
+                        )
+                    ),
+                ),
+            ),
+        )
+
+    return rule("addUpdateMetadataRequestForBrokers", "§3.4", unless_moved(w, body))
+
+
+# ------------------------------------------------------------------------------------------- StopReplica
+
+
+def stop_replica_leader_epoch(p: Profile, s: Expr, tp: Expr) -> Expr:
+    """StopReplica ``leaderEpoch`` (§3.4, KIP-570): −2 while the topic is queued for deletion, else the cached
+    epoch, else −1. 1.1 has no such field: −1 (ARCHITECTURE.md step contract)."""
+    if not p.stop_replica_leader_epoch:
+        return lit(NO_EPOCH)
+    return if_(
+        C.queued_for_deletion(s, tp.f("topic")),
+        EPOCH_DURING_DELETE,
+        if_(
+            C.has_leadership(s, tp),
+            C.leadership(s, tp).f("leader_and_isr", "leader_epoch"),
+            NO_EPOCH,
+        ),
+    )
+
+
+def add_stop_replica_bulk(p: Profile, w: object, replicas: object, delete: object) -> Expr:
+    """``addStopReplicaRequestForBrokers([r], tp, delete)`` for every (tp, r) ∈ ``replicas`` (the recipient is the
+    replica's broker), ``deletePartition`` sticky per (broker, partition) (§3.4)."""
+
+    def body(wv: Expr) -> Expr:
+        s = wv.f("state")
+        return let(
+            wv.f("batch", "stop_replica"),
+            lambda sr: with_batch(
+                wv,
+                stop_replica=sr.merge(
+                    build_map(
+                        lift(replicas).to_set().filter(lambda k: k.f("replica").ge(0)),
+                        lambda k: rec(
+                            StopReplicaPartitionState,
+                            tp=k.f("tp"),
+                            delete_partition=lift(delete) | (sr.has(k) & sr.get(k).f("delete_partition")),
+                            leader_epoch=stop_replica_leader_epoch(p, s, k.f("tp")),
+                        ),
+                    )
+                ),
+            ),
+        )
+
+    return rule("addStopReplicaRequestForBrokers", "§3.4", unless_moved(w, body))
+
+
+def add_stop_replica(p: Profile, w: object, brokers: object, tp: object, delete: object) -> Expr:
+    """``addStopReplicaRequestForBrokers(brokers, tp, delete)`` (§3.4)."""
+    return bind(
+        tp,
+        lambda t: add_stop_replica_bulk(p, w, lift(brokers).to_set().map(lambda b: C.replica(t, b)), delete),
+    )
+
+
+# ------------------------------------------------------------------------------------------- send
+
+
+def send(p: Profile, w: object) -> Expr:
+    """``sendRequestsToBrokers(ctrlEpoch)`` (§3.4): one LeaderAndIsr, UpdateMetadata and StopReplica request per
+    recipient broker, carrying the controller's id and epoch; recipients that are not live-or-shutting-down at
+    send time are dropped; UMR ``live_brokers`` is the live-or-shutting-down set; the batch is cleared."""
+
+    def body(wv: Expr) -> Expr:
+        c = wv.f("state", "controller")
+        b = wv.f("batch")
+        return let(
+            c.f("live_brokers").keys(),
+            lambda live: let(
+                b.f("leader_and_isr"),
+                lambda lair: let(
+                    b.f("stop_replica"),
+                    lambda sr: let(
+                        b.f("update_metadata_partitions"),
+                        lambda ump: wv.with_(
+                            batch=EMPTY_BATCH,
+                            sent=wv.f("sent")
+                            .union(
+                                lair.keys()
+                                .map(lambda k: k.f("replica"))
+                                .inter(live)
+                                .map(
+                                    lambda br: rec(
+                                        LeaderAndIsrRequest,
+                                        broker=br,
+                                        controller_id=c.f("controller_id"),
+                                        controller_epoch=c.f("epoch"),
+                                        partition_states=lair.keys()
+                                        .filter(lambda k: k.f("replica").eq(br))
+                                        .map(lambda k: lair.get(k)),
+                                    )
+                                )
+                            )
+                            .union(
+                                let(
+                                    ump.keys().map(lambda k: ump.get(k)),
+                                    lambda states: (
+                                        b.f("update_metadata_brokers")
+                                        .inter(live)
+                                        .map(
+                                            lambda br: rec(
+                                                UpdateMetadataRequest,
+                                                broker=br,
+                                                controller_id=c.f("controller_id"),
+                                                controller_epoch=c.f("epoch"),
+                                                live_brokers=live,
+                                                partition_states=states,
+                                            )
+                                        )
+                                    ),
+                                )
+                            )
+                            .union(
+                                sr.keys()
+                                .map(lambda k: k.f("replica"))
+                                .inter(live)
+                                .map(
+                                    lambda br: rec(
+                                        StopReplicaRequest,
+                                        broker=br,
+                                        controller_id=c.f("controller_id"),
+                                        controller_epoch=c.f("epoch"),
+                                        partition_states=sr.keys()
+                                        .filter(lambda k: k.f("replica").eq(br))
+                                        .map(lambda k: sr.get(k)),
+                                    )
+                                )
+                            ),
+                        ),
+                    ),
+                ),
+            ),
+        )
+
+    return rule("sendRequestsToBrokers", "§3.4", unless_moved(w, body))

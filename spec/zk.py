@@ -1,0 +1,220 @@
+"""Reading and writing partition-state znodes the way the controller does (§3.3, §9), with injected faults.
+
+Names exported (all return ``Expr``; ``s`` is an ``Expr[ClusterState]``):
+
+* ``fenced_write_ok(p, s)`` — a fenced controller write passes its ``CheckOp(/controller_epoch, epochZkVersion)``
+  (2.8: ``zk.controller_epoch_zk_version == controller.epoch_zk_version``; 1.1 has no fencing: always true).
+* ``read_fails(s, tps)`` / ``consume_read_faults(s, tps)`` — a read of the state znodes of ``tps`` throws when a
+  ``CONNECTIONLOSS`` fault is armed on any of them (every partition of the call gets ``Left(e)``); the read
+  consumes every ``CONNECTIONLOSS`` fault armed on those znodes (one connection loss fails the whole pipelined
+  read, so all of them fire together — a modelling decision, the order of Kafka's pipelined reads is not
+  specified).
+* ``written_by_newer_controller(s, tp)`` — the read-side check: the stored ``controller_epoch`` is greater than
+  the controller's epoch (§3.3, both versions).
+* ``update_leader_and_isr(p, s, updates)`` — ``updateLeaderAndIsr`` (§3.3): ``updates`` maps partitions to the
+  ``LeaderAndIsr`` to write, whose ``zk_version`` is the *expected* version. Evaluates to a ``ZkWrite``.
+* ``create_partition_states(p, s, records)`` — ``createTopicPartitionStatesRaw`` (§3.3, §5.2a): create state
+  znodes at version 0, ``NODEEXISTS`` per partition. Evaluates to a ``ZkCreate``.
+
+Fault consumption (ARCHITECTURE.md): ``BADVERSION`` fails the next conditional ``setData`` of that znode (the
+partition goes to the retry list and the fault is removed); a write whose expected version differs from the
+znode's version is also a BADVERSION. When the fencing ``CheckOp`` fails the whole ``multi`` is rejected before
+any ``setData`` runs: nothing is written and no fault is consumed. A write or create of an empty map is not
+sent to ZooKeeper at all (so it is not fenced either). Creation ignores faults (they are armed on ``setData``
+and reads). Every successful write increments the znode's version by exactly 1 and stores the writer's
+controller epoch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kcspec.spec.fmap import FMap
+from kcspec.spec.lang import Expr, build_map, if_, let, lift, lit, rec, rule
+from kcspec.spec.profiles import Profile
+from kcspec.spec.state import ClusterState
+from kcspec.spec.vocabulary import LeaderIsrAndControllerEpoch, TopicPartition, ZkFault
+
+EMPTY_RECORDS: FMap[TopicPartition, LeaderIsrAndControllerEpoch] = FMap()
+
+
+@dataclass(frozen=True)
+class ZkWrite:
+    """The outcome of one ``updateLeaderAndIsr`` call (§3.3).
+
+    ``records`` are the successfully written znodes (new version, the writer's controller epoch); ``retry`` the
+    partitions whose conditional set failed with BADVERSION; ``failed`` the partitions whose znode does not exist
+    (NONODE → ``Left(e)``); ``moved`` the fencing CheckOp failed (ControllerMovedException, nothing written).
+    """
+
+    state: ClusterState
+    records: FMap[TopicPartition, LeaderIsrAndControllerEpoch]
+    retry: frozenset[TopicPartition]
+    failed: frozenset[TopicPartition]
+    moved: bool
+
+
+@dataclass(frozen=True)
+class ZkCreate:
+    """The outcome of one ``createTopicPartitionStatesRaw`` call: created znodes, NODEEXISTS ones, fencing failure."""
+
+    state: ClusterState
+    created: frozenset[TopicPartition]
+    exists: frozenset[TopicPartition]
+    moved: bool
+
+
+def fenced_write_ok(p: Profile, s: Expr) -> Expr:
+    """A fenced controller write passes its CheckOp on ``/controller_epoch`` (§3.3, §9, KAFKA-6082); 1.1: always."""
+    if not p.zk_write_fencing:
+        return lit(True)
+    return s.f("zk", "controller_epoch_zk_version").eq(s.f("controller", "epoch_zk_version"))
+
+
+def _fault_is(s: Expr, tp: Expr, fault: ZkFault) -> Expr:
+    faults = s.f("zk", "faults")
+    return faults.has(tp) & faults.get(tp).eq(fault)
+
+
+def read_fails(s: Expr, tps: Expr) -> Expr:
+    """The read of the state znodes of ``tps`` throws (a CONNECTIONLOSS fault is armed on one of them)."""
+    return tps.any(lambda tp: _fault_is(s, tp, ZkFault.CONNECTIONLOSS))
+
+
+def consume_read_faults(s: Expr, tps: Expr) -> Expr:
+    """``s`` after a read of ``tps``: every CONNECTIONLOSS fault armed on those znodes is consumed."""
+    return s.with_(
+        zk=s.f("zk").with_(
+            faults=s.f("zk", "faults").delete_all(
+                tps.filter(lambda tp: _fault_is(s, tp, ZkFault.CONNECTIONLOSS))
+            )
+        )
+    )
+
+
+def znode_exists(s: Expr, tp: object) -> Expr:
+    """The state znode of ``tp`` exists."""
+    return s.f("zk", "partition_states").has(tp)
+
+
+def znode(s: Expr, tp: object) -> Expr:
+    """The ``LeaderIsrAndControllerEpoch`` stored in the state znode of ``tp`` (the caller knows it exists)."""
+    return s.f("zk", "partition_states").get(tp)
+
+
+def written_by_newer_controller(s: Expr, tp: object) -> Expr:
+    """Read-side check (§3.3): the stored controller epoch is greater than this controller's epoch."""
+    return znode(s, tp).f("controller_epoch").gt(s.f("controller", "epoch"))
+
+
+def update_leader_and_isr(
+    p: Profile, s: object, updates: object, controller_epoch: object | None = None
+) -> Expr:
+    """``updateLeaderAndIsr(updates, ctrlEpoch, ctrlEpochZkVersion)`` (§3.3) → ``ZkWrite``.
+
+    Per partition: znode absent → ``failed``; BADVERSION fault armed (consumed) or expected version ≠ znode
+    version → ``retry``; else the znode becomes (LeaderAndIsr with version + 1, ``controller_epoch``, by default
+    the controller's epoch). 2.8: a failing CheckOp makes the call ``moved`` with no effect.
+    """
+
+    def body(sv: Expr, ups: Expr) -> Expr:
+        zk = sv.f("zk")
+        ce = sv.f("controller", "epoch") if controller_epoch is None else lift(controller_epoch)
+        return let(
+            ups.keys(),
+            lambda keys: let(
+                keys.filter(lambda tp: ~znode_exists(sv, tp)),
+                lambda nonode: let(
+                    keys.minus(nonode).filter(
+                        lambda tp: (
+                            _fault_is(sv, tp, ZkFault.BADVERSION)
+                            | znode(sv, tp).f("leader_and_isr", "zk_version").ne(ups.get(tp).f("zk_version"))
+                        )
+                    ),
+                    lambda retry: let(
+                        build_map(
+                            keys.minus(nonode).minus(retry),
+                            lambda tp: rec(
+                                LeaderIsrAndControllerEpoch,
+                                leader_and_isr=ups.get(tp).with_(
+                                    zk_version=znode(sv, tp).f("leader_and_isr", "zk_version") + 1
+                                ),
+                                controller_epoch=ce,
+                            ),
+                        ),
+                        lambda records: rec(
+                            ZkWrite,
+                            state=sv.with_(
+                                zk=zk.with_(
+                                    partition_states=zk.f("partition_states").merge(records),
+                                    faults=zk.f("faults").delete_all(
+                                        retry.filter(lambda tp: _fault_is(sv, tp, ZkFault.BADVERSION))
+                                    ),
+                                )
+                            ),
+                            records=records,
+                            retry=retry,
+                            failed=nonode,
+                            moved=False,
+                        ),
+                    ),
+                ),
+            ),
+        )
+
+    def guarded(sv: Expr, ups: Expr) -> Expr:
+        nothing = rec(
+            ZkWrite, state=sv, records=EMPTY_RECORDS, retry=frozenset(), failed=frozenset(), moved=False
+        )
+        moved = rec(
+            ZkWrite, state=sv, records=EMPTY_RECORDS, retry=frozenset(), failed=frozenset(), moved=True
+        )
+        return if_(ups.is_empty(), nothing, if_(fenced_write_ok(p, sv), body(sv, ups), moved))
+
+    return rule("updateLeaderAndIsr", "§3.3", let(s, lambda sv: let(updates, lambda ups: guarded(sv, ups))))
+
+
+def create_partition_states(p: Profile, s: object, records: object) -> Expr:
+    """``createTopicPartitionStatesRaw(records, ctrlEpochZkVersion)`` (§3.3, §5.2a) → ``ZkCreate``.
+
+    ``records`` maps partitions to the ``LeaderIsrAndControllerEpoch`` to create; each znode is created at version
+    0 unless it exists (NODEEXISTS, reported per partition). 2.8: a failing CheckOp makes the call ``moved``.
+    """
+
+    def body(sv: Expr, recs: Expr) -> Expr:
+        zk = sv.f("zk")
+        return let(
+            recs.keys().filter(lambda tp: znode_exists(sv, tp)),
+            lambda exists: let(
+                recs.keys().minus(exists),
+                lambda created: rec(
+                    ZkCreate,
+                    state=sv.with_(
+                        zk=zk.with_(
+                            partition_states=zk.f("partition_states").merge(
+                                build_map(
+                                    created,
+                                    lambda tp: recs.get(tp).with_(
+                                        leader_and_isr=recs.get(tp).f("leader_and_isr").with_(zk_version=0)
+                                    ),
+                                )
+                            )
+                        )
+                    ),
+                    created=created,
+                    exists=exists,
+                    moved=False,
+                ),
+            ),
+        )
+
+    def guarded(sv: Expr, recs: Expr) -> Expr:
+        nothing = rec(ZkCreate, state=sv, created=frozenset(), exists=frozenset(), moved=False)
+        moved = rec(ZkCreate, state=sv, created=frozenset(), exists=frozenset(), moved=True)
+        return if_(recs.is_empty(), nothing, if_(fenced_write_ok(p, sv), body(sv, recs), moved))
+
+    return rule(
+        "createTopicPartitionStatesRaw",
+        "§3.3",
+        let(s, lambda sv: let(records, lambda recs: guarded(sv, recs))),
+    )
