@@ -15,6 +15,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "spec_show",
     "verify",
     "explore",
+    "fuzz",
 )
 """Modules of ``kcspec.commands`` that each expose a click command (or group) named ``command``."""
 

@@ -1,0 +1,173 @@
+"""A Hypothesis ``RuleBasedStateMachine`` driving the reference controller and the spec in lock step.
+
+There is one rule per event kind (every controller event and environment action of
+``kcspec.spec.events``); a rule's precondition is that the spec enables at least one event of its
+kind in the current state, and the rule draws one of them. After every step: the reference
+controller's ``StepResult`` must equal the spec's, and every §11 invariant must hold. A failure is
+raised as an ``AssertionError`` whose message is a readable account of the step; Hypothesis shrinks the
+run to a minimal event sequence, and the shrunk sequence is written as a replayable trace.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from kcspec.conformance.crosscheck import diff_results
+from kcspec.conformance.explore.config import FAULT_KINDS, ExploreConfig
+from kcspec.conformance.explore.events import bootstrap, candidates
+from kcspec.conformance.explore.explorer import ExploreStats, record_coverage
+from kcspec.model.invariants_check import InvariantChecker
+from kcspec.model.step import SpecMachine
+from kcspec.reference_impl import ReferenceController
+from kcspec.spec import codec
+from kcspec.spec.events import EVENT_TYPES, ControllerEvent
+from kcspec.spec.state import ClusterState
+from kcspec.spec.trace import Trace, TraceStep
+
+
+@dataclass
+class Coverage:
+    """What the generated runs exercised: table edges, invalid attempts, and event kinds."""
+
+    stats: ExploreStats = field(default_factory=ExploreStats)
+    steps: int = 0
+    runs: int = 0
+
+    def merge_event(self, kind: str) -> None:
+        self.stats.events[kind] += 1
+
+
+def default_config(profile: str) -> ExploreConfig:
+    return ExploreConfig(
+        profile=profile,
+        brokers=4,
+        topics=2,
+        partitions=2,
+        rf=3,
+        depth=10**9,
+        faults=frozenset(FAULT_KINDS),
+        symmetry=False,
+    )
+
+
+class ControllerMachine(RuleBasedStateMachine):
+    """Subclass per profile with ``profile`` set (see ``machine_for``)."""
+
+    profile: ClassVar[str] = "kafka-2.8"
+    coverage: ClassVar[Coverage] = Coverage()
+    trace_dir: ClassVar[Path | None] = None
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cfg = default_config(self.profile)
+        self.spec = SpecMachine(self.profile)
+        self.checker = InvariantChecker(self.profile)
+        self.state = ClusterState()
+        self.ref = ReferenceController(self.profile)
+        self.steps: list[TraceStep] = []
+        for ev in bootstrap(self.cfg):
+            self.apply(ev)
+        type(self).coverage.runs += 1
+
+    def enabled_of(self, kind: str) -> list[ControllerEvent]:
+        return [
+            e for e in candidates(self.state, self.cfg) if e.kind == kind and self.spec.enabled(self.state, e)
+        ]
+
+    def apply(self, event: ControllerEvent) -> None:
+        before = self.state
+        expected = self.spec.step(before, event)
+        ref_enabled = self.ref.enabled(event)
+        if not ref_enabled:
+            self.fail(event, "the reference controller does not accept an event the spec enables", [])
+        actual = self.ref.handle(event)
+        self.steps.append(TraceStep(event, expected))
+        differences = diff_results(expected, actual)
+        if differences:
+            self.fail(
+                event,
+                "the reference controller's step differs from the spec",
+                [f"spec vs reference: {d.render()}" for d in differences[:40]],
+            )
+        bad = self.checker.check_state(expected.state) + self.checker.check_step(
+            before, expected.state, expected.requests
+        )
+        if bad:
+            self.fail(event, "invariant violated", [f"{v}" for v in bad])
+        cov = type(self).coverage
+        record_coverage(cov.stats, before, expected)
+        cov.merge_event(event.kind)
+        cov.steps += 1
+        self.state = expected.state
+
+    def fail(self, event: ControllerEvent, message: str, details: list[str]) -> None:
+        trace = Trace(self.profile, ClusterState(), tuple(self.steps), note=f"stateful test: {message}")
+        where = ""
+        if self.trace_dir is not None:
+            self.trace_dir.mkdir(parents=True, exist_ok=True)
+            path = self.trace_dir / f"stateful-{self.profile}.trace.json"
+            path.write_text(trace.to_json() + "\n", encoding="utf-8")
+            where = f"\n(trace written to {path}; replay with: kcspec conformance replay {path})"
+        events = "\n".join(f"  {i:2d}. {codec.dumps(s.event)}" for i, s in enumerate(self.steps, start=1))
+        raise AssertionError(
+            f"{self.profile}: {message} at {event.kind}\nevents:\n{events}\n" + "\n".join(details) + where
+        )
+
+    @invariant()
+    def states_agree(self) -> None:
+        if self.ref.snapshot() != self.state:
+            self.fail(self.steps[-1].event if self.steps else ControllerEvent(), "snapshots diverged", [])
+
+
+def _make_rule(kind: str) -> Any:
+    @precondition(lambda self: bool(self.enabled_of(kind)))
+    @rule(data=st.data())
+    def step(self: ControllerMachine, data: st.DataObject) -> None:
+        options = self.enabled_of(kind)
+        event = data.draw(st.sampled_from(options), label=kind)
+        self.apply(event)
+
+    step.__name__ = f"event_{kind}"
+    return step
+
+
+for _cls in EVENT_TYPES:
+    setattr(ControllerMachine, f"event_{_cls.kind}", _make_rule(_cls.kind))
+
+
+def machine_for(profile: str, trace_dir: Path | None = None) -> type[ControllerMachine]:
+    """A fresh machine class for ``profile`` with its own coverage counters."""
+    name = "ControllerMachine_" + profile.replace("-", "_").replace(".", "_")
+    return type(
+        name, (ControllerMachine,), {"profile": profile, "coverage": Coverage(), "trace_dir": trace_dir}
+    )
+
+
+def coverage_gaps(profile: str, coverage: Coverage) -> dict[str, list[str]]:
+    """Rows of the transition tables and event kinds that the runs never exercised."""
+    from kcspec.spec.profiles import get_profile
+
+    prof = get_profile(profile)
+    gaps: dict[str, list[str]] = {"replica": [], "partition": [], "events": []}
+    for machine, table, seen in (
+        ("replica", prof.replica_valid_previous, coverage.stats.replica_edges),
+        ("partition", prof.partition_valid_previous, coverage.stats.partition_edges),
+    ):
+        for target, prevs in table.items():
+            for prev in prevs:
+                if prev is target:
+                    continue  # self-loops leave no trace in the state; counted from logs elsewhere
+                if seen.get((prev.name, target.name), 0) == 0:
+                    gaps[machine].append(f"{prev.name}→{target.name}")
+    kinds = {cls.kind for cls in EVENT_TYPES}
+    if profile == "kafka-1.1":
+        kinds.discard("ApiPartitionReassignment")
+    gaps["events"] = sorted(k for k in kinds if coverage.stats.events.get(k, 0) == 0)
+    return gaps
+
+
+__all__ = ["ControllerMachine", "Coverage", "coverage_gaps", "machine_for"]

@@ -1,0 +1,32 @@
+"""Stateful property tests: long random event sequences, reference controller against the spec, both profiles.
+
+The budget here is the CI budget (a few minutes with the fixed seed of ``make test``); ``kcspec fuzz``
+runs longer campaigns.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis.stateful import run_state_machine_as_test
+from kcspec.conformance.fuzz.machine import coverage_gaps, machine_for
+
+EXAMPLES = int(os.environ.get("KCSPEC_STATEFUL_EXAMPLES", "30"))
+
+
+@pytest.mark.parametrize("profile", ["kafka-2.8", "kafka-1.1"])
+def test_reference_controller_refines_the_spec_on_random_runs(profile: str, tmp_path: object) -> None:
+    machine = machine_for(profile)
+    run_state_machine_as_test(
+        machine,
+        settings=settings(
+            max_examples=EXAMPLES,
+            stateful_step_count=25,
+            deadline=None,
+            suppress_health_check=list(HealthCheck),
+        ),
+    )
+    gaps = coverage_gaps(profile, machine.coverage)
+    assert not gaps["events"], f"event kinds never generated: {gaps['events']}"
