@@ -61,10 +61,10 @@ def command(profiles: tuple[str, ...], budget: str, seed: int | None, database: 
       kcspec fuzz --budget 10m
       kcspec fuzz --profile kafka-1.1 --budget 30s --seed 1234
     """
+    seconds = parse_budget(budget)
     from kcspec.conformance.fuzz.campaign import run_campaign
 
     console = Console()
-    seconds = parse_budget(budget)
     seed = seed if seed is not None else random.SystemRandom().randrange(2**31)
     console.print(f"kcspec fuzz: seed {seed} (re-run with --seed {seed}), budget {seconds:.0f}s per profile")
     failed = False
