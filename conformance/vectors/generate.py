@@ -1,0 +1,184 @@
+"""Generate the conformance vectors: ask the oracles (the declarative spec and the reference controller)
+for the answer to every input of ``inputs.py`` and keep the inputs on which they agree.
+
+Each oracle is an in-process ``ControllerSut``. An oracle that cannot answer a request (its engine
+is not importable, or it answers "unsupported") is left out for that request; an input no oracle can
+answer, or on which two oracles disagree, becomes no vector and is listed in the result so that the
+gap is visible, never silent.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from kcspec.conformance.adapters.inprocess import ControllerSut, dispatch
+from kcspec.conformance.protocol import messages as m
+from kcspec.conformance.reference_sut import EngineUnavailable, ReferenceSut, SpecSut
+from kcspec.conformance.reply_diff import Difference, diff_replies
+from kcspec.conformance.vectors import inputs
+from kcspec.conformance.vectors.model import Vector, VectorReply, level_of
+from kcspec.spec.events import BrokerStartup, ControllerEvent, ZkFaultInjection
+from kcspec.spec.state import ClusterState
+
+PROFILES = ("kafka-2.8", "kafka-1.1")
+
+
+@dataclass
+class Generation:
+    vectors: list[Vector] = field(default_factory=list)
+    disagreements: list[tuple[str, tuple[Difference, ...]]] = field(default_factory=list)
+    unanswered: list[tuple[str, str]] = field(default_factory=list)
+    oracles: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def default_oracles() -> tuple[list[ControllerSut], list[str]]:
+    """The spec and the reference controller, whichever can be imported, and why the others cannot."""
+    oracles: list[ControllerSut] = []
+    missing: list[str] = []
+    for cls in (SpecSut, ReferenceSut):
+        try:
+            oracles.append(cls())
+        except EngineUnavailable as exc:
+            missing.append(f"{cls.name}: {exc}")
+    return oracles, missing
+
+
+def _ask(oracle: ControllerSut, profile: str, case: inputs.Case) -> VectorReply | str:
+    """The oracle's reply, or the reason it cannot answer."""
+    try:
+        dispatch(oracle, m.Hello(m.PROTOCOL_VERSION, profile))
+        if case.state is not None:
+            loaded = dispatch(oracle, m.Load(case.state))
+            if isinstance(loaded, m.ErrorReply):
+                return f"{oracle.name} refused load: {loaded.message}"
+        reply = dispatch(oracle, case.request)
+    except (EngineUnavailable, ImportError) as exc:
+        return f"{oracle.name}: {exc}"
+    except Exception as exc:
+        return f"{oracle.name} raised {type(exc).__name__}: {exc}"
+    if isinstance(reply, m.ErrorReply) and reply.code is m.ErrorCode.unsupported:
+        return f"{oracle.name}: {reply.message}"
+    if isinstance(reply, m.ErrorReply) and reply.code is m.ErrorCode.internal:
+        return f"{oracle.name} internal error: {reply.message}"
+    if not isinstance(reply, m.ElectionReply | m.StepReply | m.ErrorReply):
+        return f"{oracle.name} answered {type(reply).__name__}"
+    return reply
+
+
+def _settle(profile: str, case: inputs.Case, oracles: Sequence[ControllerSut], gen: Generation) -> VectorReply | None:
+    answers: list[tuple[str, VectorReply]] = []
+    reasons: list[str] = []
+    for oracle in oracles:
+        answer = _ask(oracle, profile, case)
+        if isinstance(answer, str):
+            reasons.append(answer)
+        else:
+            answers.append((oracle.name, answer))
+    ident = f"{profile}.{case.id}"
+    if not answers:
+        gen.unanswered.append((ident, "; ".join(reasons) or "no oracle"))
+        return None
+    _first_name, first = answers[0]
+    for _name, other in answers[1:]:
+        diffs = diff_replies(first, other, ("$.message",) if isinstance(first, m.ErrorReply) else ())
+        if diffs:
+            gen.disagreements.append((ident, tuple(diffs)))
+            return None
+    return first
+
+
+def _vector(profile: str, case: inputs.Case, expected: VectorReply) -> Vector:
+    return Vector(
+        id=f"{profile}.{case.id}",
+        profile=profile,
+        level=level_of(case.request),
+        capabilities=case.capabilities,
+        sections=tuple(dict.fromkeys(case.sections)),
+        description=case.description,
+        state=case.state,
+        request=case.request,
+        expected=expected,
+    )
+
+
+def machine_cases(profile: str) -> Iterator[inputs.Case]:
+    from kcspec.spec import tables
+
+    yield from inputs.election_cases()
+    replica_table = tables.REPLICA_VALID_PREVIOUS_2_8 if profile == "kafka-2.8" else tables.REPLICA_VALID_PREVIOUS_1_1
+    yield from inputs.replica_cases(replica_table)
+    yield from inputs.partition_cases(tables.PARTITION_VALID_PREVIOUS)
+
+
+def event_cases(profile: str, oracle: ControllerSut) -> Iterator[inputs.Case]:
+    """Every step of every built-in scenario (§7–§9), from the state the oracle reached before it, and
+    one event that is not enabled per scenario."""
+    from kcspec.conformance.scenarios import SCENARIOS
+
+    for scenario in SCENARIOS:
+        events = scenario.events(profile)
+        state = ClusterState()
+        dispatch(oracle, m.Hello(m.PROTOCOL_VERSION, profile))
+        for i, event in enumerate(events):
+            fault = isinstance(event, ZkFaultInjection) or bool(state.zk.faults)
+            caps = {m.Capability.controller_events} | ({m.Capability.fault_injection} if fault else set())
+            yield inputs.Case(
+                f"event.{scenario.name}.{i:02d}.{event.kind}",
+                (event.section, *scenario.sections),
+                f"scenario {scenario.name}, step {i + 1}: {_event_text(event)}",
+                frozenset(caps),
+                state,
+                m.Event(event),
+            )
+            dispatch(oracle, m.Load(state))
+            reply = dispatch(oracle, m.Event(event))
+            if not isinstance(reply, m.StepReply):
+                break
+            state = reply.state
+        registered = sorted(state.zk.brokers)
+        if registered:
+            yield inputs.Case(
+                f"event.{scenario.name}.not-enabled.BrokerStartup",
+                ("§7.2",),
+                f"scenario {scenario.name}, end: BrokerStartup({registered[0]}) of a registered broker is not enabled",
+                frozenset({m.Capability.controller_events}),
+                state,
+                m.Event(BrokerStartup(registered[0])),
+            )
+
+
+def _event_text(event: ControllerEvent) -> str:
+    from kcspec.spec import codec
+
+    text = codec.dumps(event)
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def generate(
+    profiles: Iterable[str] = PROFILES,
+    oracles: Sequence[ControllerSut] | None = None,
+    *,
+    include_events: bool = True,
+) -> Generation:
+    started = time.monotonic()
+    gen = Generation()
+    if oracles is None:
+        oracles, missing = default_oracles()
+        gen.unanswered.extend(("(all)", reason) for reason in missing)
+    gen.oracles = [o.name for o in oracles]
+    for profile in profiles:
+        cases: list[inputs.Case] = list(machine_cases(profile))
+        if include_events and oracles:
+            try:
+                cases.extend(event_cases(profile, oracles[-1]))
+            except Exception as exc:
+                gen.unanswered.append((f"{profile}.event.*", f"{type(exc).__name__}: {exc}"))
+        for case in cases:
+            expected = _settle(profile, case, oracles, gen)
+            if expected is not None:
+                gen.vectors.append(_vector(profile, case, expected))
+    gen.seconds = time.monotonic() - started
+    return gen

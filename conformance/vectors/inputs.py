@@ -1,0 +1,306 @@
+"""The inputs of the conformance vectors: election inputs, state-machine calls in named contexts, and
+controller events along the built-in scenarios. Expected answers come from the oracles
+(``generate.py``); this module only decides *what* is asked, and which section it checks.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+
+from kcspec.conformance.protocol import messages as m
+from kcspec.spec.fmap import FMap
+from kcspec.spec.state import ClusterState, ControllerContext, ZkState
+from kcspec.spec.vocabulary import (
+    ElectionInput,
+    ElectionStrategy,
+    LeaderAndIsr,
+    LeaderElection,
+    LeaderIsrAndControllerEpoch,
+    PartitionReplica,
+    PartitionState,
+    ReplicaAssignment,
+    ReplicaState,
+    TopicPartition,
+    ZkFault,
+)
+
+S = ElectionStrategy
+T0 = TopicPartition("t", 0)
+T1 = TopicPartition("t", 1)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One vector to be: an id, the sections it checks, what a SUT needs, the state and the request."""
+
+    id: str
+    sections: tuple[str, ...]
+    description: str
+    capabilities: frozenset[m.Capability]
+    state: ClusterState | None
+    request: m.Elect | m.ReplicaStateChange | m.PartitionStateChange | m.Event
+
+
+# ------------------------------------------------------------------------------------------ elections
+
+STRATEGY_SLUG = {
+    S.OfflinePartitionLeaderElectionStrategy: "offline",
+    S.ReassignPartitionLeaderElectionStrategy: "reassign",
+    S.PreferredReplicaPartitionLeaderElectionStrategy: "preferred",
+    S.ControlledShutdownPartitionLeaderElectionStrategy: "controlled-shutdown",
+}
+ISRS: tuple[tuple[int, ...], ...] = ((1, 2, 3), (2, 3), (3, 1), (3,), (1,), (4, 2), ())
+"""ISR variants, including a member outside the assignment (4) and the impossible empty ISR (§6 edge cases)."""
+ONLINE: tuple[frozenset[int], ...] = (
+    frozenset({1, 2, 3}), frozenset({2, 3}), frozenset({3}), frozenset({1}), frozenset(), frozenset({2, 4}),
+)
+SHUTTING_DOWN: tuple[frozenset[int], ...] = (frozenset(), frozenset({1}), frozenset({1, 2}))
+TARGETS: tuple[tuple[int, ...], ...] = ((1, 2, 3), (3, 2), (4, 5))
+
+
+def _slug(values: object) -> str:
+    if isinstance(values, frozenset | set):
+        values = sorted(values)
+    if isinstance(values, tuple | list):
+        return "_".join(str(v) for v in values) or "none"
+    return str(values)
+
+
+def election_cases() -> Iterator[Case]:
+    """Every strategy over ISR × liveness × shutting-down × unclean flags (§6, with its edge cases)."""
+    assignment = (1, 2, 3)
+    caps = frozenset({m.Capability.elections})
+    for strategy, slug in STRATEGY_SLUG.items():
+        flags = [(False, False), (True, False), (False, True)] if slug == "offline" else [(False, False)]
+        targets = TARGETS if slug == "reassign" else (assignment,)
+        for isr, live, down, (allow, enabled), target in itertools.product(ISRS, ONLINE, SHUTTING_DOWN, flags, targets):
+            online = live - down
+            leader = isr[0] if isr else -1
+            inp = ElectionInput(
+                assignment=assignment,
+                target_replicas=target,
+                leader_and_isr=LeaderAndIsr(leader, 5, isr, 7),
+                online=online,
+                online_or_shutting_down=live | down,
+                shutting_down=down,
+                allow_unclean=allow,
+                unclean_enabled=enabled,
+            )
+            ident = (
+                f"elect.{slug}.isr-{_slug(isr)}.live-{_slug(live)}.down-{_slug(down)}"
+                + (f".allow-{int(allow)}.unclean-{int(enabled)}" if slug == "offline" else "")
+                + (f".target-{_slug(target)}" if slug == "reassign" else "")
+            )
+            yield Case(
+                ident,
+                ("§6",),
+                f"{strategy.name}: ISR {list(isr)}, live {sorted(live)}, shutting down {sorted(down)}"
+                + (f", allowUnclean={allow}, unclean.leader.election.enable={enabled}" if slug == "offline" else "")
+                + (f", target replicas {list(target)}" if slug == "reassign" else ""),
+                caps,
+                None,
+                m.Elect(strategy, inp),
+            )
+
+
+# ------------------------------------------------------------------------------------ machine contexts
+
+
+def base_state() -> ClusterState:
+    """Controller 1 (epoch 1) with brokers 1–3 live; topic t: t-0 on [1,2,3] led by 1 with ISR [1,2,3],
+    Online, replicas Online; t-1 on [2,3,1] without leadership yet, New, replicas New."""
+    li = LeaderIsrAndControllerEpoch(LeaderAndIsr(1, 0, (1, 2, 3), 0), 1)
+    brokers = FMap({1: 10, 2: 11, 3: 12})
+    assignments = FMap({T0: ReplicaAssignment((1, 2, 3)), T1: ReplicaAssignment((2, 3, 1))})
+    replica_states: dict[PartitionReplica, ReplicaState] = {}
+    for r in (1, 2, 3):
+        replica_states[PartitionReplica(T0, r)] = ReplicaState.OnlineReplica
+        replica_states[PartitionReplica(T1, r)] = ReplicaState.NewReplica
+    return ClusterState(
+        zk=ZkState(
+            controller=1, controller_epoch=1, controller_epoch_zk_version=1, brokers=brokers,
+            assignments=assignments, partition_states=FMap({T0: li}), zxid=13,
+        ),
+        controller=ControllerContext(
+            controller_id=1, epoch=1, epoch_zk_version=1, live_brokers=brokers, all_topics=frozenset({"t"}),
+            assignments=assignments, leadership=FMap({T0: li}),
+            replica_states=FMap(replica_states),
+            partition_states=FMap({T0: PartitionState.OnlinePartition, T1: PartitionState.NewPartition}),
+        ),
+    )
+
+
+def _without_broker(s: ClusterState, b: int) -> ClusterState:
+    return replace(
+        s,
+        zk=replace(s.zk, brokers=s.zk.brokers.remove(b)),
+        controller=replace(s.controller, live_brokers=s.controller.live_brokers.remove(b)),
+    )
+
+
+def _fault(s: ClusterState, f: ZkFault) -> ClusterState:
+    return replace(s, zk=replace(s.zk, faults=FMap({T0: f})))
+
+
+def _newer_znode(s: ClusterState) -> ClusterState:
+    li = s.zk.partition_states[T0]
+    return replace(s, zk=replace(s.zk, partition_states=s.zk.partition_states.set(T0, replace(li, controller_epoch=2))))
+
+
+def _deleting(s: ClusterState) -> ClusterState:
+    return replace(
+        s,
+        zk=replace(s.zk, delete_topics=frozenset({"t"})),
+        controller=replace(s.controller, topics_to_be_deleted=frozenset({"t"})),
+    )
+
+
+def _no_znode(s: ClusterState) -> ClusterState:
+    return replace(s, zk=replace(s.zk, partition_states=FMap()))
+
+
+@dataclass(frozen=True)
+class Context:
+    name: str
+    doc: str
+    sections: tuple[str, ...]
+    fault: bool
+    state: ClusterState
+
+
+def contexts() -> tuple[Context, ...]:
+    b = base_state()
+    return (
+        Context("base", "all brokers live", (), False, b),
+        Context("broker3-dead", "broker 3 is not registered (still in the ISR)", ("§3.1",), False,
+                _without_broker(b, 3)),
+        Context("leader-dead", "the leader of t-0 (broker 1) is not registered", ("§3.1",), False,
+                _without_broker(b, 1)),
+        Context("broker2-shutting-down", "broker 2 is shutting down", ("§3.1",), False,
+                replace(b, controller=replace(b.controller, shutting_down=frozenset({2})))),
+        Context("topic-deleting", "topic t is queued for deletion", ("§3.4", "§8"), False, _deleting(b)),
+        Context("znode-newer-controller", "t-0's znode was written by controller epoch 2", ("§3.3", "§9"), False,
+                _newer_znode(b)),
+        Context("znode-missing", "t-0 is cached but its state znode is missing", ("§3.3",), False, _no_znode(b)),
+        Context("fault-badversion", "t-0's next conditional write fails with BADVERSION", ("§3.3",), True,
+                _fault(b, ZkFault.BADVERSION)),
+        Context("fault-connectionloss", "t-0's next read throws CONNECTIONLOSS", ("§3.3",), True,
+                _fault(b, ZkFault.CONNECTIONLOSS)),
+    )
+
+
+REPLICA_SECTION = {
+    ReplicaState.NewReplica: "§4.1",
+    ReplicaState.OnlineReplica: "§4.2",
+    ReplicaState.OfflineReplica: "§4.3",
+    ReplicaState.ReplicaDeletionStarted: "§4.4",
+    ReplicaState.ReplicaDeletionIneligible: "§4.5",
+    ReplicaState.ReplicaDeletionSuccessful: "§4.6",
+    ReplicaState.NonExistentReplica: "§4.7",
+}
+PARTITION_SECTION = {
+    PartitionState.NewPartition: "§5.1",
+    PartitionState.OnlinePartition: "§5.2",
+    PartitionState.OfflinePartition: "§5.3",
+    PartitionState.NonExistentPartition: "§5.3",
+}
+
+
+def _with_replica_state(s: ClusterState, pr: PartitionReplica, state: ReplicaState) -> ClusterState:
+    states = s.controller.replica_states
+    states = states.remove(pr) if state is ReplicaState.NonExistentReplica else states.set(pr, state)
+    return replace(s, controller=replace(s.controller, replica_states=states))
+
+
+def _with_partition_state(s: ClusterState, tp: TopicPartition, state: PartitionState | None) -> ClusterState:
+    states = s.controller.partition_states
+    states = states.remove(tp) if state is None else states.set(tp, state)
+    return replace(s, controller=replace(s.controller, partition_states=states))
+
+
+def replica_cases(valid_previous: dict[ReplicaState, tuple[ReplicaState, ...]]) -> Iterator[Case]:
+    """Every (from, target) pair of the replica machine: valid ones in every context for the leader, a
+    follower and a replica of a partition without leadership; invalid ones once (§2.1, §2.3, §4)."""
+    base_caps = frozenset({m.Capability.replica_state_machine})
+    elements = (("leader", PartitionReplica(T0, 1)), ("follower", PartitionReplica(T0, 2)),
+                ("no-leadership", PartitionReplica(T1, 2)))
+    for target, valid in valid_previous.items():
+        for source in ReplicaState:
+            is_valid = source in valid
+            for ctx in contexts() if is_valid else contexts()[:1]:
+                for el_name, pr in elements if is_valid else elements[1:2]:
+                    state = _with_replica_state(ctx.state, pr, source)
+                    kind = "valid" if is_valid else "invalid"
+                    yield Case(
+                        f"replica.{target.name}.from-{source.name}.{el_name}.{ctx.name}",
+                        (REPLICA_SECTION[target] if is_valid else "§2.1", "§2.3", *ctx.sections),
+                        f"{kind} replica transition {source.name} → {target.name} of {pr} ({el_name}); {ctx.doc}",
+                        base_caps | ({m.Capability.fault_injection} if ctx.fault else frozenset()),
+                        state,
+                        m.ReplicaStateChange((pr,), target),
+                    )
+    # whole-broker calls: several partitions of one broker, and several brokers in one call (§2.3 grouping)
+    for ctx in contexts():
+        group = (PartitionReplica(T0, 2), PartitionReplica(T1, 2), PartitionReplica(T0, 3))
+        for target in (ReplicaState.OfflineReplica, ReplicaState.OnlineReplica):
+            yield Case(
+                f"replica.{target.name}.batch.{ctx.name}",
+                (REPLICA_SECTION[target], "§2.3", "§3.4", *ctx.sections),
+                f"one call moving {', '.join(map(str, group))} to {target.name}; {ctx.doc}",
+                base_caps | ({m.Capability.fault_injection} if ctx.fault else frozenset()),
+                ctx.state,
+                m.ReplicaStateChange(group, target),
+            )
+    yield Case("replica.empty-call", ("§2.3",), "an empty call is a no-op", base_caps, base_state(),
+               m.ReplicaStateChange((), ReplicaState.OfflineReplica))
+
+
+ELECTIONS: tuple[tuple[str, LeaderElection | None], ...] = (
+    ("offline", LeaderElection(S.OfflinePartitionLeaderElectionStrategy)),
+    ("offline-unclean", LeaderElection(S.OfflinePartitionLeaderElectionStrategy, allow_unclean=True)),
+    ("reassign", LeaderElection(S.ReassignPartitionLeaderElectionStrategy)),
+    ("preferred", LeaderElection(S.PreferredReplicaPartitionLeaderElectionStrategy)),
+    ("controlled-shutdown", LeaderElection(S.ControlledShutdownPartitionLeaderElectionStrategy)),
+)
+
+
+def partition_cases(valid_previous: dict[PartitionState, tuple[PartitionState, ...]]) -> Iterator[Case]:
+    """Every (from, target[, strategy]) of the partition machine for a partition with and without
+    leadership, valid ones in every context, invalid ones once (§2.2, §2.3, §5, §6)."""
+    base_caps = frozenset({m.Capability.partition_state_machine})
+    elements = (("led", T0), ("unled", T1))
+    for target, valid in valid_previous.items():
+        for source in PartitionState:
+            is_valid = source in valid
+            if target is PartitionState.OnlinePartition and is_valid:
+                elections = ELECTIONS[:1] if source is PartitionState.NewPartition else ELECTIONS
+            else:
+                elections = (("none", None),)
+            for (e_name, election), ctx in itertools.product(elections, contexts() if is_valid else contexts()[:1]):
+                if target is PartitionState.OnlinePartition and source is PartitionState.NewPartition:
+                    election = None
+                    e_name = "init"
+                for el_name, tp in elements if is_valid else elements[:1]:
+                    state = _with_partition_state(ctx.state, tp, source)
+                    sections = (PARTITION_SECTION[target] if is_valid else "§2.2", "§2.3", *ctx.sections)
+                    if election is not None:
+                        sections += ("§6",)
+                    yield Case(
+                        f"partition.{target.name}.from-{source.name}.{e_name}.{el_name}.{ctx.name}",
+                        sections,
+                        f"{'valid' if is_valid else 'invalid'} partition transition {source.name} → {target.name}"
+                        f" of {tp} ({el_name}), election {e_name}; {ctx.doc}",
+                        base_caps | ({m.Capability.fault_injection} if ctx.fault else frozenset()),
+                        state,
+                        m.PartitionStateChange((tp,), target, election),
+                    )
+    yield Case(
+        "partition.OnlinePartition.batch.offline.base",
+        ("§5.2", "§2.3", "§3.4", "§6"),
+        "one call electing t-0 and initialising t-1",
+        base_caps,
+        _with_partition_state(base_state(), T0, PartitionState.OfflinePartition),
+        m.PartitionStateChange((T0, T1), PartitionState.OnlinePartition, ELECTIONS[0][1]),
+    )
