@@ -155,7 +155,7 @@ class WalkTarget(Protocol):
 
 
 def walk(
-    controller: object,
+    controller: WalkTarget,
     cfg: WalkConfig,
     steps: int,
     seed: int,
