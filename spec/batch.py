@@ -89,6 +89,26 @@ def _lair_state(s: Expr, key: Expr, is_new: Expr, existing: Expr, li_of: Callabl
     )
 
 
+def _add_lair(
+    p: Profile, wv: Expr, ts: Expr, keys: Expr, is_new: object, li_of: Callable[[Expr], Expr]
+) -> Expr:
+    s = wv.f("state")
+    return let(
+        wv.f("batch", "leader_and_isr"),
+        lambda lair: add_update_metadata(
+            p,
+            with_batch(
+                wv,
+                leader_and_isr=lair.merge(
+                    build_map(keys, lambda k: _lair_state(s, k, lift(is_new), lair, li_of))
+                ),
+            ),
+            C.live_or_shutting_down(s),
+            ts,
+        ),
+    )
+
+
 def add_leader_and_isr_bulk(
     p: Profile,
     w: object,
@@ -102,8 +122,8 @@ def add_leader_and_isr_bulk(
 
     The partition state carries LI (by default the cached LI(tp); ``leader_isr`` overrides it, e.g. for the
     1.1 reassignment epoch bump that is not cached, KAFKA-9212) and FA(tp) of the current context; ``isNew``
-    is sticky per (broker, partition). Then UMR for all ``tps`` to all live-or-shutting-down brokers.
-    An empty ``tps`` adds nothing (no call is made).
+    is sticky per (broker, partition). Then UMR for all ``tps`` to all live-or-shutting-down brokers (even for
+    a partition whose recipient list is empty). An empty ``tps`` adds nothing (no call is made).
     """
 
     def body(wv: Expr) -> Expr:
@@ -115,28 +135,40 @@ def add_leader_and_isr_bulk(
                 ts.is_empty(),
                 wv,
                 let(
-                    wv.f("batch", "leader_and_isr"),
-                    lambda lair: let(
-                        ts.flat_map(
-                            lambda tp: (
-                                lift(recipients(tp))
-                                .to_set()
-                                .filter(lambda b: b.ge(0))
-                                .map(lambda b: C.replica(tp, b))
-                            )
-                        ),
-                        lambda keys: add_update_metadata(
-                            p,
-                            with_batch(
-                                wv,
-                                leader_and_isr=lair.merge(
-                                    build_map(keys, lambda k: _lair_state(s, k, lift(is_new), lair, li_of))
-                                ),
-                            ),
-                            C.live_or_shutting_down(s),
-                            ts,
-                        ),
+                    ts.flat_map(
+                        lambda tp: (
+                            lift(recipients(tp))
+                            .to_set()
+                            .filter(lambda b: b.ge(0))
+                            .map(lambda b: C.replica(tp, b))
+                        )
                     ),
+                    lambda keys: _add_lair(p, wv, ts, keys, is_new, li_of),
+                ),
+            ),
+        )
+
+    return rule("addLeaderAndIsrRequestForBrokers", "§3.4", unless_moved(w, body))
+
+
+def add_leader_and_isr_keys(p: Profile, w: object, keys: object, is_new: object) -> Expr:
+    """``addLeaderAndIsrRequestForBrokers([r], tp, LI(tp), FA(tp), isNew)`` for every (tp, r) ∈ ``keys`` — a set of
+    ``PartitionReplica`` whose replica is the recipient broker — with the implicit UMR for their partitions."""
+
+    def body(wv: Expr) -> Expr:
+        s = wv.f("state")
+        return bind(
+            keys,
+            lambda ks: if_(
+                ks.is_empty(),
+                wv,
+                _add_lair(
+                    p,
+                    wv,
+                    ks.map(lambda k: k.f("tp")),
+                    ks.filter(lambda k: k.f("replica").ge(0)),
+                    is_new,
+                    lambda tp: C.leadership(s, tp),
                 ),
             ),
         )

@@ -1,0 +1,480 @@
+"""The replica state machine (§4, generic mechanics §2.3) as procedures on ``Work``.
+
+``replica_state_change(p, w, replicas, target)`` is one whole ``handleStateChanges(replicas, target)`` call:
+
+1. an empty ``replicas`` (or an earlier ControllerMovedException) → no-op;
+2. every replica without a state gets the implicit initial state NonExistentReplica (this entry stays even if
+   the transition is then rejected);
+3. replicas whose state is not a valid previous state of ``target`` (per profile, §2.1) get one
+   ``StateChangeFailure(InvalidTransition)`` and no other effect;
+4. the target rule of §4.1–§4.7 is applied to the valid replicas. OnlineReplica and OfflineReplica are processed
+   broker by broker in ascending broker id (Kafka: hash order; ARCHITECTURE.md ordering decision), each
+   broker's partitions together; the other targets have no cross-replica interaction and are applied at once;
+5. ``send``.
+
+``initialize_replica_state(p, w)`` is §4.8 step 1. Decision where the document is silent: the NonExistentReplica
+transition of a replica whose partition has no assignment stores an empty assignment for it (2.8's
+``updatePartitionFullReplicaAssignment`` behaviour), in both profiles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from kcspec.spec import batch as B
+from kcspec.spec import context as C
+from kcspec.spec import zk as Z
+from kcspec.spec.lang import Expr, build_map, cond, if_, let, lit, rec, rule, set_of
+from kcspec.spec.profiles import Profile
+from kcspec.spec.requests import MACHINE_REPLICA, FailureReason, StateChangeFailure
+from kcspec.spec.vocabulary import (
+    NO_LEADER,
+    LeaderIsrAndControllerEpoch,
+    ReplicaState,
+    TopicPartition,
+)
+from kcspec.spec.work import Work
+
+R = ReplicaState
+
+
+@dataclass(frozen=True)
+class IsrRemoval:
+    """One round of ``doRemoveReplicasFromIsr`` (§4.3 step 3): the work after it, the partitions with a result
+    (rewritten or unchanged) and those to retry after a BADVERSION."""
+
+    work: Work
+    done: frozenset[TopicPartition]
+    retry: frozenset[TopicPartition]
+
+
+def state_name(state: Expr) -> Expr:
+    """The Kafka name of a replica state, as logged."""
+    return cond(*((state.eq(v), v.name) for v in ReplicaState), otherwise="")
+
+
+def _set_replica_states(w: Expr, states: Expr) -> Expr:
+    s = w.f("state")
+    return w.with_(state=s.with_(controller=s.f("controller").with_(replica_states=states)))
+
+
+def _put_states(w: Expr, replicas: Expr, target: ReplicaState) -> Expr:
+    return _set_replica_states(
+        w, w.f("state", "controller", "replica_states").merge(build_map(replicas, lambda _r: target))
+    )
+
+
+def _failures(w: Expr, replicas: Expr, target_name: str, reason: FailureReason) -> Expr:
+    """``w`` with one failure per replica, logged from its current state to ``target_name``."""
+    states = w.f("state", "controller", "replica_states")
+    return w.with_(
+        failures=w.f("failures").union(
+            replicas.map(
+                lambda pr: rec(
+                    StateChangeFailure,
+                    machine=MACHINE_REPLICA,
+                    tp=pr.f("tp"),
+                    replica=pr.f("replica"),
+                    from_state=state_name(states.get_or(pr, R.NonExistentReplica)),
+                    target=target_name,
+                    reason=reason,
+                )
+            )
+        )
+    )
+
+
+def _partition_failures(w: Expr, tps: Expr, broker: Expr, reason: FailureReason) -> Expr:
+    return _failures(w, tps.map(lambda tp: C.replica(tp, broker)), R.OfflineReplica.name, reason)
+
+
+# ------------------------------------------------------------------------------------------- §4.1 NewReplica
+
+
+def _to_new(p: Profile, w: Expr, valid: Expr) -> Expr:
+    """§4.1: the current leader is refused (logged with target OfflineReplica, a Kafka quirk); replicas of
+    partitions with leadership info get LAIR(isNew = true) to themselves (+ UMR); RS := NewReplica."""
+    lead = w.f("state", "controller", "leadership")
+    return let(
+        valid.filter(
+            lambda pr: (
+                lead.has(pr.f("tp")) & lead.get(pr.f("tp")).f("leader_and_isr", "leader").eq(pr.f("replica"))
+            )
+        ),
+        lambda leaders: let(
+            valid.minus(leaders),
+            lambda ok: B.add_leader_and_isr_keys(
+                p,
+                _put_states(
+                    _failures(w, leaders, R.OfflineReplica.name, FailureReason.NewReplicaIsLeader),
+                    ok,
+                    R.NewReplica,
+                ),
+                ok.filter(lambda pr: lead.has(pr.f("tp"))),
+                True,
+            ),
+        ),
+    )
+
+
+# ------------------------------------------------------------------------------------------- §4.2 OnlineReplica
+
+
+def _to_online_broker(p: Profile, w: Expr, broker: Expr, prs: Expr) -> Expr:
+    """§4.2 for the valid replicas ``prs`` of one broker: from NewReplica, append the broker to AR if missing (no
+    request); from any other state, LAIR(isNew = false) to the broker with the cached LI (+ UMR) when present."""
+    s = w.f("state")
+    states = s.f("controller", "replica_states")
+    assigns = s.f("controller", "assignments")
+    return let(
+        prs.filter(lambda pr: states.get(pr).eq(R.NewReplica)),
+        lambda from_new: let(
+            from_new.filter(lambda pr: ~C.replicas(s, pr.f("tp")).contains(broker)).map(
+                lambda pr: pr.f("tp")
+            ),
+            lambda appended: let(
+                w.with_(
+                    state=s.with_(
+                        controller=s.f("controller").with_(
+                            assignments=assigns.merge(
+                                build_map(
+                                    appended,
+                                    lambda tp: C.assignment(s, tp).with_(
+                                        replicas=C.replicas(s, tp).append(broker)
+                                    ),
+                                )
+                            )
+                        )
+                    )
+                ),
+                lambda w1: _put_states(
+                    B.add_leader_and_isr_keys(
+                        p,
+                        w1,
+                        prs.minus(from_new).filter(lambda pr: C.has_leadership(s, pr.f("tp"))),
+                        False,
+                    ),
+                    prs,
+                    R.OnlineReplica,
+                ),
+            ),
+        ),
+    )
+
+
+# ------------------------------------------------------------------------------------------- §4.3 OfflineReplica
+
+
+def _isr_removal_round(p: Profile, w: Expr, broker: Expr, remaining: Expr) -> Expr:
+    """One ``doRemoveReplicasFromIsr(broker, remaining)`` round (§4.3 step 3a–e) → ``IsrRemoval``."""
+    s = w.f("state")
+
+    def after_read(s1: Expr) -> Expr:
+        zkps = s1.f("zk", "partition_states")
+        my_epoch = s1.f("controller", "epoch")
+        return let(
+            remaining.filter(lambda tp: ~zkps.has(tp)),
+            lambda missing: let(
+                remaining.minus(missing).filter(lambda tp: Z.written_by_newer_controller(s1, tp)),
+                lambda newer: let(
+                    remaining.minus(missing).minus(newer),
+                    lambda cands: let(
+                        cands.filter(lambda tp: zkps.get(tp).f("leader_and_isr", "isr").contains(broker)),
+                        lambda with_r: let(
+                            Z.update_leader_and_isr(
+                                p,
+                                s1,
+                                build_map(
+                                    with_r,
+                                    lambda tp: let(
+                                        zkps.get(tp).f("leader_and_isr"),
+                                        lambda lai: lai.with_(
+                                            leader=if_(
+                                                lai.f("leader").eq(broker), NO_LEADER, lai.f("leader")
+                                            ),
+                                            leader_epoch=lai.f("leader_epoch") + 1,
+                                            isr=if_(
+                                                lai.f("isr").size().eq(1),
+                                                lai.f("isr"),
+                                                lai.f("isr").minus(set_of(broker)),
+                                            ),
+                                        ),
+                                    ),
+                                ),
+                            ),
+                            lambda wr: if_(
+                                wr.f("moved"),
+                                rec(
+                                    IsrRemoval,
+                                    work=w.with_(state=s1, moved=True),
+                                    done=frozenset(),
+                                    retry=frozenset(),
+                                ),
+                                let(
+                                    wr.f("records").keys().union(cands.minus(with_r)),
+                                    lambda done: let(
+                                        wr.f("state"),
+                                        lambda s2: rec(
+                                            IsrRemoval,
+                                            work=_partition_failures(
+                                                _partition_failures(
+                                                    _partition_failures(
+                                                        w.with_(
+                                                            state=s2.with_(
+                                                                controller=s2.f("controller").with_(
+                                                                    leadership=s2.f(
+                                                                        "controller", "leadership"
+                                                                    ).merge(
+                                                                        build_map(
+                                                                            done,
+                                                                            lambda tp: rec(
+                                                                                LeaderIsrAndControllerEpoch,
+                                                                                leader_and_isr=s2.f(
+                                                                                    "zk", "partition_states"
+                                                                                )
+                                                                                .get(tp)
+                                                                                .f("leader_and_isr"),
+                                                                                controller_epoch=my_epoch,
+                                                                            ),
+                                                                        )
+                                                                    )
+                                                                )
+                                                            )
+                                                        ),
+                                                        missing.filter(
+                                                            lambda tp: (
+                                                                ~C.queued_for_deletion(s1, tp.f("topic"))
+                                                            )
+                                                        ),
+                                                        broker,
+                                                        FailureReason.LeaderAndIsrPathEmpty,
+                                                    ),
+                                                    newer,
+                                                    broker,
+                                                    FailureReason.WrittenByNewerController,
+                                                ),
+                                                wr.f("failed"),
+                                                broker,
+                                                FailureReason.ZkError,
+                                            ),
+                                            done=done,
+                                            retry=wr.f("retry"),
+                                        ),
+                                    ),
+                                ),
+                            ),
+                        ),
+                    ),
+                ),
+            ),
+        )
+
+    return rule(
+        "doRemoveReplicasFromIsr",
+        "§4.3",
+        if_(
+            Z.read_fails(s, remaining),
+            rec(
+                IsrRemoval,
+                work=_partition_failures(
+                    w.with_(state=Z.consume_read_faults(s, remaining)),
+                    remaining,
+                    broker,
+                    FailureReason.ZkError,
+                ),
+                done=frozenset(),
+                retry=frozenset(),
+            ),
+            let(Z.consume_read_faults(s, remaining), after_read),
+        ),
+    )
+
+
+def _to_offline_broker(p: Profile, w: Expr, broker: Expr, prs: Expr) -> Expr:
+    """§4.3 for the valid replicas ``prs`` of one broker.
+
+    SR(delete = false) to the broker for every partition; ``removeReplicasFromIsr`` for the partitions with
+    leadership info — at most two rounds, since a one-shot BADVERSION fault makes at most one retry; then, for
+    every partition with a result, LAIR(isNew = false) to AR − {broker} unless the topic is queued for deletion,
+    and RS := OfflineReplica. Partitions without leadership info: 2.8 RS := OfflineReplica + UMR (KAFKA-6650,
+    KAFKA-3143); 1.1 leaves them untouched. Failed partitions keep their state.
+    """
+    lead = w.f("state", "controller", "leadership")
+
+    def finish(wd: Expr, done: Expr, p0: Expr) -> Expr:
+        s = wd.f("state")
+        w1 = _put_states(
+            B.add_leader_and_isr_bulk(
+                p,
+                wd,
+                done.filter(lambda tp: ~C.queued_for_deletion(s, tp.f("topic"))),
+                lambda tp: C.replicas(s, tp).minus(set_of(broker)),
+                False,
+            ),
+            done.map(lambda tp: C.replica(tp, broker)),
+            R.OfflineReplica,
+        )
+        if not p.offline_replica_without_leadership:
+            return w1
+        return B.bind(
+            w1,
+            lambda w2: if_(
+                p0.is_empty(),
+                w2,
+                B.add_update_metadata(
+                    p,
+                    _put_states(w2, p0.map(lambda tp: C.replica(tp, broker)), R.OfflineReplica),
+                    C.live_or_shutting_down(w2.f("state")),
+                    p0,
+                ),
+            ),
+        )
+
+    def body(wa: Expr) -> Expr:
+        return let(
+            prs.map(lambda pr: pr.f("tp")),
+            lambda tps: let(
+                tps.filter(lambda tp: lead.has(tp)),
+                lambda p_l: let(
+                    _isr_removal_round(p, wa, broker, p_l),
+                    lambda r1: if_(
+                        r1.f("retry").is_empty(),
+                        finish(r1.f("work"), r1.f("done"), tps.minus(p_l)),
+                        let(
+                            _isr_removal_round(p, r1.f("work"), broker, r1.f("retry")),
+                            lambda r2: finish(r2.f("work"), r1.f("done").union(r2.f("done")), tps.minus(p_l)),
+                        ),
+                    ),
+                ),
+            ),
+        )
+
+    return B.unless_moved(B.add_stop_replica_bulk(p, w, prs, False), lambda wa: body(wa))
+
+
+# ------------------------------------------------------------------------------------------- §4.7 NonExistentReplica
+
+
+def _to_non_existent(w: Expr, valid: Expr) -> Expr:
+    """§4.7: r is removed from FA(p) (replicas, adding and removing lists) and the state entry is removed."""
+    s = w.f("state")
+    c = s.f("controller")
+    return let(
+        valid.map(lambda pr: pr.f("tp")),
+        lambda tps: w.with_(
+            state=s.with_(
+                controller=c.with_(
+                    assignments=c.f("assignments").merge(
+                        build_map(
+                            tps,
+                            lambda tp: let(
+                                valid.filter(lambda pr: pr.f("tp").eq(tp)).map(lambda pr: pr.f("replica")),
+                                lambda gone: let(
+                                    C.assignment(s, tp),
+                                    lambda fa: fa.with_(
+                                        replicas=fa.f("replicas").minus(gone),
+                                        adding=fa.f("adding").minus(gone),
+                                        removing=fa.f("removing").minus(gone),
+                                    ),
+                                ),
+                            ),
+                        )
+                    ),
+                    replica_states=c.f("replica_states").delete_all(valid),
+                )
+            )
+        ),
+    )
+
+
+# ------------------------------------------------------------------------------------------- the call
+
+
+def _by_broker(w: Expr, valid: Expr, fn: Callable[[Expr, Expr, Expr], Expr]) -> Expr:
+    """Fold ``fn(w, broker, replicas of broker)`` over the brokers of ``valid`` in ascending id."""
+    return (
+        valid.map(lambda pr: pr.f("replica"))
+        .sorted()
+        .fold(w, lambda acc, b: fn(acc, b, valid.filter(lambda pr: pr.f("replica").eq(b))))
+    )
+
+
+def _apply_target(p: Profile, w: Expr, valid: Expr, target: ReplicaState) -> Expr:
+    if target is R.NewReplica:
+        return rule("NewReplica", "§4.1", _to_new(p, w, valid))
+    if target is R.OnlineReplica:
+        return rule(
+            "OnlineReplica", "§4.2", _by_broker(w, valid, lambda a, b, prs: _to_online_broker(p, a, b, prs))
+        )
+    if target is R.OfflineReplica:
+        return rule(
+            "OfflineReplica", "§4.3", _by_broker(w, valid, lambda a, b, prs: _to_offline_broker(p, a, b, prs))
+        )
+    if target is R.ReplicaDeletionStarted:
+        return rule(
+            "ReplicaDeletionStarted",
+            "§4.4",
+            B.add_stop_replica_bulk(p, _put_states(w, valid, target), valid, True),
+        )
+    if target is R.NonExistentReplica:
+        return rule("NonExistentReplica", "§4.7", _to_non_existent(w, valid))
+    section = "§4.5" if target is R.ReplicaDeletionIneligible else "§4.6"
+    return rule(target.name, section, _put_states(w, valid, target))
+
+
+def replica_state_change(p: Profile, w: object, replicas: object, target: ReplicaState) -> Expr:
+    """One whole ``ReplicaStateMachine.handleStateChanges(replicas, target)`` call (§2.3, §4), ending with send."""
+    valid_prev = lit(frozenset(p.replica_valid_previous[target]))
+
+    def call(wv: Expr, rs: Expr) -> Expr:
+        current = wv.f("state", "controller", "replica_states")
+        return let(
+            current.merge(
+                build_map(rs.filter(lambda pr: ~current.has(pr)), lambda _pr: R.NonExistentReplica)
+            ),
+            lambda states: let(
+                rs.filter(lambda pr: valid_prev.contains(states.get(pr))),
+                lambda valid: let(
+                    _failures(
+                        _set_replica_states(wv, states),
+                        rs.minus(valid),
+                        target.name,
+                        FailureReason.InvalidTransition,
+                    ),
+                    lambda w1: B.send(p, if_(valid.is_empty(), w1, _apply_target(p, w1, valid, target))),
+                ),
+            ),
+        )
+
+    return rule(
+        f"ReplicaStateMachine.handleStateChanges({target.name})",
+        "§2.3",
+        B.unless_moved(w, lambda wv: B.bind(replicas, lambda rs: if_(rs.is_empty(), wv, call(wv, rs)))),
+    )
+
+
+def initialize_replica_state(p: Profile, w: object) -> Expr:
+    """§4.8 step 1 ``initializeReplicaState``: every assigned replica → OnlineReplica if online, else
+    ReplicaDeletionIneligible (no requests)."""
+
+    def body(wv: Expr) -> Expr:
+        s = wv.f("state")
+        return let(
+            C.live_brokers(s),
+            lambda live: _set_replica_states(
+                wv,
+                s.f("controller", "replica_states").merge(
+                    build_map(
+                        C.replicas_of_partitions(s, C.all_partitions(s)),
+                        lambda pr: if_(
+                            C.is_online_with(live, C.offline_dir_replicas(s), pr.f("replica"), pr.f("tp")),
+                            R.OnlineReplica,
+                            R.ReplicaDeletionIneligible,
+                        ),
+                    )
+                ),
+            ),
+        )
+
+    return rule("initializeReplicaState", "§4.8", B.unless_moved(w, body))
