@@ -16,6 +16,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "verify",
     "explore",
     "fuzz",
+    "audit",
 )
 """Modules of ``kcspec.commands`` that each expose a click command (or group) named ``command``."""
 

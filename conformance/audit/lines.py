@@ -1,0 +1,320 @@
+"""The line grammar of Kafka's controller logs (semantics §10, real-log FORMATS.md) as data.
+
+One set of regular expressions serves two parsers: the Spark job evaluates them on the JVM
+(``rlike`` / ``regexp_replace``) and ``reference_parser`` evaluates them with Python's ``re`` (the
+oracle of the tests). Every expression therefore uses only the common subset of the two dialects:
+numbered groups, non-capturing groups, character classes, ``\\d``/``\\S``, lazy quantifiers, ``^``/``$``.
+
+A physical line is one of
+* a **record**: it matches a ``Layout`` (timestamp, level, message, logger); its message is then
+  matched against the ``TEMPLATES`` (first match wins) or falls into a generic family;
+* a **continuation** of the record before it (stack-trace frames, exception headers, ``Caused by:``,
+  ``... n more``) or a **blank** line;
+* **quarantined**: anything else, kept with file, line number and a reason (``QUARANTINE_REASONS``).
+
+Every template names, per capture group, the field of the uniform record schema (``INT_FIELDS``,
+``STR_FIELDS``) it fills. Lists (ISR, replicas) are kept as text and normalised to ``1,2,3``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kcspec.spec.vocabulary import PartitionState, ReplicaState
+
+# ------------------------------------------------------------------------------------------ layouts
+
+LEVELS = "TRACE|DEBUG|INFO|WARN|ERROR|FATAL"
+TS = r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3}"
+LOGGER = r"([A-Za-z0-9_.$]+)(?::\d+)?"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A log4j line layout; its regex has four groups: timestamp, level, message, logger."""
+
+    name: str
+    regex: str
+    description: str
+
+
+LAYOUTS: tuple[Layout, ...] = (
+    Layout(
+        "kafka-default",
+        rf"^\[({TS})\] ({LEVELS}) (.*) \({LOGGER}\)$",
+        "Kafka's config/log4j.properties `[%d] %p %m (%c)%n` (§10.1); `(%c:%L)` accepted",
+    ),
+    Layout(
+        "strimzi",
+        rf"^({TS}) ({LEVELS}) (.*) \({LOGGER}\) \[[^\]]*\]$",
+        "Strimzi `%d %p %m (%c) [%t]%n`",
+    ),
+)
+
+CONTINUATION_REGEX = (
+    r"^(?:\s+\S.*|Caused by: .*|\s*\.\.\. \d+ more\s*|[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+"
+    r"(?:Exception|Error|Throwable)[\w$]*(?:: .*|:)?)$"
+)
+"""A line that can continue the record above it: an indented stack frame (``\\tat …``), an exception
+header (``kafka.common.StateChangeFailedException: …``), ``Caused by: …`` or ``... 22 more``."""
+
+BLANK_REGEX = r"^\s*$"
+
+# ------------------------------------------------------------------------------------------ fields
+
+INT_FIELDS: tuple[str, ...] = (
+    "controller_id",
+    "controller_epoch",
+    "replica",
+    "partition",
+    "leader",
+    "leader_epoch",
+    "zk_version",
+    "lisr_controller_epoch",
+    "broker",
+    "count",
+    "count2",
+    "zk_epoch_version",
+)
+STR_FIELDS: tuple[str, ...] = (
+    "topic",
+    "from_state",
+    "to_state",
+    "isr",
+    "replicas",
+    "brokers",
+    "topics",
+    "detail",
+)
+LIST_FIELDS: frozenset[str] = frozenset({"isr", "replicas"})
+"""Comma-separated id lists; an empty list is the empty string, never null (``ISR:,`` is meaningful)."""
+ALL_FIELDS: tuple[str, ...] = INT_FIELDS + STR_FIELDS
+
+STATE_CHANGE_LOGGER = "state.change.logger"
+
+# ------------------------------------------------------------------------------------------ pieces
+
+RS = "(" + "|".join(s.name for s in ReplicaState) + ")"
+PS = "(" + "|".join(s.name for s in PartitionState) + ")"
+TP = r"([A-Za-z0-9._-]+)-(\d+)"
+OLD_TP = r"\[([A-Za-z0-9._-]+),(\d+)\]"
+IDS = r"([\d,]*)"
+SET = r"((?:Hash)?Set\([\d, ]*\))"
+NEW = r"^\[Controller id=(\d+) epoch=(\d+)\] "
+OLD = r"^Controller (\d+) epoch (\d+) "
+CTRL = r"^\[Controller id=(\d+)\] "
+LISR = r"\(Leader:(-?\d+),ISR:([\d,]*),LeaderEpoch:(-?\d+),(?:ZkVersion:(-?\d+),)?ControllerEpoch:(-?\d+)\)"
+LISR_F = ("leader", "isr", "leader_epoch", "zk_version", "lisr_controller_epoch")
+LAI = (
+    r"LeaderAndIsr\(leader=(-?\d+), leaderEpoch=(-?\d+), isr=List\(([\d, ]*)\), "
+    r"(?:leaderRecoveryState=\w+, )?(?:zkVersion|partitionEpoch)=(-?\d+)\)"
+)
+LAI_F = ("leader", "leader_epoch", "isr", "zk_version")
+PSTATE = (
+    r"\w*PartitionState\((?:topicName='[^']*', partitionIndex=\d+, )?controllerEpoch=(-?\d+), "
+    r"leader=(-?\d+), leaderEpoch=(-?\d+), isr=\[?([\d, ]*)\]?, zkVersion=(-?\d+), "
+    r"replicas=\[?([\d, ]*)\]?(?:, [^()]*)?\)"
+)
+PSTATE_F = ("lisr_controller_epoch", "leader", "leader_epoch", "isr", "zk_version", "replicas")
+NE = ("controller_id", "controller_epoch")
+TPF = ("topic", "partition")
+
+LEGACY_STATE_NAMES: dict[str, str] = {"NotExists": PartitionState.NonExistentPartition.name,
+                                      "New": PartitionState.NewPartition.name}
+"""0.8.1 partition-state names in ``changed partition … state from NotExists to New`` (FORMATS.md §1)."""
+
+
+@dataclass(frozen=True)
+class Template:
+    """One message template: ``kind`` says what the record means, ``marker`` is a literal every matching
+    message contains (a cheap pre-filter), ``fields`` names the field each capture group fills."""
+
+    name: str
+    kind: str
+    marker: str
+    regex: str
+    fields: tuple[str, ...]
+    seen_in: str
+
+    def __post_init__(self) -> None:
+        for f in self.fields:
+            if f not in ALL_FIELDS:
+                raise ValueError(f"template {self.name}: unknown field {f!r}")
+
+
+def _t(name: str, kind: str, marker: str, regex: str, fields: tuple[str, ...], seen_in: str) -> Template:
+    return Template(name, kind, marker, regex, fields, seen_in)
+
+
+TEMPLATES: tuple[Template, ...] = (
+    # ---- state.change.logger, controller side, 1.0+ (§10.3, §10.4) ------------------------------------
+    _t("replica-transition", "replica_transition", "Changed state of replica",
+       NEW + rf"Changed state of replica (\d+) for partition {TP} from {RS} to {RS}$",
+       (*NE, "replica", *TPF, "from_state", "to_state"), "1.0-3.x TRACE"),
+    _t("replica-transition-failed", "replica_transition_failed", "initiated state change of replica",
+       NEW + rf"Controller \d+ epoch \d+ initiated state change of replica (\d+) for partition {TP} "
+       rf"from {RS} to {RS} failed$",
+       (*NE, "replica", *TPF, "from_state", "to_state"), "1.0-3.x ERROR"),
+    _t("isr-removal", "isr_removal", "after removing replica",
+       NEW + rf"Partition {TP} state changed to {LISR} after removing replica (\d+) from the ISR as part "
+       r"of transition to OfflineReplica$",
+       (*NE, *TPF, *LISR_F, "replica"), "2.x-3.x INFO (2.8 profile)"),
+    _t("partition-new", "partition_transition", "to NewPartition with assigned replicas",
+       NEW + rf"Changed partition {TP} state from {PS} to (NewPartition) with assigned replicas {IDS}$",
+       (*NE, *TPF, "from_state", "to_state", "replicas"), "1.0-2.5 TRACE, 2.6+ INFO"),
+    _t("partition-online", "partition_transition", "to OnlinePartition with state",
+       NEW + rf"Changed partition {TP} from {PS} to (OnlinePartition) with state {LAI}$",
+       (*NE, *TPF, "from_state", "to_state", *LAI_F), "1.1-2.5 TRACE, 2.6+ INFO"),
+    _t("partition-online-leader", "partition_transition", "to OnlinePartition with leader",
+       NEW + rf"Changed partition {TP} from {PS} to (OnlinePartition) with leader (-?\d+)$",
+       (*NE, *TPF, "from_state", "to_state", "leader"), "1.0 TRACE"),
+    _t("partition-transition", "partition_transition", "Changed partition",
+       NEW + rf"Changed partition {TP} state from {PS} to {PS}$",
+       (*NE, *TPF, "from_state", "to_state"), "1.0-3.x TRACE"),
+    _t("partition-transition-failed", "partition_transition_failed", "failed to change state for partition",
+       NEW + rf"Controller \d+ epoch \d+ failed to change state for partition {TP} from {PS} to {PS}$",
+       (*NE, *TPF, "from_state", "to_state"), "1.0-3.x ERROR"),
+    _t("lair-sent", "lair_sent", "LeaderAndIsr request",
+       NEW + rf"Sending (become-leader|become-follower) LeaderAndIsr request {PSTATE} to broker (\d+) "
+       rf"for partition {TP}$",
+       (*NE, "detail", *PSTATE_F, "broker", *TPF), "1.0-3.x TRACE"),
+    _t("umr-sent", "umr_sent", "Sending UpdateMetadata request",
+       NEW + rf"Sending UpdateMetadata request {PSTATE} to brokers? {SET} for partition {TP}$",
+       (*NE, *PSTATE_F, "brokers", *TPF), "1.0-2.5 TRACE"),
+    _t("stop-replica-sent", "stop_replica_sent", "Sending StopReplica request",
+       NEW + rf"Sending StopReplica request (.*) to broker (\d+) for partition {TP}$",
+       (*NE, "detail", "broker", *TPF), "2.6+ TRACE"),
+    _t("lair-summary", "request_summary", "become-follower partitions",
+       NEW + r"Sending LeaderAndIsr request to broker (\d+) with (\d+) become-leader and (\d+) "
+       r"become-follower partitions$",
+       (*NE, "broker", "count", "count2"), "2.6+ INFO"),
+    _t("umr-summary", "request_summary", "Sending UpdateMetadata request to brokers",
+       NEW + rf"Sending UpdateMetadata request to brokers {SET} for (\d+) partitions$",
+       (*NE, "brokers", "count"), "2.6+ INFO"),
+    _t("stop-replica-summary", "request_summary", "Sending StopReplica request",
+       NEW + r"Sending StopReplica request (?:\(delete = (true|false)\) )?for (\d+) replicas to broker (\d+)$",
+       (*NE, "detail", "count", "broker"), "2.6+ INFO"),
+    _t("response-received", "response_received", "Received response",
+       NEW + r"Received response (.*) for (?:request \w+ with correlation id \d+ sent to|a request sent to) "
+       r"broker (.*)$",
+       (*NE, "detail", "brokers"), "1.0-3.x TRACE"),
+    _t("reassign-lair-sent", "reassign_lair_sent", "for partition being reassigned",
+       NEW + rf"Sent LeaderAndIsr request {LISR} with new (?:replica assignment ReplicaAssignment\(.*\)|"
+       rf"assigned replica list [\d,]*) to leader (-?\d+) for partition being reassigned {TP}$",
+       (*NE, *LISR_F, "broker", *TPF), "1.1 TRACE, 2.4+ INFO"),
+    _t("reassign-lair-failed", "reassign_lair_failed", "to leader for partition being reassigned",
+       NEW + rf"Failed to send LeaderAndIsr request with new (.*) to leader for partition being "
+       rf"reassigned {TP}$",
+       (*NE, "detail", *TPF), "1.1-3.x ERROR"),
+    _t("response-error", "response_error", "response",
+       CTRL + r"Received error (?:(\w+) )?in (?:LeaderAndIsr|UpdateMetadata) response .* from broker (\d+)$",
+       ("controller_id", "detail", "broker"), "1.1-3.x ERROR"),
+    _t("replicas-marked-offline", "replicas_marked_offline", "Mark replicas",
+       CTRL + r"Mark replicas (.*) on broker (\d+) as offline$",
+       ("controller_id", "detail", "broker"), "2.x INFO"),
+    # ---- state.change.logger, controller side, 0.8.1 – 0.11 (FORMATS.md §1, §2, §9) ---------------------
+    _t("legacy-replica-transition", "replica_transition", "changed state of replica",
+       OLD + rf"changed state of replica (\d+) for partition {OLD_TP} from {RS} to {RS}$",
+       (*NE, "replica", *TPF, "from_state", "to_state"), "0.8.2-0.11 TRACE"),
+    _t("legacy-replica-transition-no-from", "replica_transition", "changed state of replica",
+       OLD + rf"changed state of replica (\d+) for partition {OLD_TP} to {RS}$",
+       (*NE, "replica", *TPF, "to_state"), "0.8.1 TRACE"),
+    _t("legacy-replica-transition-failed", "replica_transition_failed", "initiated state change of replica",
+       OLD + rf"initiated state change of replica (\d+) for partition {OLD_TP} from {RS} to {RS} failed$",
+       (*NE, "replica", *TPF, "from_state", "to_state"), "0.8-0.11 ERROR"),
+    _t("legacy-partition-new", "partition_transition", "with assigned replicas",
+       OLD + rf"changed partition {OLD_TP} state from (NotExists|NonExistentPartition) to "
+       rf"(New|NewPartition) with assigned replicas {IDS}$",
+       (*NE, *TPF, "from_state", "to_state", "replicas"), "0.8.1-0.11 TRACE"),
+    _t("legacy-partition-online", "partition_transition", "to OnlinePartition with leader",
+       OLD + rf"changed partition {OLD_TP} from {PS} to (OnlinePartition) with leader (-?\d+)$",
+       (*NE, *TPF, "from_state", "to_state", "leader"), "0.8.1-0.10.2 TRACE"),
+    _t("legacy-partition-transition", "partition_transition", "changed partition",
+       OLD + rf"changed partition {OLD_TP} state from {PS} to {PS}$",
+       (*NE, *TPF, "from_state", "to_state"), "0.9 TRACE"),
+    _t("legacy-partition-transition-failed", "partition_transition_failed", "initiated state change for partition",
+       OLD + rf"initiated state change for partition {OLD_TP} from {PS} to {PS} failed$",
+       (*NE, *TPF, "from_state", "to_state"), "0.8.1-0.10.2 ERROR"),
+    _t("legacy-lair-sent", "lair_sent", "LeaderAndIsr request",
+       OLD + rf"sending (become-leader|become-follower) LeaderAndIsr request {LISR}(?: with correlationId \d+)? "
+       rf"to broker (\d+) for partition {OLD_TP}$",
+       (*NE, "detail", *LISR_F, "broker", *TPF), "0.8.1-0.10.2 TRACE"),
+    _t("legacy-umr-sent", "umr_sent", "sending UpdateMetadata request",
+       OLD + rf"sending UpdateMetadata request {LISR}(?: with correlationId \d+)? to brokers? (\S+|Set\([\d, ]*\)) "
+       rf"for partition (?:{OLD_TP}|{TP})$",
+       (*NE, *LISR_F, "brokers", *TPF, *TPF), "0.8.1-0.10.2 TRACE"),
+    _t("legacy-election-started", "election_started", "started leader election for partition",
+       OLD + rf"started leader election for partition {OLD_TP}$", (*NE, *TPF), "0.8.1-0.10.2 TRACE"),
+    _t("legacy-leader-elected", "leader_elected", "for Offline partition",
+       OLD + rf"elected leader (-?\d+) for Offline partition {OLD_TP}$", (*NE, "leader", *TPF), "0.8.1-0.10.2 TRACE"),
+    _t("legacy-response-received", "response_received", "received response",
+       OLD + r"received response (.*) for a request sent to broker (.*)$",
+       (*NE, "detail", "brokers"), "0.8.1-0.10.2 TRACE"),
+    # ---- controller.log (§10.5) ---------------------------------------------------------------------------
+    _t("controller-elected", "controller_elected", "successfully elected as the controller",
+       CTRL + r"\d+ successfully elected as the controller(?:\. Epoch incremented to (\d+) and epoch zk "
+       r"version is now (\d+))?$",
+       ("controller_id", "controller_epoch", "zk_epoch_version"), "1.1-3.x INFO"),
+    _t("epoch-incremented", "controller_elected", "Epoch incremented to",
+       CTRL + r"Epoch incremented to (\d+)$", ("controller_id", "controller_epoch"), "1.1 INFO"),
+    _t("controller-ready", "controller_ready", "Ready to serve as the new controller",
+       CTRL + r"Ready to serve as the new controller with epoch (\d+)$",
+       ("controller_id", "controller_epoch"), "2.x-3.x INFO"),
+    _t("controller-resigned", "resigned", "Resigned", CTRL + r"Resigned$", ("controller_id",), "1.1-3.x INFO"),
+    _t("deletion-starting", "topic_deletion_queued", "Starting topic deletion for topics",
+       CTRL + r"Starting topic deletion for topics (.*)$", ("controller_id", "topics"), "2.4-3.x INFO"),
+    _t("deletion-handling", "topic_deletion_queued", "Handling deletion for topics",
+       r"^\[Topic Deletion Manager (\d+)\],? Handling deletion for topics (.*)$",
+       ("controller_id", "topics"), "1.1-3.x INFO"),
+    _t("deletion-completed", "topic_deletion_completed", "successfully completed",
+       r"^\[Topic Deletion Manager (\d+)\],? Deletion of topic (\S+) successfully completed$",
+       ("controller_id", "topics"), "1.1-3.x INFO"),
+    _t("invoking-state-change", "state_machine_bulk", "Invoking state change to",
+       r"^\[(?:Replica|Partition)StateMachine controllerId=(\d+)\] Invoking state change to (\w+) for "
+       r"(?:replicas|partitions) (.*)$",
+       ("controller_id", "to_state", "detail"), "1.0 INFO"),
+)
+
+TEMPLATE_INDEX: dict[str, int] = {t.name: i for i, t in enumerate(TEMPLATES)}
+
+# ------------------------------------------------------------------------------------------ generic families
+
+CONTROLLER_SIDE_STATE_CHANGE = r"^(?:\[Controller id=\d+(?: epoch=\d+)?\] |Controller \d+ epoch \d+ )"
+"""A state.change.logger message written by a controller; it must match a template or is quarantined."""
+LEGACY_CONTROLLER_SIDE = r"^Controller \d+ epoch \d+ "
+
+CONTROLLER_ID_PREFIX = (
+    r"^\[(?:Controller id=|ReplicaStateMachine controllerId=|PartitionStateMachine controllerId=|"
+    r"Topic Deletion Manager |RequestSendThread controllerId=|ControllerEventThread controllerId=|"
+    r"Controller |Partition state machine on Controller |Replica state machine on controller |"
+    r"TopicChangeListener on Controller )(\d+)"
+)
+BROKER_ID_PREFIX = r"^(?:\[Broker id=(\d+)\]|Broker (\d+) )"
+
+GENERIC_KINDS = ("controller_message", "broker_message", "other_message")
+"""Records whose layout was recognised but whose message is not interpreted by the audit."""
+
+QUARANTINE_REASONS: dict[str, str] = {
+    "no-layout": "not a log4j record (no timestamp/level/logger layout) and not a continuation of one",
+    "orphan-continuation": "a stack-trace/continuation line whose record is missing or quarantined",
+    "unknown-state-change": "state-change line written by a controller that matches no template of §10",
+    "legacy-state-change": "state-change line of a Kafka < 1.0 controller whose format has no template",
+    "bad-trace-line": "not a valid canonical-JSON trace line",
+}
+
+RECORD_KINDS_WITH_MACHINE: dict[str, str] = {
+    "replica_transition": "replica",
+    "replica_transition_failed": "replica",
+    "partition_transition": "partition",
+    "partition_transition_failed": "partition",
+}
+
+
+def normalise_list(text: str) -> str:
+    """``1, 2`` / ``1,2`` / `` `` → ``1,2`` / ``1,2`` / ``""`` (the normal form of ``LIST_FIELDS``)."""
+    return text.replace(" ", "")
+
+
+def group_replacement(n: int, sep: str) -> str:
+    """A ``regexp_replace`` replacement that joins groups 1..n with ``sep`` (Java ``$k`` syntax)."""
+    return sep.join(f"${k}" for k in range(1, n + 1))

@@ -1,0 +1,148 @@
+"""A pure-Python parser over the grammar of ``lines``: the oracle the Spark job is tested against.
+
+It reads a file's physical lines in order and gives each one a ``ParsedLine``: a record (layout and
+template or generic family), a continuation attached to the record above it, a blank line, or a
+quarantined line with a reason code of ``lines.QUARANTINE_REASONS``. Line numbers start at 1; line
+terminators are ``\\n``, ``\\r\\n`` and ``\\r`` (as Hadoop's line reader splits them).
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+from kcspec.conformance.audit import lines as g
+
+FieldValue = int | str | None
+
+
+@dataclass(frozen=True)
+class Classified:
+    """What a record's message is: ``kind``, the template (``None`` for generic families), its fields."""
+
+    kind: str | None
+    template: str | None
+    fields: dict[str, FieldValue] = field(default_factory=dict)
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class ParsedLine:
+    file: str
+    line: int
+    text: str
+    status: str
+    """``record``, ``continuation``, ``blank`` or ``quarantined``."""
+    layout: str | None = None
+    ts: str | None = None
+    level: str | None = None
+    logger: str | None = None
+    message: str | None = None
+    kind: str | None = None
+    template: str | None = None
+    fields: dict[str, FieldValue] = field(default_factory=dict)
+    reason: str | None = None
+    owner: int | None = None
+    """For a continuation: the line number of the record it belongs to."""
+
+
+@cache
+def _rx(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+def template_fields(template: g.Template, match: re.Match[str]) -> dict[str, FieldValue]:
+    """Fields of a template match: the first non-empty group for each field, typed and normalised."""
+    out: dict[str, FieldValue] = {}
+    for i, name in enumerate(template.fields, start=1):
+        raw = match.group(i)
+        if name in out and out[name] is not None:
+            continue
+        out[name] = convert(name, raw)
+    return out
+
+
+def convert(name: str, raw: str | None) -> FieldValue:
+    """The typed value of field ``name`` from the text a group captured (``None``/empty → ``None``)."""
+    if name in g.LIST_FIELDS:
+        return None if raw is None else g.normalise_list(raw)
+    if raw is None or raw == "":
+        return None
+    if name in g.INT_FIELDS:
+        try:
+            return int(raw)
+        except ValueError:
+            return None
+    return raw
+
+
+def classify_message(message: str, logger: str) -> Classified:
+    """Match a record's message against ``lines.TEMPLATES`` (first match wins), else a generic family."""
+    for template in g.TEMPLATES:
+        if template.marker in message:
+            m = _rx(template.regex).search(message)
+            if m is not None:
+                return Classified(template.kind, template.name, template_fields(template, m))
+    if logger == g.STATE_CHANGE_LOGGER and _rx(g.CONTROLLER_SIDE_STATE_CHANGE).search(message):
+        reason = "legacy-state-change" if _rx(g.LEGACY_CONTROLLER_SIDE).search(message) else "unknown-state-change"
+        return Classified(None, None, {}, reason)
+    m = _rx(g.CONTROLLER_ID_PREFIX).search(message)
+    if m is not None:
+        return Classified("controller_message", None, {"controller_id": int(m.group(1))})
+    m = _rx(g.BROKER_ID_PREFIX).search(message)
+    if m is not None:
+        return Classified("broker_message", None, {"broker": int(m.group(1) or m.group(2))})
+    return Classified("other_message", None, {})
+
+
+def split_lines(data: str) -> list[str]:
+    """Physical lines of a text as Hadoop's line reader splits them (no trailing empty line)."""
+    parts = re.split(r"\r\n|\r|\n", data)
+    if parts and parts[-1] == "":
+        parts.pop()
+    return parts
+
+
+def read_text(path: Path) -> str:
+    raw = gzip.decompress(path.read_bytes()) if path.name.endswith(".gz") else path.read_bytes()
+    return raw.decode("utf-8", errors="replace")
+
+
+def parse_lines(file: str, texts: Iterable[str]) -> Iterator[ParsedLine]:
+    """Parse one file's physical lines in order."""
+    owner: int | None = None  # the record the current run of continuation/blank lines belongs to
+    for number, text in enumerate(texts, start=1):
+        head = _layout(text)
+        if head is not None:
+            layout, ts, level, message, logger = head
+            c = classify_message(message, logger)
+            status = "quarantined" if c.reason else "record"
+            owner = number if status == "record" else None
+            yield ParsedLine(file, number, text, status, layout, ts, level, logger, message,
+                             c.kind, c.template, c.fields, c.reason)
+        elif _rx(g.BLANK_REGEX).search(text):
+            yield ParsedLine(file, number, text, "blank", owner=owner)
+        elif _rx(g.CONTINUATION_REGEX).search(text):
+            if owner is None:
+                yield ParsedLine(file, number, text, "quarantined", reason="orphan-continuation")
+            else:
+                yield ParsedLine(file, number, text, "continuation", owner=owner)
+        else:
+            owner = None
+            yield ParsedLine(file, number, text, "quarantined", reason="no-layout")
+
+
+def parse_file(path: Path, name: str | None = None) -> list[ParsedLine]:
+    return list(parse_lines(name or str(path), split_lines(read_text(path))))
+
+
+def _layout(text: str) -> tuple[str, str, str, str, str] | None:
+    for layout in g.LAYOUTS:
+        m = _rx(layout.regex).search(text)
+        if m is not None:
+            return layout.name, m.group(1), m.group(2), m.group(3), m.group(4)
+    return None

@@ -1,0 +1,151 @@
+"""Audit outputs: violations and quarantine (Parquet + JSON lines), coverage matrices, statistics, HTML.
+
+Files written to ``--out``:
+* ``violations.parquet/`` and ``violations.jsonl`` — one row per violation: file, line, ts, rule,
+  section, message (in words), machine, topic, partition, replica, controller_id, controller_epoch;
+* ``quarantine.parquet/`` and ``quarantine.jsonl`` — every quarantined line with file, line, reason,
+  detail and the line's text;
+* ``coverage-<profile>-<machine>.json`` — the transition-coverage matrix, format
+  ``{"profile": …, "machine": "replica"|"partition", "edges": [{"from": …, "to": …, "count": n,
+  "valid": true|false}]}``: every edge of the profile's table (count 0 when never logged) plus every
+  logged edge that the table does not allow (``valid: false``);
+* ``stats.json`` — line counts (read = parsed + quarantined, per file), records per kind, per-broker and
+  per-controller-epoch statistics, violations per rule;
+* ``summary.html`` — all of the above for a person.
+
+JSON lines are streamed from Spark partition by partition (``toLocalIterator``), never collected whole.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from kcspec.spec.profiles import Profile
+
+S = TypeVar("S", bound=Enum)
+
+
+@dataclass(frozen=True)
+class Summary:
+    lines_read: int
+    parsed: int
+    quarantined: int
+    violations: int
+    per_file: list[dict[str, Any]]
+    kinds: dict[str, int]
+    by_rule: dict[str, int]
+    by_reason: dict[str, int]
+    per_broker: list[dict[str, Any]]
+    per_epoch: list[dict[str, Any]]
+    quarantine_sample: list[dict[str, Any]] = field(default_factory=list)
+    violation_sample: list[dict[str, Any]] = field(default_factory=list)
+    coverage: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+def coverage_matrix(profile: Profile, machine: str, observed: Mapping[tuple[str, str], int]) -> dict[str, Any]:
+    table: Mapping[Any, tuple[Any, ...]] = (
+        profile.replica_valid_previous if machine == "replica" else profile.partition_valid_previous
+    )
+    valid = {(p.name, t.name) for t, prevs in table.items() for p in prevs}
+    edges = sorted(valid | {e for e in observed if _is_state(table, e)})
+    return {
+        "profile": profile.name,
+        "machine": machine,
+        "edges": [{"from": f, "to": t, "count": int(observed.get((f, t), 0)), "valid": (f, t) in valid}
+                  for f, t in edges],
+    }
+
+
+def _is_state(table: Mapping[Any, tuple[Any, ...]], edge: tuple[str, str]) -> bool:
+    names = {s.name for s in table}
+    return edge[0] in names and edge[1] in names
+
+
+def write_jsonl(df: DataFrame, path: Path) -> int:
+    n = 0
+    with path.open("w", encoding="utf-8") as out:
+        for row in df.toLocalIterator():
+            out.write(json.dumps(row.asDict(), ensure_ascii=False, default=str) + "\n")
+            n += 1
+    return n
+
+
+def rows(df: DataFrame, limit: int | None = None) -> list[dict[str, Any]]:
+    data = df.limit(limit).collect() if limit is not None else df.collect()
+    return [r.asDict() for r in data]
+
+
+def write_outputs(out: Path, summary: Summary, coverage_files: Iterable[tuple[str, dict[str, Any]]]) -> None:
+    for name, matrix in coverage_files:
+        (out / name).write_text(json.dumps(matrix, indent=1) + "\n")
+    (out / "stats.json").write_text(json.dumps(summary.as_json(), indent=1, default=str) + "\n")
+    (out / "summary.html").write_text(render_html(summary))
+
+
+def _table(headers: list[str], body: Iterable[Iterable[Any]]) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+    rows_ = "".join("<tr>" + "".join(f"<td>{html.escape('' if c is None else str(c))}</td>" for c in r) + "</tr>"
+                    for r in body)
+    return f"<table><tr>{head}</tr>{rows_}</table>"
+
+
+def render_html(s: Summary) -> str:
+    verdict = "no violations" if s.violations == 0 else f"{s.violations} violation(s)"
+    parts = [
+        "<!doctype html><html><head><meta charset='utf-8'><title>kcspec audit</title><style>"
+        "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin:1em 0}"
+        "td,th{border:1px solid #ccc;padding:2px 6px;font-size:90%;text-align:left}"
+        ".bad{color:#b00}.ok{color:#070}</style></head><body>",
+        f"<h1>kcspec audit: <span class='{'ok' if s.violations == 0 else 'bad'}'>{verdict}</span></h1>",
+        f"<p>{s.lines_read} lines read = {s.parsed} parsed + {s.quarantined} quarantined.</p>",
+        "<h2>Violations by rule</h2>", _table(["rule", "count"], sorted(s.by_rule.items())),
+        "<h2>Violations (sample)</h2>",
+        _table(["file", "line", "rule", "message"],
+               [(v["file"], v["line"], v["rule"], v["message"]) for v in s.violation_sample]),
+        "<h2>Quarantined lines by reason</h2>", _table(["reason", "count"], sorted(s.by_reason.items())),
+        "<h2>Quarantined lines (sample)</h2>",
+        _table(["file", "line", "reason", "detail", "text"],
+               [(q["file"], q["line"], q["reason"], q.get("detail"), q["text"]) for q in s.quarantine_sample]),
+        "<h2>Files</h2>",
+        _table(["file", "lines", "records", "continuation", "blank", "quarantined"],
+               [(f["file"], f["lines"], f["record"], f["continuation"], f["blank"], f["quarantined"])
+                for f in s.per_file]),
+        "<h2>Records by kind</h2>", _table(["kind", "count"], sorted(s.kinds.items())),
+        "<h2>Per broker</h2>",
+        _table(["broker", "records", "transitions", "violations", "first", "last"],
+               [(b["broker"], b["records"], b["transitions"], b["violations"], b["first_ts"], b["last_ts"])
+                for b in s.per_broker]),
+        "<h2>Per controller epoch</h2>",
+        _table(["epoch", "controllers", "records", "transitions", "violations", "first", "last"],
+               [(e["controller_epoch"], e["controllers"], e["records"], e["transitions"], e["violations"],
+                 e["first_ts"], e["last_ts"]) for e in s.per_epoch]),
+        "<h2>Transition coverage</h2>",
+    ]
+    for m in s.coverage:
+        parts.append(f"<h3>{html.escape(m['profile'])} — {html.escape(m['machine'])} machine</h3>")
+        parts.append(_table(["from", "to", "count", "valid"],
+                            [(e["from"], e["to"], e["count"], e["valid"]) for e in m["edges"]]))
+    parts.append("</body></html>\n")
+    return "".join(parts)
+
+
+def count_map(df: DataFrame, key: str) -> dict[str, int]:
+    return {str(r[key]): int(r["count"]) for r in df.groupBy(key).count().collect()}
+
+
+def edge_counts(transitions: DataFrame, machine: str) -> dict[tuple[str, str], int]:
+    ok = transitions.where((F.col("machine") == machine) & F.col("ok") & F.col("from_state").isNotNull())
+    return {(r["from_state"], r["to_state"]): int(r["count"])
+            for r in ok.groupBy("from_state", "to_state").count().collect()}
