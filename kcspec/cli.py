@@ -17,6 +17,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "explore",
     "fuzz",
     "audit",
+    "conformance",
+    "serve_reference",
 )
 """Modules of ``kcspec.commands`` that each expose a click command (or group) named ``command``."""
 

@@ -1,0 +1,212 @@
+"""``kcspec conformance run | export | replay``: test a controller implementation against the spec."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import time
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+PROFILES = ("kafka-2.8", "kafka-1.1")
+LEVELS = ("elections", "machines", "controller")
+
+RUN_EXAMPLES = """\b
+Examples:
+  kcspec conformance run --sut "kcspec serve-reference"
+  kcspec conformance run --sut "node conformance/examples/node/sut.js" --level machines --junit out.xml
+  kcspec conformance run --adapter my_controller:MyController --profile kafka-1.1 --html report.html
+"""
+
+
+@click.group(name="conformance")
+def command() -> None:
+    """Run the conformance suite against a controller implementation (a SUT)."""
+
+
+def _fail(message: str) -> None:
+    click.echo(f"kcspec conformance: {message}", err=True)
+    sys.exit(2)
+
+
+def _load_adapter(sut: str | None, adapter: str | None, timeout: float, max_line: int) -> object:
+    from kcspec.conformance.adapters.inprocess import ControllerSut, InProcessAdapter
+    from kcspec.conformance.adapters.subprocess_adapter import SubprocessAdapter
+
+    if (sut is None) == (adapter is None):
+        _fail("give exactly one of --sut \"CMD ARGS\" or --adapter module:Class")
+    if sut is not None:
+        try:
+            return SubprocessAdapter(sut, timeout=timeout, max_line_bytes=max_line)
+        except ValueError as exc:
+            _fail(f"--sut: {exc}")
+    assert adapter is not None
+    module_name, sep, class_name = adapter.partition(":")
+    if not sep or not module_name or not class_name:
+        _fail(f"--adapter: expected module:Class, got {adapter!r}")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        _fail(f"--adapter: cannot import {module_name!r}: {exc}")
+    cls = getattr(module, class_name, None)
+    if not (isinstance(cls, type) and issubclass(cls, ControllerSut)):
+        _fail(f"--adapter: {adapter} is not a subclass of kcspec.conformance.adapters.inprocess.ControllerSut")
+    assert isinstance(cls, type)
+    return InProcessAdapter(cls())
+
+
+def _vectors(source: Path | None, profile: str, console: Console) -> list[object]:
+    from kcspec.conformance.vectors import files, generate
+    from kcspec.conformance.vectors.model import VectorError
+
+    if source is not None:
+        try:
+            return list(files.load_dir(source))
+        except VectorError as exc:
+            _fail(str(exc))
+    gen = generate.generate([profile])
+    for ident, reason in gen.unanswered[:3]:
+        console.print(f"[yellow]note:[/yellow] no vector for {ident}: {reason}", markup=True, highlight=False)
+    if len(gen.unanswered) > 3:
+        console.print(f"[yellow]note:[/yellow] {len(gen.unanswered)} inputs have no vector (oracles unavailable)")
+    if gen.disagreements:
+        console.print(f"[yellow]note:[/yellow] {len(gen.disagreements)} inputs dropped: spec and reference disagree")
+    return list(gen.vectors)
+
+
+@command.command(name="run", epilog=RUN_EXAMPLES)
+@click.option("--sut", metavar="\"CMD ARGS\"", help="Command that starts the SUT (protocol v1 on stdin/stdout).")
+@click.option("--adapter", metavar="module:Class", help="An in-process ControllerSut subclass.")
+@click.option("--profile", type=click.Choice(PROFILES), default="kafka-2.8", show_default=True)
+@click.option("--level", type=click.Choice(LEVELS), default="controller", show_default=True,
+              help="Run vectors up to this level.")
+@click.option("--budget", type=click.FloatRange(min=0.1), default=None, metavar="SECONDS",
+              help="Stop after this many seconds; the rest is reported as skipped.")
+@click.option("--vectors", "vectors_dir", type=click.Path(path_type=Path), default=None,
+              help="Run exported vectors from this directory instead of generating them.")
+@click.option("--differential", "examples", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Also run this many Hypothesis-generated event sequences against the reference (controller level).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the differential run.")
+@click.option("--trace-dir", type=click.Path(path_type=Path), default=Path("conformance-traces"), show_default=True,
+              help="Where counterexample traces are written.")
+@click.option("--timeout", type=click.FloatRange(min=0.01), default=10.0, show_default=True,
+              help="Seconds the SUT may take per message.")
+@click.option("--max-line-bytes", type=click.IntRange(min=1024), default=16 * 1024 * 1024, show_default=True)
+@click.option("--json", "json_out", type=click.Path(path_type=Path), help="Write the JSON report here.")
+@click.option("--junit", "junit_out", type=click.Path(path_type=Path), help="Write JUnit XML here.")
+@click.option("--html", "html_out", type=click.Path(path_type=Path), help="Write the HTML report here.")
+def run_cmd(
+    sut: str | None,
+    adapter: str | None,
+    profile: str,
+    level: str,
+    budget: float | None,
+    vectors_dir: Path | None,
+    examples: int,
+    seed: int,
+    trace_dir: Path,
+    timeout: float,
+    max_line_bytes: int,
+    json_out: Path | None,
+    junit_out: Path | None,
+    html_out: Path | None,
+) -> None:
+    """Run the conformance vectors against a SUT and report. Exit code 0: everything run passed
+    (not-supported vectors do not count against the SUT); 1: a divergence or a SUT error; 2: bad
+    usage, bad vector files or a SUT that cannot be started."""
+    from kcspec.conformance import runner
+    from kcspec.conformance.reports import html_report, json_report, junit, terminal
+    from kcspec.conformance.vectors.model import Level, Vector
+    from kcspec.conformance.verdicts import Outcome, RunReport
+
+    console = Console(stderr=False)
+    the_adapter = _load_adapter(sut, adapter, timeout, max_line_bytes)
+    vectors = [v for v in _vectors(vectors_dir, profile, console) if isinstance(v, Vector)]
+    selected = runner.select_vectors(vectors, profile, Level[level])
+    started = time.monotonic()
+    with Progress(
+        TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TimeElapsedColumn(), console=console, transient=True,
+    ) as progress:
+        task = progress.add_task(f"conformance {profile}/{level}", total=len(selected))
+
+        def advance(_o: Outcome) -> None:
+            progress.advance(task)
+
+        try:
+            report = runner.run(the_adapter, selected, profile=profile, level=Level[level],  # type: ignore[arg-type]
+                                budget=budget, progress=advance)
+        except runner.SessionError as exc:
+            _fail(str(exc))
+    if examples and Level[level] is Level.controller:
+        from kcspec.conformance import differential
+
+        remaining = None if budget is None else max(0.1, budget - (time.monotonic() - started))
+        diff_outcomes, notes = differential.run_differential(
+            the_adapter, profile=profile, examples=examples, seed=seed, trace_dir=trace_dir,  # type: ignore[arg-type]
+            budget=remaining, console=console,
+        )
+        report = RunReport(report.sut, report.profile, report.level, report.outcomes + tuple(diff_outcomes),
+                           time.monotonic() - started, report.exchanges, report.notes + tuple(notes))
+    terminal.print_report(report, console)
+    for path, render in ((json_out, json_report.render), (junit_out, junit.render), (html_out, html_report.render)):
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(render(report))
+            console.print(f"wrote {path}")
+    sys.exit(report.exit_code())
+
+
+@command.command(name="export", epilog="""\b
+Example:
+  kcspec conformance export vectors/ --profile kafka-2.8
+""")
+@click.argument("directory", type=click.Path(path_type=Path))
+@click.option("--profile", "profiles", type=click.Choice(PROFILES), multiple=True,
+              help="Profiles to export (default: both).")
+def export_cmd(directory: Path, profiles: tuple[str, ...]) -> None:
+    """Write the vectors as plain JSON files, with their JSON Schema, an index and the traceability report."""
+    from kcspec.conformance.vectors import files, generate, traceability
+
+    chosen = profiles or PROFILES
+    gen = generate.generate(chosen)
+    if not gen.vectors:
+        _fail("no vectors could be generated: " + "; ".join(r for _, r in gen.unanswered[:3]))
+    report = traceability.report(gen.vectors, chosen)
+    n = files.export(gen.vectors, directory, report)
+    console = Console()
+    console.print(f"wrote {n} vectors to {directory} (oracles: {', '.join(gen.oracles)}; {gen.seconds:.1f} s)")
+    if gen.unanswered:
+        console.print(f"[yellow]{len(gen.unanswered)} inputs have no vector[/yellow] (no oracle could answer), e.g. "
+                      f"{gen.unanswered[0][0]}: {gen.unanswered[0][1]}", highlight=False)
+    if gen.disagreements:
+        console.print(f"[yellow]{len(gen.disagreements)} inputs dropped because the oracles disagree[/yellow], e.g. "
+                      f"{gen.disagreements[0][0]}", highlight=False)
+    missing = traceability.uncovered(gen.vectors, chosen)
+    if missing:
+        console.print("[yellow]sections without vectors:[/yellow] " + ", ".join(f"{s} ({p})" for s, p in missing))
+
+
+@command.command(name="replay", epilog="""\b
+Example:
+  kcspec conformance replay conformance-traces/divergence-kafka-2.8-0.json --sut "python my_sut.py"
+""")
+@click.argument("trace", type=click.Path(path_type=Path, exists=True, dir_okay=False))
+@click.option("--sut", metavar="\"CMD ARGS\"", help="Command that starts the SUT.")
+@click.option("--adapter", metavar="module:Class", help="An in-process ControllerSut subclass.")
+@click.option("--timeout", type=click.FloatRange(min=0.01), default=10.0, show_default=True)
+def replay_cmd(trace: Path, sut: str | None, adapter: str | None, timeout: float) -> None:
+    """Replay a trace (a counterexample) on a SUT, step by step, against the reference controller.
+    Exit code 0 if the SUT now agrees at every step, 1 at the first divergence."""
+    from kcspec.conformance import differential
+
+    the_adapter = _load_adapter(sut, adapter, timeout, 16 * 1024 * 1024)
+    console = Console()
+    try:
+        code = differential.replay_file(trace, the_adapter, console)  # type: ignore[arg-type]
+    except differential.TraceError as exc:
+        _fail(str(exc))
+    sys.exit(code)
