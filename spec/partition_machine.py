@@ -1,0 +1,436 @@
+"""The partition state machine (§5, generic mechanics §2.3) as procedures on ``Work``.
+
+``partition_state_change(p, w, partitions, target, election)`` is one whole ``handleStateChanges`` call:
+implicit initial state NonExistentPartition, invalid elements → ``StateChangeFailure(InvalidTransition)`` only,
+the target rule, then ``send``.
+
+* → NewPartition / OfflinePartition / NonExistentPartition (§5.1, §5.3): the state only.
+* → OnlinePartition (§5.2): NewPartition sources are initialised first (§5.2a ``initializeLeaderAndIsrForPartitions``:
+  leader = first online AR member, ISR = online AR members, epoch 0, znode created fenced, LAIR(isNew = true) to
+  the ISR); OfflinePartition/OnlinePartition sources get ``electLeaderForPartitions`` (§5.2b) with the strategy of
+  ``election``: read the znodes, run the strategy (§6), write conditionally with leader epoch + 1; BADVERSION
+  partitions are retried from a fresh read. A one-shot fault makes at most one retry round, so the loop is
+  unrolled twice. 2.8 retries the remaining partitions; 1.1 re-runs the election on the *original full list*
+  (the 1.1 bug of §5.2b: already elected partitions are elected again, bumping their epoch twice).
+
+Failures are logged from the partition's current state to ``OnlinePartition``. A ControllerMovedException (2.8
+fencing) sets ``Work.moved``: nothing more is done and the batch is not sent. ``election=None`` with partitions
+to elect is Kafka's IllegalArgumentException: the whole call fails after the initialisations, its batch is
+discarded unsent (the "wedged batch" hazard is not modelled) and no state-change line is logged.
+
+``initialize_partition_state`` is §5.4 step 1, ``trigger_online_partition_state_change`` §5.4 step 2.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kcspec.spec import batch as B
+from kcspec.spec import context as C
+from kcspec.spec import zk as Z
+from kcspec.spec.elections import elect, election_input
+from kcspec.spec.lang import Expr, build_map, cond, if_, let, lit, rec, rule
+from kcspec.spec.profiles import Profile
+from kcspec.spec.requests import MACHINE_PARTITION, FailureReason, StateChangeFailure
+from kcspec.spec.vocabulary import (
+    INITIAL_LEADER_EPOCH,
+    INITIAL_ZK_VERSION,
+    ElectionStrategy,
+    LeaderAndIsr,
+    LeaderElection,
+    LeaderIsrAndControllerEpoch,
+    PartitionState,
+    TopicPartition,
+)
+from kcspec.spec.work import Work
+
+P = PartitionState
+ONLINE_NAME = P.OnlinePartition.name
+
+
+@dataclass(frozen=True)
+class ElectionRound:
+    """One ``doElectLeaderForPartitions`` round (§5.2b): the work after it, the partitions elected and written,
+    and those whose conditional write failed with BADVERSION."""
+
+    work: Work
+    elected: frozenset[TopicPartition]
+    retry: frozenset[TopicPartition]
+
+
+def state_name(state: Expr) -> Expr:
+    """The Kafka name of a partition state, as logged."""
+    return cond(*((state.eq(v), v.name) for v in PartitionState), otherwise="")
+
+
+def _set_partition_states(w: Expr, states: Expr) -> Expr:
+    s = w.f("state")
+    return w.with_(state=s.with_(controller=s.f("controller").with_(partition_states=states)))
+
+
+def _put_states(w: Expr, tps: Expr, target: PartitionState) -> Expr:
+    return _set_partition_states(
+        w, w.f("state", "controller", "partition_states").merge(build_map(tps, lambda _tp: target))
+    )
+
+
+def _set_leadership(s: Expr, records: Expr) -> Expr:
+    c = s.f("controller")
+    return s.with_(controller=c.with_(leadership=c.f("leadership").merge(records)))
+
+
+def _failures(
+    w: Expr, tps: Expr, target_name: str, reason: FailureReason, from_name: str | None = None
+) -> Expr:
+    """``w`` with one failure per partition, logged from its current state (or ``from_name``) to ``target_name``."""
+    states = w.f("state", "controller", "partition_states")
+    return w.with_(
+        failures=w.f("failures").union(
+            tps.map(
+                lambda tp: rec(
+                    StateChangeFailure,
+                    machine=MACHINE_PARTITION,
+                    tp=tp,
+                    replica=-1,
+                    from_state=(
+                        lit(from_name)
+                        if from_name is not None
+                        else state_name(states.get_or(tp, P.NonExistentPartition))
+                    ),
+                    target=target_name,
+                    reason=reason,
+                )
+            )
+        )
+    )
+
+
+# ------------------------------------------------------------------------------------------- §5.2a
+
+
+def initialize_leader_and_isr(p: Profile, w: Expr, tps: Expr) -> Expr:
+    """§5.2a ``initializeLeaderAndIsrForPartitions(tps)`` followed by PS := OnlinePartition for the successes."""
+    s = w.f("state")
+    my_epoch = s.f("controller", "epoch")
+
+    def live_of(tp: Expr) -> Expr:
+        return C.online_replicas(s, tp)
+
+    def after_create(recs: Expr, no_live: Expr, cr: Expr) -> Expr:
+        return if_(
+            cr.f("moved"),
+            w.with_(moved=True),
+            let(
+                cr.f("created"),
+                lambda created: _put_states(
+                    B.add_leader_and_isr_bulk(
+                        p,
+                        _failures(
+                            _failures(
+                                w.with_(state=_set_leadership(cr.f("state"), build_map(created, recs.get))),
+                                no_live,
+                                ONLINE_NAME,
+                                FailureReason.NoAssignedReplicaAlive,
+                                P.NewPartition.name,
+                            ),
+                            cr.f("exists"),
+                            ONLINE_NAME,
+                            FailureReason.NodeExists,
+                            P.NewPartition.name,
+                        ),
+                        created,
+                        lambda tp: recs.get(tp).f("leader_and_isr", "isr"),
+                        True,
+                    ),
+                    created,
+                    P.OnlinePartition,
+                ),
+            ),
+        )
+
+    body = let(
+        tps.filter(lambda tp: live_of(tp).is_empty()),
+        lambda no_live: let(
+            build_map(
+                tps.minus(no_live),
+                lambda tp: let(
+                    live_of(tp),
+                    lambda lr: rec(
+                        LeaderIsrAndControllerEpoch,
+                        leader_and_isr=rec(
+                            LeaderAndIsr,
+                            leader=lr.head(-1),
+                            leader_epoch=INITIAL_LEADER_EPOCH,
+                            isr=lr,
+                            zk_version=INITIAL_ZK_VERSION,
+                        ),
+                        controller_epoch=my_epoch,
+                    ),
+                ),
+            ),
+            lambda recs: let(
+                Z.create_partition_states(p, s, recs), lambda cr: after_create(recs, no_live, cr)
+            ),
+        ),
+    )
+    return rule("initializeLeaderAndIsrForPartitions", "§5.2a", body)
+
+
+# ------------------------------------------------------------------------------------------- §5.2b
+
+
+def _election_round(p: Profile, w: Expr, remaining: Expr, election: LeaderElection) -> Expr:
+    """One ``doElectLeaderForPartitions(remaining, strategy)`` round (§5.2b steps 1–4) → ``ElectionRound``."""
+    s = w.f("state")
+
+    def after_read(s1: Expr) -> Expr:
+        zkps = s1.f("zk", "partition_states")
+        return let(
+            remaining.filter(lambda tp: ~zkps.has(tp)),
+            lambda missing: let(
+                remaining.minus(missing).filter(lambda tp: Z.written_by_newer_controller(s1, tp)),
+                lambda newer: let(
+                    remaining.minus(missing).minus(newer),
+                    lambda cands: let(
+                        build_map(
+                            cands,
+                            lambda tp: elect(
+                                p,
+                                election.strategy,
+                                election_input(p, s1, tp, zkps.get(tp).f("leader_and_isr"), election),
+                            ),
+                        ),
+                        lambda results: let(
+                            cands.filter(lambda tp: results.get(tp).f("leader").eq(-1)),
+                            lambda no_leader: let(
+                                Z.update_leader_and_isr(
+                                    p,
+                                    s1,
+                                    build_map(
+                                        cands.minus(no_leader),
+                                        lambda tp: let(
+                                            zkps.get(tp).f("leader_and_isr"),
+                                            lambda lai: lai.with_(
+                                                leader=results.get(tp).f("leader"),
+                                                leader_epoch=lai.f("leader_epoch") + 1,
+                                                isr=results.get(tp).f("isr"),
+                                            ),
+                                        ),
+                                    ),
+                                ),
+                                lambda wr: if_(
+                                    wr.f("moved"),
+                                    rec(
+                                        ElectionRound,
+                                        work=w.with_(state=s1, moved=True),
+                                        elected=frozenset(),
+                                        retry=frozenset(),
+                                    ),
+                                    rec(
+                                        ElectionRound,
+                                        work=B.add_leader_and_isr_bulk(
+                                            p,
+                                            _failures(
+                                                _failures(
+                                                    _failures(
+                                                        _failures(
+                                                            w.with_(
+                                                                state=_set_leadership(
+                                                                    wr.f("state"), wr.f("records")
+                                                                )
+                                                            ),
+                                                            missing,
+                                                            ONLINE_NAME,
+                                                            FailureReason.LeaderAndIsrMissing,
+                                                        ),
+                                                        newer,
+                                                        ONLINE_NAME,
+                                                        FailureReason.WrittenByNewerController,
+                                                    ),
+                                                    no_leader,
+                                                    ONLINE_NAME,
+                                                    FailureReason.NoEligibleLeader,
+                                                ),
+                                                wr.f("failed"),
+                                                ONLINE_NAME,
+                                                FailureReason.ZkError,
+                                            ),
+                                            wr.f("records").keys(),
+                                            lambda tp: results.get(tp).f("recipients"),
+                                            False,
+                                        ),
+                                        elected=wr.f("records").keys(),
+                                        retry=wr.f("retry"),
+                                    ),
+                                ),
+                            ),
+                        ),
+                    ),
+                ),
+            ),
+        )
+
+    return rule(
+        "doElectLeaderForPartitions",
+        "§5.2b",
+        if_(
+            Z.read_fails(s, remaining),
+            rec(
+                ElectionRound,
+                work=_failures(
+                    w.with_(state=Z.consume_read_faults(s, remaining)),
+                    remaining,
+                    ONLINE_NAME,
+                    FailureReason.ZkError,
+                ),
+                elected=frozenset(),
+                retry=frozenset(),
+            ),
+            let(Z.consume_read_faults(s, remaining), after_read),
+        ),
+    )
+
+
+def elect_leader_for_partitions(p: Profile, w: Expr, tps: Expr, election: LeaderElection) -> Expr:
+    """§5.2b ``electLeaderForPartitions(tps, strategy)`` followed by PS := OnlinePartition for the elected."""
+
+    def finish(wd: Expr, elected: Expr) -> Expr:
+        return if_(wd.f("moved"), wd, _put_states(wd, elected, P.OnlinePartition))
+
+    def second(r1: Expr) -> Expr:
+        again = r1.f("retry") if p.election_retry_remaining_only else tps
+        return let(
+            _election_round(p, r1.f("work"), again, election),
+            lambda r2: finish(r2.f("work"), r1.f("elected").union(r2.f("elected"))),
+        )
+
+    return rule(
+        "electLeaderForPartitions",
+        "§5.2b",
+        let(
+            _election_round(p, w, tps, election),
+            lambda r1: if_(r1.f("retry").is_empty(), finish(r1.f("work"), r1.f("elected")), second(r1)),
+        ),
+    )
+
+
+# ------------------------------------------------------------------------------------------- the call
+
+
+def _to_online(p: Profile, w: Expr, valid: Expr, election: LeaderElection | None) -> Expr:
+    states = w.f("state", "controller", "partition_states")
+    return let(
+        valid.filter(lambda tp: states.get(tp).eq(P.NewPartition)),
+        lambda uninit: let(
+            if_(uninit.is_empty(), w, initialize_leader_and_isr(p, w, uninit)),
+            lambda w1: let(
+                valid.minus(uninit),
+                lambda to_elect: if_(
+                    to_elect.is_empty() | w1.f("moved"),
+                    w1,
+                    w1.with_(batch=B.EMPTY_BATCH)
+                    if election is None
+                    else elect_leader_for_partitions(p, w1, to_elect, election),
+                ),
+            ),
+        ),
+    )
+
+
+def _apply_target(
+    p: Profile, w: Expr, valid: Expr, target: PartitionState, election: LeaderElection | None
+) -> Expr:
+    if target is P.OnlinePartition:
+        return rule("OnlinePartition", "§5.2", _to_online(p, w, valid, election))
+    section = "§5.1" if target is P.NewPartition else "§5.3"
+    return rule(target.name, section, _put_states(w, valid, target))
+
+
+def partition_state_change(
+    p: Profile, w: object, partitions: object, target: PartitionState, election: LeaderElection | None
+) -> Expr:
+    """One whole ``PartitionStateMachine.handleStateChanges(partitions, target, strategy)`` call (§2.3, §5)."""
+    valid_prev = lit(frozenset(p.partition_valid_previous[target]))
+
+    def call(wv: Expr, ps: Expr) -> Expr:
+        current = wv.f("state", "controller", "partition_states")
+        return let(
+            current.merge(
+                build_map(ps.filter(lambda tp: ~current.has(tp)), lambda _tp: P.NonExistentPartition)
+            ),
+            lambda states: let(
+                ps.filter(lambda tp: valid_prev.contains(states.get(tp))),
+                lambda valid: let(
+                    _failures(
+                        _set_partition_states(wv, states),
+                        ps.minus(valid),
+                        target.name,
+                        FailureReason.InvalidTransition,
+                    ),
+                    lambda w1: B.send(
+                        p, if_(valid.is_empty(), w1, _apply_target(p, w1, valid, target, election))
+                    ),
+                ),
+            ),
+        )
+
+    return rule(
+        f"PartitionStateMachine.handleStateChanges({target.name})",
+        "§2.3",
+        B.unless_moved(w, lambda wv: B.bind(partitions, lambda ps: if_(ps.is_empty(), wv, call(wv, ps)))),
+    )
+
+
+OFFLINE_ELECTION = LeaderElection(
+    ElectionStrategy.OfflinePartitionLeaderElectionStrategy, allow_unclean=False
+)
+
+
+def trigger_online_partition_state_change(p: Profile, w: object, topic: Expr | None = None) -> Expr:
+    """§5.4 step 2 ``triggerOnlinePartitionStateChange()`` / ``(topic)``: every New/Offline partition (of ``topic``)
+    whose topic is not queued for deletion → OnlinePartition with the Offline strategy, ``allowUnclean = false``
+    (1.1: the parameterless strategy, which also consults the topic config)."""
+    wanted = frozenset({P.OfflinePartition, P.NewPartition})
+
+    def body(wv: Expr) -> Expr:
+        s = wv.f("state")
+        return partition_state_change(
+            p,
+            wv,
+            C.partitions_in_states(s, wanted, topic).filter(
+                lambda tp: ~C.queued_for_deletion(s, tp.f("topic"))
+            ),
+            P.OnlinePartition,
+            OFFLINE_ELECTION,
+        )
+
+    return rule("triggerOnlinePartitionStateChange", "§5.4", B.unless_moved(w, body))
+
+
+def initialize_partition_state(p: Profile, w: object) -> Expr:
+    """§5.4 step 1 ``initializePartitionState``: every assigned partition → NewPartition without leadership info,
+    OnlinePartition when its cached leader is online, else OfflinePartition."""
+
+    def body(wv: Expr) -> Expr:
+        s = wv.f("state")
+        return let(
+            C.live_brokers(s),
+            lambda live: _set_partition_states(
+                wv,
+                s.f("controller", "partition_states").merge(
+                    build_map(
+                        C.all_partitions(s),
+                        lambda tp: cond(
+                            (~C.has_leadership(s, tp), P.NewPartition),
+                            (
+                                C.is_online_with(live, C.offline_dir_replicas(s), C.leader_of(s, tp), tp),
+                                P.OnlinePartition,
+                            ),
+                            otherwise=P.OfflinePartition,
+                        ),
+                    )
+                ),
+            ),
+        )
+
+    return rule("initializePartitionState", "§5.4", B.unless_moved(w, body))
