@@ -8,7 +8,14 @@ import click
 
 
 @click.command(name="serve-reference")
-def command() -> None:
+@click.option(
+    "--engine",
+    type=click.Choice(["reference", "spec"]),
+    default="reference",
+    show_default=True,
+    help="Serve the reference controller, or the declarative spec evaluated directly.",
+)
+def command(engine: str) -> None:
     """Serve the reference controller as a conformance SUT (JSON lines on stdin/stdout).
 
     The suite uses it to test itself through the real subprocess path.
@@ -16,12 +23,13 @@ def command() -> None:
     \b
     Example:
       kcspec conformance run --sut "kcspec serve-reference"
+      kcspec conformance run --sut "kcspec serve-reference --engine spec" --level elections
     """
     from kcspec.conformance.adapters.serve import serve
-    from kcspec.conformance.reference_sut import EngineUnavailable, ReferenceSut
+    from kcspec.conformance.reference_sut import EngineUnavailable, ReferenceSut, SpecSut
 
     try:
-        sut = ReferenceSut()
+        sut = ReferenceSut() if engine == "reference" else SpecSut()
     except EngineUnavailable as exc:
         click.echo(f"kcspec serve-reference: the reference controller cannot be loaded: {exc}", err=True)
         sys.exit(2)
