@@ -1,0 +1,572 @@
+"""The safety invariants of §11 that are properties of one state or of one step, as ``Invariant`` objects.
+
+State invariants are expressions over ``Var("s")`` (a ``ClusterState``); step invariants over ``Var("s")`` (before),
+``Var("s2")`` (after) and ``Var("requests")`` (the set of requests sent during the step). Each is written for what
+Kafka actually guarantees, with the exceptions column of §11 built in:
+
+* Properties of leaders and ISRs (I1, I3, I4, I5, I13) are stated over **controller-made writes** of a step: a
+  partition-state znode that is new or changed in the step and carries the controller epoch of the active,
+  non-zombie controller after the step (``controller.epoch == zk.controller_epoch``). ISR changes made by leaders
+  keep the leader epoch (§3.2) and are excluded where §11 excludes them (AlterIsr, 1.1 ISR notifications);
+  ``ZombieControllerWrite`` (1.1) writes a controller epoch below ``zk.controller_epoch`` and is therefore not a
+  controller-made write. I1 and I3 are also state invariants in 2.8, where no zombie can write ZooKeeper (§9).
+* ZooKeeper monotonicity (I6, I7, I9) holds for every write, whoever made it.
+* I8 (single writer) holds in 2.8 only; 1.1 has no fencing (§3.3, KAFKA-6082).
+* I11 is a step property: a replica that *becomes* NewReplica is never the cached leader. (As a state property it
+  is false in Kafka: an Offline election during a reassignment may pick an adding replica that is still in
+  NewReplica, because candidates are AR members online and in the ISR, §6.)
+* I20 is checked as "before and after states are connected in the valid-transition graph" whenever the same
+  controller context persists, since one step may make several transitions (e.g. the four-step deletion chain).
+
+``invariants(profile)`` lists the invariants of a profile.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+
+from kcspec.spec import context as C
+from kcspec.spec.lang import Expr, Invariant, Var, and_, lit, or_, rec, seq_of
+from kcspec.spec.profiles import Profile
+from kcspec.spec.requests import LeaderAndIsrRequest, StopReplicaRequest
+from kcspec.spec.state import ControllerContext
+from kcspec.spec.vocabulary import NO_LEADER, PartitionState, ReplicaState
+
+s = Var("s")
+s2 = Var("s2")
+requests = Var("requests")
+
+DELETION_STATES = frozenset(
+    {
+        ReplicaState.ReplicaDeletionStarted,
+        ReplicaState.ReplicaDeletionSuccessful,
+        ReplicaState.ReplicaDeletionIneligible,
+    }
+)
+
+
+# ------------------------------------------------------------------------------------------- helpers
+
+
+def _zk(st: Expr) -> Expr:
+    return st.f("zk", "partition_states")
+
+
+def _cache(st: Expr) -> Expr:
+    return st.f("controller", "leadership")
+
+
+def _lai(m: Expr, tp: Expr) -> Expr:
+    return m.get(tp).f("leader_and_isr")
+
+
+def _active(st: Expr) -> Expr:
+    return st.f("controller", "controller_id").ne(-1)
+
+
+def _same_context(a: Expr, b: Expr) -> Expr:
+    """The same controller context persists across the step (no resignation, failover or context reset)."""
+    return and_(
+        _active(a),
+        _active(b),
+        a.f("controller", "controller_id").eq(b.f("controller", "controller_id")),
+        a.f("controller", "epoch").eq(b.f("controller", "epoch")),
+    )
+
+
+def _changed(tp: Expr) -> Expr:
+    """The znode of ``tp`` was created or rewritten in the step."""
+    return ~_zk(s).has(tp) | _zk(s).get(tp).ne(_zk(s2).get(tp))
+
+
+def _controller_made(tp: Expr) -> Expr:
+    """The znode of ``tp`` was written in the step by the active, non-zombie controller (see module docstring)."""
+    return and_(
+        _active(s2),
+        s2.f("controller", "epoch").eq(s2.f("zk", "controller_epoch")),
+        _changed(tp),
+        _zk(s2).get(tp).f("controller_epoch").eq(s2.f("controller", "epoch")),
+    )
+
+
+def _leader_changed(tp: Expr) -> Expr:
+    return ~_zk(s).has(tp) | _lai(_zk(s), tp).f("leader").ne(_lai(_zk(s2), tp).f("leader"))
+
+
+def _epoch_bumped(tp: Expr) -> Expr:
+    """A controller decision (creation or a leader-epoch bump), as opposed to an ISR-only change by a leader."""
+    return ~_zk(s).has(tp) | _lai(_zk(s), tp).f("leader_epoch").ne(_lai(_zk(s2), tp).f("leader_epoch"))
+
+
+def _written(pred: Callable[[Expr], Expr]) -> Expr:
+    """``pred`` holds for every znode written by the controller in the step."""
+    return _zk(s2).keys().all(lambda tp: _controller_made(tp).implies(pred(tp)))
+
+
+def _both(pred: Callable[[Expr], Expr]) -> Expr:
+    """``pred`` holds for every partition whose znode exists before and after the step."""
+    return _zk(s2).keys().all(lambda tp: _zk(s).has(tp).implies(pred(tp)))
+
+
+def _leader_in_isr(lai: Expr) -> Expr:
+    return lai.f("leader").eq(NO_LEADER) | lai.f("isr").contains(lai.f("leader"))
+
+
+def _closure(
+    table: dict[object, tuple[object, ...]], states: list[object]
+) -> frozenset[tuple[object, object]]:
+    reach = {(a, a) for a in states} | {(prev, t) for t, prevs in table.items() for prev in prevs}
+    changed = True
+    while changed:
+        changed = False
+        for (a, b), (c, d) in itertools.product(list(reach), list(reach)):
+            if b == c and (a, d) not in reach:
+                reach.add((a, d))
+                changed = True
+    return frozenset(reach)
+
+
+def _inv(name: str, section: str, kind: str, doc: str, expr: Expr) -> Invariant:
+    return Invariant(name=name, section=section, doc=doc, kind=kind, expr=expr)
+
+
+# ------------------------------------------------------------------------------------------- state invariants
+
+
+def i1_state() -> Invariant:
+    return _inv(
+        "I1 leader in ISR",
+        "§11 I1",
+        "state",
+        "2.8: every partition-state znode and every cached LI with a leader has the leader in its ISR. Holds because"
+        " every controller decision keeps it (§11 I1 'enforced by') and AlterIsr proposals come from the leader"
+        " with itself in the ISR; zombies cannot write (§9). Not a 1.1 state invariant: a zombie write may store"
+        " any record (see the step form).",
+        and_(
+            _zk(s).keys().all(lambda tp: _leader_in_isr(_lai(_zk(s), tp))),
+            _cache(s).keys().all(lambda tp: _leader_in_isr(_lai(_cache(s), tp))),
+        ),
+    )
+
+
+def i3_state() -> Invariant:
+    return _inv(
+        "I3 ISR never empty",
+        "§11 I3",
+        "state",
+        "2.8: every partition-state znode and every cached LI has a non-empty ISR (the retained singleton may be a"
+        " dead broker). 2.8 does not validate AlterIsr content, but an ISR proposed by a leader contains it.",
+        and_(
+            _zk(s).keys().all(lambda tp: _lai(_zk(s), tp).f("isr").non_empty()),
+            _cache(s).keys().all(lambda tp: _lai(_cache(s), tp).f("isr").non_empty()),
+        ),
+    )
+
+
+def i12_state() -> Invariant:
+    return _inv(
+        "I12 online partitions have leadership info",
+        "§11 I12",
+        "state",
+        "A partition in OnlinePartition has leadership info in the cache and a state znode in ZooKeeper (its leader"
+        " may be dead or −1 transiently).",
+        s.f("controller", "partition_states")
+        .keys()
+        .all(
+            lambda tp: (
+                s.f("controller", "partition_states")
+                .get(tp)
+                .eq(PartitionState.OnlinePartition)
+                .implies(_cache(s).has(tp) & _zk(s).has(tp))
+            )
+        ),
+    )
+
+
+def w_replica_states_assigned() -> Invariant:
+    states = s.f("controller", "replica_states")
+    return _inv(
+        "W1 replica states belong to assigned replicas",
+        "§4, §3.1",
+        "state",
+        "Every replica with a state other than NonExistentReplica is in AR of its partition, or is in a deletion"
+        " state, or belongs to a topic queued for deletion. (NonExistentReplica entries are left by rejected"
+        " transitions of unknown replicas, §2.1 implicit initial state.)",
+        states.keys().all(
+            lambda pr: or_(
+                states.get(pr).eq(ReplicaState.NonExistentReplica),
+                lit(DELETION_STATES).contains(states.get(pr)),
+                C.replicas(s, pr.f("tp")).contains(pr.f("replica")),
+                C.queued_for_deletion(s, pr.f("tp").f("topic")),
+            )
+        ),
+    )
+
+
+def w_leadership_assigned() -> Invariant:
+    return _inv(
+        "W2 cached partitions are assigned",
+        "§3.1",
+        "state",
+        "Every partition in the leadership cache has an assignment in the context (removeTopic drops both).",
+        _cache(s).keys().subset_of(C.all_partitions(s)),
+    )
+
+
+def w_shutting_down_registered() -> Invariant:
+    return _inv(
+        "W3 shutting-down brokers are registered",
+        "§3.1, §7.10",
+        "state",
+        "shuttingDownBrokerIds ⊆ liveOrShuttingDownBrokerIds: a broker is added only if registered and removed"
+        " when it fails.",
+        s.f("controller", "shutting_down").subset_of(C.live_or_shutting_down(s)),
+    )
+
+
+def w_inactive_context_empty() -> Invariant:
+    return _inv(
+        "W4 no context without a controller",
+        "§7.12",
+        "state",
+        "When no controller is active the context is the reset context (resignation resets everything).",
+        _active(s) | s.f("controller").eq(lit(ControllerContext())),
+    )
+
+
+def w_epoch_not_ahead() -> Invariant:
+    return _inv(
+        "W5 controller epoch not ahead of ZooKeeper",
+        "§9",
+        "state",
+        "An active controller's epoch never exceeds /controller_epoch (it equals it unless the controller is a"
+        " zombie).",
+        _active(s).implies(s.f("controller", "epoch").le(s.f("zk", "controller_epoch"))),
+    )
+
+
+# ------------------------------------------------------------------------------------------- step invariants
+
+
+def i1_step() -> Invariant:
+    return _inv(
+        "I1 elected leaders are in the ISR",
+        "§11 I1",
+        "step",
+        "Every controller-made write that sets a new leader puts it in the written ISR (or writes leader −1). A"
+        " write that keeps the leader (e.g. OfflineReplica of a follower, a reassignment epoch bump) keeps whatever"
+        " was stored.",
+        _written(lambda tp: _leader_changed(tp).implies(_leader_in_isr(_lai(_zk(s2), tp)))),
+    )
+
+
+def i3_step() -> Invariant:
+    return _inv(
+        "I3 the controller never writes an empty ISR",
+        "§11 I3",
+        "step",
+        "Every controller-made write that creates a znode or changes its ISR writes a non-empty ISR (OfflineReplica"
+        " keeps a singleton; elections keep the leader).",
+        _written(
+            lambda tp: (~_zk(s).has(tp) | _lai(_zk(s), tp).f("isr").ne(_lai(_zk(s2), tp).f("isr"))).implies(
+                _lai(_zk(s2), tp).f("isr").non_empty()
+            )
+        ),
+    )
+
+
+def i4_step() -> Invariant:
+    def gained_assigned(tp: Expr) -> Expr:
+        new_isr = _lai(_zk(s2), tp).f("isr")
+        old_isr = _lai(_zk(s), tp).f("isr")
+        allowed = C.replicas(s, tp).to_set().union(C.replicas(s2, tp).to_set())
+        gained = new_isr.to_set()
+        return (_zk(s).has(tp) & gained.minus(old_isr.to_set()).subset_of(allowed)) | (
+            ~_zk(s).has(tp) & gained.subset_of(allowed)
+        )
+
+    return _inv(
+        "I4 the controller adds only assigned replicas to an ISR",
+        "§11 I4",
+        "step",
+        "ISR ⊆ AR is not an invariant in Kafka (Offline elections keep live non-assigned ISR members, AlterIsr is"
+        " not validated, removing replicas stay in the ISR until OfflineReplica). What holds: a controller decision"
+        " (creation or leader-epoch bump) only ever *adds* ISR members that are in AR before or after the step"
+        " (an unclean leader or the live replicas of a new partition).",
+        _written(lambda tp: _epoch_bumped(tp).implies(gained_assigned(tp))),
+    )
+
+
+def i5_step() -> Invariant:
+    return _inv(
+        "I5 shutting-down brokers are never elected",
+        "§11 I5",
+        "step",
+        "A controller-made write that changes the leader never makes a shutting-down broker leader (every strategy"
+        " excludes them). A shutting-down broker may *remain* leader when no other ISR member exists.",
+        _written(
+            lambda tp: _leader_changed(tp).implies(
+                ~s2.f("controller", "shutting_down").contains(_lai(_zk(s2), tp).f("leader"))
+            )
+        ),
+    )
+
+
+def i6_step() -> Invariant:
+    def monotone(tp: Expr) -> Expr:
+        before, after = _lai(_zk(s), tp), _lai(_zk(s2), tp)
+        return and_(
+            after.f("leader_epoch").ge(before.f("leader_epoch")),
+            after.f("leader")
+            .ne(before.f("leader"))
+            .implies(after.f("leader_epoch").gt(before.f("leader_epoch"))),
+        )
+
+    return _inv(
+        "I6 leader epochs increase",
+        "§11 I6",
+        "step",
+        "A partition's leader epoch in ZooKeeper never decreases and strictly increases whenever the leader"
+        " changes. ISR-only changes by the leader keep it; a deleted and re-created topic restarts at 0 (a"
+        " znode that did not exist before the step is not compared).",
+        _both(monotone),
+    )
+
+
+def i7_step() -> Invariant:
+    def monotone(tp: Expr) -> Expr:
+        v1 = _lai(_zk(s), tp).f("zk_version")
+        v2 = _lai(_zk(s2), tp).f("zk_version")
+        return v2.ge(v1) & _zk(s).get(tp).ne(_zk(s2).get(tp)).implies(v2.gt(v1))
+
+    return _inv(
+        "I7 znode versions increase on every write",
+        "§11 I7",
+        "step",
+        "Every rewrite of a partition-state znode increases its version; versions never decrease.",
+        _both(monotone),
+    )
+
+
+def i8_step() -> Invariant:
+    return _inv(
+        "I8 single writer",
+        "§11 I8",
+        "step",
+        "2.8: every partition-state znode created or rewritten in a step carries the controller epoch stored in"
+        " /controller_epoch after the step — only the current controller writes (CheckOp fencing, KAFKA-6082)."
+        " [1.1] does not hold: a zombie can write.",
+        _zk(s2)
+        .keys()
+        .all(
+            lambda tp: _changed(tp).implies(
+                _zk(s2).get(tp).f("controller_epoch").eq(s2.f("zk", "controller_epoch"))
+            )
+        ),
+    )
+
+
+def i9_step() -> Invariant:
+    def request_ok(r: Expr) -> Expr:
+        return and_(
+            or_(
+                r.f("controller_id").eq(s.f("controller", "controller_id"))
+                & r.f("controller_epoch").eq(s.f("controller", "epoch")),
+                r.f("controller_id").eq(s2.f("controller", "controller_id"))
+                & r.f("controller_epoch").eq(s2.f("controller", "epoch")),
+            ),
+            r.f("controller_epoch").le(s2.f("zk", "controller_epoch")),
+        )
+
+    return _inv(
+        "I9 controller epochs increase",
+        "§11 I9",
+        "step",
+        "/controller_epoch and its version never decrease; a new active controller has a larger epoch than the"
+        " one it replaces; every request of the step carries the id and epoch of the controller that sent it.",
+        and_(
+            s2.f("zk", "controller_epoch").ge(s.f("zk", "controller_epoch")),
+            s2.f("zk", "controller_epoch_zk_version").ge(s.f("zk", "controller_epoch_zk_version")),
+            and_(
+                _active(s),
+                _active(s2),
+                s.f("controller", "epoch").ne(s2.f("controller", "epoch")),
+            ).implies(s2.f("controller", "epoch").gt(s.f("controller", "epoch"))),
+            requests.all(request_ok),
+        ),
+    )
+
+
+def i10_step() -> Invariant:
+    before = s.f("controller", "replica_states")
+    after = s2.f("controller", "replica_states")
+    return _inv(
+        "I10 deleted replicas leave the assignment",
+        "§11 I10",
+        "step",
+        "A replica that goes from ReplicaDeletionSuccessful to NonExistentReplica (its state entry removed) within"
+        " one controller context is no longer in AR of its partition (ZK's assignment is updated separately).",
+        _same_context(s, s2).implies(
+            before.keys().all(
+                lambda pr: (
+                    before.get(pr).eq(ReplicaState.ReplicaDeletionSuccessful) & ~after.has(pr)
+                ).implies(~C.replicas(s2, pr.f("tp")).contains(pr.f("replica")))
+            )
+        ),
+    )
+
+
+def i11_step() -> Invariant:
+    before = s.f("controller", "replica_states")
+    after = s2.f("controller", "replica_states")
+    return _inv(
+        "I11 the leader is never moved to NewReplica",
+        "§11 I11",
+        "step",
+        "A replica that becomes NewReplica in a step is not the cached leader of its partition (the transition"
+        " refuses the current leader). Not a state invariant: a later Offline election may pick a NewReplica"
+        " adding replica during a reassignment.",
+        after.keys().all(
+            lambda pr: (
+                after.get(pr).eq(ReplicaState.NewReplica)
+                & ~(before.has(pr) & before.get(pr).eq(ReplicaState.NewReplica))
+            ).implies(
+                ~(_cache(s2).has(pr.f("tp")) & _lai(_cache(s2), pr.f("tp")).f("leader").eq(pr.f("replica")))
+            )
+        ),
+    )
+
+
+def i13_step(p: Profile) -> Invariant:
+    def exempt(tp: Expr) -> Expr:
+        if p.kip455_reassignment:
+            reassigning = s.f("controller", "partitions_being_reassigned").contains(tp)
+        else:
+            reassigning = s.f("controller", "legacy_reassignments").has(tp)
+        if p.controlled_shutdown_epoch_and_deletion_checks:
+            return reassigning
+        return reassigning | s2.f("controller", "shutting_down").contains(_lai(_zk(s), tp).f("leader"))
+
+    def no_election(tp: Expr) -> Expr:
+        topic = tp.f("topic")
+        return and_(
+            _zk(s).has(tp),
+            C.queued_for_deletion(s, topic),
+            C.queued_for_deletion(s2, topic),
+            ~exempt(tp),
+        ).implies(
+            _lai(_zk(s2), tp).f("leader").eq(_lai(_zk(s), tp).f("leader"))
+            | _lai(_zk(s2), tp).f("leader").eq(NO_LEADER)
+        )
+
+    doc = (
+        "No controller-made write elects a new leader for a partition of a topic queued for deletion (before and"
+        " after the step); taking leadership away (leader −1, OfflineReplica) is allowed. Exempt: partitions"
+        " being reassigned before the step (in-flight reassignments continue)"
+    )
+    if not p.controlled_shutdown_epoch_and_deletion_checks:
+        doc += (
+            ", and [1.1] partitions whose leader is shutting down (no deletion filter in controlled shutdown)"
+        )
+    return _inv(
+        "I13 no elections for topics queued for deletion", "§11 I13", "step", doc + ".", _written(no_election)
+    )
+
+
+def _is(r: Expr, cls: type) -> Expr:
+    """``r`` is a LeaderAndIsr or StopReplica request: equal to the record of class ``cls`` built from its fields
+    common to every request (dataclass equality compares classes)."""
+    return r.eq(
+        rec(
+            cls,
+            broker=r.f("broker"),
+            controller_id=r.f("controller_id"),
+            controller_epoch=r.f("controller_epoch"),
+            partition_states=r.f("partition_states"),
+        )
+    )
+
+
+def _is_umr(r: Expr) -> Expr:
+    return ~_is(r, LeaderAndIsrRequest) & ~_is(r, StopReplicaRequest)
+
+
+def i18_step() -> Invariant:
+    def accompanied(r: Expr) -> Expr:
+        return r.f("partition_states").all(
+            lambda ps: requests.any(
+                lambda u: and_(
+                    u.f("broker").eq(r.f("broker")),
+                    _is_umr(u),
+                    u.f("partition_states").any(lambda us: us.f("tp").eq(ps.f("tp"))),
+                )
+            )
+        )
+
+    return _inv(
+        "I18 every LeaderAndIsr is accompanied by UpdateMetadata",
+        "§11 I18",
+        "step",
+        "For every partition in a LeaderAndIsr request sent in the step, its recipient also got an UpdateMetadata"
+        " request carrying that partition (content may be stale in 1.1, KAFKA-9212).",
+        requests.all(lambda r: _is(r, LeaderAndIsrRequest).implies(accompanied(r))),
+    )
+
+
+def i20_step(p: Profile) -> Invariant:
+    replica_pairs = _closure(dict(p.replica_valid_previous), list(ReplicaState))  # type: ignore[arg-type]
+    partition_pairs = _closure(dict(p.partition_valid_previous), list(PartitionState))  # type: ignore[arg-type]
+    rs1, rs2 = s.f("controller", "replica_states"), s2.f("controller", "replica_states")
+    ps1, ps2 = s.f("controller", "partition_states"), s2.f("controller", "partition_states")
+    return _inv(
+        "I20 transitions follow the valid-previous-state tables",
+        "§11 I20",
+        "step",
+        "Within one controller context, every replica's and partition's state after the step is reachable from its"
+        " state before along valid transitions of the profile's tables (missing = NonExistent…).",
+        _same_context(s, s2).implies(
+            and_(
+                rs1.keys()
+                .union(rs2.keys())
+                .all(
+                    lambda pr: lit(replica_pairs).contains(
+                        seq_of(
+                            rs1.get_or(pr, ReplicaState.NonExistentReplica),
+                            rs2.get_or(pr, ReplicaState.NonExistentReplica),
+                        )
+                    )
+                ),
+                ps1.keys()
+                .union(ps2.keys())
+                .all(
+                    lambda tp: lit(partition_pairs).contains(
+                        seq_of(
+                            ps1.get_or(tp, PartitionState.NonExistentPartition),
+                            ps2.get_or(tp, PartitionState.NonExistentPartition),
+                        )
+                    )
+                ),
+            )
+        ),
+    )
+
+
+def invariants(profile: Profile) -> tuple[Invariant, ...]:
+    """The §11 state and step invariants of ``profile``."""
+    state: list[Invariant] = []
+    if profile.zk_write_fencing:
+        state += [i1_state(), i3_state()]
+    state += [
+        i12_state(),
+        w_replica_states_assigned(),
+        w_leadership_assigned(),
+        w_shutting_down_registered(),
+        w_inactive_context_empty(),
+        w_epoch_not_ahead(),
+    ]
+    step = [i1_step(), i3_step(), i4_step(), i5_step(), i6_step(), i7_step()]
+    if profile.zk_write_fencing:
+        step.append(i8_step())
+    step += [i9_step(), i10_step(), i11_step(), i13_step(profile), i18_step(), i20_step(profile)]
+    return (*state, *step)
