@@ -9,7 +9,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from kcspec.conformance.adapters.base import FailureKind, SutFailure
 from kcspec.conformance.adapters.subprocess_adapter import SubprocessAdapter
 from kcspec.conformance.protocol import messages as m

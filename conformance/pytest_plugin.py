@@ -1,0 +1,123 @@
+"""A pytest plugin that turns the conformance vectors into pytest items.
+
+Enable it with ``-p kcspec.conformance.pytest_plugin`` (it is also registered as the ``kcspec``
+entry point of ``pytest11``) and give a SUT:
+
+    pytest --kcspec-sut "node conformance/examples/node/sut.js" --kcspec-level elections
+
+Each vector becomes one item named after its id: a divergence fails it with the differences, a
+misbehaving SUT errors it with the SUT's stderr, and a vector the SUT does not support is skipped
+with the reason. Without ``--kcspec-sut`` the plugin adds nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kcspec.conformance import runner
+from kcspec.conformance.adapters.subprocess_adapter import SubprocessAdapter
+from kcspec.conformance.vectors.model import Level, Vector
+from kcspec.conformance.verdicts import Outcome, Verdict
+
+_SESSION_KEY = "kcspec_session"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("kcspec", "kcspec conformance suite")
+    group.addoption("--kcspec-sut", metavar="CMD", default=None, help="Command that starts the SUT.")
+    group.addoption("--kcspec-profile", default="kafka-2.8", choices=("kafka-2.8", "kafka-1.1"))
+    group.addoption("--kcspec-level", default="controller", choices=tuple(Level.__members__))
+    group.addoption("--kcspec-vectors", default=None, metavar="DIR", help="Exported vectors to run.")
+    group.addoption("--kcspec-timeout", type=float, default=10.0, help="Seconds per message.")
+
+
+class ConformanceFailure(Exception):
+    """Raised by a failed vector item; pytest shows its text as the failure."""
+
+
+class VectorItem(pytest.Item):
+    def __init__(self, *, vector: Vector, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.vector = vector
+
+    def _session(self) -> runner.Session:
+        store: dict[str, Any] = self.config.__dict__.setdefault("_kcspec_store", {})
+        session = store.get(_SESSION_KEY)
+        if session is None:
+            adapter = SubprocessAdapter(
+                str(self.config.getoption("--kcspec-sut")), timeout=float(self.config.getoption("--kcspec-timeout"))
+            )
+            try:
+                session = runner.open_session(adapter, str(self.config.getoption("--kcspec-profile")))
+            except runner.SessionError as exc:
+                raise pytest.UsageError(str(exc)) from None
+            store[_SESSION_KEY] = session
+        return session
+
+    def runtest(self) -> None:
+        session = self._session()
+        if session.hello is None:
+            try:
+                session.open()
+            except Exception as exc:
+                raise ConformanceFailure(f"the SUT could not be restarted: {exc}") from None
+        outcome = runner.run_one(session, self.vector)
+        if outcome.verdict in (Verdict.not_supported, Verdict.skipped):
+            pytest.skip(f"{outcome.verdict.value}: {outcome.reason}")
+        if outcome.verdict is not Verdict.passed:
+            raise ConformanceFailure(_render(outcome))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, ConformanceFailure):
+            return str(excinfo.value)
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return Path("kcspec-vectors"), 0, f"{self.vector.id} ({', '.join(self.vector.sections)})"
+
+
+def _render(o: Outcome) -> str:
+    lines = [f"{o.verdict.value}: {o.id} ({', '.join(o.sections)})", o.description, o.reason]
+    lines += [f"  {d.render()}" for d in o.differences]
+    if o.request:
+        lines.append(f"request: {o.request.strip()}")
+    if o.stderr.strip():
+        lines.append("SUT stderr:\n" + o.stderr.strip()[-2000:])
+    return "\n".join(lines)
+
+
+class VectorCollector(pytest.Collector):
+    def __init__(self, *, vectors: list[Vector], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.vectors = vectors
+
+    def collect(self) -> Iterator[pytest.Item]:
+        for v in self.vectors:
+            yield VectorItem.from_parent(self, name=v.id, vector=v)
+
+
+def _load(config: pytest.Config) -> list[Vector]:
+    from kcspec.conformance.vectors import files, generate
+
+    profile = str(config.getoption("--kcspec-profile"))
+    level = Level[str(config.getoption("--kcspec-level"))]
+    source = config.getoption("--kcspec-vectors")
+    vectors = files.load_dir(Path(source)) if source else generate.generate([profile]).vectors
+    return runner.select_vectors(vectors, profile, level)
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.getoption("--kcspec-sut"):
+        return
+    collector = VectorCollector.from_parent(session, name="kcspec-conformance", vectors=_load(config))
+    items.extend(collector.collect())
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    store = config.__dict__.get("_kcspec_store", {})
+    session = store.get(_SESSION_KEY)
+    if session is not None:
+        session.adapter.close()
