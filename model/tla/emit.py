@@ -1,0 +1,500 @@
+"""``Expr`` → TLA+ text: the TLA+ backend of the expression language (``kcspec.spec.lang``).
+
+Each node becomes the TLA+ construct with the meaning ``kcspec.model.evaluate`` gives it: sets, sequences
+(``Sequences``), records, functions for maps (helpers such as ``MapPut`` come from ``prelude``), ``LET``,
+``IF``, quantifiers, ``SelectSeq`` with ``LAMBDA`` for filters and "first such" on sequences, a
+``LET RECURSIVE`` operator for each left fold. Types are inferred in the same pass (``types``), because
+TLA+ spells set, sequence and map operations differently. Bound names are renamed to their readable
+base (``w``, ``tp``) with a numeric suffix only where TLA+ would see a clash, which also makes the text
+independent of the counters used while the spec was built. ``Rule`` nodes become comments citing their
+section, and every line remembers the rule it came from.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from kcspec.model.tla import types as ty
+from kcspec.model.tla.layout import (
+    Block,
+    concat,
+    fits,
+    flat_text,
+    indent,
+    is_flat,
+    seq_items,
+    tag,
+    text,
+    vstack,
+)
+from kcspec.model.tla.order import OrderError, Orders
+from kcspec.model.tla.types import T
+from kcspec.model.tla.values import value_block
+from kcspec.spec import lang as L
+
+
+class TlaBackendError(ValueError):
+    """An expression the TLA+ backend cannot translate, named with the innermost rule."""
+
+
+@dataclass(frozen=True)
+class Out:
+    """A translated expression: its text, its precedence (``ATOM`` for brackets, names and calls; 0 for
+    ``IF``/``LET``/quantifiers, which extend as far as possible) and its inferred type."""
+
+    block: Block
+    prec: int
+    type: T
+
+
+ATOM = 100
+LOWEST = 0
+PREC = {"=>": 1, "/\\": 3, "\\/": 3, "~": 4, "=": 5, "#": 5, "<": 5, "=<": 5, ">": 5, ">=": 5, "\\in": 5}
+PREC |= {
+    "\\subseteq": 5,
+    "\\cup": 8,
+    "\\cap": 8,
+    "\\": 8,
+    "DOMAIN": 9,
+    "UNION": 8,
+    "+": 10,
+    "-": 11,
+    "\\o": 13,
+}
+
+
+_PATH = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+_CMP_INT = {"==": "=", "!=": "#", "<": "<", "<=": "=<", ">": ">", ">=": ">="}
+
+
+class Emitter:
+    """Translates expressions with the given free variables (TLA+ name and type) into blocks."""
+
+    def __init__(self, free: Mapping[str, tuple[str, T]], reserved: set[str], orders: Orders) -> None:
+        self.free = dict(free)
+        self.reserved = set(reserved) | {name for name, _ in free.values()}
+        self.orders = orders
+        self.scope: list[tuple[str, str, T]] = []
+        self.used: set[str] = set()
+        self.rules: list[str] = []
+
+    # ------------------------------------------------------------------ names and scope
+    def where(self) -> str:
+        return self.rules[-1] if self.rules else "<top>"
+
+    def fail(self, message: str) -> TlaBackendError:
+        return TlaBackendError(f"{message} (rule {self.where()})")
+
+    def fresh(self, hint: str) -> str:
+        """A bound name not used before in this definition: nested binders can then never clash, whatever
+        order the sub-expressions are emitted in (TLA+ forbids redefining a name in scope)."""
+        base = re.sub(r"_\d+$", "", hint) or "x"
+        name, n = base, 1
+        while name in self.reserved or name in self.used:
+            n += 1
+            name = f"{base}{n}"
+        self.used.add(name)
+        return name
+
+    def push(self, lang_name: str, t: T) -> str:
+        name = self.fresh(lang_name)
+        self.scope.append((lang_name, name, t))
+        return name
+
+    def pop(self, n: int = 1) -> None:
+        del self.scope[len(self.scope) - n :]
+
+    def lookup(self, lang_name: str) -> tuple[str, T]:
+        for lang, tla, t in reversed(self.scope):
+            if lang == lang_name:
+                return tla, t
+        if lang_name in self.free:
+            return self.free[lang_name]
+        raise self.fail(f"unbound variable {lang_name!r}")
+
+    # ------------------------------------------------------------------ small builders
+    @staticmethod
+    def paren(o: Out, above: int = ATOM - 1) -> Block:
+        """``o`` as an operand of an operator of precedence ``above``: parenthesised unless it binds tighter."""
+        return o.block if o.prec > above else concat(text("("), o.block, text(")"))
+
+    def call(self, name: str, *args: Out, t: T) -> Out:
+        return Out(seq_items(f"{name}(", [a.block for a in args], ")"), ATOM, t)
+
+    def infix(self, op: str, a: Out, b: Out, t: T) -> Out:
+        p = PREC[op]
+        pa, pb = self.paren(a, p), self.paren(b, p)
+        if fits(pa, pb, extra=len(op) + 2):
+            return Out(text(f"{flat_text(pa)} {op} {flat_text(pb)}"), p, t)
+        return Out(vstack(pa, concat(text(f"{op} "), pb)), p, t)
+
+    def junction(self, op: str, items: list[Out]) -> Out:
+        blocks = [self.paren(i, 3) for i in items]
+        if fits(*blocks, extra=(len(op) + 2) * len(blocks)):
+            return Out(text(f" {op} ".join(flat_text(b) for b in blocks)), 3, ty.BOOL)
+        # a bulleted list: each item extends to the next bullet, so items need no parentheses
+        return Out(vstack(*(concat(text(f"{op} "), i.block) for i in items)), LOWEST, ty.BOOL)
+
+    def as_set(self, o: Out) -> Out:
+        """``o`` as a set: sequences through ``Range``, maps through ``DOMAIN``."""
+        if o.type.kind == "seq":
+            return self.call("Range", o, t=ty.set_of(ty.elem(o.type)))
+        if o.type.kind == "map":
+            return Out(concat(text("DOMAIN "), self.paren(o, 9)), 9, ty.set_of(ty.elem(o.type)))
+        if o.type.kind == "set":
+            return o
+        raise self.fail(f"cannot tell whether {_excerpt(o)} is a set, a sequence or a map")
+
+    def kind(self, o: Out, *allowed: str) -> str:
+        if o.type.kind not in allowed:
+            raise self.fail(f"{_excerpt(o)} has type {o.type}, expected one of {', '.join(allowed)}")
+        return o.type.kind
+
+    def with_seq_name(self, seq: Out, hint: str) -> tuple[str, Block | None]:
+        """A name for ``seq``: itself when it is a plain name, else a fresh ``LET`` name."""
+        if is_flat(seq.block) and _PATH.match(flat_text(seq.block)):
+            return flat_text(seq.block), None
+        return self.fresh(hint), seq.block
+
+    # ------------------------------------------------------------------ the translation
+    def emit(self, e: L.Expr) -> Out:
+        if isinstance(e, L.Const):
+            return Out(value_block(e.value), ATOM, ty.of_value(e.value))
+        if isinstance(e, L.Var):
+            name, t = self.lookup(e.name)
+            return Out(text(name), ATOM, t)
+        if isinstance(e, L.Field):
+            obj = self.emit(e.obj)
+            t = ty.ANY
+            if obj.type.kind == "rec" and obj.type.cls is not None:
+                ft = ty.field_types(obj.type.cls)
+                if e.name not in ft:
+                    raise self.fail(f"{obj.type.cls.__name__} has no field {e.name!r}")
+                t = ft[e.name]
+            return Out(concat(self.paren(obj), text(f".{e.name}")), ATOM, t)
+        if isinstance(e, L.Rec):
+            return self.record(e)
+        if isinstance(e, L.With):
+            obj = self.emit(e.obj)
+            ups = [concat(text(f"!.{k} = "), self.emit(v).block) for k, v in e.updates]
+            target = self.paren(obj, 0)
+            if is_flat(target):
+                return Out(seq_items(f"[{flat_text(target)} EXCEPT ", ups, "]"), ATOM, obj.type)
+            return Out(concat(text("["), target, seq_items(" EXCEPT ", ups, "]")), ATOM, obj.type)
+        if isinstance(e, L.Let):
+            return self.let(e)
+        if isinstance(e, L.If):
+            c, a, b = self.emit(e.cond), self.emit(e.then), self.emit(e.els)
+            t = ty.unify(a.type, b.type)
+            if fits(c.block, a.block, b.block, extra=16):
+                return Out(
+                    text(f"IF {flat_text(c.block)} THEN {flat_text(a.block)} ELSE {flat_text(b.block)}"),
+                    LOWEST,
+                    t,
+                )
+            return Out(
+                vstack(
+                    concat(text("IF "), c.block),
+                    concat(text("THEN "), a.block),
+                    concat(text("ELSE "), b.block),
+                ),
+                LOWEST,
+                t,
+            )
+        if isinstance(e, L.Not):
+            arg = self.emit(e.arg)
+            return Out(concat(text("~"), self.paren(arg)), 4, ty.BOOL)
+        if isinstance(e, L.And | L.Or):
+            items = [self.emit(a) for a in e.args]
+            if not items:
+                return Out(text("TRUE" if isinstance(e, L.And) else "FALSE"), ATOM, ty.BOOL)
+            if len(items) == 1:
+                return items[0]
+            return self.junction("/\\" if isinstance(e, L.And) else "\\/", items)
+        if isinstance(e, L.Implies):
+            return self.infix("=>", self.emit(e.lhs), self.emit(e.rhs), ty.BOOL)
+        if isinstance(e, L.Cmp):
+            return self.compare(e)
+        if isinstance(e, L.Arith):
+            a, b = self.emit(e.lhs), self.emit(e.rhs)
+            if e.op in ("+", "-"):
+                return self.infix(e.op, a, b, ty.INT)
+            return self.call("Max" if e.op == "max" else "Min", a, b, t=ty.INT)
+        if isinstance(e, L.SetLit | L.SeqLit):
+            items = [self.emit(x) for x in e.elems]
+            t = ty.ANY
+            for i in items:
+                t = ty.unify(t, i.type)
+            if isinstance(e, L.SetLit):
+                return Out(seq_items("{", [i.block for i in items], "}"), ATOM, ty.set_of(t))
+            return Out(seq_items("<<", [i.block for i in items], ">>"), ATOM, ty.seq_of(t))
+        if isinstance(e, L.Member):
+            x, coll = self.emit(e.elem), self.emit(e.coll)
+            return self.infix("\\in", x, self.as_set(coll), ty.BOOL)
+        if isinstance(e, L.SetOp):
+            return self.set_op(e)
+        if isinstance(e, L.Subset):
+            a, b = self.as_set(self.emit(e.lhs)), self.as_set(self.emit(e.rhs))
+            return self.infix("\\subseteq", a, b, ty.BOOL)
+        if isinstance(e, L.Size):
+            coll = self.emit(e.coll)
+            if self.kind(coll, "set", "seq", "map") == "seq":
+                return self.call("Len", coll, t=ty.INT)
+            return self.call("Cardinality", self.as_set(coll), t=ty.INT)
+        if isinstance(e, L.ToSet):
+            return self.as_set(self.emit(e.seq))
+        if isinstance(e, L.Filter | L.Quant | L.Image | L.BigUnion | L.First):
+            return self.comprehension(e)
+        if isinstance(e, L.Sorted):
+            coll = self.as_set(self.emit(e.coll))
+            try:
+                name = self.orders.sort(ty.elem(coll.type))
+            except OrderError as exc:
+                raise self.fail(str(exc)) from None
+            return self.call(name, coll, t=ty.seq_of(ty.elem(coll.type)))
+        if isinstance(e, L.Fold):
+            return self.fold(e)
+        if isinstance(e, L.Head):
+            seq, d = self.emit(e.seq), self.emit(e.default)
+            self.kind(seq, "seq")
+            return self.call("FirstOr", seq, d, t=ty.unify(ty.elem(seq.type), d.type))
+        if isinstance(e, L.Append):
+            seq, x = self.emit(e.seq), self.emit(e.elem)
+            self.kind(seq, "seq")
+            return self.call("Append", seq, x, t=ty.seq_of(ty.unify(ty.elem(seq.type), x.type)))
+        if isinstance(e, L.Concat):
+            a, b = self.emit(e.lhs), self.emit(e.rhs)
+            self.kind(a, "seq")
+            self.kind(b, "seq")
+            return self.infix("\\o", a, b, ty.seq_of(ty.unify(ty.elem(a.type), ty.elem(b.type))))
+        if isinstance(e, L.Distinct):
+            seq = self.emit(e.seq)
+            self.kind(seq, "seq")
+            return self.call("Dedup", seq, t=seq.type)
+        return self.map_op(e)
+
+    def record(self, e: L.Rec) -> Out:
+        given = dict(e.fields)
+        items: list[Block] = []
+        for f in dataclasses.fields(e.cls):
+            if f.name in given:
+                value = self.emit(given[f.name]).block
+            elif f.default is not dataclasses.MISSING:
+                value = value_block(f.default)
+            elif f.default_factory is not dataclasses.MISSING:
+                value = value_block(f.default_factory())
+            else:
+                raise self.fail(f"record {e.cls.__name__} is built without its field {f.name!r}")
+            items.append(concat(text(f"{f.name} |-> "), value))
+        unknown = set(given) - {f.name for f in dataclasses.fields(e.cls)}
+        if unknown:
+            raise self.fail(f"record {e.cls.__name__} has no field(s) {', '.join(sorted(unknown))}")
+        return Out(seq_items("[", items, "]"), ATOM, ty.T("rec", e.cls))
+
+    def let(self, e: L.Let) -> Out:
+        defs: list[Block] = []
+        pushed = 0
+        node: L.Expr = e
+        while isinstance(node, L.Let):
+            value = self.emit(node.value)
+            name = self.push(node.name, value.type)
+            pushed += 1
+            defs.append(concat(text(f"{name} == "), value.block))
+            node = node.body
+        try:
+            body = self.emit(node)
+        finally:
+            self.pop(pushed)
+        if len(defs) == 1 and fits(defs[0], body.block, extra=8):
+            return Out(text(f"LET {flat_text(defs[0])} IN {flat_text(body.block)}"), LOWEST, body.type)
+        return Out(
+            vstack(concat(text("LET "), vstack(*defs)), concat(text("IN  "), body.block)), LOWEST, body.type
+        )
+
+    def compare(self, e: L.Cmp) -> Out:
+        a, b = self.emit(e.lhs), self.emit(e.rhs)
+        if e.op in ("==", "!="):
+            return self.infix("=" if e.op == "==" else "#", a, b, ty.BOOL)
+        t = ty.unify(a.type, b.type)
+        if t.kind in ("int", "any"):
+            return self.infix(_CMP_INT[e.op], a, b, ty.BOOL)
+        try:
+            less = self.orders.less(t)
+        except OrderError as exc:
+            raise self.fail(str(exc)) from None
+        if e.op == "<":
+            return self.call(less, a, b, t=ty.BOOL)
+        if e.op == ">":
+            return self.call(less, b, a, t=ty.BOOL)
+        strict = self.call(less, *((a, b) if e.op == "<=" else (b, a)), t=ty.BOOL)
+        return self.junction("\\/", [strict, self.infix("=", a, b, ty.BOOL)])
+
+    def set_op(self, e: L.SetOp) -> Out:
+        a, b = self.emit(e.lhs), self.emit(e.rhs)
+        if e.op == "union":
+            sa, sb = self.as_set(a), self.as_set(b)
+            return self.infix("\\cup", sa, sb, ty.set_of(ty.unify(ty.elem(sa.type), ty.elem(sb.type))))
+        if a.type.kind == "seq":
+            other = self.as_set(b)
+            x = self.fresh("e")
+            test = f"{x} \\in " if e.op == "inter" else f"{x} \\notin "
+            lam = concat(text(f"LAMBDA {x} : {test}"), self.paren(other, 5))
+            return Out(seq_items("SelectSeq(", [a.block, lam], ")"), ATOM, a.type)
+        sa, sb = self.as_set(a), self.as_set(b)
+        op = "\\cap" if e.op == "inter" else "\\"
+        return self.infix(op, sa, sb, sa.type)
+
+    def comprehension(self, e: L.Filter | L.Quant | L.Image | L.BigUnion | L.First) -> Out:
+        coll_expr = e.seq if isinstance(e, L.First) else e.coll
+        coll = self.emit(coll_expr)
+        kind = self.kind(coll, "set", "seq", "map")
+        et = ty.elem(coll.type)
+        if isinstance(e, L.First) and kind != "seq":
+            raise self.fail("'first such' needs a sequence (a set has no first element)")
+        if isinstance(e, L.Image) and kind == "seq":
+            return self.seq_image(e, coll)
+        x = self.push(e.var, et)
+        try:
+            body = self.emit(e.body if isinstance(e, L.Image | L.BigUnion) else e.pred)
+        finally:
+            self.pop()
+        source = self.as_set(coll) if kind != "seq" or not isinstance(e, L.Filter | L.First) else coll
+        src = self.paren(source) if not isinstance(e, L.Filter | L.First) or kind != "seq" else coll.block
+        if isinstance(e, L.Quant):
+            q = "\\A" if e.kind == "all" else "\\E"
+            head = concat(text(f"{q} {x} \\in "), self.paren(self.as_set(coll), LOWEST), text(" :"))
+            return Out(self._bind_block(head, body), LOWEST, ty.BOOL)
+        if isinstance(e, L.Filter) and kind != "seq":
+            head = concat(text(f"{{{x} \\in "), src, text(" :"))
+            return Out(self._bind_block(head, body, close="}"), ATOM, ty.set_of(et))
+        if isinstance(e, L.Filter | L.First):
+            lam = self._bind_block(text(f"LAMBDA {x} :"), body)
+            sel = Out(seq_items("SelectSeq(", [coll.block, lam], ")"), ATOM, coll.type)
+            if isinstance(e, L.Filter):
+                return sel
+            d = self.emit(e.default)
+            return self.call("FirstOr", sel, d, t=ty.unify(et, d.type))
+        # Image over a set, BigUnion
+        head = concat(text("{"), self.paren(body, LOWEST), text(f" : {x} \\in "), src, text("}"))
+        if isinstance(e, L.Image):
+            return Out(head, ATOM, ty.set_of(body.type))
+        return Out(concat(text("UNION "), head), 8, ty.set_of(ty.elem(body.type)))
+
+    def _bind_block(self, head: Block, body: Out, close: str = "") -> Block:
+        if fits(head, body.block, extra=len(close) + 1):
+            return text(f"{flat_text(head)} {flat_text(body.block)}{close}")
+        return vstack(head, indent(concat(body.block, text(close)), 4))
+
+    def seq_image(self, e: L.Image, coll: Out) -> Out:
+        seq_name, seq_def = self.with_seq_name(coll, "q")
+        if seq_def is not None:
+            self.scope.append(("", seq_name, coll.type))
+        i = self.fresh("i")
+        self.scope.append(("", i, ty.INT))
+        x = self.push(e.var, ty.elem(coll.type))
+        try:
+            body = self.emit(e.body)
+        finally:
+            self.pop(3 if seq_def is not None else 2)
+        inner = concat(text(f"LET {x} == {seq_name}[{i}] IN "), body.block)
+        fn = concat(text(f"[{i} \\in DOMAIN {seq_name} |-> "), inner, text("]"))
+        t = ty.seq_of(body.type)
+        if seq_def is None:
+            return Out(fn, ATOM, t)
+        return Out(vstack(concat(text(f"LET {seq_name} == "), seq_def), concat(text("IN  "), fn)), LOWEST, t)
+
+    def fold(self, e: L.Fold) -> Out:
+        seq, init = self.emit(e.seq), self.emit(e.init)
+        self.kind(seq, "seq")
+        op = self.fresh("fold")
+        self.scope.append(("", op, ty.ANY))
+        rest = self.fresh("rest")
+        self.scope.append(("", rest, seq.type))
+        acc = self.push(e.acc, init.type)
+        x = self.push(e.var, ty.elem(seq.type))
+        try:
+            body = self.emit(e.body)
+        finally:
+            self.pop(3)
+        step = concat(text(f"LET {x} == Head({rest}) IN "), body.block)
+        recur = concat(text(f"{op}("), step, text(f", Tail({rest}))"))
+        definition = vstack(
+            text(f"{op}({acc}, {rest}) =="),
+            indent(vstack(text(f"IF {rest} = <<>> THEN {acc}"), concat(text("ELSE "), recur)), 4),
+        )
+        self.pop()  # op
+        call = seq_items(f"{op}(", [init.block, seq.block], ")")
+        t = ty.unify(init.type, body.type)
+        return Out(
+            vstack(
+                concat(text("LET "), vstack(text(f"RECURSIVE {op}(_, _)"), definition)),
+                concat(text("IN  "), call),
+            ),
+            LOWEST,
+            t,
+        )
+
+    def map_op(self, e: L.Expr) -> Out:
+        if isinstance(e, L.MapGet):
+            m, k = self.emit(e.m), self.emit(e.key)
+            self.kind(m, "map", "seq")
+            vt = m.type.args[1] if m.type.kind == "map" else ty.elem(m.type)
+            return Out(concat(self.paren(m), text("["), k.block, text("]")), ATOM, vt)
+        if isinstance(e, L.MapGetOr):
+            m, k, d = self.emit(e.m), self.emit(e.key), self.emit(e.default)
+            self.kind(m, "map")
+            return self.call("GetOr", m, k, d, t=ty.unify(m.type.args[1], d.type))
+        if isinstance(e, L.MapHas):
+            m, k = self.emit(e.m), self.emit(e.key)
+            self.kind(m, "map")
+            return self.infix("\\in", k, self.as_set(m), ty.BOOL)
+        if isinstance(e, L.MapPut):
+            m, k, v = self.emit(e.m), self.emit(e.key), self.emit(e.value)
+            self.kind(m, "map")
+            t = ty.map_of(ty.unify(m.type.args[0], k.type), ty.unify(m.type.args[1], v.type))
+            return self.call("MapPut", m, k, v, t=t)
+        if isinstance(e, L.MapDel):
+            m, k = self.emit(e.m), self.emit(e.key)
+            self.kind(m, "map")
+            return self.call("MapDel", m, k, t=m.type)
+        if isinstance(e, L.MapDelAll):
+            m, ks = self.emit(e.m), self.emit(e.key_set)
+            self.kind(m, "map")
+            return self.call("MapDelAll", m, self.as_set(ks), t=m.type)
+        if isinstance(e, L.MapKeys):
+            m = self.emit(e.m)
+            self.kind(m, "map")
+            return self.as_set(m)
+        if isinstance(e, L.MapMerge):
+            a, b = self.emit(e.lhs), self.emit(e.rhs)
+            self.kind(a, "map")
+            return self.call("MapMerge", a, b, t=ty.unify(a.type, b.type))
+        if isinstance(e, L.MapBuild):
+            keys = self.as_set(self.emit(e.key_set))
+            x = self.push(e.var, ty.elem(keys.type))
+            try:
+                value = self.emit(e.value)
+            finally:
+                self.pop()
+            head = concat(text(f"[{x} \\in "), self.paren(keys, LOWEST), text(" |->"))
+            return Out(
+                self._bind_block(head, value, close="]"), ATOM, ty.map_of(ty.elem(keys.type), value.type)
+            )
+        if isinstance(e, L.Rule):
+            self.rules.append(f"{e.name} ({e.section})")
+            try:
+                body = self.emit(e.body)
+            finally:
+                self.rules.pop()
+            origin = f"{e.name} ({e.section})"
+            comment = text(f"(* {e.section} {e.name} *)", origin)
+            return Out(tag(vstack(comment, body.block), origin), LOWEST, body.type)
+        raise self.fail(f"no TLA+ translation for {type(e).__name__}")
+
+
+def _excerpt(o: Out) -> str:
+    t = flat_text(o.block) if is_flat(o.block) else o.block[0].text + " …"
+    return t if len(t) < 60 else t[:57] + "..."

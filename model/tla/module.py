@@ -1,0 +1,383 @@
+"""``generate(profile, config)``: the spec compiled to a TLA+ module and a TLC configuration.
+
+The module has the three state variables of ``ClusterState`` (``zk``, ``controller``, ``config``),
+``Init`` (the empty cluster), one operator per spec action (its guard, then its effect's final state;
+step invariants are checked with ``Assert`` inside each action so the state space is the same as the
+explorer's), ``Next`` (every action over the finite parameter domains of ``ModelConfig``), ``Spec``,
+the state invariants as named operators and ``StateConstraint`` (the bounds). Everything is generated
+from the spec's ``Action`` and ``Invariant`` expressions; the text is deterministic.
+"""
+
+from __future__ import annotations
+
+import enum
+import importlib.util
+import json
+import typing
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kcspec.model.tla import types as ty
+from kcspec.model.tla.config import ModelConfig
+from kcspec.model.tla.emit import Emitter
+from kcspec.model.tla.layout import Block, Line, concat, indent, text, vstack
+from kcspec.model.tla.order import Orders
+from kcspec.model.tla.prelude import PRELUDE, PRELUDE_NAMES
+from kcspec.model.tla.values import NONE_TEXT, value_block
+from kcspec.spec.lang import Action, Invariant, Param
+from kcspec.spec.profiles import Profile
+from kcspec.spec.state import ClusterState
+from kcspec.spec.vocabulary import TopicPartition
+
+STATE_VARS = ("zk", "controller", "config")
+CONSTANT_NAMES = (
+    "Brokers",
+    "Topics",
+    "PartitionCount",
+    "ReplicationFactor",
+    "MaxControllerEpoch",
+    "MaxLeaderEpoch",
+    "MaxZxid",
+)
+DOMAIN_DEFS = r"""TopicPartitions == {[topic |-> t, partition |-> p] : t \in Topics, p \in 0..(PartitionCount - 1)}
+ReplicaLists == {q \in UNION {[1..n -> Brokers] : n \in 1..Cardinality(Brokers)} : Cardinality(Range(q)) = Len(q)}
+RfLists == {q \in ReplicaLists : Len(q) = ReplicationFactor}
+Assignments == UNION {[1..n -> RfLists] : n \in 1..PartitionCount}"""
+
+RESERVED = (
+    set(STATE_VARS)
+    | set(CONSTANT_NAMES)
+    | set(PRELUDE_NAMES)
+    | {"s", "vars", "Init", "Next", "Spec", "StateConstraint", "TopicPartitions", "ReplicaLists", "RfLists"}
+    | {"Assignments", "StrRank", "Head", "Tail", "Len", "Append", "Seq", "SubSeq", "SelectSeq", "Cardinality"}
+    | {"Nat", "Int", "Assert", "Print", "Permutations", "ToString", "IsFiniteSet", "BOOLEAN", "DOMAIN"}
+)
+
+
+class ModuleError(ValueError):
+    """The spec cannot be compiled to TLA+ for this configuration (the message names the action or invariant)."""
+
+
+@dataclass(frozen=True)
+class LineOrigin:
+    """Where a line of the generated module comes from: the top-level definition and the innermost rule."""
+
+    definition: str
+    rule: str | None
+
+
+@dataclass(frozen=True)
+class GeneratedModule:
+    name: str
+    tla: str
+    cfg: str
+    origins: tuple[LineOrigin, ...]
+    """``origins[n - 1]`` is the origin of line ``n`` of ``tla``."""
+
+    def origin(self, line: int) -> LineOrigin | None:
+        return self.origins[line - 1] if 1 <= line <= len(self.origins) else None
+
+    def source_map_json(self) -> str:
+        return json.dumps(
+            {"module": self.name, "lines": [[o.definition, o.rule] for o in self.origins]}, indent=None
+        )
+
+
+def module_name(profile: Profile) -> str:
+    return "KafkaController_" + profile.kafka_version.replace(".", "_")
+
+
+def param_domain(action: str, p: Param) -> str:
+    """The finite set an action parameter ranges over in ``Next`` (TLA+ text over the model's constants)."""
+    t = ty.from_hint(p.type)
+    hint = p.type
+    if t.kind == "int":
+        return {
+            "controller_epoch": "1..MaxControllerEpoch",
+            "broker_epoch": "{-1} \\cup 1..MaxZxid",
+        }.get(p.name, "Brokers")
+    if t.kind == "str":
+        return 'Topics \\cup {""}' if action == "UncleanLeaderElectionEnable" else "Topics"
+    if t.kind == "bool":
+        return "BOOLEAN"
+    if t.kind == "enum" and t.cls is not None and issubclass(t.cls, enum.Enum):
+        return "{" + ", ".join(f'"{m.name}"' for m in t.cls) + "}"
+    if t.kind == "rec" and t.cls is TopicPartition:
+        return "TopicPartitions"
+    if t.kind == "seq":
+        inner = t.args[0]
+        if inner.kind == "int":
+            return "ReplicaLists"
+        if inner.kind == "seq":
+            return "Assignments"
+        if inner.kind == "str":
+            return "{<<t>> : t \\in Topics}"
+        if inner.kind == "rec" and inner.cls is TopicPartition:
+            return "{<<p>> : p \\in TopicPartitions}"
+    if t.kind == "set" and t.args[0].kind == "rec" and t.args[0].cls is TopicPartition:
+        return "SUBSET TopicPartitions \\ {{}}"
+    if t.kind == "map" and t.args[0].cls is TopicPartition:
+        optional = type(None) in typing.get_args(typing.get_args(hint)[1]) if typing.get_args(hint) else False
+        targets = f"RfLists \\cup {{{NONE_TEXT}}}" if optional else "RfLists"
+        return f"{{(p :> r) : p \\in TopicPartitions, r \\in {targets}}}"
+    raise ModuleError(f"action {action}: no finite domain for parameter {p.name}: {p.type}")
+
+
+def _ascii(section: str) -> str:
+    """A section citation for a TLA+ string literal (kept ASCII)."""
+    return section.replace("§", "section ")
+
+
+def _comment(lines: Sequence[str]) -> Block:
+    return tuple(Line(f"(* {line} *)" if line else "") for line in lines)
+
+
+def _doc_lines(doc: str, width: int = 96) -> list[str]:
+    words = " ".join(doc.split()).split(" ")
+    out: list[str] = []
+    current = ""
+    for w in words:
+        if current and len(current) + 1 + len(w) > width:
+            out.append(current)
+            current = w
+        else:
+            current = f"{current} {w}".strip()
+    if current:
+        out.append(current)
+    return out
+
+
+class _Builder:
+    def __init__(self, profile: Profile, config: ModelConfig) -> None:
+        self.profile = profile
+        self.config = config
+        self.orders = Orders(("", *config.topic_names))
+        self.state_t = ty.T("rec", ClusterState)
+        self.sections: list[tuple[str, Block]] = []
+
+    def emitter(self, free: dict[str, tuple[str, ty.T]]) -> Emitter:
+        return Emitter(free, RESERVED, self.orders)
+
+    def action(self, a: Action, step_invariants: Sequence[Invariant]) -> tuple[str, Block]:
+        names = [p.name for p in a.params]
+        clash = [n for n in names if n in RESERVED]
+        if clash:
+            raise ModuleError(f"action {a.name}: parameter name(s) {clash} clash with the module's own names")
+        free = {"s": ("s", self.state_t), **{p.name: (p.name, ty.from_hint(p.type)) for p in a.params}}
+        em = self.emitter(free)
+        em.rules.append(f"{a.name} ({a.section})")
+        guard = em.emit(a.guard)
+        w = em.fresh("w")
+        effect = em.emit(a.effect)
+        updates = [text(f"{v}' = {w}.state.{v}") for v in STATE_VARS]
+        for inv in step_invariants:
+            updates.append(
+                text(
+                    f'Assert(StepInv_{inv.name}({w}.state, {w}.sent), "step invariant {inv.name} '
+                    f'({_ascii(inv.section)}) violated by {a.name}")'
+                )
+            )
+        post = vstack(*(concat(text("/\\ "), u) for u in updates))
+        body = vstack(
+            concat(text("/\\ "), guard.block),
+            concat(
+                text("/\\ "), vstack(concat(text(f"LET {w} == "), effect.block), concat(text("IN  "), post))
+            ),
+        )
+        head = f"{a.name}({', '.join(names)}) ==" if names else f"{a.name} =="
+        origin = f"{a.name} ({a.section})"
+        block = vstack(
+            _comment([f"{a.section} {a.name}", *_doc_lines(a.doc)]),
+            tuple(Line(line.text, line.origin or origin) for line in vstack(text(head), indent(body, 4))),
+        )
+        return a.name, block
+
+    def invariant(self, inv: Invariant) -> tuple[str, Block]:
+        if inv.kind == "state":
+            free = {"s": ("s", self.state_t)}
+            head = f"Inv_{inv.name} =="
+        elif inv.kind == "step":
+            free = {
+                "s": ("s", self.state_t),
+                "s2": ("s2", self.state_t),
+                "requests": ("requests", ty.set_of(ty.ANY)),
+            }
+            head = f"StepInv_{inv.name}(s2, requests) =="
+        else:
+            raise ModuleError(f"invariant {inv.name} has unknown kind {inv.kind!r}")
+        em = self.emitter(free)
+        em.rules.append(f"{inv.name} ({inv.section})")
+        body = em.emit(inv.expr)
+        origin = f"{inv.name} ({inv.section})"
+        block = vstack(
+            _comment([f"{inv.section} {inv.name}", *_doc_lines(inv.doc)]),
+            tuple(
+                Line(line.text, line.origin or origin) for line in vstack(text(head), indent(body.block, 4))
+            ),
+        )
+        return head.split("(")[0].split(" ")[0], block
+
+
+def _order_key(kind: str) -> tuple[int, str]:
+    from kcspec.spec.events import EVENT_TYPES
+
+    kinds = [e.kind for e in EVENT_TYPES]
+    return (kinds.index(kind), kind) if kind in kinds else (len(kinds), kind)
+
+
+def generate_from(
+    profile: Profile,
+    config: ModelConfig,
+    actions: Sequence[Action],
+    invariants: Sequence[Invariant] = (),
+    initial: ClusterState | None = None,
+) -> GeneratedModule:
+    """The module and configuration for explicitly given actions and invariants."""
+    b = _Builder(profile, config)
+    name = module_name(profile)
+    state_invs = sorted((i for i in invariants if i.kind == "state"), key=lambda i: i.name)
+    step_invs = sorted((i for i in invariants if i.kind == "step"), key=lambda i: i.name)
+    inv_blocks = [b.invariant(i) for i in (*state_invs, *step_invs)]
+    ordered = sorted(actions, key=lambda a: _order_key(a.name))
+    action_blocks = [b.action(a, step_invs) for a in ordered]
+
+    init_state = initial if initial is not None else ClusterState()
+    init = vstack(
+        text("Init =="),
+        indent(
+            vstack(*(concat(text(f"/\\ {v} = "), value_block(getattr(init_state, v))) for v in STATE_VARS)),
+            4,
+        ),
+    )
+    next_items: list[Block] = []
+    for a in ordered:
+        if a.params:
+            binders = ", ".join(f"{p.name} \\in {param_domain(a.name, p)}" for p in a.params)
+            call = f"{a.name}({', '.join(p.name for p in a.params)})"
+            next_items.append(text(f"\\/ \\E {binders} : {call}"))
+        else:
+            next_items.append(text(f"\\/ {a.name}"))
+    next_block = vstack(text("Next =="), indent(vstack(*next_items) if next_items else text("FALSE"), 4))
+    constraint = vstack(
+        text("StateConstraint =="),
+        indent(
+            vstack(
+                text("/\\ zk.controller_epoch =< MaxControllerEpoch"),
+                text("/\\ zk.zxid =< MaxZxid"),
+                text("/\\ \\A tp \\in DOMAIN zk.partition_states :"),
+                text("       zk.partition_states[tp].leader_and_isr.leader_epoch =< MaxLeaderEpoch"),
+            ),
+            4,
+        ),
+    )
+    header = [
+        f"Kafka's ZooKeeper-mode controller, profile {profile.name} (Kafka {profile.kafka_version}).",
+        "Generated by kcspec from the spec's expressions (spec/); do not edit. Each action and invariant",
+        "cites the section of the semantics document it comes from. Model: " + config.describe() + ".",
+    ]
+    parts: list[tuple[str, Block]] = [
+        ("<header>", text(f"{'-' * 28} MODULE {name} {'-' * 28}")),
+        ("<header>", _comment(header)),
+        ("<header>", text("EXTENDS Integers, Sequences, FiniteSets, TLC")),
+        ("<header>", text("")),
+        ("<constants>", text("CONSTANTS " + ", ".join(CONSTANT_NAMES))),
+        ("<variables>", text("VARIABLES " + ", ".join(STATE_VARS))),
+        ("vars", text(f"vars == <<{', '.join(STATE_VARS)}>>")),
+        ("s", _comment(["The ClusterState the spec's expressions read (spec/state.py)."])),
+        ("s", text("s == [" + ", ".join(f"{v} |-> {v}" for v in STATE_VARS) + "]")),
+        ("<prelude>", text("")),
+        ("<prelude>", _comment(["Helpers: maps are functions, sequences are Sequences' sequences."])),
+        ("<prelude>", tuple(Line(x) for x in PRELUDE.splitlines())),
+        ("<domains>", text("")),
+        ("<domains>", _comment(["The finite domains of the actions' parameters (ModelConfig)."])),
+        ("<domains>", tuple(Line(x) for x in DOMAIN_DEFS.splitlines())),
+    ]
+    order_defs = b.orders.definitions()
+    if order_defs:
+        parts.append(("<orders>", text("")))
+        parts.append(("<orders>", _comment(["Orders for sorting (TLA+ compares only integers)."])))
+        for d in order_defs:
+            parts.append((d.split("(")[0].split(" ")[-1], tuple(Line(x) for x in d.splitlines())))
+    for inv_name, blk in inv_blocks:
+        parts.append((inv_name, text("")))
+        parts.append((inv_name, blk))
+    parts.append(("Init", text("")))
+    parts.append(("Init", init))
+    for a_name, blk in action_blocks:
+        parts.append((a_name, text("")))
+        parts.append((a_name, blk))
+    parts += [
+        ("Next", text("")),
+        ("Next", next_block),
+        ("Spec", text("")),
+        ("Spec", text("Spec == Init /\\ [][Next]_vars")),
+        ("StateConstraint", text("")),
+        ("StateConstraint", constraint),
+        ("<end>", text("=" * (60 + len(name)))),
+    ]
+    lines: list[str] = []
+    origins: list[LineOrigin] = []
+    for definition, blk in parts:
+        for line in blk:
+            lines.append(line.text.rstrip())
+            origins.append(LineOrigin(definition, line.origin))
+    tla = "\n".join(lines) + "\n"
+    cfg = _cfg(profile, config, name, [n for n, _ in inv_blocks if n.startswith("Inv_")])
+    return GeneratedModule(name, tla, cfg, tuple(origins))
+
+
+def _cfg(profile: Profile, config: ModelConfig, name: str, invariants: list[str]) -> str:
+    values: dict[str, Any] = {
+        "Brokers": frozenset(config.broker_ids),
+        "Topics": frozenset(config.topic_names),
+        "PartitionCount": config.partitions,
+        "ReplicationFactor": config.rf,
+        "MaxControllerEpoch": config.max_controller_epoch,
+        "MaxLeaderEpoch": config.max_leader_epoch,
+        "MaxZxid": config.max_zxid,
+    }
+    out = [
+        f"\\* TLC configuration of {name} (profile {profile.name}), generated by kcspec.",
+        f"\\* Model: {config.describe()}.",
+        "\\* No SYMMETRY: broker ids are integers that the spec orders (brokers are processed in ascending id,",
+        "\\* §2.3), and TLC's symmetry reduction needs sets of model values.",
+        "CONSTANTS",
+    ]
+    out += [f"    {k} = {''.join(line.text for line in value_block(v))}" for k, v in values.items()]
+    out += ["SPECIFICATION Spec", "CONSTRAINT StateConstraint"]
+    out += [f"INVARIANT {i}" for i in invariants]
+    out.append("CHECK_DEADLOCK FALSE")
+    return "\n".join(out) + "\n"
+
+
+def spec_available() -> tuple[bool, bool]:
+    """Whether the spec's actions and invariants modules exist yet."""
+    registry = importlib.util.find_spec("kcspec.spec.actions.registry") is not None
+    invariants = importlib.util.find_spec("kcspec.spec.invariants") is not None
+    return registry, invariants
+
+
+def generate(profile: Profile, config: ModelConfig) -> GeneratedModule:
+    """The module of the whole spec of ``profile``: every action of ``build_actions`` and every invariant."""
+    has_actions, has_invariants = spec_available()
+    if not has_actions:
+        raise ModuleError("the spec's actions (kcspec.spec.actions.registry) do not exist yet")
+    from kcspec.spec.actions import build_actions
+
+    invariants: list[Invariant] = []
+    if has_invariants:
+        spec_invariants = importlib.import_module("kcspec.spec.invariants").invariants
+        invariants = [i for i in spec_invariants(profile) if isinstance(i, Invariant)]
+    return generate_from(profile, config, list(build_actions(profile).values()), invariants)
+
+
+__all__ = [
+    "GeneratedModule",
+    "LineOrigin",
+    "ModuleError",
+    "generate",
+    "generate_from",
+    "module_name",
+    "param_domain",
+]
