@@ -1,0 +1,168 @@
+"""TLC counterexamples back into kcspec: TLA+ values → canonical JSON → ``ClusterState`` and events → ``Trace``.
+
+The generated module keeps the data model's shape (``module``), so the translation is driven by the
+vocabulary's type hints: records by field name, ``TopicPartition`` records to ``"t-0"``, functions to
+maps (TLC prints a function with domain ``1..n`` as a sequence, and ``-dumpTrace json`` writes
+non-string keys as text, which is parsed back), sets and sequences to lists.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import typing
+from collections.abc import Mapping
+from typing import Any
+
+from kcspec.model.tla.module import STATE_VARS
+from kcspec.model.tlc.trace import TlcTraceState
+from kcspec.model.tlc.values import (
+    ModelValue,
+    TlaFunction,
+    TlaRecord,
+    TlaSeq,
+    TlaSet,
+    Value,
+    ValueSyntaxError,
+    parse_value,
+)
+from kcspec.spec import codec
+from kcspec.spec.events import EVENTS_BY_KIND, ControllerEvent
+from kcspec.spec.fmap import FMap
+from kcspec.spec.state import ClusterState
+from kcspec.spec.trace import Trace, TraceStep
+from kcspec.spec.vocabulary import PartitionReplica, TopicPartition
+
+
+class CounterexampleError(ValueError):
+    """A TLC trace that does not fit the data model (the message names the state, variable and path)."""
+
+
+def _pairs(v: Value, path: str) -> list[tuple[Value, Value]]:
+    if isinstance(v, TlaFunction):
+        return list(v.pairs)
+    if isinstance(v, TlaSeq):
+        return [(i + 1, x) for i, x in enumerate(v.items)]
+    if isinstance(v, TlaRecord):
+        return [(k, x) for k, x in v.fields]
+    raise CounterexampleError(f"{path}: expected a function, got {type(v).__name__}")
+
+
+def _items(v: Value, path: str) -> tuple[Value, ...]:
+    if isinstance(v, TlaSet | TlaSeq):
+        return v.items
+    if isinstance(v, TlaFunction) and not v.pairs:
+        return ()
+    if isinstance(v, TlaRecord) and not v.fields:
+        return ()
+    raise CounterexampleError(f"{path}: expected a set or sequence, got {type(v).__name__}")
+
+
+def to_canonical(v: Value, hint: Any, path: str = "$") -> Any:
+    """A TLA+ value of Python type ``hint`` as the canonical JSON data of ``kcspec.spec.codec``."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, __import__("types").UnionType):
+        if v == "None" and type(None) in args:
+            return None
+        inner = [a for a in args if a is not type(None)]
+        return to_canonical(v, inner[0], path)
+    if hint in (int, bool, str):
+        if not isinstance(v, hint) or (hint is int and isinstance(v, bool)):
+            raise CounterexampleError(f"{path}: expected {hint.__name__}, got {v!r}")
+        return v
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        if not isinstance(v, str):
+            raise CounterexampleError(f"{path}: expected a {hint.__name__} name, got {v!r}")
+        return v
+    if hint is TopicPartition:
+        rec = _record(v, TopicPartition, path)
+        return f"{rec['topic']}-{rec['partition']}"
+    if hint is PartitionReplica:
+        rec = _record(v, PartitionReplica, path)
+        return f"{rec['tp']}/{rec['replica']}"
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return _record(v, hint, path)
+    if origin in (frozenset, set) or origin is tuple:
+        inner = args[0]
+        return [to_canonical(x, inner, f"{path}[{i}]") for i, x in enumerate(_items(v, path))]
+    if origin is FMap or (isinstance(origin, type) and issubclass(origin, Mapping)):
+        ktype, vtype = args
+        result: dict[str, Any] = {}
+        for k, x in _pairs(v, path):
+            key = k
+            if isinstance(k, str) and ktype is not str:
+                try:
+                    key = parse_value(k)
+                except ValueSyntaxError as exc:
+                    raise CounterexampleError(f"{path}: map key {k!r} is not a TLA+ value ({exc})") from None
+            ck = to_canonical(key, ktype, f"{path}[{k!r}]")
+            result[str(ck)] = to_canonical(x, vtype, f"{path}[{ck!r}]")
+        return result
+    if isinstance(v, ModelValue):
+        raise CounterexampleError(f"{path}: model value {v.name} has no kcspec meaning")
+    raise CounterexampleError(f"{path}: no translation for type {hint!r}")
+
+
+def _record(v: Value, cls: type, path: str) -> dict[str, Any]:
+    if not isinstance(v, TlaRecord):
+        raise CounterexampleError(f"{path}: expected a {cls.__name__} record, got {type(v).__name__}")
+    hints = typing.get_type_hints(cls)
+    fields = dict(v.fields)
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        if f.name not in fields:
+            raise CounterexampleError(f"{path}: record {cls.__name__} has no field {f.name!r}")
+        out[f.name] = to_canonical(fields[f.name], hints[f.name], f"{path}.{f.name}")
+    return out
+
+
+def state_of(st: TlcTraceState) -> ClusterState:
+    hints = typing.get_type_hints(ClusterState)
+    data: dict[str, Any] = {}
+    for v in STATE_VARS:
+        try:
+            value = st.var(v)
+        except KeyError as exc:
+            raise CounterexampleError(str(exc)) from None
+        data[v] = to_canonical(value, hints[v], f"state {st.number}: {v}")
+    try:
+        state: ClusterState = codec.decode(data, ClusterState, f"state {st.number}")
+    except codec.CodecError as exc:
+        raise CounterexampleError(str(exc)) from None
+    return state
+
+
+def event_of(st: TlcTraceState, params: Mapping[str, tuple[str, ...]]) -> ControllerEvent:
+    act = st.action
+    if act is None:
+        raise CounterexampleError(f"state {st.number} has no action")
+    cls = EVENTS_BY_KIND.get(act.name)
+    if cls is None:
+        raise CounterexampleError(f"state {st.number}: action {act.name} is not a kcspec event")
+    names = act.params or params.get(act.name, ())
+    if len(names) != len(act.args):
+        raise CounterexampleError(
+            f"state {st.number}: {act.name} has {len(act.args)} argument(s), expected parameters {names}"
+        )
+    hints = typing.get_type_hints(cls)
+    data: dict[str, Any] = {"kind": act.name}
+    for name, arg in zip(names, act.args, strict=True):
+        data[name] = to_canonical(arg, hints[name], f"state {st.number}: {act.name}.{name}")
+    try:
+        return codec.decode_event(data, f"state {st.number}")
+    except codec.CodecError as exc:
+        raise CounterexampleError(str(exc)) from None
+
+
+def to_trace(
+    states: tuple[TlcTraceState, ...], profile: str, params: Mapping[str, tuple[str, ...]], note: str = ""
+) -> Trace:
+    """The canonical trace of a TLC counterexample: its initial state and the events that lead to the error.
+
+    Step results are left out: they are recomputed when the trace is replayed (TLC's states hold no requests).
+    """
+    if not states:
+        raise CounterexampleError("the counterexample has no states")
+    initial = state_of(states[0])
+    steps = tuple(TraceStep(event_of(st, params)) for st in states[1:])
+    return Trace(profile=profile, initial=initial, steps=steps, note=note)
