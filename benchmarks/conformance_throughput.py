@@ -23,7 +23,9 @@ from kcspec.conformance.vectors.model import Level
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--engine", choices=("spec", "reference"), default="reference")
     parser.add_argument("--seconds", type=float, default=5.0)
     args = parser.parse_args()
@@ -34,8 +36,10 @@ def main() -> int:
     gen = generate.generate()
     gen_seconds = time.perf_counter() - t0
     elect = [v.request for v in gen.vectors if isinstance(v.request, m.Elect)]
-    print(f"generated {len(gen.vectors)} vectors in {gen_seconds:.2f} s "
-          f"({len(gen.unanswered)} inputs unanswered, {len(gen.disagreements)} disagreements)")
+    print(
+        f"generated {len(gen.vectors)} vectors in {gen_seconds:.2f} s "
+        f"({len(gen.unanswered)} inputs unanswered, {len(gen.disagreements)} disagreements)"
+    )
 
     adapter = SubprocessAdapter(argv)
     adapter.start()
@@ -66,8 +70,10 @@ def main() -> int:
         for verdict, count in report.counts().items():
             verdicts[verdict.value] = verdicts.get(verdict.value, 0) + count
     elapsed = time.perf_counter() - start
-    print(f"full suite: {total} vectors, {exchanges} exchanges in {elapsed:.2f} s "
-          f"({exchanges / elapsed:.0f} exchanges/s); verdicts {verdicts}")
+    print(
+        f"full suite: {total} vectors, {exchanges} exchanges in {elapsed:.2f} s "
+        f"({exchanges / elapsed:.0f} exchanges/s); verdicts {verdicts}"
+    )
     return 0
 
 

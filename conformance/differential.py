@@ -56,12 +56,16 @@ def _reference_step(ref: ControllerSut, state: ClusterState, event: ControllerEv
     return reply if isinstance(reply, m.StepReply) else None
 
 
-def events_for(choices: list[int], profile: str, ref: ControllerSut) -> list[tuple[ControllerEvent, m.StepReply]]:
+def events_for(
+    choices: list[int], profile: str, ref: ControllerSut
+) -> list[tuple[ControllerEvent, m.StepReply]]:
     """The event sequence (with the reference's replies) that ``choices`` pick, after the bootstrap."""
     from kcspec.conformance.explore.config import FAULT_KINDS, ExploreConfig
     from kcspec.conformance.explore.events import bootstrap, candidates
 
-    cfg = ExploreConfig(profile=profile, brokers=3, topics=1, partitions=2, rf=2, faults=frozenset(FAULT_KINDS))
+    cfg = ExploreConfig(
+        profile=profile, brokers=3, topics=1, partitions=2, rf=2, faults=frozenset(FAULT_KINDS)
+    )
     dispatch(ref, m.Hello(m.PROTOCOL_VERSION, profile))
     state = ClusterState()
     out: list[tuple[ControllerEvent, m.StepReply]] = []
@@ -100,18 +104,24 @@ def compare_run(
             reply = adapter.call(m.Event(event))
             diffs = diff_replies(ref_reply, reply)
             if diffs:
-                return Divergence(events[: i + 1], i, tuple(diffs), "the SUT's reply differs", expected[: i + 1])
+                return Divergence(
+                    events[: i + 1], i, tuple(diffs), "the SUT's reply differs", expected[: i + 1]
+                )
     except SutFailure as failure:
         if failure.restart:
             adapter.start()
             adapter.call(m.Hello(m.PROTOCOL_VERSION, profile))
-        return Divergence(events, len(events) - 1, (), f"{failure.kind.name}: {failure}", expected, failure.stderr)
+        return Divergence(
+            events, len(events) - 1, (), f"{failure.kind.name}: {failure}", expected, failure.stderr
+        )
     return None
 
 
 def write_trace(path: Path, profile: str, div: Divergence, seed: int) -> None:
     steps = tuple(TraceStep(e, r) for e, r in zip(div.events, div.expected, strict=True))
-    note = f"divergence at step {div.step + 1}: {div.reason}; " + "; ".join(d.render() for d in div.differences[:5])
+    note = f"divergence at step {div.step + 1}: {div.reason}; " + "; ".join(
+        d.render() for d in div.differences[:5]
+    )
     trace = Trace(profile=profile, initial=ClusterState(), steps=steps, seed=seed, note=note)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(trace.to_json())
@@ -144,8 +154,15 @@ def run_differential(
     sections = ("§7", "§8")
 
     def outcome(verdict: Verdict, reason: str, **kw: object) -> Outcome:
-        return Outcome(ident, "controller", sections, f"{examples} random event sequences, seed {seed}",
-                       verdict, reason, **kw)  # type: ignore[arg-type]
+        return Outcome(
+            ident,
+            "controller",
+            sections,
+            f"{examples} random event sequences, seed {seed}",
+            verdict,
+            reason,
+            **kw,
+        )  # type: ignore[arg-type]
 
     try:
         ref = ReferenceSut()
@@ -167,9 +184,13 @@ def run_differential(
         minimal = find(
             st.lists(st.integers(0, 1 << 16), max_size=MAX_STEPS),
             diverges,
-            settings=settings(max_examples=examples, database=None, deadline=None,
-                              phases=[Phase.generate, Phase.shrink],
-                              suppress_health_check=list(HealthCheck)),
+            settings=settings(
+                max_examples=examples,
+                database=None,
+                deadline=None,
+                phases=[Phase.generate, Phase.shrink],
+                suppress_health_check=list(HealthCheck),
+            ),
             random=random.Random(seed),
         )
     except NoSuchExample:
@@ -178,14 +199,24 @@ def run_differential(
     div = compare_run(adapter, events_for(minimal, profile, ref), profile)
     adapter.close()
     if div is None:
-        return [outcome(Verdict.errored, "a divergence was found but did not reproduce (a non-deterministic SUT?)")], []
+        return [
+            outcome(
+                Verdict.errored, "a divergence was found but did not reproduce (a non-deterministic SUT?)"
+            )
+        ], []
     path = trace_dir / f"divergence-{profile}-seed{seed}.json"
     write_trace(path, profile, div, seed)
     print_divergence(div, console)
     console.print(f"trace written to {path}; replay with: kcspec conformance replay {path} --sut ...")
     verdict = Verdict.failed if div.differences else Verdict.errored
-    return [outcome(verdict, f"{div.reason} at step {div.step + 1} of {len(div.events)}; trace {path}",
-                    differences=div.differences, stderr=div.stderr)], [f"counterexample trace: {path}"]
+    return [
+        outcome(
+            verdict,
+            f"{div.reason} at step {div.step + 1} of {len(div.events)}; trace {path}",
+            differences=div.differences,
+            stderr=div.stderr,
+        )
+    ], [f"counterexample trace: {path}"]
 
 
 def replay_file(path: Path, adapter: Adapter, console: Console) -> int:
@@ -206,7 +237,9 @@ def replay_file(path: Path, adapter: Adapter, console: Console) -> int:
     for i, event in enumerate(trace.events):
         reply = _reference_step(ref, state, event)
         if reply is None:
-            raise TraceError(f"{path}: event {i + 1} ({event.kind}) is not enabled for the reference controller")
+            raise TraceError(
+                f"{path}: event {i + 1} ({event.kind}) is not enabled for the reference controller"
+            )
         steps.append((event, reply))
         state = reply.state
     try:
@@ -214,7 +247,11 @@ def replay_file(path: Path, adapter: Adapter, console: Console) -> int:
         adapter.call(m.Hello(m.PROTOCOL_VERSION, trace.profile))
         if trace.initial != ClusterState():
             adapter.call(m.Load(trace.initial))
-        div = compare_run(adapter, steps, trace.profile) if trace.initial == ClusterState() else _compare_from(adapter, steps)
+        div = (
+            compare_run(adapter, steps, trace.profile)
+            if trace.initial == ClusterState()
+            else _compare_from(adapter, steps)
+        )
     except SutFailure as failure:
         console.print(f"[bold red]the SUT failed:[/bold red] {failure}", highlight=False)
         return 1

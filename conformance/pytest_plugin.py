@@ -48,7 +48,8 @@ class VectorItem(pytest.Item):
         session = store.get(_SESSION_KEY)
         if session is None:
             adapter = SubprocessAdapter(
-                str(self.config.getoption("--kcspec-sut")), timeout=float(self.config.getoption("--kcspec-timeout"))
+                str(self.config.getoption("--kcspec-sut")),
+                timeout=float(self.config.getoption("--kcspec-timeout")),
             )
             try:
                 session = runner.open_session(adapter, str(self.config.getoption("--kcspec-profile")))
@@ -109,7 +110,9 @@ def _load(config: pytest.Config) -> list[Vector]:
     return runner.select_vectors(vectors, profile, level)
 
 
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
     if not config.getoption("--kcspec-sut"):
         return
     collector = VectorCollector.from_parent(session, name="kcspec-conformance", vectors=_load(config))

@@ -55,8 +55,9 @@ def step_reply(result: StepResult, results: dict[str, str] | None = None) -> m.S
     state = result.state
     if not isinstance(state, ClusterState):
         raise TypeError(f"a step result's state is a {type(state).__name__}, not a ClusterState")
-    return m.StepReply(state=state, requests=result.requests, failures=result.failures,
-                       results=_results(results or {}))
+    return m.StepReply(
+        state=state, requests=result.requests, failures=result.failures, results=_results(results or {})
+    )
 
 
 def element_results_replicas(state: ClusterState, replicas: tuple[PartitionReplica, ...]) -> dict[str, str]:
@@ -136,12 +137,17 @@ class SpecSut(ControllerSut):
         result: ElectionResult = _spec_election(self.profile, strategy)({"inp": inp})
         return result
 
-    def replica_state_change(self, replicas: tuple[PartitionReplica, ...], target: ReplicaState) -> m.StepReply:
+    def replica_state_change(
+        self, replicas: tuple[PartitionReplica, ...], target: ReplicaState
+    ) -> m.StepReply:
         work_cls = _import("kcspec.spec.work").Work
-        work = _spec_replica_change(self.profile, target)({"w": work_cls(self._loaded()), "rs": frozenset(replicas)})
+        work = _spec_replica_change(self.profile, target)(
+            {"w": work_cls(self._loaded()), "rs": frozenset(replicas)}
+        )
         self._state = work.state
-        return m.StepReply(work.state, work.sent, work.failures,
-                           _results(element_results_replicas(work.state, replicas)))
+        return m.StepReply(
+            work.state, work.sent, work.failures, _results(element_results_replicas(work.state, replicas))
+        )
 
     def partition_state_change(
         self, partitions: tuple[TopicPartition, ...], target: PartitionState, election: LeaderElection | None
@@ -150,8 +156,9 @@ class SpecSut(ControllerSut):
         fn = _spec_partition_change(self.profile, target, election)
         work = fn({"w": work_cls(self._loaded()), "ps": frozenset(partitions)})
         self._state = work.state
-        return m.StepReply(work.state, work.sent, work.failures,
-                           _results(element_results_partitions(work.state, partitions)))
+        return m.StepReply(
+            work.state, work.sent, work.failures, _results(element_results_partitions(work.state, partitions))
+        )
 
     def event(self, event: ControllerEvent) -> m.StepReply:
         machine = self._step.SpecMachine(self.profile)

@@ -140,7 +140,12 @@ def diff_values(path: str, e: Any, a: Any) -> list[Difference]:
             sub = f"{path}.{k}" if k.isidentifier() else f"{path}[{json.dumps(k)}]"
             out.extend(diff_values(sub, e.get(k, _MISSING), a.get(k, _MISSING)))
         return out
-    if isinstance(e, list) and isinstance(a, list) and len(e) == len(a) and any(isinstance(x, dict) for x in e):
+    if (
+        isinstance(e, list)
+        and isinstance(a, list)
+        and len(e) == len(a)
+        and any(isinstance(x, dict) for x in e)
+    ):
         out = []
         for i, (x, y) in enumerate(zip(e, a, strict=True)):
             out.extend(diff_values(f"{path}[{i}]", x, y))

@@ -150,8 +150,12 @@ def run_one(session: Session, vector: Vector) -> Outcome:
             loaded = session.call(m.Load(vector.state))
             if isinstance(loaded, m.ErrorReply):
                 verdict = Verdict.not_supported if loaded.code is m.ErrorCode.unsupported else Verdict.errored
-                return _outcome(vector, verdict, f"load refused: {loaded.code.name}: {loaded.message}",
-                                seconds=time.perf_counter() - started)
+                return _outcome(
+                    vector,
+                    verdict,
+                    f"load refused: {loaded.code.name}: {loaded.message}",
+                    seconds=time.perf_counter() - started,
+                )
         reply = session.call(vector.request)
     except SutFailure as failure:
         if failure.restart:
@@ -171,15 +175,24 @@ def run_one(session: Session, vector: Vector) -> Outcome:
         and reply.code is m.ErrorCode.unsupported
         and not isinstance(vector.expected, m.ErrorReply)
     ):
-        return _outcome(vector, Verdict.not_supported, f"the SUT answered unsupported: {reply.message}", seconds=seconds)
-    unspecified = vector.unspecified + (ERROR_UNSPECIFIED if isinstance(vector.expected, m.ErrorReply) else ())
+        return _outcome(
+            vector, Verdict.not_supported, f"the SUT answered unsupported: {reply.message}", seconds=seconds
+        )
+    unspecified = vector.unspecified + (
+        ERROR_UNSPECIFIED if isinstance(vector.expected, m.ErrorReply) else ()
+    )
     diffs = diff_replies(vector.expected, reply, unspecified)
     if not diffs:
         return _outcome(vector, Verdict.passed, seconds=seconds)
     if isinstance(reply, m.ErrorReply) and reply.code is m.ErrorCode.internal:
-        return _outcome(vector, Verdict.errored, f"internal error in the SUT: {reply.message}",
-                        differences=tuple(diffs), seconds=seconds,
-                        request=m.to_line(0, vector.request).decode())
+        return _outcome(
+            vector,
+            Verdict.errored,
+            f"internal error in the SUT: {reply.message}",
+            differences=tuple(diffs),
+            seconds=seconds,
+            request=m.to_line(0, vector.request).decode(),
+        )
     return _outcome(
         vector,
         Verdict.failed,
@@ -224,4 +237,13 @@ def run(
     )
 
 
-__all__ = ["FailureKind", "RunReport", "Session", "SessionError", "open_session", "run", "run_one", "run_vectors"]
+__all__ = [
+    "FailureKind",
+    "RunReport",
+    "Session",
+    "SessionError",
+    "open_session",
+    "run",
+    "run_one",
+    "run_vectors",
+]

@@ -55,7 +55,9 @@ class ControllerSut:
     def elect(self, strategy: ElectionStrategy, inp: ElectionInput) -> ElectionResult:
         raise SutError(m.ErrorCode.unsupported, f"{self.name} does not implement elections")
 
-    def replica_state_change(self, replicas: tuple[PartitionReplica, ...], target: ReplicaState) -> m.StepReply:
+    def replica_state_change(
+        self, replicas: tuple[PartitionReplica, ...], target: ReplicaState
+    ) -> m.StepReply:
         raise SutError(m.ErrorCode.unsupported, f"{self.name} does not implement the replica state machine")
 
     def partition_state_change(
@@ -125,7 +127,9 @@ class InProcessAdapter:
             reply = dispatch(self.sut, request)
         except Exception as exc:
             self._stderr = traceback.format_exc()
-            raise SutFailure(FailureKind.exception, f"{type(exc).__name__}: {exc}", self._stderr, restart=False) from exc
+            raise SutFailure(
+                FailureKind.exception, f"{type(exc).__name__}: {exc}", self._stderr, restart=False
+            ) from exc
         expected = m.EXPECTED_REPLY[type(request)]
         if not isinstance(reply, (*expected, m.ErrorReply)):
             raise SutFailure(

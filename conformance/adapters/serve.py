@@ -26,7 +26,9 @@ def serve(sut: ControllerSut, stdin: BinaryIO | None = None, stdout: BinaryIO | 
             msg_id, request = m.parse_request(line)
         except m.ProtocolError as exc:
             rid = m.request_id_of(line)
-            out.write(m.to_line(-1 if rid is None else rid, m.ErrorReply(m.ErrorCode.invalid_input, str(exc))))
+            out.write(
+                m.to_line(-1 if rid is None else rid, m.ErrorReply(m.ErrorCode.invalid_input, str(exc)))
+            )
             out.flush()
             continue
         try:

@@ -186,7 +186,9 @@ class SubprocessAdapter:
                 raise SutFailure(FailureKind.malformed, str(exc), self.stderr_tail()) from None
             if reply_id != msg_id:
                 raise SutFailure(
-                    FailureKind.wrong_id, f"sent request id {msg_id}, got a reply with id {reply_id}", self.stderr_tail()
+                    FailureKind.wrong_id,
+                    f"sent request id {msg_id}, got a reply with id {reply_id}",
+                    self.stderr_tail(),
                 )
             expected = m.EXPECTED_REPLY[type(request)]
             if not isinstance(reply, (*expected, m.ErrorReply)):
@@ -268,8 +270,12 @@ class SubprocessAdapter:
             if self._stderr is not None:
                 self._stderr.join(0.5)
         except subprocess.TimeoutExpired:
-            return SutFailure(FailureKind.crashed, "the SUT closed its output but did not exit", self.stderr_tail())
+            return SutFailure(
+                FailureKind.crashed, "the SUT closed its output but did not exit", self.stderr_tail()
+            )
         if code == 0:
-            return SutFailure(FailureKind.exited, "the SUT exited with code 0 before answering", self.stderr_tail())
+            return SutFailure(
+                FailureKind.exited, "the SUT exited with code 0 before answering", self.stderr_tail()
+            )
         how = f"signal {-code}" if code < 0 else f"exit code {code}"
         return SutFailure(FailureKind.crashed, f"the SUT died ({how})", self.stderr_tail())

@@ -38,7 +38,9 @@ class BuggyController(ControllerSut):
             if clean != -1:
                 return ElectionResult(clean, tuple(r for r in isr if r in online), recipients)
             leader = _first(ar, online, None)  # the bug: no check of allow_unclean / unclean_enabled
-            return ElectionResult(leader, (leader,) if leader != -1 else isr, recipients, unclean=leader != -1)
+            return ElectionResult(
+                leader, (leader,) if leader != -1 else isr, recipients, unclean=leader != -1
+            )
         if strategy is S.ReassignPartitionLeaderElectionStrategy:
             targets = inp.target_replicas
             return ElectionResult(_first(targets, online, isr), isr, targets)

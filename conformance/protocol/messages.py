@@ -122,7 +122,9 @@ class Shutdown:
     """Answer ``ok`` and exit."""
 
 
-RequestMessage = Hello | Load | Elect | ReplicaStateChange | PartitionStateChange | Event | Snapshot | Shutdown
+RequestMessage = (
+    Hello | Load | Elect | ReplicaStateChange | PartitionStateChange | Event | Snapshot | Shutdown
+)
 
 REQUEST_TYPES: dict[str, type[Any]] = {
     "hello": Hello,
@@ -249,7 +251,7 @@ def _parse(line: bytes | str, table: dict[str, type[Any]], what: str) -> tuple[i
         raise ProtocolError(f"{what} is not a JSON object: {_preview(line)}")
     msg_id = data.get("id")
     if isinstance(msg_id, bool) or not isinstance(msg_id, int):
-        raise ProtocolError(f"$.id: {what} has no integer \"id\": {_preview(line)}")
+        raise ProtocolError(f'$.id: {what} has no integer "id": {_preview(line)}')
     kind = data.get("type")
     cls = table.get(kind) if isinstance(kind, str) else None
     if cls is None:

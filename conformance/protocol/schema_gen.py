@@ -64,13 +64,21 @@ class SchemaBuilder:
         if typ is TopicPartition:
             self.defs.setdefault(
                 "TopicPartition",
-                {"type": "string", "pattern": TP_PATTERN, "description": "a partition, \"<topic>-<partition>\""},
+                {
+                    "type": "string",
+                    "pattern": TP_PATTERN,
+                    "description": 'a partition, "<topic>-<partition>"',
+                },
             )
             return self.ref("TopicPartition")
         if typ is PartitionReplica:
             self.defs.setdefault(
                 "PartitionReplica",
-                {"type": "string", "pattern": PR_PATTERN, "description": "a replica, \"<topic>-<partition>/<broker>\""},
+                {
+                    "type": "string",
+                    "pattern": PR_PATTERN,
+                    "description": 'a replica, "<topic>-<partition>/<broker>"',
+                },
             )
             return self.ref("PartitionReplica")
         if isinstance(typ, type) and issubclass(typ, enum.Enum):
@@ -109,7 +117,9 @@ class SchemaBuilder:
             self.defs["BrokerRequest"] = {"oneOf": [self.record(c) for c in BROKER_REQUEST_TYPES.values()]}
         return True
 
-    def record(self, cls: type[Any], tag: tuple[str, str] | None = None, name: str | None = None) -> dict[str, Any]:
+    def record(
+        self, cls: type[Any], tag: tuple[str, str] | None = None, name: str | None = None
+    ) -> dict[str, Any]:
         """A definition for a dataclass; ``tag`` adds a constant discriminator member (e.g. ``type``)."""
         name = name or cls.__name__
         if name in self.defs:
@@ -144,7 +154,11 @@ class SchemaBuilder:
 def _message_def(builder: SchemaBuilder, cls: type[Any], wire: str, suffix: str) -> dict[str, Any]:
     ref = builder.record(cls, name=f"{cls.__name__}{suffix}")
     definition = builder.defs[ref["$ref"].rsplit("/", 1)[1]]
-    definition["properties"] = {"id": {"type": "integer"}, "type": {"const": wire}, **definition["properties"]}
+    definition["properties"] = {
+        "id": {"type": "integer"},
+        "type": {"const": wire},
+        **definition["properties"],
+    }
     definition["required"] = ["id", "type", *definition.get("required", [])]
     return ref
 
@@ -191,7 +205,9 @@ def main(argv: list[str] | None = None) -> int:
             if "--check" not in args:
                 path.write_text(text)
     if "--check" in args and stale:
-        print(f"stale schema files: {', '.join(stale)} (run python -m kcspec.conformance.protocol.schema_gen)")
+        print(
+            f"stale schema files: {', '.join(stale)} (run python -m kcspec.conformance.protocol.schema_gen)"
+        )
         return 1
     return 0
 

@@ -45,8 +45,10 @@ def _bar(counts: dict[Verdict, int]) -> str:
 
 
 def _detail(o: Outcome) -> str:
-    parts = [f"<details open><summary>{_badge(o.verdict)} <code>{_e(o.id)}</code> — {_e(', '.join(o.sections))}"
-             f"</summary><p>{_e(o.description)}</p><p>{_e(o.reason)}</p>"]
+    parts = [
+        f"<details open><summary>{_badge(o.verdict)} <code>{_e(o.id)}</code> — {_e(', '.join(o.sections))}"
+        f"</summary><p>{_e(o.description)}</p><p>{_e(o.reason)}</p>"
+    ]
     if o.differences:
         rows = "".join(
             f"<tr><td><code>{_e(d.path)}</code></td><td><code>{_e(d.expected)}</code></td>"
@@ -87,15 +89,15 @@ def render(report: RunReport) -> str:
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{_e(title)}</title><style>{CSS}</style></head><body>
 <h1>{_e(title)}: <span style="color:{COLOURS[Verdict.passed] if report.ok else COLOURS[Verdict.failed]}">{verdict}</span></h1>
-<p>SUT <code>{_e(sut.description)}</code>; protocol v{sut.protocol_version}; profiles {_e(', '.join(sut.profiles))};
-capabilities {_e(', '.join(sut.capabilities) or 'none')}. Level {_e(report.level)};
+<p>SUT <code>{_e(sut.description)}</code>; protocol v{sut.protocol_version}; profiles {_e(", ".join(sut.profiles))};
+capabilities {_e(", ".join(sut.capabilities) or "none")}. Level {_e(report.level)};
 {len(report.outcomes)} vectors in {report.seconds:.2f} s, {report.exchanges} exchanges.</p>
-{''.join(f'<p><b>note:</b> {_e(n)}</p>' for n in report.notes)}
-<table><tr>{heads}</tr><tr>{''.join(f'<td>{counts[v]}</td>' for v in Verdict)}</tr></table>
+{"".join(f"<p><b>note:</b> {_e(n)}</p>" for n in report.notes)}
+<table><tr>{heads}</tr><tr>{"".join(f"<td>{counts[v]}</td>" for v in Verdict)}</tr></table>
 <h2>Coverage by section of the semantics document</h2>
 <table><tr><th>section</th><th>verdicts</th>{heads}</tr>{section_rows}</table>
 <h2>Divergences and errors ({len(bad)})</h2>
-{''.join(_detail(o) for o in bad) or '<p>none</p>'}
+{"".join(_detail(o) for o in bad) or "<p>none</p>"}
 <h2>All vectors</h2>
 <details><summary>{len(report.outcomes)} vectors</summary>
 <table><tr><th>id</th><th>level</th><th>sections</th><th>verdict</th><th>reason</th></tr>{all_rows}</table></details>

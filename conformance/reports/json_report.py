@@ -20,7 +20,9 @@ def outcome_json(o: Outcome) -> dict[str, Any]:
     if o.reason:
         out["reason"] = o.reason
     if o.differences:
-        out["differences"] = [{"path": d.path, "expected": d.expected, "actual": d.actual} for d in o.differences]
+        out["differences"] = [
+            {"path": d.path, "expected": d.expected, "actual": d.actual} for d in o.differences
+        ]
     if o.stderr:
         out["stderr"] = o.stderr
     if o.request:

@@ -33,8 +33,13 @@ def export(vectors: Sequence[Vector], root: Path, traceability: str | None = Non
     for name in ("vector.json", "protocol.json"):
         (schema_dir / name).write_text((SCHEMA_DIR / name).read_text())
     index = [
-        {"id": v.id, "profile": v.profile, "level": v.level.name, "sections": list(v.sections),
-         "file": str(vector_path(root, v).relative_to(root))}
+        {
+            "id": v.id,
+            "profile": v.profile,
+            "level": v.level.name,
+            "sections": list(v.sections),
+            "file": str(vector_path(root, v).relative_to(root)),
+        }
         for v in vectors
     ]
     (root / INDEX).write_text(json.dumps(index, indent=1, ensure_ascii=False) + "\n")
@@ -64,7 +69,9 @@ def load_file(path: Path) -> Vector:
     except (OSError, UnicodeDecodeError) as exc:
         raise VectorError(f"{path}: cannot read: {exc}") from None
     except json.JSONDecodeError as exc:
-        raise VectorError(f"{path}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+        raise VectorError(
+            f"{path}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        ) from None
     return from_json(data, str(path))
 
 

@@ -68,7 +68,9 @@ def _ask(oracle: ControllerSut, profile: str, case: inputs.Case) -> VectorReply 
     return reply
 
 
-def _settle(profile: str, case: inputs.Case, oracles: Sequence[ControllerSut], gen: Generation) -> VectorReply | None:
+def _settle(
+    profile: str, case: inputs.Case, oracles: Sequence[ControllerSut], gen: Generation
+) -> VectorReply | None:
     answers: list[tuple[str, VectorReply]] = []
     reasons: list[str] = []
     for oracle in oracles:
@@ -116,7 +118,9 @@ def machine_cases(profile: str) -> Iterator[inputs.Case]:
     from kcspec.spec import tables
 
     yield from inputs.election_cases()
-    replica_table = tables.REPLICA_VALID_PREVIOUS_2_8 if profile == "kafka-2.8" else tables.REPLICA_VALID_PREVIOUS_1_1
+    replica_table = (
+        tables.REPLICA_VALID_PREVIOUS_2_8 if profile == "kafka-2.8" else tables.REPLICA_VALID_PREVIOUS_1_1
+    )
     yield from inputs.replica_cases(replica_table)
     yield from inputs.partition_cases(tables.PARTITION_VALID_PREVIOUS)
 

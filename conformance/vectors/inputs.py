@@ -54,7 +54,12 @@ STRATEGY_SLUG = {
 ISRS: tuple[tuple[int, ...], ...] = ((1, 2, 3), (2, 3), (3, 1), (3,), (1,), (4, 2), ())
 """ISR variants, including a member outside the assignment (4) and the impossible empty ISR (§6 edge cases)."""
 ONLINE: tuple[frozenset[int], ...] = (
-    frozenset({1, 2, 3}), frozenset({2, 3}), frozenset({3}), frozenset({1}), frozenset(), frozenset({2, 4}),
+    frozenset({1, 2, 3}),
+    frozenset({2, 3}),
+    frozenset({3}),
+    frozenset({1}),
+    frozenset(),
+    frozenset({2, 4}),
 )
 SHUTTING_DOWN: tuple[frozenset[int], ...] = (frozenset(), frozenset({1}), frozenset({1, 2}))
 TARGETS: tuple[tuple[int, ...], ...] = ((1, 2, 3), (3, 2), (4, 5))
@@ -75,7 +80,9 @@ def election_cases() -> Iterator[Case]:
     for strategy, slug in STRATEGY_SLUG.items():
         flags = [(False, False), (True, False), (False, True)] if slug == "offline" else [(False, False)]
         targets = TARGETS if slug == "reassign" else (assignment,)
-        for isr, live, down, (allow, enabled), target in itertools.product(ISRS, ONLINE, SHUTTING_DOWN, flags, targets):
+        for isr, live, down, (allow, enabled), target in itertools.product(
+            ISRS, ONLINE, SHUTTING_DOWN, flags, targets
+        ):
             online = live - down
             leader = isr[0] if isr else -1
             inp = ElectionInput(
@@ -97,7 +104,11 @@ def election_cases() -> Iterator[Case]:
                 ident,
                 ("§6",),
                 f"{strategy.name}: ISR {list(isr)}, live {sorted(live)}, shutting down {sorted(down)}"
-                + (f", allowUnclean={allow}, unclean.leader.election.enable={enabled}" if slug == "offline" else "")
+                + (
+                    f", allowUnclean={allow}, unclean.leader.election.enable={enabled}"
+                    if slug == "offline"
+                    else ""
+                )
                 + (f", target replicas {list(target)}" if slug == "reassign" else ""),
                 caps,
                 None,
@@ -120,12 +131,22 @@ def base_state() -> ClusterState:
         replica_states[PartitionReplica(T1, r)] = ReplicaState.NewReplica
     return ClusterState(
         zk=ZkState(
-            controller=1, controller_epoch=1, controller_epoch_zk_version=1, brokers=brokers,
-            assignments=assignments, partition_states=FMap({T0: li}), zxid=13,
+            controller=1,
+            controller_epoch=1,
+            controller_epoch_zk_version=1,
+            brokers=brokers,
+            assignments=assignments,
+            partition_states=FMap({T0: li}),
+            zxid=13,
         ),
         controller=ControllerContext(
-            controller_id=1, epoch=1, epoch_zk_version=1, live_brokers=brokers, all_topics=frozenset({"t"}),
-            assignments=assignments, leadership=FMap({T0: li}),
+            controller_id=1,
+            epoch=1,
+            epoch_zk_version=1,
+            live_brokers=brokers,
+            all_topics=frozenset({"t"}),
+            assignments=assignments,
+            leadership=FMap({T0: li}),
             replica_states=FMap(replica_states),
             partition_states=FMap({T0: PartitionState.OnlinePartition, T1: PartitionState.NewPartition}),
         ),
@@ -146,7 +167,9 @@ def _fault(s: ClusterState, f: ZkFault) -> ClusterState:
 
 def _newer_znode(s: ClusterState) -> ClusterState:
     li = s.zk.partition_states[T0]
-    return replace(s, zk=replace(s.zk, partition_states=s.zk.partition_states.set(T0, replace(li, controller_epoch=2))))
+    return replace(
+        s, zk=replace(s.zk, partition_states=s.zk.partition_states.set(T0, replace(li, controller_epoch=2)))
+    )
 
 
 def _deleting(s: ClusterState) -> ClusterState:
@@ -174,20 +197,52 @@ def contexts() -> tuple[Context, ...]:
     b = base_state()
     return (
         Context("base", "all brokers live", (), False, b),
-        Context("broker3-dead", "broker 3 is not registered (still in the ISR)", ("§3.1",), False,
-                _without_broker(b, 3)),
-        Context("leader-dead", "the leader of t-0 (broker 1) is not registered", ("§3.1",), False,
-                _without_broker(b, 1)),
-        Context("broker2-shutting-down", "broker 2 is shutting down", ("§3.1",), False,
-                replace(b, controller=replace(b.controller, shutting_down=frozenset({2})))),
+        Context(
+            "broker3-dead",
+            "broker 3 is not registered (still in the ISR)",
+            ("§3.1",),
+            False,
+            _without_broker(b, 3),
+        ),
+        Context(
+            "leader-dead",
+            "the leader of t-0 (broker 1) is not registered",
+            ("§3.1",),
+            False,
+            _without_broker(b, 1),
+        ),
+        Context(
+            "broker2-shutting-down",
+            "broker 2 is shutting down",
+            ("§3.1",),
+            False,
+            replace(b, controller=replace(b.controller, shutting_down=frozenset({2}))),
+        ),
         Context("topic-deleting", "topic t is queued for deletion", ("§3.4", "§8"), False, _deleting(b)),
-        Context("znode-newer-controller", "t-0's znode was written by controller epoch 2", ("§3.3", "§9"), False,
-                _newer_znode(b)),
-        Context("znode-missing", "t-0 is cached but its state znode is missing", ("§3.3",), False, _no_znode(b)),
-        Context("fault-badversion", "t-0's next conditional write fails with BADVERSION", ("§3.3",), True,
-                _fault(b, ZkFault.BADVERSION)),
-        Context("fault-connectionloss", "t-0's next read throws CONNECTIONLOSS", ("§3.3",), True,
-                _fault(b, ZkFault.CONNECTIONLOSS)),
+        Context(
+            "znode-newer-controller",
+            "t-0's znode was written by controller epoch 2",
+            ("§3.3", "§9"),
+            False,
+            _newer_znode(b),
+        ),
+        Context(
+            "znode-missing", "t-0 is cached but its state znode is missing", ("§3.3",), False, _no_znode(b)
+        ),
+        Context(
+            "fault-badversion",
+            "t-0's next conditional write fails with BADVERSION",
+            ("§3.3",),
+            True,
+            _fault(b, ZkFault.BADVERSION),
+        ),
+        Context(
+            "fault-connectionloss",
+            "t-0's next read throws CONNECTIONLOSS",
+            ("§3.3",),
+            True,
+            _fault(b, ZkFault.CONNECTIONLOSS),
+        ),
     )
 
 
@@ -224,8 +279,11 @@ def replica_cases(valid_previous: dict[ReplicaState, tuple[ReplicaState, ...]]) 
     """Every (from, target) pair of the replica machine: valid ones in every context for the leader, a
     follower and a replica of a partition without leadership; invalid ones once (§2.1, §2.3, §4)."""
     base_caps = frozenset({m.Capability.replica_state_machine})
-    elements = (("leader", PartitionReplica(T0, 1)), ("follower", PartitionReplica(T0, 2)),
-                ("no-leadership", PartitionReplica(T1, 2)))
+    elements = (
+        ("leader", PartitionReplica(T0, 1)),
+        ("follower", PartitionReplica(T0, 2)),
+        ("no-leadership", PartitionReplica(T1, 2)),
+    )
     for target, valid in valid_previous.items():
         for source in ReplicaState:
             is_valid = source in valid
@@ -253,8 +311,14 @@ def replica_cases(valid_previous: dict[ReplicaState, tuple[ReplicaState, ...]]) 
                 ctx.state,
                 m.ReplicaStateChange(group, target),
             )
-    yield Case("replica.empty-call", ("§2.3",), "an empty call is a no-op", base_caps, base_state(),
-               m.ReplicaStateChange((), ReplicaState.OfflineReplica))
+    yield Case(
+        "replica.empty-call",
+        ("§2.3",),
+        "an empty call is a no-op",
+        base_caps,
+        base_state(),
+        m.ReplicaStateChange((), ReplicaState.OfflineReplica),
+    )
 
 
 ELECTIONS: tuple[tuple[str, LeaderElection | None], ...] = (
@@ -278,7 +342,9 @@ def partition_cases(valid_previous: dict[PartitionState, tuple[PartitionState, .
                 elections = ELECTIONS[:1] if source is PartitionState.NewPartition else ELECTIONS
             else:
                 elections = (("none", None),)
-            for (e_name, election), ctx in itertools.product(elections, contexts() if is_valid else contexts()[:1]):
+            for (e_name, election), ctx in itertools.product(
+                elections, contexts() if is_valid else contexts()[:1]
+            ):
                 if target is PartitionState.OnlinePartition and source is PartitionState.NewPartition:
                     election = None
                     e_name = "init"

@@ -81,7 +81,9 @@ def from_json(data: object, source: str = "$") -> Vector:
     try:
         level_name = data.get("level")
         if level_name not in Level.__members__:
-            raise VectorError(f"{source}: $.level: expected one of {', '.join(Level.__members__)}, got {level_name!r}")
+            raise VectorError(
+                f"{source}: $.level: expected one of {', '.join(Level.__members__)}, got {level_name!r}"
+            )
         req = data.get("request")
         exp = data.get("expected")
         if not isinstance(req, dict) or not isinstance(exp, dict):

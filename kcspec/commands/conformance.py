@@ -37,7 +37,7 @@ def _load_adapter(sut: str | None, adapter: str | None, timeout: float, max_line
     from kcspec.conformance.adapters.subprocess_adapter import SubprocessAdapter
 
     if (sut is None) == (adapter is None):
-        _fail("give exactly one of --sut \"CMD ARGS\" or --adapter module:Class")
+        _fail('give exactly one of --sut "CMD ARGS" or --adapter module:Class')
     if sut is not None:
         try:
             return SubprocessAdapter(sut, timeout=timeout, max_line_bytes=max_line)
@@ -53,7 +53,9 @@ def _load_adapter(sut: str | None, adapter: str | None, timeout: float, max_line
         _fail(f"--adapter: cannot import {module_name!r}: {exc}")
     cls = getattr(module, class_name, None)
     if not (isinstance(cls, type) and issubclass(cls, ControllerSut)):
-        _fail(f"--adapter: {adapter} is not a subclass of kcspec.conformance.adapters.inprocess.ControllerSut")
+        _fail(
+            f"--adapter: {adapter} is not a subclass of kcspec.conformance.adapters.inprocess.ControllerSut"
+        )
     assert isinstance(cls, type)
     return InProcessAdapter(cls())
 
@@ -71,29 +73,66 @@ def _vectors(source: Path | None, profile: str, console: Console) -> list[object
     for ident, reason in gen.unanswered[:3]:
         console.print(f"[yellow]note:[/yellow] no vector for {ident}: {reason}", markup=True, highlight=False)
     if len(gen.unanswered) > 3:
-        console.print(f"[yellow]note:[/yellow] {len(gen.unanswered)} inputs have no vector (oracles unavailable)")
+        console.print(
+            f"[yellow]note:[/yellow] {len(gen.unanswered)} inputs have no vector (oracles unavailable)"
+        )
     if gen.disagreements:
-        console.print(f"[yellow]note:[/yellow] {len(gen.disagreements)} inputs dropped: spec and reference disagree")
+        console.print(
+            f"[yellow]note:[/yellow] {len(gen.disagreements)} inputs dropped: spec and reference disagree"
+        )
     return list(gen.vectors)
 
 
 @command.command(name="run", epilog=RUN_EXAMPLES)
-@click.option("--sut", metavar="\"CMD ARGS\"", help="Command that starts the SUT (protocol v1 on stdin/stdout).")
+@click.option(
+    "--sut", metavar='"CMD ARGS"', help="Command that starts the SUT (protocol v1 on stdin/stdout)."
+)
 @click.option("--adapter", metavar="module:Class", help="An in-process ControllerSut subclass.")
 @click.option("--profile", type=click.Choice(PROFILES), default="kafka-2.8", show_default=True)
-@click.option("--level", type=click.Choice(LEVELS), default="controller", show_default=True,
-              help="Run vectors up to this level.")
-@click.option("--budget", type=click.FloatRange(min=0.1), default=None, metavar="SECONDS",
-              help="Stop after this many seconds; the rest is reported as skipped.")
-@click.option("--vectors", "vectors_dir", type=click.Path(path_type=Path), default=None,
-              help="Run exported vectors from this directory instead of generating them.")
-@click.option("--differential", "examples", type=click.IntRange(min=0), default=0, show_default=True,
-              help="Also run this many Hypothesis-generated event sequences against the reference (controller level).")
+@click.option(
+    "--level",
+    type=click.Choice(LEVELS),
+    default="controller",
+    show_default=True,
+    help="Run vectors up to this level.",
+)
+@click.option(
+    "--budget",
+    type=click.FloatRange(min=0.1),
+    default=None,
+    metavar="SECONDS",
+    help="Stop after this many seconds; the rest is reported as skipped.",
+)
+@click.option(
+    "--vectors",
+    "vectors_dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Run exported vectors from this directory instead of generating them.",
+)
+@click.option(
+    "--differential",
+    "examples",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Also run this many Hypothesis-generated event sequences against the reference (controller level).",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the differential run.")
-@click.option("--trace-dir", type=click.Path(path_type=Path), default=Path("conformance-traces"), show_default=True,
-              help="Where counterexample traces are written.")
-@click.option("--timeout", type=click.FloatRange(min=0.01), default=10.0, show_default=True,
-              help="Seconds the SUT may take per message.")
+@click.option(
+    "--trace-dir",
+    type=click.Path(path_type=Path),
+    default=Path("conformance-traces"),
+    show_default=True,
+    help="Where counterexample traces are written.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0.01),
+    default=10.0,
+    show_default=True,
+    help="Seconds the SUT may take per message.",
+)
 @click.option("--max-line-bytes", type=click.IntRange(min=1024), default=16 * 1024 * 1024, show_default=True)
 @click.option("--json", "json_out", type=click.Path(path_type=Path), help="Write the JSON report here.")
 @click.option("--junit", "junit_out", type=click.Path(path_type=Path), help="Write JUnit XML here.")
@@ -128,8 +167,12 @@ def run_cmd(
     selected = runner.select_vectors(vectors, profile, Level[level])
     started = time.monotonic()
     with Progress(
-        TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
-        TimeElapsedColumn(), console=console, transient=True,
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
     ) as progress:
         task = progress.add_task(f"conformance {profile}/{level}", total=len(selected))
 
@@ -137,8 +180,14 @@ def run_cmd(
             progress.advance(task)
 
         try:
-            report = runner.run(the_adapter, selected, profile=profile, level=Level[level],  # type: ignore[arg-type]
-                                budget=budget, progress=advance)
+            report = runner.run(
+                the_adapter,
+                selected,
+                profile=profile,
+                level=Level[level],  # type: ignore[arg-type]
+                budget=budget,
+                progress=advance,
+            )
         except runner.SessionError as exc:
             _fail(str(exc))
     if examples and Level[level] is Level.controller:
@@ -146,13 +195,29 @@ def run_cmd(
 
         remaining = None if budget is None else max(0.1, budget - (time.monotonic() - started))
         diff_outcomes, notes = differential.run_differential(
-            the_adapter, profile=profile, examples=examples, seed=seed, trace_dir=trace_dir,  # type: ignore[arg-type]
-            budget=remaining, console=console,
+            the_adapter,
+            profile=profile,
+            examples=examples,
+            seed=seed,
+            trace_dir=trace_dir,  # type: ignore[arg-type]
+            budget=remaining,
+            console=console,
         )
-        report = RunReport(report.sut, report.profile, report.level, report.outcomes + tuple(diff_outcomes),
-                           time.monotonic() - started, report.exchanges, report.notes + tuple(notes))
+        report = RunReport(
+            report.sut,
+            report.profile,
+            report.level,
+            report.outcomes + tuple(diff_outcomes),
+            time.monotonic() - started,
+            report.exchanges,
+            report.notes + tuple(notes),
+        )
     terminal.print_report(report, console)
-    for path, render in ((json_out, json_report.render), (junit_out, junit.render), (html_out, html_report.render)):
+    for path, render in (
+        (json_out, json_report.render),
+        (junit_out, junit.render),
+        (html_out, html_report.render),
+    ):
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(render(report))
@@ -160,13 +225,21 @@ def run_cmd(
     sys.exit(report.exit_code())
 
 
-@command.command(name="export", epilog="""\b
+@command.command(
+    name="export",
+    epilog="""\b
 Example:
   kcspec conformance export vectors/ --profile kafka-2.8
-""")
+""",
+)
 @click.argument("directory", type=click.Path(path_type=Path))
-@click.option("--profile", "profiles", type=click.Choice(PROFILES), multiple=True,
-              help="Profiles to export (default: both).")
+@click.option(
+    "--profile",
+    "profiles",
+    type=click.Choice(PROFILES),
+    multiple=True,
+    help="Profiles to export (default: both).",
+)
 def export_cmd(directory: Path, profiles: tuple[str, ...]) -> None:
     """Write the vectors as plain JSON files, with their JSON Schema, an index and the traceability report."""
     from kcspec.conformance.vectors import files, generate, traceability
@@ -178,24 +251,37 @@ def export_cmd(directory: Path, profiles: tuple[str, ...]) -> None:
     report = traceability.report(gen.vectors, chosen)
     n = files.export(gen.vectors, directory, report)
     console = Console()
-    console.print(f"wrote {n} vectors to {directory} (oracles: {', '.join(gen.oracles)}; {gen.seconds:.1f} s)")
+    console.print(
+        f"wrote {n} vectors to {directory} (oracles: {', '.join(gen.oracles)}; {gen.seconds:.1f} s)"
+    )
     if gen.unanswered:
-        console.print(f"[yellow]{len(gen.unanswered)} inputs have no vector[/yellow] (no oracle could answer), e.g. "
-                      f"{gen.unanswered[0][0]}: {gen.unanswered[0][1]}", highlight=False)
+        console.print(
+            f"[yellow]{len(gen.unanswered)} inputs have no vector[/yellow] (no oracle could answer), e.g. "
+            f"{gen.unanswered[0][0]}: {gen.unanswered[0][1]}",
+            highlight=False,
+        )
     if gen.disagreements:
-        console.print(f"[yellow]{len(gen.disagreements)} inputs dropped because the oracles disagree[/yellow], e.g. "
-                      f"{gen.disagreements[0][0]}", highlight=False)
+        console.print(
+            f"[yellow]{len(gen.disagreements)} inputs dropped because the oracles disagree[/yellow], e.g. "
+            f"{gen.disagreements[0][0]}",
+            highlight=False,
+        )
     missing = traceability.uncovered(gen.vectors, chosen)
     if missing:
-        console.print("[yellow]sections without vectors:[/yellow] " + ", ".join(f"{s} ({p})" for s, p in missing))
+        console.print(
+            "[yellow]sections without vectors:[/yellow] " + ", ".join(f"{s} ({p})" for s, p in missing)
+        )
 
 
-@command.command(name="replay", epilog="""\b
+@command.command(
+    name="replay",
+    epilog="""\b
 Example:
   kcspec conformance replay conformance-traces/divergence-kafka-2.8-0.json --sut "python my_sut.py"
-""")
+""",
+)
 @click.argument("trace", type=click.Path(path_type=Path, exists=True, dir_okay=False))
-@click.option("--sut", metavar="\"CMD ARGS\"", help="Command that starts the SUT.")
+@click.option("--sut", metavar='"CMD ARGS"', help="Command that starts the SUT.")
 @click.option("--adapter", metavar="module:Class", help="An in-process ControllerSut subclass.")
 @click.option("--timeout", type=click.FloatRange(min=0.01), default=10.0, show_default=True)
 def replay_cmd(trace: Path, sut: str | None, adapter: str | None, timeout: float) -> None:

@@ -79,8 +79,12 @@ def test_sut_without_capability_is_not_supported(election_vectors: list[Vector])
 
 def test_missing_sut_program_is_a_session_error(election_vectors: list[Vector]) -> None:
     with pytest.raises(runner.SessionError, match="nonexistent"):
-        runner.run(SubprocessAdapter(["/nonexistent/sut"]), election_vectors[:1], profile="kafka-2.8",
-                   level=Level.elections)
+        runner.run(
+            SubprocessAdapter(["/nonexistent/sut"]),
+            election_vectors[:1],
+            profile="kafka-2.8",
+            level=Level.elections,
+        )
 
 
 def test_export_round_trip_and_schema(election_vectors: list[Vector], tmp_path: Path) -> None:
@@ -90,14 +94,18 @@ def test_export_round_trip_and_schema(election_vectors: list[Vector], tmp_path: 
     for path in sorted((tmp_path / "kafka-2.8").rglob("*.json"))[:40]:
         errors = list(validator.iter_errors(json.loads(path.read_text())))
         assert not errors, f"{path}: {errors[0].message}"
-    assert files.load_dir(tmp_path) == sorted(election_vectors, key=lambda v: str(files.vector_path(tmp_path, v)))
+    assert files.load_dir(tmp_path) == sorted(
+        election_vectors, key=lambda v: str(files.vector_path(tmp_path, v))
+    )
     report = (tmp_path / "TRACEABILITY.md").read_text()
     assert "| §6 |" in report
 
 
 def test_bad_vector_file_names_file_and_path(tmp_path: Path) -> None:
     bad = tmp_path / "v.json"
-    bad.write_text(json.dumps({"id": "x", "level": "elections", "request": {"type": "elect"}, "expected": {}}))
+    bad.write_text(
+        json.dumps({"id": "x", "level": "elections", "request": {"type": "elect"}, "expected": {}})
+    )
     with pytest.raises(files.VectorError, match=r"v\.json"):
         files.load_dir(tmp_path)
 

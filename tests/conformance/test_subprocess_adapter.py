@@ -29,7 +29,9 @@ ELECT = m.Elect(
 
 
 def fake(mode: str, good: int = 1, timeout: float = 1.0) -> SubprocessAdapter:
-    return SubprocessAdapter([sys.executable, str(FAKE), mode, str(good)], timeout=timeout, startup_timeout=10.0)
+    return SubprocessAdapter(
+        [sys.executable, str(FAKE), mode, str(good)], timeout=timeout, startup_timeout=10.0
+    )
 
 
 def open_with_one_good(adapter: SubprocessAdapter) -> None:
@@ -51,7 +53,9 @@ def open_with_one_good(adapter: SubprocessAdapter) -> None:
         ("exit", FailureKind.exited, "exit"),
     ],
 )
-def test_misbehaviour_is_a_clear_failure_and_the_adapter_recovers(mode: str, kind: FailureKind, fragment: str) -> None:
+def test_misbehaviour_is_a_clear_failure_and_the_adapter_recovers(
+    mode: str, kind: FailureKind, fragment: str
+) -> None:
     adapter = fake(mode)
     try:
         open_with_one_good(adapter)

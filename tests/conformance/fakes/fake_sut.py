@@ -25,8 +25,16 @@ for line in sys.stdin:
     req = json.loads(line)
     rid, kind = req["id"], req["type"]
     if kind == "hello":
-        reply(rid, {"type": "hello", "protocol_version": 1, "implementation": {"name": "fake", "version": mode},
-                    "profiles": ["kafka-2.8", "kafka-1.1"], "capabilities": ["elections"]})
+        reply(
+            rid,
+            {
+                "type": "hello",
+                "protocol_version": 1,
+                "implementation": {"name": "fake", "version": mode},
+                "profiles": ["kafka-2.8", "kafka-1.1"],
+                "capabilities": ["elections"],
+            },
+        )
         continue
     if kind == "shutdown":
         reply(rid, {"type": "ok"})
@@ -54,8 +62,18 @@ for line in sys.stdin:
     answered += 1
     if kind == "elect":
         inp = req["input"]
-        reply(rid, {"type": "election", "result": {"leader": -1, "isr": inp["leader_and_isr"]["isr"],
-                                                   "recipients": [], "unclean": False}})
+        reply(
+            rid,
+            {
+                "type": "election",
+                "result": {
+                    "leader": -1,
+                    "isr": inp["leader_and_isr"]["isr"],
+                    "recipients": [],
+                    "unclean": False,
+                },
+            },
+        )
     elif kind == "load":
         reply(rid, {"type": "ok"})
     else:
