@@ -12,9 +12,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
-
 from kcspec.conformance.audit import replay, report
 from kcspec.conformance.audit.spark_job import (
     Inputs,
@@ -25,20 +22,39 @@ from kcspec.conformance.audit.spark_job import (
     resolve_non_records,
 )
 from kcspec.spec.profiles import PROFILES, Profile
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
 EVENT_KINDS = (
-    *replay.WRITE_KINDS, "controller_elected", "controller_ready", "resigned", "topic_deletion_queued",
-    "topic_deletion_completed", "request_summary", "response_error", "replicas_marked_offline",
-    "reassign_lair_failed", "election_started", "leader_elected", "state_machine_bulk",
+    *replay.WRITE_KINDS,
+    "controller_elected",
+    "controller_ready",
+    "resigned",
+    "topic_deletion_queued",
+    "topic_deletion_completed",
+    "request_summary",
+    "response_error",
+    "replicas_marked_offline",
+    "reassign_lair_failed",
+    "election_started",
+    "leader_elected",
+    "state_machine_bulk",
 )
-TRANSITION_KINDS = ("replica_transition", "partition_transition", "replica_transition_failed",
-                    "partition_transition_failed")
+TRANSITION_KINDS = (
+    "replica_transition",
+    "partition_transition",
+    "replica_transition_failed",
+    "partition_transition_failed",
+)
 SAMPLE = 20
 
 Step = Callable[[str], None]
 
 
-def run_audit(spark: SparkSession, inputs: Inputs, out: Path, profile: Profile, step: Step) -> report.Summary:
+def run_audit(
+    spark: SparkSession, inputs: Inputs, out: Path, profile: Profile, step: Step, history_key: str = "dir"
+) -> report.Summary:
+    """Run the audit; ``history_key`` ``dir`` treats each directory as one cluster's history, ``file`` each file."""
     work = out / "work"
     for old in ("work", "violations.parquet", "quarantine.parquet"):
         shutil.rmtree(out / old, ignore_errors=True)
@@ -59,8 +75,10 @@ def run_audit(spark: SparkSession, inputs: Inputs, out: Path, profile: Profile, 
         non_records.append(nr)
         records = parsed.where(F.col("status") == "record")
         attach_exceptions(records.where(F.col("kind").isin(*EVENT_KINDS)), nr).drop("text").write.parquet(
-            uri("events.parquet"))
-        events = spark.read.parquet(uri("events.parquet"))
+            uri("events.parquet")
+        )
+        history = F.col("file") if history_key == "file" else F.regexp_replace("file", "/[^/]*$", "")
+        events = spark.read.parquet(uri("events.parquet")).withColumn("history", history)
         per_file.append(records.groupBy("file").agg(F.count(F.lit(1)).alias("record")))
         per_file.append(nr.groupBy("file").pivot("status", ["continuation", "blank", "quarantined"]).count())
         step(f"replaying {len(inputs.kafka_logs)} log file(s) against profile {profile.name}")
@@ -75,8 +93,14 @@ def run_audit(spark: SparkSession, inputs: Inputs, out: Path, profile: Profile, 
         non_records.append(tnr_df)
         lines = numbered_lines(spark, inputs.traces).groupBy("file").agg(F.count(F.lit(1)).alias("n"))
         odd = tnr_df.groupBy("file").pivot("status", ["continuation", "blank", "quarantined"]).count()
-        per_file.append(lines.join(odd, "file", "left").select(
-            "file", (F.col("n") - F.coalesce("blank", F.lit(0)) - F.coalesce("quarantined", F.lit(0))).alias("record")))
+        per_file.append(
+            lines.join(odd, "file", "left").select(
+                "file",
+                (F.col("n") - F.coalesce("blank", F.lit(0)) - F.coalesce("quarantined", F.lit(0))).alias(
+                    "record"
+                ),
+            )
+        )
         per_file.append(odd)
         step(f"replaying {len(inputs.traces)} trace file(s) against profile {profile.name}")
         violations.append(replay.trace_rules(facts_df, profile))
@@ -87,8 +111,11 @@ def run_audit(spark: SparkSession, inputs: Inputs, out: Path, profile: Profile, 
     vdf = spark.read.parquet(str((out / "violations.parquet").resolve())).orderBy("file", "line", "rule")
     n_viol = report.write_jsonl(vdf, out / "violations.jsonl")
     step("writing quarantine")
-    quarantine = _union(non_records).where(F.col("status") == "quarantined").select(
-        "file", "line", "reason", "detail", "text")
+    quarantine = (
+        _union(non_records)
+        .where(F.col("status") == "quarantined")
+        .select("file", "line", "reason", "detail", "text")
+    )
     quarantine.write.parquet(str((out / "quarantine.parquet").resolve()))
     qdf = spark.read.parquet(str((out / "quarantine.parquet").resolve())).orderBy("file", "line")
     n_quar = report.write_jsonl(qdf, out / "quarantine.jsonl")
@@ -101,7 +128,9 @@ def run_audit(spark: SparkSession, inputs: Inputs, out: Path, profile: Profile, 
         tr = replay.transitions(events)
         for name in sorted(PROFILES):
             for machine in ("replica", "partition"):
-                coverage.append(report.coverage_matrix(PROFILES[name], machine, report.edge_counts(tr, machine)))
+                coverage.append(
+                    report.coverage_matrix(PROFILES[name], machine, report.edge_counts(tr, machine))
+                )
     summary = report.Summary(
         lines_read=lines_read,
         parsed=lines_read - n_quar,
@@ -117,7 +146,9 @@ def run_audit(spark: SparkSession, inputs: Inputs, out: Path, profile: Profile, 
         violation_sample=report.rows(vdf, SAMPLE),
         coverage=coverage,
     )
-    report.write_outputs(out, summary, [(f"coverage-{m['profile']}-{m['machine']}.json", m) for m in coverage])
+    report.write_outputs(
+        out, summary, [(f"coverage-{m['profile']}-{m['machine']}.json", m) for m in coverage]
+    )
     return summary
 
 
@@ -145,25 +176,47 @@ def _per_broker(spark: SparkSession, out: Path, vdf: DataFrame) -> list[dict[str
         return []
     parsed = spark.read.parquet(work).where(F.col("status") == "record")
     who = F.coalesce(F.col("controller_id"), F.col("broker"))
-    stats = parsed.where(who.isNotNull()).groupBy(who.alias("broker")).agg(
-        F.count(F.lit(1)).alias("records"),
-        F.sum(F.col("kind").isin(*TRANSITION_KINDS).cast("int")).alias("transitions"),
-        F.min("ts").alias("first_ts"), F.max("ts").alias("last_ts"))
-    v = vdf.where(F.col("controller_id").isNotNull()).groupBy(F.col("controller_id").alias("broker")).agg(
-        F.count(F.lit(1)).alias("violations"))
-    return [dict(r.asDict(), violations=r["violations"] or 0)
-            for r in stats.join(v, "broker", "left").orderBy("broker").collect()]
+    stats = (
+        parsed.where(who.isNotNull())
+        .groupBy(who.alias("broker"))
+        .agg(
+            F.count(F.lit(1)).alias("records"),
+            F.sum(F.col("kind").isin(*TRANSITION_KINDS).cast("int")).alias("transitions"),
+            F.min("ts").alias("first_ts"),
+            F.max("ts").alias("last_ts"),
+        )
+    )
+    v = (
+        vdf.where(F.col("controller_id").isNotNull())
+        .groupBy(F.col("controller_id").alias("broker"))
+        .agg(F.count(F.lit(1)).alias("violations"))
+    )
+    return [
+        dict(r.asDict(), violations=r["violations"] or 0)
+        for r in stats.join(v, "broker", "left").orderBy("broker").collect()
+    ]
 
 
 def _per_epoch(events: DataFrame | None, vdf: DataFrame) -> list[dict[str, Any]]:
     if events is None:
         return []
-    stats = events.where(F.col("controller_epoch").isNotNull()).groupBy("controller_epoch").agg(
-        F.array_sort(F.collect_set("controller_id")).alias("controllers"),
-        F.count(F.lit(1)).alias("records"),
-        F.sum(F.col("kind").isin(*TRANSITION_KINDS).cast("int")).alias("transitions"),
-        F.min("ts").alias("first_ts"), F.max("ts").alias("last_ts"))
-    v = vdf.where(F.col("controller_epoch").isNotNull()).groupBy("controller_epoch").agg(
-        F.count(F.lit(1)).alias("violations"))
-    return [dict(r.asDict(), violations=r["violations"] or 0)
-            for r in stats.join(v, "controller_epoch", "left").orderBy("controller_epoch").collect()]
+    stats = (
+        events.where(F.col("controller_epoch").isNotNull())
+        .groupBy("controller_epoch")
+        .agg(
+            F.array_sort(F.collect_set("controller_id")).alias("controllers"),
+            F.count(F.lit(1)).alias("records"),
+            F.sum(F.col("kind").isin(*TRANSITION_KINDS).cast("int")).alias("transitions"),
+            F.min("ts").alias("first_ts"),
+            F.max("ts").alias("last_ts"),
+        )
+    )
+    v = (
+        vdf.where(F.col("controller_epoch").isNotNull())
+        .groupBy("controller_epoch")
+        .agg(F.count(F.lit(1)).alias("violations"))
+    )
+    return [
+        dict(r.asDict(), violations=r["violations"] or 0)
+        for r in stats.join(v, "controller_epoch", "left").orderBy("controller_epoch").collect()
+    ]

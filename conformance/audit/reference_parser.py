@@ -88,7 +88,9 @@ def classify_message(message: str, logger: str) -> Classified:
             if m is not None:
                 return Classified(template.kind, template.name, template_fields(template, m))
     if logger == g.STATE_CHANGE_LOGGER and _rx(g.CONTROLLER_SIDE_STATE_CHANGE).search(message):
-        reason = "legacy-state-change" if _rx(g.LEGACY_CONTROLLER_SIDE).search(message) else "unknown-state-change"
+        reason = (
+            "legacy-state-change" if _rx(g.LEGACY_CONTROLLER_SIDE).search(message) else "unknown-state-change"
+        )
         return Classified(None, None, {}, reason)
     m = _rx(g.CONTROLLER_ID_PREFIX).search(message)
     if m is not None:
@@ -122,8 +124,21 @@ def parse_lines(file: str, texts: Iterable[str]) -> Iterator[ParsedLine]:
             c = classify_message(message, logger)
             status = "quarantined" if c.reason else "record"
             owner = number if status == "record" else None
-            yield ParsedLine(file, number, text, status, layout, ts, level, logger, message,
-                             c.kind, c.template, c.fields, c.reason)
+            yield ParsedLine(
+                file,
+                number,
+                text,
+                status,
+                layout,
+                ts,
+                level,
+                logger,
+                message,
+                c.kind,
+                c.template,
+                c.fields,
+                c.reason,
+            )
         elif _rx(g.BLANK_REGEX).search(text):
             yield ParsedLine(file, number, text, "blank", owner=owner)
         elif _rx(g.CONTINUATION_REGEX).search(text):

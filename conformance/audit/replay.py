@@ -16,6 +16,8 @@ Decisions where the semantics document is silent:
 * Leader-epoch monotonicity (I6) is checked on controller *writes* only (Online transitions with a
   LeaderAndIsr and ISR removals); requests carry cached values and may repeat an epoch. A transition from
   NewPartition starts a new history (creation writes epoch 0; a re-created topic restarts at 0).
+* Histories: files are grouped into independent histories (``history`` column: the file's directory by
+  default, or each file on its own) — controller epochs of different clusters are not comparable.
 * Fencing compares timestamps of different brokers' files; clock skew between brokers can make it report
   a write that was in fact earlier. The first timestamp at which an epoch acted is the earliest record
   carrying that epoch (state-change lines, or the controller's own election line).
@@ -30,10 +32,9 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TypeVar
 
+from kcspec.spec.profiles import Profile
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
-
-from kcspec.spec.profiles import Profile
 
 S = TypeVar("S", bound=Enum)
 
@@ -45,26 +46,66 @@ class Rule:
     text: str
 
 
-RULES: dict[str, Rule] = {r.code: r for r in (
-    Rule("invalid-transition", "§2.1/§2.2, I20", "logged transition is not valid from the logged previous state"),
-    Rule("invalid-from-tracked", "§2.3, I20", "transition is not valid from the tracked previous state"),
-    Rule("previous-state-mismatch", "§2.3", "logged previous state differs from the tracked previous state"),
-    Rule("rejected-valid-transition", "§2.3 step 4", "Kafka rejected a transition the spec allows"),
-    Rule("valid-previous-list-differs", "§10.3", "the valid previous states Kafka printed differ from the spec"),
-    Rule("leader-not-in-isr", "§11 I1", "leader is not in the ISR"),
-    Rule("empty-isr", "§11 I3", "ISR is empty"),
-    Rule("leader-epoch-not-increasing", "§11 I6", "leader epoch did not increase across controller writes"),
-    Rule("election-for-deleting-topic", "§11 I13", "leader election for a topic queued for deletion"),
-    Rule("stale-controller-write", "§9, I8", "a write by an older controller after a newer controller acted"),
-    Rule("unreachable-state-change", "§2.1/§2.2", "state changed along no path of valid transitions"),
-    Rule("controller-epoch-decreased", "§11 I9", "ZooKeeper controller epoch decreased"),
-)}
+RULES: dict[str, Rule] = {
+    r.code: r
+    for r in (
+        Rule(
+            "invalid-transition",
+            "§2.1/§2.2, I20",
+            "logged transition is not valid from the logged previous state",
+        ),
+        Rule("invalid-from-tracked", "§2.3, I20", "transition is not valid from the tracked previous state"),
+        Rule(
+            "previous-state-mismatch", "§2.3", "logged previous state differs from the tracked previous state"
+        ),
+        Rule("rejected-valid-transition", "§2.3 step 4", "Kafka rejected a transition the spec allows"),
+        Rule(
+            "valid-previous-list-differs",
+            "§10.3",
+            "the valid previous states Kafka printed differ from the spec",
+        ),
+        Rule("leader-not-in-isr", "§11 I1", "leader is not in the ISR"),
+        Rule("empty-isr", "§11 I3", "ISR is empty"),
+        Rule(
+            "leader-epoch-not-increasing", "§11 I6", "leader epoch did not increase across controller writes"
+        ),
+        Rule("election-for-deleting-topic", "§11 I13", "leader election for a topic queued for deletion"),
+        Rule(
+            "stale-controller-write",
+            "§9, I8",
+            "a write by an older controller after a newer controller acted",
+        ),
+        Rule("unreachable-state-change", "§2.1/§2.2", "state changed along no path of valid transitions"),
+        Rule("controller-epoch-decreased", "§11 I9", "ZooKeeper controller epoch decreased"),
+    )
+}
 
-VIOLATION_COLUMNS = ("file", "line", "ts", "rule", "section", "message", "machine", "topic", "partition",
-                     "replica", "controller_id", "controller_epoch")
+VIOLATION_COLUMNS = (
+    "file",
+    "line",
+    "ts",
+    "rule",
+    "section",
+    "message",
+    "machine",
+    "topic",
+    "partition",
+    "replica",
+    "controller_id",
+    "controller_epoch",
+)
 
-WRITE_KINDS = ("replica_transition", "partition_transition", "isr_removal", "lair_sent", "umr_sent",
-               "stop_replica_sent", "reassign_lair_sent", "replica_transition_failed", "partition_transition_failed")
+WRITE_KINDS = (
+    "replica_transition",
+    "partition_transition",
+    "isr_removal",
+    "lair_sent",
+    "umr_sent",
+    "stop_replica_sent",
+    "reassign_lair_sent",
+    "replica_transition_failed",
+    "partition_transition_failed",
+)
 LEADER_ISR_KINDS = ("partition_transition", "isr_removal", "lair_sent", "umr_sent", "reassign_lair_sent")
 
 
@@ -98,10 +139,16 @@ def reachable(table: Mapping[S, tuple[S, ...]]) -> dict[str, list[str]]:
 def _violation(df: DataFrame, rule: str, message: Column, machine: Column | None = None) -> DataFrame:
     r = RULES[rule]
     return df.select(
-        "file", "line", "ts", F.lit(r.code).alias("rule"), F.lit(r.section).alias("section"),
+        "file",
+        "line",
+        "ts",
+        F.lit(r.code).alias("rule"),
+        F.lit(r.section).alias("section"),
         F.concat(F.lit(r.text + ": "), message).alias("message"),
         (machine if machine is not None else F.col("machine")).alias("machine"),
-        "topic", "partition", F.col("replica").cast("int").alias("replica"),
+        "topic",
+        "partition",
+        F.col("replica").cast("int").alias("replica"),
         F.col("controller_id").cast("int").alias("controller_id"),
         F.col("controller_epoch").cast("int").alias("controller_epoch"),
     )
@@ -112,25 +159,36 @@ def _tp() -> Column:
 
 
 def _element() -> Column:
-    return F.when(F.col("machine") == "replica",
-                  F.concat(F.lit("replica "), F.col("replica").cast("string"), F.lit(" of "), _tp())
-                  ).otherwise(F.concat(F.lit("partition "), _tp()))
+    return F.when(
+        F.col("machine") == "replica",
+        F.concat(F.lit("replica "), F.col("replica").cast("string"), F.lit(" of "), _tp()),
+    ).otherwise(F.concat(F.lit("partition "), _tp()))
 
 
 def _isr_array() -> Column:
     return F.when(F.col("isr") == "", F.array().cast("array<int>")).otherwise(
-        F.split(F.col("isr"), ",").cast("array<int>"))
+        F.split(F.col("isr"), ",").cast("array<int>")
+    )
 
 
 def transitions(events: DataFrame) -> DataFrame:
     """Transition records (both machines, success and failure) with ``machine`` and normalised state names."""
-    machine = (F.when(F.col("kind").startswith("replica_transition"), "replica")
-               .when(F.col("kind").startswith("partition_transition"), "partition"))
+    machine = F.when(F.col("kind").startswith("replica_transition"), "replica").when(
+        F.col("kind").startswith("partition_transition"), "partition"
+    )
     legacy = {"NotExists": "NonExistentPartition", "New": "NewPartition"}
-    norm = lambda c: F.coalesce(F.create_map(*[F.lit(x) for kv in legacy.items() for x in kv])[F.col(c)], F.col(c))  # noqa: E731
-    return (events.withColumn("machine", machine).where(F.col("machine").isNotNull())
-            .withColumn("from_state", norm("from_state")).withColumn("to_state", norm("to_state"))
-            .withColumn("ok", ~F.col("kind").endswith("_failed")))
+    legacy_map = F.create_map(*[F.lit(x) for kv in legacy.items() for x in kv])
+
+    def norm(c: str) -> Column:
+        return F.coalesce(legacy_map[F.col(c)], F.col(c))
+
+    return (
+        events.withColumn("machine", machine)
+        .where(F.col("machine").isNotNull())
+        .withColumn("from_state", norm("from_state"))
+        .withColumn("to_state", norm("to_state"))
+        .withColumn("ok", ~F.col("kind").endswith("_failed"))
+    )
 
 
 def log_rules(spark: SparkSession, events: DataFrame, profile: Profile) -> DataFrame:
@@ -138,41 +196,98 @@ def log_rules(spark: SparkSession, events: DataFrame, profile: Profile) -> DataF
     rep = table_map(profile.replica_valid_previous)
     par = table_map(profile.partition_valid_previous)
     tr = transitions(events)
-    valid_prev = F.when(F.col("machine") == "replica", rep[F.col("to_state")]).otherwise(par[F.col("to_state")])
+    valid_prev = F.when(F.col("machine") == "replica", rep[F.col("to_state")]).otherwise(
+        par[F.col("to_state")]
+    )
     tr = tr.withColumn("valid_prev", valid_prev)
     ok = tr.where("ok")
-    elem_w = Window.partitionBy("machine", "topic", "partition", "replica", "controller_epoch").orderBy(
-        "ts", "file", "line")
+    elem_w = Window.partitionBy(
+        "history", "machine", "topic", "partition", "replica", "controller_epoch"
+    ).orderBy("ts", "file", "line")
     tracked = ok.withColumn("tracked", F.lag("to_state").over(elem_w))
     valid_list = F.concat_ws(",", F.col("valid_prev"))
     out = [
-        _violation(ok.where(F.col("from_state").isNotNull() & ~F.array_contains("valid_prev", F.col("from_state"))),
-                   "invalid-transition",
-                   F.concat(_element(), F.lit(" from "), F.col("from_state"), F.lit(" to "), F.col("to_state"),
-                            F.lit(" (valid previous states: "), valid_list, F.lit(")"))),
-        _violation(tracked.where(F.col("tracked").isNotNull() & (F.col("tracked") != F.coalesce("from_state", F.lit("")))
-                                 & ~F.array_contains("valid_prev", F.col("tracked"))),
-                   "invalid-from-tracked",
-                   F.concat(_element(), F.lit(" was last left in "), F.col("tracked"), F.lit(", cannot go to "),
-                            F.col("to_state"), F.lit(" (valid previous states: "), valid_list, F.lit(")"))),
-        _violation(tracked.where(F.col("tracked").isNotNull() & F.col("from_state").isNotNull()
-                                 & (F.col("tracked") != F.col("from_state"))),
-                   "previous-state-mismatch",
-                   F.concat(_element(), F.lit(" logged from "), F.col("from_state"), F.lit(" but its previous "
-                            "transition in this controller epoch left it in "), F.col("tracked"))),
+        _violation(
+            ok.where(F.col("from_state").isNotNull() & ~F.array_contains("valid_prev", F.col("from_state"))),
+            "invalid-transition",
+            F.concat(
+                _element(),
+                F.lit(" from "),
+                F.col("from_state"),
+                F.lit(" to "),
+                F.col("to_state"),
+                F.lit(" (valid previous states: "),
+                valid_list,
+                F.lit(")"),
+            ),
+        ),
+        _violation(
+            tracked.where(
+                F.col("tracked").isNotNull()
+                & (F.col("tracked") != F.coalesce("from_state", F.lit("")))
+                & ~F.array_contains("valid_prev", F.col("tracked"))
+            ),
+            "invalid-from-tracked",
+            F.concat(
+                _element(),
+                F.lit(" was last left in "),
+                F.col("tracked"),
+                F.lit(", cannot go to "),
+                F.col("to_state"),
+                F.lit(" (valid previous states: "),
+                valid_list,
+                F.lit(")"),
+            ),
+        ),
+        _violation(
+            tracked.where(
+                F.col("tracked").isNotNull()
+                & F.col("from_state").isNotNull()
+                & (F.col("tracked") != F.col("from_state"))
+            ),
+            "previous-state-mismatch",
+            F.concat(
+                _element(),
+                F.lit(" logged from "),
+                F.col("from_state"),
+                F.lit(" but its previous transition in this controller epoch left it in "),
+                F.col("tracked"),
+            ),
+        ),
     ]
     failed = tr.where(~F.col("ok"))
-    printed = F.regexp_extract(F.coalesce("exception", F.lit("")), r"should be in (?:the|one of) (\S+) states", 1)
-    out.append(_violation(
-        failed.where((printed != "") & F.array_contains("valid_prev", F.col("from_state"))),
-        "rejected-valid-transition",
-        F.concat(_element(), F.lit(" from "), F.col("from_state"), F.lit(" to "), F.col("to_state"),
-                 F.lit(" was rejected; the spec's valid previous states are "), valid_list)))
-    out.append(_violation(
-        failed.where((printed != "") & (printed != valid_list)),
-        "valid-previous-list-differs",
-        F.concat(F.lit("Kafka printed "), printed, F.lit(" for target "), F.col("to_state"),
-                 F.lit(", profile " + profile.name + " has "), valid_list)))
+    printed = F.regexp_extract(
+        F.coalesce("exception", F.lit("")), r"should be in (?:the|one of) (\S+) states", 1
+    )
+    out.append(
+        _violation(
+            failed.where((printed != "") & F.array_contains("valid_prev", F.col("from_state"))),
+            "rejected-valid-transition",
+            F.concat(
+                _element(),
+                F.lit(" from "),
+                F.col("from_state"),
+                F.lit(" to "),
+                F.col("to_state"),
+                F.lit(" was rejected; the spec's valid previous states are "),
+                valid_list,
+            ),
+        )
+    )
+    out.append(
+        _violation(
+            failed.where((printed != "") & (printed != valid_list)),
+            "valid-previous-list-differs",
+            F.concat(
+                F.lit("Kafka printed "),
+                printed,
+                F.lit(" for target "),
+                F.col("to_state"),
+                F.lit(", profile " + profile.name + " has "),
+                valid_list,
+            ),
+        )
+    )
     out += leader_isr_rules(events)
     out.append(deletion_rule(events))
     out.append(fencing_rule(spark, events))
@@ -183,114 +298,250 @@ def log_rules(spark: SparkSession, events: DataFrame, profile: Profile) -> DataF
 
 
 def leader_isr_rules(events: DataFrame) -> list[DataFrame]:
-    lisr = events.where(F.col("kind").isin(*LEADER_ISR_KINDS) & F.col("isr").isNotNull()).withColumn(
-        "machine", F.lit("partition")).withColumn("isr_a", _isr_array())
-    state = F.concat(F.lit("partition "), _tp(), F.lit(": leader "), F.col("leader").cast("string"),
-                     F.lit(", ISR ["), F.col("isr"), F.lit("], leader epoch "),
-                     F.coalesce(F.col("leader_epoch").cast("string"), F.lit("?")), F.lit(" ("),
-                     F.col("kind"), F.lit(")"))
+    lisr = (
+        events.where(F.col("kind").isin(*LEADER_ISR_KINDS) & F.col("isr").isNotNull())
+        .withColumn("machine", F.lit("partition"))
+        .withColumn("isr_a", _isr_array())
+    )
+    state = F.concat(
+        F.lit("partition "),
+        _tp(),
+        F.lit(": leader "),
+        F.col("leader").cast("string"),
+        F.lit(", ISR ["),
+        F.col("isr"),
+        F.lit("], leader epoch "),
+        F.coalesce(F.col("leader_epoch").cast("string"), F.lit("?")),
+        F.lit(" ("),
+        F.col("kind"),
+        F.lit(")"),
+    )
     out = [
-        _violation(lisr.where((F.col("leader") >= 0) & ~F.array_contains("isr_a", F.col("leader"))),
-                   "leader-not-in-isr", state),
+        _violation(
+            lisr.where((F.col("leader") >= 0) & ~F.array_contains("isr_a", F.col("leader"))),
+            "leader-not-in-isr",
+            state,
+        ),
         _violation(lisr.where((F.col("leader") != -2) & (F.size("isr_a") == 0)), "empty-isr", state),
     ]
     writes = events.where(
-        ((F.col("kind") == "partition_transition") & (F.col("to_state") == "OnlinePartition")
-         & F.col("leader_epoch").isNotNull()) | (F.col("kind") == "isr_removal")
+        (
+            (F.col("kind") == "partition_transition")
+            & (F.col("to_state") == "OnlinePartition")
+            & F.col("leader_epoch").isNotNull()
+        )
+        | (F.col("kind") == "isr_removal")
     ).withColumn("machine", F.lit("partition"))
-    w = Window.partitionBy("topic", "partition").orderBy("controller_epoch", "ts", "file", "line")
-    writes = (writes.withColumn("prev_epoch", F.lag("leader_epoch").over(w))
-              .withColumn("prev_where", F.lag(F.concat(F.col("file"), F.lit(":"), F.col("line").cast("string"))).over(w)))
-    out.append(_violation(
-        writes.where(F.col("prev_epoch").isNotNull() & (F.coalesce("from_state", F.lit("")) != "NewPartition")
-                     & (F.col("leader_epoch") <= F.col("prev_epoch"))),
-        "leader-epoch-not-increasing",
-        F.concat(F.lit("partition "), _tp(), F.lit(" written with leader epoch "), F.col("leader_epoch").cast("string"),
-                 F.lit(" after leader epoch "), F.col("prev_epoch").cast("string"), F.lit(" at "), F.col("prev_where"))))
+    w = Window.partitionBy("history", "topic", "partition").orderBy("controller_epoch", "ts", "file", "line")
+    writes = writes.withColumn("prev_epoch", F.lag("leader_epoch").over(w)).withColumn(
+        "prev_where", F.lag(F.concat(F.col("file"), F.lit(":"), F.col("line").cast("string"))).over(w)
+    )
+    out.append(
+        _violation(
+            writes.where(
+                F.col("prev_epoch").isNotNull()
+                & (F.coalesce("from_state", F.lit("")) != "NewPartition")
+                & (F.col("leader_epoch") <= F.col("prev_epoch"))
+            ),
+            "leader-epoch-not-increasing",
+            F.concat(
+                F.lit("partition "),
+                _tp(),
+                F.lit(" written with leader epoch "),
+                F.col("leader_epoch").cast("string"),
+                F.lit(" after leader epoch "),
+                F.col("prev_epoch").cast("string"),
+                F.lit(" at "),
+                F.col("prev_where"),
+            ),
+        )
+    )
     return out
 
 
 def deletion_rule(events: DataFrame) -> DataFrame:
     topics = F.explode(F.split(F.regexp_replace(F.col("topics"), r"^(?:Hash)?Set\(|\)$|\s", ""), ","))
-    queued = events.where(F.col("kind") == "topic_deletion_queued").select(topics.alias("topic"), F.col("ts").alias("q_ts"))
-    done = events.where(F.col("kind") == "topic_deletion_completed").select(F.col("topics").alias("topic"),
-                                                                           F.col("ts").alias("d_ts"))
-    intervals = (queued.where(F.col("topic") != "").join(done, "topic", "left")
-                 .where(F.col("d_ts").isNull() | (F.col("d_ts") >= F.col("q_ts")))
-                 .groupBy("topic", "q_ts").agg(F.min("d_ts").alias("d_ts")))
-    elections = events.where((F.col("kind") == "partition_transition") & (F.col("to_state") == "OnlinePartition")
-                             & F.col("from_state").isin("OfflinePartition", "OnlinePartition"))
-    hits = elections.join(intervals, "topic").where(
-        (F.col("ts") > F.col("q_ts")) & (F.col("d_ts").isNull() | (F.col("ts") < F.col("d_ts")))
-    ).dropDuplicates(["file", "line"]).withColumn("machine", F.lit("partition"))
-    return _violation(hits, "election-for-deleting-topic",
-                      F.concat(F.lit("partition "), _tp(), F.lit(" moved "), F.col("from_state"),
-                               F.lit(" → OnlinePartition while topic "), F.col("topic"),
-                               F.lit(" was queued for deletion (since "), F.col("q_ts"), F.lit(")")))
+    queued = events.where(F.col("kind") == "topic_deletion_queued").select(
+        "history", topics.alias("topic"), F.col("ts").alias("q_ts")
+    )
+    done = events.where(F.col("kind") == "topic_deletion_completed").select(
+        "history", F.col("topics").alias("topic"), F.col("ts").alias("d_ts")
+    )
+    intervals = (
+        queued.where(F.col("topic") != "")
+        .join(done, ["history", "topic"], "left")
+        .where(F.col("d_ts").isNull() | (F.col("d_ts") >= F.col("q_ts")))
+        .groupBy("history", "topic", "q_ts")
+        .agg(F.min("d_ts").alias("d_ts"))
+    )
+    elections = events.where(
+        (F.col("kind") == "partition_transition")
+        & (F.col("to_state") == "OnlinePartition")
+        & F.col("from_state").isin("OfflinePartition", "OnlinePartition")
+    )
+    hits = (
+        elections.join(intervals, ["history", "topic"])
+        .where((F.col("ts") > F.col("q_ts")) & (F.col("d_ts").isNull() | (F.col("ts") < F.col("d_ts"))))
+        .dropDuplicates(["file", "line"])
+        .withColumn("machine", F.lit("partition"))
+    )
+    return _violation(
+        hits,
+        "election-for-deleting-topic",
+        F.concat(
+            F.lit("partition "),
+            _tp(),
+            F.lit(" moved "),
+            F.col("from_state"),
+            F.lit(" → OnlinePartition while topic "),
+            F.col("topic"),
+            F.lit(" was queued for deletion (since "),
+            F.col("q_ts"),
+            F.lit(")"),
+        ),
+    )
 
 
 def fencing_rule(spark: SparkSession, events: DataFrame) -> DataFrame:
-    acted = events.where(F.col("controller_epoch").isNotNull() & F.col("ts").isNotNull() & (
-        F.col("kind").isin(*WRITE_KINDS) | (F.col("kind") == "controller_elected")))
-    firsts = {int(r["controller_epoch"]): str(r["first_ts"]) for r in
-              acted.groupBy("controller_epoch").agg(F.min("ts").alias("first_ts")).collect()}
+    acted = events.where(
+        F.col("controller_epoch").isNotNull()
+        & F.col("ts").isNotNull()
+        & (F.col("kind").isin(*WRITE_KINDS) | (F.col("kind") == "controller_elected"))
+    )
+    firsts: dict[str, dict[int, str]] = {}
+    for r in acted.groupBy("history", "controller_epoch").agg(F.min("ts").alias("first_ts")).collect():
+        firsts.setdefault(str(r["history"]), {})[int(r["controller_epoch"])] = str(r["first_ts"])
     rows = []
-    for e in firsts:
-        newer = [(firsts[n], n) for n in firsts if n > e]
-        if newer:
-            ts, n = min(newer)
-            rows.append((e, ts, n))
-    fence = spark.createDataFrame(rows, "controller_epoch int, fence_ts string, newer_epoch int")
-    stale = (events.where(F.col("kind").isin(*WRITE_KINDS)).join(F.broadcast(fence), "controller_epoch")
-             .where(F.col("ts") > F.col("fence_ts")).withColumn("machine", F.lit(None).cast("string")))
-    return _violation(stale, "stale-controller-write",
-                      F.concat(F.col("kind"), F.lit(" by controller "), F.col("controller_id").cast("string"),
-                               F.lit(" with epoch "), F.col("controller_epoch").cast("string"),
-                               F.lit(" after controller epoch "), F.col("newer_epoch").cast("string"),
-                               F.lit(" acted at "), F.col("fence_ts")))
+    for history, epochs in firsts.items():
+        for e in epochs:
+            newer = [(epochs[n], n) for n in epochs if n > e]
+            if newer:
+                ts, n = min(newer)
+                rows.append((history, e, ts, n))
+    fence = spark.createDataFrame(
+        rows, "history string, controller_epoch int, fence_ts string, newer_epoch int"
+    )
+    stale = (
+        events.where(F.col("kind").isin(*WRITE_KINDS))
+        .join(F.broadcast(fence), ["history", "controller_epoch"])
+        .where(F.col("ts") > F.col("fence_ts"))
+        .withColumn("machine", F.lit(None).cast("string"))
+    )
+    return _violation(
+        stale,
+        "stale-controller-write",
+        F.concat(
+            F.col("kind"),
+            F.lit(" by controller "),
+            F.col("controller_id").cast("string"),
+            F.lit(" with epoch "),
+            F.col("controller_epoch").cast("string"),
+            F.lit(" after controller epoch "),
+            F.col("newer_epoch").cast("string"),
+            F.lit(" acted at "),
+            F.col("fence_ts"),
+        ),
+    )
 
 
 def trace_rules(facts: DataFrame, profile: Profile) -> DataFrame:
     """Violations in canonical JSONL traces (state facts per step; see ``traces``)."""
-    reach = {"replica": reachable(profile.replica_valid_previous),
-             "partition": reachable(profile.partition_valid_previous)}
+    reach = {
+        "replica": reachable(profile.replica_valid_previous),
+        "partition": reachable(profile.partition_valid_previous),
+    }
     base = facts.withColumn("ts", F.lit(None).cast("string"))
     st = base.where(F.col("fact").isin("replica_state", "partition_state")).withColumn(
-        "machine", F.when(F.col("fact") == "replica_state", "replica").otherwise("partition"))
-    w = Window.partitionBy("file", "machine", "topic", "partition", "replica", "controller_epoch").orderBy("step")
+        "machine", F.when(F.col("fact") == "replica_state", "replica").otherwise("partition")
+    )
+    w = Window.partitionBy("file", "machine", "topic", "partition", "replica", "controller_epoch").orderBy(
+        "step"
+    )
     st = st.withColumn("prev", F.lag("state").over(w))
     items: list[Column] = []
     for machine, table in reach.items():
         for s, targets in table.items():
-            items += [F.lit(f"{machine}:{s}"), F.array(*[F.lit(t) for t in targets]) if targets else
-                      F.array().cast("array<string>")]
+            items += [
+                F.lit(f"{machine}:{s}"),
+                F.array(*[F.lit(t) for t in targets]) if targets else F.array().cast("array<string>"),
+            ]
     rmap = F.create_map(*items)
     changed = st.where(F.col("prev").isNotNull() & (F.col("prev") != F.col("state")))
-    bad = changed.where(~F.coalesce(F.array_contains(rmap[F.concat(F.col("machine"), F.lit(":"), F.col("prev"))],
-                                                     F.col("state")), F.lit(False)))
-    out = [_violation(bad, "unreachable-state-change",
-                      F.concat(_element(), F.lit(" went from "), F.col("prev"), F.lit(" to "), F.col("state"),
-                               F.lit(" at step "), F.col("step").cast("string")))]
-    zn = base.where(F.col("fact") == "znode").withColumn("machine", F.lit("partition")).withColumn("isr_a", _isr_array())
+    bad = changed.where(
+        ~F.coalesce(
+            F.array_contains(rmap[F.concat(F.col("machine"), F.lit(":"), F.col("prev"))], F.col("state")),
+            F.lit(False),
+        )
+    )
+    out = [
+        _violation(
+            bad,
+            "unreachable-state-change",
+            F.concat(
+                _element(),
+                F.lit(" went from "),
+                F.col("prev"),
+                F.lit(" to "),
+                F.col("state"),
+                F.lit(" at step "),
+                F.col("step").cast("string"),
+            ),
+        )
+    ]
+    zn = (
+        base.where(F.col("fact") == "znode")
+        .withColumn("machine", F.lit("partition"))
+        .withColumn("isr_a", _isr_array())
+    )
     zw = Window.partitionBy("file", "topic", "partition").orderBy("step")
-    zn = zn.withColumn("prev_version", F.lag("zk_version").over(zw)).withColumn("prev_epoch", F.lag("leader_epoch").over(zw))
+    zn = zn.withColumn("prev_version", F.lag("zk_version").over(zw)).withColumn(
+        "prev_epoch", F.lag("leader_epoch").over(zw)
+    )
     fresh = zn.where(F.col("prev_version").isNull() | (F.col("prev_version") != F.col("zk_version")))
-    state = F.concat(F.lit("partition "), _tp(), F.lit(" znode at step "), F.col("step").cast("string"),
-                     F.lit(": leader "), F.col("leader").cast("string"), F.lit(", ISR ["), F.col("isr"),
-                     F.lit("], leader epoch "), F.col("leader_epoch").cast("string"))
-    out.append(_violation(fresh.where((F.col("leader") >= 0) & ~F.array_contains("isr_a", F.col("leader"))),
-                          "leader-not-in-isr", state))
+    state = F.concat(
+        F.lit("partition "),
+        _tp(),
+        F.lit(" znode at step "),
+        F.col("step").cast("string"),
+        F.lit(": leader "),
+        F.col("leader").cast("string"),
+        F.lit(", ISR ["),
+        F.col("isr"),
+        F.lit("], leader epoch "),
+        F.col("leader_epoch").cast("string"),
+    )
+    out.append(
+        _violation(
+            fresh.where((F.col("leader") >= 0) & ~F.array_contains("isr_a", F.col("leader"))),
+            "leader-not-in-isr",
+            state,
+        )
+    )
     out.append(_violation(fresh.where((F.col("leader") != -2) & (F.size("isr_a") == 0)), "empty-isr", state))
-    out.append(_violation(zn.where(F.col("prev_epoch").isNotNull() & (F.col("leader_epoch") < F.col("prev_epoch"))),
-                          "leader-epoch-not-increasing",
-                          F.concat(state, F.lit(" after leader epoch "), F.col("prev_epoch").cast("string"))))
+    out.append(
+        _violation(
+            zn.where(F.col("prev_epoch").isNotNull() & (F.col("leader_epoch") < F.col("prev_epoch"))),
+            "leader-epoch-not-increasing",
+            F.concat(state, F.lit(" after leader epoch "), F.col("prev_epoch").cast("string")),
+        )
+    )
     steps = base.where(F.col("fact") == "step").withColumn("machine", F.lit(None).cast("string"))
     sw = Window.partitionBy("file").orderBy("step")
     steps = steps.withColumn("prev_zk", F.lag("zk_controller_epoch").over(sw))
-    out.append(_violation(steps.where(F.col("zk_controller_epoch") < F.col("prev_zk")), "controller-epoch-decreased",
-                          F.concat(F.lit("step "), F.col("step").cast("string"), F.lit(": "),
-                                   F.col("prev_zk").cast("string"), F.lit(" → "),
-                                   F.col("zk_controller_epoch").cast("string"))))
+    out.append(
+        _violation(
+            steps.where(F.col("zk_controller_epoch") < F.col("prev_zk")),
+            "controller-epoch-decreased",
+            F.concat(
+                F.lit("step "),
+                F.col("step").cast("string"),
+                F.lit(": "),
+                F.col("prev_zk").cast("string"),
+                F.lit(" → "),
+                F.col("zk_controller_epoch").cast("string"),
+            ),
+        )
+    )
     result = out[0]
     for df in out[1:]:
         result = result.unionByName(df)

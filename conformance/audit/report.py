@@ -26,10 +26,9 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, TypeVar
 
+from kcspec.spec.profiles import Profile
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
-
-from kcspec.spec.profiles import Profile
 
 S = TypeVar("S", bound=Enum)
 
@@ -54,7 +53,9 @@ class Summary:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
-def coverage_matrix(profile: Profile, machine: str, observed: Mapping[tuple[str, str], int]) -> dict[str, Any]:
+def coverage_matrix(
+    profile: Profile, machine: str, observed: Mapping[tuple[str, str], int]
+) -> dict[str, Any]:
     table: Mapping[Any, tuple[Any, ...]] = (
         profile.replica_valid_previous if machine == "replica" else profile.partition_valid_previous
     )
@@ -63,8 +64,10 @@ def coverage_matrix(profile: Profile, machine: str, observed: Mapping[tuple[str,
     return {
         "profile": profile.name,
         "machine": machine,
-        "edges": [{"from": f, "to": t, "count": int(observed.get((f, t), 0)), "valid": (f, t) in valid}
-                  for f, t in edges],
+        "edges": [
+            {"from": f, "to": t, "count": int(observed.get((f, t), 0)), "valid": (f, t) in valid}
+            for f, t in edges
+        ],
     }
 
 
@@ -96,8 +99,10 @@ def write_outputs(out: Path, summary: Summary, coverage_files: Iterable[tuple[st
 
 def _table(headers: list[str], body: Iterable[Iterable[Any]]) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
-    rows_ = "".join("<tr>" + "".join(f"<td>{html.escape('' if c is None else str(c))}</td>" for c in r) + "</tr>"
-                    for r in body)
+    rows_ = "".join(
+        "<tr>" + "".join(f"<td>{html.escape('' if c is None else str(c))}</td>" for c in r) + "</tr>"
+        for r in body
+    )
     return f"<table><tr>{head}</tr>{rows_}</table>"
 
 
@@ -110,33 +115,64 @@ def render_html(s: Summary) -> str:
         ".bad{color:#b00}.ok{color:#070}</style></head><body>",
         f"<h1>kcspec audit: <span class='{'ok' if s.violations == 0 else 'bad'}'>{verdict}</span></h1>",
         f"<p>{s.lines_read} lines read = {s.parsed} parsed + {s.quarantined} quarantined.</p>",
-        "<h2>Violations by rule</h2>", _table(["rule", "count"], sorted(s.by_rule.items())),
+        "<h2>Violations by rule</h2>",
+        _table(["rule", "count"], sorted(s.by_rule.items())),
         "<h2>Violations (sample)</h2>",
-        _table(["file", "line", "rule", "message"],
-               [(v["file"], v["line"], v["rule"], v["message"]) for v in s.violation_sample]),
-        "<h2>Quarantined lines by reason</h2>", _table(["reason", "count"], sorted(s.by_reason.items())),
+        _table(
+            ["file", "line", "rule", "message"],
+            [(v["file"], v["line"], v["rule"], v["message"]) for v in s.violation_sample],
+        ),
+        "<h2>Quarantined lines by reason</h2>",
+        _table(["reason", "count"], sorted(s.by_reason.items())),
         "<h2>Quarantined lines (sample)</h2>",
-        _table(["file", "line", "reason", "detail", "text"],
-               [(q["file"], q["line"], q["reason"], q.get("detail"), q["text"]) for q in s.quarantine_sample]),
+        _table(
+            ["file", "line", "reason", "detail", "text"],
+            [(q["file"], q["line"], q["reason"], q.get("detail"), q["text"]) for q in s.quarantine_sample],
+        ),
         "<h2>Files</h2>",
-        _table(["file", "lines", "records", "continuation", "blank", "quarantined"],
-               [(f["file"], f["lines"], f["record"], f["continuation"], f["blank"], f["quarantined"])
-                for f in s.per_file]),
-        "<h2>Records by kind</h2>", _table(["kind", "count"], sorted(s.kinds.items())),
+        _table(
+            ["file", "lines", "records", "continuation", "blank", "quarantined"],
+            [
+                (f["file"], f["lines"], f["record"], f["continuation"], f["blank"], f["quarantined"])
+                for f in s.per_file
+            ],
+        ),
+        "<h2>Records by kind</h2>",
+        _table(["kind", "count"], sorted(s.kinds.items())),
         "<h2>Per broker</h2>",
-        _table(["broker", "records", "transitions", "violations", "first", "last"],
-               [(b["broker"], b["records"], b["transitions"], b["violations"], b["first_ts"], b["last_ts"])
-                for b in s.per_broker]),
+        _table(
+            ["broker", "records", "transitions", "violations", "first", "last"],
+            [
+                (b["broker"], b["records"], b["transitions"], b["violations"], b["first_ts"], b["last_ts"])
+                for b in s.per_broker
+            ],
+        ),
         "<h2>Per controller epoch</h2>",
-        _table(["epoch", "controllers", "records", "transitions", "violations", "first", "last"],
-               [(e["controller_epoch"], e["controllers"], e["records"], e["transitions"], e["violations"],
-                 e["first_ts"], e["last_ts"]) for e in s.per_epoch]),
+        _table(
+            ["epoch", "controllers", "records", "transitions", "violations", "first", "last"],
+            [
+                (
+                    e["controller_epoch"],
+                    e["controllers"],
+                    e["records"],
+                    e["transitions"],
+                    e["violations"],
+                    e["first_ts"],
+                    e["last_ts"],
+                )
+                for e in s.per_epoch
+            ],
+        ),
         "<h2>Transition coverage</h2>",
     ]
     for m in s.coverage:
         parts.append(f"<h3>{html.escape(m['profile'])} — {html.escape(m['machine'])} machine</h3>")
-        parts.append(_table(["from", "to", "count", "valid"],
-                            [(e["from"], e["to"], e["count"], e["valid"]) for e in m["edges"]]))
+        parts.append(
+            _table(
+                ["from", "to", "count", "valid"],
+                [(e["from"], e["to"], e["count"], e["valid"]) for e in m["edges"]],
+            )
+        )
     parts.append("</body></html>\n")
     return "".join(parts)
 
@@ -147,5 +183,7 @@ def count_map(df: DataFrame, key: str) -> dict[str, int]:
 
 def edge_counts(transitions: DataFrame, machine: str) -> dict[tuple[str, str], int]:
     ok = transitions.where((F.col("machine") == machine) & F.col("ok") & F.col("from_state").isNotNull())
-    return {(r["from_state"], r["to_state"]): int(r["count"])
-            for r in ok.groupBy("from_state", "to_state").count().collect()}
+    return {
+        (r["from_state"], r["to_state"]): int(r["count"])
+        for r in ok.groupBy("from_state", "to_state").count().collect()
+    }

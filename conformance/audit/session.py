@@ -37,7 +37,9 @@ def _log4j_file() -> Path:
     return path
 
 
-def make_session(master: str = "local[*]", shuffle_partitions: int | None = None, app: str = "kcspec-audit") -> Any:
+def make_session(
+    master: str = "local[*]", shuffle_partitions: int | None = None, app: str = "kcspec-audit"
+) -> Any:
     """Start (or reuse) a SparkSession; ``ImportError`` with an install hint if pyspark is missing."""
     try:
         from pyspark.sql import SparkSession

@@ -20,12 +20,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from kcspec.conformance.audit import lines as g
+from kcspec.conformance.audit import traces
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
-
-from kcspec.conformance.audit import lines as g
-from kcspec.conformance.audit import traces
 
 SEP = "\u0001"
 TRACE_SUFFIXES = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz")
@@ -52,8 +51,14 @@ def expand_inputs(paths: list[str], fmt: str = "auto") -> Inputs:
         p = Path(given)
         if not p.exists():
             raise InputError(f"{given}: no such file or directory")
-        files = [p] if p.is_file() else sorted(
-            f for f in p.rglob("*") if f.is_file() and not any(part.startswith(".") for part in f.relative_to(p).parts)
+        files = (
+            [p]
+            if p.is_file()
+            else sorted(
+                f
+                for f in p.rglob("*")
+                if f.is_file() and not any(part.startswith(".") for part in f.relative_to(p).parts)
+            )
         )
         for f in files:
             if f.suffix.lower() in (".md", ".txt") and p.is_dir():
@@ -79,7 +84,9 @@ def numbered_lines(spark: SparkSession, files: tuple[str, ...]) -> DataFrame:
         F.col("_metadata.file_block_start").alias("block"),
         F.monotonically_increasing_id().alias("rid"),
     )
-    splits = raw.groupBy("uri", "block").agg(F.count(F.lit(1)).alias("n"), F.min("rid").alias("first")).collect()
+    splits = (
+        raw.groupBy("uri", "block").agg(F.count(F.lit(1)).alias("n"), F.min("rid").alias("first")).collect()
+    )
     per_file: dict[str, list[tuple[int, int, int]]] = defaultdict(list)
     for row in splits:
         per_file[row["uri"]].append((int(row["block"]), int(row["n"]), int(row["first"])))
@@ -110,27 +117,50 @@ def parse_kafka(lines: DataFrame) -> DataFrame:
     text = F.col("text")
     layout = _chain([(text.rlike(lay.regex), lay.name) for lay in g.LAYOUTS])
     head = _chain(
-        [(F.col("layout") == lay.name, F.split(F.regexp_replace(text, lay.regex, g.group_replacement(4, SEP)), SEP))
-         for lay in g.LAYOUTS]
+        [
+            (
+                F.col("layout") == lay.name,
+                F.split(F.regexp_replace(text, lay.regex, g.group_replacement(4, SEP)), SEP),
+            )
+            for lay in g.LAYOUTS
+        ]
     )
-    df = lines.withColumn("layout", layout).withColumn("_h", head).select(
-        "file", "line", "text", "layout",
-        F.col("_h")[0].alias("ts"), F.col("_h")[1].alias("level"),
-        F.col("_h")[2].alias("message"), F.col("_h")[3].alias("logger"),
+    df = (
+        lines.withColumn("layout", layout)
+        .withColumn("_h", head)
+        .select(
+            "file",
+            "line",
+            "text",
+            "layout",
+            F.col("_h")[0].alias("ts"),
+            F.col("_h")[1].alias("level"),
+            F.col("_h")[2].alias("message"),
+            F.col("_h")[3].alias("logger"),
+        )
     )
     msg = F.col("message")
     tid = _chain([(msg.contains(t.marker) & msg.rlike(t.regex), i) for i, t in enumerate(g.TEMPLATES)])
     groups = _chain(
-        [(F.col("tid") == i, F.split(F.regexp_replace(msg, t.regex, g.group_replacement(len(t.fields), SEP)), SEP))
-         for i, t in enumerate(g.TEMPLATES)]
+        [
+            (
+                F.col("tid") == i,
+                F.split(F.regexp_replace(msg, t.regex, g.group_replacement(len(t.fields), SEP)), SEP),
+            )
+            for i, t in enumerate(g.TEMPLATES)
+        ]
     )
     df = df.withColumn("tid", tid).withColumn("_g", groups)
     controller_side = (F.col("logger") == g.STATE_CHANGE_LOGGER) & msg.rlike(g.CONTROLLER_SIDE_STATE_CHANGE)
     ctrl_prefix = F.regexp_extract(msg, g.CONTROLLER_ID_PREFIX, 1)
-    broker_prefix = F.concat(F.regexp_extract(msg, g.BROKER_ID_PREFIX, 1), F.regexp_extract(msg, g.BROKER_ID_PREFIX, 2))
+    broker_prefix = F.concat(
+        F.regexp_extract(msg, g.BROKER_ID_PREFIX, 1), F.regexp_extract(msg, g.BROKER_ID_PREFIX, 2)
+    )
     kind = (
         F.when(F.col("layout").isNull(), F.lit(None))
-        .when(F.col("tid").isNotNull(), _chain([(F.col("tid") == i, t.kind) for i, t in enumerate(g.TEMPLATES)]))
+        .when(
+            F.col("tid").isNotNull(), _chain([(F.col("tid") == i, t.kind) for i, t in enumerate(g.TEMPLATES)])
+        )
         .when(controller_side, F.lit(None))
         .when(ctrl_prefix != "", F.lit("controller_message"))
         .when(broker_prefix != "", F.lit("broker_message"))
@@ -145,19 +175,37 @@ def parse_kafka(lines: DataFrame) -> DataFrame:
     for name in g.ALL_FIELDS:
         value = _field(name)
         if name == "controller_id":
-            value = F.coalesce(value, F.when(F.col("tid").isNull() & (ctrl_prefix != ""), ctrl_prefix.cast("int")))
+            value = F.coalesce(
+                value, F.when(F.col("tid").isNull() & (ctrl_prefix != ""), ctrl_prefix.cast("int"))
+            )
         if name == "broker":
-            value = F.coalesce(value, F.when(F.col("tid").isNull() & (broker_prefix != ""), broker_prefix.cast("int")))
+            value = F.coalesce(
+                value, F.when(F.col("tid").isNull() & (broker_prefix != ""), broker_prefix.cast("int"))
+            )
         cols.append(value.alias(name))
     status = (
-        F.when(F.col("layout").isNull(), "nolayout").when(F.col("reason").isNotNull(), "quarantined").otherwise("record")
+        F.when(F.col("layout").isNull(), "nolayout")
+        .when(F.col("reason").isNotNull(), "quarantined")
+        .otherwise("record")
     )
     return (
         df.withColumn("kind", kind)
         .withColumn("reason", reason)
         .withColumn("template", template)
-        .select("file", "line", "text", "layout", "ts", "level", "logger", "message", "kind", "template", "reason",
-                *cols)
+        .select(
+            "file",
+            "line",
+            "text",
+            "layout",
+            "ts",
+            "level",
+            "logger",
+            "message",
+            "kind",
+            "template",
+            "reason",
+            *cols,
+        )
         .withColumn("status", status)
     )
 
@@ -172,7 +220,11 @@ def _field(name: str) -> Column:
         if name in g.LIST_FIELDS:
             value = F.regexp_replace(raw[0], " ", "")
         else:
-            value = F.coalesce(*[F.when(r != "", r) for r in raw]) if len(raw) > 1 else F.when(raw[0] != "", raw[0])
+            value = (
+                F.coalesce(*[F.when(r != "", r) for r in raw])
+                if len(raw) > 1
+                else F.when(raw[0] != "", raw[0])
+            )
         pairs.append((F.col("tid") == i, value))
     col = _chain(pairs) if pairs else F.lit(None)
     return col.cast("int") if name in g.INT_FIELDS else col.cast("string")
@@ -186,20 +238,29 @@ def resolve_non_records(parsed: DataFrame) -> DataFrame:
     line is a record; a quarantined record's continuation lines are quarantined with it.
     """
     odd = parsed.where(F.col("status") != "record").select(
-        "file", "line", "text", "status", "reason",
-        ((F.col("status") == "nolayout")
-         & (F.col("text").rlike(g.BLANK_REGEX) | F.col("text").rlike(g.CONTINUATION_REGEX))).alias("attachable"),
+        "file",
+        "line",
+        "text",
+        "status",
+        "reason",
+        (
+            (F.col("status") == "nolayout")
+            & (F.col("text").rlike(g.BLANK_REGEX) | F.col("text").rlike(g.CONTINUATION_REGEX))
+        ).alias("attachable"),
         F.col("text").rlike(g.BLANK_REGEX).alias("blank"),
     )
     w = Window.partitionBy("file").orderBy("line")
     prev_line = F.lag("line").over(w)
     prev_att = F.lag("attachable").over(w)
     starts = odd.withColumn(
-        "starts_run", ~((prev_line == F.col("line") - 1) & F.coalesce(prev_att, F.lit(False)) & F.col("attachable"))
+        "starts_run",
+        ~((prev_line == F.col("line") - 1) & F.coalesce(prev_att, F.lit(False)) & F.col("attachable")),
     ).withColumn(
         # the line before a run start is a record exactly when it is not in this (non-record) set
-        "head_owner", F.when((F.col("line") > 1) & ((prev_line.isNull()) | (prev_line != F.col("line") - 1)),
-                             F.col("line") - 1),
+        "head_owner",
+        F.when(
+            (F.col("line") > 1) & ((prev_line.isNull()) | (prev_line != F.col("line") - 1)), F.col("line") - 1
+        ),
     )
     run = F.sum(F.col("starts_run").cast("int")).over(w.rowsBetween(Window.unboundedPreceding, 0))
     with_run = starts.withColumn("run", run)
@@ -218,25 +279,36 @@ def resolve_non_records(parsed: DataFrame) -> DataFrame:
         .when(F.col("attachable"), "orphan-continuation")
         .otherwise("no-layout")
     )
-    return res.select("file", "line", "text", status.alias("status"), reason.alias("reason"),
-                      F.lit(None).cast("string").alias("detail"),
-                      F.when(~F.col("blank") | F.col("owner").isNotNull(), F.col("owner")).alias("owner"))
+    return res.select(
+        "file",
+        "line",
+        "text",
+        status.alias("status"),
+        reason.alias("reason"),
+        F.lit(None).cast("string").alias("detail"),
+        F.when(~F.col("blank") | F.col("owner").isNotNull(), F.col("owner")).alias("owner"),
+    )
 
 
 def attach_exceptions(records: DataFrame, non_records: DataFrame) -> DataFrame:
     """Each record with ``exception`` (its first continuation line) and ``continuation_lines`` (count)."""
-    cont = non_records.where(F.col("status") == "continuation").groupBy("file", "owner").agg(
-        F.min_by("text", "line").alias("exception"), F.count(F.lit(1)).alias("continuation_lines")
-    ).withColumnRenamed("owner", "line")
+    cont = (
+        non_records.where(F.col("status") == "continuation")
+        .groupBy("file", "owner")
+        .agg(F.min_by("text", "line").alias("exception"), F.count(F.lit(1)).alias("continuation_lines"))
+        .withColumnRenamed("owner", "line")
+    )
     return records.join(cont, ["file", "line"], "left")
 
 
 _TYPES: dict[str, T.DataType] = {"string": T.StringType(), "long": T.LongType(), "int": T.IntegerType()}
 FACT_SCHEMA = T.StructType([T.StructField(n, _TYPES[t]) for n, t in traces.FACT_FIELDS])
-TRACE_RESULT = T.StructType([
-    T.StructField("facts", T.ArrayType(FACT_SCHEMA)),
-    T.StructField("error", T.StringType()),
-])
+TRACE_RESULT = T.StructType(
+    [
+        T.StructField("facts", T.ArrayType(FACT_SCHEMA)),
+        T.StructField("error", T.StringType()),
+    ]
+)
 
 
 def _decode(text: str, file: str, line: int) -> tuple[list[tuple[Any, ...]], str | None]:
@@ -253,7 +325,9 @@ def decode_traces(lines: DataFrame) -> tuple[DataFrame, DataFrame]:
     facts = decoded.select("file", "line", F.explode("_d.facts").alias("f")).select("file", "line", "f.*")
     blank = F.trim(F.col("text")) == ""
     non_records = decoded.where(F.col("_d.error").isNotNull() | blank).select(
-        "file", "line", "text",
+        "file",
+        "line",
+        "text",
         F.when(blank, "blank").otherwise("quarantined").alias("status"),
         F.when(~blank, F.lit("bad-trace-line")).alias("reason"),
         F.when(~blank, F.col("_d.error")).alias("detail"),

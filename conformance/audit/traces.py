@@ -93,28 +93,66 @@ def _facts(data: object, where: str) -> list[Fact]:
             raise CodecError(f"{where}.{key}", "missing required key of a trace line")
     extra = [k for k in data if k not in TRACE_KEYS]
     if extra:
-        raise CodecError(f"{where}.{extra[0]}", f"unknown key of a trace line (keys: {', '.join(TRACE_KEYS)})")
+        raise CodecError(
+            f"{where}.{extra[0]}", f"unknown key of a trace line (keys: {', '.join(TRACE_KEYS)})"
+        )
     step = data["step"]
     if isinstance(step, bool) or not isinstance(step, int) or step < 0:
         raise CodecError(f"{where}.step", f"expected a non-negative integer, got {step!r}")
     event = decode_event(data["event"], f"{where}.event")
     state: ClusterState = decode(data["state"], ClusterState, f"{where}.state")
-    decode(data["requests"], list[LeaderAndIsrRequest | UpdateMetadataRequest | StopReplicaRequest],
-           f"{where}.requests")
+    decode(
+        data["requests"],
+        list[LeaderAndIsrRequest | UpdateMetadataRequest | StopReplicaRequest],
+        f"{where}.requests",
+    )
     decode(data["failures"], list[StateChangeFailure], f"{where}.failures")
     kind = type(event).__name__
     ctx = state.controller
     facts = [Fact("step", step, kind, ctx.controller_id, ctx.epoch, state.zk.controller_epoch)]
     for pr, rs in ctx.replica_states.items():
-        facts.append(Fact("replica_state", step, kind, ctx.controller_id, ctx.epoch,
-                          topic=pr.tp.topic, partition=pr.tp.partition, replica=pr.replica, state=rs.name))
+        facts.append(
+            Fact(
+                "replica_state",
+                step,
+                kind,
+                ctx.controller_id,
+                ctx.epoch,
+                topic=pr.tp.topic,
+                partition=pr.tp.partition,
+                replica=pr.replica,
+                state=rs.name,
+            )
+        )
     for tp, ps in ctx.partition_states.items():
-        facts.append(Fact("partition_state", step, kind, ctx.controller_id, ctx.epoch,
-                          topic=tp.topic, partition=tp.partition, state=ps.name))
+        facts.append(
+            Fact(
+                "partition_state",
+                step,
+                kind,
+                ctx.controller_id,
+                ctx.epoch,
+                topic=tp.topic,
+                partition=tp.partition,
+                state=ps.name,
+            )
+        )
     for tp, li in state.zk.partition_states.items():
         lai = li.leader_and_isr
-        facts.append(Fact("znode", step, kind, ctx.controller_id, ctx.epoch, topic=tp.topic,
-                          partition=tp.partition, leader=lai.leader, leader_epoch=lai.leader_epoch,
-                          isr=",".join(str(i) for i in lai.isr), zk_version=lai.zk_version,
-                          lisr_controller_epoch=li.controller_epoch))
+        facts.append(
+            Fact(
+                "znode",
+                step,
+                kind,
+                ctx.controller_id,
+                ctx.epoch,
+                topic=tp.topic,
+                partition=tp.partition,
+                leader=lai.leader,
+                leader_epoch=lai.leader_epoch,
+                isr=",".join(str(i) for i in lai.isr),
+                zk_version=lai.zk_version,
+                lisr_controller_epoch=li.controller_epoch,
+            )
+        )
     return facts

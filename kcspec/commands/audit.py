@@ -13,6 +13,7 @@ from rich.table import Table
 EPILOG = """\b
 Examples:
   kcspec audit /var/log/kafka --out audit-out
+  kcspec audit real-logs/ --history file --out out   (unrelated clusters' files side by side)
   kcspec audit broker*/state-change.log* broker*/controller.log* --profile kafka-1.1 --out out
   kcspec audit traces/run.jsonl --format jsonl --master spark://host:7077 --out out
 \b
@@ -22,13 +23,37 @@ Exit codes: 0 no violations, 1 violations found (see OUT/violations.jsonl), 2 ba
 
 @click.command("audit", epilog=EPILOG)
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--format", "fmt", type=click.Choice(["auto", "kafka-log", "jsonl"]), default="auto", show_default=True,
-              help="Input format; auto treats *.jsonl / *.ndjson (optionally .gz) as traces, the rest as Kafka logs.")
-@click.option("--profile", default="kafka-2.8", show_default=True, help="Semantics profile whose tables are checked.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["auto", "kafka-log", "jsonl"]),
+    default="auto",
+    show_default=True,
+    help="Input format; auto treats *.jsonl / *.ndjson (optionally .gz) as traces, the rest as Kafka logs.",
+)
+@click.option(
+    "--profile", default="kafka-2.8", show_default=True, help="Semantics profile whose tables are checked."
+)
 @click.option("--master", default="local[*]", show_default=True, help="Spark master URL.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="audit-out", show_default=True,
-              help="Output directory (violations, quarantine, coverage, stats, summary.html).")
-def command(paths: tuple[str, ...], fmt: str, profile: str, master: str, out_dir: str) -> None:
+@click.option(
+    "--history",
+    "history_key",
+    type=click.Choice(["dir", "file"]),
+    default="dir",
+    show_default=True,
+    help="What one cluster's history is: all files of a directory, or each file on its own.",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False),
+    default="audit-out",
+    show_default=True,
+    help="Output directory (violations, quarantine, coverage, stats, summary.html).",
+)
+def command(
+    paths: tuple[str, ...], fmt: str, profile: str, master: str, history_key: str, out_dir: str
+) -> None:
     """Audit Kafka state-change.log / controller.log files (rotated, .gz, several brokers) and canonical
     JSONL traces against the spec; every line is parsed or quarantined."""
     err = Console(stderr=True)
@@ -66,7 +91,7 @@ def command(paths: tuple[str, ...], fmt: str, profile: str, master: str, out_dir
             status.update(f"{text} …")
             err.print(f"[dim]{time.monotonic() - start:7.1f}s[/dim] {text}")
 
-        summary = run_audit(spark, inputs, out, prof, step)
+        summary = run_audit(spark, inputs, out, prof, step, history_key)
     elapsed = time.monotonic() - start
     con = Console()
     table = Table(title=f"kcspec audit ({prof.name}) — {elapsed:.1f}s")
@@ -77,13 +102,15 @@ def command(paths: tuple[str, ...], fmt: str, profile: str, master: str, out_dir
     table.add_row("quarantined", str(summary.quarantined))
     table.add_row("violations", str(summary.violations))
     con.print(table)
-    con.print(f"parsed + quarantined = {summary.parsed + summary.quarantined} = lines read {summary.lines_read}")
+    con.print(
+        f"parsed + quarantined = {summary.parsed + summary.quarantined} = lines read {summary.lines_read}"
+    )
     for reason, n in sorted(summary.by_reason.items()):
-        con.print(f"  quarantined [{reason}]: {n}")
+        con.print(f"  quarantined [{reason}]: {n}", markup=False)
     for q in summary.quarantine_sample[:5]:
         con.print(f"    {q['file']}:{q['line']}: {str(q['text'])[:100]!r}", markup=False)
     for rule, n in sorted(summary.by_rule.items()):
-        con.print(f"  violation [{rule}]: {n}")
+        con.print(f"  violation [{rule}]: {n}", markup=False)
     for v in summary.violation_sample[:10]:
         con.print(f"    {v['file']}:{v['line']}: {v['message']}", markup=False)
     con.print(f"report: {out / 'summary.html'}")

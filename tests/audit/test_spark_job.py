@@ -1,0 +1,113 @@
+"""The Spark parser against the reference parser, and the whole audit end to end (one small session)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("pyspark", reason="pyspark not installed: pip install 'kcspec[spark]'")
+
+from kcspec.conformance.audit.pipeline import run_audit
+from kcspec.conformance.audit.reference_parser import parse_file
+from kcspec.conformance.audit.spark_job import (
+    expand_inputs,
+    numbered_lines,
+    parse_kafka,
+    resolve_non_records,
+)
+from kcspec.spec.profiles import KAFKA_2_8
+
+REAL_LOGS = Path(__file__).resolve().parents[3] / "shared" / "real-logs"
+pytestmark = pytest.mark.spark
+
+GOOD = [
+    "[2021-01-10 14:19:29,000] INFO [Controller id=1] 1 successfully elected as the controller. Epoch incremented "
+    "to 9 and epoch zk version is now 8 (kafka.controller.KafkaController)",
+    "[2021-01-10 14:19:29,100] INFO [Controller id=1 epoch=9] Changed partition t-0 state from NonExistentPartition "
+    "to NewPartition with assigned replicas 1,2 (state.change.logger)",
+    "[2021-01-10 14:19:29,200] INFO [Controller id=1 epoch=9] Changed partition t-0 from NewPartition to "
+    "OnlinePartition with state LeaderAndIsr(leader=1, leaderEpoch=0, isr=List(1, 2), zkVersion=0) "
+    "(state.change.logger)",
+]
+BAD = [
+    # leader 3 not in ISR, and a transition invalid from the logged previous state
+    "[2021-01-10 14:19:30,000] INFO [Controller id=1 epoch=9] Changed partition t-0 from OfflinePartition to "
+    "OnlinePartition with state LeaderAndIsr(leader=3, leaderEpoch=0, isr=List(1, 2), zkVersion=1) "
+    "(state.change.logger)",
+    "this is garbage",
+    "[2021-01-10 14:19:31,000] TRACE [Controller id=1 epoch=9] Changed state of replica 2 for partition t-0 from "
+    "NewReplica to ReplicaDeletionStarted (state.change.logger)",
+]
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    from kcspec.conformance.audit.session import make_session
+
+    session = make_session("local[2]", shuffle_partitions=2)
+    yield session
+
+
+def _corpus(tmp: Path) -> Path:
+    d = tmp / "logs"
+    d.mkdir()
+    (d / "state-change.log").write_text("\r\n".join(GOOD + BAD) + "\r\n")
+    with gzip.open(d / "state-change.log.1.gz", "wt") as f:
+        f.write("\tat orphan.Frame(X.scala:1)\n" + "\n".join(GOOD) + "\n\tat attached.Frame(X.scala:2)\n")
+    if REAL_LOGS.is_dir():
+        for p in sorted(REAL_LOGS.glob("*.log"))[-6:]:
+            shutil.copy(p, d / p.name)
+    return d
+
+
+def test_spark_parse_equals_reference(spark: Any, tmp_path: Path) -> None:
+    d = _corpus(tmp_path)
+    inputs = expand_inputs([str(d)])
+    parsed = parse_kafka(numbered_lines(spark, inputs.kafka_logs)).cache()
+    odd = {(r["file"], r["line"]): r for r in resolve_non_records(parsed).collect()}
+    got = {(r["file"], r["line"]): r for r in parsed.collect()}
+    expected = [p for f in inputs.kafka_logs for p in parse_file(Path(f), f)]
+    assert len(got) == len(expected)
+    for e in expected:
+        key = (e.file, e.line)
+        row = got[key]
+        if e.status in ("record",) or (e.status == "quarantined" and e.layout):
+            assert (row["status"], row["kind"], row["template"], row["reason"]) == (
+                e.status,
+                e.kind,
+                e.template,
+                e.reason,
+            ), key
+            for name, value in e.fields.items():
+                assert row[name] == value, (key, name)
+        else:
+            o = odd[key]
+            assert (o["status"], o["reason"], o["owner"]) == (e.status, e.reason, e.owner), key
+
+
+def test_audit_end_to_end(spark: Any, tmp_path: Path) -> None:
+    d = _corpus(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    summary = run_audit(spark, expand_inputs([str(d)]), out, KAFKA_2_8, lambda s: None, "file")
+    assert summary.parsed + summary.quarantined == summary.lines_read
+    assert summary.by_reason.get("no-layout") == 1 and summary.by_reason.get("orphan-continuation") == 1
+    violations = [json.loads(x) for x in (out / "violations.jsonl").read_text().splitlines()]
+    mine = {(Path(v["file"]).name, v["line"], v["rule"]) for v in violations}
+    assert ("state-change.log", 4, "leader-not-in-isr") in mine
+    assert ("state-change.log", 6, "invalid-transition") in mine
+    assert ("state-change.log", 4, "previous-state-mismatch") in mine
+    cov = json.loads((out / "coverage-kafka-2.8-partition.json").read_text())
+    edge = {(e["from"], e["to"]): e for e in cov["edges"]}
+    assert (
+        edge[("NewPartition", "OnlinePartition")]["count"] >= 2
+        and edge[("NewPartition", "OnlinePartition")]["valid"]
+    )
+    assert (out / "summary.html").read_text().count("<table>") >= 5
+    assert (out / "violations.parquet").is_dir() and (out / "quarantine.parquet").is_dir()
