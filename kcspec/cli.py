@@ -19,6 +19,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "audit",
     "conformance",
     "serve_reference",
+    "tla",
 )
 """Modules of ``kcspec.commands`` that each expose a click command (or group) named ``command``."""
 

@@ -1,0 +1,341 @@
+"""``kcspec tla``: export the spec as a TLA+ module, model-check it with TLC, read saved TLC output.
+
+Exit codes: 0 no error found; 1 an invariant violation or deadlock (the counterexample is written as a
+canonical kcspec trace); 2 bad input, a missing dependency (Java, tla2tools.jar, the spec's actions),
+a parse/semantic error in the module, a TLC error or a timeout.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from kcspec.model.tla.config import ModelConfig
+from kcspec.model.tla.module import GeneratedModule, ModuleError, generate
+from kcspec.model.tla.syntax import SyntaxCheckUnavailable, check_syntax
+from kcspec.model.tlc.args import TlcArgs
+from kcspec.model.tlc.locate import ToolNotFound, find_toolchain
+from kcspec.model.tlc.output import Outcome, SourceError, Stats, TlcReport, parse_output
+from kcspec.model.tlc.run import TlcResult, run_tlc
+from kcspec.spec import profiles
+
+EXIT_OK, EXIT_VIOLATION, EXIT_USAGE = 0, 1, 2
+
+
+def _fail(message: str) -> click.exceptions.Exit:
+    Console(stderr=True).print(f"[red]error:[/red] {message}", highlight=False)
+    return click.exceptions.Exit(EXIT_USAGE)
+
+
+def _model_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    opts = [
+        click.option(
+            "--profile",
+            type=click.Choice(sorted(profiles.PROFILES)),
+            default=profiles.DEFAULT_PROFILE,
+            show_default=True,
+            help="Semantics profile.",
+        ),
+        click.option("--brokers", type=int, default=2, show_default=True, help="Broker ids 0..B-1."),
+        click.option("--topics", type=int, default=1, show_default=True, help="Topics t0..t(T-1)."),
+        click.option("--partitions", type=int, default=1, show_default=True, help="Partitions per topic."),
+        click.option(
+            "--rf", type=int, default=2, show_default=True, help="Replication factor of created topics."
+        ),
+        click.option("--max-controller-epoch", type=int, default=2, show_default=True, help="State bound."),
+        click.option("--max-leader-epoch", type=int, default=3, show_default=True, help="State bound."),
+        click.option(
+            "--max-zxid", type=int, default=4, show_default=True, help="State bound (broker epochs)."
+        ),
+    ]
+    for opt in reversed(opts):
+        fn = opt(fn)
+    return fn
+
+
+def _config(kw: dict[str, Any]) -> ModelConfig:
+    try:
+        return ModelConfig(
+            brokers=kw["brokers"],
+            topics=kw["topics"],
+            partitions=kw["partitions"],
+            rf=kw["rf"],
+            max_controller_epoch=kw["max_controller_epoch"],
+            max_leader_epoch=kw["max_leader_epoch"],
+            max_zxid=kw["max_zxid"],
+        )
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
+
+
+def _generate(kw: dict[str, Any]) -> GeneratedModule:
+    config = _config(kw)
+    try:
+        return generate(profiles.get_profile(kw["profile"]), config)
+    except ModuleError as exc:
+        raise _fail(f"cannot generate the TLA+ module: {exc}") from None
+
+
+def _write(module: GeneratedModule, out: Path) -> Path:
+    out.mkdir(parents=True, exist_ok=True)
+    tla = out / f"{module.name}.tla"
+    tla.write_text(module.tla, encoding="utf-8")
+    (out / f"{module.name}.cfg").write_text(module.cfg, encoding="utf-8")
+    (out / f"{module.name}.map.json").write_text(module.source_map_json(), encoding="utf-8")
+    return tla
+
+
+@click.group(name="tla")
+def command() -> None:
+    """The spec as TLA+: export the module, check it with TLC, read TLC's output.
+
+    \b
+    Examples:
+      kcspec tla export --brokers 3 --partitions 2 --out build/tla
+      TLA2TOOLS_JAR=~/tla2tools.jar kcspec tla check --brokers 2 --timeout 600
+      kcspec tla parse-output tlc.log
+    """
+
+
+@command.command(name="export")
+@_model_options
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("tla"),
+    show_default=True,
+    help="Folder for <Module>.tla, .cfg and .map.json.",
+)
+def export(out: Path, **kw: Any) -> None:
+    """Write the TLA+ module and TLC configuration of one model, and check the module's syntax.
+
+    \b
+    Example:
+      kcspec tla export --profile kafka-1.1 --brokers 3 --topics 1 --partitions 2 --rf 2 --out build/tla
+    """
+    module = _generate(kw)
+    path = _write(module, out)
+    console = Console()
+    try:
+        problems = check_syntax(module.tla)
+    except SyntaxCheckUnavailable as exc:
+        console.print(f"[yellow]syntax check skipped:[/yellow] {exc}")
+        problems = []
+    if problems:
+        for p in problems:
+            origin = module.origin(p.line)
+            where = f" [{origin.definition}; {origin.rule or '-'}]" if origin else ""
+            console.print(f"[red]{path}:{p}[/red]{where}", highlight=False)
+        raise click.exceptions.Exit(EXIT_USAGE)
+    console.print(f"wrote {path} ({len(module.tla.splitlines())} lines), {path.with_suffix('.cfg')}")
+
+
+def _origins(path: Path) -> list[list[str | None]] | None:
+    mapping = path.with_suffix(".map.json")
+    if not mapping.is_file():
+        return None
+    try:
+        data = json.loads(mapping.read_text(encoding="utf-8"))
+        lines: list[list[str | None]] = data["lines"]
+        return lines
+    except (json.JSONDecodeError, KeyError, TypeError):
+        return None
+
+
+def _print_report(report: TlcReport, origins: list[list[str | None]] | None, console: Console) -> None:
+    t = Table(title="TLC")
+    t.add_column("outcome")
+    t.add_column("states generated", justify="right")
+    t.add_column("distinct states", justify="right")
+    t.add_column("depth", justify="right")
+    t.add_column("time", justify="right")
+    st = report.stats
+    t.add_row(
+        report.outcome.value + (f": {report.violated}" if report.violated else ""),
+        _n(st.generated),
+        _n(st.distinct),
+        _n(st.depth),
+        f"{st.duration_ms / 1000:.1f} s" if st.duration_ms is not None else "-",
+    )
+    console.print(t)
+    for err in report.source_errors:
+        console.print(f"[red]{_where(err, origins)}[/red]", highlight=False)
+    if report.error and report.outcome is not Outcome.OK:
+        console.print(report.error, highlight=False, markup=False)
+    for s in report.trace:
+        label = "initial state" if s.action is None else s.action.name
+        console.print(f"  state {s.number}: {label}", highlight=False)
+
+
+def _where(err: SourceError, origins: list[list[str | None]] | None) -> str:
+    text = f"{err.module}.tla line {err.line}, column {err.column}: {err.message}"
+    if origins is not None and 1 <= err.line <= len(origins):
+        definition, rule = origins[err.line - 1]
+        text += f"  (generated for {definition}" + (f", rule {rule}" if rule else "") + ")"
+    return text
+
+
+def _n(v: int | None) -> str:
+    return f"{v:,}" if v is not None else "-"
+
+
+def _exit_code(outcome: Outcome) -> int:
+    if outcome is Outcome.OK:
+        return EXIT_OK
+    if outcome in (Outcome.INVARIANT_VIOLATED, Outcome.DEADLOCK):
+        return EXIT_VIOLATION
+    return EXIT_USAGE
+
+
+@command.command(name="check")
+@_model_options
+@click.option(
+    "--module",
+    "module_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Check this .tla file (with its .cfg) instead of generating one.",
+)
+@click.option(
+    "--tla2tools",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="tla2tools.jar (default: $TLA2TOOLS_JAR).",
+)
+@click.option("--workers", type=int, default=1, show_default=True, help="TLC worker threads (0 = auto).")
+@click.option("--heap", "heap_mb", type=int, default=None, help="JVM heap in MiB.")
+@click.option(
+    "--depth", type=int, default=None, help="Bound the search depth (depth-first iterative deepening)."
+)
+@click.option("--timeout", "timeout_s", type=float, default=None, help="Stop TLC after this many seconds.")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("tla-check"),
+    show_default=True,
+    help="Folder for the module, TLC's raw output and the counterexample.",
+)
+def check(
+    module_path: Path | None,
+    tla2tools: Path | None,
+    workers: int,
+    heap_mb: int | None,
+    depth: int | None,
+    timeout_s: float | None,
+    out: Path,
+    **kw: Any,
+) -> None:
+    """Model-check the spec's TLA+ module with TLC (run as a subprocess).
+
+    \b
+    Example:
+      TLA2TOOLS_JAR=/opt/tla2tools.jar kcspec tla check --brokers 2 --partitions 1 --workers 2 --timeout 900
+    """
+    console = Console()
+    try:
+        tools = find_toolchain(tla2tools)
+    except ToolNotFound as exc:
+        raise _fail(str(exc)) from None
+    module: GeneratedModule | None = None
+    if module_path is None:
+        module = _generate(kw)
+        module_path = _write(module, out)
+    elif not module_path.is_file() or not module_path.with_suffix(".cfg").is_file():
+        raise _fail(f"--module {module_path}: the .tla file and its .cfg beside it must both exist")
+    try:
+        args = TlcArgs(
+            module=module_path,
+            workers=workers,
+            heap_mb=heap_mb,
+            depth=depth,
+            timeout_s=timeout_s,
+            dump_trace_json=out / "trace.tlc.json",
+        )
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
+    out.mkdir(parents=True, exist_ok=True)
+    with Progress(
+        SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console
+    ) as bar:
+        task = bar.add_task("TLC: starting", total=None)
+
+        def progress(stats: Stats) -> None:
+            bar.update(
+                task, description=f"TLC: {_n(stats.distinct)} distinct states, depth {_n(stats.depth)}"
+            )
+
+        result = run_tlc(args, tools, on_progress=progress)
+    (out / "tlc-output.txt").write_text(result.raw_output, encoding="utf-8")
+    _print_report(result.report, _origins(module_path), console)
+    if result.outcome in (Outcome.INVARIANT_VIOLATED, Outcome.DEADLOCK):
+        _write_counterexample(result, kw["profile"], out, console)
+    raise click.exceptions.Exit(_exit_code(result.outcome))
+
+
+def _write_counterexample(result: TlcResult, profile: str, out: Path, console: Console) -> None:
+    from kcspec.model.tla.counterexample import CounterexampleError, to_trace
+    from kcspec.spec.events import EVENTS_BY_KIND
+
+    params = {kind: tuple(f for f in cls.__dataclass_fields__) for kind, cls in EVENTS_BY_KIND.items()}
+    note = f"TLC: {result.outcome.value}" + (f" ({result.report.violated})" if result.report.violated else "")
+    try:
+        trace = to_trace(result.trace, profile, params, note)
+    except CounterexampleError as exc:
+        console.print(f"[yellow]the counterexample could not be translated to a kcspec trace:[/yellow] {exc}")
+        return
+    path = out / "counterexample.json"
+    path.write_text(trace.to_json(), encoding="utf-8")
+    console.print(f"counterexample ({len(trace.steps)} events) written to {path}")
+
+
+@command.command(name="parse-output")
+@click.argument("output", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--module",
+    "module_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="The checked .tla (its .map.json maps error lines back to the spec's rules).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def parse_output_cmd(output: Path, module_path: Path | None, as_json: bool) -> None:
+    """Read a saved TLC transcript (-tool or plain mode) and summarise it; the exit code follows the outcome.
+
+    \b
+    Example:
+      kcspec tla parse-output tla-check/tlc-output.txt --module tla-check/KafkaController_2_8_2.tla
+    """
+    try:
+        text = output.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _fail(f"{output}: cannot read TLC output ({exc})") from None
+    report = parse_output(text, module_path.stem if module_path else None)
+    if as_json:
+        st = report.stats
+        click.echo(
+            json.dumps(
+                {
+                    "outcome": report.outcome.value,
+                    "violated": report.violated,
+                    "version": report.version,
+                    "states_generated": st.generated,
+                    "distinct_states": st.distinct,
+                    "depth": st.depth,
+                    "duration_ms": st.duration_ms,
+                    "error": report.error,
+                    "trace_length": len(report.trace),
+                    "source_errors": [[e.module, e.line, e.column, e.message] for e in report.source_errors],
+                },
+                indent=2,
+            )
+        )
+    else:
+        _print_report(report, _origins(module_path) if module_path else None, Console())
+    raise click.exceptions.Exit(_exit_code(report.outcome))

@@ -1,0 +1,68 @@
+"""``kcspec tla``: exit codes and messages of parse-output, check and export."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kcspec.commands.tla import command
+
+FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "tlc-fixtures"
+
+
+def fixture(name: str) -> Path:
+    path = FIXTURES / name
+    if not path.is_file():
+        pytest.skip(f"TLC fixture {path} is not present")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("name", "code", "outcome"),
+    [
+        ("out_tool_ok.txt", 0, "ok"),
+        ("out_plain_ok.txt", 0, "ok"),
+        ("out_tool_violation.txt", 1, "invariant violated"),
+        ("out_tool_deadlock.txt", 1, "deadlock"),
+        ("out_tool_parse_error.txt", 2, "parse/semantic error"),
+    ],
+)
+def test_parse_output_exit_codes(name: str, code: int, outcome: str) -> None:
+    result = CliRunner().invoke(command, ["parse-output", str(fixture(name)), "--json"])
+    assert result.exit_code == code, result.output
+    data = json.loads(result.output)
+    assert data["outcome"] == outcome
+
+
+def test_parse_output_maps_errors_to_generated_lines(tmp_path: Path) -> None:
+    module = tmp_path / "Bad.tla"
+    module.write_text(fixture("Bad.tla").read_text())
+    lines = [["<header>", None]] * 36 + [["IsrNonEmpty", "isrNonEmpty (§11.2)"]] + [["<end>", None]]
+    (tmp_path / "Bad.map.json").write_text(json.dumps({"module": "Bad", "lines": lines}))
+    result = CliRunner().invoke(
+        command, ["parse-output", str(fixture("out_tool_parse_error.txt")), "--module", str(module)]
+    )
+    assert result.exit_code == 2
+    assert "generated for IsrNonEmpty, rule isrNonEmpty (§11.2)" in " ".join(result.output.split())
+
+
+def test_parse_output_missing_file(tmp_path: Path) -> None:
+    result = CliRunner().invoke(command, ["parse-output", str(tmp_path / "none.txt")])
+    assert result.exit_code == 2
+    assert "cannot read TLC output" in result.output
+
+
+def test_check_without_tlc_says_how_to_get_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TLA2TOOLS_JAR", raising=False)
+    result = CliRunner().invoke(command, ["check", "--out", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "TLA2TOOLS_JAR" in result.output and "tla2tools.jar" in result.output
+
+
+def test_export_rejects_bad_model(tmp_path: Path) -> None:
+    result = CliRunner().invoke(command, ["export", "--brokers", "1", "--rf", "2", "--out", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "--rf 2 is larger than --brokers 1" in " ".join(result.output.split())
