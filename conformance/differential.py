@@ -153,16 +153,11 @@ def run_differential(
     ident = f"{profile}.differential.seed-{seed}"
     sections = ("§7", "§8")
 
-    def outcome(verdict: Verdict, reason: str, **kw: object) -> Outcome:
-        return Outcome(
-            ident,
-            "controller",
-            sections,
-            f"{examples} random event sequences, seed {seed}",
-            verdict,
-            reason,
-            **kw,
-        )  # type: ignore[arg-type]
+    def outcome(
+        verdict: Verdict, reason: str, differences: tuple[Difference, ...] = (), stderr: str = ""
+    ) -> Outcome:
+        description = f"{examples} random event sequences, seed {seed}"
+        return Outcome(ident, "controller", sections, description, verdict, reason, differences, stderr)
 
     try:
         ref = ReferenceSut()

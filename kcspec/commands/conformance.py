@@ -11,6 +11,8 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from kcspec.conformance.adapters.base import Adapter
+
 PROFILES = ("kafka-2.8", "kafka-1.1")
 LEVELS = ("elections", "machines", "controller")
 
@@ -32,7 +34,7 @@ def _fail(message: str) -> None:
     sys.exit(2)
 
 
-def _load_adapter(sut: str | None, adapter: str | None, timeout: float, max_line: int) -> object:
+def _load_adapter(sut: str | None, adapter: str | None, timeout: float, max_line: int) -> Adapter:
     from kcspec.conformance.adapters.inprocess import ControllerSut, InProcessAdapter
     from kcspec.conformance.adapters.subprocess_adapter import SubprocessAdapter
 
@@ -184,7 +186,7 @@ def run_cmd(
                 the_adapter,
                 selected,
                 profile=profile,
-                level=Level[level],  # type: ignore[arg-type]
+                level=Level[level],
                 budget=budget,
                 progress=advance,
             )
@@ -199,7 +201,7 @@ def run_cmd(
             profile=profile,
             examples=examples,
             seed=seed,
-            trace_dir=trace_dir,  # type: ignore[arg-type]
+            trace_dir=trace_dir,
             budget=remaining,
             console=console,
         )
@@ -292,7 +294,7 @@ def replay_cmd(trace: Path, sut: str | None, adapter: str | None, timeout: float
     the_adapter = _load_adapter(sut, adapter, timeout, 16 * 1024 * 1024)
     console = Console()
     try:
-        code = differential.replay_file(trace, the_adapter, console)  # type: ignore[arg-type]
+        code = differential.replay_file(trace, the_adapter, console)
     except differential.TraceError as exc:
         _fail(str(exc))
     sys.exit(code)
