@@ -65,6 +65,17 @@ class Profile:
     broker_failure_umr_only_without_offline_leaders: bool
     """§7.4 step 7 (KAFKA-13225 present in 2.8.2): the broker-list UMR is sent only when P_off = ∅. 1.1: same
     condition, but the UMR carries all partitions."""
+    topic_deletion_batched: bool
+    """§8 resumeDeletions: 2.8 classifies every queued topic, then retries all retry candidates in one
+    OfflineReplica call and starts all eligible topics in one onTopicDeletion call; 1.1 handles topic by topic
+    (markTopicForDeletionRetry(t), then onTopicDeletion({t}))."""
+    auto_rebalance_batched: bool
+    """§7.9, KAFKA-7299: the auto rebalance elects the candidates of one preferred broker in one call (1.1: one
+    onPreferredReplicaElection call per partition)."""
+    kip460_replica_election: bool
+    """§7.9 (KIP-460): the ReplicaLeaderElection handler — admin-triggered preferred/unclean elections exist, unknown
+    partitions are skipped, partitions already led as wanted get no election. 1.1's PreferredReplicaLeaderElection
+    only skips topics queued for deletion and dereferences LI/AR of every listed partition afterwards."""
 
     def flags(self) -> dict[str, bool]:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.type in ("bool", bool)}
@@ -96,6 +107,9 @@ KAFKA_2_8 = Profile(
     alter_isr=True,
     stop_replica_leader_epoch=True,
     broker_failure_umr_only_without_offline_leaders=True,
+    topic_deletion_batched=True,
+    auto_rebalance_batched=True,
+    kip460_replica_election=True,
 )
 
 KAFKA_1_1 = Profile(
@@ -124,6 +138,9 @@ KAFKA_1_1 = Profile(
     alter_isr=False,
     stop_replica_leader_epoch=False,
     broker_failure_umr_only_without_offline_leaders=True,
+    topic_deletion_batched=False,
+    auto_rebalance_batched=False,
+    kip460_replica_election=False,
 )
 
 PROFILES: dict[str, Profile] = {p.name: p for p in (KAFKA_2_8, KAFKA_1_1)}
