@@ -60,7 +60,7 @@ def unless_moved(w: object, body: Callable[[Expr], Expr]) -> Expr:
 
 def with_batch(w: Expr, **updates: object) -> Expr:
     """``w`` with some fields of its batch replaced."""
-    return w.with_(batch=w.f("batch").with_(**updates))
+    return bind(w, lambda wv: wv.with_(batch=wv.f("batch").with_(**updates)))
 
 
 # ------------------------------------------------------------------------------------------- LeaderAndIsr

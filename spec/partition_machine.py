@@ -64,25 +64,38 @@ def state_name(state: Expr) -> Expr:
 
 
 def _set_partition_states(w: Expr, states: Expr) -> Expr:
-    s = w.f("state")
-    return w.with_(state=s.with_(controller=s.f("controller").with_(partition_states=states)))
+    def body(wv: Expr) -> Expr:
+        s = wv.f("state")
+        return wv.with_(state=s.with_(controller=s.f("controller").with_(partition_states=states)))
+
+    return B.bind(w, body)
 
 
 def _put_states(w: Expr, tps: Expr, target: PartitionState) -> Expr:
-    return _set_partition_states(
-        w, w.f("state", "controller", "partition_states").merge(build_map(tps, lambda _tp: target))
+    return B.bind(
+        w,
+        lambda wv: _set_partition_states(
+            wv, wv.f("state", "controller", "partition_states").merge(build_map(tps, lambda _tp: target))
+        ),
     )
 
 
 def _set_leadership(s: Expr, records: Expr) -> Expr:
-    c = s.f("controller")
-    return s.with_(controller=c.with_(leadership=c.f("leadership").merge(records)))
+    def body(sv: Expr) -> Expr:
+        c = sv.f("controller")
+        return sv.with_(controller=c.with_(leadership=c.f("leadership").merge(records)))
+
+    return B.bind(s, body)
 
 
 def _failures(
     w: Expr, tps: Expr, target_name: str, reason: FailureReason, from_name: str | None = None
 ) -> Expr:
     """``w`` with one failure per partition, logged from its current state (or ``from_name``) to ``target_name``."""
+    return B.bind(w, lambda wv: _add_failures(wv, tps, target_name, reason, from_name))
+
+
+def _add_failures(w: Expr, tps: Expr, target_name: str, reason: FailureReason, from_name: str | None) -> Expr:
     states = w.f("state", "controller", "partition_states")
     return w.with_(
         failures=w.f("failures").union(

@@ -55,18 +55,28 @@ def state_name(state: Expr) -> Expr:
 
 
 def _set_replica_states(w: Expr, states: Expr) -> Expr:
-    s = w.f("state")
-    return w.with_(state=s.with_(controller=s.f("controller").with_(replica_states=states)))
+    def body(wv: Expr) -> Expr:
+        s = wv.f("state")
+        return wv.with_(state=s.with_(controller=s.f("controller").with_(replica_states=states)))
+
+    return B.bind(w, body)
 
 
 def _put_states(w: Expr, replicas: Expr, target: ReplicaState) -> Expr:
-    return _set_replica_states(
-        w, w.f("state", "controller", "replica_states").merge(build_map(replicas, lambda _r: target))
+    return B.bind(
+        w,
+        lambda wv: _set_replica_states(
+            wv, wv.f("state", "controller", "replica_states").merge(build_map(replicas, lambda _r: target))
+        ),
     )
 
 
 def _failures(w: Expr, replicas: Expr, target_name: str, reason: FailureReason) -> Expr:
     """``w`` with one failure per replica, logged from its current state to ``target_name``."""
+    return B.bind(w, lambda wv: _add_failures(wv, replicas, target_name, reason))
+
+
+def _add_failures(w: Expr, replicas: Expr, target_name: str, reason: FailureReason) -> Expr:
     states = w.f("state", "controller", "replica_states")
     return w.with_(
         failures=w.f("failures").union(
