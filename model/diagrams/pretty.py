@@ -26,6 +26,8 @@ def var_name(name: str) -> str:
 def const_text(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, int) and value < 0:
+        return f"−{-value}"
     if isinstance(value, enum.Enum):
         return value.name
     if isinstance(value, frozenset):
@@ -39,15 +41,23 @@ def const_text(value: object) -> str:
     return str(value)
 
 
-def pretty(e: L.Expr, env: Mapping[str, str] | None = None, inline_lets: bool = True, depth: int = 0) -> str:
-    """A one-line rendering of ``e``; ``env`` maps bound variable names to text to substitute."""
+def pretty(
+    e: L.Expr,
+    env: Mapping[str, str] | None = None,
+    inline_lets: bool = True,
+    depth: int = 0,
+    abbrev: Mapping[str, str] | None = None,
+) -> str:
+    """A one-line rendering of ``e``; ``env`` maps bound variable names to text to substitute, ``abbrev``
+    maps the text of a field path (e.g. ``inp.assignment``) to a shorter name (e.g. ``AR``)."""
     env = env or {}
+    ab = abbrev or {}
 
     def p(x: L.Expr) -> str:
-        return pretty(x, env, inline_lets, depth + 1)
+        return pretty(x, env, inline_lets, depth + 1, ab)
 
     def binder(name: str, body: L.Expr) -> str:
-        return pretty(body, {**env, name: var_name(name)}, inline_lets, depth + 1)
+        return pretty(body, {**env, name: var_name(name)}, inline_lets, depth + 1, ab)
 
     match e:
         case L.Const(value):
@@ -55,14 +65,15 @@ def pretty(e: L.Expr, env: Mapping[str, str] | None = None, inline_lets: bool = 
         case L.Var(name):
             return env.get(name, var_name(name))
         case L.Field(obj, name):
-            return f"{_atom(p(obj))}.{name}"
+            text = f"{_atom(p(obj))}.{name}"
+            return ab.get(text, text)
         case L.Rec(cls, fields):
             return f"{cls.__name__}(" + ", ".join(f"{k}={p(v)}" for k, v in fields) + ")"
         case L.With(obj, updates):
             return f"{_atom(p(obj))} with " + ", ".join(f"{k}:={p(v)}" for k, v in updates)
         case L.Let(name, value, body):
             if inline_lets:
-                return pretty(body, {**env, name: _atom(p(value))}, inline_lets, depth + 1)
+                return pretty(body, {**env, name: _atom(p(value))}, inline_lets, depth + 1, ab)
             return f"let {var_name(name)} = {p(value)} in {binder(name, body)}"
         case L.If(c, t, f):
             return f"if {p(c)} then {p(t)} else {p(f)}"
@@ -106,7 +117,7 @@ def pretty(e: L.Expr, env: Mapping[str, str] | None = None, inline_lets: bool = 
         case L.Sorted(coll):
             return f"sorted({p(coll)})"
         case L.Fold(acc, v, seq, init, body):
-            inner = pretty(body, {**env, acc: var_name(acc), v: var_name(v)}, inline_lets, depth + 1)
+            inner = pretty(body, {**env, acc: var_name(acc), v: var_name(v)}, inline_lets, depth + 1, ab)
             return f"fold {var_name(v)} ∈ {_atom(p(seq))} from {p(init)}: {inner}"
         case L.Head(seq, default):
             return f"head({p(seq)}, else {p(default)})"

@@ -50,12 +50,12 @@ def _sample(row: LegendRow) -> str:
 
 
 def legend(
-    title: str, rows: tuple[LegendRow, ...], notes: tuple[str, ...] = (), anchor: str = ""
+    title: str, rows: tuple[LegendRow, ...], notes: tuple[str, ...] = (), anchor: str | tuple[str, ...] = ""
 ) -> Subgraph:
     """A table node on the bottom rank: the legend of a diagram.
 
-    ``anchor`` names a node of the diagram; an invisible edge from it keeps the legend in the same
-    connected component, so Graphviz places it below the drawing instead of beside it.
+    ``anchor`` names one or more nodes of the diagram; invisible edges from them keep the legend in the same
+    connected component and below them, so Graphviz places it under the drawing instead of beside it.
     """
     cells = [f'<tr><td align="left"><b>{html_escape(title)}</b></td></tr>']
     for r in rows:
@@ -68,7 +68,8 @@ def legend(
         + "</table>"
     )
     node = Node("legend", attrs(shape="plaintext", label=Html(table)))
-    edges = (Edge(anchor, "legend", attrs(style="invis")),) if anchor else ()
+    anchors = (anchor,) if isinstance(anchor, str) else anchor
+    edges = tuple(Edge(a, "legend", attrs(style="invis")) for a in anchors if a)
     sink = Subgraph("legend_rank", attrs(rank="sink"), nodes=(node,))
     return Subgraph("legend_group", edges=edges, subgraphs=(sink,))
 
