@@ -1,0 +1,300 @@
+"""``ControllerContext``: the active controller's in-memory state and Kafka's helper methods (§3.1).
+
+Mutable and dict-based so that it scales to millions of partitions. Besides Kafka's own fields it keeps a few
+indexes that Kafka computes by scanning (the results are the same, only faster):
+
+* ``replicas_by_broker`` — broker → the partitions whose assignment lists it (``replicasOnBrokers``);
+* ``partitions_by_topic`` — topic → partitions (``partitionsForTopic``);
+* ``leaders`` — leader id → partitions with leadership info naming it (``partitionsWithOfflineLeader``,
+  ``partitionLeadersOnBroker``);
+* ``new_or_offline`` — partitions in NewPartition or OfflinePartition (``triggerOnlinePartitionStateChange``).
+
+Replica states are stored per broker (``replica_states[b][tp]``) to avoid one object per replica. The 1.1
+topic-deletion sets, which Kafka keeps in ``TopicDeletionManager``, live here too (the snapshot folds them in
+the same fields, as the canonical ``ClusterState`` does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from kcspec.spec.vocabulary import (
+    LeaderIsrAndControllerEpoch,
+    PartitionState,
+    ReplicaAssignment,
+    ReplicaState,
+    TopicPartition,
+)
+
+EMPTY_ASSIGNMENT = ReplicaAssignment(())
+_NEW = PartitionState.NewPartition
+_OFFLINE = PartitionState.OfflinePartition
+
+
+def origin_replicas(fa: ReplicaAssignment) -> tuple[int, ...]:
+    """``originReplicas = replicas − addingReplicas`` (§3.1)."""
+    return tuple(r for r in fa.replicas if r not in fa.adding) if fa.adding else fa.replicas
+
+
+def target_replicas(fa: ReplicaAssignment) -> tuple[int, ...]:
+    """``targetReplicas = replicas − removingReplicas`` (§3.1)."""
+    return tuple(r for r in fa.replicas if r not in fa.removing) if fa.removing else fa.replicas
+
+
+def is_being_reassigned(fa: ReplicaAssignment) -> bool:
+    return bool(fa.adding or fa.removing)
+
+
+def reassign_to(fa: ReplicaAssignment, target: tuple[int, ...]) -> ReplicaAssignment:
+    """``reassignTo(T)``: full = distinct(T ++ origin), adding = full − origin, removing = full − T (§3.1)."""
+    origin = origin_replicas(fa)
+    full = tuple(dict.fromkeys(target + origin))
+    return ReplicaAssignment(
+        full, tuple(r for r in full if r not in origin), tuple(r for r in full if r not in target)
+    )
+
+
+def remove_replica(fa: ReplicaAssignment, replica: int) -> ReplicaAssignment:
+    """``removeReplica(r)``: r leaves replicas, adding and removing (§4.7)."""
+    return ReplicaAssignment(
+        tuple(r for r in fa.replicas if r != replica),
+        tuple(r for r in fa.adding if r != replica),
+        tuple(r for r in fa.removing if r != replica),
+    )
+
+
+class ControllerContext:
+    """§3.1 ``ControllerContext`` (2.8.2 layout; the 1.1 maps of the state machines folded in)."""
+
+    def __init__(self) -> None:
+        self.controller_id = -1
+        self.epoch = 0
+        self.epoch_zk_version = 0
+        self.live_broker_epochs: dict[int, int] = {}
+        self.shutting_down: set[int] = set()
+        self._live: set[int] = set()
+        self.replicas_on_offline_dirs: dict[int, set[TopicPartition]] = {}
+        self.all_topics: set[str] = set()
+        self.assignments: dict[TopicPartition, ReplicaAssignment] = {}
+        self.partitions_by_topic: dict[str, dict[TopicPartition, None]] = {}
+        self.replicas_by_broker: dict[int, dict[TopicPartition, None]] = {}
+        self.leadership: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
+        self.leaders: dict[int, set[TopicPartition]] = {}
+        self.partitions_being_reassigned: set[TopicPartition] = set()
+        self.legacy_reassignments: dict[TopicPartition, tuple[int, ...]] = {}
+        self.replica_states: dict[int, dict[TopicPartition, ReplicaState]] = {}
+        self.partition_states: dict[TopicPartition, PartitionState] = {}
+        self.new_or_offline: dict[TopicPartition, None] = {}
+        self.topics_to_be_deleted: set[str] = set()
+        self.topics_with_deletion_started: set[str] = set()
+        self.topics_ineligible_for_deletion: set[str] = set()
+
+    # ------------------------------------------------------------------------------------ brokers
+
+    def _refresh_live(self) -> None:
+        self._live = set(self.live_broker_epochs) - self.shutting_down
+
+    def live_broker_ids(self) -> set[int]:
+        """``liveBrokerIds`` = registered − shutting down (the returned set must not be modified)."""
+        return self._live
+
+    def live_or_shutting_down_broker_ids(self) -> set[int]:
+        return set(self.live_broker_epochs)
+
+    def add_live_brokers(self, epochs: dict[int, int]) -> None:
+        self.live_broker_epochs.update(epochs)
+        self._refresh_live()
+
+    def remove_live_brokers(self, brokers: Iterable[int]) -> None:
+        for b in brokers:
+            self.live_broker_epochs.pop(b, None)
+        self._refresh_live()
+
+    def add_shutting_down(self, broker: int) -> None:
+        self.shutting_down.add(broker)
+        self._refresh_live()
+
+    def remove_shutting_down(self, broker: int) -> bool:
+        if broker in self.shutting_down:
+            self.shutting_down.discard(broker)
+            self._refresh_live()
+            return True
+        return False
+
+    def is_replica_online(self, broker: int, tp: TopicPartition, include_shutting_down: bool = False) -> bool:
+        """``isReplicaOnline`` (§3.1): live (or live-or-shutting-down) and not in an offline log dir."""
+        if include_shutting_down:
+            if broker not in self.live_broker_epochs:
+                return False
+        elif broker not in self._live:
+            return False
+        offline = self.replicas_on_offline_dirs.get(broker)
+        return not (offline and tp in offline)
+
+    # ------------------------------------------------------------------------------------ assignments
+
+    def assignment(self, tp: TopicPartition) -> ReplicaAssignment:
+        """``partitionFullReplicaAssignment``: the FA, or an empty one for unknown partitions."""
+        return self.assignments.get(tp, EMPTY_ASSIGNMENT)
+
+    def replicas(self, tp: TopicPartition) -> tuple[int, ...]:
+        fa = self.assignments.get(tp)
+        return fa.replicas if fa is not None else ()
+
+    def update_assignment(self, tp: TopicPartition, fa: ReplicaAssignment) -> None:
+        """``updatePartitionFullReplicaAssignment`` (keeps the per-broker and per-topic indexes)."""
+        old = self.assignments.get(tp)
+        if old is None:
+            self.partitions_by_topic.setdefault(tp.topic, {})[tp] = None
+            old_replicas: tuple[int, ...] = ()
+        else:
+            old_replicas = old.replicas
+        self.assignments[tp] = fa
+        if old_replicas != fa.replicas:
+            by_broker = self.replicas_by_broker
+            for r in old_replicas:
+                if r not in fa.replicas:
+                    on = by_broker.get(r)
+                    if on is not None:
+                        on.pop(tp, None)
+            for r in fa.replicas:
+                by_broker.setdefault(r, {})[tp] = None
+
+    def partitions_for_topic(self, topic: str) -> list[TopicPartition]:
+        return list(self.partitions_by_topic.get(topic, ()))
+
+    def all_partitions(self) -> Iterable[TopicPartition]:
+        return self.assignments.keys()
+
+    def partitions_on_broker(self, broker: int) -> list[TopicPartition]:
+        return list(self.replicas_by_broker.get(broker, ()))
+
+    def replicas_on_brokers(self, brokers: Iterable[int]) -> dict[int, list[TopicPartition]]:
+        """``replicasOnBrokers`` grouped by broker (broker → partitions whose assignment lists it)."""
+        return {b: list(self.replicas_by_broker.get(b, ())) for b in sorted(set(brokers))}
+
+    def replicas_for_partitions(self, tps: Iterable[TopicPartition]) -> dict[int, list[TopicPartition]]:
+        """``replicasForPartition`` grouped by broker."""
+        out: dict[int, list[TopicPartition]] = {}
+        for tp in tps:
+            for r in self.replicas(tp):
+                out.setdefault(r, []).append(tp)
+        return out
+
+    def replicas_for_topic(self, topic: str) -> dict[int, list[TopicPartition]]:
+        return self.replicas_for_partitions(self.partitions_by_topic.get(topic, ()))
+
+    def remove_topic(self, topic: str) -> None:
+        """``removeTopic`` (§3.1): queue/started sets, allTopics, assignments, leadership; not partition states."""
+        self.topics_to_be_deleted.discard(topic)
+        self.topics_with_deletion_started.discard(topic)
+        self.all_topics.discard(topic)
+        for tp in self.partitions_by_topic.pop(topic, {}):
+            fa = self.assignments.pop(tp)
+            for r in fa.replicas:
+                on = self.replicas_by_broker.get(r)
+                if on is not None:
+                    on.pop(tp, None)
+            self.remove_leadership(tp)
+
+    # ------------------------------------------------------------------------------------ leadership
+
+    def put_leadership(self, tp: TopicPartition, li: LeaderIsrAndControllerEpoch) -> None:
+        old = self.leadership.get(tp)
+        new_leader = li.leader_and_isr.leader
+        if old is not None:
+            old_leader = old.leader_and_isr.leader
+            if old_leader != new_leader:
+                self.leaders[old_leader].discard(tp)
+                self.leaders.setdefault(new_leader, set()).add(tp)
+        else:
+            self.leaders.setdefault(new_leader, set()).add(tp)
+        self.leadership[tp] = li
+
+    def remove_leadership(self, tp: TopicPartition) -> None:
+        old = self.leadership.pop(tp, None)
+        if old is not None:
+            self.leaders[old.leader_and_isr.leader].discard(tp)
+
+    def partitions_with_leaders(self) -> list[TopicPartition]:
+        """``partitionsWithLeaders``: cached partitions of topics not queued for deletion."""
+        deleting = self.topics_to_be_deleted
+        if not deleting:
+            return list(self.leadership)
+        return [tp for tp in self.leadership if tp.topic not in deleting]
+
+    def partitions_with_offline_leader(self) -> list[TopicPartition]:
+        """``partitionsWithOfflineLeader`` (§3.1): leader not online (−1, dead, shutting down, offline dir)."""
+        deleting = self.topics_to_be_deleted
+        out: list[TopicPartition] = []
+        for leader, tps in self.leaders.items():
+            if not tps:
+                continue
+            if leader not in self._live:
+                out.extend(tp for tp in tps if tp.topic not in deleting)
+            else:
+                offline = self.replicas_on_offline_dirs.get(leader)
+                if offline:
+                    out.extend(tp for tp in tps if tp in offline and tp.topic not in deleting)
+        return sorted(out)
+
+    def partition_leaders_on_broker(self, broker: int) -> set[TopicPartition]:
+        """``partitionLeadersOnBroker`` (§3.1): led by ``broker``, |AR| > 1, topic not queued for deletion."""
+        deleting = self.topics_to_be_deleted
+        return {
+            tp
+            for tp in self.leaders.get(broker, ())
+            if len(self.replicas(tp)) > 1 and tp.topic not in deleting
+        }
+
+    # ------------------------------------------------------------------------------------ states
+
+    def replica_state(self, broker: int, tp: TopicPartition) -> ReplicaState:
+        states = self.replica_states.get(broker)
+        if states is None:
+            return ReplicaState.NonExistentReplica
+        return states.get(tp, ReplicaState.NonExistentReplica)
+
+    def replicas_in_state(self, topic: str, state: ReplicaState) -> dict[int, list[TopicPartition]]:
+        """``replicasInState(topic, state)`` grouped by broker, over the topic's assigned replicas."""
+        out: dict[int, list[TopicPartition]] = {}
+        for b, tps in self.replicas_for_topic(topic).items():
+            states = self.replica_states.get(b, {})
+            hit = [tp for tp in tps if states.get(tp, ReplicaState.NonExistentReplica) is state]
+            if hit:
+                out[b] = hit
+        return out
+
+    def are_all_replicas_in_state(self, topic: str, state: ReplicaState) -> bool:
+        """Vacuously true for a topic with no replicas; a missing state counts as NonExistentReplica."""
+        for b, tps in self.replicas_for_topic(topic).items():
+            states = self.replica_states.get(b, {})
+            if any(states.get(tp, ReplicaState.NonExistentReplica) is not state for tp in tps):
+                return False
+        return True
+
+    def is_any_replica_in_state(self, topic: str, state: ReplicaState) -> bool:
+        return bool(self.replicas_in_state(topic, state))
+
+    def partition_state(self, tp: TopicPartition) -> PartitionState:
+        return self.partition_states.get(tp, PartitionState.NonExistentPartition)
+
+    def put_partition_state(self, tp: TopicPartition, state: PartitionState) -> None:
+        self.partition_states[tp] = state
+        if state is _NEW or state is _OFFLINE:
+            self.new_or_offline[tp] = None
+        else:
+            self.new_or_offline.pop(tp, None)
+
+    def partitions_in_new_or_offline(self, topic: str | None = None) -> list[TopicPartition]:
+        deleting = self.topics_to_be_deleted
+        return sorted(
+            tp
+            for tp in self.new_or_offline
+            if tp.topic not in deleting and (topic is None or tp.topic == topic)
+        )
+
+    # ------------------------------------------------------------------------------------ deletion
+
+    def is_topic_queued_up_for_deletion(self, topic: str) -> bool:
+        return topic in self.topics_to_be_deleted

@@ -1,0 +1,139 @@
+"""The guard of every event: can it happen in this state? (ARCHITECTURE.md, environment semantics table.)
+
+Written independently of the spec's actions from the table's "guard" column, and evaluated on the mutable
+simulated ZooKeeper and context (no snapshot is built). "Active" means a controller is active
+(``controller_id != -1``).
+"""
+
+from __future__ import annotations
+
+from kcspec.reference_impl.context import ControllerContext
+from kcspec.reference_impl.version import KAFKA_2_4, KafkaVersion
+from kcspec.reference_impl.zookeeper import SimulatedZooKeeper
+from kcspec.spec.events import (
+    ApiPartitionReassignment,
+    AutoPreferredReplicaLeaderElection,
+    BrokerBounce,
+    BrokerFailure,
+    BrokerStartup,
+    ControlledShutdown,
+    ControllerChange,
+    ControllerEvent,
+    ControllerFailover,
+    ControllerResignation,
+    IsrChange,
+    LeaderAndIsrResponseReceived,
+    NewerControllerElected,
+    PartitionExpansion,
+    ReplicaLeaderElection,
+    StopReplicaResponseReceived,
+    TopicCreation,
+    TopicDeletion,
+    UncleanLeaderElectionEnable,
+    ZkFaultInjection,
+    ZkPartitionReassignment,
+    ZombieControllerWrite,
+)
+from kcspec.spec.vocabulary import ClusterConfig, ElectionTrigger, ElectionType, ReplicaState, TopicPartition
+
+
+def _valid_replica_lists(replicas: tuple[tuple[int, ...], ...]) -> bool:
+    """Each list non-empty, distinct, ids ≥ 0."""
+    return all(r and len(set(r)) == len(r) and all(b >= 0 for b in r) for r in replicas)
+
+
+def _expansion_enabled(zk: SimulatedZooKeeper, event: PartitionExpansion) -> bool:
+    n = len(zk.partitions_by_topic.get(event.topic, ()))
+    if n < 1 or len(event.replicas) <= n:
+        return False
+    for i in range(n):
+        fa = zk.assignments.get(TopicPartition(event.topic, i))
+        if fa is None or fa.replicas != event.replicas[i]:
+            return False
+    return _valid_replica_lists(event.replicas[n:])
+
+
+def _isr_change_enabled(zk: SimulatedZooKeeper, event: IsrChange) -> bool:
+    stored = zk.partition_states.get(event.tp)
+    if stored is None:
+        return False
+    leader = stored.leader_and_isr.leader
+    isr = event.isr
+    return (
+        leader >= 0 and leader in zk.brokers and leader in isr and len(set(isr)) == len(isr) and min(isr) >= 0
+    )
+
+
+def event_enabled(
+    zk: SimulatedZooKeeper,
+    ctx: ControllerContext,
+    config: ClusterConfig,
+    event: ControllerEvent,
+    version: KafkaVersion,
+) -> bool:
+    active = ctx.controller_id != -1
+    modern = version >= KAFKA_2_4
+    if isinstance(event, ControllerFailover):
+        return event.broker_id in zk.brokers
+    if isinstance(event, ControllerResignation):
+        return active
+    if isinstance(event, NewerControllerElected):
+        return active and event.broker_id in zk.brokers and event.broker_id != ctx.controller_id
+    if isinstance(event, ControllerChange):
+        return active and zk.controller != ctx.controller_id
+    if isinstance(event, ZombieControllerWrite):
+        return event.tp in zk.partition_states and 1 <= event.controller_epoch < zk.controller_epoch
+    if isinstance(event, BrokerStartup):
+        return event.broker_id >= 0 and event.broker_id not in zk.brokers
+    if isinstance(event, BrokerFailure):
+        return event.broker_id in zk.brokers
+    if isinstance(event, BrokerBounce):
+        return event.broker_id in zk.brokers and event.broker_id != ctx.controller_id
+    if isinstance(event, ControlledShutdown):
+        return active and event.broker_id in zk.brokers
+    if isinstance(event, TopicCreation):
+        return (
+            event.topic not in zk.partitions_by_topic
+            and bool(event.replicas)
+            and _valid_replica_lists(event.replicas)
+        )
+    if isinstance(event, PartitionExpansion):
+        return _expansion_enabled(zk, event)
+    if isinstance(event, TopicDeletion):
+        return bool(event.topics)
+    if isinstance(event, StopReplicaResponseReceived):
+        return (
+            active
+            and bool(event.partitions)
+            and all(
+                ctx.replica_state(event.broker_id, tp) is ReplicaState.ReplicaDeletionStarted
+                and tp in ctx.replica_states.get(event.broker_id, {})
+                for tp in event.partitions
+            )
+        )
+    if isinstance(event, ApiPartitionReassignment):
+        return modern and active and bool(event.targets)
+    if isinstance(event, ZkPartitionReassignment):
+        return bool(event.targets) and not zk.reassign_partitions
+    if isinstance(event, ReplicaLeaderElection):
+        if not (active and event.partitions):
+            return False
+        if event.trigger is ElectionTrigger.ZkTriggered:
+            return event.election_type is ElectionType.PREFERRED and not zk.preferred_replica_election
+        return event.trigger is ElectionTrigger.AdminClientTriggered and modern
+    if isinstance(event, AutoPreferredReplicaLeaderElection):
+        return active and config.auto_leader_rebalance_enable
+    if isinstance(event, IsrChange):
+        return _isr_change_enabled(zk, event)
+    if isinstance(event, LeaderAndIsrResponseReceived):
+        return (
+            active
+            and event.broker_id in ctx.live_broker_epochs
+            and bool(event.storage_errors)
+            and all(event.broker_id in ctx.replicas(tp) for tp in event.storage_errors)
+        )
+    if isinstance(event, UncleanLeaderElectionEnable):
+        return True
+    if isinstance(event, ZkFaultInjection):
+        return event.tp in zk.partition_states and event.tp not in zk.faults
+    return False

@@ -1,0 +1,147 @@
+"""Kafka's log layout and the two log files of a controller, with a deterministic clock (§10.1, §10.2).
+
+A ``ControllerLog`` is two lists of lines, ``state_change`` (``state-change.log``) and ``controller``
+(``controller.log``), each line in the layout ``[yyyy-MM-dd HH:mm:ss,SSS] LEVEL message (logger)``; an ERROR
+line with a throwable is followed by the exception line ``<java class>: <message>``. Lines below INFO (TRACE,
+DEBUG) are kept only when ``trace`` is on. The clock starts at ``start`` and advances 1 ms per logged event, so
+runs are reproducible.
+
+This module also holds the value renderings of §10.2 that log messages use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+
+from kcspec.reference_impl.errors import KafkaThrowable
+from kcspec.reference_impl.version import KAFKA_2_4, KafkaVersion
+from kcspec.spec.vocabulary import LeaderAndIsr, LeaderIsrAndControllerEpoch, ReplicaAssignment
+
+DEFAULT_START = datetime(2021, 9, 1, 0, 0, 0)
+"""Where the deterministic clock starts unless told otherwise."""
+
+LEVELS = {"TRACE": 0, "DEBUG": 1, "INFO": 2, "WARN": 3, "ERROR": 4}
+
+STATE_CHANGE_LOGGER = "state.change.logger"
+
+
+class ControllerLog:
+    """The two log files of one controller process and the clock that stamps their lines."""
+
+    def __init__(self, *, trace: bool = False, start: datetime = DEFAULT_START, tick_ms: int = 1) -> None:
+        self.trace_enabled = trace
+        self.state_change: list[str] = []
+        self.controller: list[str] = []
+        self._now = start
+        self._tick = timedelta(milliseconds=tick_ms)
+
+    def enabled(self, level: str) -> bool:
+        return LEVELS[level] >= LEVELS["INFO"] or self.trace_enabled
+
+    def _stamp(self) -> str:
+        now = self._now
+        self._now = now + self._tick
+        return now.strftime("%Y-%m-%d %H:%M:%S,") + f"{now.microsecond // 1000:03d}"
+
+    def emit(
+        self, sink: list[str], level: str, message: str, logger: str, exc: KafkaThrowable | None = None
+    ) -> None:
+        if not self.enabled(level):
+            return
+        sink.append(f"[{self._stamp()}] {level} {message} ({logger})")
+        if exc is not None:
+            sink.append(exc.log_line())
+
+
+class Logger:
+    """One named logger writing to one file with a fixed message prefix (Kafka's ``logIdent``)."""
+
+    def __init__(self, log: ControllerLog, sink: list[str], name: str, prefix: str) -> None:
+        self.log = log
+        self.sink = sink
+        self.name = name
+        self.prefix = prefix
+
+    def enabled(self, level: str) -> bool:
+        return self.log.enabled(level)
+
+    def write(self, level: str, message: str, exc: KafkaThrowable | None = None) -> None:
+        self.log.emit(self.sink, level, self.prefix + message, self.name, exc)
+
+    def trace(self, message: str) -> None:
+        self.write("TRACE", message)
+
+    def debug(self, message: str) -> None:
+        self.write("DEBUG", message)
+
+    def info(self, message: str) -> None:
+        self.write("INFO", message)
+
+    def warn(self, message: str) -> None:
+        self.write("WARN", message)
+
+    def error(self, message: str, exc: KafkaThrowable | None = None) -> None:
+        self.write("ERROR", message, exc)
+
+
+# ------------------------------------------------------------------------------------- §10.2 renderings
+
+
+def mk_string(values: Iterable[object], sep: str = ",") -> str:
+    """Scala ``mkString(sep)``."""
+    return sep.join(str(v) for v in values)
+
+
+def scala_set(values: Iterable[object]) -> str:
+    """A Scala set, elements in ascending order. Decision: always ``Set(…)`` (2.12 rendering), never ``HashSet``."""
+    return "Set(" + ", ".join(str(v) for v in sorted(values, key=_sort_key)) + ")"
+
+
+def scala_list(values: Iterable[object]) -> str:
+    return "List(" + ", ".join(str(v) for v in values) + ")"
+
+
+def _sort_key(v: object) -> tuple[int, str, int]:
+    if isinstance(v, int):
+        return (0, "", v)
+    topic = getattr(v, "topic", None)
+    part = getattr(v, "partition", None)
+    if isinstance(topic, str) and isinstance(part, int):
+        return (1, topic, part)
+    return (2, str(v), 0)
+
+
+def render_leader_and_isr(lai: LeaderAndIsr) -> str:
+    """``LeaderAndIsr(leader=1, leaderEpoch=0, isr=List(1, 2), zkVersion=0)`` (both versions)."""
+    return (
+        f"LeaderAndIsr(leader={lai.leader}, leaderEpoch={lai.leader_epoch}, "
+        f"isr={scala_list(lai.isr)}, zkVersion={lai.zk_version})"
+    )
+
+
+def render_leader_isr_and_epoch(li: LeaderIsrAndControllerEpoch, version: KafkaVersion) -> str:
+    """2.8: ``(Leader:1,ISR:1,2,LeaderEpoch:0,ZkVersion:0,ControllerEpoch:1)``; 1.1 has no ZkVersion."""
+    lai = li.leader_and_isr
+    zk = f"ZkVersion:{lai.zk_version}," if version >= KAFKA_2_4 else ""
+    return (
+        f"(Leader:{lai.leader},ISR:{mk_string(lai.isr)},LeaderEpoch:{lai.leader_epoch},"
+        f"{zk}ControllerEpoch:{li.controller_epoch})"
+    )
+
+
+def render_assignment(fa: ReplicaAssignment) -> str:
+    """``ReplicaAssignment(replicas=1,2, addingReplicas=3, removingReplicas=)`` (2.4+)."""
+    return (
+        f"ReplicaAssignment(replicas={mk_string(fa.replicas)}, addingReplicas={mk_string(fa.adding)}, "
+        f"removingReplicas={mk_string(fa.removing)})"
+    )
+
+
+def java_list(values: Iterable[object]) -> str:
+    """A Java ``List.toString``: ``[1, 2]``."""
+    return "[" + ", ".join(str(v) for v in values) + "]"
+
+
+def bool_text(value: bool) -> str:
+    return "true" if value else "false"

@@ -1,0 +1,368 @@
+"""``ZkPartitionStateMachine`` (§5, §2.3): partition transitions, initialisation and leader elections.
+
+``handle_state_changes(partitions, target, election)`` is one ``handleStateChanges`` call. For target
+OnlinePartition it returns the election results (partition → new ``LeaderAndIsr`` or the exception) for the
+partitions that needed an election; initialised NewPartition partitions are not in the result (2.8.2).
+
+[1.1] differences: the election loop re-elects the *original full list* on every BADVERSION retry (the retry
+bug fixed by KIP-460 in 2.4), success lines are TRACE, the "written by another controller" message starts with
+a lowercase ``aborted``, the Offline strategy always reads the topic config for unclean elections, and no
+``ControllerMovedException`` exists (no fencing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from kcspec.reference_impl.context import ControllerContext
+from kcspec.reference_impl.elections import (
+    ElectionOutcome,
+    leader_for_controlled_shutdown,
+    leader_for_offline,
+    leader_for_preferred_replica,
+    leader_for_reassign,
+    strategy_name,
+)
+from kcspec.reference_impl.errors import (
+    ControllerMovedException,
+    IllegalArgumentException,
+    IllegalStateException,
+    KafkaThrowable,
+    KeeperException,
+    StateChangeFailedException,
+)
+from kcspec.reference_impl.logs import (
+    ControllerLog,
+    Logger,
+    mk_string,
+    render_leader_and_isr,
+    scala_list,
+    scala_set,
+)
+from kcspec.reference_impl.request_batch import ControllerBrokerRequestBatch
+from kcspec.reference_impl.state_change_logger import StateChangeLogger
+from kcspec.reference_impl.states import names, partition_state_cases
+from kcspec.reference_impl.version import KAFKA_2_1, KAFKA_2_4, KAFKA_2_6, KafkaVersion
+from kcspec.reference_impl.zookeeper import SimulatedZooKeeper
+from kcspec.spec.requests import MACHINE_PARTITION, FailureReason, StateChangeFailure
+from kcspec.spec.vocabulary import (
+    ClusterConfig,
+    ElectionStrategy,
+    LeaderAndIsr,
+    LeaderElection,
+    LeaderIsrAndControllerEpoch,
+    PartitionState,
+    TopicPartition,
+)
+
+P = PartitionState
+ElectionResults = dict[TopicPartition, LeaderAndIsr | KafkaThrowable]
+OFFLINE_CLEAN = LeaderElection(ElectionStrategy.OfflinePartitionLeaderElectionStrategy, False)
+
+
+class ZkPartitionStateMachine:
+    """§5: one ``handleStateChanges`` per call, with its own request batch."""
+
+    def __init__(
+        self,
+        ctx: ControllerContext,
+        zk: SimulatedZooKeeper,
+        version: KafkaVersion,
+        log: ControllerLog,
+        batch: ControllerBrokerRequestBatch,
+        state_change_logger: StateChangeLogger,
+        failures: list[StateChangeFailure],
+        config: ClusterConfig,
+    ) -> None:
+        self.ctx = ctx
+        self.zk = zk
+        self.version = version
+        self.batch = batch
+        self.scl = state_change_logger
+        self.failures = failures
+        self.config = config
+        self.cases = partition_state_cases()
+        name = (
+            "kafka.controller.ZkPartitionStateMachine"
+            if version >= KAFKA_2_4
+            else "kafka.controller.PartitionStateMachine"
+        )
+        self.logger = Logger(
+            log, log.controller, name, f"[PartitionStateMachine controllerId={ctx.controller_id}] "
+        )
+
+    # ------------------------------------------------------------------------------------ startup (§5.4)
+
+    def startup(self) -> None:
+        ctx = self.ctx
+        for tp in ctx.assignments:
+            li = ctx.leadership.get(tp)
+            if li is None:
+                ctx.put_partition_state(tp, P.NewPartition)
+            elif ctx.is_replica_online(li.leader_and_isr.leader, tp):
+                ctx.put_partition_state(tp, P.OnlinePartition)
+            else:
+                ctx.put_partition_state(tp, P.OfflinePartition)
+        self.trigger_online_partition_state_change()
+
+    def trigger_online_partition_state_change(self, topic: str | None = None) -> ElectionResults:
+        """New and Offline partitions of topics not queued for deletion → Online, Offline strategy, clean."""
+        return self.handle_state_changes(
+            self.ctx.partitions_in_new_or_offline(topic), P.OnlinePartition, OFFLINE_CLEAN
+        )
+
+    # ------------------------------------------------------------------------------------ §2.3
+
+    def handle_state_changes(
+        self,
+        partitions: Sequence[TopicPartition],
+        target: PartitionState,
+        election: LeaderElection | None = None,
+    ) -> ElectionResults:
+        if not partitions:
+            return {}
+        try:
+            self.batch.new_batch()
+            result = self._do_handle_state_changes(partitions, target, election)
+            self.batch.send(self.ctx.epoch)
+            return result
+        except ControllerMovedException as e:
+            self.batch.clear()
+            if self.version >= KAFKA_2_1:
+                self.logger.error(
+                    f"Controller moved to another broker when moving some partitions to {target.name} state",
+                    e,
+                )
+                raise
+            self.logger.error(f"Error while moving some partitions to {target.name} state", e)
+            return {tp: e for tp in partitions}
+        except KafkaThrowable as e:
+            self.batch.clear()
+            self.logger.error(f"Error while moving some partitions to {target.name} state", e)
+            return {tp: e for tp in partitions}
+
+    def _log(self) -> Logger:
+        return self.scl.with_controller_epoch(self.ctx.epoch)
+
+    def _fail(
+        self,
+        tp: TopicPartition,
+        current: PartitionState,
+        target: PartitionState,
+        reason: FailureReason,
+        exc: KafkaThrowable,
+    ) -> None:
+        self.scl.partition_failed(self.ctx.epoch, tp, current.name, target.name, exc)
+        self.failures.append(StateChangeFailure(MACHINE_PARTITION, tp, -1, current.name, target.name, reason))
+
+    def _success_level(self) -> str:
+        return "INFO" if self.version >= KAFKA_2_6 else "TRACE"
+
+    def _do_handle_state_changes(
+        self, partitions: Sequence[TopicPartition], target: PartitionState, election: LeaderElection | None
+    ) -> ElectionResults:
+        ctx = self.ctx
+        states = ctx.partition_states
+        valid_previous = self.cases[target].valid_previous_states
+        valid: list[TopicPartition] = []
+        for tp in partitions:
+            current = states.get(tp)
+            if current is None:
+                current = P.NonExistentPartition
+                ctx.put_partition_state(tp, current)
+            if current in valid_previous:
+                valid.append(tp)
+            else:
+                exc = IllegalStateException(
+                    f"Partition {tp} should be in one of {names(valid_previous)} states before moving to "
+                    f"{target.name} state. Instead it is in {current.name} state"
+                )
+                self._fail(tp, current, target, FailureReason.InvalidTransition, exc)
+        log = self._log()
+        if target is P.NewPartition:
+            for tp in valid:
+                log.write(
+                    self._success_level(),
+                    f"Changed partition {tp} state from {states[tp].name} to NewPartition with assigned replicas "
+                    f"{mk_string(ctx.replicas(tp))}",
+                )
+                ctx.put_partition_state(tp, P.NewPartition)
+            return {}
+        if target is P.OnlinePartition:
+            uninitialized = [tp for tp in valid if states[tp] is P.NewPartition]
+            to_elect = [tp for tp in valid if states[tp] is not P.NewPartition]
+            if uninitialized:
+                for tp in self._initialize_leader_and_isr(uninitialized):
+                    li = ctx.leadership[tp]
+                    log.write(
+                        self._success_level(),
+                        f"Changed partition {tp} from {states[tp].name} to OnlinePartition with state "
+                        f"{render_leader_and_isr(li.leader_and_isr)}",
+                    )
+                    ctx.put_partition_state(tp, P.OnlinePartition)
+            if not to_elect:
+                return {}
+            if election is None:
+                raise IllegalArgumentException(
+                    "Election strategy is a required field when the target state is OnlinePartition"
+                )
+            results = self._elect_leader_for_partitions(to_elect, election)
+            for tp, result in results.items():
+                if isinstance(result, LeaderAndIsr):
+                    log.write(
+                        self._success_level(),
+                        f"Changed partition {tp} from {states[tp].name} to OnlinePartition with state "
+                        f"{render_leader_and_isr(result)}",
+                    )
+                    ctx.put_partition_state(tp, P.OnlinePartition)
+            return results
+        trace = self.scl.trace_enabled()
+        for tp in valid:
+            if trace:
+                log.trace(f"Changed partition {tp} state from {states[tp].name} to {target.name}")
+            ctx.put_partition_state(tp, target)
+        return {}
+
+    # ------------------------------------------------------------------------------------ §5.2a
+
+    def _initialize_leader_and_isr(self, partitions: list[TopicPartition]) -> list[TopicPartition]:
+        ctx = self.ctx
+        records: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
+        for tp in partitions:
+            live = tuple(r for r in ctx.replicas(tp) if ctx.is_replica_online(r, tp))
+            if not live:
+                exc = StateChangeFailedException(
+                    f"Controller {ctx.controller_id} epoch {ctx.epoch} encountered error during state change of "
+                    f"partition {tp} from New to Online, assigned replicas are [{mk_string(live)}], live brokers "
+                    f"are [{scala_set(ctx.live_broker_ids())}]. No assigned replica is alive."
+                )
+                self._fail(tp, P.NewPartition, P.OnlinePartition, FailureReason.NoAssignedReplicaAlive, exc)
+            else:
+                records[tp] = LeaderIsrAndControllerEpoch(LeaderAndIsr(live[0], 0, live, 0), ctx.epoch)
+        try:
+            codes = self.zk.create_topic_partition_states(records, ctx.epoch_zk_version)
+        except ControllerMovedException as e:
+            self.logger.error(
+                "Controller moved to another broker when trying to create the topic partition state znode", e
+            )
+            raise
+        except KeeperException as e:
+            for tp in records:
+                self._fail(tp, ctx.partition_state(tp), P.NewPartition, FailureReason.ZkError, e)
+            return []
+        succeeded: list[TopicPartition] = []
+        for tp, code in codes.items():
+            if code == "OK":
+                li = records[tp]
+                ctx.put_leadership(tp, li)
+                self.batch.add_leader_and_isr(li.leader_and_isr.isr, tp, li, ctx.assignment(tp), True)
+                succeeded.append(tp)
+            else:
+                self._fail(
+                    tp, P.NewPartition, P.OnlinePartition, FailureReason.NodeExists, KeeperException(code)
+                )
+        return succeeded
+
+    # ------------------------------------------------------------------------------------ §5.2b
+
+    def _elect_leader_for_partitions(
+        self, partitions: list[TopicPartition], election: LeaderElection
+    ) -> ElectionResults:
+        finished_elections: ElectionResults = {}
+        remaining = partitions
+        modern = self.version >= KAFKA_2_4
+        while remaining:
+            finished, retry = self._do_elect_leader_for_partitions(
+                remaining if modern else partitions, election
+            )
+            remaining = retry
+            for tp, result in finished.items():
+                if isinstance(result, KafkaThrowable):
+                    self._fail(
+                        tp, self.ctx.partition_state(tp), P.OnlinePartition, self._reason(result), result
+                    )
+            finished_elections.update(finished)
+            if remaining and modern:
+                self.logger.info(
+                    f"Retrying leader election with strategy {strategy_name(election, self.version)} for partitions "
+                    f"{scala_list(remaining)}"
+                )
+        return finished_elections
+
+    @staticmethod
+    def _reason(exc: KafkaThrowable) -> FailureReason:
+        if isinstance(exc, KeeperException):
+            return FailureReason.ZkError
+        if "doesn't exist" in exc.message:
+            return FailureReason.LeaderAndIsrMissing
+        if "another controller" in exc.message:
+            return FailureReason.WrittenByNewerController
+        return FailureReason.NoEligibleLeader
+
+    def _do_elect_leader_for_partitions(
+        self, partitions: list[TopicPartition], election: LeaderElection
+    ) -> tuple[ElectionResults, list[TopicPartition]]:
+        ctx = self.ctx
+        try:
+            stored = self.zk.get_topic_partition_states(partitions)
+        except KeeperException as e:
+            return {tp: e for tp in partitions}, []
+        failed: ElectionResults = {}
+        valid: list[tuple[TopicPartition, LeaderAndIsr]] = []
+        aborted = "Aborted" if self.version >= KAFKA_2_4 else "aborted"
+        for tp in partitions:
+            st = stored.get(tp)
+            if st is None:
+                failed[tp] = StateChangeFailedException(
+                    f"LeaderAndIsr information doesn't exist for partition {tp} in {ctx.partition_state(tp).name} state"
+                )
+            elif st.controller_epoch > ctx.epoch:
+                failed[tp] = StateChangeFailedException(
+                    f"{aborted} leader election for partition {tp} since the LeaderAndIsr path was already written "
+                    f"by another controller. This probably means that the current controller {ctx.controller_id} "
+                    f"went through a soft failure and another controller was elected with epoch {st.controller_epoch}."
+                )
+            else:
+                valid.append((tp, st.leader_and_isr))
+        if not valid:
+            return failed, []
+        outcomes = [self._elect_one(tp, lai, election) for tp, lai in valid]
+        updates: dict[TopicPartition, LeaderAndIsr] = {}
+        recipients: dict[TopicPartition, tuple[int, ...]] = {}
+        for outcome in outcomes:
+            if outcome.leader_and_isr is None:
+                failed[outcome.tp] = StateChangeFailedException(
+                    f"Failed to elect leader for partition {outcome.tp} under strategy "
+                    f"{strategy_name(election, self.version)}"
+                )
+            else:
+                updates[outcome.tp] = outcome.leader_and_isr
+                recipients[outcome.tp] = outcome.recipients
+        finished, retry = self.zk.update_leader_and_isr(updates, ctx.epoch, ctx.epoch_zk_version)
+        results: ElectionResults = {}
+        for tp, result in finished.items():
+            if isinstance(result, LeaderAndIsr):
+                li = LeaderIsrAndControllerEpoch(result, ctx.epoch)
+                ctx.put_leadership(tp, li)
+                self.batch.add_leader_and_isr(recipients[tp], tp, li, ctx.assignment(tp), False)
+            results[tp] = result
+        results.update(failed)
+        return results, retry
+
+    def _elect_one(self, tp: TopicPartition, lai: LeaderAndIsr, election: LeaderElection) -> ElectionOutcome:
+        ctx = self.ctx
+        strategy = election.strategy
+        if strategy is ElectionStrategy.OfflinePartitionLeaderElectionStrategy:
+            unclean = False
+            if not any(ctx.is_replica_online(r, tp) for r in lai.isr):
+                if election.allow_unclean and self.version >= KAFKA_2_4:
+                    unclean = True
+                else:
+                    cfg = self.config
+                    unclean = cfg.unclean_leader_election_enable or tp.topic in cfg.unclean_topics
+            return leader_for_offline(ctx, tp, lai, unclean)
+        if strategy is ElectionStrategy.ReassignPartitionLeaderElectionStrategy:
+            return leader_for_reassign(ctx, self.version, tp, lai)
+        if strategy is ElectionStrategy.PreferredReplicaPartitionLeaderElectionStrategy:
+            return leader_for_preferred_replica(ctx, tp, lai)
+        return leader_for_controlled_shutdown(ctx, self.version, tp, lai)

@@ -1,0 +1,361 @@
+"""``ReferenceController``: the public face of the reference implementation (the step contract).
+
+``handle(event)`` checks the guard, runs the environment part of the event on the simulated ZooKeeper (and
+config), then the controller part on the active ``KafkaController`` (ARCHITECTURE.md table), and returns the
+canonical post-state with every request sent and every failure logged during the event.
+
+Exception handling around the controller part follows Kafka's event loop (§7 preamble): a
+``ControllerMovedException`` logs ``Controller moved to another broker when processing <event>.`` and the
+controller resigns (ZooKeeper keeps what was written); any other modelled exception logs
+``Error processing event <event>`` and the rest of the event is dropped. During failover (§7.1 step 3) any
+other exception triggers a controller move (resign and delete ``/controller``, fenced in 2.8).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime
+
+from kcspec.reference_impl.controller import KafkaController
+from kcspec.reference_impl.errors import ControllerMovedException, EventNotEnabled, KafkaThrowable
+from kcspec.reference_impl.guards import event_enabled
+from kcspec.reference_impl.logs import DEFAULT_START, ControllerLog
+from kcspec.reference_impl.snapshot import from_canonical, to_canonical
+from kcspec.reference_impl.version import KAFKA_2_1, KAFKA_2_2, KAFKA_2_4, version_for_profile
+from kcspec.reference_impl.zookeeper import SimulatedZooKeeper
+from kcspec.spec.events import (
+    ApiPartitionReassignment,
+    AutoPreferredReplicaLeaderElection,
+    BrokerBounce,
+    BrokerFailure,
+    BrokerStartup,
+    ControlledShutdown,
+    ControllerChange,
+    ControllerEvent,
+    ControllerFailover,
+    ControllerResignation,
+    IsrChange,
+    LeaderAndIsrResponseReceived,
+    NewerControllerElected,
+    PartitionExpansion,
+    ReplicaLeaderElection,
+    StopReplicaResponseReceived,
+    TopicCreation,
+    TopicDeletion,
+    UncleanLeaderElectionEnable,
+    ZkFaultInjection,
+    ZkPartitionReassignment,
+    ZombieControllerWrite,
+)
+from kcspec.spec.requests import Request, StateChangeFailure, StepResult
+from kcspec.spec.state import ClusterState
+from kcspec.spec.vocabulary import (
+    LeaderAndIsr,
+    LeaderIsrAndControllerEpoch,
+    ReplicaAssignment,
+    TopicPartition,
+)
+
+EVENT_NAMES = {
+    BrokerStartup: "BrokerChange",
+    BrokerFailure: "BrokerChange",
+    BrokerBounce: "BrokerChange",
+    TopicCreation: "TopicChange",
+    PartitionExpansion: "PartitionModifications",
+    TopicDeletion: "TopicDeletion",
+    StopReplicaResponseReceived: "TopicDeletionStopReplicaResponseReceived",
+    ControlledShutdown: "ControlledShutdown",
+    ReplicaLeaderElection: "ReplicaLeaderElection",
+    AutoPreferredReplicaLeaderElection: "AutoPreferredReplicaLeaderElection",
+    LeaderAndIsrResponseReceived: "LeaderAndIsrResponseReceived",
+    UncleanLeaderElectionEnable: "UncleanLeaderElectionEnable",
+    ApiPartitionReassignment: "ApiPartitionReassignment",
+    ZkPartitionReassignment: "ZkPartitionReassignment",
+    IsrChange: "AlterIsrReceived",
+}
+
+
+class ReferenceController:
+    """An imperative Kafka controller (profile ``kafka-2.8`` or ``kafka-1.1``) over a simulated ZooKeeper."""
+
+    def __init__(
+        self,
+        profile: str = "kafka-2.8",
+        state: ClusterState | None = None,
+        *,
+        trace: bool = False,
+        log_start: datetime = DEFAULT_START,
+    ) -> None:
+        self.profile = profile
+        self.version = version_for_profile(profile)
+        self.log = ControllerLog(trace=trace, start=log_start)
+        self.state_change_log: list[str] = self.log.state_change
+        self.controller_log: list[str] = self.log.controller
+        self._sent: list[Request] = []
+        self._failures: list[StateChangeFailure] = []
+        self.load(state if state is not None else ClusterState())
+
+    # ------------------------------------------------------------------------------------ state
+
+    def load(self, state: ClusterState) -> None:
+        """Adopt ``state``: the simulated ZooKeeper, the config and the active controller's context."""
+        self.zk = SimulatedZooKeeper(state.zk, fencing=self.version >= KAFKA_2_1)
+        self.config = state.config
+        ctx = from_canonical(state.controller)
+        self.kc = self._incarnation(ctx.controller_id, ctx)
+
+    def snapshot(self) -> ClusterState:
+        return ClusterState(zk=self.zk.snapshot(), controller=to_canonical(self.kc.ctx), config=self.config)
+
+    def _incarnation(self, controller_id: int, ctx: object = None) -> KafkaController:
+        from kcspec.reference_impl.context import ControllerContext
+
+        return KafkaController(
+            self.zk,
+            self.config,
+            self.version,
+            self.log,
+            self._sent,
+            self._failures,
+            controller_id,
+            ctx if isinstance(ctx, ControllerContext) else None,
+        )
+
+    # ------------------------------------------------------------------------------------ step contract
+
+    def enabled(self, event: ControllerEvent) -> bool:
+        return event_enabled(self.zk, self.kc.ctx, self.config, event, self.version)
+
+    def handle(self, event: ControllerEvent) -> StepResult:
+        """One step: guard, environment part, controller part; the canonical post-state and what was sent."""
+        requests, failures = self.run(event)
+        return StepResult(state=self.snapshot(), requests=requests, failures=failures)
+
+    def run(self, event: ControllerEvent) -> tuple[frozenset[Request], frozenset[StateChangeFailure]]:
+        """``handle`` without building the post-state snapshot (for bulk runs and benchmarks)."""
+        if not self.enabled(event):
+            raise EventNotEnabled(f"{event.kind} is not enabled in this state ({event.section}): {event!r}")
+        self._sent.clear()
+        self._failures.clear()
+        self._dispatch(event)
+        return frozenset(self._sent), frozenset(self._failures)
+
+    # ------------------------------------------------------------------------------------ helpers
+
+    def _resign(self) -> None:
+        """``onControllerResignation`` (§7.12): the context is reset."""
+        if self.kc.active:
+            self.kc.logger.info("Resigned")
+        self.kc = self._incarnation(-1)
+
+    def _trigger_controller_move(self) -> None:
+        """``triggerControllerMove``: resign, then delete ``/controller`` (2.8: fenced by the epoch zk version)."""
+        expected = self.kc.ctx.epoch_zk_version
+        self._resign()
+        try:
+            self.zk.delete_controller(expected if self.version >= KAFKA_2_1 else None)
+        except ControllerMovedException:
+            self.kc.logger.warn("Controller has already moved when trying to trigger controller movement")
+
+    def _run(self, name: str, body: Callable[[], None]) -> None:
+        """Kafka's event loop around one controller event (§7 preamble)."""
+        if not self.kc.active:
+            return
+        try:
+            body()
+        except ControllerMovedException:
+            self.kc.logger.info(f"Controller moved to another broker when processing {name}.")
+            self._resign()
+        except KafkaThrowable as e:
+            self.kc.logger.error(f"Error processing event {name}", e)
+
+    # ------------------------------------------------------------------------------------ dispatch
+
+    def _dispatch(self, event: ControllerEvent) -> None:
+        zk = self.zk
+        kc = self.kc
+        name = EVENT_NAMES.get(type(event), type(event).__name__)
+        if isinstance(event, ControllerFailover):
+            self._failover(event.broker_id)
+        elif isinstance(event, ControllerResignation):
+            zk.controller = -1
+            self._resign()
+        elif isinstance(event, NewerControllerElected):
+            zk.controller = event.broker_id
+            zk.controller_epoch += 1
+            zk.controller_epoch_zk_version += 1
+        elif isinstance(event, ControllerChange):
+            self._resign()
+        elif isinstance(event, ZombieControllerWrite):
+            self._zombie_write(event)
+        elif isinstance(event, BrokerStartup):
+            zk.brokers[event.broker_id] = zk.zxid
+            zk.zxid += 1
+            self._run(name, kc.process_broker_change)
+        elif isinstance(event, BrokerFailure):
+            del zk.brokers[event.broker_id]
+            if zk.controller == event.broker_id:
+                zk.controller = -1
+            if kc.active and kc.ctx.controller_id == event.broker_id:
+                self.kc = self._incarnation(-1)
+            else:
+                self._run(name, kc.process_broker_change)
+        elif isinstance(event, BrokerBounce):
+            zk.brokers[event.broker_id] = zk.zxid
+            zk.zxid += 1
+            if self.version >= KAFKA_2_2:
+                self._run(name, kc.process_broker_change)
+        elif isinstance(event, ControlledShutdown):
+            self._run(name, lambda: self._controlled_shutdown(event))
+        elif isinstance(event, TopicCreation):
+            for i, replicas in enumerate(event.replicas):
+                zk.add_assignment(TopicPartition(event.topic, i), ReplicaAssignment(replicas))
+            self._run(name, kc.process_topic_change)
+        elif isinstance(event, PartitionExpansion):
+            start = len(zk.partitions_by_topic[event.topic])
+            for i in range(start, len(event.replicas)):
+                zk.add_assignment(TopicPartition(event.topic, i), ReplicaAssignment(event.replicas[i]))
+            self._run(name, lambda: kc.process_partition_modifications(event.topic))
+        elif isinstance(event, TopicDeletion):
+            zk.delete_topics.update(event.topics)
+            self._run(name, kc.process_topic_deletion)
+        elif isinstance(event, StopReplicaResponseReceived):
+            self._run(
+                name, lambda: kc.process_stop_replica_response(event.broker_id, event.partitions, event.error)
+            )
+        elif isinstance(event, ApiPartitionReassignment):
+            self._run(name, lambda: kc.process_api_partition_reassignment(dict(event.targets)))
+        elif isinstance(event, ZkPartitionReassignment):
+            zk.reassign_partitions = dict(event.targets)
+            if self.version >= KAFKA_2_4:
+                self._run(name, lambda: self._discard(kc.process_zk_partition_reassignment()))
+            else:
+                self._run("PartitionReassignment", kc.process_partition_reassignment_legacy)
+        elif isinstance(event, ReplicaLeaderElection):
+            self._replica_leader_election(event)
+        elif isinstance(event, AutoPreferredReplicaLeaderElection):
+            self._run(name, kc.check_and_trigger_auto_leader_rebalance)
+        elif isinstance(event, IsrChange):
+            self._isr_change(event)
+        elif isinstance(event, LeaderAndIsrResponseReceived):
+            self._run(name, lambda: kc.process_leader_and_isr_response(event.broker_id, event.storage_errors))
+        elif isinstance(event, UncleanLeaderElectionEnable):
+            self._unclean_enable(event)
+        elif isinstance(event, ZkFaultInjection):
+            zk.faults[event.tp] = event.fault
+
+    @staticmethod
+    def _discard(_value: object) -> None:
+        return None
+
+    def _failover(self, broker: int) -> None:
+        zk = self.zk
+        if self.kc.active:
+            self._resign()
+        zk.controller = broker
+        zk.controller_epoch += 1
+        zk.controller_epoch_zk_version += 1
+        self.kc = self._incarnation(broker)
+        ctx = self.kc.ctx
+        ctx.epoch = zk.controller_epoch
+        ctx.epoch_zk_version = zk.controller_epoch_zk_version
+        self.kc.log_elected()
+        try:
+            self.kc.on_controller_failover()
+        except ControllerMovedException:
+            self._resign()
+        except KafkaThrowable as e:
+            self.kc.logger.error(
+                f"Error while electing or becoming controller on broker {broker}. Trigger controller movement "
+                "immediately",
+                e,
+            )
+            self._trigger_controller_move()
+
+    def _zombie_write(self, event: ZombieControllerWrite) -> None:
+        if self.version >= KAFKA_2_1:
+            return
+        old = self.zk.partition_states[event.tp].leader_and_isr
+        self.zk.partition_states[event.tp] = LeaderIsrAndControllerEpoch(
+            LeaderAndIsr(event.leader, old.leader_epoch + 1, event.isr, old.zk_version + 1),
+            event.controller_epoch,
+        )
+
+    def _controlled_shutdown(self, event: ControlledShutdown) -> None:
+        try:
+            self.kc.do_controlled_shutdown(event.broker_id, event.broker_epoch)
+        except ControllerMovedException:
+            raise
+        except KafkaThrowable:
+            return
+
+    def _replica_leader_election(self, event: ReplicaLeaderElection) -> None:
+        from kcspec.spec.vocabulary import ElectionTrigger
+
+        kc = self.kc
+        if event.trigger is ElectionTrigger.ZkTriggered:
+            self.zk.preferred_replica_election = set(event.partitions)
+            if self.version >= KAFKA_2_4:
+                self._run(
+                    "ReplicaLeaderElection",
+                    lambda: kc.process_replica_leader_election(
+                        event.partitions, event.election_type, event.trigger
+                    ),
+                )
+            else:
+                self._run(
+                    "PreferredReplicaLeaderElection", kc.process_preferred_replica_leader_election_legacy
+                )
+        else:
+            self._run(
+                "ReplicaLeaderElection",
+                lambda: kc.process_replica_leader_election(
+                    event.partitions, event.election_type, event.trigger
+                ),
+            )
+
+    def _isr_change(self, event: IsrChange) -> None:
+        zk = self.zk
+        kc = self.kc
+        stored = zk.partition_states[event.tp]
+        lai = stored.leader_and_isr
+        if self.version >= KAFKA_2_4:
+            proposed = LeaderAndIsr(lai.leader, lai.leader_epoch, event.isr, lai.zk_version)
+            self._run(
+                "AlterIsrReceived",
+                lambda: kc.process_alter_isr(lai.leader, zk.brokers[lai.leader], event.tp, proposed),
+            )
+            return
+        zk.partition_states[event.tp] = LeaderIsrAndControllerEpoch(
+            LeaderAndIsr(lai.leader, lai.leader_epoch, event.isr, lai.zk_version + 1), stored.controller_epoch
+        )
+        zk.isr_change_notifications.add(event.tp)
+        self._run("IsrChangeNotification", kc.process_isr_change_notification)
+        if event.tp in self.kc.ctx.legacy_reassignments:
+            self._run(
+                "PartitionReassignmentIsrChange",
+                lambda: self.kc.process_partition_reassignment_isr_change_legacy(event.tp),
+            )
+
+    def _unclean_enable(self, event: UncleanLeaderElectionEnable) -> None:
+        if event.topic == "":
+            self.config = replace(self.config, unclean_leader_election_enable=True)
+        else:
+            self.config = replace(self.config, unclean_topics=self.config.unclean_topics | {event.topic})
+        self.kc.set_config(self.config)
+        if self.version < KAFKA_2_1:
+            return
+        kc = self.kc
+        if event.topic == "":
+
+            def body() -> None:
+                kc.logger.info("Unclean leader election has been enabled by default")
+                kc.partition_sm.trigger_online_partition_state_change()
+        else:
+
+            def body() -> None:
+                kc.logger.info(f"Unclean leader election has been enabled for topic {event.topic}")
+                kc.partition_sm.trigger_online_partition_state_change(event.topic)
+
+        self._run("UncleanLeaderElectionEnable", body)

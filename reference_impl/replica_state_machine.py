@@ -1,0 +1,365 @@
+"""``ZkReplicaStateMachine`` (§4, §2.3): replica transitions, processed broker by broker.
+
+A call ``handle_state_changes(replicas, target)`` takes the replicas grouped by broker (broker → partitions).
+Brokers are processed in ascending id (ARCHITECTURE.md decision; Kafka uses hash order), partitions of one
+broker in the order given. Replicas without a state get the implicit NonExistentReplica entry first (the entry
+stays even when the transition is then rejected, as ``putReplicaStateIfNotExists`` does). Invalid transitions
+are logged and recorded as failures and have no other effect. Each call ends with ``sendRequestsToBrokers``.
+2.8 rethrows ``ControllerMovedException`` (after an ERROR line); every other modelled exception is logged and
+swallowed, and the batch is cleared (the "wedged batch" hazard of §2.3 is not modelled, ARCHITECTURE.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+from kcspec.reference_impl.context import ControllerContext, remove_replica
+from kcspec.reference_impl.errors import (
+    ControllerMovedException,
+    IllegalStateException,
+    KafkaThrowable,
+    KeeperException,
+    StateChangeFailedException,
+)
+from kcspec.reference_impl.logs import ControllerLog, Logger, render_assignment, render_leader_isr_and_epoch
+from kcspec.reference_impl.request_batch import ControllerBrokerRequestBatch
+from kcspec.reference_impl.state_change_logger import StateChangeLogger
+from kcspec.reference_impl.states import names, replica_state_cases
+from kcspec.reference_impl.version import KAFKA_2_0, KAFKA_2_1, KAFKA_2_4, KafkaVersion
+from kcspec.reference_impl.zookeeper import SimulatedZooKeeper
+from kcspec.spec.requests import MACHINE_REPLICA, FailureReason, StateChangeFailure
+from kcspec.spec.vocabulary import (
+    NO_LEADER,
+    LeaderAndIsr,
+    LeaderIsrAndControllerEpoch,
+    PartitionReplica,
+    ReplicaAssignment,
+    ReplicaState,
+    TopicPartition,
+)
+
+R = ReplicaState
+ReplicaGroups = Mapping[int, Sequence[TopicPartition]]
+"""Replicas grouped by broker: broker id → partitions."""
+
+
+def group_replicas(replicas: Iterable[PartitionReplica]) -> dict[int, list[TopicPartition]]:
+    """``groupBy(_.replica)`` of ``PartitionAndReplica``s, keeping the given order within a broker."""
+    out: dict[int, list[TopicPartition]] = {}
+    for pr in replicas:
+        out.setdefault(pr.replica, []).append(pr.tp)
+    return out
+
+
+class ZkReplicaStateMachine:
+    """§4: one ``handleStateChanges`` per call, with its own request batch."""
+
+    def __init__(
+        self,
+        ctx: ControllerContext,
+        zk: SimulatedZooKeeper,
+        version: KafkaVersion,
+        log: ControllerLog,
+        batch: ControllerBrokerRequestBatch,
+        state_change_logger: StateChangeLogger,
+        failures: list[StateChangeFailure],
+    ) -> None:
+        self.ctx = ctx
+        self.zk = zk
+        self.version = version
+        self.batch = batch
+        self.scl = state_change_logger
+        self.failures = failures
+        self.cases = replica_state_cases(version)
+        name = (
+            "kafka.controller.ZkReplicaStateMachine"
+            if version >= KAFKA_2_4
+            else "kafka.controller.ReplicaStateMachine"
+        )
+        self.logger = Logger(
+            log, log.controller, name, f"[ReplicaStateMachine controllerId={ctx.controller_id}] "
+        )
+
+    # ------------------------------------------------------------------------------------ startup (§4.8)
+
+    def startup(self) -> None:
+        """``initializeReplicaState`` then Online for online replicas (2.4+: Offline for the others)."""
+        ctx = self.ctx
+        online: dict[int, list[TopicPartition]] = {}
+        offline: dict[int, list[TopicPartition]] = {}
+        for tp, fa in ctx.assignments.items():
+            for r in fa.replicas:
+                states = ctx.replica_states.get(r)
+                if states is None:
+                    states = ctx.replica_states[r] = {}
+                if ctx.is_replica_online(r, tp):
+                    states[tp] = R.OnlineReplica
+                    online.setdefault(r, []).append(tp)
+                else:
+                    states[tp] = R.ReplicaDeletionIneligible
+                    offline.setdefault(r, []).append(tp)
+        self.handle_state_changes(online, R.OnlineReplica)
+        if self.version >= KAFKA_2_4:
+            self.handle_state_changes(offline, R.OfflineReplica)
+
+    # ------------------------------------------------------------------------------------ §2.3
+
+    def handle_state_changes(self, replicas: ReplicaGroups, target: ReplicaState) -> None:
+        if not any(replicas.values()):
+            return
+        try:
+            self.batch.new_batch()
+            for broker in sorted(replicas):
+                tps = replicas[broker]
+                if tps:
+                    self._do_handle_state_changes(broker, tps, target)
+            self.batch.send(self.ctx.epoch)
+        except ControllerMovedException as e:
+            self.batch.clear()
+            if self.version >= KAFKA_2_1:
+                self.logger.error(
+                    f"Controller moved to another broker when moving some replicas to {target.name} state", e
+                )
+                raise
+            self.logger.error(f"Error while moving some replicas to {target.name} state", e)
+        except KafkaThrowable as e:
+            self.batch.clear()
+            self.logger.error(f"Error while moving some replicas to {target.name} state", e)
+
+    def _fail(
+        self,
+        broker: int,
+        tp: TopicPartition,
+        current: ReplicaState,
+        target: str,
+        reason: FailureReason,
+        exc: KafkaThrowable,
+    ) -> None:
+        self.scl.replica_failed(self.ctx.epoch, broker, tp, current.name, target, exc)
+        self.failures.append(StateChangeFailure(MACHINE_REPLICA, tp, broker, current.name, target, reason))
+
+    def _success(self, broker: int, tp: TopicPartition, current: ReplicaState, target: ReplicaState) -> None:
+        if self.scl.trace_enabled():
+            self.scl.with_controller_epoch(self.ctx.epoch).trace(
+                f"Changed state of replica {broker} for partition {tp} from {current.name} to {target.name}"
+            )
+
+    def _do_handle_state_changes(
+        self, broker: int, tps: Sequence[TopicPartition], target: ReplicaState
+    ) -> None:
+        ctx = self.ctx
+        states = ctx.replica_states.get(broker)
+        if states is None:
+            states = ctx.replica_states[broker] = {}
+        case = self.cases[target]
+        valid_previous = case.valid_previous_states
+        valid: list[TopicPartition] = []
+        for tp in tps:
+            current = states.get(tp)
+            if current is None:
+                current = states[tp] = R.NonExistentReplica
+            if current in valid_previous:
+                valid.append(tp)
+            else:
+                exc = IllegalStateException(
+                    f"Replica {PartitionReplica(tp, broker)} should be in the {names(valid_previous)} states "
+                    f"before moving to {target.name} state. Instead it is in {current.name} state"
+                )
+                self._fail(broker, tp, current, target.name, FailureReason.InvalidTransition, exc)
+        if not valid:
+            return
+        handler: dict[
+            ReplicaState, Callable[[int, list[TopicPartition], dict[TopicPartition, ReplicaState]], None]
+        ]
+        handler = {
+            R.NewReplica: self._to_new,
+            R.OnlineReplica: self._to_online,
+            R.OfflineReplica: self._to_offline,
+            R.ReplicaDeletionStarted: self._to_deletion_started,
+            R.ReplicaDeletionIneligible: self._to_simple,
+            R.ReplicaDeletionSuccessful: self._to_simple,
+            R.NonExistentReplica: self._to_non_existent,
+        }
+        self._target = target
+        handler[target](broker, valid, states)
+
+    # ------------------------------------------------------------------------------------ §4.1 – §4.7
+
+    def _to_new(
+        self, broker: int, valid: list[TopicPartition], states: dict[TopicPartition, ReplicaState]
+    ) -> None:
+        ctx = self.ctx
+        for tp in valid:
+            current = states[tp]
+            li = ctx.leadership.get(tp)
+            if li is not None:
+                if li.leader_and_isr.leader == broker:
+                    exc = StateChangeFailedException(
+                        f"Replica {broker} for partition {tp} cannot be moved to NewReplica state as it is being "
+                        "requested to become leader"
+                    )
+                    self._fail(
+                        broker, tp, current, R.OfflineReplica.name, FailureReason.NewReplicaIsLeader, exc
+                    )
+                    continue
+                self.batch.add_leader_and_isr((broker,), tp, li, ctx.assignment(tp), True)
+            self._success(broker, tp, current, R.NewReplica)
+            states[tp] = R.NewReplica
+
+    def _to_online(
+        self, broker: int, valid: list[TopicPartition], states: dict[TopicPartition, ReplicaState]
+    ) -> None:
+        ctx = self.ctx
+        leadership = ctx.leadership
+        add_lair = self.batch.add_leader_and_isr
+        trace = self.scl.trace_enabled()
+        brokers = (broker,)
+        for tp in valid:
+            current = states[tp]
+            if current is R.NewReplica:
+                fa = ctx.assignment(tp)
+                if broker not in fa.replicas:
+                    if self.version >= KAFKA_2_4:
+                        self.logger.error(
+                            f"Adding replica ({broker}) that is not part of the assignment {render_assignment(fa)}"
+                        )
+                    ctx.update_assignment(
+                        tp, ReplicaAssignment((*fa.replicas, broker), fa.adding, fa.removing)
+                    )
+            else:
+                li = leadership.get(tp)
+                if li is not None:
+                    add_lair(brokers, tp, li, ctx.assignments.get(tp) or ctx.assignment(tp), False)
+            if trace:
+                self._success(broker, tp, current, R.OnlineReplica)
+            states[tp] = R.OnlineReplica
+
+    def _to_offline(
+        self, broker: int, valid: list[TopicPartition], states: dict[TopicPartition, ReplicaState]
+    ) -> None:
+        ctx = self.ctx
+        batch = self.batch
+        for tp in valid:
+            batch.add_stop_replica((broker,), tp, False)
+        with_leadership = [tp for tp in valid if tp in ctx.leadership]
+        without_leadership = [tp for tp in valid if tp not in ctx.leadership]
+        updated = self._remove_replicas_from_isr(broker, with_leadership)
+        log = self.scl.with_controller_epoch(ctx.epoch)
+        for tp, li in updated.items():
+            if self.version >= KAFKA_2_4:
+                log.info(
+                    f"Partition {tp} state changed to {render_leader_isr_and_epoch(li, self.version)} after removing "
+                    f"replica {broker} from the ISR as part of transition to OfflineReplica"
+                )
+            if not ctx.is_topic_queued_up_for_deletion(tp.topic):
+                recipients = [r for r in ctx.replicas(tp) if r != broker]
+                batch.add_leader_and_isr(recipients, tp, li, ctx.assignment(tp), False)
+            self._success(broker, tp, states[tp], R.OfflineReplica)
+            states[tp] = R.OfflineReplica
+        if self.version >= KAFKA_2_0:
+            for tp in without_leadership:
+                self._success(broker, tp, states[tp], R.OfflineReplica)
+                if self.version >= KAFKA_2_4:
+                    batch.add_update_metadata(ctx.live_broker_epochs.keys(), (tp,))
+                states[tp] = R.OfflineReplica
+
+    def _to_deletion_started(
+        self, broker: int, valid: list[TopicPartition], states: dict[TopicPartition, ReplicaState]
+    ) -> None:
+        for tp in valid:
+            self._success(broker, tp, states[tp], R.ReplicaDeletionStarted)
+            states[tp] = R.ReplicaDeletionStarted
+            self.batch.add_stop_replica((broker,), tp, True)
+
+    def _to_simple(
+        self, broker: int, valid: list[TopicPartition], states: dict[TopicPartition, ReplicaState]
+    ) -> None:
+        target = self._target
+        for tp in valid:
+            self._success(broker, tp, states[tp], target)
+            states[tp] = target
+
+    def _to_non_existent(
+        self, broker: int, valid: list[TopicPartition], states: dict[TopicPartition, ReplicaState]
+    ) -> None:
+        ctx = self.ctx
+        for tp in valid:
+            ctx.update_assignment(tp, remove_replica(ctx.assignment(tp), broker))
+            self._success(broker, tp, states[tp], R.NonExistentReplica)
+            del states[tp]
+
+    # ------------------------------------------------------------------------------------ §4.3 step 3
+
+    def _remove_replicas_from_isr(
+        self, broker: int, partitions: list[TopicPartition]
+    ) -> dict[TopicPartition, LeaderIsrAndControllerEpoch]:
+        """``removeReplicasFromIsr``: loop until nothing is left to retry; failures logged, RS unchanged."""
+        results: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
+        remaining = partitions
+        while remaining:
+            finished, remaining = self._do_remove_replicas_from_isr(broker, remaining)
+            for tp, result in finished.items():
+                if isinstance(result, KafkaThrowable):
+                    reason = (
+                        FailureReason.ZkError
+                        if isinstance(result, KeeperException)
+                        else FailureReason.WrittenByNewerController
+                        if "another controller" in result.message
+                        else FailureReason.LeaderAndIsrPathEmpty
+                    )
+                    self._fail(
+                        broker, tp, self.ctx.replica_state(broker, tp), R.OfflineReplica.name, reason, result
+                    )
+                else:
+                    results[tp] = result
+        return results
+
+    def _do_remove_replicas_from_isr(
+        self, broker: int, partitions: list[TopicPartition]
+    ) -> tuple[dict[TopicPartition, LeaderIsrAndControllerEpoch | KafkaThrowable], list[TopicPartition]]:
+        ctx = self.ctx
+        try:
+            stored = self.zk.get_topic_partition_states(partitions)
+        except KeeperException as e:
+            return {tp: e for tp in partitions}, []
+        read: dict[TopicPartition, LeaderAndIsr | KafkaThrowable] = {}
+        missing: list[TopicPartition] = []
+        space = " " if self.version >= KAFKA_2_4 else ""
+        for tp in partitions:
+            st = stored.get(tp)
+            if st is None:
+                missing.append(tp)
+            elif st.controller_epoch > ctx.epoch:
+                read[tp] = StateChangeFailedException(
+                    f"Leader and isr path written by another controller. This probably{space}means the current "
+                    f"controller with epoch {ctx.epoch} went through a soft failure and another controller was "
+                    f"elected with epoch {st.controller_epoch}. Aborting state change by this controller"
+                )
+            else:
+                read[tp] = st.leader_and_isr
+        adjusted: dict[TopicPartition, LeaderAndIsr] = {}
+        for tp, lai in read.items():
+            if isinstance(lai, LeaderAndIsr) and broker in lai.isr:
+                new_leader = NO_LEADER if lai.leader == broker else lai.leader
+                new_isr = lai.isr if len(lai.isr) == 1 else tuple(r for r in lai.isr if r != broker)
+                adjusted[tp] = LeaderAndIsr(new_leader, lai.leader_epoch + 1, new_isr, lai.zk_version)
+        finished, retry = self.zk.update_leader_and_isr(adjusted, ctx.epoch, ctx.epoch_zk_version)
+        out: dict[TopicPartition, LeaderIsrAndControllerEpoch | KafkaThrowable] = {}
+        for tp in partitions:
+            result: LeaderAndIsr | KafkaThrowable | None
+            result = finished.get(tp) if tp in adjusted else read.get(tp)
+            if result is None:
+                continue
+            if isinstance(result, LeaderAndIsr):
+                li = LeaderIsrAndControllerEpoch(result, ctx.epoch)
+                ctx.put_leadership(tp, li)
+                out[tp] = li
+            else:
+                out[tp] = result
+        for tp in missing:
+            if not ctx.is_topic_queued_up_for_deletion(tp.topic):
+                out[tp] = StateChangeFailedException(
+                    f"Failed to change state of replica {broker} for partition {tp} since the leader and isr path "
+                    "in zookeeper is empty"
+                )
+        return out, retry

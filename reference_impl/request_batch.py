@@ -1,0 +1,338 @@
+"""``ControllerBrokerRequestBatch``: the pending LeaderAndIsr / UpdateMetadata / StopReplica requests (§3.4).
+
+* LeaderAndIsr entries are keyed by (broker, partition); a later entry overwrites an earlier one and ``isNew``
+  is sticky. Every LeaderAndIsr entry also adds the partition to the UpdateMetadata for all live-or-shutting-down
+  brokers.
+* UpdateMetadata partition states are computed when the partition is added, from the leadership cache:
+  ``duringDelete`` (leader −2, epoch 0, zk version 0) for topics queued for deletion; offline replicas are the
+  assigned replicas that are not online; a partition without leadership is skipped with an INFO line. 2.8: an
+  empty partition set means "no partition states"; 1.1: it means *all* cached partitions, and every UpdateMetadata
+  also carries every partition of every topic queued for deletion.
+* StopReplica: ``deletePartition`` sticky; the leader epoch (2.6+, KIP-570) is −2 for topics queued for
+  deletion, else the cached leader epoch, else −1 (1.1: −1, no such field).
+* ``send`` emits, in order, one LeaderAndIsr, one UpdateMetadata and one StopReplica request per recipient
+  broker; brokers not live-or-shutting-down are dropped (2.8 silently; 1.1 with a WARN line from the channel
+  manager).
+
+Liveness (live brokers, shutting down brokers, offline dirs) never changes between ``new_batch`` and ``send``;
+partition states are therefore cached per batch and reused when the same cached records are added again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from kcspec.reference_impl.context import ControllerContext
+from kcspec.reference_impl.errors import IllegalStateException
+from kcspec.reference_impl.logs import ControllerLog, Logger, bool_text, java_list, mk_string, scala_set
+from kcspec.reference_impl.state_change_logger import StateChangeLogger
+from kcspec.reference_impl.version import KAFKA_2_4, KAFKA_2_6, KafkaVersion
+from kcspec.spec.requests import (
+    LeaderAndIsrPartitionState,
+    LeaderAndIsrRequest,
+    Request,
+    StopReplicaPartitionState,
+    StopReplicaRequest,
+    UpdateMetadataPartitionState,
+    UpdateMetadataRequest,
+)
+from kcspec.spec.vocabulary import (
+    EPOCH_DURING_DELETE,
+    LEADER_DURING_DELETE,
+    NO_EPOCH,
+    LeaderIsrAndControllerEpoch,
+    ReplicaAssignment,
+    TopicPartition,
+)
+
+
+class ControllerBrokerRequestBatch:
+    """One request batch (each state machine owns one, ``KafkaController`` a third, §2.3 step 2)."""
+
+    def __init__(
+        self,
+        ctx: ControllerContext,
+        version: KafkaVersion,
+        log: ControllerLog,
+        sent: list[Request],
+        state_change_logger: StateChangeLogger,
+    ) -> None:
+        self.ctx = ctx
+        self.version = version
+        self.log = log
+        self.sent = sent
+        self.state_change_logger = state_change_logger
+        self.controller_log = Logger(log, log.controller, "kafka.controller.ControllerBrokerRequestBatch", "")
+        self.channel_log = Logger(
+            log,
+            log.controller,
+            "kafka.controller.ControllerChannelManager",
+            f"[Channel manager on controller {ctx.controller_id}]: ",
+        )
+        self.leader_and_isr: dict[int, dict[TopicPartition, LeaderAndIsrPartitionState]] = {}
+        self.update_metadata_brokers: set[int] = set()
+        self.update_metadata: dict[TopicPartition, UpdateMetadataPartitionState] = {}
+        self.stop_replica: dict[int, dict[TopicPartition, StopReplicaPartitionState]] = {}
+        self._lair_cache: dict[
+            TopicPartition,
+            tuple[LeaderIsrAndControllerEpoch, ReplicaAssignment, bool, LeaderAndIsrPartitionState],
+        ] = {}
+        self._umr_source: dict[
+            TopicPartition, tuple[LeaderIsrAndControllerEpoch, ReplicaAssignment | None, bool]
+        ] = {}
+
+    # ------------------------------------------------------------------------------------ lifecycle
+
+    def is_empty(self) -> bool:
+        return not (
+            self.leader_and_isr or self.update_metadata_brokers or self.update_metadata or self.stop_replica
+        )
+
+    def new_batch(self) -> None:
+        if not self.is_empty():
+            raise IllegalStateException(
+                "Controller to broker state change requests batch is not empty while creating a new one. "
+                f"Some LeaderAndIsr state changes {self.leader_and_isr} might be lost "
+            )
+
+    def clear(self) -> None:
+        self.leader_and_isr = {}
+        self.update_metadata_brokers = set()
+        self.update_metadata = {}
+        self.stop_replica = {}
+        self._lair_cache = {}
+        self._umr_source = {}
+
+    # ------------------------------------------------------------------------------------ adding
+
+    def add_leader_and_isr(
+        self,
+        brokers: Iterable[int],
+        tp: TopicPartition,
+        li: LeaderIsrAndControllerEpoch,
+        fa: ReplicaAssignment,
+        is_new: bool,
+    ) -> None:
+        """``addLeaderAndIsrRequestForBrokers`` (+ the implicit UpdateMetadata for ``tp``)."""
+        cache = self._lair_cache
+        for broker in brokers:
+            if broker < 0:
+                continue
+            per_broker = self.leader_and_isr.get(broker)
+            if per_broker is None:
+                per_broker = self.leader_and_isr[broker] = {}
+            previous = per_broker.get(tp)
+            new = is_new or (previous is not None and previous.is_new)
+            hit = cache.get(tp)
+            if hit is not None and hit[0] is li and hit[1] is fa and hit[2] == new:
+                state = hit[3]
+            else:
+                lai = li.leader_and_isr
+                if self.version >= KAFKA_2_4:
+                    adding, removing = fa.adding, fa.removing
+                else:
+                    adding, removing = (), ()
+                state = LeaderAndIsrPartitionState(
+                    tp,
+                    li.controller_epoch,
+                    lai.leader,
+                    lai.leader_epoch,
+                    lai.isr,
+                    lai.zk_version,
+                    fa.replicas,
+                    adding,
+                    removing,
+                    new,
+                )
+                cache[tp] = (li, fa, new, state)
+            per_broker[tp] = state
+        self.add_update_metadata(self.ctx.live_broker_epochs.keys(), (tp,))
+
+    def add_update_metadata(self, brokers: Iterable[int], partitions: Iterable[TopicPartition]) -> None:
+        """``addUpdateMetadataRequestForBrokers`` (§3.4), with the profile's meaning of an empty set."""
+        ctx = self.ctx
+        self.update_metadata_brokers.update(b for b in brokers if b >= 0)
+        deleting = ctx.topics_to_be_deleted
+        if self.version >= KAFKA_2_4:
+            for tp in partitions:
+                self._add_partition_metadata(tp, tp.topic in deleting)
+            return
+        given = list(partitions)
+        if not given:
+            given = list(ctx.leadership)
+        if deleting:
+            for tp in given:
+                if tp.topic not in deleting:
+                    self._add_partition_metadata(tp, False)
+            for topic in sorted(deleting):
+                for tp in ctx.partitions_for_topic(topic):
+                    self._add_partition_metadata(tp, True)
+        else:
+            for tp in given:
+                self._add_partition_metadata(tp, False)
+
+    def _add_partition_metadata(self, tp: TopicPartition, being_deleted: bool) -> None:
+        ctx = self.ctx
+        li = ctx.leadership.get(tp)
+        if li is None:
+            self.controller_log.info(
+                f"Leader not yet assigned for partition {tp}. Skip sending UpdateMetadataRequest."
+            )
+            return
+        fa = ctx.assignments.get(tp)
+        source = self._umr_source.get(tp)
+        if source is not None and source[0] is li and source[1] is fa and source[2] == being_deleted:
+            return
+        replicas = fa.replicas if fa is not None else ()
+        offline = tuple(r for r in replicas if not ctx.is_replica_online(r, tp))
+        lai = li.leader_and_isr
+        if being_deleted:
+            state = UpdateMetadataPartitionState(
+                tp, li.controller_epoch, LEADER_DURING_DELETE, 0, lai.isr, 0, replicas, offline
+            )
+        else:
+            state = UpdateMetadataPartitionState(
+                tp,
+                li.controller_epoch,
+                lai.leader,
+                lai.leader_epoch,
+                lai.isr,
+                lai.zk_version,
+                replicas,
+                offline,
+            )
+        self.update_metadata[tp] = state
+        self._umr_source[tp] = (li, fa, being_deleted)
+
+    def add_stop_replica(self, brokers: Iterable[int], tp: TopicPartition, delete: bool) -> None:
+        """``addStopReplicaRequestForBrokers`` (§3.4)."""
+        ctx = self.ctx
+        if self.version >= KAFKA_2_6:
+            if ctx.is_topic_queued_up_for_deletion(tp.topic):
+                epoch = EPOCH_DURING_DELETE
+            else:
+                li = ctx.leadership.get(tp)
+                epoch = li.leader_and_isr.leader_epoch if li is not None else NO_EPOCH
+        else:
+            epoch = NO_EPOCH
+        for broker in brokers:
+            if broker < 0:
+                continue
+            per_broker = self.stop_replica.setdefault(broker, {})
+            previous = per_broker.get(tp)
+            already = previous is not None and previous.delete_partition
+            per_broker[tp] = StopReplicaPartitionState(tp, already or delete, epoch)
+
+    # ------------------------------------------------------------------------------------ sending
+
+    def send(self, controller_epoch: int) -> None:
+        """``sendRequestsToBrokers``: LeaderAndIsr, then UpdateMetadata, then StopReplica; then clear."""
+        ctx = self.ctx
+        targets = ctx.live_broker_epochs
+        cid = ctx.controller_id
+        modern = self.version >= KAFKA_2_4
+        log = self.state_change_logger.with_controller_epoch(controller_epoch)
+        trace = self.log.trace_enabled
+        for broker in sorted(self.leader_and_isr):
+            states = self.leader_and_isr[broker]
+            request = LeaderAndIsrRequest(broker, cid, controller_epoch, frozenset(states.values()))
+            if broker not in targets:
+                if not modern:
+                    self._warn_dropped(self._render_lair(request), broker)
+                continue
+            if trace:
+                for tp, st in states.items():
+                    kind = "become-leader" if st.leader == broker else "become-follower"
+                    log.trace(
+                        f"Sending {kind} LeaderAndIsr request {self._render_lair_state(st)} to broker {broker} "
+                        f"for partition {tp}"
+                    )
+            if modern:
+                leaders = sum(1 for st in states.values() if st.leader == broker)
+                log.info(
+                    f"Sending LeaderAndIsr request to broker {broker} with {leaders} become-leader "
+                    f"and {len(states) - leaders} become-follower partitions"
+                )
+            self.sent.append(request)
+        if self.update_metadata_brokers:
+            partition_states = frozenset(self.update_metadata.values())
+            live = frozenset(targets)
+            if modern:
+                log.info(
+                    f"Sending UpdateMetadata request to brokers {scala_set(self.update_metadata_brokers)} "
+                    f"for {len(self.update_metadata)} partitions"
+                )
+            elif trace:
+                for tp, um in self.update_metadata.items():
+                    log.trace(
+                        f"Sending UpdateMetadata request {self._render_umr_state(um)} to brokers "
+                        f"{scala_set(self.update_metadata_brokers)} for partition {tp}"
+                    )
+            for broker in sorted(self.update_metadata_brokers):
+                request_umr = UpdateMetadataRequest(broker, cid, controller_epoch, live, partition_states)
+                if broker not in targets:
+                    if not modern:
+                        self._warn_dropped(
+                            f"(type: UpdateMetadataRequest=, controllerId={cid}, controllerEpoch={controller_epoch}, "
+                            f"partitionStates={len(partition_states)})",
+                            broker,
+                        )
+                    continue
+                self.sent.append(request_umr)
+        for broker in sorted(self.stop_replica):
+            sr_states = self.stop_replica[broker]
+            request_sr = StopReplicaRequest(broker, cid, controller_epoch, frozenset(sr_states.values()))
+            if broker not in targets:
+                if not modern:
+                    self._warn_dropped(
+                        f"(type=StopReplicaRequest, controllerId={cid}, controllerEpoch={controller_epoch}, "
+                        f"partitions={mk_string(sr_states)})",
+                        broker,
+                    )
+                continue
+            if trace:
+                for tp, sr in sr_states.items():
+                    log.trace(
+                        f"Sending StopReplica request StopReplicaPartitionState(partitionIndex={tp.partition}, "
+                        f"leaderEpoch={sr.leader_epoch}, deletePartition={bool_text(sr.delete_partition)}) "
+                        f"to broker {broker} for partition {tp}"
+                    )
+            if self.version >= KAFKA_2_6:
+                log.info(f"Sending StopReplica request for {len(sr_states)} replicas to broker {broker}")
+            self.sent.append(request_sr)
+        self.clear()
+
+    def _warn_dropped(self, rendered: str, broker: int) -> None:
+        self.channel_log.warn(f"Not sending request {rendered} to broker {broker}, since it is offline.")
+
+    def _render_lair_state(self, st: LeaderAndIsrPartitionState) -> str:
+        if self.version >= KAFKA_2_4:
+            return (
+                f"LeaderAndIsrPartitionState(topicName='{st.tp.topic}', partitionIndex={st.tp.partition}, "
+                f"controllerEpoch={st.controller_epoch}, leader={st.leader}, leaderEpoch={st.leader_epoch}, "
+                f"isr={java_list(st.isr)}, zkVersion={st.zk_version}, replicas={java_list(st.replicas)}, "
+                f"addingReplicas={java_list(st.adding)}, removingReplicas={java_list(st.removing)}, "
+                f"isNew={bool_text(st.is_new)})"
+            )
+        return (
+            f"PartitionState(controllerEpoch={st.controller_epoch}, leader={st.leader}, "
+            f"leaderEpoch={st.leader_epoch}, isr={mk_string(st.isr)}, zkVersion={st.zk_version}, "
+            f"replicas={mk_string(st.replicas)}, isNew={bool_text(st.is_new)})"
+        )
+
+    def _render_umr_state(self, st: UpdateMetadataPartitionState) -> str:
+        return (
+            f"PartitionState(controllerEpoch={st.controller_epoch}, leader={st.leader}, "
+            f"leaderEpoch={st.leader_epoch}, isr={mk_string(st.isr)}, zkVersion={st.zk_version}, "
+            f"replicas={mk_string(st.replicas)}, offlineReplicas={mk_string(st.offline_replicas)})"
+        )
+
+    def _render_lair(self, request: LeaderAndIsrRequest) -> str:
+        states = ", ".join(
+            f"{st.tp}={self._render_lair_state(st)}"
+            for st in sorted(request.partition_states, key=lambda s: s.tp)
+        )
+        return (
+            f"(type=LeaderAndIsRequest, controllerId={request.controller_id}, "
+            f"controllerEpoch={request.controller_epoch}, partitionStates={{{states}}})"
+        )

@@ -1,0 +1,68 @@
+"""Conversion between the mutable ``ControllerContext`` and the canonical ``ControllerContext`` record (spec/state.py).
+
+``to_canonical`` produces exactly the canonical form: FMaps, frozensets, tuples; replica states keyed by
+``PartitionReplica`` (a replica that reached NonExistentReplica has no entry); ``offline_replicas`` flattened to
+(partition, broker) pairs. ``from_canonical`` rebuilds the mutable context and its indexes.
+"""
+
+from __future__ import annotations
+
+from kcspec.reference_impl.context import ControllerContext
+from kcspec.spec.fmap import FMap
+from kcspec.spec.state import ControllerContext as CanonicalContext
+from kcspec.spec.vocabulary import PartitionReplica, ReplicaState
+
+
+def to_canonical(ctx: ControllerContext) -> CanonicalContext:
+    if ctx.controller_id == -1:
+        return CanonicalContext()
+    replica_states: dict[PartitionReplica, ReplicaState] = {}
+    for broker, states in ctx.replica_states.items():
+        for tp, state in states.items():
+            replica_states[PartitionReplica(tp, broker)] = state
+    return CanonicalContext(
+        controller_id=ctx.controller_id,
+        epoch=ctx.epoch,
+        epoch_zk_version=ctx.epoch_zk_version,
+        live_brokers=FMap(ctx.live_broker_epochs),
+        shutting_down=frozenset(ctx.shutting_down),
+        offline_replicas=frozenset(
+            PartitionReplica(tp, b) for b, tps in ctx.replicas_on_offline_dirs.items() for tp in tps
+        ),
+        all_topics=frozenset(ctx.all_topics),
+        assignments=FMap(ctx.assignments),
+        leadership=FMap(ctx.leadership),
+        partitions_being_reassigned=frozenset(ctx.partitions_being_reassigned),
+        legacy_reassignments=FMap(ctx.legacy_reassignments),
+        replica_states=FMap(replica_states),
+        partition_states=FMap(ctx.partition_states),
+        topics_to_be_deleted=frozenset(ctx.topics_to_be_deleted),
+        topics_with_deletion_started=frozenset(ctx.topics_with_deletion_started),
+        topics_ineligible_for_deletion=frozenset(ctx.topics_ineligible_for_deletion),
+    )
+
+
+def from_canonical(c: CanonicalContext) -> ControllerContext:
+    ctx = ControllerContext()
+    ctx.controller_id = c.controller_id
+    ctx.epoch = c.epoch
+    ctx.epoch_zk_version = c.epoch_zk_version
+    ctx.shutting_down = set(c.shutting_down)
+    ctx.add_live_brokers(dict(c.live_brokers))
+    for pr in c.offline_replicas:
+        ctx.replicas_on_offline_dirs.setdefault(pr.replica, set()).add(pr.tp)
+    ctx.all_topics = set(c.all_topics)
+    for tp, fa in c.assignments.items():
+        ctx.update_assignment(tp, fa)
+    for tp, li in c.leadership.items():
+        ctx.put_leadership(tp, li)
+    ctx.partitions_being_reassigned = set(c.partitions_being_reassigned)
+    ctx.legacy_reassignments = dict(c.legacy_reassignments)
+    for pr, state in c.replica_states.items():
+        ctx.replica_states.setdefault(pr.replica, {})[pr.tp] = state
+    for tp, pstate in c.partition_states.items():
+        ctx.put_partition_state(tp, pstate)
+    ctx.topics_to_be_deleted = set(c.topics_to_be_deleted)
+    ctx.topics_with_deletion_started = set(c.topics_with_deletion_started)
+    ctx.topics_ineligible_for_deletion = set(c.topics_ineligible_for_deletion)
+    return ctx

@@ -1,0 +1,54 @@
+"""Kafka versions the reference controller can behave as, and the profile names that select them.
+
+Kafka guards behaviour changes with version checks (``config.interBrokerProtocolVersion >= KAFKA_2_7_IV2``);
+the reference controller does the same with its own ``KafkaVersion`` constants, one per release that changed
+controller behaviour (semantics §1, §12). The two supported profiles are ``kafka-2.8`` (2.8.2) and
+``kafka-1.1`` (1.1.1). Nothing here is read from the spec's profiles (DESIGN.md rule 2).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, order=True)
+class KafkaVersion:
+    """A Kafka release ``major.minor``; ordered, so ``version >= KAFKA_2_4`` reads like Kafka's IBP checks."""
+
+    major: int
+    minor: int
+
+    def __str__(self) -> str:
+        return f"{self.major}.{self.minor}"
+
+
+KAFKA_1_1 = KafkaVersion(1, 1)
+KAFKA_2_0 = KafkaVersion(2, 0)
+"""KAFKA-6650 (OfflineReplica without leadership), KAFKA-6612 (expansion during deletion reverted)."""
+KAFKA_2_1 = KafkaVersion(2, 1)
+"""KAFKA-6082 (fenced ZK writes), KAFKA-6753 (controlled shutdown skips deleting topics), unclean re-trigger."""
+KAFKA_2_2 = KafkaVersion(2, 2)
+"""KAFKA-7235 (bounce detection, broker epochs), KAFKA-7537 (split startup UMR), KAFKA-7482."""
+KAFKA_2_3 = KafkaVersion(2, 3)
+"""KAFKA-8237 (OfflineReplica → ReplicaDeletionIneligible)."""
+KAFKA_2_4 = KafkaVersion(2, 4)
+"""KIP-455 reassignment, KAFKA-3143 (startup offlines dead replicas, UMR for P_0), KIP-460 retry fix."""
+KAFKA_2_5 = KafkaVersion(2, 5)
+"""KAFKA-9212 (reassignment epoch bump updates the cache)."""
+KAFKA_2_6 = KafkaVersion(2, 6)
+"""KIP-570 (StopReplica leader epoch), KAFKA-8470 (INFO partition lines), KAFKA-9866 (auto rebalance ISR check)."""
+KAFKA_2_7 = KafkaVersion(2, 7)
+"""KAFKA-10314 (isNew for adding replicas), AlterIsr (KIP-497)."""
+KAFKA_2_8 = KafkaVersion(2, 8)
+
+PROFILES: dict[str, KafkaVersion] = {"kafka-2.8": KAFKA_2_8, "kafka-1.1": KAFKA_1_1}
+"""Profile name → the Kafka version the reference controller behaves as."""
+
+
+def version_for_profile(profile: str) -> KafkaVersion:
+    """The ``KafkaVersion`` of a profile name; a ``ValueError`` listing the known names otherwise."""
+    try:
+        return PROFILES[profile]
+    except KeyError:
+        known = ", ".join(PROFILES)
+        raise ValueError(f"unknown profile {profile!r}; known profiles: {known}") from None

@@ -1,0 +1,210 @@
+"""A simulated ZooKeeper holding the znodes the controller reads and writes (§3.3, §7, §9).
+
+It is the mutable twin of ``ZkState``: ``/controller``, ``/controller_epoch`` (value and stat version),
+``/brokers/ids``, topic assignments, partition-state znodes (their version is the ``zk_version`` of the stored
+``LeaderAndIsr``), the admin znodes, pending ISR-change notifications and injected one-shot faults.
+
+Controller writes are fenced in 2.8 (KAFKA-6082): every write is a ``multi`` with a ``CheckOp`` on the
+``/controller_epoch`` version; when it fails ``ControllerMovedException`` is raised, nothing is written and no
+fault is consumed. A write of an empty map is not sent to ZooKeeper at all (so it is not fenced either). 1.1 has
+no fencing. Faults (ARCHITECTURE.md): ``BADVERSION`` fails the next conditional ``setData`` of that znode
+(the partition is returned for retry; a mismatching expected version is a BADVERSION too); ``CONNECTIONLOSS``
+makes the next *read* of that znode throw — a read of several znodes throws if any of them has one armed and
+consumes every ``CONNECTIONLOSS`` armed on the znodes it read. Creations ignore faults. Deleting a topic deletes
+its partition-state znodes together with any fault armed on them (decision: the fault belongs to the znode).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from kcspec.reference_impl.errors import ControllerMovedException, KeeperException
+from kcspec.spec.fmap import FMap
+from kcspec.spec.state import ZkState
+from kcspec.spec.vocabulary import (
+    LeaderAndIsr,
+    LeaderIsrAndControllerEpoch,
+    ReplicaAssignment,
+    TopicPartition,
+    ZkFault,
+)
+
+
+def state_path(tp: TopicPartition) -> str:
+    return f"/brokers/topics/{tp.topic}/partitions/{tp.partition}/state"
+
+
+class SimulatedZooKeeper:
+    """The ZooKeeper data tree, reduced to what the controller sees."""
+
+    def __init__(self, state: ZkState, *, fencing: bool) -> None:
+        self.fencing = fencing
+        self.controller = state.controller
+        self.controller_epoch = state.controller_epoch
+        self.controller_epoch_zk_version = state.controller_epoch_zk_version
+        self.brokers: dict[int, int] = dict(state.brokers)
+        self.assignments: dict[TopicPartition, ReplicaAssignment] = dict(state.assignments)
+        self.partitions_by_topic: dict[str, list[TopicPartition]] = {}
+        for tp in self.assignments:
+            self.partitions_by_topic.setdefault(tp.topic, []).append(tp)
+        self.partition_states: dict[TopicPartition, LeaderIsrAndControllerEpoch] = dict(
+            state.partition_states
+        )
+        self.delete_topics: set[str] = set(state.delete_topics)
+        self.reassign_partitions: dict[TopicPartition, tuple[int, ...]] = dict(state.reassign_partitions)
+        self.preferred_replica_election: set[TopicPartition] = set(state.preferred_replica_election)
+        self.isr_change_notifications: set[TopicPartition] = set(state.isr_change_notifications)
+        self.faults: dict[TopicPartition, ZkFault] = dict(state.faults)
+        self.zxid = state.zxid
+
+    def snapshot(self) -> ZkState:
+        return ZkState(
+            controller=self.controller,
+            controller_epoch=self.controller_epoch,
+            controller_epoch_zk_version=self.controller_epoch_zk_version,
+            brokers=FMap(self.brokers),
+            assignments=FMap(self.assignments),
+            partition_states=FMap(self.partition_states),
+            delete_topics=frozenset(self.delete_topics),
+            reassign_partitions=FMap(self.reassign_partitions),
+            preferred_replica_election=frozenset(self.preferred_replica_election),
+            isr_change_notifications=frozenset(self.isr_change_notifications),
+            faults=FMap(self.faults),
+            zxid=self.zxid,
+        )
+
+    # ------------------------------------------------------------------------------------------ fencing
+
+    def check_controller_epoch(self, expected_zk_version: int) -> None:
+        """The ``CheckOp(/controller_epoch, expected)`` of every fenced write (2.8 only)."""
+        if self.fencing and expected_zk_version != self.controller_epoch_zk_version:
+            raise ControllerMovedException(
+                f"Controller epoch zkVersion check fails. Expected zkVersion = {expected_zk_version}"
+            )
+
+    # ------------------------------------------------------------------------------------------ reads
+
+    def topic_partitions(self, topic: str) -> list[TopicPartition]:
+        return list(self.partitions_by_topic.get(topic, ()))
+
+    def get_topic_partition_states(
+        self, partitions: Iterable[TopicPartition]
+    ) -> dict[TopicPartition, LeaderIsrAndControllerEpoch]:
+        """``getTopicPartitionStates``: existing znodes only; throws on an armed CONNECTIONLOSS (consuming them)."""
+        tps = list(partitions)
+        faults = self.faults
+        if faults:
+            lost = [tp for tp in tps if faults.get(tp) is ZkFault.CONNECTIONLOSS]
+            if lost:
+                for tp in lost:
+                    del faults[tp]
+                raise KeeperException("CONNECTIONLOSS", state_path(lost[0]))
+        states = self.partition_states
+        return {tp: states[tp] for tp in tps if tp in states}
+
+    # ------------------------------------------------------------------------------------------ writes
+
+    def update_leader_and_isr(
+        self, updates: Mapping[TopicPartition, LeaderAndIsr], controller_epoch: int, expected_zk_version: int
+    ) -> tuple[dict[TopicPartition, LeaderAndIsr | KeeperException], list[TopicPartition]]:
+        """``updateLeaderAndIsr`` (§3.3): conditional sets; returns (finished, partitions to retry)."""
+        finished: dict[TopicPartition, LeaderAndIsr | KeeperException] = {}
+        retry: list[TopicPartition] = []
+        if not updates:
+            return finished, retry
+        self.check_controller_epoch(expected_zk_version)
+        states = self.partition_states
+        faults = self.faults
+        for tp, lai in updates.items():
+            current = states.get(tp)
+            if current is None:
+                finished[tp] = KeeperException("NONODE", state_path(tp))
+                continue
+            if faults and faults.get(tp) is ZkFault.BADVERSION:
+                del faults[tp]
+                retry.append(tp)
+                continue
+            if current.leader_and_isr.zk_version != lai.zk_version:
+                retry.append(tp)
+                continue
+            written = LeaderAndIsr(lai.leader, lai.leader_epoch, lai.isr, lai.zk_version + 1)
+            states[tp] = LeaderIsrAndControllerEpoch(written, controller_epoch)
+            finished[tp] = written
+        return finished, retry
+
+    def create_topic_partition_states(
+        self, records: Mapping[TopicPartition, LeaderIsrAndControllerEpoch], expected_zk_version: int
+    ) -> dict[TopicPartition, str]:
+        """``createTopicPartitionStatesRaw``: result code per partition (``OK`` or ``NODEEXISTS``)."""
+        codes: dict[TopicPartition, str] = {}
+        if not records:
+            return codes
+        self.check_controller_epoch(expected_zk_version)
+        for tp, record in records.items():
+            if tp in self.partition_states:
+                codes[tp] = "NODEEXISTS"
+            else:
+                self.partition_states[tp] = record
+                codes[tp] = "OK"
+        return codes
+
+    def set_topic_assignment(
+        self, topic: str, assignment: Mapping[TopicPartition, ReplicaAssignment], expected_zk_version: int
+    ) -> str:
+        """``setTopicAssignmentRaw``: replace the whole topic znode; ``NONODE`` if the topic has none."""
+        self.check_controller_epoch(expected_zk_version)
+        if topic not in self.partitions_by_topic:
+            return "NONODE"
+        for tp in self.partitions_by_topic.pop(topic):
+            del self.assignments[tp]
+        for tp, fa in assignment.items():
+            self.add_assignment(tp, fa)
+        return "OK"
+
+    def add_assignment(self, tp: TopicPartition, fa: ReplicaAssignment) -> None:
+        if tp not in self.assignments:
+            self.partitions_by_topic.setdefault(tp.topic, []).append(tp)
+        self.assignments[tp] = fa
+
+    def delete_topic(self, topic: str, expected_zk_version: int) -> None:
+        """``deleteTopic``: ``/brokers/topics/<t>`` (assignments, partition states), configs, the deletion znode."""
+        self.check_controller_epoch(expected_zk_version)
+        for tp in self.partitions_by_topic.pop(topic, ()):
+            del self.assignments[tp]
+            self.partition_states.pop(tp, None)
+            self.faults.pop(tp, None)
+        self.delete_topics.discard(topic)
+
+    def delete_topic_deletions(self, topics: Iterable[str], expected_zk_version: int) -> None:
+        self.check_controller_epoch(expected_zk_version)
+        self.delete_topics.difference_update(topics)
+
+    def delete_preferred_replica_election(self, expected_zk_version: int) -> None:
+        self.check_controller_epoch(expected_zk_version)
+        self.preferred_replica_election.clear()
+
+    def delete_partition_reassignment(self, expected_zk_version: int) -> None:
+        self.check_controller_epoch(expected_zk_version)
+        self.reassign_partitions.clear()
+
+    def set_partition_reassignment(
+        self, reassignment: Mapping[TopicPartition, tuple[int, ...]], expected_zk_version: int
+    ) -> None:
+        self.check_controller_epoch(expected_zk_version)
+        self.reassign_partitions = dict(reassignment)
+
+    def delete_isr_change_notifications(self, expected_zk_version: int) -> None:
+        self.check_controller_epoch(expected_zk_version)
+        self.isr_change_notifications.clear()
+
+    def delete_controller(self, expected_zk_version: int | None) -> None:
+        """Delete ``/controller`` (2.8: fenced by the epoch zk version; 1.1 unconditionally, ``None``)."""
+        if expected_zk_version is not None:
+            self.check_controller_epoch(expected_zk_version)
+        self.controller = -1
+
+    def partitions_of(self, topics: Sequence[str]) -> list[TopicPartition]:
+        out: list[TopicPartition] = []
+        for t in topics:
+            out.extend(self.partitions_by_topic.get(t, ()))
+        return out
