@@ -173,15 +173,67 @@ def _newer_znode(s: ClusterState) -> ClusterState:
 
 
 def _deleting(s: ClusterState) -> ClusterState:
+    """Topic t queued for deletion; t-0 at leader epoch 3, version 2, so that the UpdateMetadata state of a
+    deleting partition (epoch 0, version 0, leader -2, §3.4) differs from the cached one."""
+    li = LeaderIsrAndControllerEpoch(LeaderAndIsr(1, 3, (1, 2, 3), 2), 1)
     return replace(
         s,
-        zk=replace(s.zk, delete_topics=frozenset({"t"})),
-        controller=replace(s.controller, topics_to_be_deleted=frozenset({"t"})),
+        zk=replace(s.zk, delete_topics=frozenset({"t"}), partition_states=s.zk.partition_states.set(T0, li)),
+        controller=replace(
+            s.controller,
+            topics_to_be_deleted=frozenset({"t"}),
+            leadership=s.controller.leadership.set(T0, li),
+        ),
+    )
+
+
+U0 = TopicPartition("u", 0)
+
+
+def _other_topic_deleting(s: ClusterState) -> ClusterState:
+    """A second topic u (u-0 on [2, 1], led by 2 at epoch 4) queued for deletion: [1.1] every UpdateMetadata
+    carries its partitions (§3.4)."""
+    li = LeaderIsrAndControllerEpoch(LeaderAndIsr(2, 4, (2, 1), 5), 1)
+    fa = ReplicaAssignment((2, 1))
+    c = s.controller
+    states = c.replica_states.merge({PartitionReplica(U0, r): ReplicaState.OnlineReplica for r in (2, 1)})
+    return replace(
+        s,
+        zk=replace(
+            s.zk,
+            assignments=s.zk.assignments.set(U0, fa),
+            partition_states=s.zk.partition_states.set(U0, li),
+            delete_topics=frozenset({"u"}),
+        ),
+        controller=replace(
+            c,
+            all_topics=c.all_topics | {"u"},
+            assignments=c.assignments.set(U0, fa),
+            leadership=c.leadership.set(U0, li),
+            replica_states=states,
+            partition_states=c.partition_states.set(U0, PartitionState.OnlinePartition),
+            topics_to_be_deleted=frozenset({"u"}),
+        ),
     )
 
 
 def _no_znode(s: ClusterState) -> ClusterState:
     return replace(s, zk=replace(s.zk, partition_states=FMap()))
+
+
+def _sole_isr(s: ClusterState) -> ClusterState:
+    li = LeaderIsrAndControllerEpoch(LeaderAndIsr(1, 0, (1,), 0), 1)
+    return replace(
+        s,
+        zk=replace(s.zk, partition_states=s.zk.partition_states.set(T0, li)),
+        controller=replace(s.controller, leadership=s.controller.leadership.set(T0, li)),
+    )
+
+
+def _zk_isr_shrunk(s: ClusterState) -> ClusterState:
+    li = s.zk.partition_states[T0]
+    shrunk = replace(li, leader_and_isr=replace(li.leader_and_isr, isr=(1, 2), zk_version=1))
+    return replace(s, zk=replace(s.zk, partition_states=s.zk.partition_states.set(T0, shrunk)))
 
 
 @dataclass(frozen=True)
@@ -220,6 +272,13 @@ def contexts() -> tuple[Context, ...]:
         ),
         Context("topic-deleting", "topic t is queued for deletion", ("§3.4", "§8"), False, _deleting(b)),
         Context(
+            "other-topic-deleting",
+            "another topic, u (u-0 on [2, 1] led by 2), is queued for deletion",
+            ("§3.4", "§8"),
+            False,
+            _other_topic_deleting(b),
+        ),
+        Context(
             "znode-newer-controller",
             "t-0's znode was written by controller epoch 2",
             ("§3.3", "§9"),
@@ -228,6 +287,20 @@ def contexts() -> tuple[Context, ...]:
         ),
         Context(
             "znode-missing", "t-0 is cached but its state znode is missing", ("§3.3",), False, _no_znode(b)
+        ),
+        Context(
+            "sole-isr",
+            "t-0's ISR is its leader alone (broker 1), in ZooKeeper and in the cache",
+            ("§3.2",),
+            False,
+            _sole_isr(b),
+        ),
+        Context(
+            "zk-isr-shrunk",
+            "the leader shrank t-0's ISR to [1, 2] in ZooKeeper (version 1); the cache still has [1, 2, 3]",
+            ("§3.2", "§3.3"),
+            False,
+            _zk_isr_shrunk(b),
         ),
         Context(
             "fault-badversion",

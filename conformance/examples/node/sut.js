@@ -1,15 +1,18 @@
 #!/usr/bin/env node
 // An example kcspec conformance SUT for Node.js (plain JavaScript, no dependencies).
 // It speaks protocol v1 (JSON lines on stdin/stdout) and implements the four leader-election
-// strategies of the semantics document (§6). Run it with:
-//   kcspec conformance run --sut "node conformance/examples/node/sut.js" --level elections
+// strategies of the semantics document (§6) and the replica state machine (§2.1, §2.3, §4, with the
+// request batch of §3.4 and the ZooKeeper faults of §3.3; see replica_machine.js), for both profiles.
+// Run it with:
+//   kcspec conformance run --sut "node conformance/examples/node/sut.js" --level machines
 "use strict";
 
-const readline = require("readline");
+const { replicaStateChange, withDefaults } = require("./replica_machine.js");
 
-const CAPABILITIES = ["elections"];
+const CAPABILITIES = ["elections", "replica_state_machine", "fault_injection"];
 const PROFILES = ["kafka-2.8", "kafka-1.1"];
 let profile = "kafka-2.8";
+let state = null; // the loaded ClusterState (canonical JSON form), advanced by every state-machine call
 
 function firstOf(list, pred) {
   for (const x of list) if (pred(x)) return x;
@@ -58,19 +61,40 @@ function elect(strategy, inp) {
 function handle(req) {
   switch (req.type) {
     case "hello":
+      if (!PROFILES.includes(req.profile)) {
+        return { type: "error", code: "unsupported", message: `unknown profile ${req.profile}` };
+      }
       profile = req.profile;
       return {
         type: "hello",
         protocol_version: 1,
-        implementation: { name: "node-example", version: "1.0.0" },
+        implementation: { name: "node-example", version: "1.1.0" },
         profiles: PROFILES,
         capabilities: CAPABILITIES,
       };
+    case "load":
+      state = withDefaults(req.state);
+      return { type: "ok" };
     case "elect": {
       const result = elect(req.strategy, req.input);
       if (result === null) return { type: "error", code: "invalid_input", message: `unknown strategy ${req.strategy}` };
       return { type: "election", result };
     }
+    case "replica_state_change": {
+      if (state === null) return { type: "error", code: "no_state", message: "no state loaded" };
+      let step;
+      try {
+        step = replicaStateChange(state, profile, req.replicas, req.target);
+      } catch (e) {
+        if (e instanceof RangeError) return { type: "error", code: "invalid_input", message: e.message };
+        throw e;
+      }
+      state = step.state;
+      return { type: "step", ...step };
+    }
+    case "snapshot":
+      if (state === null) return { type: "error", code: "no_state", message: "no state loaded" };
+      return { type: "state", state };
     case "shutdown":
       return { type: "ok" };
     default:
@@ -78,19 +102,43 @@ function handle(req) {
   }
 }
 
-const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
-rl.on("line", (line) => {
-  if (!line.trim()) return;
+// The reply to one request line, and whether the line asked to shut down.
+function answer(line) {
   let req;
   try {
     req = JSON.parse(line);
   } catch (e) {
-    process.stdout.write(JSON.stringify({ id: -1, type: "error", code: "invalid_input", message: String(e) }) + "\n");
-    return;
+    return [{ id: -1, type: "error", code: "invalid_input", message: String(e) }, false];
   }
-  const reply = handle(req);
-  process.stdout.write(JSON.stringify({ id: req.id, ...reply }) + "\n");
-  if (req.type === "shutdown") {
-    rl.close();
+  const id = req !== null && Number.isInteger(req.id) ? req.id : -1;
+  try {
+    return [{ id, ...handle(req) }, req.type === "shutdown"];
+  } catch (e) {
+    process.stderr.write(`error while handling request ${id}: ${e && e.stack ? e.stack : e}\n`);
+    return [{ id, type: "error", code: "internal", message: String(e) }, false];
   }
+}
+
+// Input is split into lines by hand (no readline); the replies to the lines of one input chunk go out in one
+// write. End of input or shutdown ends the process.
+let pending = "";
+let done = false;
+process.stdin.setEncoding("utf8");
+process.stdin.on("data", (chunk) => {
+  if (done) return;
+  pending += chunk;
+  let out = "";
+  let start = 0;
+  let nl;
+  while (!done && (nl = pending.indexOf("\n", start)) >= 0) {
+    const line = pending.slice(start, nl);
+    start = nl + 1;
+    if (!line.trim()) continue;
+    const [reply, shutdown] = answer(line);
+    out += JSON.stringify(reply) + "\n";
+    done = shutdown;
+  }
+  pending = pending.slice(start);
+  if (out) process.stdout.write(out);
+  if (done) process.stdin.destroy();
 });
