@@ -9,6 +9,7 @@ and report an engine that is not importable as ``EngineUnavailable`` with the re
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 from collections.abc import Callable
 from functools import cache
@@ -27,6 +28,7 @@ from kcspec.spec.vocabulary import (
     LeaderElection,
     PartitionReplica,
     PartitionState,
+    ReplicaAssignment,
     ReplicaState,
     TopicPartition,
 )
@@ -70,16 +72,31 @@ def element_results_partitions(state: ClusterState, partitions: tuple[TopicParti
     return {codec.tp_text(p): states.get(p, PartitionState.NonExistentPartition).name for p in partitions}
 
 
+ELECTION_TP = TopicPartition("election", 0)
+"""The partition an ``elect`` request is asked about in the reference controller's context (any name works)."""
+
+
 class ReferenceSut(ControllerSut):
-    """The reference controller behind protocol v1."""
+    """The reference controller behind protocol v1.
+
+    ``event`` is ``ReferenceController.handle``. The machine levels use the reference controller's own modules:
+    ``elect`` runs ``reference_impl.elections.leader_for_*`` in a context built from the election input, and the
+    ``*_state_change`` requests call ``handle_state_changes`` of the loaded controller's replica or partition
+    state machine, reporting the requests and failures that call appended. A ControllerMovedException (2.8
+    fencing) ends such a call with what it had done, as the spec's ``Work.moved`` does.
+    """
 
     name = "kcspec-reference"
     version = "1"
     profiles = PROFILES
-    capabilities = frozenset({m.Capability.controller_events, m.Capability.fault_injection})
+    capabilities = frozenset(m.Capability)
 
     def __init__(self) -> None:
         self._ri = _import("kcspec.reference_impl")
+        self._elections = _import("kcspec.reference_impl.elections")
+        self._context = _import("kcspec.reference_impl.context")
+        self._errors = _import("kcspec.reference_impl.errors")
+        self._rsm = _import("kcspec.reference_impl.replica_state_machine")
         self.profile = "kafka-2.8"
         self._ctrl: Any = None
 
@@ -105,6 +122,83 @@ class ReferenceSut(ControllerSut):
     def snapshot(self) -> ClusterState:
         state: ClusterState = self._controller().snapshot()
         return state
+
+    # ------------------------------------------------------------------------------------ elections (§6)
+
+    def _election_context(self, inp: ElectionInput, strategy: ElectionStrategy) -> Any:
+        """A context in which ``isReplicaOnline`` answers as ``inp`` says, with the assignment (or, for the
+        Reassign strategy, the target replicas) of ``inp``."""
+        online, reachable, down = inp.online, inp.online_or_shutting_down, inp.shutting_down
+        if not online <= reachable or online & down or not reachable - online <= down:
+            raise SutError(
+                m.ErrorCode.invalid_input,
+                "inconsistent election input: online must be online_or_shutting_down minus shutting_down",
+            )
+        ctx = self._context.ControllerContext()
+        ctx.shutting_down = set(down)
+        ctx.add_live_brokers(dict.fromkeys(reachable | down, 0))
+        for r in down - reachable:
+            ctx.replicas_on_offline_dirs.setdefault(r, set()).add(ELECTION_TP)
+        reassign = strategy is ElectionStrategy.ReassignPartitionLeaderElectionStrategy
+        replicas = inp.target_replicas if reassign else inp.assignment
+        ctx.update_assignment(ELECTION_TP, ReplicaAssignment(replicas))
+        ctx.legacy_reassignments[ELECTION_TP] = inp.target_replicas
+        return ctx
+
+    def elect(self, strategy: ElectionStrategy, inp: ElectionInput) -> ElectionResult:
+        el = self._elections
+        version = self._ri.PROFILES[self.profile]
+        ctx = self._election_context(inp, strategy)
+        lai = inp.leader_and_isr
+        S = ElectionStrategy
+        if strategy is S.OfflinePartitionLeaderElectionStrategy:
+            out = el.leader_for_offline(ctx, ELECTION_TP, lai, inp.allow_unclean or inp.unclean_enabled)
+        elif strategy is S.ReassignPartitionLeaderElectionStrategy:
+            out = el.leader_for_reassign(ctx, version, ELECTION_TP, lai)
+        elif strategy is S.PreferredReplicaPartitionLeaderElectionStrategy:
+            out = el.leader_for_preferred_replica(ctx, ELECTION_TP, lai)
+        else:
+            out = el.leader_for_controlled_shutdown(ctx, version, ELECTION_TP, lai)
+        if out.leader_and_isr is None:
+            return ElectionResult(-1, lai.isr, tuple(out.recipients), False)
+        return ElectionResult(
+            out.leader_and_isr.leader, out.leader_and_isr.isr, tuple(out.recipients), bool(out.unclean)
+        )
+
+    # ------------------------------------------------------------------------------------ state machines
+
+    def _machine_call(self, machine: Any, call: Callable[[], object]) -> tuple[ClusterState, m.StepReply]:
+        """Run one ``handle_state_changes`` call; the post-state and the requests and failures it produced."""
+        ctrl = self._controller()
+        sent: list[Any] = machine.batch.sent
+        failures: list[Any] = machine.failures
+        n_sent, n_failures = len(sent), len(failures)
+        with contextlib.suppress(self._errors.ControllerMovedException):
+            call()
+        state: ClusterState = ctrl.snapshot()
+        return state, m.StepReply(state, frozenset(sent[n_sent:]), frozenset(failures[n_failures:]))
+
+    def replica_state_change(
+        self, replicas: tuple[PartitionReplica, ...], target: ReplicaState
+    ) -> m.StepReply:
+        machine = self._controller().kc.replica_sm
+        groups = self._rsm.group_replicas(dict.fromkeys(replicas))
+        state, reply = self._machine_call(machine, lambda: machine.handle_state_changes(groups, target))
+        return m.StepReply(
+            state, reply.requests, reply.failures, _results(element_results_replicas(state, replicas))
+        )
+
+    def partition_state_change(
+        self, partitions: tuple[TopicPartition, ...], target: PartitionState, election: LeaderElection | None
+    ) -> m.StepReply:
+        machine = self._controller().kc.partition_sm
+        unique = list(dict.fromkeys(partitions))
+        state, reply = self._machine_call(
+            machine, lambda: machine.handle_state_changes(unique, target, election)
+        )
+        return m.StepReply(
+            state, reply.requests, reply.failures, _results(element_results_partitions(state, partitions))
+        )
 
 
 class SpecSut(ControllerSut):

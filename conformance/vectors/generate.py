@@ -85,7 +85,8 @@ def _settle(
         return None
     _first_name, first = answers[0]
     for _name, other in answers[1:]:
-        diffs = diff_replies(first, other, ("$.message",) if isinstance(first, m.ErrorReply) else ())
+        unspecified = ("$.message",) if isinstance(first, m.ErrorReply) else _unspecified(first)
+        diffs = diff_replies(first, other, unspecified)
         if diffs:
             gen.disagreements.append((ident, tuple(diffs)))
             return None
