@@ -352,6 +352,10 @@ class Compiler:
                 return FMap(out)
 
             return build
+        if isinstance(e, L.Call):
+            target = compiled_def(e.fn)
+            fns = [self.c(a) for a in e.args]
+            return lambda env: target([f(env) for f in fns])
         if isinstance(e, L.Rule):
             self.rule_stack.append(e.name)
             try:
@@ -359,6 +363,22 @@ class Compiler:
             finally:
                 self.rule_stack.pop()
         raise EvalError(f"unknown expression node {type(e).__name__}")
+
+
+_DEFS: dict[L.Def, Fn] = {}
+
+
+def compiled_def(d: L.Def) -> Fn:
+    """The compiled body of a procedure (compiled once per process); called with the argument values."""
+    fn = _DEFS.get(d)
+    if fn is None:
+        comp = Compiler()
+        comp.scope.extend(d.params)
+        comp.rule_stack.append(d.name)
+        body = comp.c(d.body)
+        fn = body
+        _DEFS[d] = fn
+    return fn
 
 
 def _inter(a: Any, b: Any) -> Any:

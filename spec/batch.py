@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kcspec.spec import context as C
-from kcspec.spec.lang import Const, Expr, Var, build_map, if_, let, lift, lit, rec, rule, set_of
+from kcspec.spec.lang import Const, Expr, Var, build_map, if_, let, lift, lit, procedure, rec, rule, set_of
 from kcspec.spec.profiles import Profile
 from kcspec.spec.requests import (
     LeaderAndIsrPartitionState,
@@ -109,6 +109,7 @@ def _add_lair(
     )
 
 
+@procedure("add_leader_and_isr_bulk", "§3.4")
 def add_leader_and_isr_bulk(
     p: Profile,
     w: object,
@@ -151,6 +152,7 @@ def add_leader_and_isr_bulk(
     return rule("addLeaderAndIsrRequestForBrokers", "§3.4", unless_moved(w, body))
 
 
+@procedure("add_leader_and_isr_keys", "§3.4")
 def add_leader_and_isr_keys(p: Profile, w: object, keys: object, is_new: object) -> Expr:
     """``addLeaderAndIsrRequestForBrokers([r], tp, LI(tp), FA(tp), isNew)`` for every (tp, r) ∈ ``keys`` — a set of
     ``PartitionReplica`` whose replica is the recipient broker — with the implicit UMR for their partitions."""
@@ -176,6 +178,7 @@ def add_leader_and_isr_keys(p: Profile, w: object, keys: object, is_new: object)
     return rule("addLeaderAndIsrRequestForBrokers", "§3.4", unless_moved(w, body))
 
 
+@procedure("add_leader_and_isr", "§3.4")
 def add_leader_and_isr(
     p: Profile,
     w: object,
@@ -239,6 +242,7 @@ def update_metadata_partitions(p: Profile, s: Expr, tps: Expr) -> Expr:
     return given
 
 
+@procedure("add_update_metadata", "§3.4")
 def add_update_metadata(p: Profile, w: object, brokers: object, tps: object) -> Expr:
     """``addUpdateMetadataRequestForBrokers(brokers, tps)`` (§3.4): brokers ≥ 0 join the recipients; every
     partition of ``update_metadata_partitions`` with leadership info gets its state computed now (overwriting an
@@ -287,6 +291,7 @@ def stop_replica_leader_epoch(p: Profile, s: Expr, tp: Expr) -> Expr:
     )
 
 
+@procedure("add_stop_replica_bulk", "§3.4")
 def add_stop_replica_bulk(p: Profile, w: object, replicas: object, delete: object) -> Expr:
     """``addStopReplicaRequestForBrokers([r], tp, delete)`` for every (tp, r) ∈ ``replicas`` (the recipient is the
     replica's broker), ``deletePartition`` sticky per (broker, partition) (§3.4)."""
@@ -314,6 +319,7 @@ def add_stop_replica_bulk(p: Profile, w: object, replicas: object, delete: objec
     return rule("addStopReplicaRequestForBrokers", "§3.4", unless_moved(w, body))
 
 
+@procedure("add_stop_replica", "§3.4")
 def add_stop_replica(p: Profile, w: object, brokers: object, tp: object, delete: object) -> Expr:
     """``addStopReplicaRequestForBrokers(brokers, tp, delete)`` (§3.4)."""
     return bind(
@@ -325,6 +331,7 @@ def add_stop_replica(p: Profile, w: object, brokers: object, tp: object, delete:
 # ------------------------------------------------------------------------------------------- send
 
 
+@procedure("send", "§3.4")
 def send(p: Profile, w: object) -> Expr:
     """``sendRequestsToBrokers(ctrlEpoch)`` (§3.4): one LeaderAndIsr, UpdateMetadata and StopReplica request per
     recipient broker, carrying the controller's id and epoch; recipients that are not live-or-shutting-down at

@@ -22,7 +22,7 @@ leader is re-chosen) and the ZK write are the partition machine's job (§5.2b).
 from __future__ import annotations
 
 from kcspec.spec import context as C
-from kcspec.spec.lang import Const, Expr, Var, cond, if_, let, lift, rec, rule, seq_of
+from kcspec.spec.lang import Const, Expr, Var, cond, if_, let, lift, procedure, rec, rule, seq_of
 from kcspec.spec.profiles import Profile
 from kcspec.spec.vocabulary import (
     NO_LEADER,
@@ -35,6 +35,7 @@ from kcspec.spec.vocabulary import (
 S = ElectionStrategy
 
 
+@procedure("election_input", "§6")
 def election_input(p: Profile, s: Expr, tp: object, leader_and_isr: object, election: LeaderElection) -> Expr:
     """The ``ElectionInput`` of ``tp`` for ``election`` (§6): AR, the Reassign candidates (2.8: TRS of FA(tp); 1.1:
     ``partitionsBeingReassigned(tp).newReplicas`` = RAR, empty if the partition is not being reassigned), the
@@ -146,6 +147,7 @@ def controlled_shutdown_election(p: Profile, inp: Expr) -> Expr:
     return rule("ControlledShutdownPartitionLeaderElectionStrategy", "§6", body)
 
 
+@procedure("elect", "§6")
 def elect(p: Profile, strategy: ElectionStrategy, inp: object) -> Expr:
     """The ``ElectionResult`` of ``strategy`` on ``inp`` (§6); leader −1 = no electable leader."""
 

@@ -15,16 +15,23 @@ if-then-else; boolean connectives; integer comparison and arithmetic; set and se
 membership, union/intersection/difference, subset, size; filter and image over sets and sequences
 (order-preserving on sequences); sorting a set into a sequence and a left fold over a sequence
 (for effects whose order matters); bounded quantifiers; "first element of a sequence such that";
-head, append, concat, distinct; finite maps (get, has, put, delete, keys, build, merge); and the
-annotation ``Rule`` that names a sub-expression and cites the semantics section it comes from.
+head, append, concat, distinct; finite maps (get, has, put, delete, keys, build, merge); the
+annotation ``Rule`` that names a sub-expression and cites the semantics section it comes from; and
+named procedures (``procedure`` → ``Def``/``Call``, the spec's operators), built once and used many
+times.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import inspect
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 # ------------------------------------------------------------------------------------------------ nodes
 
@@ -442,6 +449,29 @@ class MapMerge(Expr):
     rhs: Expr
 
 
+@dataclass(frozen=True, eq=False)
+class Def:
+    """A named procedure of the spec (a TLA+ operator): a closed body over its parameters.
+
+    Built once per combination of static arguments by ``procedure``; compared by identity.
+    """
+
+    name: str
+    section: str
+    params: tuple[str, ...]
+    body: Expr
+    static: tuple[tuple[str, str], ...] = ()
+    """The static (build-time) arguments that chose this body, rendered, for names and documentation."""
+
+
+@dataclass(frozen=True, slots=True)
+class Call(Expr):
+    """Apply a ``Def`` to argument expressions (evaluated in the caller's scope, bound to the parameters)."""
+
+    fn: Def
+    args: tuple[Expr, ...]
+
+
 @dataclass(frozen=True, slots=True)
 class Rule(Expr):
     """A named sub-expression that cites the semantics section it comes from. Transparent to evaluation."""
@@ -546,8 +576,14 @@ def cond(*branches: tuple[object, object], otherwise: object) -> Expr:
 
 
 def children(e: Expr) -> Sequence[Expr]:
-    """The direct sub-expressions of a node (for generic traversals by the backends)."""
+    """The direct sub-expressions of a node (for generic traversals by the backends).
+
+    For a ``Call`` the procedure's body comes first, then the arguments, so that a traversal looking
+    for ``Rule`` nodes sees what the call does.
+    """
     out: list[Expr] = []
+    if isinstance(e, Call):
+        return [e.fn.body, *e.args]
     for name in e.__dataclass_fields__:  # type: ignore[attr-defined]
         value = getattr(e, name)
         if isinstance(value, Expr):
@@ -559,6 +595,160 @@ def children(e: Expr) -> Sequence[Expr]:
                 elif isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], Expr):
                     out.append(item[1])
     return out
+
+
+def procedure(name: str, section: str) -> Callable[[_F], _F]:
+    """Make a spec-builder function a named procedure: its body is built once per static arguments.
+
+    Arguments that are ``Expr``s become the procedure's parameters; every other argument (the profile,
+    a target state, a strategy, ``None``…) is static: it selects which body is built. A call returns
+    ``Call(def, args)``, so a procedure used in many places is one definition — one TLA+ operator, one
+    compiled closure — instead of a copy of its tree at every use.
+    """
+
+    def deco(fn: _F) -> _F:
+        sig = inspect.signature(fn)
+        cache: dict[tuple[object, ...], Def] = {}
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Expr:
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            dyn_names: list[str] = []
+            dyn_values: list[Expr] = []
+            static: list[tuple[str, object]] = []
+            for pname, value in bound.arguments.items():
+                if isinstance(value, Expr):
+                    dyn_names.append(pname)
+                    dyn_values.append(value)
+                else:
+                    static.append((pname, value))
+            if any(callable(v) and not isinstance(v, type) for _, v in static) or any(
+                _contains_expr(v) for _, v in static
+            ):
+                # A builder callback or an expression hidden in a static argument would close over the
+                # caller's variables: such a call is expanded in place instead of becoming a definition.
+                return lift(fn(*args, **kwargs))
+            key = (tuple(dyn_names), *(_static_key(v) for _, v in static))
+            d = cache.get(key)
+            if d is None:
+                params = tuple(f"{name}.{n}" for n in dyn_names)
+                call_args = dict(bound.arguments)
+                for n, pn in zip(dyn_names, params, strict=True):
+                    call_args[n] = Var(pn)
+                body = lift(fn(**call_args))
+                loose = free_vars(body) - set(params)
+                if loose:
+                    raise ValueError(
+                        f"procedure {name} ({section}) is not closed: its body reads {sorted(loose)}; pass them "
+                        "as expression arguments"
+                    )
+                d = Def(name, section, params, body, tuple((n, _static_text(v)) for n, v in static))
+                cache[key] = d
+            return Call(d, tuple(dyn_values))
+
+        return wrapper  # type: ignore[return-value]
+
+    return deco
+
+
+def _contains_expr(value: object) -> bool:
+    if isinstance(value, Expr):
+        return True
+    if isinstance(value, tuple | list | frozenset | set):
+        return any(_contains_expr(v) for v in value)
+    return False
+
+
+def free_vars(e: Expr, _memo: dict[int, frozenset[str]] | None = None) -> frozenset[str]:
+    """The variables an expression reads that it does not bind itself."""
+    memo = _memo if _memo is not None else {}
+    hit = memo.get(id(e))
+    if hit is not None:
+        return hit
+    if isinstance(e, Var):
+        out: frozenset[str] = frozenset({e.name})
+    elif isinstance(e, Call):
+        out = frozenset().union(*(free_vars(a, memo) for a in e.args)) if e.args else frozenset()
+    elif isinstance(e, Let):
+        out = free_vars(e.value, memo) | (free_vars(e.body, memo) - {e.name})
+    elif isinstance(e, Fold):
+        out = free_vars(e.seq, memo) | free_vars(e.init, memo) | (free_vars(e.body, memo) - {e.acc, e.var})
+    elif isinstance(e, Filter | Quant):
+        out = free_vars(e.coll, memo) | (free_vars(e.pred, memo) - {e.var})
+    elif isinstance(e, Image | BigUnion):
+        out = free_vars(e.coll, memo) | (free_vars(e.body, memo) - {e.var})
+    elif isinstance(e, First):
+        out = free_vars(e.seq, memo) | free_vars(e.default, memo) | (free_vars(e.pred, memo) - {e.var})
+    elif isinstance(e, MapBuild):
+        out = free_vars(e.key_set, memo) | (free_vars(e.value, memo) - {e.var})
+    else:
+        out = frozenset().union(*(free_vars(c, memo) for c in children(e))) if children(e) else frozenset()
+    memo[id(e)] = out
+    return out
+
+
+def _static_key(value: object) -> object:
+    name = getattr(value, "name", None)
+    if type(value).__name__ == "Profile" and isinstance(name, str):
+        return ("profile", name)
+    try:
+        hash(value)
+    except TypeError:
+        return ("id", id(value))
+    return value
+
+
+def _static_text(value: object) -> str:
+    if type(value).__name__ == "Profile":
+        return str(getattr(value, "name", value))
+    return getattr(value, "name", None) or repr(value)
+
+
+def inline_calls(e: Expr, _memo: dict[int, Expr] | None = None) -> Expr:
+    """The same expression with every ``Call`` replaced by ``LET``-bound arguments and the procedure's body.
+
+    For backends that do not (yet) emit procedures as definitions of their own. Arguments are first
+    bound to fresh names, so an argument can never be captured by a parameter of the same call.
+    """
+    memo = _memo if _memo is not None else {}
+    hit = memo.get(id(e))
+    if hit is not None:
+        return hit
+    if isinstance(e, Call):
+        body = inline_calls(e.fn.body, memo)
+        temps = [f"{p}#{next(_counter)}" for p in e.fn.params]
+        result = body
+        for p, t in reversed(list(zip(e.fn.params, temps, strict=True))):
+            result = Let(p, Var(t), result)
+        for t, a in reversed(list(zip(temps, e.args, strict=True))):
+            result = Let(t, inline_calls(a, memo), result)
+        memo[id(e)] = result
+        return result
+    changes: dict[str, object] = {}
+    for fname in e.__dataclass_fields__:  # type: ignore[attr-defined]
+        value = getattr(e, fname)
+        if isinstance(value, Expr):
+            new = inline_calls(value, memo)
+            if new is not value:
+                changes[fname] = new
+        elif isinstance(value, tuple) and value:
+            items = []
+            changed = False
+            for item in value:
+                if isinstance(item, Expr):
+                    ni: object = inline_calls(item, memo)
+                elif isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], Expr):
+                    ni = (item[0], inline_calls(item[1], memo))
+                else:
+                    ni = item
+                changed = changed or ni is not item
+                items.append(ni)
+            if changed:
+                changes[fname] = tuple(items)
+    result = dataclasses.replace(e, **changes) if changes else e  # type: ignore[type-var]
+    memo[id(e)] = result
+    return result
 
 
 # ---------------------------------------------------------------------------------------------- the spec's units

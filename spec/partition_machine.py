@@ -29,7 +29,7 @@ from kcspec.spec import batch as B
 from kcspec.spec import context as C
 from kcspec.spec import zk as Z
 from kcspec.spec.elections import elect, election_input
-from kcspec.spec.lang import Expr, build_map, cond, if_, let, lit, rec, rule
+from kcspec.spec.lang import Expr, build_map, cond, if_, let, lit, procedure, rec, rule
 from kcspec.spec.profiles import Profile
 from kcspec.spec.requests import MACHINE_PARTITION, FailureReason, StateChangeFailure
 from kcspec.spec.vocabulary import (
@@ -121,6 +121,7 @@ def _add_failures(w: Expr, tps: Expr, target_name: str, reason: FailureReason, f
 # ------------------------------------------------------------------------------------------- §5.2a
 
 
+@procedure("initialize_leader_and_isr", "§5.2")
 def initialize_leader_and_isr(p: Profile, w: Expr, tps: Expr) -> Expr:
     """§5.2a ``initializeLeaderAndIsrForPartitions(tps)`` followed by PS := OnlinePartition for the successes."""
     s = w.f("state")
@@ -304,6 +305,7 @@ def _election_round(p: Profile, w: Expr, remaining: Expr, election: LeaderElecti
     )
 
 
+@procedure("elect_leader_for_partitions", "§5.2")
 def elect_leader_for_partitions(p: Profile, w: Expr, tps: Expr, election: LeaderElection) -> Expr:
     """§5.2b ``electLeaderForPartitions(tps, strategy)`` followed by PS := OnlinePartition for the elected."""
 
@@ -359,6 +361,7 @@ def _apply_target(
     return rule(target.name, section, _put_states(w, valid, target))
 
 
+@procedure("partition_state_change", "§5")
 def partition_state_change(
     p: Profile, w: object, partitions: object, target: PartitionState, election: LeaderElection | None
 ) -> Expr:
@@ -399,6 +402,7 @@ OFFLINE_ELECTION = LeaderElection(
 )
 
 
+@procedure("trigger_online_partition_state_change", "§5.4")
 def trigger_online_partition_state_change(p: Profile, w: object, topic: Expr | None = None) -> Expr:
     """§5.4 step 2 ``triggerOnlinePartitionStateChange()`` / ``(topic)``: every New/Offline partition (of ``topic``)
     whose topic is not queued for deletion → OnlinePartition with the Offline strategy, ``allowUnclean = false``
@@ -420,6 +424,7 @@ def trigger_online_partition_state_change(p: Profile, w: object, topic: Expr | N
     return rule("triggerOnlinePartitionStateChange", "§5.4", B.unless_moved(w, body))
 
 
+@procedure("initialize_partition_state", "§5.4")
 def initialize_partition_state(p: Profile, w: object) -> Expr:
     """§5.4 step 1 ``initializePartitionState``: every assigned partition → NewPartition without leadership info,
     OnlinePartition when its cached leader is online, else OfflinePartition."""

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from kcspec.spec import batch as B
 from kcspec.spec import context as C
 from kcspec.spec import zk as Z
-from kcspec.spec.lang import Expr, build_map, cond, if_, let, lit, rec, rule, set_of
+from kcspec.spec.lang import Expr, build_map, cond, if_, let, lit, procedure, rec, rule, set_of
 from kcspec.spec.profiles import Profile
 from kcspec.spec.requests import MACHINE_REPLICA, FailureReason, StateChangeFailure
 from kcspec.spec.vocabulary import (
@@ -433,6 +433,7 @@ def _apply_target(p: Profile, w: Expr, valid: Expr, target: ReplicaState) -> Exp
     return rule(target.name, section, _put_states(w, valid, target))
 
 
+@procedure("replica_state_change", "§4")
 def replica_state_change(p: Profile, w: object, replicas: object, target: ReplicaState) -> Expr:
     """One whole ``ReplicaStateMachine.handleStateChanges(replicas, target)`` call (§2.3, §4), ending with send."""
     valid_prev = lit(frozenset(p.replica_valid_previous[target]))
@@ -464,6 +465,7 @@ def replica_state_change(p: Profile, w: object, replicas: object, target: Replic
     )
 
 
+@procedure("initialize_replica_state", "§4.8")
 def initialize_replica_state(p: Profile, w: object) -> Expr:
     """§4.8 step 1 ``initializeReplicaState``: every assigned replica → OnlineReplica if online, else
     ReplicaDeletionIneligible (no requests)."""

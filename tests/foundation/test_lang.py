@@ -87,3 +87,41 @@ def test_spec_rules_are_data_not_closures() -> None:
     assert isinstance(expr, L.Filter)
     assert isinstance(expr.pred, L.Cmp)
     assert expr == L.Filter(expr.var, L.var("s"), L.Cmp(">", L.Var(expr.var), L.Const(1)))
+
+
+@L.procedure("add_then", "§0")
+def _add_then(a: L.Expr, b: L.Expr, k: int) -> L.Expr:
+    return a + b + k
+
+
+def test_procedures_are_defined_once_and_called_with_arguments() -> None:
+    first = _add_then(L.var("x"), L.lit(2), 3)
+    second = _add_then(L.lit(5), L.var("x"), 3)
+    other = _add_then(L.lit(5), L.var("x"), 4)
+    assert isinstance(first, L.Call) and isinstance(second, L.Call)
+    assert first.fn is second.fn, "the same static arguments must share one definition"
+    assert other.fn is not first.fn, "a different static argument selects a different body"
+    nested = L.let(L.lit(1), lambda x: _add_then(x, _add_then(x, L.lit(2), 3), 10))
+    assert evaluate(nested) == 17
+    assert evaluate(L.inline_calls(nested)) == 17
+
+
+def test_a_procedure_whose_body_is_not_closed_is_rejected() -> None:
+    outer = L.var("outer")
+
+    @L.procedure("leaky", "§0")
+    def leaky(a: L.Expr) -> L.Expr:
+        return a + outer
+
+    with pytest.raises(ValueError, match=r"procedure leaky .* is not closed: its body reads \['outer'\]"):
+        leaky(L.lit(1))
+
+
+def test_a_call_with_a_builder_callback_is_expanded_in_place() -> None:
+    @L.procedure("apply_fn", "§0")
+    def apply_fn(a: L.Expr, fn: object) -> L.Expr:
+        return fn(a)  # type: ignore[operator, no-any-return]
+
+    expr = L.let(L.lit(4), lambda y: apply_fn(L.lit(1), lambda a: a + y))
+    assert not isinstance(expr.body, L.Call)  # type: ignore[attr-defined]
+    assert evaluate(expr) == 5
