@@ -33,6 +33,7 @@ from kcspec.reference_impl.errors import (
     ControllerMovedException,
     IllegalStateException,
     KafkaThrowable,
+    KeeperException,
     NoSuchElementException,
     StaleBrokerEpochException,
 )
@@ -61,7 +62,6 @@ from kcspec.spec.vocabulary import (
     ElectionType,
     LeaderAndIsr,
     LeaderElection,
-    LeaderIsrAndControllerEpoch,
     PartitionReplica,
     PartitionState,
     ReplicaAssignment,
@@ -821,34 +821,48 @@ class KafkaController:
     def process_alter_isr(
         self, broker: int, broker_epoch: int, tp: TopicPartition, proposed: LeaderAndIsr
     ) -> None:
+        """``processAlterIsr`` (§7.11, 2.8). Everything after the broker-epoch check runs inside Kafka's
+        ``catch Throwable`` (→ UNKNOWN_SERVER_ERROR): a failed write, a failed cache re-read or even a
+        ``ControllerMovedException`` only logs an ERROR line; no UpdateMetadata is sent then."""
         ctx = self.ctx
         cached_epoch = ctx.live_broker_epochs.get(broker)
-        if cached_epoch is None or cached_epoch != broker_epoch:
+        if cached_epoch is None:
+            self.logger.info(f"Ignoring AlterIsr due to unknown broker {broker}")
+            return
+        if cached_epoch != broker_epoch:
             self.logger.info(
-                f"Ignoring AlterIsr due to stale broker epoch {broker_epoch} for broker {broker}"
+                f"Ignoring AlterIsr due to stale broker epoch {broker_epoch} and local broker epoch "
+                f"Some({cached_epoch}) for broker {broker}"
             )
             return
-        li = ctx.leadership.get(tp)
-        success = False
-        if li is not None:
-            current = li.leader_and_isr
-            if proposed.leader_epoch < current.leader_epoch:
-                pass
-            elif (proposed.leader, proposed.leader_epoch, proposed.isr) == (
-                current.leader,
-                current.leader_epoch,
-                current.isr,
-            ):
-                success = True
-            else:
-                finished, _retry = self.zk.update_leader_and_isr(
-                    {tp: proposed}, ctx.epoch, ctx.epoch_zk_version
-                )
-                written = finished.get(tp)
-                if isinstance(written, LeaderAndIsr):
-                    ctx.put_leadership(tp, LeaderIsrAndControllerEpoch(written, ctx.epoch))
+        try:
+            success = False
+            li = ctx.leadership.get(tp)
+            if li is not None:
+                current = li.leader_and_isr
+                if proposed.leader_epoch < current.leader_epoch:
+                    pass
+                elif (proposed.leader, proposed.leader_epoch, proposed.isr) == (
+                    current.leader,
+                    current.leader_epoch,
+                    current.isr,
+                ):
                     success = True
-        self.send_update_metadata(self._brokers(), [tp])
+                else:
+                    finished, _retry = self.zk.update_leader_and_isr(
+                        {tp: proposed}, ctx.epoch, ctx.epoch_zk_version
+                    )
+                    written = finished.get(tp)
+                    if isinstance(written, KeeperException):
+                        self.logger.error(f"Failed to update ISR for partition {tp}", written)
+                    elif written is not None:
+                        success = True
+                        for refreshed_tp, refreshed in self.zk.get_topic_partition_states([tp]).items():
+                            ctx.put_leadership(refreshed_tp, refreshed)
+            self.send_update_metadata(self._brokers(), [tp])
+        except KafkaThrowable as e:
+            self.logger.error(f"Error when processing AlterIsr for partitions: List({tp})", e)
+            return
         if success and tp in ctx.partitions_being_reassigned:
             self.maybe_complete_reassignment(tp)
 
