@@ -70,13 +70,87 @@ _PATH = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 _CMP_INT = {"==": "=", "!=": "#", "<": "<", "<=": "=<", ">": ">", ">=": ">="}
 
 
+def _static_word(key: str, value: str) -> str:
+    """A short name part for a static argument: ``True`` flags by name, ``False``/``None``/empty dropped,
+    enum-like values by their member name without the class's own suffix words."""
+    if value in ("False", "None", "frozenset()", "()", ""):
+        return ""
+    if value == "True":
+        return key
+    if re.fullmatch(r"-?\d+", value):
+        return f"{key}_{value.replace('-', 'minus')}"
+    quoted = re.findall(r"'([A-Za-z0-9_]+)'", value)
+    flags = re.findall(r"([a-z_]+)=True", value)
+    if quoted:
+        return "_".join([*quoted, *flags])
+    return value.rsplit(".", 1)[-1].replace("PartitionLeaderElectionStrategy", "")
+
+
+class Procedures:
+    """The spec's procedures (``lang.Def``), each emitted once as a top-level operator, in the order they
+    were completed (so every operator is defined after the ones it calls)."""
+
+    def __init__(self, base: set[str] | None = None) -> None:
+        self.base = set(base or ())
+        """Top-level names of the module that no operator or bound name may take."""
+        self.op_names: set[str] = set()
+        self.names: dict[int, tuple[str, T]] = {}
+        self.definitions: list[tuple[str, Block]] = []
+        self._in_progress: set[int] = set()
+
+    def operator_name(self, d: L.Def, taken: set[str]) -> str:
+        parts = [d.name] + [_static_word(k, v) for k, v in d.static if k != "p" and "kafka-" not in v]
+        base = "".join(w[:1].upper() + w[1:] for p in parts for w in re.split(r"[^A-Za-z0-9]+", p) if w)
+        base = base if base and not base[0].isdigit() else f"P{base}"
+        name, n = base, 1
+        while name in taken:
+            n += 1
+            name = f"{base}{n}"
+        return name
+
+    def define(self, d: L.Def, arg_types: list[T], caller: Emitter) -> tuple[str, T]:
+        key = id(d)
+        if key in self.names:
+            return self.names[key]
+        if key in self._in_progress:
+            raise caller.fail(f"procedure {d.name} calls itself")
+        self._in_progress.add(key)
+        name = self.operator_name(d, self.base | self.op_names | caller.reserved)
+        self.op_names.add(name)
+        em = Emitter({}, set(self.base), caller.orders, self)
+        params: list[str] = []
+        for p, t in zip(d.params, arg_types, strict=True):
+            tla = em.fresh(p.rsplit(".", 1)[-1])
+            em.free[p] = (tla, t)
+            params.append(tla)
+        origin = f"{d.name} ({d.section})"
+        em.rules.append(origin)
+        body = em.emit(d.body)
+        head = f"{name}({', '.join(params)}) ==" if params else f"{name} =="
+        statics = ", ".join(f"{k}={v}" for k, v in d.static)
+        comment = f"(* {d.section} {d.name}" + (f" [{statics}]" if statics else "") + " *)"
+        block = tag(vstack(text(comment), text(head), indent(body.block, 4)), origin)
+        self.definitions.append((name, block))
+        self.names[key] = (name, body.type)
+        self._in_progress.discard(key)
+        return name, body.type
+
+
 class Emitter:
     """Translates expressions with the given free variables (TLA+ name and type) into blocks."""
 
-    def __init__(self, free: Mapping[str, tuple[str, T]], reserved: set[str], orders: Orders) -> None:
+    def __init__(
+        self,
+        free: Mapping[str, tuple[str, T]],
+        reserved: set[str],
+        orders: Orders,
+        procedures: Procedures | None = None,
+    ) -> None:
         self.free = dict(free)
-        self.reserved = set(reserved) | {name for name, _ in free.values()}
+        self.reserved = reserved
+        self.reserved.update(name for name, _ in free.values())
         self.orders = orders
+        self.procedures = procedures if procedures is not None else Procedures()
         self.scope: list[tuple[str, str, T]] = []
         self.used: set[str] = set()
         self.rules: list[str] = []
@@ -93,7 +167,7 @@ class Emitter:
         order the sub-expressions are emitted in (TLA+ forbids redefining a name in scope)."""
         base = re.sub(r"_\d+$", "", hint) or "x"
         name, n = base, 1
-        while name in self.reserved or name in self.used:
+        while name in self.reserved or name in self.used or name in self.procedures.op_names:
             n += 1
             name = f"{base}{n}"
         self.used.add(name)
@@ -168,13 +242,10 @@ class Emitter:
             return Out(text(name), ATOM, t)
         if isinstance(e, L.Field):
             obj = self.emit(e.obj)
-            t = ty.ANY
-            if obj.type.kind == "rec" and obj.type.cls is not None:
-                ft = ty.field_types(obj.type.cls)
-                if e.name not in ft:
-                    raise self.fail(f"{obj.type.cls.__name__} has no field {e.name!r}")
-                t = ft[e.name]
-            return Out(concat(self.paren(obj), text(f".{e.name}")), ATOM, t)
+            ft = ty.field_type(obj.type, e.name)
+            if ft is None:
+                raise self.fail(f"{obj.type} has no field {e.name!r}")
+            return Out(concat(self.paren(obj), text(f".{e.name}")), ATOM, ft)
         if isinstance(e, L.Rec):
             return self.record(e)
         if isinstance(e, L.With):
@@ -289,6 +360,9 @@ class Emitter:
             else:
                 raise self.fail(f"record {e.cls.__name__} is built without its field {f.name!r}")
             items.append(concat(text(f"{f.name} |-> "), value))
+        tag = ty.tag_of(e.cls)
+        if tag is not None:
+            items.insert(0, text(f'type |-> "{tag}"'))
         unknown = set(given) - {f.name for f in dataclasses.fields(e.cls)}
         if unknown:
             raise self.fail(f"record {e.cls.__name__} has no field(s) {', '.join(sorted(unknown))}")
@@ -492,6 +566,12 @@ class Emitter:
             origin = f"{e.name} ({e.section})"
             comment = text(f"(* {e.section} {e.name} *)", origin)
             return Out(tag(vstack(comment, body.block), origin), LOWEST, body.type)
+        if isinstance(e, L.Call):
+            args = [self.emit(a) for a in e.args]
+            name, t = self.procedures.define(e.fn, [a.type for a in args], self)
+            if not args:
+                return Out(text(name), ATOM, t)
+            return Out(seq_items(f"{name}(", [a.block for a in args], ")"), ATOM, t)
         raise self.fail(f"no TLA+ translation for {type(e).__name__}")
 
 

@@ -39,11 +39,25 @@ def width(b: Block) -> int:
     return max(len(line.text) for line in b)
 
 
+HANG_LIMIT = 40
+"""A multi-line part that would hang after more than this much text starts on the next line instead."""
+
+
 def concat(*parts: Block) -> Block:
-    """Horizontal concatenation: each part starts where the previous one's last line ends."""
+    """Horizontal concatenation: each part starts where the previous one's last line ends.
+
+    A multi-line part after a long prefix goes on the next lines, indented 4 past the prefix line's own
+    indentation, so deep nesting does not drift to the right. Both forms keep every column inside the
+    part relative to the part's first column, which is all that TLA+'s bulleted lists need.
+    """
     out: list[Line] = list(parts[0])
     for part in parts[1:]:
         last = out[-1]
+        lead = len(last.text) - len(last.text.lstrip(" "))
+        if len(part) > 1 and len(last.text) - lead > HANG_LIMIT:
+            out[-1] = Line(last.text.rstrip(), last.origin)
+            out.extend(Line(" " * (lead + 4) + line.text, line.origin) for line in part)
+            continue
         col = len(last.text)
         out[-1] = Line(last.text + part[0].text, part[0].origin or last.origin)
         out.extend(Line(" " * col + line.text, line.origin) for line in part[1:])

@@ -13,6 +13,7 @@ from __future__ import annotations
 import enum
 import importlib.util
 import json
+import re
 import typing
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,13 +21,14 @@ from typing import Any
 
 from kcspec.model.tla import types as ty
 from kcspec.model.tla.config import ModelConfig
-from kcspec.model.tla.emit import Emitter
+from kcspec.model.tla.emit import Emitter, Procedures
 from kcspec.model.tla.layout import Block, Line, concat, indent, text, vstack
 from kcspec.model.tla.order import Orders
 from kcspec.model.tla.prelude import PRELUDE, PRELUDE_NAMES
 from kcspec.model.tla.values import NONE_TEXT, value_block
 from kcspec.spec.lang import Action, Invariant, Param
 from kcspec.spec.profiles import Profile
+from kcspec.spec.requests import Request
 from kcspec.spec.state import ClusterState
 from kcspec.spec.vocabulary import TopicPartition
 
@@ -124,6 +126,12 @@ def param_domain(action: str, p: Param) -> str:
     raise ModuleError(f"action {action}: no finite domain for parameter {p.name}: {p.type}")
 
 
+def ident(name: str) -> str:
+    """``name`` as a TLA+ identifier: every other character becomes ``_``."""
+    out = re.sub(r"[^A-Za-z0-9_]", "_", name.strip())
+    return out if out and not out[0].isdigit() else f"X{out}"
+
+
 def _ascii(section: str) -> str:
     """A section citation for a TLA+ string literal (kept ASCII)."""
     return section.replace("§", "section ")
@@ -154,10 +162,11 @@ class _Builder:
         self.config = config
         self.orders = Orders(("", *config.topic_names))
         self.state_t = ty.T("rec", ClusterState)
-        self.sections: list[tuple[str, Block]] = []
+        self.reserved: set[str] = set(RESERVED)
+        self.procedures = Procedures(self.reserved)
 
     def emitter(self, free: dict[str, tuple[str, ty.T]]) -> Emitter:
-        return Emitter(free, RESERVED, self.orders)
+        return Emitter(free, set(self.reserved), self.orders, self.procedures)
 
     def action(self, a: Action, step_invariants: Sequence[Invariant]) -> tuple[str, Block]:
         names = [p.name for p in a.params]
@@ -174,7 +183,7 @@ class _Builder:
         for inv in step_invariants:
             updates.append(
                 text(
-                    f'Assert(StepInv_{inv.name}({w}.state, {w}.sent), "step invariant {inv.name} '
+                    f'Assert(StepInv_{ident(inv.name)}({w}.state, {w}.sent), "step invariant {inv.name} '
                     f'({_ascii(inv.section)}) violated by {a.name}")'
                 )
             )
@@ -196,14 +205,14 @@ class _Builder:
     def invariant(self, inv: Invariant) -> tuple[str, Block]:
         if inv.kind == "state":
             free = {"s": ("s", self.state_t)}
-            head = f"Inv_{inv.name} =="
+            head = f"Inv_{ident(inv.name)} =="
         elif inv.kind == "step":
             free = {
                 "s": ("s", self.state_t),
                 "s2": ("s2", self.state_t),
-                "requests": ("requests", ty.set_of(ty.ANY)),
+                "requests": ("requests", ty.from_hint(frozenset[Request])),
             }
-            head = f"StepInv_{inv.name}(s2, requests) =="
+            head = f"StepInv_{ident(inv.name)}(s2, requests) =="
         else:
             raise ModuleError(f"invariant {inv.name} has unknown kind {inv.kind!r}")
         em = self.emitter(free)
@@ -299,6 +308,12 @@ def generate_from(
         parts.append(("<orders>", _comment(["Orders for sorting (TLA+ compares only integers)."])))
         for d in order_defs:
             parts.append((d.split("(")[0].split(" ")[-1], tuple(Line(x) for x in d.splitlines())))
+    if b.procedures.definitions:
+        parts.append(("<procedures>", text("")))
+        parts.append(("<procedures>", _comment(["The spec's procedures, one operator each."])))
+    for proc_name, blk in b.procedures.definitions:
+        parts.append((proc_name, text("")))
+        parts.append((proc_name, blk))
     for inv_name, blk in inv_blocks:
         parts.append((inv_name, text("")))
         parts.append((inv_name, blk))

@@ -20,7 +20,8 @@ from typing import Any
 
 @dataclass(frozen=True)
 class T:
-    """A type: ``kind`` is one of int bool str enum rec set seq map any; ``cls`` for enum/rec; ``args`` elements."""
+    """A type: ``kind`` is one of int bool str enum rec union set seq map any; ``cls`` for enum/rec; ``args`` the
+    element types (set, seq), key and value types (map) or member record types (union)."""
 
     kind: str
     cls: type | None = None
@@ -91,7 +92,11 @@ def from_hint(hint: Any) -> T:
     args = typing.get_args(hint)
     if origin in (types.UnionType, typing.Union):
         inner = [a for a in args if a is not type(None)]
-        return from_hint(inner[0]) if len(inner) == 1 else ANY
+        if len(inner) == 1:
+            return from_hint(inner[0])
+        if all(isinstance(a, type) and dataclasses.is_dataclass(a) for a in inner):
+            return T("union", args=tuple(T("rec", a) for a in inner))
+        return ANY
     if origin in (frozenset, set):
         return set_of(from_hint(args[0]))
     if origin is tuple:
@@ -122,3 +127,32 @@ def of_value(v: object) -> T:
         k = next(iter(v))
         return map_of(of_value(k), of_value(v[k]))
     return ANY
+
+
+def field_type(t: T, name: str) -> T | None:
+    """The type of field ``name`` of a record or of a union of records (``None``: no such field)."""
+    if t.kind == "rec" and t.cls is not None:
+        return field_types(t.cls).get(name)
+    if t.kind == "union":
+        found = [ft for m in t.args if (ft := field_type(m, name)) is not None]
+        if not found:
+            return None
+        result = found[0]
+        for ft in found[1:]:
+            result = unify(result, ft) if result.kind == ft.kind else ANY
+        return result
+    return ANY
+
+
+TAGGED: dict[type, str] = {}
+"""The request classes (``LeaderAndIsr`` and ``StopReplica`` requests have the same field names): their TLA+
+records carry ``type |-> "<name>"`` (the canonical JSON's tag) because TLA+ records, unlike dataclasses, do
+not know their class. Filled on first use from ``kcspec.spec.codec.REQUEST_TYPES``."""
+
+
+def tag_of(cls: type) -> str | None:
+    if not TAGGED:
+        from kcspec.spec.codec import REQUEST_TYPES
+
+        TAGGED.update({c: n for n, c in REQUEST_TYPES.items()})
+    return TAGGED.get(cls)

@@ -179,3 +179,28 @@ def test_initial_state_is_the_empty_cluster() -> None:
     assert "/\\ zk = [controller |-> -1," in m.tla
     assert "Next ==\n    FALSE" in m.tla
     assert _syntax(m.tla) == []
+
+
+def test_procedures_become_operators() -> None:
+    @L.procedure("bump_zxid", "§3.3")
+    def bump(state: L.Expr, by: int) -> L.Expr:
+        return state.with_(zk=state.f("zk").with_(zxid=state.f("zk", "zxid") + by))
+
+    s = L.var("s")
+    action = L.Action(
+        "ControllerChange",
+        "§7.12",
+        "doc",
+        (),
+        L.lit(True),
+        L.rec(sample_spec.Work, state=bump(bump(s, 1), 2)),
+    )
+    again = L.Action(
+        "ControllerResignation", "§7.12", "doc", (), L.lit(True), L.rec(sample_spec.Work, state=bump(s, 1))
+    )
+    m = generate_from(KAFKA_2_8, ModelConfig(), [action, again], [])
+    assert "BumpZxidBy1(state) ==" in m.tla and "BumpZxidBy2(state) ==" in m.tla
+    assert m.tla.count("BumpZxidBy1(state) ==") == 1
+    assert "BumpZxidBy2(BumpZxidBy1(s))" in m.tla
+    assert "(* §3.3 bump_zxid [by=1] *)" in m.tla
+    assert _syntax(m.tla) == []
