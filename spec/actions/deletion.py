@@ -1,0 +1,523 @@
+"""Topic deletion (§8, ``TopicDeletionManager``): the procedures other handlers call, and the ``TopicDeletion`` and
+``StopReplicaResponseReceived`` actions.
+
+Procedures (each a ``Work`` step; deletion-disabled clusters make the public ones no-ops, §8 preamble):
+``mark_topic_ineligible_for_deletion``, ``resume_deletion_for_topics``, ``enqueue_topics_for_deletion``,
+``fail_replica_deletion``, ``complete_replica_deletion``, ``resume_deletions`` (with ``complete_delete_topic``,
+``on_topic_deletion``, ``on_partition_deletion``).
+
+Ordering decisions (Kafka iterates hash sets): topics are handled in ascending name order.
+"""
+
+from __future__ import annotations
+
+from kcspec.spec import context as C
+from kcspec.spec.actions import common as K
+from kcspec.spec.actions.common import Step
+from kcspec.spec.events import StopReplicaResponseReceived, TopicDeletion
+from kcspec.spec.lang import Action, Expr, and_, if_, let, lift, rule, set_of
+from kcspec.spec.partition_machine import partition_state_change
+from kcspec.spec.profiles import Profile
+from kcspec.spec.replica_machine import replica_state_change
+from kcspec.spec.vocabulary import PartitionState, ReplicaState
+
+RS = ReplicaState
+PS = PartitionState
+
+
+def deletion_enabled(w: Expr) -> Expr:
+    """``delete.topic.enable`` (§8 preamble)."""
+    return w.f("state", "config", "delete_topic_enable")
+
+
+def partitions_of_topics(s: Expr, topics: object) -> Expr:
+    """``topics.flatMap(partitionsForTopic)``."""
+    return let(topics, lambda ts: C.all_partitions(s).filter(lambda tp: ts.contains(tp.f("topic"))))
+
+
+def replicas_of_topics(s: Expr, topics: object) -> Expr:
+    """``topics.flatMap(replicasForTopic)``."""
+    return C.replicas_of_partitions(s, partitions_of_topics(s, topics))
+
+
+def reassigning_topics(p: Profile, s: Expr) -> Expr:
+    """Topics with a partition in ``partitionsBeingReassigned`` (2.8 set; 1.1 map keys)."""
+    if p.kip455_reassignment:
+        return s.f("controller", "partitions_being_reassigned").map(lambda tp: tp.f("topic"))
+    return s.f("controller", "legacy_reassignments").keys().map(lambda tp: tp.f("topic"))
+
+
+# ------------------------------------------------------------------------------------------------ predicates
+
+
+def all_replicas_deleted(s: Expr, topic: object) -> Expr:
+    """``areAllReplicasInState(t, ReplicaDeletionSuccessful)`` — vacuously true without replicas (§8 step 1)."""
+    return C.replicas_of_topic(s, topic).all(
+        lambda pr: C.replica_state(s, pr).eq(RS.ReplicaDeletionSuccessful)
+    )
+
+
+def any_replica_in_state(s: Expr, topic: object, state: ReplicaState) -> Expr:
+    """``isAnyReplicaInState(t, state)``."""
+    return C.replicas_of_topic(s, topic).any(lambda pr: C.replica_state(s, pr).eq(state))
+
+
+def eligible_for_deletion(s: Expr, topic: object) -> Expr:
+    """``isTopicEligibleForDeletion(t)`` = queued ∧ no replica ReplicaDeletionStarted ∧ not ineligible (§8)."""
+    return and_(
+        C.queued_for_deletion(s, topic),
+        ~any_replica_in_state(s, topic, RS.ReplicaDeletionStarted),
+        ~s.f("controller", "topics_ineligible_for_deletion").contains(topic),
+    )
+
+
+def retry_candidate(s: Expr, topic: object) -> Expr:
+    """§8 ``resumeDeletions`` step 2: not all deleted, none Started, some ReplicaDeletionIneligible."""
+    return and_(
+        ~all_replicas_deleted(s, topic),
+        ~any_replica_in_state(s, topic, RS.ReplicaDeletionStarted),
+        any_replica_in_state(s, topic, RS.ReplicaDeletionIneligible),
+    )
+
+
+# ------------------------------------------------------------------------------------------------ procedures
+
+
+def mark_topic_ineligible_for_deletion(w: Expr, topics: object) -> Expr:
+    """``markTopicIneligibleForDeletion(T)``: T ∩ queued joins the ineligible set (deletion enabled only, §8).
+
+    Note (code-derived): callers that mark before enqueuing (``TopicDeletion``) mark nothing for topics that are
+    not yet queued."""
+    return rule(
+        "markTopicIneligibleForDeletion",
+        "§8",
+        let(
+            w,
+            lambda x: if_(
+                deletion_enabled(x),
+                K.set_ctx(
+                    x,
+                    topics_ineligible_for_deletion=K.ctx(x)
+                    .f("topics_ineligible_for_deletion")
+                    .union(lift(topics).to_set().inter(K.ctx(x).f("topics_to_be_deleted"))),
+                ),
+                x,
+            ),
+        ),
+    )
+
+
+def remove_topic(w: Expr, topic: object) -> Expr:
+    """``ControllerContext.removeTopic(t)`` (§3.1): drop t from the deletion sets, ``allTopics``, the assignments and
+    the leadership cache; partition states are kept."""
+    return let(
+        K.ctx(w),
+        lambda c: let(
+            c.f("assignments").keys().filter(lambda tp: tp.f("topic").eq(topic)),
+            lambda tps: K.set_ctx(
+                w,
+                topics_to_be_deleted=c.f("topics_to_be_deleted").minus(set_of(topic)),
+                topics_with_deletion_started=c.f("topics_with_deletion_started").minus(set_of(topic)),
+                all_topics=c.f("all_topics").minus(set_of(topic)),
+                assignments=c.f("assignments").delete_all(tps),
+                leadership=c.f("leadership").delete_all(tps),
+            ),
+        ),
+    )
+
+
+def complete_delete_topic(p: Profile, w: Expr, topic: object) -> Expr:
+    """``completeDeleteTopic(t)`` (§8 step 1): Successful replicas → NonExistentReplica; [1.1] partitions →
+    OfflinePartition → NonExistentPartition; delete ``/brokers/topics/t`` (with its partition-state znodes),
+    ``/config/topics/t`` and ``/admin/delete_topics/t`` (fenced); ``removeTopic(t)``.
+
+    Decision: deleting ``/config/topics/t`` removes t's ``unclean.leader.election.enable`` override; faults armed
+    on the deleted state znodes disappear with them."""
+
+    def delete_znodes(x: Expr) -> Expr:
+        return K.fenced_zk(
+            p,
+            x,
+            lambda z: let(
+                z.f("assignments")
+                .keys()
+                .union(z.f("partition_states").keys())
+                .filter(lambda tp: tp.f("topic").eq(topic)),
+                lambda tps: z.with_(
+                    assignments=z.f("assignments").delete_all(tps),
+                    partition_states=z.f("partition_states").delete_all(tps),
+                    faults=z.f("faults").delete_all(tps),
+                    delete_topics=z.f("delete_topics").minus(set_of(topic)),
+                ),
+            ),
+        )
+
+    def drop_config(x: Expr) -> Expr:
+        return K.unless_moved(
+            x,
+            lambda y: K.set_config(
+                y, unclean_topics=y.f("state", "config", "unclean_topics").minus(set_of(topic))
+            ),
+        )
+
+    steps: list[Step] = [
+        lambda x: replica_state_change(
+            p, x, C.replicas_in_state(K.st(x), topic, RS.ReplicaDeletionSuccessful), RS.NonExistentReplica
+        )
+    ]
+    if not p.deletion_started_bookkeeping:
+        steps += [
+            lambda x: partition_state_change(
+                p, x, C.partitions_of_topic(K.st(x), topic), PS.OfflinePartition, None
+            ),
+            lambda x: partition_state_change(
+                p, x, C.partitions_of_topic(K.st(x), topic), PS.NonExistentPartition, None
+            ),
+        ]
+    steps += [delete_znodes, drop_config, lambda x: K.unless_moved(x, lambda y: remove_topic(y, topic))]
+    return rule("completeDeleteTopic", "§8", K.pipe(w, *steps))
+
+
+def on_partition_deletion(p: Profile, w: Expr, topics: object) -> Expr:
+    """``onPartitionDeletion(T)`` (§8 step 3): dead replicas → ReplicaDeletionIneligible; live replicas not yet
+    deleted → OfflineReplica → ReplicaDeletionStarted (SR delete=true); topics with dead replicas are marked
+    ineligible ("offline replicas")."""
+
+    def body(x: Expr) -> Expr:
+        s = K.st(x)
+        return let(
+            replicas_of_topics(s, topics),
+            lambda all_r: let(
+                all_r.filter(lambda pr: ~C.is_online(s, pr.f("replica"), pr.f("tp"))),
+                lambda dead: let(
+                    all_r.minus(dead).filter(
+                        lambda pr: C.replica_state(s, pr).ne(RS.ReplicaDeletionSuccessful)
+                    ),
+                    lambda retry: K.pipe(
+                        x,
+                        lambda y: replica_state_change(p, y, dead, RS.ReplicaDeletionIneligible),
+                        lambda y: replica_state_change(p, y, retry, RS.OfflineReplica),
+                        lambda y: replica_state_change(p, y, retry, RS.ReplicaDeletionStarted),
+                        lambda y: mark_topic_ineligible_for_deletion(
+                            y, dead.map(lambda pr: pr.f("tp", "topic"))
+                        ),
+                    ),
+                ),
+            ),
+        )
+
+    return rule("onPartitionDeletion", "§8", let(w, body))
+
+
+def on_topic_deletion(p: Profile, w: Expr, topics: object) -> Expr:
+    """``onTopicDeletion(T)`` (§8): [2.8] partitions of topics not seen before → OfflinePartition →
+    NonExistentPartition, then ``topicsWithDeletionStarted += unseen``; UMR for all partitions of T to every
+    live-or-shutting-down broker (leader −2); ``onPartitionDeletion(T)``."""
+    steps: list[Step] = []
+    if p.deletion_started_bookkeeping:
+
+        def begin(x: Expr) -> Expr:
+            return let(
+                lift(topics).minus(K.ctx(x).f("topics_with_deletion_started")),
+                lambda unseen: if_(
+                    unseen.is_empty(),
+                    x,
+                    let(
+                        partitions_of_topics(K.st(x), unseen),
+                        lambda parts: K.pipe(
+                            x,
+                            lambda y: partition_state_change(p, y, parts, PS.OfflinePartition, None),
+                            lambda y: partition_state_change(p, y, parts, PS.NonExistentPartition, None),
+                            lambda y: K.set_ctx(
+                                y,
+                                topics_with_deletion_started=K.ctx(y)
+                                .f("topics_with_deletion_started")
+                                .union(unseen),
+                            ),
+                        ),
+                    ),
+                ),
+            )
+
+        steps.append(begin)
+    steps += [
+        lambda x: K.send_update_metadata(
+            p, x, C.live_or_shutting_down(K.st(x)), partitions_of_topics(K.st(x), topics)
+        ),
+        lambda x: on_partition_deletion(p, x, topics),
+    ]
+    return rule("onTopicDeletion", "§8", K.pipe(w, *steps))
+
+
+def retry_deletion_for_ineligible_replicas(p: Profile, w: Expr, topics: object) -> Expr:
+    """``retryDeletionForIneligibleReplicas(T)`` / [1.1] ``markTopicForDeletionRetry(t)``: every
+    ReplicaDeletionIneligible replica of T → OfflineReplica (§8)."""
+    return rule(
+        "retryDeletionForIneligibleReplicas",
+        "§8",
+        let(
+            w,
+            lambda x: replica_state_change(
+                p,
+                x,
+                replicas_of_topics(K.st(x), topics).filter(
+                    lambda pr: C.replica_state(K.st(x), pr).eq(RS.ReplicaDeletionIneligible)
+                ),
+                RS.OfflineReplica,
+            ),
+        ),
+    )
+
+
+def resume_deletions(p: Profile, w: Expr) -> Expr:
+    """``resumeDeletions()`` (§8).
+
+    2.8: every queued topic whose replicas are all ReplicaDeletionSuccessful is completed; the retry candidates
+    (§8 step 2) have their ReplicaDeletionIneligible replicas moved back to OfflineReplica in one call; the
+    eligible topics go through one ``onTopicDeletion`` call. [1.1] the same decisions are taken topic by topic
+    (``markTopicForDeletionRetry(t)`` then ``onTopicDeletion({t})``), in ascending topic order."""
+    if p.topic_deletion_batched:
+
+        def body(x: Expr) -> Expr:
+            s = K.st(x)
+            return let(
+                K.ctx(x).f("topics_to_be_deleted"),
+                lambda queued: let(
+                    queued.filter(lambda t: all_replicas_deleted(s, t)),
+                    lambda done: let(
+                        queued.filter(lambda t: retry_candidate(s, t)),
+                        lambda retry: let(
+                            queued.minus(done).filter(lambda t: eligible_for_deletion(s, t)),
+                            lambda eligible: K.pipe(
+                                x,
+                                lambda y: K.work_fold(
+                                    done.sorted(), y, lambda acc, t: complete_delete_topic(p, acc, t)
+                                ),
+                                lambda y: if_(
+                                    retry.is_empty(), y, retry_deletion_for_ineligible_replicas(p, y, retry)
+                                ),
+                                lambda y: if_(eligible.is_empty(), y, on_topic_deletion(p, y, eligible)),
+                            ),
+                        ),
+                    ),
+                ),
+            )
+
+        return rule("resumeDeletions", "§8", let(w, body))
+
+    def one_topic(x: Expr, t: Expr) -> Expr:
+        return K.pipe(
+            x,
+            lambda y: if_(
+                all_replicas_deleted(K.st(y), t),
+                complete_delete_topic(p, y, t),
+                if_(retry_candidate(K.st(y), t), retry_deletion_for_ineligible_replicas(p, y, set_of(t)), y),
+            ),
+            lambda y: if_(eligible_for_deletion(K.st(y), t), on_topic_deletion(p, y, set_of(t)), y),
+        )
+
+    return rule(
+        "resumeDeletions",
+        "§8",
+        let(w, lambda x: K.work_fold(K.ctx(x).f("topics_to_be_deleted").sorted(), x, one_topic)),
+    )
+
+
+def resume_deletion_for_topics(p: Profile, w: Expr, topics: object) -> Expr:
+    """``resumeDeletionForTopics(T)`` (§8): T ∩ queued leaves the ineligible set; if non-empty, ``resumeDeletions``."""
+    return rule(
+        "resumeDeletionForTopics",
+        "§8",
+        let(
+            w,
+            lambda x: let(
+                lift(topics).to_set().inter(K.ctx(x).f("topics_to_be_deleted")),
+                lambda resumed: if_(
+                    deletion_enabled(x) & resumed.non_empty(),
+                    resume_deletions(
+                        p,
+                        K.set_ctx(
+                            x,
+                            topics_ineligible_for_deletion=K.ctx(x)
+                            .f("topics_ineligible_for_deletion")
+                            .minus(resumed),
+                        ),
+                    ),
+                    x,
+                ),
+            ),
+        ),
+    )
+
+
+def enqueue_topics_for_deletion(p: Profile, w: Expr, topics: object) -> Expr:
+    """``enqueueTopicsForDeletion(T)`` (§8): queue T and ``resumeDeletions`` (deletion enabled only)."""
+    return rule(
+        "enqueueTopicsForDeletion",
+        "§8",
+        let(
+            w,
+            lambda x: if_(
+                deletion_enabled(x),
+                resume_deletions(
+                    p, K.set_ctx(x, topics_to_be_deleted=K.ctx(x).f("topics_to_be_deleted").union(topics))
+                ),
+                x,
+            ),
+        ),
+    )
+
+
+def fail_replica_deletion(p: Profile, w: Expr, replicas: object) -> Expr:
+    """``failReplicaDeletion(R)`` (§8): replicas of queued topics → ReplicaDeletionIneligible, their topics marked
+    ineligible ("replica deletion failure"), ``resumeDeletions`` (deletion enabled only)."""
+    return rule(
+        "failReplicaDeletion",
+        "§8",
+        let(
+            w,
+            lambda x: let(
+                lift(replicas).filter(lambda pr: C.queued_for_deletion(K.st(x), pr.f("tp", "topic"))),
+                lambda failed: if_(
+                    deletion_enabled(x) & failed.non_empty(),
+                    K.pipe(
+                        x,
+                        lambda y: replica_state_change(p, y, failed, RS.ReplicaDeletionIneligible),
+                        lambda y: mark_topic_ineligible_for_deletion(
+                            y, failed.map(lambda pr: pr.f("tp", "topic"))
+                        ),
+                        lambda y: resume_deletions(p, y),
+                    ),
+                    x,
+                ),
+            ),
+        ),
+    )
+
+
+def complete_replica_deletion(p: Profile, w: Expr, replicas: object) -> Expr:
+    """``completeReplicaDeletion(R)`` (§8): replicas of queued topics → ReplicaDeletionSuccessful; ``resumeDeletions``."""
+    return rule(
+        "completeReplicaDeletion",
+        "§8",
+        let(
+            w,
+            lambda x: K.pipe(
+                x,
+                lambda y: replica_state_change(
+                    p,
+                    y,
+                    lift(replicas).filter(lambda pr: C.queued_for_deletion(K.st(y), pr.f("tp", "topic"))),
+                    RS.ReplicaDeletionSuccessful,
+                ),
+                lambda y: resume_deletions(p, y),
+            ),
+        ),
+    )
+
+
+def try_topic_deletion(p: Profile, w: Expr) -> Expr:
+    """``tryTopicDeletion()`` (§7.1 step 10): ``resumeDeletions`` if deletion is enabled."""
+    return let(w, lambda x: if_(deletion_enabled(x), resume_deletions(p, x), x))
+
+
+# ------------------------------------------------------------------------------------------------ actions
+
+
+def process_topic_deletion(p: Profile, w: Expr) -> Expr:
+    """The ``TopicDeletion`` event (§8 entry): topics under ``/admin/delete_topics`` unknown to the context have their
+    znodes deleted; if deletion is enabled the rest are marked ineligible when a partition is being reassigned
+    (a no-op for topics not yet queued, see ``mark_topic_ineligible_for_deletion``) and enqueued; otherwise their
+    znodes are deleted too."""
+
+    def body(x: Expr) -> Expr:
+        return let(
+            K.zk_of(x).f("delete_topics"),
+            lambda requested: let(
+                requested.minus(K.ctx(x).f("all_topics")),
+                lambda unknown: let(
+                    requested.minus(unknown),
+                    lambda known: K.pipe(
+                        x,
+                        K.when(
+                            lambda _y: unknown.non_empty(),
+                            lambda y: K.fenced_zk(
+                                p, y, lambda z: z.with_(delete_topics=z.f("delete_topics").minus(unknown))
+                            ),
+                        ),
+                        lambda y: if_(
+                            deletion_enabled(y),
+                            if_(
+                                known.is_empty(),
+                                y,
+                                K.unless_moved(
+                                    y,
+                                    lambda v: enqueue_topics_for_deletion(
+                                        p,
+                                        mark_topic_ineligible_for_deletion(
+                                            v, known.inter(reassigning_topics(p, K.st(v)))
+                                        ),
+                                        known,
+                                    ),
+                                ),
+                            ),
+                            if_(
+                                known.is_empty(),
+                                y,
+                                K.fenced_zk(
+                                    p, y, lambda z: z.with_(delete_topics=z.f("delete_topics").minus(known))
+                                ),
+                            ),
+                        ),
+                    ),
+                ),
+            ),
+        )
+
+    return rule("processTopicDeletion", "§8", let(w, body))
+
+
+def topic_deletion_action(p: Profile) -> Action:
+    """``TopicDeletion(T)``: ``/admin/delete_topics`` gains T, then the controller's ``TopicDeletion`` event (§8)."""
+    v = K.param_vars(TopicDeletion)
+    return K.controller_action(
+        TopicDeletion,
+        "Topics are marked for deletion under /admin/delete_topics and the controller handles TopicDeletion (§8).",
+        guard=v["topics"].non_empty(),
+        environment=lambda w: K.set_zk(
+            w, delete_topics=K.zk_of(w).f("delete_topics").union(v["topics"].to_set())
+        ),
+        controller=lambda w: process_topic_deletion(p, w),
+    )
+
+
+def stop_replica_response_action(p: Profile) -> Action:
+    """``StopReplicaResponseReceived(b, P, error)``: ``TopicDeletionStopReplicaResponseReceived`` (§8)."""
+    v = K.param_vars(StopReplicaResponseReceived)
+    s = K.S
+    guard = and_(
+        K.active(s),
+        v["partitions"].non_empty(),
+        v["partitions"].all(
+            lambda tp: C.replica_state(s, C.replica(tp, v["broker_id"])).eq(RS.ReplicaDeletionStarted)
+        ),
+    )
+
+    def controller(w: Expr) -> Expr:
+        return let(
+            v["partitions"].to_set().map(lambda tp: C.replica(tp, v["broker_id"])),
+            lambda replicas: if_(
+                v["error"],
+                fail_replica_deletion(p, w, replicas),
+                complete_replica_deletion(p, w, replicas),
+            ),
+        )
+
+    return K.controller_action(
+        StopReplicaResponseReceived,
+        "A broker answers StopReplica(delete=true) for partitions of topics being deleted (§8): errors fail the "
+        "replicas' deletion (ReplicaDeletionIneligible), successes complete it (ReplicaDeletionSuccessful).",
+        guard=guard,
+        environment=None,
+        controller=controller,
+    )

@@ -1,0 +1,215 @@
+"""ISR changes made by partition leaders (§7.11): 2.8 ``AlterIsr`` (KIP-497) and 1.1 ZooKeeper ISR-change
+notifications, and the ``IsrChange`` action.
+
+Decision where the document is silent (code-derived, 2.8.2 ``processAlterIsr``): the whole handler runs inside a
+``try`` that catches every Throwable, including the ControllerMovedException of a fenced ZK write, so a fenced
+AlterIsr changes nothing and the controller does *not* resign in this event; a failing read of the updated znode
+(cache refresh) likewise ends the handler before the UpdateMetadata and the reassignment check.
+"""
+
+from __future__ import annotations
+
+from kcspec.spec import context as C
+from kcspec.spec import zk
+from kcspec.spec.actions import common as K
+from kcspec.spec.actions import reassignment_kip455 as R455
+from kcspec.spec.actions import reassignment_legacy as RL
+from kcspec.spec.events import IsrChange
+from kcspec.spec.lang import Action, Expr, and_, build_map, cond, if_, let, rec, rule, set_of
+from kcspec.spec.profiles import Profile
+from kcspec.spec.vocabulary import LeaderAndIsr, LeaderIsrAndControllerEpoch
+
+
+def send_umr(p: Profile, w: Expr, tp: Expr) -> Expr:
+    """``processUpdateNotifications``: UMR for the partitions to every live-or-shutting-down broker."""
+    return K.send_update_metadata(p, w, C.live_or_shutting_down(K.st(w)), set_of(tp))
+
+
+def maybe_complete(p: Profile, w: Expr, tp: Expr, isr: Expr) -> Expr:
+    """After the AlterIsr reply (§7.11): a partition being reassigned whose returned ISR contains all of AR(tp) gets
+    ``maybeCompleteReassignment`` (an exception ends the event)."""
+    return if_(
+        K.ctx(w).f("partitions_being_reassigned").contains(tp)
+        & C.replicas(K.st(w), tp).all(lambda r: isr.contains(r)),
+        R455.maybe_complete_reassignment(p, w, tp).f("work"),
+        w,
+    )
+
+
+def process_alter_isr(p: Profile, w: Expr, tp: Expr, leader: Expr, proposed: Expr) -> Expr:
+    """``processAlterIsr(leader, epoch, {tp ↦ proposed})`` (§7.11) after the broker-epoch check."""
+
+    def write(x: Expr) -> Expr:
+        return let(
+            zk.update_leader_and_isr(p, K.st(x), build_map(set_of(tp), lambda _t: proposed)),
+            lambda zw: cond(
+                (zw.f("moved"), x),
+                (
+                    zw.f("records").has(tp),
+                    let(
+                        x.with_(state=zw.f("state")),
+                        lambda y: let(
+                            K.read_state_znodes(y, set_of(tp)),
+                            lambda a: if_(
+                                a.f("error"),
+                                a.f("work"),
+                                maybe_complete(
+                                    p,
+                                    send_umr(p, K.refresh_leadership_cache(a.f("work"), set_of(tp)), tp),
+                                    tp,
+                                    proposed.f("isr"),
+                                ),
+                            ),
+                        ),
+                    ),
+                ),
+                otherwise=send_umr(p, x.with_(state=zw.f("state")), tp),
+            ),
+        )
+
+    def body(x: Expr) -> Expr:
+        s = K.st(x)
+        return if_(
+            ~C.has_leadership(s, tp),
+            send_umr(p, x, tp),
+            let(
+                C.leadership(s, tp).f("leader_and_isr"),
+                lambda cached: cond(
+                    (proposed.f("leader_epoch").lt(cached.f("leader_epoch")), send_umr(p, x, tp)),
+                    (
+                        proposed.f("leader").eq(cached.f("leader"))
+                        & proposed.f("leader_epoch").eq(cached.f("leader_epoch"))
+                        & proposed.f("isr").eq(cached.f("isr")),
+                        maybe_complete(p, send_umr(p, x, tp), tp, cached.f("isr")),
+                    ),
+                    otherwise=write(x),
+                ),
+            ),
+        )
+
+    return rule("processAlterIsr", "§7.11", let(w, body))
+
+
+def alter_isr_received(p: Profile, w: Expr, tp: Expr, isr: Expr) -> Expr:
+    """``AlterIsrReceived(L, zk epoch of L, {tp ↦ (L, ZK leader epoch, isr, ZK version)})`` (§7.11): ignored unless the
+    leader is live with that broker epoch (STALE_BROKER_EPOCH)."""
+
+    def body(x: Expr) -> Expr:
+        s = K.st(x)
+        znode = zk.znode(s, tp).f("leader_and_isr")
+        leader = znode.f("leader")
+        live = K.ctx(x).f("live_brokers")
+        return if_(
+            live.has(leader) & live.get(leader).eq(K.zk_of(x).f("brokers").get(leader)),
+            process_alter_isr(
+                p,
+                x,
+                tp,
+                leader,
+                rec(
+                    LeaderAndIsr,
+                    leader=leader,
+                    leader_epoch=znode.f("leader_epoch"),
+                    isr=isr,
+                    zk_version=znode.f("zk_version"),
+                ),
+            ),
+            x,
+        )
+
+    return rule("AlterIsrReceived", "§7.11", let(w, body))
+
+
+def isr_change_notification(p: Profile, w: Expr) -> Expr:
+    """``IsrChangeNotification`` (§7.11, ZK notifications): refresh the cache of the notified partitions from ZK, UMR
+    for them to every live-or-shutting-down broker, then delete the notifications (in a ``finally``: also when the
+    read throws)."""
+
+    def body(x: Expr) -> Expr:
+        return let(
+            K.zk_of(x).f("isr_change_notifications"),
+            lambda tps: if_(
+                tps.is_empty(),
+                x,
+                let(
+                    K.read_state_znodes(x, tps),
+                    lambda a: K.fenced_zk(
+                        p,
+                        if_(
+                            a.f("error"),
+                            a.f("work"),
+                            K.send_update_metadata(
+                                p,
+                                K.refresh_leadership_cache(a.f("work"), tps),
+                                C.live_or_shutting_down(K.st(a.f("work"))),
+                                tps,
+                            ),
+                        ),
+                        lambda z: z.with_(
+                            isr_change_notifications=z.f("isr_change_notifications").minus(tps)
+                        ),
+                    ),
+                ),
+            ),
+        )
+
+    return rule("IsrChangeNotification", "§7.11", let(w, body))
+
+
+def leader_writes_isr(w: Expr, tp: Expr, isr: Expr) -> Expr:
+    """[1.1] environment: the leader writes the state znode (same leader and epoch, new ISR, version + 1, its stored
+    controller epoch kept) and creates an ISR-change notification."""
+    z = K.zk_of(w)
+    old = z.f("partition_states").get(tp)
+    return K.set_zk(
+        w,
+        partition_states=z.f("partition_states").put(
+            tp,
+            rec(
+                LeaderIsrAndControllerEpoch,
+                leader_and_isr=old.f("leader_and_isr").with_(
+                    isr=isr, zk_version=old.f("leader_and_isr", "zk_version") + 1
+                ),
+                controller_epoch=old.f("controller_epoch"),
+            ),
+        ),
+        isr_change_notifications=z.f("isr_change_notifications").union(set_of(tp)),
+    )
+
+
+def isr_change_action(p: Profile) -> Action:
+    """``IsrChange(tp, isr)`` (§7.11)."""
+    v = K.param_vars(IsrChange)
+    tp, isr = v["tp"], v["isr"]
+    s = K.S
+    states = s.f("zk", "partition_states")
+    leader = states.get(tp).f("leader_and_isr", "leader")
+    guard = and_(
+        states.has(tp),
+        leader.ge(0),
+        s.f("zk", "brokers").has(leader),
+        isr.contains(leader),
+        isr.to_set().size().eq(isr.size()),
+        isr.all(lambda r: r.ge(0)),
+    )
+    if p.alter_isr:
+        return K.controller_action(
+            IsrChange,
+            "The leader of a partition changes its ISR and sends AlterIsr to the controller (§7.11, KIP-497).",
+            guard=guard,
+            environment=None,
+            controller=lambda w: alter_isr_received(p, w, tp, isr),
+        )
+    return K.controller_action(
+        IsrChange,
+        "The leader of a partition writes a new ISR to its state znode and an ISR-change notification; the "
+        "controller handles IsrChangeNotification and, for a partition being reassigned, "
+        "PartitionReassignmentIsrChange (§7.11, §7.8.1).",
+        guard=guard,
+        environment=lambda w: leader_writes_isr(w, tp, isr),
+        controller=lambda w: K.pipe(
+            w,
+            lambda x: isr_change_notification(p, x),
+            lambda x: RL.partition_reassignment_isr_change(p, x, tp).f("work"),
+        ),
+    )
