@@ -8,7 +8,7 @@ a parse/semantic error in the module, a TLC error or a timeout.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -339,3 +339,57 @@ def parse_output_cmd(output: Path, module_path: Path | None, as_json: bool) -> N
     else:
         _print_report(report, _origins(module_path) if module_path else None, Console())
     raise click.exceptions.Exit(_exit_code(report.outcome))
+
+
+def verify_cases(opts: Any) -> Iterator[Any]:
+    """Cases for ``kcspec verify`` (``opts`` is a ``kcspec.verify.VerifyOptions``): per profile, the generated
+    module parses, and TLC finds no error on the default model — reported as skipped, with how to get TLC,
+    when Java or tla2tools.jar is missing."""
+    from kcspec.model.tlc.locate import tlc_unavailable_reason
+    from kcspec.verify import Status, timed
+
+    config = ModelConfig()
+    for profile in opts.profiles:
+
+        def syntax(profile: str = profile) -> tuple[Status, str, str, str | None]:
+            module = generate(profiles.get_profile(profile), config)
+            try:
+                problems = check_syntax(module.tla)
+            except SyntaxCheckUnavailable as exc:
+                return Status.SKIPPED, str(exc), "", None
+            if not problems:
+                return Status.PASSED, f"{module.name}: {len(module.tla.splitlines())} lines parse", "", None
+            details = "\n".join(
+                f"{p} [{o.definition}; {o.rule or '-'}]" if (o := module.origin(p.line)) else str(p)
+                for p in problems
+            )
+            return Status.FAILED, f"{len(problems)} syntax error(s) in {module.name}", details, None
+
+        yield timed("tla-syntax", f"generated module [{profile}]", syntax)
+
+        def tlc(profile: str = profile) -> tuple[Status, str, str, str | None]:
+            reason = tlc_unavailable_reason()
+            if reason is not None:
+                return Status.SKIPPED, reason, "", None
+            out: Path = opts.out / "tlc" / profile
+            module = generate(profiles.get_profile(profile), config)
+            path = _write(module, out)
+            args = TlcArgs(module=path, timeout_s=1800, dump_trace_json=out / "trace.tlc.json")
+            result = run_tlc(args, find_toolchain())
+            (out / "tlc-output.txt").write_text(result.raw_output, encoding="utf-8")
+            st = result.report.stats
+            summary = f"{result.outcome.value}; {_n(st.distinct)} distinct states, depth {_n(st.depth)}"
+            if result.outcome is Outcome.OK:
+                return Status.PASSED, summary, "", None
+            if result.outcome in (Outcome.INVARIANT_VIOLATED, Outcome.DEADLOCK):
+                _write_counterexample(result, profile, out, Console(stderr=True))
+                cex = out / "counterexample.json"
+                return (
+                    Status.FAILED,
+                    summary,
+                    result.report.violated or "",
+                    str(cex) if cex.is_file() else None,
+                )
+            return Status.ERRORED, summary, result.report.error or "", None
+
+        yield timed("tlc", f"TLC on {config.describe()} [{profile}]", tlc)

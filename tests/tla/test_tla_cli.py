@@ -66,3 +66,19 @@ def test_export_rejects_bad_model(tmp_path: Path) -> None:
     result = CliRunner().invoke(command, ["export", "--brokers", "1", "--rf", "2", "--out", str(tmp_path)])
     assert result.exit_code == 2
     assert "--rf 2 is larger than --brokers 1" in " ".join(result.output.split())
+
+
+def test_verify_cases_report_tlc_as_skipped_with_the_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kcspec.commands.tla import verify_cases
+    from kcspec.model.tla.module import spec_available
+    from kcspec.verify import Status, VerifyOptions
+
+    if not spec_available()[0]:
+        pytest.skip("the spec's actions (kcspec.spec.actions.registry) do not exist yet")
+    monkeypatch.delenv("TLA2TOOLS_JAR", raising=False)
+    cases = {c.check: c for c in verify_cases(VerifyOptions(profiles=("kafka-1.1",), out=tmp_path))}
+    assert cases["tlc"].status is Status.SKIPPED
+    assert "TLA2TOOLS_JAR" in cases["tlc"].message
+    assert cases["tla-syntax"].status in (Status.PASSED, Status.SKIPPED)
