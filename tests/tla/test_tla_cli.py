@@ -71,8 +71,9 @@ def test_export_rejects_bad_model(tmp_path: Path) -> None:
 def test_verify_cases_report_tlc_as_skipped_with_the_reason(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from kcspec.commands.tla import verify_cases
     from kcspec.model.tla.module import spec_available
+
+    from kcspec.commands.tla import verify_cases
     from kcspec.verify import Status, VerifyOptions
 
     if not spec_available()[0]:
