@@ -239,7 +239,12 @@ def replay_file(path: Path, adapter: Adapter, console: Console) -> int:
         state = reply.state
     try:
         adapter.start()
-        adapter.call(m.Hello(m.PROTOCOL_VERSION, trace.profile))
+        hello = adapter.call(m.Hello(m.PROTOCOL_VERSION, trace.profile))
+        if not isinstance(hello, m.HelloReply) or m.Capability.controller_events not in hello.capabilities:
+            adapter.close()
+            raise TraceError(
+                f"{adapter.description} does not declare controller_events: a trace replays controller events"
+            )
         if trace.initial != ClusterState():
             adapter.call(m.Load(trace.initial))
         div = (

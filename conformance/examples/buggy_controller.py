@@ -2,19 +2,29 @@
 
 Its Offline election (§6) forgets the unclean rule's guard: when no online replica is in the ISR it
 elects the first online assigned replica *even when unclean election is disabled* — the data-loss
-bug class of KAFKA-3410-style unclean elections. Everything else follows §6. Run it with:
+bug class of KAFKA-3410-style unclean elections. Everything else follows §6.
+
+It also handles whole controller events (§7, §8), so that differential testing finds the same bug in
+event sequences: events are handled by the reference controller with its Offline election replaced,
+for the duration of each event only, by one that always allows unclean elections. Run it with:
 
     kcspec conformance run --sut "python conformance/examples/buggy_controller.py" --level elections
+    kcspec conformance run --sut "python conformance/examples/buggy_controller.py" --differential 300
 """
 
 from __future__ import annotations
 
 import sys
-from typing import ClassVar
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, ClassVar
 
 from kcspec.conformance.adapters.inprocess import ControllerSut
 from kcspec.conformance.adapters.serve import serve
 from kcspec.conformance.protocol import messages as m
+from kcspec.conformance.reference_sut import ReferenceSut
+from kcspec.spec.events import ControllerEvent
+from kcspec.spec.state import ClusterState
 from kcspec.spec.vocabulary import ElectionInput, ElectionResult, ElectionStrategy
 
 S = ElectionStrategy
@@ -24,11 +34,52 @@ def _first(candidates: tuple[int, ...], ok: frozenset[int] | set[int], isr: tupl
     return next((r for r in candidates if r in ok and (isr is None or r in isr)), -1)
 
 
+ELECTION_NAME = "leader_for_offline"
+"""The name under which the reference partition machine's module refers to ``elections.leader_for_offline``."""
+
+
+@contextmanager
+def _unclean_always_allowed() -> Iterator[None]:
+    """The reference controller's partition machine with the bug: its Offline election always allows unclean."""
+    import kcspec.reference_impl.elections as elections
+    import kcspec.reference_impl.partition_state_machine as psm
+
+    correct = elections.leader_for_offline
+
+    def buggy(ctx: Any, tp: Any, lai: Any, unclean_enabled: bool) -> Any:
+        return correct(ctx, tp, lai, True)
+
+    setattr(psm, ELECTION_NAME, buggy)
+    try:
+        yield
+    finally:
+        setattr(psm, ELECTION_NAME, correct)
+
+
 class BuggyController(ControllerSut):
     name = "buggy-controller"
-    version = "0.1"
+    version = "0.2"
     profiles: ClassVar[tuple[str, ...]] = ("kafka-2.8", "kafka-1.1")
-    capabilities: ClassVar[frozenset[m.Capability]] = frozenset({m.Capability.elections})
+    capabilities: ClassVar[frozenset[m.Capability]] = frozenset(
+        {m.Capability.elections, m.Capability.controller_events, m.Capability.fault_injection}
+    )
+
+    def __init__(self) -> None:
+        self._events = ReferenceSut()
+
+    def hello(self, profile: str) -> None:
+        self.profile = profile
+        self._events.hello(profile)
+
+    def load(self, state: ClusterState) -> None:
+        self._events.load(state)
+
+    def event(self, event: ControllerEvent) -> m.StepReply:
+        with _unclean_always_allowed():
+            return self._events.event(event)
+
+    def snapshot(self) -> ClusterState:
+        return self._events.snapshot()
 
     def elect(self, strategy: ElectionStrategy, inp: ElectionInput) -> ElectionResult:
         ar, isr, online = inp.assignment, inp.leader_and_isr.isr, inp.online
