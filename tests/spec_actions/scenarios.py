@@ -1,0 +1,124 @@
+"""Scenario builders for the action tests: run real event sequences through ``SpecMachine`` from ``ClusterState()``
+and report failures with the events and the states before and after the offending step."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from kcspec.model.step import SpecMachine
+from kcspec.spec.events import BrokerStartup, ControllerEvent, ControllerFailover, TopicCreation
+from kcspec.spec.requests import (
+    LeaderAndIsrPartitionState,
+    LeaderAndIsrRequest,
+    Request,
+    StepResult,
+    StopReplicaPartitionState,
+    StopReplicaRequest,
+    UpdateMetadataRequest,
+)
+from kcspec.spec.state import ClusterState
+from kcspec.spec.vocabulary import LeaderAndIsr, TopicPartition
+
+PROFILES = ("kafka-2.8", "kafka-1.1")
+
+
+def tp(topic: str, partition: int = 0) -> TopicPartition:
+    return TopicPartition(topic, partition)
+
+
+@dataclass
+class Scenario:
+    """A run of events through the spec of one profile, remembering every step for error reports."""
+
+    profile: str
+    state: ClusterState = field(default_factory=ClusterState)
+    history: list[tuple[ControllerEvent, StepResult]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.machine = SpecMachine(self.profile)
+
+    @property
+    def last(self) -> StepResult:
+        return self.history[-1][1]
+
+    def run(self, *events: ControllerEvent) -> Scenario:
+        for event in events:
+            before = self.state
+            result = self.machine.step(before, event)
+            self.history.append((event, result))
+            self.state = result.state  # type: ignore[assignment]
+        return self
+
+    def describe(self, last_only: bool = False) -> str:
+        lines = [f"profile {self.profile}; events:"]
+        lines += [f"  {i}: {e}" for i, (e, _) in enumerate(self.history)]
+        if self.history:
+            e, r = self.history[-1]
+            before = self.history[-2][1].state if len(self.history) > 1 else ClusterState()
+            lines.append(f"state before the last step:\n  {before}")
+            lines.append(f"state after the last step:\n  {r.state}")
+            lines.append("requests of the last step:")
+            lines += [f"  {q}" for q in sorted(map(repr, r.requests))]
+            lines.append("failures of the last step:")
+            lines += [f"  {f}" for f in sorted(map(repr, r.failures))]
+        return "\n".join(lines)
+
+    def expect(self, cond: bool, what: str) -> None:
+        """Assert ``cond``; on failure print ``what`` and the whole scenario."""
+        if not cond:
+            raise AssertionError(f"{what}\n{self.describe()}")
+
+    def expect_eq(self, actual: object, expected: object, what: str) -> None:
+        self.expect(actual == expected, f"{what}: expected {expected!r}, got {actual!r}")
+
+    # -------------------------------------------------------------------- views of the state
+
+    def znode(self, t: TopicPartition) -> LeaderAndIsr:
+        return self.state.zk.partition_states[t].leader_and_isr
+
+    def cached(self, t: TopicPartition) -> LeaderAndIsr:
+        return self.state.controller.leadership[t].leader_and_isr
+
+    def requests(self, kind: type, broker: int | None = None) -> list[Request]:
+        return [
+            r for r in self.last.requests if isinstance(r, kind) and (broker is None or r.broker == broker)
+        ]
+
+    def lair_states(self, broker: int, t: TopicPartition) -> list[LeaderAndIsrPartitionState]:
+        return [
+            ps
+            for r in self.requests(LeaderAndIsrRequest, broker)
+            for ps in r.partition_states  # type: ignore[union-attr]
+            if ps.tp == t
+        ]
+
+    def lair_recipients(self, t: TopicPartition) -> set[int]:
+        return {
+            r.broker
+            for r in self.requests(LeaderAndIsrRequest)
+            if any(ps.tp == t for ps in r.partition_states)  # type: ignore[union-attr]
+        }
+
+    def sr_states(self, broker: int, t: TopicPartition) -> list[StopReplicaPartitionState]:
+        return [
+            ps
+            for r in self.requests(StopReplicaRequest, broker)
+            for ps in r.partition_states  # type: ignore[union-attr]
+            if ps.tp == t
+        ]
+
+    def umr_recipients(self) -> set[int]:
+        return {r.broker for r in self.requests(UpdateMetadataRequest)}
+
+
+def start(profile: str, brokers: Iterable[int] = (1, 2, 3), controller: int = 1) -> Scenario:
+    """Register ``brokers`` and elect ``controller``."""
+    return Scenario(profile).run(*(BrokerStartup(b) for b in brokers), ControllerFailover(controller))
+
+
+def with_topic(
+    profile: str, topic: str, replicas: Sequence[Sequence[int]], brokers: Iterable[int] = (1, 2, 3)
+) -> Scenario:
+    """A started cluster with one topic created through the controller."""
+    return start(profile, brokers).run(TopicCreation(topic, tuple(tuple(r) for r in replicas)))
