@@ -179,7 +179,7 @@ def describe_trace(result: ExploreResult) -> str:
         lines.append(f"  {i:2d}. {codec.dumps(step.event)}")
         if step.result is not None and i > len(result.trace.steps) - 4:
             for d in diff_values("state", codec.encode(state), codec.encode(step.result.state))[:15]:
-                lines.append(f"        {d.render()}")
+                lines.append(f"        {d.path}: {d.expected} → {d.actual}")
         if step.result is not None:
             state = step.result.state
     for d in f.differences[:40]:
