@@ -80,6 +80,7 @@ class ControllerBrokerRequestBatch:
         self._umr_source: dict[
             TopicPartition, tuple[LeaderIsrAndControllerEpoch, ReplicaAssignment | None, bool]
         ] = {}
+        self._all_live_added = False
 
     # ------------------------------------------------------------------------------------ lifecycle
 
@@ -102,6 +103,7 @@ class ControllerBrokerRequestBatch:
         self.stop_replica = {}
         self._lair_cache = {}
         self._umr_source = {}
+        self._all_live_added = False
 
     # ------------------------------------------------------------------------------------ adding
 
@@ -146,7 +148,17 @@ class ControllerBrokerRequestBatch:
                 )
                 cache[tp] = (li, fa, new, state)
             per_broker[tp] = state
-        self.add_update_metadata(self.ctx.live_broker_epochs.keys(), (tp,))
+        self._add_update_metadata_for_live_brokers(tp)
+
+    def _add_update_metadata_for_live_brokers(self, tp: TopicPartition) -> None:
+        """The implicit ``addUpdateMetadataRequestForBrokers(liveOrShuttingDownBrokerIds, Set(tp))`` of a LAIR."""
+        if not self._all_live_added:
+            self.update_metadata_brokers.update(b for b in self.ctx.live_broker_epochs if b >= 0)
+            self._all_live_added = True
+        if self.version >= KAFKA_2_4:
+            self._add_partition_metadata(tp, tp.topic in self.ctx.topics_to_be_deleted)
+        else:
+            self.add_update_metadata((), (tp,))
 
     def add_update_metadata(self, brokers: Iterable[int], partitions: Iterable[TopicPartition]) -> None:
         """``addUpdateMetadataRequestForBrokers`` (§3.4), with the profile's meaning of an empty set."""

@@ -57,7 +57,9 @@ def step(rc: ReferenceController, event: ControllerEvent) -> StepResult:
     return rc.handle(event)
 
 
-def explain(rc: ReferenceController, event: ControllerEvent | None = None, result: StepResult | None = None) -> str:
+def explain(
+    rc: ReferenceController, event: ControllerEvent | None = None, result: StepResult | None = None
+) -> str:
     lines = [f"event: {event!r}"]
     before = getattr(rc, "before", None)
     if before is not None:

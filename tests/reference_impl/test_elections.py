@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from kcspec.reference_impl.elections import (
     controlled_shutdown_partition_leader_election,
     leader_for_controlled_shutdown,
@@ -21,7 +20,13 @@ from kcspec.spec.events import (
     ReplicaLeaderElection,
     UncleanLeaderElectionEnable,
 )
-from kcspec.spec.vocabulary import ElectionTrigger, ElectionType, LeaderAndIsr, PartitionState, ReplicaAssignment
+from kcspec.spec.vocabulary import (
+    ElectionTrigger,
+    ElectionType,
+    LeaderAndIsr,
+    PartitionState,
+    ReplicaAssignment,
+)
 
 from .scenarios import PROFILES, cluster, explain, lair, leader_and_isr, tp
 
@@ -43,7 +48,9 @@ def test_other_algorithms() -> None:
     assert reassign_partition_leader_election((4, 5), (5, 4), {5}) == 5
     assert reassign_partition_leader_election((4, 5), (1,), {4, 5}) is None
     assert preferred_replica_partition_leader_election((2, 1), (1, 2), {1, 2}) == 2
-    assert preferred_replica_partition_leader_election((2, 1), (1,), {1, 2}) is None, "head must be in the ISR"
+    assert preferred_replica_partition_leader_election((2, 1), (1,), {1, 2}) is None, (
+        "head must be in the ISR"
+    )
     assert preferred_replica_partition_leader_election((), (1,), {1}) is None
     assert controlled_shutdown_partition_leader_election((1, 2, 3), (1, 2, 3), {1, 2, 3}, {1}) == 2
     assert controlled_shutdown_partition_leader_election((1, 2), (1,), {1, 2}, {1}) is None
@@ -136,10 +143,14 @@ def test_unclean_config_applies_only_to_partitions_without_live_isr(profile: str
     assert rc.kc.ctx.partition_state(tp("foo-0")) is PartitionState.OfflinePartition, explain(rc)
     result = rc.handle(UncleanLeaderElectionEnable("foo"))
     if profile == "kafka-2.8":
-        assert leader_and_isr(rc, "foo-0").leader == 2 and leader_and_isr(rc, "foo-0").isr == (2,), explain(rc)
+        assert leader_and_isr(rc, "foo-0").leader == 2 and leader_and_isr(rc, "foo-0").isr == (2,), explain(
+            rc
+        )
         assert lair(result.requests, 2)
     else:
-        assert leader_and_isr(rc, "foo-0").leader == -1, "1.1: no re-trigger, config applies at the next election"
+        assert leader_and_isr(rc, "foo-0").leader == -1, (
+            "1.1: no re-trigger, config applies at the next election"
+        )
         assert not result.requests
         rc.handle(BrokerStartup(4))
         assert leader_and_isr(rc, "foo-0").leader == 2, explain(rc)
@@ -152,5 +163,9 @@ def test_admin_unclean_election_allows_unclean_without_config() -> None:
     from kcspec.spec.events import BrokerStartup
 
     rc.handle(BrokerStartup(2))
-    rc.handle(ReplicaLeaderElection(frozenset({tp("foo-0")}), ElectionType.UNCLEAN, ElectionTrigger.AdminClientTriggered))
+    rc.handle(
+        ReplicaLeaderElection(
+            frozenset({tp("foo-0")}), ElectionType.UNCLEAN, ElectionTrigger.AdminClientTriggered
+        )
+    )
     assert leader_and_isr(rc, "foo-0").leader == 2, explain(rc)

@@ -51,12 +51,16 @@ def test_reference_impl_imports_only_the_vocabulary() -> None:
         for line, name in _imports(path)
         if not _allowed(name)
     ]
-    assert not bad, "reference_impl must import only " + ", ".join(sorted(ALLOWED_SPEC)) + ":\n" + "\n".join(bad)
+    assert not bad, (
+        "reference_impl must import only " + ", ".join(sorted(ALLOWED_SPEC)) + ":\n" + "\n".join(bad)
+    )
 
 
 def test_the_checker_rejects_a_rule_import(tmp_path: Path) -> None:
     module = tmp_path / "m.py"
-    module.write_text("from kcspec.spec import tables\nimport kcspec.model.step\nfrom kcspec.spec.events import X\n")
+    module.write_text(
+        "from kcspec.spec import tables\nimport kcspec.model.step\nfrom kcspec.spec.events import X\n"
+    )
     names = [name for _, name in _imports(module)]
     rejected = [n for n in names if not _allowed(n)]
     assert rejected == ["kcspec.spec", "kcspec.spec.tables", "kcspec.model.step"] or set(rejected) >= {

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from kcspec.spec.events import BrokerFailure, TopicCreation, ZkFaultInjection
 from kcspec.spec.requests import MACHINE_PARTITION, FailureReason, StateChangeFailure
 from kcspec.spec.vocabulary import (
@@ -46,10 +45,14 @@ def test_transition_table(profile: str, current: PartitionState, target: Partiti
         assert ctx.partition_state(tp("foo-0")) is target, where
     else:
         assert list(rc._failures) == [
-            StateChangeFailure(MACHINE_PARTITION, tp("foo-0"), -1, current.name, target.name, FailureReason.InvalidTransition)
+            StateChangeFailure(
+                MACHINE_PARTITION, tp("foo-0"), -1, current.name, target.name, FailureReason.InvalidTransition
+            )
         ], where
         assert ctx.partition_state(tp("foo-0")) is current, where
-        assert rc.state_change_log[-1].startswith(f"java.lang.IllegalStateException: Partition foo-0 should be in one of")
+        assert rc.state_change_log[-1].startswith(
+            "java.lang.IllegalStateException: Partition foo-0 should be in one of"
+        )
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -70,7 +73,12 @@ def test_new_partition_without_live_replica_stays_new(profile: str) -> None:
     result = rc.handle(TopicCreation("foo", ((2, 3),)))
     assert result.failures == {
         StateChangeFailure(
-            MACHINE_PARTITION, tp("foo-0"), -1, "NewPartition", "OnlinePartition", FailureReason.NoAssignedReplicaAlive
+            MACHINE_PARTITION,
+            tp("foo-0"),
+            -1,
+            "NewPartition",
+            "OnlinePartition",
+            FailureReason.NoAssignedReplicaAlive,
         )
     }
     assert rc.kc.ctx.partition_state(tp("foo-0")) is P.NewPartition
@@ -88,7 +96,10 @@ def test_creation_node_exists_fails_per_partition(profile: str) -> None:
     rc.kc.ctx.put_partition_state(tp("foo-0"), P.NewPartition)
     rc.kc.partition_sm.handle_state_changes([tp("foo-0")], P.OnlinePartition, OFFLINE)
     assert [f.reason for f in rc._failures] == [FailureReason.NodeExists]
-    assert rc.state_change_log[-1] == "org.apache.zookeeper.KeeperException$NodeExistsException: KeeperErrorCode = NodeExists"
+    assert (
+        rc.state_change_log[-1]
+        == "org.apache.zookeeper.KeeperException$NodeExistsException: KeeperErrorCode = NodeExists"
+    )
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -138,7 +149,8 @@ def test_connection_loss_fails_the_whole_read(profile: str) -> None:
     rc.handle(ZkFaultInjection(tp("foo-1"), ZkFault.CONNECTIONLOSS))
     rc.kc.partition_sm.handle_state_changes([tp("foo-0"), tp("foo-1")], P.OnlinePartition, PREFERRED)
     assert sorted((f.tp.partition, f.reason) for f in rc._failures) == [
-        (0, FailureReason.ZkError), (1, FailureReason.ZkError)
+        (0, FailureReason.ZkError),
+        (1, FailureReason.ZkError),
     ]
     assert not rc.zk.faults, "a consumed fault is removed"
 
@@ -148,10 +160,14 @@ def test_badversion_retry_28_retries_only_the_remaining_partition() -> None:
     rc.handle(ZkFaultInjection(tp("foo-1"), ZkFault.BADVERSION))
     e0, e1 = leader_and_isr(rc, "foo-0").leader_epoch, leader_and_isr(rc, "foo-1").leader_epoch
     rc.kc.partition_sm.handle_state_changes([tp("foo-0"), tp("foo-1")], P.OnlinePartition, PREFERRED)
-    assert (leader_and_isr(rc, "foo-0").leader_epoch, leader_and_isr(rc, "foo-1").leader_epoch) == (e0 + 1, e1 + 1)
+    assert (leader_and_isr(rc, "foo-0").leader_epoch, leader_and_isr(rc, "foo-1").leader_epoch) == (
+        e0 + 1,
+        e1 + 1,
+    )
     assert any(
         "Retrying leader election with strategy PreferredReplicaPartitionLeaderElectionStrategy for partitions "
-        "List(foo-1)" in line for line in rc.controller_log
+        "List(foo-1)" in line
+        for line in rc.controller_log
     )
 
 
@@ -161,7 +177,10 @@ def test_badversion_retry_11_re_elects_the_full_list() -> None:
     rc.handle(ZkFaultInjection(tp("foo-1"), ZkFault.BADVERSION))
     e0, e1 = leader_and_isr(rc, "foo-0").leader_epoch, leader_and_isr(rc, "foo-1").leader_epoch
     rc.kc.partition_sm.handle_state_changes([tp("foo-0"), tp("foo-1")], P.OnlinePartition, PREFERRED)
-    assert (leader_and_isr(rc, "foo-0").leader_epoch, leader_and_isr(rc, "foo-1").leader_epoch) == (e0 + 2, e1 + 1)
+    assert (leader_and_isr(rc, "foo-0").leader_epoch, leader_and_isr(rc, "foo-1").leader_epoch) == (
+        e0 + 2,
+        e1 + 1,
+    )
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -170,4 +189,6 @@ def test_missing_znode_fails_the_election(profile: str) -> None:
     del rc.zk.partition_states[tp("foo-0")]
     rc.kc.partition_sm.handle_state_changes([tp("foo-0")], P.OnlinePartition, PREFERRED)
     assert [f.reason for f in rc._failures] == [FailureReason.LeaderAndIsrMissing]
-    assert rc.state_change_log[-1].endswith("LeaderAndIsr information doesn't exist for partition foo-0 in OnlinePartition state")
+    assert rc.state_change_log[-1].endswith(
+        "LeaderAndIsr information doesn't exist for partition foo-0 in OnlinePartition state"
+    )

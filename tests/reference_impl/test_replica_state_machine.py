@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from kcspec.spec.events import BrokerFailure, TopicDeletion
 from kcspec.spec.requests import MACHINE_REPLICA, FailureReason, LeaderAndIsrRequest, StateChangeFailure
 from kcspec.spec.vocabulary import LeaderAndIsr, ReplicaState
@@ -69,7 +68,12 @@ def test_new_replica_for_the_leader_fails_logged_as_offline_replica(profile: str
     rc.kc.replica_sm.handle_state_changes({1: [tp("foo-0")]}, R.NewReplica)
     assert rc._failures == [
         StateChangeFailure(
-            MACHINE_REPLICA, tp("foo-0"), 1, "NonExistentReplica", "OfflineReplica", FailureReason.NewReplicaIsLeader
+            MACHINE_REPLICA,
+            tp("foo-0"),
+            1,
+            "NonExistentReplica",
+            "OfflineReplica",
+            FailureReason.NewReplicaIsLeader,
         )
     ], explain(rc)
     assert replica_state(rc, "foo-0", 1) is R.NonExistentReplica
