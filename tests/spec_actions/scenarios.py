@@ -54,7 +54,7 @@ class Scenario:
         lines = [f"profile {self.profile}; events:"]
         lines += [f"  {i}: {e}" for i, (e, _) in enumerate(self.history)]
         if self.history:
-            e, r = self.history[-1]
+            _last_event, r = self.history[-1]
             before = self.history[-2][1].state if len(self.history) > 1 else ClusterState()
             lines.append(f"state before the last step:\n  {before}")
             lines.append(f"state after the last step:\n  {r.state}")
