@@ -56,7 +56,7 @@ P = PartitionState
 
 
 def test_unknown_profile_names_the_known_ones() -> None:
-    with pytest.raises(ValueError, match="kafka-2.8, kafka-1.1"):
+    with pytest.raises(ValueError, match=r"kafka-2\.8, kafka-1\.1"):
         ReferenceController("kafka-0.8")
 
 

@@ -111,7 +111,7 @@ def test_requests_to_dead_brokers_are_dropped(profile: str) -> None:
 def test_new_batch_refuses_a_non_empty_batch() -> None:
     from kcspec.reference_impl.errors import IllegalStateException
 
-    rc, batch = _batch()
+    _rc, batch = _batch()
     batch.add_stop_replica([1], tp("foo-0"), False)
     with pytest.raises(IllegalStateException):
         batch.new_batch()
