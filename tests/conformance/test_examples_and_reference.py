@@ -1,0 +1,167 @@
+"""The example SUTs and the reference controller behind the protocol.
+
+* The Node.js example passes every election and replica-machine vector of both profiles through the real
+  subprocess path (skipped, with the reason, when ``node`` is not installed).
+* ``kcspec serve-reference`` (the reference controller) declares every capability and passes machine-level
+  vectors through the subprocess path.
+* Differential testing finds the buggy example's unclean-election bug in event sequences, writes a trace, and
+  ``replay`` of that trace fails on the buggy controller and passes on the reference controller.
+"""
+
+from __future__ import annotations
+
+import io
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from kcspec.conformance import differential, runner
+from kcspec.conformance.adapters.inprocess import InProcessAdapter
+from kcspec.conformance.adapters.subprocess_adapter import SubprocessAdapter
+from kcspec.conformance.examples.buggy_controller import BuggyController
+from kcspec.conformance.protocol import messages as m
+from kcspec.conformance.reference_sut import ReferenceSut, SpecSut
+from kcspec.conformance.vectors import generate, inputs
+from kcspec.conformance.vectors.model import Level, Vector
+from kcspec.conformance.verdicts import Outcome, Verdict
+from kcspec.spec import tables
+from kcspec.spec.vocabulary import PartitionState, ReplicaState
+from rich.console import Console
+
+ROOT = Path(__file__).resolve().parents[2]
+NODE_SUT = ROOT / "conformance" / "examples" / "node" / "sut.js"
+KCSPEC = str(Path(sys.executable).with_name("kcspec"))
+PROFILES = ("kafka-2.8", "kafka-1.1")
+
+
+def _vectors(profile: str, cases: list[inputs.Case]) -> list[Vector]:
+    """Vectors settled by both oracles (spec and reference); every case must get one."""
+    gen = generate.Generation()
+    oracles = [SpecSut(), ReferenceSut()]
+    out = []
+    for case in cases:
+        expected = generate._settle(profile, case, oracles, gen)
+        if expected is not None:
+            out.append(generate._vector(profile, case, expected))
+    assert not gen.unanswered, gen.unanswered[:3]
+    assert not gen.disagreements, gen.disagreements[:1]
+    return out
+
+
+def _replica_table(profile: str) -> dict[ReplicaState, tuple[ReplicaState, ...]]:
+    return tables.REPLICA_VALID_PREVIOUS_2_8 if profile == "kafka-2.8" else tables.REPLICA_VALID_PREVIOUS_1_1
+
+
+@pytest.fixture(scope="module", params=PROFILES)
+def node_vectors(request: pytest.FixtureRequest) -> tuple[str, list[Vector]]:
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed: the Node.js example SUT cannot be run")
+    profile: str = request.param
+    cases = list(inputs.election_cases())[::4] + list(inputs.replica_cases(_replica_table(profile)))
+    return profile, _vectors(profile, cases)
+
+
+def test_node_example_passes_election_and_replica_machine_vectors(
+    node_vectors: tuple[str, list[Vector]],
+) -> None:
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed: the Node.js example SUT cannot be run")
+    profile, vectors = node_vectors
+    report = runner.run(
+        SubprocessAdapter([node, str(NODE_SUT)], timeout=10.0), vectors, profile=profile, level=Level.machines
+    )
+    assert set(report.sut.capabilities) >= {"elections", "replica_state_machine", "fault_injection"}
+    not_passed = [
+        (o.id, o.reason, o.differences[:3]) for o in report.outcomes if o.verdict is not Verdict.passed
+    ]
+    assert not not_passed, not_passed[:3]
+    levels = {o.level for o in report.outcomes}
+    assert levels == {"elections", "machines"}
+    replica = [o for o in report.outcomes if ".replica." in o.id]
+    assert len(replica) > 400
+    for section in ("§4.1", "§4.2", "§4.3", "§4.4", "§4.5", "§4.6", "§4.7", "§3.3", "§3.4"):
+        assert any(section in o.sections for o in replica), section
+
+
+def test_node_example_refuses_what_it_does_not_implement() -> None:
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed: the Node.js example SUT cannot be run")
+    adapter = SubprocessAdapter([node, str(NODE_SUT)], timeout=10.0)
+    adapter.start()
+    try:
+        hello = adapter.call(m.Hello(m.PROTOCOL_VERSION, "kafka-1.1"))
+        assert isinstance(hello, m.HelloReply) and "kafka-1.1" in hello.profiles
+        early = adapter.call(m.ReplicaStateChange((), ReplicaState.OnlineReplica))
+        assert isinstance(early, m.ErrorReply) and early.code is m.ErrorCode.no_state
+        assert isinstance(adapter.call(m.Load(inputs.base_state())), m.Ok)
+        snap = adapter.call(m.Snapshot())
+        assert isinstance(snap, m.StateReply) and snap.state == inputs.base_state()
+        part = adapter.call(m.PartitionStateChange((inputs.T0,), PartitionState.OfflinePartition))
+        assert isinstance(part, m.ErrorReply) and part.code is m.ErrorCode.unsupported
+    finally:
+        adapter.close()
+
+
+def test_serve_reference_declares_everything_and_passes_machine_vectors() -> None:
+    profile = "kafka-1.1"
+    cases = [
+        *list(inputs.election_cases())[::25],
+        *list(inputs.replica_cases(_replica_table(profile)))[::5],
+        *list(inputs.partition_cases(tables.PARTITION_VALID_PREVIOUS))[::10],
+    ]
+    vectors = _vectors(profile, cases)
+    report = runner.run(
+        SubprocessAdapter([KCSPEC, "serve-reference"], timeout=10.0),
+        vectors,
+        profile=profile,
+        level=Level.machines,
+    )
+    assert set(report.sut.capabilities) == {c.name for c in m.Capability}
+    assert report.sut.name == "kcspec-reference"
+    assert report.counts()[Verdict.passed] == len(vectors) > 100
+
+
+@pytest.fixture(scope="module")
+def buggy_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Outcome], list[str], Path]:
+    trace_dir = tmp_path_factory.mktemp("traces")
+    outcomes, notes = differential.run_differential(
+        InProcessAdapter(BuggyController()),
+        profile="kafka-2.8",
+        examples=300,
+        seed=3,
+        trace_dir=trace_dir,
+        console=_quiet(),
+    )
+    return outcomes, notes, trace_dir / "divergence-kafka-2.8-seed3.json"
+
+
+def _quiet() -> Console:
+    return Console(file=io.StringIO())
+
+
+def test_differential_finds_the_buggy_controller_and_replay_reproduces_it(
+    buggy_run: tuple[list[Outcome], list[str], Path],
+) -> None:
+    outcomes, notes, trace = buggy_run
+    assert [o.verdict for o in outcomes] == [Verdict.failed], outcomes
+    assert trace.is_file() and any(str(trace) in n for n in notes)
+    assert any(d.path.startswith(("$.failures", "$.state", "$.requests")) for d in outcomes[0].differences)
+    assert differential.replay_file(trace, InProcessAdapter(BuggyController()), _quiet()) == 1
+    assert differential.replay_file(trace, InProcessAdapter(ReferenceSut()), _quiet()) == 0
+
+
+def test_replay_refuses_a_sut_without_controller_events(
+    buggy_run: tuple[list[Outcome], list[str], Path],
+) -> None:
+    _, _, trace = buggy_run
+    with pytest.raises(differential.TraceError, match="controller_events"):
+        differential.replay_file(trace, InProcessAdapter(SpecElectionsOnly()), _quiet())
+
+
+class SpecElectionsOnly(SpecSut):
+    """The spec, declaring elections only."""
+
+    capabilities = frozenset({m.Capability.elections})
