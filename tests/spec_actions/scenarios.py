@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from kcspec.model.step import SpecMachine
 from kcspec.spec.events import BrokerStartup, ControllerEvent, ControllerFailover, TopicCreation
 from kcspec.spec.requests import (
     LeaderAndIsrPartitionState,
     LeaderAndIsrRequest,
-    Request,
     StepResult,
     StopReplicaPartitionState,
     StopReplicaRequest,
@@ -21,6 +21,7 @@ from kcspec.spec.state import ClusterState
 from kcspec.spec.vocabulary import LeaderAndIsr, TopicPartition
 
 PROFILES = ("kafka-2.8", "kafka-1.1")
+Q = TypeVar("Q", LeaderAndIsrRequest, UpdateMetadataRequest, StopReplicaRequest)
 
 
 def tp(topic: str, partition: int = 0) -> TopicPartition:
@@ -47,7 +48,7 @@ class Scenario:
             before = self.state
             result = self.machine.step(before, event)
             self.history.append((event, result))
-            self.state = result.state  # type: ignore[assignment]
+            self.state = result.state
         return self
 
     def describe(self, last_only: bool = False) -> str:
@@ -64,7 +65,7 @@ class Scenario:
             lines += [f"  {f}" for f in sorted(map(repr, r.failures))]
         return "\n".join(lines)
 
-    def expect(self, cond: bool, what: str) -> None:
+    def expect(self, cond: object, what: str) -> None:
         """Assert ``cond``; on failure print ``what`` and the whole scenario."""
         if not cond:
             raise AssertionError(f"{what}\n{self.describe()}")
@@ -80,32 +81,26 @@ class Scenario:
     def cached(self, t: TopicPartition) -> LeaderAndIsr:
         return self.state.controller.leadership[t].leader_and_isr
 
-    def requests(self, kind: type, broker: int | None = None) -> list[Request]:
+    def requests(self, kind: type[Q], broker: int | None = None) -> list[Q]:
         return [
             r for r in self.last.requests if isinstance(r, kind) and (broker is None or r.broker == broker)
         ]
 
     def lair_states(self, broker: int, t: TopicPartition) -> list[LeaderAndIsrPartitionState]:
         return [
-            ps
-            for r in self.requests(LeaderAndIsrRequest, broker)
-            for ps in r.partition_states  # type: ignore[union-attr]
-            if ps.tp == t
+            ps for r in self.requests(LeaderAndIsrRequest, broker) for ps in r.partition_states if ps.tp == t
         ]
 
     def lair_recipients(self, t: TopicPartition) -> set[int]:
         return {
             r.broker
             for r in self.requests(LeaderAndIsrRequest)
-            if any(ps.tp == t for ps in r.partition_states)  # type: ignore[union-attr]
+            if any(ps.tp == t for ps in r.partition_states)
         }
 
     def sr_states(self, broker: int, t: TopicPartition) -> list[StopReplicaPartitionState]:
         return [
-            ps
-            for r in self.requests(StopReplicaRequest, broker)
-            for ps in r.partition_states  # type: ignore[union-attr]
-            if ps.tp == t
+            ps for r in self.requests(StopReplicaRequest, broker) for ps in r.partition_states if ps.tp == t
         ]
 
     def umr_recipients(self) -> set[int]:

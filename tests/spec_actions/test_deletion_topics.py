@@ -27,7 +27,7 @@ def test_deletion_happy_path(profile: str) -> None:
     s.expect(all(states[PartitionReplica(T0, b)] == RS.ReplicaDeletionStarted for b in (1, 2)), "Started")
     for b in (1, 2):
         s.expect(any(ps.delete_partition for ps in s.sr_states(b, T0)), f"SR(delete=true) to {b}")
-    umr_leaders = {ps.leader for r in s.requests(UpdateMetadataRequest) for ps in r.partition_states}  # type: ignore[union-attr]
+    umr_leaders = {ps.leader for r in s.requests(UpdateMetadataRequest) for ps in r.partition_states}
     s.expect(umr_leaders == {-2}, "UMR carries leader −2 for the deleting topic")
     ps = s.state.controller.partition_states.get(T0)
     if profile == "kafka-2.8":

@@ -78,12 +78,12 @@ def test_follower_failure_and_restart(profile: str) -> None:
     umrs = s.requests(UpdateMetadataRequest)
     if profile == "kafka-2.8":
         s.expect(
-            any(r.broker == 1 and not r.partition_states for r in umrs)  # type: ignore[union-attr]
-            and all(r.partition_states for r in umrs if r.broker == 3),  # type: ignore[union-attr]
+            any(r.broker == 1 and not r.partition_states for r in umrs)
+            and all(r.partition_states for r in umrs if r.broker == 3),
             "KAFKA-7537: broker list to existing brokers, partitions to the new one",
         )
     else:
-        s.expect(all(r.partition_states for r in umrs), "1.1: every UMR carries all partitions")  # type: ignore[union-attr]
+        s.expect(all(r.partition_states for r in umrs), "1.1: every UMR carries all partitions")
 
 
 @pytest.mark.parametrize("profile", PROFILES)
