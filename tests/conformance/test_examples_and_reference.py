@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -103,6 +104,26 @@ def test_node_example_refuses_what_it_does_not_implement() -> None:
         assert isinstance(part, m.ErrorReply) and part.code is m.ErrorCode.unsupported
     finally:
         adapter.close()
+
+
+def test_node_example_exits_after_shutdown() -> None:
+    """Protocol v1: ``shutdown`` is answered with ``ok``, then the SUT exits (an example that stays alive costs
+    every session the adapter's two-second grace period before it is terminated)."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed: the Node.js example SUT cannot be run")
+    proc = subprocess.Popen([node, str(NODE_SUT)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(m.to_line(1, m.Hello(m.PROTOCOL_VERSION, "kafka-2.8")) + m.to_line(2, m.Shutdown()))
+        proc.stdin.flush()
+        assert m.parse_response(proc.stdout.readline())[0] == 1
+        assert m.parse_response(proc.stdout.readline()) == (2, m.Ok())
+        assert proc.wait(timeout=10.0) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 def test_serve_reference_declares_everything_and_passes_machine_vectors() -> None:
