@@ -18,6 +18,7 @@ from collections import Counter, deque
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 
+from kcspec.conformance.audit.reference_parser import parse_lines
 from kcspec.conformance.crosscheck import diff_results
 from kcspec.conformance.explore.config import ExploreConfig
 from kcspec.conformance.explore.events import bootstrap, candidates
@@ -27,7 +28,7 @@ from kcspec.model.step import SpecMachine
 from kcspec.model.symmetry import canonical_key, exact_key, permutations
 from kcspec.reference_impl import ReferenceController
 from kcspec.spec.events import ControllerEvent
-from kcspec.spec.requests import StepResult
+from kcspec.spec.requests import FailureReason, StepResult
 from kcspec.spec.state import ClusterState
 from kcspec.spec.trace import Trace, TraceStep
 
@@ -67,34 +68,27 @@ class ExploreResult:
     trace: Trace | None
 
 
-def record_coverage(stats: ExploreStats, before: ClusterState, result: StepResult) -> None:
-    """Count the replica/partition state changes of one step, and the rejected (invalid) transitions."""
-    b, a = before.controller, result.state.controller
-    for pr in set(b.replica_states) | set(a.replica_states):
-        old = b.replica_states.get(pr)
-        new = a.replica_states.get(pr)
-        if old != new:
-            stats.replica_edges[
-                (old.name if old else "NonExistentReplica", new.name if new else "NonExistentReplica")
-            ] += 1
-    for tp in set(b.partition_states) | set(a.partition_states):
-        old_p, new_p = b.partition_states.get(tp), a.partition_states.get(tp)
-        if old_p != new_p:
-            stats.partition_edges[
-                (
-                    old_p.name if old_p else "NonExistentPartition",
-                    new_p.name if new_p else "NonExistentPartition",
-                )
-            ] += 1
+def record_coverage(stats: ExploreStats, log_lines: list[str], result: StepResult) -> None:
+    """Count the replica/partition transitions of one step from the controller's state-change log (TRACE level, so
+    self-loops and intermediate states count), and the rejected (invalid) transitions from its failures."""
+    for parsed in parse_lines("state-change.log", log_lines):
+        if parsed.status != "record" or parsed.kind not in ("replica_transition", "partition_transition"):
+            continue
+        edge = (str(parsed.fields.get("from_state")), str(parsed.fields.get("to_state")))
+        if parsed.kind == "replica_transition":
+            stats.replica_edges[edge] += 1
+        else:
+            stats.partition_edges[edge] += 1
     for f in result.failures:
-        stats.invalid_attempts[(f.machine, f.from_state, f.target)] += 1
+        if f.reason is FailureReason.InvalidTransition:
+            stats.invalid_attempts[(f.machine, f.from_state, f.target)] += 1
 
 
 def explore(cfg: ExploreConfig, progress: Callable[[ExploreStats], None] | None = None) -> ExploreResult:
     cfg.validate()
     spec = SpecMachine(cfg.profile)
     checker = InvariantChecker(cfg.profile)
-    ref = ReferenceController(cfg.profile)
+    ref = ReferenceController(cfg.profile, trace=True)
     perms = permutations(cfg.brokers) if cfg.symmetry else []
 
     def key(state: ClusterState) -> Hashable:
@@ -162,6 +156,8 @@ def explore(cfg: ExploreConfig, progress: Callable[[ExploreStats], None] | None 
                 continue
             try:
                 expected = spec.step(state, ev)
+                ref.state_change_log.clear()
+                ref.controller_log.clear()
                 actual = ref.handle(ev)
             except Exception as exc:
                 return _finding(
@@ -193,7 +189,7 @@ def explore(cfg: ExploreConfig, progress: Callable[[ExploreStats], None] | None 
                     f"the reference controller's step differs from the spec ({len(differences)} differences)",
                     differences=tuple(differences),
                 )
-            record_coverage(stats, state, expected)
+            record_coverage(stats, ref.state_change_log, expected)
             bad = checker.check_step(state, expected.state, expected.requests)
             nkey = key(expected.state)
             if nkey not in parents:
