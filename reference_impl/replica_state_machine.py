@@ -71,6 +71,8 @@ class ZkReplicaStateMachine:
         self.scl = state_change_logger
         self.failures = failures
         self.cases = replica_state_cases(version)
+        self.modern = version >= KAFKA_2_4
+        self.offline_without_leadership = version >= KAFKA_2_0
         name = (
             "kafka.controller.ZkReplicaStateMachine"
             if version >= KAFKA_2_4
@@ -99,7 +101,7 @@ class ZkReplicaStateMachine:
                     states[tp] = R.ReplicaDeletionIneligible
                     offline.setdefault(r, []).append(tp)
         self.handle_state_changes(online, R.OnlineReplica)
-        if self.version >= KAFKA_2_4:
+        if self.modern:
             self.handle_state_changes(offline, R.OfflineReplica)
 
     # ------------------------------------------------------------------------------------ §2.3
@@ -219,7 +221,7 @@ class ZkReplicaStateMachine:
             if current is R.NewReplica:
                 fa = ctx.assignment(tp)
                 if broker not in fa.replicas:
-                    if self.version >= KAFKA_2_4:
+                    if self.modern:
                         self.logger.error(
                             f"Adding replica ({broker}) that is not part of the assignment {render_assignment(fa)}"
                         )
@@ -246,7 +248,7 @@ class ZkReplicaStateMachine:
         updated = self._remove_replicas_from_isr(broker, with_leadership)
         log = self.scl.with_controller_epoch(ctx.epoch)
         for tp, li in updated.items():
-            if self.version >= KAFKA_2_4:
+            if self.modern:
                 log.info(
                     f"Partition {tp} state changed to {render_leader_isr_and_epoch(li, self.version)} after removing "
                     f"replica {broker} from the ISR as part of transition to OfflineReplica"
@@ -256,10 +258,10 @@ class ZkReplicaStateMachine:
                 batch.add_leader_and_isr(recipients, tp, li, ctx.assignment(tp), False)
             self._success(broker, tp, states[tp], R.OfflineReplica)
             states[tp] = R.OfflineReplica
-        if self.version >= KAFKA_2_0:
+        if self.offline_without_leadership:
             for tp in without_leadership:
                 self._success(broker, tp, states[tp], R.OfflineReplica)
-                if self.version >= KAFKA_2_4:
+                if self.modern:
                     batch.add_update_metadata(ctx.live_broker_epochs.keys(), (tp,))
                 states[tp] = R.OfflineReplica
 

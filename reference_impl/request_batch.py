@@ -61,6 +61,10 @@ class ControllerBrokerRequestBatch:
         self.version = version
         self.log = log
         self.sent = sent
+        self.kip455 = version >= KAFKA_2_4
+        """2.4+: adding/removing replicas in LAIR, an empty UMR set means no partitions (§3.4)."""
+        self.kip570 = version >= KAFKA_2_6
+        """2.6+: StopReplica leader epoch and per-broker request summaries."""
         self.state_change_logger = state_change_logger
         self.controller_log = Logger(log, log.controller, "kafka.controller.ControllerBrokerRequestBatch", "")
         self.channel_log = Logger(
@@ -130,7 +134,7 @@ class ControllerBrokerRequestBatch:
                 state = hit[3]
             else:
                 lai = li.leader_and_isr
-                if self.version >= KAFKA_2_4:
+                if self.kip455:
                     adding, removing = fa.adding, fa.removing
                 else:
                     adding, removing = (), ()
@@ -155,7 +159,7 @@ class ControllerBrokerRequestBatch:
         if not self._all_live_added:
             self.update_metadata_brokers.update(b for b in self.ctx.live_broker_epochs if b >= 0)
             self._all_live_added = True
-        if self.version >= KAFKA_2_4:
+        if self.kip455:
             self._add_partition_metadata(tp, tp.topic in self.ctx.topics_to_be_deleted)
         else:
             self.add_update_metadata((), (tp,))
@@ -165,7 +169,7 @@ class ControllerBrokerRequestBatch:
         ctx = self.ctx
         self.update_metadata_brokers.update(b for b in brokers if b >= 0)
         deleting = ctx.topics_to_be_deleted
-        if self.version >= KAFKA_2_4:
+        if self.kip455:
             for tp in partitions:
                 self._add_partition_metadata(tp, tp.topic in deleting)
             return
@@ -219,7 +223,7 @@ class ControllerBrokerRequestBatch:
     def add_stop_replica(self, brokers: Iterable[int], tp: TopicPartition, delete: bool) -> None:
         """``addStopReplicaRequestForBrokers`` (§3.4)."""
         ctx = self.ctx
-        if self.version >= KAFKA_2_6:
+        if self.kip570:
             if ctx.is_topic_queued_up_for_deletion(tp.topic):
                 epoch = EPOCH_DURING_DELETE
             else:
@@ -242,7 +246,7 @@ class ControllerBrokerRequestBatch:
         ctx = self.ctx
         targets = ctx.live_broker_epochs
         cid = ctx.controller_id
-        modern = self.version >= KAFKA_2_4
+        modern = self.kip455
         log = self.state_change_logger.with_controller_epoch(controller_epoch)
         trace = self.log.trace_enabled
         for broker in sorted(self.leader_and_isr):
@@ -309,7 +313,7 @@ class ControllerBrokerRequestBatch:
                         f"leaderEpoch={sr.leader_epoch}, deletePartition={bool_text(sr.delete_partition)}) "
                         f"to broker {broker} for partition {tp}"
                     )
-            if self.version >= KAFKA_2_6:
+            if self.kip570:
                 log.info(f"Sending StopReplica request for {len(sr_states)} replicas to broker {broker}")
             self.sent.append(request_sr)
         self.clear()
@@ -318,7 +322,7 @@ class ControllerBrokerRequestBatch:
         self.channel_log.warn(f"Not sending request {rendered} to broker {broker}, since it is offline.")
 
     def _render_lair_state(self, st: LeaderAndIsrPartitionState) -> str:
-        if self.version >= KAFKA_2_4:
+        if self.kip455:
             return (
                 f"LeaderAndIsrPartitionState(topicName='{st.tp.topic}', partitionIndex={st.tp.partition}, "
                 f"controllerEpoch={st.controller_epoch}, leader={st.leader}, leaderEpoch={st.leader_epoch}, "
