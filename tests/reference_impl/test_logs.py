@@ -177,3 +177,34 @@ def test_reassignment_lines_per_profile() -> None:
         "INFO [Controller id=1] Updated leader epoch for partition foo-0 to 1 (kafka.controller.KafkaController)"
         in got
     )
+
+
+def test_more_controller_log_templates_28() -> None:
+    from kcspec.spec.events import BrokerStartup, ControlledShutdown, IsrChange, ReplicaLeaderElection
+
+    rc = cluster("kafka-2.8", brokers=(1, 2, 3), controller=3, topics={"foo": ((1, 2),)})
+    rc.handle(ControlledShutdown(1))
+    rc.handle(BrokerFailure(1))
+    rc.handle(BrokerStartup(1))
+    rc.handle(IsrChange(tp("foo-0"), (2, 1)))
+    rc.handle(ReplicaLeaderElection(frozenset({tp("foo-0")})))
+    rc.handle(ZkPartitionReassignment(FMap({tp("foo-0"): (3,)})))
+    rc.handle(IsrChange(tp("foo-0"), (1, 2, 3)))
+    got = _messages(rc.controller_log)
+    expected = [
+        "INFO [Controller id=3] Shutting down broker 1 (kafka.controller.KafkaController)",
+        "INFO [Controller id=3] Removed 1 from list of shutting down brokers. (kafka.controller.KafkaController)",
+        "INFO [Controller id=3] New broker startup callback for 1 (kafka.controller.KafkaController)",
+        "INFO [Controller id=3] Starting replica leader election (PREFERRED) for partitions foo-0 triggered by "
+        "ZkTriggered (kafka.controller.KafkaController)",
+        "INFO [Controller id=3] Partition foo-0 completed preferred replica leader election. New leader is 1 "
+        "(kafka.controller.KafkaController)",
+        "INFO [Controller id=3] Leader 1 for partition foo-0 being reassigned, is not in the new list of replicas 3. "
+        "Re-electing leader (kafka.controller.KafkaController)",
+        "INFO [Controller id=3] Removing partitions Map(foo-0 -> List(3)) from the list of reassigned partitions in "
+        "zookeeper (kafka.controller.KafkaController)",
+        "INFO [Controller id=3] No more partitions need to be reassigned. Deleting zk path /admin/reassign_partitions "
+        "(kafka.controller.KafkaController)",
+    ]
+    missing = [line for line in expected if line not in got]
+    assert not missing, "missing:\n" + "\n".join(missing) + "\nlog:\n" + "\n".join(got)
