@@ -1,16 +1,18 @@
 """Throughput of the conformance subprocess path and wall time of the full vector suite.
 
-Usage: .venv/bin/python benchmarks/conformance_throughput.py [--engine spec|reference] [--seconds 5]
+Usage: .venv/bin/python benchmarks/conformance_throughput.py [--engine spec|reference] [--sut "CMD"] [--seconds 5]
 
 1. exchanges/s: ``elect`` requests (round-robin over every election vector) sent to
-   ``kcspec serve-reference --engine ENGINE`` through ``SubprocessAdapter``, for ``--seconds``;
+   ``kcspec serve-reference --engine ENGINE`` (or to ``--sut CMD``) through ``SubprocessAdapter``, for
+   ``--seconds``;
 2. the full suite: every generated vector of both profiles run through the same path (with
-   generation time reported separately).
+   generation time reported separately); the time includes starting and shutting down each session.
 """
 
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -27,10 +29,11 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--engine", choices=("spec", "reference"), default="reference")
+    parser.add_argument("--sut", default=None, help="measure this SUT command instead of serve-reference")
     parser.add_argument("--seconds", type=float, default=5.0)
     args = parser.parse_args()
     kcspec = str(Path(sys.executable).with_name("kcspec"))
-    argv = [kcspec, "serve-reference", "--engine", args.engine]
+    argv = shlex.split(args.sut) if args.sut else [kcspec, "serve-reference", "--engine", args.engine]
 
     t0 = time.perf_counter()
     gen = generate.generate()
@@ -57,7 +60,7 @@ def main() -> int:
         n += 1
     elapsed = time.perf_counter() - start
     adapter.close()
-    print(f"elect exchanges: {n} in {elapsed:.2f} s = {n / elapsed:.0f} exchanges/s ({' '.join(argv[1:])})")
+    print(f"elect exchanges: {n} in {elapsed:.2f} s = {n / elapsed:.0f} exchanges/s ({shlex.join(argv)})")
 
     total = 0
     exchanges = 0
