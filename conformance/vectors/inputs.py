@@ -303,6 +303,13 @@ def contexts() -> tuple[Context, ...]:
             _zk_isr_shrunk(b),
         ),
         Context(
+            "controller-moved",
+            "/controller_epoch was rewritten by a newer controller: 2.8's fenced writes fail (ControllerMovedException)",
+            ("§3.3", "§9"),
+            False,
+            replace(b, zk=replace(b.zk, controller_epoch_zk_version=2)),
+        ),
+        Context(
             "fault-badversion",
             "t-0's next conditional write fails with BADVERSION",
             ("§3.3",),
