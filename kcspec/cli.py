@@ -20,6 +20,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "conformance",
     "serve_reference",
     "tla",
+    "diagrams",
 )
 """Modules of ``kcspec.commands`` that each expose a click command (or group) named ``command``."""
 

@@ -57,7 +57,9 @@ class _Flow:
 
 
 def _peel(e: L.Expr) -> tuple[str, str, list[tuple[str, L.Expr]], L.Rec]:
-    """(rule name, section, top-level lets, the ElectionResult record) of a strategy's tree."""
+    """(rule name, section, top-level lets, the ElectionResult record) of a strategy's tree (procedure calls
+    inlined; a ``let`` that only renames a variable — a procedure parameter — is not a definition)."""
+    e = L.inline_calls(e)
     name, section = "", ""
     defs: list[tuple[str, L.Expr]] = []
     while True:
@@ -65,7 +67,8 @@ def _peel(e: L.Expr) -> tuple[str, str, list[tuple[str, L.Expr]], L.Rec]:
             name, section = name or e.name, section or e.section
             e = e.body
         elif isinstance(e, L.Let):
-            defs.append((e.name, e.value))
+            if not isinstance(e.value, L.Var):
+                defs.append((e.name, e.value))
             e = e.body
         else:
             break
@@ -196,6 +199,9 @@ def input_notes(profile: Profile) -> tuple[str, ...]:
         L.var("zkLeaderAndIsr"),
         LeaderElection(ElectionStrategy.OfflinePartitionLeaderElectionStrategy),
     )
+    tree = L.inline_calls(tree)
+    while isinstance(tree, L.Let | L.Rule):
+        tree = tree.body
     if not isinstance(tree, L.Rec):
         raise ValueError(f"election_input of {profile.name} is not a record construction")
     abbrev = {"s.controller": "ctx", "s.config": "config"}

@@ -14,13 +14,15 @@ from collections.abc import Mapping
 
 from kcspec.spec import lang as L
 
-_SUFFIX = re.compile(r"_\d+$")
+_SUFFIX = re.compile(r"(_\d+|#\d+)+$")
 _CMP = {"==": "=", "!=": "≠", "<": "<", "<=": "≤", ">": ">", ">=": "≥"}
 _SETOP = {"union": "∪", "inter": "∩", "diff": "−"}
 
 
 def var_name(name: str) -> str:
-    return _SUFFIX.sub("", name)
+    """A bound variable's readable name: without its uniqueness suffix (``r_12``, ``x#3``) and without the
+    ``procedure.`` prefix of a procedure parameter (``elect.inp`` → ``inp``)."""
+    return _SUFFIX.sub("", _SUFFIX.sub("", name).rsplit(".", 1)[-1])
 
 
 def const_text(value: object) -> str:

@@ -1,0 +1,125 @@
+"""``kcspec diagrams``: generate the Graphviz diagrams from the spec, draw coverage overlays, check staleness."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from kcspec.model.diagrams import catalog
+from kcspec.model.diagrams.coverage import CoverageError, MachineCoverage, load_coverage
+from kcspec.model.diagrams.render import GraphvizMissing
+from kcspec.spec import profiles
+
+FORMAT_CHOICES = ("svg", "png", "dot", "all")
+
+
+def _formats(choice: str) -> tuple[str, ...]:
+    """DOT is always written (it is the source of every render)."""
+    return ("dot", "svg", "png") if choice == "all" else tuple(dict.fromkeys(("dot", choice)))
+
+
+def _runs_in(folder: Path) -> list[MachineCoverage]:
+    entries: list[MachineCoverage] = []
+    for path in sorted(folder.glob("*.json")):
+        entries.extend(load_coverage(path))
+    return entries
+
+
+@click.command(name="diagrams")
+@click.option(
+    "--profile",
+    type=click.Choice(sorted(profiles.PROFILES)),
+    default=None,
+    help="Only this profile's diagrams (default: every profile, plus the comparison diagrams).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMAT_CHOICES),
+    default="svg",
+    show_default=True,
+    help="Render format; the DOT source is always written too.",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("diagrams"),
+    show_default=True,
+    help="Folder to write to (and to check with --check).",
+)
+@click.option(
+    "--coverage",
+    "coverage_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Draw coverage overlays from a run's transition counts (JSON; format in kcspec.model.diagrams.coverage) "
+    "into OUT/coverage instead of the spec diagrams.",
+)
+@click.option(
+    "--check",
+    "check_only",
+    is_flag=True,
+    help="Write nothing; exit 1 listing every committed file in OUT (and OUT/coverage) that is stale.",
+)
+def command(
+    profile: str | None, fmt: str, out_dir: Path, coverage_file: Path | None, check_only: bool
+) -> None:
+    """Render the state machines, elections, reassignment flows and event map from the spec (never by hand).
+
+    \b
+    Examples:
+      kcspec diagrams                                  regenerate diagrams/*.dot and *.svg
+      kcspec diagrams --profile kafka-1.1 --format png --out /tmp/d
+      kcspec diagrams --coverage run.json              coverage overlays into diagrams/coverage/
+      kcspec diagrams --check                          exit 1 if committed diagrams are stale
+    """
+    try:
+        if check_only:
+            sys.exit(_check(out_dir, profile, coverage_file))
+        if coverage_file is not None:
+            entries = load_coverage(coverage_file)
+            if profile is not None:
+                entries = [e for e in entries if e.profile == profile]
+                if not entries:
+                    raise CoverageError(f"{coverage_file}: no entry for profile {profile}")
+            catalog.write(
+                catalog.coverage_diagrams(entries), out_dir / catalog.COVERAGE_RUNS, _formats(fmt), click.echo
+            )
+        else:
+            diagrams = catalog.spec_diagrams(None if profile is None else [profile])
+            catalog.write(diagrams, out_dir, _formats(fmt), click.echo)
+    except (CoverageError, GraphvizMissing) as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(2)
+
+
+def _check(out_dir: Path, profile: str | None, coverage_file: Path | None) -> int:
+    if profile is not None or coverage_file is not None:
+        raise click.UsageError(
+            "--check compares the whole folder; do not combine it with --profile or --coverage"
+        )
+    if not out_dir.is_dir():
+        click.echo(f"error: {out_dir} is not a folder of diagrams (run 'kcspec diagrams' first)", err=True)
+        return 2
+    results = [catalog.check(catalog.spec_diagrams(), out_dir)]
+    runs = out_dir / catalog.COVERAGE_RUNS
+    if runs.is_dir():
+        results.append(catalog.check(catalog.coverage_diagrams(_runs_in(runs)), runs))
+    stale = [s for r in results for s in r.stale]
+    for r in results:
+        for note in r.notes:
+            click.echo(f"note: {note}")
+    checked = sum(len(r.checked) for r in results)
+    if stale:
+        click.echo(
+            f"{len(stale)} stale diagram file(s); regenerate with 'kcspec diagrams' "
+            f"(and 'kcspec diagrams --coverage {runs}/<run>.json'):"
+        )
+        for s in stale:
+            click.echo(f"  {s}")
+        return 1
+    click.echo(f"diagrams up to date: {checked} file(s) in {out_dir} match the spec")
+    return 0

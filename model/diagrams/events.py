@@ -1,0 +1,113 @@
+"""The map from controller events to the state-machine calls and election strategies they can make (§7, §8).
+
+For every action of a profile (``kcspec.spec.actions.build_actions``) the effect tree is searched for the
+state-machine call rules (``ReplicaStateMachine.handleStateChanges(<target>)`` and the partition one) and
+the strategy rules (``…LeaderElectionStrategy``) it contains, and drawn as a matrix (events × calls): a mark
+means "handling this event can make this call" on some branch.
+"""
+
+from __future__ import annotations
+
+from kcspec.model.diagrams import style as S
+from kcspec.model.diagrams.dot import Graph, Html, Node, attrs, html_escape
+from kcspec.model.diagrams.outline import STRATEGY_SUFFIX, calls_in
+from kcspec.spec.actions import build_actions
+from kcspec.spec.profiles import Profile
+from kcspec.spec.vocabulary import ElectionStrategy, PartitionState, ReplicaState
+
+REPLICA_FILL = "#dbe9fb"
+PARTITION_FILL = "#dff3df"
+
+
+def event_calls(profile: Profile) -> dict[str, tuple[set[tuple[str, str]], set[str], str]]:
+    """event kind → (state-machine calls, strategies, section), in the registry's order."""
+    out: dict[str, tuple[set[tuple[str, str]], set[str], str]] = {}
+    for kind, action in build_actions(profile).items():
+        calls, strategies = calls_in(action.effect)
+        out[kind] = (calls, strategies, action.section)
+    return out
+
+
+def _split(name: str) -> str:
+    """A CamelCase state or strategy name broken into lines for a narrow column header."""
+    out = ""
+    for ch in name:
+        if ch.isupper() and out and len(out.rsplit("<br/>", 1)[-1]) >= 7:
+            out += "<br/>"
+        out += ch
+    return out
+
+
+def events_graph(profile: Profile) -> Graph:
+    """A matrix: one row per event, one column per state-machine call and strategy; a mark where the
+    event's handling can make that call."""
+    table = event_calls(profile)
+    columns: list[tuple[str, str, str]] = []  # (key, header, fill)
+    for machine, enum, fill in (
+        ("replica", ReplicaState, REPLICA_FILL),
+        ("partition", PartitionState, PARTITION_FILL),
+    ):
+        for st in sorted(enum, key=lambda s: s.value):
+            columns.append((f"{machine}:{st.name}", _split(st.name), fill))
+    for strat in ElectionStrategy:
+        columns.append(
+            (f"strategy:{strat.name}", _split(strat.name.removesuffix(STRATEGY_SUFFIX)), S.STRATEGY_FILL)
+        )
+    head = "".join(
+        f'<td bgcolor="{fill}"><font point-size="9">{header}</font></td>' for _, header, fill in columns
+    )
+    groups = (
+        '<tr><td border="0"></td>'
+        f'<td colspan="{len(ReplicaState)}" bgcolor="{REPLICA_FILL}"><b>replica state machine → target (§4)</b></td>'
+        f'<td colspan="{len(PartitionState)}" bgcolor="{PARTITION_FILL}"><b>partition state machine → target (§5)</b></td>'
+        f'<td colspan="{len(ElectionStrategy)}" bgcolor="{S.STRATEGY_FILL}"><b>election strategy (§6)</b></td></tr>'
+    )
+    rows = [groups, f'<tr><td bgcolor="{S.EVENT_FILL}"><b>event (§)</b></td>{head}</tr>']
+    for kind, (calls, strategies, section) in table.items():
+        marks = set(f"{m}:{t}" for m, t in calls) | {f"strategy:{x}" for x in strategies}
+        cells = "".join(
+            f'<td bgcolor="{fill}">●</td>' if key in marks else "<td></td>" for key, _, fill in columns
+        )
+        rows.append(
+            f'<tr><td align="left" bgcolor="{S.EVENT_FILL}">{html_escape(kind)} ({section})</td>{cells}</tr>'
+        )
+    matrix = Node(
+        "matrix",
+        attrs(
+            shape="plaintext",
+            label=Html(
+                '<table border="0" cellborder="1" cellspacing="0" cellpadding="4" color="#999999">'
+                + "".join(rows)
+                + "</table>"
+            ),
+        ),
+    )
+    legend_rows = (
+        S.LegendRow("box", S.EVENT_FILL, "controller event and the section of its handler"),
+        S.LegendRow(
+            "box", REPLICA_FILL, "● the handling can call ReplicaStateMachine.handleStateChanges(…, target)"
+        ),
+        S.LegendRow(
+            "box",
+            PARTITION_FILL,
+            "● the handling can call PartitionStateMachine.handleStateChanges(…, target)",
+        ),
+        S.LegendRow("box", S.STRATEGY_FILL, "● the handling can elect leaders with this strategy"),
+    )
+    notes = (
+        f"Read from the effect trees of build_actions({profile.name}) (every branch, including error paths).",
+    )
+    return Graph(
+        name=f"events-{profile.name}",
+        attrs=(
+            *S.GRAPH_DEFAULTS,
+            *S.title_attr(
+                f"Controller events → state-machine calls and strategies — {profile.name} (§7, §8)"
+            ),
+        ),
+        node_defaults=attrs(fontname=S.FONT, fontsize="10"),
+        edge_defaults=S.EDGE_DEFAULTS,
+        nodes=(matrix,),
+        subgraphs=(S.legend("Legend", legend_rows, notes, anchor="matrix"),),
+        comment="Generated by 'kcspec diagrams' from kcspec.spec.actions (§7, §8); do not edit.",
+    )
