@@ -16,7 +16,7 @@ from pathlib import Path
 from kcspec.model.diagrams import elections, events, machines, reassignment
 from kcspec.model.diagrams.coverage import MachineCoverage
 from kcspec.model.diagrams.dot import Graph, render_dot
-from kcspec.model.diagrams.effects import machine_effects
+from kcspec.model.diagrams.effects import MACHINE_NOTES, machine_effects
 from kcspec.model.diagrams.render import dot_version, render, svg_generator_version
 from kcspec.spec.profiles import PROFILES
 
@@ -50,7 +50,7 @@ def spec_diagrams(profiles: Iterable[str] | None = None) -> list[Diagram]:
     if profiles is None:
         for m in machines.MACHINES:
             effects = {n: machine_effects(p, m) for n, p in PROFILES.items()}
-            out.append(Diagram(f"{m}-comparison", machines.comparison_graph(m, effects)))
+            out.append(Diagram(f"{m}-comparison", machines.comparison_graph(m, effects, MACHINE_NOTES[m])))
     return out
 
 
@@ -59,7 +59,8 @@ def coverage_diagrams(entries: list[MachineCoverage]) -> list[Diagram]:
     out = []
     for mc in entries:
         prof = PROFILES[mc.profile]
-        graph = machines.state_machine_graph(prof, mc.machine, machine_effects(prof, mc.machine), mc.overlay)
+        effects = machine_effects(prof, mc.machine)
+        graph = machines.state_machine_graph(prof, mc.machine, effects, mc.overlay, MACHINE_NOTES[mc.machine])
         out.append(Diagram(f"coverage-{mc.machine}-{mc.profile}", graph))
     return out
 

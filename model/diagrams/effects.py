@@ -49,6 +49,18 @@ PROBE_NOTE = (
     "Effects as the spec computes them on a probe: partition t-0, AR = [1,2,3], brokers 1-4 live, "
     "controller 4; replica r = 3; LI = leader and ISR (leader epoch 5)."
 )
+MACHINE_NOTES = {
+    "replica": (
+        PROBE_NOTE,
+        "Situations: r follower (leader 1), r leader, no LI (no leadership info, no state znode).",
+    ),
+    "partition": (
+        PROBE_NOTE,
+        "→ OnlinePartition from Online/Offline: one line per election strategy the caller passes (§6); "
+        "Offline probe: broker 1 (the leader) dead; ControlledShutdown probe: broker 1 shutting down.",
+    ),
+}
+"""Legend notes saying which probe situations the labels describe."""
 SHORT_STRATEGY = {
     ElectionStrategy.OfflinePartitionLeaderElectionStrategy: "Offline",
     ElectionStrategy.ReassignPartitionLeaderElectionStrategy: "Reassign",

@@ -244,7 +244,14 @@ def comparison_graph(
             if a == b:
                 edges.append(_edge(machine, e, attrs(label=_label(a), color=S.COMMON)))
             else:
-                label = _label(("kafka-2.8:", *a, "kafka-1.1:", *b))
+                same = tuple(x for x in a if x in b)
+                label = _label(
+                    (
+                        *same,
+                        *(f"2.8 only: {x}" for x in a if x not in b),
+                        *(f"1.1 only: {x}" for x in b if x not in a),
+                    )
+                )
                 edges.append(
                     _edge(machine, e, attrs(label=label, color=S.DIFFERS, fontcolor=S.DIFFERS, penwidth="2"))
                 )
