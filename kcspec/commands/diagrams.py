@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 import sys
 from pathlib import Path
 
@@ -13,6 +15,46 @@ from kcspec.model.diagrams.render import GraphvizMissing
 from kcspec.spec import profiles
 
 FORMAT_CHOICES = ("svg", "png", "dot", "all")
+_REPLICA_LINE = re.compile(r"Changed state of replica \d+ for partition \S+ from (\w+) to (\w+)")
+_PARTITION_LINE = re.compile(r"Changed partition \S+ (?:state )?from (\w+) to (\w+)")
+
+
+def record_scenario_run(profile_names: list[str]) -> list[dict[str, object]]:
+    """Transition counts of the reference controller over every built-in scenario (``kcspec verify``'s), read
+    from its state-change log with TRACE enabled (successful transitions) and from the failures it reports
+    (invalid transitions), in the coverage input format."""
+    from kcspec.conformance.scenarios import SCENARIOS
+    from kcspec.reference_impl.reference import ReferenceController
+    from kcspec.spec.requests import FailureReason
+
+    out: list[dict[str, object]] = []
+    for name in profile_names:
+        counts: dict[tuple[str, str, str, bool], int] = {}
+        for scenario in SCENARIOS:
+            rc = ReferenceController(name, trace=True)
+            for event in scenario.events(name):
+                if not rc.enabled(event):
+                    continue
+                result = rc.handle(event)
+                for f in result.failures:
+                    if f.reason is FailureReason.InvalidTransition:
+                        key = (f.machine, f.from_state, f.target, False)
+                        counts[key] = counts.get(key, 0) + 1
+            for line in rc.state_change_log:
+                for machine, pattern in (("replica", _REPLICA_LINE), ("partition", _PARTITION_LINE)):
+                    m = pattern.search(line)
+                    if m:
+                        key = (machine, m.group(1), m.group(2), True)
+                        counts[key] = counts.get(key, 0) + 1
+        source = f"reference controller, {len(SCENARIOS)} built-in scenarios of 'kcspec verify', TRACE state-change log"
+        for machine in ("replica", "partition"):
+            edges = [
+                {"from": a, "to": b, "count": n, "valid": v}
+                for (m, a, b, v), n in sorted(counts.items())
+                if m == machine
+            ]
+            out.append({"profile": name, "machine": machine, "source": source, "edges": edges})
+    return out
 
 
 def _formats(choice: str) -> tuple[str, ...]:
@@ -59,13 +101,26 @@ def _runs_in(folder: Path) -> list[MachineCoverage]:
     "into OUT/coverage instead of the spec diagrams.",
 )
 @click.option(
+    "--record-run",
+    "record_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Run the built-in scenarios on the reference controller and write their transition counts to this "
+    "coverage file (then draw it with --coverage).",
+)
+@click.option(
     "--check",
     "check_only",
     is_flag=True,
     help="Write nothing; exit 1 listing every committed file in OUT (and OUT/coverage) that is stale.",
 )
 def command(
-    profile: str | None, fmt: str, out_dir: Path, coverage_file: Path | None, check_only: bool
+    profile: str | None,
+    fmt: str,
+    out_dir: Path,
+    coverage_file: Path | None,
+    record_path: Path | None,
+    check_only: bool,
 ) -> None:
     """Render the state machines, elections, reassignment flows and event map from the spec (never by hand).
 
@@ -75,8 +130,15 @@ def command(
       kcspec diagrams --profile kafka-1.1 --format png --out /tmp/d
       kcspec diagrams --coverage run.json              coverage overlays into diagrams/coverage/
       kcspec diagrams --check                          exit 1 if committed diagrams are stale
+      kcspec diagrams --record-run diagrams/coverage/scenarios.json
     """
     try:
+        if record_path is not None:
+            names = sorted(profiles.PROFILES) if profile is None else [profile]
+            record_path.parent.mkdir(parents=True, exist_ok=True)
+            record_path.write_text(json.dumps(record_scenario_run(names), indent=1) + "\n", encoding="utf-8")
+            click.echo(f"wrote {record_path}")
+            return
         if check_only:
             sys.exit(_check(out_dir, profile, coverage_file))
         if coverage_file is not None:

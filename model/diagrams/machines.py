@@ -150,7 +150,7 @@ def state_machine_graph(
         edges.extend(_overlay_edges(profile, machine, effects, table_edges, overlay))
         rows = [
             S.LegendRow("box", S.INITIAL_FILL, "implicit initial state (double border)"),
-            S.LegendRow("line", _heat(1, 10), "taken rarely (thin, light)", 1),
+            S.LegendRow("line", _heat(1, 10), "taken rarely (thin, light); label: times taken, §", 1),
             S.LegendRow("line", _heat(10, 10), "taken most often (thick, dark)", 4),
             S.LegendRow("dotted", S.NEVER, "valid but never taken"),
             S.LegendRow("dashed", S.INVALID, "invalid transition attempted (rejected, §2.3 step 4)"),
@@ -158,6 +158,7 @@ def state_machine_graph(
         total = sum(overlay.taken.values())
         covered = sum(1 for e in table_edges if overlay.taken.get(e, 0) > 0)
         legend_notes.append(f"Run: {overlay.source}")
+        legend_notes.append(f"What each edge does: see the {machine}-{profile.name} diagram.")
         legend_notes.append(
             f"{total} transitions; {covered} of {len(table_edges)} valid edges taken; "
             f"{sum(overlay.invalid.values())} invalid attempts."
@@ -200,9 +201,9 @@ def _overlay_edges(
         lines = _effects_or_fail(effects, e, f"{profile.name} {machine} machine")
         n = overlay.taken.get(e, 0)
         if n > 0:
-            a = attrs(label=_label((*lines, f"taken ×{n}")), color=_heat(n, top), penwidth=_width(n, top))
+            a = attrs(label=f"×{n}\n{lines[-1]}", color=_heat(n, top), penwidth=_width(n, top))
         else:
-            a = attrs(label=_label((*lines, "never taken")), color=S.NEVER, fontcolor=S.NEVER, style="dotted")
+            a = attrs(label=f"never taken\n{lines[-1]}", color=S.NEVER, fontcolor=S.NEVER, style="dotted")
         out.append(_edge(machine, e, a))
     for e in sorted(overlay.invalid):
         n = overlay.invalid[e]
