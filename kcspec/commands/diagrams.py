@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from kcspec.model.diagrams import catalog
-from kcspec.model.diagrams.coverage import CoverageError, MachineCoverage, load_coverage
+from kcspec.model.diagrams.coverage import CoverageError, load_coverage
 from kcspec.model.diagrams.render import GraphvizMissing
 from kcspec.spec import profiles
 
@@ -60,13 +60,6 @@ def record_scenario_run(profile_names: list[str]) -> list[dict[str, object]]:
 def _formats(choice: str) -> tuple[str, ...]:
     """DOT is always written (it is the source of every render)."""
     return ("dot", "svg", "png") if choice == "all" else tuple(dict.fromkeys(("dot", choice)))
-
-
-def _runs_in(folder: Path) -> list[MachineCoverage]:
-    entries: list[MachineCoverage] = []
-    for path in sorted(folder.glob("*.json")):
-        entries.extend(load_coverage(path))
-    return entries
 
 
 @click.command(name="diagrams")
@@ -166,22 +159,17 @@ def _check(out_dir: Path, profile: str | None, coverage_file: Path | None) -> in
     if not out_dir.is_dir():
         click.echo(f"error: {out_dir} is not a folder of diagrams (run 'kcspec diagrams' first)", err=True)
         return 2
-    results = [catalog.check(catalog.spec_diagrams(), out_dir)]
-    runs = out_dir / catalog.COVERAGE_RUNS
-    if runs.is_dir():
-        results.append(catalog.check(catalog.coverage_diagrams(_runs_in(runs)), runs))
-    stale = [s for r in results for s in r.stale]
-    for r in results:
-        for note in r.notes:
-            click.echo(f"note: {note}")
-    checked = sum(len(r.checked) for r in results)
-    if stale:
+    result = catalog.check_folder(out_dir)
+    for note in result.notes:
+        click.echo(f"note: {note}")
+    if result.stale:
+        runs = out_dir / catalog.COVERAGE_RUNS
         click.echo(
-            f"{len(stale)} stale diagram file(s); regenerate with 'kcspec diagrams' "
+            f"{len(result.stale)} stale diagram file(s); regenerate with 'kcspec diagrams' "
             f"(and 'kcspec diagrams --coverage {runs}/<run>.json'):"
         )
-        for s in stale:
+        for s in result.stale:
             click.echo(f"  {s}")
         return 1
-    click.echo(f"diagrams up to date: {checked} file(s) in {out_dir} match the spec")
+    click.echo(f"diagrams up to date: {len(result.checked)} file(s) in {out_dir} match the spec")
     return 0

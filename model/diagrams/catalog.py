@@ -124,3 +124,20 @@ def check(diagrams: list[Diagram], out_dir: Path) -> CheckResult:
         if path.name not in expected:
             stale.append(f"{path} (no longer generated)")
     return CheckResult(tuple(stale), tuple(checked), tuple(notes))
+
+
+def check_folder(out_dir: Path) -> CheckResult:
+    """``kcspec diagrams --check`` as a function (for ``kcspec verify``): the spec diagrams in ``out_dir`` and the
+    overlays of every committed run in ``out_dir/coverage`` (``*.json``), combined."""
+    from kcspec.model.diagrams.coverage import load_coverage
+
+    results = [check(spec_diagrams(), out_dir)]
+    runs = out_dir / COVERAGE_RUNS
+    if runs.is_dir():
+        entries = [e for path in sorted(runs.glob("*.json")) for e in load_coverage(path)]
+        results.append(check(coverage_diagrams(entries), runs))
+    return CheckResult(
+        tuple(x for r in results for x in r.stale),
+        tuple(x for r in results for x in r.checked),
+        tuple(x for r in results for x in r.notes),
+    )
