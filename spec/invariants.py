@@ -377,12 +377,18 @@ def i8_step() -> Invariant:
 
 def i9_step() -> Invariant:
     def request_ok(r: Expr) -> Expr:
+        # The sender is the controller active before the step, the one active after it, or one elected *and*
+        # resigned within the step (§7.1 step 3: a failover that throws triggers a controller move, so the
+        # post-state has no active controller although the new one sent requests with the new epoch).
         return and_(
             or_(
                 r.f("controller_id").eq(s.f("controller", "controller_id"))
                 & r.f("controller_epoch").eq(s.f("controller", "epoch")),
                 r.f("controller_id").eq(s2.f("controller", "controller_id"))
                 & r.f("controller_epoch").eq(s2.f("controller", "epoch")),
+                (s2.f("controller", "controller_id").lt(0))
+                & s2.f("zk", "brokers").has(r.f("controller_id"))
+                & r.f("controller_epoch").eq(s2.f("zk", "controller_epoch")),
             ),
             r.f("controller_epoch").le(s2.f("zk", "controller_epoch")),
         )

@@ -133,7 +133,14 @@ def initialize_leader_and_isr(p: Profile, w: Expr, tps: Expr) -> Expr:
     def after_create(recs: Expr, no_live: Expr, cr: Expr) -> Expr:
         return if_(
             cr.f("moved"),
-            w.with_(moved=True),
+            # the partitions without a live replica were logged as failed before the fenced create threw
+            _failures(
+                w.with_(moved=True),
+                no_live,
+                ONLINE_NAME,
+                FailureReason.NoAssignedReplicaAlive,
+                P.NewPartition.name,
+            ),
             let(
                 cr.f("created"),
                 lambda created: _put_states(

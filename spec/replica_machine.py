@@ -313,6 +313,11 @@ def _to_offline_broker(p: Profile, w: Expr, broker: Expr, prs: Expr) -> Expr:
     lead = w.f("state", "controller", "leadership")
 
     def finish(wd: Expr, done: Expr, p0: Expr) -> Expr:
+        # A fenced ISR write (ControllerMovedException, §3.3) aborts the rest of the call: no LAIR, no state
+        # change, and the partitions without leadership info are not transitioned either (§2.3 step 7).
+        return if_(wd.f("moved"), wd, _finish(wd, done, p0))
+
+    def _finish(wd: Expr, done: Expr, p0: Expr) -> Expr:
         s = wd.f("state")
         w1 = _put_states(
             B.add_leader_and_isr_bulk(

@@ -18,6 +18,7 @@ from kcspec.spec.events import (
     IsrChange,
     LeaderAndIsrResponseReceived,
     NewerControllerElected,
+    PartitionExpansion,
     ReplicaLeaderElection,
     StopReplicaResponseReceived,
     TopicCreation,
@@ -67,12 +68,26 @@ def candidates(s: ClusterState, cfg: ExploreConfig) -> list[ControllerEvent]:
     for i, t in enumerate(cfg.topic_names):
         if t not in zk_topics:
             out.append(TopicCreation(t, cfg.assignment(i)))
-        elif t not in zk.delete_topics:
+            continue
+        if t not in zk.delete_topics:
             out.append(TopicDeletion((t,)))
+        current = tuple(
+            zk.assignments[TopicPartition(t, p)].replicas
+            for p in range(cfg.partitions)
+            if TopicPartition(t, p) in zk.assignments
+        )
+        if len(current) == cfg.partitions:
+            extra = tuple((cfg.partitions + i + k) % cfg.brokers for k in range(cfg.rf))
+            out.append(PartitionExpansion(t, (*current, extra)))
+    started: dict[int, list[TopicPartition]] = {}
     for pr, state in sorted(c.replica_states.items()):
         if state is ReplicaState.ReplicaDeletionStarted:
+            started.setdefault(pr.replica, []).append(pr.tp)
             out.append(StopReplicaResponseReceived(pr.replica, (pr.tp,)))
             out.append(StopReplicaResponseReceived(pr.replica, (pr.tp,), error=True))
+    for broker, tps in sorted(started.items()):
+        if len(tps) > 1:
+            out.append(StopReplicaResponseReceived(broker, tuple(tps)))
     for tp, fa in sorted(zk.assignments.items()):
         out.extend(_partition_events(s, cfg, tp, fa.replicas))
     if active:
