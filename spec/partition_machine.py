@@ -31,7 +31,7 @@ from kcspec.spec import zk as Z
 from kcspec.spec.elections import elect, election_input
 from kcspec.spec.lang import Expr, build_map, cond, if_, let, lit, procedure, rec, rule
 from kcspec.spec.profiles import Profile
-from kcspec.spec.requests import MACHINE_PARTITION, FailureReason, StateChangeFailure
+from kcspec.spec.requests import MACHINE_PARTITION, FailureReason, RequestBatch, StateChangeFailure
 from kcspec.spec.vocabulary import (
     INITIAL_LEADER_EPOCH,
     INITIAL_ZK_VERSION,
@@ -56,6 +56,8 @@ class ElectionRound:
     work: Work
     elected: frozenset[TopicPartition]
     retry: frozenset[TopicPartition]
+    threw: bool = False
+    """[1.1] the round threw out of the strategy (NoSuchElementException): the call ends without effect."""
 
 
 def state_name(state: Expr) -> Expr:
@@ -205,6 +207,33 @@ def _election_round(p: Profile, w: Expr, remaining: Expr, election: LeaderElecti
     s = w.f("state")
 
     def after_read(s1: Expr) -> Expr:
+        body = _after_read(s1)
+        if (
+            p.kip455_reassignment
+            or election.strategy is not ElectionStrategy.ReassignPartitionLeaderElectionStrategy
+        ):
+            return body
+        # [1.1] ``leaderForReassign`` reads ``partitionsBeingReassigned(tp).newReplicas`` for every partition whose
+        # znode was read (not missing, not written by a newer controller): for one that is not being reassigned that
+        # throws NoSuchElementException, before this round's failures are logged. ``handleStateChanges``' catch-all
+        # logs it in controller.log ("Error while moving some partitions to OnlinePartition state", §2.3 step 7):
+        # no per-partition failure, no state change, nothing sent (the unsent batch is dropped).
+        zkps = s1.f("zk", "partition_states")
+        legacy = s1.f("controller", "legacy_reassignments")
+        read_ok = remaining.filter(lambda tp: zkps.has(tp) & ~Z.written_by_newer_controller(s1, tp))
+        return if_(
+            read_ok.any(lambda tp: ~legacy.has(tp)),
+            rec(
+                ElectionRound,
+                work=w.with_(state=s1, batch=lit(RequestBatch())),
+                elected=frozenset(),
+                retry=frozenset(),
+                threw=True,
+            ),
+            body,
+        )
+
+    def _after_read(s1: Expr) -> Expr:
         zkps = s1.f("zk", "partition_states")
         return let(
             remaining.filter(lambda tp: ~zkps.has(tp)),
@@ -246,6 +275,7 @@ def _election_round(p: Profile, w: Expr, remaining: Expr, election: LeaderElecti
                                         work=w.with_(state=s1, moved=True),
                                         elected=frozenset(),
                                         retry=frozenset(),
+                                        threw=False,
                                     ),
                                     rec(
                                         ElectionRound,
@@ -282,6 +312,7 @@ def _election_round(p: Profile, w: Expr, remaining: Expr, election: LeaderElecti
                                         ),
                                         elected=wr.f("records").keys(),
                                         retry=wr.f("retry"),
+                                        threw=False,
                                     ),
                                 ),
                             ),
@@ -306,6 +337,7 @@ def _election_round(p: Profile, w: Expr, remaining: Expr, election: LeaderElecti
                 ),
                 elected=frozenset(),
                 retry=frozenset(),
+                threw=False,
             ),
             let(Z.consume_read_faults(s, remaining), after_read),
         ),
@@ -316,24 +348,25 @@ def _election_round(p: Profile, w: Expr, remaining: Expr, election: LeaderElecti
 def elect_leader_for_partitions(p: Profile, w: Expr, tps: Expr, election: LeaderElection) -> Expr:
     """§5.2b ``electLeaderForPartitions(tps, strategy)`` followed by PS := OnlinePartition for the elected."""
 
-    def finish(wd: Expr, elected: Expr) -> Expr:
-        return if_(wd.f("moved"), wd, _put_states(wd, elected, P.OnlinePartition))
+    def finish(wd: Expr, elected: Expr, threw: Expr) -> Expr:
+        return if_(wd.f("moved") | threw, wd, _put_states(wd, elected, P.OnlinePartition))
 
     def second(r1: Expr) -> Expr:
         again = r1.f("retry") if p.election_retry_remaining_only else tps
         return let(
             _election_round(p, r1.f("work"), again, election),
-            lambda r2: finish(r2.f("work"), r1.f("elected").union(r2.f("elected"))),
+            lambda r2: finish(r2.f("work"), r1.f("elected").union(r2.f("elected")), r2.f("threw")),
         )
 
-    return rule(
-        "electLeaderForPartitions",
-        "§5.2b",
-        let(
-            _election_round(p, w, tps, election),
-            lambda r1: if_(r1.f("retry").is_empty(), finish(r1.f("work"), r1.f("elected")), second(r1)),
+    body = let(
+        _election_round(p, w, tps, election),
+        lambda r1: if_(
+            r1.f("retry").is_empty() | r1.f("threw"),
+            finish(r1.f("work"), r1.f("elected"), r1.f("threw")),
+            second(r1),
         ),
     )
+    return rule("electLeaderForPartitions", "§5.2b", body)
 
 
 # ------------------------------------------------------------------------------------------- the call

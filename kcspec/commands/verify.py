@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -99,6 +100,8 @@ def command(
         for check in selected:
             progress.update(total, description=check.name)
             for case in check.run(opts):
+                if case.check != check.name:  # a check may label its cases (e.g. tla-syntax, tlc)
+                    case = dataclasses.replace(case, check=check.name, name=f"{case.check}: {case.name}")
                 report.cases.append(case)
                 progress.advance(total)
                 if case.status in (Status.FAILED, Status.ERRORED):

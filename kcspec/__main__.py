@@ -1,0 +1,5 @@
+"""``python -m kcspec``: the same as the ``kcspec`` command."""
+
+from kcspec.cli import main
+
+main()
