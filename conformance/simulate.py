@@ -171,9 +171,10 @@ def walk(
     state = ctl.snapshot()
     while done < steps and attempts < steps * 50:
         attempts += 1
-        ev = random_event(rng, state, cfg)
-        if ev is None or not ctl.enabled(ev):
+        candidate = random_event(rng, state, cfg)
+        if candidate is None or not ctl.enabled(candidate):
             continue
+        ev = candidate
         ctl.handle(ev)
         state = ctl.snapshot()
         done += 1

@@ -22,8 +22,7 @@ import json
 import types
 import typing
 from collections.abc import Mapping
-from functools import cache
-from typing import Any, TypeVar, Union, cast
+from typing import Any, TypeVar, Union
 
 from kcspec.spec.events import EVENTS_BY_KIND, ControllerEvent
 from kcspec.spec.fmap import FMap
@@ -150,9 +149,14 @@ def _show(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-@cache
+_HINTS: dict[type[Any], dict[str, Any]] = {}
+
+
 def _hints(cls: type[Any]) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+    hints = _HINTS.get(cls)
+    if hints is None:
+        hints = _HINTS[cls] = typing.get_type_hints(cls)
+    return hints
 
 
 def decode(data: object, typ: Any, path: str = "$") -> Any:
@@ -240,7 +244,7 @@ def _decode_key(key: str, ktyp: Any, path: str) -> Any:
 def _decode_record(data: object, cls: type[T], path: str, skip: tuple[str, ...] = ()) -> T:
     if not isinstance(data, dict):
         raise CodecError(path, f"expected an object ({cls.__name__}), got {_show(data)}")
-    hints = _hints(cast(type[Any], cls))
+    hints = _hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     unknown = [k for k in data if k not in fields and k not in skip]
     if unknown:

@@ -71,5 +71,7 @@ def run_campaign(
 def _seeded(machine: type, conf: settings, seed: int) -> None:
     from hypothesis import seed as hseed
 
-    test = hseed(seed)(lambda: run_state_machine_as_test(machine, settings=conf))
-    test()
+    def test() -> None:
+        run_state_machine_as_test(machine, settings=conf)
+
+    hseed(seed)(test)()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -142,12 +142,12 @@ def print_stats(console: Console, result: ExploreResult) -> None:
         )
 
 
-def coverage_document(result: ExploreResult) -> list[dict[str, object]]:
+def coverage_document(result: ExploreResult) -> list[dict[str, Any]]:
     """Coverage in the diagrams' overlay format: every table edge with its count, plus invalid attempts."""
     from kcspec.spec.profiles import get_profile
 
     prof = get_profile(result.config.profile)
-    docs: list[dict[str, object]] = []
+    docs: list[dict[str, Any]] = []
     for machine, table, counts in (
         ("replica", prof.replica_valid_previous, result.stats.replica_edges),
         ("partition", prof.partition_valid_previous, result.stats.partition_edges),
