@@ -26,6 +26,8 @@ class ControllerEvent:
 
     kind: ClassVar[str] = ""
     section: ClassVar[str] = ""
+    exercises: ClassVar[tuple[str, ...]] = ()
+    """Further sections every handling of this event goes through (e.g. failover runs both machines' startup)."""
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,7 @@ class ControllerFailover(ControllerEvent):
 
     kind: ClassVar[str] = "ControllerFailover"
     section: ClassVar[str] = "§7.1"
+    exercises: ClassVar[tuple[str, ...]] = ("§4.8", "§5.4", "§7.12")
     broker_id: int
 
 

@@ -140,7 +140,7 @@ def event_cases(profile: str, oracle: ControllerSut) -> Iterator[inputs.Case]:
             caps = {m.Capability.controller_events} | ({m.Capability.fault_injection} if fault else set())
             yield inputs.Case(
                 f"event.{scenario.name}.{i:02d}.{event.kind}",
-                (event.section, *scenario.sections),
+                (event.section, *event.exercises, *scenario.sections),
                 f"scenario {scenario.name}, step {i + 1}: {_event_text(event)}",
                 frozenset(caps),
                 state,
