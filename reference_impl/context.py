@@ -9,6 +9,9 @@ indexes that Kafka computes by scanning (the results are the same, only faster):
   ``partitionLeadersOnBroker``);
 * ``new_or_offline`` — partitions in NewPartition or OfflinePartition (``triggerOnlinePartitionStateChange``).
 
+The two assignment indexes are built lazily after a bulk ``load_assignments`` (a failover loads every
+partition at once and may never need them); a few single-broker questions are answered by scanning meanwhile.
+
 Replica states are stored per broker (``replica_states[b][tp]``) to avoid one object per replica. The 1.1
 topic-deletion sets, which Kafka keeps in ``TopicDeletionManager``, live here too (the snapshot folds them in
 the same fields, as the canonical ``ClusterState`` does).
@@ -16,7 +19,8 @@ the same fields, as the canonical ``ClusterState`` does).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from operator import attrgetter
 
 from kcspec.spec.vocabulary import (
     LeaderIsrAndControllerEpoch,
@@ -29,6 +33,12 @@ from kcspec.spec.vocabulary import (
 EMPTY_ASSIGNMENT = ReplicaAssignment(())
 _NEW = PartitionState.NewPartition
 _OFFLINE = PartitionState.OfflinePartition
+
+tp_order = attrgetter("topic", "partition")
+"""Sort key giving ``TopicPartition``'s own order (topic, then partition) without calling its ``__lt__``."""
+
+_LAZY_SCANS = 4
+"""How many single-broker scans of a bulk-loaded context are answered by scanning before the indexes are built."""
 
 
 def origin_replicas(fa: ReplicaAssignment) -> tuple[int, ...]:
@@ -76,8 +86,11 @@ class ControllerContext:
         self.replicas_on_offline_dirs: dict[int, set[TopicPartition]] = {}
         self.all_topics: set[str] = set()
         self.assignments: dict[TopicPartition, ReplicaAssignment] = {}
-        self.partitions_by_topic: dict[str, dict[TopicPartition, None]] = {}
-        self.replicas_by_broker: dict[int, dict[TopicPartition, None]] = {}
+        self._partitions_by_topic: dict[str, dict[TopicPartition, None]] = {}
+        self._replicas_by_broker: dict[int, dict[TopicPartition, None]] = {}
+        self._indexed = True
+        """False after ``load_assignments`` until the two indexes above are first needed (then built)."""
+        self._scans = 0
         self.leadership: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
         self.leaders: dict[int, set[TopicPartition]] = {}
         self.partitions_being_reassigned: set[TopicPartition] = set()
@@ -133,6 +146,65 @@ class ControllerContext:
 
     # ------------------------------------------------------------------------------------ assignments
 
+    @property
+    def partitions_by_topic(self) -> dict[str, dict[TopicPartition, None]]:
+        self._ensure_indexed()
+        return self._partitions_by_topic
+
+    @property
+    def replicas_by_broker(self) -> dict[int, dict[TopicPartition, None]]:
+        self._ensure_indexed()
+        return self._replicas_by_broker
+
+    def _ensure_indexed(self) -> None:
+        """Build the per-topic and per-broker indexes of a bulk-loaded context, exactly as the sequence of
+        ``update_assignment`` calls in assignment order would have (nothing changed the assignments since)."""
+        if self._indexed:
+            return
+        self._indexed = True
+        by_topic = self._partitions_by_topic
+        by_broker = self._replicas_by_broker
+        for tp, fa in self.assignments.items():
+            topic_tps = by_topic.get(tp.topic)
+            if topic_tps is None:
+                topic_tps = by_topic[tp.topic] = {}
+            topic_tps[tp] = None
+            for r in fa.replicas:
+                on = by_broker.get(r)
+                if on is None:
+                    on = by_broker[r] = {}
+                on[tp] = None
+
+    def load_assignments(self, assignments: Mapping[TopicPartition, ReplicaAssignment]) -> None:
+        """``update_assignment`` for every partition of ``assignments``, in order (failover, snapshot load).
+
+        On a context without assignments the indexes are built only when first needed."""
+        if self.assignments or not self._indexed:
+            for tp, fa in assignments.items():
+                self.update_assignment(tp, fa)
+            return
+        self.assignments = dict(assignments)
+        self._partitions_by_topic = {}
+        self._replicas_by_broker = {}
+        self._indexed = not self.assignments
+        self._scans = 0
+
+    def _scan_brokers(self, brokers: list[int]) -> dict[int, list[TopicPartition]] | None:
+        """The partitions of a few brokers by scanning the assignments, while the indexes are not built."""
+        if self._indexed or self._scans >= _LAZY_SCANS:
+            return None
+        self._scans += 1
+        if len(brokers) == 1:
+            b = brokers[0]
+            return {b: [tp for tp, fa in self.assignments.items() if b in fa.replicas]}
+        out: dict[int, list[TopicPartition]] = {b: [] for b in brokers}
+        for tp, fa in self.assignments.items():
+            for r in fa.replicas:
+                hit = out.get(r)
+                if hit is not None:
+                    hit.append(tp)
+        return out
+
     def assignment(self, tp: TopicPartition) -> ReplicaAssignment:
         """``partitionFullReplicaAssignment``: the FA, or an empty one for unknown partitions."""
         return self.assignments.get(tp, EMPTY_ASSIGNMENT)
@@ -143,15 +215,16 @@ class ControllerContext:
 
     def update_assignment(self, tp: TopicPartition, fa: ReplicaAssignment) -> None:
         """``updatePartitionFullReplicaAssignment`` (keeps the per-broker and per-topic indexes)."""
+        self._ensure_indexed()
         old = self.assignments.get(tp)
         if old is None:
-            self.partitions_by_topic.setdefault(tp.topic, {})[tp] = None
+            self._partitions_by_topic.setdefault(tp.topic, {})[tp] = None
             old_replicas: tuple[int, ...] = ()
         else:
             old_replicas = old.replicas
         self.assignments[tp] = fa
         if old_replicas != fa.replicas:
-            by_broker = self.replicas_by_broker
+            by_broker = self._replicas_by_broker
             for r in old_replicas:
                 if r not in fa.replicas:
                     on = by_broker.get(r)
@@ -167,11 +240,19 @@ class ControllerContext:
         return self.assignments.keys()
 
     def partitions_on_broker(self, broker: int) -> list[TopicPartition]:
+        scanned = self._scan_brokers([broker])
+        if scanned is not None:
+            return scanned[broker]
         return list(self.replicas_by_broker.get(broker, ()))
 
     def replicas_on_brokers(self, brokers: Iterable[int]) -> dict[int, list[TopicPartition]]:
         """``replicasOnBrokers`` grouped by broker (broker → partitions whose assignment lists it)."""
-        return {b: list(self.replicas_by_broker.get(b, ())) for b in sorted(set(brokers))}
+        wanted = sorted(set(brokers))
+        scanned = self._scan_brokers(wanted) if wanted else None
+        if scanned is not None:
+            return scanned
+        by_broker = self.replicas_by_broker
+        return {b: list(by_broker.get(b, ())) for b in wanted}
 
     def replicas_for_partitions(self, tps: Iterable[TopicPartition]) -> dict[int, list[TopicPartition]]:
         """``replicasForPartition`` grouped by broker."""
@@ -189,10 +270,11 @@ class ControllerContext:
         self.topics_to_be_deleted.discard(topic)
         self.topics_with_deletion_started.discard(topic)
         self.all_topics.discard(topic)
-        for tp in self.partitions_by_topic.pop(topic, {}):
+        self._ensure_indexed()
+        for tp in self._partitions_by_topic.pop(topic, {}):
             fa = self.assignments.pop(tp)
             for r in fa.replicas:
-                on = self.replicas_by_broker.get(r)
+                on = self._replicas_by_broker.get(r)
                 if on is not None:
                     on.pop(tp, None)
             self.remove_leadership(tp)
@@ -210,6 +292,32 @@ class ControllerContext:
         else:
             self.leaders.setdefault(new_leader, set()).add(tp)
         self.leadership[tp] = li
+
+    def put_leaderships(self, records: Mapping[TopicPartition, LeaderIsrAndControllerEpoch]) -> None:
+        """``put_leadership`` for every record, in order."""
+        leadership = self.leadership
+        leaders = self.leaders
+        olds = list(map(leadership.get, records))
+        leadership.update(records)
+        gained: dict[int, list[TopicPartition]] = {}
+        for (tp, li), old in zip(records.items(), olds, strict=True):
+            new_leader = li.leader_and_isr.leader
+            if old is not None:
+                old_leader = old.leader_and_isr.leader
+                if old_leader == new_leader:
+                    continue
+                leaders[old_leader].discard(tp)
+            hit = gained.get(new_leader)
+            if hit is None:
+                gained[new_leader] = [tp]
+            else:
+                hit.append(tp)
+        for leader, tps in gained.items():
+            on = leaders.get(leader)
+            if on is None:
+                leaders[leader] = set(tps)
+            else:
+                on.update(tps)
 
     def remove_leadership(self, tp: TopicPartition) -> None:
         old = self.leadership.pop(tp, None)
@@ -236,7 +344,7 @@ class ControllerContext:
                 offline = self.replicas_on_offline_dirs.get(leader)
                 if offline:
                     out.extend(tp for tp in tps if tp in offline and tp.topic not in deleting)
-        return sorted(out)
+        return sorted(out, key=tp_order)
 
     def partition_leaders_on_broker(self, broker: int) -> set[TopicPartition]:
         """``partitionLeadersOnBroker`` (§3.1): led by ``broker``, |AR| > 1, topic not queued for deletion."""
@@ -286,12 +394,34 @@ class ControllerContext:
         else:
             self.new_or_offline.pop(tp, None)
 
+    def put_partition_states(self, tps: Iterable[TopicPartition], state: PartitionState) -> None:
+        """``put_partition_state(tp, state)`` for every partition of ``tps``."""
+        update = dict.fromkeys(tps, state)
+        self.partition_states.update(update)
+        new_or_offline = self.new_or_offline
+        if state is _NEW or state is _OFFLINE:
+            new_or_offline.update(dict.fromkeys(update))
+        elif len(update) < len(new_or_offline) // 4:
+            for tp in update:
+                new_or_offline.pop(tp, None)
+        elif new_or_offline:
+            remaining = set(new_or_offline)
+            remaining.difference_update(set(update))
+            if len(remaining) != len(new_or_offline):
+                new_or_offline.clear()
+                new_or_offline.update(dict.fromkeys(remaining))
+
     def partitions_in_new_or_offline(self, topic: str | None = None) -> list[TopicPartition]:
         deleting = self.topics_to_be_deleted
+        if not deleting and topic is None:
+            return sorted(self.new_or_offline, key=tp_order)
         return sorted(
-            tp
-            for tp in self.new_or_offline
-            if tp.topic not in deleting and (topic is None or tp.topic == topic)
+            (
+                tp
+                for tp in self.new_or_offline
+                if tp.topic not in deleting and (topic is None or tp.topic == topic)
+            ),
+            key=tp_order,
         )
 
     # ------------------------------------------------------------------------------------ deletion

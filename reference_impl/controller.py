@@ -209,13 +209,16 @@ class KafkaController:
         zk = self.zk
         ctx.add_live_brokers(dict(zk.brokers))
         modern = self.version >= KAFKA_2_4
-        for tp, fa in zk.assignments.items():
-            ctx.all_topics.add(tp.topic)
-            ctx.update_assignment(tp, fa if modern else ReplicaAssignment(fa.replicas))
-            if modern and is_being_reassigned(fa):
-                ctx.partitions_being_reassigned.add(tp)
-        for tp, li in zk.get_topic_partition_states(list(ctx.assignments)).items():
-            ctx.put_leadership(tp, li)
+        assignments = dict(zk.assignments)
+        ctx.all_topics.update(topic for topic, tps in zk.partitions_by_topic.items() if tps)
+        for tp, fa in assignments.items():
+            if fa.adding or fa.removing:
+                if modern:
+                    ctx.partitions_being_reassigned.add(tp)
+                else:
+                    assignments[tp] = ReplicaAssignment(fa.replicas)
+        ctx.load_assignments(assignments)
+        ctx.put_leaderships(zk.get_topic_partition_states(list(ctx.assignments)))
         if not modern:
             ctx.legacy_reassignments.update(zk.reassign_partitions)
 

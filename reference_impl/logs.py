@@ -25,6 +25,9 @@ LEVELS = {"TRACE": 0, "DEBUG": 1, "INFO": 2, "WARN": 3, "ERROR": 4}
 
 STATE_CHANGE_LOGGER = "state.change.logger"
 
+_BELOW_INFO = frozenset(level for level, rank in LEVELS.items() if rank < LEVELS["INFO"])
+_MILLIS = tuple(f"{ms:03d}" for ms in range(1000))
+
 
 class ControllerLog:
     """The two log files of one controller process and the clock that stamps their lines."""
@@ -33,21 +36,36 @@ class ControllerLog:
         self.trace_enabled = trace
         self.state_change: list[str] = []
         self.controller: list[str] = []
-        self._now = start
-        self._tick = timedelta(milliseconds=tick_ms)
+        self._base = start.replace(microsecond=0)
+        self._us = start.microsecond
+        """Microseconds since ``_base`` of the next line's timestamp."""
+        self._tick_us = tick_ms * 1000
+        self._second = -1
+        self._second_text = ""
+
+    @property
+    def now(self) -> datetime:
+        """The timestamp the next line will carry."""
+        return self._base + timedelta(microseconds=self._us)
 
     def enabled(self, level: str) -> bool:
         return LEVELS[level] >= LEVELS["INFO"] or self.trace_enabled
 
     def _stamp(self) -> str:
-        now = self._now
-        self._now = now + self._tick
-        return now.strftime("%Y-%m-%d %H:%M:%S,") + f"{now.microsecond // 1000:03d}"
+        """``yyyy-MM-dd HH:mm:ss,SSS`` of the clock, then advance it; the date and time of day are formatted
+        once per second, the milliseconds come from a table."""
+        us = self._us
+        self._us = us + self._tick_us
+        second, rest = divmod(us, 1_000_000)
+        if second != self._second:
+            self._second = second
+            self._second_text = (self._base + timedelta(seconds=second)).strftime("%Y-%m-%d %H:%M:%S,")
+        return self._second_text + _MILLIS[rest // 1000]
 
     def emit(
         self, sink: list[str], level: str, message: str, logger: str, exc: KafkaThrowable | None = None
     ) -> None:
-        if not self.enabled(level):
+        if level in _BELOW_INFO and not self.trace_enabled:
             return
         sink.append(f"[{self._stamp()}] {level} {message} ({logger})")
         if exc is not None:
@@ -112,11 +130,26 @@ def _sort_key(v: object) -> tuple[int, str, int]:
     return (2, str(v), 0)
 
 
+_ISR_LISTS: dict[tuple[int, ...], str] = {}
+"""``scala_list`` of broker-id tuples already rendered (bounded: at most ``_ISR_LISTS_MAX`` entries)."""
+_ISR_LISTS_MAX = 4096
+
+
+def scala_int_list(values: tuple[int, ...]) -> str:
+    """``scala_list`` of a tuple of broker ids, memoised (a cluster has few distinct ISRs)."""
+    text = _ISR_LISTS.get(values)
+    if text is None:
+        text = scala_list(values)
+        if len(_ISR_LISTS) < _ISR_LISTS_MAX:
+            _ISR_LISTS[values] = text
+    return text
+
+
 def render_leader_and_isr(lai: LeaderAndIsr) -> str:
     """``LeaderAndIsr(leader=1, leaderEpoch=0, isr=List(1, 2), zkVersion=0)`` (both versions)."""
     return (
         f"LeaderAndIsr(leader={lai.leader}, leaderEpoch={lai.leader_epoch}, "
-        f"isr={scala_list(lai.isr)}, zkVersion={lai.zk_version})"
+        f"isr={scala_int_list(lai.isr)}, zkVersion={lai.zk_version})"
     )
 
 

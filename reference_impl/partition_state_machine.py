@@ -39,6 +39,7 @@ from kcspec.reference_impl.logs import (
     scala_list,
     scala_set,
 )
+from kcspec.reference_impl.records import leader_and_isr, leader_isr_and_epoch
 from kcspec.reference_impl.request_batch import ControllerBrokerRequestBatch
 from kcspec.reference_impl.state_change_logger import StateChangeLogger
 from kcspec.reference_impl.states import names, partition_state_cases
@@ -82,6 +83,7 @@ class ZkPartitionStateMachine:
         self.failures = failures
         self.config = config
         self.cases = partition_state_cases()
+        self._initialized: tuple[list[TopicPartition], list[LeaderIsrAndControllerEpoch]] | None = None
         name = (
             "kafka.controller.ZkPartitionStateMachine"
             if version >= KAFKA_2_4
@@ -95,14 +97,17 @@ class ZkPartitionStateMachine:
 
     def startup(self) -> None:
         ctx = self.ctx
-        for tp in ctx.assignments:
-            li = ctx.leadership.get(tp)
-            if li is None:
-                ctx.put_partition_state(tp, P.NewPartition)
-            elif ctx.is_replica_online(li.leader_and_isr.leader, tp):
-                ctx.put_partition_state(tp, P.OnlinePartition)
-            else:
-                ctx.put_partition_state(tp, P.OfflinePartition)
+        if not ctx.leadership:
+            ctx.put_partition_states(ctx.assignments, P.NewPartition)
+        else:
+            for tp in ctx.assignments:
+                li = ctx.leadership.get(tp)
+                if li is None:
+                    ctx.put_partition_state(tp, P.NewPartition)
+                elif ctx.is_replica_online(li.leader_and_isr.leader, tp):
+                    ctx.put_partition_state(tp, P.OnlinePartition)
+                else:
+                    ctx.put_partition_state(tp, P.OfflinePartition)
         self.trigger_online_partition_state_change()
 
     def trigger_online_partition_state_change(self, topic: str | None = None) -> ElectionResults:
@@ -164,21 +169,28 @@ class ZkPartitionStateMachine:
         ctx = self.ctx
         states = ctx.partition_states
         valid_previous = self.cases[target].valid_previous_states
-        valid: list[TopicPartition] = []
-        for tp in partitions:
-            current = states.get(tp)
-            if current is None:
-                current = P.NonExistentPartition
-                ctx.put_partition_state(tp, current)
-            if current in valid_previous:
-                valid.append(tp)
-            else:
-                exc = IllegalStateException(
-                    f"Partition {tp} should be in one of {names(valid_previous)} states before moving to "
-                    f"{target.name} state. Instead it is in {current.name} state"
-                )
-                self._fail(tp, current, target, FailureReason.InvalidTransition, exc)
+        currents = list(map(states.get, partitions))
+        if None not in currents and sum(map(currents.count, valid_previous)) == len(currents):
+            valid = list(partitions)
+        else:
+            valid = []
+            currents = []
+            for tp in partitions:
+                current = states.get(tp)
+                if current is None:
+                    current = P.NonExistentPartition
+                    ctx.put_partition_state(tp, current)
+                if current in valid_previous:
+                    valid.append(tp)
+                    currents.append(current)
+                else:
+                    exc = IllegalStateException(
+                        f"Partition {tp} should be in one of {names(valid_previous)} states before moving to "
+                        f"{target.name} state. Instead it is in {current.name} state"
+                    )
+                    self._fail(tp, current, target, FailureReason.InvalidTransition, exc)
         log = self._log()
+        level = self._success_level()
         if target is P.NewPartition:
             for tp in valid:
                 log.write(
@@ -189,17 +201,37 @@ class ZkPartitionStateMachine:
                 ctx.put_partition_state(tp, P.NewPartition)
             return {}
         if target is P.OnlinePartition:
-            uninitialized = [tp for tp in valid if states[tp] is P.NewPartition]
-            to_elect = [tp for tp in valid if states[tp] is not P.NewPartition]
+            new_count = currents.count(P.NewPartition)
+            if new_count == len(valid):
+                uninitialized, to_elect = valid, []
+            elif new_count == 0:
+                uninitialized, to_elect = [], valid
+            else:
+                uninitialized = [tp for tp, c in zip(valid, currents, strict=True) if c is P.NewPartition]
+                to_elect = [tp for tp, c in zip(valid, currents, strict=True) if c is not P.NewPartition]
             if uninitialized:
-                for tp in self._initialize_leader_and_isr(uninitialized):
-                    li = ctx.leadership[tp]
-                    log.write(
-                        self._success_level(),
-                        f"Changed partition {tp} from {states[tp].name} to OnlinePartition with state "
-                        f"{render_leader_and_isr(li.leader_and_isr)}",
-                    )
-                    ctx.put_partition_state(tp, P.OnlinePartition)
+                self._initialized = None
+                done = self._initialize_leader_and_isr(uninitialized)
+                stash = self._initialized
+                self._initialized = None
+                if stash is not None and stash[0] is done:
+                    # the records just written, all for partitions that are still NewPartition
+                    for tp, li in zip(done, stash[1], strict=True):
+                        log.write(
+                            level,
+                            f"Changed partition {tp} from NewPartition to OnlinePartition with state "
+                            f"{render_leader_and_isr(li.leader_and_isr)}",
+                        )
+                    ctx.put_partition_states(done, P.OnlinePartition)
+                else:
+                    for tp in done:
+                        li = ctx.leadership[tp]
+                        log.write(
+                            level,
+                            f"Changed partition {tp} from {states[tp].name} to OnlinePartition with state "
+                            f"{render_leader_and_isr(li.leader_and_isr)}",
+                        )
+                        ctx.put_partition_state(tp, P.OnlinePartition)
             if not to_elect:
                 return {}
             if election is None:
@@ -207,20 +239,23 @@ class ZkPartitionStateMachine:
                     "Election strategy is a required field when the target state is OnlinePartition"
                 )
             results = self._elect_leader_for_partitions(to_elect, election)
+            elected: list[TopicPartition] = []
             for tp, result in results.items():
                 if isinstance(result, LeaderAndIsr):
                     log.write(
-                        self._success_level(),
+                        level,
                         f"Changed partition {tp} from {states[tp].name} to OnlinePartition with state "
                         f"{render_leader_and_isr(result)}",
                     )
-                    ctx.put_partition_state(tp, P.OnlinePartition)
+                    elected.append(tp)
+            ctx.put_partition_states(elected, P.OnlinePartition)
             return results
-        trace = self.scl.trace_enabled()
-        for tp in valid:
-            if trace:
+        if self.scl.trace_enabled():
+            for tp in valid:
                 log.trace(f"Changed partition {tp} state from {states[tp].name} to {target.name}")
-            ctx.put_partition_state(tp, target)
+                ctx.put_partition_state(tp, target)
+        else:
+            ctx.put_partition_states(valid, target)
         return {}
 
     # ------------------------------------------------------------------------------------ §5.2a
@@ -228,8 +263,17 @@ class ZkPartitionStateMachine:
     def _initialize_leader_and_isr(self, partitions: list[TopicPartition]) -> list[TopicPartition]:
         ctx = self.ctx
         records: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
+        assignments = ctx.assignments
+        live_brokers = ctx.live_broker_ids()
+        offline_dirs = ctx.replicas_on_offline_dirs
+        epoch = ctx.epoch
         for tp in partitions:
-            live = tuple(r for r in ctx.replicas(tp) if ctx.is_replica_online(r, tp))
+            fa = assignments.get(tp)
+            replicas = fa.replicas if fa is not None else ()
+            if replicas and not offline_dirs and live_brokers.issuperset(replicas):
+                records[tp] = leader_isr_and_epoch(leader_and_isr(replicas[0], 0, replicas, 0), epoch)
+                continue
+            live = tuple(r for r in replicas if ctx.is_replica_online(r, tp))
             if not live:
                 exc = StateChangeFailedException(
                     f"Controller {ctx.controller_id} epoch {ctx.epoch} encountered error during state change of "
@@ -251,6 +295,14 @@ class ZkPartitionStateMachine:
                 self._fail(tp, ctx.partition_state(tp), P.NewPartition, FailureReason.ZkError, e)
             return []
         succeeded: list[TopicPartition] = []
+        if len(codes) == len(records) and all(map("OK".__eq__, codes.values())):
+            ctx.put_leaderships(records)
+            add_lair = self.batch.add_leader_and_isr
+            for tp, li in records.items():
+                add_lair(li.leader_and_isr.isr, tp, li, assignments.get(tp) or ctx.assignment(tp), True)
+            succeeded = list(records)
+            self._initialized = (succeeded, list(records.values()))
+            return succeeded
         for tp, code in codes.items():
             if code == "OK":
                 li = records[tp]

@@ -12,6 +12,7 @@ swallowed, and the batch is cleared (the "wedged batch" hazard of §2.3 is not m
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import cast
 
 from kcspec.reference_impl.context import ControllerContext, remove_replica
 from kcspec.reference_impl.errors import (
@@ -71,6 +72,8 @@ class ZkReplicaStateMachine:
         self.scl = state_change_logger
         self.failures = failures
         self.cases = replica_state_cases(version)
+        self._currents: tuple[list[TopicPartition], list[ReplicaState]] | None = None
+        self._target = ReplicaState.NonExistentReplica
         self.modern = version >= KAFKA_2_4
         self.offline_without_leadership = version >= KAFKA_2_0
         name = (
@@ -87,19 +90,43 @@ class ZkReplicaStateMachine:
     def startup(self) -> None:
         """``initializeReplicaState`` then Online for online replicas (2.4+: Offline for the others)."""
         ctx = self.ctx
-        online: dict[int, list[TopicPartition]] = {}
+        live = ctx.live_broker_ids()
+        offline_dirs = ctx.replicas_on_offline_dirs
+        hosted: dict[int, list[TopicPartition]] = {}
+        """Each broker's replicas in assignment order (the order Kafka's loop puts their states in)."""
         offline: dict[int, list[TopicPartition]] = {}
         for tp, fa in ctx.assignments.items():
             for r in fa.replicas:
-                states = ctx.replica_states.get(r)
-                if states is None:
-                    states = ctx.replica_states[r] = {}
-                if ctx.is_replica_online(r, tp):
-                    states[tp] = R.OnlineReplica
-                    online.setdefault(r, []).append(tp)
-                else:
-                    states[tp] = R.ReplicaDeletionIneligible
-                    offline.setdefault(r, []).append(tp)
+                on = hosted.get(r)
+                if on is None:
+                    on = hosted[r] = []
+                on.append(tp)
+                if r not in live or (offline_dirs and not ctx.is_replica_online(r, tp)):
+                    off = offline.get(r)
+                    if off is None:
+                        offline[r] = [tp]
+                    else:
+                        off.append(tp)
+        online: dict[int, list[TopicPartition]] = {}
+        for r, tps in hosted.items():
+            states = ctx.replica_states.get(r)
+            if states is None:
+                states = ctx.replica_states[r] = {}
+            off = offline.get(r)
+            if not off:
+                states.update(dict.fromkeys(tps, R.OnlineReplica))
+                online[r] = tps
+            elif len(off) == len(tps):
+                states.update(dict.fromkeys(tps, R.ReplicaDeletionIneligible))
+            else:
+                off_set = set(off)
+                on_list = online[r] = []
+                for tp in tps:
+                    if tp in off_set:
+                        states[tp] = R.ReplicaDeletionIneligible
+                    else:
+                        states[tp] = R.OnlineReplica
+                        on_list.append(tp)
         self.handle_state_changes(online, R.OnlineReplica)
         if self.modern:
             self.handle_state_changes(offline, R.OfflineReplica)
@@ -155,7 +182,14 @@ class ZkReplicaStateMachine:
             states = ctx.replica_states[broker] = {}
         case = self.cases[target]
         valid_previous = case.valid_previous_states
-        valid: list[TopicPartition] = []
+        currents = list(map(states.get, tps))
+        if None not in currents and sum(map(currents.count, valid_previous)) == len(currents):
+            # every replica has a state and may move to the target: nothing to log, ``valid`` is all of them
+            self._currents = (valid := list(tps), cast(list[ReplicaState], currents))
+            self._target = target
+            self._handler(target)(broker, valid, states)
+            return
+        valid = []
         for tp in tps:
             current = states.get(tp)
             if current is None:
@@ -170,20 +204,35 @@ class ZkReplicaStateMachine:
                 self._fail(broker, tp, current, target.name, FailureReason.InvalidTransition, exc)
         if not valid:
             return
-        handler: dict[
-            ReplicaState, Callable[[int, list[TopicPartition], dict[TopicPartition, ReplicaState]], None]
-        ]
-        handler = {
-            R.NewReplica: self._to_new,
-            R.OnlineReplica: self._to_online,
-            R.OfflineReplica: self._to_offline,
-            R.ReplicaDeletionStarted: self._to_deletion_started,
-            R.ReplicaDeletionIneligible: self._to_simple,
-            R.ReplicaDeletionSuccessful: self._to_simple,
-            R.NonExistentReplica: self._to_non_existent,
-        }
+        self._currents = None
         self._target = target
-        handler[target](broker, valid, states)
+        self._handler(target)(broker, valid, states)
+
+    def _handler(
+        self, target: ReplicaState
+    ) -> Callable[[int, list[TopicPartition], dict[TopicPartition, ReplicaState]], None]:
+        """The per-target method (looked up on every call, so a replaced method is the one called)."""
+        if target is R.NewReplica:
+            return self._to_new
+        if target is R.OnlineReplica:
+            return self._to_online
+        if target is R.OfflineReplica:
+            return self._to_offline
+        if target is R.ReplicaDeletionStarted:
+            return self._to_deletion_started
+        if target is R.NonExistentReplica:
+            return self._to_non_existent
+        return self._to_simple
+
+    def _current_states(
+        self, valid: list[TopicPartition], states: dict[TopicPartition, ReplicaState]
+    ) -> list[ReplicaState]:
+        """The current states of ``valid``, as ``_do_handle_state_changes`` just read them (or read now)."""
+        read = self._currents
+        self._currents = None
+        if read is not None and read[0] is valid:
+            return read[1]
+        return [states[tp] for tp in valid]
 
     # ------------------------------------------------------------------------------------ §4.1 – §4.7
 
@@ -216,6 +265,17 @@ class ZkReplicaStateMachine:
         add_lair = self.batch.add_leader_and_isr
         trace = self.scl.trace_enabled()
         brokers = (broker,)
+        currents = self._current_states(valid, states)
+        if not trace and R.NewReplica not in currents:
+            # no replica is new and nothing is logged: the LeaderAndIsr entries in order, then the states
+            if leadership:
+                assignments = ctx.assignments
+                for tp, li in zip(valid, map(leadership.get, valid), strict=True):
+                    if li is not None:
+                        add_lair(brokers, tp, li, assignments.get(tp) or ctx.assignment(tp), False)
+            if currents.count(R.OnlineReplica) != len(currents):
+                states.update(dict.fromkeys(valid, R.OnlineReplica))
+            return
         for tp in valid:
             current = states[tp]
             if current is R.NewReplica:

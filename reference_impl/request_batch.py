@@ -20,11 +20,17 @@ partition states are therefore cached per batch and reused when the same cached 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 
 from kcspec.reference_impl.context import ControllerContext
 from kcspec.reference_impl.errors import IllegalStateException
 from kcspec.reference_impl.logs import ControllerLog, Logger, bool_text, java_list, mk_string, scala_set
+from kcspec.reference_impl.records import (
+    lair_partition_state,
+    stop_replica_partition_state,
+    umr_partition_state,
+)
 from kcspec.reference_impl.state_change_logger import StateChangeLogger
 from kcspec.reference_impl.version import KAFKA_2_4, KAFKA_2_6, KafkaVersion
 from kcspec.spec.requests import (
@@ -73,25 +79,69 @@ class ControllerBrokerRequestBatch:
             "kafka.controller.ControllerChannelManager",
             f"[Channel manager on controller {ctx.controller_id}]: ",
         )
-        self.leader_and_isr: dict[int, dict[TopicPartition, LeaderAndIsrPartitionState]] = {}
-        self.update_metadata_brokers: set[int] = set()
-        self.update_metadata: dict[TopicPartition, UpdateMetadataPartitionState] = {}
-        self.stop_replica: dict[int, dict[TopicPartition, StopReplicaPartitionState]] = {}
+        self._lair: dict[TopicPartition, dict[int, LeaderAndIsrPartitionState]] = {}
+        """LeaderAndIsr entries, partition first: partition → recipient broker → partition state."""
+        self._lair_groups: dict[tuple[int, ...], list[LeaderAndIsrPartitionState]] = {}
+        """The first entry of each partition, grouped by its recipients (one shared state for all of them)."""
+        self._lair_changed: list[tuple[TopicPartition, tuple[int, ...], int]] = []
+        """Partitions whose entry changed after it was grouped: (partition, recipients before the change,
+        number of partitions in ``_lair`` at that time)."""
+        self._lair_late: list[tuple[int, TopicPartition, int]] = []
+        """(broker, partition, number of partitions in ``_lair`` at that time) for recipients added later."""
         self._lair_cache: dict[
             TopicPartition,
             tuple[LeaderIsrAndControllerEpoch, ReplicaAssignment, bool, LeaderAndIsrPartitionState],
         ] = {}
-        self._umr_source: dict[
-            TopicPartition, tuple[LeaderIsrAndControllerEpoch, ReplicaAssignment | None, bool]
+        self.update_metadata_brokers: set[int] = set()
+        self._umr: dict[
+            TopicPartition,
+            tuple[LeaderIsrAndControllerEpoch, ReplicaAssignment | None, bool, UpdateMetadataPartitionState],
         ] = {}
+        """UpdateMetadata partition states with the records they were computed from."""
+        self.stop_replica: dict[int, dict[TopicPartition, StopReplicaPartitionState]] = {}
         self._all_live_added = False
+
+    # ------------------------------------------------------------------------------------ views
+
+    @property
+    def leader_and_isr(self) -> dict[int, dict[TopicPartition, LeaderAndIsrPartitionState]]:
+        """The pending LeaderAndIsr entries per recipient broker, each in the order its entries were added."""
+        late: dict[int, list[tuple[int, TopicPartition]]] = {}
+        for broker, tp, position in self._lair_late:
+            late.setdefault(broker, []).append((position, tp))
+        first: dict[TopicPartition, tuple[int, ...]] = {}
+        for tp, brokers, _ in self._lair_changed:
+            first.setdefault(tp, brokers)
+        out: dict[int, dict[TopicPartition, LeaderAndIsrPartitionState]] = {}
+        pending = {broker: iter(entries) for broker, entries in late.items()}
+        heads: dict[int, tuple[int, TopicPartition] | None] = {b: next(it, None) for b, it in pending.items()}
+
+        def flush(broker: int, upto: int) -> None:
+            head = heads.get(broker)
+            while head is not None and head[0] <= upto:
+                tp = head[1]
+                out.setdefault(broker, {})[tp] = self._lair[tp][broker]
+                head = heads[broker] = next(pending[broker], None)
+
+        for position, (tp, states) in enumerate(self._lair.items()):
+            brokers = first.get(tp, tuple(states))
+            for broker in heads:
+                flush(broker, position)
+            for broker in brokers:
+                out.setdefault(broker, {})[tp] = states[broker]
+        for broker in heads:
+            flush(broker, len(self._lair))
+        return out
+
+    @property
+    def update_metadata(self) -> dict[TopicPartition, UpdateMetadataPartitionState]:
+        """The pending UpdateMetadata partition states, in the order the partitions were added."""
+        return {tp: entry[3] for tp, entry in self._umr.items()}
 
     # ------------------------------------------------------------------------------------ lifecycle
 
     def is_empty(self) -> bool:
-        return not (
-            self.leader_and_isr or self.update_metadata_brokers or self.update_metadata or self.stop_replica
-        )
+        return not (self._lair or self.update_metadata_brokers or self._umr or self.stop_replica)
 
     def new_batch(self) -> None:
         if not self.is_empty():
@@ -101,15 +151,43 @@ class ControllerBrokerRequestBatch:
             )
 
     def clear(self) -> None:
-        self.leader_and_isr = {}
-        self.update_metadata_brokers = set()
-        self.update_metadata = {}
-        self.stop_replica = {}
+        self._lair = {}
+        self._lair_groups = {}
+        self._lair_changed = []
+        self._lair_late = []
         self._lair_cache = {}
-        self._umr_source = {}
+        self.update_metadata_brokers = set()
+        self._umr = {}
+        self.stop_replica = {}
         self._all_live_added = False
 
     # ------------------------------------------------------------------------------------ adding
+
+    def _lair_state(
+        self, tp: TopicPartition, li: LeaderIsrAndControllerEpoch, fa: ReplicaAssignment, new: bool
+    ) -> LeaderAndIsrPartitionState:
+        hit = self._lair_cache.get(tp)
+        if hit is not None and hit[0] is li and hit[1] is fa and hit[2] == new:
+            return hit[3]
+        lai = li.leader_and_isr
+        if self.kip455:
+            adding, removing = fa.adding, fa.removing
+        else:
+            adding, removing = (), ()
+        state = lair_partition_state(
+            tp,
+            li.controller_epoch,
+            lai.leader,
+            lai.leader_epoch,
+            lai.isr,
+            lai.zk_version,
+            fa.replicas,
+            adding,
+            removing,
+            new,
+        )
+        self._lair_cache[tp] = (li, fa, new, state)
+        return state
 
     def add_leader_and_isr(
         self,
@@ -120,25 +198,15 @@ class ControllerBrokerRequestBatch:
         is_new: bool,
     ) -> None:
         """``addLeaderAndIsrRequestForBrokers`` (+ the implicit UpdateMetadata for ``tp``)."""
-        cache = self._lair_cache
-        for broker in brokers:
-            if broker < 0:
-                continue
-            per_broker = self.leader_and_isr.get(broker)
-            if per_broker is None:
-                per_broker = self.leader_and_isr[broker] = {}
-            previous = per_broker.get(tp)
-            new = is_new or (previous is not None and previous.is_new)
-            hit = cache.get(tp)
-            if hit is not None and hit[0] is li and hit[1] is fa and hit[2] == new:
-                state = hit[3]
-            else:
+        lair = self._lair
+        states = lair.get(tp)
+        if states is None:
+            recipients = tuple(brokers)
+            if recipients and min(recipients) < 0:
+                recipients = tuple(b for b in recipients if b >= 0)
+            if recipients:
                 lai = li.leader_and_isr
-                if self.kip455:
-                    adding, removing = fa.adding, fa.removing
-                else:
-                    adding, removing = (), ()
-                state = LeaderAndIsrPartitionState(
+                state = lair_partition_state(
                     tp,
                     li.controller_epoch,
                     lai.leader,
@@ -146,12 +214,30 @@ class ControllerBrokerRequestBatch:
                     lai.isr,
                     lai.zk_version,
                     fa.replicas,
-                    adding,
-                    removing,
-                    new,
+                    fa.adding if self.kip455 else (),
+                    fa.removing if self.kip455 else (),
+                    is_new,
                 )
-                cache[tp] = (li, fa, new, state)
-            per_broker[tp] = state
+                self._lair_cache[tp] = (li, fa, is_new, state)
+                states = lair[tp] = dict.fromkeys(recipients, state)
+                if len(states) != len(recipients):
+                    recipients = tuple(states)
+                group = self._lair_groups.get(recipients)
+                if group is None:
+                    self._lair_groups[recipients] = [state]
+                else:
+                    group.append(state)
+        else:
+            self._lair_changed.append((tp, tuple(states), len(lair)))
+            for broker in brokers:
+                if broker < 0:
+                    continue
+                previous = states.get(broker)
+                if previous is None:
+                    self._lair_late.append((broker, tp, len(lair)))
+                states[broker] = self._lair_state(
+                    tp, li, fa, is_new or (previous is not None and previous.is_new)
+                )
         self._add_update_metadata_for_live_brokers(tp)
 
     def _add_update_metadata_for_live_brokers(self, tp: TopicPartition) -> None:
@@ -196,18 +282,26 @@ class ControllerBrokerRequestBatch:
             )
             return
         fa = ctx.assignments.get(tp)
-        source = self._umr_source.get(tp)
+        umr = self._umr
+        source = umr.get(tp)
         if source is not None and source[0] is li and source[1] is fa and source[2] == being_deleted:
             return
         replicas = fa.replicas if fa is not None else ()
-        offline = tuple(r for r in replicas if not ctx.is_replica_online(r, tp))
+        live = ctx.live_broker_ids()
+        offline_dirs = ctx.replicas_on_offline_dirs
+        if offline_dirs:
+            offline = tuple(r for r in replicas if not ctx.is_replica_online(r, tp))
+        elif live.issuperset(replicas):
+            offline = ()
+        else:
+            offline = tuple(r for r in replicas if r not in live)
         lai = li.leader_and_isr
         if being_deleted:
-            state = UpdateMetadataPartitionState(
+            state = umr_partition_state(
                 tp, li.controller_epoch, LEADER_DURING_DELETE, 0, lai.isr, 0, replicas, offline
             )
         else:
-            state = UpdateMetadataPartitionState(
+            state = umr_partition_state(
                 tp,
                 li.controller_epoch,
                 lai.leader,
@@ -217,8 +311,7 @@ class ControllerBrokerRequestBatch:
                 replicas,
                 offline,
             )
-        self.update_metadata[tp] = state
-        self._umr_source[tp] = (li, fa, being_deleted)
+        umr[tp] = (li, fa, being_deleted, state)
 
     def add_stop_replica(self, brokers: Iterable[int], tp: TopicPartition, delete: bool) -> None:
         """``addStopReplicaRequestForBrokers`` (§3.4)."""
@@ -231,15 +324,44 @@ class ControllerBrokerRequestBatch:
                 epoch = li.leader_and_isr.leader_epoch if li is not None else NO_EPOCH
         else:
             epoch = NO_EPOCH
+        stop_replica = self.stop_replica
         for broker in brokers:
             if broker < 0:
                 continue
-            per_broker = self.stop_replica.setdefault(broker, {})
+            per_broker = stop_replica.get(broker)
+            if per_broker is None:
+                per_broker = stop_replica[broker] = {}
             previous = per_broker.get(tp)
             already = previous is not None and previous.delete_partition
-            per_broker[tp] = StopReplicaPartitionState(tp, already or delete, epoch)
+            per_broker[tp] = stop_replica_partition_state(tp, already or delete, epoch)
 
     # ------------------------------------------------------------------------------------ sending
+
+    def _lair_by_broker(self) -> dict[int, tuple[frozenset[LeaderAndIsrPartitionState], int]]:
+        """Each recipient's LeaderAndIsr partition states and how many of them make it the leader.
+
+        Every partition's first entry sits in the group of its recipients, so each state is hashed once (for
+        its group's set) and a broker's set is the union of its groups' sets; entries changed afterwards are
+        taken from ``_lair`` one by one."""
+        changed = {tp for tp, _, _ in self._lair_changed}
+        sets: dict[int, list[set[LeaderAndIsrPartitionState]]] = {}
+        leaders: dict[int, int] = {}
+        for recipients, group in self._lair_groups.items():
+            if changed:
+                group = [st for st in group if st.tp not in changed]
+            members = set(group)
+            counts = Counter(st.leader for st in group)
+            for broker in recipients:
+                sets.setdefault(broker, []).append(members)
+                leaders[broker] = leaders.get(broker, 0) + counts.get(broker, 0)
+        if changed:
+            lair = self._lair
+            for tp in changed:
+                for broker, st in lair[tp].items():
+                    sets.setdefault(broker, []).append({st})
+                    if st.leader == broker:
+                        leaders[broker] = leaders.get(broker, 0) + 1
+        return {broker: (frozenset().union(*parts), leaders.get(broker, 0)) for broker, parts in sets.items()}
 
     def send(self, controller_epoch: int) -> None:
         """``sendRequestsToBrokers``: LeaderAndIsr, then UpdateMetadata, then StopReplica; then clear."""
@@ -249,39 +371,41 @@ class ControllerBrokerRequestBatch:
         modern = self.kip455
         log = self.state_change_logger.with_controller_epoch(controller_epoch)
         trace = self.log.trace_enabled
-        for broker in sorted(self.leader_and_isr):
-            states = self.leader_and_isr[broker]
-            request = LeaderAndIsrRequest(broker, cid, controller_epoch, frozenset(states.values()))
+        by_broker = self._lair_by_broker() if self._lair else {}
+        ordered = self.leader_and_isr if trace else {}
+        for broker in sorted(by_broker):
+            states_set, leaders = by_broker[broker]
+            request = LeaderAndIsrRequest(broker, cid, controller_epoch, states_set)
             if broker not in targets:
                 if not modern:
                     self._warn_dropped(self._render_lair(request), broker)
                 continue
             if trace:
-                for tp, st in states.items():
+                for tp, st in ordered[broker].items():
                     kind = "become-leader" if st.leader == broker else "become-follower"
                     log.trace(
                         f"Sending {kind} LeaderAndIsr request {self._render_lair_state(st)} to broker {broker} "
                         f"for partition {tp}"
                     )
             if modern:
-                leaders = sum(1 for st in states.values() if st.leader == broker)
                 log.info(
                     f"Sending LeaderAndIsr request to broker {broker} with {leaders} become-leader "
-                    f"and {len(states) - leaders} become-follower partitions"
+                    f"and {len(states_set) - leaders} become-follower partitions"
                 )
             self.sent.append(request)
         if self.update_metadata_brokers:
-            partition_states = frozenset(self.update_metadata.values())
+            umr = self._umr
+            partition_states = frozenset([entry[3] for entry in umr.values()])
             live = frozenset(targets)
             if modern:
                 log.info(
                     f"Sending UpdateMetadata request to brokers {scala_set(self.update_metadata_brokers)} "
-                    f"for {len(self.update_metadata)} partitions"
+                    f"for {len(umr)} partitions"
                 )
             elif trace:
-                for tp, um in self.update_metadata.items():
+                for tp, entry in umr.items():
                     log.trace(
-                        f"Sending UpdateMetadata request {self._render_umr_state(um)} to brokers "
+                        f"Sending UpdateMetadata request {self._render_umr_state(entry[3])} to brokers "
                         f"{scala_set(self.update_metadata_brokers)} for partition {tp}"
                     )
             for broker in sorted(self.update_metadata_brokers):

@@ -52,10 +52,8 @@ def from_canonical(c: CanonicalContext) -> ControllerContext:
     for pr in c.offline_replicas:
         ctx.replicas_on_offline_dirs.setdefault(pr.replica, set()).add(pr.tp)
     ctx.all_topics = set(c.all_topics)
-    for tp, fa in c.assignments.items():
-        ctx.update_assignment(tp, fa)
-    for tp, li in c.leadership.items():
-        ctx.put_leadership(tp, li)
+    ctx.load_assignments(c.assignments)
+    ctx.put_leaderships(c.leadership)
     ctx.partitions_being_reassigned = set(c.partitions_being_reassigned)
     ctx.legacy_reassignments = dict(c.legacy_reassignments)
     for pr, state in c.replica_states.items():

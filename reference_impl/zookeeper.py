@@ -100,6 +100,8 @@ class SimulatedZooKeeper:
                     del faults[tp]
                 raise KeeperException("CONNECTIONLOSS", state_path(lost[0]))
         states = self.partition_states
+        if not states:
+            return {}
         return {tp: states[tp] for tp in tps if tp in states}
 
     # ------------------------------------------------------------------------------------------ writes
@@ -140,11 +142,15 @@ class SimulatedZooKeeper:
         if not records:
             return codes
         self.check_controller_epoch(expected_zk_version)
+        states = self.partition_states
+        if not any(map(states.__contains__, records)):
+            states.update(records)
+            return dict.fromkeys(records, "OK")
         for tp, record in records.items():
-            if tp in self.partition_states:
+            if tp in states:
                 codes[tp] = "NODEEXISTS"
             else:
-                self.partition_states[tp] = record
+                states[tp] = record
                 codes[tp] = "OK"
         return codes
 

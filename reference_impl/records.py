@@ -1,0 +1,153 @@
+"""Fast constructors for the value records the controller builds by the million (one per partition and event).
+
+A frozen dataclass ``__init__`` sets every field through ``object.__setattr__``; at a million partitions that is
+a visible share of a failover. The constructors here build the *same* objects (same class, same ``__dict__``, so
+equal, equally hashed and printed) by installing the field dictionary directly. They are used only where the
+record classes are plain frozen dataclasses whose fields are exactly the ones listed below (checked at import);
+otherwise every constructor falls back to calling the class.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from kcspec.spec.requests import (
+    LeaderAndIsrPartitionState,
+    StopReplicaPartitionState,
+    UpdateMetadataPartitionState,
+)
+from kcspec.spec.vocabulary import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
+
+_FIELDS: dict[type, tuple[str, ...]] = {
+    LeaderAndIsr: ("leader", "leader_epoch", "isr", "zk_version"),
+    LeaderIsrAndControllerEpoch: ("leader_and_isr", "controller_epoch"),
+    LeaderAndIsrPartitionState: (
+        "tp",
+        "controller_epoch",
+        "leader",
+        "leader_epoch",
+        "isr",
+        "zk_version",
+        "replicas",
+        "adding",
+        "removing",
+        "is_new",
+    ),
+    UpdateMetadataPartitionState: (
+        "tp",
+        "controller_epoch",
+        "leader",
+        "leader_epoch",
+        "isr",
+        "zk_version",
+        "replicas",
+        "offline_replicas",
+    ),
+    StopReplicaPartitionState: ("tp", "delete_partition", "leader_epoch"),
+}
+
+
+def _plain(cls: type, names: tuple[str, ...]) -> bool:
+    """A frozen dataclass with exactly ``names`` as init fields, an instance ``__dict__`` and no post-init hook."""
+    if not dataclasses.is_dataclass(cls) or "__slots__" in vars(cls) or hasattr(cls, "__post_init__"):
+        return False
+    fields = dataclasses.fields(cls)
+    return tuple(f.name for f in fields) == names and all(f.init for f in fields)
+
+
+FAST = all(_plain(cls, names) for cls, names in _FIELDS.items())
+"""Whether the direct constructors are in use (else each function calls the class)."""
+
+_new = object.__new__
+_set = object.__setattr__
+
+
+if FAST:
+
+    def leader_and_isr(leader: int, leader_epoch: int, isr: tuple[int, ...], zk_version: int) -> LeaderAndIsr:
+        o = _new(LeaderAndIsr)
+        _set(
+            o,
+            "__dict__",
+            {"leader": leader, "leader_epoch": leader_epoch, "isr": isr, "zk_version": zk_version},
+        )
+        return o
+
+    def leader_isr_and_epoch(
+        leader_and_isr: LeaderAndIsr, controller_epoch: int
+    ) -> LeaderIsrAndControllerEpoch:
+        o = _new(LeaderIsrAndControllerEpoch)
+        _set(o, "__dict__", {"leader_and_isr": leader_and_isr, "controller_epoch": controller_epoch})
+        return o
+
+    def lair_partition_state(
+        tp: TopicPartition,
+        controller_epoch: int,
+        leader: int,
+        leader_epoch: int,
+        isr: tuple[int, ...],
+        zk_version: int,
+        replicas: tuple[int, ...],
+        adding: tuple[int, ...],
+        removing: tuple[int, ...],
+        is_new: bool,
+    ) -> LeaderAndIsrPartitionState:
+        o = _new(LeaderAndIsrPartitionState)
+        _set(
+            o,
+            "__dict__",
+            {
+                "tp": tp,
+                "controller_epoch": controller_epoch,
+                "leader": leader,
+                "leader_epoch": leader_epoch,
+                "isr": isr,
+                "zk_version": zk_version,
+                "replicas": replicas,
+                "adding": adding,
+                "removing": removing,
+                "is_new": is_new,
+            },
+        )
+        return o
+
+    def umr_partition_state(
+        tp: TopicPartition,
+        controller_epoch: int,
+        leader: int,
+        leader_epoch: int,
+        isr: tuple[int, ...],
+        zk_version: int,
+        replicas: tuple[int, ...],
+        offline_replicas: tuple[int, ...],
+    ) -> UpdateMetadataPartitionState:
+        o = _new(UpdateMetadataPartitionState)
+        _set(
+            o,
+            "__dict__",
+            {
+                "tp": tp,
+                "controller_epoch": controller_epoch,
+                "leader": leader,
+                "leader_epoch": leader_epoch,
+                "isr": isr,
+                "zk_version": zk_version,
+                "replicas": replicas,
+                "offline_replicas": offline_replicas,
+            },
+        )
+        return o
+
+    def stop_replica_partition_state(
+        tp: TopicPartition, delete_partition: bool, leader_epoch: int
+    ) -> StopReplicaPartitionState:
+        o = _new(StopReplicaPartitionState)
+        _set(o, "__dict__", {"tp": tp, "delete_partition": delete_partition, "leader_epoch": leader_epoch})
+        return o
+
+else:  # pragma: no cover - only when the record classes change shape
+    leader_and_isr = LeaderAndIsr
+    leader_isr_and_epoch = LeaderIsrAndControllerEpoch
+    lair_partition_state = LeaderAndIsrPartitionState
+    umr_partition_state = UpdateMetadataPartitionState
+    stop_replica_partition_state = StopReplicaPartitionState
