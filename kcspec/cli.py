@@ -16,6 +16,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "verify",
     "explore",
     "fuzz",
+    "simulate",
     "audit",
     "conformance",
     "serve_reference",
