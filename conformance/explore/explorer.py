@@ -91,8 +91,16 @@ def explore(cfg: ExploreConfig, progress: Callable[[ExploreStats], None] | None 
     ref = ReferenceController(cfg.profile, trace=True)
     perms = permutations(cfg.brokers) if cfg.symmetry else []
 
+    canonical: dict[Hashable, Hashable] = {}
+
     def key(state: ClusterState) -> Hashable:
-        return canonical_key(state, perms) if perms else exact_key(state)
+        exact = exact_key(state)
+        if not perms:
+            return exact
+        hit = canonical.get(exact)
+        if hit is None:
+            hit = canonical[exact] = canonical_key(state, perms)
+        return hit
 
     stats = ExploreStats()
     start = time.perf_counter()
