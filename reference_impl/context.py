@@ -20,6 +20,7 @@ the same fields, as the canonical ``ClusterState`` does).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from itertools import repeat
 from operator import attrgetter
 
 from kcspec.spec.vocabulary import (
@@ -297,10 +298,12 @@ class ControllerContext:
         """``put_leadership`` for every record, in order."""
         leadership = self.leadership
         leaders = self.leaders
-        olds = list(map(leadership.get, records))
+        olds: Iterable[LeaderIsrAndControllerEpoch | None] = (
+            list(map(leadership.get, records)) if leadership else repeat(None)
+        )
         leadership.update(records)
         gained: dict[int, list[TopicPartition]] = {}
-        for (tp, li), old in zip(records.items(), olds, strict=True):
+        for (tp, li), old in zip(records.items(), olds, strict=False):
             new_leader = li.leader_and_isr.leader
             if old is not None:
                 old_leader = old.leader_and_isr.leader

@@ -133,6 +133,8 @@ def _sort_key(v: object) -> tuple[int, str, int]:
 _ISR_LISTS: dict[tuple[int, ...], str] = {}
 """``scala_list`` of broker-id tuples already rendered (bounded: at most ``_ISR_LISTS_MAX`` entries)."""
 _ISR_LISTS_MAX = 4096
+_ISR_STRINGS: dict[tuple[int, ...], str] = {}
+"""``mk_string`` of broker-id tuples already rendered (bounded like ``_ISR_LISTS``)."""
 
 
 def scala_int_list(values: tuple[int, ...]) -> str:
@@ -157,8 +159,13 @@ def render_leader_isr_and_epoch(li: LeaderIsrAndControllerEpoch, version: KafkaV
     """2.8: ``(Leader:1,ISR:1,2,LeaderEpoch:0,ZkVersion:0,ControllerEpoch:1)``; 1.1 has no ZkVersion."""
     lai = li.leader_and_isr
     zk = f"ZkVersion:{lai.zk_version}," if version >= KAFKA_2_4 else ""
+    isr = _ISR_STRINGS.get(lai.isr)
+    if isr is None:
+        isr = mk_string(lai.isr)
+        if len(_ISR_STRINGS) < _ISR_LISTS_MAX:
+            _ISR_STRINGS[lai.isr] = isr
     return (
-        f"(Leader:{lai.leader},ISR:{mk_string(lai.isr)},LeaderEpoch:{lai.leader_epoch},"
+        f"(Leader:{lai.leader},ISR:{isr},LeaderEpoch:{lai.leader_epoch},"
         f"{zk}ControllerEpoch:{li.controller_epoch})"
     )
 

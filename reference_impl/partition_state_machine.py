@@ -53,6 +53,7 @@ from kcspec.spec.vocabulary import (
     LeaderElection,
     LeaderIsrAndControllerEpoch,
     PartitionState,
+    ReplicaAssignment,
     TopicPartition,
 )
 
@@ -267,11 +268,14 @@ class ZkPartitionStateMachine:
         live_brokers = ctx.live_broker_ids()
         offline_dirs = ctx.replicas_on_offline_dirs
         epoch = ctx.epoch
+        assigned: list[ReplicaAssignment | None] = []
+        """The assignment of each partition in ``records`` (in the same order)."""
         for tp in partitions:
             fa = assignments.get(tp)
             replicas = fa.replicas if fa is not None else ()
             if replicas and not offline_dirs and live_brokers.issuperset(replicas):
                 records[tp] = leader_isr_and_epoch(leader_and_isr(replicas[0], 0, replicas, 0), epoch)
+                assigned.append(fa)
                 continue
             live = tuple(r for r in replicas if ctx.is_replica_online(r, tp))
             if not live:
@@ -283,6 +287,7 @@ class ZkPartitionStateMachine:
                 self._fail(tp, P.NewPartition, P.OnlinePartition, FailureReason.NoAssignedReplicaAlive, exc)
             else:
                 records[tp] = LeaderIsrAndControllerEpoch(LeaderAndIsr(live[0], 0, live, 0), ctx.epoch)
+                assigned.append(fa)
         try:
             codes = self.zk.create_topic_partition_states(records, ctx.epoch_zk_version)
         except ControllerMovedException as e:
@@ -298,8 +303,10 @@ class ZkPartitionStateMachine:
         if len(codes) == len(records) and all(map("OK".__eq__, codes.values())):
             ctx.put_leaderships(records)
             add_lair = self.batch.add_leader_and_isr
-            for tp, li in records.items():
-                add_lair(li.leader_and_isr.isr, tp, li, assignments.get(tp) or ctx.assignment(tp), True)
+            if len(assigned) != len(records):
+                assigned = [assignments.get(tp) for tp in records]
+            for (tp, li), fa in zip(records.items(), assigned, strict=True):
+                add_lair(li.leader_and_isr.isr, tp, li, fa or ctx.assignment(tp), True)
             succeeded = list(records)
             self._initialized = (succeeded, list(records.values()))
             return succeeded

@@ -12,6 +12,7 @@ swallowed, and the batch is cleared (the "wedged batch" hazard of §2.3 is not m
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import compress
 from typing import cast
 
 from kcspec.reference_impl.context import ControllerContext, remove_replica
@@ -23,6 +24,7 @@ from kcspec.reference_impl.errors import (
     StateChangeFailedException,
 )
 from kcspec.reference_impl.logs import ControllerLog, Logger, render_assignment, render_leader_isr_and_epoch
+from kcspec.reference_impl.records import leader_and_isr, leader_isr_and_epoch
 from kcspec.reference_impl.request_batch import ControllerBrokerRequestBatch
 from kcspec.reference_impl.state_change_logger import StateChangeLogger
 from kcspec.reference_impl.states import names, replica_state_cases
@@ -114,7 +116,10 @@ class ZkReplicaStateMachine:
                 states = ctx.replica_states[r] = {}
             off = offline.get(r)
             if not off:
-                states.update(dict.fromkeys(tps, R.OnlineReplica))
+                if states:
+                    states.update(dict.fromkeys(tps, R.OnlineReplica))
+                else:
+                    states = ctx.replica_states[r] = dict.fromkeys(tps, R.OnlineReplica)
                 online[r] = tps
             elif len(off) == len(tps):
                 states.update(dict.fromkeys(tps, R.ReplicaDeletionIneligible))
@@ -182,7 +187,12 @@ class ZkReplicaStateMachine:
             states = ctx.replica_states[broker] = {}
         case = self.cases[target]
         valid_previous = case.valid_previous_states
-        currents = list(map(states.get, tps))
+        tps = tps if isinstance(tps, list) else list(tps)
+        if len(tps) == len(states) and tps == list(states):
+            # exactly the broker's replicas, in the order of its state map (e.g. all of them at startup)
+            currents: list[ReplicaState | None] = list(states.values())
+        else:
+            currents = list(map(states.get, tps))
         if None not in currents and sum(map(currents.count, valid_previous)) == len(currents):
             # every replica has a state and may move to the target: nothing to log, ``valid`` is all of them
             self._currents = (valid := list(tps), cast(list[ReplicaState], currents))
@@ -301,12 +311,21 @@ class ZkReplicaStateMachine:
     ) -> None:
         ctx = self.ctx
         batch = self.batch
+        add_stop_replica = batch.add_stop_replica
+        brokers = (broker,)
         for tp in valid:
-            batch.add_stop_replica((broker,), tp, False)
-        with_leadership = [tp for tp in valid if tp in ctx.leadership]
-        without_leadership = [tp for tp in valid if tp not in ctx.leadership]
+            add_stop_replica(brokers, tp, False)
+        has_leadership = list(map(ctx.leadership.__contains__, valid))
+        with_leadership = list(compress(valid, has_leadership))
+        without_leadership = (
+            [tp for tp, has in zip(valid, has_leadership, strict=True) if not has]
+            if len(with_leadership) != len(valid)
+            else []
+        )
         updated = self._remove_replicas_from_isr(broker, with_leadership)
         log = self.scl.with_controller_epoch(ctx.epoch)
+        trace = self.scl.trace_enabled()
+        assignments = ctx.assignments
         for tp, li in updated.items():
             if self.modern:
                 log.info(
@@ -314,10 +333,12 @@ class ZkReplicaStateMachine:
                     f"replica {broker} from the ISR as part of transition to OfflineReplica"
                 )
             if not ctx.is_topic_queued_up_for_deletion(tp.topic):
-                recipients = [r for r in ctx.replicas(tp) if r != broker]
-                batch.add_leader_and_isr(recipients, tp, li, ctx.assignment(tp), False)
-            self._success(broker, tp, states[tp], R.OfflineReplica)
-            states[tp] = R.OfflineReplica
+                fa = assignments.get(tp) or ctx.assignment(tp)
+                recipients = [r for r in fa.replicas if r != broker]
+                batch.add_leader_and_isr(recipients, tp, li, fa, False)
+            if trace:
+                self._success(broker, tp, states[tp], R.OfflineReplica)
+        states.update(dict.fromkeys(updated, R.OfflineReplica))
         if self.offline_without_leadership:
             for tp in without_leadership:
                 self._success(broker, tp, states[tp], R.OfflineReplica)
@@ -384,40 +405,50 @@ class ZkReplicaStateMachine:
             stored = self.zk.get_topic_partition_states(partitions)
         except KeeperException as e:
             return {tp: e for tp in partitions}, []
-        read: dict[TopicPartition, LeaderAndIsr | KafkaThrowable] = {}
+        epoch = ctx.epoch
         missing: list[TopicPartition] = []
         space = " " if self.version >= KAFKA_2_4 else ""
-        for tp in partitions:
-            st = stored.get(tp)
+        adjusted: dict[TopicPartition, LeaderAndIsr] = {}
+        read: list[tuple[TopicPartition, LeaderAndIsr | KafkaThrowable | None]] = []
+        """Each stored partition in order with what was read (``None``: adjusted, the write decides)."""
+        for tp, st in zip(partitions, map(stored.get, partitions), strict=True):
             if st is None:
                 missing.append(tp)
-            elif st.controller_epoch > ctx.epoch:
-                read[tp] = StateChangeFailedException(
-                    f"Leader and isr path written by another controller. This probably{space}means the current "
-                    f"controller with epoch {ctx.epoch} went through a soft failure and another controller was "
-                    f"elected with epoch {st.controller_epoch}. Aborting state change by this controller"
+            elif st.controller_epoch > epoch:
+                read.append(
+                    (
+                        tp,
+                        StateChangeFailedException(
+                            f"Leader and isr path written by another controller. This probably{space}means the "
+                            f"current controller with epoch {epoch} went through a soft failure and another "
+                            f"controller was elected with epoch {st.controller_epoch}. Aborting state change by "
+                            "this controller"
+                        ),
+                    )
                 )
             else:
-                read[tp] = st.leader_and_isr
-        adjusted: dict[TopicPartition, LeaderAndIsr] = {}
-        for tp, lai in read.items():
-            if isinstance(lai, LeaderAndIsr) and broker in lai.isr:
-                new_leader = NO_LEADER if lai.leader == broker else lai.leader
-                new_isr = lai.isr if len(lai.isr) == 1 else tuple(r for r in lai.isr if r != broker)
-                adjusted[tp] = LeaderAndIsr(new_leader, lai.leader_epoch + 1, new_isr, lai.zk_version)
-        finished, retry = self.zk.update_leader_and_isr(adjusted, ctx.epoch, ctx.epoch_zk_version)
+                lai = st.leader_and_isr
+                if broker in lai.isr:
+                    new_leader = NO_LEADER if lai.leader == broker else lai.leader
+                    new_isr = lai.isr if len(lai.isr) == 1 else tuple(r for r in lai.isr if r != broker)
+                    adjusted[tp] = leader_and_isr(new_leader, lai.leader_epoch + 1, new_isr, lai.zk_version)
+                    read.append((tp, None))
+                else:
+                    read.append((tp, lai))
+        finished, retry = self.zk.update_leader_and_isr(adjusted, epoch, ctx.epoch_zk_version)
         out: dict[TopicPartition, LeaderIsrAndControllerEpoch | KafkaThrowable] = {}
-        for tp in partitions:
-            result: LeaderAndIsr | KafkaThrowable | None
-            result = finished.get(tp) if tp in adjusted else read.get(tp)
+        written: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
+        for tp, value in read:
+            result = finished.get(tp) if value is None else value
             if result is None:
                 continue
             if isinstance(result, LeaderAndIsr):
-                li = LeaderIsrAndControllerEpoch(result, ctx.epoch)
-                ctx.put_leadership(tp, li)
+                li = leader_isr_and_epoch(result, epoch)
+                written[tp] = li
                 out[tp] = li
             else:
                 out[tp] = result
+        ctx.put_leaderships(written)
         for tp in missing:
             if not ctx.is_topic_queued_up_for_deletion(tp.topic):
                 out[tp] = StateChangeFailedException(

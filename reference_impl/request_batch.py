@@ -79,8 +79,12 @@ class ControllerBrokerRequestBatch:
             "kafka.controller.ControllerChannelManager",
             f"[Channel manager on controller {ctx.controller_id}]: ",
         )
-        self._lair: dict[TopicPartition, dict[int, LeaderAndIsrPartitionState]] = {}
-        """LeaderAndIsr entries, partition first: partition → recipient broker → partition state."""
+        self._lair: dict[
+            TopicPartition,
+            dict[int, LeaderAndIsrPartitionState] | tuple[tuple[int, ...], LeaderAndIsrPartitionState],
+        ] = {}
+        """LeaderAndIsr entries, partition first: partition → recipient broker → partition state, or, while a
+        partition has had one ``add_leader_and_isr`` only, (its recipients, their shared state)."""
         self._lair_groups: dict[tuple[int, ...], list[LeaderAndIsrPartitionState]] = {}
         """The first entry of each partition, grouped by its recipients (one shared state for all of them)."""
         self._lair_changed: list[tuple[TopicPartition, tuple[int, ...], int]] = []
@@ -120,10 +124,11 @@ class ControllerBrokerRequestBatch:
             head = heads.get(broker)
             while head is not None and head[0] <= upto:
                 tp = head[1]
-                out.setdefault(broker, {})[tp] = self._lair[tp][broker]
+                out.setdefault(broker, {})[tp] = self._lair_states(tp)[broker]
                 head = heads[broker] = next(pending[broker], None)
 
-        for position, (tp, states) in enumerate(self._lair.items()):
+        for position, tp in enumerate(self._lair):
+            states = self._lair_states(tp)
             brokers = first.get(tp, tuple(states))
             for broker in heads:
                 flush(broker, position)
@@ -189,6 +194,13 @@ class ControllerBrokerRequestBatch:
         self._lair_cache[tp] = (li, fa, new, state)
         return state
 
+    def _lair_states(self, tp: TopicPartition) -> dict[int, LeaderAndIsrPartitionState]:
+        """The LeaderAndIsr entries of ``tp`` by recipient (stored as such from now on)."""
+        entry = self._lair[tp]
+        if isinstance(entry, tuple):
+            entry = self._lair[tp] = dict.fromkeys(entry[0], entry[1])
+        return entry
+
     def add_leader_and_isr(
         self,
         brokers: Iterable[int],
@@ -199,45 +211,42 @@ class ControllerBrokerRequestBatch:
     ) -> None:
         """``addLeaderAndIsrRequestForBrokers`` (+ the implicit UpdateMetadata for ``tp``)."""
         lair = self._lair
-        states = lair.get(tp)
-        if states is None:
-            recipients = tuple(brokers)
-            if recipients and min(recipients) < 0:
-                recipients = tuple(b for b in recipients if b >= 0)
-            if recipients:
-                lai = li.leader_and_isr
-                state = lair_partition_state(
-                    tp,
-                    li.controller_epoch,
-                    lai.leader,
-                    lai.leader_epoch,
-                    lai.isr,
-                    lai.zk_version,
-                    fa.replicas,
-                    fa.adding if self.kip455 else (),
-                    fa.removing if self.kip455 else (),
-                    is_new,
-                )
-                self._lair_cache[tp] = (li, fa, is_new, state)
-                states = lair[tp] = dict.fromkeys(recipients, state)
-                if len(states) != len(recipients):
-                    recipients = tuple(states)
+        recipients = tuple(brokers)
+        if recipients and min(recipients) < 0:
+            recipients = tuple(b for b in recipients if b >= 0)
+        if recipients:
+            lai = li.leader_and_isr
+            state = lair_partition_state(
+                tp,
+                li.controller_epoch,
+                lai.leader,
+                lai.leader_epoch,
+                lai.isr,
+                lai.zk_version,
+                fa.replicas,
+                fa.adding if self.kip455 else (),
+                fa.removing if self.kip455 else (),
+                is_new,
+            )
+            if len(recipients) > 1 and len(set(recipients)) != len(recipients):
+                recipients = tuple(dict.fromkeys(recipients))
+            entry = (recipients, state)
+            if lair.setdefault(tp, entry) is entry:
                 group = self._lair_groups.get(recipients)
                 if group is None:
                     self._lair_groups[recipients] = [state]
                 else:
                     group.append(state)
-        else:
-            self._lair_changed.append((tp, tuple(states), len(lair)))
-            for broker in brokers:
-                if broker < 0:
-                    continue
-                previous = states.get(broker)
-                if previous is None:
-                    self._lair_late.append((broker, tp, len(lair)))
-                states[broker] = self._lair_state(
-                    tp, li, fa, is_new or (previous is not None and previous.is_new)
-                )
+            else:
+                states = self._lair_states(tp)
+                self._lair_changed.append((tp, tuple(states), len(lair)))
+                for broker in recipients:
+                    previous = states.get(broker)
+                    if previous is None:
+                        self._lair_late.append((broker, tp, len(lair)))
+                    states[broker] = self._lair_state(
+                        tp, li, fa, is_new or (previous is not None and previous.is_new)
+                    )
         self._add_update_metadata_for_live_brokers(tp)
 
     def _add_update_metadata_for_live_brokers(self, tp: TopicPartition) -> None:
@@ -282,19 +291,13 @@ class ControllerBrokerRequestBatch:
             )
             return
         fa = ctx.assignments.get(tp)
-        umr = self._umr
-        source = umr.get(tp)
-        if source is not None and source[0] is li and source[1] is fa and source[2] == being_deleted:
-            return
         replicas = fa.replicas if fa is not None else ()
-        live = ctx.live_broker_ids()
         offline_dirs = ctx.replicas_on_offline_dirs
         if offline_dirs:
             offline = tuple(r for r in replicas if not ctx.is_replica_online(r, tp))
-        elif live.issuperset(replicas):
-            offline = ()
         else:
-            offline = tuple(r for r in replicas if r not in live)
+            live = ctx.live_broker_ids()
+            offline = () if live.issuperset(replicas) else tuple(r for r in replicas if r not in live)
         lai = li.leader_and_isr
         if being_deleted:
             state = umr_partition_state(
@@ -311,7 +314,13 @@ class ControllerBrokerRequestBatch:
                 replicas,
                 offline,
             )
-        umr[tp] = (li, fa, being_deleted, state)
+        entry = (li, fa, being_deleted, state)
+        umr = self._umr
+        previous = umr.setdefault(tp, entry)
+        if previous is not entry and not (
+            previous[0] is li and previous[1] is fa and previous[2] == being_deleted
+        ):
+            umr[tp] = entry
 
     def add_stop_replica(self, brokers: Iterable[int], tp: TopicPartition, delete: bool) -> None:
         """``addStopReplicaRequestForBrokers`` (§3.4)."""
@@ -331,13 +340,14 @@ class ControllerBrokerRequestBatch:
             per_broker = stop_replica.get(broker)
             if per_broker is None:
                 per_broker = stop_replica[broker] = {}
-            previous = per_broker.get(tp)
-            already = previous is not None and previous.delete_partition
-            per_broker[tp] = stop_replica_partition_state(tp, already or delete, epoch)
+            state = stop_replica_partition_state(tp, delete, epoch)
+            previous = per_broker.setdefault(tp, state)
+            if previous is not state:
+                per_broker[tp] = stop_replica_partition_state(tp, previous.delete_partition or delete, epoch)
 
     # ------------------------------------------------------------------------------------ sending
 
-    def _lair_by_broker(self) -> dict[int, tuple[frozenset[LeaderAndIsrPartitionState], int]]:
+    def _lair_by_broker(self) -> dict[int, tuple[list[set[LeaderAndIsrPartitionState]], int]]:
         """Each recipient's LeaderAndIsr partition states and how many of them make it the leader.
 
         Every partition's first entry sits in the group of its recipients, so each state is hashed once (for
@@ -355,13 +365,12 @@ class ControllerBrokerRequestBatch:
                 sets.setdefault(broker, []).append(members)
                 leaders[broker] = leaders.get(broker, 0) + counts.get(broker, 0)
         if changed:
-            lair = self._lair
             for tp in changed:
-                for broker, st in lair[tp].items():
+                for broker, st in self._lair_states(tp).items():
                     sets.setdefault(broker, []).append({st})
                     if st.leader == broker:
                         leaders[broker] = leaders.get(broker, 0) + 1
-        return {broker: (frozenset().union(*parts), leaders.get(broker, 0)) for broker, parts in sets.items()}
+        return {broker: (parts, leaders.get(broker, 0)) for broker, parts in sets.items()}
 
     def send(self, controller_epoch: int) -> None:
         """``sendRequestsToBrokers``: LeaderAndIsr, then UpdateMetadata, then StopReplica; then clear."""
@@ -374,11 +383,13 @@ class ControllerBrokerRequestBatch:
         by_broker = self._lair_by_broker() if self._lair else {}
         ordered = self.leader_and_isr if trace else {}
         for broker in sorted(by_broker):
-            states_set, leaders = by_broker[broker]
+            parts, leaders = by_broker[broker]
+            if broker not in targets and modern:
+                continue
+            states_set = frozenset().union(*parts)
             request = LeaderAndIsrRequest(broker, cid, controller_epoch, states_set)
             if broker not in targets:
-                if not modern:
-                    self._warn_dropped(self._render_lair(request), broker)
+                self._warn_dropped(self._render_lair(request), broker)
                 continue
             if trace:
                 for tp, st in ordered[broker].items():
@@ -421,7 +432,6 @@ class ControllerBrokerRequestBatch:
                 self.sent.append(request_umr)
         for broker in sorted(self.stop_replica):
             sr_states = self.stop_replica[broker]
-            request_sr = StopReplicaRequest(broker, cid, controller_epoch, frozenset(sr_states.values()))
             if broker not in targets:
                 if not modern:
                     self._warn_dropped(
@@ -430,6 +440,7 @@ class ControllerBrokerRequestBatch:
                         broker,
                     )
                 continue
+            request_sr = StopReplicaRequest(broker, cid, controller_epoch, frozenset(sr_states.values()))
             if trace:
                 for tp, sr in sr_states.items():
                     log.trace(

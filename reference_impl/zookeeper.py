@@ -143,7 +143,7 @@ class SimulatedZooKeeper:
             return codes
         self.check_controller_epoch(expected_zk_version)
         states = self.partition_states
-        if not any(map(states.__contains__, records)):
+        if not states or not any(map(states.__contains__, records)):
             states.update(records)
             return dict.fromkeys(records, "OK")
         for tp, record in records.items():
