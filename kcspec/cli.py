@@ -22,6 +22,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "serve_reference",
     "tla",
     "diagrams",
+    "bugzoo",
 )
 """Modules of ``kcspec.commands`` that each expose a click command (or group) named ``command``."""
 

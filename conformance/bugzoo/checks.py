@@ -1,0 +1,446 @@
+"""The checking stack run against one mutant, cheapest check first, stopping at the first that catches it.
+
+1. **scenarios** — the built-in scenarios cross-checked against the spec (``conformance.crosscheck``); a
+   divergence is shrunk by removing events one at a time while the mutant still diverges and the unmutated
+   reference controller still agrees with the spec on the shorter sequence.
+2. **explore** — bounded breadth-first exploration (``conformance.explore``) of a few small configurations at
+   small depth; the first violation has a shortest trace.
+3. **hypothesis** — the stateful machine (``conformance.fuzz.machine``), Hypothesis shrinking the failing run.
+4. **conformance** — the conformance vectors run against the mutant served in-process as a ``ControllerSut``,
+   then differential testing of that SUT against the unmutated reference controller (shrunk by Hypothesis).
+
+The Z3 layer (``kcspec prove``) checks the spec, not the reference controller: it cannot catch a reference
+mutant and is not part of the ladder. Every check gets what is left of the mutant's time budget.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from kcspec.conformance.bugzoo.mutant import Mutant
+from kcspec.conformance.reference_sut import ReferenceSut
+from kcspec.spec.events import BrokerStartup, ControllerEvent, ControllerFailover, TopicCreation
+
+CHECKS = ("scenarios", "explore", "hypothesis", "conformance")
+
+
+@dataclass(frozen=True)
+class Detection:
+    """A check caught the mutant: the (shrunk) counterexample and what went wrong."""
+
+    check: str
+    detail: str
+    """Which scenario / configuration / seed / vector."""
+    message: str
+    events: tuple[ControllerEvent, ...]
+    bootstrap: int
+    """How many of ``events`` are the cluster set-up (brokers register, a controller fails over, topics)."""
+    requests: int = 0
+    """Protocol requests that are not events (a conformance vector: a loaded state and one machine request)."""
+
+    @property
+    def after_bootstrap(self) -> int:
+        return len(self.events) - self.bootstrap + self.requests
+
+    @property
+    def total(self) -> int:
+        return len(self.events) + self.requests
+
+
+@dataclass(frozen=True)
+class StageRun:
+    check: str
+    seconds: float
+    note: str
+
+
+@dataclass
+class Hunt:
+    """Everything the ladder did for one mutant."""
+
+    mutant: Mutant
+    detection: Detection | None = None
+    seconds_to_detection: float | None = None
+    stages: list[StageRun] = field(default_factory=list)
+
+    @property
+    def caught(self) -> bool:
+        return self.detection is not None
+
+
+@dataclass(frozen=True)
+class LadderConfig:
+    budget: float = 60.0
+    """Seconds per mutant across all checks."""
+    seed: int = 0
+    hypothesis_examples: int = 200
+    hypothesis_seconds: float = 20.0
+    """At most this long in the Hypothesis stage, so that the conformance stage always gets its turn."""
+    hypothesis_steps: int = 20
+    differential_examples: int = 200
+    explore_depth: int = 2
+    checks: tuple[str, ...] = CHECKS
+
+
+def setup_length(events: Sequence[ControllerEvent]) -> int:
+    """The leading cluster set-up of a scenario: broker registrations, one controller failover, topic creations
+    (never the last event, which is where the counterexample diverges)."""
+    n = 0
+    failovers = 0
+    for ev in events[:-1]:
+        if isinstance(ev, BrokerStartup | TopicCreation):
+            n += 1
+        elif isinstance(ev, ControllerFailover) and failovers == 0:
+            failovers += 1
+            n += 1
+        else:
+            break
+    return n
+
+
+def setup_prefix(events: Sequence[ControllerEvent], boot: Sequence[ControllerEvent]) -> int:
+    """How many leading ``events`` are the stateful machine's bootstrap: ``boot`` in order, some broker
+    registrations left out (the machine starts a drawn subset of the brokers)."""
+    n = j = 0
+    for ev in events[:-1]:
+        while j < len(boot) and boot[j] != ev and isinstance(boot[j], BrokerStartup):
+            j += 1
+        if j >= len(boot) or boot[j] != ev:
+            break
+        n += 1
+        j += 1
+    return n
+
+
+# ------------------------------------------------------------------------------------------ 1. scenarios
+
+
+def _diverges(profile: str, events: tuple[ControllerEvent, ...]) -> tuple[ControllerEvent, ...] | None:
+    """The events up to the divergence, or ``None`` if spec and reference agree (a bad sequence counts as agree)."""
+    from kcspec.conformance.crosscheck import crosscheck
+
+    out = crosscheck("bugzoo", profile, events)
+    d = out.divergence
+    if d is None or (d.kind == "enabled" and "neither" in d.message):
+        return None
+    return out.trace.events
+
+
+def shrink_sequence(
+    mutant: Mutant, events: tuple[ControllerEvent, ...], deadline: float
+) -> tuple[ControllerEvent, ...]:
+    """Remove events one at a time (last to first, repeated) while the mutant still diverges and the
+    unmutated reference controller does not."""
+    current = events
+    changed = True
+    while changed and time.perf_counter() < deadline:
+        changed = False
+        for i in range(len(current) - 2, -1, -1):
+            if time.perf_counter() > deadline:
+                break
+            candidate = current[:i] + current[i + 1 :]
+            if _diverges(mutant.profile, candidate) is not None:
+                continue
+            with mutant.active():
+                prefix = _diverges(mutant.profile, candidate)
+            if prefix is not None:
+                current = prefix
+                changed = True
+                break
+    return current
+
+
+def check_scenarios(mutant: Mutant, cfg: LadderConfig, deadline: float) -> tuple[Detection | None, str]:
+    from kcspec.conformance.crosscheck import crosscheck
+    from kcspec.conformance.scenarios import SCENARIOS
+
+    ran = 0
+    for scenario in SCENARIOS:
+        if time.perf_counter() > deadline:
+            return None, f"{ran} scenarios before the budget ran out"
+        with mutant.active():
+            out = crosscheck(scenario.name, mutant.profile, scenario.events(mutant.profile))
+        ran += 1
+        d = out.divergence
+        if d is None:
+            continue
+        events = shrink_sequence(mutant, out.trace.events, deadline)
+        return Detection(
+            "scenarios", scenario.name, f"{d.kind}: {d.message}", events, setup_length(events)
+        ), f"{ran} scenarios"
+    return None, f"{ran} scenarios, no divergence"
+
+
+# ------------------------------------------------------------------------------------------ 2. explore
+
+
+def explore_configs(profile: str, depth: int) -> list[Any]:
+    from kcspec.conformance.explore.config import FAULT_KINDS, ExploreConfig
+
+    return [
+        ExploreConfig(profile=profile, brokers=3, partitions=1, rf=2, depth=depth),
+        ExploreConfig(
+            profile=profile, brokers=3, partitions=1, rf=2, depth=depth, faults=frozenset(FAULT_KINDS)
+        ),
+        ExploreConfig(profile=profile, brokers=3, partitions=1, rf=3, depth=depth),
+    ]
+
+
+def check_explore(mutant: Mutant, cfg: LadderConfig, deadline: float) -> tuple[Detection | None, str]:
+    from kcspec.conformance.explore.events import bootstrap
+    from kcspec.conformance.explore.explorer import explore
+
+    ran = 0
+    for ecfg in explore_configs(mutant.profile, cfg.explore_depth):
+        if time.perf_counter() > deadline:
+            return None, f"{ran} configurations before the budget ran out"
+        with mutant.active():
+            result = explore(ecfg)
+        ran += 1
+        f = result.finding
+        if f is not None:
+            return Detection(
+                "explore", ecfg.describe(), f"{f.kind}: {f.message}", f.events, len(bootstrap(ecfg))
+            ), f"{ran} configurations"
+    return None, f"{ran} configurations, no violation"
+
+
+# ------------------------------------------------------------------------------------------ 3. hypothesis
+
+
+def _recording_machine(profile: str) -> type[Any]:
+    """The stateful machine, recording the steps of the last failure (Hypothesis replays the shrunk run last)."""
+    from kcspec.conformance.explore.events import bootstrap
+    from kcspec.conformance.fuzz.machine import machine_for
+    from kcspec.spec.trace import TraceStep
+
+    base = machine_for(profile)
+
+    class Recording(base):  # type: ignore[valid-type,misc]
+        failure: ClassVar[tuple[tuple[ControllerEvent, ...], int, str] | None] = None
+
+        def apply(self, event: ControllerEvent) -> None:
+            try:
+                super().apply(event)
+            except AssertionError:
+                raise
+            except Exception as exc:
+                self.steps.append(TraceStep(event))
+                self.fail(event, f"the reference controller crashed: {type(exc).__name__}: {exc}", [])
+
+        def fail(self, event: ControllerEvent, message: str, details: list[str]) -> None:
+            events = tuple(s.event for s in self.steps)
+            type(self).failure = (events, setup_prefix(events, bootstrap(self.cfg)), message)
+            super().fail(event, message, details)
+
+    Recording.__name__ = base.__name__ + "_bugzoo"
+    return Recording
+
+
+def check_hypothesis(mutant: Mutant, cfg: LadderConfig, deadline: float) -> tuple[Detection | None, str]:
+    from hypothesis import HealthCheck, Phase, settings
+    from hypothesis import seed as hseed
+    from hypothesis.stateful import run_state_machine_as_test
+
+    machine = _recording_machine(mutant.profile)
+    rounds = 0
+    examples = 0
+    per_round = 10
+    stop = min(deadline, time.perf_counter() + cfg.hypothesis_seconds)
+    while examples < cfg.hypothesis_examples and time.perf_counter() < stop:
+        conf = settings(
+            max_examples=per_round,
+            stateful_step_count=cfg.hypothesis_steps,
+            deadline=None,
+            database=None,
+            suppress_health_check=list(HealthCheck),
+            phases=[Phase.generate, Phase.shrink],
+            print_blob=False,
+        )
+
+        def run(conf: settings = conf) -> None:
+            run_state_machine_as_test(machine, settings=conf)
+
+        try:
+            with mutant.active():
+                hseed(cfg.seed + rounds)(run)()
+        except Exception as exc:
+            recorded = machine.failure
+            if recorded is None:
+                events: tuple[ControllerEvent, ...] = ()
+                setup, message = 0, f"{type(exc).__name__}: {exc}"
+            else:
+                events, setup, message = recorded
+            return Detection(
+                "hypothesis", f"seed {cfg.seed + rounds}", message, events, setup
+            ), f"{examples + per_round} examples"
+        rounds += 1
+        examples += per_round
+    return None, f"{examples} examples of ≤ {cfg.hypothesis_steps} steps, no failure"
+
+
+# ------------------------------------------------------------------------------------------ 4. conformance
+
+
+class MutantSut(ReferenceSut):
+    """The reference controller with the mutant's bug, served in-process over protocol v1."""
+
+    name = "kcspec-reference-mutant"
+
+    def __init__(self, mutant: Mutant) -> None:
+        super().__init__()
+        self.mutant = mutant
+
+    def _with(self, call: Callable[[], Any]) -> Any:
+        with self.mutant.active():
+            return call()
+
+    def load(self, state: Any) -> None:
+        self._with(lambda: ReferenceSut.load(self, state))
+
+    def event(self, event: Any) -> Any:
+        return self._with(lambda: ReferenceSut.event(self, event))
+
+    def elect(self, strategy: Any, inp: Any) -> Any:
+        return self._with(lambda: ReferenceSut.elect(self, strategy, inp))
+
+    def replica_state_change(self, replicas: Any, target: Any) -> Any:
+        return self._with(lambda: ReferenceSut.replica_state_change(self, replicas, target))
+
+    def partition_state_change(self, partitions: Any, target: Any, election: Any) -> Any:
+        return self._with(lambda: ReferenceSut.partition_state_change(self, partitions, target, election))
+
+
+_VECTORS: dict[str, list[Any]] = {}
+
+
+def vectors_for(profile: str) -> list[Any]:
+    """The conformance vectors of ``profile``, generated once per process from the unmutated oracles."""
+    if profile not in _VECTORS:
+        from kcspec.conformance.vectors.generate import generate
+
+        _VECTORS[profile] = generate([profile]).vectors
+    return _VECTORS[profile]
+
+
+def check_conformance(mutant: Mutant, cfg: LadderConfig, deadline: float) -> tuple[Detection | None, str]:
+    from kcspec.conformance.adapters.inprocess import InProcessAdapter
+    from kcspec.conformance.runner import run
+    from kcspec.conformance.vectors.model import Level
+    from kcspec.conformance.verdicts import Verdict
+
+    vectors = vectors_for(mutant.profile)
+    report = run(
+        InProcessAdapter(MutantSut(mutant)),
+        vectors,
+        profile=mutant.profile,
+        level=Level.controller,
+        budget=max(1.0, deadline - time.perf_counter()),
+    )
+    bad = [o for o in report.outcomes if o.verdict in (Verdict.failed, Verdict.errored)]
+    if bad:
+        first = bad[0]
+        vector = next(v for v in vectors if v.id == first.id)
+        events = (vector.request.event,) if hasattr(vector.request, "event") else ()
+        return Detection(
+            "conformance",
+            f"vector {first.id}",
+            f"{first.verdict.value}: {first.reason}",
+            events,
+            0,
+            0 if events else 1,
+        ), f"{len(report.outcomes)} vectors, {len(bad)} failed"
+    note = f"{len(report.outcomes)} vectors passed"
+    detection = _differential(mutant, cfg, deadline)
+    if detection is not None:
+        return detection, note + "; differential divergence"
+    return None, note + f"; differential: no divergence in ≤ {cfg.differential_examples} sequences"
+
+
+def _differential(mutant: Mutant, cfg: LadderConfig, deadline: float) -> Detection | None:
+    from hypothesis import HealthCheck, Phase, find, settings
+    from hypothesis import strategies as st
+    from hypothesis.errors import NoSuchExample
+    from kcspec.conformance.adapters.inprocess import InProcessAdapter
+    from kcspec.conformance.differential import MAX_STEPS, compare_run, events_for
+    from kcspec.conformance.explore.config import FAULT_KINDS, ExploreConfig
+    from kcspec.conformance.explore.events import bootstrap
+
+    profile = mutant.profile
+    oracle = ReferenceSut()
+    adapter = InProcessAdapter(MutantSut(mutant))
+    adapter.start()
+    from kcspec.conformance.protocol import messages as m
+
+    adapter.call(m.Hello(m.PROTOCOL_VERSION, profile))
+
+    def diverges(choices: list[int]) -> bool:
+        if time.perf_counter() > deadline:
+            return False
+        return compare_run(adapter, events_for(choices, profile, oracle), profile) is not None
+
+    try:
+        minimal = find(
+            st.lists(st.integers(0, 1 << 16), max_size=MAX_STEPS),
+            diverges,
+            settings=settings(
+                max_examples=cfg.differential_examples,
+                database=None,
+                deadline=None,
+                phases=[Phase.generate, Phase.shrink],
+                suppress_health_check=list(HealthCheck),
+            ),
+            random=random.Random(cfg.seed),
+        )
+    except NoSuchExample:
+        return None
+    div = compare_run(adapter, events_for(minimal, profile, oracle), profile)
+    if div is None:
+        return None
+    setup = len(
+        bootstrap(
+            ExploreConfig(
+                profile=profile, brokers=3, topics=1, partitions=2, rf=2, faults=frozenset(FAULT_KINDS)
+            )
+        )
+    )
+    return Detection(
+        "conformance",
+        f"differential, seed {cfg.seed}",
+        div.reason,
+        div.events,
+        min(setup, len(div.events) - 1),
+    )
+
+
+# ------------------------------------------------------------------------------------------ the ladder
+
+CHECK_FUNCTIONS: dict[str, Callable[[Mutant, LadderConfig, float], tuple[Detection | None, str]]] = {
+    "scenarios": check_scenarios,
+    "explore": check_explore,
+    "hypothesis": check_hypothesis,
+    "conformance": check_conformance,
+}
+
+
+def hunt(mutant: Mutant, cfg: LadderConfig) -> Hunt:
+    """Run the checks of ``cfg`` in order against ``mutant`` until one catches it or the budget is spent."""
+    result = Hunt(mutant)
+    start = time.perf_counter()
+    deadline = start + cfg.budget
+    for name in cfg.checks:
+        if time.perf_counter() > deadline:
+            result.stages.append(StageRun(name, 0.0, "not run: the budget was spent"))
+            continue
+        t0 = time.perf_counter()
+        detection, note = CHECK_FUNCTIONS[name](mutant, cfg, deadline)
+        result.stages.append(StageRun(name, time.perf_counter() - t0, note))
+        if detection is not None:
+            result.detection = detection
+            result.seconds_to_detection = time.perf_counter() - start
+            break
+    return result

@@ -1,0 +1,301 @@
+"""Generic mutants of ``reference_impl/`` made by a mutation-testing tool (cosmic-ray), injected in memory.
+
+cosmic-ray's operators (comparison, arithmetic, boolean, unary, number, break/continue, zero-iteration loop)
+enumerate the mutation sites of a reference-controller module and produce the mutated source text
+(``cosmic_ray.mutating.mutate_code``). cosmic-ray itself would rewrite the file on disk and run a test command;
+here the file is never touched: the mutated module text is executed in a private namespace, the one function or
+method that contains the mutation is taken from it, re-bound to the *real* module's globals, and patched over
+the original for the duration of the run (``patching.injected``), exactly like the historical mutants.
+
+Sites that cannot be injected that way are reported as such, never silently dropped: mutations outside a
+function body (module constants, class attributes), and operators that need names the real module lacks
+(``ExceptionReplacer``) or change decoration (``RemoveDecorator``), or take arguments (``VariableReplacer``,
+``VariableInserter``).
+
+The killing suite is the cheap end of the ladder, for both profiles: every built-in scenario cross-checked
+against the spec, then a depth-2 exploration of 3 brokers × 1 partition, RF 2. A mutant is *killed* when a check
+diverges (a crash or a time-out counts: the tool's convention), *survived* otherwise.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import importlib
+import random
+import signal
+import time
+import types
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from kcspec.conformance.bugzoo.patching import Patch, injected
+
+MODULES = (
+    "context",
+    "controller",
+    "elections",
+    "guards",
+    "partition_state_machine",
+    "reassignment",
+    "reference",
+    "replica_state_machine",
+    "request_batch",
+    "snapshot",
+    "states",
+    "topic_deletion",
+    "zookeeper",
+)
+"""The ``kcspec.reference_impl`` modules mutated (``logs``, ``state_change_logger``, ``errors`` and ``version``
+only format log lines, declare exceptions or name releases: nothing the step contract observes)."""
+
+EXCLUDED_OPERATORS = frozenset(
+    {"core/ExceptionReplacer", "core/RemoveDecorator", "core/VariableReplacer", "core/VariableInserter"}
+)
+PROFILES = ("kafka-2.8", "kafka-1.1")
+TIME_LIMIT = 60.0
+"""Seconds after which a mutant's killing run is stopped and the mutant counted killed (an endless loop)."""
+
+
+@dataclass(frozen=True)
+class Site:
+    """One cosmic-ray mutation: module, operator, occurrence, where, and the enclosing definition."""
+
+    module: str
+    operator: str
+    occurrence: int
+    line: int
+    column: int
+    definition: str
+    """``Class.method`` or ``function``; empty when the site is outside every function body."""
+    before: str
+    after: str
+
+    @property
+    def name(self) -> str:
+        op = self.operator.removeprefix("core/")
+        return f"{self.module}:{self.line}:{op}#{self.occurrence}"
+
+
+@dataclass(frozen=True)
+class GenericResult:
+    site: Site
+    status: str
+    """killed | survived | not-injectable"""
+    check: str
+    detail: str
+    seconds: float
+
+
+def _source(module: str) -> tuple[types.ModuleType, str]:
+    mod = importlib.import_module(f"kcspec.reference_impl.{module}")
+    path = mod.__file__
+    if path is None:
+        raise RuntimeError(f"kcspec.reference_impl.{module} has no source file")
+    with open(path, encoding="utf-8") as handle:
+        return mod, handle.read()
+
+
+def _definitions(source: str) -> list[tuple[str, int, int]]:
+    """(qualified name, first line, last line) of module functions and methods of module classes."""
+    out: list[tuple[str, int, int]] = []
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            out.append((node.name, node.lineno, node.end_lineno or node.lineno))
+        elif isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+                    out.append((f"{node.name}.{item.name}", item.lineno, item.end_lineno or item.lineno))
+    return out
+
+
+def _operators() -> list[tuple[str, Any]]:
+    import cosmic_ray.plugins
+
+    ops: list[tuple[str, Any]] = []
+    for name in cosmic_ray.plugins.operator_names():
+        if name in EXCLUDED_OPERATORS or not name.startswith("core/"):
+            continue
+        cls = cosmic_ray.plugins.get_operator(name)
+        if cls.arguments():
+            continue
+        ops.append((name, cls()))
+    return ops
+
+
+def enumerate_sites(modules: tuple[str, ...] = MODULES) -> list[Site]:
+    """Every mutation site of the given modules, for every included cosmic-ray operator."""
+    from cosmic_ray.ast import ast_nodes, get_ast
+
+    sites: list[Site] = []
+    for module in modules:
+        _mod, source = _source(module)
+        lines = source.splitlines()
+        defs = _definitions(source)
+        tree = get_ast(source)
+        for op_name, op in _operators():
+            occurrence = 0
+            for node in ast_nodes(tree):
+                for start, _end in op.mutation_positions(node):
+                    line, column = start
+                    enclosing = [d for d in defs if d[1] < line <= d[2]]
+                    definition = enclosing[-1][0] if enclosing else ""
+                    text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+                    sites.append(Site(module, op_name, occurrence, line, column, definition, text, ""))
+                    occurrence += 1
+    return sites
+
+
+def sample_sites(sites: list[Site], n: int, seed: int) -> list[Site]:
+    """``n`` sites drawn without replacement with ``random.Random(seed)``, in catalogue order."""
+    if n >= len(sites):
+        return list(sites)
+    chosen = set(random.Random(seed).sample(range(len(sites)), n))
+    return [s for i, s in enumerate(sites) if i in chosen]
+
+
+def _mutated_source(site: Site) -> str | None:
+    import cosmic_ray.plugins
+    from cosmic_ray.mutating import mutate_code
+
+    _mod, source = _source(site.module)
+    operator = cosmic_ray.plugins.get_operator(site.operator)()
+    mutated: str | None = mutate_code(source, operator, site.occurrence)
+    return mutated
+
+
+def _unwrap(value: Any) -> Any:
+    if isinstance(value, property):
+        return value.fget
+    if isinstance(value, staticmethod | classmethod):
+        return value.__func__
+    return value
+
+
+def _rewrap(original: Any, fn: Any) -> Any:
+    if isinstance(original, property):
+        return property(fn, original.fset, original.fdel, original.__doc__)
+    if isinstance(original, staticmethod):
+        return staticmethod(fn)
+    if isinstance(original, classmethod):
+        return classmethod(fn)
+    return fn
+
+
+def build_patch(site: Site) -> tuple[Patch | None, str]:
+    """The patch that injects ``site`` (or ``None`` and why it cannot be injected), and the mutated line."""
+    if not site.definition:
+        return None, "outside every function body"
+    mutated = _mutated_source(site)
+    if mutated is None:
+        return None, "cosmic-ray made no mutation at this occurrence"
+    real, _source_text = _source(site.module)
+    namespace: dict[str, Any] = {
+        "__name__": real.__name__,
+        "__file__": real.__file__,
+        "__builtins__": builtins,
+    }
+    exec(compile(mutated, f"<mutant {site.name}>", "exec"), namespace)
+    owner_name, _, attr = site.definition.rpartition(".")
+    if owner_name:
+        owner: Any = getattr(real, owner_name)
+        original = vars(owner)[attr]
+        new_value = vars(namespace[owner_name])[attr]
+    else:
+        owner = real
+        original = getattr(real, attr)
+        new_value = namespace[attr]
+    old_fn, new_fn = _unwrap(original), _unwrap(new_value)
+    if (
+        old_fn.__code__.co_code == new_fn.__code__.co_code
+        and old_fn.__code__.co_consts == new_fn.__code__.co_consts
+        and old_fn.__defaults__ == new_fn.__defaults__
+    ):
+        return None, "the mutation does not change the function's code"
+    if new_fn.__code__.co_freevars and old_fn.__code__.co_freevars != new_fn.__code__.co_freevars:
+        return None, "the mutated function closes over different names"
+    rebuilt = types.FunctionType(
+        new_fn.__code__, real.__dict__, new_fn.__name__, new_fn.__defaults__, old_fn.__closure__
+    )
+    rebuilt.__kwdefaults__ = new_fn.__kwdefaults__
+    rebuilt.__qualname__ = old_fn.__qualname__
+    replacement = _rewrap(original, rebuilt)
+    mutated_line = (
+        mutated.splitlines()[site.line - 1].strip() if site.line <= len(mutated.splitlines()) else ""
+    )
+    return Patch(owner, attr, lambda _orig: replacement), mutated_line
+
+
+class MutantTimeout(Exception):
+    """The mutant's killing run exceeded ``TIME_LIMIT`` (an endless loop, usually)."""
+
+
+@contextmanager
+def _time_limit(seconds: float) -> Iterator[None]:
+    def expire(_signum: int, _frame: object) -> None:
+        raise MutantTimeout(f"more than {seconds:.0f} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def killing_suite(profiles: tuple[str, ...] = PROFILES) -> tuple[str, str] | None:
+    """The cheap checks against whatever reference controller is installed now: (check, detail) of the first
+    divergence, or ``None`` when everything agrees with the spec."""
+    from kcspec.conformance.crosscheck import crosscheck
+    from kcspec.conformance.explore.config import ExploreConfig
+    from kcspec.conformance.explore.explorer import explore
+    from kcspec.conformance.scenarios import SCENARIOS
+
+    for profile in profiles:
+        for scenario in SCENARIOS:
+            out = crosscheck(scenario.name, profile, scenario.events(profile))
+            if out.divergence is not None:
+                return (
+                    "scenarios",
+                    f"{scenario.name} [{profile}] step {out.divergence.step}: {out.divergence.message}",
+                )
+    for profile in profiles:
+        cfg = ExploreConfig(profile=profile, brokers=3, partitions=1, rf=2, depth=2)
+        finding = explore(cfg).finding
+        if finding is not None:
+            return "explore", f"{cfg.describe()}: {finding.kind}: {finding.message}"
+    return None
+
+
+def run_generic(site: Site, time_limit: float = TIME_LIMIT) -> GenericResult:
+    """Inject ``site`` and run the killing suite; killed, survived, or not injectable (with the reason)."""
+    start = time.perf_counter()
+    patch, info = build_patch(site)
+    if patch is None:
+        return GenericResult(site, "not-injectable", "", info, 0.0)
+    mutated = Site(
+        site.module,
+        site.operator,
+        site.occurrence,
+        site.line,
+        site.column,
+        site.definition,
+        site.before,
+        info,
+    )
+    try:
+        with _time_limit(time_limit), injected([patch]):
+            found = killing_suite()
+    except MutantTimeout as exc:
+        return GenericResult(mutated, "killed", "timeout", str(exc), time.perf_counter() - start)
+    except Exception as exc:
+        return GenericResult(
+            mutated, "killed", "crash", f"{type(exc).__name__}: {exc}", time.perf_counter() - start
+        )
+    seconds = time.perf_counter() - start
+    if found is None:
+        return GenericResult(mutated, "survived", "", "every check agrees with the spec", seconds)
+    return GenericResult(mutated, "killed", found[0], found[1], seconds)

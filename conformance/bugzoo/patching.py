@@ -1,0 +1,81 @@
+"""Injecting a bug into the reference controller from outside, for the duration of a run.
+
+A ``Patch`` names one attribute of a reference-controller module or class and says how to build its
+replacement from the original. ``injected(patches)`` installs the replacements and always restores the
+originals on the way out, so no patch outlives the run. A module-level function is also rebound in every
+``kcspec.reference_impl`` module that imported it by name (``from … import leader_for_offline``), so callers
+see the mutant whichever name they use. ``reference_impl/`` itself is never edited.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+REFERENCE_PACKAGE = "kcspec.reference_impl"
+
+
+class PatchError(RuntimeError):
+    """A patch names an attribute the reference controller does not have (the hook is missing)."""
+
+
+@dataclass(frozen=True)
+class Patch:
+    """Replace ``owner.name`` (``owner`` a module or a class) by ``make(original)``."""
+
+    owner: types.ModuleType | type
+    name: str
+    make: Callable[[Any], Any]
+
+    @property
+    def target(self) -> str:
+        owner = self.owner
+        where = (
+            owner.__name__
+            if isinstance(owner, types.ModuleType)
+            else f"{owner.__module__}.{owner.__qualname__}"
+        )
+        return f"{where}.{self.name}"
+
+
+def _reference_modules() -> list[types.ModuleType]:
+    return [
+        mod
+        for name, mod in sorted(sys.modules.items())
+        if isinstance(mod, types.ModuleType)
+        and (name == REFERENCE_PACKAGE or name.startswith(REFERENCE_PACKAGE + "."))
+    ]
+
+
+@contextmanager
+def injected(patches: Sequence[Patch]) -> Iterator[None]:
+    """Install ``patches`` for the duration of the ``with`` block; the originals are restored afterwards."""
+    undo: list[tuple[object, str, object]] = []
+    try:
+        for patch in patches:
+            owner = patch.owner
+            if isinstance(owner, type):
+                if patch.name not in vars(owner):
+                    raise PatchError(f"{patch.target} does not exist: the hook this mutant needs is missing")
+                original = vars(owner)[patch.name]
+                undo.append((owner, patch.name, original))
+                setattr(owner, patch.name, patch.make(original))
+                continue
+            if not hasattr(owner, patch.name):
+                raise PatchError(f"{patch.target} does not exist: the hook this mutant needs is missing")
+            original = getattr(owner, patch.name)
+            replacement = patch.make(original)
+            holders = [owner, *(m for m in _reference_modules() if m is not owner)]
+            for mod in holders:
+                for attr, value in list(vars(mod).items()):
+                    if value is original and (mod is owner or attr == patch.name):
+                        undo.append((mod, attr, original))
+                        setattr(mod, attr, replacement)
+        yield
+    finally:
+        for holder, attr, original in reversed(undo):
+            setattr(holder, attr, original)
