@@ -18,13 +18,14 @@ from dataclasses import dataclass
 
 from kcspec.reference_impl.context import ControllerContext, target_replicas
 from kcspec.reference_impl.errors import NoSuchElementException
+from kcspec.reference_impl.records import FAST, leader_and_isr
 from kcspec.reference_impl.version import KAFKA_2_2, KAFKA_2_4, KafkaVersion
 from kcspec.spec.vocabulary import ElectionStrategy, LeaderAndIsr, LeaderElection, TopicPartition
 
 
 def new_leader_and_isr(lai: LeaderAndIsr, leader: int, isr: tuple[int, ...]) -> LeaderAndIsr:
     """``newLeaderAndIsr``: leader epoch +1, zk version kept as the expected version (§3.2)."""
-    return LeaderAndIsr(leader, lai.leader_epoch + 1, isr, lai.zk_version)
+    return leader_and_isr(leader, lai.leader_epoch + 1, isr, lai.zk_version)
 
 
 def new_leader(lai: LeaderAndIsr, leader: int) -> LeaderAndIsr:
@@ -91,23 +92,45 @@ class ElectionOutcome:
     unclean: bool = False
 
 
+def _outcome(
+    tp: TopicPartition, lai: LeaderAndIsr | None, recipients: tuple[int, ...], unclean: bool
+) -> ElectionOutcome:
+    """``ElectionOutcome(tp, lai, recipients, unclean)``, built directly (see ``records``)."""
+    if not FAST:
+        return ElectionOutcome(tp, lai, recipients, unclean)
+    outcome = _new(ElectionOutcome)
+    _set(outcome, "__dict__", {"tp": tp, "leader_and_isr": lai, "recipients": recipients, "unclean": unclean})
+    return outcome
+
+
+_new = object.__new__
+_set = object.__setattr__
+
+
 def leader_for_offline(
     ctx: ControllerContext, tp: TopicPartition, lai: LeaderAndIsr | None, unclean_enabled: bool
 ) -> ElectionOutcome:
     """``leaderForOffline``: clean ISR = ISR filtered to online replicas; unclean ISR = [leader] (§6)."""
     assignment = ctx.replicas(tp)
-    live = tuple(r for r in assignment if ctx.is_replica_online(r, tp))
+    if ctx.replicas_on_offline_dirs:
+        live = tuple(r for r in assignment if ctx.is_replica_online(r, tp))
+    else:  # online = live and not shutting down
+        up = ctx.live_broker_ids()
+        live = assignment if up.issuperset(assignment) else tuple(r for r in assignment if r in up)
     if lai is None:
-        return ElectionOutcome(tp, None, live)
+        return _outcome(tp, None, live, False)
     isr = lai.isr
     leader = offline_partition_leader_election(assignment, isr, live, unclean_enabled)
     if leader is None:
-        return ElectionOutcome(tp, None, live)
+        return _outcome(tp, None, live, False)
     if leader in isr:
-        return ElectionOutcome(
-            tp, new_leader_and_isr(lai, leader, tuple(r for r in isr if ctx.is_replica_online(r, tp))), live
+        return _outcome(
+            tp,
+            new_leader_and_isr(lai, leader, tuple(r for r in isr if ctx.is_replica_online(r, tp))),
+            live,
+            False,
         )
-    return ElectionOutcome(tp, new_leader_and_isr(lai, leader, (leader,)), live, unclean=True)
+    return _outcome(tp, new_leader_and_isr(lai, leader, (leader,)), live, True)
 
 
 def leader_for_reassign(

@@ -71,6 +71,30 @@ class ControllerLog:
         if exc is not None:
             sink.append(exc.log_line())
 
+    def emit_all(self, sink: list[str], level: str, messages: Iterable[str], logger: str) -> None:
+        """``emit`` of each message in turn (consecutive lines, nothing logged in between)."""
+        if level in _BELOW_INFO and not self.trace_enabled:
+            return
+        append = sink.append
+        tick = self._tick_us
+        us = self._us
+        second = self._second
+        text = self._second_text
+        suffix = f" ({logger})"
+        head = f"] {level} "
+        try:
+            for message in messages:
+                current, rest = divmod(us, 1_000_000)
+                if current != second:
+                    second = current
+                    text = (self._base + timedelta(seconds=second)).strftime("%Y-%m-%d %H:%M:%S,")
+                us += tick
+                append("[" + text + _MILLIS[rest // 1000] + head + message + suffix)
+        finally:
+            self._us = us
+            self._second = second
+            self._second_text = text
+
 
 class Logger:
     """One named logger writing to one file with a fixed message prefix (Kafka's ``logIdent``)."""
@@ -86,6 +110,11 @@ class Logger:
 
     def write(self, level: str, message: str, exc: KafkaThrowable | None = None) -> None:
         self.log.emit(self.sink, level, self.prefix + message, self.name, exc)
+
+    def write_all(self, level: str, messages: Iterable[str]) -> None:
+        """``write(level, m)`` for each message, in order."""
+        prefix = self.prefix
+        self.log.emit_all(self.sink, level, (prefix + m for m in messages), self.name)
 
     def trace(self, message: str) -> None:
         self.write("TRACE", message)

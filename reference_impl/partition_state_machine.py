@@ -217,12 +217,14 @@ class ZkPartitionStateMachine:
                 self._initialized = None
                 if stash is not None and stash[0] is done:
                     # the records just written, all for partitions that are still NewPartition
-                    for tp, li in zip(done, stash[1], strict=True):
-                        log.write(
-                            level,
+                    log.write_all(
+                        level,
+                        (
                             f"Changed partition {tp} from NewPartition to OnlinePartition with state "
-                            f"{render_leader_and_isr(li.leader_and_isr)}",
-                        )
+                            f"{render_leader_and_isr(li.leader_and_isr)}"
+                            for tp, li in zip(done, stash[1], strict=True)
+                        ),
+                    )
                     ctx.put_partition_states(done, P.OnlinePartition)
                 else:
                     for tp in done:
@@ -302,11 +304,15 @@ class ZkPartitionStateMachine:
         succeeded: list[TopicPartition] = []
         if len(codes) == len(records) and all(map("OK".__eq__, codes.values())):
             ctx.put_leaderships(records)
-            add_lair = self.batch.add_leader_and_isr
             if len(assigned) != len(records):
                 assigned = [assignments.get(tp) for tp in records]
-            for (tp, li), fa in zip(records.items(), assigned, strict=True):
-                add_lair(li.leader_and_isr.isr, tp, li, fa or ctx.assignment(tp), True)
+            self.batch.add_leader_and_isr_for_partitions(
+                [
+                    (li.leader_and_isr.isr, tp, li, fa or ctx.assignment(tp))
+                    for (tp, li), fa in zip(records.items(), assigned, strict=True)
+                ],
+                True,
+            )
             succeeded = list(records)
             self._initialized = (succeeded, list(records.values()))
             return succeeded
@@ -399,12 +405,21 @@ class ZkPartitionStateMachine:
                 recipients[outcome.tp] = outcome.recipients
         finished, retry = self.zk.update_leader_and_isr(updates, ctx.epoch, ctx.epoch_zk_version)
         results: ElectionResults = {}
+        written: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
         for tp, result in finished.items():
             if isinstance(result, LeaderAndIsr):
-                li = LeaderIsrAndControllerEpoch(result, ctx.epoch)
-                ctx.put_leadership(tp, li)
-                self.batch.add_leader_and_isr(recipients[tp], tp, li, ctx.assignment(tp), False)
+                written[tp] = leader_isr_and_epoch(result, ctx.epoch)
             results[tp] = result
+        # the cache first, then the LeaderAndIsr entries (each reads only its own partition's cache entry)
+        ctx.put_leaderships(written)
+        assignments = ctx.assignments
+        self.batch.add_leader_and_isr_for_partitions(
+            [
+                (recipients[tp], tp, li, assignments.get(tp) or ctx.assignment(tp))
+                for tp, li in written.items()
+            ],
+            False,
+        )
         results.update(failed)
         return results, retry
 
@@ -413,7 +428,11 @@ class ZkPartitionStateMachine:
         strategy = election.strategy
         if strategy is ElectionStrategy.OfflinePartitionLeaderElectionStrategy:
             unclean = False
-            if not any(ctx.is_replica_online(r, tp) for r in lai.isr):
+            if ctx.replicas_on_offline_dirs:
+                isr_online = any(ctx.is_replica_online(r, tp) for r in lai.isr)
+            else:
+                isr_online = not ctx.live_broker_ids().isdisjoint(lai.isr)
+            if not isr_online:
                 if election.allow_unclean and self.version >= KAFKA_2_4:
                     unclean = True
                 else:

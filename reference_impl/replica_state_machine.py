@@ -311,10 +311,7 @@ class ZkReplicaStateMachine:
     ) -> None:
         ctx = self.ctx
         batch = self.batch
-        add_stop_replica = batch.add_stop_replica
-        brokers = (broker,)
-        for tp in valid:
-            add_stop_replica(brokers, tp, False)
+        batch.add_stop_replica_for_partitions((broker,), valid, False)
         has_leadership = list(map(ctx.leadership.__contains__, valid))
         with_leadership = list(compress(valid, has_leadership))
         without_leadership = (
@@ -323,6 +320,46 @@ class ZkReplicaStateMachine:
             else []
         )
         updated = self._remove_replicas_from_isr(broker, with_leadership)
+        log = self.scl.with_controller_epoch(ctx.epoch)
+        trace = self.scl.trace_enabled()
+        assignments = ctx.assignments
+        if not trace and all(map(ctx.leadership.__contains__, updated)):
+            # nothing below logs between the ISR lines (every partition has its cache entry): lines, then entries
+            if self.modern:
+                version = self.version
+                log.write_all(
+                    "INFO",
+                    (
+                        f"Partition {tp} state changed to {render_leader_isr_and_epoch(li, version)} after "
+                        f"removing replica {broker} from the ISR as part of transition to OfflineReplica"
+                        for tp, li in updated.items()
+                    ),
+                )
+            entries = []
+            for tp, li in updated.items():
+                if not ctx.is_topic_queued_up_for_deletion(tp.topic):
+                    fa = assignments.get(tp) or ctx.assignment(tp)
+                    entries.append(([r for r in fa.replicas if r != broker], tp, li, fa))
+            batch.add_leader_and_isr_for_partitions(entries, False)
+        else:
+            self._offline_one_by_one(broker, updated, states)
+        states.update(dict.fromkeys(updated, R.OfflineReplica))
+        if self.offline_without_leadership:
+            for tp in without_leadership:
+                self._success(broker, tp, states[tp], R.OfflineReplica)
+                if self.modern:
+                    batch.add_update_metadata(ctx.live_broker_epochs.keys(), (tp,))
+                states[tp] = R.OfflineReplica
+
+    def _offline_one_by_one(
+        self,
+        broker: int,
+        updated: dict[TopicPartition, LeaderIsrAndControllerEpoch],
+        states: dict[TopicPartition, ReplicaState],
+    ) -> None:
+        """The ISR line, the LeaderAndIsr entry and the TRACE line of each partition in turn."""
+        ctx = self.ctx
+        batch = self.batch
         log = self.scl.with_controller_epoch(ctx.epoch)
         trace = self.scl.trace_enabled()
         assignments = ctx.assignments
@@ -338,13 +375,6 @@ class ZkReplicaStateMachine:
                 batch.add_leader_and_isr(recipients, tp, li, fa, False)
             if trace:
                 self._success(broker, tp, states[tp], R.OfflineReplica)
-        states.update(dict.fromkeys(updated, R.OfflineReplica))
-        if self.offline_without_leadership:
-            for tp in without_leadership:
-                self._success(broker, tp, states[tp], R.OfflineReplica)
-                if self.modern:
-                    batch.add_update_metadata(ctx.live_broker_epochs.keys(), (tp,))
-                states[tp] = R.OfflineReplica
 
     def _to_deletion_started(
         self, broker: int, valid: list[TopicPartition], states: dict[TopicPartition, ReplicaState]
@@ -409,6 +439,7 @@ class ZkReplicaStateMachine:
         missing: list[TopicPartition] = []
         space = " " if self.version >= KAFKA_2_4 else ""
         adjusted: dict[TopicPartition, LeaderAndIsr] = {}
+        shrunk: dict[tuple[int, ...], tuple[int, ...]] = {}
         read: list[tuple[TopicPartition, LeaderAndIsr | KafkaThrowable | None]] = []
         """Each stored partition in order with what was read (``None``: adjusted, the write decides)."""
         for tp, st in zip(partitions, map(stored.get, partitions), strict=True):
@@ -430,7 +461,7 @@ class ZkReplicaStateMachine:
                 lai = st.leader_and_isr
                 if broker in lai.isr:
                     new_leader = NO_LEADER if lai.leader == broker else lai.leader
-                    new_isr = lai.isr if len(lai.isr) == 1 else tuple(r for r in lai.isr if r != broker)
+                    new_isr = lai.isr if len(lai.isr) == 1 else _without(lai.isr, broker, shrunk)
                     adjusted[tp] = leader_and_isr(new_leader, lai.leader_epoch + 1, new_isr, lai.zk_version)
                     read.append((tp, None))
                 else:
@@ -456,3 +487,13 @@ class ZkReplicaStateMachine:
                     "in zookeeper is empty"
                 )
         return out, retry
+
+
+def _without(
+    isr: tuple[int, ...], broker: int, seen: dict[tuple[int, ...], tuple[int, ...]]
+) -> tuple[int, ...]:
+    """``isr`` without ``broker`` (memoised in ``seen``, for one broker)."""
+    shrunk = seen.get(isr)
+    if shrunk is None:
+        shrunk = seen[isr] = tuple(r for r in isr if r != broker)
+    return shrunk

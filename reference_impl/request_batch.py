@@ -21,7 +21,7 @@ partition states are therefore cached per batch and reused when the same cached 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from kcspec.reference_impl.context import ControllerContext
 from kcspec.reference_impl.errors import IllegalStateException
@@ -210,10 +210,7 @@ class ControllerBrokerRequestBatch:
         is_new: bool,
     ) -> None:
         """``addLeaderAndIsrRequestForBrokers`` (+ the implicit UpdateMetadata for ``tp``)."""
-        lair = self._lair
-        recipients = tuple(brokers)
-        if recipients and min(recipients) < 0:
-            recipients = tuple(b for b in recipients if b >= 0)
+        recipients = _recipients(brokers)
         if recipients:
             lai = li.leader_and_isr
             state = lair_partition_state(
@@ -228,26 +225,124 @@ class ControllerBrokerRequestBatch:
                 fa.removing if self.kip455 else (),
                 is_new,
             )
-            if len(recipients) > 1 and len(set(recipients)) != len(recipients):
-                recipients = tuple(dict.fromkeys(recipients))
             entry = (recipients, state)
-            if lair.setdefault(tp, entry) is entry:
+            if self._lair.setdefault(tp, entry) is entry:
                 group = self._lair_groups.get(recipients)
                 if group is None:
                     self._lair_groups[recipients] = [state]
                 else:
                     group.append(state)
             else:
-                states = self._lair_states(tp)
-                self._lair_changed.append((tp, tuple(states), len(lair)))
-                for broker in recipients:
-                    previous = states.get(broker)
-                    if previous is None:
-                        self._lair_late.append((broker, tp, len(lair)))
-                    states[broker] = self._lair_state(
-                        tp, li, fa, is_new or (previous is not None and previous.is_new)
-                    )
+                self._merge_lair(recipients, tp, li, fa, is_new)
         self._add_update_metadata_for_live_brokers(tp)
+
+    def _merge_lair(
+        self,
+        recipients: tuple[int, ...],
+        tp: TopicPartition,
+        li: LeaderIsrAndControllerEpoch,
+        fa: ReplicaAssignment,
+        is_new: bool,
+    ) -> None:
+        """A further LeaderAndIsr entry for a partition already in the batch: per recipient, ``isNew`` sticky."""
+        lair = self._lair
+        states = self._lair_states(tp)
+        self._lair_changed.append((tp, tuple(states), len(lair)))
+        for broker in recipients:
+            previous = states.get(broker)
+            if previous is None:
+                self._lair_late.append((broker, tp, len(lair)))
+            states[broker] = self._lair_state(
+                tp, li, fa, is_new or (previous is not None and previous.is_new)
+            )
+
+    def add_leader_and_isr_for_partitions(
+        self,
+        entries: Sequence[
+            tuple[Iterable[int], TopicPartition, LeaderIsrAndControllerEpoch, ReplicaAssignment]
+        ],
+        is_new: bool,
+    ) -> None:
+        """``add_leader_and_isr(brokers, tp, li, fa, is_new)`` for each entry in order, in one loop.
+
+        When ``add_leader_and_isr`` or the UpdateMetadata methods it calls have been replaced (on the class or
+        the instance), each entry goes through them instead."""
+        cls = type(self)
+        if (
+            not self.kip455
+            or cls.add_leader_and_isr is not _ADD_LEADER_AND_ISR
+            or cls._add_update_metadata_for_live_brokers is not _ADD_UPDATE_METADATA_FOR_LIVE_BROKERS
+            or cls._add_partition_metadata is not _ADD_PARTITION_METADATA
+            or not _NO_INSTANCE_HOOKS.isdisjoint(vars(self))
+        ):
+            for brokers, tp, li, fa in entries:
+                self.add_leader_and_isr(brokers, tp, li, fa, is_new)
+            return
+        if not entries:
+            return
+        ctx = self.ctx
+        if not self._all_live_added:
+            self.update_metadata_brokers.update(b for b in ctx.live_broker_epochs if b >= 0)
+            self._all_live_added = True
+        lair = self._lair
+        groups = self._lair_groups
+        umr = self._umr
+        leadership = ctx.leadership
+        assignments = ctx.assignments
+        deleting = ctx.topics_to_be_deleted
+        live = ctx.live_broker_ids()
+        offline_dirs = ctx.replicas_on_offline_dirs
+        offline_by_replicas: dict[tuple[int, ...], tuple[int, ...]] = {}
+        for brokers, tp, li, fa in entries:
+            recipients = _recipients(brokers)
+            if recipients:
+                lai = li.leader_and_isr
+                state = lair_partition_state(
+                    tp,
+                    li.controller_epoch,
+                    lai.leader,
+                    lai.leader_epoch,
+                    lai.isr,
+                    lai.zk_version,
+                    fa.replicas,
+                    fa.adding,
+                    fa.removing,
+                    is_new,
+                )
+                entry = (recipients, state)
+                if lair.setdefault(tp, entry) is entry:
+                    group = groups.get(recipients)
+                    if group is None:
+                        groups[recipients] = [state]
+                    else:
+                        group.append(state)
+                else:
+                    self._merge_lair(recipients, tp, li, fa, is_new)
+            # the implicit UpdateMetadata entry, as ``_add_partition_metadata`` computes it
+            being_deleted = tp.topic in deleting
+            current = leadership.get(tp)
+            if current is None or offline_dirs or being_deleted:
+                self._add_partition_metadata(tp, being_deleted)
+                continue
+            assigned = assignments.get(tp)
+            replicas = assigned.replicas if assigned is not None else ()
+            lai = current.leader_and_isr
+            umr_state = umr_partition_state(
+                tp,
+                current.controller_epoch,
+                lai.leader,
+                lai.leader_epoch,
+                lai.isr,
+                lai.zk_version,
+                replicas,
+                _offline_replicas(replicas, live, offline_by_replicas),
+            )
+            umr_entry = (current, assigned, False, umr_state)
+            previous = umr.setdefault(tp, umr_entry)
+            if previous is not umr_entry and not (
+                previous[0] is current and previous[1] is assigned and previous[2] is False
+            ):
+                umr[tp] = umr_entry
 
     def _add_update_metadata_for_live_brokers(self, tp: TopicPartition) -> None:
         """The implicit ``addUpdateMetadataRequestForBrokers(liveOrShuttingDownBrokerIds, Set(tp))`` of a LAIR."""
@@ -344,6 +439,46 @@ class ControllerBrokerRequestBatch:
             previous = per_broker.setdefault(tp, state)
             if previous is not state:
                 per_broker[tp] = stop_replica_partition_state(tp, previous.delete_partition or delete, epoch)
+
+    def add_stop_replica_for_partitions(
+        self, brokers: Iterable[int], partitions: Sequence[TopicPartition], delete: bool
+    ) -> None:
+        """``add_stop_replica(brokers, tp, delete)`` for each partition in order, in one loop (through
+        ``add_stop_replica`` itself when it has been replaced)."""
+        if type(self).add_stop_replica is not _ADD_STOP_REPLICA or "add_stop_replica" in vars(self):
+            for tp in partitions:
+                self.add_stop_replica(brokers, tp, delete)
+            return
+        if not partitions:
+            return
+        ctx = self.ctx
+        targets: list[dict[TopicPartition, StopReplicaPartitionState]] = []
+        for broker in brokers:
+            if broker >= 0:
+                per_broker = self.stop_replica.get(broker)
+                if per_broker is None:
+                    per_broker = self.stop_replica[broker] = {}
+                targets.append(per_broker)
+        if not targets:
+            return
+        deleting = ctx.topics_to_be_deleted
+        leadership = ctx.leadership
+        kip570 = self.kip570
+        for tp in partitions:
+            if not kip570:
+                epoch = NO_EPOCH
+            elif tp.topic in deleting:
+                epoch = EPOCH_DURING_DELETE
+            else:
+                li = leadership.get(tp)
+                epoch = li.leader_and_isr.leader_epoch if li is not None else NO_EPOCH
+            for per_broker in targets:
+                state = stop_replica_partition_state(tp, delete, epoch)
+                previous = per_broker.setdefault(tp, state)
+                if previous is not state:
+                    per_broker[tp] = stop_replica_partition_state(
+                        tp, previous.delete_partition or delete, epoch
+                    )
 
     # ------------------------------------------------------------------------------------ sending
 
@@ -487,3 +622,39 @@ class ControllerBrokerRequestBatch:
             f"(type=LeaderAndIsRequest, controllerId={request.controller_id}, "
             f"controllerEpoch={request.controller_epoch}, partitionStates={{{states}}})"
         )
+
+
+_ADD_LEADER_AND_ISR = ControllerBrokerRequestBatch.add_leader_and_isr
+_ADD_UPDATE_METADATA_FOR_LIVE_BROKERS = ControllerBrokerRequestBatch._add_update_metadata_for_live_brokers
+_ADD_PARTITION_METADATA = ControllerBrokerRequestBatch._add_partition_metadata
+_ADD_STOP_REPLICA = ControllerBrokerRequestBatch.add_stop_replica
+_NO_INSTANCE_HOOKS = frozenset(
+    {"add_leader_and_isr", "_add_update_metadata_for_live_brokers", "_add_partition_metadata"}
+)
+"""The methods as defined here, to tell when one has been replaced (then the bulk path is not taken)."""
+
+_RECIPIENTS: dict[tuple[int, ...], tuple[int, ...]] = {}
+_RECIPIENTS_MAX = 4096
+
+
+def _recipients(brokers: Iterable[int]) -> tuple[int, ...]:
+    """The brokers of a LeaderAndIsr entry: negative ids dropped, duplicates once, first-seen order."""
+    given = brokers if isinstance(brokers, tuple) else tuple(brokers)
+    cleaned = _RECIPIENTS.get(given)
+    if cleaned is None:
+        cleaned = tuple(dict.fromkeys(b for b in given if b >= 0))
+        if len(_RECIPIENTS) < _RECIPIENTS_MAX:
+            _RECIPIENTS[given] = cleaned
+    return cleaned
+
+
+def _offline_replicas(
+    replicas: tuple[int, ...], live: set[int], seen: dict[tuple[int, ...], tuple[int, ...]]
+) -> tuple[int, ...]:
+    """The replicas not in ``live`` (no offline log dirs), memoised in ``seen`` for one liveness."""
+    if live.issuperset(replicas):
+        return ()
+    offline = seen.get(replicas)
+    if offline is None:
+        offline = seen[replicas] = tuple(r for r in replicas if r not in live)
+    return offline

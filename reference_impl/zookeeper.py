@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from kcspec.reference_impl.errors import ControllerMovedException, KeeperException
+from kcspec.reference_impl.records import leader_and_isr, leader_isr_and_epoch
 from kcspec.spec.fmap import FMap
 from kcspec.spec.state import ZkState
 from kcspec.spec.vocabulary import (
@@ -102,7 +103,10 @@ class SimulatedZooKeeper:
         states = self.partition_states
         if not states:
             return {}
-        return {tp: states[tp] for tp in tps if tp in states}
+        found = dict(zip(tps, map(states.get, tps), strict=True))
+        if None in found.values():
+            return {tp: st for tp, st in found.items() if st is not None}
+        return found  # type: ignore[return-value]
 
     # ------------------------------------------------------------------------------------------ writes
 
@@ -129,8 +133,8 @@ class SimulatedZooKeeper:
             if current.leader_and_isr.zk_version != lai.zk_version:
                 retry.append(tp)
                 continue
-            written = LeaderAndIsr(lai.leader, lai.leader_epoch, lai.isr, lai.zk_version + 1)
-            states[tp] = LeaderIsrAndControllerEpoch(written, controller_epoch)
+            written = leader_and_isr(lai.leader, lai.leader_epoch, lai.isr, lai.zk_version + 1)
+            states[tp] = leader_isr_and_epoch(written, controller_epoch)
             finished[tp] = written
         return finished, retry
 
