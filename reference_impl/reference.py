@@ -142,13 +142,25 @@ class ReferenceController:
         collecting = gc.isenabled()
         gc.disable()  # one event allocates no garbage cycles worth scanning a million-partition heap for
         try:
+            overrides = self.config.unclean_topics
+            present = {t for t in overrides if TopicPartition(t, 0) in self.zk.assignments}
             self._dispatch(event)
+            self._forget_configs_of_deleted_topics(present)
             return frozenset(self._sent), frozenset(self._failures)
         finally:
             if collecting:
                 gc.enable()
 
     # ------------------------------------------------------------------------------------ helpers
+
+    def _forget_configs_of_deleted_topics(self, present: set[str]) -> None:
+        """``completeDeleteTopic`` deletes ``/config/topics/<t>`` with the topic (§8, both versions): a topic whose
+        znode disappeared during the event loses its ``unclean.leader.election.enable`` override. (Topic configs
+        live beside the simulated ZooKeeper here, so the deletion is mirrored after the event.)"""
+        gone = {t for t in present if TopicPartition(t, 0) not in self.zk.assignments}
+        if gone:
+            self.config = replace(self.config, unclean_topics=self.config.unclean_topics - gone)
+            self.kc.set_config(self.config)
 
     def _resign(self) -> None:
         """``onControllerResignation`` (§7.12): the context is reset."""

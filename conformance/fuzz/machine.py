@@ -46,12 +46,26 @@ def default_config(profile: str) -> ExploreConfig:
         profile=profile,
         brokers=4,
         topics=2,
-        partitions=2,
+        partitions=1,
         rf=3,
         depth=10**9,
         faults=frozenset(FAULT_KINDS),
         symmetry=False,
     )
+
+
+DISRUPTIVE: tuple[str, ...] = (
+    "BrokerFailure",
+    "BrokerBounce",
+    "ControlledShutdown",
+    "ControllerFailover",
+    "NewerControllerElected",
+    "ControllerResignation",
+    "ZkFaultInjection",
+    "LeaderAndIsrResponseReceived",
+    "TopicCreation",
+)
+"""Event kinds a run may leave out (swarm testing)."""
 
 
 class ControllerMachine(RuleBasedStateMachine):
@@ -69,18 +83,29 @@ class ControllerMachine(RuleBasedStateMachine):
         self.state = ClusterState()
         self.ref = ReferenceController(self.profile, trace=True)
         self.steps: list[TraceStep] = []
+        self.disabled: frozenset[str] = frozenset()
         type(self).coverage.runs += 1
 
-    @initialize(up=st.sets(st.integers(min_value=1, max_value=3)))
-    def bootstrap_cluster(self, up: set[int]) -> None:
+    @initialize(
+        up=st.sets(st.integers(min_value=1, max_value=3)),
+        disabled=st.sets(st.sampled_from(DISRUPTIVE)),
+    )
+    def bootstrap_cluster(self, up: set[int], disabled: set[str]) -> None:
         """Broker 0 and the drawn brokers register, 0 becomes controller and the topics are created; the other
         brokers are left to the ``BrokerStartup`` rule — so some runs start with partitions that had no live
-        replica at creation (they stay NewPartition until a replica's broker starts)."""
+        replica at creation (they stay NewPartition until a replica's broker starts).
+
+        Swarm testing: each run also leaves out a drawn set of disruptive event kinds, so that some runs are
+        calm enough for multi-step processes (a topic deletion, a reassignment) to finish while others stay
+        chaotic."""
+        self.disabled = frozenset(disabled)
         for ev in bootstrap(self.cfg):
             if not isinstance(ev, BrokerStartup) or ev.broker_id == 0 or ev.broker_id in up:
                 self.apply(ev)
 
     def enabled_of(self, kind: str) -> list[ControllerEvent]:
+        if kind in self.disabled:
+            return []
         return [
             e for e in candidates(self.state, self.cfg) if e.kind == kind and self.spec.enabled(self.state, e)
         ]
@@ -132,7 +157,19 @@ class ControllerMachine(RuleBasedStateMachine):
             self.fail(self.steps[-1].event if self.steps else ControllerEvent(), "snapshots diverged", [])
 
 
-def _make_rule(kind: str) -> Any:
+WEIGHTS: dict[str, int] = {
+    "StopReplicaResponseReceived": 4,
+    "ZkPartitionReassignment": 2,
+    "ApiPartitionReassignment": 2,
+    "TopicDeletion": 2,
+    "IsrChange": 2,
+}
+"""Rules registered more than once, so that Hypothesis (which picks uniformly among enabled rules) gets far
+enough into multi-step processes — a topic deletion completes only after every replica's StopReplica
+response, a reassignment only after its ISR catches up — to reach every row of both transition tables."""
+
+
+def _make_rule(kind: str, copy: int) -> Any:
     @precondition(lambda self: bool(self.enabled_of(kind)))
     @rule(data=st.data())
     def step(self: ControllerMachine, data: st.DataObject) -> None:
@@ -140,12 +177,14 @@ def _make_rule(kind: str) -> Any:
         event = data.draw(st.sampled_from(options), label=kind)
         self.apply(event)
 
-    step.__name__ = f"event_{kind}"
+    step.__name__ = f"event_{kind}" if copy == 0 else f"event_{kind}_{copy}"
     return step
 
 
 for _cls in EVENT_TYPES:
-    setattr(ControllerMachine, f"event_{_cls.kind}", _make_rule(_cls.kind))
+    for _copy in range(WEIGHTS.get(_cls.kind, 1)):
+        _rule = _make_rule(_cls.kind, _copy)
+        setattr(ControllerMachine, _rule.__name__, _rule)
 
 
 def machine_for(profile: str, trace_dir: Path | None = None) -> type[ControllerMachine]:
