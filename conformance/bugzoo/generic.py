@@ -111,14 +111,23 @@ def _definitions(source: str) -> list[tuple[str, int, int]]:
     return out
 
 
-def _operators() -> list[tuple[str, Any]]:
-    import cosmic_ray.plugins
+def _cosmic_ray(module: str) -> Any:
+    """A cosmic-ray module (the tool ships no type information, so it is used untyped)."""
+    try:
+        return importlib.import_module(f"cosmic_ray.{module}")
+    except ImportError as exc:
+        raise RuntimeError(
+            f"generic mutants need cosmic-ray ({exc}); install the dev extras: pip install -e '.[dev]'"
+        ) from None
 
+
+def _operators() -> list[tuple[str, Any]]:
+    plugins = _cosmic_ray("plugins")
     ops: list[tuple[str, Any]] = []
-    for name in cosmic_ray.plugins.operator_names():
+    for name in plugins.operator_names():
         if name in EXCLUDED_OPERATORS or not name.startswith("core/"):
             continue
-        cls = cosmic_ray.plugins.get_operator(name)
+        cls = plugins.get_operator(name)
         if cls.arguments():
             continue
         ops.append((name, cls()))
@@ -127,21 +136,22 @@ def _operators() -> list[tuple[str, Any]]:
 
 def enumerate_sites(modules: tuple[str, ...] = MODULES) -> list[Site]:
     """Every mutation site of the given modules, for every included cosmic-ray operator."""
-    from cosmic_ray.ast import ast_nodes, get_ast
-
+    cr_ast = _cosmic_ray("ast")
     sites: list[Site] = []
     for module in modules:
         _mod, source = _source(module)
         lines = source.splitlines()
         defs = _definitions(source)
-        tree = get_ast(source)
+        tree = cr_ast.get_ast(source)
         for op_name, op in _operators():
             occurrence = 0
-            for node in ast_nodes(tree):
+            for node in cr_ast.ast_nodes(tree):
                 for start, _end in op.mutation_positions(node):
                     line, column = start
                     enclosing = [d for d in defs if d[1] < line <= d[2]]
                     definition = enclosing[-1][0] if enclosing else ""
+                    if any(d[1] == line for d in defs):
+                        definition = ""  # a signature: defaults and annotations are not the function's code
                     text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
                     sites.append(Site(module, op_name, occurrence, line, column, definition, text, ""))
                     occurrence += 1
@@ -157,12 +167,9 @@ def sample_sites(sites: list[Site], n: int, seed: int) -> list[Site]:
 
 
 def _mutated_source(site: Site) -> str | None:
-    import cosmic_ray.plugins
-    from cosmic_ray.mutating import mutate_code
-
     _mod, source = _source(site.module)
-    operator = cosmic_ray.plugins.get_operator(site.operator)()
-    mutated: str | None = mutate_code(source, operator, site.occurrence)
+    operator = _cosmic_ray("plugins").get_operator(site.operator)()
+    mutated: str | None = _cosmic_ray("mutating").mutate_code(source, operator, site.occurrence)
     return mutated
 
 
@@ -187,7 +194,7 @@ def _rewrap(original: Any, fn: Any) -> Any:
 def build_patch(site: Site) -> tuple[Patch | None, str]:
     """The patch that injects ``site`` (or ``None`` and why it cannot be injected), and the mutated line."""
     if not site.definition:
-        return None, "outside every function body"
+        return None, "outside every function body (module or class level, or a def line)"
     mutated = _mutated_source(site)
     if mutated is None:
         return None, "cosmic-ray made no mutation at this occurrence"
