@@ -109,33 +109,22 @@ class ControllerBrokerRequestBatch:
 
     @property
     def leader_and_isr(self) -> dict[int, dict[TopicPartition, LeaderAndIsrPartitionState]]:
-        """The pending LeaderAndIsr entries per recipient broker, each in the order its entries were added."""
-        late: dict[int, list[tuple[int, TopicPartition]]] = {}
-        for broker, tp, position in self._lair_late:
-            late.setdefault(broker, []).append((position, tp))
+        """The pending LeaderAndIsr entries per recipient broker, brokers and each broker's partitions in the
+        order their first entry was added (as a per-broker map filled call by call would hold them)."""
         first: dict[TopicPartition, tuple[int, ...]] = {}
         for tp, brokers, _ in self._lair_changed:
             first.setdefault(tp, brokers)
-        out: dict[int, dict[TopicPartition, LeaderAndIsrPartitionState]] = {}
-        pending = {broker: iter(entries) for broker, entries in late.items()}
-        heads: dict[int, tuple[int, TopicPartition] | None] = {b: next(it, None) for b, it in pending.items()}
-
-        def flush(broker: int, upto: int) -> None:
-            head = heads.get(broker)
-            while head is not None and head[0] <= upto:
-                tp = head[1]
-                out.setdefault(broker, {})[tp] = self._lair_states(tp)[broker]
-                head = heads[broker] = next(pending[broker], None)
-
+        added: list[tuple[tuple[int, int, int], int, TopicPartition]] = []
         for position, tp in enumerate(self._lair):
-            states = self._lair_states(tp)
-            brokers = first.get(tp, tuple(states))
-            for broker in heads:
-                flush(broker, position)
-            for broker in brokers:
-                out.setdefault(broker, {})[tp] = states[broker]
-        for broker in heads:
-            flush(broker, len(self._lair))
+            created = first.get(tp)
+            if created is None:
+                created = tuple(self._lair_states(tp))
+            added.extend(((position, 1, k), broker, tp) for k, broker in enumerate(created))
+        added.extend(((marker, 0, k), broker, tp) for k, (broker, tp, marker) in enumerate(self._lair_late))
+        added.sort(key=lambda item: item[0])
+        out: dict[int, dict[TopicPartition, LeaderAndIsrPartitionState]] = {}
+        for _, broker, tp in added:
+            out.setdefault(broker, {})[tp] = self._lair_states(tp)[broker]
         return out
 
     @property
