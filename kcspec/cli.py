@@ -23,6 +23,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "tla",
     "diagrams",
     "bugzoo",
+    "prove",
 )
 """Modules of ``kcspec.commands`` that each expose a click command (or group) named ``command``."""
 

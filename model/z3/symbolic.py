@@ -407,6 +407,14 @@ class SymbolicEvaluator:
         slots = V.first_occurrences(V.as_coll(keys))
         return V.make_map((p, k, self._under(p, e.value, {**env, e.var: k})) for p, k in slots)
 
+    def _call(self, e: Any, env: dict[str, Any]) -> Any:
+        args = [self._e(a, env) for a in e.args]
+        self._rules.append(e.fn.name)
+        try:
+            return self._e(e.fn.body, dict(zip(e.fn.params, args, strict=True)))
+        finally:
+            self._rules.pop()
+
     def _rule(self, e: L.Rule, env: dict[str, Any]) -> Any:
         self._rules.append(e.name)
         try:
@@ -458,3 +466,5 @@ _DISPATCH: dict[type, Any] = {
     L.MapBuild: SymbolicEvaluator._map_build,
     L.Rule: SymbolicEvaluator._rule,
 }
+if hasattr(L, "Call"):
+    _DISPATCH[L.Call] = SymbolicEvaluator._call

@@ -36,6 +36,13 @@ inputs = st.fixed_dictionaries(
 
 seq, sset, n, b, m, lai, rs, t = (L.var(x) for x in ("seq", "st", "n", "b", "m", "lai", "rs", "t"))
 
+
+def _twice_plus_body(x: L.Expr, y: L.Expr) -> L.Expr:
+    return L.let(x + x, lambda d: d + y)
+
+
+_twice_plus: Callable[[L.Expr, L.Expr], L.Expr] = L.procedure("twicePlus", "§0")(_twice_plus_body)
+
 CASES: dict[str, Callable[[], L.Expr]] = {
     "const-var": lambda: L.seq_of(L.lit(3), n, b, t),
     "field": lambda: lai.f("isr"),
@@ -81,6 +88,7 @@ CASES: dict[str, Callable[[], L.Expr]] = {
     "map-merge": lambda: L.seq_of(m.merge(L.build_map(sset, lambda k: k)), L.lit(FMap({1: 1})).merge(m)),
     "map-equality": lambda: L.seq_of(m.eq(m.put(n, 0)), m.delete(n).eq(m)),
     "rule": lambda: L.rule("someRule", "§0", seq.size() + 1),
+    "call": lambda: L.seq_of(_twice_plus(n, seq.size()), _twice_plus(seq.head(0), n)),
 }
 
 

@@ -1,0 +1,93 @@
+"""``kcspec prove``: the Z3 proof suite (transition tables, election lemmas, inductive invariants)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from kcspec.model.z3.prove import DEFAULT_BROKERS, MAX_BROKERS, run_proofs
+from kcspec.model.z3.results import ProofResult
+from kcspec.spec.profiles import PROFILES
+
+STYLE = {
+    "proved": "green",
+    "counterexample": "bold red",
+    "expected-counterexample": "cyan",
+    "skipped": "yellow",
+}
+
+
+@click.command(name="prove")
+@click.option(
+    "--profile",
+    "profiles",
+    multiple=True,
+    type=click.Choice(sorted(PROFILES)),
+    help="Profile(s) to prove (default: all).",
+)
+@click.option(
+    "--brokers",
+    type=int,
+    default=DEFAULT_BROKERS,
+    show_default=True,
+    help=f"Election lemmas cover every input over 1..N brokers (1..{MAX_BROKERS}).",
+)
+@click.option(
+    "--induction", is_flag=True, help="Also check the §11 invariants' inductiveness over the actions (slow)."
+)
+@click.option(
+    "--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Write a JSON report."
+)
+def command(profiles: tuple[str, ...], brokers: int, induction: bool, json_path: Path | None) -> None:
+    """Prove the spec's lemmas with Z3 and print a summary table.
+
+    Exit code 0 when every proof succeeded or failed as expected, 1 on an unexpected counterexample
+    (printed in full), 2 on bad usage.
+
+    \b
+    Examples:
+      kcspec prove
+      kcspec prove --profile kafka-1.1 --brokers 5 --json prove.json
+    """
+    if not 1 <= brokers <= MAX_BROKERS:
+        click.echo(f"Error: --brokers must be between 1 and {MAX_BROKERS}, got {brokers}", err=True)
+        sys.exit(2)
+    console = Console()
+    results: list[tuple[str, ProofResult]] = []
+    start = time.perf_counter()
+    for name in profiles or tuple(PROFILES):
+        with console.status(f"proving {name} …", spinner="dots"):
+            results += [(name, r) for r in run_proofs(name, brokers, induction)]
+    total = time.perf_counter() - start
+    table = Table(title=f"kcspec prove (brokers 1..{brokers})")
+    for col in ("profile", "proof", "§", "status", "s"):
+        table.add_column(col, justify="right" if col == "s" else "left")
+    for name, r in results:
+        table.add_row(name, r.name, r.section, f"[{STYLE[r.status]}]{r.status}[/]", f"{r.seconds:.2f}")
+    console.print(table)
+    for name, r in results:
+        if r.status != "proved":
+            console.print(f"[{STYLE[r.status]}]{r.status}[/] {name} {r.name}:", highlight=False)
+            console.print(f"  {r.detail}", markup=False, highlight=False)
+    failed = [r for _, r in results if r.failed]
+    counts = {s: sum(1 for _, r in results if r.status == s) for s in STYLE}
+    console.print(", ".join(f"{n} {s}" for s, n in counts.items()) + f" in {total:.1f}s")
+    if json_path:
+        json_path.write_text(
+            json.dumps(
+                {
+                    "brokers": brokers,
+                    "seconds": total,
+                    "results": [{"profile": n, **asdict(r)} for n, r in results],
+                },
+                indent=2,
+            )
+        )
+    sys.exit(1 if failed else 0)
