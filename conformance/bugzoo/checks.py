@@ -270,11 +270,10 @@ def check_hypothesis(mutant: Mutant, cfg: LadderConfig, deadline: float) -> tupl
                 hseed(cfg.seed + rounds)(run)()
         except Exception as exc:
             recorded = machine.failure
-            if recorded is None:
-                events: tuple[ControllerEvent, ...] = ()
-                setup, message = 0, f"{type(exc).__name__}: {exc}"
-            else:
-                events, setup, message = recorded
+            if recorded is None:  # Hypothesis itself gave up (e.g. no rule applicable): not a detection
+                first_line = str(exc).splitlines()[0] if str(exc) else ""
+                return None, f"stopped after {examples} examples: {type(exc).__name__}: {first_line[:120]}"
+            events, setup, message = recorded
             return Detection(
                 "hypothesis", f"seed {cfg.seed + rounds}", message, events, setup
             ), f"{examples + per_round} examples"
