@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from operator import attrgetter
 
 from kcspec.reference_impl.context import ControllerContext
 from kcspec.reference_impl.errors import IllegalStateException
@@ -282,8 +283,11 @@ class ControllerBrokerRequestBatch:
         live = ctx.live_broker_ids()
         offline_dirs = ctx.replicas_on_offline_dirs
         offline_by_replicas: dict[tuple[int, ...], tuple[int, ...]] = {}
+        known_recipients = _RECIPIENTS
         for brokers, tp, li, fa in entries:
-            recipients = _recipients(brokers)
+            recipients = known_recipients.get(brokers) if type(brokers) is tuple else None
+            if recipients is None:
+                recipients = _recipients(brokers)
             if recipients:
                 lai = li.leader_and_isr
                 state = lair_partition_state(
@@ -308,7 +312,7 @@ class ControllerBrokerRequestBatch:
                 else:
                     self._merge_lair(recipients, tp, li, fa, is_new)
             # the implicit UpdateMetadata entry, as ``_add_partition_metadata`` computes it
-            being_deleted = tp.topic in deleting
+            being_deleted = bool(deleting) and tp.topic in deleting
             current = leadership.get(tp)
             if current is None or offline_dirs or being_deleted:
                 self._add_partition_metadata(tp, being_deleted)
@@ -484,7 +488,7 @@ class ControllerBrokerRequestBatch:
             if changed:
                 group = [st for st in group if st.tp not in changed]
             members = set(group)
-            counts = Counter(st.leader for st in group)
+            counts = Counter(map(_LEADER, group))
             for broker in recipients:
                 sets.setdefault(broker, []).append(members)
                 leaders[broker] = leaders.get(broker, 0) + counts.get(broker, 0)
@@ -622,6 +626,7 @@ _NO_INSTANCE_HOOKS = frozenset(
 )
 """The methods as defined here, to tell when one has been replaced (then the bulk path is not taken)."""
 
+_LEADER = attrgetter("leader")
 _RECIPIENTS: dict[tuple[int, ...], tuple[int, ...]] = {}
 _RECIPIENTS_MAX = 4096
 
