@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shlex
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -71,7 +72,9 @@ def explore_defaults(opts: VerifyOptions) -> Iterator[CaseResult]:
                         )
                     return Status.PASSED, summary, "", None
                 assert result.trace is not None
-                paths = write_counterexample(result.trace, opts.out / "counterexamples", f"explore-{cfg.profile}")
+                paths = write_counterexample(
+                    result.trace, opts.out / "counterexamples", f"explore-{cfg.profile}"
+                )
                 return Status.FAILED, result.finding.message, describe_trace(result), str(paths[0])
 
             yield timed("explore", cfg.describe(), case)
@@ -128,6 +131,46 @@ def conformance_self_check(opts: VerifyOptions) -> Iterator[CaseResult]:
         yield timed("conformance", f"reference controller over the protocol [{profile}]", case)
 
 
+def proofs(opts: VerifyOptions) -> Iterator[CaseResult]:
+    """Z3 proofs over the spec: election lemmas up to 8 brokers, transition-table sanity (and, when enabled,
+    inductiveness). Expected counterexamples pass; skipped proofs say why."""
+    from kcspec.model.z3.prove import run_proofs
+
+    for profile in opts.profiles:
+        start = time.perf_counter()
+        try:
+            results = run_proofs(profile)
+        except Exception as exc:  # the gate reports a broken check instead of dying
+            yield CaseResult(
+                "prove", f"proof suite [{profile}]", Status.ERRORED, f"{type(exc).__name__}: {exc}"
+            )
+            continue
+        share = (time.perf_counter() - start) / max(1, len(results))
+        for r in results:
+            status = {
+                "proved": Status.PASSED,
+                "expected-counterexample": Status.PASSED,
+                "counterexample": Status.FAILED,
+                "skipped": Status.SKIPPED,
+            }.get(r.status, Status.ERRORED)
+            message = (
+                r.status
+                if status is not Status.SKIPPED
+                else r.detail.splitlines()[0]
+                if r.detail
+                else r.status
+            )
+            yield CaseResult(
+                "prove",
+                f"{r.name} ({r.section}) [{profile}]",
+                status,
+                message,
+                r.detail if status is Status.FAILED else "",
+                None,
+                r.seconds or share,
+            )
+
+
 def diagrams_fresh(opts: VerifyOptions) -> Iterator[CaseResult]:
     """The committed diagrams are what the spec generates (``kcspec diagrams --check``)."""
 
@@ -179,6 +222,7 @@ CHECKS: tuple[Check, ...] = (
         "vectors (spec = reference) pass through the protocol's subprocess path",
         conformance_self_check,
     ),
+    Check("prove", "Z3: election lemmas (≤ 8 brokers), table sanity, inductiveness", proofs, cost=2),
     Check("diagrams", "committed diagrams are what the spec generates", diagrams_fresh),
     Check("tla", "generated TLA+ parses; TLC model check", tla_cases, cost=2),
 )

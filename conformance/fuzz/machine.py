@@ -163,6 +163,8 @@ WEIGHTS: dict[str, int] = {
     "ApiPartitionReassignment": 2,
     "TopicDeletion": 2,
     "IsrChange": 2,
+    "NewerControllerElected": 2,
+    "ControllerChange": 4,
 }
 """Rules registered more than once, so that Hypothesis (which picks uniformly among enabled rules) gets far
 enough into multi-step processes — a topic deletion completes only after every replica's StopReplica
