@@ -1,85 +1,167 @@
-"""Audit throughput: generate a synthetic Kafka-format corpus in a temp dir, audit it, report lines/s.
+"""Audit throughput: a corpus of valid Kafka 2.8 histories with a known set of injected faults, audited on Spark.
 
-Usage: .venv/bin/python benchmarks/audit_throughput.py --lines 10000000 --files 8 --master local[2]
-The corpus mimics 2.8 state-change.log files of several brokers (replica and partition transitions,
-LeaderAndIsr/UpdateMetadata request lines, ISR removals, controller epochs changing) with a few garbage
-lines and stack traces mixed in. Nothing is collected to the driver beyond aggregates and samples.
+Usage::
+
+    .venv/bin/python benchmarks/audit_throughput.py --lines 10000000 --master 'local[2]'
+
+The corpus comes from the reference controller: one seeded random walk (``conformance/simulate.py``, TRACE
+logging on) yields a cluster's ``state-change.log`` and ``controller.log`` lines, routed to the broker that
+was controller. That history is copied into ``cluster-NNNN/`` directories (one cluster history each, the
+audit's default ``--history dir``), each copy's timestamps moved one hour later, until the corpus has
+``--lines`` lines. Into ``--inject`` copies the generator writes, after a logged replica transition of that
+copy's controller and with that line's timestamp and controller prefix:
+
+* a partition change to a leader outside the ISR (rule ``leader-not-in-isr``),
+* a replica transition NonExistentReplica → OnlineReplica (rule ``invalid-transition``),
+* one line that is not a log record (quarantined, reason ``no-layout``),
+* an exception with one stack frame after the transition (two continuation lines, not quarantined).
+
+The benchmark then asserts that the audit found exactly the injected violations (rule, file and line) and
+exactly the injected quarantined lines; a walk whose own history the audit flags fails the benchmark.
+Nothing of the corpus is collected to the driver beyond aggregates and samples.
 """
 
 from __future__ import annotations
 
 import argparse
-import random
+import json
 import tempfile
 import time
+from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 from kcspec.conformance.audit.pipeline import run_audit
 from kcspec.conformance.audit.session import make_session
 from kcspec.conformance.audit.spark_job import expand_inputs
+from kcspec.conformance.simulate import WalkConfig, route_lines, walk
+from kcspec.reference_impl.logs import DEFAULT_START
+from kcspec.reference_impl.reference import ReferenceController
 from kcspec.spec.profiles import KAFKA_2_8
 
+HOUR_PREFIX = DEFAULT_START.strftime("[%Y-%m-%d %H:")
+TRANSITION = "] Changed state of replica "
 
-def generate(dir_: Path, lines: int, files: int, seed: int) -> None:
-    rnd = random.Random(seed)
-    per_file = lines // files
-    for f in range(files):
-        broker = f % 3
-        epoch = 1 + f
-        with (dir_ / f"broker{broker}-state-change.log.{f}").open("w") as out:
-            n = 0
-            second = 0
-            le: dict[int, int] = {}
-            while n < per_file:
-                p = rnd.randrange(2000)
-                ts = f"2024-01-01 {second // 3600 % 24:02d}:{second // 60 % 60:02d}:{second % 60:02d},{n % 1000:03d}"
-                pre = f"[{ts}] INFO [Controller id={broker} epoch={epoch}] "
-                e = le.get(p, 0) + 1
-                le[p] = e
-                block = [
-                    pre + f"Changed state of replica {broker} for partition t{p % 50}-{p} from OnlineReplica to "
-                    "OfflineReplica (state.change.logger)",
-                    pre + f"Partition t{p % 50}-{p} state changed to (Leader:1,ISR:1,2,LeaderEpoch:{e},ZkVersion:{e},"
-                    f"ControllerEpoch:{epoch}) after removing replica 0 from the ISR as part of transition to "
-                    "OfflineReplica (state.change.logger)",
-                    pre + f"Changed partition t{p % 50}-{p} from OnlinePartition to OnlinePartition with state "
-                    f"LeaderAndIsr(leader=2, leaderEpoch={e}, isr=List(2, 1), zkVersion={e}) (state.change.logger)",
-                    pre + f"Sending LeaderAndIsr request to broker 2 with 1 become-leader and 0 become-follower "
-                    "partitions (state.change.logger)",
-                    pre + "Sending UpdateMetadata request to brokers HashSet(0, 1, 2) for 1 partitions (state.change.logger)",
-                    f"[{ts}] INFO [Broker id={broker}] Handling LeaderAndIsr request correlationId {n} from controller "
-                    f"{broker} for 1 partitions (state.change.logger)",
-                ]
-                if rnd.random() < 0.01:
-                    block += ["java.lang.IllegalStateException: boom", "\tat kafka.X.y(X.scala:1)"]
-                if rnd.random() < 0.005:
-                    block.append("#### garbage line ####")
-                out.write("\n".join(block) + "\n")
-                n += len(block)
-                second += 1
+
+@dataclass(frozen=True)
+class Expected:
+    violations: frozenset[tuple[str, int, str]]
+    quarantined: frozenset[tuple[str, int]]
+
+
+def base_history(cfg: WalkConfig, steps: int, seed: int) -> dict[str, list[str]]:
+    """One walk's log lines per file name (``broker-<id>-state-change.log`` / ``broker-<id>-controller.log``)."""
+    ctl = ReferenceController(cfg.profile, trace=True)
+    for _ in walk(ctl, cfg, steps, seed):
+        pass
+    files: dict[str, list[str]] = {}
+    for kind, lines in (("state-change", ctl.state_change_log), ("controller", ctl.controller_log)):
+        for broker, broker_lines in sorted(route_lines(lines, 0).items()):
+            files[f"broker-{broker}-{kind}.log"] = broker_lines
+    last = max(line for lines in files.values() for line in lines if line.startswith("["))
+    if not last.startswith(HOUR_PREFIX):
+        raise SystemExit(f"the walk's log spans more than an hour ({last[:26]}): use fewer --steps")
+    return files
+
+
+def inject(lines: list[str], site: int, tag: str) -> list[str]:
+    """``lines`` with the fault lines after line ``site`` (a replica transition; 0-based)."""
+    record = lines[site]
+    head = record[: record.index(TRANSITION) + 2]  # "[ts] TRACE [Controller id=C epoch=E] "
+    ts_level = head[: head.index("] ") + 2]
+    prefix = head[len(ts_level) :].split(" ", 1)[1]  # "[Controller id=C epoch=E] "
+    stamp = ts_level.split(" ")[0] + " " + ts_level.split(" ")[1]  # "[date time]"
+    faults = [
+        "java.lang.IllegalStateException: injected",
+        "\tat kafka.controller.Injected.fault(Injected.scala:1)",
+        f"{stamp} INFO {prefix}Changed partition {tag}-0 from OnlinePartition to OnlinePartition with state "
+        "LeaderAndIsr(leader=9, leaderEpoch=5, isr=List(1, 2), zkVersion=5) (state.change.logger)",
+        f"{stamp} TRACE {prefix}Changed state of replica 1 for partition {tag}-0 from NonExistentReplica to "
+        "OnlineReplica (state.change.logger)",
+        f"#### {tag}: not a log line ####",
+    ]
+    return lines[: site + 1] + faults + lines[site + 1 :]
+
+
+def generate(corpus: Path, target: int, files: dict[str, list[str]], injected: int) -> tuple[int, Expected]:
+    """Write copies of ``files`` until ``target`` lines; returns the line count and what must be found."""
+    per_copy = sum(len(v) for v in files.values())
+    copies = max(1, -(-target // per_copy))
+    violations: set[tuple[str, int, str]] = set()
+    quarantined: set[tuple[str, int]] = set()
+    # the injection site: the first replica transition in the file of the walk's first controller
+    name = next(
+        n for n in sorted(files) if n.endswith("-state-change.log") and any(TRANSITION in x for x in files[n])
+    )
+    site = next(i for i, x in enumerate(files[name]) if TRANSITION in x)
+    total = 0
+    for k in range(copies):
+        d = corpus / f"cluster-{k:04d}"
+        d.mkdir()
+        hour = (DEFAULT_START + timedelta(hours=k)).strftime("[%Y-%m-%d %H:")
+        for fname, lines in files.items():
+            if k < injected and fname == name:
+                lines = inject(lines, site, f"injected{k}")
+                path = str((d / fname).resolve())
+                violations.add((path, site + 4, "leader-not-in-isr"))
+                violations.add((path, site + 5, "invalid-transition"))
+                quarantined.add((path, site + 6))
+            text = "\n".join(lines) + "\n"
+            (d / fname).write_text(text.replace(HOUR_PREFIX, hour) if k else text)
+            total += len(lines)
+    return total, Expected(frozenset(violations), frozenset(quarantined))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--lines", type=int, default=1_000_000)
-    ap.add_argument("--files", type=int, default=8)
+    ap.add_argument("--lines", type=int, default=1_000_000, help="corpus size (rounded up to whole copies)")
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--steps", type=int, default=3000, help="random events in the walk")
+    ap.add_argument("--topics", type=int, default=12)
+    ap.add_argument("--partitions", type=int, default=12)
+    ap.add_argument("--inject", type=int, default=5, help="copies that receive the injected faults")
+    ap.add_argument("--keep", type=Path, help="write the corpus and the audit output here (kept)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="kcspec-audit-bench-") as tmp:
-        corpus = Path(tmp) / "corpus"
-        corpus.mkdir()
-        t0 = time.monotonic()
-        generate(corpus, args.lines, args.files, args.seed)
-        print(f"generated in {time.monotonic() - t0:.1f}s (seed {args.seed})")
-        spark = make_session(args.master)
-        out = Path(tmp) / "out"
+        root = args.keep if args.keep is not None else Path(tmp)
+        corpus, out = root / "corpus", root / "out"
+        corpus.mkdir(parents=True)
         out.mkdir()
+        t0 = time.monotonic()
+        cfg = WalkConfig(brokers=5, topics=args.topics, partitions=args.partitions, rf=3)
+        base = base_history(cfg, args.steps, args.seed)
+        lines, expected = generate(corpus, args.lines, base, args.inject)
+        print(
+            f"generated {lines:,} lines ({sum(len(v) for v in base.values()):,} per cluster copy) in "
+            f"{time.monotonic() - t0:.1f}s (seed {args.seed}, {args.steps} steps)",
+            flush=True,
+        )
+        spark = make_session(args.master)
         t1 = time.monotonic()
-        s = run_audit(spark, expand_inputs([str(corpus)]), out, KAFKA_2_8, lambda m: print(f"  {time.monotonic() - t1:6.1f}s {m}"))
+
+        def step(message: str) -> None:
+            print(f"  {time.monotonic() - t1:7.1f}s {message}", flush=True)
+
+        s = run_audit(spark, expand_inputs([str(corpus)]), out, KAFKA_2_8, step)
         dt = time.monotonic() - t1
-        print(f"master={args.master} lines={s.lines_read} parsed={s.parsed} quarantined={s.quarantined} "
-              f"violations={s.violations} seconds={dt:.1f} lines/s={s.lines_read / dt:,.0f}")
+        print(
+            f"master={args.master} lines={s.lines_read} parsed={s.parsed} quarantined={s.quarantined} "
+            f"violations={s.violations} seconds={dt:.1f} lines/s={s.lines_read / dt:,.0f}",
+            flush=True,
+        )
+        found = {
+            (v["file"], v["line"], v["rule"])
+            for v in map(json.loads, (out / "violations.jsonl").read_text().splitlines())
+        }
+        quarantined = {
+            (q["file"], q["line"])
+            for q in map(json.loads, (out / "quarantine.jsonl").read_text().splitlines())
+        }
+        assert s.lines_read == lines, (s.lines_read, lines)
+        assert found == expected.violations, sorted(found ^ expected.violations)[:10]
+        assert quarantined == expected.quarantined, sorted(quarantined ^ expected.quarantined)[:10]
+        print(f"found exactly the {len(found)} injected violations and {len(quarantined)} quarantined lines")
 
 
 if __name__ == "__main__":

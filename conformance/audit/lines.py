@@ -38,6 +38,15 @@ class Layout:
     description: str
 
 
+DEFAULT_HEAD_REGEX = rf"^\[{TS}\] (?:{LEVELS}) "
+"""The fixed-width head of a ``kafka-default`` line: ``[`` timestamp (23 characters) ``] `` level and a space."""
+DEFAULT_HEAD_WIDTH = 32
+"""Characters of a ``kafka-default`` line that hold its head (``[``, 23, ``] ``, the longest level, a space)."""
+LOGGER_TAIL_REGEX = r"^[A-Za-z0-9_.$]+(?::\d+)?\)$"
+"""What follows the last `` (`` of a ``kafka-default`` line: the logger, an optional ``:line``, ``)``. The logger
+cannot contain ``(``, so the greedy message group of the layout ends exactly at the last `` (``: the Spark job
+splits a line there with string functions and checks only its short head and tail with these two regexes."""
+
 LAYOUTS: tuple[Layout, ...] = (
     Layout(
         "kafka-default",
@@ -139,6 +148,8 @@ class Template:
     seen_in: str
 
     def __post_init__(self) -> None:
+        if not (self.regex.startswith("^") and self.regex.endswith("$")):
+            raise ValueError(f"template {self.name}: the regex must match the whole message (^…$)")
         for f in self.fields:
             if f not in ALL_FIELDS:
                 raise ValueError(f"template {self.name}: unknown field {f!r}")
@@ -477,6 +488,67 @@ TEMPLATES: tuple[Template, ...] = (
 )
 
 TEMPLATE_INDEX: dict[str, int] = {t.name: i for i, t in enumerate(TEMPLATES)}
+
+# ------------------------------------------------------------------------------------------ dispatch keys
+
+PREFIXES: dict[str, tuple[str, str]] = {
+    "new": (NEW, "[Controller id="),
+    "ctrl": (CTRL, "[Controller id="),
+    "old": (OLD, "Controller "),
+}
+"""Message prefixes shared by many templates: name → (regex, the literal every matching message starts with)."""
+
+_META = set("()[]{}.*+?|^$")
+_QUANTIFIERS = set("?*+{")
+
+
+def literal_start(regex: str) -> str:
+    """The literal text every match of an anchored ``regex`` starts with (up to its first regex construct)."""
+    out: list[str] = []
+    i = 1 if regex.startswith("^") else 0
+    while i < len(regex):
+        c = regex[i]
+        if c == "\\":
+            if i + 1 >= len(regex) or regex[i + 1].isalnum():
+                break  # a class such as \d or \S
+            lit, step = regex[i + 1], 2
+        elif c in _META:
+            break
+        else:
+            lit, step = c, 1
+        if i + step < len(regex) and regex[i + step] in _QUANTIFIERS:
+            break  # the character is optional or repeated
+        out.append(lit)
+        i += step
+    return "".join(out)
+
+
+@dataclass(frozen=True)
+class DispatchKey:
+    """Necessary conditions of a template match that cost no regex: the message starts with ``start``; for a
+    template behind a shared prefix (``prefix`` of ``PREFIXES``) the rest of the message — after the first
+    ``] `` for the bracketed prefixes — starts with ``lead`` (``old``: contains it); it contains ``marker``."""
+
+    template: str
+    start: str
+    prefix: str | None
+    lead: str
+    marker: str
+
+
+def dispatch_key(template: Template) -> DispatchKey:
+    for name, (regex, start) in PREFIXES.items():
+        if template.regex.startswith(regex):
+            return DispatchKey(
+                template.name, start, name, literal_start(template.regex[len(regex) :]), template.marker
+            )
+    start = literal_start(template.regex)
+    if not start:
+        raise ValueError(f"template {template.name}: its regex starts with no literal text")
+    return DispatchKey(template.name, start, None, "", template.marker)
+
+
+DISPATCH: tuple[DispatchKey, ...] = tuple(dispatch_key(t) for t in TEMPLATES)
 
 # ------------------------------------------------------------------------------------------ generic families
 

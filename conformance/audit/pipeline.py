@@ -15,11 +15,15 @@ from typing import Any
 from kcspec.conformance.audit import replay, report
 from kcspec.conformance.audit.spark_job import (
     Inputs,
-    attach_exceptions,
     decode_traces,
+    display_name,
+    exceptions_of,
     numbered_lines,
     parse_kafka,
+    raw_lines,
     resolve_non_records,
+    split_offsets,
+    with_line_numbers,
 )
 from kcspec.spec.profiles import PROFILES, Profile
 from pyspark.sql import DataFrame, SparkSession
@@ -59,39 +63,50 @@ def run_audit(
     for old in ("work", "violations.parquet", "quarantine.parquet"):
         shutil.rmtree(out / old, ignore_errors=True)
     work.mkdir(parents=True, exist_ok=True)
-    uri = lambda p: str((work / p).resolve())  # noqa: E731
+
+    def uri(name: str) -> str:
+        return str((work / name).resolve())
 
     violations: list[DataFrame] = []
     non_records: list[DataFrame] = []
     per_file: list[DataFrame] = []
     events: DataFrame | None = None
+    edges: dict[str, dict[tuple[str, str], int]] = {"replica": {}, "partition": {}}
     if inputs.kafka_logs:
         step(f"parsing {len(inputs.kafka_logs)} Kafka log file(s)")
-        parse_kafka(numbered_lines(spark, inputs.kafka_logs)).write.parquet(uri("parsed.parquet"))
-        parsed = spark.read.parquet(uri("parsed.parquet"))
+        parsed_raw = parse_kafka(raw_lines(spark, inputs.kafka_logs))
+        # stored once: a record's text and message are not needed again, other lines keep their text
+        stored_cols = [c for c in parsed_raw.columns if c not in ("text", "message")]
+        parsed_raw.select(
+            *stored_cols, F.when(F.col("status") != "record", F.col("text")).alias("text")
+        ).write.parquet(uri("parsed.parquet"))
+        stored = spark.read.parquet(uri("parsed.parquet"))
+        parsed = with_line_numbers(stored, split_offsets(spark, stored, history_key))
         step("attaching continuation lines, quarantining the rest")
         resolve_non_records(parsed).write.parquet(uri("non_records.parquet"))
         nr = spark.read.parquet(uri("non_records.parquet"))
         non_records.append(nr)
         records = parsed.where(F.col("status") == "record")
-        attach_exceptions(records.where(F.col("kind").isin(*EVENT_KINDS)), nr).drop("text").write.parquet(
-            uri("events.parquet")
-        )
-        history = F.col("file") if history_key == "file" else F.regexp_replace("file", "/[^/]*$", "")
-        events = spark.read.parquet(uri("events.parquet")).withColumn("history", history)
-        per_file.append(records.groupBy("file").agg(F.count(F.lit(1)).alias("record")))
+        events = records.where(F.col("kind").isin(*EVENT_KINDS)).drop("text")
+        per_file.append(_record_counts(spark, stored))
         per_file.append(nr.groupBy("file").pivot("status", ["continuation", "blank", "quarantined"]).count())
         step(f"replaying {len(inputs.kafka_logs)} log file(s) against profile {profile.name}")
-        violations.append(replay.log_rules(spark, events, profile))
+        violations.append(replay.log_rules(spark, events, profile, exceptions_of(nr)))
+        tr = replay.transitions(events)
+        edges = {m: report.edge_counts(tr, m) for m in edges}
     if inputs.traces:
         step(f"decoding {len(inputs.traces)} JSONL trace file(s)")
-        facts, tnr = decode_traces(numbered_lines(spark, inputs.traces))
+        facts, tnr = decode_traces(numbered_lines(spark, inputs.traces, history_key))
         facts.write.parquet(uri("facts.parquet"))
         tnr.write.parquet(uri("trace_non_records.parquet"))
         facts_df = spark.read.parquet(uri("facts.parquet"))
         tnr_df = spark.read.parquet(uri("trace_non_records.parquet"))
         non_records.append(tnr_df)
-        lines = numbered_lines(spark, inputs.traces).groupBy("file").agg(F.count(F.lit(1)).alias("n"))
+        lines = (
+            numbered_lines(spark, inputs.traces, history_key)
+            .groupBy("file")
+            .agg(F.count(F.lit(1)).alias("n"))
+        )
         odd = tnr_df.groupBy("file").pivot("status", ["continuation", "blank", "quarantined"]).count()
         per_file.append(
             lines.join(odd, "file", "left").select(
@@ -125,12 +140,9 @@ def run_audit(
     lines_read = sum(f["lines"] for f in files)
     coverage: list[dict[str, Any]] = []
     if events is not None:
-        tr = replay.transitions(events)
         for name in sorted(PROFILES):
             for machine in ("replica", "partition"):
-                coverage.append(
-                    report.coverage_matrix(PROFILES[name], machine, report.edge_counts(tr, machine))
-                )
+                coverage.append(report.coverage_matrix(PROFILES[name], machine, edges[machine]))
     summary = report.Summary(
         lines_read=lines_read,
         parsed=lines_read - n_quar,
@@ -159,6 +171,13 @@ def _union(dfs: list[DataFrame]) -> DataFrame:
     return result
 
 
+def _record_counts(spark: SparkSession, stored: DataFrame) -> DataFrame:
+    """``(file, record)`` from the stored parse (files by URI, named on the driver: no join over the corpus)."""
+    counts = stored.where(F.col("status") == "record").groupBy("uri").count().collect()
+    rows = [(display_name(str(r["uri"])), int(r["count"])) for r in counts]
+    return spark.createDataFrame(rows, "file string, record long")
+
+
 def _file_stats(parts: list[DataFrame]) -> list[dict[str, Any]]:
     acc: dict[str, dict[str, int]] = {}
     for df in parts:
@@ -174,7 +193,7 @@ def _per_broker(spark: SparkSession, out: Path, vdf: DataFrame) -> list[dict[str
     work = str((out / "work" / "parsed.parquet").resolve())
     if not (out / "work" / "parsed.parquet").exists():
         return []
-    parsed = spark.read.parquet(work).where(F.col("status") == "record")
+    parsed = spark.read.parquet(work).where(F.col("status") == "record")  # stored parse: no file/line
     who = F.coalesce(F.col("controller_id"), F.col("broker"))
     stats = (
         parsed.where(who.isNotNull())

@@ -15,7 +15,9 @@ Decisions where the semantics document is silent:
   leader −2 (UpdateMetadata for a topic being deleted, §3.2) is exempt from I1 and I3.
 * Leader-epoch monotonicity (I6) is checked on controller *writes* only (Online transitions with a
   LeaderAndIsr and ISR removals); requests carry cached values and may repeat an epoch. A transition from
-  NewPartition starts a new history (creation writes epoch 0; a re-created topic restarts at 0).
+  NewPartition starts a new history (creation writes epoch 0; a re-created topic restarts at 0). An ISR
+  removal that repeats the previous leader epoch is Kafka logging a partition it did not write (the replica
+  was not in its ISR, §4.3 step 3c), so it is exempt from the "equal epoch" case.
 * Histories: files are grouped into independent histories (``history`` column: the file's directory by
   default, or each file on its own) — controller epochs of different clusters are not comparable.
 * Fencing compares timestamps of different brokers' files; clock skew between brokers can make it report
@@ -191,8 +193,12 @@ def transitions(events: DataFrame) -> DataFrame:
     )
 
 
-def log_rules(spark: SparkSession, events: DataFrame, profile: Profile) -> DataFrame:
-    """All violations found in parsed Kafka log records (``events`` = records with exception attached)."""
+def log_rules(spark: SparkSession, events: DataFrame, profile: Profile, exceptions: DataFrame) -> DataFrame:
+    """All violations found in parsed Kafka log records.
+
+    ``exceptions`` is ``(file, line, exception)``: the exception line that follows a record (failed
+    transitions print the valid previous states there); it is joined to the few failed transitions only.
+    """
     rep = table_map(profile.replica_valid_previous)
     par = table_map(profile.partition_valid_previous)
     tr = transitions(events)
@@ -255,7 +261,9 @@ def log_rules(spark: SparkSession, events: DataFrame, profile: Profile) -> DataF
             ),
         ),
     ]
-    failed = tr.where(~F.col("ok"))
+    failed = tr.where(~F.col("ok")).join(
+        exceptions.select("file", "line", "exception"), ["file", "line"], "left"
+    )
     printed = F.regexp_extract(
         F.coalesce("exception", F.lit("")), r"should be in (?:the|one of) (\S+) states", 1
     )
@@ -336,12 +344,17 @@ def leader_isr_rules(events: DataFrame) -> list[DataFrame]:
     writes = writes.withColumn("prev_epoch", F.lag("leader_epoch").over(w)).withColumn(
         "prev_where", F.lag(F.concat(F.col("file"), F.lit(":"), F.col("line").cast("string"))).over(w)
     )
+    # §4.3 steps 3c and 4: a partition whose ISR does not hold the replica is not written, yet its
+    # (unchanged) record is logged "after removing replica"; an ISR removal with the previous leader epoch is
+    # that restatement, not a write. Only a lower epoch is a violation there.
+    restated = (F.col("kind") == "isr_removal") & (F.col("leader_epoch") == F.col("prev_epoch"))
     out.append(
         _violation(
             writes.where(
                 F.col("prev_epoch").isNotNull()
                 & (F.coalesce("from_state", F.lit("")) != "NewPartition")
                 & (F.col("leader_epoch") <= F.col("prev_epoch"))
+                & ~restated
             ),
             "leader-epoch-not-increasing",
             F.concat(

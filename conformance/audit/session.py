@@ -1,14 +1,20 @@
-"""A SparkSession for the audit, with Spark's own console output kept quiet.
+"""A SparkSession for the audit, with Spark's own console output kept out of the user's terminal.
 
-The JVM gets a log4j2 configuration that only prints ERROR lines of Spark itself (to stderr), the
-console progress bar is off and the UI is off. ``local[*]`` by default; any ``--master`` URL works.
-ANSI SQL mode is off so that casts of absent numbers give NULL (the parser relies on it).
+The JVM is launched with its stdout and stderr captured in a log file (``spark_log_path()``), so the
+JVM's start-up warnings, Spark's log-level banner and any later Spark log line land there, never on the
+terminal; the JVM also gets a log4j2 configuration that keeps only ERROR lines of Spark itself. The console
+progress bar and the UI are off. ``local[*]`` by default; any ``--master`` URL works. ANSI SQL mode is off
+so that casts of absent numbers give NULL (the parser relies on it). Whole-stage code generation is kept
+to methods HotSpot compiles (``hugeMethodLimit`` 8000 bytes): a larger generated method would run in the
+bytecode interpreter, so Spark generates per-expression code for that part of the plan instead.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,11 +43,18 @@ def _log4j_file() -> Path:
     return path
 
 
+def spark_log_path() -> Path:
+    """Where the JVM's own output (warnings, Spark's log lines) of this process's session goes."""
+    return _log4j_file().parent / f"spark-{os.getpid()}.log"
+
+
 def make_session(
     master: str = "local[*]", shuffle_partitions: int | None = None, app: str = "kcspec-audit"
 ) -> Any:
     """Start (or reuse) a SparkSession; ``ImportError`` with an install hint if pyspark is missing."""
     try:
+        from pyspark import SparkConf, SparkContext
+        from pyspark.java_gateway import launch_gateway
         from pyspark.sql import SparkSession
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError("pyspark is not installed: pip install 'kcspec[spark]' (needs Java 17)") from exc
@@ -50,17 +63,29 @@ def make_session(
     os.environ.setdefault("SPARK_CONF_DIR", str(log4j.parent))
     java_opt = f"-Dlog4j2.configurationFile=file:{log4j}"
     parts = shuffle_partitions if shuffle_partitions is not None else _default_partitions(master)
-    builder = (
-        SparkSession.builder.master(master)
-        .appName(app)
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.ansi.enabled", "false")
-        .config("spark.sql.shuffle.partitions", str(parts))
-        .config("spark.sql.adaptive.enabled", "true")
-        .config("spark.driver.extraJavaOptions", java_opt)
-        .config("spark.executor.extraJavaOptions", java_opt)
-    )
+    settings = {
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.ansi.enabled": "false",
+        "spark.sql.shuffle.partitions": str(parts),
+        "spark.sql.adaptive.enabled": "true",
+        "spark.sql.codegen.hugeMethodLimit": "8000",
+        "spark.driver.extraJavaOptions": java_opt,
+        "spark.executor.extraJavaOptions": java_opt,
+    }
+    if SparkContext._active_spark_context is None:
+        # Python workers (the trace decoder) must run this interpreter, where kcspec is installed
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        conf = SparkConf().setMaster(master).setAppName(app)
+        for key, value in settings.items():
+            conf.set(key, value)
+        launch: Callable[..., Any] = launch_gateway  # pyspark leaves it unannotated
+        with spark_log_path().open("ab") as log:
+            gateway = launch(conf, popen_kwargs={"stdout": log, "stderr": log})
+        SparkContext(conf=conf, gateway=gateway)
+    builder = SparkSession.builder.master(master).appName(app)
+    for key, value in settings.items():
+        builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark

@@ -1,12 +1,15 @@
 """The audit's Spark side: find the inputs, number every physical line, parse on the JVM, quarantine.
 
-* ``expand_inputs`` — files and directories (recursive) → Kafka log files and JSONL trace files.
-* ``numbered_lines`` — ``spark.read.text`` plus a line number per physical line, computed without
-  collecting the corpus: rows of one file split are consecutive ``monotonically_increasing_id`` values,
-  so ``line = id − first id of the split + lines in the earlier splits of the file + 1`` (the per-split
-  counts are a tiny table). Gzip files are one split.
-* ``parse_kafka`` — layout, template and fields with built-in expressions only (``rlike`` to choose,
-  one ``regexp_replace`` per line to pull all groups of the chosen template at once).
+* ``expand_inputs`` — files and directories (recursive) → Kafka log files and JSONL trace files; every
+  non-hidden file is audited (what is not a log is quarantined line by line, never skipped).
+* ``raw_lines`` / ``split_offsets`` / ``with_line_numbers`` (together ``numbered_lines``) — ``spark.read.text``
+  plus a line number per physical line, computed without collecting the corpus: rows of one file split are
+  consecutive ``monotonically_increasing_id`` values, so ``line = id − first id of the split + lines in the
+  earlier splits of the file + 1`` (the per-split counts are a tiny table). Gzip files are one split. The
+  pipeline parses ``raw_lines`` and numbers the stored result, so the corpus is read once.
+* ``parse_kafka`` — layout, template and fields with built-in expressions only, in small compiled stages
+  (string functions for the layout, ``startswith``/``contains`` to pick the one template regex to try, one
+  ``regexp_replace`` per line to render all fields of the matched template at once).
 * ``resolve_non_records`` — continuation lines are attached to the record above them; blank lines
   are parsed; the rest is quarantined with a reason. Only non-record lines take part (a small set).
 * ``decode_traces`` — JSONL trace lines → facts (Python UDF: the codec is Python; traces are small).
@@ -42,7 +45,11 @@ class Inputs:
 
 
 def expand_inputs(paths: list[str], fmt: str = "auto") -> Inputs:
-    """Files named directly, and every non-hidden file under named directories, split by format."""
+    """Files named directly, and every non-hidden file under named directories, split by format.
+
+    No file is skipped for its name: a file that is not a Kafka log (a README, say) is audited like one and
+    its lines are quarantined with a reason, so nothing given is dropped silently.
+    """
     if fmt not in FORMATS:
         raise InputError(f"--format {fmt!r}: expected one of {', '.join(FORMATS)}")
     logs: list[str] = []
@@ -61,8 +68,6 @@ def expand_inputs(paths: list[str], fmt: str = "auto") -> Inputs:
             )
         )
         for f in files:
-            if f.suffix.lower() in (".md", ".txt") and p.is_dir():
-                continue
             is_trace = fmt == "jsonl" or (fmt == "auto" and f.name.lower().endswith(TRACE_SUFFIXES))
             (trs if is_trace else logs).append(str(f.resolve()))
     if not logs and not trs:
@@ -76,31 +81,50 @@ def display_name(uri: str) -> str:
     return unquote(parsed.path) if parsed.scheme in ("file", "") else uri
 
 
-def numbered_lines(spark: SparkSession, files: tuple[str, ...]) -> DataFrame:
-    """``(file, line, text)`` for every physical line of ``files``; ``line`` starts at 1."""
-    raw = spark.read.text(list(files)).select(
+def raw_lines(spark: SparkSession, files: tuple[str, ...]) -> DataFrame:
+    """``(text, uri, block, rid)`` for every physical line: ``rid`` increases by one along a file split."""
+    return spark.read.text(list(files)).select(
         F.col("value").alias("text"),
         F.col("_metadata.file_path").alias("uri"),
         F.col("_metadata.file_block_start").alias("block"),
         F.monotonically_increasing_id().alias("rid"),
     )
+
+
+def split_offsets(spark: SparkSession, raw: DataFrame, history_key: str = "dir") -> DataFrame:
+    """A small table ``(uri, block, base, file, history)``: ``line = rid − base + 1`` (only counts are collected).
+
+    ``history`` names the cluster history a file belongs to: its directory (``dir``) or the file (``file``).
+    """
     splits = (
         raw.groupBy("uri", "block").agg(F.count(F.lit(1)).alias("n"), F.min("rid").alias("first")).collect()
     )
     per_file: dict[str, list[tuple[int, int, int]]] = defaultdict(list)
     for row in splits:
         per_file[row["uri"]].append((int(row["block"]), int(row["n"]), int(row["first"])))
-    table: list[tuple[str, int, int, str]] = []
+    table: list[tuple[str, int, int, str, str]] = []
     for uri, items in per_file.items():
         offset = 0
+        name = display_name(uri)
+        history = name if history_key == "file" else name.rsplit("/", 1)[0]
         for block, n, first in sorted(items):
-            table.append((uri, block, first - offset, display_name(uri)))
+            table.append((uri, block, first - offset, name, history))
             offset += n
-    schema = "uri string, block long, base long, file string"
-    offsets = spark.createDataFrame(table, schema) if table else spark.createDataFrame([], schema)
-    return raw.join(F.broadcast(offsets), ["uri", "block"]).select(
-        "file", (F.col("rid") - F.col("base") + 1).alias("line"), "text"
+    return spark.createDataFrame(table, "uri string, block long, base long, file string, history string")
+
+
+def with_line_numbers(df: DataFrame, offsets: DataFrame) -> DataFrame:
+    """``df`` (with ``uri``, ``block``, ``rid``) with ``file``, ``line`` and ``history`` in their place."""
+    rest = [c for c in df.columns if c not in ("uri", "block", "rid")]
+    return df.join(F.broadcast(offsets), ["uri", "block"]).select(
+        "file", (F.col("rid") - F.col("base") + 1).alias("line"), "history", *rest
     )
+
+
+def numbered_lines(spark: SparkSession, files: tuple[str, ...], history_key: str = "dir") -> DataFrame:
+    """``(file, line, history, text)`` for every physical line of ``files``; ``line`` starts at 1."""
+    raw = raw_lines(spark, files)
+    return with_line_numbers(raw, split_offsets(spark, raw, history_key))
 
 
 def _chain(pairs: list[tuple[Column, Any]]) -> Column:
@@ -112,122 +136,166 @@ def _chain(pairs: list[tuple[Column, Any]]) -> Column:
     return expr
 
 
-def parse_kafka(lines: DataFrame) -> DataFrame:
-    """Records with layout, kind, template and typed fields; other lines with status ``nolayout``."""
+def _split_layout(df: DataFrame) -> DataFrame:
+    """Stage 1: ``layout, ts, level, message, logger`` of a line (``text``), or nulls when no layout matches.
+
+    One ``regexp_replace`` per layout renders its four groups ``SEP``-separated behind a leading ``SEP`` (so
+    "the result starts with ``SEP``" means "matched": a line that can match starts with ``[`` or a digit),
+    and ``split`` cuts them apart. The Strimzi layout is tried only on lines starting with a digit. (Java's
+    regex engine is cheaper here than Spark's character-position string functions, measured.)
+    """
+    default, strimzi = g.LAYOUTS
     text = F.col("text")
-    layout = _chain([(text.rlike(lay.regex), lay.name) for lay in g.LAYOUTS])
-    head = _chain(
+    cols = list(df.columns)
+    render = SEP + g.group_replacement(4, SEP)
+    step1 = df.select(
+        *cols,
+        F.split(
+            F.when(text.startswith("["), F.regexp_replace(text, default.regex, render)).when(
+                F.substring(text, 1, 1).between("0", "9"), F.regexp_replace(text, strimzi.regex, render)
+            ),
+            SEP,
+        ).alias("_sp"),
+    )
+    parts = F.col("_sp")
+    matched = (parts[0] == "") & (F.size(parts) == 5)
+    layout = F.when(matched & text.startswith("["), default.name).when(matched, strimzi.name)
+    step2 = step1.select(*cols, "_sp", layout.alias("layout"))
+    ok = F.col("layout").isNotNull()
+    return step2.select(
+        *cols,
+        "layout",
+        *[
+            F.when(ok, parts[k + 1]).alias(name)
+            for k, name in enumerate(("ts", "level", "message", "logger"))
+        ],
+    )
+
+
+_BRACKET_REST = r"^\[Controller id=\d+(?: epoch=\d+)?\] (.{0,64})"
+"""The first 64 characters after a ``[Controller id=…]`` / ``[Controller id=… epoch=…]`` prefix."""
+
+
+def _candidate(key: g.DispatchKey) -> Column:
+    """Regex-free necessary conditions of a template match (``lines.DispatchKey``), by prefix tests only."""
+    msg = F.col("message")
+    if key.prefix in ("new", "ctrl"):
+        return F.col("_bracket") & F.col("_rest").startswith(key.lead[:64])
+    if key.prefix == "old":
+        return F.col("_old") & msg.contains(key.lead)
+    return msg.startswith(key.start)
+
+
+def _field_replacement(t: g.Template) -> str:
+    """A replacement that renders template ``t``'s groups in ``lines.ALL_FIELDS`` order, ``SEP``-separated.
+
+    A field filled by several groups (alternatives such as ``(?:[t,0]|t-0)``) concatenates them: only one
+    alternative takes part in a match and Java renders a group that took no part as empty.
+    """
+    return SEP + SEP.join(
+        "".join(f"${k + 1}" for k, f in enumerate(t.fields) if f == name) for name in g.ALL_FIELDS
+    )
+
+
+def parse_kafka(lines: DataFrame) -> DataFrame:
+    """Records with layout, kind, template and typed fields; other lines with status ``nolayout``.
+
+    Built-in expressions only, in small stages (each a projection that Spark compiles): the layout by string
+    functions, the template id by cheap ``startswith``/``contains`` tests that leave (almost always) one
+    template regex to try, then one ``regexp_replace`` per line that renders all fields of the matched
+    template in a fixed order. The generic families' prefix regexes run only on lines no template matched.
+    Columns of ``lines`` other than ``text`` are carried along.
+    """
+    keep = [c for c in lines.columns if c != "text"]
+    df = _split_layout(lines.select(*keep, "text"))
+    msg = F.col("message")
+    df = df.select(
+        "*",
+        msg.startswith("[Controller id=").alias("_bracket"),
+        msg.startswith("Controller ").alias("_old"),
+    ).withColumn("_rest", F.when(F.col("_bracket"), F.regexp_extract(msg, _BRACKET_REST, 1)))
+    tid = _chain(
         [
-            (
-                F.col("layout") == lay.name,
-                F.split(F.regexp_replace(text, lay.regex, g.group_replacement(4, SEP)), SEP),
-            )
-            for lay in g.LAYOUTS
+            (_candidate(k) & msg.rlike(t.regex), i)
+            for i, (k, t) in enumerate(zip(g.DISPATCH, g.TEMPLATES, strict=True))
         ]
     )
-    df = (
-        lines.withColumn("layout", layout)
-        .withColumn("_h", head)
-        .select(
-            "file",
-            "line",
-            "text",
-            "layout",
-            F.col("_h")[0].alias("ts"),
-            F.col("_h")[1].alias("level"),
-            F.col("_h")[2].alias("message"),
-            F.col("_h")[3].alias("logger"),
-        )
-    )
-    msg = F.col("message")
-    tid = _chain([(msg.contains(t.marker) & msg.rlike(t.regex), i) for i, t in enumerate(g.TEMPLATES)])
-    groups = _chain(
+    df = df.withColumn("tid", tid)
+    tid_c = F.col("tid")
+    rendered = _chain(
         [
-            (
-                F.col("tid") == i,
-                F.split(F.regexp_replace(msg, t.regex, g.group_replacement(len(t.fields), SEP)), SEP),
-            )
+            (tid_c == i, F.regexp_replace(msg, t.regex, _field_replacement(t)))
             for i, t in enumerate(g.TEMPLATES)
         ]
     )
-    df = df.withColumn("tid", tid).withColumn("_g", groups)
-    controller_side = (F.col("logger") == g.STATE_CHANGE_LOGGER) & msg.rlike(g.CONTROLLER_SIDE_STATE_CHANGE)
-    ctrl_prefix = F.regexp_extract(msg, g.CONTROLLER_ID_PREFIX, 1)
-    broker_prefix = F.concat(
-        F.regexp_extract(msg, g.BROKER_ID_PREFIX, 1), F.regexp_extract(msg, g.BROKER_ID_PREFIX, 2)
+    generic = tid_c.isNull() & F.col("layout").isNotNull()
+    df = df.select(
+        *keep,
+        "text",
+        "layout",
+        "ts",
+        "level",
+        "logger",
+        "message",
+        "tid",
+        F.split(rendered, SEP).alias("_g"),
+        F.when(
+            generic & (F.col("logger") == g.STATE_CHANGE_LOGGER) & (F.col("_bracket") | F.col("_old")),
+            msg.rlike(g.CONTROLLER_SIDE_STATE_CHANGE),
+        ).alias("_cside"),
+        F.when(generic & msg.startswith("["), F.regexp_extract(msg, g.CONTROLLER_ID_PREFIX, 1)).alias("_cp"),
+        F.when(
+            generic & (msg.startswith("[Broker id=") | msg.startswith("Broker ")),
+            F.concat(
+                F.regexp_extract(msg, g.BROKER_ID_PREFIX, 1), F.regexp_extract(msg, g.BROKER_ID_PREFIX, 2)
+            ),
+        ).alias("_bp"),
     )
+    kinds = F.array(*[F.lit(t.kind) for t in g.TEMPLATES])
+    names = F.array(*[F.lit(t.name) for t in g.TEMPLATES])
+    cside = F.coalesce(F.col("_cside"), F.lit(False))
+    ctrl_prefix = F.coalesce(F.col("_cp"), F.lit(""))
+    broker_prefix = F.coalesce(F.col("_bp"), F.lit(""))
     kind = (
         F.when(F.col("layout").isNull(), F.lit(None))
-        .when(
-            F.col("tid").isNotNull(), _chain([(F.col("tid") == i, t.kind) for i, t in enumerate(g.TEMPLATES)])
-        )
-        .when(controller_side, F.lit(None))
+        .when(tid_c.isNotNull(), kinds[tid_c])
+        .when(cside, F.lit(None))
         .when(ctrl_prefix != "", F.lit("controller_message"))
         .when(broker_prefix != "", F.lit("broker_message"))
         .otherwise(F.lit("other_message"))
     )
     reason = F.when(
-        F.col("layout").isNotNull() & F.col("tid").isNull() & controller_side,
+        cside,
         F.when(msg.rlike(g.LEGACY_CONTROLLER_SIDE), "legacy-state-change").otherwise("unknown-state-change"),
     )
-    template = _chain([(F.col("tid") == i, t.name) for i, t in enumerate(g.TEMPLATES)])
     cols: list[Column] = []
-    for name in g.ALL_FIELDS:
-        value = _field(name)
-        if name == "controller_id":
-            value = F.coalesce(
-                value, F.when(F.col("tid").isNull() & (ctrl_prefix != ""), ctrl_prefix.cast("int"))
-            )
-        if name == "broker":
-            value = F.coalesce(
-                value, F.when(F.col("tid").isNull() & (broker_prefix != ""), broker_prefix.cast("int"))
-            )
-        cols.append(value.alias(name))
-    status = (
-        F.when(F.col("layout").isNull(), "nolayout")
-        .when(F.col("reason").isNotNull(), "quarantined")
-        .otherwise("record")
-    )
-    return (
-        df.withColumn("kind", kind)
-        .withColumn("reason", reason)
-        .withColumn("template", template)
-        .select(
-            "file",
-            "line",
-            "text",
-            "layout",
-            "ts",
-            "level",
-            "logger",
-            "message",
-            "kind",
-            "template",
-            "reason",
-            *cols,
-        )
-        .withColumn("status", status)
-    )
-
-
-def _field(name: str) -> Column:
-    pairs: list[tuple[Column, Column]] = []
-    for i, t in enumerate(g.TEMPLATES):
-        positions = [k for k, f in enumerate(t.fields) if f == name]
-        if not positions:
-            continue
-        raw = [F.col("_g")[k] for k in positions]
+    for j, name in enumerate(g.ALL_FIELDS):
+        raw = F.col("_g")[j + 1]
+        having = [i for i, t in enumerate(g.TEMPLATES) if name in t.fields]
         if name in g.LIST_FIELDS:
-            value = F.regexp_replace(raw[0], " ", "")
+            value = F.when(tid_c.isin(*having), F.regexp_replace(raw, " ", ""))
         else:
-            value = (
-                F.coalesce(*[F.when(r != "", r) for r in raw])
-                if len(raw) > 1
-                else F.when(raw[0] != "", raw[0])
-            )
-        pairs.append((F.col("tid") == i, value))
-    col = _chain(pairs) if pairs else F.lit(None)
-    return col.cast("int") if name in g.INT_FIELDS else col.cast("string")
+            value = F.when(raw != "", raw)
+        if name == "controller_id":
+            value = F.coalesce(value, F.when(ctrl_prefix != "", ctrl_prefix))
+        if name == "broker":
+            value = F.coalesce(value, F.when(broker_prefix != "", broker_prefix))
+        cols.append((value.cast("int") if name in g.INT_FIELDS else value.cast("string")).alias(name))
+    status = F.when(F.col("layout").isNull(), "nolayout").when(cside, "quarantined").otherwise("record")
+    return df.select(
+        *keep,
+        "text",
+        "layout",
+        "ts",
+        "level",
+        "logger",
+        "message",
+        kind.alias("kind"),
+        names[tid_c].alias("template"),
+        reason.alias("reason"),
+        *cols,
+        status.alias("status"),
+    )
 
 
 def resolve_non_records(parsed: DataFrame) -> DataFrame:
@@ -290,15 +358,14 @@ def resolve_non_records(parsed: DataFrame) -> DataFrame:
     )
 
 
-def attach_exceptions(records: DataFrame, non_records: DataFrame) -> DataFrame:
-    """Each record with ``exception`` (its first continuation line) and ``continuation_lines`` (count)."""
-    cont = (
+def exceptions_of(non_records: DataFrame) -> DataFrame:
+    """``(file, line, exception, continuation_lines)``: per record, its first continuation line and their count."""
+    return (
         non_records.where(F.col("status") == "continuation")
         .groupBy("file", "owner")
         .agg(F.min_by("text", "line").alias("exception"), F.count(F.lit(1)).alias("continuation_lines"))
         .withColumnRenamed("owner", "line")
     )
-    return records.join(cont, ["file", "line"], "left")
 
 
 _TYPES: dict[str, T.DataType] = {"string": T.StringType(), "long": T.LongType(), "int": T.IntegerType()}
@@ -320,7 +387,7 @@ def _decode(text: str, file: str, line: int) -> tuple[list[tuple[Any, ...]], str
 
 def decode_traces(lines: DataFrame) -> tuple[DataFrame, DataFrame]:
     """``(facts, non_records)`` of JSONL trace lines; bad lines are quarantined with the codec's message."""
-    udf = F.udf(_decode, TRACE_RESULT)
+    udf = F.udf(_decode, TRACE_RESULT, useArrow=False)
     decoded = lines.withColumn("_d", udf("text", "file", "line"))
     facts = decoded.select("file", "line", F.explode("_d.facts").alias("f")).select("file", "line", "f.*")
     blank = F.trim(F.col("text")) == ""

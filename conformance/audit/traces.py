@@ -1,11 +1,13 @@
 """Canonical JSONL traces: one step per line, decoded with the spec's codec and flattened into facts.
 
-Trace line format (one canonical-JSON object per line, ``spec/codec.py`` encodings)::
+Trace line format (``kcspec.spec.trace.Trace.to_jsonl``; one canonical-JSON object per line, ``spec/codec.py``
+encodings)::
 
-    {"step": <int ≥ 0>, "event": <ControllerEvent>, "state": <ClusterState after the step>,
+    {"step": <int ≥ 0>, "event": <ControllerEvent, null at step 0>, "state": <ClusterState after the step>,
      "requests": [<Request>, …], "failures": [<StateChangeFailure>, …]}
 
-``state`` is the post-state of the step. A line that is not valid JSON, lacks a key, has an unknown
+Step 0 holds the initial state; ``state`` of a later step is its post-state (null when the step was recorded
+without its result). A line that is not valid JSON, lacks a key, has an unknown
 key, or whose values do not decode is quarantined with the ``CodecError`` message (JSON path and
 what was expected there). A valid line becomes *facts*, the rows the replay reads:
 * one ``step`` fact (controller id and epoch of the context, ZooKeeper controller epoch);
@@ -21,15 +23,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from kcspec.spec.codec import CodecError, decode, decode_event
-from kcspec.spec.requests import (
-    LeaderAndIsrRequest,
-    StateChangeFailure,
-    StopReplicaRequest,
-    UpdateMetadataRequest,
-)
+from kcspec.spec.requests import Request, StateChangeFailure
 from kcspec.spec.state import ClusterState
 
 TRACE_KEYS = ("step", "event", "state", "requests", "failures")
+INITIAL = "Initial"
+"""The ``event`` of step 0's facts (the initial state, ``event`` null)."""
 
 FACT_FIELDS: tuple[tuple[str, str], ...] = (
     ("fact", "string"),
@@ -99,15 +98,19 @@ def _facts(data: object, where: str) -> list[Fact]:
     step = data["step"]
     if isinstance(step, bool) or not isinstance(step, int) or step < 0:
         raise CodecError(f"{where}.step", f"expected a non-negative integer, got {step!r}")
-    event = decode_event(data["event"], f"{where}.event")
+    if step == 0:
+        if data["event"] is not None:
+            raise CodecError(f"{where}.event", "step 0 holds the initial state: its event must be null")
+        kind = INITIAL
+    else:
+        kind = type(decode_event(data["event"], f"{where}.event")).__name__
+    decode(data["requests"], frozenset[Request], f"{where}.requests")
+    decode(data["failures"], frozenset[StateChangeFailure], f"{where}.failures")
+    if data["state"] is None:
+        if step == 0:
+            raise CodecError(f"{where}.state", "step 0 must hold the initial state")
+        return [Fact("step", step, kind)]  # a step recorded without its result
     state: ClusterState = decode(data["state"], ClusterState, f"{where}.state")
-    decode(
-        data["requests"],
-        list[LeaderAndIsrRequest | UpdateMetadataRequest | StopReplicaRequest],
-        f"{where}.requests",
-    )
-    decode(data["failures"], list[StateChangeFailure], f"{where}.failures")
-    kind = type(event).__name__
     ctx = state.controller
     facts = [Fact("step", step, kind, ctx.controller_id, ctx.epoch, state.zk.controller_epoch)]
     for pr, rs in ctx.replica_states.items():

@@ -43,7 +43,12 @@ BAD = [
     "this is garbage",
     "[2021-01-10 14:19:31,000] TRACE [Controller id=1 epoch=9] Changed state of replica 2 for partition t-0 from "
     "NewReplica to ReplicaDeletionStarted (state.change.logger)",
+    # the layout's edges: no message, parentheses in the message with a line number, text after the logger
+    "[2021-01-10 14:19:32,000] INFO (kafka.Foo)",
+    "[2021-01-10 14:19:32,000] WARN Something (with parens) happened (kafka.Foo:123)",
+    "[2021-01-10 14:19:32,000] INFO trailing text (kafka.Foo) x",
 ]
+README = "# Notes\n\nThese are the broker logs of the incident.\n"
 
 
 @pytest.fixture(scope="session")
@@ -58,6 +63,7 @@ def _corpus(tmp: Path) -> Path:
     d = tmp / "logs"
     d.mkdir()
     (d / "state-change.log").write_text("\r\n".join(GOOD + BAD) + "\r\n")
+    (d / "README.md").write_text(README)
     with gzip.open(d / "state-change.log.1.gz", "wt") as f:
         f.write("\tat orphan.Frame(X.scala:1)\n" + "\n".join(GOOD) + "\n\tat attached.Frame(X.scala:2)\n")
     if REAL_LOGS.is_dir():
@@ -69,9 +75,15 @@ def _corpus(tmp: Path) -> Path:
 def test_spark_parse_equals_reference(spark: Any, tmp_path: Path) -> None:
     d = _corpus(tmp_path)
     inputs = expand_inputs([str(d)])
-    parsed = parse_kafka(numbered_lines(spark, inputs.kafka_logs)).cache()
-    odd = {(r["file"], r["line"]): r for r in resolve_non_records(parsed).collect()}
-    got = {(r["file"], r["line"]): r for r in parsed.collect()}
+    assert str((d / "README.md").resolve()) in inputs.kafka_logs
+    # generated code must compile: with fallback off, a plan Spark cannot compile fails instead of interpreting
+    spark.conf.set("spark.sql.codegen.fallback", "false")
+    try:
+        parsed = parse_kafka(numbered_lines(spark, inputs.kafka_logs)).cache()
+        odd = {(r["file"], r["line"]): r for r in resolve_non_records(parsed).collect()}
+        got = {(r["file"], r["line"]): r for r in parsed.collect()}
+    finally:
+        spark.conf.unset("spark.sql.codegen.fallback")
     expected = [p for f in inputs.kafka_logs for p in parse_file(Path(f), f)]
     assert len(got) == len(expected)
     for e in expected:
@@ -97,7 +109,10 @@ def test_audit_end_to_end(spark: Any, tmp_path: Path) -> None:
     out.mkdir()
     summary = run_audit(spark, expand_inputs([str(d)]), out, KAFKA_2_8, lambda s: None, "file")
     assert summary.parsed + summary.quarantined == summary.lines_read
-    assert summary.by_reason.get("no-layout") == 1 and summary.by_reason.get("orphan-continuation") == 1
+    # "this is garbage", two lines of the layout's edge cases and the README's two lines of prose
+    assert summary.by_reason.get("no-layout") == 5 and summary.by_reason.get("orphan-continuation") == 1
+    readme = [f for f in summary.per_file if Path(f["file"]).name == "README.md"]
+    assert readme and readme[0]["quarantined"] == 2 and readme[0]["blank"] == 1
     violations = [json.loads(x) for x in (out / "violations.jsonl").read_text().splitlines()]
     mine = {(Path(v["file"]).name, v["line"], v["rule"]) for v in violations}
     assert ("state-change.log", 4, "leader-not-in-isr") in mine
@@ -111,3 +126,24 @@ def test_audit_end_to_end(spark: Any, tmp_path: Path) -> None:
     )
     assert (out / "summary.html").read_text().count("<table>") >= 5
     assert (out / "violations.parquet").is_dir() and (out / "quarantine.parquet").is_dir()
+
+
+def test_jsonl_trace_bad_line_quarantined(spark: Any, tmp_path: Path) -> None:
+    from tests.audit.test_traces import reference_trace_lines
+
+    lines = reference_trace_lines()
+    bad = json.loads(lines[2])
+    bad["state"]["controller"]["epoch"] = "two"
+    lines[2] = json.dumps(bad)
+    d = tmp_path / "traces"
+    d.mkdir()
+    (d / "run.jsonl").write_text("\n".join(lines) + "\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    inputs = expand_inputs([str(d)])
+    assert inputs.traces and not inputs.kafka_logs
+    summary = run_audit(spark, inputs, out, KAFKA_2_8, lambda s: None)
+    assert (summary.lines_read, summary.quarantined, summary.violations) == (len(lines), 1, 0)
+    [q] = [json.loads(x) for x in (out / "quarantine.jsonl").read_text().splitlines()]
+    assert (Path(q["file"]).name, q["line"], q["reason"]) == ("run.jsonl", 3, "bad-trace-line")
+    assert q["detail"].startswith("$.state.controller.epoch")
