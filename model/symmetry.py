@@ -17,6 +17,7 @@ import enum
 import itertools
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import fields, is_dataclass, replace
+from typing import Any
 
 from kcspec.spec.fmap import FMap
 from kcspec.spec.state import ClusterState
@@ -93,7 +94,8 @@ def compact(value: object) -> Hashable:
     if isinstance(value, bool | int | str) or value is None:
         return value
     if isinstance(value, enum.Enum):
-        return value.value
+        code: Hashable = value.value
+        return code
     if isinstance(value, TopicPartition):
         return (value.topic, value.partition)
     if isinstance(value, PartitionReplica):
@@ -101,17 +103,22 @@ def compact(value: object) -> Hashable:
     if isinstance(value, tuple):
         return tuple(compact(v) for v in value)
     if isinstance(value, frozenset):
-        return tuple(sorted(compact(v) for v in value))  # type: ignore[type-var]
+        return tuple(sorted((compact(v) for v in value), key=_order))
     if isinstance(value, Mapping):
-        return tuple(sorted((compact(k), compact(v)) for k, v in value.items()))  # type: ignore[type-var]
+        return tuple(sorted(((compact(k), compact(v)) for k, v in value.items()), key=_order))
     if is_dataclass(value):
         return tuple(compact(getattr(value, f.name)) for f in fields(value))
     raise TypeError(f"cannot encode {type(value).__name__}")
 
 
+def _order(item: Hashable) -> Any:
+    """Sort key of compact encodings (they are totally ordered within one collection)."""
+    return item
+
+
 def canonical_key(state: ClusterState, perms: list[dict[int, int]]) -> Hashable:
     """The least compact encoding over all broker renamings: equal for states equal up to symmetry."""
-    return min(compact(permute_brokers(state, p)) for p in perms)  # type: ignore[type-var]
+    return min((compact(permute_brokers(state, p)) for p in perms), key=_order)
 
 
 def exact_key(state: ClusterState) -> Hashable:

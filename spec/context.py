@@ -10,7 +10,7 @@ that a procedure can compute those sets once with ``let`` instead of once per el
 
 from __future__ import annotations
 
-from kcspec.spec.lang import Expr, let, lift, lit, rec
+from kcspec.spec.lang import Expr, let, lift, lit, rec, rule
 from kcspec.spec.vocabulary import (
     PartitionReplica,
     PartitionState,
@@ -34,7 +34,7 @@ def live_or_shutting_down(s: Expr) -> Expr:
 
 def live_brokers(s: Expr) -> Expr:
     """``liveBrokerIds`` = liveOrShuttingDown − shuttingDownBrokerIds (§3.1)."""
-    return live_or_shutting_down(s).minus(s.f("controller", "shutting_down"))
+    return rule("liveBrokerIds", "§3.1", live_or_shutting_down(s).minus(s.f("controller", "shutting_down")))
 
 
 def offline_dir_replicas(s: Expr) -> Expr:
@@ -49,7 +49,7 @@ def replica(tp: object, r: object) -> Expr:
 
 def is_online_with(live: Expr, offline: Expr, r: object, tp: object) -> Expr:
     """``isReplicaOnline`` given the broker set to test against and the offline-dir replicas (§3.1)."""
-    return live.contains(r) & ~offline.contains(replica(tp, r))
+    return rule("isReplicaOnline", "§3.1", live.contains(r) & ~offline.contains(replica(tp, r)))
 
 
 def is_online(s: Expr, r: object, tp: object, include_shutting_down: bool = False) -> Expr:
@@ -71,12 +71,12 @@ def replicas(s: Expr, tp: object) -> Expr:
 
 def target_replicas_of(fa: Expr) -> Expr:
     """``targetReplicas`` = replicas − removingReplicas, order kept (§3.1, 2.4+)."""
-    return fa.f("replicas").minus(fa.f("removing"))
+    return rule("targetReplicas", "§3.1", fa.f("replicas").minus(fa.f("removing")))
 
 
 def origin_replicas_of(fa: Expr) -> Expr:
     """``originReplicas`` = replicas − addingReplicas, order kept (§3.1, 2.4+)."""
-    return fa.f("replicas").minus(fa.f("adding"))
+    return rule("originReplicas", "§3.1", fa.f("replicas").minus(fa.f("adding")))
 
 
 def online_replicas_with(live: Expr, offline: Expr, ar: Expr, tp: object) -> Expr:

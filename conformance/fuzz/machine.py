@@ -151,6 +151,12 @@ class ControllerMachine(RuleBasedStateMachine):
             f"{self.profile}: {message} at {event.kind}\nevents:\n{events}\n" + "\n".join(details) + where
         )
 
+    @rule()
+    def snapshots_stay_equal(self) -> None:
+        """Always available (so a run whose drawn swarm disables every enabled event can still proceed): the
+        reference controller's snapshot is still the spec's state."""
+        self.states_agree()
+
     @invariant()
     def states_agree(self) -> None:
         if self.ref.snapshot() != self.state:

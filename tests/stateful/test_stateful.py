@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis.stateful import run_state_machine_as_test
 from kcspec.conformance.fuzz.machine import coverage_gaps, machine_for
 
-EXAMPLES = int(os.environ.get("KCSPEC_STATEFUL_EXAMPLES", "60"))
+EXAMPLES = int(os.environ.get("KCSPEC_STATEFUL_EXAMPLES", "80"))
 STEPS = int(os.environ.get("KCSPEC_STATEFUL_STEPS", "40"))
 
 
