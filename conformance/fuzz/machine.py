@@ -24,7 +24,7 @@ from kcspec.model.invariants_check import InvariantChecker
 from kcspec.model.step import SpecMachine
 from kcspec.reference_impl import ReferenceController
 from kcspec.spec import codec
-from kcspec.spec.events import EVENT_TYPES, BrokerStartup, ControllerEvent
+from kcspec.spec.events import EVENT_TYPES, BrokerStartup, ControllerEvent, TopicDeletion
 from kcspec.spec.state import ClusterState
 from kcspec.spec.trace import Trace, TraceStep
 
@@ -89,8 +89,9 @@ class ControllerMachine(RuleBasedStateMachine):
     @initialize(
         up=st.sets(st.integers(min_value=1, max_value=3)),
         disabled=st.sets(st.sampled_from(DISRUPTIVE)),
+        delete_early=st.booleans(),
     )
-    def bootstrap_cluster(self, up: set[int], disabled: set[str]) -> None:
+    def bootstrap_cluster(self, up: set[int], disabled: set[str], delete_early: bool) -> None:
         """Broker 0 and the drawn brokers register, 0 becomes controller and the topics are created; the other
         brokers are left to the ``BrokerStartup`` rule — so some runs start with partitions that had no live
         replica at creation (they stay NewPartition until a replica's broker starts).
@@ -102,6 +103,10 @@ class ControllerMachine(RuleBasedStateMachine):
         for ev in bootstrap(self.cfg):
             if not isinstance(ev, BrokerStartup) or ev.broker_id == 0 or ev.broker_id in up:
                 self.apply(ev)
+        if delete_early:
+            # the last topic is deleted at once — while its partitions may still be NewPartition (no live
+            # replica yet), the only way to the NewPartition → OfflinePartition row in kafka-1.1 (§8)
+            self.apply(TopicDeletion((self.cfg.topic_names[-1],)))
 
     def enabled_of(self, kind: str) -> list[ControllerEvent]:
         if kind in self.disabled:
@@ -203,6 +208,19 @@ def machine_for(profile: str, trace_dir: Path | None = None) -> type[ControllerM
     )
 
 
+UNREACHABLE: dict[str, dict[tuple[str, str], str]] = {
+    "kafka-1.1": {
+        ("partition", "NewPartition→OfflinePartition"): (
+            "a NewPartition has no leadership info, so partitionsWithOfflineLeader never picks it (§3.1); the only "
+            "other way is completeDeleteTopic, but deleting a never-led partition hangs in 1.1: OfflineReplica skips "
+            "replicas of partitions without leadership info (§4.3 step 5, KAFKA-6650), so they never reach "
+            "ReplicaDeletionStarted"
+        ),
+    },
+}
+"""Table rows a profile cannot reach, with the reason (the coverage requirement excludes them)."""
+
+
 def coverage_gaps(profile: str, coverage: Coverage) -> dict[str, list[str]]:
     """Rows of the transition tables and event kinds that the runs never exercised."""
     from kcspec.spec.profiles import get_profile
@@ -215,8 +233,11 @@ def coverage_gaps(profile: str, coverage: Coverage) -> dict[str, list[str]]:
     ):
         for target, prevs in table.items():
             for prev in prevs:
-                if seen.get((prev.name, target.name), 0) == 0:
-                    gaps[machine].append(f"{prev.name}→{target.name}")
+                row = f"{prev.name}→{target.name}"
+                if seen.get((prev.name, target.name), 0) == 0 and (machine, row) not in UNREACHABLE.get(
+                    profile, {}
+                ):
+                    gaps[machine].append(row)
     kinds = {cls.kind for cls in EVENT_TYPES}
     if profile == "kafka-1.1":
         kinds.discard("ApiPartitionReassignment")
