@@ -146,7 +146,11 @@ class ReferenceController:
             present = {t for t in overrides if TopicPartition(t, 0) in self.zk.assignments}
             self._dispatch(event)
             self._forget_configs_of_deleted_topics(present)
-            return frozenset(self._sent), frozenset(self._failures)
+            requests, failures = frozenset(self._sent), frozenset(self._failures)
+            # the caller owns them now: the controller keeps no reference (no memory pinned until the next event)
+            self._sent.clear()
+            self._failures.clear()
+            return requests, failures
         finally:
             if collecting:
                 gc.enable()
