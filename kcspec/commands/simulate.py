@@ -37,6 +37,13 @@ from kcspec.spec.profiles import DEFAULT_PROFILE, PROFILES
     help="Random events after the bootstrap (with --emit-logs).",
 )
 @click.option("--trace-level", is_flag=True, help="Also write TRACE lines (every replica transition).")
+@click.option(
+    "--inject",
+    "inject",
+    default=None,
+    metavar="BUG",
+    help="Run a bug-zoo mutant instead of the reference controller (see `kcspec bugzoo --list`).",
+)
 @click.option("--spark", "spark", is_flag=True, help="Swarm simulation: many checked random walks.")
 @click.option("--master", default="local[*]", show_default=True, help="Spark master for --spark.")
 @click.option("--local", "local", is_flag=True, help="Run the swarm in this process instead of on Spark.")
@@ -55,6 +62,7 @@ def command(
     emit_logs: Path | None,
     events: int,
     trace_level: bool,
+    inject: str | None,
     spark: bool,
     master: str,
     local: bool,
@@ -87,18 +95,37 @@ def command(
     seed = seed if seed is not None else random.SystemRandom().randrange(2**31)
     console.print(f"kcspec simulate: seed {seed} (re-run with --seed {seed})")
     if emit_logs is not None:
-        emit(console, cfg, emit_logs, events, seed, trace_level)
+        emit(console, cfg, emit_logs, events, seed, trace_level, inject)
         return
+    if inject is not None:
+        raise click.UsageError("--inject goes with --emit-logs")
     swarm(console, cfg, runs, steps, seed, None if local else master, json_path)
 
 
-def emit(console: Console, cfg: object, out: Path, events: int, seed: int, trace: bool) -> None:
+def emit(
+    console: Console, cfg: object, out: Path, events: int, seed: int, trace: bool, inject: str | None
+) -> None:
+    import contextlib
+
     from kcspec.conformance.simulate import WalkConfig, emit_logs, walk
     from kcspec.reference_impl import ReferenceController
 
     assert isinstance(cfg, WalkConfig)
+    bug: contextlib.AbstractContextManager[object] = contextlib.nullcontext()
+    if inject is not None:
+        from kcspec.conformance.bugzoo.historical import HISTORICAL_BY_NAME
+
+        mutant = HISTORICAL_BY_NAME.get(inject)
+        if mutant is None:
+            raise click.BadParameter(
+                f"unknown bug {inject!r}; known: {', '.join(sorted(HISTORICAL_BY_NAME))}",
+                param_hint="--inject",
+            )
+        bug = mutant.active()
+        console.print(f"injecting {inject}: {mutant.wrong}")
     ctl = ReferenceController(cfg.profile, trace=trace)
-    n = sum(1 for _ in walk(ctl, cfg, events, seed))
+    with bug:
+        n = sum(1 for _ in walk(ctl, cfg, events, seed))
     paths = emit_logs(ctl.state_change_log, ctl.controller_log, out)
     lines = len(ctl.state_change_log) + len(ctl.controller_log)
     console.print(
