@@ -1,0 +1,64 @@
+"""Benchmark: the explorer's distinct states per second, and the time of ``kcspec verify``.
+
+Configurations: the default ones of ``kcspec verify`` (3 brokers, 1 partition, RF 2, depth 3; and depth 2 with
+ZooKeeper and controller faults) and a larger one (4 brokers, 2 partitions, RF 3), both profiles. Target
+(issue "formal checking"): ≥ 20,000 distinct states/s on one core; ``kcspec verify`` ≤ 5 minutes.
+
+    .venv/bin/python benchmarks/explore_rate.py [--large-depth D] [--skip-verify]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import subprocess
+import sys
+import time
+
+from kcspec.conformance.explore.config import ExploreConfig
+from kcspec.conformance.explore.explorer import explore
+
+CONFIGS = (
+    dict(brokers=3, topics=1, partitions=1, rf=2, depth=3),
+    dict(brokers=3, topics=1, partitions=1, rf=2, depth=2, faults=frozenset({"zk", "controller"})),
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--large-depth", type=int, default=2)
+    ap.add_argument("--skip-verify", action="store_true")
+    args = ap.parse_args(argv)
+    print(
+        f"{platform.python_implementation()} {platform.python_version()}, load average {os.getloadavg()[0]:.1f}"
+    )
+    print("| profile | configuration | distinct states | transitions | seconds | states/s |")
+    print("|---|---|---:|---:|---:|---:|")
+    large = dict(brokers=4, topics=1, partitions=2, rf=3, depth=args.large_depth)
+    for profile in ("kafka-2.8", "kafka-1.1"):
+        for params in (*CONFIGS, large):
+            cfg = ExploreConfig(profile=profile, **params)  # type: ignore[arg-type]
+            result = explore(cfg)
+            s = result.stats
+            verdict = "" if result.finding is None else f" VIOLATION: {result.finding.message}"
+            print(
+                f"| {profile} | {cfg.describe().split(': ', 1)[1]} | {s.distinct_states} | {s.transitions} | "
+                f"{s.seconds:.1f} | {s.states_per_second:.0f} |{verdict}",
+                flush=True,
+            )
+    if not args.skip_verify:
+        start = time.perf_counter()
+        proc = subprocess.run(
+            [sys.executable, "-m", "kcspec", "verify", "--out", "/tmp/kcspec-bench-verify"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        last = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else proc.stderr[-200:]
+        print(f"\nkcspec verify: {time.perf_counter() - start:.1f} s, exit {proc.returncode}: {last}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
