@@ -25,8 +25,10 @@ import os
 import platform
 import sys
 import time
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 from kcspec.reference_impl import ReferenceController
 from kcspec.spec.events import BrokerFailure, ControllerFailover
@@ -35,6 +37,7 @@ from kcspec.spec.state import ClusterState, ZkState
 from kcspec.spec.vocabulary import ReplicaAssignment, TopicPartition
 
 PARTITIONS_PER_TOPIC = 1000
+T = TypeVar("T")
 
 
 def peak_rss_mib() -> float:
@@ -72,12 +75,12 @@ def main(argv: list[str] | None = None) -> int:
 
     results: list[dict[str, object]] = []
 
-    def step(name: str, fn: object) -> object:
+    def step(name: str, fn: Callable[[], T]) -> T:
         gc.collect()
         load = os.getloadavg()[0]
         start = time.perf_counter()
         cpu_start = time.process_time()
-        out = fn()  # type: ignore[operator]
+        out = fn()
         seconds = time.perf_counter() - start
         cpu = time.process_time() - cpu_start
         results.append(
@@ -101,17 +104,17 @@ def main(argv: list[str] | None = None) -> int:
         f"RF {args.rf}, {args.brokers} brokers, {args.profile}"
     )
     state = step("build state", lambda: build_state(args.partitions, args.brokers, args.rf))
-    ctl = step("load context", partial(ReferenceController, args.profile, state))  # type: ignore[arg-type]
+    ctl = step("load context", partial(ReferenceController, args.profile, state))
     del state
-    requests, _ = step("failover", lambda: ctl.run(ControllerFailover(0)))  # type: ignore[attr-defined]
-    n_states = sum(len(getattr(r, "partition_states", ())) for r in requests)
+    requests, _ = step("failover", lambda: ctl.run(ControllerFailover(0)))
+    n_states = sum(len(r.partition_states) for r in requests)
     print(
         f"  failover sent {len(requests)} requests carrying {n_states:,} partition states; "
         f"{len(ctl.state_change_log):,} state-change log lines"
-    )  # type: ignore[attr-defined]
+    )
     del requests
-    requests, _ = step("broker failure", lambda: ctl.run(BrokerFailure(args.failed_broker)))  # type: ignore[attr-defined]
-    n_states = sum(len(getattr(r, "partition_states", ())) for r in requests)
+    requests, _ = step("broker failure", lambda: ctl.run(BrokerFailure(args.failed_broker)))
+    n_states = sum(len(r.partition_states) for r in requests)
     print(f"  broker failure sent {len(requests)} requests carrying {n_states:,} partition states")
     if args.json:
         args.json.write_text(
