@@ -312,6 +312,7 @@ class ZkPartitionStateMachine:
                     for (tp, li), fa in zip(records.items(), assigned, strict=True)
                 ],
                 True,
+                cached=True,
             )
             succeeded = list(records)
             self._initialized = (succeeded, list(records.values()))
@@ -419,6 +420,7 @@ class ZkPartitionStateMachine:
                 for tp, li in written.items()
             ],
             False,
+            cached=True,
         )
         results.update(failed)
         return results, retry

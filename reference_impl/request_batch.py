@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from operator import attrgetter
 
-from kcspec.reference_impl.context import ControllerContext
+from kcspec.reference_impl.context import EMPTY_ASSIGNMENT, ControllerContext
 from kcspec.reference_impl.errors import IllegalStateException
 from kcspec.reference_impl.logs import ControllerLog, Logger, bool_text, java_list, mk_string, scala_set
 from kcspec.reference_impl.records import (
@@ -252,11 +252,15 @@ class ControllerBrokerRequestBatch:
             tuple[Iterable[int], TopicPartition, LeaderIsrAndControllerEpoch, ReplicaAssignment]
         ],
         is_new: bool,
+        *,
+        cached: bool = False,
     ) -> None:
         """``add_leader_and_isr(brokers, tp, li, fa, is_new)`` for each entry in order, in one loop.
 
-        When ``add_leader_and_isr`` or the UpdateMetadata methods it calls have been replaced (on the class or
-        the instance), each entry goes through them instead."""
+        ``cached``: the caller has just stored every entry's ``li`` in the leadership cache and took ``fa`` from
+        the context's assignments (or ``EMPTY_ASSIGNMENT`` for none), so the UpdateMetadata entry is computed from
+        them without looking them up again. When ``add_leader_and_isr`` or the UpdateMetadata methods it calls
+        have been replaced (on the class or the instance), each entry goes through them instead."""
         cls = type(self)
         if (
             not self.kip455
@@ -313,11 +317,13 @@ class ControllerBrokerRequestBatch:
                     self._merge_lair(recipients, tp, li, fa, is_new)
             # the implicit UpdateMetadata entry, as ``_add_partition_metadata`` computes it
             being_deleted = bool(deleting) and tp.topic in deleting
-            current = leadership.get(tp)
+            current = li if cached else leadership.get(tp)
             if current is None or offline_dirs or being_deleted:
                 self._add_partition_metadata(tp, being_deleted)
                 continue
-            assigned = assignments.get(tp)
+            assigned: ReplicaAssignment | None = (
+                fa if cached and fa is not EMPTY_ASSIGNMENT else assignments.get(tp)
+            )
             replicas = assigned.replicas if assigned is not None else ()
             lai = current.leader_and_isr
             umr_state = umr_partition_state(
