@@ -84,7 +84,10 @@ class ZkPartitionStateMachine:
         self.failures = failures
         self.config = config
         self.cases = partition_state_cases()
-        self._initialized: tuple[list[TopicPartition], list[LeaderIsrAndControllerEpoch]] | None = None
+        self._initialized: (
+            tuple[list[TopicPartition], dict[TopicPartition, LeaderIsrAndControllerEpoch]] | None
+        ) = None
+        """What ``_initialize_leader_and_isr`` just returned, with the records it wrote (same order)."""
         name = (
             "kafka.controller.ZkPartitionStateMachine"
             if version >= KAFKA_2_4
@@ -222,10 +225,10 @@ class ZkPartitionStateMachine:
                         (
                             f"Changed partition {tp} from NewPartition to OnlinePartition with state "
                             f"{render_leader_and_isr(li.leader_and_isr)}"
-                            for tp, li in zip(done, stash[1], strict=True)
+                            for tp, li in stash[1].items()
                         ),
                     )
-                    ctx.put_partition_states(done, P.OnlinePartition)
+                    ctx.put_partition_states(stash[1], P.OnlinePartition)
                 else:
                     for tp in done:
                         li = ctx.leadership[tp]
@@ -315,7 +318,7 @@ class ZkPartitionStateMachine:
                 cached=True,
             )
             succeeded = list(records)
-            self._initialized = (succeeded, list(records.values()))
+            self._initialized = (succeeded, records)
             return succeeded
         for tp, code in codes.items():
             if code == "OK":
