@@ -573,7 +573,12 @@ QUARANTINE_REASONS: dict[str, str] = {
     "unknown-state-change": "state-change line written by a controller that matches no template of §10",
     "legacy-state-change": "state-change line of a Kafka < 1.0 controller whose format has no template",
     "bad-trace-line": "not a valid canonical-JSON trace line",
+    "separator-character": "a field of a template match holds U+0001, the separator the Spark parser renders "
+    "fields with",
 }
+
+SEPARATOR = "\u0001"
+"""Joins rendered regex groups on the JVM; a template match with it inside a field is quarantined."""
 
 RECORD_KINDS_WITH_MACHINE: dict[str, str] = {
     "replica_transition": "replica",

@@ -86,6 +86,8 @@ def classify_message(message: str, logger: str) -> Classified:
         if template.marker in message:
             m = _rx(template.regex).search(message)
             if m is not None:
+                if any(g.SEPARATOR in (group or "") for group in m.groups()):
+                    return Classified(None, None, {}, "separator-character")
                 return Classified(template.kind, template.name, template_fields(template, m))
     if logger == g.STATE_CHANGE_LOGGER and _rx(g.CONTROLLER_SIDE_STATE_CHANGE).search(message):
         reason = (

@@ -29,7 +29,7 @@ from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-SEP = "\u0001"
+SEP = g.SEPARATOR
 TRACE_SUFFIXES = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz")
 FORMATS = ("auto", "kafka-log", "jsonl")
 
@@ -158,17 +158,20 @@ def _split_layout(df: DataFrame) -> DataFrame:
         ).alias("_sp"),
     )
     parts = F.col("_sp")
-    matched = (parts[0] == "") & (F.size(parts) == 5)
+    matched = parts[0] == ""
     layout = F.when(matched & text.startswith("["), default.name).when(matched, strimzi.name)
     step2 = step1.select(*cols, "_sp", layout.alias("layout"))
     ok = F.col("layout").isNotNull()
+    # only the message can hold SEP itself: then it spans parts 3 … size − 2
+    size = F.size(parts)
+    message = F.when(size == 5, parts[3]).otherwise(F.array_join(F.slice(parts, 4, size - 4), SEP))
     return step2.select(
         *cols,
         "layout",
-        *[
-            F.when(ok, parts[k + 1]).alias(name)
-            for k, name in enumerate(("ts", "level", "message", "logger"))
-        ],
+        F.when(ok, parts[1]).alias("ts"),
+        F.when(ok, parts[2]).alias("level"),
+        F.when(ok, message).alias("message"),
+        F.when(ok, F.element_at(parts, -1)).alias("logger"),
     )
 
 
@@ -200,10 +203,10 @@ def _field_replacement(t: g.Template) -> str:
 def parse_kafka(lines: DataFrame) -> DataFrame:
     """Records with layout, kind, template and typed fields; other lines with status ``nolayout``.
 
-    Built-in expressions only, in small stages (each a projection that Spark compiles): the layout by string
-    functions, the template id by cheap ``startswith``/``contains`` tests that leave (almost always) one
-    template regex to try, then one ``regexp_replace`` per line that renders all fields of the matched
-    template in a fixed order. The generic families' prefix regexes run only on lines no template matched.
+    Built-in expressions only, in small stages (each a projection that Spark compiles): the layout by one
+    ``regexp_replace``, the template id by ``startswith`` tests on the message's first characters after its
+    controller prefix that leave (almost always) one template regex to try, then one ``regexp_replace`` per
+    line that renders all fields of the matched template in a fixed order. The generic families' prefix regexes run only on lines no template matched.
     Columns of ``lines`` other than ``text`` are carried along.
     """
     keep = [c for c in lines.columns if c != "text"]
@@ -251,20 +254,27 @@ def parse_kafka(lines: DataFrame) -> DataFrame:
             ),
         ).alias("_bp"),
     )
+    # a field that held SEP itself shifts the rendered fields: such a match is quarantined, not misread
+    sepbad = F.col("tid").isNotNull() & (F.size("_g") != len(g.ALL_FIELDS) + 1)
+    df = df.withColumn("_sepbad", sepbad)
+    df = df.withColumn("tid", F.when(~F.col("_sepbad"), tid_c)).withColumn(
+        "_g", F.when(~F.col("_sepbad"), F.col("_g"))
+    )
+    sep_bad = F.col("_sepbad")
     kinds = F.array(*[F.lit(t.kind) for t in g.TEMPLATES])
     names = F.array(*[F.lit(t.name) for t in g.TEMPLATES])
     cside = F.coalesce(F.col("_cside"), F.lit(False))
     ctrl_prefix = F.coalesce(F.col("_cp"), F.lit(""))
     broker_prefix = F.coalesce(F.col("_bp"), F.lit(""))
     kind = (
-        F.when(F.col("layout").isNull(), F.lit(None))
+        F.when(F.col("layout").isNull() | sep_bad, F.lit(None))
         .when(tid_c.isNotNull(), kinds[tid_c])
         .when(cside, F.lit(None))
         .when(ctrl_prefix != "", F.lit("controller_message"))
         .when(broker_prefix != "", F.lit("broker_message"))
         .otherwise(F.lit("other_message"))
     )
-    reason = F.when(
+    reason = F.when(sep_bad, "separator-character").when(
         cside,
         F.when(msg.rlike(g.LEGACY_CONTROLLER_SIDE), "legacy-state-change").otherwise("unknown-state-change"),
     )
@@ -281,7 +291,9 @@ def parse_kafka(lines: DataFrame) -> DataFrame:
         if name == "broker":
             value = F.coalesce(value, F.when(broker_prefix != "", broker_prefix))
         cols.append((value.cast("int") if name in g.INT_FIELDS else value.cast("string")).alias(name))
-    status = F.when(F.col("layout").isNull(), "nolayout").when(cside, "quarantined").otherwise("record")
+    status = (
+        F.when(F.col("layout").isNull(), "nolayout").when(cside | sep_bad, "quarantined").otherwise("record")
+    )
     return df.select(
         *keep,
         "text",

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 EPILOG = """\b
@@ -18,6 +20,8 @@ Examples:
   kcspec audit traces/run.jsonl --format jsonl --master spark://host:7077 --out out
 \b
 Exit codes: 0 no violations, 1 violations found (see OUT/violations.jsonl), 2 bad input.
+Every file given, or found under a directory, is audited; lines that are not log records are
+quarantined with a reason (OUT/quarantine.jsonl). Spark's own output goes to a log file, not the terminal.
 """
 
 
@@ -81,15 +85,24 @@ def command(
     out.mkdir(parents=True, exist_ok=True)
 
     from kcspec.conformance.audit.pipeline import run_audit
-    from kcspec.conformance.audit.session import make_session
+    from kcspec.conformance.audit.session import make_session, spark_log_path
 
     start = time.monotonic()
-    with err.status("starting Spark …") as status:
-        spark = make_session(master)
+    columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
+    with Progress(*columns, console=err, transient=True) as progress:
+        task = progress.add_task(f"starting Spark ({master}) …", total=None)
+        try:
+            spark = make_session(master)
+        except Exception as exc:  # the JVM did not start: Java missing, bad --master, …
+            progress.stop()
+            err.print(
+                f"[red]error:[/red] Spark did not start ({escape(str(exc))}); its output: {spark_log_path()}"
+            )
+            sys.exit(2)
 
         def step(text: str) -> None:
-            status.update(f"{text} …")
-            err.print(f"[dim]{time.monotonic() - start:7.1f}s[/dim] {text}")
+            progress.update(task, description=f"{text} …")
+            progress.console.print(f"[dim]{time.monotonic() - start:7.1f}s[/dim] {text}")
 
         summary = run_audit(spark, inputs, out, prof, step, history_key)
     elapsed = time.monotonic() - start

@@ -47,6 +47,10 @@ BAD = [
     "[2021-01-10 14:19:32,000] INFO (kafka.Foo)",
     "[2021-01-10 14:19:32,000] WARN Something (with parens) happened (kafka.Foo:123)",
     "[2021-01-10 14:19:32,000] INFO trailing text (kafka.Foo) x",
+    # U+0001 (the Spark parser's separator) in a generic message, and inside a template's field
+    "[2021-01-10 14:19:33,000] INFO odd \u0001 text (kafka.Foo)",
+    "[2021-01-10 14:19:33,000] INFO [Controller id=1] Starting topic deletion for topics a\u0001b "
+    "(kafka.controller.KafkaController)",
 ]
 README = "# Notes\n\nThese are the broker logs of the incident.\n"
 
@@ -111,13 +115,15 @@ def test_audit_end_to_end(spark: Any, tmp_path: Path) -> None:
     assert summary.parsed + summary.quarantined == summary.lines_read
     # "this is garbage", two lines of the layout's edge cases and the README's two lines of prose
     assert summary.by_reason.get("no-layout") == 5 and summary.by_reason.get("orphan-continuation") == 1
+    assert summary.by_reason.get("separator-character") == 1
     readme = [f for f in summary.per_file if Path(f["file"]).name == "README.md"]
     assert readme and readme[0]["quarantined"] == 2 and readme[0]["blank"] == 1
     violations = [json.loads(x) for x in (out / "violations.jsonl").read_text().splitlines()]
     mine = {(Path(v["file"]).name, v["line"], v["rule"]) for v in violations}
     assert ("state-change.log", 4, "leader-not-in-isr") in mine
     assert ("state-change.log", 6, "invalid-transition") in mine
-    assert ("state-change.log", 4, "previous-state-mismatch") in mine
+    # an Offline → Online election must write a higher leader epoch than the creation's 0 (§11 I6)
+    assert ("state-change.log", 4, "leader-epoch-not-increasing") in mine
     cov = json.loads((out / "coverage-kafka-2.8-partition.json").read_text())
     edge = {(e["from"], e["to"]): e for e in cov["edges"]}
     assert (
@@ -147,3 +153,23 @@ def test_jsonl_trace_bad_line_quarantined(spark: Any, tmp_path: Path) -> None:
     [q] = [json.loads(x) for x in (out / "quarantine.jsonl").read_text().splitlines()]
     assert (Path(q["file"]).name, q["line"], q["reason"]) == ("run.jsonl", 3, "bad-trace-line")
     assert q["detail"].startswith("$.state.controller.epoch")
+
+
+def test_cli_keeps_spark_output_off_the_terminal(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    log = tmp_path / "state-change.log"
+    log.write_text("\n".join(GOOD) + "\n")
+    kcspec = Path(sys.executable).parent / "kcspec"
+    done = subprocess.run(
+        [str(kcspec), "audit", str(log), "--master", "local[1]", "--out", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    for noise in ("WARNING", "Setting default log level", "sc.setLogLevel", "log4j", "WARN "):
+        assert noise not in done.stderr and noise not in done.stdout, noise
+    assert "parsing 1 Kafka log file(s)" in done.stderr
+    assert "lines read" in done.stdout
