@@ -42,37 +42,37 @@ class InputError(ValueError):
 class Inputs:
     kafka_logs: tuple[str, ...]
     traces: tuple[str, ...]
+    skipped: tuple[str, ...] = ()
+    """Hidden files (a path part starting with ``.``) under a directory: not audited, reported to the user."""
 
 
 def expand_inputs(paths: list[str], fmt: str = "auto") -> Inputs:
     """Files named directly, and every non-hidden file under named directories, split by format.
 
-    No file is skipped for its name: a file that is not a Kafka log (a README, say) is audited like one and
-    its lines are quarantined with a reason, so nothing given is dropped silently.
+    No file is skipped for its extension: a file that is not a Kafka log (a README, say) is audited like one
+    and its lines are quarantined with a reason. Hidden files under a directory (``.git/…``, editor swap
+    files) are not audited; they are listed in ``Inputs.skipped`` so the caller can say so.
     """
     if fmt not in FORMATS:
         raise InputError(f"--format {fmt!r}: expected one of {', '.join(FORMATS)}")
     logs: list[str] = []
     trs: list[str] = []
+    skipped: list[str] = []
     for given in paths:
         p = Path(given)
         if not p.exists():
             raise InputError(f"{given}: no such file or directory")
-        files = (
-            [p]
-            if p.is_file()
-            else sorted(
-                f
-                for f in p.rglob("*")
-                if f.is_file() and not any(part.startswith(".") for part in f.relative_to(p).parts)
-            )
-        )
+        files = [p] if p.is_file() else sorted(f for f in p.rglob("*") if f.is_file())
+        if p.is_dir():
+            hidden = [f for f in files if any(part.startswith(".") for part in f.relative_to(p).parts)]
+            skipped += [str(f.resolve()) for f in hidden]
+            files = [f for f in files if f not in hidden]
         for f in files:
             is_trace = fmt == "jsonl" or (fmt == "auto" and f.name.lower().endswith(TRACE_SUFFIXES))
             (trs if is_trace else logs).append(str(f.resolve()))
     if not logs and not trs:
         raise InputError(f"{', '.join(paths)}: no input files found")
-    return Inputs(tuple(dict.fromkeys(logs)), tuple(dict.fromkeys(trs)))
+    return Inputs(tuple(dict.fromkeys(logs)), tuple(dict.fromkeys(trs)), tuple(dict.fromkeys(skipped)))
 
 
 def display_name(uri: str) -> str:

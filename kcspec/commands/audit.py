@@ -78,6 +78,11 @@ def command(
     except InputError as exc:
         err.print(f"[red]error:[/red] {exc}")
         sys.exit(2)
+    if inputs.skipped:
+        names = ", ".join(inputs.skipped[:5]) + (" …" if len(inputs.skipped) > 5 else "")
+        err.print(
+            f"skipped {len(inputs.skipped)} hidden file(s) under the given directories: {names}", markup=False
+        )
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         err.print(f"[red]error:[/red] --out {out_dir}: exists and is not a directory")

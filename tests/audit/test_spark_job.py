@@ -68,6 +68,7 @@ def _corpus(tmp: Path) -> Path:
     d.mkdir()
     (d / "state-change.log").write_text("\r\n".join(GOOD + BAD) + "\r\n")
     (d / "README.md").write_text(README)
+    (d / ".notes.swp").write_text("editor swap file\n")
     with gzip.open(d / "state-change.log.1.gz", "wt") as f:
         f.write("\tat orphan.Frame(X.scala:1)\n" + "\n".join(GOOD) + "\n\tat attached.Frame(X.scala:2)\n")
     if REAL_LOGS.is_dir():
@@ -80,6 +81,7 @@ def test_spark_parse_equals_reference(spark: Any, tmp_path: Path) -> None:
     d = _corpus(tmp_path)
     inputs = expand_inputs([str(d)])
     assert str((d / "README.md").resolve()) in inputs.kafka_logs
+    assert inputs.skipped == (str((d / ".notes.swp").resolve()),)
     # generated code must compile: with fallback off, a plan Spark cannot compile fails instead of interpreting
     spark.conf.set("spark.sql.codegen.fallback", "false")
     try:
