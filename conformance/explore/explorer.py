@@ -124,6 +124,18 @@ def explore(cfg: ExploreConfig, progress: Callable[[ExploreStats], None] | None 
         )
         return _result(cfg, stats, finding, spec, prefix, [], start)
 
+    def found(
+        skey: Hashable,
+        ev: ControllerEvent,
+        kind: str,
+        message: str,
+        differences: tuple[Difference, ...] = (),
+        violations: tuple[Violation, ...] = (),
+    ) -> ExploreResult:
+        return _finding(
+            cfg, stats, spec, prefix, parents, skey, ev, start, kind, message, differences, violations
+        )
+
     while frontier:
         state, skey, depth = frontier.popleft()
         if depth >= cfg.depth:
@@ -134,29 +146,17 @@ def explore(cfg: ExploreConfig, progress: Callable[[ExploreStats], None] | None 
                 ref.load(state)
                 ref_enabled = ref.enabled(ev)
             except Exception as exc:
-                return _finding(
-                    cfg,
-                    stats,
-                    spec,
-                    prefix,
-                    parents,
+                return found(
                     skey,
                     ev,
-                    start,
                     "crash",
                     f"{type(exc).__name__}: {exc}",
                 )
             if enabled != ref_enabled:
                 who = "the spec" if enabled else "the reference controller"
-                return _finding(
-                    cfg,
-                    stats,
-                    spec,
-                    prefix,
-                    parents,
+                return found(
                     skey,
                     ev,
-                    start,
                     "enabled",
                     f"only {who} accepts {ev.kind} here",
                 )
@@ -168,15 +168,9 @@ def explore(cfg: ExploreConfig, progress: Callable[[ExploreStats], None] | None 
                 ref.controller_log.clear()
                 actual = ref.handle(ev)
             except Exception as exc:
-                return _finding(
-                    cfg,
-                    stats,
-                    spec,
-                    prefix,
-                    parents,
+                return found(
                     skey,
                     ev,
-                    start,
                     "crash",
                     f"{type(exc).__name__}: {exc}",
                 )
@@ -184,15 +178,9 @@ def explore(cfg: ExploreConfig, progress: Callable[[ExploreStats], None] | None 
             stats.events[ev.kind] += 1
             differences = diff_results(expected, actual)
             if differences:
-                return _finding(
-                    cfg,
-                    stats,
-                    spec,
-                    prefix,
-                    parents,
+                return found(
                     skey,
                     ev,
-                    start,
                     "refinement",
                     f"the reference controller's step differs from the spec ({len(differences)} differences)",
                     differences=tuple(differences),
@@ -203,15 +191,9 @@ def explore(cfg: ExploreConfig, progress: Callable[[ExploreStats], None] | None 
             if nkey not in parents:
                 bad = checker.check_state(expected.state) + bad
             if bad:
-                return _finding(
-                    cfg,
-                    stats,
-                    spec,
-                    prefix,
-                    parents,
+                return found(
                     skey,
                     ev,
-                    start,
                     "invariant",
                     "invariant violated: " + ", ".join(v.name for v in bad),
                     violations=tuple(bad),
