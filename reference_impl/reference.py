@@ -159,9 +159,15 @@ class ReferenceController:
 
     def _forget_configs_of_deleted_topics(self, present: set[str]) -> None:
         """``completeDeleteTopic`` deletes ``/config/topics/<t>`` with the topic (§8, both versions): a topic whose
-        znode disappeared during the event loses its ``unclean.leader.election.enable`` override. (Topic configs
-        live beside the simulated ZooKeeper here, so the deletion is mirrored after the event.)"""
-        gone = {t for t in present if TopicPartition(t, 0) not in self.zk.assignments}
+        partitions disappeared from ZooKeeper *and* from the controller's ``allTopics`` during the event (a completed
+        deletion — not the KAFKA-6612 restore, which can leave a deleting topic without partitions) loses its
+        ``unclean.leader.election.enable`` override. (Topic configs live beside the simulated ZooKeeper here, so the
+        deletion is mirrored after the event.)"""
+        gone = {
+            t
+            for t in present
+            if TopicPartition(t, 0) not in self.zk.assignments and t not in self.kc.ctx.all_topics
+        }
         if gone:
             self.config = replace(self.config, unclean_topics=self.config.unclean_topics - gone)
             self.kc.set_config(self.config)

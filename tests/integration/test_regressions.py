@@ -14,6 +14,7 @@ from kcspec.spec.events import (
     ControllerEvent,
     ControllerFailover,
     IsrChange,
+    PartitionExpansion,
     StopReplicaResponseReceived,
     TopicCreation,
     TopicDeletion,
@@ -78,7 +79,23 @@ def _deletion_drops_topic_config(profile: str) -> list[ControllerEvent]:
     ]
 
 
+def _restore_keeps_topic_config(profile: str) -> list[ControllerEvent]:
+    """Found by stateful testing: adding partitions to a topic queued for deletion whose partitions never had a
+    leader restores its znode to no partitions (KAFKA-6612, §7.6) — the topic still exists, so its config override
+    stays."""
+    return [
+        BrokerStartup(0),
+        ControllerFailover(0),
+        TopicCreation("t0", ((0, 1, 2),)),
+        TopicCreation("t1", ((1, 2, 3),)),
+        TopicDeletion(("t1",)),
+        UncleanLeaderElectionEnable("t1"),
+        PartitionExpansion("t1", ((1, 2, 3), (2, 3, 0))),
+    ]
+
+
 CASES = {
+    "restore-keeps-topic-config": _restore_keeps_topic_config,
     "alter-isr-completes-reassignment": _alter_isr_completes_reassignment,
     "failover-that-throws": _failover_that_throws,
     "deletion-drops-topic-config": _deletion_drops_topic_config,

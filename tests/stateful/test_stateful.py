@@ -26,6 +26,7 @@ def test_reference_controller_refines_the_spec_on_random_runs(profile: str, tmp_
             max_examples=EXAMPLES,
             stateful_step_count=STEPS,
             deadline=None,
+            database=None,  # the same runs everywhere: no replay of locally saved examples
             suppress_health_check=list(HealthCheck),
         ),
     )
