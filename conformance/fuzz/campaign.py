@@ -69,9 +69,7 @@ def run_campaign(
 
 
 def _seeded(machine: type, conf: settings, seed: int) -> None:
+    """Run the machine with this seed (Hypothesis reads a ``@seed`` set on the state-machine class)."""
     from hypothesis import seed as hseed
 
-    def test() -> None:
-        run_state_machine_as_test(machine, settings=conf)
-
-    hseed(seed)(test)()
+    run_state_machine_as_test(hseed(seed)(machine), settings=conf)
