@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from kcspec.spec import batch as B
 from kcspec.spec import context as C
+from kcspec.spec import element_states as ES
 from kcspec.spec import zk as Z
 from kcspec.spec.elections import elect, election_input
 from kcspec.spec.lang import Expr, build_map, cond, if_, let, lit, procedure, rec, rule
@@ -62,24 +63,15 @@ class ElectionRound:
 
 def state_name(state: Expr) -> Expr:
     """The Kafka name of a partition state, as logged."""
-    return cond(*((state.eq(v), v.name) for v in PartitionState), otherwise="")
+    return ES.state_name(state, PartitionState)
 
 
 def _set_partition_states(w: Expr, states: Expr) -> Expr:
-    def body(wv: Expr) -> Expr:
-        s = wv.f("state")
-        return wv.with_(state=s.with_(controller=s.f("controller").with_(partition_states=states)))
-
-    return B.bind(w, body)
+    return ES.set_states(w, "partition_states", states)
 
 
-def _put_states(w: Expr, tps: Expr, target: PartitionState) -> Expr:
-    return B.bind(
-        w,
-        lambda wv: _set_partition_states(
-            wv, wv.f("state", "controller", "partition_states").merge(build_map(tps, lambda _tp: target))
-        ),
-    )
+def _put_states(w: Expr, elements: Expr, target: PartitionState) -> Expr:
+    return ES.put_states(w, "partition_states", elements, target)
 
 
 def _set_leadership(s: Expr, records: Expr) -> Expr:

@@ -24,8 +24,9 @@ from dataclasses import dataclass
 
 from kcspec.spec import batch as B
 from kcspec.spec import context as C
+from kcspec.spec import element_states as ES
 from kcspec.spec import zk as Z
-from kcspec.spec.lang import Expr, build_map, cond, if_, let, lit, procedure, rec, rule, set_of
+from kcspec.spec.lang import Expr, build_map, if_, let, lit, procedure, rec, rule, set_of
 from kcspec.spec.profiles import Profile
 from kcspec.spec.requests import MACHINE_REPLICA, FailureReason, StateChangeFailure
 from kcspec.spec.vocabulary import (
@@ -51,24 +52,15 @@ class IsrRemoval:
 
 def state_name(state: Expr) -> Expr:
     """The Kafka name of a replica state, as logged."""
-    return cond(*((state.eq(v), v.name) for v in ReplicaState), otherwise="")
+    return ES.state_name(state, ReplicaState)
 
 
 def _set_replica_states(w: Expr, states: Expr) -> Expr:
-    def body(wv: Expr) -> Expr:
-        s = wv.f("state")
-        return wv.with_(state=s.with_(controller=s.f("controller").with_(replica_states=states)))
-
-    return B.bind(w, body)
+    return ES.set_states(w, "replica_states", states)
 
 
-def _put_states(w: Expr, replicas: Expr, target: ReplicaState) -> Expr:
-    return B.bind(
-        w,
-        lambda wv: _set_replica_states(
-            wv, wv.f("state", "controller", "replica_states").merge(build_map(replicas, lambda _r: target))
-        ),
-    )
+def _put_states(w: Expr, elements: Expr, target: ReplicaState) -> Expr:
+    return ES.put_states(w, "replica_states", elements, target)
 
 
 def _failures(w: Expr, replicas: Expr, target_name: str, reason: FailureReason) -> Expr:
