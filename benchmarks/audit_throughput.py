@@ -25,12 +25,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
+import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
+from kcspec.conformance.audit import jvm_parser
 from kcspec.conformance.audit.pipeline import run_audit
 from kcspec.conformance.audit.session import make_session
 from kcspec.conformance.audit.spark_job import expand_inputs
@@ -112,6 +116,29 @@ def generate(corpus: Path, target: int, files: dict[str, list[str]], injected: i
     return total, Expected(frozenset(violations), frozenset(quarantined))
 
 
+def peak_rss_mib(pid: int) -> float:
+    """The peak resident set size (``VmHWM``) of process ``pid`` in MiB, 0 when it cannot be read."""
+    try:
+        for row in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if row.startswith("VmHWM:"):
+                return int(row.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def machine_note() -> str:
+    """Commit and load average, printed with every figure (the machine is shared)."""
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
+        ).stdout.strip()
+    except OSError:
+        commit = "?"
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    return f"commit {commit or '?'}, load average {load}"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--lines", type=int, default=1_000_000, help="corpus size (rounded up to whole copies)")
@@ -138,6 +165,7 @@ def main() -> None:
             flush=True,
         )
         spark = make_session(args.master)
+        print(f"parser: {jvm_parser.status(spark)}; {machine_note()}", flush=True)
         t1 = time.monotonic()
 
         def step(message: str) -> None:
@@ -148,6 +176,13 @@ def main() -> None:
         print(
             f"master={args.master} lines={s.lines_read} parsed={s.parsed} quarantined={s.quarantined} "
             f"violations={s.violations} seconds={dt:.1f} lines/s={s.lines_read / dt:,.0f}",
+            flush=True,
+        )
+        jvm_pid = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
+        driver = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(
+            f"peak RSS: JVM (driver and local executors) {peak_rss_mib(jvm_pid):,.0f} MiB, "
+            f"Python driver {driver:,.0f} MiB; {machine_note()}",
             flush=True,
         )
         found = {

@@ -7,6 +7,8 @@ progress bar and the UI are off. ``local[*]`` by default; any ``--master`` URL w
 so that casts of absent numbers give NULL (the parser relies on it). Whole-stage code generation is kept
 to methods HotSpot compiles (``hugeMethodLimit`` 8000 bytes): a larger generated method would run in the
 bytecode interpreter, so Spark generates per-expression code for that part of the plan instead.
+The jar of the JVM line parser (``jvm_parser``) is compiled at first use and put on the driver's class path;
+``KCSPEC_AUDIT_PARSER=spark`` in the environment leaves it out (the Spark-expression parser is then used).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from kcspec.conformance.audit import jvm_parser
 
 LOG4J2 = """\
 status = error
@@ -73,6 +77,9 @@ def make_session(
         "spark.driver.extraJavaOptions": java_opt,
         "spark.executor.extraJavaOptions": java_opt,
     }
+    if os.environ.get("KCSPEC_AUDIT_PARSER", "") != "spark":
+        # the JVM line parser (jvm_parser); without javac the audit uses the Spark-expression parser
+        settings.update(jvm_parser.session_settings())
     if SparkContext._active_spark_context is None:
         # Python workers (the trace decoder) must run this interpreter, where kcspec is installed
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from kcspec.conformance.audit import jvm_parser, traces
 from kcspec.conformance.audit import lines as g
-from kcspec.conformance.audit import traces
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -175,15 +175,14 @@ def _split_layout(df: DataFrame) -> DataFrame:
     )
 
 
-_BRACKET_REST = r"^\[Controller id=\d+(?: epoch=\d+)?\] (.{0,64})"
-"""The first 64 characters after a ``[Controller id=…]`` / ``[Controller id=… epoch=…]`` prefix."""
+_BRACKET_REST = jvm_parser.BRACKET_REST
 
 
 def _candidate(key: g.DispatchKey) -> Column:
     """Regex-free necessary conditions of a template match (``lines.DispatchKey``), by prefix tests only."""
     msg = F.col("message")
     if key.prefix in ("new", "ctrl"):
-        return F.col("_bracket") & F.col("_rest").startswith(key.lead[:64])
+        return F.col("_bracket") & F.col("_rest").startswith(key.lead[: jvm_parser.LEAD_WIDTH])
     if key.prefix == "old":
         return F.col("_old") & msg.contains(key.lead)
     return msg.startswith(key.start)
@@ -200,8 +199,29 @@ def _field_replacement(t: g.Template) -> str:
     )
 
 
-def parse_kafka(lines: DataFrame) -> DataFrame:
+PARSE_ENGINES = ("auto", "jvm", "spark")
+
+
+def parse_kafka(lines: DataFrame, engine: str = "auto") -> DataFrame:
     """Records with layout, kind, template and typed fields; other lines with status ``nolayout``.
+
+    ``engine`` ``jvm`` evaluates the grammar in ``jvm_parser.LineParser`` (one JVM call per line), ``spark``
+    with the built-in expressions of ``parse_kafka_expressions``; ``auto`` takes the JVM parser when the
+    session can load it. Both give the same rows (a test compares them with the reference parser).
+    """
+    if engine not in PARSE_ENGINES:
+        raise ValueError(f"parse engine {engine!r}: expected one of {', '.join(PARSE_ENGINES)}")
+    spark = lines.sparkSession
+    if engine == "jvm" or (engine == "auto" and jvm_parser.available(spark)):
+        keep = [c for c in lines.columns if c != "text"]
+        parsed = lines.select(*keep, "text", jvm_parser.parse_column(spark, F.col("text")).alias("_p"))
+        out = [*jvm_parser.HEAD_COLUMNS, *g.ALL_FIELDS, "status"]
+        return parsed.select(*keep, "text", *[F.col("_p")[c].alias(c) for c in out])
+    return parse_kafka_expressions(lines)
+
+
+def parse_kafka_expressions(lines: DataFrame) -> DataFrame:
+    """``parse_kafka`` with built-in expressions only (no jar needed).
 
     Built-in expressions only, in small stages (each a projection that Spark compiles): the layout by one
     ``regexp_replace``, the template id by ``startswith`` tests on the message's first characters after its

@@ -77,7 +77,12 @@ def _corpus(tmp: Path) -> Path:
     return d
 
 
-def test_spark_parse_equals_reference(spark: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize("engine", ["jvm", "spark"])
+def test_spark_parse_equals_reference(spark: Any, tmp_path: Path, engine: str) -> None:
+    from kcspec.conformance.audit import jvm_parser
+
+    if engine == "jvm" and not jvm_parser.available(spark):
+        pytest.skip(jvm_parser.status(spark))
     d = _corpus(tmp_path)
     inputs = expand_inputs([str(d)])
     assert str((d / "README.md").resolve()) in inputs.kafka_logs
@@ -85,7 +90,7 @@ def test_spark_parse_equals_reference(spark: Any, tmp_path: Path) -> None:
     # generated code must compile: with fallback off, a plan Spark cannot compile fails instead of interpreting
     spark.conf.set("spark.sql.codegen.fallback", "false")
     try:
-        parsed = parse_kafka(numbered_lines(spark, inputs.kafka_logs)).cache()
+        parsed = parse_kafka(numbered_lines(spark, inputs.kafka_logs), engine).cache()
         odd = {(r["file"], r["line"]): r for r in resolve_non_records(parsed).collect()}
         got = {(r["file"], r["line"]): r for r in parsed.collect()}
     finally:

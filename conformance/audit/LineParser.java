@@ -1,0 +1,242 @@
+package kcspec.audit;
+
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apache.spark.sql.Column;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.api.java.UDF1;
+import org.apache.spark.sql.functions;
+import org.apache.spark.sql.types.DataType;
+
+/**
+ * The audit's line parser as one JVM function: the grammar of conformance/audit/lines.py, given to the
+ * constructor as data (see jvm_parser.py), evaluated with the same rules as the Spark-expression parser of
+ * spark_job.parse_kafka. One physical line in, one row out: layout, ts, level, logger, message, kind,
+ * template, reason, the fields of lines.ALL_FIELDS, status.
+ */
+public final class LineParser implements UDF1<String, Row> {
+  private static final long serialVersionUID = 1L;
+  private static final String RECORDS = "\u0003";
+  private static final String UNITS = "\u0002";
+  private static final int HEAD = 8;
+
+  private final String config;
+  private transient Grammar grammar;
+
+  public LineParser(String config) {
+    this.config = config;
+  }
+
+  /** The parse of the string column {@code text} as a column of type {@code type} (jvm_parser.result_schema). */
+  public static Column parse(String config, DataType type, Column text) {
+    return functions.udf(new LineParser(config), type).apply(text);
+  }
+
+  /** The compiled grammar (patterns are not serialisable: compiled once per JVM instance of this object). */
+  private static final class Grammar {
+    String sep;
+    String stateChangeLogger;
+    String[] layoutNames = new String[2];
+    Pattern[] layouts = new Pattern[2];
+    Pattern bracketRest;
+    Pattern controllerSide;
+    Pattern legacySide;
+    Pattern controllerIdPrefix;
+    Pattern brokerIdPrefix;
+    int nFields;
+    boolean[] isInt;
+    boolean[] isList;
+    int controllerField = -1;
+    int brokerField = -1;
+    int nTemplates;
+    String[] name;
+    String[] kind;
+    Pattern[] regex;
+    int[] prefix;
+    String[] lead;
+    String[] start;
+    int[][] groupField;
+    boolean[][] has;
+
+    Grammar(String config) {
+      String[] records = config.split(RECORDS, -1);
+      String[] head = records[0].split(UNITS, -1);
+      sep = head[0];
+      stateChangeLogger = head[1];
+      layoutNames[0] = head[2];
+      layouts[0] = Pattern.compile(head[3]);
+      layoutNames[1] = head[4];
+      layouts[1] = Pattern.compile(head[5]);
+      bracketRest = Pattern.compile(head[6]);
+      controllerSide = Pattern.compile(head[7]);
+      legacySide = Pattern.compile(head[8]);
+      controllerIdPrefix = Pattern.compile(head[9]);
+      brokerIdPrefix = Pattern.compile(head[10]);
+      String[] fields = records[1].split(UNITS, -1);
+      nFields = fields.length;
+      isInt = new boolean[nFields];
+      isList = new boolean[nFields];
+      for (int j = 0; j < nFields; j++) {
+        String[] nt = fields[j].split(":", -1);
+        isInt[j] = nt[1].equals("i");
+        isList[j] = nt[1].equals("l");
+        if (nt[0].equals("controller_id")) controllerField = j;
+        if (nt[0].equals("broker")) brokerField = j;
+      }
+      nTemplates = records.length - 2;
+      name = new String[nTemplates];
+      kind = new String[nTemplates];
+      regex = new Pattern[nTemplates];
+      prefix = new int[nTemplates];
+      lead = new String[nTemplates];
+      start = new String[nTemplates];
+      groupField = new int[nTemplates][];
+      has = new boolean[nTemplates][nFields];
+      for (int i = 0; i < nTemplates; i++) {
+        String[] t = records[i + 2].split(UNITS, -1);
+        name[i] = t[0];
+        kind[i] = t[1];
+        regex[i] = Pattern.compile(t[2]);
+        prefix[i] = t[3].equals("bracket") ? 1 : t[3].equals("old") ? 2 : 0;
+        lead[i] = t[4];
+        start[i] = t[5];
+        String[] gf = t[6].isEmpty() ? new String[0] : t[6].split(",", -1);
+        groupField[i] = new int[gf.length];
+        for (int g = 0; g < gf.length; g++) {
+          groupField[i][g] = Integer.parseInt(gf[g]);
+          has[i][groupField[i][g]] = true;
+        }
+      }
+    }
+  }
+
+  private Grammar grammar() {
+    if (grammar == null) grammar = new Grammar(config);
+    return grammar;
+  }
+
+  private static Integer toInt(String s) {
+    try {
+      return Integer.valueOf(s.trim());
+    } catch (NumberFormatException e) {
+      return null;
+    }
+  }
+
+  @Override
+  public Row call(String text) {
+    Grammar k = grammar();
+    Object[] out = new Object[HEAD + k.nFields + 1];
+    int status = HEAD + k.nFields;
+    Matcher m = null;
+    int layout = -1;
+    if (text != null && text.startsWith("[")) {
+      m = k.layouts[0].matcher(text);
+      if (m.find()) layout = 0;
+    } else if (text != null && !text.isEmpty() && text.charAt(0) >= '0' && text.charAt(0) <= '9') {
+      m = k.layouts[1].matcher(text);
+      if (m.find()) layout = 1;
+    }
+    if (layout < 0) {
+      out[status] = "nolayout";
+      return RowFactory.create(out);
+    }
+    String msg = m.group(3);
+    String logger = m.group(4);
+    if (m.end() < text.length()) logger = logger + text.substring(m.end());
+    out[0] = k.layoutNames[layout];
+    out[1] = m.group(1);
+    out[2] = m.group(2);
+    out[3] = logger;
+    out[4] = msg;
+
+    boolean bracket = msg.startsWith("[Controller id=");
+    boolean old = msg.startsWith("Controller ");
+    String rest = "";
+    if (bracket) {
+      Matcher r = k.bracketRest.matcher(msg);
+      if (r.find()) rest = r.group(1);
+    }
+    int tid = -1;
+    Matcher tm = null;
+    for (int i = 0; i < k.nTemplates; i++) {
+      boolean candidate;
+      if (k.prefix[i] == 1) candidate = bracket && rest.startsWith(k.lead[i]);
+      else if (k.prefix[i] == 2) candidate = old && msg.contains(k.lead[i]);
+      else candidate = msg.startsWith(k.start[i]);
+      if (!candidate) continue;
+      Matcher x = k.regex[i].matcher(msg);
+      if (x.find()) {
+        tid = i;
+        tm = x;
+        break;
+      }
+    }
+    String[] raw = null;
+    boolean sepBad = false;
+    if (tid >= 0) {
+      raw = new String[k.nFields];
+      int[] gf = k.groupField[tid];
+      for (int g = 0; g < gf.length; g++) {
+        String v = tm.group(g + 1);
+        if (v == null) v = "";
+        if (v.contains(k.sep)) sepBad = true;
+        int f = gf[g];
+        raw[f] = raw[f] == null ? v : raw[f] + v;
+      }
+    }
+    boolean generic = tid < 0;
+    if (sepBad) tid = -1;
+    boolean controllerSide = false;
+    String cp = "";
+    String bp = "";
+    if (generic) {
+      if (logger.equals(k.stateChangeLogger) && (bracket || old)) {
+        controllerSide = k.controllerSide.matcher(msg).find();
+      }
+      if (msg.startsWith("[")) {
+        Matcher x = k.controllerIdPrefix.matcher(msg);
+        if (x.find() && x.group(1) != null) cp = x.group(1);
+      }
+      if (msg.startsWith("[Broker id=") || msg.startsWith("Broker ")) {
+        Matcher x = k.brokerIdPrefix.matcher(msg);
+        if (x.find()) {
+          String a = x.group(1);
+          String b = x.group(2);
+          bp = (a == null ? "" : a) + (b == null ? "" : b);
+        }
+      }
+    }
+    if (sepBad) {
+      out[7] = "separator-character";
+    } else if (tid >= 0) {
+      out[5] = k.kind[tid];
+      out[6] = k.name[tid];
+    } else if (controllerSide) {
+      out[7] = k.legacySide.matcher(msg).find() ? "legacy-state-change" : "unknown-state-change";
+    } else if (!cp.isEmpty()) {
+      out[5] = "controller_message";
+    } else if (!bp.isEmpty()) {
+      out[5] = "broker_message";
+    } else {
+      out[5] = "other_message";
+    }
+    for (int j = 0; j < k.nFields; j++) {
+      String v = null;
+      if (tid >= 0) {
+        String r = raw[j];
+        if (k.isList[j]) {
+          if (k.has[tid][j]) v = r == null ? "" : r.replace(" ", "");
+        } else if (r != null && !r.isEmpty()) {
+          v = r;
+        }
+      }
+      if (v == null && j == k.controllerField && !cp.isEmpty()) v = cp;
+      if (v == null && j == k.brokerField && !bp.isEmpty()) v = bp;
+      out[HEAD + j] = v != null && k.isInt[j] ? toInt(v) : v;
+    }
+    out[status] = controllerSide || sepBad ? "quarantined" : "record";
+    return RowFactory.create(out);
+  }
+}
