@@ -3,7 +3,12 @@ of ``reference_impl/`` through the killing suite; writes ``benchmarks/results/bu
 
     .venv/bin/python benchmarks/bugzoo.py                      # both parts, defaults below
     .venv/bin/python benchmarks/bugzoo.py --part historical --budget 60 --seed 0
-    .venv/bin/python benchmarks/bugzoo.py --part generic --sample 100 --sample-seed 1
+    .venv/bin/python benchmarks/bugzoo.py --part generic --sample 300 --sample-seed 2026
+
+The generic part can run in shards (``--shard 0 --shards 2`` and ``--shard 1 --shards 2`` in two processes, each
+writing ``bugzoo-generic-<k>of<n>.json``); ``--part merge --shards 2`` combines them into ``bugzoo-generic.json``.
+The mutation score is killed / (sample − not injectable − equivalent); the equivalent survivors are classified by
+hand (``benchmarks/results/bugzoo.md``), so the script reports the raw score and its 95 % Wilson interval.
 """
 
 from __future__ import annotations
@@ -11,12 +16,14 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import math
+import os
 import subprocess
 import time
 from dataclasses import asdict
 from pathlib import Path
 
-from kcspec.conformance.bugzoo import generic
+from kcspec.conformance.bugzoo import generic, killing
 from kcspec.conformance.bugzoo.checks import LadderConfig, vectors_for
 from kcspec.conformance.bugzoo.historical import HISTORICAL
 from kcspec.conformance.bugzoo.zoo import run_zoo
@@ -44,54 +51,101 @@ def historical(budget: float, seed: int) -> dict[str, object]:
     return json.loads(report.to_json())
 
 
-def generic_part(sample: int, sample_seed: int) -> dict[str, object]:
-    t0 = time.perf_counter()
-    sites = generic.enumerate_sites()
-    chosen = generic.sample_sites(sites, sample, sample_seed)
-    print(
-        f"{len(sites)} cosmic-ray mutation sites in {len(generic.MODULES)} modules; sample of {len(chosen)}"
-    )
-    results = []
-    for site in chosen:
-        r = generic.run_generic(site)
-        results.append(r)
-        print(
-            f"  {r.status:15s} {r.check:10s} {r.seconds:6.1f} s  {site.name}  {site.definition}", flush=True
-        )
-    counts = collections.Counter(r.status for r in results)
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of ``k`` successes in ``n`` trials."""
+    if n == 0:
+        return (0.0, 1.0)
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def generic_summary(results: list[dict[str, object]], sites: int, sample_seed: int) -> dict[str, object]:
+    counts = collections.Counter(str(r["status"]) for r in results)
     injected = counts["killed"] + counts["survived"]
-    summary = {
-        "sites": len(sites),
-        "sample": len(chosen),
+    return {
+        "sites": sites,
+        "sample": len(results),
         "sample_seed": sample_seed,
         "killed": counts["killed"],
         "survived": counts["survived"],
         "not_injectable": counts["not-injectable"],
         "raw_score": counts["killed"] / injected if injected else None,
-        "seconds": time.perf_counter() - t0,
+        "raw_score_wilson95": wilson(counts["killed"], injected),
+        "by_check": dict(collections.Counter(str(r["check"]) for r in results if r["status"] == "killed")),
     }
+
+
+def generic_part(sample: int, sample_seed: int, shard: int, shards: int) -> dict[str, object]:
+    t0 = time.perf_counter()
+    problems = killing.baseline()
+    if problems:
+        raise SystemExit("the unmutated controller fails the killing suite:\n" + "\n".join(problems))
+    sites = generic.enumerate_sites()
+    chosen = generic.sample_sites(sites, sample, sample_seed)[shard::shards]
+    print(
+        f"{len(sites)} cosmic-ray mutation sites in {len(generic.MODULES)} modules; sample of {sample} "
+        f"(seed {sample_seed}), shard {shard} of {shards}: {len(chosen)} mutants; baseline "
+        f"{time.perf_counter() - t0:.1f} s",
+        flush=True,
+    )
+    results = []
+    for i, site in enumerate(chosen, start=1):
+        r = generic.run_generic(site)
+        results.append(asdict(r))
+        reached = f" reached {r.exercised.calls}/{r.exercised.line_hits}" if r.exercised else ""
+        print(
+            f"  [{i}/{len(chosen)}] {r.status:15s} {r.check:10s} {r.seconds:6.1f} s  {site.name}  "
+            f"{site.definition}{reached}",
+            flush=True,
+        )
+    summary = generic_summary(results, len(sites), sample_seed)
+    summary["seconds"] = time.perf_counter() - t0
     print(json.dumps(summary, indent=1))
-    return {"summary": summary, "results": [asdict(r) for r in results]}
+    return {"summary": summary, "results": results}
+
+
+def merge(shards: int) -> dict[str, object]:
+    parts = [
+        json.loads((OUT / f"bugzoo-generic-{k}of{shards}.json").read_text(encoding="utf-8"))
+        for k in range(shards)
+    ]
+    results = [r for part in parts for r in part["generic"]["results"]]
+    first = parts[0]["generic"]["summary"]
+    summary = generic_summary(results, first["sites"], first["sample_seed"])
+    summary["seconds_per_shard"] = [part["generic"]["summary"]["seconds"] for part in parts]
+    print(json.dumps(summary, indent=1))
+    return {"summary": summary, "results": results}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--part", choices=("historical", "generic", "both"), default="both")
+    ap.add_argument("--part", choices=("historical", "generic", "both", "merge"), default="both")
     ap.add_argument("--budget", type=float, default=60.0)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--sample", type=int, default=100)
-    ap.add_argument("--sample-seed", type=int, default=1)
+    ap.add_argument("--sample", type=int, default=300)
+    ap.add_argument("--sample-seed", type=int, default=2026)
+    ap.add_argument("--shard", type=int, default=0)
+    ap.add_argument("--shards", type=int, default=1)
     args = ap.parse_args()
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True
     ).stdout.strip()
-    out: dict[str, object] = {"commit": commit}
+    load = os.getloadavg()
+    out: dict[str, object] = {"commit": commit, "loadavg_at_start": load}
     if args.part in ("historical", "both"):
         out["historical"] = historical(args.budget, args.seed)
     if args.part in ("generic", "both"):
-        out["generic"] = generic_part(args.sample, args.sample_seed)
+        out["generic"] = generic_part(args.sample, args.sample_seed, args.shard, args.shards)
+    if args.part == "merge":
+        out["generic"] = merge(args.shards)
+    out["loadavg_at_end"] = os.getloadavg()
     OUT.mkdir(exist_ok=True)
-    path = OUT / f"bugzoo-{args.part}.json"
+    name = args.part if args.part != "merge" else "generic"
+    if args.part == "generic" and args.shards > 1:
+        name = f"generic-{args.shard}of{args.shards}"
+    path = OUT / f"bugzoo-{name}.json"
     path.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"written {path}")
 

@@ -210,6 +210,90 @@ def _bounce_and_log_dirs(profile: str) -> list[ControllerEvent]:
     ]
 
 
+def _isr_order_election(profile: str) -> list[ControllerEvent]:
+    p = tp("o", 0)
+    return [
+        *cluster(3),
+        TopicCreation("o", ((1, 0, 2),)),
+        # the ISR's order is not the assignment's: the offline election walks the assignment (§6)
+        IsrChange(p, (1, 2, 0)),
+        BrokerFailure(1),
+        BrokerFailure(2),
+        UncleanLeaderElectionEnable("o"),
+        BrokerStartup(1),
+    ]
+
+
+def _shutdown_with_retry(profile: str) -> list[ControllerEvent]:
+    return [
+        *cluster(3),
+        TopicCreation("s", ((0, 1, 2),)),
+        TopicCreation("u", ((1, 2, 0),)),
+        ControlledShutdown(0),
+        # the next election of s-0 must retry after a BADVERSION, only for that partition (§3.3, §5.2)
+        ZkFaultInjection(tp("s", 0), ZkFault.BADVERSION),
+        BrokerBounce(1),
+    ]
+
+
+def _deletion_without_leaders(profile: str) -> list[ControllerEvent]:
+    return [
+        BrokerStartup(0),
+        ControllerFailover(0),
+        # the replicas of n-0 and m-0 are on brokers that have not registered: no leader is ever elected
+        TopicCreation("n", ((0, 1, 2),)),
+        TopicCreation("m", ((1, 2, 3),)),
+        TopicDeletion(("n",)),
+        TopicDeletion(("m",)),
+        BrokerStartup(1),
+        StopReplicaResponseReceived(0, (tp("n", 0),)),
+        UncleanLeaderElectionEnable("n"),
+        StopReplicaResponseReceived(1, (tp("n", 0),)),
+    ]
+
+
+def _deletion_during_reassignment(profile: str) -> list[ControllerEvent]:
+    p, q = tp("r", 0), tp("r", 1)
+    return [
+        *cluster(4),
+        TopicCreation("r", ((0, 1), (0, 1))),
+        ZkPartitionReassignment(FMap({p: (2, 3), q: (2, 3)})),
+        TopicDeletion(("r",)),
+        *(StopReplicaResponseReceived(b, (p, q)) for b in range(4)),
+        # the deleted topic's partitions were being reassigned: a new controller starts from ZooKeeper (§7.12)
+        ControllerFailover(1),
+        ControllerFailover(0),
+    ]
+
+
+def _reassignment_interrupted(profile: str) -> list[ControllerEvent]:
+    p, q = tp("i", 0), tp("i", 1)
+    moves: dict[TopicPartition, tuple[int, ...]] = {p: (0,), q: (2, 3)}
+    return [
+        *cluster(5),
+        TopicCreation("i", ((0, 1), (0, 1))),
+        # reading i-0's state fails: its reassignment is written to ZooKeeper but not completed (§3.3)
+        ZkFaultInjection(p, ZkFault.CONNECTIONLOSS),
+        ZkPartitionReassignment(FMap(moves)) if profile == LEGACY else ApiPartitionReassignment(FMap(moves)),
+        ControllerResignation(),
+        # deletion requested while no controller is active; the next one resumes the reassignments (§7.1, §8)
+        TopicDeletion(("i",)),
+        ControllerFailover(1),
+    ]
+
+
+def _reassignment_resignation(profile: str) -> list[ControllerEvent]:
+    p = tp("r", 0)
+    return [
+        *cluster(4),
+        TopicCreation("r", ((0, 1),)),
+        ZkPartitionReassignment(FMap({p: (2, 3)})),
+        ControllerResignation(),
+        ControllerFailover(1),
+        IsrChange(p, (0, 1, 2, 3)),
+    ]
+
+
 SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "create-fail-restart",
@@ -273,6 +357,42 @@ SCENARIOS: tuple[Scenario, ...] = (
         ("§7.2", "§7.5", "§7.11"),
         "broker bounce, offline log dir, ISR change",
         _bounce_and_log_dirs,
+    ),
+    Scenario(
+        "isr-order-election",
+        ("§6", "§7.4", "§7.11"),
+        "offline and unclean elections when the ISR order is not the assignment order",
+        _isr_order_election,
+    ),
+    Scenario(
+        "shutdown-with-retry",
+        ("§7.10", "§5.2", "§3.3"),
+        "controlled shutdown, then an election that hits BADVERSION and retries",
+        _shutdown_with_retry,
+    ),
+    Scenario(
+        "deletion-without-leaders",
+        ("§8", "§4.3", "§7.3"),
+        "deleting topics whose partitions never had a leader",
+        _deletion_without_leaders,
+    ),
+    Scenario(
+        "deletion-during-reassignment",
+        ("§7.7", "§8", "§7.12"),
+        "a topic deleted while its partitions are being reassigned, then controller failovers",
+        _deletion_during_reassignment,
+    ),
+    Scenario(
+        "reassignment-interrupted",
+        ("§7.1", "§7.7", "§8", "§3.3"),
+        "a reassignment left half-done by a ZooKeeper error, its topic deleted before the next controller",
+        _reassignment_interrupted,
+    ),
+    Scenario(
+        "reassignment-resignation",
+        ("§7.7", "§7.8", "§7.12"),
+        "the controller resigns in the middle of a reassignment and another one finishes it",
+        _reassignment_resignation,
     ),
 )
 

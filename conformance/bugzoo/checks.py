@@ -3,11 +3,20 @@
 1. **scenarios** — the built-in scenarios cross-checked against the spec (``conformance.crosscheck``); a
    divergence is shrunk by removing events one at a time while the mutant still diverges and the unmutated
    reference controller still agrees with the spec on the shorter sequence.
-2. **explore** — bounded breadth-first exploration (``conformance.explore``) of a few small configurations at
+2. **vectors** — the conformance vectors run against the mutant served in-process as a ``ControllerSut``.
+3. **explore** — bounded breadth-first exploration (``conformance.explore``) of a few small configurations at
    small depth; the first violation has a shortest trace.
-3. **hypothesis** — the stateful machine (``conformance.fuzz.machine``), Hypothesis shrinking the failing run.
-4. **conformance** — the conformance vectors run against the mutant served in-process as a ``ControllerSut``,
-   then differential testing of that SUT against the unmutated reference controller (shrunk by Hypothesis).
+4. **hypothesis** — the stateful machine (``conformance.fuzz.machine``), Hypothesis shrinking the failing run.
+   The stage has a hard deadline: every step of the machine checks it, and once it has passed the run is
+   abandoned (a ``BaseException`` Hypothesis does not treat as a failure), so no round can overrun.
+5. **differential** — differential testing of the mutant SUT against the unmutated reference controller
+   (shrunk by Hypothesis).
+
+A detection by an event sequence counts only once it is *confirmed*: replayed from the empty cluster state,
+the mutant diverges from the spec and the unmutated reference controller does not. A failure of the spec
+itself (an invariant violation both controllers share) or a run that does not replay is not a detection; the
+stage notes it and goes on. The vectors need no replay: the unmutated controller passes every vector (the zoo's
+baseline checks it).
 
 The Z3 layer (``kcspec prove``) checks the spec, not the reference controller: it cannot catch a reference
 mutant and is not part of the ladder. Every check gets what is left of the mutant's time budget.
@@ -25,7 +34,7 @@ from kcspec.conformance.bugzoo.mutant import Mutant
 from kcspec.conformance.reference_sut import ReferenceSut
 from kcspec.spec.events import BrokerStartup, ControllerEvent, ControllerFailover, TopicCreation
 
-CHECKS = ("scenarios", "explore", "hypothesis", "conformance")
+CHECKS = ("scenarios", "vectors", "explore", "hypothesis", "differential")
 
 
 @dataclass(frozen=True)
@@ -79,7 +88,7 @@ class LadderConfig:
     seed: int = 0
     hypothesis_examples: int = 200
     hypothesis_seconds: float = 20.0
-    """At most this long in the Hypothesis stage, so that the conformance stage always gets its turn."""
+    """At most this long in the Hypothesis stage (a hard deadline, checked at every step)."""
     hypothesis_steps: int = 20
     differential_examples: int = 200
     explore_depth: int = 2
@@ -128,6 +137,15 @@ def _diverges(profile: str, events: tuple[ControllerEvent, ...]) -> tuple[Contro
     if d is None or (d.kind == "enabled" and "neither" in d.message):
         return None
     return out.trace.events
+
+
+def confirmed(mutant: Mutant, events: tuple[ControllerEvent, ...]) -> bool:
+    """Replayed from the empty cluster state, the unmutated reference controller agrees with the spec on
+    ``events`` and the mutant does not: the counterexample shows the mutant's bug and nothing else."""
+    if _diverges(mutant.profile, events) is not None:
+        return False
+    with mutant.active():
+        return _diverges(mutant.profile, events) is not None
 
 
 def shrink_sequence(
@@ -194,7 +212,7 @@ def check_explore(mutant: Mutant, cfg: LadderConfig, deadline: float) -> tuple[D
     from kcspec.conformance.explore.events import bootstrap
     from kcspec.conformance.explore.explorer import explore
 
-    ran = 0
+    ran = unconfirmed = 0
     for ecfg in explore_configs(mutant.profile, cfg.explore_depth):
         if time.perf_counter() > deadline:
             return None, f"{ran} configurations before the budget ran out"
@@ -202,18 +220,29 @@ def check_explore(mutant: Mutant, cfg: LadderConfig, deadline: float) -> tuple[D
             result = explore(ecfg)
         ran += 1
         f = result.finding
-        if f is not None:
-            return Detection(
-                "explore", ecfg.describe(), f"{f.kind}: {f.message}", f.events, len(bootstrap(ecfg))
-            ), f"{ran} configurations"
-    return None, f"{ran} configurations, no violation"
+        if f is None:
+            continue
+        if not confirmed(mutant, tuple(f.events)):
+            unconfirmed += 1
+            continue
+        return Detection(
+            "explore", ecfg.describe(), f"{f.kind}: {f.message}", f.events, len(bootstrap(ecfg))
+        ), f"{ran} configurations"
+    extra = f" ({unconfirmed} findings the unmutated controller shares)" if unconfirmed else ""
+    return None, f"{ran} configurations, no violation{extra}"
 
 
 # ------------------------------------------------------------------------------------------ 3. hypothesis
 
 
-def _recording_machine(profile: str) -> type[Any]:
-    """The stateful machine, recording the steps of the last failure (Hypothesis replays the shrunk run last)."""
+class OutOfTime(BaseException):
+    """Raised inside a Hypothesis run once the stage's deadline has passed. Not an ``Exception``: Hypothesis
+    treats it as an interruption, not as a failing example, so it neither shrinks nor retries it."""
+
+
+def _recording_machine(profile: str, stop_at: float) -> type[Any]:
+    """The stateful machine, recording the steps of the last failure (Hypothesis replays the shrunk run last),
+    and giving up at ``stop_at``."""
     from kcspec.conformance.explore.events import bootstrap
     from kcspec.conformance.fuzz.machine import machine_for
     from kcspec.spec.trace import TraceStep
@@ -222,8 +251,11 @@ def _recording_machine(profile: str) -> type[Any]:
 
     class Recording(base):  # type: ignore[valid-type,misc]
         failure: ClassVar[tuple[tuple[ControllerEvent, ...], int, str] | None] = None
+        deadline: ClassVar[float] = stop_at
 
         def apply(self, event: ControllerEvent) -> None:
+            if time.perf_counter() > type(self).deadline:
+                raise OutOfTime
             try:
                 super().apply(event)
             except AssertionError:
@@ -241,48 +273,72 @@ def _recording_machine(profile: str) -> type[Any]:
     return Recording
 
 
-def check_hypothesis(mutant: Mutant, cfg: LadderConfig, deadline: float) -> tuple[Detection | None, str]:
+def _hypothesis_settings(cfg: LadderConfig, examples: int) -> Any:
     from hypothesis import HealthCheck, Phase, settings
+
+    return settings(
+        max_examples=examples,
+        stateful_step_count=cfg.hypothesis_steps,
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+        phases=[Phase.generate, Phase.shrink],
+        print_blob=False,
+    )
+
+
+def hypothesis_round(
+    mutant: Mutant, cfg: LadderConfig, seed: int, examples: int, stop_at: float
+) -> tuple[tuple[tuple[ControllerEvent, ...], int, str] | None, str]:
+    """One seeded run of the stateful machine against the mutant: the recorded failure (events, set-up length,
+    message) if it failed, and a note (why there is no failure: none found, out of time, Hypothesis gave up)."""
     from hypothesis import seed as hseed
     from hypothesis.stateful import run_state_machine_as_test
 
-    machine = _recording_machine(mutant.profile)
-    rounds = 0
-    examples = 0
+    machine = _recording_machine(mutant.profile, stop_at)
+    conf = _hypothesis_settings(cfg, examples)
+
+    def run() -> None:
+        run_state_machine_as_test(machine, settings=conf)
+
+    try:
+        with mutant.active():
+            hseed(seed)(run)()
+    except OutOfTime:
+        return None, "out of time"
+    except Exception as exc:
+        if machine.failure is None:  # Hypothesis itself gave up (e.g. no rule applicable): not a detection
+            first_line = str(exc).splitlines()[0] if str(exc) else ""
+            return None, f"{type(exc).__name__}: {first_line[:120]}"
+        return machine.failure, "failed"
+    return None, "no failure"
+
+
+def check_hypothesis(mutant: Mutant, cfg: LadderConfig, deadline: float) -> tuple[Detection | None, str]:
+    rounds = examples = unconfirmed = 0
     per_round = 10
     stop = min(deadline, time.perf_counter() + cfg.hypothesis_seconds)
+    note = ""
     while examples < cfg.hypothesis_examples and time.perf_counter() < stop:
-        conf = settings(
-            max_examples=per_round,
-            stateful_step_count=cfg.hypothesis_steps,
-            deadline=None,
-            database=None,
-            suppress_health_check=list(HealthCheck),
-            phases=[Phase.generate, Phase.shrink],
-            print_blob=False,
-        )
-
-        def run(conf: settings = conf) -> None:
-            run_state_machine_as_test(machine, settings=conf)
-
-        try:
-            with mutant.active():
-                hseed(cfg.seed + rounds)(run)()
-        except Exception as exc:
-            recorded = machine.failure
-            if recorded is None:  # Hypothesis itself gave up (e.g. no rule applicable): not a detection
-                first_line = str(exc).splitlines()[0] if str(exc) else ""
-                return None, f"stopped after {examples} examples: {type(exc).__name__}: {first_line[:120]}"
+        recorded, note = hypothesis_round(mutant, cfg, cfg.seed + rounds, per_round, stop)
+        if recorded is not None:
             events, setup, message = recorded
-            return Detection(
-                "hypothesis", f"seed {cfg.seed + rounds}", message, events, setup
-            ), f"{examples + per_round} examples"
+            if confirmed(mutant, events):
+                return Detection(
+                    "hypothesis", f"seed {cfg.seed + rounds}", message, events, setup
+                ), f"{examples + per_round} examples"
+            unconfirmed += 1
+        elif note not in ("no failure", "out of time"):
+            return None, f"stopped after {examples} examples: {note}"
         rounds += 1
         examples += per_round
-    return None, f"{examples} examples of ≤ {cfg.hypothesis_steps} steps, no failure"
+    extra = f", {unconfirmed} failing runs that do not replay or that the unmutated controller shares"
+    return None, f"{examples} examples of ≤ {cfg.hypothesis_steps} steps, no confirmed failure" + (
+        extra if unconfirmed else ""
+    )
 
 
-# ------------------------------------------------------------------------------------------ 4. conformance
+# ------------------------------------------------------------------------------------------ 2. vectors, 5. differential
 
 
 class MutantSut(ReferenceSut):
@@ -326,7 +382,7 @@ def vectors_for(profile: str) -> list[Any]:
     return _VECTORS[profile]
 
 
-def check_conformance(mutant: Mutant, cfg: LadderConfig, deadline: float) -> tuple[Detection | None, str]:
+def check_vectors(mutant: Mutant, cfg: LadderConfig, deadline: float) -> tuple[Detection | None, str]:
     from kcspec.conformance.adapters.inprocess import InProcessAdapter
     from kcspec.conformance.runner import run
     from kcspec.conformance.vectors.model import Level
@@ -341,23 +397,26 @@ def check_conformance(mutant: Mutant, cfg: LadderConfig, deadline: float) -> tup
         budget=max(1.0, deadline - time.perf_counter()),
     )
     bad = [o for o in report.outcomes if o.verdict in (Verdict.failed, Verdict.errored)]
-    if bad:
-        first = bad[0]
-        vector = next(v for v in vectors if v.id == first.id)
-        events = (vector.request.event,) if hasattr(vector.request, "event") else ()
-        return Detection(
-            "conformance",
-            f"vector {first.id}",
-            f"{first.verdict.value}: {first.reason}",
-            events,
-            0,
-            0 if events else 1,
-        ), f"{len(report.outcomes)} vectors, {len(bad)} failed"
-    note = f"{len(report.outcomes)} vectors passed"
+    if not bad:
+        return None, f"{len(report.outcomes)} vectors passed"
+    first = bad[0]
+    vector = next(v for v in vectors if v.id == first.id)
+    events = (vector.request.event,) if hasattr(vector.request, "event") else ()
+    return Detection(
+        "vectors",
+        f"vector {first.id}",
+        f"{first.verdict.value}: {first.reason}",
+        events,
+        0,
+        0 if events else 1,
+    ), f"{len(report.outcomes)} vectors, {len(bad)} failed"
+
+
+def check_differential(mutant: Mutant, cfg: LadderConfig, deadline: float) -> tuple[Detection | None, str]:
     detection = _differential(mutant, cfg, deadline)
-    if detection is not None:
-        return detection, note + "; differential divergence"
-    return None, note + f"; differential: no divergence in ≤ {cfg.differential_examples} sequences"
+    if detection is None:
+        return None, f"no confirmed divergence in ≤ {cfg.differential_examples} sequences"
+    return detection, "divergence"
 
 
 def _differential(mutant: Mutant, cfg: LadderConfig, deadline: float) -> Detection | None:
@@ -398,7 +457,7 @@ def _differential(mutant: Mutant, cfg: LadderConfig, deadline: float) -> Detecti
     except NoSuchExample:
         return None
     div = compare_run(adapter, events_for(minimal, profile, oracle), profile)
-    if div is None:
+    if div is None or not confirmed(mutant, tuple(div.events)):
         return None
     setup = len(
         bootstrap(
@@ -408,8 +467,8 @@ def _differential(mutant: Mutant, cfg: LadderConfig, deadline: float) -> Detecti
         )
     )
     return Detection(
-        "conformance",
-        f"differential, seed {cfg.seed}",
+        "differential",
+        f"seed {cfg.seed}",
         div.reason,
         div.events,
         min(setup, len(div.events) - 1),
@@ -420,9 +479,10 @@ def _differential(mutant: Mutant, cfg: LadderConfig, deadline: float) -> Detecti
 
 CHECK_FUNCTIONS: dict[str, Callable[[Mutant, LadderConfig, float], tuple[Detection | None, str]]] = {
     "scenarios": check_scenarios,
+    "vectors": check_vectors,
     "explore": check_explore,
     "hypothesis": check_hypothesis,
-    "conformance": check_conformance,
+    "differential": check_differential,
 }
 
 

@@ -12,9 +12,11 @@ function body (module constants, class attributes), and operators that need name
 (``ExceptionReplacer``) or change decoration (``RemoveDecorator``), or take arguments (``VariableReplacer``,
 ``VariableInserter``).
 
-The killing suite is the cheap end of the ladder, for both profiles: every built-in scenario cross-checked
-against the spec, then a depth-2 exploration of 3 brokers × 1 partition, RF 2. A mutant is *killed* when a check
-diverges (a crash or a time-out counts: the tool's convention), *survived* otherwise.
+The killing suite is ``kcspec.conformance.bugzoo.killing``: scenarios, conformance vectors, exploration with the
+fault families and a short seeded Hypothesis run, for both profiles. A mutant is *killed* when a check diverges
+(a crash or a time-out counts: the tool's convention), *survived* otherwise; a survivor also reports how often the
+mutated function was entered and the mutated line run by the scenarios and vectors (0 means the suite never
+reached it, or the patch did not take).
 """
 
 from __future__ import annotations
@@ -23,15 +25,13 @@ import ast
 import builtins
 import importlib
 import random
-import signal
 import time
 import types
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from kcspec.conformance.bugzoo.patching import Patch, injected
+from kcspec.conformance.bugzoo.killing import Exercise, MutantTimeout, exercise, killing_suite, time_limit
+from kcspec.conformance.bugzoo.patching import Patch
 
 MODULES = (
     "context",
@@ -54,8 +54,7 @@ only format log lines, declare exceptions or name releases: nothing the step con
 EXCLUDED_OPERATORS = frozenset(
     {"core/ExceptionReplacer", "core/RemoveDecorator", "core/VariableReplacer", "core/VariableInserter"}
 )
-PROFILES = ("kafka-2.8", "kafka-1.1")
-TIME_LIMIT = 60.0
+TIME_LIMIT = 90.0
 """Seconds after which a mutant's killing run is stopped and the mutant counted killed (an endless loop)."""
 
 
@@ -87,6 +86,8 @@ class GenericResult:
     check: str
     detail: str
     seconds: float
+    exercised: Exercise | None = None
+    """For a survivor: entries into the mutated function and runs of the mutated line (scenarios + vectors)."""
 
 
 def _source(module: str) -> tuple[types.ModuleType, str]:
@@ -235,49 +236,13 @@ def build_patch(site: Site) -> tuple[Patch | None, str]:
     return Patch(owner, attr, lambda _orig: replacement), mutated_line
 
 
-class MutantTimeout(Exception):
-    """The mutant's killing run exceeded ``TIME_LIMIT`` (an endless loop, usually)."""
+def mutated_code(patch: Patch) -> types.CodeType:
+    """The code object the patch installs (the mutated function's)."""
+    code: types.CodeType = _unwrap(patch.make(None)).__code__
+    return code
 
 
-@contextmanager
-def _time_limit(seconds: float) -> Iterator[None]:
-    def expire(_signum: int, _frame: object) -> None:
-        raise MutantTimeout(f"more than {seconds:.0f} s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-
-
-def killing_suite(profiles: tuple[str, ...] = PROFILES) -> tuple[str, str] | None:
-    """The cheap checks against whatever reference controller is installed now: (check, detail) of the first
-    divergence, or ``None`` when everything agrees with the spec."""
-    from kcspec.conformance.crosscheck import crosscheck
-    from kcspec.conformance.explore.config import ExploreConfig
-    from kcspec.conformance.explore.explorer import explore
-    from kcspec.conformance.scenarios import SCENARIOS
-
-    for profile in profiles:
-        for scenario in SCENARIOS:
-            out = crosscheck(scenario.name, profile, scenario.events(profile))
-            if out.divergence is not None:
-                return (
-                    "scenarios",
-                    f"{scenario.name} [{profile}] step {out.divergence.step}: {out.divergence.message}",
-                )
-    for profile in profiles:
-        cfg = ExploreConfig(profile=profile, brokers=3, partitions=1, rf=2, depth=2)
-        finding = explore(cfg).finding
-        if finding is not None:
-            return "explore", f"{cfg.describe()}: {finding.kind}: {finding.message}"
-    return None
-
-
-def run_generic(site: Site, time_limit: float = TIME_LIMIT) -> GenericResult:
+def run_generic(site: Site, time_limit_s: float = TIME_LIMIT) -> GenericResult:
     """Inject ``site`` and run the killing suite; killed, survived, or not injectable (with the reason)."""
     start = time.perf_counter()
     patch, info = build_patch(site)
@@ -294,8 +259,8 @@ def run_generic(site: Site, time_limit: float = TIME_LIMIT) -> GenericResult:
         info,
     )
     try:
-        with _time_limit(time_limit), injected([patch]):
-            found = killing_suite()
+        with time_limit(time_limit_s):
+            found = killing_suite(site.name, patch)
     except MutantTimeout as exc:
         return GenericResult(mutated, "killed", "timeout", str(exc), time.perf_counter() - start)
     except Exception as exc:
@@ -304,5 +269,6 @@ def run_generic(site: Site, time_limit: float = TIME_LIMIT) -> GenericResult:
         )
     seconds = time.perf_counter() - start
     if found is None:
-        return GenericResult(mutated, "survived", "", "every check agrees with the spec", seconds)
+        reached = exercise(patch, mutated_code(patch), site.line)
+        return GenericResult(mutated, "survived", "", "every check agrees with the spec", seconds, reached)
     return GenericResult(mutated, "killed", found[0], found[1], seconds)

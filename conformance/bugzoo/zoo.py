@@ -108,8 +108,9 @@ class ZooReport:
         path.write_text(self.to_json() + "\n", encoding="utf-8")
 
 
-def baseline(profiles: Sequence[str]) -> list[str]:
-    """Problems of the unmutated controller on the built-in scenarios (empty when all agree with the spec)."""
+def baseline(profiles: Sequence[str], vectors: bool = False) -> list[str]:
+    """Problems of the unmutated controller on the built-in scenarios and, with ``vectors``, the conformance
+    vectors (empty when all agree with the spec)."""
     from kcspec.conformance.crosscheck import crosscheck
     from kcspec.conformance.scenarios import SCENARIOS
 
@@ -119,7 +120,28 @@ def baseline(profiles: Sequence[str]) -> list[str]:
             out = crosscheck(scenario.name, profile, scenario.events(profile))
             if not out.ok:
                 problems.append(out.report())
+        if vectors:
+            problems.extend(vector_problems(profile))
     return problems
+
+
+def vector_problems(profile: str) -> list[str]:
+    """The conformance vectors of ``profile`` the unmutated reference controller does not pass."""
+    from kcspec.conformance.adapters.inprocess import InProcessAdapter
+    from kcspec.conformance.bugzoo.checks import vectors_for
+    from kcspec.conformance.reference_sut import ReferenceSut
+    from kcspec.conformance.runner import run
+    from kcspec.conformance.vectors.model import Level
+    from kcspec.conformance.verdicts import Verdict
+
+    report = run(
+        InProcessAdapter(ReferenceSut()), vectors_for(profile), profile=profile, level=Level.controller
+    )
+    return [
+        f"vector {o.id} [{profile}]: {o.verdict.value}: {o.reason}"
+        for o in report.outcomes
+        if o.verdict in (Verdict.failed, Verdict.errored)
+    ]
 
 
 def run_zoo(
@@ -127,7 +149,7 @@ def run_zoo(
 ) -> ZooReport:
     start = time.perf_counter()
     report = ZooReport(cfg)
-    report.baseline_problems = baseline(sorted({m.profile for m in mutants}))
+    report.baseline_problems = baseline(sorted({m.profile for m in mutants}), "vectors" in cfg.checks)
     if report.baseline_problems:
         report.seconds = time.perf_counter() - start
         return report

@@ -10,7 +10,14 @@ import kcspec.reference_impl.partition_state_machine as psm
 import pytest
 from click.testing import CliRunner
 from kcspec.conformance.bugzoo import generic
-from kcspec.conformance.bugzoo.checks import LadderConfig, check_scenarios, hunt
+from kcspec.conformance.bugzoo.checks import (
+    LadderConfig,
+    check_scenarios,
+    check_vectors,
+    confirmed,
+    hunt,
+    hypothesis_round,
+)
 from kcspec.conformance.bugzoo.historical import HISTORICAL, HISTORICAL_BY_NAME
 from kcspec.conformance.bugzoo.mutant import Mutant
 from kcspec.conformance.bugzoo.patching import Patch, PatchError, injected
@@ -34,7 +41,18 @@ NOT_A_BUG = Mutant(
 )
 
 
-@pytest.mark.parametrize("name", ["kafka-6082", "kafka-8237", "kafka-7482", "kafka-9866"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "kafka-6082",
+        "kafka-8237",
+        "kafka-7482",
+        "kafka-9866",
+        "kafka-1503-legacy",
+        "kafka-5310",
+        "hazard-i15-b9",
+    ],
+)
 def test_cheap_checks_catch_historical_mutants(name: str) -> None:
     mutant = HISTORICAL_BY_NAME[name]
     result = hunt(mutant, CHEAP)
@@ -46,6 +64,28 @@ def test_cheap_checks_catch_historical_mutants(name: str) -> None:
     assert crosscheck("unmutated", mutant.profile, d.events).ok
     with mutant.active():
         assert not crosscheck("mutant", mutant.profile, d.events).ok
+
+
+def test_the_vectors_catch_a_mutant_and_pass_the_unmutated_controller() -> None:
+    detection, note = check_vectors(HISTORICAL_BY_NAME["kafka-6650"], CHEAP, deadline=float("inf"))
+    assert detection is not None and detection.check == "vectors", note
+    assert check_vectors(NOT_A_BUG, CHEAP, deadline=float("inf"))[0] is None
+
+
+def test_only_a_replayable_divergence_of_the_mutant_alone_is_confirmed() -> None:
+    mutant = HISTORICAL_BY_NAME["kafka-9866"]
+    detection, _note = check_scenarios(mutant, CHEAP, deadline=float("inf"))
+    assert detection is not None
+    assert confirmed(mutant, detection.events)
+    assert not confirmed(NOT_A_BUG, detection.events)  # the unmutated controller agrees: nothing to confirm
+
+
+def test_the_hypothesis_stage_stops_at_its_deadline() -> None:
+    """A deadline already passed abandons the run at its first step, without a failure to shrink."""
+    failure, note = hypothesis_round(
+        HISTORICAL_BY_NAME["kafka-6650"], CHEAP, seed=0, examples=10, stop_at=0.0
+    )
+    assert failure is None and note == "out of time"
 
 
 def test_a_non_mutant_passes_the_scenarios() -> None:
