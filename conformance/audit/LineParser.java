@@ -44,6 +44,8 @@ public final class LineParser implements UDF1<String, Row> {
     Pattern legacySide;
     Pattern controllerIdPrefix;
     Pattern brokerIdPrefix;
+    Pattern defaultHead;
+    Pattern defaultTail;
     int nFields;
     boolean[] isInt;
     boolean[] isList;
@@ -73,6 +75,8 @@ public final class LineParser implements UDF1<String, Row> {
       legacySide = Pattern.compile(head[8]);
       controllerIdPrefix = Pattern.compile(head[9]);
       brokerIdPrefix = Pattern.compile(head[10]);
+      defaultHead = Pattern.compile(head[11]);
+      defaultTail = Pattern.compile(head[12]);
       String[] fields = records[1].split(UNITS, -1);
       nFields = fields.length;
       isInt = new boolean[nFields];
@@ -116,6 +120,16 @@ public final class LineParser implements UDF1<String, Row> {
     return grammar;
   }
 
+  /** ts, level, logger, message from a layout regex's four groups (Java's $ may leave a final terminator). */
+  private static void fromLayout(Matcher m, String text, Object[] out) {
+    String logger = m.group(4);
+    if (m.end() < text.length()) logger = logger + text.substring(m.end());
+    out[1] = m.group(1);
+    out[2] = m.group(2);
+    out[3] = logger;
+    out[4] = m.group(3);
+  }
+
   private static Integer toInt(String s) {
     try {
       return Integer.valueOf(s.trim());
@@ -124,32 +138,66 @@ public final class LineParser implements UDF1<String, Row> {
     }
   }
 
+  /** Whether {@code s} holds a character that ends a line for Java's regex {@code .} and {@code $}. */
+  private static boolean hasTerminator(String s) {
+    for (int i = 0, n = s.length(); i < n; i++) {
+      char c = s.charAt(i);
+      if ((c < 0x20 && (c == '\n' || c == '\r')) || c == '\u0085' || c == '\u2028' || c == '\u2029') {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * The kafka-default layout without its whole-line regex, for a line with no line terminator inside: the
+   * head regex, then the split at the last " (" (the logger cannot hold "("), then the tail regex — the same
+   * match as the layout regex (lines.LOGGER_TAIL_REGEX). Fills out[1..4]; false when the line does not match.
+   */
+  private static boolean defaultLayout(Grammar k, String text, Object[] out) {
+    Matcher h = k.defaultHead.matcher(text);
+    if (!h.lookingAt()) return false;
+    int split = text.lastIndexOf(" (");
+    if (split < h.end()) return false;
+    Matcher t = k.defaultTail.matcher(text).region(split + 2, text.length());
+    if (!t.matches()) return false;
+    out[1] = h.group(1);
+    out[2] = h.group(2);
+    out[3] = t.group(1);
+    out[4] = text.substring(h.end(), split);
+    return true;
+  }
+
   @Override
   public Row call(String text) {
     Grammar k = grammar();
     Object[] out = new Object[HEAD + k.nFields + 1];
     int status = HEAD + k.nFields;
-    Matcher m = null;
     int layout = -1;
     if (text != null && text.startsWith("[")) {
-      m = k.layouts[0].matcher(text);
-      if (m.find()) layout = 0;
+      if (!hasTerminator(text)) {
+        if (defaultLayout(k, text, out)) layout = 0;
+      } else {
+        Matcher m = k.layouts[0].matcher(text);
+        if (m.find()) {
+          layout = 0;
+          fromLayout(m, text, out);
+        }
+      }
     } else if (text != null && !text.isEmpty() && text.charAt(0) >= '0' && text.charAt(0) <= '9') {
-      m = k.layouts[1].matcher(text);
-      if (m.find()) layout = 1;
+      Matcher m = k.layouts[1].matcher(text);
+      if (m.find()) {
+        layout = 1;
+        fromLayout(m, text, out);
+      }
     }
     if (layout < 0) {
       out[status] = "nolayout";
       return RowFactory.create(out);
     }
-    String msg = m.group(3);
-    String logger = m.group(4);
-    if (m.end() < text.length()) logger = logger + text.substring(m.end());
     out[0] = k.layoutNames[layout];
-    out[1] = m.group(1);
-    out[2] = m.group(2);
-    out[3] = logger;
-    out[4] = msg;
+    String msg = (String) out[4];
+    String logger = (String) out[3];
 
     boolean bracket = msg.startsWith("[Controller id=");
     boolean old = msg.startsWith("Controller ");

@@ -35,6 +35,11 @@ BRACKET_REST = r"^\[Controller id=\d+(?: epoch=\d+)?\] (.{0,64})"
 """The first 64 characters after a ``[Controller id=…]`` / ``[Controller id=… epoch=…]`` prefix."""
 LEAD_WIDTH = 64
 
+DEFAULT_HEAD = rf"^\[({g.TS})\] ({g.LEVELS}) "
+"""``lines.DEFAULT_HEAD_REGEX`` with the timestamp and level as groups (the head of ``lines.LAYOUTS[0]``)."""
+DEFAULT_TAIL = rf"{g.LOGGER}\)"
+"""``lines.LOGGER_TAIL_REGEX`` with the logger as group 1 (the tail of ``lines.LAYOUTS[0]``), matched whole."""
+
 HEAD_COLUMNS = ("layout", "ts", "level", "logger", "message", "kind", "template", "reason")
 """The columns ``LineParser`` returns before the fields of ``lines.ALL_FIELDS`` (then ``status``)."""
 
@@ -61,6 +66,8 @@ def grammar_config() -> str:
         g.LEGACY_CONTROLLER_SIDE,
         g.CONTROLLER_ID_PREFIX,
         g.BROKER_ID_PREFIX,
+        DEFAULT_HEAD,
+        DEFAULT_TAIL,
     ]
     fields = [f"{f}:{'i' if f in g.INT_FIELDS else 'l' if f in g.LIST_FIELDS else 's'}" for f in g.ALL_FIELDS]
     records = [_UNITS.join(head), _UNITS.join(fields)]

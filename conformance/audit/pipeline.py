@@ -12,17 +12,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kcspec.conformance.audit import replay, report
+from kcspec.conformance.audit import jvm_parser, replay, report, stats
 from kcspec.conformance.audit.spark_job import (
     Inputs,
     decode_traces,
     display_name,
     exceptions_of,
+    history_of,
     numbered_lines,
+    offsets_table,
     parse_kafka,
     raw_lines,
     resolve_non_records,
-    split_offsets,
     with_line_numbers,
 )
 from kcspec.spec.profiles import PROFILES, Profile
@@ -44,12 +45,28 @@ EVENT_KINDS = (
     "leader_elected",
     "state_machine_bulk",
 )
-TRANSITION_KINDS = (
-    "replica_transition",
-    "partition_transition",
-    "replica_transition_failed",
-    "partition_transition_failed",
+STORED_COLUMNS = (
+    "uri",
+    "block",
+    "rid",
+    "status",
+    "reason",
+    "ts",
+    "kind",
+    "controller_id",
+    "controller_epoch",
+    "broker",
+    "replica",
+    "topic",
+    "partition",
+    "from_state",
+    "to_state",
+    "leader",
+    "leader_epoch",
+    "isr",
+    "topics",
 )
+"""Columns of the parse kept in ``work/parsed.parquet`` (besides the text of lines that are not records)."""
 SAMPLE = 20
 
 Step = Callable[[str], None]
@@ -72,28 +89,33 @@ def run_audit(
     per_file: list[DataFrame] = []
     events: DataFrame | None = None
     edges: dict[str, dict[tuple[str, str], int]] = {"replica": {}, "partition": {}}
+    cells: list[stats.Cell] = []
     if inputs.kafka_logs:
-        step(f"parsing {len(inputs.kafka_logs)} Kafka log file(s)")
+        step(f"parsing {len(inputs.kafka_logs)} Kafka log file(s) with the {jvm_parser.status(spark)}")
         parsed_raw = parse_kafka(raw_lines(spark, inputs.kafka_logs))
-        # stored once: a record's text and message are not needed again, other lines keep their text
-        stored_cols = [c for c in parsed_raw.columns if c not in ("text", "message")]
+        # stored once, with what replay and statistics read: other lines keep their text
         parsed_raw.select(
-            *stored_cols, F.when(F.col("status") != "record", F.col("text")).alias("text")
+            *STORED_COLUMNS, F.when(F.col("status") != "record", F.col("text")).alias("text")
         ).write.parquet(uri("parsed.parquet"))
         stored = spark.read.parquet(uri("parsed.parquet"))
-        parsed = with_line_numbers(stored, split_offsets(spark, stored, history_key))
+        step("counting lines per file split, kind, broker and controller epoch")
+        cells = stats.line_cube(stored)
+        parsed = with_line_numbers(stored, offsets_table(spark, stats.split_table(cells), history_key))
         step("attaching continuation lines, quarantining the rest")
         resolve_non_records(parsed).write.parquet(uri("non_records.parquet"))
         nr = spark.read.parquet(uri("non_records.parquet"))
         non_records.append(nr)
         records = parsed.where(F.col("status") == "record")
         events = records.where(F.col("kind").isin(*EVENT_KINDS)).drop("text")
-        per_file.append(_record_counts(spark, stored))
+        records_per_file = stats.record_counts(cells, display_name)
+        per_file.append(spark.createDataFrame(sorted(records_per_file.items()), "file string, record long"))
         per_file.append(nr.groupBy("file").pivot("status", ["continuation", "blank", "quarantined"]).count())
         step(f"replaying {len(inputs.kafka_logs)} log file(s) against profile {profile.name}")
-        violations.append(replay.log_rules(spark, events, profile, exceptions_of(nr)))
-        tr = replay.transitions(events)
-        edges = {m: report.edge_counts(tr, m) for m in edges}
+        firsts = stats.epoch_firsts(
+            cells, replay.ACTING_KINDS, lambda u: history_of(display_name(u), history_key)
+        )
+        violations.append(replay.log_rules(spark, events, profile, exceptions_of(nr), firsts))
+        edges = {m: stats.edge_counts(cells, m) for m in edges}
     if inputs.traces:
         step(f"decoding {len(inputs.traces)} JSONL trace file(s)")
         facts, tnr = decode_traces(numbered_lines(spark, inputs.traces, history_key))
@@ -143,17 +165,27 @@ def run_audit(
         for name in sorted(PROFILES):
             for machine in ("replica", "partition"):
                 coverage.append(report.coverage_matrix(PROFILES[name], machine, edges[machine]))
+    by_rule: dict[str, int] = {}
+    v_broker: dict[int, int] = {}
+    v_epoch: dict[int, int] = {}
+    for r in vdf.groupBy("rule", "controller_id", "controller_epoch").count().collect():
+        n = int(r["count"])
+        by_rule[str(r["rule"])] = by_rule.get(str(r["rule"]), 0) + n
+        if r["controller_id"] is not None:
+            v_broker[int(r["controller_id"])] = v_broker.get(int(r["controller_id"]), 0) + n
+        if r["controller_epoch"] is not None:
+            v_epoch[int(r["controller_epoch"])] = v_epoch.get(int(r["controller_epoch"]), 0) + n
     summary = report.Summary(
         lines_read=lines_read,
         parsed=lines_read - n_quar,
         quarantined=n_quar,
         violations=n_viol,
         per_file=files,
-        kinds=report.count_map(events, "kind") if events is not None else {},
-        by_rule=report.count_map(vdf, "rule"),
+        kinds=stats.kind_counts(cells, EVENT_KINDS) if events is not None else {},
+        by_rule=by_rule,
         by_reason=report.count_map(qdf, "reason"),
-        per_broker=_per_broker(spark, out, vdf),
-        per_epoch=_per_epoch(events, vdf),
+        per_broker=stats.per_broker(cells, v_broker),
+        per_epoch=stats.per_epoch(cells, EVENT_KINDS, v_epoch) if events is not None else [],
         quarantine_sample=report.rows(qdf, SAMPLE),
         violation_sample=report.rows(vdf, SAMPLE),
         coverage=coverage,
@@ -171,13 +203,6 @@ def _union(dfs: list[DataFrame]) -> DataFrame:
     return result
 
 
-def _record_counts(spark: SparkSession, stored: DataFrame) -> DataFrame:
-    """``(file, record)`` from the stored parse (files by URI, named on the driver: no join over the corpus)."""
-    counts = stored.where(F.col("status") == "record").groupBy("uri").count().collect()
-    rows = [(display_name(str(r["uri"])), int(r["count"])) for r in counts]
-    return spark.createDataFrame(rows, "file string, record long")
-
-
 def _file_stats(parts: list[DataFrame]) -> list[dict[str, Any]]:
     acc: dict[str, dict[str, int]] = {}
     for df in parts:
@@ -187,55 +212,3 @@ def _file_stats(parts: list[DataFrame]) -> list[dict[str, Any]]:
                 if k in r.asDict() and r[k] is not None:
                     d[k] += int(r[k])
     return [{"file": f, "lines": sum(d.values()), **d} for f, d in sorted(acc.items())]
-
-
-def _per_broker(spark: SparkSession, out: Path, vdf: DataFrame) -> list[dict[str, Any]]:
-    work = str((out / "work" / "parsed.parquet").resolve())
-    if not (out / "work" / "parsed.parquet").exists():
-        return []
-    parsed = spark.read.parquet(work).where(F.col("status") == "record")  # stored parse: no file/line
-    who = F.coalesce(F.col("controller_id"), F.col("broker"))
-    stats = (
-        parsed.where(who.isNotNull())
-        .groupBy(who.alias("broker"))
-        .agg(
-            F.count(F.lit(1)).alias("records"),
-            F.sum(F.col("kind").isin(*TRANSITION_KINDS).cast("int")).alias("transitions"),
-            F.min("ts").alias("first_ts"),
-            F.max("ts").alias("last_ts"),
-        )
-    )
-    v = (
-        vdf.where(F.col("controller_id").isNotNull())
-        .groupBy(F.col("controller_id").alias("broker"))
-        .agg(F.count(F.lit(1)).alias("violations"))
-    )
-    return [
-        dict(r.asDict(), violations=r["violations"] or 0)
-        for r in stats.join(v, "broker", "left").orderBy("broker").collect()
-    ]
-
-
-def _per_epoch(events: DataFrame | None, vdf: DataFrame) -> list[dict[str, Any]]:
-    if events is None:
-        return []
-    stats = (
-        events.where(F.col("controller_epoch").isNotNull())
-        .groupBy("controller_epoch")
-        .agg(
-            F.array_sort(F.collect_set("controller_id")).alias("controllers"),
-            F.count(F.lit(1)).alias("records"),
-            F.sum(F.col("kind").isin(*TRANSITION_KINDS).cast("int")).alias("transitions"),
-            F.min("ts").alias("first_ts"),
-            F.max("ts").alias("last_ts"),
-        )
-    )
-    v = (
-        vdf.where(F.col("controller_epoch").isNotNull())
-        .groupBy("controller_epoch")
-        .agg(F.count(F.lit(1)).alias("violations"))
-    )
-    return [
-        dict(r.asDict(), violations=r["violations"] or 0)
-        for r in stats.join(v, "controller_epoch", "left").orderBy("controller_epoch").collect()
-    ]

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TypeVar
 
+from kcspec.conformance.audit import lines as g
 from kcspec.spec.profiles import Profile
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
@@ -173,26 +174,6 @@ def _isr_array() -> Column:
     )
 
 
-def transitions(events: DataFrame) -> DataFrame:
-    """Transition records (both machines, success and failure) with ``machine`` and normalised state names."""
-    machine = F.when(F.col("kind").startswith("replica_transition"), "replica").when(
-        F.col("kind").startswith("partition_transition"), "partition"
-    )
-    legacy = {"NotExists": "NonExistentPartition", "New": "NewPartition"}
-    legacy_map = F.create_map(*[F.lit(x) for kv in legacy.items() for x in kv])
-
-    def norm(c: str) -> Column:
-        return F.coalesce(legacy_map[F.col(c)], F.col(c))
-
-    return (
-        events.withColumn("machine", machine)
-        .where(F.col("machine").isNotNull())
-        .withColumn("from_state", norm("from_state"))
-        .withColumn("to_state", norm("to_state"))
-        .withColumn("ok", ~F.col("kind").endswith("_failed"))
-    )
-
-
 def trace_only_targets(profile: Profile, machine: str) -> frozenset[str]:
     """Target states whose success line Kafka logs only at TRACE, invisible with the default INFO configuration
     (§10.1, §10.3, §10.4): every replica transition; in 2.8 the partition transitions to OfflinePartition and
@@ -234,143 +215,119 @@ def _reach_map(reach: dict[str, list[str]]) -> Column:
     return F.create_map(*items)
 
 
-def log_rules(spark: SparkSession, events: DataFrame, profile: Profile, exceptions: DataFrame) -> DataFrame:
-    """All violations found in parsed Kafka log records.
+@dataclass(frozen=True)
+class Check:
+    """One rule evaluated on a row: when it is violated, the message in words, the machine it concerns."""
 
-    ``exceptions`` is ``(file, line, exception)``: the exception line that follows a record (failed
-    transitions print the valid previous states there); it is joined to the few failed transitions only.
-    """
+    rule: str
+    when: Column
+    message: Column
+    machine: Column
+
+
+def _emit(df: DataFrame, checks: list[Check]) -> DataFrame:
+    """The violations of ``checks`` on the rows of ``df`` in one pass (a row yields none, one or several)."""
+    found = F.filter(
+        F.array(
+            *[
+                F.when(
+                    c.when,
+                    F.struct(
+                        F.lit(c.rule).alias("rule"),
+                        F.lit(RULES[c.rule].section).alias("section"),
+                        F.concat(F.lit(RULES[c.rule].text + ": "), c.message).alias("message"),
+                        c.machine.cast("string").alias("machine"),
+                    ),
+                )
+                for c in checks
+            ]
+        ),
+        lambda v: v.isNotNull(),
+    )
+    hits = df.select(
+        "file",
+        "line",
+        "ts",
+        "topic",
+        "partition",
+        "replica",
+        "controller_id",
+        "controller_epoch",
+        F.explode(found).alias("_v"),
+    )
+    return hits.select(
+        "file",
+        "line",
+        "ts",
+        F.col("_v.rule").alias("rule"),
+        F.col("_v.section").alias("section"),
+        F.col("_v.message").alias("message"),
+        F.col("_v.machine").alias("machine"),
+        "topic",
+        "partition",
+        F.col("replica").cast("int").alias("replica"),
+        F.col("controller_id").cast("int").alias("controller_id"),
+        F.col("controller_epoch").cast("int").alias("controller_epoch"),
+    )
+
+
+def _machine_states(events: DataFrame, profile: Profile) -> DataFrame:
+    """``events`` with ``machine`` (transition records only), their state names normalised, ``valid_prev``."""
+    machine = F.when(F.col("kind").startswith("replica_transition"), "replica").when(
+        F.col("kind").startswith("partition_transition"), "partition"
+    )
+    legacy_map = F.create_map(*[F.lit(x) for kv in g.LEGACY_STATE_NAMES.items() for x in kv])
+
+    def norm(c: str) -> Column:
+        return F.when(F.col("machine").isNotNull(), F.coalesce(legacy_map[F.col(c)], F.col(c))).otherwise(
+            F.col(c)
+        )
+
     rep = table_map(profile.replica_valid_previous)
     par = table_map(profile.partition_valid_previous)
-    tr = transitions(events)
-    valid_prev = F.when(F.col("machine") == "replica", rep[F.col("to_state")]).otherwise(
-        par[F.col("to_state")]
-    )
-    tr = tr.withColumn("valid_prev", valid_prev)
-    ok = tr.where("ok")
-    elem_w = Window.partitionBy(
-        "history", "machine", "topic", "partition", "replica", "controller_epoch"
-    ).orderBy("ts", "file", "line")
-    rep_hidden = _reach_map(
-        hidden_reach(profile.replica_valid_previous, trace_only_targets(profile, "replica"))
-    )
-    par_hidden = _reach_map(
-        hidden_reach(profile.partition_valid_previous, trace_only_targets(profile, "partition"))
-    )
-    # Decision: the tracked previous state may have moved on through transitions an INFO-level log does not
-    # show (their lines are TRACE); a mismatch is reported only when no such hidden path explains it.
-    tracked = ok.withColumn("tracked", F.lag("to_state").over(elem_w)).withColumn(
-        "hidden",
-        F.coalesce(
-            F.when(F.col("machine") == "replica", rep_hidden[F.col("tracked")]).otherwise(
-                par_hidden[F.col("tracked")]
-            ),
-            F.array().cast("array<string>"),
-        ),
-    )
-    valid_list = F.concat_ws(",", F.col("valid_prev"))
-    out = [
-        _violation(
-            ok.where(F.col("from_state").isNotNull() & ~F.array_contains("valid_prev", F.col("from_state"))),
-            "invalid-transition",
-            F.concat(
-                _element(),
-                F.lit(" from "),
-                F.col("from_state"),
-                F.lit(" to "),
-                F.col("to_state"),
-                F.lit(" (valid previous states: "),
-                valid_list,
-                F.lit(")"),
-            ),
-        ),
-        _violation(
-            tracked.where(
-                F.col("tracked").isNotNull()
-                & (F.col("tracked") != F.coalesce("from_state", F.lit("")))
-                & ~F.array_contains("valid_prev", F.col("tracked"))
-                & ~F.arrays_overlap("valid_prev", "hidden")
-            ),
-            "invalid-from-tracked",
-            F.concat(
-                _element(),
-                F.lit(" was last left in "),
-                F.col("tracked"),
-                F.lit(", cannot go to "),
-                F.col("to_state"),
-                F.lit(" (valid previous states: "),
-                valid_list,
-                F.lit(")"),
-            ),
-        ),
-        _violation(
-            tracked.where(
-                F.col("tracked").isNotNull()
-                & F.col("from_state").isNotNull()
-                & (F.col("tracked") != F.col("from_state"))
-                & ~F.array_contains("hidden", F.col("from_state"))
-            ),
-            "previous-state-mismatch",
-            F.concat(
-                _element(),
-                F.lit(" logged from "),
-                F.col("from_state"),
-                F.lit(" but its previous transition in this controller epoch left it in "),
-                F.col("tracked"),
-            ),
-        ),
-    ]
-    failed = tr.where(~F.col("ok")).join(
-        exceptions.select("file", "line", "exception"), ["file", "line"], "left"
-    )
-    printed = F.regexp_extract(
-        F.coalesce("exception", F.lit("")), r"should be in (?:the|one of) (\S+) states", 1
-    )
-    out.append(
-        _violation(
-            failed.where((printed != "") & F.array_contains("valid_prev", F.col("from_state"))),
-            "rejected-valid-transition",
-            F.concat(
-                _element(),
-                F.lit(" from "),
-                F.col("from_state"),
-                F.lit(" to "),
-                F.col("to_state"),
-                F.lit(" was rejected; the spec's valid previous states are "),
-                valid_list,
+    with_machine = events.withColumn("machine", machine)
+    return (
+        with_machine.withColumn("from_state", norm("from_state"))
+        .withColumn("to_state", norm("to_state"))
+        .withColumn(
+            "valid_prev",
+            F.when(F.col("machine") == "replica", rep[F.col("to_state")]).when(
+                F.col("machine") == "partition", par[F.col("to_state")]
             ),
         )
     )
-    out.append(
-        _violation(
-            failed.where((printed != "") & (printed != valid_list)),
-            "valid-previous-list-differs",
-            F.concat(
-                F.lit("Kafka printed "),
-                printed,
-                F.lit(" for target "),
-                F.col("to_state"),
-                F.lit(", profile " + profile.name + " has "),
-                valid_list,
-            ),
-        )
-    )
-    out += leader_isr_rules(events)
-    out.append(deletion_rule(events))
-    out.append(fencing_rule(spark, events))
-    result = out[0]
-    for df in out[1:]:
-        result = result.unionByName(df)
-    return result
 
 
-def leader_isr_rules(events: DataFrame) -> list[DataFrame]:
-    lisr = (
-        events.where(F.col("kind").isin(*LEADER_ISR_KINDS) & F.col("isr").isNotNull())
-        .withColumn("machine", F.lit("partition"))
-        .withColumn("isr_a", _isr_array())
+def log_rules(
+    spark: SparkSession,
+    events: DataFrame,
+    profile: Profile,
+    exceptions: DataFrame,
+    firsts: Mapping[str, Mapping[int, str]] | None = None,
+) -> DataFrame:
+    """All violations found in parsed Kafka log records.
+
+    Four queries: ``row_rules`` (rules that look at one record), ``history_rules`` (rules that compare a
+    record with the one before it: one shuffle, one sort per window), ``failure_rules`` (failed transitions
+    with the exception line that follows them) and ``deletion_rule``. ``exceptions`` is
+    ``(file, line, exception)``; ``firsts`` (history → controller epoch → first timestamp at which it acted,
+    ``stats.epoch_firsts``) is computed from ``events`` when not given.
+    """
+    fence = fence_table(spark, firsts if firsts is not None else epoch_firsts(events))
+    return (
+        row_rules(events, profile, fence)
+        .unionByName(history_rules(events, profile))
+        .unionByName(failure_rules(events, profile, exceptions))
+        .unionByName(deletion_rule(events))
     )
-    state = F.concat(
+
+
+def _valid_list() -> Column:
+    return F.concat_ws(",", F.col("valid_prev"))
+
+
+def _lisr_state() -> Column:
+    return F.concat(
         F.lit("partition "),
         _tp(),
         F.lit(": leader "),
@@ -383,39 +340,164 @@ def leader_isr_rules(events: DataFrame) -> list[DataFrame]:
         F.col("kind"),
         F.lit(")"),
     )
-    out = [
-        _violation(
-            lisr.where((F.col("leader") >= 0) & ~F.array_contains("isr_a", F.col("leader"))),
-            "leader-not-in-isr",
-            state,
+
+
+def row_rules(events: DataFrame, profile: Profile, fence: DataFrame) -> DataFrame:
+    """Rules about one record: invalid transitions, leader/ISR invariants, writes by a fenced controller."""
+    ev = _machine_states(events, profile).join(F.broadcast(fence), ["history", "controller_epoch"], "left")
+    ok_transition = F.col("kind").isin("replica_transition", "partition_transition")
+    lisr = F.col("kind").isin(*LEADER_ISR_KINDS) & F.col("isr").isNotNull()
+    isr_a = _isr_array()
+    partition = F.lit("partition")
+    checks = [
+        Check(
+            "invalid-transition",
+            ok_transition
+            & F.col("from_state").isNotNull()
+            & ~F.array_contains("valid_prev", F.col("from_state")),
+            F.concat(
+                _element(),
+                F.lit(" from "),
+                F.col("from_state"),
+                F.lit(" to "),
+                F.col("to_state"),
+                F.lit(" (valid previous states: "),
+                _valid_list(),
+                F.lit(")"),
+            ),
+            F.col("machine"),
         ),
-        _violation(lisr.where((F.col("leader") != -2) & (F.size("isr_a") == 0)), "empty-isr", state),
+        Check(
+            "leader-not-in-isr",
+            lisr & (F.col("leader") >= 0) & ~F.array_contains(isr_a, F.col("leader")),
+            _lisr_state(),
+            partition,
+        ),
+        Check("empty-isr", lisr & (F.col("leader") != -2) & (F.size(isr_a) == 0), _lisr_state(), partition),
+        Check(
+            "stale-controller-write",
+            F.col("kind").isin(*WRITE_KINDS)
+            & F.col("fence_ts").isNotNull()
+            & (F.col("ts") > F.col("fence_ts")),
+            F.concat(
+                F.col("kind"),
+                F.lit(" by controller "),
+                F.col("controller_id").cast("string"),
+                F.lit(" with epoch "),
+                F.col("controller_epoch").cast("string"),
+                F.lit(" after controller epoch "),
+                F.col("newer_epoch").cast("string"),
+                F.lit(" acted at "),
+                F.col("fence_ts"),
+            ),
+            F.lit(None),
+        ),
     ]
-    writes = events.where(
-        (
-            (F.col("kind") == "partition_transition")
-            & (F.col("to_state") == "OnlinePartition")
-            & F.col("leader_epoch").isNotNull()
+    return _emit(ev, checks)
+
+
+def history_rules(events: DataFrame, profile: Profile) -> DataFrame:
+    """Rules comparing a record with the one before it in its element's history.
+
+    * the tracked previous state (per element and controller epoch, by position) against the logged one;
+    * leader-epoch monotonicity across controller writes of a partition (by controller epoch, then position).
+
+    Successful transitions and ISR removals are shuffled once by (history, topic, partition); both windows
+    partition by a superset of that key, so each needs only its own sort.
+    """
+    kinds = ("replica_transition", "partition_transition", "isr_removal")
+    df = (
+        _machine_states(events.where(F.col("kind").isin(*kinds)), profile)
+        .withColumn("is_tr", F.col("kind") != "isr_removal")
+        .withColumn("machine", F.coalesce(F.col("machine"), F.lit("partition")))
+        .withColumn(
+            "is_write",
+            (
+                (F.col("kind") == "partition_transition")
+                & (F.col("to_state") == "OnlinePartition")
+                & F.col("leader_epoch").isNotNull()
+            )
+            | (F.col("kind") == "isr_removal"),
         )
-        | (F.col("kind") == "isr_removal")
-    ).withColumn("machine", F.lit("partition"))
-    w = Window.partitionBy("history", "topic", "partition").orderBy("controller_epoch", "ts", "file", "line")
-    writes = writes.withColumn("prev_epoch", F.lag("leader_epoch").over(w)).withColumn(
-        "prev_where", F.lag(F.concat(F.col("file"), F.lit(":"), F.col("line").cast("string"))).over(w)
+        .repartition("history", "topic", "partition")
     )
+    elem_w = Window.partitionBy(
+        "history", "topic", "partition", "is_tr", "machine", "replica", "controller_epoch"
+    ).orderBy("ts", "file", "line")
+    write_w = Window.partitionBy("history", "topic", "partition", "is_write").orderBy(
+        "controller_epoch", "ts", "file", "line"
+    )
+    rep_hidden = _reach_map(
+        hidden_reach(profile.replica_valid_previous, trace_only_targets(profile, "replica"))
+    )
+    par_hidden = _reach_map(
+        hidden_reach(profile.partition_valid_previous, trace_only_targets(profile, "partition"))
+    )
+    # Decision: the tracked previous state may have moved on through transitions an INFO-level log does not
+    # show (their lines are TRACE); a mismatch is reported only when no such hidden path explains it.
+    df = (
+        df.withColumn("tracked", F.lag("to_state").over(elem_w))
+        .withColumn("prev_epoch", F.lag("leader_epoch").over(write_w))
+        .withColumn(
+            "prev_where",
+            F.lag(F.concat(F.col("file"), F.lit(":"), F.col("line").cast("string"))).over(write_w),
+        )
+        .withColumn(
+            "hidden",
+            F.coalesce(
+                F.when(F.col("machine") == "replica", rep_hidden[F.col("tracked")]).otherwise(
+                    par_hidden[F.col("tracked")]
+                ),
+                F.array().cast("array<string>"),
+            ),
+        )
+    )
+    tracked = F.col("is_tr") & F.col("tracked").isNotNull()
     # §4.3 steps 3c and 4: a partition whose ISR does not hold the replica is not written, yet its
     # (unchanged) record is logged "after removing replica"; an ISR removal with the previous leader epoch is
     # that restatement, not a write. Only a lower epoch is a violation there.
     restated = (F.col("kind") == "isr_removal") & (F.col("leader_epoch") == F.col("prev_epoch"))
-    out.append(
-        _violation(
-            writes.where(
-                F.col("prev_epoch").isNotNull()
-                & (F.coalesce("from_state", F.lit("")) != "NewPartition")
-                & (F.col("leader_epoch") <= F.col("prev_epoch"))
-                & ~restated
+    checks = [
+        Check(
+            "invalid-from-tracked",
+            tracked
+            & (F.col("tracked") != F.coalesce("from_state", F.lit("")))
+            & ~F.array_contains("valid_prev", F.col("tracked"))
+            & ~F.arrays_overlap("valid_prev", "hidden"),
+            F.concat(
+                _element(),
+                F.lit(" was last left in "),
+                F.col("tracked"),
+                F.lit(", cannot go to "),
+                F.col("to_state"),
+                F.lit(" (valid previous states: "),
+                _valid_list(),
+                F.lit(")"),
             ),
+            F.col("machine"),
+        ),
+        Check(
+            "previous-state-mismatch",
+            tracked
+            & F.col("from_state").isNotNull()
+            & (F.col("tracked") != F.col("from_state"))
+            & ~F.array_contains("hidden", F.col("from_state")),
+            F.concat(
+                _element(),
+                F.lit(" logged from "),
+                F.col("from_state"),
+                F.lit(" but its previous transition in this controller epoch left it in "),
+                F.col("tracked"),
+            ),
+            F.col("machine"),
+        ),
+        Check(
             "leader-epoch-not-increasing",
+            F.col("is_write")
+            & F.col("prev_epoch").isNotNull()
+            & (F.coalesce("from_state", F.lit("")) != "NewPartition")
+            & (F.col("leader_epoch") <= F.col("prev_epoch"))
+            & ~restated,
             F.concat(
                 F.lit("partition "),
                 _tp(),
@@ -426,9 +508,50 @@ def leader_isr_rules(events: DataFrame) -> list[DataFrame]:
                 F.lit(" at "),
                 F.col("prev_where"),
             ),
-        )
+            F.lit("partition"),
+        ),
+    ]
+    return _emit(df, checks)
+
+
+def failure_rules(events: DataFrame, profile: Profile, exceptions: DataFrame) -> DataFrame:
+    """Failed transitions against the valid previous states Kafka printed in the exception that follows them."""
+    failed = _machine_states(
+        events.where(F.col("kind").isin("replica_transition_failed", "partition_transition_failed")), profile
+    ).join(exceptions.select("file", "line", "exception"), ["file", "line"], "left")
+    printed = F.regexp_extract(
+        F.coalesce("exception", F.lit("")), r"should be in (?:the|one of) (\S+) states", 1
     )
-    return out
+    checks = [
+        Check(
+            "rejected-valid-transition",
+            (printed != "") & F.array_contains("valid_prev", F.col("from_state")),
+            F.concat(
+                _element(),
+                F.lit(" from "),
+                F.col("from_state"),
+                F.lit(" to "),
+                F.col("to_state"),
+                F.lit(" was rejected; the spec's valid previous states are "),
+                _valid_list(),
+            ),
+            F.col("machine"),
+        ),
+        Check(
+            "valid-previous-list-differs",
+            (printed != "") & (printed != _valid_list()),
+            F.concat(
+                F.lit("Kafka printed "),
+                printed,
+                F.lit(" for target "),
+                F.col("to_state"),
+                F.lit(", profile " + profile.name + " has "),
+                _valid_list(),
+            ),
+            F.col("machine"),
+        ),
+    ]
+    return _emit(failed, checks)
 
 
 def deletion_rule(events: DataFrame) -> DataFrame:
@@ -474,7 +597,8 @@ def deletion_rule(events: DataFrame) -> DataFrame:
     )
 
 
-def fencing_rule(spark: SparkSession, events: DataFrame) -> DataFrame:
+def epoch_firsts(events: DataFrame) -> dict[str, dict[int, str]]:
+    """history → controller epoch → the first timestamp at which that epoch acted (a write or its election)."""
     acted = events.where(
         F.col("controller_epoch").isNotNull()
         & F.col("ts").isNotNull()
@@ -483,6 +607,15 @@ def fencing_rule(spark: SparkSession, events: DataFrame) -> DataFrame:
     firsts: dict[str, dict[int, str]] = {}
     for r in acted.groupBy("history", "controller_epoch").agg(F.min("ts").alias("first_ts")).collect():
         firsts.setdefault(str(r["history"]), {})[int(r["controller_epoch"])] = str(r["first_ts"])
+    return firsts
+
+
+ACTING_KINDS = (*WRITE_KINDS, "controller_elected")
+"""Records that show a controller epoch acting (the fencing rule's first timestamps)."""
+
+
+def fence_table(spark: SparkSession, firsts: Mapping[str, Mapping[int, str]]) -> DataFrame:
+    """``(history, controller_epoch, fence_ts, newer_epoch)``: when a newer epoch first acted after each epoch."""
     rows = []
     for history, epochs in firsts.items():
         for e in epochs:
@@ -490,29 +623,8 @@ def fencing_rule(spark: SparkSession, events: DataFrame) -> DataFrame:
             if newer:
                 ts, n = min(newer)
                 rows.append((history, e, ts, n))
-    fence = spark.createDataFrame(
+    return spark.createDataFrame(
         rows, "history string, controller_epoch int, fence_ts string, newer_epoch int"
-    )
-    stale = (
-        events.where(F.col("kind").isin(*WRITE_KINDS))
-        .join(F.broadcast(fence), ["history", "controller_epoch"])
-        .where(F.col("ts") > F.col("fence_ts"))
-        .withColumn("machine", F.lit(None).cast("string"))
-    )
-    return _violation(
-        stale,
-        "stale-controller-write",
-        F.concat(
-            F.col("kind"),
-            F.lit(" by controller "),
-            F.col("controller_id").cast("string"),
-            F.lit(" with epoch "),
-            F.col("controller_epoch").cast("string"),
-            F.lit(" after controller epoch "),
-            F.col("newer_epoch").cast("string"),
-            F.lit(" acted at "),
-            F.col("fence_ts"),
-        ),
     )
 
 

@@ -28,7 +28,6 @@ from typing import Any, TypeVar
 
 from kcspec.spec.profiles import Profile
 from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
 
 S = TypeVar("S", bound=Enum)
 
@@ -179,11 +178,3 @@ def render_html(s: Summary) -> str:
 
 def count_map(df: DataFrame, key: str) -> dict[str, int]:
     return {str(r[key]): int(r["count"]) for r in df.groupBy(key).count().collect()}
-
-
-def edge_counts(transitions: DataFrame, machine: str) -> dict[tuple[str, str], int]:
-    ok = transitions.where((F.col("machine") == machine) & F.col("ok") & F.col("from_state").isNotNull())
-    return {
-        (r["from_state"], r["to_state"]): int(r["count"])
-        for r in ok.groupBy("from_state", "to_state").count().collect()
-    }

@@ -99,14 +99,27 @@ def split_offsets(spark: SparkSession, raw: DataFrame, history_key: str = "dir")
     splits = (
         raw.groupBy("uri", "block").agg(F.count(F.lit(1)).alias("n"), F.min("rid").alias("first")).collect()
     )
+    table = {(str(r["uri"]), int(r["block"])): (int(r["n"]), int(r["first"])) for r in splits}
+    return offsets_table(spark, table, history_key)
+
+
+def history_of(name: str, history_key: str) -> str:
+    """The history a file belongs to: its directory (``dir``) or the file itself (``file``)."""
+    return name if history_key == "file" else name.rsplit("/", 1)[0]
+
+
+def offsets_table(
+    spark: SparkSession, splits: dict[tuple[str, int], tuple[int, int]], history_key: str = "dir"
+) -> DataFrame:
+    """``split_offsets`` from ``(uri, block) → (lines, first rid)`` of every file split."""
     per_file: dict[str, list[tuple[int, int, int]]] = defaultdict(list)
-    for row in splits:
-        per_file[row["uri"]].append((int(row["block"]), int(row["n"]), int(row["first"])))
+    for (uri, block), (n, first) in splits.items():
+        per_file[uri].append((block, n, first))
     table: list[tuple[str, int, int, str, str]] = []
     for uri, items in per_file.items():
         offset = 0
         name = display_name(uri)
-        history = name if history_key == "file" else name.rsplit("/", 1)[0]
+        history = history_of(name, history_key)
         for block, n, first in sorted(items):
             table.append((uri, block, first - offset, name, history))
             offset += n
