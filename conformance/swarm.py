@@ -44,6 +44,8 @@ class SwarmReport:
     partition_edges: Counter[tuple[str, str]] = field(default_factory=Counter)
     events: Counter[str] = field(default_factory=Counter)
     violations: list[WalkResult] = field(default_factory=list)
+    walk_seconds: float = 0.0
+    """The walks' own times added up (each measured where it ran): ``steps / walk_seconds`` is one core's rate."""
 
     @property
     def steps_per_second(self) -> float:
@@ -166,6 +168,7 @@ def aggregate(results: Iterable[WalkResult], seconds: float) -> SwarmReport:
     for r in results:
         report.runs += 1
         report.steps += r.steps
+        report.walk_seconds += r.seconds
         for a, b, c in r.replica_edges:
             report.replica_edges[(a, b)] += c
         for a, b, c in r.partition_edges:
