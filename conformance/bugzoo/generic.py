@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kcspec.conformance.bugzoo.killing import Exercise, MutantTimeout, exercise, killing_suite, time_limit
-from kcspec.conformance.bugzoo.patching import Patch
+from kcspec.conformance.bugzoo.patching import Patch, rewrap, unwrap
 
 MODULES = (
     "context",
@@ -160,11 +160,9 @@ def enumerate_sites(modules: tuple[str, ...] = MODULES) -> list[Site]:
 
 
 def sample_sites(sites: list[Site], n: int, seed: int) -> list[Site]:
-    """``n`` sites drawn without replacement with ``random.Random(seed)``, in catalogue order."""
-    if n >= len(sites):
-        return list(sites)
-    chosen = set(random.Random(seed).sample(range(len(sites)), n))
-    return [s for i, s in enumerate(sites) if i in chosen]
+    """``n`` sites drawn without replacement with ``random.Random(seed)``, in the order drawn (so that any prefix
+    of the run, and any shard ``[k::n]`` of it, is itself a random sample)."""
+    return [sites[i] for i in random.Random(seed).sample(range(len(sites)), min(n, len(sites)))]
 
 
 def _mutated_source(site: Site) -> str | None:
@@ -172,24 +170,6 @@ def _mutated_source(site: Site) -> str | None:
     operator = _cosmic_ray("plugins").get_operator(site.operator)()
     mutated: str | None = _cosmic_ray("mutating").mutate_code(source, operator, site.occurrence)
     return mutated
-
-
-def _unwrap(value: Any) -> Any:
-    if isinstance(value, property):
-        return value.fget
-    if isinstance(value, staticmethod | classmethod):
-        return value.__func__
-    return value
-
-
-def _rewrap(original: Any, fn: Any) -> Any:
-    if isinstance(original, property):
-        return property(fn, original.fset, original.fdel, original.__doc__)
-    if isinstance(original, staticmethod):
-        return staticmethod(fn)
-    if isinstance(original, classmethod):
-        return classmethod(fn)
-    return fn
 
 
 def build_patch(site: Site) -> tuple[Patch | None, str]:
@@ -215,7 +195,7 @@ def build_patch(site: Site) -> tuple[Patch | None, str]:
         owner = real
         original = getattr(real, attr)
         new_value = namespace[attr]
-    old_fn, new_fn = _unwrap(original), _unwrap(new_value)
+    old_fn, new_fn = unwrap(original), unwrap(new_value)
     if (
         old_fn.__code__.co_code == new_fn.__code__.co_code
         and old_fn.__code__.co_consts == new_fn.__code__.co_consts
@@ -229,7 +209,7 @@ def build_patch(site: Site) -> tuple[Patch | None, str]:
     )
     rebuilt.__kwdefaults__ = new_fn.__kwdefaults__
     rebuilt.__qualname__ = old_fn.__qualname__
-    replacement = _rewrap(original, rebuilt)
+    replacement = rewrap(original, rebuilt)
     mutated_line = (
         mutated.splitlines()[site.line - 1].strip() if site.line <= len(mutated.splitlines()) else ""
     )
@@ -238,7 +218,7 @@ def build_patch(site: Site) -> tuple[Patch | None, str]:
 
 def mutated_code(patch: Patch) -> types.CodeType:
     """The code object the patch installs (the mutated function's)."""
-    code: types.CodeType = _unwrap(patch.make(None)).__code__
+    code: types.CodeType = unwrap(patch.make(None)).__code__
     return code
 
 

@@ -79,3 +79,23 @@ def injected(patches: Sequence[Patch]) -> Iterator[None]:
     finally:
         for holder, attr, original in reversed(undo):
             setattr(holder, attr, original)
+
+
+def unwrap(value: Any) -> Any:
+    """The function behind a class attribute (a property's getter, a static or class method's function)."""
+    if isinstance(value, property):
+        return value.fget
+    if isinstance(value, staticmethod | classmethod):
+        return value.__func__
+    return value
+
+
+def rewrap(original: Any, fn: Any) -> Any:
+    """``fn`` wrapped the way ``original`` was (property, static or class method, or plain)."""
+    if isinstance(original, property):
+        return property(fn, original.fset, original.fdel, original.__doc__)
+    if isinstance(original, staticmethod):
+        return staticmethod(fn)
+    if isinstance(original, classmethod):
+        return classmethod(fn)
+    return fn

@@ -9,7 +9,7 @@ import kcspec.reference_impl.elections as elections
 import kcspec.reference_impl.partition_state_machine as psm
 import pytest
 from click.testing import CliRunner
-from kcspec.conformance.bugzoo import generic
+from kcspec.conformance.bugzoo import generic, killing
 from kcspec.conformance.bugzoo.checks import (
     LadderConfig,
     check_scenarios,
@@ -188,3 +188,21 @@ def test_cli_runs_a_mutant() -> None:
     )
     assert result.exit_code == 0, result.output
     assert "historical mutants caught: 1/1" in result.output and "topic-deletion" in result.output
+
+
+def test_a_survivors_mutated_line_is_traced() -> None:
+    """The tracer that tells "never reached" from "reached, no effect" counts entries and line runs of the
+    installed code (here: the unmutated election re-installed as a patch)."""
+    original = elections.offline_partition_leader_election
+    patch = Patch(elections, "offline_partition_leader_election", lambda o: o)
+    code = original.__code__
+    body_line = code.co_firstlineno + 1
+    while body_line not in {line for _s, _e, line in code.co_lines() if line is not None}:
+        body_line += 1
+    reached = killing.exercise(patch, code, body_line)
+    assert reached.calls > 0 and reached.line_hits > 0
+
+
+@pytest.mark.slow
+def test_the_unmutated_controller_passes_the_killing_suite() -> None:
+    assert killing.baseline() == []
