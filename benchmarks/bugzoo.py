@@ -77,8 +77,13 @@ def generic_summary(results: list[dict[str, object]], sites: int, sample_seed: i
     }
 
 
-def generic_part(sample: int, sample_seed: int, shard: int, shards: int) -> dict[str, object]:
+def generic_part(
+    sample: int, sample_seed: int, shard: int, shards: int, minutes: float | None
+) -> dict[str, object]:
+    """The shard's mutants through the killing suite, in sample order; with ``minutes``, no mutant is started
+    after that many minutes (the sample is drawn in random order, so the mutants done are a random sample)."""
     t0 = time.perf_counter()
+    stop = t0 + minutes * 60 if minutes is not None else float("inf")
     problems = killing.baseline()
     if problems:
         raise SystemExit("the unmutated controller fails the killing suite:\n" + "\n".join(problems))
@@ -92,6 +97,9 @@ def generic_part(sample: int, sample_seed: int, shard: int, shards: int) -> dict
     )
     results = []
     for i, site in enumerate(chosen, start=1):
+        if time.perf_counter() > stop:
+            print(f"time box reached: {i - 1} of {len(chosen)} mutants done", flush=True)
+            break
         r = generic.run_generic(site)
         results.append(asdict(r))
         reached = f" reached {r.exercised.calls}/{r.exercised.line_hits}" if r.exercised else ""
@@ -102,6 +110,7 @@ def generic_part(sample: int, sample_seed: int, shard: int, shards: int) -> dict
         )
     summary = generic_summary(results, len(sites), sample_seed)
     summary["seconds"] = time.perf_counter() - t0
+    summary["shard"] = [shard, shards, len(chosen)]
     print(json.dumps(summary, indent=1))
     return {"summary": summary, "results": results}
 
@@ -115,6 +124,7 @@ def merge(shards: int) -> dict[str, object]:
     first = parts[0]["generic"]["summary"]
     summary = generic_summary(results, first["sites"], first["sample_seed"])
     summary["seconds_per_shard"] = [part["generic"]["summary"]["seconds"] for part in parts]
+    summary["done_per_shard"] = [len(part["generic"]["results"]) for part in parts]
     print(json.dumps(summary, indent=1))
     return {"summary": summary, "results": results}
 
@@ -128,6 +138,7 @@ def main() -> None:
     ap.add_argument("--sample-seed", type=int, default=2026)
     ap.add_argument("--shard", type=int, default=0)
     ap.add_argument("--shards", type=int, default=1)
+    ap.add_argument("--minutes", type=float, default=None, help="generic: start no mutant after this long")
     args = ap.parse_args()
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True
@@ -137,7 +148,7 @@ def main() -> None:
     if args.part in ("historical", "both"):
         out["historical"] = historical(args.budget, args.seed)
     if args.part in ("generic", "both"):
-        out["generic"] = generic_part(args.sample, args.sample_seed, args.shard, args.shards)
+        out["generic"] = generic_part(args.sample, args.sample_seed, args.shard, args.shards, args.minutes)
     if args.part == "merge":
         out["generic"] = merge(args.shards)
     out["loadavg_at_end"] = os.getloadavg()
