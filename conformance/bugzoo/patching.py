@@ -51,10 +51,25 @@ def _reference_modules() -> list[types.ModuleType]:
     ]
 
 
+MEMO_CACHES = (("request_batch", "_RECIPIENTS"), ("logs", "_ISR_LISTS"), ("logs", "_ISR_STRINGS"))
+"""Module-level memo tables of the reference controller. They outlive a run, so they are emptied when a patch is
+installed and again when it is removed: otherwise a mutant would be served results its unmutated function
+computed earlier (the mutated line never runs), and would leave its own wrong results to later runs."""
+
+
+def clear_memo_caches() -> None:
+    for module, name in MEMO_CACHES:
+        table = getattr(sys.modules.get(f"{REFERENCE_PACKAGE}.{module}"), name, None)
+        if isinstance(table, dict):
+            table.clear()
+
+
 @contextmanager
 def injected(patches: Sequence[Patch]) -> Iterator[None]:
-    """Install ``patches`` for the duration of the ``with`` block; the originals are restored afterwards."""
+    """Install ``patches`` for the duration of the ``with`` block; the originals are restored afterwards (and
+    the memo tables emptied on the way in and out)."""
     undo: list[tuple[object, str, object]] = []
+    clear_memo_caches()
     try:
         for patch in patches:
             owner = patch.owner
@@ -79,6 +94,7 @@ def injected(patches: Sequence[Patch]) -> Iterator[None]:
     finally:
         for holder, attr, original in reversed(undo):
             setattr(holder, attr, original)
+        clear_memo_caches()
 
 
 def unwrap(value: Any) -> Any:

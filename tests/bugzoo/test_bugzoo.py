@@ -206,3 +206,16 @@ def test_a_survivors_mutated_line_is_traced() -> None:
 @pytest.mark.slow
 def test_the_unmutated_controller_passes_the_killing_suite() -> None:
     assert killing.baseline() == []
+
+
+def test_memo_tables_do_not_outlive_a_patch() -> None:
+    """A mutant must compute with its own code (not results cached by the unmutated controller) and must not
+    leave its results to later runs."""
+    import kcspec.reference_impl.request_batch as request_batch
+
+    request_batch._recipients((3, -1, 3))
+    assert request_batch._RECIPIENTS
+    with injected([Patch(request_batch, "_recipients", lambda o: o)]):
+        assert not request_batch._RECIPIENTS
+        request_batch._recipients((4, 4))
+    assert not request_batch._RECIPIENTS
