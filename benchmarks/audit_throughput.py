@@ -27,6 +27,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import subprocess
 import tempfile
 import time
@@ -87,8 +88,12 @@ def inject(lines: list[str], site: int, tag: str) -> list[str]:
     return lines[: site + 1] + faults + lines[site + 1 :]
 
 
-def generate(corpus: Path, target: int, files: dict[str, list[str]], injected: int) -> tuple[int, Expected]:
-    """Write copies of ``files`` until ``target`` lines; returns the line count and what must be found."""
+def generate(
+    corpus: Path, target: int, files: dict[str, list[str]], injected: int, write: bool = True
+) -> tuple[int, Expected]:
+    """Write copies of ``files`` until ``target`` lines; returns the line count and what must be found.
+
+    ``write=False`` only computes them (the corpus of an earlier run with the same arguments is reused)."""
     per_copy = sum(len(v) for v in files.values())
     copies = max(1, -(-target // per_copy))
     violations: set[tuple[str, int, str]] = set()
@@ -101,7 +106,7 @@ def generate(corpus: Path, target: int, files: dict[str, list[str]], injected: i
     total = 0
     for k in range(copies):
         d = corpus / f"cluster-{k:04d}"
-        d.mkdir()
+        d.mkdir(exist_ok=not write)
         hour = (DEFAULT_START + timedelta(hours=k)).strftime("[%Y-%m-%d %H:")
         for fname, lines in files.items():
             if k < injected and fname == name:
@@ -110,8 +115,9 @@ def generate(corpus: Path, target: int, files: dict[str, list[str]], injected: i
                 violations.add((path, site + 4, "leader-not-in-isr"))
                 violations.add((path, site + 5, "invalid-transition"))
                 quarantined.add((path, site + 6))
-            text = "\n".join(lines) + "\n"
-            (d / fname).write_text(text.replace(HOUR_PREFIX, hour) if k else text)
+            if write:
+                text = "\n".join(lines) + "\n"
+                (d / fname).write_text(text.replace(HOUR_PREFIX, hour) if k else text)
             total += len(lines)
     return total, Expected(frozenset(violations), frozenset(quarantined))
 
@@ -125,6 +131,15 @@ def peak_rss_mib(pid: int) -> float:
     except OSError:
         pass
     return 0.0
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far (0 when it cannot be read)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
 
 
 def machine_note() -> str:
@@ -149,36 +164,44 @@ def main() -> None:
     ap.add_argument("--partitions", type=int, default=12)
     ap.add_argument("--inject", type=int, default=5, help="copies that receive the injected faults")
     ap.add_argument("--keep", type=Path, help="write the corpus and the audit output here (kept)")
+    ap.add_argument(
+        "--reuse", action="store_true", help="with --keep: audit the corpus already there (same arguments)"
+    )
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="kcspec-audit-bench-") as tmp:
         root = args.keep if args.keep is not None else Path(tmp)
         corpus, out = root / "corpus", root / "out"
-        corpus.mkdir(parents=True)
+        reuse = args.reuse and args.keep is not None and corpus.is_dir()
+        corpus.mkdir(parents=True, exist_ok=reuse)
+        shutil.rmtree(out, ignore_errors=True)
         out.mkdir()
         t0 = time.monotonic()
         cfg = WalkConfig(brokers=5, topics=args.topics, partitions=args.partitions, rf=3)
         base = base_history(cfg, args.steps, args.seed)
-        lines, expected = generate(corpus, args.lines, base, args.inject)
+        lines, expected = generate(corpus, args.lines, base, args.inject, write=not reuse)
         print(
-            f"generated {lines:,} lines ({sum(len(v) for v in base.values()):,} per cluster copy) in "
+            f"{'reused' if reuse else 'generated'} {lines:,} lines ({sum(len(v) for v in base.values()):,} per cluster copy) in "
             f"{time.monotonic() - t0:.1f}s (seed {args.seed}, {args.steps} steps)",
             flush=True,
         )
         spark = make_session(args.master)
         print(f"parser: {jvm_parser.status(spark)}; {machine_note()}", flush=True)
-        t1 = time.monotonic()
+        jvm_pid = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
+        t1, c1 = time.monotonic(), cpu_seconds(jvm_pid)
 
         def step(message: str) -> None:
-            print(f"  {time.monotonic() - t1:7.1f}s {message}", flush=True)
+            dc = cpu_seconds(jvm_pid) - c1
+            print(f"  {time.monotonic() - t1:7.1f}s (JVM CPU {dc:6.1f}s) {message}", flush=True)
 
         s = run_audit(spark, expand_inputs([str(corpus)]), out, KAFKA_2_8, step)
         dt = time.monotonic() - t1
+        cpu = cpu_seconds(jvm_pid) - c1
         print(
             f"master={args.master} lines={s.lines_read} parsed={s.parsed} quarantined={s.quarantined} "
-            f"violations={s.violations} seconds={dt:.1f} lines/s={s.lines_read / dt:,.0f}",
+            f"violations={s.violations} seconds={dt:.1f} lines/s={s.lines_read / dt:,.0f} "
+            f"JVM-CPU-seconds={cpu:.1f} lines/CPU-s={s.lines_read / cpu if cpu else 0:,.0f}",
             flush=True,
         )
-        jvm_pid = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
         driver = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(
             f"peak RSS: JVM (driver and local executors) {peak_rss_mib(jvm_pid):,.0f} MiB, "

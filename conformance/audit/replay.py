@@ -271,8 +271,8 @@ def _emit(df: DataFrame, checks: list[Check]) -> DataFrame:
     )
 
 
-def _machine_states(events: DataFrame, profile: Profile) -> DataFrame:
-    """``events`` with ``machine`` (transition records only), their state names normalised, ``valid_prev``."""
+def _normalised(events: DataFrame) -> DataFrame:
+    """``events`` with ``machine`` (transition records only) and their legacy state names normalised."""
     machine = F.when(F.col("kind").startswith("replica_transition"), "replica").when(
         F.col("kind").startswith("partition_transition"), "partition"
     )
@@ -283,18 +283,19 @@ def _machine_states(events: DataFrame, profile: Profile) -> DataFrame:
             F.col(c)
         )
 
+    with_machine = events.withColumn("machine", machine)
+    return with_machine.withColumn("from_state", norm("from_state")).withColumn("to_state", norm("to_state"))
+
+
+def _machine_states(events: DataFrame, profile: Profile) -> DataFrame:
+    """``_normalised`` rows (normalised again if they are already) with ``valid_prev`` from the profile."""
     rep = table_map(profile.replica_valid_previous)
     par = table_map(profile.partition_valid_previous)
-    with_machine = events.withColumn("machine", machine)
-    return (
-        with_machine.withColumn("from_state", norm("from_state"))
-        .withColumn("to_state", norm("to_state"))
-        .withColumn(
-            "valid_prev",
-            F.when(F.col("machine") == "replica", rep[F.col("to_state")]).when(
-                F.col("machine") == "partition", par[F.col("to_state")]
-            ),
-        )
+    return _normalised(events).withColumn(
+        "valid_prev",
+        F.when(F.col("machine") == "replica", rep[F.col("to_state")]).when(
+            F.col("machine") == "partition", par[F.col("to_state")]
+        ),
     )
 
 
@@ -396,37 +397,37 @@ def row_rules(events: DataFrame, profile: Profile, fence: DataFrame) -> DataFram
     return _emit(ev, checks)
 
 
+HISTORY_COLUMNS = (
+    "file",
+    "line",
+    "ts",
+    "history",
+    "kind",
+    "topic",
+    "partition",
+    "replica",
+    "controller_id",
+    "controller_epoch",
+    "from_state",
+    "to_state",
+)
+"""What the window rules read (and shuffle): nothing else of a record crosses the shuffle."""
+
+
 def history_rules(events: DataFrame, profile: Profile) -> DataFrame:
-    """Rules comparing a record with the one before it in its element's history.
+    """Rules comparing a record with the one before it in its element's history: ``tracked_rules`` and
+    ``epoch_rule``, each over its own subset of the records (one shuffle and one sort each)."""
+    return tracked_rules(events, profile).unionByName(epoch_rule(events))
 
-    * the tracked previous state (per element and controller epoch, by position) against the logged one;
-    * leader-epoch monotonicity across controller writes of a partition (by controller epoch, then position).
 
-    Successful transitions and ISR removals are shuffled once by (history, topic, partition); both windows
-    partition by a superset of that key, so each needs only its own sort.
-    """
-    kinds = ("replica_transition", "partition_transition", "isr_removal")
-    df = (
-        _machine_states(events.where(F.col("kind").isin(*kinds)), profile)
-        .withColumn("is_tr", F.col("kind") != "isr_removal")
-        .withColumn("machine", F.coalesce(F.col("machine"), F.lit("partition")))
-        .withColumn(
-            "is_write",
-            (
-                (F.col("kind") == "partition_transition")
-                & (F.col("to_state") == "OnlinePartition")
-                & F.col("leader_epoch").isNotNull()
-            )
-            | (F.col("kind") == "isr_removal"),
-        )
-        .repartition("history", "topic", "partition")
+def tracked_rules(events: DataFrame, profile: Profile) -> DataFrame:
+    """The tracked previous state (per element and controller epoch, by position) against the logged one."""
+    ok = events.where(F.col("kind").isin("replica_transition", "partition_transition")).select(
+        *HISTORY_COLUMNS
     )
     elem_w = Window.partitionBy(
-        "history", "topic", "partition", "is_tr", "machine", "replica", "controller_epoch"
+        "history", "machine", "topic", "partition", "replica", "controller_epoch"
     ).orderBy("ts", "file", "line")
-    write_w = Window.partitionBy("history", "topic", "partition", "is_write").orderBy(
-        "controller_epoch", "ts", "file", "line"
-    )
     rep_hidden = _reach_map(
         hidden_reach(profile.replica_valid_previous, trace_only_targets(profile, "replica"))
     )
@@ -435,33 +436,20 @@ def history_rules(events: DataFrame, profile: Profile) -> DataFrame:
     )
     # Decision: the tracked previous state may have moved on through transitions an INFO-level log does not
     # show (their lines are TRACE); a mismatch is reported only when no such hidden path explains it.
-    df = (
-        df.withColumn("tracked", F.lag("to_state").over(elem_w))
-        .withColumn("prev_epoch", F.lag("leader_epoch").over(write_w))
-        .withColumn(
-            "prev_where",
-            F.lag(F.concat(F.col("file"), F.lit(":"), F.col("line").cast("string"))).over(write_w),
-        )
-        .withColumn(
-            "hidden",
-            F.coalesce(
-                F.when(F.col("machine") == "replica", rep_hidden[F.col("tracked")]).otherwise(
-                    par_hidden[F.col("tracked")]
-                ),
-                F.array().cast("array<string>"),
+    df = _machine_states(_normalised(ok).withColumn("tracked", F.lag("to_state").over(elem_w)), profile)
+    df = df.where(F.col("tracked").isNotNull()).withColumn(
+        "hidden",
+        F.coalesce(
+            F.when(F.col("machine") == "replica", rep_hidden[F.col("tracked")]).otherwise(
+                par_hidden[F.col("tracked")]
             ),
-        )
+            F.array().cast("array<string>"),
+        ),
     )
-    tracked = F.col("is_tr") & F.col("tracked").isNotNull()
-    # §4.3 steps 3c and 4: a partition whose ISR does not hold the replica is not written, yet its
-    # (unchanged) record is logged "after removing replica"; an ISR removal with the previous leader epoch is
-    # that restatement, not a write. Only a lower epoch is a violation there.
-    restated = (F.col("kind") == "isr_removal") & (F.col("leader_epoch") == F.col("prev_epoch"))
     checks = [
         Check(
             "invalid-from-tracked",
-            tracked
-            & (F.col("tracked") != F.coalesce("from_state", F.lit("")))
+            (F.col("tracked") != F.coalesce("from_state", F.lit("")))
             & ~F.array_contains("valid_prev", F.col("tracked"))
             & ~F.arrays_overlap("valid_prev", "hidden"),
             F.concat(
@@ -478,8 +466,7 @@ def history_rules(events: DataFrame, profile: Profile) -> DataFrame:
         ),
         Check(
             "previous-state-mismatch",
-            tracked
-            & F.col("from_state").isNotNull()
+            F.col("from_state").isNotNull()
             & (F.col("tracked") != F.col("from_state"))
             & ~F.array_contains("hidden", F.col("from_state")),
             F.concat(
@@ -491,27 +478,47 @@ def history_rules(events: DataFrame, profile: Profile) -> DataFrame:
             ),
             F.col("machine"),
         ),
-        Check(
-            "leader-epoch-not-increasing",
-            F.col("is_write")
-            & F.col("prev_epoch").isNotNull()
-            & (F.coalesce("from_state", F.lit("")) != "NewPartition")
-            & (F.col("leader_epoch") <= F.col("prev_epoch"))
-            & ~restated,
-            F.concat(
-                F.lit("partition "),
-                _tp(),
-                F.lit(" written with leader epoch "),
-                F.col("leader_epoch").cast("string"),
-                F.lit(" after leader epoch "),
-                F.col("prev_epoch").cast("string"),
-                F.lit(" at "),
-                F.col("prev_where"),
-            ),
-            F.lit("partition"),
-        ),
     ]
     return _emit(df, checks)
+
+
+def epoch_rule(events: DataFrame) -> DataFrame:
+    """Leader-epoch monotonicity across controller writes of a partition (by controller epoch, then position)."""
+    writes = events.where(
+        (
+            (F.col("kind") == "partition_transition")
+            & (F.col("to_state") == "OnlinePartition")
+            & F.col("leader_epoch").isNotNull()
+        )
+        | (F.col("kind") == "isr_removal")
+    ).select(*HISTORY_COLUMNS, "leader_epoch")
+    w = Window.partitionBy("history", "topic", "partition").orderBy("controller_epoch", "ts", "file", "line")
+    writes = writes.withColumn("prev_epoch", F.lag("leader_epoch").over(w)).withColumn(
+        "prev_where", F.lag(F.concat(F.col("file"), F.lit(":"), F.col("line").cast("string"))).over(w)
+    )
+    # §4.3 steps 3c and 4: a partition whose ISR does not hold the replica is not written, yet its
+    # (unchanged) record is logged "after removing replica"; an ISR removal with the previous leader epoch is
+    # that restatement, not a write. Only a lower epoch is a violation there.
+    restated = (F.col("kind") == "isr_removal") & (F.col("leader_epoch") == F.col("prev_epoch"))
+    check = Check(
+        "leader-epoch-not-increasing",
+        F.col("prev_epoch").isNotNull()
+        & (F.coalesce("from_state", F.lit("")) != "NewPartition")
+        & (F.col("leader_epoch") <= F.col("prev_epoch"))
+        & ~restated,
+        F.concat(
+            F.lit("partition "),
+            _tp(),
+            F.lit(" written with leader epoch "),
+            F.col("leader_epoch").cast("string"),
+            F.lit(" after leader epoch "),
+            F.col("prev_epoch").cast("string"),
+            F.lit(" at "),
+            F.col("prev_where"),
+        ),
+        F.lit("partition"),
+    )
+    return _emit(writes, [check])
 
 
 def failure_rules(events: DataFrame, profile: Profile, exceptions: DataFrame) -> DataFrame:

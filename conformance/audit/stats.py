@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kcspec.conformance.audit import lines as g
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 GROUP = (
@@ -59,6 +59,21 @@ class Cell:
     last_ts: str | None
 
 
+def _ts_key(ts: str) -> Column:
+    """A log timestamp ``yyyy-MM-dd HH:mm:ss,SSS`` (fixed width, ``lines.TS``) as the long ``yyyyMMddHHmmssSSS``.
+
+    Same order as the text; a long keeps min/max in Spark's fixed-width hash aggregation (a string would make
+    it sort the whole input)."""
+    return F.translate(F.col(ts), "-: ,", "").cast("long")
+
+
+def _ts_text(key: int | None) -> str | None:
+    if key is None:
+        return None
+    d = f"{key:017d}"
+    return f"{d[0:4]}-{d[4:6]}-{d[6:8]} {d[8:10]}:{d[10:12]}:{d[12:14]},{d[14:17]}"
+
+
 def line_cube(stored: DataFrame) -> list[Cell]:
     """One aggregation over the stored parse (``uri``, ``block``, ``rid``, ``status``, ``ts`` and the fields)."""
     is_transition = F.col("kind").isin(*TRANSITION_KINDS)
@@ -68,7 +83,7 @@ def line_cube(stored: DataFrame) -> list[Cell]:
             "block",
             "rid",
             "status",
-            "ts",
+            _ts_key("ts").alias("ts"),
             *[c for c in GROUP[3:7]],
             F.when(is_transition, F.col("from_state")).alias("from_state"),
             F.when(is_transition, F.col("to_state")).alias("to_state"),
@@ -82,7 +97,10 @@ def line_cube(stored: DataFrame) -> list[Cell]:
         )
         .collect()
     )
-    return [Cell(**r.asDict()) for r in cells]
+    return [
+        Cell(**dict(r.asDict(), first_ts=_ts_text(r["first_ts"]), last_ts=_ts_text(r["last_ts"])))
+        for r in cells
+    ]
 
 
 def split_table(cells: Iterable[Cell]) -> dict[tuple[str, int], tuple[int, int]]:
