@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kcspec.spec import context as C
-from kcspec.spec.lang import Expr, Invariant, Var, and_, lit, or_, rec, seq_of
+from kcspec.spec.lang import Expr, Invariant, Var, and_, if_, lit, or_, rec, seq_of, set_of
 from kcspec.spec.profiles import Profile
 from kcspec.spec.requests import LeaderAndIsrRequest, StopReplicaRequest
 from kcspec.spec.state import ControllerContext
@@ -254,6 +254,82 @@ def w_epoch_not_ahead() -> Invariant:
     )
 
 
+# ------------------------------------------------------------------------------------------- strengthenings
+#
+# Auxiliary state invariants that make the §11 invariants inductive (``model/z3/induction.py``): each rules out
+# a counterexample to induction that no run can reach. They are ordinary invariants, checked by every backend.
+
+
+def s_live_brokers_registered(p: Profile) -> Invariant:
+    live = s.f("controller", "live_brokers")
+    registered = s.f("zk", "brokers")
+    same = live.keys().subset_of(registered.keys()) & registered.keys().subset_of(live.keys())
+    doc = (
+        "Strengthening. An active controller's live-or-shutting-down brokers are exactly the registered brokers:"
+        " every broker change is handled in the step that makes it (BrokerChange, §7.2) and failover reads them"
+        " (§7.1)."
+    )
+    if p.bounce_detection:
+        doc += " 2.8 also has the registered broker epochs (bounces are detected, KAFKA-7235)."
+        same = same & live.keys().all(lambda b: live.get(b).eq(registered.get(b)))
+    else:
+        doc += " [1.1] the epochs may differ: a bounce is invisible to the controller (§7.2)."
+    return _inv(
+        "W6 live brokers are the registered brokers", "§3.1, §7.2", "state", doc, _active(s).implies(same)
+    )
+
+
+def s_controller_registered() -> Invariant:
+    return _inv(
+        "W7 controllers are registered brokers",
+        "§7.1, §7.4",
+        "state",
+        "Strengthening. The active controller and the broker named by /controller are registered brokers: a"
+        " failing broker that is controller dies with its context, and /controller is deleted with it.",
+        and_(
+            _active(s).implies(s.f("zk", "brokers").has(s.f("controller", "controller_id"))),
+            (s.f("zk", "controller").eq(-1) | s.f("zk", "brokers").has(s.f("zk", "controller"))),
+        ),
+    )
+
+
+def s_epoch_version_lockstep() -> Invariant:
+    return _inv(
+        "W8 controller epoch and its znode version move together",
+        "§9",
+        "state",
+        "Strengthening. /controller_epoch and its version are incremented together (every election), and a"
+        " controller holds the pair it read: the context's epoch is ZooKeeper's exactly when its epoch version is"
+        " (so 2.8's CheckOp on the version fences precisely the zombies).",
+        _active(s).implies(
+            (s.f("zk", "controller_epoch_zk_version") - s.f("zk", "controller_epoch")).eq(
+                s.f("controller", "epoch_zk_version") - s.f("controller", "epoch")
+            )
+        ),
+    )
+
+
+def s_cache_follows_znode() -> Invariant:
+    def agrees(tp: Expr) -> Expr:
+        cached, stored = _lai(_cache(s), tp), _lai(_zk(s), tp)
+        return and_(
+            cached.f("zk_version").le(stored.f("zk_version")),
+            cached.f("zk_version").eq(stored.f("zk_version")).implies(cached.eq(stored)),
+        )
+
+    return _inv(
+        "W9 the leadership cache is a version of the znode",
+        "§3.2, §3.3",
+        "state",
+        "Strengthening. A cached LeaderAndIsr is never ahead of its partition-state znode, and one with the"
+        " znode's version is the znode's content: every write bumps the version (§3.3), the controller caches what"
+        " it wrote or read, and writes it did not see (a leader's ISR change, a 1.1 zombie) only move the znode"
+        " ahead. (The cached controller epoch may differ: an ISR removal that needs no write caches the znode's"
+        " LeaderAndIsr with the controller's own epoch, §4.3.)",
+        _cache(s).keys().all(lambda tp: _zk(s).has(tp).implies(agrees(tp))),
+    )
+
+
 # ------------------------------------------------------------------------------------------- step invariants
 
 
@@ -284,11 +360,20 @@ def i3_step() -> Invariant:
     )
 
 
+def _zk_replicas(st: Expr, tp: Expr) -> Expr:
+    """AR(tp) as stored in ZooKeeper (empty when the partition has no assignment there)."""
+    assignments = st.f("zk", "assignments")
+    return if_(assignments.has(tp), assignments.get(tp).f("replicas").to_set(), set_of())
+
+
 def i4_step() -> Invariant:
     def gained_assigned(tp: Expr) -> Expr:
         new_isr = _lai(_zk(s2), tp).f("isr")
         old_isr = _lai(_zk(s), tp).f("isr")
         allowed = C.replicas(s, tp).to_set().union(C.replicas(s2, tp).to_set())
+        # AR in ZooKeeper too: a controller that has just failed over has no cached AR before the step, and a
+        # reassignment it completes in that step may leave an adding replica in the ISR of a partition it creates
+        allowed = allowed.union(_zk_replicas(s, tp)).union(_zk_replicas(s2, tp))
         gained = new_isr.to_set()
         return (_zk(s).has(tp) & gained.minus(old_isr.to_set()).subset_of(allowed)) | (
             ~_zk(s).has(tp) & gained.subset_of(allowed)
@@ -588,6 +673,10 @@ def invariants(profile: Profile) -> tuple[Invariant, ...]:
         w_shutting_down_registered(),
         w_inactive_context_empty(),
         w_epoch_not_ahead(),
+        s_live_brokers_registered(profile),
+        s_controller_registered(),
+        s_epoch_version_lockstep(),
+        s_cache_follows_znode(),
     ]
     step = [i1_step(), i3_step(), i4_step(), i5_step(), i6_step(), i7_step()]
     if profile.zk_write_fencing:

@@ -1,230 +1,311 @@
-"""Inductiveness of the §11 invariants over the spec's actions, for one small fixed configuration.
+"""Inductiveness of the §11 invariants over every spec action, on a bounded symbolic state space.
 
-Configuration: 3 brokers (0, 1, 2), one topic ``t`` with 2 partitions, AR ``[0, 1, 2]`` and ``[1, 2, 0]``,
-reached from the empty cluster by the spec itself (registrations, failover, topic creation). In the
-pre-state the **leader and ISR of both partitions are symbolic** — any leader in −1..2, any ISR that is a
-sequence of distinct brokers — and the controller's leadership cache holds the same record as ZooKeeper;
-everything else is that concrete configuration. For each action instance in ``ACTIONS`` (an event of the
-spec with concrete parameters) and each invariant, the backend checks
+For every invariant ``I`` of ``spec/invariants.py`` and every action (each event kind of ``spec/events.py``
+the profile has), the backend checks, over every state of the bounded families of ``induction_family``
+(brokers 0..1, topic ``t`` with one partition, everything the invariants depend on symbolic) and every
+parameter value of ``induction_actions``:
 
-    pre-state in that family ∧ guard ∧ (every state invariant holds in the pre-state) ⇒ invariant after the step
+    family constraints ∧ guard ∧ (every state invariant holds before) ⇒ I after the step
 
-(state invariants: ``Inv ∧ Action ⇒ Inv′``; step invariants: over the step's pre-state, post-state and
-requests). A failure is a *counterexample to induction*: printed as the two ``ClusterState``s (canonical
-JSON) and the event. What this does **not** prove: inductiveness over every shape of state — assignments,
-replica/partition states, liveness and topic sets are the fixed configuration's; only leadership varies.
-Counterexamples that are known and explained are listed in ``EXPECTED`` with the reason.
+— ``Inv ∧ Action ⇒ Inv′`` for state invariants; for step invariants the step property of the pre-state,
+the post-state and the requests sent. The assumption "every state invariant holds before" is the
+conjunction of *all* state invariants (the §11 ones and the strengthenings, see below), so a verdict
+"proved" for every state invariant and every action means their conjunction is inductive on the bounded
+space.
+
+Verdicts per (invariant, action): ``proved`` (unsat for every family and instance), ``counterexample`` (a
+*counterexample to induction*, CTI: printed as the pre-state and the post-state — canonical JSON of the
+pre-state and a diff — and the event), ``expected-counterexample`` (listed in ``EXPECTED`` with the reason:
+a weakness Kafka has), ``not-decided`` (Z3 time-out or a term the translation cannot build: never reported
+as proved) and ``vacuous`` (the guard never holds on the bounded space).
+
+Decisions (where the time goes and how it was made tractable):
+
+* Bounds: 2 brokers, 1 partition. The families split on the registered brokers, the active controller and
+  whether ``t`` is queued for deletion (``Shape``), so the controller's control flow is mostly concrete;
+  symbolic evaluation of the action is done once per (family, action instance) and shared by all
+  invariants. It dominates the time (broker failure/startup/bounce with a topic being deleted: seconds).
+* Solver: the finite-domain pipeline ``simplify; propagate-values; dt2bv; solve-eqs; qffd`` — every integer
+  is bounded and enums become bit-vectors, so Z3 bit-blasts to SAT (plain ``QF_FD`` gives up on enum
+  equalities under ``If``; the default SMT solver is 10–30× slower). One check per invariant with a per-check
+  time-out (``CHECK_TIMEOUT_MS``).
+* Strengthenings: where a CTI was unreachable, an auxiliary invariant was added to ``spec/invariants.py``
+  (marked "strengthening", checked by every backend) — see the module docstring there. Facts the
+  family's *shape* builds in (registered = live brokers, the controller is registered) are such
+  invariants too (W6, W7), so they are checked for the post-state like any other.
+
+What this does **not** cover: more than 2 brokers or 1 partition per topic in the pre-state, reassignments
+in flight, pending admin znodes and armed ZooKeeper faults in the pre-state (the actions that create them
+are checked, the states after them are not pre-states of the families).
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, fields
-from functools import cache
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import z3
 from kcspec.model.z3 import values as V
-from kcspec.model.z3.results import ProofResult, check_goal
+from kcspec.model.z3.induction_actions import Instance, instances
+from kcspec.model.z3.induction_family import Family, family, shapes
+from kcspec.model.z3.induction_show import show_cti
+from kcspec.model.z3.results import ProofResult
 from kcspec.model.z3.symbolic import Domain, SymbolicEvaluator
-from kcspec.spec import codec
-from kcspec.spec import events as E
 from kcspec.spec.lang import Action, Invariant
 from kcspec.spec.profiles import Profile
-from kcspec.spec.state import ClusterState
-from kcspec.spec.vocabulary import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 
-BROKERS = 3
-TOPIC = "t"
-SETUP: tuple[E.ControllerEvent, ...] = (
-    E.BrokerStartup(0),
-    E.BrokerStartup(1),
-    E.BrokerStartup(2),
-    E.ControllerFailover(0),
-    E.TopicCreation(TOPIC, ((0, 1, 2), (1, 2, 0))),
-)
-T0, T1 = TopicPartition(TOPIC, 0), TopicPartition(TOPIC, 1)
+BROKERS = 2
+CHECK_TIMEOUT_MS = 5_000
+TACTIC = ("simplify", "propagate-values", "dt2bv", "solve-eqs", "simplify", "qffd")
 
-ACTIONS: tuple[E.ControllerEvent, ...] = (
-    E.BrokerFailure(1),
-    E.ControlledShutdown(1),
-    E.BrokerStartup(3),
-    E.AutoPreferredReplicaLeaderElection(),
-)
-"""The action instances checked: a failure, a controlled shutdown and a startup (elections through the
-partition machine) and the auto preferred election."""
-
-CHECK_TIMEOUT_MS = 10_000
+VERDICTS = ("proved", "counterexample", "expected-counterexample", "not-decided", "vacuous")
 
 EXPECTED: dict[tuple[str, str, str], str] = {}
 """(profile or "*", invariant name, event kind) → why the counterexample to induction is expected."""
 
 
 @dataclass(frozen=True)
-class Family:
-    """The symbolic pre-state and the constraints that delimit it."""
+class Verdict:
+    """The verdict for one (invariant, action) pair over every family and instance."""
 
-    state: V.SRec
-    constraints: tuple[Any, ...]
-
-
-def _replace(rec: Any, **updates: Any) -> V.SRec:
-    return V.SRec(type(rec), tuple((f.name, updates.get(f.name, getattr(rec, f.name))) for f in fields(rec)))
-
-
-def symbolic_family(base: ClusterState) -> Family:
-    cons: list[Any] = []
-    entries = []
-    for tp, li in base.zk.partition_states.items():
-        tag = f"{tp.topic}_{tp.partition}"
-        leader = z3.Int(f"leader_{tag}")
-        values = [z3.Int(f"isr_{tag}_{i}") for i in range(BROKERS)]
-        cons += [
-            leader >= -1,
-            leader < BROKERS,
-            *(z3.And(v >= 0, v < BROKERS) for v in values),
-            z3.Distinct(*values),
-        ]
-        isr = V.SColl("seq", tuple((z3.Bool(f"isr_{tag}_in_{i}"), v) for i, v in enumerate(values)))
-        lai = V.SRec(
-            LeaderAndIsr,
-            (
-                ("leader", leader),
-                ("leader_epoch", li.leader_and_isr.leader_epoch),
-                ("isr", isr),
-                ("zk_version", li.leader_and_isr.zk_version),
-            ),
-        )
-        entries.append(
-            (
-                True,
-                tp,
-                V.SRec(
-                    LeaderIsrAndControllerEpoch,
-                    (("leader_and_isr", lai), ("controller_epoch", li.controller_epoch)),
-                ),
-            )
-        )
-    states = V.SMap(tuple(entries))
-    zk = _replace(base.zk, partition_states=states)
-    ctl = _replace(base.controller, leadership=states)
-    return Family(
-        V.SRec(ClusterState, (("zk", zk), ("controller", ctl), ("config", base.config))), tuple(cons)
-    )
-
-
-@cache
-def base_state(profile_name: str) -> ClusterState:
-    from kcspec.model.step import SpecMachine
-
-    machine = SpecMachine(profile_name)
-    s = ClusterState()
-    for ev in SETUP:
-        s = machine.step(s, ev).state
-    return s
-
-
-def _bindings(action: Action, event: E.ControllerEvent) -> dict[str, Any]:
-    return {p.name: getattr(event, p.name) for p in action.params}
-
-
-def _show_event(event: E.ControllerEvent) -> str:
-    return f"{event.kind} {codec.dumps(event)}"
+    invariant: str
+    section: str
+    action: str
+    status: str
+    checked: int
+    seconds: float
+    detail: str = ""
 
 
 @dataclass
-class _Outcome:
-    seconds: float = 0.0
+class _Pair:
     checked: int = 0
+    seconds: float = 0.0
     cti: str | None = None
-    cti_event: str = ""
-    not_decided: list[str] = field(default_factory=list)
+    undecided: list[str] = field(default_factory=list)
+
+
+def solver() -> z3.Solver:
+    """The finite-domain solver of the induction checks."""
+    return z3.Then(*TACTIC).solver()
+
+
+def _answer(s: z3.Solver, timeout_ms: int) -> tuple[Any, Any]:
+    """The solver's answer and model; where the finite-domain pipeline gives up (an enum equality it cannot
+    bit-blast) the same assertions go to Z3's default solver."""
+    s.set("timeout", timeout_ms)
+    answer = s.check()
+    if answer == z3.unknown and "giveup" in s.reason_unknown():
+        fallback = z3.Solver()
+        fallback.set("timeout", timeout_ms)
+        fallback.add(s.assertions())
+        answer = fallback.check()
+        if answer == z3.unknown:
+            return answer, fallback.reason_unknown()
+        return answer, fallback.model() if answer == z3.sat else None
+    if answer == z3.unknown:
+        return answer, s.reason_unknown()
+    return answer, s.model() if answer == z3.sat else None
+
+
+def _refute(s: z3.Solver, goals: Sequence[Any], timeout_ms: int) -> tuple[str, Any]:
+    """Whether the solver's assertions imply every goal: ("proved", None), ("refuted", model) or ("timeout",
+    reason)."""
+    s.push()
+    try:
+        s.add(z3.Not(z3.And(*goals)) if len(goals) != 1 else z3.Not(goals[0]))
+        answer, model = _answer(s, timeout_ms)
+        if answer == z3.unsat:
+            return "proved", None
+        if answer != z3.sat:
+            return "timeout", f"Z3 answered {answer} ({str(model)[:80]})"
+        return "refuted", model
+    finally:
+        s.pop()
+
+
+def _false_in(model: Any, term: Any) -> bool:
+    return bool(z3.is_false(model.eval(term, model_completion=True)))
+
+
+def _holds_before(ev: SymbolicEvaluator, invs: Iterable[Invariant], fam: Family) -> list[Any]:
+    return [V.bool_term(V.as_bool(ev.eval(i.expr, {"s": fam.state}))) for i in invs if i.kind == "state"]
+
+
+def _check_instance(
+    fam: Family,
+    inst: Instance,
+    action: Action,
+    invs: Sequence[Invariant],
+    assumed: Sequence[Invariant],
+    pairs: dict[tuple[str, str], _Pair],
+    timeout_ms: int,
+) -> None:
+    """Check every invariant still open for ``inst`` on ``fam``: first that the step is defined (the evaluator's
+    obligations), then all goals in one query; only when that query is refuted are the goals the model
+    falsifies split off as counterexamples and the rest re-checked together."""
+    ev = SymbolicEvaluator(Domain.brokers(BROKERS + 1))
+    env = {"s": fam.state, **dict(inst.params)}
+    start = time.perf_counter()
+    guard = V.as_bool(ev.eval(action.guard, env))
+    if isinstance(guard, bool) and not guard:
+        return
+    pre = {i.name: V.bool_term(V.as_bool(ev.eval(i.expr, {"s": fam.state}))) for i in assumed}
+    s = solver()
+    s.add(*fam.constraints, *inst.constraints, V.bool_term(guard), *pre.values())
+    if _answer(s, timeout_ms)[0] == z3.unsat:
+        return  # the guard never holds in this family when the invariants do
+    open_invs = [i for i in invs if pairs[i.name, inst.kind].cti is None]
+    try:
+        work = ev.eval(action.effect, env)
+        _, wf = V.record_fields(work)
+        post, sent = wf["state"], wf["sent"]
+        goals = {}
+        for inv in open_invs:
+            values = {"s": fam.state, "s2": post, "requests": sent} if inv.kind == "step" else {"s": post}
+            goals[inv.name] = V.bool_term(V.as_bool(ev.eval(inv.expr, values)))
+    except V.SymbolicError as exc:
+        for inv in open_invs:
+            pairs[inv.name, inst.kind].undecided.append(f"{inst.label}: no Z3 term ({exc})")
+        return
+
+    def note(names: Iterable[str], status: str, info: str = "") -> None:
+        share = (time.perf_counter() - start) / max(1, len(open_invs))
+        for name in names:
+            pair = pairs[name, inst.kind]
+            pair.seconds += share
+            if status == "proved":
+                pair.checked += 1
+            elif status == "cti":
+                pair.checked += 1
+                pair.cti = info
+            else:
+                pair.undecided.append(info)
+
+    obligations = [V.bool_term(o.condition) for o in ev.obligations]
+    if obligations:
+        verdict, model = _refute(s, obligations, timeout_ms)
+        if verdict != "proved":
+            reason = next(
+                (
+                    o.reason
+                    for o in ev.obligations
+                    if verdict == "refuted" and _false_in(model, V.bool_term(o.condition))
+                ),
+                str(model),
+            )
+            info = (
+                f"the step is not defined (the Python backend would fail: {reason}) in\n{show_cti(fam, inst, post, model)}"
+                if verdict == "refuted"
+                else f"{inst.label} [{fam.shape.label}]: time-out on the step's definedness: {model}"
+            )
+            note(goals, "undecided", info)
+            return
+        s.add(*obligations)
+    remaining = {n: g for n, g in goals.items() if not (z3.is_true(g) or (n in pre and g.eq(pre[n])))}
+    note([n for n in goals if n not in remaining], "proved")
+    while remaining:
+        verdict, model = _refute(s, list(remaining.values()), timeout_ms)
+        if verdict == "proved":
+            note(remaining, "proved")
+            return
+        if verdict == "timeout":
+            break
+        broken = [n for n, g in remaining.items() if _false_in(model, g)]
+        note(broken, "cti", show_cti(fam, inst, post, model))
+        remaining = {n: g for n, g in remaining.items() if n not in broken}
+    for name, goal in remaining.items():  # the joint query timed out: one query per goal
+        verdict, model = _refute(s, [goal], timeout_ms)
+        if verdict == "timeout":
+            note([name], "undecided", f"{inst.label} [{fam.shape.label}]: time-out: {model}")
+        else:
+            note(
+                [name],
+                "proved" if verdict == "proved" else "cti",
+                show_cti(fam, inst, post, model) if model is not None and verdict == "refuted" else "",
+            )
+
+
+def check_profile(
+    profile: Profile,
+    invariants: Sequence[Invariant] | None = None,
+    kinds: Sequence[str] | None = None,
+    timeout_ms: int = CHECK_TIMEOUT_MS,
+) -> list[Verdict]:
+    """The verdict of every (invariant, action) pair of ``profile`` (restricted to ``invariants`` and event
+    ``kinds`` when given). The pre-state assumption is always every state invariant of the profile."""
+    from kcspec.spec.actions import build_actions
+    from kcspec.spec.invariants import invariants as all_invariants
+
+    every = all_invariants(profile)
+    invs = list(invariants) if invariants is not None else list(every)
+    assumed = [i for i in every if i.kind == "state"]
+    actions = build_actions(profile)
+    chosen = [k for k in actions if kinds is None or k in kinds]
+    pairs = {(i.name, k): _Pair() for i in invs for k in chosen}
+    insts = [i for i in instances(BROKERS, profile.kip455_reassignment) if i.kind in chosen]
+    for shape in shapes(BROKERS):
+        fam = family(shape, same_epochs=profile.zk_write_fencing, brokers=BROKERS)
+        for inst in insts:
+            _check_instance(fam, inst, actions[inst.kind], invs, assumed, pairs, timeout_ms)
+    return [_verdict(profile, inv, kind, pairs[inv.name, kind]) for inv in invs for kind in chosen]
+
+
+def _expected(profile: Profile, inv: str, kind: str) -> str | None:
+    return EXPECTED.get((profile.name, inv, kind)) or EXPECTED.get(("*", inv, kind))
+
+
+def _verdict(profile: Profile, inv: Invariant, kind: str, pair: _Pair) -> Verdict:
+    def v(status: str, detail: str = "") -> Verdict:
+        return Verdict(inv.name, inv.section, kind, status, pair.checked, pair.seconds, detail)
+
+    if pair.cti is not None:
+        reason = _expected(profile, inv.name, kind)
+        if reason:
+            return v("expected-counterexample", f"{pair.cti}\n  expected: {reason}")
+        return v("counterexample", pair.cti)
+    if pair.undecided:
+        more = f" (and {len(pair.undecided) - 1} more family/instance(s))" if len(pair.undecided) > 1 else ""
+        return v("not-decided", pair.undecided[0] + more)
+    if pair.checked == 0:
+        return v("vacuous", "the action's guard never holds on the bounded space")
+    return v("proved", inv.kind)
+
+
+def summarize(profile: Profile, verdicts: Sequence[Verdict]) -> list[ProofResult]:
+    """One ``ProofResult`` per invariant: its worst verdict over the actions, with the per-action verdicts."""
+    by_inv: dict[str, list[Verdict]] = {}
+    for v in verdicts:
+        by_inv.setdefault(v.invariant, []).append(v)
+    out = []
+    for name, vs in by_inv.items():
+        groups = {s: [v.action for v in vs if v.status == s] for s in VERDICTS}
+        status = (
+            "counterexample"
+            if groups["counterexample"]
+            else "skipped"
+            if groups["not-decided"]
+            else "expected-counterexample"
+            if groups["expected-counterexample"]
+            else "proved"
+        )
+        lines = [f"{s}: {', '.join(kinds)}" for s, kinds in groups.items() if kinds and s != "proved"]
+        lines.insert(
+            0,
+            f"proved for {len(groups['proved'])} of {len(vs)} actions on {BROKERS} brokers, one partition "
+            "(every state of the bounded families, every parameter value)",
+        )
+        lines += [f"{v.action}: {v.detail}" for v in vs if v.status not in ("proved", "vacuous")]
+        out.append(
+            ProofResult(
+                f"induction: {name}", vs[0].section, status, sum(v.seconds for v in vs), "\n".join(lines)
+            )
+        )
+    return out
 
 
 def prove_induction(profile: Profile) -> list[ProofResult]:
-    from kcspec.spec.actions import build_actions
-    from kcspec.spec.invariants import invariants
-
-    invs = invariants(profile)
-    actions = build_actions(profile)
-    base = base_state(profile.name)
-    outcomes = {inv.name: _Outcome() for inv in invs}
-    for event in ACTIONS:
-        action = actions.get(event.kind)
-        if action is None:
-            continue
-        start = time.perf_counter()
-        fam = symbolic_family(base)
-        ev = SymbolicEvaluator(Domain.brokers(BROKERS + 1))
-        env = {"s": fam.state, **_bindings(action, event)}
-        guard = V.as_bool(ev.eval(action.guard, env))
-        work = ev.eval(action.effect, env)
-        _, wf = V.record_fields(work)
-        post, requests = wf["state"], wf["sent"]
-        pre_ok = [V.as_bool(ev.eval(i.expr, {"s": fam.state})) for i in invs if i.kind == "state"]
-        solver = z3.SolverFor("QF_FD")
-        solver.add(*fam.constraints, V.bool_term(guard), *(V.bool_term(b) for b in pre_ok))
-        setup = (time.perf_counter() - start) / max(1, len(invs))
-        for inv in invs:
-            out = outcomes[inv.name]
-            if out.cti is not None:
-                continue
-            t0 = time.perf_counter()
-            values = {"s": fam.state, "s2": post, "requests": requests}
-            goal = V.as_bool(ev.eval(inv.expr, values if inv.kind == "step" else {"s": post}))
-            try:
-                ref = check_goal(solver, goal, ev.obligations, timeout_ms=CHECK_TIMEOUT_MS)
-            except TimeoutError as exc:
-                out.not_decided.append(f"{event.kind}: {exc}")
-                out.seconds += time.perf_counter() - t0 + setup
-                continue
-            out.seconds += time.perf_counter() - t0 + setup
-            if ref is not None and ref.broken_obligation:
-                out.not_decided.append(
-                    f"{event.kind}: the translation's obligation fails ({ref.broken_obligation})"
-                )
-                continue
-            out.checked += 1
-            if ref is not None:
-                before = V.concretize(fam.state, ref.model)
-                after = V.concretize(post, ref.model)
-                out.cti = (
-                    f"counterexample to induction: event {_show_event(event)}\n"
-                    f"  before: {codec.dumps(before)}\n  after:  {codec.dumps(after)}"
-                )
-                out.cti_event = event.kind
-    return [_result(profile, inv, outcomes[inv.name]) for inv in invs]
-
-
-def _expected(profile: Profile, inv: Invariant, event_kind: str) -> str | None:
-    return EXPECTED.get((profile.name, inv.name, event_kind)) or EXPECTED.get(("*", inv.name, event_kind))
-
-
-def _result(profile: Profile, inv: Invariant, out: _Outcome) -> ProofResult:
-    name = f"induction: {inv.name}"
-    if out.cti is not None:
-        reason = _expected(profile, inv, out.cti_event)
-        if reason:
-            return ProofResult(
-                name, inv.section, "expected-counterexample", out.seconds, f"{out.cti}\n  expected: {reason}"
-            )
-        return ProofResult(name, inv.section, "counterexample", out.seconds, out.cti)
-    if out.not_decided:
-        return ProofResult(
-            name,
-            inv.section,
-            "skipped",
-            out.seconds,
-            f"not decided for {len(out.not_decided)} action instance(s) (proved for {out.checked}): "
-            + "; ".join(out.not_decided),
-        )
-    kinds = ", ".join(e.kind for e in ACTIONS)
-    what = "Inv ∧ Action ⇒ Inv′" if inv.kind == "state" else "Inv ∧ Action ⇒ step property"
-    return ProofResult(
-        name,
-        inv.section,
-        "proved",
-        out.seconds,
-        f"{what} for {out.checked} action instance(s) ({kinds}) on 3 brokers, topic t with 2 partitions, "
-        "symbolic leader and ISR of both partitions (not every state shape)",
-    )
+    """The inductiveness part of ``kcspec prove``."""
+    return summarize(profile, check_profile(profile))

@@ -77,9 +77,26 @@ def is_concrete(v: object) -> bool:
     return not isinstance(v, z3.ExprRef | SRec | SColl | SMap)
 
 
+_TRUE_ID = z3.BoolVal(True).get_id()
+_FALSE_ID = z3.BoolVal(False).get_id()
+
+
+def _is_true_term(a: Any) -> bool:
+    """``a`` (a Z3 boolean) is the literal ``True`` (an id comparison: much cheaper than ``z3.is_true``)."""
+    return bool(a.get_id() == _TRUE_ID)
+
+
+def _is_false_term(a: Any) -> bool:
+    return bool(a.get_id() == _FALSE_ID)
+
+
 def b_not(a: Bool) -> Bool:
     if isinstance(a, bool):
         return not a
+    if _is_true_term(a):
+        return False
+    if _is_false_term(a):
+        return True
     return z3.Not(a)
 
 
@@ -90,9 +107,9 @@ def b_and(*args: Bool) -> Bool:
             if not a:
                 return False
             continue
-        if z3.is_true(a):
+        if _is_true_term(a):
             continue
-        if z3.is_false(a):
+        if _is_false_term(a):
             return False
         terms.append(a)
     if not terms:
@@ -107,9 +124,9 @@ def b_or(*args: Bool) -> Bool:
             if a:
                 return True
             continue
-        if z3.is_false(a):
+        if _is_false_term(a):
             continue
-        if z3.is_true(a):
+        if _is_true_term(a):
             return True
         terms.append(a)
     if not terms:
@@ -218,7 +235,7 @@ def make_coll(kind: str, items: Iterable[tuple[Bool, Any]]) -> Any:
 
 
 def _is_false(p: Bool) -> bool:
-    return not isinstance(p, bool) and z3.is_false(p)
+    return not isinstance(p, bool) and _is_false_term(p)
 
 
 def member(x: Any, coll: Any) -> Bool:
@@ -418,14 +435,17 @@ def merge(c: Any, a: Any, b: Any) -> Any:
     """The value "if c then a else b" (``c`` a Z3 boolean)."""
     if isinstance(c, bool):
         return a if c else b
-    if z3.is_true(c):
+    if _is_true_term(c):
         return a
-    if z3.is_false(c):
+    if _is_false_term(c):
         return b
     if a is b or (is_concrete(a) and is_concrete(b) and type(a) is type(b) and a == b):
         return a
     if _is_scalar(a) and _is_scalar(b):
-        return z3.If(c, scalar_term(a), scalar_term(b))
+        ta, tb = scalar_term(a), scalar_term(b)
+        if ta.eq(tb):
+            return a
+        return z3.If(c, ta, tb)
     if _is_record(a) and _is_record(b):
         ca, fa = record_fields(a)
         cb, fb = record_fields(b)
@@ -469,15 +489,24 @@ def _merge_colls(c: Any, a: Any, b: Any) -> Any:
             items.append((b_and(b_not(c), pb), vb))
         elif vb is None:
             items.append((b_and(c, pa), va))
+        elif kind == "set" and not _mergeable(va, vb):
+            # a set may hold values of different record classes (requests): keep both slots, each guarded
+            items += [(b_and(c, pa), va), (b_and(b_not(c), pb), vb)]
         else:
             items.append((z3_bool_if(c, pa, pb), merge(c, va, vb)))
     return make_coll(kind, items)
 
 
+def _mergeable(a: Any, b: Any) -> bool:
+    """``a`` and ``b`` can share a slot: not records of two different classes."""
+    if _is_record(a) and _is_record(b):
+        return record_fields(a)[0] is record_fields(b)[0]
+    return True
+
+
 def _merge_maps(c: Any, a: SMap, b: SMap) -> Any:
     if all(is_concrete(k) for _, k, _ in a.entries + b.entries):
-        da = {k: (p, v) for p, k, v in a.entries}
-        db = {k: (p, v) for p, k, v in b.entries}
+        da, db = _by_key(a), _by_key(b)
         entries = []
         for k in dict.fromkeys([*da, *db]):
             if k in da and k in db:
@@ -495,12 +524,29 @@ def _merge_maps(c: Any, a: SMap, b: SMap) -> Any:
     )
 
 
+def _by_key(m: SMap) -> dict[Any, tuple[Bool, Any]]:
+    """Concrete key → (presence, value). A key may occupy several entries (at most one present, e.g. after a
+    merge kept an old entry "unless overwritten" next to the new one): their presences are joined and their
+    values chosen by presence."""
+    out: dict[Any, tuple[Bool, Any]] = {}
+    for p, k, v in m.entries:
+        if k in out:
+            q, w = out[k]
+            out[k] = (b_or(q, p), ite(p, v, w))
+        else:
+            out[k] = (p, v)
+    return out
+
+
 def z3_bool_if(c: Any, a: Bool, b: Bool) -> Bool:
     if isinstance(a, bool) and isinstance(b, bool):
         if a == b:
             return a
         return c if a else b_not(c)
-    return z3.If(c, scalar_term(a), scalar_term(b))
+    ta, tb = scalar_term(a), scalar_term(b)
+    if ta.eq(tb):
+        return a
+    return z3.If(c, ta, tb)
 
 
 # ------------------------------------------------------------------------------------------ models

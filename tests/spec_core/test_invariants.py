@@ -60,8 +60,11 @@ def start() -> ClusterState:
 
 
 def broker_3_fails(p: Profile, s: ClusterState) -> Work:
-    """Broker 3 disappears; its replicas go offline and its partitions re-elect (a §7.4-like sequence)."""
-    s1 = with_ctx(s, live_brokers=s.controller.live_brokers.remove(3))
+    """Broker 3 disappears (from ZooKeeper and the live set); its replicas go offline and its partitions re-elect
+    (a §7.4-like sequence)."""
+    s1 = with_ctx(
+        with_zk(s, brokers=s.zk.brokers.remove(3)), live_brokers=s.controller.live_brokers.remove(3)
+    )
     replicas = frozenset({pr("t-0", 3), pr("t-1", 3), pr("t-2", 3)})
     expr = replica_state_change(
         p,
