@@ -6,7 +6,8 @@ of ``reference_impl/`` through the killing suite; writes ``benchmarks/results/bu
     .venv/bin/python benchmarks/bugzoo.py --part generic --sample 300 --sample-seed 2026
 
 The generic part can run in shards (``--shard 0 --shards 2`` and ``--shard 1 --shards 2`` in two processes, each
-writing ``bugzoo-generic-<k>of<n>.json``); ``--part merge --shards 2`` combines them into ``bugzoo-generic.json``.
+writing ``bugzoo-generic-<k>of<n>.json``); ``--part merge --shards 2`` combines them into ``bugzoo-generic.json``;
+``--part recheck`` runs that file's survivors through the killing suite as it is now (``bugzoo-generic-recheck.json``).
 The mutation score is killed / (sample − not injectable − equivalent); the equivalent survivors are classified by
 hand (``benchmarks/results/bugzoo.md``), so the script reports the raw score and its 95 % Wilson interval.
 """
@@ -129,9 +130,31 @@ def merge(shards: int) -> dict[str, object]:
     return {"summary": summary, "results": results}
 
 
+def recheck() -> dict[str, object]:
+    """Every survivor of ``bugzoo-generic.json`` through the killing suite as it is now (after strengthening)."""
+    recorded = json.loads((OUT / "bugzoo-generic.json").read_text(encoding="utf-8"))["generic"]["results"]
+    problems = killing.baseline()
+    if problems:
+        raise SystemExit("the unmutated controller fails the killing suite:\n" + "\n".join(problems))
+    sites = {s.name: s for s in generic.enumerate_sites()}
+    results = []
+    for row in recorded:
+        if row["status"] != "survived":
+            continue
+        site_fields = dict(row["site"])
+        site_fields["after"] = ""
+        name = generic.Site(**site_fields).name
+        r = generic.run_generic(sites[name])
+        results.append(asdict(r))
+        print(f"  {r.status:15s} {r.check:10s} {r.seconds:6.1f} s  {name}  {r.detail[:100]}", flush=True)
+    counts = collections.Counter(str(r["status"]) for r in results)
+    print(json.dumps(dict(counts)))
+    return {"summary": dict(counts), "results": results}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--part", choices=("historical", "generic", "both", "merge"), default="both")
+    ap.add_argument("--part", choices=("historical", "generic", "both", "merge", "recheck"), default="both")
     ap.add_argument("--budget", type=float, default=60.0)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--sample", type=int, default=300)
@@ -151,9 +174,11 @@ def main() -> None:
         out["generic"] = generic_part(args.sample, args.sample_seed, args.shard, args.shards, args.minutes)
     if args.part == "merge":
         out["generic"] = merge(args.shards)
+    if args.part == "recheck":
+        out["recheck"] = recheck()
     out["loadavg_at_end"] = os.getloadavg()
     OUT.mkdir(exist_ok=True)
-    name = args.part if args.part != "merge" else "generic"
+    name = {"merge": "generic", "recheck": "generic-recheck"}.get(args.part, args.part)
     if args.part == "generic" and args.shards > 1:
         name = f"generic-{args.shard}of{args.shards}"
     path = OUT / f"bugzoo-{name}.json"

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import importlib
 import random
 import time
@@ -90,7 +91,10 @@ class GenericResult:
     """For a survivor: entries into the mutated function and runs of the mutated line (scenarios + vectors)."""
 
 
+@functools.cache
 def _source(module: str) -> tuple[types.ModuleType, str]:
+    """The imported module and its source text, read once per process (so that every mutant of a run is made
+    from the text that was imported, even if the file changes on disk during the run)."""
     mod = importlib.import_module(f"kcspec.reference_impl.{module}")
     path = mod.__file__
     if path is None:

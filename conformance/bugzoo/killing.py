@@ -2,11 +2,14 @@
 
 For both profiles, cheapest first, stopping at the first kill:
 
-1. **scenarios** — every built-in scenario cross-checked against the spec;
-2. **vectors** — the conformance vectors against the mutant served in-process;
-3. **explore** — the ladder's exploration configurations (3 brokers × 1 partition: RF 2, RF 2 with every fault
+1. **scenarios** — every built-in scenario cross-checked against the spec, then replayed with the reference
+   controller's TRACE logging on (another code path, the one the stateful machine takes);
+2. **guards** — near-miss variants of every scenario event, enabledness compared with the spec
+   (``guard_probe``: the other checks only ever offer events the spec enables);
+3. **vectors** — the conformance vectors against the mutant served in-process;
+4. **explore** — the ladder's exploration configurations (3 brokers × 1 partition: RF 2, RF 2 with every fault
    family, RF 3; depth 2);
-4. **hypothesis** — a short seeded run of the stateful machine (a failure counts once confirmed by replay).
+5. **hypothesis** — a short seeded run of the stateful machine (a failure counts once confirmed by replay).
 
 The unmutated controller passes all of it (``baseline``), so a divergence is the mutant's. A crash of the checked
 controller counts as a kill, and so does a run longer than the time limit (an endless loop): the usual
@@ -34,9 +37,10 @@ from kcspec.conformance.bugzoo.checks import (
 )
 from kcspec.conformance.bugzoo.mutant import Mutant
 from kcspec.conformance.bugzoo.patching import Patch, rewrap, unwrap
+from kcspec.spec.events import ControllerEvent
 
 PROFILES = ("kafka-2.8", "kafka-1.1")
-STAGES = ("scenarios", "vectors", "explore", "hypothesis")
+STAGES = ("scenarios", "guards", "vectors", "explore", "hypothesis")
 SUITE = LadderConfig(budget=60.0, seed=0, hypothesis_examples=20, hypothesis_seconds=8.0, explore_depth=2)
 """The ladder settings the suite uses: a 20-example Hypothesis run per profile (seeds 0 and 1)."""
 
@@ -77,6 +81,35 @@ def _scenarios(mutant: Mutant) -> str | None:
         d = out.divergence
         if d is not None:
             return f"{scenario.name} [{mutant.profile}] step {d.step}: {d.kind}: {d.message}"
+    for scenario in SCENARIOS:
+        with mutant.active():
+            found = traced_replay(mutant.profile, scenario.events(mutant.profile))
+        if found is not None:
+            return f"{scenario.name} [{mutant.profile}, TRACE logging] {found}"
+    return None
+
+
+def traced_replay(profile: str, events: tuple[ControllerEvent, ...]) -> str | None:
+    """The scenario once more with the reference controller's TRACE logging on (the stateful machine's setting,
+    which takes other code paths: the state-change log is written partition by partition); the first step whose
+    result differs from the spec's."""
+    from kcspec.conformance.crosscheck import diff_results
+    from kcspec.model.step import SpecMachine
+    from kcspec.reference_impl import ReferenceController
+    from kcspec.spec.state import ClusterState
+
+    spec = SpecMachine(profile)
+    ref = ReferenceController(profile, trace=True)
+    state = ClusterState()
+    for i, event in enumerate(events, start=1):
+        expected = spec.step(state, event)
+        try:
+            actual = ref.handle(event)
+        except Exception as exc:  # a crash of the checked controller is a finding
+            return f"step {i}: the reference controller crashed: {type(exc).__name__}: {exc}"
+        if diff_results(expected, actual):
+            return f"step {i}: the result differs from the spec"
+        state = expected.state
     return None
 
 
@@ -91,8 +124,21 @@ def _ladder_stage(check: Callable[[Mutant, LadderConfig, float], Any]) -> Callab
     return stage
 
 
+def _guards(mutant: Mutant) -> str | None:
+    from kcspec.conformance.bugzoo.guard_probe import probe
+    from kcspec.conformance.scenarios import SCENARIOS
+
+    for scenario in SCENARIOS:
+        with mutant.active():
+            found = probe(mutant.profile, scenario.events(mutant.profile))
+        if found is not None:
+            return f"{scenario.name} [{mutant.profile}] {found}"
+    return None
+
+
 STAGE_FUNCTIONS: dict[str, Callable[[Mutant], str | None]] = {
     "scenarios": _scenarios,
+    "guards": _guards,
     "vectors": _ladder_stage(check_vectors),
     "explore": _ladder_stage(check_explore),
     "hypothesis": _ladder_stage(check_hypothesis),
@@ -112,11 +158,20 @@ def killing_suite(name: str, patch: Patch, stages: tuple[str, ...] = STAGES) -> 
 def baseline() -> list[str]:
     """What the unmutated controller fails of the suite (must be empty for any kill to mean anything)."""
     from kcspec.conformance.bugzoo.checks import explore_configs
+    from kcspec.conformance.bugzoo.guard_probe import probe
     from kcspec.conformance.bugzoo.zoo import vector_problems
     from kcspec.conformance.explore.explorer import explore
+    from kcspec.conformance.scenarios import SCENARIOS
 
     problems: list[str] = []
     for profile in PROFILES:
+        for scenario in SCENARIOS:
+            found = traced_replay(profile, scenario.events(profile))
+            if found is not None:
+                problems.append(f"{scenario.name} [{profile}, TRACE logging] {found}")
+            found = probe(profile, scenario.events(profile))
+            if found is not None:
+                problems.append(f"{scenario.name} [{profile}, guard probes] {found}")
         problems.extend(vector_problems(profile))
         for ecfg in explore_configs(profile, SUITE.explore_depth):
             finding = explore(ecfg).finding
