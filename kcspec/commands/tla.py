@@ -54,6 +54,13 @@ def _model_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option(
             "--max-zxid", type=int, default=4, show_default=True, help="State bound (broker epochs)."
         ),
+        click.option(
+            "--max-zk-version",
+            type=int,
+            default=4,
+            show_default=True,
+            help="State bound (a partition znode's version).",
+        ),
     ]
     for opt in reversed(opts):
         fn = opt(fn)
@@ -70,6 +77,7 @@ def _config(kw: dict[str, Any]) -> ModelConfig:
             max_controller_epoch=kw["max_controller_epoch"],
             max_leader_epoch=kw["max_leader_epoch"],
             max_zxid=kw["max_zxid"],
+            max_zk_version=kw["max_zk_version"],
         )
     except ValueError as exc:
         raise _fail(str(exc)) from None
@@ -293,6 +301,145 @@ def _write_counterexample(result: TlcResult, profile: str, out: Path, console: C
     path = out / "counterexample.json"
     path.write_text(trace.to_json(), encoding="utf-8")
     console.print(f"counterexample ({len(trace.steps)} events) written to {path}")
+
+
+@command.command(name="crosscheck")
+@_model_options
+@click.option(
+    "--tla2tools",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="tla2tools.jar (default: $TLA2TOOLS_JAR).",
+)
+@click.option("--workers", type=int, default=1, show_default=True, help="TLC worker threads (0 = auto).")
+@click.option("--heap", "heap_mb", type=int, default=None, help="JVM heap in MiB.")
+@click.option("--timeout", "timeout_s", type=float, default=None, help="Stop TLC after this many seconds.")
+@click.option(
+    "--max-states",
+    type=int,
+    default=1_000_000,
+    show_default=True,
+    help="Stop the explorer (and report it) beyond this many distinct states.",
+)
+@click.option(
+    "--samples", type=int, default=3, show_default=True, help="States reachable on one side only to print."
+)
+@click.option(
+    "--json",
+    "json_out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the comparison as JSON.",
+)
+def crosscheck(
+    tla2tools: Path | None,
+    workers: int,
+    heap_mb: int | None,
+    timeout_s: float | None,
+    max_states: int,
+    samples: int,
+    json_out: Path | None,
+    **kw: Any,
+) -> None:
+    """Compare TLC's state space of the generated module with the explorer's on the reference controller.
+
+    Same model on both sides: the empty cluster, every action with every parameter value of the model's
+    domains, the model's bounds, no symmetry, no depth bound. Exit code 0 when the distinct-state counts and
+    the sets of states are equal, 1 when they differ (states reachable in one and not the other are printed)
+    or either side found a violation, 2 when TLC or Java is missing or TLC failed.
+
+    \b
+    Example:
+      TLA2TOOLS_JAR=/opt/tla2tools.jar kcspec tla crosscheck --profile kafka-2.8 --brokers 1 --rf 1 \\
+          --max-controller-epoch 1 --max-leader-epoch 1 --max-zk-version 1 --max-zxid 2
+    """
+    from kcspec.conformance.tla_crosscheck import CrosscheckArgs, CrosscheckError, run_crosscheck
+
+    config = _config(kw)
+    for name, value, low in (("--max-states", max_states, 1), ("--samples", samples, 0)):
+        if value < low:
+            raise _fail(f"{name} must be at least {low}, got {value}")
+    try:
+        tools = find_toolchain(tla2tools)
+    except ToolNotFound as exc:
+        raise _fail(str(exc)) from None
+    try:
+        args = CrosscheckArgs(
+            kw["profile"], config, workers, heap_mb, timeout_s, max_states=max_states, samples=samples
+        )
+        TlcArgs(module=Path("x.tla"), workers=workers, heap_mb=heap_mb, timeout_s=timeout_s)
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
+    console = Console()
+    with Progress(
+        SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console
+    ) as bar:
+        task = bar.add_task("TLC: starting", total=None)
+
+        def tlc_progress(stats: Stats) -> None:
+            bar.update(task, description=f"TLC: {_n(stats.distinct)} distinct states")
+
+        def explore_progress(stats: Any) -> None:
+            bar.update(task, description=f"explorer: {stats.distinct_states:,} distinct states")
+
+        try:
+            result = run_crosscheck(
+                args, tools, on_tlc_progress=tlc_progress, on_explore_progress=explore_progress
+            )
+        except (CrosscheckError, ModuleError) as exc:
+            raise _fail(str(exc)) from None
+    _print_crosscheck(result, console)
+    if json_out is not None:
+        json_out.write_text(json.dumps(_crosscheck_json(result), indent=2) + "\n", encoding="utf-8")
+    raise click.exceptions.Exit(result.exit_code)
+
+
+def _print_crosscheck(result: Any, console: Console) -> None:
+    from kcspec.spec import codec
+
+    t = Table(title=f"crosscheck: {result.verdict.value}")
+    t.add_column("")
+    t.add_column("distinct states", justify="right")
+    t.add_column("only here", justify="right")
+    t.add_row("TLC (generated module)", _n(result.tlc_distinct), _n(result.only_tlc))
+    t.add_row("TLC's state dump", _n(result.dumped), "")
+    t.add_row("explorer (reference controller)", _n(result.explorer_distinct), _n(result.only_explorer))
+    console.print(t)
+    console.print(result.message, highlight=False, markup=False)
+    if result.verdict.value == "tlc-failed":
+        _print_report(result.tlc.report, None, console)
+    for title, items in (
+        ("reachable in TLC's model only", result.tlc_samples),
+        ("reachable by the reference controller only", result.explorer_samples),
+    ):
+        for sample in items:
+            console.print(f"[bold]{title}:[/bold]", highlight=False)
+            if sample.path is not None:
+                for i, ev in enumerate(sample.path, 1):
+                    console.print(f"  {i}. {ev.kind} {codec.dumps(ev)}", highlight=False, markup=False)
+            console.print("  state: " + codec.dumps(sample.state), highlight=False, markup=False)
+
+
+def _crosscheck_json(result: Any) -> dict[str, Any]:
+    from kcspec.spec import codec
+
+    def sample(x: Any) -> dict[str, Any]:
+        return {
+            "state": json.loads(codec.dumps(x.state)),
+            "events": None if x.path is None else [json.loads(codec.dumps(e)) for e in x.path],
+        }
+
+    return {
+        "verdict": result.verdict.value,
+        "message": result.message,
+        "tlc": {"outcome": result.tlc.outcome.value, "distinct_states": result.tlc_distinct},
+        "tlc_dumped_states": result.dumped,
+        "explorer_distinct_states": result.explorer_distinct,
+        "only_tlc": result.only_tlc,
+        "only_explorer": result.only_explorer,
+        "tlc_samples": [sample(x) for x in result.tlc_samples],
+        "explorer_samples": [sample(x) for x in result.explorer_samples],
+    }
 
 
 @command.command(name="parse-output")

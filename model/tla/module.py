@@ -10,27 +10,26 @@ from the spec's ``Action`` and ``Invariant`` expressions; the text is determinis
 
 from __future__ import annotations
 
-import enum
+import functools
 import importlib.util
 import json
 import re
-import typing
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kcspec.model.tla import bounds, domains
 from kcspec.model.tla import types as ty
 from kcspec.model.tla.config import ModelConfig
 from kcspec.model.tla.emit import Emitter, Procedures
 from kcspec.model.tla.layout import Block, Line, concat, indent, text, vstack
 from kcspec.model.tla.order import Orders
 from kcspec.model.tla.prelude import PRELUDE, PRELUDE_NAMES
-from kcspec.model.tla.values import NONE_TEXT, value_block
+from kcspec.model.tla.values import value_block
 from kcspec.spec.lang import Action, Invariant, Param
 from kcspec.spec.profiles import Profile
 from kcspec.spec.requests import Request
 from kcspec.spec.state import ClusterState
-from kcspec.spec.vocabulary import TopicPartition
 
 STATE_VARS = ("zk", "controller", "config")
 CONSTANT_NAMES = (
@@ -41,6 +40,7 @@ CONSTANT_NAMES = (
     "MaxControllerEpoch",
     "MaxLeaderEpoch",
     "MaxZxid",
+    "MaxZkVersion",
 )
 DOMAIN_DEFS = r"""TopicPartitions == {[topic |-> t, partition |-> p] : t \in Topics, p \in 0..(PartitionCount - 1)}
 ReplicaLists == {q \in UNION {[1..n -> Brokers] : n \in 1..Cardinality(Brokers)} : Cardinality(Range(q)) = Len(q)}
@@ -91,39 +91,11 @@ def module_name(profile: Profile) -> str:
 
 
 def param_domain(action: str, p: Param) -> str:
-    """The finite set an action parameter ranges over in ``Next`` (TLA+ text over the model's constants)."""
-    t = ty.from_hint(p.type)
-    hint = p.type
-    if t.kind == "int":
-        return {
-            "controller_epoch": "1..MaxControllerEpoch",
-            "broker_epoch": "{-1} \\cup 1..MaxZxid",
-        }.get(p.name, "Brokers")
-    if t.kind == "str":
-        return 'Topics \\cup {""}' if action == "UncleanLeaderElectionEnable" else "Topics"
-    if t.kind == "bool":
-        return "BOOLEAN"
-    if t.kind == "enum" and t.cls is not None and issubclass(t.cls, enum.Enum):
-        return "{" + ", ".join(f'"{m.name}"' for m in t.cls) + "}"
-    if t.kind == "rec" and t.cls is TopicPartition:
-        return "TopicPartitions"
-    if t.kind == "seq":
-        inner = t.args[0]
-        if inner.kind == "int":
-            return "ReplicaLists"
-        if inner.kind == "seq":
-            return "Assignments"
-        if inner.kind == "str":
-            return "{<<t>> : t \\in Topics}"
-        if inner.kind == "rec" and inner.cls is TopicPartition:
-            return "{<<p>> : p \\in TopicPartitions}"
-    if t.kind == "set" and t.args[0].kind == "rec" and t.args[0].cls is TopicPartition:
-        return "SUBSET TopicPartitions \\ {{}}"
-    if t.kind == "map" and t.args[0].cls is TopicPartition:
-        optional = type(None) in typing.get_args(typing.get_args(hint)[1]) if typing.get_args(hint) else False
-        targets = f"RfLists \\cup {{{NONE_TEXT}}}" if optional else "RfLists"
-        return f"{{(p :> r) : p \\in TopicPartitions, r \\in {targets}}}"
-    raise ModuleError(f"action {action}: no finite domain for parameter {p.name}: {p.type}")
+    """The TLA+ text of the finite set an action parameter ranges over in ``Next`` (``domains``)."""
+    try:
+        return domains.param_domain(action, p).tla
+    except domains.DomainError as exc:
+        raise ModuleError(str(exc)) from None
 
 
 def ident(name: str) -> str:
@@ -228,7 +200,8 @@ class _Builder:
         return head.split("(")[0].split(" ")[0], block
 
 
-def _order_key(kind: str) -> tuple[int, str]:
+def action_order(kind: str) -> tuple[int, str]:
+    """Where an action comes in the module (the order of the spec's events)."""
     from kcspec.spec.events import EVENT_TYPES
 
     kinds = [e.kind for e in EVENT_TYPES]
@@ -248,7 +221,7 @@ def generate_from(
     state_invs = sorted((i for i in invariants if i.kind == "state"), key=lambda i: i.name)
     step_invs = sorted((i for i in invariants if i.kind == "step"), key=lambda i: i.name)
     inv_blocks = [b.invariant(i) for i in (*state_invs, *step_invs)]
-    ordered = sorted(actions, key=lambda a: _order_key(a.name))
+    ordered = sorted(actions, key=lambda a: action_order(a.name))
     action_blocks = [b.action(a, step_invs) for a in ordered]
 
     init_state = initial if initial is not None else ClusterState()
@@ -268,17 +241,12 @@ def generate_from(
         else:
             next_items.append(text(f"\\/ {a.name}"))
     next_block = vstack(text("Next =="), indent(vstack(*next_items) if next_items else text("FALSE"), 4))
+    bound_free = {name: (const, ty.INT) for name, const in bounds.BOUND_CONSTANTS.items()}
+    constraint_em = b.emitter({"s": ("s", b.state_t), **bound_free})
     constraint = vstack(
+        _comment(["The model's bounds (model/tla/bounds.py): successors outside them are not explored."]),
         text("StateConstraint =="),
-        indent(
-            vstack(
-                text("/\\ zk.controller_epoch =< MaxControllerEpoch"),
-                text("/\\ zk.zxid =< MaxZxid"),
-                text("/\\ \\A tp \\in DOMAIN zk.partition_states :"),
-                text("       zk.partition_states[tp].leader_and_isr.leader_epoch =< MaxLeaderEpoch"),
-            ),
-            4,
-        ),
+        indent(constraint_em.emit(bounds.STATE_CONSTRAINT).block, 4),
     )
     header = [
         f"Kafka's ZooKeeper-mode controller, profile {profile.name} (Kafka {profile.kafka_version}).",
@@ -351,6 +319,7 @@ def _cfg(profile: Profile, config: ModelConfig, name: str, invariants: list[str]
         "MaxControllerEpoch": config.max_controller_epoch,
         "MaxLeaderEpoch": config.max_leader_epoch,
         "MaxZxid": config.max_zxid,
+        "MaxZkVersion": config.max_zk_version,
     }
     out = [
         f"\\* TLC configuration of {name} (profile {profile.name}), generated by kcspec.",
@@ -374,7 +343,24 @@ def spec_available() -> tuple[bool, bool]:
 
 
 def generate(profile: Profile, config: ModelConfig) -> GeneratedModule:
-    """The module of the whole spec of ``profile``: every action of ``build_actions`` and every invariant."""
+    """The module of the whole spec of ``profile``: every action of ``build_actions`` and every invariant.
+
+    The text of a built-in profile's module is computed once per configuration (it is deterministic)."""
+    from kcspec.spec.profiles import PROFILES
+
+    if PROFILES.get(profile.name) is profile:
+        return _generate_builtin(profile.name, config)
+    return _generate(profile, config)
+
+
+@functools.lru_cache(maxsize=16)
+def _generate_builtin(profile_name: str, config: ModelConfig) -> GeneratedModule:
+    from kcspec.spec.profiles import get_profile
+
+    return _generate(get_profile(profile_name), config)
+
+
+def _generate(profile: Profile, config: ModelConfig) -> GeneratedModule:
     has_actions, has_invariants = spec_available()
     if not has_actions:
         raise ModuleError("the spec's actions (kcspec.spec.actions.registry) do not exist yet")
@@ -391,6 +377,7 @@ __all__ = [
     "GeneratedModule",
     "LineOrigin",
     "ModuleError",
+    "action_order",
     "generate",
     "generate_from",
     "module_name",

@@ -14,7 +14,8 @@ class TlcArgs:
     ``.cfg``). ``workers`` is TLC's ``-workers`` (``0`` = TLC's ``auto``); ``heap_mb`` the JVM's
     ``-Xmx`` in MiB (``None`` = the JVM default); ``depth`` bounds the search depth (``None`` = no bound,
     TLC's breadth-first search); ``timeout_s`` kills the run after that many seconds of wall-clock time;
-    ``dump_trace_json`` asks TLC to write the counterexample as JSON to that path; ``check_deadlock``
+    ``dump_trace_json`` asks TLC to write the counterexample as JSON to that path; ``dump_states`` asks TLC
+    to write every distinct state it reaches to that path (``-dump``, TLC's text format); ``check_deadlock``
     is TLC's deadlock check (``-deadlock`` turns it *off*); ``extra`` is passed to TLC verbatim.
     """
 
@@ -25,6 +26,7 @@ class TlcArgs:
     depth: int | None = None
     timeout_s: float | None = None
     dump_trace_json: Path | None = None
+    dump_states: Path | None = None
     check_deadlock: bool = False
     extra: tuple[str, ...] = ()
 

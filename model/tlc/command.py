@@ -23,6 +23,10 @@ def tlc_argv(args: TlcArgs, tools: Toolchain, *, metadir: str | None = None) -> 
         argv.append("-deadlock")
     if args.dump_trace_json is not None:
         argv += ["-dumpTrace", "json", str(args.dump_trace_json)]
+    if args.dump_states is not None:
+        # TLC adds ".dump" to a file name without it; the name is given with it, so TLC writes exactly there.
+        dump = str(args.dump_states)
+        argv += ["-dump", dump if dump.endswith(".dump") else dump + ".dump"]
     if metadir is not None:
         argv += ["-metadir", metadir]
     argv += list(args.extra)

@@ -62,8 +62,13 @@ def run_tlc(
         for f in extra_files:
             shutil.copy(f, work / f.name)
         dump = work / "trace.json" if args.dump_trace_json is not None else None
+        states = work / "states.dump" if args.dump_states is not None else None
         local = replace(
-            args, module=work / args.module.name, config=work / args.config_path.name, dump_trace_json=dump
+            args,
+            module=work / args.module.name,
+            config=work / args.config_path.name,
+            dump_trace_json=dump,
+            dump_states=states,
         )
         argv = tlc_argv(local, tools, metadir=str(work / "states"))
         raw, code, timed_out, wall = _execute(argv, work, args.timeout_s, on_progress)
@@ -80,6 +85,8 @@ def run_tlc(
                 report = replace(report, error=(report.error or "") + f"\nunreadable JSON trace: {exc}")
             if args.dump_trace_json is not None:
                 shutil.copy(dump, args.dump_trace_json)
+        if states is not None and args.dump_states is not None and states.is_file():
+            shutil.copy(states, args.dump_states)
         return TlcResult(report, code, tuple(argv), raw, wall, json_trace)
 
 

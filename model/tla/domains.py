@@ -1,0 +1,134 @@
+"""The finite domains that the actions' parameters range over in a bounded model, written once.
+
+Each ``Domain`` has two renderings of the same set: its TLA+ text over the module's constants (used in
+``Next``: ``\\E broker_id \\in Brokers : BrokerStartup(broker_id)``) and its Python values for a
+``ModelConfig`` (used by the explorer's TLA+-model mode, ``conformance/explore/tla_model.py``). Because both
+come from the one ``param_domain`` below, TLC and the explorer try exactly the same event instances in
+every state — the precondition for their distinct-state counts to be comparable (``kcspec tla crosscheck``).
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from kcspec.model.tla import types as ty
+from kcspec.model.tla.config import ModelConfig
+from kcspec.model.tla.values import NONE_TEXT
+from kcspec.spec.fmap import FMap
+from kcspec.spec.lang import Param
+from kcspec.spec.vocabulary import TopicPartition
+
+
+class DomainError(ValueError):
+    """A parameter whose type has no finite domain in the model (the message names the action)."""
+
+
+@dataclass(frozen=True)
+class Domain:
+    """One finite set: its TLA+ text and a function giving its elements for a configuration."""
+
+    tla: str
+    elements: Callable[[ModelConfig], tuple[Any, ...]]
+
+    def values(self, config: ModelConfig) -> tuple[Any, ...]:
+        return self.elements(config)
+
+
+def topic_partitions(c: ModelConfig) -> tuple[TopicPartition, ...]:
+    """``TopicPartitions``: every partition 0..PartitionCount-1 of every topic."""
+    return tuple(TopicPartition(t, p) for t in c.topic_names for p in range(c.partitions))
+
+
+def replica_lists(c: ModelConfig) -> tuple[tuple[int, ...], ...]:
+    """``ReplicaLists``: every non-empty sequence of distinct brokers."""
+    return tuple(q for n in range(1, c.brokers + 1) for q in itertools.permutations(c.broker_ids, n))
+
+
+def rf_lists(c: ModelConfig) -> tuple[tuple[int, ...], ...]:
+    """``RfLists``: the replica lists of length ReplicationFactor."""
+    return tuple(itertools.permutations(c.broker_ids, c.rf))
+
+
+def assignments(c: ModelConfig) -> tuple[tuple[tuple[int, ...], ...], ...]:
+    """``Assignments``: a replica list of length RF for each of 1..PartitionCount partitions."""
+    lists = rf_lists(c)
+    return tuple(a for n in range(1, c.partitions + 1) for a in itertools.product(lists, repeat=n))
+
+
+def _non_empty_subsets(c: ModelConfig) -> tuple[frozenset[TopicPartition], ...]:
+    tps = topic_partitions(c)
+    return tuple(frozenset(x) for n in range(1, len(tps) + 1) for x in itertools.combinations(tps, n))
+
+
+BROKERS = Domain("Brokers", lambda c: c.broker_ids)
+TOPICS = Domain("Topics", lambda c: c.topic_names)
+BOOLEANS = Domain("BOOLEAN", lambda c: (False, True))
+TOPIC_PARTITIONS = Domain("TopicPartitions", topic_partitions)
+REPLICA_LISTS = Domain("ReplicaLists", replica_lists)
+ASSIGNMENTS = Domain("Assignments", assignments)
+CONTROLLER_EPOCHS = Domain("1..MaxControllerEpoch", lambda c: tuple(range(1, c.max_controller_epoch + 1)))
+BROKER_EPOCHS = Domain("{-1} \\cup 1..MaxZxid", lambda c: (-1, *range(1, c.max_zxid + 1)))
+TOPICS_OR_ALL = Domain('Topics \\cup {""}', lambda c: ("", *c.topic_names))
+ONE_TOPIC = Domain("{<<t>> : t \\in Topics}", lambda c: tuple((t,) for t in c.topic_names))
+ONE_PARTITION = Domain(
+    "{<<p>> : p \\in TopicPartitions}", lambda c: tuple((tp,) for tp in topic_partitions(c))
+)
+PARTITION_SETS = Domain("SUBSET TopicPartitions \\ {{}}", _non_empty_subsets)
+
+INT_DOMAINS = {"controller_epoch": CONTROLLER_EPOCHS, "broker_epoch": BROKER_EPOCHS}
+"""Integer parameters that are not broker ids, by name."""
+
+
+def _enum_domain(cls: type[enum.Enum]) -> Domain:
+    members = tuple(cls)
+    return Domain("{" + ", ".join(f'"{m.name}"' for m in members) + "}", lambda c: members)
+
+
+def _one_target_domain(optional: bool) -> Domain:
+    targets = f"RfLists \\cup {{{NONE_TEXT}}}" if optional else "RfLists"
+
+    def elements(c: ModelConfig) -> tuple[FMap[TopicPartition, Any], ...]:
+        lists: tuple[Any, ...] = (*rf_lists(c), None) if optional else rf_lists(c)
+        return tuple(FMap({tp: r}) for tp in topic_partitions(c) for r in lists)
+
+    return Domain(f"{{(p :> r) : p \\in TopicPartitions, r \\in {targets}}}", elements)
+
+
+def param_domain(action: str, p: Param) -> Domain:
+    """The finite set the parameter ``p`` of ``action`` ranges over in ``Next`` and in the explorer."""
+    t = ty.from_hint(p.type)
+    if t.kind == "int":
+        return INT_DOMAINS.get(p.name, BROKERS)
+    if t.kind == "str":
+        return TOPICS_OR_ALL if action == "UncleanLeaderElectionEnable" else TOPICS
+    if t.kind == "bool":
+        return BOOLEANS
+    if t.kind == "enum" and t.cls is not None and issubclass(t.cls, enum.Enum):
+        return _enum_domain(t.cls)
+    if t.kind == "rec" and t.cls is TopicPartition:
+        return TOPIC_PARTITIONS
+    if t.kind == "seq":
+        inner = t.args[0]
+        if inner.kind == "int":
+            return REPLICA_LISTS
+        if inner.kind == "seq":
+            return ASSIGNMENTS
+        if inner.kind == "str":
+            return ONE_TOPIC
+        if inner.kind == "rec" and inner.cls is TopicPartition:
+            return ONE_PARTITION
+    if t.kind == "set" and t.args[0].kind == "rec" and t.args[0].cls is TopicPartition:
+        return PARTITION_SETS
+    if t.kind == "map" and t.args[0].cls is TopicPartition:
+        args = typing.get_args(p.type)
+        optional = type(None) in typing.get_args(args[1]) if args else False
+        return _one_target_domain(optional)
+    raise DomainError(f"action {action}: no finite domain for parameter {p.name}: {p.type}")
+
+
+__all__ = ["Domain", "DomainError", "param_domain", "replica_lists", "rf_lists", "topic_partitions"]
