@@ -59,6 +59,9 @@ def _isr_change_enabled(zk: SimulatedZooKeeper, event: IsrChange) -> bool:
         return False
     leader = stored.leader_and_isr.leader
     isr = event.isr
+    assigned = zk.assignments.get(event.tp)
+    if assigned is None or not set(isr) <= set(assigned.replicas):
+        return False  # followers are assigned replicas: a leader never proposes anyone else (§7.11, §3.2)
     return (
         leader >= 0 and leader in zk.brokers and leader in isr and len(set(isr)) == len(isr) and min(isr) >= 0
     )

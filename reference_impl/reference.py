@@ -142,10 +142,9 @@ class ReferenceController:
         collecting = gc.isenabled()
         gc.disable()  # one event allocates no garbage cycles worth scanning a million-partition heap for
         try:
-            overrides = self.config.unclean_topics
-            present = {t for t in overrides if TopicPartition(t, 0) in self.zk.assignments}
+            self.zk.deleted_topic_configs.clear()
             self._dispatch(event)
-            self._forget_configs_of_deleted_topics(present)
+            self._forget_configs_of_deleted_topics()
             requests, failures = frozenset(self._sent), frozenset(self._failures)
             # the caller owns them now: the controller keeps no reference (no memory pinned until the next event)
             self._sent.clear()
@@ -157,17 +156,14 @@ class ReferenceController:
 
     # ------------------------------------------------------------------------------------ helpers
 
-    def _forget_configs_of_deleted_topics(self, present: set[str]) -> None:
-        """``completeDeleteTopic`` deletes ``/config/topics/<t>`` with the topic (§8, both versions): a topic whose
-        partitions disappeared from ZooKeeper *and* from the controller's ``allTopics`` during the event (a completed
-        deletion — not the KAFKA-6612 restore, which can leave a deleting topic without partitions) loses its
-        ``unclean.leader.election.enable`` override. (Topic configs live beside the simulated ZooKeeper here, so the
+    def _forget_configs_of_deleted_topics(self) -> None:
+        """``completeDeleteTopic`` deletes ``/config/topics/<t>`` with the topic (§8, both versions), also for a topic
+        that was queued for deletion without existing (its replicas are vacuously all deleted): the topic loses its
+        ``unclean.leader.election.enable`` override. The KAFKA-6612 restore, which can leave a deleting topic
+        without partitions, deletes no config. (Topic configs live beside the simulated ZooKeeper here, so the
         deletion is mirrored after the event.)"""
-        gone = {
-            t
-            for t in present
-            if TopicPartition(t, 0) not in self.zk.assignments and t not in self.kc.ctx.all_topics
-        }
+        gone = self.zk.deleted_topic_configs & self.config.unclean_topics
+        self.zk.deleted_topic_configs.clear()
         if gone:
             self.config = replace(self.config, unclean_topics=self.config.unclean_topics - gone)
             self.kc.set_config(self.config)

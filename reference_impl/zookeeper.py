@@ -52,6 +52,8 @@ class SimulatedZooKeeper:
             state.partition_states
         )
         self.delete_topics: set[str] = set(state.delete_topics)
+        self.deleted_topic_configs: set[str] = set()
+        """Topics whose ``/config/topics/<t>`` znode ``delete_topic`` removed (read and cleared by the caller)."""
         self.reassign_partitions: dict[TopicPartition, tuple[int, ...]] = dict(state.reassign_partitions)
         self.preferred_replica_election: set[TopicPartition] = set(state.preferred_replica_election)
         self.isr_change_notifications: set[TopicPartition] = set(state.isr_change_notifications)
@@ -184,6 +186,7 @@ class SimulatedZooKeeper:
             self.partition_states.pop(tp, None)
             self.faults.pop(tp, None)
         self.delete_topics.discard(topic)
+        self.deleted_topic_configs.add(topic)
 
     def delete_topic_deletions(self, topics: Iterable[str], expected_zk_version: int) -> None:
         self.check_controller_epoch(expected_zk_version)

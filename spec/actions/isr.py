@@ -179,7 +179,12 @@ def leader_writes_isr(w: Expr, tp: Expr, isr: Expr) -> Expr:
 
 
 def isr_change_action(p: Profile) -> Action:
-    """``IsrChange(tp, isr)`` (§7.11)."""
+    """``IsrChange(tp, isr)`` (§7.11): the partition's live leader proposes an ISR of distinct replicas containing itself.
+
+    Decision (environment): a leader's ISR holds only replicas assigned to the partition in ZooKeeper — the
+    followers that fetch from it are the assigned replicas (§3.2). Neither the 2.8.2 controller nor a 1.1
+    controller validates this (§7.11), so a proposal outside the assignment would model a misbehaving broker,
+    not Kafka; the environment never makes one."""
     v = K.param_vars(IsrChange)
     tp, isr = v["tp"], v["isr"]
     s = K.S
@@ -192,6 +197,8 @@ def isr_change_action(p: Profile) -> Action:
         isr.contains(leader),
         isr.to_set().size().eq(isr.size()),
         isr.all(lambda r: r.ge(0)),
+        s.f("zk", "assignments").has(tp),
+        isr.all(lambda r: s.f("zk", "assignments").get(tp).f("replicas").contains(r)),
     )
     if p.alter_isr:
         return K.controller_action(
