@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 
 from kcspec.conformance.audit.reference_parser import parse_lines
@@ -62,10 +62,55 @@ class ExploreStats:
 
 @dataclass
 class ExploreResult:
-    config: ExploreConfig
+    config: ExploreConfig | None
+    """The bounded configuration explored (``None`` for a search space built another way, e.g. a TLA+ model)."""
     stats: ExploreStats
     finding: Finding | None
     trace: Trace | None
+    profile: str = ""
+    description: str = ""
+    states: dict[Hashable, tuple[Hashable | None, ControllerEvent | None]] | None = None
+    """With ``keep_states``: every distinct state's key → (parent key, event), to rebuild a path to it. Without
+    symmetry reduction the key of a state is the ``ClusterState`` itself."""
+    prefix: tuple[ControllerEvent, ...] = ()
+
+    def path_to(self, key: Hashable) -> tuple[ControllerEvent, ...]:
+        """The events from the initial state to the state with ``key`` (needs ``keep_states``)."""
+        if self.states is None:
+            raise ValueError("the exploration did not keep its states")
+        return (*self.prefix, *_path(self.states, key))
+
+
+@dataclass(frozen=True)
+class SearchSpace:
+    """What a breadth-first search explores: from the state the ``prefix`` events reach, the ``candidates`` of
+    each state (the spec's guards decide which are enabled), keeping only successors that satisfy ``keep``
+    (the model's bounds), up to ``depth`` (``None``: to the fixed point), up to broker-id symmetry over
+    ``brokers`` when ``symmetry`` is on."""
+
+    profile: str
+    description: str
+    prefix: tuple[ControllerEvent, ...]
+    candidates: Callable[[ClusterState], Sequence[ControllerEvent]]
+    brokers: int
+    symmetry: bool
+    depth: int | None
+    max_states: int
+    keep: Callable[[ClusterState], bool] | None = None
+
+
+def space_of(cfg: ExploreConfig) -> SearchSpace:
+    """The search space of a bounded configuration (``kcspec explore``)."""
+    return SearchSpace(
+        profile=cfg.profile,
+        description=cfg.describe(),
+        prefix=bootstrap(cfg),
+        candidates=lambda s: candidates(s, cfg),
+        brokers=cfg.brokers,
+        symmetry=cfg.symmetry,
+        depth=cfg.depth,
+        max_states=cfg.max_states,
+    )
 
 
 def record_coverage(stats: ExploreStats, log_lines: list[str], result: StepResult) -> None:
@@ -85,18 +130,31 @@ def record_coverage(stats: ExploreStats, log_lines: list[str], result: StepResul
 
 
 def explore(cfg: ExploreConfig, progress: Callable[[ExploreStats], None] | None = None) -> ExploreResult:
+    """Explore the bounded configuration ``cfg`` (raises ``ValueError`` naming a bad option)."""
     cfg.validate()
-    spec = SpecMachine(cfg.profile)
-    checker = InvariantChecker(cfg.profile)
-    ref = ReferenceController(cfg.profile, trace=True)
-    perms = permutations(cfg.brokers) if cfg.symmetry else []
+    result = search(space_of(cfg), progress)
+    result.config = cfg
+    return result
+
+
+def search(
+    space: SearchSpace,
+    progress: Callable[[ExploreStats], None] | None = None,
+    keep_states: bool = False,
+) -> ExploreResult:
+    """Breadth-first search of ``space``, checking refinement and invariants on every step."""
+    spec = SpecMachine(space.profile)
+    checker = InvariantChecker(space.profile)
+    ref = ReferenceController(space.profile, trace=True)
+    perms = permutations(space.brokers) if space.symmetry else []
+    loaded: ClusterState | None = None
 
     canonical: dict[Hashable, Hashable] = {}
 
     def key(state: ClusterState) -> Hashable:
-        exact = exact_key(state)
         if not perms:
-            return exact
+            return state  # a frozen value with value equality and a cached hash in its maps: the exact key
+        exact = exact_key(state)
         hit = canonical.get(exact)
         if hit is None:
             hit = canonical[exact] = canonical_key(state, perms)
@@ -106,7 +164,7 @@ def explore(cfg: ExploreConfig, progress: Callable[[ExploreStats], None] | None 
     start = time.perf_counter()
     state = ClusterState()
     prefix: list[ControllerEvent] = []
-    for ev in bootstrap(cfg):
+    for ev in space.prefix:
         prefix.append(ev)
         state = spec.step(state, ev).state
 
@@ -122,7 +180,7 @@ def explore(cfg: ExploreConfig, progress: Callable[[ExploreStats], None] | None 
             tuple(prefix),
             violations=tuple(violations0),
         )
-        return _result(cfg, stats, finding, spec, prefix, [], start)
+        return _result(space, stats, finding, spec, prefix, [], start)
 
     def found(
         skey: Hashable,
@@ -133,17 +191,19 @@ def explore(cfg: ExploreConfig, progress: Callable[[ExploreStats], None] | None 
         violations: tuple[Violation, ...] = (),
     ) -> ExploreResult:
         return _finding(
-            cfg, stats, spec, prefix, parents, skey, ev, start, kind, message, differences, violations
+            space, stats, spec, prefix, parents, skey, ev, start, kind, message, differences, violations
         )
 
     while frontier:
         state, skey, depth = frontier.popleft()
-        if depth >= cfg.depth:
+        if space.depth is not None and depth >= space.depth:
             continue
-        for ev in candidates(state, cfg):
+        for ev in space.candidates(state):
             try:
                 enabled = spec.enabled(state, ev)
-                ref.load(state)
+                if loaded is not state:
+                    ref.load(state)
+                    loaded = state
                 ref_enabled = ref.enabled(ev)
             except Exception as exc:
                 return found(
@@ -166,6 +226,7 @@ def explore(cfg: ExploreConfig, progress: Callable[[ExploreStats], None] | None 
                 expected = spec.step(state, ev)
                 ref.state_change_log.clear()
                 ref.controller_log.clear()
+                loaded = None
                 actual = ref.handle(ev)
             except Exception as exc:
                 return found(
@@ -187,6 +248,16 @@ def explore(cfg: ExploreConfig, progress: Callable[[ExploreStats], None] | None 
                 )
             record_coverage(stats, ref.state_change_log, expected)
             bad = checker.check_step(state, expected.state, expected.requests)
+            if space.keep is not None and not space.keep(expected.state):
+                if bad:
+                    return found(
+                        skey,
+                        ev,
+                        "invariant",
+                        "invariant violated: " + ", ".join(v.name for v in bad),
+                        violations=tuple(bad),
+                    )
+                continue
             nkey = key(expected.state)
             if nkey not in parents:
                 bad = checker.check_state(expected.state) + bad
@@ -204,14 +275,14 @@ def explore(cfg: ExploreConfig, progress: Callable[[ExploreStats], None] | None 
             stats.distinct_states += 1
             stats.depth_reached = max(stats.depth_reached, depth + 1)
             frontier.append((expected.state, nkey, depth + 1))
-            if stats.distinct_states >= cfg.max_states:
+            if stats.distinct_states >= space.max_states:
                 stats.truncated = True
                 stats.frontier_left = len(frontier)
-                return _result(cfg, stats, None, spec, prefix, [], start)
+                return _result(space, stats, None, spec, prefix, [], start, parents if keep_states else None)
         if progress is not None and stats.transitions % 50 == 0:
             stats.seconds = time.perf_counter() - start
             progress(stats)
-    return _result(cfg, stats, None, spec, prefix, [], start)
+    return _result(space, stats, None, spec, prefix, [], start, parents if keep_states else None)
 
 
 def _path(
@@ -228,7 +299,7 @@ def _path(
 
 
 def _finding(
-    cfg: ExploreConfig,
+    space: SearchSpace,
     stats: ExploreStats,
     spec: SpecMachine,
     prefix: list[ControllerEvent],
@@ -243,17 +314,18 @@ def _finding(
 ) -> ExploreResult:
     path = [*_path(parents, skey), ev]
     finding = Finding(kind, message, tuple(prefix + path), differences, violations)
-    return _result(cfg, stats, finding, spec, prefix, path, start)
+    return _result(space, stats, finding, spec, prefix, path, start)
 
 
 def _result(
-    cfg: ExploreConfig,
+    space: SearchSpace,
     stats: ExploreStats,
     finding: Finding | None,
     spec: SpecMachine,
     prefix: list[ControllerEvent],
     path: list[ControllerEvent],
     start: float,
+    states: dict[Hashable, tuple[Hashable | None, ControllerEvent | None]] | None = None,
 ) -> ExploreResult:
     stats.seconds = time.perf_counter() - start
     trace = None
@@ -269,6 +341,9 @@ def _result(
             steps.append(TraceStep(ev, result))
             state = result.state
         trace = Trace(
-            cfg.profile, ClusterState(), tuple(steps), note=f"explore {cfg.describe()}: {finding.message}"
+            space.profile,
+            ClusterState(),
+            tuple(steps),
+            note=f"explore {space.description}: {finding.message}",
         )
-    return ExploreResult(cfg, stats, finding, trace)
+    return ExploreResult(None, stats, finding, trace, space.profile, space.description, states, tuple(prefix))

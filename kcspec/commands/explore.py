@@ -146,7 +146,7 @@ def coverage_document(result: ExploreResult) -> list[dict[str, Any]]:
     """Coverage in the diagrams' overlay format: every table edge with its count, plus invalid attempts."""
     from kcspec.spec.profiles import get_profile
 
-    prof = get_profile(result.config.profile)
+    prof = get_profile(result.profile)
     docs: list[dict[str, Any]] = []
     for machine, table, counts in (
         ("replica", prof.replica_valid_previous, result.stats.replica_edges),
