@@ -1,0 +1,228 @@
+"""``kcspec tla crosscheck``: TLC on the generated module and the explorer on the reference controller, same model.
+
+Both sides explore the same abstraction (``conformance/explore/tla_model.py``): the empty cluster as the
+initial state, every action of the spec with every parameter value of the model's domains, the model's
+bounds as a constraint, no symmetry reduction on either side, no depth bound. TLC writes every distinct
+state it reaches (``-dump``); the explorer keeps every distinct state of the reference controller. The two
+agree when TLC's distinct-state count equals the explorer's **and** the two sets of states are equal; when
+they differ, states reachable in one and not the other are reported — the explorer's with the shortest
+event sequence that reaches them, TLC's as TLC wrote them (in breadth-first order, so the first ones
+are the shallowest).
+
+Layers: ``CrosscheckArgs`` (typed arguments) → ``run_crosscheck`` (generates the module, runs TLC
+hermetically through ``model/tlc``, runs the explorer, compares) → ``CrosscheckResult`` → the CLI.
+"""
+
+from __future__ import annotations
+
+import enum
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from kcspec.conformance.explore.explorer import ExploreResult, ExploreStats
+from kcspec.conformance.explore.tla_model import explore_model
+from kcspec.model.tla.config import ModelConfig
+from kcspec.model.tla.counterexample import CounterexampleError, state_of
+from kcspec.model.tla.module import generate
+from kcspec.model.tlc.args import TlcArgs
+from kcspec.model.tlc.dump import read_dump
+from kcspec.model.tlc.locate import Toolchain
+from kcspec.model.tlc.output import Outcome, Stats
+from kcspec.model.tlc.run import TlcResult, run_tlc
+from kcspec.model.tlc.trace import TraceFormatError
+from kcspec.spec.events import ControllerEvent
+from kcspec.spec.profiles import get_profile
+from kcspec.spec.state import ClusterState
+
+
+class Verdict(enum.Enum):
+    AGREE = "agree"
+    DIFFER = "differ"
+    TLC_FAILED = "tlc-failed"
+    """TLC did not finish with "no error" (violation, deadlock, error, timeout): nothing to compare."""
+    EXPLORER_FINDING = "explorer-finding"
+    """The explorer found a refinement or invariant violation (or was truncated): nothing to compare."""
+
+
+@dataclass(frozen=True)
+class CrosscheckArgs:
+    profile: str
+    model: ModelConfig
+    workers: int = 1
+    heap_mb: int | None = None
+    timeout_s: float | None = None
+    max_states: int = 1_000_000
+    samples: int = 3
+    """How many states reachable on one side only to report, per side."""
+
+
+@dataclass(frozen=True)
+class StateSample:
+    """A state reachable on one side only; ``path`` is the explorer's event sequence to it (``None`` for TLC's)."""
+
+    state: ClusterState
+    path: tuple[ControllerEvent, ...] | None
+
+
+@dataclass(frozen=True)
+class CrosscheckResult:
+    verdict: Verdict
+    message: str
+    tlc: TlcResult
+    explored: ExploreResult | None
+    tlc_distinct: int | None
+    """TLC's own count (its final statistics)."""
+    dumped: int
+    """States in TLC's dump (equals ``tlc_distinct`` when TLC wrote every state)."""
+    explorer_distinct: int
+    only_tlc: int = 0
+    only_explorer: int = 0
+    tlc_samples: tuple[StateSample, ...] = ()
+    explorer_samples: tuple[StateSample, ...] = ()
+
+    @property
+    def exit_code(self) -> int:
+        if self.verdict is Verdict.AGREE:
+            return 0
+        if self.verdict is Verdict.TLC_FAILED and self.tlc.outcome not in (
+            Outcome.INVARIANT_VIOLATED,
+            Outcome.DEADLOCK,
+        ):
+            return 2
+        return 1
+
+
+class CrosscheckError(RuntimeError):
+    """The comparison could not be made (an unreadable dump, a state outside the data model); names the cause."""
+
+
+def run_crosscheck(
+    args: CrosscheckArgs,
+    tools: Toolchain,
+    *,
+    on_tlc_progress: Callable[[Stats], None] | None = None,
+    on_explore_progress: Callable[[ExploreStats], None] | None = None,
+) -> CrosscheckResult:
+    """Run TLC and the explorer on the same model and compare their state spaces."""
+    module = generate(get_profile(args.profile), args.model)
+    with tempfile.TemporaryDirectory(prefix="kcspec-crosscheck-") as tmp:
+        work = Path(tmp)
+        tla = work / f"{module.name}.tla"
+        tla.write_text(module.tla, encoding="utf-8")
+        tla.with_suffix(".cfg").write_text(module.cfg, encoding="utf-8")
+        dump = work / "states.dump"
+        tlc = run_tlc(
+            TlcArgs(
+                module=tla,
+                workers=args.workers,
+                heap_mb=args.heap_mb,
+                timeout_s=args.timeout_s,
+                dump_states=dump,
+            ),
+            tools,
+            on_progress=on_tlc_progress,
+        )
+        tlc_distinct = tlc.report.stats.distinct
+        if tlc.outcome is not Outcome.OK:
+            return CrosscheckResult(
+                Verdict.TLC_FAILED,
+                f"TLC did not finish without error ({tlc.outcome.value}"
+                + (f": {tlc.report.violated}" if tlc.report.violated else "")
+                + "); the state spaces were not compared",
+                tlc,
+                None,
+                tlc_distinct,
+                0,
+                0,
+            )
+        if not dump.is_file():
+            raise CrosscheckError("TLC finished but wrote no state dump (-dump); is this TLC's command line?")
+        explored = explore_model(
+            args.profile, args.model, args.max_states, on_explore_progress, keep_states=True
+        )
+        n_explored = explored.stats.distinct_states
+        if explored.finding is not None or explored.stats.truncated:
+            what = (
+                f"the explorer found a {explored.finding.kind} violation: {explored.finding.message}"
+                if explored.finding is not None
+                else f"the explorer stopped at --max-states {args.max_states}"
+            )
+            return CrosscheckResult(
+                Verdict.EXPLORER_FINDING,
+                what + "; the state spaces were not compared",
+                tlc,
+                explored,
+                tlc_distinct,
+                0,
+                n_explored,
+            )
+        return _compare(args, tlc, explored, dump)
+
+
+def _compare(args: CrosscheckArgs, tlc: TlcResult, explored: ExploreResult, dump: Path) -> CrosscheckResult:
+    assert explored.states is not None
+    explorer_keys = explored.states
+    seen: set[ClusterState] = set()
+    dumped = 0
+    tlc_only: list[StateSample] = []
+    only_tlc = 0
+    try:
+        for st in read_dump(dump):
+            dumped += 1
+            try:
+                state = state_of(st)
+            except CounterexampleError as exc:
+                raise CrosscheckError(f"TLC's state {st.number} does not fit the data model: {exc}") from None
+            seen.add(state)
+            if state not in explorer_keys:
+                only_tlc += 1
+                if len(tlc_only) < args.samples:
+                    tlc_only.append(StateSample(state, None))
+    except TraceFormatError as exc:
+        raise CrosscheckError(f"TLC's state dump is unreadable: {exc}") from None
+    explorer_only: list[StateSample] = []
+    only_explorer = 0
+    for key in explorer_keys:  # insertion order is breadth-first: the first ones have the shortest paths
+        if key in seen:
+            continue
+        only_explorer += 1
+        if len(explorer_only) < args.samples:
+            assert isinstance(key, ClusterState)  # no symmetry reduction: the key is the state
+            explorer_only.append(StateSample(key, explored.path_to(key)))
+    tlc_distinct = tlc.report.stats.distinct
+    n_explored = explored.stats.distinct_states
+    same = only_tlc == 0 and only_explorer == 0 and tlc_distinct == n_explored == dumped
+    message = (
+        f"TLC and the explorer agree: {n_explored:,} distinct states"
+        if same
+        else (
+            f"the state spaces differ: TLC {tlc_distinct if tlc_distinct is not None else '?'} distinct states "
+            f"({dumped:,} dumped), explorer {n_explored:,}; {only_tlc:,} reachable only in TLC's model, "
+            f"{only_explorer:,} only in the reference controller's"
+        )
+    )
+    return CrosscheckResult(
+        Verdict.AGREE if same else Verdict.DIFFER,
+        message,
+        tlc,
+        explored,
+        tlc_distinct,
+        dumped,
+        n_explored,
+        only_tlc,
+        only_explorer,
+        tuple(tlc_only),
+        tuple(explorer_only),
+    )
+
+
+__all__ = [
+    "CrosscheckArgs",
+    "CrosscheckError",
+    "CrosscheckResult",
+    "StateSample",
+    "Verdict",
+    "run_crosscheck",
+]

@@ -1,0 +1,107 @@
+"""The expected distinct-state counts of small models (``state_counts.json``): a regression guard for the spec.
+
+Each entry is a profile, a ``ModelConfig`` and the number of distinct states of that model — the same
+number for TLC on the generated module and for the explorer's TLA+-model mode on the reference controller
+(``kcspec tla crosscheck`` compares the two). A change to the spec or to the reference controller that
+changes a count fails the tests until the manifest is updated on purpose
+(``python -m kcspec.model.tla.manifest --update`` recomputes it with the explorer).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from kcspec.model.tla.config import ModelConfig
+
+MANIFEST = Path(__file__).with_name("state_counts.json")
+
+
+class ManifestError(ValueError):
+    """The manifest file is malformed (the message names the entry and field)."""
+
+
+@dataclass(frozen=True)
+class Expected:
+    name: str
+    profile: str
+    config: ModelConfig
+    distinct_states: int
+
+
+def _config(data: Any, where: str) -> ModelConfig:
+    if not isinstance(data, dict):
+        raise ManifestError(f"{where}: config must be an object")
+    known = {f.name for f in fields(ModelConfig)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ManifestError(f"{where}: unknown config field(s) {unknown}; known: {sorted(known)}")
+    try:
+        return ModelConfig(**data)
+    except (TypeError, ValueError) as exc:
+        raise ManifestError(f"{where}: {exc}") from None
+
+
+def load(path: Path = MANIFEST) -> tuple[Expected, ...]:
+    """The manifest's entries."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ManifestError(f"{path}: {exc}") from None
+    out: list[Expected] = []
+    for i, entry in enumerate(data.get("models", []) if isinstance(data, dict) else []):
+        where = f"{path}: models[{i}]"
+        try:
+            out.append(
+                Expected(
+                    str(entry["name"]),
+                    str(entry["profile"]),
+                    _config(entry["config"], where),
+                    int(entry["distinct_states"]),
+                )
+            )
+        except (KeyError, TypeError) as exc:
+            raise ManifestError(f"{where}: missing or malformed field {exc}") from None
+    if not out:
+        raise ManifestError(f"{path}: no models listed under 'models'")
+    return tuple(out)
+
+
+def _update(path: Path) -> None:
+    from kcspec.conformance.explore.tla_model import explore_model
+
+    entries = []
+    for e in load(path):
+        result = explore_model(e.profile, e.config)
+        if result.finding is not None or result.stats.truncated:
+            raise SystemExit(f"{e.name}: exploration did not complete cleanly; manifest not updated")
+        print(f"{e.name}: {e.distinct_states} -> {result.stats.distinct_states}")
+        entries.append(
+            {
+                "name": e.name,
+                "profile": e.profile,
+                "config": asdict(e.config),
+                "distinct_states": result.stats.distinct_states,
+            }
+        )
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["models"] = entries
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--update", action="store_true", help="recompute every count with the explorer")
+    args = parser.parse_args()
+    if args.update:
+        _update(MANIFEST)
+    else:
+        for e in load():
+            print(f"{e.name}: {e.profile}, {e.config.describe()}: {e.distinct_states} distinct states")
+
+
+if __name__ == "__main__":
+    main()
