@@ -294,6 +294,53 @@ def _reassignment_resignation(profile: str) -> list[ControllerEvent]:
     ]
 
 
+def _auto_rebalance_threshold(profile: str) -> list[ControllerEvent]:
+    a = [tp("a", i) for i in range(10)]
+    b = tp("b", 0)
+    return [
+        *cluster(4, controller=2),
+        TopicCreation("a", ((0, 1),) * 10),
+        TopicCreation("b", ((3, 2),)),
+        BrokerFailure(3),
+        BrokerStartup(3),
+        IsrChange(b, (2, 3)),
+        BrokerFailure(0),
+        BrokerStartup(0),
+        *(IsrChange(p, (1, 0)) for p in a),
+        ReplicaLeaderElection(frozenset(a[:9]), ElectionType.PREFERRED, ElectionTrigger.ZkTriggered),
+        # broker 0 leads 9 of its 10 preferred partitions (imbalance exactly 10 %: left alone), broker 3 none of
+        # its 1 (moved back); every broker is checked (§7.9 auto rebalance)
+        AutoPreferredReplicaLeaderElection(),
+    ]
+
+
+def _log_dir_failures(profile: str) -> list[ControllerEvent]:
+    l0, l1 = tp("l", 0), tp("l", 1)
+    return [
+        *cluster(3),
+        TopicCreation("l", ((1, 2, 0), (2, 0, 1), (0, 1, 2))),
+        LeaderAndIsrResponseReceived(2, (l0,)),
+        # a second storage error from the same broker: only the newly offline replica is handled (§7.5)
+        LeaderAndIsrResponseReceived(2, (l1,)),
+        ControllerFailover(1),
+        LeaderAndIsrResponseReceived(2, (l0,)),
+        BrokerFailure(0),
+    ]
+
+
+def _zombie_write_then_isr_change(profile: str) -> list[ControllerEvent]:
+    z = tp("z", 0)
+    return [
+        *cluster(3),
+        TopicCreation("z", ((2, 1, 0),)),
+        ControllerFailover(0),
+        # 1.1: the deposed controller's write lands (a new leader); the ISR change makes the controller re-read it
+        ZombieControllerWrite(z, 1, (1,), 1),
+        IsrChange(z, (1, 0) if profile == LEGACY else (2, 1, 0)),
+        BrokerFailure(2),
+    ]
+
+
 SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "create-fail-restart",
@@ -387,6 +434,24 @@ SCENARIOS: tuple[Scenario, ...] = (
         ("§7.1", "§7.7", "§8", "§3.3"),
         "a reassignment left half-done by a ZooKeeper error, its topic deleted before the next controller",
         _reassignment_interrupted,
+    ),
+    Scenario(
+        "auto-rebalance-threshold",
+        ("§7.9", "§7.4"),
+        "automatic preferred election at the imbalance threshold, over every broker",
+        _auto_rebalance_threshold,
+    ),
+    Scenario(
+        "log-dir-failures",
+        ("§7.5", "§7.1"),
+        "two storage errors from one broker, a failover, and the error reported again",
+        _log_dir_failures,
+    ),
+    Scenario(
+        "zombie-write-then-isr-change",
+        ("§9", "§7.11", "§7.4"),
+        "a zombie controller's leader change read back through an ISR change, then the old leader fails",
+        _zombie_write_then_isr_change,
     ),
     Scenario(
         "reassignment-resignation",
