@@ -130,8 +130,9 @@ def merge(shards: int) -> dict[str, object]:
     return {"summary": summary, "results": results}
 
 
-def recheck() -> dict[str, object]:
-    """Every survivor of ``bugzoo-generic.json`` through the killing suite as it is now (after strengthening)."""
+def recheck(stages: tuple[str, ...]) -> dict[str, object]:
+    """Every survivor of ``bugzoo-generic.json`` through the stages of the killing suite given (after
+    strengthening, the stages that changed suffice: the others already let the survivors through)."""
     recorded = json.loads((OUT / "bugzoo-generic.json").read_text(encoding="utf-8"))["generic"]["results"]
     problems = killing.baseline()
     if problems:
@@ -144,12 +145,12 @@ def recheck() -> dict[str, object]:
         site_fields = dict(row["site"])
         site_fields["after"] = ""
         name = generic.Site(**site_fields).name
-        r = generic.run_generic(sites[name])
+        r = generic.run_generic(sites[name], stages=stages)
         results.append(asdict(r))
         print(f"  {r.status:15s} {r.check:10s} {r.seconds:6.1f} s  {name}  {r.detail[:100]}", flush=True)
     counts = collections.Counter(str(r["status"]) for r in results)
     print(json.dumps(dict(counts)))
-    return {"summary": dict(counts), "results": results}
+    return {"stages": stages, "summary": dict(counts), "results": results}
 
 
 def main() -> None:
@@ -161,6 +162,7 @@ def main() -> None:
     ap.add_argument("--sample-seed", type=int, default=2026)
     ap.add_argument("--shard", type=int, default=0)
     ap.add_argument("--shards", type=int, default=1)
+    ap.add_argument("--stages", default=",".join(killing.STAGES), help="recheck: killing-suite stages to run")
     ap.add_argument("--minutes", type=float, default=None, help="generic: start no mutant after this long")
     args = ap.parse_args()
     commit = subprocess.run(
@@ -175,7 +177,7 @@ def main() -> None:
     if args.part == "merge":
         out["generic"] = merge(args.shards)
     if args.part == "recheck":
-        out["recheck"] = recheck()
+        out["recheck"] = recheck(tuple(args.stages.split(",")))
     out["loadavg_at_end"] = os.getloadavg()
     OUT.mkdir(exist_ok=True)
     name = {"merge": "generic", "recheck": "generic-recheck"}.get(args.part, args.part)

@@ -31,7 +31,14 @@ import types
 from dataclasses import dataclass
 from typing import Any
 
-from kcspec.conformance.bugzoo.killing import Exercise, MutantTimeout, exercise, killing_suite, time_limit
+from kcspec.conformance.bugzoo.killing import (
+    STAGES,
+    Exercise,
+    MutantTimeout,
+    exercise,
+    killing_suite,
+    time_limit,
+)
 from kcspec.conformance.bugzoo.patching import Patch, rewrap, unwrap
 
 MODULES = (
@@ -226,7 +233,9 @@ def mutated_code(patch: Patch) -> types.CodeType:
     return code
 
 
-def run_generic(site: Site, time_limit_s: float = TIME_LIMIT) -> GenericResult:
+def run_generic(
+    site: Site, time_limit_s: float = TIME_LIMIT, stages: tuple[str, ...] = STAGES
+) -> GenericResult:
     """Inject ``site`` and run the killing suite; killed, survived, or not injectable (with the reason)."""
     start = time.perf_counter()
     patch, info = build_patch(site)
@@ -244,7 +253,7 @@ def run_generic(site: Site, time_limit_s: float = TIME_LIMIT) -> GenericResult:
     )
     try:
         with time_limit(time_limit_s):
-            found = killing_suite(site.name, patch)
+            found = killing_suite(site.name, patch, stages)
     except MutantTimeout as exc:
         return GenericResult(mutated, "killed", "timeout", str(exc), time.perf_counter() - start)
     except Exception as exc:
