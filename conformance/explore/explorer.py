@@ -25,7 +25,7 @@ from kcspec.conformance.explore.events import bootstrap, candidates
 from kcspec.conformance.reply_diff import Difference
 from kcspec.model.invariants_check import InvariantChecker, Violation
 from kcspec.model.step import SpecMachine
-from kcspec.model.symmetry import canonical_key, exact_key, permutations
+from kcspec.model.symmetry import canonical_key, permutations
 from kcspec.reference_impl import ReferenceController
 from kcspec.spec.events import ControllerEvent
 from kcspec.spec.requests import FailureReason, StepResult
@@ -149,15 +149,15 @@ def search(
     perms = permutations(space.brokers) if space.symmetry else []
     loaded: ClusterState | None = None
 
-    canonical: dict[Hashable, Hashable] = {}
+    canonical: dict[ClusterState, Hashable] = {}
 
     def key(state: ClusterState) -> Hashable:
         if not perms:
             return state  # a frozen value with value equality and a cached hash in its maps: the exact key
-        exact = exact_key(state)
-        hit = canonical.get(exact)
+        # the state itself is the cache key: hashing it is cheap, encoding it is not
+        hit = canonical.get(state)
         if hit is None:
-            hit = canonical[exact] = canonical_key(state, perms)
+            hit = canonical[state] = canonical_key(state, perms)
         return hit
 
     stats = ExploreStats()
