@@ -18,6 +18,8 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from kcspec.model.tla.config import ModelConfig
+from kcspec.model.tla.manifest import Expected
+from kcspec.model.tla.manifest import load as load_manifest
 from kcspec.model.tla.module import GeneratedModule, ModuleError, generate
 from kcspec.model.tla.syntax import SyntaxCheckUnavailable, check_syntax
 from kcspec.model.tlc.args import TlcArgs
@@ -490,8 +492,9 @@ def parse_output_cmd(output: Path, module_path: Path | None, as_json: bool) -> N
 
 def verify_cases(opts: Any) -> Iterator[Any]:
     """Cases for ``kcspec verify`` (``opts`` is a ``kcspec.verify.VerifyOptions``): per profile, the generated
-    module parses, and TLC finds no error on the default model — reported as skipped, with how to get TLC,
-    when Java or tla2tools.jar is missing."""
+    module parses; the explorer finds the manifest's number of distinct states on the small TLA+ models
+    (``model/tla/state_counts.json``); and TLC agrees with the explorer on them (``crosscheck``) — reported as
+    skipped, with how to get TLC, when Java or tla2tools.jar is missing."""
     from kcspec.model.tlc.locate import tlc_unavailable_reason
     from kcspec.verify import Status, timed
 
@@ -514,29 +517,40 @@ def verify_cases(opts: Any) -> Iterator[Any]:
 
         yield timed("tla-syntax", f"generated module [{profile}]", syntax)
 
-        def tlc(profile: str = profile) -> tuple[Status, str, str, str | None]:
-            reason = tlc_unavailable_reason()
-            if reason is not None:
-                return Status.SKIPPED, reason, "", None
-            out: Path = opts.out / "tlc" / profile
-            module = generate(profiles.get_profile(profile), config)
-            path = _write(module, out)
-            args = TlcArgs(module=path, timeout_s=1800, dump_trace_json=out / "trace.tlc.json")
-            result = run_tlc(args, find_toolchain())
-            (out / "tlc-output.txt").write_text(result.raw_output, encoding="utf-8")
-            st = result.report.stats
-            summary = f"{result.outcome.value}; {_n(st.distinct)} distinct states, depth {_n(st.depth)}"
-            if result.outcome is Outcome.OK:
-                return Status.PASSED, summary, "", None
-            if result.outcome in (Outcome.INVARIANT_VIOLATED, Outcome.DEADLOCK):
-                _write_counterexample(result, profile, out, Console(stderr=True))
-                cex = out / "counterexample.json"
-                return (
-                    Status.FAILED,
-                    summary,
-                    result.report.violated or "",
-                    str(cex) if cex.is_file() else None,
-                )
-            return Status.ERRORED, summary, result.report.error or "", None
+        for entry in (e for e in load_manifest() if e.profile == profile and "minimal" in e.name):
 
-        yield timed("tlc", f"TLC on {config.describe()} [{profile}]", tlc)
+            def count(entry: Expected = entry) -> tuple[Status, str, str, str | None]:
+                from kcspec.conformance.explore.tla_model import explore_model
+
+                result = explore_model(entry.profile, entry.config)
+                n = result.stats.distinct_states
+                if result.finding is not None:
+                    return Status.FAILED, result.finding.message, "", None
+                if n != entry.distinct_states:
+                    return (
+                        Status.FAILED,
+                        f"{n:,} distinct states, the manifest expects {entry.distinct_states:,}",
+                        "a changed spec or reference controller changes the model's state space; if on purpose, "
+                        "run python -m kcspec.model.tla.manifest --update",
+                        None,
+                    )
+                return Status.PASSED, f"{n:,} distinct states, as the manifest expects", "", None
+
+            yield timed("tla-model", f"explorer on the TLA+ model {entry.name} [{profile}]", count)
+
+            def tlc(entry: Expected = entry) -> tuple[Status, str, str, str | None]:
+                from kcspec.conformance.tla_crosscheck import CrosscheckArgs, Verdict, run_crosscheck
+
+                reason = tlc_unavailable_reason()
+                if reason is not None:
+                    return Status.SKIPPED, reason, "", None
+                result = run_crosscheck(
+                    CrosscheckArgs(entry.profile, entry.config, timeout_s=1800), find_toolchain()
+                )
+                if result.verdict is Verdict.AGREE and result.tlc_distinct == entry.distinct_states:
+                    return Status.PASSED, result.message, "", None
+                if result.verdict is Verdict.TLC_FAILED and result.exit_code == EXIT_USAGE:
+                    return Status.ERRORED, result.message, result.tlc.report.error or "", None
+                return Status.FAILED, result.message, "", None
+
+            yield timed("tlc", f"TLC crosscheck on {entry.name} [{profile}]", tlc)
