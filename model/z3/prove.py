@@ -25,7 +25,8 @@ def _induction_not_run(profile: Profile) -> list[ProofResult]:
             "§11",
             "skipped",
             0.0,
-            "not run by default: it takes minutes (many checks hit the 10 s per-check limit); pass --induction",
+            "not run by default: it takes minutes per profile (every action over 12 symbolic state families, see"
+            " benchmarks/results/prove.md); pass --induction",
         )
     ]
 
