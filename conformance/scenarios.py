@@ -341,6 +341,34 @@ def _zombie_write_then_isr_change(profile: str) -> list[ControllerEvent]:
     ]
 
 
+def _shutdown_broker_epochs(profile: str) -> list[ControllerEvent]:
+    return [
+        *cluster(3),
+        TopicCreation("e", ((2, 1, 0), (1, 2, 0))),
+        # broker 2 registered with epoch 3: a request from epoch 1 is stale (2.2+ rejects it), epoch 2 of broker 1
+        # is current (§7.10)
+        ControlledShutdown(2, 1),
+        ControlledShutdown(1, 2),
+    ]
+
+
+def _deleted_topic_config(profile: str) -> list[ControllerEvent]:
+    u = tp("u", 0)
+    return [
+        *cluster(3),
+        TopicCreation("u", ((0, 1),)),
+        UncleanLeaderElectionEnable("u"),
+        TopicDeletion(("u",)),
+        StopReplicaResponseReceived(0, (u,)),
+        StopReplicaResponseReceived(1, (u,)),
+        # the deleted topic's config went with it (§8): the new "u" has no unclean override
+        TopicCreation("u", ((1, 2),)),
+        BrokerFailure(1),
+        BrokerFailure(2),
+        BrokerStartup(1),
+    ]
+
+
 SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "create-fail-restart",
@@ -452,6 +480,18 @@ SCENARIOS: tuple[Scenario, ...] = (
         ("§9", "§7.11", "§7.4"),
         "a zombie controller's leader change read back through an ISR change, then the old leader fails",
         _zombie_write_then_isr_change,
+    ),
+    Scenario(
+        "shutdown-broker-epochs",
+        ("§7.10",),
+        "controlled shutdown requests with a stale and with the current broker epoch",
+        _shutdown_broker_epochs,
+    ),
+    Scenario(
+        "deleted-topic-config",
+        ("§8", "§6"),
+        "a topic with an unclean override deleted and re-created: the override is gone",
+        _deleted_topic_config,
     ),
     Scenario(
         "reassignment-resignation",
