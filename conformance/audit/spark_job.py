@@ -5,11 +5,12 @@
 * ``raw_lines`` / ``split_offsets`` / ``with_line_numbers`` (together ``numbered_lines``) — ``spark.read.text``
   plus a line number per physical line, computed without collecting the corpus: rows of one file split are
   consecutive ``monotonically_increasing_id`` values, so ``line = id − first id of the split + lines in the
-  earlier splits of the file + 1`` (the per-split counts are a tiny table). Gzip files are one split. The
-  pipeline parses ``raw_lines`` and numbers the stored result, so the corpus is read once.
-* ``parse_kafka`` — layout, template and fields with built-in expressions only, in small compiled stages
-  (string functions for the layout, ``startswith``/``contains`` to pick the one template regex to try, one
-  ``regexp_replace`` per line to render all fields of the matched template at once).
+  earlier splits of the file + 1`` (the per-split counts are a tiny table, ``offsets_table``). Gzip files are
+  one split. The pipeline parses ``raw_lines`` and numbers the stored result, so the corpus is read once.
+* ``parse_kafka`` — layout, template and fields: by the JVM line parser (``jvm_parser``) when the session has
+  it, else (``parse_kafka_expressions``) with built-in expressions only, in small compiled stages (the layout
+  by one ``regexp_replace``, ``startswith``/``contains`` to pick the one template regex to try, one
+  ``regexp_replace`` per line to render all fields of the matched template at once). Same rows either way.
 * ``resolve_non_records`` — continuation lines are attached to the record above them; blank lines
   are parsed; the rest is quarantined with a reason. Only non-record lines take part (a small set).
 * ``decode_traces`` — JSONL trace lines → facts (Python UDF: the codec is Python; traces are small).
