@@ -3,7 +3,7 @@
 Every check that generates events (scenarios, exploration, the stateful machine) offers only events the spec
 enables, so a reference controller that accepts *more* than the spec goes unnoticed. ``probe`` replays a scenario
 and, in every state on the way, perturbs the scenario's next event one field at a time (an id one off or
-unregistered, a list shortened, lengthened or emptied, an unknown topic, a flag flipped) and compares
+unregistered, a list shortened, lengthened or emptied, an unknown topic, a flag flipped, another enum member) and compares
 ``enabled`` of the spec and of the reference controller on each variant. Variants the spec cannot even evaluate
 (malformed beyond its guards) are skipped.
 """
@@ -11,6 +11,7 @@ unregistered, a list shortened, lengthened or emptied, an unknown topic, a flag 
 from __future__ import annotations
 
 import dataclasses
+import enum
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,6 +20,8 @@ from kcspec.spec.fmap import FMap
 
 
 def _field_variants(value: Any) -> list[Any]:
+    if isinstance(value, enum.Enum):
+        return [member for member in type(value) if member is not value]
     if isinstance(value, bool):
         return [not value]
     if isinstance(value, int):
