@@ -79,7 +79,7 @@ def generic_summary(results: list[dict[str, object]], sites: int, sample_seed: i
 
 
 def generic_part(
-    sample: int, sample_seed: int, shard: int, shards: int, minutes: float | None
+    sample: int, sample_seed: int, shard: int, shards: int, minutes: float | None, skip: int = 0
 ) -> dict[str, object]:
     """The shard's mutants through the killing suite, in sample order; with ``minutes``, no mutant is started
     after that many minutes (the sample is drawn in random order, so the mutants done are a random sample)."""
@@ -96,13 +96,23 @@ def generic_part(
         f"{time.perf_counter() - t0:.1f} s",
         flush=True,
     )
-    results = []
+    # one JSON line per mutant, appended as it finishes (``--skip`` resumes a shard after a crash)
+    log = OUT / f"bugzoo-generic-{shard}of{shards}.jsonl"
+    if not skip:
+        log.write_text("", encoding="utf-8")
+    results = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line]
+    if len(results) != skip:
+        raise SystemExit(f"{log} has {len(results)} results, --skip says {skip}")
     for i, site in enumerate(chosen, start=1):
+        if i <= skip:
+            continue
         if time.perf_counter() > stop:
             print(f"time box reached: {i - 1} of {len(chosen)} mutants done", flush=True)
             break
         r = generic.run_generic(site)
         results.append(asdict(r))
+        with log.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(asdict(r), ensure_ascii=False) + "\n")
         reached = f" reached {r.exercised.calls}/{r.exercised.line_hits}" if r.exercised else ""
         print(
             f"  [{i}/{len(chosen)}] {r.status:15s} {r.check:10s} {r.seconds:6.1f} s  {site.name}  "
@@ -163,6 +173,7 @@ def main() -> None:
     ap.add_argument("--shard", type=int, default=0)
     ap.add_argument("--shards", type=int, default=1)
     ap.add_argument("--stages", default=",".join(killing.STAGES), help="recheck: killing-suite stages to run")
+    ap.add_argument("--skip", type=int, default=0, help="generic: resume the shard after this many mutants")
     ap.add_argument("--minutes", type=float, default=None, help="generic: start no mutant after this long")
     args = ap.parse_args()
     commit = subprocess.run(
@@ -173,7 +184,9 @@ def main() -> None:
     if args.part in ("historical", "both"):
         out["historical"] = historical(args.budget, args.seed)
     if args.part in ("generic", "both"):
-        out["generic"] = generic_part(args.sample, args.sample_seed, args.shard, args.shards, args.minutes)
+        out["generic"] = generic_part(
+            args.sample, args.sample_seed, args.shard, args.shards, args.minutes, args.skip
+        )
     if args.part == "merge":
         out["generic"] = merge(args.shards)
     if args.part == "recheck":

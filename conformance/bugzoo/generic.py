@@ -196,7 +196,11 @@ def build_patch(site: Site) -> tuple[Patch | None, str]:
         "__file__": real.__file__,
         "__builtins__": builtins,
     }
-    exec(compile(mutated, f"<mutant {site.name}>", "exec"), namespace)
+    try:
+        code = compile(mutated, f"<mutant {site.name}>", "exec")
+    except SyntaxError as exc:  # e.g. the `*` of a keyword-only marker turned into `//`
+        return None, f"the mutated module is not valid Python ({exc.msg}, line {exc.lineno})"
+    exec(code, namespace)
     owner_name, _, attr = site.definition.rpartition(".")
     if owner_name:
         owner: Any = getattr(real, owner_name)
