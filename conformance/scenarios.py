@@ -369,6 +369,19 @@ def _deleted_topic_config(profile: str) -> list[ControllerEvent]:
     ]
 
 
+def _unclean_cluster_wide(profile: str) -> list[ControllerEvent]:
+    return [
+        *cluster(3),
+        TopicCreation("w", ((1, 2),)),
+        BrokerFailure(1),
+        BrokerFailure(2),
+        BrokerStartup(1),
+        # the cluster-wide setting (empty topic name), not a topic override (§6; 2.8 elects at once)
+        UncleanLeaderElectionEnable(""),
+        BrokerStartup(2),
+    ]
+
+
 SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "create-fail-restart",
@@ -492,6 +505,12 @@ SCENARIOS: tuple[Scenario, ...] = (
         ("§8", "§6"),
         "a topic with an unclean override deleted and re-created: the override is gone",
         _deleted_topic_config,
+    ),
+    Scenario(
+        "unclean-cluster-wide",
+        ("§6", "§7.4"),
+        "unclean leader election enabled for the whole cluster while a partition is offline",
+        _unclean_cluster_wide,
     ),
     Scenario(
         "reassignment-resignation",
