@@ -19,6 +19,12 @@ Kafka actually guarantees, with the exceptions column of §11 built in:
   NonExistent" whenever the same controller context persists, since one step may make several transitions (e.g.
   the four-step deletion chain).
 
+Strengthenings (W6–W11) are auxiliary state invariants added because the §11 invariants are not inductive
+without them on the bounded state space of ``model/z3/induction.py``: each rules out counterexamples to induction
+that no run reaches (a context whose live brokers are not the registered ones, a cached leadership ahead of its
+znode, a replica mid-deletion of a topic not queued for deletion, …). Their docs start with "Strengthening."; they
+are checked like every other invariant, by every backend.
+
 ``invariants(profile)`` lists the invariants of a profile.
 """
 
@@ -327,6 +333,58 @@ def s_cache_follows_znode() -> Invariant:
         " ahead. (The cached controller epoch may differ: an ISR removal that needs no write caches the znode's"
         " LeaderAndIsr with the controller's own epoch, §4.3.)",
         _cache(s).keys().all(lambda tp: _zk(s).has(tp).implies(agrees(tp))),
+    )
+
+
+def s_deletion_started_topics_queued(p: Profile) -> Invariant:
+    states = s.f("controller", "replica_states")
+    started = lit(frozenset({ReplicaState.ReplicaDeletionStarted, ReplicaState.ReplicaDeletionSuccessful}))
+
+    started_topics = s.f("controller", "topics_with_deletion_started")
+
+    def holds(pr: Expr) -> Expr:
+        topic = pr.f("tp").f("topic")
+        queued = C.queued_for_deletion(s, topic)
+        return queued & started_topics.contains(topic) if p.deletion_started_bookkeeping else queued
+
+    def partitions_gone(topic: Expr) -> Expr:
+        return C.queued_for_deletion(s, topic) & C.partitions_of_topic(s, topic).all(
+            lambda tp: (
+                s.f("controller", "partition_states")
+                .get_or(tp, PartitionState.NonExistentPartition)
+                .eq(PartitionState.NonExistentPartition)
+            )
+        )
+
+    doc = (
+        "Strengthening. A replica in ReplicaDeletionStarted or ReplicaDeletionSuccessful belongs to a topic queued"
+        " for deletion: only topic deletion leaves replicas in these states between events (a reassignment's"
+        " removed replicas pass through them to NonExistentReplica within one step, §7.7.2), and completing a"
+        " deletion removes the topic's replica states with it (§8)."
+    )
+    expr = states.keys().all(lambda pr: started.contains(states.get(pr)).implies(holds(pr)))
+    if p.deletion_started_bookkeeping:
+        doc += (
+            " 2.8: its topic is in topicsWithDeletionStarted, and every partition of such a topic is already"
+            " NonExistentPartition (onTopicDeletion moves the partitions Offline → NonExistent when it begins the"
+            " deletion, before any replica's; [1.1] only at completeDeleteTopic)."
+        )
+        expr = expr & started_topics.all(partitions_gone)
+    return _inv(
+        "W10 replicas being deleted belong to topics queued for deletion", "§8, §4.4", "state", doc, expr
+    )
+
+
+def s_controller_knows_its_epoch() -> Invariant:
+    return _inv(
+        "W11 a controller named by /controller holds its epoch",
+        "§7.1, §9",
+        "state",
+        "Strengthening. When /controller names the active controller, its epoch is /controller_epoch: only another"
+        " broker's election moves the epoch behind its back (§9), and a broker elected again fails over afresh.",
+        (_active(s) & s.f("zk", "controller").eq(s.f("controller", "controller_id"))).implies(
+            s.f("controller", "epoch").eq(s.f("zk", "controller_epoch"))
+        ),
     )
 
 
@@ -677,6 +735,8 @@ def invariants(profile: Profile) -> tuple[Invariant, ...]:
         s_controller_registered(),
         s_epoch_version_lockstep(),
         s_cache_follows_znode(),
+        s_deletion_started_topics_queued(profile),
+        s_controller_knows_its_epoch(),
     ]
     step = [i1_step(), i3_step(), i4_step(), i5_step(), i6_step(), i7_step()]
     if profile.zk_write_fencing:
