@@ -175,8 +175,10 @@ def status(spark: Any) -> str:
     """Which parser the audit uses in ``spark``, in words."""
     if available(spark):
         return "JVM line parser"
-    _, why = build()
-    if build()[0] is not None:
+    if os.environ.get("KCSPEC_AUDIT_PARSER", "") == "spark":
+        return "Spark-expression parser (KCSPEC_AUDIT_PARSER=spark)"
+    jar, why = build()
+    if jar is not None:
         why = "this Spark session was started without the JVM line parser's jar"
     return f"Spark-expression parser ({why})"
 
