@@ -1,0 +1,37 @@
+"""The JVM line parser's set-up: the grammar handed to it comes from ``lines``, and without javac it says why."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from kcspec.conformance.audit import jvm_parser
+from kcspec.conformance.audit import lines as g
+
+
+@pytest.fixture
+def fresh_build() -> Iterator[None]:
+    jvm_parser.build.cache_clear()
+    yield
+    jvm_parser.build.cache_clear()
+
+
+def test_grammar_config_carries_every_template_and_field() -> None:
+    records = jvm_parser.grammar_config().split("\u0003")
+    head, fields, templates = records[0], records[1], records[2:]
+    assert head.split("\u0002")[3] == g.LAYOUTS[0].regex
+    assert [f.split(":")[0] for f in fields.split("\u0002")] == list(g.ALL_FIELDS)
+    assert [t.split("\u0002")[0] for t in templates] == [t.name for t in g.TEMPLATES]
+    assert [t.split("\u0002")[2] for t in templates] == [t.regex for t in g.TEMPLATES]
+
+
+def test_result_schema_has_one_column_per_field() -> None:
+    schema = jvm_parser.result_schema()
+    assert schema.count(":") == len(jvm_parser.HEAD_COLUMNS) + len(g.ALL_FIELDS) + 1
+
+
+def test_without_javac_the_fallback_says_why(fresh_build: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(jvm_parser, "_javac", lambda: None)
+    jar, why = jvm_parser.build()
+    assert jar is None and "javac not found" in why
+    assert jvm_parser.session_settings() == {}
