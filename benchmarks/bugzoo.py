@@ -140,7 +140,7 @@ def merge(shards: int) -> dict[str, object]:
     return {"summary": summary, "results": results}
 
 
-def recheck(stages: tuple[str, ...]) -> dict[str, object]:
+def recheck(stages: tuple[str, ...], shard: int, shards: int) -> dict[str, object]:
     """Every survivor of ``bugzoo-generic.json`` through the stages of the killing suite given (after
     strengthening, the stages that changed suffice: the others already let the survivors through)."""
     recorded = json.loads((OUT / "bugzoo-generic.json").read_text(encoding="utf-8"))["generic"]["results"]
@@ -149,13 +149,11 @@ def recheck(stages: tuple[str, ...]) -> dict[str, object]:
         raise SystemExit("the unmutated controller fails the killing suite:\n" + "\n".join(problems))
     sites = {s.name: s for s in generic.enumerate_sites()}
     results = []
-    for row in recorded:
-        if row["status"] != "survived":
-            continue
+    for row in [r for r in recorded if r["status"] == "survived"][shard::shards]:
         site_fields = dict(row["site"])
         site_fields["after"] = ""
         name = generic.Site(**site_fields).name
-        r = generic.run_generic(sites[name], stages=stages)
+        r = generic.run_generic(sites[name], stages=stages, trace_survivor=False)
         results.append(asdict(r))
         print(f"  {r.status:15s} {r.check:10s} {r.seconds:6.1f} s  {name}  {r.detail[:100]}", flush=True)
     counts = collections.Counter(str(r["status"]) for r in results)
@@ -190,12 +188,12 @@ def main() -> None:
     if args.part == "merge":
         out["generic"] = merge(args.shards)
     if args.part == "recheck":
-        out["recheck"] = recheck(tuple(args.stages.split(",")))
+        out["recheck"] = recheck(tuple(args.stages.split(",")), args.shard, args.shards)
     out["loadavg_at_end"] = os.getloadavg()
     OUT.mkdir(exist_ok=True)
     name = {"merge": "generic", "recheck": "generic-recheck"}.get(args.part, args.part)
-    if args.part == "generic" and args.shards > 1:
-        name = f"generic-{args.shard}of{args.shards}"
+    if args.part in ("generic", "recheck") and args.shards > 1:
+        name = f"{name}-{args.shard}of{args.shards}"
     path = OUT / f"bugzoo-{name}.json"
     path.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"written {path}")

@@ -238,7 +238,10 @@ def mutated_code(patch: Patch) -> types.CodeType:
 
 
 def run_generic(
-    site: Site, time_limit_s: float = TIME_LIMIT, stages: tuple[str, ...] = STAGES
+    site: Site,
+    time_limit_s: float = TIME_LIMIT,
+    stages: tuple[str, ...] = STAGES,
+    trace_survivor: bool = True,
 ) -> GenericResult:
     """Inject ``site`` and run the killing suite; killed, survived, or not injectable (with the reason)."""
     start = time.perf_counter()
@@ -266,6 +269,6 @@ def run_generic(
         )
     seconds = time.perf_counter() - start
     if found is None:
-        reached = exercise(patch, mutated_code(patch), site.line)
+        reached = exercise(patch, mutated_code(patch), site.line) if trace_survivor else None
         return GenericResult(mutated, "survived", "", "every check agrees with the spec", seconds, reached)
     return GenericResult(mutated, "killed", found[0], found[1], seconds)
