@@ -140,7 +140,7 @@ def merge(shards: int) -> dict[str, object]:
     return {"summary": summary, "results": results}
 
 
-def recheck(stages: tuple[str, ...], shard: int, shards: int) -> dict[str, object]:
+def recheck(stages: tuple[str, ...], shard: int, shards: int, only: frozenset[str]) -> dict[str, object]:
     """Every survivor of ``bugzoo-generic.json`` through the stages of the killing suite given (after
     strengthening, the stages that changed suffice: the others already let the survivors through)."""
     recorded = json.loads((OUT / "bugzoo-generic.json").read_text(encoding="utf-8"))["generic"]["results"]
@@ -153,6 +153,8 @@ def recheck(stages: tuple[str, ...], shard: int, shards: int) -> dict[str, objec
         site_fields = dict(row["site"])
         site_fields["after"] = ""
         name = generic.Site(**site_fields).name
+        if only and name not in only:
+            continue
         r = generic.run_generic(sites[name], stages=stages, trace_survivor=False)
         results.append(asdict(r))
         print(f"  {r.status:15s} {r.check:10s} {r.seconds:6.1f} s  {name}  {r.detail[:100]}", flush=True)
@@ -171,6 +173,7 @@ def main() -> None:
     ap.add_argument("--shard", type=int, default=0)
     ap.add_argument("--shards", type=int, default=1)
     ap.add_argument("--stages", default=",".join(killing.STAGES), help="recheck: killing-suite stages to run")
+    ap.add_argument("--only", default="", help="recheck: only these survivors (comma-separated names)")
     ap.add_argument("--skip", type=int, default=0, help="generic: resume the shard after this many mutants")
     ap.add_argument("--minutes", type=float, default=None, help="generic: start no mutant after this long")
     args = ap.parse_args()
@@ -188,10 +191,17 @@ def main() -> None:
     if args.part == "merge":
         out["generic"] = merge(args.shards)
     if args.part == "recheck":
-        out["recheck"] = recheck(tuple(args.stages.split(",")), args.shard, args.shards)
+        out["recheck"] = recheck(
+            tuple(args.stages.split(",")),
+            args.shard,
+            args.shards,
+            frozenset(filter(None, args.only.split(","))),
+        )
     out["loadavg_at_end"] = os.getloadavg()
     OUT.mkdir(exist_ok=True)
     name = {"merge": "generic", "recheck": "generic-recheck"}.get(args.part, args.part)
+    if args.only:
+        name += "-only"
     if args.part in ("generic", "recheck") and args.shards > 1:
         name = f"{name}-{args.shard}of{args.shards}"
     path = OUT / f"bugzoo-{name}.json"

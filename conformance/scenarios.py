@@ -349,6 +349,8 @@ def _shutdown_broker_epochs(profile: str) -> list[ControllerEvent]:
         # is current (§7.10)
         ControlledShutdown(2, 1),
         ControlledShutdown(1, 2),
+        # an epoch above the cached one is not stale: only older epochs are rejected
+        ControlledShutdown(2, 9),
     ]
 
 
@@ -379,6 +381,21 @@ def _unclean_cluster_wide(profile: str) -> list[ControllerEvent]:
         # the cluster-wide setting (empty topic name), not a topic override (§6; 2.8 elects at once)
         UncleanLeaderElectionEnable(""),
         BrokerStartup(2),
+    ]
+
+
+def _unclean_admin_election(profile: str) -> list[ControllerEvent]:
+    if profile == LEGACY:
+        return _unclean_cluster_wide(profile)
+    w = tp("w", 0)
+    return [
+        *cluster(3),
+        TopicCreation("w", ((1, 2),)),
+        BrokerFailure(1),
+        BrokerFailure(2),
+        BrokerStartup(1),
+        # KIP-460: an admin UNCLEAN election elects outside the ISR whatever the config says (§6, §7.9)
+        ReplicaLeaderElection(frozenset({w}), ElectionType.UNCLEAN, ElectionTrigger.AdminClientTriggered),
     ]
 
 
@@ -511,6 +528,12 @@ SCENARIOS: tuple[Scenario, ...] = (
         ("§6", "§7.4"),
         "unclean leader election enabled for the whole cluster while a partition is offline",
         _unclean_cluster_wide,
+    ),
+    Scenario(
+        "unclean-admin-election",
+        ("§6", "§7.9"),
+        "an admin-requested unclean election of an offline partition (2.8; 1.1: the cluster-wide setting)",
+        _unclean_admin_election,
     ),
     Scenario(
         "reassignment-resignation",
