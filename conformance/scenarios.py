@@ -399,6 +399,20 @@ def _unclean_admin_election(profile: str) -> list[ControllerEvent]:
     ]
 
 
+def _shutdown_after_reassignment(profile: str) -> list[ControllerEvent]:
+    p = tp("r", 0)
+    return [
+        *cluster(5),
+        TopicCreation("r", ((0, 1, 2),)),
+        ZkPartitionReassignment(FMap({p: (3, 4, 2)})),
+        IsrChange(p, (0, 1, 2, 3, 4)),
+        # broker 1 no longer hosts r-0: its controlled shutdown must not touch it (§7.10)
+        ControlledShutdown(1),
+        BrokerFailure(1),
+        BrokerStartup(1),
+    ]
+
+
 SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "create-fail-restart",
@@ -534,6 +548,12 @@ SCENARIOS: tuple[Scenario, ...] = (
         ("§6", "§7.9"),
         "an admin-requested unclean election of an offline partition (2.8; 1.1: the cluster-wide setting)",
         _unclean_admin_election,
+    ),
+    Scenario(
+        "shutdown-after-reassignment",
+        ("§7.7", "§7.10"),
+        "controlled shutdown of a broker a completed reassignment moved a partition away from",
+        _shutdown_after_reassignment,
     ),
     Scenario(
         "reassignment-resignation",
