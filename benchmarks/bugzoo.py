@@ -199,7 +199,9 @@ def main() -> None:
         )
     out["loadavg_at_end"] = os.getloadavg()
     OUT.mkdir(exist_ok=True)
-    name = {"merge": "generic", "recheck": "generic-recheck"}.get(args.part, args.part)
+    name = {"merge": "generic", "recheck": "generic-recheck-" + args.stages.replace(",", "-")}.get(
+        args.part, args.part
+    )
     if args.only:
         name += "-only"
     if args.part in ("generic", "recheck") and args.shards > 1:

@@ -4,12 +4,14 @@
    divergence is shrunk by removing events one at a time while the mutant still diverges and the unmutated
    reference controller still agrees with the spec on the shorter sequence.
 2. **vectors** — the conformance vectors run against the mutant served in-process as a ``ControllerSut``.
-3. **explore** — bounded breadth-first exploration (``conformance.explore``) of a few small configurations at
+3. **context** — stale-context probes (``stale_context``): from states the scenarios pass through, loaded with one
+   context entry ZooKeeper does not back, the controller resigns and fails over; the context must not survive.
+4. **explore** — bounded breadth-first exploration (``conformance.explore``) of a few small configurations at
    small depth; the first violation has a shortest trace.
-4. **hypothesis** — the stateful machine (``conformance.fuzz.machine``), Hypothesis shrinking the failing run.
+5. **hypothesis** — the stateful machine (``conformance.fuzz.machine``), Hypothesis shrinking the failing run.
    The stage has a hard deadline: every step of the machine checks it, and once it has passed the run is
    abandoned (a ``BaseException`` Hypothesis does not treat as a failure), so no round can overrun.
-5. **differential** — differential testing of the mutant SUT against the unmutated reference controller
+6. **differential** — differential testing of the mutant SUT against the unmutated reference controller
    (shrunk by Hypothesis).
 
 A detection by an event sequence counts only once it is *confirmed*: replayed from the empty cluster state,
@@ -34,7 +36,7 @@ from kcspec.conformance.bugzoo.mutant import Mutant
 from kcspec.conformance.reference_sut import ReferenceSut
 from kcspec.spec.events import BrokerStartup, ControllerEvent, ControllerFailover, TopicCreation
 
-CHECKS = ("scenarios", "vectors", "explore", "hypothesis", "differential")
+CHECKS = ("scenarios", "vectors", "context", "explore", "hypothesis", "differential")
 
 
 @dataclass(frozen=True)
@@ -193,7 +195,35 @@ def check_scenarios(mutant: Mutant, cfg: LadderConfig, deadline: float) -> tuple
     return None, f"{ran} scenarios, no divergence"
 
 
-# ------------------------------------------------------------------------------------------ 2. explore
+# ------------------------------------------------------------------------------------------ 3. context
+
+
+def check_context(mutant: Mutant, cfg: LadderConfig, deadline: float) -> tuple[Detection | None, str]:
+    from kcspec.conformance.bugzoo.stale_context import probe_events, probe_states, stale_variants
+    from kcspec.conformance.crosscheck import crosscheck
+    from kcspec.conformance.scenarios import SCENARIOS
+
+    ran = 0
+    for scenario in SCENARIOS:
+        for state in probe_states(mutant.profile, scenario.events(mutant.profile)):
+            for field_name, stale in stale_variants(state):
+                for events in probe_events(stale):
+                    if time.perf_counter() > deadline:
+                        return None, f"{ran} probes before the budget ran out"
+                    ran += 1
+                    with mutant.active():
+                        out = crosscheck("stale context", mutant.profile, events, initial=stale)
+                    d = out.divergence
+                    if d is None or not crosscheck("unmutated", mutant.profile, events, initial=stale).ok:
+                        continue
+                    where = f"{scenario.name}, stale {field_name}"
+                    return Detection(
+                        "context", where, f"{d.kind}: {d.message}", events, 0, 1
+                    ), f"{ran} probes"
+    return None, f"{ran} probes, no divergence"
+
+
+# ------------------------------------------------------------------------------------------ 4. explore
 
 
 def explore_configs(profile: str, depth: int) -> list[Any]:
@@ -232,7 +262,7 @@ def check_explore(mutant: Mutant, cfg: LadderConfig, deadline: float) -> tuple[D
     return None, f"{ran} configurations, no violation{extra}"
 
 
-# ------------------------------------------------------------------------------------------ 3. hypothesis
+# ------------------------------------------------------------------------------------------ 5. hypothesis
 
 
 class OutOfTime(BaseException):
@@ -338,7 +368,7 @@ def check_hypothesis(mutant: Mutant, cfg: LadderConfig, deadline: float) -> tupl
     )
 
 
-# ------------------------------------------------------------------------------------------ 2. vectors, 5. differential
+# ------------------------------------------------------------------------------------------ 2. vectors, 6. differential
 
 
 class MutantSut(ReferenceSut):
@@ -480,6 +510,7 @@ def _differential(mutant: Mutant, cfg: LadderConfig, deadline: float) -> Detecti
 CHECK_FUNCTIONS: dict[str, Callable[[Mutant, LadderConfig, float], tuple[Detection | None, str]]] = {
     "scenarios": check_scenarios,
     "vectors": check_vectors,
+    "context": check_context,
     "explore": check_explore,
     "hypothesis": check_hypothesis,
     "differential": check_differential,

@@ -7,9 +7,10 @@ For both profiles, cheapest first, stopping at the first kill:
 2. **guards** — near-miss variants of every scenario event, enabledness compared with the spec
    (``guard_probe``: the other checks only ever offer events the spec enables);
 3. **vectors** — the conformance vectors against the mutant served in-process;
-4. **explore** — the ladder's exploration configurations (3 brokers × 1 partition: RF 2, RF 2 with every fault
+4. **context** — the ladder's stale-context probes (``stale_context``);
+5. **explore** — the ladder's exploration configurations (3 brokers × 1 partition: RF 2, RF 2 with every fault
    family, RF 3; depth 2);
-5. **hypothesis** — a short seeded run of the stateful machine (a failure counts once confirmed by replay).
+6. **hypothesis** — a short seeded run of the stateful machine (a failure counts once confirmed by replay).
 
 The unmutated controller passes all of it (``baseline``), so a divergence is the mutant's. A crash of the checked
 controller counts as a kill, and so does a run longer than the time limit (an endless loop): the usual
@@ -31,6 +32,7 @@ from typing import Any
 
 from kcspec.conformance.bugzoo.checks import (
     LadderConfig,
+    check_context,
     check_explore,
     check_hypothesis,
     check_vectors,
@@ -40,7 +42,7 @@ from kcspec.conformance.bugzoo.patching import Patch, rewrap, unwrap
 from kcspec.spec.events import ControllerEvent
 
 PROFILES = ("kafka-2.8", "kafka-1.1")
-STAGES = ("scenarios", "guards", "vectors", "explore", "hypothesis")
+STAGES = ("scenarios", "guards", "vectors", "context", "explore", "hypothesis")
 SUITE = LadderConfig(budget=60.0, seed=0, hypothesis_examples=20, hypothesis_seconds=8.0, explore_depth=2)
 """The ladder settings the suite uses: a 20-example Hypothesis run per profile (seeds 0 and 1)."""
 
@@ -140,6 +142,7 @@ STAGE_FUNCTIONS: dict[str, Callable[[Mutant], str | None]] = {
     "scenarios": _scenarios,
     "guards": _guards,
     "vectors": _ladder_stage(check_vectors),
+    "context": _ladder_stage(check_context),
     "explore": _ladder_stage(check_explore),
     "hypothesis": _ladder_stage(check_hypothesis),
 }

@@ -66,8 +66,9 @@ def command(
 
     Each mutant re-injects one historical Kafka controller bug (or a code-derived hazard, "fixed") into the
     reference controller, from outside and only for the run. The checks run cheapest first — the built-in
-    scenarios, the conformance vectors, bounded exploration, the Hypothesis stateful machine (with a hard
-    deadline) and differential testing — and stop at the first that catches the mutant; a counterexample
+    scenarios, the conformance vectors, stale-context probes (a loaded context ZooKeeper does not back must not
+    survive a failover), bounded exploration, the Hypothesis stateful machine (with a hard deadline) and
+    differential testing — and stop at the first that catches the mutant; a counterexample
     counts only if the unmutated controller agrees with the spec on it. The table shows that check, the time to
     detection and the length of the shrunk counterexample (events after the cluster set-up / in all). The
     Z3 proofs check the spec, not the reference controller, so they cannot catch these mutants. Exit code 1 if

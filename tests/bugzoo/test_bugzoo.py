@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from kcspec.conformance.bugzoo import generic, killing
 from kcspec.conformance.bugzoo.checks import (
     LadderConfig,
+    check_context,
     check_scenarios,
     check_vectors,
     confirmed,
@@ -70,6 +71,14 @@ def test_the_vectors_catch_a_mutant_and_pass_the_unmutated_controller() -> None:
     detection, note = check_vectors(HISTORICAL_BY_NAME["kafka-6650"], CHEAP, deadline=float("inf"))
     assert detection is not None and detection.check == "vectors", note
     assert check_vectors(NOT_A_BUG, CHEAP, deadline=float("inf"))[0] is None
+
+
+def test_stale_context_probes_catch_a_context_that_survives_resignation() -> None:
+    """kafka-5310-legacy carries the reassignment map into the next controller; no event sequence of the model
+    shows it (the map always equals the znode), a loaded context that ZooKeeper does not back does."""
+    detection, note = check_context(HISTORICAL_BY_NAME["kafka-5310-legacy"], CHEAP, deadline=float("inf"))
+    assert detection is not None and detection.check == "context", note
+    assert check_context(NOT_A_BUG, CHEAP, deadline=float("inf"))[0] is None
 
 
 def test_only_a_replayable_divergence_of_the_mutant_alone_is_confirmed() -> None:
