@@ -19,7 +19,7 @@ Kafka actually guarantees, with the exceptions column of §11 built in:
   NonExistent" whenever the same controller context persists, since one step may make several transitions (e.g.
   the four-step deletion chain).
 
-Strengthenings (W6–W11) are auxiliary state invariants added because the §11 invariants are not inductive
+Strengthenings (W6–W13) are auxiliary state invariants added because the §11 invariants are not inductive
 without them on the bounded state space of ``model/z3/induction.py``: each rules out counterexamples to induction
 that no run reaches (a context whose live brokers are not the registered ones, a cached leadership ahead of its
 znode, a replica mid-deletion of a topic not queued for deletion, …). Their docs start with "Strengthening."; they
@@ -388,6 +388,29 @@ def s_controller_knows_its_epoch() -> Invariant:
     )
 
 
+def s_znode_epochs_not_ahead() -> Invariant:
+    return _inv(
+        "W12 znodes carry no future controller epoch",
+        "§9, §3.2",
+        "state",
+        "Strengthening. Every partition-state znode carries a controller epoch ≤ /controller_epoch: it was written"
+        " by a controller elected no later than the current one (a 1.1 zombie writes an older epoch, §9).",
+        _zk(s).keys().all(lambda tp: _zk(s).get(tp).f("controller_epoch").le(s.f("zk", "controller_epoch"))),
+    )
+
+
+def s_assigned_partitions_have_states() -> Invariant:
+    return _inv(
+        "W13 assigned partitions have a partition state",
+        "§5.4, §7.6",
+        "state",
+        "Strengthening. Every partition with an assignment in an active controller's context has a partition"
+        " state: failover initializes one for every partition (§5.4) and creation moves new partitions to"
+        " NewPartition in the step that adds their assignment (§7.6).",
+        C.all_partitions(s).all(lambda tp: s.f("controller", "partition_states").has(tp)),
+    )
+
+
 # ------------------------------------------------------------------------------------------- step invariants
 
 
@@ -737,6 +760,8 @@ def invariants(profile: Profile) -> tuple[Invariant, ...]:
         s_cache_follows_znode(),
         s_deletion_started_topics_queued(profile),
         s_controller_knows_its_epoch(),
+        s_znode_epochs_not_ahead(),
+        s_assigned_partitions_have_states(),
     ]
     step = [i1_step(), i3_step(), i4_step(), i5_step(), i6_step(), i7_step()]
     if profile.zk_write_fencing:

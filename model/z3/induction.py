@@ -36,7 +36,7 @@ Decisions (where the time goes and how it was made tractable; measured, see benc
   is bounded and enums become bit-vectors, so Z3 bit-blasts to SAT; where it gives up (an enum equality it
   cannot bit-blast) the same query goes to Z3's default solver. Per-query time-out ``CHECK_TIMEOUT_MS``.
 * Strengthenings: where a CTI was unreachable, an auxiliary invariant was added to ``spec/invariants.py``
-  (W6–W11, docs start with "Strengthening.", checked by every backend). Facts the family's *shape* builds in
+  (W6–W13, docs start with "Strengthening.", checked by every backend). Facts the family's *shape* builds in
   (registered = live brokers, the controller is registered) are such invariants too (W6, W7), so they are
   checked for the post-state like any other.
 
