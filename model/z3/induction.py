@@ -313,8 +313,7 @@ def summarize(profile: Profile, verdicts: Sequence[Verdict]) -> list[ProofResult
         lines = [f"{s}: {', '.join(kinds)}" for s, kinds in groups.items() if kinds and s != "proved"]
         lines.insert(
             0,
-            f"proved for {len(groups['proved'])} of {len(vs)} actions on {BROKERS} brokers, one partition "
-            "(every state of the bounded families, every parameter value)",
+            f"proved for {len(groups['proved'])} of {len(vs)} actions",
         )
         details = [f"{v.action}: {v.detail}" for v in vs if v.status not in ("proved", "vacuous")]
         if details:

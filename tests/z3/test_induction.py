@@ -6,9 +6,12 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+from click.testing import CliRunner
 from kcspec.model.step import SpecMachine
 from kcspec.model.z3.induction import Verdict, check_profile, summarize
 from kcspec.model.z3.induction_family import Shape
+from kcspec.model.z3.results import ProofResult
 from kcspec.spec import codec
 from kcspec.spec.invariants import invariants
 from kcspec.spec.lang import Invariant, Var
@@ -61,3 +64,29 @@ def test_an_undecided_pair_is_not_reported_as_proved() -> None:
     [result] = summarize(KAFKA_2_8, verdicts)
     assert result.status == "skipped"
     assert "not-decided: BrokerStartup" in result.detail
+
+
+def test_prove_induction_prints_the_verdict_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kcspec.commands import prove as cmd
+
+    verdicts = [
+        Verdict("W4 no context", "§7.12", "ControllerChange", "proved", 2, 0.1),
+        Verdict(
+            "W4 no context",
+            "§7.12",
+            "BrokerFailure",
+            "counterexample",
+            1,
+            0.1,
+            "counterexample to induction …",
+        ),
+    ]
+
+    def fake(profile: str, brokers: int, induction: bool) -> list[ProofResult]:
+        assert induction
+        return summarize(KAFKA_2_8, verdicts)
+
+    monkeypatch.setattr(cmd, "run_proofs", fake)
+    result = CliRunner().invoke(cmd.command, ["--profile", "kafka-2.8", "--induction"])
+    assert result.exit_code == 1, result.output
+    assert "inductiveness" in result.output and "counterexample: BrokerFailure" in result.output
