@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 from kcspec.spec.events import ControllerEvent, ControllerFailover, ControllerResignation
 from kcspec.spec.fmap import FMap
-from kcspec.spec.state import ClusterState
+from kcspec.spec.state import ClusterState, ControllerContext
 
 
 def stale_variants(state: ClusterState) -> Iterator[tuple[str, ClusterState]]:
@@ -26,15 +26,19 @@ def stale_variants(state: ClusterState) -> Iterator[tuple[str, ClusterState]]:
         return
     tp = sorted(ctx.assignments, key=lambda p: (p.topic, p.partition))[0]
     replicas = tuple(reversed(ctx.assignments[tp].replicas))
-    changes: dict[str, object] = {}
+    stale: list[tuple[str, ControllerContext]] = []
     if tp not in zk.reassign_partitions:
-        changes["legacy_reassignments"] = FMap({**ctx.legacy_reassignments, tp: replicas})
-        changes["partitions_being_reassigned"] = ctx.partitions_being_reassigned | {tp}
+        legacy = FMap({**ctx.legacy_reassignments, tp: replicas})
+        stale.append(("legacy_reassignments", dataclasses.replace(ctx, legacy_reassignments=legacy)))
+        reassigning = ctx.partitions_being_reassigned | {tp}
+        stale.append(
+            ("partitions_being_reassigned", dataclasses.replace(ctx, partitions_being_reassigned=reassigning))
+        )
     if tp.topic not in zk.delete_topics:
-        changes["topics_to_be_deleted"] = ctx.topics_to_be_deleted | {tp.topic}
-    for name, value in changes.items():
-        stale = dataclasses.replace(ctx, **{name: value})
-        yield name, dataclasses.replace(state, controller=stale)
+        deleting = ctx.topics_to_be_deleted | {tp.topic}
+        stale.append(("topics_to_be_deleted", dataclasses.replace(ctx, topics_to_be_deleted=deleting)))
+    for name, context in stale:
+        yield name, dataclasses.replace(state, controller=context)
 
 
 def probe_events(state: ClusterState) -> list[tuple[ControllerEvent, ...]]:
