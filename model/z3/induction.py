@@ -71,15 +71,7 @@ DETAILS = "details:"
 
 VERDICTS = ("proved", "counterexample", "expected-counterexample", "not-decided", "vacuous")
 
-EXPECTED: dict[tuple[str, str, str], str] = {
-    ("kafka-1.1", "W1 replica states belong to assigned replicas", "ZkPartitionReassignment"): (
-        "1.1 weakness fixed by 2.8's fencing (§9, KAFKA-6082): a zombie controller (its epoch behind"
-        " /controller_epoch, the znode written by the newer controller) still handles a reassignment; its"
-        " OfflineReplica transition of the removed replica is refused (written by a newer controller, §4.3), yet"
-        " the legacy algorithm shrinks AR (§7.8.2), so the removed replica keeps a state outside AR. 2.8's zombie"
-        " cannot write ZooKeeper and resigns instead."
-    ),
-}
+EXPECTED: dict[tuple[str, str, str], str] = {}
 """(profile or "*", invariant name, event kind) → why the counterexample to induction is expected."""
 
 

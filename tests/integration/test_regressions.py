@@ -19,12 +19,38 @@ from kcspec.spec.events import (
     TopicCreation,
     TopicDeletion,
     UncleanLeaderElectionEnable,
+    ZkFaultInjection,
     ZkPartitionReassignment,
 )
 from kcspec.spec.fmap import FMap
-from kcspec.spec.vocabulary import TopicPartition
+from kcspec.spec.vocabulary import TopicPartition, ZkFault
 
 T0 = TopicPartition("t0", 0)
+
+
+def _interrupted_removal_keeps_replica_state(profile: str) -> list[ControllerEvent]:
+    """Found by stateful testing (2.8): cancelling an API reassignment whose partition znode fails with
+    CONNECTIONLOSS aborts the adding replica's removal after the assignment is reverted, so replica 3 keeps
+    NewReplica outside AR — why "replica states belong to assigned replicas" is not an invariant. (1.1 has no
+    cancellation: the same ZooKeeper fault during a ZooKeeper reassignment is run there and must agree too.)"""
+    tp = TopicPartition("t1", 0)
+    setup: list[ControllerEvent] = [
+        *(BrokerStartup(b) for b in range(4)),
+        ControllerFailover(0),
+        TopicCreation("t1", ((0, 1, 2),)),
+    ]
+    if profile == "kafka-1.1":
+        return [
+            *setup,
+            ZkFaultInjection(tp, ZkFault.CONNECTIONLOSS),
+            ZkPartitionReassignment(FMap({tp: (2, 3, 0)})),
+        ]
+    return [
+        *setup,
+        ApiPartitionReassignment(FMap({tp: (2, 3, 0)})),
+        ZkFaultInjection(tp, ZkFault.CONNECTIONLOSS),
+        ApiPartitionReassignment(FMap({tp: None})),
+    ]
 
 
 def _alter_isr_completes_reassignment(profile: str) -> list[ControllerEvent]:
@@ -99,6 +125,7 @@ CASES = {
     "alter-isr-completes-reassignment": _alter_isr_completes_reassignment,
     "failover-that-throws": _failover_that_throws,
     "deletion-drops-topic-config": _deletion_drops_topic_config,
+    "interrupted-removal-keeps-replica-state": _interrupted_removal_keeps_replica_state,
 }
 
 
