@@ -43,7 +43,9 @@ class Verdict(enum.Enum):
     TLC_FAILED = "tlc-failed"
     """TLC did not finish with "no error" (violation, deadlock, error, timeout): nothing to compare."""
     EXPLORER_FINDING = "explorer-finding"
-    """The explorer found a refinement or invariant violation (or was truncated): nothing to compare."""
+    """The explorer found a refinement or invariant violation: nothing to compare."""
+    EXPLORER_TRUNCATED = "explorer-truncated"
+    """The explorer reached ``max_states`` before the fixed point: nothing to compare."""
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,16 @@ class CrosscheckArgs:
     max_states: int = 1_000_000
     samples: int = 3
     """How many states reachable on one side only to report, per side."""
+
+    def __post_init__(self) -> None:
+        if self.max_states < 1:
+            raise ValueError(f"--max-states must be at least 1, got {self.max_states}")
+        if self.samples < 0:
+            raise ValueError(f"--samples must be at least 0, got {self.samples}")
+        # TLC's own options are validated where they are defined (the module path is a placeholder)
+        TlcArgs(
+            module=Path("model.tla"), workers=self.workers, heap_mb=self.heap_mb, timeout_s=self.timeout_s
+        )
 
 
 @dataclass(frozen=True)
@@ -86,6 +98,8 @@ class CrosscheckResult:
     def exit_code(self) -> int:
         if self.verdict is Verdict.AGREE:
             return 0
+        if self.verdict is Verdict.EXPLORER_TRUNCATED:
+            return 2
         if self.verdict is Verdict.TLC_FAILED and self.tlc.outcome not in (
             Outcome.INVARIANT_VIOLATED,
             Outcome.DEADLOCK,
@@ -144,14 +158,16 @@ def run_crosscheck(
         )
         n_explored = explored.stats.distinct_states
         if explored.finding is not None or explored.stats.truncated:
-            what = (
-                f"the explorer found a {explored.finding.kind} violation: {explored.finding.message}"
-                if explored.finding is not None
-                else f"the explorer stopped at --max-states {args.max_states}"
-            )
+            finding = explored.finding
             return CrosscheckResult(
-                Verdict.EXPLORER_FINDING,
-                what + "; the state spaces were not compared",
+                Verdict.EXPLORER_FINDING if finding is not None else Verdict.EXPLORER_TRUNCATED,
+                (
+                    f"the explorer found a {finding.kind} violation: {finding.message}"
+                    if finding is not None
+                    else f"the explorer stopped at --max-states {args.max_states} before the fixed point"
+                    " (raise --max-states or shrink the model)"
+                )
+                + "; the state spaces were not compared",
                 tlc,
                 explored,
                 tlc_distinct,

@@ -348,7 +348,8 @@ def crosscheck(
     Same model on both sides: the empty cluster, every action with every parameter value of the model's
     domains, the model's bounds, no symmetry, no depth bound. Exit code 0 when the distinct-state counts and
     the sets of states are equal, 1 when they differ (states reachable in one and not the other are printed)
-    or either side found a violation, 2 when TLC or Java is missing or TLC failed.
+    or either side found a violation, 2 when TLC or Java is missing, TLC failed or the explorer reached
+    --max-states.
 
     \b
     Example:
@@ -358,19 +359,15 @@ def crosscheck(
     from kcspec.conformance.tla_crosscheck import CrosscheckArgs, CrosscheckError, run_crosscheck
 
     config = _config(kw)
-    for name, value, low in (("--max-states", max_states, 1), ("--samples", samples, 0)):
-        if value < low:
-            raise _fail(f"{name} must be at least {low}, got {value}")
-    try:
-        tools = find_toolchain(tla2tools)
-    except ToolNotFound as exc:
-        raise _fail(str(exc)) from None
     try:
         args = CrosscheckArgs(
             kw["profile"], config, workers, heap_mb, timeout_s, max_states=max_states, samples=samples
         )
-        TlcArgs(module=Path("x.tla"), workers=workers, heap_mb=heap_mb, timeout_s=timeout_s)
     except ValueError as exc:
+        raise _fail(str(exc)) from None
+    try:
+        tools = find_toolchain(tla2tools)
+    except ToolNotFound as exc:
         raise _fail(str(exc)) from None
     console = Console()
     with Progress(

@@ -202,6 +202,22 @@ def test_crosscheck_reports_a_tlc_violation_without_comparing(
     assert result.explored is None
 
 
+def test_crosscheck_names_bad_options_and_stops_at_max_states(
+    tmp_path: Path, tiny_states: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    res = CliRunner().invoke(main, ["tla", "crosscheck", "--brokers", "1", "--rf", "1", "--max-states", "0"])
+    assert res.exit_code == 2 and "--max-states must be at least 1" in res.output
+    monkeypatch.setattr(
+        crosscheck_module, "explore_model", lambda *a, **k: explore_model("kafka-2.8", TINY, max_states=10)
+    )
+    listing = tmp_path / "states.jsonl"
+    listing.write_text("\n".join(tiny_states) + "\n")
+    monkeypatch.setenv("FAKE_TLC_STATES", str(listing))
+    result = run_crosscheck(CrosscheckArgs("kafka-2.8", TINY, max_states=10), _fake_java(tmp_path))
+    assert result.verdict is Verdict.EXPLORER_TRUNCATED and result.exit_code == 2
+    assert "--max-states 10" in result.message
+
+
 def test_crosscheck_without_tlc_says_how_to_get_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("TLA2TOOLS_JAR", raising=False)
     res = CliRunner().invoke(main, ["tla", "crosscheck", "--brokers", "1", "--rf", "1"])
