@@ -67,18 +67,18 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _tla_models() -> None:
-    from kcspec.conformance.explore.tla_model import explore_model
+    from kcspec.conformance.explore.tla_model import check_count
     from kcspec.model.tla.manifest import load
 
     print("\n| TLA+ model | profile | distinct states (manifest) | transitions | seconds | states/s |")
     print("|---|---|---:|---:|---:|---:|")
     for e in load():
-        result = explore_model(e.profile, e.config)
-        s = result.stats
-        ok = "" if s.distinct_states == e.distinct_states and result.finding is None else " MISMATCH"
+        checked = check_count(e)
+        s = checked.result.stats
+        verdict = "" if checked.problem is None else f" MISMATCH: {checked.problem}"
         print(
             f"| {e.name} | {e.profile} | {s.distinct_states} ({e.distinct_states}) | {s.transitions} | "
-            f"{s.seconds:.1f} | {s.states_per_second:.0f} |{ok}",
+            f"{s.seconds:.1f} | {s.states_per_second:.0f} |{verdict}",
             flush=True,
         )
 

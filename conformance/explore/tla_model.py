@@ -21,13 +21,16 @@ when the two describe the same state space.
 
 from __future__ import annotations
 
+import argparse
 import itertools
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 from kcspec.conformance.explore.explorer import ExploreResult, ExploreStats, SearchSpace, search
 from kcspec.model.tla.bounds import within_bounds
 from kcspec.model.tla.config import ModelConfig
 from kcspec.model.tla.domains import param_domain
+from kcspec.model.tla.manifest import Expected, load, save
 from kcspec.model.tla.module import action_order
 from kcspec.spec.actions import build_actions
 from kcspec.spec.events import EVENTS_BY_KIND, ControllerEvent
@@ -74,4 +77,59 @@ def explore_model(
     return search(model_space(profile, config, max_states), progress, keep_states=keep_states)
 
 
-__all__ = ["explore_model", "model_events", "model_space"]
+UPDATE_HINT = "if the spec changed on purpose, run python -m kcspec.conformance.explore.tla_model --update"
+
+
+@dataclass(frozen=True)
+class CountCheck:
+    """The explorer's count on a manifest model against the count the manifest records."""
+
+    entry: Expected
+    result: ExploreResult
+
+    @property
+    def count(self) -> int:
+        return self.result.stats.distinct_states
+
+    @property
+    def problem(self) -> str | None:
+        """Why the model does not match the manifest (``None`` when it does)."""
+        if self.result.finding is not None:
+            return f"the explorer found a {self.result.finding.kind} violation: {self.result.finding.message}"
+        if self.result.stats.truncated:
+            return "the exploration stopped before the fixed point"
+        if self.count != self.entry.distinct_states:
+            return (
+                f"{self.count:,} distinct states, the manifest expects {self.entry.distinct_states:,}; "
+                + UPDATE_HINT
+            )
+        return None
+
+
+def check_count(entry: Expected) -> CountCheck:
+    """Explore ``entry``'s model and compare its distinct-state count with the manifest's."""
+    return CountCheck(entry, explore_model(entry.profile, entry.config))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """List the manifest's models with the explorer's counts; ``--update`` writes the counts into the manifest."""
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--update", action="store_true", help="write the explorer's counts into the manifest")
+    args = parser.parse_args(argv)
+    checks = [check_count(e) for e in load()]
+    for c in checks:
+        print(f"{c.entry.name}: manifest {c.entry.distinct_states}, explorer {c.count}: {c.problem or 'ok'}")
+    if any(c.result.finding is not None or c.result.stats.truncated for c in checks):
+        print("an exploration did not complete cleanly; the manifest is left as it is")
+        return 1
+    if args.update:
+        save(tuple(replace(c.entry, distinct_states=c.count) for c in checks))
+        return 0
+    return 1 if any(c.problem for c in checks) else 0
+
+
+__all__ = ["CountCheck", "check_count", "explore_model", "model_events", "model_space"]
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

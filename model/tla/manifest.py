@@ -4,12 +4,11 @@ Each entry is a profile, a ``ModelConfig`` and the number of distinct states of 
 number for TLC on the generated module and for the explorer's TLA+-model mode on the reference controller
 (``kcspec tla crosscheck`` compares the two). A change to the spec or to the reference controller that
 changes a count fails the tests until the manifest is updated on purpose
-(``python -m kcspec.model.tla.manifest --update`` recomputes it with the explorer).
+(``python -m kcspec.conformance.explore.tla_model --update`` recomputes it with the explorer).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -70,38 +69,16 @@ def load(path: Path = MANIFEST) -> tuple[Expected, ...]:
     return tuple(out)
 
 
-def _update(path: Path) -> None:
-    from kcspec.conformance.explore.tla_model import explore_model
-
-    entries = []
-    for e in load(path):
-        result = explore_model(e.profile, e.config)
-        if result.finding is not None or result.stats.truncated:
-            raise SystemExit(f"{e.name}: exploration did not complete cleanly; manifest not updated")
-        print(f"{e.name}: {e.distinct_states} -> {result.stats.distinct_states}")
-        entries.append(
-            {
-                "name": e.name,
-                "profile": e.profile,
-                "config": asdict(e.config),
-                "distinct_states": result.stats.distinct_states,
-            }
-        )
+def save(entries: tuple[Expected, ...], path: Path = MANIFEST) -> None:
+    """Rewrite the manifest's entries (its other keys are kept)."""
     data = json.loads(path.read_text(encoding="utf-8"))
-    data["models"] = entries
+    data["models"] = [
+        {
+            "name": e.name,
+            "profile": e.profile,
+            "config": asdict(e.config),
+            "distinct_states": e.distinct_states,
+        }
+        for e in entries
+    ]
     path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--update", action="store_true", help="recompute every count with the explorer")
-    args = parser.parse_args()
-    if args.update:
-        _update(MANIFEST)
-    else:
-        for e in load():
-            print(f"{e.name}: {e.profile}, {e.config.describe()}: {e.distinct_states} distinct states")
-
-
-if __name__ == "__main__":
-    main()
