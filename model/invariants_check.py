@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
-from kcspec.model.evaluate import Compiled, compile_expr
+from kcspec.model.codegen import FastCompiled, compile_fast
 from kcspec.spec.lang import Invariant
 from kcspec.spec.profiles import get_profile
 from kcspec.spec.requests import Request
@@ -46,15 +46,17 @@ def _violation(inv: Invariant) -> Violation:
 
 
 @cache
-def _compiled(profile: str) -> tuple[list[tuple[Invariant, Compiled]], list[tuple[Invariant, Compiled]]]:
+def _compiled(
+    profile: str,
+) -> tuple[list[tuple[Invariant, FastCompiled]], list[tuple[Invariant, FastCompiled]]]:
     from kcspec.spec.invariants import invariants
 
     state, step = [], []
     for inv in invariants(get_profile(profile)):
         if inv.kind == "state":
-            state.append((inv, compile_expr(inv.expr, ("s",))))
+            state.append((inv, compile_fast(inv.expr, ("s",))))
         elif inv.kind == "step":
-            step.append((inv, compile_expr(inv.expr, ("s", "s2", "requests"))))
+            step.append((inv, compile_fast(inv.expr, ("s", "s2", "requests"))))
         else:
             raise ValueError(f"invariant {inv.name} has unknown kind {inv.kind!r}")
     return state, step

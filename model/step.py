@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from functools import cache
 
-from kcspec.model.evaluate import Compiled, compile_expr
+from kcspec.model.codegen import FastCompiled, compile_fast
 from kcspec.spec import lang as L
 from kcspec.spec.actions import build_actions
 from kcspec.spec.events import ControllerEvent
@@ -27,8 +27,8 @@ class EventNotEnabled(ValueError):
 @dataclasses.dataclass(frozen=True)
 class CompiledAction:
     action: L.Action
-    guard: Compiled
-    effect: Compiled
+    guard: FastCompiled
+    effect: FastCompiled
 
 
 class SpecMachine:
@@ -74,6 +74,6 @@ def _compiled_actions(profile_name: str) -> dict[str, CompiledAction]:
     for name, action in build_actions(profile).items():
         free = ("s", *(p.name for p in action.params))
         out[name] = CompiledAction(
-            action, compile_expr(action.guard, free), compile_expr(action.effect, free)
+            action, compile_fast(action.guard, free), compile_fast(action.effect, free)
         )
     return out

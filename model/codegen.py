@@ -1,0 +1,497 @@
+"""A faster Python backend of the expression language: each expression and each ``Def`` becomes Python source.
+
+The closure evaluator of ``model/evaluate.py`` is the definition of the language's meaning; this module emits
+straight-line Python (locals instead of an environment list, loops and comprehensions instead of closures,
+one module-level function per ``Def``), ``compile()``s it once per process and keeps it. Every construct
+evaluates exactly what the closure evaluator evaluates, lazily where it is lazy (``if``, ``and``/``or``,
+``implies``, defaults of ``get_or``/``head``/``first``).
+
+Errors: generated code does not name rules. When it raises, the closure evaluator is run on the same
+arguments, so the caller sees exactly the interpreter's ``EvalError`` (or, if the interpreter succeeds — a
+bug here — a ``RuntimeError`` saying so). ``tests/foundation/test_codegen.py`` compares both backends.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from kcspec.model import evaluate as closure
+from kcspec.spec import lang as L
+from kcspec.spec.fmap import FMap
+
+_NS: dict[str, Any] = {
+    "FMap": FMap,
+    "_coll_like": closure._coll_like,
+    "_diff": closure._diff,
+    "_inter": closure._inter,
+    "_as_fmap": closure._as_fmap,
+}
+"""The one global namespace of all generated code: helpers, constants, and the ``Def`` functions."""
+
+_ids = itertools.count()
+_DEFS: dict[L.Def, str] = {}
+_CONST_NAMES: dict[tuple[type, object], str] = {}
+
+_MAX_INDENT = 24
+"""Nesting (indentation levels) beyond which a lazily evaluated part is hoisted into its own function."""
+_MAX_LOOPS = 12
+"""Nested loops beyond which a loop is hoisted (CPython allows 20 statically nested blocks)."""
+_MAX_INLINE = 160
+"""Longer inline expressions are stored in a local first (bounds parenthesis nesting)."""
+
+_CMP = {"==", "!=", "<", "<=", ">", ">="}
+
+
+def _fresh(prefix: str) -> str:
+    return f"{prefix}{next(_ids)}"
+
+
+def _const(value: object) -> str:
+    if value is None or type(value) is bool:
+        return repr(value)
+    if type(value) is int:
+        return repr(value) if value >= 0 else f"({value})"
+    if type(value) is str and len(value) < 64:
+        return repr(value)
+    try:
+        key: tuple[type, object] | None = (type(value), value)
+        hash(key)
+    except TypeError:
+        key = None
+    if key is not None:
+        name = _CONST_NAMES.get(key)
+        if name is not None:
+            return name
+    name = _fresh("K")
+    _NS[name] = value
+    if key is not None:
+        _CONST_NAMES[key] = name
+    return name
+
+
+def _with_fn(names: tuple[str, ...]) -> Callable[..., Any]:
+    """``dataclasses.replace(o, **dict(zip(names, values)))`` with a constructor call generated per class."""
+    made: dict[type, Callable[..., Any]] = {}
+
+    def build(cls: type) -> Callable[..., Any]:
+        fields = dataclasses.fields(cls) if dataclasses.is_dataclass(cls) else ()
+        plain = (
+            fields
+            and all(f.init for f in fields)
+            and not any(isinstance(f.type, dataclasses.InitVar) for f in fields)
+            and set(names) <= {f.name for f in fields}
+        )
+        if not plain:
+            return lambda o, *vals: dataclasses.replace(o, **dict(zip(names, vals, strict=True)))
+        params = [f"v{i}" for i in range(len(names))]
+        given = dict(zip(names, params, strict=True))
+        args = ", ".join(f"{f.name}={given.get(f.name, 'o.' + f.name)}" for f in fields)
+        src = f"def replace_{cls.__name__}(o, {', '.join(params)}):\n    return cls({args})\n"
+        ns: dict[str, Any] = {"cls": cls}
+        exec(compile(src, f"<kcspec with {cls.__name__}>", "exec"), ns)
+        fn: Callable[..., Any] = ns[f"replace_{cls.__name__}"]
+        return fn
+
+    def replace(o: Any, *vals: Any) -> Any:
+        fn = made.get(type(o))
+        if fn is None:
+            fn = made[type(o)] = build(type(o))
+        return fn(o, *vals)
+
+    return replace
+
+
+_WITH: dict[tuple[str, ...], str] = {}
+
+
+def _with_name(names: tuple[str, ...]) -> str:
+    name = _WITH.get(names)
+    if name is None:
+        name = _WITH[names] = _fresh("W")
+        _NS[name] = _with_fn(names)
+    return name
+
+
+class _Block:
+    """Lines of one block of statements (indented relative to the block)."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+
+class _Gen:
+    """Emits the body of one Python function for one expression."""
+
+    def __init__(self, scope: dict[str, str]) -> None:
+        self.scope = dict(scope)
+        self.block = _Block()
+        self.indent = 0
+        self.loops = 0
+        self.hoisted: list[str] = []
+
+    # ---------------------------------------------------------------------------------- plumbing
+
+    def emit(self, line: str) -> None:
+        self.block.lines.append(line)
+
+    def temp(self, expr: str, prefix: str = "t") -> str:
+        if expr.isidentifier() or _is_literal(expr):
+            return expr
+        name = _fresh(prefix)
+        self.emit(f"{name} = {expr}")
+        return name
+
+    def sub(
+        self, e: L.Expr, scope: dict[str, str] | None = None, loop: bool = False
+    ) -> tuple[list[str], str]:
+        """Compile ``e`` into a fresh block (evaluated only when that block runs)."""
+        saved = (self.block, self.scope, self.indent, self.loops)
+        self.block = _Block()
+        if scope is not None:
+            self.scope = scope
+        self.indent += 1
+        self.loops += int(loop)
+        try:
+            deep = self.indent > _MAX_INDENT or self.loops > _MAX_LOOPS
+            expr = self.hoist(e) if deep else self.c(e)
+            return self.block.lines, expr
+        finally:
+            self.block, self.scope, self.indent, self.loops = saved
+
+    def hoist(self, e: L.Expr) -> str:
+        """Compile ``e`` as a module-level function of the variables in scope; the call expression."""
+        params = sorted(set(self.scope.values()))
+        name = _fresh("h")
+        gen = _Gen({k: v for k, v in self.scope.items()})
+        body = gen.c(e)
+        self.hoisted.extend(gen.hoisted)
+        self.hoisted.append(_function(name, params, gen.block.lines, body))
+        return f"{name}({', '.join(params)})"
+
+    def splice(self, lines: list[str]) -> None:
+        for ln in lines:
+            self.emit("    " + ln)
+
+    def bind(self, name: str, prefix: str = "v") -> tuple[dict[str, str], str]:
+        ident = _fresh(prefix)
+        scope = dict(self.scope)
+        scope[name] = ident
+        return scope, ident
+
+    # ---------------------------------------------------------------------------------- expressions
+
+    def c(self, e: L.Expr) -> str:
+        out = self._c(e)
+        if len(out) > _MAX_INLINE:
+            out = self.temp(out)
+        return out
+
+    def _c(self, e: L.Expr) -> str:
+        if isinstance(e, L.Const):
+            return _const(e.value)
+        if isinstance(e, L.Var):
+            try:
+                return self.scope[e.name]
+            except KeyError:
+                raise closure.EvalError(f"unbound variable {e.name!r}") from None
+        if isinstance(e, L.Field):
+            return f"{self.c(e.obj)}.{e.name}"
+        if isinstance(e, L.Rec):
+            args = ", ".join(f"{k}={self.c(v)}" for k, v in e.fields)
+            return f"{_const(e.cls)}({args})"
+        if isinstance(e, L.With):
+            obj = self.c(e.obj)
+            vals = [self.c(v) for _, v in e.updates]
+            return f"{_with_name(tuple(k for k, _ in e.updates))}({', '.join([obj, *vals])})"
+        if isinstance(e, L.Let):
+            value = self.c(e.value)
+            scope, ident = self.bind(e.name)
+            self.emit(f"{ident} = {value}")
+            saved = self.scope
+            self.scope = scope
+            try:
+                return self.c(e.body)
+            finally:
+                self.scope = saved
+        if isinstance(e, L.If):
+            cnd = self.c(e.cond)
+            then_lines, then = self.sub(e.then)
+            else_lines, els = self.sub(e.els)
+            if not then_lines and not else_lines:
+                return f"({then} if {cnd} else {els})"
+            r = _fresh("t")
+            self.emit(f"if {cnd}:")
+            self.splice([*then_lines, f"{r} = {then}"])
+            self.emit("else:")
+            self.splice([*else_lines, f"{r} = {els}"])
+            return r
+        if isinstance(e, L.Not):
+            return f"(not {self.c(e.arg)})"
+        if isinstance(e, L.And | L.Or):
+            return self._junction(e.args, isinstance(e, L.And))
+        if isinstance(e, L.Implies):
+            lhs = self.c(e.lhs)
+            rhs_lines, rhs = self.sub(e.rhs)
+            if not rhs_lines:
+                return f"(True if not {lhs} else (True if {rhs} else False))"
+            r = _fresh("t")
+            self.emit(f"{r} = True")
+            self.emit(f"if {lhs}:")
+            self.splice([*rhs_lines, f"{r} = True if {rhs} else False"])
+            return r
+        if isinstance(e, L.Cmp):
+            if e.op not in _CMP:
+                raise closure.EvalError(f"unknown comparison {e.op!r}")
+            return f"(True if {self.c(e.lhs)} {e.op} {self.c(e.rhs)} else False)"
+        if isinstance(e, L.Arith):
+            lhs, rhs = self.c(e.lhs), self.c(e.rhs)
+            if e.op in ("+", "-"):
+                return f"({lhs} {e.op} {rhs})"
+            if e.op in ("max", "min"):
+                return f"{e.op}({lhs}, {rhs})"
+            raise closure.EvalError(f"unknown arithmetic {e.op!r}")
+        if isinstance(e, L.SetLit):
+            elems = [self.c(x) for x in e.elems]
+            return f"frozenset(({''.join(x + ', ' for x in elems)}))"
+        if isinstance(e, L.SeqLit):
+            elems = [self.c(x) for x in e.elems]
+            return f"({''.join(x + ', ' for x in elems)})"
+        if isinstance(e, L.Member):
+            elem = self.c(e.elem)
+            return f"({elem} in {self.c(e.coll)})"
+        if isinstance(e, L.SetOp):
+            lhs, rhs = self.c(e.lhs), self.c(e.rhs)
+            if e.op == "union":
+                return f"(frozenset({lhs}) | frozenset({rhs}))"
+            if e.op == "inter":
+                return f"_inter({lhs}, {rhs})"
+            return f"_diff({lhs}, {rhs})"
+        if isinstance(e, L.Subset):
+            lhs, rhs = self.c(e.lhs), self.c(e.rhs)
+            return f"(frozenset({lhs}) <= frozenset({rhs}))"
+        if isinstance(e, L.Size):
+            return f"len({self.c(e.coll)})"
+        if isinstance(e, L.ToSet):
+            return f"frozenset({self.c(e.seq)})"
+        if isinstance(e, L.Filter):
+            src = self.temp(self.c(e.coll), "s")
+            scope, x = self.bind(e.var, "x")
+            lines, pred = self.sub(e.pred, scope, loop=True)
+            if not lines:
+                return f"_coll_like({src}, [{x} for {x} in {src} if {pred}])"
+            out = _fresh("o")
+            self.emit(f"{out} = []")
+            self.emit(f"for {x} in {src}:")
+            self.splice([*lines, f"if {pred}:", f"    {out}.append({x})"])
+            return f"_coll_like({src}, {out})"
+        if isinstance(e, L.Image):
+            src = self.temp(self.c(e.coll), "s")
+            scope, x = self.bind(e.var, "x")
+            lines, body = self.sub(e.body, scope, loop=True)
+            if not lines:
+                return f"_coll_like({src}, [{body} for {x} in {src}])"
+            out = _fresh("o")
+            self.emit(f"{out} = []")
+            self.emit(f"for {x} in {src}:")
+            self.splice([*lines, f"{out}.append({body})"])
+            return f"_coll_like({src}, {out})"
+        if isinstance(e, L.BigUnion):
+            src = self.c(e.coll)
+            scope, x = self.bind(e.var, "x")
+            lines, body = self.sub(e.body, scope, loop=True)
+            out = _fresh("o")
+            self.emit(f"{out} = set()")
+            self.emit(f"for {x} in {src}:")
+            self.splice([*lines, f"{out}.update({body})"])
+            return f"frozenset({out})"
+        if isinstance(e, L.Quant):
+            src = self.c(e.coll)
+            scope, x = self.bind(e.var, "x")
+            lines, pred = self.sub(e.pred, scope, loop=True)
+            want_all = e.kind == "all"
+            r = _fresh("t")
+            self.emit(f"{r} = {want_all}")
+            self.emit(f"for {x} in {src}:")
+            test = f"not {pred}" if want_all else pred
+            self.splice([*lines, f"if {test}:", f"    {r} = {not want_all}", "    break"])
+            return r
+        if isinstance(e, L.First):
+            src = self.c(e.seq)
+            scope, x = self.bind(e.var, "x")
+            lines, pred = self.sub(e.pred, scope, loop=True)
+            default_lines, default = self.sub(e.default)
+            r = _fresh("t")
+            self.emit(f"for {x} in {src}:")
+            self.splice([*lines, f"if {pred}:", f"    {r} = {x}", "    break"])
+            self.emit("else:")
+            self.splice([*default_lines, f"{r} = {default}"])
+            return r
+        if isinstance(e, L.Sorted):
+            return f"tuple(sorted({self.c(e.coll)}))"
+        if isinstance(e, L.Fold):
+            acc = _fresh("a")
+            self.emit(f"{acc} = {self.c(e.init)}")
+            src = self.c(e.seq)
+            scope = dict(self.scope)
+            scope[e.acc] = acc
+            x = _fresh("x")
+            scope[e.var] = x
+            lines, body = self.sub(e.body, scope, loop=True)
+            self.emit(f"for {x} in {src}:")
+            self.splice([*lines, f"{acc} = {body}"])
+            return acc
+        if isinstance(e, L.Head):
+            seq = self.temp(self.c(e.seq), "s")
+            default_lines, default = self.sub(e.default)
+            if not default_lines:
+                return f"({seq}[0] if {seq} else {default})"
+            r = _fresh("t")
+            self.emit(f"if {seq}:")
+            self.emit(f"    {r} = {seq}[0]")
+            self.emit("else:")
+            self.splice([*default_lines, f"{r} = {default}"])
+            return r
+        if isinstance(e, L.Append):
+            seq = self.c(e.seq)
+            return f"(*{seq}, {self.c(e.elem)})"
+        if isinstance(e, L.Concat):
+            lhs = self.c(e.lhs)
+            return f"(tuple({lhs}) + tuple({self.c(e.rhs)}))"
+        if isinstance(e, L.Distinct):
+            return f"tuple(dict.fromkeys({self.c(e.seq)}))"
+        if isinstance(e, L.MapGet):
+            m = self.c(e.m)
+            return f"{m}[{self.c(e.key)}]"
+        if isinstance(e, L.MapGetOr):
+            m = self.temp(self.c(e.m), "m")
+            k = self.temp(self.c(e.key), "k")
+            default_lines, default = self.sub(e.default)
+            if not default_lines:
+                return f"({m}[{k}] if {k} in {m} else {default})"
+            r = _fresh("t")
+            self.emit(f"if {k} in {m}:")
+            self.emit(f"    {r} = {m}[{k}]")
+            self.emit("else:")
+            self.splice([*default_lines, f"{r} = {default}"])
+            return r
+        if isinstance(e, L.MapHas):
+            m = self.c(e.m)
+            return f"({self.c(e.key)} in {m})"
+        if isinstance(e, L.MapPut):
+            m, k = self.c(e.m), self.c(e.key)
+            return f"_as_fmap({m}).set({k}, {self.c(e.value)})"
+        if isinstance(e, L.MapDel):
+            m = self.c(e.m)
+            return f"_as_fmap({m}).remove({self.c(e.key)})"
+        if isinstance(e, L.MapDelAll):
+            m = self.c(e.m)
+            return f"_as_fmap({m}).remove_all({self.c(e.key_set)})"
+        if isinstance(e, L.MapKeys):
+            return f"frozenset({self.c(e.m)})"
+        if isinstance(e, L.MapMerge):
+            lhs = self.c(e.lhs)
+            return f"_as_fmap({lhs}).merge({self.c(e.rhs)})"
+        if isinstance(e, L.MapBuild):
+            src = self.c(e.key_set)
+            scope, x = self.bind(e.var, "x")
+            lines, value = self.sub(e.value, scope, loop=True)
+            if not lines:
+                return f"FMap({{{x}: {value} for {x} in {src}}})"
+            out = _fresh("o")
+            self.emit(f"{out} = {{}}")
+            self.emit(f"for {x} in {src}:")
+            self.splice([*lines, f"{out}[{x}] = {value}"])
+            return f"FMap({out})"
+        if isinstance(e, L.Call):
+            target = _def_name(e.fn)
+            return f"{target}({', '.join(self.c(a) for a in e.args)})"
+        if isinstance(e, L.Rule):
+            return self.c(e.body)
+        raise closure.EvalError(f"unknown expression node {type(e).__name__}")
+
+    def _junction(self, args: tuple[L.Expr, ...], conj: bool) -> str:
+        parts = [self.sub(a, loop=True) for a in args]
+        if all(not lines for lines, _ in parts):
+            if not parts:
+                return "True" if conj else "False"
+            op = " and " if conj else " or "
+            return f"(True if {op.join(x for _, x in parts)} else False)"
+        # one pass of a loop: each further operand is evaluated only while the result is still undecided
+        r = _fresh("t")
+        self.emit("while True:")
+        for lines, x in parts:
+            self.splice([*lines, f"if {'not ' if conj else ''}{x}:", f"    {r} = {not conj}", "    break"])
+        self.splice([f"{r} = {conj}", "break"])
+        return r
+
+
+def _is_literal(expr: str) -> bool:
+    return expr in ("True", "False", "None") or expr.strip("()-").isdigit()
+
+
+def _def_name(d: L.Def) -> str:
+    """The generated function of ``d`` (generated on first use; recursion-safe)."""
+    name = _DEFS.get(d)
+    if name is not None:
+        return name
+    name = _DEFS[d] = _fresh("d_")
+    params = [_fresh("p") for _ in d.params]
+    gen = _Gen(dict(zip(d.params, params, strict=True)))
+    try:
+        body = gen.c(d.body)
+    except BaseException:
+        del _DEFS[d]
+        raise
+    _exec([*gen.hoisted, _function(name, params, gen.block.lines, body)], f"<kcspec def {d.name}>")
+    return name
+
+
+def _function(name: str, params: list[str], lines: list[str], result: str) -> str:
+    body = "".join(f"    {ln}\n" for ln in lines)
+    return f"def {name}({', '.join(params)}):\n{body}    return {result}\n"
+
+
+def _exec(functions: list[str], filename: str) -> None:
+    exec(compile("\n\n".join(functions) + "\n", filename, "exec"), _NS)
+
+
+class FastCompiled:
+    """An expression with named free variables compiled to a Python function; falls back to the interpreter on
+    errors so that they read exactly as the interpreter's."""
+
+    def __init__(self, expr: L.Expr, free: tuple[str, ...]) -> None:
+        self.free = free
+        self.expr = expr
+        params = [_fresh("f") for _ in free]
+        gen = _Gen(dict(zip(free, params, strict=True)))
+        try:
+            body = gen.c(expr)
+        except closure.EvalError:
+            closure.compile_expr(expr, free)  # raises the interpreter's own message, naming the rule
+            raise
+        name = _fresh("e_")
+        _exec([*gen.hoisted, _function(name, params, gen.block.lines, body)], "<kcspec expr>")
+        self.fn: Callable[..., Any] = _NS[name]
+
+    def call(self, *args: Any) -> Any:
+        """Evaluate with the free variables' values in the order of ``free``."""
+        try:
+            return self.fn(*args)
+        except Exception as exc:
+            return self._explain(exc, args)
+
+    def __call__(self, values: Mapping[str, Any]) -> Any:
+        return self.call(*(values[name] for name in self.free))
+
+    def _explain(self, exc: Exception, args: tuple[Any, ...]) -> Any:
+        closure.compile_expr(self.expr, self.free)(dict(zip(self.free, args, strict=True)))
+        raise RuntimeError(
+            f"generated code raised {type(exc).__name__}: {exc} where the interpreter did not"
+        ) from exc
+
+
+def compile_fast(expr: L.Expr, free: tuple[str, ...]) -> FastCompiled:
+    return FastCompiled(expr, free)
