@@ -123,3 +123,50 @@ def canonical_key(state: ClusterState, perms: list[dict[int, int]]) -> Hashable:
 
 def exact_key(state: ClusterState) -> Hashable:
     return compact(state)
+
+
+def _signature(state: ClusterState, b: int) -> tuple[Any, ...]:
+    """What ``state`` says about broker ``b`` without naming any broker id: equal for ``b`` in ``state`` and
+    ``perm[b]`` in ``permute_brokers(state, perm)``. Registered brokers differ by their registration zxid."""
+    zk, c = state.zk, state.controller
+    places = sorted(
+        (tp.topic, tp.partition, i)
+        for tp, fa in zk.assignments.items()
+        for i, r in enumerate(fa.replicas)
+        if r == b
+    )
+    return (
+        zk.brokers.get(b, -1),
+        c.live_brokers.get(b, -1),
+        zk.controller == b,
+        c.controller_id == b,
+        b in c.shutting_down,
+        tuple(places),
+    )
+
+
+def canonical_state(state: ClusterState, brokers: int) -> ClusterState:
+    """A canonical representative of ``state`` up to renaming brokers ``0..brokers-1``: equal for two states exactly
+    when they are equal up to such a renaming (the same classes as ``canonical_key``, another representative).
+
+    Brokers are ranked by their signature (a renaming-invariant summary); only renamings that respect that
+    ranking are candidates — one unless signatures tie — and among several the least compact encoding wins.
+    The set of candidate images is the same for every state of an orbit, hence so is the chosen one."""
+    sigs = sorted((_signature(state, b), b) for b in range(brokers))
+    groups: list[list[int]] = []
+    last: object = object()
+    for sig, b in sigs:
+        if sig != last:
+            groups.append([])
+            last = sig
+        groups[-1].append(b)
+    if all(len(g) == 1 for g in groups):
+        perm = {g[0]: rank for rank, g in enumerate(groups)}
+        if all(b == r for b, r in perm.items()):
+            return state
+        return permute_brokers(state, perm)
+    images: list[ClusterState] = []
+    for orders in itertools.product(*(itertools.permutations(g) for g in groups)):
+        perm = {b: rank for rank, b in enumerate(b for order in orders for b in order)}
+        images.append(state if all(b == r for b, r in perm.items()) else permute_brokers(state, perm))
+    return min(images, key=compact)  # type: ignore[arg-type]

@@ -25,7 +25,7 @@ from kcspec.conformance.explore.events import bootstrap, candidates
 from kcspec.conformance.reply_diff import Difference
 from kcspec.model.invariants_check import InvariantChecker, Violation
 from kcspec.model.step import SpecMachine
-from kcspec.model.symmetry import canonical_key, permutations
+from kcspec.model.symmetry import canonical_state
 from kcspec.reference_impl import ReferenceController
 from kcspec.spec.events import ControllerEvent
 from kcspec.spec.requests import FailureReason, StepResult
@@ -146,18 +146,17 @@ def search(
     spec = SpecMachine(space.profile)
     checker = InvariantChecker(space.profile)
     ref = ReferenceController(space.profile, trace=True)
-    perms = permutations(space.brokers) if space.symmetry else []
     loaded: ClusterState | None = None
 
     canonical: dict[ClusterState, Hashable] = {}
 
     def key(state: ClusterState) -> Hashable:
-        if not perms:
+        if not space.symmetry:
             return state  # a frozen value with value equality and a cached hash in its maps: the exact key
-        # the state itself is the cache key: hashing it is cheap, encoding it is not
+        # the key is the orbit's canonical representative, itself a state; cached by the state
         hit = canonical.get(state)
         if hit is None:
-            hit = canonical[state] = canonical_key(state, perms)
+            hit = canonical[state] = canonical_state(state, space.brokers)
         return hit
 
     stats = ExploreStats()
