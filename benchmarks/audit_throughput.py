@@ -31,9 +31,11 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from kcspec.conformance.audit import jvm_parser
 from kcspec.conformance.audit.pipeline import run_audit
@@ -43,6 +45,7 @@ from kcspec.conformance.simulate import WalkConfig, route_lines, walk
 from kcspec.reference_impl.logs import DEFAULT_START
 from kcspec.reference_impl.reference import ReferenceController
 from kcspec.spec.profiles import KAFKA_2_8
+from pyspark.sql import functions as F
 
 HOUR_PREFIX = DEFAULT_START.strftime("[%Y-%m-%d %H:")
 TRANSITION = "] Changed state of replica "
@@ -154,6 +157,66 @@ def machine_note() -> str:
     return f"commit {commit or '?'}, load average {load}"
 
 
+BEFORE_STORED_COLUMNS = (
+    *("uri", "block", "rid", "status", "reason", "ts", "kind", "controller_id", "controller_epoch", "broker"),
+    *("replica", "topic", "partition", "from_state", "to_state", "leader", "leader_epoch", "isr", "topics"),
+)
+"""What the stored parse held before the JVM reader (Spark's text source, the parser as a UDF)."""
+
+
+def ceiling(spark: Any, corpus: Path, note: Callable[[str], None]) -> None:
+    """What Spark costs on this corpus before any audit logic: read and count, read and parse (noop sink),
+    read, parse and one shuffle and sort of the records by partition, read, parse and store as Parquet."""
+    from kcspec.conformance.audit import pipeline, spark_job
+
+    files = expand_inputs([str(corpus)]).kafka_logs
+    raw = spark_job.raw_lines(spark, files)
+    n = raw.select(F.length("text").alias("n")).agg(F.count(F.lit(1)), F.sum("n")).collect()[0]
+    note(f"(a) read the text, count lines and characters: {n[0]:,} lines, {n[1]:,} characters")
+    parsed = spark_job.parse_kafka(raw)
+    stored = parsed.select(*BEFORE_STORED_COLUMNS)
+    stored.write.format("noop").mode("overwrite").save()
+    note(f"(b) read + parse ({jvm_parser.status(spark)}), the stored columns to a noop sink")
+    for variant, df in pipeline.ceiling_variants(spark, files).items():
+        df.write.format("noop").mode("overwrite").save()
+        note(f"(b') read + parse, {variant}, to a noop sink")
+    records = stored.where(F.col("status") == "record").select(
+        "uri",
+        "rid",
+        "ts",
+        "kind",
+        "topic",
+        "partition",
+        "replica",
+        "controller_epoch",
+        "from_state",
+        "to_state",
+    )
+    records.repartition("topic", "partition").sortWithinPartitions(
+        "topic", "partition", "ts", "uri", "rid"
+    ).write.format("noop").mode("overwrite").save()
+    note("(c) read + parse + one shuffle and sort of the records by partition (10 columns), noop sink")
+    new = pipeline.ceiling_variants(spark, files)["the stored parse (JVM reader)"]
+    new.where(F.col("status") == "record").select(
+        "fid",
+        "line",
+        "ts",
+        "kind",
+        "topic",
+        "partition",
+        "replica",
+        "controller_epoch",
+        "from_state",
+        "to_state",
+    ).repartition("topic", "partition").sortWithinPartitions(
+        "topic", "partition", "ts", "fid", "line"
+    ).write.format("noop").mode("overwrite").save()
+    note("(c') as (c) with the JVM reader's stored parse (integer file ids, long timestamps)")
+    new.write.mode("overwrite").parquet(str(corpus.parent / "ceiling.parquet"))
+    note("(d) read + parse (JVM reader) and store as Parquet, as the audit does")
+    shutil.rmtree(corpus.parent / "ceiling.parquet", ignore_errors=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--lines", type=int, default=1_000_000, help="corpus size (rounded up to whole copies)")
@@ -164,6 +227,11 @@ def main() -> None:
     ap.add_argument("--partitions", type=int, default=12)
     ap.add_argument("--inject", type=int, default=5, help="copies that receive the injected faults")
     ap.add_argument("--keep", type=Path, help="write the corpus and the audit output here (kept)")
+    ap.add_argument(
+        "--ceiling",
+        action="store_true",
+        help="measure what Spark costs for reading, parsing and one shuffle (no audit) and stop",
+    )
     ap.add_argument(
         "--reuse", action="store_true", help="with --keep: audit the corpus already there (same arguments)"
     )
@@ -184,14 +252,34 @@ def main() -> None:
             f"{time.monotonic() - t0:.1f}s (seed {args.seed}, {args.steps} steps)",
             flush=True,
         )
+        t_start = time.monotonic()
         spark = make_session(args.master)
-        print(f"parser: {jvm_parser.status(spark)}; {machine_note()}", flush=True)
         jvm_pid = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
+        print(
+            f"Spark session started in {time.monotonic() - t_start:.1f}s (JVM CPU {cpu_seconds(jvm_pid):.1f}s); "
+            f"parser: {jvm_parser.status(spark)}; {machine_note()}",
+            flush=True,
+        )
         t1, c1 = time.monotonic(), cpu_seconds(jvm_pid)
 
         def step(message: str) -> None:
             dc = cpu_seconds(jvm_pid) - c1
             print(f"  {time.monotonic() - t1:7.1f}s (JVM CPU {dc:6.1f}s) {message}", flush=True)
+
+        if args.ceiling:
+            last = [time.monotonic(), cpu_seconds(jvm_pid)]
+
+            def note(message: str) -> None:
+                now, cpu = time.monotonic(), cpu_seconds(jvm_pid)
+                print(f"  {now - last[0]:7.1f}s (JVM CPU {cpu - last[1]:6.1f}s) {message}", flush=True)
+                last[:] = [now, cpu]
+
+            ceiling(spark, corpus, note)
+            print(
+                f"peak RSS: JVM {peak_rss_mib(jvm_pid):,.0f} MiB; {machine_note()}",
+                flush=True,
+            )
+            return
 
         s = run_audit(spark, expand_inputs([str(corpus)]), out, KAFKA_2_8, step)
         dt = time.monotonic() - t1

@@ -1,13 +1,37 @@
 package kcspec.audit;
 
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.NoSuchElementException;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.io.compress.CompressionCodec;
+import org.apache.hadoop.io.compress.CompressionCodecFactory;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.api.java.function.FlatMapFunction;
+import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.api.java.UDF1;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.classic.Dataset;
+import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.functions;
 import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.unsafe.types.UTF8String;
+import org.apache.spark.util.SerializableConfiguration;
 
 /**
  * The audit's line parser as one JVM function: the grammar of conformance/audit/lines.py, given to the
@@ -172,6 +196,12 @@ public final class LineParser implements UDF1<String, Row> {
   public Row call(String text) {
     Grammar k = grammar();
     Object[] out = new Object[HEAD + k.nFields + 1];
+    parseInto(k, text, out);
+    return RowFactory.create(out);
+  }
+
+  /** The parse of one line into {@code out} (HEAD columns, the fields, status), as {@link #call} returns it. */
+  private static void parseInto(Grammar k, String text, Object[] out) {
     int status = HEAD + k.nFields;
     int layout = -1;
     if (text != null && text.startsWith("[")) {
@@ -193,7 +223,7 @@ public final class LineParser implements UDF1<String, Row> {
     }
     if (layout < 0) {
       out[status] = "nolayout";
-      return RowFactory.create(out);
+      return;
     }
     out[0] = k.layoutNames[layout];
     String msg = (String) out[4];
@@ -285,6 +315,139 @@ public final class LineParser implements UDF1<String, Row> {
       out[HEAD + j] = v != null && k.isInt[j] ? toInt(v) : v;
     }
     out[status] = controllerSide || sepBad ? "quarantined" : "record";
-    return RowFactory.create(out);
+  }
+
+  /**
+   * The stored parse of whole files, read here rather than by Spark's text source: one row per physical line
+   * with the file's id, its history's id and the line number (1-based, counted while reading: no row ids
+   * and no per-split line counts), then status, reason, the timestamp as the long yyyyMMddHHmmssSSS, kind,
+   * the fields named by {@code fieldIndex} (indexes into lines.ALL_FIELDS, as typed in {@code schema}) and
+   * the text of lines that are not records. Lines end at \n, \r or \r\n, as for Spark's text source;
+   * files are opened through Hadoop's file systems and decompressed by their extension (.gz), as there.
+   * {@code files} holds "file id,history id,length:path" per file (the length in chars); one task reads
+   * whole files.
+   */
+  public static Dataset<Row> readStored(
+      SparkSession spark, String config, String files, String fieldIndex, StructType schema, int slices) {
+    List<String[]> recs = new ArrayList<>();
+    for (int at = 0; at < files.length(); ) {
+      int colon = files.indexOf(':', at);
+      String[] head = files.substring(at, colon).split(",", -1);
+      int end = colon + 1 + Integer.parseInt(head[2]);
+      recs.add(new String[] {files.substring(colon + 1, end), head[0], head[1]});
+      at = end;
+    }
+    List<Integer> ids = new ArrayList<>();
+    for (int i = 0; i < recs.size(); i++) ids.add(i);
+    String[] fi = fieldIndex.split(",", -1);
+    int[] index = new int[fi.length];
+    for (int j = 0; j < fi.length; j++) index[j] = Integer.parseInt(fi[j]);
+    SerializableConfiguration conf = new SerializableConfiguration(spark.sessionState().newHadoopConf());
+    JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
+    FileReader reader = new FileReader(config, recs.toArray(new String[0][]), index, conf);
+    int n = Math.max(1, Math.min(slices, recs.size()));
+    RDD<InternalRow> rows = jsc.parallelize(ids, n).mapPartitions(reader).rdd();
+    return spark.internalCreateDataFrame(rows, schema, false);
+  }
+
+  /** The task side of {@link #readStored}: reads its files line by line and parses each line. */
+  private static final class FileReader implements FlatMapFunction<Iterator<Integer>, InternalRow> {
+    private static final long serialVersionUID = 1L;
+    private final String config;
+    private final String[][] files;
+    private final int[] index;
+    private final SerializableConfiguration conf;
+
+    FileReader(String config, String[][] files, int[] index, SerializableConfiguration conf) {
+      this.config = config;
+      this.files = files;
+      this.index = index;
+      this.conf = conf;
+    }
+
+    @Override
+    public Iterator<InternalRow> call(Iterator<Integer> ids) {
+      Grammar k = new Grammar(config);
+      return new Iterator<InternalRow>() {
+        BufferedReader in;
+        int fid;
+        int hid;
+        long line;
+        String next;
+        final Object[] out = new Object[HEAD + k.nFields + 1];
+
+        private boolean advance() {
+          try {
+            while (true) {
+              if (in != null) {
+                next = in.readLine();
+                if (next != null) {
+                  line++;
+                  return true;
+                }
+                in.close();
+                in = null;
+              }
+              if (!ids.hasNext()) return false;
+              String[] f = files[ids.next()];
+              Path path = new Path(f[0]);
+              FileSystem fs = path.getFileSystem(conf.value());
+              InputStream raw = fs.open(path);
+              CompressionCodec codec = new CompressionCodecFactory(conf.value()).getCodec(path);
+              InputStream stream = codec == null ? raw : codec.createInputStream(raw);
+              in = new BufferedReader(new InputStreamReader(stream, StandardCharsets.UTF_8), 1 << 16);
+              fid = Integer.parseInt(f[1]);
+              hid = Integer.parseInt(f[2]);
+              line = 0;
+            }
+          } catch (IOException e) {
+            throw new UncheckedIOException(e);
+          }
+        }
+
+        @Override
+        public boolean hasNext() {
+          return next != null || advance();
+        }
+
+        @Override
+        public InternalRow next() {
+          if (next == null && !advance()) throw new NoSuchElementException();
+          String text = next;
+          next = null;
+          java.util.Arrays.fill(out, null);
+          parseInto(k, text, out);
+          Object[] row = new Object[8 + index.length];
+          String status = (String) out[HEAD + k.nFields];
+          row[0] = fid;
+          row[1] = hid;
+          row[2] = line;
+          row[3] = UTF8String.fromString(status);
+          row[4] = utf8(out[7]);
+          row[5] = out[1] == null ? null : tsKey((String) out[1]);
+          row[6] = utf8(out[5]);
+          for (int j = 0; j < index.length; j++) {
+            Object v = out[HEAD + index[j]];
+            row[7 + j] = v instanceof String ? UTF8String.fromString((String) v) : v;
+          }
+          row[7 + index.length] = status.equals("record") ? null : UTF8String.fromString(text);
+          return new GenericInternalRow(row);
+        }
+      };
+    }
+  }
+
+  private static UTF8String utf8(Object s) {
+    return s == null ? null : UTF8String.fromString((String) s);
+  }
+
+  /** lines.TS (yyyy-MM-dd HH:mm:ss,SSS, ASCII digits) as the long yyyyMMddHHmmssSSS (same order). */
+  static long tsKey(String ts) {
+    long v = 0;
+    for (int i = 0, n = ts.length(); i < n; i++) {
+      char c = ts.charAt(i);
+      if (c >= '0' && c <= '9') v = v * 10 + (c - '0');
+    }
+    return v;
   }
 }

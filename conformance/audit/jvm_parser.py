@@ -51,6 +51,59 @@ def result_schema() -> str:
     return "struct<" + ", ".join([*fields, "status: string"]) + ">"
 
 
+STORED_FIELDS = (
+    "controller_id",
+    "controller_epoch",
+    "broker",
+    "replica",
+    "topic",
+    "partition",
+    "from_state",
+    "to_state",
+    "leader",
+    "leader_epoch",
+    "isr",
+    "topics",
+)
+"""The fields of ``lines.ALL_FIELDS`` that the stored parse keeps (what replay and statistics read)."""
+
+
+def stored_schema() -> str:
+    """The DDL of the stored parse (``LineParser.readStored``): ids, line, status, reason, ``ts`` as a long
+    ``yyyyMMddHHmmssSSS``, kind, ``STORED_FIELDS``, and the text of lines that are not records."""
+    fields = [f"{f} {'int' if f in g.INT_FIELDS else 'string'}" for f in STORED_FIELDS]
+    return ", ".join(
+        [
+            "fid int",
+            "hid int",
+            "line long",
+            "status string",
+            "reason string",
+            "ts long",
+            "kind string",
+            *fields,
+            "text string",
+        ]
+    )
+
+
+def read_stored(spark: Any, files: list[tuple[str, int, int]], slices: int) -> Any:
+    """The stored parse of ``files`` (path, file id, history id), read and parsed by ``LineParser.readStored``
+    in ``slices`` tasks (whole files each): a DataFrame of ``stored_schema``."""
+    from pyspark.sql import DataFrame
+    from pyspark.sql.types import _parse_datatype_string
+
+    jvm = spark.sparkContext._jvm
+    jtype = spark._jsparkSession.parseDataType(_parse_datatype_string(stored_schema()).json())
+    # "fid,hid,length:path" per file, the length in UTF-16 units (Java's): any character may be in a path
+    listing = "".join(f"{fid},{hid},{len(p.encode('utf-16-le')) // 2}:{p}" for p, fid, hid in files)
+    index = ",".join(str(g.ALL_FIELDS.index(f)) for f in STORED_FIELDS)
+    jdf = jvm.kcspec.audit.LineParser.readStored(
+        spark._jsparkSession, grammar_config(), listing, index, jtype, slices
+    )
+    return DataFrame(jdf, spark)
+
+
 def grammar_config() -> str:
     """The grammar of ``lines`` as the string ``LineParser``'s constructor reads (nothing restated here)."""
     default, strimzi = g.LAYOUTS

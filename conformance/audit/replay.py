@@ -18,7 +18,7 @@ Decisions where the semantics document is silent:
   NewPartition starts a new history (creation writes epoch 0; a re-created topic restarts at 0). An ISR
   removal that repeats the previous leader epoch is Kafka logging a partition it did not write (the replica
   was not in its ISR, §4.3 step 3c), so it is exempt from the "equal epoch" case.
-* Histories: files are grouped into independent histories (``history`` column: the file's directory by
+* Histories: files are grouped into independent histories (``hid`` column: the file's directory by
   default, or each file on its own) — controller epochs of different clusters are not comparable.
 * Fencing compares timestamps of different brokers' files; clock skew between brokers can make it report
   a write that was in fact earlier. The first timestamp at which an epoch acted is the earliest record
@@ -35,6 +35,7 @@ from enum import Enum
 from typing import TypeVar
 
 from kcspec.conformance.audit import lines as g
+from kcspec.conformance.audit import stats
 from kcspec.spec.profiles import Profile
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
@@ -226,7 +227,10 @@ class Check:
 
 
 def _emit(df: DataFrame, checks: list[Check]) -> DataFrame:
-    """The violations of ``checks`` on the rows of ``df`` in one pass (a row yields none, one or several)."""
+    """The violations of ``checks`` on the rows of ``df`` in one pass (a row yields none, one or several).
+
+    Rows are the stored parse's: the result has ``LOG_VIOLATION_COLUMNS`` (file id, timestamp key); the
+    pipeline gives them file names and timestamp text (``named``)."""
     found = F.filter(
         F.array(
             *[
@@ -245,7 +249,7 @@ def _emit(df: DataFrame, checks: list[Check]) -> DataFrame:
         lambda v: v.isNotNull(),
     )
     hits = df.select(
-        "file",
+        "fid",
         "line",
         "ts",
         "topic",
@@ -256,7 +260,7 @@ def _emit(df: DataFrame, checks: list[Check]) -> DataFrame:
         F.explode(found).alias("_v"),
     )
     return hits.select(
-        "file",
+        "fid",
         "line",
         "ts",
         F.col("_v.rule").alias("rule"),
@@ -268,6 +272,20 @@ def _emit(df: DataFrame, checks: list[Check]) -> DataFrame:
         F.col("replica").cast("int").alias("replica"),
         F.col("controller_id").cast("int").alias("controller_id"),
         F.col("controller_epoch").cast("int").alias("controller_epoch"),
+    )
+
+
+LOG_VIOLATION_COLUMNS = ("fid", *VIOLATION_COLUMNS[1:])
+"""Violations of log rules before ``named``: the file's id instead of its name, ``ts`` as ``stats.ts_key``."""
+
+
+def named(violations: DataFrame, names: Column) -> DataFrame:
+    """Log-rule violations with ``file`` (``names``: an array column of file names by id) and ``ts`` as text."""
+    return violations.select(
+        F.element_at(names, F.col("fid") + 1).alias("file"),
+        "line",
+        stats.ts_column_text(F.col("ts")).alias("ts"),
+        *VIOLATION_COLUMNS[3:],
     )
 
 
@@ -304,22 +322,25 @@ def log_rules(
     events: DataFrame,
     profile: Profile,
     exceptions: DataFrame,
-    firsts: Mapping[str, Mapping[int, str]] | None = None,
+    firsts: Mapping[int, Mapping[int, int]],
+    deletions: Mapping[tuple[int, str], list[tuple[int, int | None]]],
+    names: Column,
 ) -> DataFrame:
-    """All violations found in parsed Kafka log records.
+    """All violations found in parsed Kafka log records (the stored parse's records of ``EVENT_KINDS``).
 
-    Four queries: ``row_rules`` (rules that look at one record), ``history_rules`` (rules that compare a
-    record with the one before it: one shuffle, one sort per window), ``failure_rules`` (failed transitions
-    with the exception line that follows them) and ``deletion_rule``. ``exceptions`` is
-    ``(file, line, exception)``; ``firsts`` (history → controller epoch → first timestamp at which it acted,
-    ``stats.epoch_firsts``) is computed from ``events`` when not given.
+    Three queries over the stored parse: ``row_rules`` (rules that look at one record, among them the deletion
+    rule against the deletion intervals collected from the statistics), ``history_rules`` (rules that compare
+    a record with the one before it: one shuffle, one sort per window) and ``failure_rules`` (failed
+    transitions with the exception line that follows them). ``exceptions`` is ``(fid, line, exception)``;
+    ``firsts`` (history id → controller epoch → first ``ts_key`` at which it acted) and ``deletions``
+    (``stats.epoch_firsts`` and ``stats.deletion_intervals``) come from the statistics; ``names`` is an array
+    column of file names by file id (the leader-epoch rule's message names the earlier write).
     """
-    fence = fence_table(spark, firsts if firsts is not None else epoch_firsts(events))
+    fence = fence_table(spark, firsts)
     return (
-        row_rules(events, profile, fence)
-        .unionByName(history_rules(events, profile))
+        row_rules(events, profile, fence, deletion_table(spark, deletions))
+        .unionByName(history_rules(events, profile, names))
         .unionByName(failure_rules(events, profile, exceptions))
-        .unionByName(deletion_rule(events))
     )
 
 
@@ -343,9 +364,17 @@ def _lisr_state() -> Column:
     )
 
 
-def row_rules(events: DataFrame, profile: Profile, fence: DataFrame) -> DataFrame:
-    """Rules about one record: invalid transitions, leader/ISR invariants, writes by a fenced controller."""
-    ev = _machine_states(events, profile).join(F.broadcast(fence), ["history", "controller_epoch"], "left")
+def row_rules(
+    events: DataFrame, profile: Profile, fence: DataFrame, deletions: DataFrame | None = None
+) -> DataFrame:
+    """Rules about one record: invalid transitions, leader/ISR invariants, writes by a fenced controller,
+    elections for a topic queued for deletion (``deletions``: ``deletion_table``, ``None`` when empty)."""
+    writes = events.where(F.col("kind").isin(*WRITE_KINDS)).withColumns(
+        {"raw_from": F.col("from_state"), "raw_to": F.col("to_state")}
+    )
+    ev = _machine_states(writes, profile).join(F.broadcast(fence), ["hid", "controller_epoch"], "left")
+    if deletions is not None:
+        ev = ev.join(F.broadcast(deletions), ["hid", "topic"], "left")
     ok_transition = F.col("kind").isin("replica_transition", "partition_transition")
     lisr = F.col("kind").isin(*LEADER_ISR_KINDS) & F.col("isr").isNotNull()
     isr_a = _isr_array()
@@ -389,19 +418,45 @@ def row_rules(events: DataFrame, profile: Profile, fence: DataFrame) -> DataFram
                 F.lit(" after controller epoch "),
                 F.col("newer_epoch").cast("string"),
                 F.lit(" acted at "),
-                F.col("fence_ts"),
+                F.col("fence_text"),
             ),
             F.lit(None),
         ),
     ]
+    if deletions is not None:
+        # the deletion rule reads the states as logged (not normalised); the earliest interval that holds
+        ts = F.col("ts")
+        inside = F.filter("intervals", lambda i: (ts > i["q"]) & (i["d"].isNull() | (ts < i["d"])))
+        checks.append(
+            Check(
+                "election-for-deleting-topic",
+                (F.col("kind") == "partition_transition")
+                & (F.col("raw_to") == "OnlinePartition")
+                & F.col("raw_from").isin("OfflinePartition", "OnlinePartition")
+                & F.col("intervals").isNotNull()
+                & (F.size(inside) > 0),
+                F.concat(
+                    F.lit("partition "),
+                    _tp(),
+                    F.lit(" moved "),
+                    F.col("raw_from"),
+                    F.lit(" → OnlinePartition while topic "),
+                    F.col("topic"),
+                    F.lit(" was queued for deletion (since "),
+                    stats.ts_column_text(inside[0]["q"]),
+                    F.lit(")"),
+                ),
+                F.lit("partition"),
+            )
+        )
     return _emit(ev, checks)
 
 
 HISTORY_COLUMNS = (
-    "file",
+    "fid",
     "line",
     "ts",
-    "history",
+    "hid",
     "kind",
     "topic",
     "partition",
@@ -414,10 +469,10 @@ HISTORY_COLUMNS = (
 """What the window rules read (and shuffle): nothing else of a record crosses the shuffle."""
 
 
-def history_rules(events: DataFrame, profile: Profile) -> DataFrame:
+def history_rules(events: DataFrame, profile: Profile, names: Column) -> DataFrame:
     """Rules comparing a record with the one before it in its element's history: ``tracked_rules`` and
     ``epoch_rule``, each over its own subset of the records (one shuffle and one sort each)."""
-    return tracked_rules(events, profile).unionByName(epoch_rule(events))
+    return tracked_rules(events, profile).unionByName(epoch_rule(events, names))
 
 
 def tracked_rules(events: DataFrame, profile: Profile) -> DataFrame:
@@ -426,8 +481,8 @@ def tracked_rules(events: DataFrame, profile: Profile) -> DataFrame:
         *HISTORY_COLUMNS
     )
     elem_w = Window.partitionBy(
-        "history", "machine", "topic", "partition", "replica", "controller_epoch"
-    ).orderBy("ts", "file", "line")
+        "hid", "machine", "topic", "partition", "replica", "controller_epoch"
+    ).orderBy("ts", "fid", "line")
     rep_hidden = _reach_map(
         hidden_reach(profile.replica_valid_previous, trace_only_targets(profile, "replica"))
     )
@@ -482,7 +537,7 @@ def tracked_rules(events: DataFrame, profile: Profile) -> DataFrame:
     return _emit(df, checks)
 
 
-def epoch_rule(events: DataFrame) -> DataFrame:
+def epoch_rule(events: DataFrame, names: Column) -> DataFrame:
     """Leader-epoch monotonicity across controller writes of a partition (by controller epoch, then position)."""
     writes = events.where(
         (
@@ -492,9 +547,13 @@ def epoch_rule(events: DataFrame) -> DataFrame:
         )
         | (F.col("kind") == "isr_removal")
     ).select(*HISTORY_COLUMNS, "leader_epoch")
-    w = Window.partitionBy("history", "topic", "partition").orderBy("controller_epoch", "ts", "file", "line")
-    writes = writes.withColumn("prev_epoch", F.lag("leader_epoch").over(w)).withColumn(
-        "prev_where", F.lag(F.concat(F.col("file"), F.lit(":"), F.col("line").cast("string"))).over(w)
+    w = Window.partitionBy("hid", "topic", "partition").orderBy("controller_epoch", "ts", "fid", "line")
+    writes = writes.withColumns(
+        {
+            "prev_epoch": F.lag("leader_epoch").over(w),
+            "prev_fid": F.lag("fid").over(w),
+            "prev_line": F.lag("line").over(w),
+        }
     )
     # §4.3 steps 3c and 4: a partition whose ISR does not hold the replica is not written, yet its
     # (unchanged) record is logged "after removing replica"; an ISR removal with the previous leader epoch is
@@ -514,7 +573,9 @@ def epoch_rule(events: DataFrame) -> DataFrame:
             F.lit(" after leader epoch "),
             F.col("prev_epoch").cast("string"),
             F.lit(" at "),
-            F.col("prev_where"),
+            F.element_at(names, F.col("prev_fid") + 1),
+            F.lit(":"),
+            F.col("prev_line").cast("string"),
         ),
         F.lit("partition"),
     )
@@ -525,7 +586,7 @@ def failure_rules(events: DataFrame, profile: Profile, exceptions: DataFrame) ->
     """Failed transitions against the valid previous states Kafka printed in the exception that follows them."""
     failed = _machine_states(
         events.where(F.col("kind").isin("replica_transition_failed", "partition_transition_failed")), profile
-    ).join(exceptions.select("file", "line", "exception"), ["file", "line"], "left")
+    ).join(exceptions.select("fid", "line", "exception"), ["fid", "line"], "left")
     printed = F.regexp_extract(
         F.coalesce("exception", F.lit("")), r"should be in (?:the|one of) (\S+) states", 1
     )
@@ -561,77 +622,33 @@ def failure_rules(events: DataFrame, profile: Profile, exceptions: DataFrame) ->
     return _emit(failed, checks)
 
 
-def deletion_rule(events: DataFrame) -> DataFrame:
-    topics = F.explode(F.split(F.regexp_replace(F.col("topics"), r"^(?:Hash)?Set\(|\)$|\s", ""), ","))
-    queued = events.where(F.col("kind") == "topic_deletion_queued").select(
-        "history", topics.alias("topic"), F.col("ts").alias("q_ts")
-    )
-    done = events.where(F.col("kind") == "topic_deletion_completed").select(
-        "history", F.col("topics").alias("topic"), F.col("ts").alias("d_ts")
-    )
-    intervals = (
-        queued.where(F.col("topic") != "")
-        .join(done, ["history", "topic"], "left")
-        .where(F.col("d_ts").isNull() | (F.col("d_ts") >= F.col("q_ts")))
-        .groupBy("history", "topic", "q_ts")
-        .agg(F.min("d_ts").alias("d_ts"))
-    )
-    elections = events.where(
-        (F.col("kind") == "partition_transition")
-        & (F.col("to_state") == "OnlinePartition")
-        & F.col("from_state").isin("OfflinePartition", "OnlinePartition")
-    )
-    hits = (
-        elections.join(intervals, ["history", "topic"])
-        .where((F.col("ts") > F.col("q_ts")) & (F.col("d_ts").isNull() | (F.col("ts") < F.col("d_ts"))))
-        .dropDuplicates(["file", "line"])
-        .withColumn("machine", F.lit("partition"))
-    )
-    return _violation(
-        hits,
-        "election-for-deleting-topic",
-        F.concat(
-            F.lit("partition "),
-            _tp(),
-            F.lit(" moved "),
-            F.col("from_state"),
-            F.lit(" → OnlinePartition while topic "),
-            F.col("topic"),
-            F.lit(" was queued for deletion (since "),
-            F.col("q_ts"),
-            F.lit(")"),
-        ),
-    )
-
-
-def epoch_firsts(events: DataFrame) -> dict[str, dict[int, str]]:
-    """history → controller epoch → the first timestamp at which that epoch acted (a write or its election)."""
-    acted = events.where(
-        F.col("controller_epoch").isNotNull()
-        & F.col("ts").isNotNull()
-        & (F.col("kind").isin(*WRITE_KINDS) | (F.col("kind") == "controller_elected"))
-    )
-    firsts: dict[str, dict[int, str]] = {}
-    for r in acted.groupBy("history", "controller_epoch").agg(F.min("ts").alias("first_ts")).collect():
-        firsts.setdefault(str(r["history"]), {})[int(r["controller_epoch"])] = str(r["first_ts"])
-    return firsts
+def deletion_table(
+    spark: SparkSession, deletions: Mapping[tuple[int, str], list[tuple[int, int | None]]]
+) -> DataFrame | None:
+    """``(hid, topic, intervals)``: per history and topic, its deletion intervals ``(q, d)`` (``ts_key``s)
+    sorted by ``q`` (``stats.deletion_intervals``); ``None`` when there are none."""
+    if not deletions:
+        return None
+    rows = [(h, t, [(q, d) for q, d in sorted(iv)]) for (h, t), iv in sorted(deletions.items())]
+    return spark.createDataFrame(rows, "hid int, topic string, intervals array<struct<q: long, d: long>>")
 
 
 ACTING_KINDS = (*WRITE_KINDS, "controller_elected")
 """Records that show a controller epoch acting (the fencing rule's first timestamps)."""
 
 
-def fence_table(spark: SparkSession, firsts: Mapping[str, Mapping[int, str]]) -> DataFrame:
-    """``(history, controller_epoch, fence_ts, newer_epoch)``: when a newer epoch first acted after each epoch."""
+def fence_table(spark: SparkSession, firsts: Mapping[int, Mapping[int, int]]) -> DataFrame:
+    """``(hid, controller_epoch, fence_ts, fence_text, newer_epoch)``: when a newer epoch first acted after
+    each epoch (``fence_ts`` a ``ts_key``, ``fence_text`` its text)."""
     rows = []
     for history, epochs in firsts.items():
         for e in epochs:
             newer = [(epochs[n], n) for n in epochs if n > e]
             if newer:
                 ts, n = min(newer)
-                rows.append((history, e, ts, n))
+                rows.append((history, e, ts, stats.ts_text(ts), n))
     return spark.createDataFrame(
-        rows, "history string, controller_epoch int, fence_ts string, newer_epoch int"
+        rows, "hid int, controller_epoch int, fence_ts long, fence_text string, newer_epoch int"
     )
 
 

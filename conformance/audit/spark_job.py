@@ -7,6 +7,10 @@
   consecutive ``monotonically_increasing_id`` values, so ``line = id − first id of the split + lines in the
   earlier splits of the file + 1`` (the per-split counts are a tiny table, ``offsets_table``). Gzip files are
   one split. The pipeline parses ``raw_lines`` and numbers the stored result, so the corpus is read once.
+* ``stored_parse`` — what the audit stores of every line (``jvm_parser.stored_schema``): file and history ids,
+  line number, status, the timestamp as a long, kind, the fields replay reads, the text of non-records. With
+  the JVM parser one pass reads whole files (``LineParser.readStored``, line numbers counted while reading);
+  otherwise Spark's text source is read twice (split counts, then ``parse_kafka_expressions``).
 * ``parse_kafka`` — layout, template and fields: by the JVM line parser (``jvm_parser``) when the session has
   it, else (``parse_kafka_expressions``) with built-in expressions only, in small compiled stages (the layout
   by one ``regexp_replace``, ``startswith``/``contains`` to pick the one template regex to try, one
@@ -24,7 +28,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from kcspec.conformance.audit import jvm_parser, traces
+from kcspec.conformance.audit import jvm_parser, stats, traces
 from kcspec.conformance.audit import lines as g
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
@@ -139,6 +143,54 @@ def numbered_lines(spark: SparkSession, files: tuple[str, ...], history_key: str
     """``(file, line, history, text)`` for every physical line of ``files``; ``line`` starts at 1."""
     raw = raw_lines(spark, files)
     return with_line_numbers(raw, split_offsets(spark, raw, history_key))
+
+
+def stored_parse(spark: SparkSession, files: list[tuple[str, int, int]], engine: str = "auto") -> DataFrame:
+    """The stored parse of ``files`` (path, file id, history id): ``jvm_parser.stored_schema`` columns.
+
+    With the JVM parser (``engine`` ``auto`` when the session has it, or ``jvm``) the files are read and parsed
+    by ``LineParser.readStored`` in one pass, line numbers counted while reading. Otherwise (``spark``) Spark's
+    text source reads them twice: once to count the lines of every file split (``split_offsets``), once to
+    parse them with ``parse_kafka_expressions`` and number them from those counts."""
+    if engine not in PARSE_ENGINES:
+        raise ValueError(f"parse engine {engine!r}: expected one of {', '.join(PARSE_ENGINES)}")
+    if engine == "jvm" or (engine == "auto" and jvm_parser.available(spark)):
+        slices = max(1, spark.sparkContext.defaultParallelism) * 4
+        stored: DataFrame = jvm_parser.read_stored(
+            spark, files, min(len(files), max(slices, len(files) // 4))
+        )
+        return stored
+    ids = {path: (fid, hid) for path, fid, hid in files}
+    raw = raw_lines(spark, tuple(path for path, _, _ in files))
+    splits = (
+        raw.groupBy("uri", "block").agg(F.count(F.lit(1)).alias("n"), F.min("rid").alias("first")).collect()
+    )
+    table: list[tuple[str, int, int, int, int]] = []
+    per_file: dict[str, list[tuple[int, int, int]]] = defaultdict(list)
+    for r in splits:
+        per_file[str(r["uri"])].append((int(r["block"]), int(r["n"]), int(r["first"])))
+    for uri, items in per_file.items():
+        name = display_name(uri)
+        if name not in ids:
+            raise RuntimeError(f"Spark read {uri!r}, which names no input file ({name!r})")
+        offset = 0
+        for block, n, first in sorted(items):
+            table.append((uri, block, first - offset, *ids[name]))
+            offset += n
+    offsets = spark.createDataFrame(table, "uri string, block long, base long, fid int, hid int")
+    parsed = parse_kafka_expressions(raw).join(F.broadcast(offsets), ["uri", "block"])
+    fields = [F.col(f) for f in jvm_parser.STORED_FIELDS]
+    return parsed.select(
+        "fid",
+        "hid",
+        (F.col("rid") - F.col("base") + 1).alias("line"),
+        "status",
+        "reason",
+        stats.ts_key(F.col("ts")).alias("ts"),
+        "kind",
+        *fields,
+        F.when(F.col("status") != "record", F.col("text")).alias("text"),
+    )
 
 
 def _chain(pairs: list[tuple[Column, Any]]) -> Column:
@@ -344,15 +396,16 @@ def parse_kafka_expressions(lines: DataFrame) -> DataFrame:
     )
 
 
-def resolve_non_records(parsed: DataFrame) -> DataFrame:
+def resolve_non_records(parsed: DataFrame, file: str = "file") -> DataFrame:
     """``(file, line, text, status, reason, detail, owner)`` for every line that is not a plain record.
 
     Status ``blank``, ``continuation`` (``owner`` = the record's line) or ``quarantined`` (``reason``).
     A run of consecutive continuation/blank lines belongs to the line just before the run when that
-    line is a record; a quarantined record's continuation lines are quarantined with it.
+    line is a record; a quarantined record's continuation lines are quarantined with it. ``file`` names
+    the column that identifies the file (the stored parse's ``fid``), kept under that name.
     """
     odd = parsed.where(F.col("status") != "record").select(
-        "file",
+        file,
         "line",
         "text",
         "status",
@@ -363,7 +416,7 @@ def resolve_non_records(parsed: DataFrame) -> DataFrame:
         ).alias("attachable"),
         F.col("text").rlike(g.BLANK_REGEX).alias("blank"),
     )
-    w = Window.partitionBy("file").orderBy("line")
+    w = Window.partitionBy(file).orderBy("line")
     prev_line = F.lag("line").over(w)
     prev_att = F.lag("attachable").over(w)
     starts = odd.withColumn(
@@ -378,7 +431,7 @@ def resolve_non_records(parsed: DataFrame) -> DataFrame:
     )
     run = F.sum(F.col("starts_run").cast("int")).over(w.rowsBetween(Window.unboundedPreceding, 0))
     with_run = starts.withColumn("run", run)
-    owner = F.first("head_owner").over(Window.partitionBy("file", "run").orderBy("line"))
+    owner = F.first("head_owner").over(Window.partitionBy(file, "run").orderBy("line"))
     res = with_run.withColumn("owner", F.when(F.col("attachable"), owner))
     status = (
         F.when(F.col("status") == "quarantined", "quarantined")
@@ -394,7 +447,7 @@ def resolve_non_records(parsed: DataFrame) -> DataFrame:
         .otherwise("no-layout")
     )
     return res.select(
-        "file",
+        file,
         "line",
         "text",
         status.alias("status"),
@@ -404,11 +457,11 @@ def resolve_non_records(parsed: DataFrame) -> DataFrame:
     )
 
 
-def exceptions_of(non_records: DataFrame) -> DataFrame:
+def exceptions_of(non_records: DataFrame, file: str = "file") -> DataFrame:
     """``(file, line, exception, continuation_lines)``: per record, its first continuation line and their count."""
     return (
         non_records.where(F.col("status") == "continuation")
-        .groupBy("file", "owner")
+        .groupBy(file, "owner")
         .agg(F.min_by("text", "line").alias("exception"), F.count(F.lit(1)).alias("continuation_lines"))
         .withColumnRenamed("owner", "line")
     )

@@ -1,19 +1,23 @@
 """Counts of the stored parse from one aggregation: line numbering, statistics, coverage, fencing epochs.
 
-``line_cube`` scans the stored parse once and groups its lines by (file split, status, kind, controller,
-broker, controller epoch, logged transition): a table of at most a few cells per file and epoch, collected to
-the driver. Everything else is derived from it there, with no further pass over the corpus:
+``line_cube`` scans the stored parse once and groups its lines by (file id, status, kind, controller,
+broker, controller epoch, logged transition, and for topic-deletion records their topics and timestamp): a
+table of at most a few cells per file and epoch (plus one per deletion record), collected to the driver.
+Everything else is derived from it there, with no further pass over the corpus:
 
-* ``split_table`` — per file split, its line count and first row id (the line numbering of ``spark_job``);
 * ``record_counts`` — records per file; ``kind_counts`` — records per kind;
 * ``edge_counts`` — logged successful transitions per (from, to) of a machine (the coverage matrices);
 * ``per_broker`` / ``per_epoch`` — the summary's per-broker and per-controller-epoch tables;
-* ``epoch_firsts`` — per history, the first timestamp at which each controller epoch acted (the fencing rule).
+* ``epoch_firsts`` — per history, the first timestamp at which each controller epoch acted (the fencing rule);
+* ``deletion_intervals`` — per history and topic, when it was queued for deletion and until when (rule I13).
+
+Timestamps are the longs ``yyyyMMddHHmmssSSS`` of the stored parse (``ts_key``); ``ts_text`` gives the text back.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,8 +26,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 GROUP = (
-    "uri",
-    "block",
+    "fid",
     "status",
     "kind",
     "controller_id",
@@ -31,7 +34,10 @@ GROUP = (
     "controller_epoch",
     "from_state",
     "to_state",
+    "del_topics",
+    "del_ts",
 )
+DELETION_KINDS = ("topic_deletion_queued", "topic_deletion_completed")
 TRANSITION_KINDS = (
     "replica_transition",
     "partition_transition",
@@ -42,10 +48,10 @@ TRANSITION_KINDS = (
 
 @dataclass(frozen=True)
 class Cell:
-    """Lines of one file split that share status, kind, controller, broker, epoch and logged transition."""
+    """Lines of one file that share status, kind, controller, broker, epoch and logged transition (and for
+    a deletion record its topics and timestamp); timestamps as ``ts_key`` longs."""
 
-    uri: str
-    block: int
+    fid: int
     status: str
     kind: str | None
     controller_id: int | None
@@ -53,21 +59,36 @@ class Cell:
     controller_epoch: int | None
     from_state: str | None
     to_state: str | None
+    del_topics: str | None
+    del_ts: int | None
     lines: int
-    first_rid: int
-    first_ts: str | None
-    last_ts: str | None
+    first_ts: int | None
+    last_ts: int | None
 
 
-def _ts_key(ts: str) -> Column:
+def ts_key(ts: Column) -> Column:
     """A log timestamp ``yyyy-MM-dd HH:mm:ss,SSS`` (fixed width, ``lines.TS``) as the long ``yyyyMMddHHmmssSSS``.
 
     Same order as the text; a long keeps min/max in Spark's fixed-width hash aggregation (a string would make
-    it sort the whole input)."""
-    return F.translate(F.col(ts), "-: ,", "").cast("long")
+    it sort the whole input) and is cheaper to shuffle and sort. The JVM reader computes it while parsing."""
+    return F.translate(ts, "-: ,", "").cast("long")
 
 
-def _ts_text(key: int | None) -> str | None:
+def ts_column_text(key: Column) -> Column:
+    """``ts_key`` back to the log's text (``yyyy-MM-dd HH:mm:ss,SSS``), as a column."""
+    d = F.lpad(key.cast("string"), 17, "0")
+    parts: list[Column] = []
+    for sep, (start, width) in zip(
+        ("", "-", "-", " ", ":", ":", ","),
+        ((1, 4), (5, 2), (7, 2), (9, 2), (11, 2), (13, 2), (15, 3)),
+        strict=True,
+    ):
+        parts += [F.lit(sep), F.substring(d, start, width)]
+    return F.when(key.isNotNull(), F.concat(*parts))
+
+
+def ts_text(key: int | None) -> str | None:
+    """``ts_key`` back to the log's text."""
     if key is None:
         return None
     d = f"{key:017d}"
@@ -75,41 +96,36 @@ def _ts_text(key: int | None) -> str | None:
 
 
 def line_cube(stored: DataFrame) -> list[Cell]:
-    """One aggregation over the stored parse (``uri``, ``block``, ``rid``, ``status``, ``ts`` and the fields)."""
+    """One aggregation over the stored parse (``fid``, ``status``, ``ts`` as a long and the fields)."""
     is_transition = F.col("kind").isin(*TRANSITION_KINDS)
+    is_deletion = F.col("kind").isin(*DELETION_KINDS) & (F.col("status") == "record")
     cells = (
         stored.select(
-            "uri",
-            "block",
-            "rid",
+            "fid",
             "status",
-            _ts_key("ts").alias("ts"),
-            *[c for c in GROUP[3:7]],
+            "ts",
+            *[c for c in GROUP[2:6]],
             F.when(is_transition, F.col("from_state")).alias("from_state"),
             F.when(is_transition, F.col("to_state")).alias("to_state"),
+            F.when(is_deletion, F.col("topics")).alias("del_topics"),
+            F.when(is_deletion, F.col("ts")).alias("del_ts"),
         )
         .groupBy(*GROUP)
         .agg(
             F.count(F.lit(1)).alias("lines"),
-            F.min("rid").alias("first_rid"),
             F.min("ts").alias("first_ts"),
             F.max("ts").alias("last_ts"),
         )
         .collect()
     )
-    return [
-        Cell(**dict(r.asDict(), first_ts=_ts_text(r["first_ts"]), last_ts=_ts_text(r["last_ts"])))
-        for r in cells
-    ]
+    return [Cell(**r.asDict()) for r in cells]
 
 
-def split_table(cells: Iterable[Cell]) -> dict[tuple[str, int], tuple[int, int]]:
-    """(uri, block) → (lines, first row id) of every file split."""
-    out: dict[tuple[str, int], tuple[int, int]] = {}
+def line_counts(cells: Iterable[Cell]) -> dict[int, int]:
+    """File id → lines read."""
+    out: dict[int, int] = {}
     for c in cells:
-        key = (c.uri, int(c.block))
-        n, first = out.get(key, (0, c.first_rid))
-        out[key] = (n + c.lines, min(first, c.first_rid))
+        out[c.fid] = out.get(c.fid, 0) + c.lines
     return out
 
 
@@ -117,11 +133,11 @@ def _records(cells: Iterable[Cell]) -> list[Cell]:
     return [c for c in cells if c.status == "record"]
 
 
-def record_counts(cells: Iterable[Cell], name: Callable[[str], str]) -> dict[str, int]:
-    """File name (``name`` of its URI) → record lines."""
+def record_counts(cells: Iterable[Cell], names: Sequence[str]) -> dict[str, int]:
+    """File name (``names[fid]``) → record lines."""
     out: dict[str, int] = {}
     for c in _records(cells):
-        out[name(c.uri)] = out.get(name(c.uri), 0) + c.lines
+        out[names[c.fid]] = out.get(names[c.fid], 0) + c.lines
     return out
 
 
@@ -153,7 +169,7 @@ def edge_counts(cells: Iterable[Cell], machine: str) -> dict[tuple[str, str], in
 def _span(rows: list[Cell]) -> tuple[str | None, str | None]:
     firsts = [c.first_ts for c in rows if c.first_ts is not None]
     lasts = [c.last_ts for c in rows if c.last_ts is not None]
-    return (min(firsts) if firsts else None, max(lasts) if lasts else None)
+    return (ts_text(min(firsts)) if firsts else None, ts_text(max(lasts)) if lasts else None)
 
 
 def per_broker(cells: Iterable[Cell], violations: Mapping[int, int]) -> list[dict[str, Any]]:
@@ -206,14 +222,48 @@ def per_epoch(
 
 
 def epoch_firsts(
-    cells: Iterable[Cell], kinds: Iterable[str], history: Callable[[str], str]
-) -> dict[str, dict[int, str]]:
-    """history → controller epoch → the first timestamp of a record of ``kinds`` carrying that epoch."""
+    cells: Iterable[Cell], kinds: Iterable[str], history: Sequence[int]
+) -> dict[int, dict[int, int]]:
+    """history id (``history[fid]``) → controller epoch → the first timestamp (``ts_key``) of a record of
+    ``kinds`` carrying that epoch."""
     wanted = set(kinds)
-    out: dict[str, dict[int, str]] = {}
+    out: dict[int, dict[int, int]] = {}
     for c in _records(cells):
         if c.kind in wanted and c.controller_epoch is not None and c.first_ts is not None:
-            epochs = out.setdefault(history(c.uri), {})
+            epochs = out.setdefault(history[c.fid], {})
             old = epochs.get(c.controller_epoch)
             epochs[c.controller_epoch] = c.first_ts if old is None else min(old, c.first_ts)
+    return out
+
+
+_TOPIC_SET_NOISE = re.compile(r"^(?:Hash)?Set\(|\)$|[ \t\n\x0b\f\r]")
+"""What ``Set(a, b)`` / ``HashSet(a)`` / ``a,b`` loses to become ``a,b`` (Java's ``\\s`` spelled out)."""
+
+
+def deletion_intervals(
+    cells: Iterable[Cell], history: Sequence[int]
+) -> dict[tuple[int, str], list[tuple[int, int | None]]]:
+    """(history id, topic) → ``(queued, completed)`` timestamps (``ts_key``; completed ``None`` while open),
+    sorted: a topic is queued for deletion from a "Starting topic deletion" / "Handling deletion" record
+    until the first "Deletion of topic … successfully completed" record at or after it. A queuing with only
+    earlier completions of that topic opens no interval."""
+    queued: set[tuple[int, str, int]] = set()
+    done: dict[tuple[int, str], list[int]] = {}
+    for c in _records(cells):
+        if c.del_ts is None or c.del_topics is None:
+            continue
+        h = history[c.fid]
+        if c.kind == "topic_deletion_queued":
+            for topic in _TOPIC_SET_NOISE.sub("", c.del_topics).split(","):
+                if topic != "":
+                    queued.add((h, topic, c.del_ts))
+        elif c.kind == "topic_deletion_completed":
+            done.setdefault((h, c.del_topics), []).append(c.del_ts)
+    out: dict[tuple[int, str], list[tuple[int, int | None]]] = {}
+    for h, topic, q in sorted(queued):
+        ends = done.get((h, topic))
+        if ends is None:
+            out.setdefault((h, topic), []).append((q, None))
+        elif any(d >= q for d in ends):
+            out.setdefault((h, topic), []).append((q, min(d for d in ends if d >= q)))
     return out
