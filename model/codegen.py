@@ -14,11 +14,13 @@ bug here — a ``RuntimeError`` saying so). ``tests/foundation/test_codegen.py``
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from kcspec.model import evaluate as closure
+from kcspec.model import fastrec
 from kcspec.spec import lang as L
 from kcspec.spec.fmap import FMap
 
@@ -72,46 +74,38 @@ def _const(value: object) -> str:
     return name
 
 
-def _with_fn(names: tuple[str, ...]) -> Callable[..., Any]:
-    """``dataclasses.replace(o, **dict(zip(names, values)))`` with a constructor call generated per class."""
-    made: dict[type, Callable[..., Any]] = {}
-
-    def build(cls: type) -> Callable[..., Any]:
-        fields = dataclasses.fields(cls) if dataclasses.is_dataclass(cls) else ()
-        plain = (
-            fields
-            and all(f.init for f in fields)
-            and not any(isinstance(f.type, dataclasses.InitVar) for f in fields)
-            and set(names) <= {f.name for f in fields}
-        )
-        if not plain:
-            return lambda o, *vals: dataclasses.replace(o, **dict(zip(names, vals, strict=True)))
-        params = [f"v{i}" for i in range(len(names))]
-        given = dict(zip(names, params, strict=True))
-        args = ", ".join(f"{f.name}={given.get(f.name, 'o.' + f.name)}" for f in fields)
-        src = f"def replace_{cls.__name__}(o, {', '.join(params)}):\n    return cls({args})\n"
-        ns: dict[str, Any] = {"cls": cls}
-        exec(compile(src, f"<kcspec with {cls.__name__}>", "exec"), ns)
-        fn: Callable[..., Any] = ns[f"replace_{cls.__name__}"]
-        return fn
+@functools.cache
+def _replace_any(names: tuple[str, ...]) -> Callable[..., Any]:
+    """``dataclasses.replace`` with the updated field names fixed."""
 
     def replace(o: Any, *vals: Any) -> Any:
-        fn = made.get(type(o))
-        if fn is None:
-            fn = made[type(o)] = build(type(o))
-        return fn(o, *vals)
+        return dataclasses.replace(o, **dict(zip(names, vals, strict=True)))
 
     return replace
 
 
-_WITH: dict[tuple[str, ...], str] = {}
+def _with_site(names: tuple[str, ...]) -> str:
+    """A global for one ``with_`` site: on its first call it replaces itself by an update specialised to the
+    class it met (``model/fastrec.py``), which still handles any other class through ``dataclasses.replace``."""
+    name = _fresh("W")
+    generic = _replace_any(names)
+
+    def first_call(o: Any, *vals: Any) -> Any:
+        fast = fastrec.updater(o.__class__, names, generic)
+        _NS[name] = fast if fast is not None else generic
+        return _NS[name](o, *vals)
+
+    _NS[name] = first_call
+    return name
 
 
-def _with_name(names: tuple[str, ...]) -> str:
-    name = _WITH.get(names)
-    if name is None:
-        name = _WITH[names] = _fresh("W")
-        _NS[name] = _with_fn(names)
+def _rec_site(cls: type, names: tuple[str, ...]) -> str:
+    """The callable that builds a ``cls`` record from the values of ``names`` (in that order)."""
+    made = fastrec.maker(cls, names)
+    if made is None:
+        return _const(cls)
+    name = _fresh("M")
+    _NS[name] = made
     return name
 
 
@@ -200,12 +194,15 @@ class _Gen:
         if isinstance(e, L.Field):
             return f"{self.c(e.obj)}.{e.name}"
         if isinstance(e, L.Rec):
-            args = ", ".join(f"{k}={self.c(v)}" for k, v in e.fields)
-            return f"{_const(e.cls)}({args})"
+            names = tuple(k for k, _ in e.fields)
+            site = _rec_site(e.cls, names)
+            if site.startswith("M"):
+                return f"{site}({', '.join(self.c(v) for _, v in e.fields)})"
+            return f"{site}({', '.join(f'{k}={self.c(v)}' for k, v in e.fields)})"
         if isinstance(e, L.With):
             obj = self.c(e.obj)
             vals = [self.c(v) for _, v in e.updates]
-            return f"{_with_name(tuple(k for k, _ in e.updates))}({', '.join([obj, *vals])})"
+            return f"{_with_site(tuple(k for k, _ in e.updates))}({', '.join([obj, *vals])})"
         if isinstance(e, L.Let):
             value = self.c(e.value)
             scope, ident = self.bind(e.name)

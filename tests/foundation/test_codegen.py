@@ -160,3 +160,30 @@ def test_the_whole_spec_evaluates_as_the_interpreter_along_random_walks(profile:
             if not moved:
                 break
     assert checked > 40
+
+
+def test_fast_records_equal_the_constructor_and_replace() -> None:
+    import dataclasses
+
+    from kcspec.model import fastrec
+
+    make = fastrec.maker(LeaderAndIsr, ("isr", "leader", "zk_version", "leader_epoch"))
+    assert make is not None
+    built = make((1, 2), 1, 0, 5)
+    assert built == LeaderAndIsr(leader=1, leader_epoch=5, isr=(1, 2), zk_version=0)
+    assert repr(built) == repr(LeaderAndIsr(leader=1, leader_epoch=5, isr=(1, 2), zk_version=0))
+    update = fastrec.updater(LeaderAndIsr, ("leader",), lambda o, v: ("other", o, v))
+    assert update is not None
+    assert update(built, 2) == dataclasses.replace(built, leader=2)
+    assert update(7, 2) == ("other", 7, 2)
+    assert fastrec.maker(LeaderAndIsr, ("leader",)) is None  # not every field: the constructor fills defaults
+
+    @dataclasses.dataclass(frozen=True)
+    class Checked:
+        x: int
+
+        def __post_init__(self) -> None:
+            assert self.x >= 0
+
+    assert fastrec.maker(Checked, ("x",)) is None
+    assert fastrec.updater(Checked, ("x",), lambda o, v: o) is None
