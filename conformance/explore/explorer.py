@@ -13,6 +13,7 @@ breadth-first, the first violation found has a shortest trace; it is rebuilt fro
 
 from __future__ import annotations
 
+import re
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Hashable, Sequence
@@ -113,14 +114,38 @@ def space_of(cfg: ExploreConfig) -> SearchSpace:
     )
 
 
+_TIMESTAMP = re.compile(r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] ")
+_EDGES: dict[str, tuple[str, tuple[str, str]] | None] = {}
+"""A log line without its timestamp → the transition it records (machine, (from, to)), or ``None``. A line with
+a layout head parses on its own, and its timestamp only fills the timestamp field: lines that differ only there
+record the same transition, so each distinct message is parsed once."""
+
+
+def _edge(line: str) -> tuple[str, tuple[str, str]] | None:
+    m = _TIMESTAMP.match(line)
+    key = line[m.end() :] if m is not None else line
+    try:
+        return _EDGES[key]
+    except KeyError:
+        pass
+    edge = None
+    for parsed in parse_lines("state-change.log", [line]):
+        if parsed.status == "record" and parsed.kind in ("replica_transition", "partition_transition"):
+            pair = (str(parsed.fields.get("from_state")), str(parsed.fields.get("to_state")))
+            edge = (parsed.kind, pair)
+    _EDGES[key] = edge
+    return edge
+
+
 def record_coverage(stats: ExploreStats, log_lines: list[str], result: StepResult) -> None:
     """Count the replica/partition transitions of one step from the controller's state-change log (TRACE level, so
     self-loops and intermediate states count), and the rejected (invalid) transitions from its failures."""
-    for parsed in parse_lines("state-change.log", log_lines):
-        if parsed.status != "record" or parsed.kind not in ("replica_transition", "partition_transition"):
+    for line in log_lines:
+        found = _edge(line)
+        if found is None:
             continue
-        edge = (str(parsed.fields.get("from_state")), str(parsed.fields.get("to_state")))
-        if parsed.kind == "replica_transition":
+        kind, edge = found
+        if kind == "replica_transition":
             stats.replica_edges[edge] += 1
         else:
             stats.partition_edges[edge] += 1
