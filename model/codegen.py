@@ -24,11 +24,36 @@ from kcspec.model import fastrec
 from kcspec.spec import lang as L
 from kcspec.spec.fmap import FMap
 
+
+def _coll_like(coll: Any, items: Any) -> Any:
+    """``evaluate._coll_like`` with the two common classes tested first."""
+    cls = coll.__class__
+    if cls is frozenset:
+        return frozenset(items)
+    if cls is tuple:
+        return tuple(items)
+    return closure._coll_like(coll, items)
+
+
+def _diff(a: Any, b: Any) -> Any:
+    """``evaluate._diff``; two frozensets directly."""
+    if a.__class__ is frozenset and b.__class__ is frozenset:
+        return a - b
+    return closure._diff(a, b)
+
+
+def _inter(a: Any, b: Any) -> Any:
+    """``evaluate._inter``; two frozensets directly."""
+    if a.__class__ is frozenset and b.__class__ is frozenset:
+        return a & b
+    return closure._inter(a, b)
+
+
 _NS: dict[str, Any] = {
     "FMap": FMap,
-    "_coll_like": closure._coll_like,
-    "_diff": closure._diff,
-    "_inter": closure._inter,
+    "_coll_like": _coll_like,
+    "_diff": _diff,
+    "_inter": _inter,
     "_as_fmap": closure._as_fmap,
 }
 """The one global namespace of all generated code: helpers, constants, and the ``Def`` functions."""
@@ -37,9 +62,9 @@ _ids = itertools.count()
 _DEFS: dict[L.Def, str] = {}
 _CONST_NAMES: dict[tuple[type, object], str] = {}
 
-_MAX_INDENT = 24
+_MAX_INDENT = 80
 """Nesting (indentation levels) beyond which a lazily evaluated part is hoisted into its own function."""
-_MAX_LOOPS = 12
+_MAX_LOOPS = 18
 """Nested loops beyond which a loop is hoisted (CPython allows 20 statically nested blocks)."""
 _MAX_INLINE = 160
 """Longer inline expressions are stored in a local first (bounds parenthesis nesting)."""
@@ -119,12 +144,18 @@ class _Block:
 class _Gen:
     """Emits the body of one Python function for one expression."""
 
-    def __init__(self, scope: dict[str, str]) -> None:
+    def __init__(self, scope: dict[str, str], shared: frozenset[int]) -> None:
         self.scope = dict(scope)
         self.block = _Block()
         self.indent = 0
         self.loops = 0
         self.hoisted: list[str] = []
+        self.shared = shared
+        """Nodes (by ``id``) that occur under more than one parent: worth keeping in a local once computed."""
+        self.memo: dict[tuple[int, tuple[str, ...]], str] = {}
+        """Values of shared nodes computed so far on every path to the current position: (node, the locals its
+        free variables are bound to) → the local holding it. A lazily evaluated block sees its enclosing
+        blocks' entries; its own entries end with it."""
 
     # ---------------------------------------------------------------------------------- plumbing
 
@@ -142,8 +173,9 @@ class _Gen:
         self, e: L.Expr, scope: dict[str, str] | None = None, loop: bool = False
     ) -> tuple[list[str], str]:
         """Compile ``e`` into a fresh block (evaluated only when that block runs)."""
-        saved = (self.block, self.scope, self.indent, self.loops)
+        saved = (self.block, self.scope, self.indent, self.loops, self.memo)
         self.block = _Block()
+        self.memo = dict(self.memo)
         if scope is not None:
             self.scope = scope
         self.indent += 1
@@ -153,13 +185,13 @@ class _Gen:
             expr = self.hoist(e) if deep else self.c(e)
             return self.block.lines, expr
         finally:
-            self.block, self.scope, self.indent, self.loops = saved
+            self.block, self.scope, self.indent, self.loops, self.memo = saved
 
     def hoist(self, e: L.Expr) -> str:
         """Compile ``e`` as a module-level function of the variables in scope; the call expression."""
         params = sorted(set(self.scope.values()))
         name = _fresh("h")
-        gen = _Gen({k: v for k, v in self.scope.items()})
+        gen = _Gen(self.scope, self.shared)
         body = gen.c(e)
         self.hoisted.extend(gen.hoisted)
         self.hoisted.append(_function(name, params, gen.block.lines, body))
@@ -178,6 +210,13 @@ class _Gen:
     # ---------------------------------------------------------------------------------- expressions
 
     def c(self, e: L.Expr) -> str:
+        if id(e) in self.shared:
+            key = (id(e), tuple(self.scope.get(v, "") for v in _free(e)))
+            hit = self.memo.get(key)
+            if hit is not None:
+                return hit
+            out = self.memo[key] = self.temp(self._c(e))
+            return out
         out = self._c(e)
         if len(out) > _MAX_INLINE:
             out = self.temp(out)
@@ -425,6 +464,84 @@ class _Gen:
         return r
 
 
+_FREE: dict[int, tuple[L.Expr, tuple[str, ...]]] = {}
+
+
+def _free(e: L.Expr) -> tuple[str, ...]:
+    """The free variables of ``e``, sorted (a ``Def``'s body is closed: only a call's arguments count)."""
+    hit = _FREE.get(id(e))
+    if hit is not None and hit[0] is e:
+        return hit[1]
+    names: set[str] = set()
+    if isinstance(e, L.Var):
+        names.add(e.name)
+    elif isinstance(e, L.Let):
+        names.update(_free(e.value), set(_free(e.body)) - {e.name})
+    elif isinstance(e, L.Filter | L.Quant):
+        names.update(_free(e.coll), set(_free(e.pred)) - {e.var})
+    elif isinstance(e, L.Image | L.BigUnion):
+        names.update(_free(e.coll), set(_free(e.body)) - {e.var})
+    elif isinstance(e, L.First):
+        names.update(_free(e.seq), _free(e.default), set(_free(e.pred)) - {e.var})
+    elif isinstance(e, L.MapBuild):
+        names.update(_free(e.key_set), set(_free(e.value)) - {e.var})
+    elif isinstance(e, L.Fold):
+        names.update(_free(e.seq), _free(e.init), set(_free(e.body)) - {e.var, e.acc})
+    elif isinstance(e, L.Call):
+        for a in e.args:
+            names.update(_free(a))
+    else:
+        for child in _children(e):
+            names.update(_free(child))
+    out = tuple(sorted(names))
+    _FREE[id(e)] = (e, out)
+    return out
+
+
+def _children(e: L.Expr) -> list[L.Expr]:
+    """The direct sub-expressions of ``e`` (a call's arguments, not its ``Def``'s body)."""
+    out: list[L.Expr] = []
+    for f in dataclasses.fields(e):  # type: ignore[arg-type]
+        v = getattr(e, f.name)
+        if isinstance(v, L.Expr):
+            out.append(v)
+        elif isinstance(v, tuple):
+            for x in v:
+                if isinstance(x, L.Expr):
+                    out.append(x)
+                elif isinstance(x, tuple):
+                    out.extend(y for y in x if isinstance(y, L.Expr))
+    return out
+
+
+def _shared(root: L.Expr) -> frozenset[int]:
+    """Nodes of ``root``'s tree (not entering ``Def`` bodies) that have more than one parent, except leaves."""
+    parents: dict[int, int] = {}
+    seen = {id(root)}
+    stack = [root]
+    while stack:
+        for child in _children(stack.pop()):
+            parents[id(child)] = parents.get(id(child), 0) + 1
+            if id(child) not in seen:
+                seen.add(id(child))
+                stack.append(child)
+    leaves = (L.Var, L.Const)
+    return frozenset(i for i, n in parents.items() if n > 1) - {id(x) for x in _leaves(root, leaves)}
+
+
+def _leaves(root: L.Expr, kinds: tuple[type, ...]) -> list[L.Expr]:
+    out, seen, stack = [], {id(root)}, [root]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, kinds):
+            out.append(e)
+        for child in _children(e):
+            if id(child) not in seen:
+                seen.add(id(child))
+                stack.append(child)
+    return out
+
+
 def _is_literal(expr: str) -> bool:
     return expr in ("True", "False", "None") or expr.strip("()-").isdigit()
 
@@ -436,7 +553,7 @@ def _def_name(d: L.Def) -> str:
         return name
     name = _DEFS[d] = _fresh("d_")
     params = [_fresh("p") for _ in d.params]
-    gen = _Gen(dict(zip(d.params, params, strict=True)))
+    gen = _Gen(dict(zip(d.params, params, strict=True)), _shared(d.body))
     try:
         body = gen.c(d.body)
     except BaseException:
@@ -463,7 +580,7 @@ class FastCompiled:
         self.free = free
         self.expr = expr
         params = [_fresh("f") for _ in free]
-        gen = _Gen(dict(zip(free, params, strict=True)))
+        gen = _Gen(dict(zip(free, params, strict=True)), _shared(expr))
         try:
             body = gen.c(expr)
         except closure.EvalError:
