@@ -222,20 +222,28 @@ def search(
         state, skey, depth = frontier.popleft()
         if space.depth is not None and depth >= space.depth:
             continue
-        for ev in space.candidates(state):
-            try:
-                enabled = spec.enabled(state, ev)
-                if loaded is not state:
-                    ref.load(state)
-                    loaded = state
-                ref_enabled = ref.enabled(ev)
-            except Exception as exc:
+        events = space.candidates(state)
+        # both guards of every candidate first, on one load of the state (a guard does not change the controller);
+        # they are reported below in candidate order, as if asked one candidate at a time
+        guards: list[tuple[bool, bool]] = []
+        guard_crash: Exception | None = None
+        try:
+            if events and loaded is not state:
+                ref.load(state)
+                loaded = state
+            for ev in events:
+                guards.append((spec.enabled(state, ev), ref.enabled(ev)))
+        except Exception as exc:
+            guard_crash = exc
+        for i, ev in enumerate(events):
+            if i == len(guards):
                 return found(
                     skey,
                     ev,
                     "crash",
-                    f"{type(exc).__name__}: {exc}",
+                    f"{type(guard_crash).__name__}: {guard_crash}",
                 )
+            enabled, ref_enabled = guards[i]
             if enabled != ref_enabled:
                 who = "the spec" if enabled else "the reference controller"
                 return found(
@@ -248,6 +256,8 @@ def search(
                 continue
             try:
                 expected = spec.step(state, ev)
+                if loaded is not state:
+                    ref.load(state)
                 ref.state_change_log.clear()
                 ref.controller_log.clear()
                 loaded = None
