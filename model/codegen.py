@@ -49,8 +49,15 @@ def _inter(a: Any, b: Any) -> Any:
     return closure._inter(a, b)
 
 
+def _keys(m: Any) -> Any:
+    """``frozenset(m)`` (the keys of a map)."""
+    return m.keys_set() if m.__class__ is FMap else frozenset(m)
+
+
 _NS: dict[str, Any] = {
     "FMap": FMap,
+    "_adopt": FMap.adopt,
+    "_keys": _keys,
     "_coll_like": _coll_like,
     "_diff": _diff,
     "_inter": _inter,
@@ -426,7 +433,7 @@ class _Gen:
             m = self.c(e.m)
             return f"_as_fmap({m}).remove_all({self.c(e.key_set)})"
         if isinstance(e, L.MapKeys):
-            return f"frozenset({self.c(e.m)})"
+            return f"_keys({self.c(e.m)})"
         if isinstance(e, L.MapMerge):
             lhs = self.c(e.lhs)
             return f"_as_fmap({lhs}).merge({self.c(e.rhs)})"
@@ -435,12 +442,12 @@ class _Gen:
             scope, x = self.bind(e.var, "x")
             lines, value = self.sub(e.value, scope, loop=True)
             if not lines:
-                return f"FMap({{{x}: {value} for {x} in {src}}})"
+                return f"_adopt({{{x}: {value} for {x} in {src}}})"
             out = _fresh("o")
             self.emit(f"{out} = {{}}")
             self.emit(f"for {x} in {src}:")
             self.splice([*lines, f"{out}[{x}] = {value}"])
-            return f"FMap({out})"
+            return f"_adopt({out})"
         if isinstance(e, L.Call):
             target = _def_name(e.fn)
             return f"{target}({', '.join(self.c(a) for a in e.args)})"

@@ -51,26 +51,38 @@ class FMap(Mapping[K, V], Generic[K, V]):
     def __repr__(self) -> str:
         return f"FMap({self._d!r})"
 
+    @classmethod
+    def adopt(cls, d: dict[K, V]) -> FMap[K, V]:
+        """The map of a fresh dict nobody else holds (no copy)."""
+        m: FMap[K, V] = cls.__new__(cls)
+        m._d = d
+        m._h = None
+        return m
+
     def set(self, key: K, value: V) -> FMap[K, V]:
-        d = dict(self._d)
+        d = self._d.copy()
         d[key] = value
-        return FMap(d)
+        return FMap.adopt(d)
 
     def remove(self, key: K) -> FMap[K, V]:
         if key not in self._d:
             return self
-        d = dict(self._d)
+        d = self._d.copy()
         del d[key]
-        return FMap(d)
+        return FMap.adopt(d)
 
     def remove_all(self, keys: Iterable[K]) -> FMap[K, V]:
         ks = set(keys)
-        return FMap((k, v) for k, v in self._d.items() if k not in ks)
+        return FMap.adopt({k: v for k, v in self._d.items() if k not in ks})
 
     def merge(self, other: Mapping[K, V]) -> FMap[K, V]:
-        d = dict(self._d)
-        d.update(other)
-        return FMap(d)
+        d = self._d.copy()
+        d.update(other._d if isinstance(other, FMap) else other)
+        return FMap.adopt(d)
+
+    def keys_set(self) -> frozenset[K]:
+        """``frozenset(self)``, reusing the stored hashes of the keys."""
+        return frozenset(self._d)
 
     def map_values(self, fn: Callable[[V], Any]) -> FMap[K, Any]:
         return FMap((k, fn(v)) for k, v in self._d.items())
