@@ -25,14 +25,14 @@ from kcspec.spec import lang as L
 from kcspec.spec.fmap import FMap
 
 
-def _coll_like(coll: Any, items: Any) -> Any:
-    """``evaluate._coll_like`` with the two common classes tested first."""
-    cls = coll.__class__
-    if cls is frozenset:
-        return frozenset(items)
-    if cls is tuple:
-        return tuple(items)
-    return closure._coll_like(coll, items)
+class _CollLike(dict[type, Callable[[Any], Any]]):
+    """Class of a collection → the constructor ``evaluate._coll_like`` uses for it (it decides by class alone:
+    ``tuple`` for tuples and lists, else ``frozenset``). Generated code: ``_CL[src.__class__](items)``."""
+
+    def __missing__(self, cls: type) -> Callable[[Any], Any]:
+        made: Callable[[Any], Any] = tuple if issubclass(cls, tuple | list) else frozenset
+        self[cls] = made
+        return made
 
 
 def _diff(a: Any, b: Any) -> Any:
@@ -58,7 +58,7 @@ _NS: dict[str, Any] = {
     "FMap": FMap,
     "_adopt": FMap.adopt,
     "_keys": _keys,
-    "_coll_like": _coll_like,
+    "_CL": _CollLike(),
     "_diff": _diff,
     "_inter": _inter,
     "_as_fmap": closure._as_fmap,
@@ -324,23 +324,23 @@ class _Gen:
             scope, x = self.bind(e.var, "x")
             lines, pred = self.sub(e.pred, scope, loop=True)
             if not lines:
-                return f"_coll_like({src}, [{x} for {x} in {src} if {pred}])"
+                return f"_CL[{src}.__class__]([{x} for {x} in {src} if {pred}])"
             out = _fresh("o")
             self.emit(f"{out} = []")
             self.emit(f"for {x} in {src}:")
             self.splice([*lines, f"if {pred}:", f"    {out}.append({x})"])
-            return f"_coll_like({src}, {out})"
+            return f"_CL[{src}.__class__]({out})"
         if isinstance(e, L.Image):
             src = self.temp(self.c(e.coll), "s")
             scope, x = self.bind(e.var, "x")
             lines, body = self.sub(e.body, scope, loop=True)
             if not lines:
-                return f"_coll_like({src}, [{body} for {x} in {src}])"
+                return f"_CL[{src}.__class__]([{body} for {x} in {src}])"
             out = _fresh("o")
             self.emit(f"{out} = []")
             self.emit(f"for {x} in {src}:")
             self.splice([*lines, f"{out}.append({body})"])
-            return f"_coll_like({src}, {out})"
+            return f"_CL[{src}.__class__]({out})"
         if isinstance(e, L.BigUnion):
             src = self.c(e.coll)
             scope, x = self.bind(e.var, "x")
@@ -411,6 +411,9 @@ class _Gen:
         if isinstance(e, L.MapGetOr):
             m = self.temp(self.c(e.m), "m")
             k = self.temp(self.c(e.key), "k")
+            m = self.temp(
+                f"({m}._d if {m}.__class__ is FMap else {m})", "m"
+            )  # the same lookups, no method call
             default_lines, default = self.sub(e.default)
             if not default_lines:
                 return f"({m}[{k}] if {k} in {m} else {default})"

@@ -34,11 +34,10 @@ class InvariantChecker:
         return [inv.name for inv, _ in self.state_invariants + self.step_invariants]
 
     def check_state(self, s: ClusterState) -> list[Violation]:
-        return [_violation(inv) for inv, fn in self.state_invariants if not fn({"s": s})]
+        return [_violation(inv) for inv, fn in self.state_invariants if not fn.call(s)]
 
     def check_step(self, s: ClusterState, s2: ClusterState, requests: frozenset[Request]) -> list[Violation]:
-        values = {"s": s, "s2": s2, "requests": requests}
-        return [_violation(inv) for inv, fn in self.step_invariants if not fn(values)]
+        return [_violation(inv) for inv, fn in self.step_invariants if not fn.call(s, s2, requests)]
 
 
 def _violation(inv: Invariant) -> Violation:

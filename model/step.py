@@ -46,22 +46,21 @@ class SpecMachine:
                 f"event {event.kind} has no action in profile {self.profile.name}"
             ) from None
 
-    def _bindings(self, state: ClusterState, event: ControllerEvent, ca: CompiledAction) -> dict[str, object]:
-        values: dict[str, object] = {"s": state}
-        for p in ca.action.params:
-            values[p.name] = getattr(event, p.name)
-        return values
+    @staticmethod
+    def _args(state: ClusterState, event: ControllerEvent, ca: CompiledAction) -> list[object]:
+        """The values of the action's free variables, in order: the state, then the event's parameters."""
+        return [state, *[getattr(event, p.name) for p in ca.action.params]]
 
     def enabled(self, state: ClusterState, event: ControllerEvent) -> bool:
         ca = self.actions.get(event.kind)
-        return ca is not None and bool(ca.guard(self._bindings(state, event, ca)))
+        return ca is not None and bool(ca.guard.call(*self._args(state, event, ca)))
 
     def step(self, state: ClusterState, event: ControllerEvent) -> StepResult:
         ca = self.action_for(event)
-        values = self._bindings(state, event, ca)
-        if not ca.guard(values):
+        args = self._args(state, event, ca)
+        if not ca.guard.call(*args):
             raise EventNotEnabled(f"{event.kind} is not enabled in this state ({ca.action.section})")
-        work = ca.effect(values)
+        work = ca.effect.call(*args)
         if not isinstance(work, Work):
             raise TypeError(f"action {ca.action.name} evaluated to {type(work).__name__}, not Work")
         return StepResult(state=work.state, requests=work.sent, failures=work.failures)
