@@ -158,7 +158,7 @@ class _Gen:
         self.loops = 0
         self.hoisted: list[str] = []
         self.shared = shared
-        """Nodes (by ``id``) that occur under more than one parent: worth keeping in a local once computed."""
+        """Expressions (by ``_canon`` number) that occur more than once: worth keeping in a local once computed."""
         self.memo: dict[tuple[int, tuple[str, ...]], str] = {}
         """Values of shared nodes computed so far on every path to the current position: (node, the locals its
         free variables are bound to) → the local holding it. A lazily evaluated block sees its enclosing
@@ -217,8 +217,9 @@ class _Gen:
     # ---------------------------------------------------------------------------------- expressions
 
     def c(self, e: L.Expr) -> str:
-        if id(e) in self.shared:
-            key = (id(e), tuple(self.scope.get(v, "") for v in _free(e)))
+        number = -1 if isinstance(e, L.Var | L.Const) else _canon(e)
+        if number in self.shared:
+            key = (number, tuple(self.scope.get(v, "") for v in _free(e)))
             hit = self.memo.get(key)
             if hit is not None:
                 return hit
@@ -251,8 +252,11 @@ class _Gen:
             return f"{_with_site(tuple(k for k, _ in e.updates))}({', '.join([obj, *vals])})"
         if isinstance(e, L.Let):
             value = self.c(e.value)
-            scope, ident = self.bind(e.name)
-            self.emit(f"{ident} = {value}")
+            if value.isidentifier() and value not in ("True", "False", "None"):
+                scope = {**self.scope, e.name: value}  # a local already holds the value: another name for it
+            else:
+                scope, ident = self.bind(e.name)
+                self.emit(f"{ident} = {value}")
             saved = self.scope
             self.scope = scope
             try:
@@ -524,32 +528,52 @@ def _children(e: L.Expr) -> list[L.Expr]:
     return out
 
 
+_CANON: dict[int, tuple[L.Expr, int]] = {}
+_TABLE: dict[tuple[Any, ...], int] = {}
+
+
+def _canon(e: L.Expr) -> int:
+    """The same number for structurally equal expressions (constants equal with the same class; a ``Def`` by
+    identity): hash-consing, so that equal sub-expressions written apart are computed once too."""
+    hit = _CANON.get(id(e))
+    if hit is not None and hit[0] is e:
+        return hit[1]
+    parts: list[Any] = [type(e)]
+    for f in dataclasses.fields(e):  # type: ignore[arg-type]
+        parts.append(_part(getattr(e, f.name)))
+    key = tuple(parts)
+    try:
+        number = _TABLE.setdefault(key, len(_TABLE))
+    except TypeError:  # an unhashable constant: only itself
+        number = -1 - len(_CANON)
+    _CANON[id(e)] = (e, number)
+    return number
+
+
+def _part(v: Any) -> Any:
+    if isinstance(v, L.Expr):
+        return ("expr", _canon(v))
+    if isinstance(v, tuple):
+        return ("tuple", *(_part(x) for x in v))
+    if isinstance(v, L.Def):
+        return ("def", id(v))
+    return ("value", type(v), v)
+
+
 def _shared(root: L.Expr) -> frozenset[int]:
-    """Nodes of ``root``'s tree (not entering ``Def`` bodies) that have more than one parent, except leaves."""
-    parents: dict[int, int] = {}
+    """Expressions (by ``_canon`` number) that occur more than once in ``root``'s tree (not entering ``Def``
+    bodies): worth keeping in a local once computed."""
+    count: dict[int, int] = {}
     seen = {id(root)}
     stack = [root]
     while stack:
         for child in _children(stack.pop()):
-            parents[id(child)] = parents.get(id(child), 0) + 1
+            number = _canon(child)
+            count[number] = count.get(number, 0) + 1
             if id(child) not in seen:
                 seen.add(id(child))
                 stack.append(child)
-    leaves = (L.Var, L.Const)
-    return frozenset(i for i, n in parents.items() if n > 1) - {id(x) for x in _leaves(root, leaves)}
-
-
-def _leaves(root: L.Expr, kinds: tuple[type, ...]) -> list[L.Expr]:
-    out, seen, stack = [], {id(root)}, [root]
-    while stack:
-        e = stack.pop()
-        if isinstance(e, kinds):
-            out.append(e)
-        for child in _children(e):
-            if id(child) not in seen:
-                seen.add(id(child))
-                stack.append(child)
-    return out
+    return frozenset(number for number, n in count.items() if n > 1)
 
 
 def _is_literal(expr: str) -> bool:
