@@ -86,15 +86,19 @@ def _tla_models() -> None:
     from kcspec.conformance.explore.tla_model import check_count
     from kcspec.model.tla.manifest import load
 
-    print("\n| TLA+ model | profile | distinct states (manifest) | transitions | seconds | states/s |")
-    print("|---|---|---:|---:|---:|---:|")
+    print(
+        "\n| TLA+ model | profile | distinct states (manifest) | transitions | seconds | states/s | CPU s |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|")
     for e in load():
+        cpu = time.process_time()
         checked = check_count(e)
+        cpu = time.process_time() - cpu
         s = checked.result.stats
         verdict = "" if checked.problem is None else f" MISMATCH: {checked.problem}"
         print(
             f"| {e.name} | {e.profile} | {s.distinct_states} ({e.distinct_states}) | {s.transitions} | "
-            f"{s.seconds:.1f} | {s.states_per_second:.0f} |{verdict}",
+            f"{s.seconds:.1f} | {s.states_per_second:.0f} | {cpu:.2f} |{verdict}",
             flush=True,
         )
 
