@@ -24,7 +24,7 @@ from collections.abc import Hashable
 
 from kcspec.conformance.explore.config import ExploreConfig
 from kcspec.conformance.explore.events import bootstrap, candidates
-from kcspec.model.symmetry import canonical_key, permutations
+from kcspec.model.symmetry import canonical_state
 from kcspec.reference_impl import ReferenceController
 from kcspec.spec.events import ControllerEvent
 from kcspec.spec.state import ClusterState
@@ -43,10 +43,9 @@ def collect(cfg: ExploreConfig) -> tuple[Graph, int, int]:
     for ev in bootstrap(cfg):
         ref.handle(ev)
     state = ref.snapshot()
-    perms = permutations(cfg.brokers)
 
     def key(s: ClusterState) -> Hashable:
-        return canonical_key(s, perms) if cfg.symmetry else s
+        return canonical_state(s, cfg.brokers) if cfg.symmetry else s
 
     seen = {key(state)}
     frontier: deque[tuple[ClusterState, int]] = deque([(state, 0)])
