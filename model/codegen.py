@@ -14,6 +14,7 @@ bug here — a ``RuntimeError`` saying so). ``tests/foundation/test_codegen.py``
 from __future__ import annotations
 
 import dataclasses
+import enum
 import functools
 import itertools
 from collections.abc import Callable, Mapping
@@ -67,7 +68,7 @@ _NS: dict[str, Any] = {
 
 _ids = itertools.count()
 _DEFS: dict[L.Def, str] = {}
-_CONST_NAMES: dict[tuple[type, object], str] = {}
+_CONST_NAMES: dict[Any, str] = {}
 
 _MAX_INDENT = 80
 """Nesting (indentation levels) beyond which a lazily evaluated part is hoisted into its own function."""
@@ -90,20 +91,25 @@ def _const(value: object) -> str:
         return repr(value) if value >= 0 else f"({value})"
     if type(value) is str and len(value) < 64:
         return repr(value)
-    try:
-        key: tuple[type, object] | None = (type(value), value)
-        hash(key)
-    except TypeError:
-        key = None
-    if key is not None:
-        name = _CONST_NAMES.get(key)
-        if name is not None:
-            return name
-    name = _fresh("K")
-    _NS[name] = value
-    if key is not None:
-        _CONST_NAMES[key] = name
+    key = _value_key(value)
+    name = _CONST_NAMES.get(key)
+    if name is None:
+        name = _CONST_NAMES[key] = _fresh("K")
+        _NS[name] = value  # keeps the value alive, so an identity key stays unique
     return name
+
+
+_ATOMS = (type(None), bool, int, str)
+
+
+def _value_key(v: object) -> Any:
+    """A key equal only for interchangeable constants: atoms by class and value, tuples element-wise, classes and
+    anything else by identity (``(1,)`` and ``(True,)`` are equal values but not interchangeable)."""
+    if type(v) in _ATOMS or isinstance(v, enum.Enum):
+        return ("value", type(v), v)
+    if type(v) is tuple:
+        return ("tuple", *(_value_key(x) for x in v))
+    return ("id", id(v))
 
 
 @functools.cache
@@ -541,11 +547,7 @@ def _canon(e: L.Expr) -> int:
     parts: list[Any] = [type(e)]
     for f in dataclasses.fields(e):  # type: ignore[arg-type]
         parts.append(_part(getattr(e, f.name)))
-    key = tuple(parts)
-    try:
-        number = _TABLE.setdefault(key, len(_TABLE))
-    except TypeError:  # an unhashable constant: only itself
-        number = -1 - len(_CANON)
+    number = _TABLE.setdefault(tuple(parts), len(_TABLE))
     _CANON[id(e)] = (e, number)
     return number
 
@@ -557,7 +559,7 @@ def _part(v: Any) -> Any:
         return ("tuple", *(_part(x) for x in v))
     if isinstance(v, L.Def):
         return ("def", id(v))
-    return ("value", type(v), v)
+    return _value_key(v)  # the node holds the value, so an identity key stays unique
 
 
 def _shared(root: L.Expr) -> frozenset[int]:

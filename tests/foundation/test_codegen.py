@@ -187,3 +187,12 @@ def test_fast_records_equal_the_constructor_and_replace() -> None:
 
     assert fastrec.maker(Checked, ("x",)) is None
     assert fastrec.updater(Checked, ("x",), lambda o, v: o) is None
+
+
+def test_equal_but_different_constants_are_not_shared() -> None:
+    """``(1,) == (True,)``, yet each constant must come out as written (sharing is by class, element-wise)."""
+    one, true = L.lit((1,)), L.lit((True,))
+    expr = L.seq_of(L.seq_of(one, true), L.seq_of(true, one), L.lit(frozenset({1})), L.lit(frozenset({True})))
+    fast = compile_fast(expr, ())({})
+    assert repr(fast) == repr(compile_expr(expr, ())({}))
+    assert repr(fast) == "(((1,), (True,)), ((True,), (1,)), frozenset({1}), frozenset({True}))"
