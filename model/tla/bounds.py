@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from functools import cache
 
-from kcspec.model.evaluate import Compiled, compile_expr
+from kcspec.model.codegen import FastCompiled, compile_fast
 from kcspec.model.tla.config import ModelConfig
 from kcspec.spec.lang import Expr, Var, and_
 from kcspec.spec.state import ClusterState
@@ -44,14 +44,13 @@ STATE_CONSTRAINT: Expr = and_(
 
 
 @cache
-def _compiled() -> Compiled:
-    return compile_expr(STATE_CONSTRAINT, ("s", *BOUND_CONSTANTS))
+def _compiled() -> FastCompiled:
+    return compile_fast(STATE_CONSTRAINT, ("s", *BOUND_CONSTANTS))
 
 
 def within_bounds(state: ClusterState, config: ModelConfig) -> bool:
     """Whether ``state`` satisfies the model's ``StateConstraint``."""
-    values = {"s": state, **{name: getattr(config, name) for name in BOUND_CONSTANTS}}
-    return bool(_compiled()(values))
+    return bool(_compiled().call(state, *[getattr(config, name) for name in BOUND_CONSTANTS]))
 
 
 __all__ = ["BOUND_CONSTANTS", "STATE_CONSTRAINT", "within_bounds"]
