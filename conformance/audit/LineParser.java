@@ -7,6 +7,7 @@ import java.io.InputStreamReader;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.NoSuchElementException;
@@ -31,6 +32,7 @@ import org.apache.spark.sql.functions;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.unsafe.types.UTF8String;
+import org.apache.spark.util.AccumulatorV2;
 import org.apache.spark.util.SerializableConfiguration;
 
 /**
@@ -328,7 +330,13 @@ public final class LineParser implements UDF1<String, Row> {
    * whole files.
    */
   public static Dataset<Row> readStored(
-      SparkSession spark, String config, String files, String fieldIndex, StructType schema, int slices) {
+      SparkSession spark,
+      String config,
+      String files,
+      String fieldIndex,
+      StructType schema,
+      int slices,
+      Cube cube) {
     List<String[]> recs = new ArrayList<>();
     for (int at = 0; at < files.length(); ) {
       int colon = files.indexOf(':', at);
@@ -344,7 +352,7 @@ public final class LineParser implements UDF1<String, Row> {
     for (int j = 0; j < fi.length; j++) index[j] = Integer.parseInt(fi[j]);
     SerializableConfiguration conf = new SerializableConfiguration(spark.sessionState().newHadoopConf());
     JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
-    FileReader reader = new FileReader(config, recs.toArray(new String[0][]), index, conf);
+    FileReader reader = new FileReader(config, recs.toArray(new String[0][]), index, conf, cube);
     int n = Math.max(1, Math.min(slices, recs.size()));
     RDD<InternalRow> rows = jsc.parallelize(ids, n).mapPartitions(reader).rdd();
     return spark.internalCreateDataFrame(rows, schema, false);
@@ -357,12 +365,14 @@ public final class LineParser implements UDF1<String, Row> {
     private final String[][] files;
     private final int[] index;
     private final SerializableConfiguration conf;
+    private final Cube cube;
 
-    FileReader(String config, String[][] files, int[] index, SerializableConfiguration conf) {
+    FileReader(String config, String[][] files, int[] index, SerializableConfiguration conf, Cube cube) {
       this.config = config;
       this.files = files;
       this.index = index;
       this.conf = conf;
+      this.cube = cube;
     }
 
     @Override
@@ -375,6 +385,7 @@ public final class LineParser implements UDF1<String, Row> {
         long line;
         String next;
         final Object[] out = new Object[HEAD + k.nFields + 1];
+        final HashMap<String, long[]> cells = new HashMap<>();
 
         private boolean advance() {
           try {
@@ -388,7 +399,11 @@ public final class LineParser implements UDF1<String, Row> {
                 in.close();
                 in = null;
               }
-              if (!ids.hasNext()) return false;
+              if (!ids.hasNext()) {
+                cube.add(cells);
+                cells.clear();
+                return false;
+              }
               String[] f = files[ids.next()];
               Path path = new Path(f[0]);
               FileSystem fs = path.getFileSystem(conf.value());
@@ -431,9 +446,146 @@ public final class LineParser implements UDF1<String, Row> {
             row[7 + j] = v instanceof String ? UTF8String.fromString((String) v) : v;
           }
           row[7 + index.length] = status.equals("record") ? null : UTF8String.fromString(text);
+          cube.count(cells, fid, status, out, (Long) row[5]);
           return new GenericInternalRow(row);
         }
       };
+    }
+  }
+
+  /**
+   * The statistics' aggregation (stats.line_cube) computed while reading: lines per (file id, status, kind,
+   * controller id, broker, controller epoch, from and to state of a transition kind, topic and timestamp of
+   * a completed deletion) with the first and last timestamp. Each task counts into its own map and adds it
+   * when it has read its files; the key is the fields written with their lengths ("-" for null).
+   */
+  public static final class Cube extends AccumulatorV2<HashMap<String, long[]>, HashMap<String, long[]>> {
+    private static final long serialVersionUID = 1L;
+    private final String[] transitionKinds;
+    private final String completedKind;
+    private final int[] keyFields;
+    private HashMap<String, long[]> cells = new HashMap<>();
+
+    /** {@code keyFields}: indexes into lines.ALL_FIELDS of controller_id, broker, controller_epoch,
+     * from_state, to_state, topics. */
+    public Cube(String transitionKinds, String completedKind, String keyFields) {
+      this.transitionKinds = transitionKinds.split(",", -1);
+      this.completedKind = completedKind;
+      String[] f = keyFields.split(",", -1);
+      this.keyFields = new int[f.length];
+      for (int i = 0; i < f.length; i++) this.keyFields[i] = Integer.parseInt(f[i]);
+    }
+
+    private static void put(StringBuilder b, Object v) {
+      if (v == null) {
+        b.append('-');
+      } else {
+        String s = v.toString();
+        b.append(s.length()).append(':').append(s);
+      }
+    }
+
+    void count(HashMap<String, long[]> local, int fid, String status, Object[] out, Long ts) {
+      String kind = (String) out[5];
+      boolean transition = false;
+      for (String t : transitionKinds) transition |= t.equals(kind);
+      boolean completed = completedKind.equals(kind) && status.equals("record");
+      StringBuilder b = new StringBuilder(64);
+      b.append(fid).append(',');
+      put(b, status);
+      put(b, kind);
+      put(b, out[HEAD + keyFields[0]]);
+      put(b, out[HEAD + keyFields[1]]);
+      put(b, out[HEAD + keyFields[2]]);
+      put(b, transition ? out[HEAD + keyFields[3]] : null);
+      put(b, transition ? out[HEAD + keyFields[4]] : null);
+      put(b, completed ? out[HEAD + keyFields[5]] : null);
+      put(b, completed ? ts : null);
+      String key = b.toString();
+      long[] c = local.get(key);
+      if (c == null) {
+        c = new long[] {0, Long.MAX_VALUE, Long.MIN_VALUE};
+        local.put(key, c);
+      }
+      c[0]++;
+      if (ts != null) {
+        c[1] = Math.min(c[1], ts);
+        c[2] = Math.max(c[2], ts);
+      }
+    }
+
+    @Override
+    public boolean isZero() {
+      return cells.isEmpty();
+    }
+
+    @Override
+    public Cube copy() {
+      Cube c = copyAndReset();
+      c.merge(this);
+      return c;
+    }
+
+    @Override
+    public Cube copyAndReset() {
+      return new Cube(this);
+    }
+
+    private Cube(Cube other) {
+      this.transitionKinds = other.transitionKinds;
+      this.completedKind = other.completedKind;
+      this.keyFields = other.keyFields;
+    }
+
+    @Override
+    public void reset() {
+      cells = new HashMap<>();
+    }
+
+    @Override
+    public void add(HashMap<String, long[]> v) {
+      for (java.util.Map.Entry<String, long[]> e : v.entrySet()) {
+        long[] mine = cells.get(e.getKey());
+        long[] x = e.getValue();
+        if (mine == null) {
+          cells.put(e.getKey(), x.clone());
+        } else {
+          mine[0] += x[0];
+          mine[1] = Math.min(mine[1], x[1]);
+          mine[2] = Math.max(mine[2], x[2]);
+        }
+      }
+    }
+
+    @Override
+    public void merge(AccumulatorV2<HashMap<String, long[]>, HashMap<String, long[]>> other) {
+      add(other.value());
+    }
+
+    @Override
+    public HashMap<String, long[]> value() {
+      return cells;
+    }
+
+    /** The cells as text: per cell its key, then "lines,first,last" (empty for no timestamp), then "\n". */
+    public String text() {
+      StringBuilder b = new StringBuilder();
+      for (java.util.Map.Entry<String, long[]> e : cells.entrySet()) {
+        long[] c = e.getValue();
+        b.append(e.getKey()).append(c[0]).append(',');
+        if (c[1] != Long.MAX_VALUE) b.append(c[1]).append(',').append(c[2]);
+        else b.append(',');
+        b.append('\n');
+      }
+      return b.toString();
+    }
+
+    /** A new cube registered with {@code spark}'s context. */
+    public static Cube register(
+        SparkSession spark, String transitionKinds, String completedKind, String keyFields) {
+      Cube c = new Cube(transitionKinds, completedKind, keyFields);
+      spark.sparkContext().register(c, "kcspec-audit-line-cube");
+      return c;
     }
   }
 

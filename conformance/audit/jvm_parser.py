@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from kcspec.conformance.audit import lines as g
+from kcspec.conformance.audit import stats
 
 CLASS_NAME = "kcspec.audit.LineParser"
 SOURCE = Path(__file__).with_name("LineParser.java")
@@ -87,9 +88,11 @@ def stored_schema() -> str:
     )
 
 
-def read_stored(spark: Any, files: list[tuple[str, int, int]], slices: int) -> Any:
+def read_stored(spark: Any, files: list[tuple[str, int, int]], slices: int) -> tuple[Any, Any]:
     """The stored parse of ``files`` (path, file id, history id), read and parsed by ``LineParser.readStored``
-    in ``slices`` tasks (whole files each): a DataFrame of ``stored_schema``."""
+    in ``slices`` tasks (whole files each): a DataFrame of ``stored_schema``, and the JVM accumulator that
+    holds the statistics' cells once the DataFrame has been computed (``cube_text``). Compute it once: a
+    second computation would count every line again."""
     from pyspark.sql import DataFrame
     from pyspark.sql.types import _parse_datatype_string
 
@@ -98,10 +101,23 @@ def read_stored(spark: Any, files: list[tuple[str, int, int]], slices: int) -> A
     # "fid,hid,length:path" per file, the length in UTF-16 units (Java's): any character may be in a path
     listing = "".join(f"{fid},{hid},{len(p.encode('utf-16-le')) // 2}:{p}" for p, fid, hid in files)
     index = ",".join(str(g.ALL_FIELDS.index(f)) for f in STORED_FIELDS)
-    jdf = jvm.kcspec.audit.LineParser.readStored(
-        spark._jsparkSession, grammar_config(), listing, index, jtype, slices
+    cube_fields = ",".join(str(g.ALL_FIELDS.index(f)) for f in CUBE_FIELDS)
+    cube = jvm.kcspec.audit.LineParser.Cube.register(
+        spark._jsparkSession, ",".join(stats.TRANSITION_KINDS), stats.COMPLETED, cube_fields
     )
-    return DataFrame(jdf, spark)
+    jdf = jvm.kcspec.audit.LineParser.readStored(
+        spark._jsparkSession, grammar_config(), listing, index, jtype, slices, cube
+    )
+    return DataFrame(jdf, spark), cube
+
+
+CUBE_FIELDS = ("controller_id", "broker", "controller_epoch", "from_state", "to_state", "topics")
+"""The fields the JVM reader's cube groups by (``stats.GROUP``), in the order ``LineParser.Cube`` takes them."""
+
+
+def cube_text(cube: Any) -> str:
+    """The cells of ``read_stored``'s accumulator as text (``stats.cells_from_text`` reads it)."""
+    return str(cube.text())
 
 
 def grammar_config() -> str:

@@ -110,6 +110,7 @@ WRITE_KINDS = (
     "replica_transition_failed",
     "partition_transition_failed",
 )
+FAILED_KINDS = ("replica_transition_failed", "partition_transition_failed")
 LEADER_ISR_KINDS = ("partition_transition", "isr_removal", "lair_sent", "umr_sent", "reassign_lair_sent")
 
 
@@ -320,13 +321,15 @@ def _machine_states(events: DataFrame, profile: Profile) -> DataFrame:
 def log_rules(
     spark: SparkSession,
     events: DataFrame,
+    failed: DataFrame,
     profile: Profile,
     exceptions: DataFrame,
     firsts: Mapping[int, Mapping[int, int]],
     deletions: Mapping[tuple[int, str], list[tuple[int, int | None]]],
     names: Column,
 ) -> DataFrame:
-    """All violations found in parsed Kafka log records (the stored parse's records of ``EVENT_KINDS``).
+    """All violations found in parsed Kafka log records: ``events`` holds the stored parse's records of
+    ``WRITE_KINDS`` (others are ignored), ``failed`` those of ``FAILED_KINDS`` (a subset of ``events``).
 
     Three queries over the stored parse: ``row_rules`` (rules that look at one record, among them the deletion
     rule against the deletion intervals collected from the statistics), ``history_rules`` (rules that compare
@@ -340,7 +343,7 @@ def log_rules(
     return (
         row_rules(events, profile, fence, deletion_table(spark, deletions))
         .unionByName(history_rules(events, profile, names))
-        .unionByName(failure_rules(events, profile, exceptions))
+        .unionByName(failure_rules(failed, profile, exceptions))
     )
 
 
@@ -374,7 +377,27 @@ def row_rules(
     )
     ev = _machine_states(writes, profile).join(F.broadcast(fence), ["hid", "controller_epoch"], "left")
     if deletions is not None:
-        ev = ev.join(F.broadcast(deletions), ["hid", "topic"], "left")
+        # only elections look their topic up (a null key joins nothing); the intervals of a topic are
+        # disjoint, so an election joins at most the one that holds it
+        election = (
+            (F.col("kind") == "partition_transition")
+            & (F.col("raw_to") == "OnlinePartition")
+            & F.col("raw_from").isin("OfflinePartition", "OnlinePartition")
+        )
+        ev = ev.withColumn("elected_topic", F.when(election, F.col("topic")))
+        d = deletions.alias("d")
+        ev = (
+            ev.alias("e")
+            .join(
+                F.broadcast(d),
+                (F.col("e.hid") == F.col("d.hid"))
+                & (F.col("e.elected_topic") == F.col("d.topic"))
+                & (F.col("e.ts") > F.col("d.q"))
+                & (F.col("d.d").isNull() | (F.col("e.ts") < F.col("d.d"))),
+                "left",
+            )
+            .select("e.*", F.col("d.q").alias("deletion_queued"))
+        )
     ok_transition = F.col("kind").isin("replica_transition", "partition_transition")
     lisr = F.col("kind").isin(*LEADER_ISR_KINDS) & F.col("isr").isNotNull()
     isr_a = _isr_array()
@@ -424,17 +447,11 @@ def row_rules(
         ),
     ]
     if deletions is not None:
-        # the deletion rule reads the states as logged (not normalised); the earliest interval that holds
-        ts = F.col("ts")
-        inside = F.filter("intervals", lambda i: (ts > i["q"]) & (i["d"].isNull() | (ts < i["d"])))
+        # the deletion rule reads the states as logged (not normalised)
         checks.append(
             Check(
                 "election-for-deleting-topic",
-                (F.col("kind") == "partition_transition")
-                & (F.col("raw_to") == "OnlinePartition")
-                & F.col("raw_from").isin("OfflinePartition", "OnlinePartition")
-                & F.col("intervals").isNotNull()
-                & (F.size(inside) > 0),
+                F.col("deletion_queued").isNotNull(),
                 F.concat(
                     F.lit("partition "),
                     _tp(),
@@ -443,7 +460,7 @@ def row_rules(
                     F.lit(" → OnlinePartition while topic "),
                     F.col("topic"),
                     F.lit(" was queued for deletion (since "),
-                    stats.ts_column_text(inside[0]["q"]),
+                    stats.ts_column_text(F.col("deletion_queued")),
                     F.lit(")"),
                 ),
                 F.lit("partition"),
@@ -584,9 +601,9 @@ def epoch_rule(events: DataFrame, names: Column) -> DataFrame:
 
 def failure_rules(events: DataFrame, profile: Profile, exceptions: DataFrame) -> DataFrame:
     """Failed transitions against the valid previous states Kafka printed in the exception that follows them."""
-    failed = _machine_states(
-        events.where(F.col("kind").isin("replica_transition_failed", "partition_transition_failed")), profile
-    ).join(exceptions.select("fid", "line", "exception"), ["fid", "line"], "left")
+    failed = _machine_states(events.where(F.col("kind").isin(*FAILED_KINDS)), profile).join(
+        exceptions.select("fid", "line", "exception"), ["fid", "line"], "left"
+    )
     printed = F.regexp_extract(
         F.coalesce("exception", F.lit("")), r"should be in (?:the|one of) (\S+) states", 1
     )
@@ -625,12 +642,12 @@ def failure_rules(events: DataFrame, profile: Profile, exceptions: DataFrame) ->
 def deletion_table(
     spark: SparkSession, deletions: Mapping[tuple[int, str], list[tuple[int, int | None]]]
 ) -> DataFrame | None:
-    """``(hid, topic, intervals)``: per history and topic, its deletion intervals ``(q, d)`` (``ts_key``s)
-    sorted by ``q`` (``stats.deletion_intervals``); ``None`` when there are none."""
+    """``(hid, topic, q, d)``: the deletion intervals of ``stats.deletion_intervals`` (``ts_key``s, ``d`` null
+    while open), one row each; ``None`` when there are none."""
     if not deletions:
         return None
-    rows = [(h, t, [(q, d) for q, d in sorted(iv)]) for (h, t), iv in sorted(deletions.items())]
-    return spark.createDataFrame(rows, "hid int, topic string, intervals array<struct<q: long, d: long>>")
+    rows = [(h, t, q, d) for (h, t), iv in sorted(deletions.items()) for q, d in iv]
+    return spark.createDataFrame(rows, "hid int, topic string, q long, d long")
 
 
 ACTING_KINDS = (*WRITE_KINDS, "controller_elected")

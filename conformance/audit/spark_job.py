@@ -23,6 +23,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -145,21 +146,23 @@ def numbered_lines(spark: SparkSession, files: tuple[str, ...], history_key: str
     return with_line_numbers(raw, split_offsets(spark, raw, history_key))
 
 
-def stored_parse(spark: SparkSession, files: list[tuple[str, int, int]], engine: str = "auto") -> DataFrame:
+def stored_parse(
+    spark: SparkSession, files: list[tuple[str, int, int]], engine: str = "auto"
+) -> tuple[DataFrame, Callable[[], list[stats.Cell]] | None]:
     """The stored parse of ``files`` (path, file id, history id): ``jvm_parser.stored_schema`` columns.
 
     With the JVM parser (``engine`` ``auto`` when the session has it, or ``jvm``) the files are read and parsed
-    by ``LineParser.readStored`` in one pass, line numbers counted while reading. Otherwise (``spark``) Spark's
-    text source reads them twice: once to count the lines of every file split (``split_offsets``), once to
-    parse them with ``parse_kafka_expressions`` and number them from those counts."""
+    by ``LineParser.readStored`` in one pass, line numbers counted while reading, and the statistics' cells
+    counted on the way: the second item, called after the DataFrame has been computed (once), returns them.
+    Otherwise (``spark``) Spark's text source reads the files twice: once to count the lines of every file
+    split, once to parse them with ``parse_kafka_expressions`` and number them from those counts; the second
+    item is then ``None`` (``stats.line_cube`` over the stored parse gives the cells)."""
     if engine not in PARSE_ENGINES:
         raise ValueError(f"parse engine {engine!r}: expected one of {', '.join(PARSE_ENGINES)}")
     if engine == "jvm" or (engine == "auto" and jvm_parser.available(spark)):
         slices = max(1, spark.sparkContext.defaultParallelism) * 4
-        stored: DataFrame = jvm_parser.read_stored(
-            spark, files, min(len(files), max(slices, len(files) // 4))
-        )
-        return stored
+        frame, cube = jvm_parser.read_stored(spark, files, min(len(files), max(slices, len(files) // 4)))
+        return frame, lambda: stats.cells_from_text(jvm_parser.cube_text(cube))
     ids = {path: (fid, hid) for path, fid, hid in files}
     raw = raw_lines(spark, tuple(path for path, _, _ in files))
     splits = (
@@ -180,7 +183,7 @@ def stored_parse(spark: SparkSession, files: list[tuple[str, int, int]], engine:
     offsets = spark.createDataFrame(table, "uri string, block long, base long, fid int, hid int")
     parsed = parse_kafka_expressions(raw).join(F.broadcast(offsets), ["uri", "block"])
     fields = [F.col(f) for f in jvm_parser.STORED_FIELDS]
-    return parsed.select(
+    stored = parsed.select(
         "fid",
         "hid",
         (F.col("rid") - F.col("base") + 1).alias("line"),
@@ -191,6 +194,7 @@ def stored_parse(spark: SparkSession, files: list[tuple[str, int, int]], engine:
         *fields,
         F.when(F.col("status") != "record", F.col("text")).alias("text"),
     )
+    return stored, None
 
 
 def _chain(pairs: list[tuple[Column, Any]]) -> Column:

@@ -1,22 +1,23 @@
 """Counts of the stored parse from one aggregation: line numbering, statistics, coverage, fencing epochs.
 
 ``line_cube`` scans the stored parse once and groups its lines by (file id, status, kind, controller,
-broker, controller epoch, logged transition, and for topic-deletion records their topics and timestamp): a
-table of at most a few cells per file and epoch (plus one per deletion record), collected to the driver.
+broker, controller epoch, logged transition, and for a completed topic deletion its topic and timestamp): a
+table of at most a few cells per file and epoch (plus one per completed deletion), collected to the driver.
 Everything else is derived from it there, with no further pass over the corpus:
 
 * ``record_counts`` — records per file; ``kind_counts`` — records per kind;
 * ``edge_counts`` — logged successful transitions per (from, to) of a machine (the coverage matrices);
 * ``per_broker`` / ``per_epoch`` — the summary's per-broker and per-controller-epoch tables;
 * ``epoch_firsts`` — per history, the first timestamp at which each controller epoch acted (the fencing rule);
-* ``deletion_intervals`` — per history and topic, when it was queued for deletion and until when (rule I13).
+* ``deletion_intervals`` — per history and topic, when it was queued for deletion and until when (rule I13):
+  one more query, over the deletion records only, with the completions from the cube; collected merged (at
+  most one interval per completed deletion, and one per topic still queued at the end).
 
 Timestamps are the longs ``yyyyMMddHHmmssSSS`` of the stored parse (``ts_key``); ``ts_text`` gives the text back.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -37,7 +38,7 @@ GROUP = (
     "del_topics",
     "del_ts",
 )
-DELETION_KINDS = ("topic_deletion_queued", "topic_deletion_completed")
+QUEUED, COMPLETED = "topic_deletion_queued", "topic_deletion_completed"
 TRANSITION_KINDS = (
     "replica_transition",
     "partition_transition",
@@ -49,7 +50,7 @@ TRANSITION_KINDS = (
 @dataclass(frozen=True)
 class Cell:
     """Lines of one file that share status, kind, controller, broker, epoch and logged transition (and for
-    a deletion record its topics and timestamp); timestamps as ``ts_key`` longs."""
+    a completed deletion its topic and timestamp); timestamps as ``ts_key`` longs."""
 
     fid: int
     status: str
@@ -98,7 +99,7 @@ def ts_text(key: int | None) -> str | None:
 def line_cube(stored: DataFrame) -> list[Cell]:
     """One aggregation over the stored parse (``fid``, ``status``, ``ts`` as a long and the fields)."""
     is_transition = F.col("kind").isin(*TRANSITION_KINDS)
-    is_deletion = F.col("kind").isin(*DELETION_KINDS) & (F.col("status") == "record")
+    is_deletion = (F.col("kind") == COMPLETED) & (F.col("status") == "record")
     cells = (
         stored.select(
             "fid",
@@ -119,6 +120,55 @@ def line_cube(stored: DataFrame) -> list[Cell]:
         .collect()
     )
     return [Cell(**r.asDict()) for r in cells]
+
+
+def _read_value(text: str, at: int) -> tuple[str | None, int]:
+    if text[at] == "-":
+        return None, at + 1
+    colon = text.index(":", at)
+    end = colon + 1 + int(text[at:colon])
+    return text[colon + 1 : end], end
+
+
+def cells_from_text(text: str) -> list[Cell]:
+    """The cells ``LineParser.Cube`` counted while reading (``jvm_parser.cube_text``): per line
+    ``fid,`` then status, kind, controller id, broker, controller epoch, from state, to state, deletion topic
+    and deletion timestamp (each ``length:value`` or ``-``), then ``lines,first,last``."""
+    cells: list[Cell] = []
+    at = 0
+    while at < len(text):
+        comma = text.index(",", at)
+        fid = int(text[at:comma])
+        at = comma + 1
+        values: list[str | None] = []
+        for _ in range(9):
+            v, at = _read_value(text, at)
+            values.append(v)
+        end = text.index("\n", at)
+        lines, first, last = text[at:end].split(",")
+        at = end + 1
+
+        def num(v: str | None) -> int | None:
+            return None if v is None else int(v)
+
+        cells.append(
+            Cell(
+                fid=fid,
+                status=str(values[0]),
+                kind=values[1],
+                controller_id=num(values[2]),
+                broker=num(values[3]),
+                controller_epoch=num(values[4]),
+                from_state=values[5],
+                to_state=values[6],
+                del_topics=values[7],
+                del_ts=num(values[8]),
+                lines=int(lines),
+                first_ts=int(first) if first else None,
+                last_ts=int(last) if last else None,
+            )
+        )
+    return cells
 
 
 def line_counts(cells: Iterable[Cell]) -> dict[int, int]:
@@ -236,34 +286,45 @@ def epoch_firsts(
     return out
 
 
-_TOPIC_SET_NOISE = re.compile(r"^(?:Hash)?Set\(|\)$|[ \t\n\x0b\f\r]")
-"""What ``Set(a, b)`` / ``HashSet(a)`` / ``a,b`` loses to become ``a,b`` (Java's ``\\s`` spelled out)."""
+TOPIC_SET_NOISE = r"^(?:Hash)?Set\(|\)$|\s"
+"""What ``Set(a, b)`` / ``HashSet(a)`` / ``a, b`` loses to become ``a,b`` (a regex for Spark)."""
 
 
 def deletion_intervals(
-    cells: Iterable[Cell], history: Sequence[int]
+    stored: DataFrame, cells: Iterable[Cell], history: Sequence[int]
 ) -> dict[tuple[int, str], list[tuple[int, int | None]]]:
-    """(history id, topic) → ``(queued, completed)`` timestamps (``ts_key``; completed ``None`` while open),
-    sorted: a topic is queued for deletion from a "Starting topic deletion" / "Handling deletion" record
-    until the first "Deletion of topic … successfully completed" record at or after it. A queuing with only
-    earlier completions of that topic opens no interval."""
-    queued: set[tuple[int, str, int]] = set()
-    done: dict[tuple[int, str], list[int]] = {}
+    """(history id, topic) → disjoint ``(queued, completed)`` timestamps (``ts_key``; ``None`` while open),
+    sorted. A topic is queued for deletion from a "Starting topic deletion" / "Handling deletion" record
+    until the first "Deletion of topic … successfully completed" record at or after it (a queuing with only
+    earlier completions of that topic opens no interval). Queuings that end at the same completion form one
+    interval from the earliest of them: such intervals share their end, and those with different ends are
+    disjoint, so the earliest queuing whose interval holds a time is that interval's start.
+    """
+    done: dict[tuple[int, str], set[int]] = {}
     for c in _records(cells):
-        if c.del_ts is None or c.del_topics is None:
-            continue
-        h = history[c.fid]
-        if c.kind == "topic_deletion_queued":
-            for topic in _TOPIC_SET_NOISE.sub("", c.del_topics).split(","):
-                if topic != "":
-                    queued.add((h, topic, c.del_ts))
-        elif c.kind == "topic_deletion_completed":
-            done.setdefault((h, c.del_topics), []).append(c.del_ts)
+        if c.kind == COMPLETED and c.del_ts is not None and c.del_topics is not None:
+            done.setdefault((history[c.fid], c.del_topics), set()).add(c.del_ts)
+    spark = stored.sparkSession
+    rows = [(h, t, sorted(ds)) for (h, t), ds in sorted(done.items())]
+    completions = spark.createDataFrame(rows, "hid int, topic string, ends array<long>")
+    topic = F.explode(F.split(F.regexp_replace(F.col("topics"), TOPIC_SET_NOISE, ""), ","))
+    queued = (
+        stored.where((F.col("status") == "record") & (F.col("kind") == QUEUED))
+        .select("hid", topic.alias("topic"), F.col("ts").alias("q"))
+        .where(F.col("topic") != "")
+        .join(F.broadcast(completions), ["hid", "topic"], "left")
+    )
+    # the first completion at or after q (``ends`` is sorted); none at all: open; only earlier ones: no interval
+    after = F.filter("ends", lambda d: d >= F.col("q"))
+    merged = (
+        queued.where(F.col("ends").isNull() | (F.size(after) > 0))
+        .groupBy("hid", "topic", F.when(F.col("ends").isNotNull(), after[0]).alias("d"))
+        .agg(F.min("q").alias("q"))
+        .collect()
+    )
     out: dict[tuple[int, str], list[tuple[int, int | None]]] = {}
-    for h, topic, q in sorted(queued):
-        ends = done.get((h, topic))
-        if ends is None:
-            out.setdefault((h, topic), []).append((q, None))
-        elif any(d >= q for d in ends):
-            out.setdefault((h, topic), []).append((q, min(d for d in ends if d >= q)))
-    return out
+    for r in merged:
+        out.setdefault((int(r["hid"]), str(r["topic"])), []).append(
+            (int(r["q"]), None if r["d"] is None else int(r["d"]))
+        )
+    return {k: sorted(v) for k, v in sorted(out.items())}

@@ -121,7 +121,7 @@ def test_stored_parse_equals_reference(spark: Any, tmp_path: Path, engine: str) 
     engines against the reference parser, on files whose names need escaping in a URI."""
     from kcspec.conformance.audit import jvm_parser
     from kcspec.conformance.audit.pipeline import FileIds
-    from kcspec.conformance.audit.stats import ts_text
+    from kcspec.conformance.audit.stats import line_cube, ts_text
 
     if engine == "jvm" and not jvm_parser.available(spark):
         pytest.skip(jvm_parser.status(spark))
@@ -132,7 +132,14 @@ def test_stored_parse_equals_reference(spark: Any, tmp_path: Path, engine: str) 
     (d / "no-final-newline.log").write_text(GOOD[0] + "\n\n" + GOOD[1] + "\r" + GOOD[2])
     inputs = expand_inputs([str(d)])
     ids = FileIds.of(inputs.kafka_logs, "dir")
-    stored = stored_parse(spark, ids.listing(), engine).cache()
+    frame, counted = stored_parse(spark, ids.listing(), engine)
+    frame.write.parquet(str(tmp_path / "stored.parquet"))
+    stored = spark.read.parquet(str(tmp_path / "stored.parquet"))
+    # the JVM reader's cells (counted while reading) are the statistics' aggregation of what it stored
+    if counted is not None:
+        assert sorted(map(repr, counted())) == sorted(map(repr, line_cube(stored)))
+    else:
+        assert engine == "spark"
     got = {(ids.names[r["fid"]], r["line"]): r for r in stored.collect()}
     odd = {(ids.names[r["fid"]], r["line"]): r for r in resolve_non_records(stored, "fid").collect()}
     expected = [p for f in ids.names for p in parse_file(Path(f), f)]
