@@ -64,6 +64,8 @@ from kcspec.spec.profiles import Profile
 
 BROKERS = 2
 CHECK_TIMEOUT_MS = 5_000
+WORKERS = 2
+"""Worker processes of ``prove_induction`` (the development machine has 2 cores)."""
 TACTIC = ("simplify", "propagate-values", "dt2bv", "solve-eqs", "simplify", "qffd")
 
 DETAILS = "details:"
@@ -95,28 +97,45 @@ class _Pair:
     cti: str | None = None
     undecided: list[str] = field(default_factory=list)
 
+    def absorb(self, other: _Pair) -> None:
+        """Add the results of a later job (families later in ``shapes`` order): the first CTI is kept."""
+        self.checked += other.checked
+        self.seconds += other.seconds
+        if self.cti is None:
+            self.cti = other.cti
+        self.undecided += other.undecided
+
+
+@dataclass(frozen=True)
+class _Pre:
+    """A family's pre-state assumption, evaluated once per family: the term of every assumed state invariant
+    and the evaluator's obligations for those terms."""
+
+    terms: dict[str, Any]
+    obligations: tuple[Any, ...]
+
 
 def solver() -> z3.Solver:
-    """The finite-domain solver of the induction checks."""
+    """The finite-domain solver of the induction checks (the second opinion of ``_answer``)."""
     return z3.Then(*TACTIC).solver()
 
 
 def _answer(s: z3.Solver, timeout_ms: int) -> tuple[Any, Any]:
-    """The solver's answer and model; where the finite-domain pipeline gives up (an enum equality it cannot
-    bit-blast) the same assertions go to Z3's default solver."""
+    """The answer of Z3's default (incremental) solver ``s`` and its model; where it gives up or times out, the
+    same assertions go to the finite-domain pipeline, and an answer neither gives is "unknown" (never "proved").
+    """
     s.set("timeout", timeout_ms)
     answer = s.check()
-    if answer == z3.unknown and "giveup" in s.reason_unknown():
-        fallback = z3.Solver()
-        fallback.set("timeout", timeout_ms)
-        fallback.add(s.assertions())
-        answer = fallback.check()
-        if answer == z3.unknown:
-            return answer, fallback.reason_unknown()
-        return answer, fallback.model() if answer == z3.sat else None
+    if answer != z3.unknown:
+        return answer, s.model() if answer == z3.sat else None
+    reason = s.reason_unknown()
+    second = solver()
+    second.set("timeout", timeout_ms)
+    second.add(s.assertions())
+    answer = second.check()
     if answer == z3.unknown:
-        return answer, s.reason_unknown()
-    return answer, s.model() if answer == z3.sat else None
+        return answer, f"{reason}; finite-domain pipeline: {second.reason_unknown()}"
+    return answer, second.model() if answer == z3.sat else None
 
 
 def _refute(s: z3.Solver, goals: Sequence[Any], timeout_ms: int) -> tuple[str, Any]:
@@ -139,8 +158,10 @@ def _false_in(model: Any, term: Any) -> bool:
     return bool(z3.is_false(model.eval(term, model_completion=True)))
 
 
-def _holds_before(ev: SymbolicEvaluator, invs: Iterable[Invariant], fam: Family) -> list[Any]:
-    return [V.bool_term(V.as_bool(ev.eval(i.expr, {"s": fam.state}))) for i in invs if i.kind == "state"]
+def _pre(fam: Family, assumed: Sequence[Invariant]) -> _Pre:
+    ev = SymbolicEvaluator(Domain.brokers(BROKERS + 1))
+    terms = {i.name: V.bool_term(V.as_bool(ev.eval(i.expr, {"s": fam.state}))) for i in assumed}
+    return _Pre(terms, tuple(ev.obligations))
 
 
 def _check_instance(
@@ -148,22 +169,22 @@ def _check_instance(
     inst: Instance,
     action: Action,
     invs: Sequence[Invariant],
-    assumed: Sequence[Invariant],
+    pre: _Pre,
     pairs: dict[tuple[str, str], _Pair],
     timeout_ms: int,
 ) -> None:
-    """Check every invariant still open for ``inst`` on ``fam``: first that the step is defined (the evaluator's
-    obligations), then all goals in one query; only when that query is refuted are the goals the model
-    falsifies split off as counterexamples and the rest re-checked together."""
-    ev = SymbolicEvaluator(Domain.brokers(BROKERS + 1))
+    """Check every invariant still open for ``inst`` on ``fam``: that the step is defined (the evaluator's
+    obligations) and every goal, first in one query; when that query is refuted, the obligations alone, then all
+    goals, and only the goals a model falsifies are split off as counterexamples (the rest re-checked together).
+    """
+    ev = SymbolicEvaluator(Domain.brokers(BROKERS + 1), list(pre.obligations))
     env = {"s": fam.state, **dict(inst.params)}
     start = time.perf_counter()
     guard = V.as_bool(ev.eval(action.guard, env))
     if isinstance(guard, bool) and not guard:
         return
-    pre = {i.name: V.bool_term(V.as_bool(ev.eval(i.expr, {"s": fam.state}))) for i in assumed}
-    s = solver()
-    s.add(*fam.constraints, *inst.constraints, V.bool_term(guard), *pre.values())
+    s = z3.Solver()
+    s.add(*fam.constraints, *inst.constraints, V.bool_term(guard), *pre.terms.values())
     if _answer(s, timeout_ms)[0] == z3.unsat:
         return  # the guard never holds in this family when the invariants do
     open_invs = [i for i in invs if pairs[i.name, inst.kind].cti is None]
@@ -194,6 +215,15 @@ def _check_instance(
                 pair.undecided.append(info)
 
     obligations = [V.bool_term(o.condition) for o in ev.obligations]
+    remaining = {
+        n: g for n, g in goals.items() if not (z3.is_true(g) or (n in pre.terms and g.eq(pre.terms[n])))
+    }
+    if (
+        not (obligations or remaining)
+        or _refute(s, [*obligations, *remaining.values()], timeout_ms)[0] == "proved"
+    ):
+        note(goals, "proved")
+        return
     if obligations:
         verdict, model = _refute(s, obligations, timeout_ms)
         if verdict != "proved":
@@ -213,7 +243,6 @@ def _check_instance(
             note(goals, "undecided", info)
             return
         s.add(*obligations)
-    remaining = {n: g for n, g in goals.items() if not (z3.is_true(g) or (n in pre and g.eq(pre[n])))}
     note([n for n in goals if n not in remaining], "proved")
     while remaining:
         verdict, model = _refute(s, list(remaining.values()), timeout_ms)
@@ -237,30 +266,81 @@ def _check_instance(
             )
 
 
+def _check_family(
+    profile: Profile,
+    shape: Shape,
+    invs: Sequence[Invariant],
+    kinds: Sequence[str],
+    timeout_ms: int,
+) -> dict[tuple[str, str], _Pair]:
+    """Every (invariant, action) pair over one family: the unit of work of a worker process."""
+    from kcspec.spec.actions import build_actions
+    from kcspec.spec.invariants import invariants as all_invariants
+
+    every = all_invariants(profile)
+    assumed = list({i.name: i for i in [*every, *invs] if i.kind == "state"}.values())
+    actions = build_actions(profile)
+    pairs = {(i.name, k): _Pair() for i in invs for k in kinds}
+    fam = family(shape, same_epochs=profile.zk_write_fencing, brokers=BROKERS)
+    pre = _pre(fam, assumed)
+    for inst in instances(BROKERS, profile.kip455_reassignment):
+        if inst.kind in kinds:
+            _check_instance(fam, inst, actions[inst.kind], invs, pre, pairs, timeout_ms)
+    return pairs
+
+
+def _family_job(job: tuple[str, Shape, tuple[str, ...], int]) -> dict[tuple[str, str], _Pair]:
+    """``_check_family`` in a worker process: Z3 terms are not picklable, so the worker rebuilds the profile,
+    its invariants, actions and the family from their names and returns plain results."""
+    from kcspec.spec.invariants import invariants as all_invariants
+    from kcspec.spec.profiles import get_profile
+
+    name, shape, kinds, timeout_ms = job
+    profile = get_profile(name)
+    return _check_family(profile, shape, all_invariants(profile), kinds, timeout_ms)
+
+
+def _cost(shape: Shape) -> int:
+    """A rough rank of a family's cost (active controller, then ``t`` being deleted), to start the longest first."""
+    return 2 * int(shape.controller >= 0) + int(shape.deleting)
+
+
 def check_profile(
     profile: Profile,
     invariants: Sequence[Invariant] | None = None,
     kinds: Sequence[str] | None = None,
     timeout_ms: int = CHECK_TIMEOUT_MS,
     only: Sequence[Shape] | None = None,
+    workers: int = 1,
 ) -> list[Verdict]:
     """The verdict of every (invariant, action) pair of ``profile`` (restricted to ``invariants``, event
     ``kinds`` and the family shapes ``only`` when given). The pre-state assumption is every state invariant of
-    the profile and every state invariant being checked."""
+    the profile and every state invariant being checked.
+
+    Each family is checked on its own (``workers`` > 1: in that many worker processes, for the profile's own
+    invariants only); the results are combined in the order of ``shapes``, so verdicts and the counterexample
+    shown do not depend on the scheduling."""
     from kcspec.spec.actions import build_actions
     from kcspec.spec.invariants import invariants as all_invariants
 
-    every = all_invariants(profile)
-    invs = list(invariants) if invariants is not None else list(every)
-    assumed = list({i.name: i for i in [*every, *invs] if i.kind == "state"}.values())
+    invs = list(invariants) if invariants is not None else list(all_invariants(profile))
     actions = build_actions(profile)
-    chosen = [k for k in actions if kinds is None or k in kinds]
+    chosen = tuple(k for k in actions if kinds is None or k in kinds)
+    todo = list(only) if only is not None else shapes(BROKERS)
+    if workers > 1 and invariants is None and len(todo) > 1:
+        import multiprocessing
+
+        order = sorted(range(len(todo)), key=lambda i: -_cost(todo[i]))
+        jobs = [(profile.name, todo[i], chosen, timeout_ms) for i in order]
+        with multiprocessing.get_context("spawn").Pool(min(workers, len(jobs))) as pool:
+            done = pool.map(_family_job, jobs, chunksize=1)
+        results = [done[order.index(i)] for i in range(len(todo))]
+    else:
+        results = [_check_family(profile, shape, invs, chosen, timeout_ms) for shape in todo]
     pairs = {(i.name, k): _Pair() for i in invs for k in chosen}
-    insts = [i for i in instances(BROKERS, profile.kip455_reassignment) if i.kind in chosen]
-    for shape in only if only is not None else shapes(BROKERS):
-        fam = family(shape, same_epochs=profile.zk_write_fencing, brokers=BROKERS)
-        for inst in insts:
-            _check_instance(fam, inst, actions[inst.kind], invs, assumed, pairs, timeout_ms)
+    for result in results:
+        for key, pair in result.items():
+            pairs[key].absorb(pair)
     return [_verdict(profile, inv, kind, pairs[inv.name, kind]) for inv in invs for kind in chosen]
 
 
@@ -318,6 +398,6 @@ def summarize(profile: Profile, verdicts: Sequence[Verdict]) -> list[ProofResult
     return out
 
 
-def prove_induction(profile: Profile) -> list[ProofResult]:
+def prove_induction(profile: Profile, workers: int = WORKERS) -> list[ProofResult]:
     """The inductiveness part of ``kcspec prove``."""
-    return summarize(profile, check_profile(profile))
+    return summarize(profile, check_profile(profile, workers=workers))

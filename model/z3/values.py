@@ -376,13 +376,19 @@ def map_merge(a: Any, b: Any) -> Any:
 
 
 def eq(a: Any, b: Any) -> Bool:
-    """Structural equality of two values of the same type."""
+    """Structural equality of two values of the same type. A value is equal to itself: the same object (or the
+    same Z3 term) gives ``True`` without building a term (this keeps comparisons of a record with a copy of its
+    own fields, as in the request-class tests of the invariants, from growing with the record's size)."""
+    if a is b:
+        return True
     if is_concrete(a) and is_concrete(b):
         return bool(a == b)
     if _is_scalar(a) and _is_scalar(b):
         ta, tb = scalar_term(a), scalar_term(b)
         if ta.sort() != tb.sort():
             return False
+        if ta.eq(tb):
+            return True
         return ta == tb
     if _is_record(a) and _is_record(b):
         ca, fa = record_fields(a)
