@@ -241,7 +241,26 @@ def _is_false(p: Bool) -> bool:
 def member(x: Any, coll: Any) -> Bool:
     if is_concrete(x) and is_concrete(coll):
         return x in coll
+    if (
+        is_concrete(coll)
+        and isinstance(x, SColl)
+        and x.kind == "seq"
+        and all(p is True for p, _ in x.items)
+        and all(isinstance(t, tuple) and len(t) == len(x.items) for t in coll)
+    ):
+        return _member_tuples([v for _, v in x.items], list(coll))
     return b_or(*(b_and(p, eq(x, v)) for p, v in as_coll(coll).items))
+
+
+def _member_tuples(xs: list[Any], tuples: list[tuple[Any, ...]]) -> Bool:
+    """``xs`` (a sequence whose slots are all present) is one of ``tuples`` (concrete, each of length
+    ``len(xs)``), as a trie: one comparison per distinct prefix instead of a sequence equality per tuple."""
+    if not xs:
+        return bool(tuples)
+    tails: dict[Any, list[tuple[Any, ...]]] = {}
+    for t in tuples:
+        tails.setdefault(t[0], []).append(t[1:])
+    return b_or(*(b_and(eq(xs[0], head), _member_tuples(xs[1:], rest)) for head, rest in tails.items()))
 
 
 def first_occurrences(c: SColl) -> list[tuple[Bool, Any]]:
