@@ -515,6 +515,11 @@ public final class LineParser implements UDF1<String, Row> {
     }
 
     @Override
+    public String toString() {
+      return "LineParser.Cube(" + cells.size() + " cells)";
+    }
+
+    @Override
     public boolean isZero() {
       return cells.isEmpty();
     }
@@ -584,7 +589,8 @@ public final class LineParser implements UDF1<String, Row> {
     public static Cube register(
         SparkSession spark, String transitionKinds, String completedKind, String keyFields) {
       Cube c = new Cube(transitionKinds, completedKind, keyFields);
-      spark.sparkContext().register(c, "kcspec-audit-line-cube");
+      // unnamed: Spark's status listener would render a named accumulator's value at every update
+      spark.sparkContext().register(c);
       return c;
     }
   }

@@ -249,7 +249,11 @@ def _emit(df: DataFrame, checks: list[Check]) -> DataFrame:
         ),
         lambda v: v.isNotNull(),
     )
-    hits = df.select(
+    # rows where some rule holds are rare: the (interpreted) array of violations is built for those only
+    fires = checks[0].when
+    for c in checks[1:]:
+        fires = fires | c.when
+    hits = df.where(F.coalesce(fires, F.lit(False))).select(
         "fid",
         "line",
         "ts",
