@@ -73,7 +73,17 @@ DETAILS = "details:"
 
 VERDICTS = ("proved", "counterexample", "expected-counterexample", "not-decided", "vacuous")
 
-EXPECTED: dict[tuple[str, str, str], str] = {}
+EXPECTED: dict[tuple[str, str, str], str] = {
+    ("kafka-1.1", "I13 no elections for topics queued for deletion", "ControlledShutdown"): (
+        "1.1 weakness, reachable: 1.1 controlled shutdown moves the partitions whose *cached* leader is the"
+        " shutting-down broker, with no deletion filter (§7.10), while I13's 1.1 exemption is stated over the"
+        " znode's leader; a zombie controller's write (no fencing in 1.1, KAFKA-6082, §9) can make the two differ."
+        " Reached by brokers 0,1,2; failover(0); create t [[0,1,2]]; broker 2 fails; resignation; delete t (queued,"
+        " ineligible at the next failover: a replica is offline); failover(0); zombie (epoch 1) writes t-0 leader -1;"
+        " ControlledShutdown(0) elects 1 for t-0 (tests/integration/test_regressions.py,"
+        " test_kafka_1_1_controlled_shutdown_elects_for_a_topic_queued_for_deletion)"
+    ),
+}
 """(profile or "*", invariant name, event kind) → why the counterexample to induction is expected."""
 
 

@@ -13,6 +13,7 @@ from kcspec.spec.events import (
     ControlledShutdown,
     ControllerEvent,
     ControllerFailover,
+    ControllerResignation,
     IsrChange,
     PartitionExpansion,
     StopReplicaResponseReceived,
@@ -21,6 +22,7 @@ from kcspec.spec.events import (
     UncleanLeaderElectionEnable,
     ZkFaultInjection,
     ZkPartitionReassignment,
+    ZombieControllerWrite,
 )
 from kcspec.spec.fmap import FMap
 from kcspec.spec.vocabulary import TopicPartition, ZkFault
@@ -134,3 +136,31 @@ CASES = {
 def test_regression(name: str, profile: str) -> None:
     outcome = crosscheck(name, profile, tuple(CASES[name](profile)))
     assert outcome.ok, outcome.report()
+
+
+def test_kafka_1_1_controlled_shutdown_elects_for_a_topic_queued_for_deletion() -> None:
+    """Found as a counterexample to induction (``kcspec prove --induction``), an expected one: 1.1 controlled
+    shutdown acts on the *cached* leader and has no deletion filter (§7.10), and a zombie controller (no fencing in
+    1.1, KAFKA-6082) has rewritten the znode's leader, so I13's 1.1 exemption (stated over the znode's leader)
+    does not apply. Both implementations agree on every step; I13 is violated at the last one, in 1.1 only."""
+    tp = TopicPartition("t", 0)
+    events = (
+        *(BrokerStartup(b) for b in range(3)),
+        ControllerFailover(0),
+        TopicCreation("t", ((0, 1, 2),)),
+        BrokerFailure(2),
+        ControllerResignation(),
+        TopicDeletion(("t",)),
+        # t is queued for deletion and ineligible (a replica is offline): t-0 keeps leader 0
+        ControllerFailover(0),
+        ZombieControllerWrite(tp, -1, (0, 1), 1),
+        ControlledShutdown(0, -1),
+    )
+    agree = crosscheck("zombie-then-controlled-shutdown", "kafka-1.1", events, check_invariants=False)
+    assert agree.ok, agree.report()
+    outcome = crosscheck("zombie-then-controlled-shutdown", "kafka-1.1", events)
+    assert outcome.divergence is not None and outcome.divergence.kind == "invariant", outcome.report()
+    assert outcome.divergence.step == len(events)
+    assert [v.name.split()[0] for v in outcome.divergence.violations] == ["I13"]
+    fenced = crosscheck("zombie-then-controlled-shutdown", "kafka-2.8", events)  # 2.8 fences the zombie
+    assert fenced.ok, fenced.report()
