@@ -19,7 +19,7 @@ Kafka actually guarantees, with the exceptions column of §11 built in:
   NonExistent" whenever the same controller context persists, since one step may make several transitions (e.g.
   the four-step deletion chain).
 
-Strengthenings (W6–W13) are auxiliary state invariants added because the §11 invariants are not inductive
+Strengthenings (W6–W14) are auxiliary state invariants added because the §11 invariants are not inductive
 without them on the bounded state space of ``model/z3/induction.py``: each rules out counterexamples to induction
 that no run reaches (a context whose live brokers are not the registered ones, a cached leadership ahead of its
 znode, a replica mid-deletion of a topic not queued for deletion, …). Their docs start with "Strengthening."; they
@@ -399,6 +399,23 @@ def s_assigned_partitions_have_states() -> Invariant:
     )
 
 
+def s_znodes_of_assigned_partitions_cached() -> Invariant:
+    return _inv(
+        "W14 assigned partitions with a znode have cached leadership",
+        "§7.1, §3.2, §5.2, §8",
+        "state",
+        "Strengthening. An active controller caches the LeaderAndIsr of every assigned partition whose"
+        " partition-state znode exists: failover reads every znode into the cache (a read error aborts the"
+        " failover and the controller resigns, §7.1), the controller caches every znode it creates or writes"
+        " (§3.2, §5.2), only a topic's deletion removes cache entries, together with the topic's znodes and"
+        " assignment (§8), and a znode cannot be created behind the controller's back (ZooKeeper faults and"
+        " zombie writes need an existing znode). Without it, a pre-state with a znode but no cache lets a"
+        " legacy reassignment send a LeaderAndIsr without UpdateMetadata (a counterexample to induction of I18"
+        " in 1.1 that no run reaches).",
+        C.all_partitions(s).all(lambda tp: _zk(s).has(tp).implies(_cache(s).has(tp))),
+    )
+
+
 # ------------------------------------------------------------------------------------------- step invariants
 
 
@@ -749,6 +766,7 @@ def invariants(profile: Profile) -> tuple[Invariant, ...]:
         s_controller_knows_its_epoch(),
         s_znode_epochs_not_ahead(),
         s_assigned_partitions_have_states(),
+        s_znodes_of_assigned_partitions_cached(),
     ]
     step = [i1_step(), i3_step(), i4_step(), i5_step(), i6_step(), i7_step()]
     if profile.zk_write_fencing:
