@@ -132,8 +132,8 @@ def conformance_self_check(opts: VerifyOptions) -> Iterator[CaseResult]:
 
 
 def proofs(opts: VerifyOptions) -> Iterator[CaseResult]:
-    """Z3 proofs over the spec: election lemmas up to 8 brokers, transition-table sanity (and, when enabled,
-    inductiveness). Expected counterexamples pass; skipped proofs say why."""
+    """Z3 proofs over the spec: election lemmas up to 8 brokers, transition-table sanity and inductiveness of the
+    §11 invariants. Expected counterexamples pass; skipped proofs say why."""
     from kcspec.model.z3.prove import run_proofs
 
     for profile in opts.profiles:

@@ -76,10 +76,14 @@ def test_cli_exit_codes_and_json(tmp_path: Path) -> None:
 
     runner = CliRunner()
     out = tmp_path / "p.json"
-    ok = runner.invoke(command, ["--profile", "kafka-1.1", "--brokers", "2", "--json", str(out)])
+    ok = runner.invoke(
+        command, ["--profile", "kafka-1.1", "--brokers", "2", "--no-induction", "--json", str(out)]
+    )
     assert ok.exit_code == 0, ok.output
     data = json.loads(out.read_text())
     statuses = {r["status"] for r in data["results"]}
     assert "proved" in statuses and "expected-counterexample" in statuses
+    [skipped] = [r for r in data["results"] if r["name"].startswith("induction")]
+    assert skipped["status"] == "skipped" and "--no-induction" in skipped["detail"]
     assert runner.invoke(command, ["--brokers", "0"]).exit_code == 2
     assert runner.invoke(command, ["--profile", "nope"]).exit_code == 2
