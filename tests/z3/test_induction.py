@@ -90,3 +90,16 @@ def test_prove_induction_prints_the_verdict_table(monkeypatch: pytest.MonkeyPatc
     result = CliRunner().invoke(cmd.command, ["--profile", "kafka-2.8", "--induction"])
     assert result.exit_code == 1, result.output
     assert "inductiveness" in result.output and "counterexample: BrokerFailure" in result.output
+
+
+def test_worker_processes_give_the_verdicts_of_one_process() -> None:
+    """Families checked in worker processes (which rebuild everything from names) are combined in family order:
+    the same verdicts and details as checking them in this process."""
+    kinds = ["ControllerResignation", "ZkFaultInjection"]
+    two = [Shape((0, 1), 0, False), Shape((0,), 0, True)]
+    alone = check_profile(KAFKA_2_8, kinds=kinds, only=two)
+    pooled = check_profile(KAFKA_2_8, kinds=kinds, only=two, workers=2)
+    assert [(v.invariant, v.action, v.status, v.checked, v.detail) for v in pooled] == [
+        (v.invariant, v.action, v.status, v.checked, v.detail) for v in alone
+    ]
+    assert {v.status for v in pooled} == {"proved"}
