@@ -450,6 +450,8 @@ def less(op: str, a: Any, b: Any) -> Bool:
     if is_concrete(a) and is_concrete(b):
         return bool({"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op])
     ta, tb = scalar_term(a), scalar_term(b)
+    if ta.eq(tb):  # the same term: decided without Z3 (e.g. a broker epoch compared with itself)
+        return op in ("<=", ">=")
     return {"<": ta < tb, "<=": ta <= tb, ">": ta > tb, ">=": ta >= tb}[op]
 
 
