@@ -44,6 +44,8 @@ EVENT_KINDS = (
     "state_machine_bulk",
 )
 SAMPLE = 20
+BROADCAST_EXCEPTIONS = 100_000
+"""Up to this many lines without a layout, the failure rules run in the row pass (their exceptions broadcast)."""
 
 Step = Callable[[str], None]
 
@@ -121,7 +123,12 @@ def run_audit(
         deletions = stats.deletion_intervals(kinds(stats.QUEUED), cells, ids.history)
         exceptions = exceptions_of(nr_ids, "fid")
         failed = kinds(*replay.FAILED_KINDS)
-        found = replay.log_rules(spark, events, failed, profile, exceptions, firsts, deletions, names)
+        # records with continuation lines are at most the lines without a layout: few enough, the row pass
+        # looks the exceptions up itself (a broadcast) instead of a query of its own over failed transitions
+        few = sum(c.lines for c in cells if c.status == "nolayout") <= BROADCAST_EXCEPTIONS
+        found = replay.log_rules(
+            spark, events, failed, profile, exceptions, firsts, deletions, names, broadcast_exceptions=few
+        )
         violations.append(replay.named(found, names))
         edges = {m: stats.edge_counts(cells, m) for m in edges}
     if inputs.traces:

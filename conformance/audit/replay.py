@@ -331,6 +331,7 @@ def log_rules(
     firsts: Mapping[int, Mapping[int, int]],
     deletions: Mapping[tuple[int, str], list[tuple[int, int | None]]],
     names: Column,
+    broadcast_exceptions: bool = False,
 ) -> DataFrame:
     """All violations found in parsed Kafka log records: ``events`` holds the stored parse's records of
     ``WRITE_KINDS`` (others are ignored), ``failed`` those of ``FAILED_KINDS`` (a subset of ``events``).
@@ -341,12 +342,18 @@ def log_rules(
     transitions with the exception line that follows them). ``exceptions`` is ``(fid, line, exception)``;
     ``firsts`` (history id → controller epoch → first ``ts_key`` at which it acted) and ``deletions``
     (``stats.epoch_firsts`` and ``stats.deletion_intervals``) come from the statistics; ``names`` is an array
-    column of file names by file id (the leader-epoch rule's message names the earlier write).
+    column of file names by file id (the leader-epoch rule's message names the earlier write). With
+    ``broadcast_exceptions`` (the caller knows ``exceptions`` is small) the failure rules run in the row pass
+    (``failed`` is then not read).
     """
     fence = fence_table(spark, firsts)
+    dels = deletion_table(spark, deletions)
+    history = history_rules(events, profile, names)
+    if broadcast_exceptions:
+        return row_rules(events, profile, fence, dels, exceptions).unionByName(history)
     return (
-        row_rules(events, profile, fence, deletion_table(spark, deletions))
-        .unionByName(history_rules(events, profile, names))
+        row_rules(events, profile, fence, dels)
+        .unionByName(history)
         .unionByName(failure_rules(failed, profile, exceptions))
     )
 
@@ -372,10 +379,15 @@ def _lisr_state() -> Column:
 
 
 def row_rules(
-    events: DataFrame, profile: Profile, fence: DataFrame, deletions: DataFrame | None = None
+    events: DataFrame,
+    profile: Profile,
+    fence: DataFrame,
+    deletions: DataFrame | None = None,
+    exceptions: DataFrame | None = None,
 ) -> DataFrame:
     """Rules about one record: invalid transitions, leader/ISR invariants, writes by a fenced controller,
-    elections for a topic queued for deletion (``deletions``: ``deletion_table``, ``None`` when empty)."""
+    elections for a topic queued for deletion (``deletions``: ``deletion_table``, ``None`` when empty), and
+    with ``exceptions`` (``(fid, line, exception)``, small enough to broadcast) the failure rules."""
     writes = events.where(F.col("kind").isin(*WRITE_KINDS)).withColumns(
         {"raw_from": F.col("from_state"), "raw_to": F.col("to_state")}
     )
@@ -401,6 +413,14 @@ def row_rules(
                 "left",
             )
             .select("e.*", F.col("d.q").alias("deletion_queued"))
+        )
+    if exceptions is not None:
+        # only failed transitions look their exception up
+        failed_line = F.when(F.col("kind").isin(*FAILED_KINDS), F.col("line"))
+        ev = ev.withColumn("failed_line", failed_line).join(
+            F.broadcast(exceptions.select("fid", F.col("line").alias("failed_line"), "exception")),
+            ["fid", "failed_line"],
+            "left",
         )
     ok_transition = F.col("kind").isin("replica_transition", "partition_transition")
     lisr = F.col("kind").isin(*LEADER_ISR_KINDS) & F.col("isr").isNotNull()
@@ -450,6 +470,8 @@ def row_rules(
             F.lit(None),
         ),
     ]
+    if exceptions is not None:
+        checks += _failure_checks(profile)
     if deletions is not None:
         # the deletion rule reads the states as logged (not normalised)
         checks.append(
@@ -496,13 +518,19 @@ def history_rules(events: DataFrame, profile: Profile, names: Column) -> DataFra
     return tracked_rules(events, profile).unionByName(epoch_rule(events, names))
 
 
+def _hashed(*keys: str) -> list[Column]:
+    """Window partition keys led by their hash: the sort before the window compares rows by its first key's
+    8-byte prefix, and a hash tells elements apart there (the history id, first otherwise, rarely does)."""
+    return [F.xxhash64(*keys), *[F.col(k) for k in keys]]
+
+
 def tracked_rules(events: DataFrame, profile: Profile) -> DataFrame:
     """The tracked previous state (per element and controller epoch, by position) against the logged one."""
     ok = events.where(F.col("kind").isin("replica_transition", "partition_transition")).select(
         *HISTORY_COLUMNS
     )
     elem_w = Window.partitionBy(
-        "hid", "machine", "topic", "partition", "replica", "controller_epoch"
+        *_hashed("hid", "machine", "topic", "partition", "replica", "controller_epoch")
     ).orderBy("ts", "fid", "line")
     rep_hidden = _reach_map(
         hidden_reach(profile.replica_valid_previous, trace_only_targets(profile, "replica"))
@@ -568,7 +596,9 @@ def epoch_rule(events: DataFrame, names: Column) -> DataFrame:
         )
         | (F.col("kind") == "isr_removal")
     ).select(*HISTORY_COLUMNS, "leader_epoch")
-    w = Window.partitionBy("hid", "topic", "partition").orderBy("controller_epoch", "ts", "fid", "line")
+    w = Window.partitionBy(*_hashed("hid", "topic", "partition")).orderBy(
+        "controller_epoch", "ts", "fid", "line"
+    )
     writes = writes.withColumns(
         {
             "prev_epoch": F.lag("leader_epoch").over(w),
@@ -608,10 +638,15 @@ def failure_rules(events: DataFrame, profile: Profile, exceptions: DataFrame) ->
     failed = _machine_states(events.where(F.col("kind").isin(*FAILED_KINDS)), profile).join(
         exceptions.select("fid", "line", "exception"), ["fid", "line"], "left"
     )
+    return _emit(failed, _failure_checks(profile))
+
+
+def _failure_checks(profile: Profile) -> list[Check]:
+    """The failure rules over rows with ``exception`` (null: none follows) and ``_machine_states`` columns."""
     printed = F.regexp_extract(
         F.coalesce("exception", F.lit("")), r"should be in (?:the|one of) (\S+) states", 1
     )
-    checks = [
+    return [
         Check(
             "rejected-valid-transition",
             (printed != "") & F.array_contains("valid_prev", F.col("from_state")),
@@ -640,7 +675,6 @@ def failure_rules(events: DataFrame, profile: Profile, exceptions: DataFrame) ->
             F.col("machine"),
         ),
     ]
-    return _emit(failed, checks)
 
 
 def deletion_table(
