@@ -45,7 +45,7 @@ STYLE = {
     default=True,
     show_default=True,
     help="Check that every §11 invariant is inductive over every action (2 brokers, 1 partition; the slowest"
-    " part, about 45 s for both profiles on 2 cores).",
+    " part, about 70 s of CPU for both profiles in 2 worker processes).",
 )
 @click.option(
     "--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Write a JSON report."

@@ -25,8 +25,8 @@ def _induction_not_run(profile: Profile) -> list[ProofResult]:
             "§11",
             "skipped",
             0.0,
-            "not run: --no-induction (every action over 12 symbolic state families, about 45 s for both profiles"
-            " on 2 cores, see benchmarks/results/prove.md)",
+            "not run: --no-induction (every action over 12 symbolic state families, about 35-60 s for both profiles"
+            " in 2 worker processes, see benchmarks/results/prove.md)",
         )
     ]
 
