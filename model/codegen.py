@@ -214,6 +214,19 @@ class _Gen:
         for ln in lines:
             self.emit("    " + ln)
 
+    def value_or_default(self, present: str, value: str, default: L.Expr) -> str:
+        """``value`` where the condition ``present`` holds, else ``default`` — compiled into a block evaluated
+        only when it is needed (a conditional expression when the default needs no statements)."""
+        default_lines, default_expr = self.sub(default)
+        if not default_lines:
+            return f"({value} if {present} else {default_expr})"
+        r = _fresh("t")
+        self.emit(f"if {present}:")
+        self.emit(f"    {r} = {value}")
+        self.emit("else:")
+        self.splice([*default_lines, f"{r} = {default_expr}"])
+        return r
+
     def bind(self, name: str, prefix: str = "v") -> tuple[dict[str, str], str]:
         ident = _fresh(prefix)
         scope = dict(self.scope)
@@ -398,15 +411,7 @@ class _Gen:
             return acc
         if isinstance(e, L.Head):
             seq = self.temp(self.c(e.seq), "s")
-            default_lines, default = self.sub(e.default)
-            if not default_lines:
-                return f"({seq}[0] if {seq} else {default})"
-            r = _fresh("t")
-            self.emit(f"if {seq}:")
-            self.emit(f"    {r} = {seq}[0]")
-            self.emit("else:")
-            self.splice([*default_lines, f"{r} = {default}"])
-            return r
+            return self.value_or_default(seq, f"{seq}[0]", e.default)
         if isinstance(e, L.Append):
             seq = self.c(e.seq)
             return f"(*{seq}, {self.c(e.elem)})"
@@ -424,15 +429,7 @@ class _Gen:
             m = self.temp(
                 f"({m}._d if {m}.__class__ is FMap else {m})", "m"
             )  # the same lookups, no method call
-            default_lines, default = self.sub(e.default)
-            if not default_lines:
-                return f"({m}[{k}] if {k} in {m} else {default})"
-            r = _fresh("t")
-            self.emit(f"if {k} in {m}:")
-            self.emit(f"    {r} = {m}[{k}]")
-            self.emit("else:")
-            self.splice([*default_lines, f"{r} = {default}"])
-            return r
+            return self.value_or_default(f"{k} in {m}", f"{m}[{k}]", e.default)
         if isinstance(e, L.MapHas):
             m = self.c(e.m)
             return f"({self.c(e.key)} in {m})"
