@@ -9,6 +9,8 @@ to methods HotSpot compiles (``hugeMethodLimit`` 8000 bytes): a larger generated
 bytecode interpreter, so Spark generates per-expression code for that part of the plan instead.
 The jar of the JVM line parser (``jvm_parser``) is compiled at first use and put on the driver's class path;
 ``KCSPEC_AUDIT_PARSER=spark`` in the environment leaves it out (the Spark-expression parser is then used).
+Each process writes its own JVM log; those of processes that have ended are removed once they are a day old
+(``prune_spark_logs``), so that they do not pile up in the temporary directory.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -52,6 +55,37 @@ def spark_log_path() -> Path:
     return _log4j_file().parent / f"spark-{os.getpid()}.log"
 
 
+LOG_KEEP_SECONDS = 24 * 3600.0
+"""How long the JVM log of a process that has ended is kept (long enough to read it after a failed run)."""
+
+
+def prune_spark_logs(directory: Path, now: float | None = None) -> list[Path]:
+    """Remove the JVM logs (``spark-<pid>.log``) in ``directory`` of processes that are no longer running and
+    were last written more than ``LOG_KEEP_SECONDS`` ago; the paths removed."""
+    now = time.time() if now is None else now
+    removed = []
+    for log in directory.glob("spark-*.log"):
+        pid = log.stem.removeprefix("spark-")
+        try:
+            if not pid.isdigit() or _running(int(pid)) or now - log.stat().st_mtime <= LOG_KEEP_SECONDS:
+                continue
+            log.unlink()
+        except OSError:  # another process pruned it first, or it is not ours to remove
+            continue
+        removed.append(log)
+    return removed
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
 def make_session(
     master: str = "local[*]", shuffle_partitions: int | None = None, app: str = "kcspec-audit"
 ) -> Any:
@@ -86,6 +120,7 @@ def make_session(
         conf = SparkConf().setMaster(master).setAppName(app)
         for key, value in settings.items():
             conf.set(key, value)
+        prune_spark_logs(log4j.parent)
         launch: Callable[..., Any] = launch_gateway  # pyspark leaves it unannotated
         with spark_log_path().open("ab") as log:
             gateway = launch(conf, popen_kwargs={"stdout": log, "stderr": log})
