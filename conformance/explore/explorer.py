@@ -282,18 +282,10 @@ def search(
                 )
             record_coverage(stats, ref.state_change_log, expected)
             bad = checker.check_step(state, expected.state, expected.requests)
-            if space.keep is not None and not space.keep(expected.state):
-                if bad:
-                    return found(
-                        skey,
-                        ev,
-                        "invariant",
-                        "invariant violated: " + ", ".join(v.name for v in bad),
-                        violations=tuple(bad),
-                    )
-                continue
-            nkey = key(expected.state)
-            if nkey not in parents:
+            # a successor outside the bounds is checked as a step, then cut (it is never a state of the search)
+            cut = space.keep is not None and not space.keep(expected.state)
+            nkey = None if cut else key(expected.state)
+            if nkey is not None and nkey not in parents:
                 bad = checker.check_state(expected.state) + bad
             if bad:
                 return found(
@@ -303,7 +295,7 @@ def search(
                     "invariant violated: " + ", ".join(v.name for v in bad),
                     violations=tuple(bad),
                 )
-            if nkey in parents:
+            if nkey is None or nkey in parents:
                 continue
             parents[nkey] = (skey, ev)
             stats.distinct_states += 1
