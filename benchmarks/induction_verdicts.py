@@ -2,7 +2,8 @@
 
 Run: ``.venv/bin/python benchmarks/induction_verdicts.py BEFORE.json AFTER.json``; prints every pair whose
 verdict differs (and pairs present in one report only) and exits 1 when there is any, 0 when every verdict is
-the same. Used to check that a change to the induction backend's speed left its verdicts alone. The
+the same; exits 2 with a message naming the file when an argument is missing or a report cannot be read.
+Used to check that a change to the induction backend's speed left its verdicts alone. The
 counterexamples' text (the Z3 model shown) may differ between runs; only the verdicts are compared.
 """
 
@@ -38,8 +39,22 @@ def verdicts(path: Path) -> dict[tuple[str, str, str], str]:
     return out
 
 
+def _read(arg: str) -> dict[tuple[str, str, str], str]:
+    try:
+        return verdicts(Path(arg))
+    except OSError as exc:
+        problem = f"cannot read {arg}: {exc.strerror}"
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
+        problem = f"{arg} is not a `kcspec prove --json` report ({type(exc).__name__}: {exc})"
+    print(f"error: {problem}", file=sys.stderr)
+    sys.exit(2)
+
+
 def main() -> None:
-    before, after = (verdicts(Path(a)) for a in sys.argv[1:3])
+    if len(sys.argv) != 3:
+        print("usage: induction_verdicts.py BEFORE.json AFTER.json", file=sys.stderr)
+        sys.exit(2)
+    before, after = _read(sys.argv[1]), _read(sys.argv[2])
     diffs = [
         f"{' / '.join(k)}: {before.get(k, '(absent)')} → {after.get(k, '(absent)')}"
         for k in sorted(before.keys() | after.keys())
