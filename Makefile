@@ -2,7 +2,7 @@
 #   make run        set everything up (.venv, the project and its dependencies, Debian's graphviz) and run `kcspec verify`
 #   make test       the test suite (fast tier + Spark tier; slow tier excluded), fixed seeds
 #   make test-slow  the slow tier (long explorations and campaigns)
-#   make lint       ruff; make typecheck: mypy --strict
+#   make lint       ruff; make typecheck: mypy --strict; make package-check: the wheel, installed and run
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -10,14 +10,14 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.kcspec-installed
 PYTEST_SEED ?= 0
 
-.PHONY: run setup test test-fast test-slow lint typecheck check bench clean
+.PHONY: run setup test test-fast test-slow lint typecheck check bench clean package-check
 
 run: setup
 	$(BIN)/kcspec verify
 
 setup: $(STAMP) graphviz
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[dev,spark]"
@@ -52,6 +52,11 @@ typecheck: setup
 	cd .mypy-src && MYPYPATH=. ../$(BIN)/mypy --config-file ../pyproject.toml -p kcspec
 
 check: lint typecheck test
+
+# Build the sdist and wheel, install the wheel into a fresh virtualenv and run the installed tool from outside
+# the repository (a wheel that cannot start is caught here, not by a user).
+package-check: setup
+	bash .ci/package-check $(PYTHON)
 
 bench: setup
 	$(BIN)/python benchmarks/failover_1m.py

@@ -1,7 +1,7 @@
 """A pytest plugin that turns the conformance vectors into pytest items.
 
-Enable it with ``-p kcspec.conformance.pytest_plugin`` (it is also registered as the ``kcspec``
-entry point of ``pytest11``) and give a SUT:
+Installing kcspec registers it with pytest (a ``pytest11`` entry point under its module name, so
+``-p kcspec.conformance.pytest_plugin`` works too); give a SUT to enable it:
 
     pytest --kcspec-sut "node conformance/examples/node/sut.js" --kcspec-level elections
 

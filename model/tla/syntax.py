@@ -32,7 +32,7 @@ def _parser() -> Any:
         import tree_sitter_tlaplus
     except ImportError:
         raise SyntaxCheckUnavailable(
-            "the TLA+ syntax check needs tree-sitter and tree-sitter-tlaplus: pip install 'kcspec[dev]'"
+            "the TLA+ syntax check needs tree-sitter and tree-sitter-tlaplus: pip install 'kcspec[tla]'"
         ) from None
     with warnings.catch_warnings():  # the grammar package hands over its language as a raw pointer
         warnings.simplefilter("ignore", DeprecationWarning)
