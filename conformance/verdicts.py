@@ -20,6 +20,8 @@ class Verdict(enum.Enum):
     """Not run, with the reason (the time budget ran out, the SUT became unavailable)."""
     not_supported = "not_supported"
     """The SUT does not declare the capability or profile the vector needs, or answered ``unsupported``."""
+    known = "known"
+    """The SUT diverges, and its ``--known`` file acknowledges the deviation (``kcspec.conformance.known``)."""
 
 
 @dataclass(frozen=True)

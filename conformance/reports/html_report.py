@@ -15,6 +15,7 @@ COLOURS = {
     Verdict.errored: "#6a1b9a",
     Verdict.skipped: "#f9a825",
     Verdict.not_supported: "#757575",
+    Verdict.known: "#00838f",
 }
 
 CSS = """

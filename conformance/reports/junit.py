@@ -1,7 +1,7 @@
 """JUnit XML for a conformance run: one ``testcase`` per vector, one ``testsuite`` per level.
 
 failed → ``<failure>`` with the differences; errored → ``<error>`` with the SUT's stderr;
-skipped and not supported → ``<skipped>`` whose message starts with the verdict.
+skipped, not supported and known → ``<skipped>`` whose message starts with the verdict.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def _case(parent: ET.Element, o: Outcome, classname: str) -> None:
         ET.SubElement(case, "error", message=o.reason, type="sut-error").text = body
         if o.stderr:
             ET.SubElement(case, "system-err").text = o.stderr
-    elif o.verdict in (Verdict.skipped, Verdict.not_supported):
+    elif o.verdict in (Verdict.skipped, Verdict.not_supported, Verdict.known):
         ET.SubElement(case, "skipped", message=f"{o.verdict.value}: {o.reason}")
 
 
@@ -42,7 +42,7 @@ def render(report: RunReport) -> str:
             tests=str(len(outcomes)),
             failures=str(counts[Verdict.failed]),
             errors=str(counts[Verdict.errored]),
-            skipped=str(counts[Verdict.skipped] + counts[Verdict.not_supported]),
+            skipped=str(counts[Verdict.skipped] + counts[Verdict.not_supported] + counts[Verdict.known]),
             time=f"{sum(o.seconds for o in outcomes):.6f}",
         )
         props = ET.SubElement(suite, "properties")

@@ -14,6 +14,7 @@ STYLE = {
     Verdict.errored: "bold magenta",
     Verdict.skipped: "yellow",
     Verdict.not_supported: "dim",
+    Verdict.known: "cyan",
 }
 
 
