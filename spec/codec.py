@@ -24,6 +24,7 @@ import typing
 from collections.abc import Mapping
 from typing import Any, TypeVar, Union
 
+from kcspec.spec import bounded_json
 from kcspec.spec.events import EVENTS_BY_KIND, ControllerEvent
 from kcspec.spec.fmap import FMap
 from kcspec.spec.requests import (
@@ -130,7 +131,7 @@ def parse_tp(text: object, path: str) -> TopicPartition:
     if not isinstance(text, str):
         raise CodecError(path, f'expected a partition like "topic-0", got {_show(text)}')
     topic, sep, part = text.rpartition("-")
-    if not sep or not topic or not part.isdigit():
+    if not sep or not topic or not _is_decimal(part):
         raise CodecError(path, f'expected a partition like "topic-0", got {_show(text)}')
     return TopicPartition(topic, int(part))
 
@@ -139,9 +140,14 @@ def parse_pr(text: object, path: str) -> PartitionReplica:
     if not isinstance(text, str) or "/" not in text:
         raise CodecError(path, f'expected a replica like "topic-0/1", got {_show(text)}')
     tp_part, _, replica = text.rpartition("/")
-    if not replica.lstrip("-").isdigit():
+    if not _is_decimal(replica.removeprefix("-")):
         raise CodecError(path, f'expected a replica like "topic-0/1", got {_show(text)}')
     return PartitionReplica(parse_tp(tp_part, path), int(replica))
+
+
+def _is_decimal(text: str) -> bool:
+    """ASCII digits only, and no more than a JSON number may have (``int()`` of 4,300+ digits raises)."""
+    return 0 < len(text) <= bounded_json.MAX_NUMBER_CHARS and text.isascii() and text.isdigit()
 
 
 def _show(value: object) -> str:
@@ -227,7 +233,7 @@ def decode(data: object, typ: Any, path: str = "$") -> Any:
 
 def _decode_key(key: str, ktyp: Any, path: str) -> Any:
     if ktyp is int:
-        if not key.lstrip("-").isdigit():
+        if not _is_decimal(key.removeprefix("-")):
             raise CodecError(path, f"expected an integer key, got {_show(key)}")
         return int(key)
     if ktyp is str:
@@ -284,7 +290,7 @@ def _decode_request(data: object, path: str) -> Any:
 def loads(text: str, typ: Any, source: str = "$") -> Any:
     """Parse canonical JSON text into a value of ``typ``; errors name ``source`` and the JSON path."""
     try:
-        data = json.loads(text)
+        data = bounded_json.loads(text)
     except json.JSONDecodeError as exc:
         raise CodecError(
             source, f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"

@@ -15,7 +15,7 @@ import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from kcspec.spec import codec
+from kcspec.spec import bounded_json, codec
 from kcspec.spec.events import ControllerEvent
 from kcspec.spec.requests import Request, StateChangeFailure, StepResult
 from kcspec.spec.state import ClusterState
@@ -73,7 +73,7 @@ class Trace:
                 continue
             where = f"{source}:{lineno}"
             try:
-                data = json.loads(line)
+                data = bounded_json.loads(line)
             except json.JSONDecodeError as exc:
                 raise codec.CodecError(where, f"not valid JSON: {exc.msg}") from None
             if not isinstance(data, dict):

@@ -22,6 +22,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from kcspec.spec import bounded_json
 from kcspec.spec.codec import CodecError, decode, decode_event
 from kcspec.spec.requests import Request, StateChangeFailure
 from kcspec.spec.state import ClusterState
@@ -75,7 +76,7 @@ class Fact:
 def decode_line(text: str, where: str = "$") -> tuple[list[Fact], str | None]:
     """Facts of one trace line, or ``([], reason)`` when the line is not a valid trace line."""
     try:
-        data = json.loads(text)
+        data = bounded_json.loads(text)
     except json.JSONDecodeError as exc:
         return [], f"{where}: not valid JSON: {exc.msg} at column {exc.colno}"
     try:

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from kcspec.spec import codec
+from kcspec.spec import bounded_json, codec
 from kcspec.spec.events import ControllerEvent
 from kcspec.spec.fmap import FMap
 from kcspec.spec.requests import Request, StateChangeFailure
@@ -244,7 +244,7 @@ def to_line(msg_id: int, message: object) -> bytes:
 
 def _parse(line: bytes | str, table: dict[str, type[Any]], what: str) -> tuple[int, object]:
     try:
-        data = json.loads(line)
+        data = bounded_json.loads(line)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ProtocolError(f"{what} is not JSON: {exc}: {_preview(line)}") from None
     if not isinstance(data, dict):
@@ -278,7 +278,7 @@ def parse_response(line: bytes | str) -> tuple[int, ResponseMessage]:
 def request_id_of(line: bytes | str) -> int | None:
     """The ``id`` of a request line when it can be read, for error replies to undecodable requests."""
     try:
-        data = json.loads(line)
+        data = bounded_json.loads(line)
     except (json.JSONDecodeError, UnicodeDecodeError):
         return None
     value = data.get("id") if isinstance(data, dict) else None

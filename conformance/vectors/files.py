@@ -8,6 +8,7 @@ from pathlib import Path
 
 from kcspec.conformance.protocol.schema_gen import SCHEMA_DIR
 from kcspec.conformance.vectors.model import Vector, VectorError, dumps, from_json
+from kcspec.spec import bounded_json
 
 INDEX = "index.json"
 SCHEMA_SUBDIR = "schema"
@@ -65,7 +66,7 @@ def load_dir(root: Path) -> list[Vector]:
 
 def load_file(path: Path) -> Vector:
     try:
-        data = json.loads(path.read_text())
+        data = bounded_json.loads(path.read_text())
     except (OSError, UnicodeDecodeError) as exc:
         raise VectorError(f"{path}: cannot read: {exc}") from None
     except json.JSONDecodeError as exc:

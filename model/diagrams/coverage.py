@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kcspec.model.diagrams.machines import MACHINES, EdgeKey, Overlay, states, valid_edges
+from kcspec.spec import bounded_json
 from kcspec.spec.profiles import PROFILES
 
 
@@ -107,7 +108,7 @@ def load_coverage(path: Path) -> list[MachineCoverage]:
     except OSError as e:
         raise CoverageError(f"{path}: cannot read: {e.strerror or e}") from None
     try:
-        data = json.loads(text)
+        data = bounded_json.loads(text)
     except json.JSONDecodeError as e:
         raise CoverageError(f"{path}: not JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
     return parse_coverage(data, str(path), default_source=path.name)
