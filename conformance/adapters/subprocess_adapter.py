@@ -5,13 +5,24 @@ read has a deadline (``select`` on non-blocking pipes); reply lines longer than 
 are rejected without reading the rest; stderr is drained by a thread into a bounded tail that goes
 into the report; end of output is turned into "crashed" (non-zero exit or a signal) or "exited"
 (exit code 0 mid-run). After such a failure the session is killed and the runner starts a new one.
+
+The SUT runs in a process group of its own (``start_new_session``), and ending a session always ends the
+whole group, not only the direct child: a SUT started through a wrapper script, or one that leaves a
+grandchild behind holding its stdout, leaves nothing running. The group is killed on a timeout or any
+other failure, when the SUT exits by itself (the exit is noticed while waiting for a reply, even when a
+grandchild keeps the pipe open), on ``close``, when the run is interrupted (``KeyboardInterrupt`` or any
+other ``BaseException`` while waiting) and, as a last resort, when the interpreter exits
+(``atexit``) with a session still open.
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
 import select
 import shlex
+import signal
 import subprocess
 import threading
 import time
@@ -25,6 +36,29 @@ DEFAULT_TIMEOUT = 10.0
 DEFAULT_MAX_LINE = 16 * 1024 * 1024
 STDERR_TAIL_BYTES = 16 * 1024
 _READ_CHUNK = 1 << 20
+_POLL_SECONDS = 0.2
+"""While no reply is readable, how often to check whether the SUT has exited (its pipe may stay open)."""
+_TERM_GRACE = 1.0
+"""Seconds between SIGTERM and SIGKILL to the SUT's process group."""
+
+_live_groups: set[int] = set()
+"""Process groups of running SUT sessions, killed at interpreter exit if still there."""
+_live_lock = threading.Lock()
+
+
+def kill_group(pgid: int, sig: int = signal.SIGKILL) -> None:
+    """Send ``sig`` to process group ``pgid``; a group that is already gone is fine."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+@atexit.register
+def _kill_live_groups() -> None:
+    with _live_lock:
+        groups = list(_live_groups)
+        _live_groups.clear()
+    for pgid in groups:
+        kill_group(pgid)
 
 
 class _StderrTail:
@@ -118,6 +152,8 @@ class SubprocessAdapter:
             )
         except OSError as exc:
             raise SutFailure(FailureKind.cannot_start, f"{self.description}: {exc}") from None
+        with _live_lock:
+            _live_groups.add(self._proc.pid)  # start_new_session: the group id is the child's pid
         assert self._proc.stdin is not None and self._proc.stdout is not None
         os.set_blocking(self._proc.stdin.fileno(), False)
         os.set_blocking(self._proc.stdout.fileno(), False)
@@ -131,27 +167,32 @@ class SubprocessAdapter:
         if proc is None:
             return
         self._proc = None
-        if proc.poll() is None:
-            try:
+        try:
+            if proc.poll() is None:
                 self._write(proc, m.to_line(self._take_id(), m.Shutdown()), time.monotonic() + 1.0)
                 proc.wait(timeout=2.0)
-            except (SutFailure, subprocess.TimeoutExpired, OSError):
-                pass
-        self._kill(proc)
+        except (SutFailure, subprocess.TimeoutExpired, OSError):
+            pass
+        finally:  # also when interrupted while saying goodbye
+            self._kill(proc)
         if self._stderr is not None:
             self._stderr.join(1.0)
             self._last_stderr = self._stderr.text()
             self._stderr = None
 
-    def _kill(self, proc: subprocess.Popen[bytes]) -> None:
-        for sig_fn in (proc.terminate, proc.kill):
-            if proc.poll() is not None:
-                break
-            try:
-                sig_fn()
-                proc.wait(timeout=1.0)
-            except (subprocess.TimeoutExpired, OSError):
-                continue
+    def _kill(self, proc: subprocess.Popen[bytes], grace: float = _TERM_GRACE) -> None:
+        """End the SUT's whole process group: SIGTERM, up to ``grace`` seconds for the SUT to exit, then
+        SIGKILL to the group (whatever is left of it: grandchildren, a program behind a wrapper)."""
+        pgid = proc.pid
+        if proc.poll() is None and grace > 0:
+            kill_group(pgid, signal.SIGTERM)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=grace)
+        kill_group(pgid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=5.0)
+        with _live_lock:
+            _live_groups.discard(pgid)
         for pipe in (proc.stdin, proc.stdout):
             try:
                 if pipe is not None:
@@ -209,6 +250,11 @@ class SubprocessAdapter:
                     failure.stderr = self._last_stderr
                     self._stderr = None
             raise
+        except BaseException:
+            # interrupted (Ctrl-C, SIGTERM) while waiting: no goodbye, the group is killed at once
+            self._kill(proc, grace=0)
+            self._proc = None
+            raise
 
     def _write(self, proc: subprocess.Popen[bytes], data: bytes, deadline: float) -> None:
         assert proc.stdin is not None
@@ -253,8 +299,10 @@ class SubprocessAdapter:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise SutFailure(FailureKind.timeout, f"no reply within {timeout:g} s", self.stderr_tail())
-            readable, _, _ = select.select([fd], [], [], remaining)
+            readable, _, _ = select.select([fd], [], [], min(remaining, _POLL_SECONDS))
             if not readable:
+                if proc.poll() is not None and not select.select([fd], [], [], 0)[0]:
+                    raise self._ended(proc, "it exited, and another process still holds its output open")
                 continue
             try:
                 chunk = os.read(fd, _READ_CHUNK)
@@ -264,18 +312,21 @@ class SubprocessAdapter:
                 raise self._ended(proc)
             buf += chunk
 
-    def _ended(self, proc: subprocess.Popen[bytes]) -> SutFailure:
+    def _ended(self, proc: subprocess.Popen[bytes], note: str = "") -> SutFailure:
         try:
             code = proc.wait(timeout=2.0)
-            if self._stderr is not None:
-                self._stderr.join(0.5)
         except subprocess.TimeoutExpired:
             return SutFailure(
                 FailureKind.crashed, "the SUT closed its output but did not exit", self.stderr_tail()
             )
+        if note:
+            kill_group(proc.pid)  # whatever holds the pipes open goes with the SUT (stderr can then end)
+        if self._stderr is not None:
+            self._stderr.join(0.5)
+        suffix = f"; {note}" if note else ""
         if code == 0:
             return SutFailure(
-                FailureKind.exited, "the SUT exited with code 0 before answering", self.stderr_tail()
+                FailureKind.exited, f"the SUT exited with code 0 before answering{suffix}", self.stderr_tail()
             )
         how = f"signal {-code}" if code < 0 else f"exit code {code}"
-        return SutFailure(FailureKind.crashed, f"the SUT died ({how})", self.stderr_tail())
+        return SutFailure(FailureKind.crashed, f"the SUT died ({how}){suffix}", self.stderr_tail())

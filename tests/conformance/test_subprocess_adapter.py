@@ -1,9 +1,12 @@
 """Robustness of the subprocess adapter against SUTs that crash, hang, print garbage, answer with the
-wrong id, send a 100 MB line or exit in the middle of a run: each gives a clear ``SutFailure`` and the
-adapter can start a fresh session afterwards."""
+wrong id, send a 100 MB line, a reply nested 1,000 levels deep or a 4,400-digit integer, or exit in the
+middle of a run: each gives a clear ``SutFailure`` and the adapter can start a fresh session afterwards.
+The SUT's whole process group ends with the session: nothing of it (a program behind a wrapper script, a
+grandchild holding its stdout) is left running (the ``sut_pids`` fixture checks every recorded pid)."""
 
 from __future__ import annotations
 
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -51,10 +54,13 @@ def open_with_one_good(adapter: SubprocessAdapter) -> None:
         ("wrong_id", FailureKind.wrong_id, "got a reply with id"),
         ("huge", FailureKind.oversized, "exceeded"),
         ("exit", FailureKind.exited, "exit"),
+        ("deep", FailureKind.malformed, "nested deeper than 64"),
+        ("bigint", FailureKind.malformed, "a number literal of 4400 characters"),
+        ("orphan", FailureKind.crashed, "another process still holds its output open"),
     ],
 )
 def test_misbehaviour_is_a_clear_failure_and_the_adapter_recovers(
-    mode: str, kind: FailureKind, fragment: str
+    mode: str, kind: FailureKind, fragment: str, sut_pids: Path
 ) -> None:
     adapter = fake(mode)
     try:
@@ -94,6 +100,63 @@ def test_unexpected_reply_type_keeps_the_session() -> None:
         assert adapter.pid == pid
     finally:
         adapter.close()
+
+
+def wrapped(mode: str, good: int = 1, timeout: float = 1.0) -> SubprocessAdapter:
+    """The fake behind a shell script that stays alive as its parent (as wrapper scripts do)."""
+    inner = shlex.join([sys.executable, str(FAKE), mode, str(good)])
+    return SubprocessAdapter(
+        ["sh", "-c", f"{inner}; echo wrapper-done >&2"], timeout=timeout, startup_timeout=10.0
+    )
+
+
+def test_hung_sut_behind_a_wrapper_is_killed_with_its_group(sut_pids: Path) -> None:
+    adapter = wrapped("hang")
+    try:
+        open_with_one_good(adapter)
+        with pytest.raises(SutFailure) as info:
+            adapter.call(ELECT)
+        assert info.value.kind is FailureKind.timeout
+    finally:
+        adapter.close()
+    # sut_pids: the python program behind "sh -c" has ended too, not only the shell
+
+
+def test_grandchild_holding_stdout_does_not_delay_the_failure(sut_pids: Path) -> None:
+    adapter = fake("orphan", timeout=30.0)
+    try:
+        open_with_one_good(adapter)
+        started = time.monotonic()
+        with pytest.raises(SutFailure) as info:
+            adapter.call(ELECT)
+        assert time.monotonic() - started < 5.0, "the exit must be noticed, not the 30 s timeout waited"
+        assert "exit code 3" in str(info.value)
+        assert "left a grandchild" in info.value.stderr
+    finally:
+        adapter.close()
+
+
+def test_close_ends_the_whole_group(sut_pids: Path) -> None:
+    adapter = wrapped("none", 0)
+    adapter.start()
+    adapter.call(m.Hello(m.PROTOCOL_VERSION, "kafka-2.8"))
+    adapter.close()
+
+
+def test_interrupt_while_waiting_kills_the_group_at_once(sut_pids: Path) -> None:
+    import signal
+    import threading
+
+    adapter = wrapped("hang", timeout=60.0)
+    open_with_one_good(adapter)
+    timer = threading.Timer(0.3, lambda: signal.raise_signal(signal.SIGINT))
+    timer.start()
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        adapter.call(ELECT)
+    assert time.monotonic() - started < 5.0
+    assert adapter.pid is None
+    adapter.close()
 
 
 def test_close_ends_the_process() -> None:

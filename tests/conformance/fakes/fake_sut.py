@@ -2,15 +2,33 @@
 
 Usage: fake_sut.py MODE [GOOD]  — answer GOOD requests after ``hello`` correctly, then misbehave:
 crash (exit 3 with a message on stderr), hang, garbage, wrong_id, huge (a 100 MB line), exit (exit 0),
-slow_start (sleep 1 s before hello), none (never misbehave).
+slow_start (sleep 1 s before hello), none (never misbehave), deep (a 2 KB reply nested 1,000 levels),
+bigint (a reply holding a 4,400-digit integer), orphan (start a grandchild that keeps stdout open, then
+crash), ansi (crash with ANSI colour codes, NUL and invalid
+UTF-8 on stderr), no_capabilities (declare no capability at all; otherwise like none).
+
+If the environment variable ``FAKE_SUT_PIDS`` names a file, the fake appends its pid (and the pid of any
+grandchild it starts) to it, one per line, so that tests can check nothing is left running.
 """
 
 import json
+import os
+import subprocess
 import sys
 import time
 
 mode = sys.argv[1]
 good = int(sys.argv[2]) if len(sys.argv) > 2 else 0
+PIDS = os.environ.get("FAKE_SUT_PIDS")
+
+
+def record_pid(pid):
+    if PIDS:
+        with open(PIDS, "a") as f:
+            f.write(f"{pid}\n")
+
+
+record_pid(os.getpid())
 if mode == "slow_start":
     time.sleep(1.0)
 
@@ -32,14 +50,14 @@ for line in sys.stdin:
                 "protocol_version": 1,
                 "implementation": {"name": "fake", "version": mode},
                 "profiles": ["kafka-2.8", "kafka-1.1"],
-                "capabilities": ["elections"],
+                "capabilities": [] if mode == "no_capabilities" else ["elections"],
             },
         )
         continue
     if kind == "shutdown":
         reply(rid, {"type": "ok"})
         break
-    if answered >= good and mode != "none":
+    if answered >= good and mode not in ("none", "no_capabilities"):
         if mode == "crash":
             sys.stderr.write("fake: simulated crash while handling request\n")
             sys.stderr.flush()
@@ -59,6 +77,26 @@ for line in sys.stdin:
             continue
         if mode == "exit":
             sys.exit(0)
+        if mode == "deep":
+            nested = "[" * 1000 + "]" * 1000  # 2 KB
+            sys.stdout.write(f'{{"id": {rid}, "type": "election", "result": {nested}}}\n')
+            sys.stdout.flush()
+            continue
+        if mode == "bigint":
+            big = "7" * 4400  # written as text: Python itself refuses int() of more than 4,300 digits
+            sys.stdout.write(f'{{"id": {rid}, "type": "election", "result": {{"leader": {big}}}}}\n')
+            sys.stdout.flush()
+            continue
+        if mode == "orphan":
+            child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
+            record_pid(child.pid)
+            sys.stderr.write("fake: left a grandchild holding stdout\n")
+            sys.stderr.flush()
+            os._exit(3)
+        if mode == "ansi":
+            sys.stderr.buffer.write(b"\x1b[31mred alert\x1b[0m NUL:\x00 bad utf-8:\xff\xfe ]]> end\n")
+            sys.stderr.flush()
+            sys.exit(4)
     answered += 1
     if kind == "elect":
         inp = req["input"]
