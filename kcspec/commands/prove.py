@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 import time
@@ -12,6 +13,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from kcspec.model import interrupts
 from kcspec.model.z3.induction import DETAILS
 from kcspec.model.z3.prove import DEFAULT_BROKERS, MAX_BROKERS, run_proofs
 from kcspec.model.z3.results import ProofResult
@@ -70,7 +72,11 @@ def command(profiles: tuple[str, ...], brokers: int, induction: bool, json_path:
     start = time.perf_counter()
     for name in profiles or tuple(PROFILES):
         with console.status(f"proving {name} …", spinner="dots"):
-            results += [(name, r) for r in run_proofs(name, brokers, induction)]
+            # Z3 holds the main thread in C code for seconds at a time: the proofs run in a worker thread so
+            # that Ctrl-C ends the run at once (exit 130), with the worker processes and Z3 stopped.
+            with interrupts.stopper(_interrupt_z3):
+                proved = interrupts.run_interruptibly(functools.partial(run_proofs, name, brokers, induction))
+            results += [(name, r) for r in proved]
     total = time.perf_counter() - start
     table = Table(title=f"kcspec prove (brokers 1..{brokers})")
     for col in ("profile", "proof", "§", "status", "s"):
@@ -99,6 +105,12 @@ def command(profiles: tuple[str, ...], brokers: int, induction: bool, json_path:
             )
         )
     sys.exit(1 if failed else 0)
+
+
+def _interrupt_z3() -> None:
+    import z3
+
+    z3.main_ctx().interrupt()
 
 
 def _induction_table(results: list[tuple[str, ProofResult]]) -> Table:

@@ -349,7 +349,13 @@ def check_profile(
 
         order = sorted(range(len(todo)), key=lambda i: -_cost(todo[i]))
         jobs = [(profile.name, todo[i], chosen, timeout_ms) for i in order]
-        with multiprocessing.get_context("spawn").Pool(min(workers, len(jobs))) as pool:
+        from kcspec.model import interrupts
+
+        # Workers ignore Ctrl-C and die with this process; an interrupt terminates the pool (``interrupts``),
+        # since a worker that died mid-task would leave ``map`` waiting for ever.
+        context = multiprocessing.get_context("spawn")
+        pool = context.Pool(min(workers, len(jobs)), initializer=interrupts.worker_initializer)
+        with pool, interrupts.stopper(pool.terminate):
             done = pool.map(_family_job, jobs, chunksize=1)
         results = [done[order.index(i)] for i in range(len(todo))]
     else:
