@@ -1,0 +1,223 @@
+"""Each controller event in words: when it can happen (its guard), what happens in ZooKeeper, a broker or an
+admin client (its environment part), and what the controller does about it (its controller part).
+
+The rules themselves are the actions of ``spec/actions/``; these words are their summary for implementers, and
+``conformance/protocol/PROTOCOL.md`` is generated from them next to the guards printed from the actions. "Active"
+means ``controller.controller_id != -1``; when no controller is active after the environment part, only the
+environment part happens.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class EventWords:
+    """One event's guard, environment part and controller part, in words (Markdown)."""
+
+    guard: str
+    environment: str
+    controller: str
+
+
+EVENT_WORDS: dict[str, EventWords] = {
+    "ControllerFailover": EventWords(
+        guard=("`broker_id` is registered in `zk.brokers`."),
+        environment=(
+            "If a controller is active it first resigns (its context is reset, §7.12). `zk.controller := "
+            "broker_id`, `zk.controller_epoch += 1`, `zk.controller_epoch_zk_version += 1`."
+        ),
+        controller=(
+            "The new controller's context takes `controller_id := broker_id` and the new epoch and epoch zk "
+            "version from ZooKeeper, then runs `onControllerFailover` (§7.1): context initialisation, both state "
+            "machines' startup, resumed reassignments, deletions and preferred elections."
+        ),
+    ),
+    "ControllerResignation": EventWords(
+        guard=("A controller is active."),
+        environment=("`zk.controller := -1` (the `/controller` znode is gone with the session)."),
+        controller=(
+            "The controller resigns: the whole `controller` context is reset to its empty value (`controller_id` "
+            "-1)."
+        ),
+    ),
+    "NewerControllerElected": EventWords(
+        guard=(
+            "A controller is active, `broker_id` is registered in `zk.brokers` and is not the active controller."
+        ),
+        environment=(
+            "`zk.controller := broker_id`, `zk.controller_epoch += 1`, `zk.controller_epoch_zk_version += 1`."
+        ),
+        controller=(
+            "None: the active controller has not noticed and keeps its context and epoch (a zombie). In 2.8 its "
+            "next ZooKeeper write fails (ControllerMovedException); in 1.1 its writes go through."
+        ),
+    ),
+    "ControllerChange": EventWords(
+        guard=("A controller is active and `zk.controller` is not its id."),
+        environment=("None."),
+        controller=(
+            "The controller resigns (`maybeResign`, §7.12): the whole `controller` context is reset."
+        ),
+    ),
+    "ZombieControllerWrite": EventWords(
+        guard=("`tp` has a partition-state znode and `1 ≤ controller_epoch < zk.controller_epoch`."),
+        environment=(
+            "2.8: nothing (the write's epoch-version check fails). 1.1: the znode of `tp` becomes leader "
+            "`leader`, leader epoch + 1, ISR `isr`, zk version + 1, controller epoch `controller_epoch`."
+        ),
+        controller=("None."),
+    ),
+    "BrokerStartup": EventWords(
+        guard=("`broker_id ≥ 0` and `broker_id` is not registered in `zk.brokers`."),
+        environment=("`zk.brokers[broker_id] := zk.zxid` (its broker epoch), then `zk.zxid += 1`."),
+        controller=(
+            "`BrokerChange` (§7.2): the broker is new to `live_brokers`, so `onBrokerStartup([broker_id])` "
+            "(§7.3)."
+        ),
+    ),
+    "BrokerFailure": EventWords(
+        guard=("`broker_id` is registered in `zk.brokers`."),
+        environment=(
+            "`broker_id` is removed from `zk.brokers`; if `zk.controller == broker_id`, `zk.controller := -1`."
+        ),
+        controller=(
+            "If `broker_id` is the active controller, the controller dies with it (context reset, no handling). "
+            "Otherwise `BrokerChange` (§7.2): `onBrokerFailure([broker_id])` (§7.4)."
+        ),
+    ),
+    "BrokerBounce": EventWords(
+        guard=("`broker_id` is registered in `zk.brokers` and is not the active controller."),
+        environment=("`zk.brokers[broker_id] := zk.zxid` (a new broker epoch), then `zk.zxid += 1`."),
+        controller=(
+            "2.8: `BrokerChange` sees a bounced broker (same id, new epoch, §7.2): `onBrokerFailure` then "
+            "`onBrokerStartup` for it. 1.1: nothing (the bounce is invisible)."
+        ),
+    ),
+    "ControlledShutdown": EventWords(
+        guard=("A controller is active and `broker_id` is registered in `zk.brokers`."),
+        environment=("None."),
+        controller=(
+            "`doControlledShutdown(broker_id, broker_epoch)` (§7.10); `broker_epoch` -1 skips the staleness "
+            "check."
+        ),
+    ),
+    "TopicCreation": EventWords(
+        guard=(
+            "No partition of `topic` exists in `zk.assignments`; `replicas` is non-empty; every `replicas[i]` is "
+            "non-empty, without duplicates, of ids ≥ 0."
+        ),
+        environment=(
+            "`zk.assignments[topic-i] := {replicas: replicas[i], adding: [], removing: []}` for every i."
+        ),
+        controller=("`TopicChange` (§7.6): `onNewPartitionCreation` for the new partitions."),
+    ),
+    "PartitionExpansion": EventWords(
+        guard=(
+            "`topic` has n ≥ 1 partitions in `zk.assignments`, `len(replicas) > n`, `replicas[i]` equals the "
+            "current replicas of `topic-i` for i < n, and the new lists obey the rules of `TopicCreation`."
+        ),
+        environment=(
+            "`topic-i` is added to `zk.assignments` for every i ≥ n (existing partitions unchanged)."
+        ),
+        controller=(
+            "`PartitionModifications(topic)` (§7.6); 2.8 restores the ZooKeeper assignment of a topic queued for "
+            "deletion instead of adding partitions."
+        ),
+    ),
+    "TopicDeletion": EventWords(
+        guard=("`topics` is non-empty."),
+        environment=("`zk.delete_topics ∪= topics`."),
+        controller=("`TopicDeletion` (§8)."),
+    ),
+    "StopReplicaResponseReceived": EventWords(
+        guard=(
+            "A controller is active, `partitions` is non-empty, and every replica `(p, broker_id)` of "
+            "`partitions` is in `ReplicaDeletionStarted`."
+        ),
+        environment=("None."),
+        controller=(
+            "`TopicDeletionStopReplicaResponseReceived` (§8): `error` true (a request-level error) fails the "
+            "deletion of every listed replica (`failReplicaDeletion`); `error` false completes it "
+            "(`completeReplicaDeletion`)."
+        ),
+    ),
+    "ApiPartitionReassignment": EventWords(
+        guard=("kafka-2.8 only; a controller is active; `targets` is non-empty."),
+        environment=("None."),
+        controller=(
+            "§7.7.1 API path: validation per partition, then `maybeTriggerPartitionReassignment`; a `null` target"
+            " cancels the partition's reassignment."
+        ),
+    ),
+    "ZkPartitionReassignment": EventWords(
+        guard=("`targets` is non-empty and `zk.reassign_partitions` is empty (the znode is absent)."),
+        environment=("`zk.reassign_partitions := targets`."),
+        controller=(
+            "2.8: §7.7.1 ZooKeeper path (`ZkPartitionReassignment`); 1.1: §7.8.1 `PartitionReassignment` (legacy "
+            "12-step algorithm)."
+        ),
+    ),
+    "ReplicaLeaderElection": EventWords(
+        guard=(
+            "A controller is active and `partitions` is non-empty. `ZkTriggered` requires `PREFERRED` and an "
+            "empty `zk.preferred_replica_election`; `AdminClientTriggered` exists in 2.8 only; `AutoTriggered` is"
+            " never enabled (use `AutoPreferredReplicaLeaderElection`)."
+        ),
+        environment=("`ZkTriggered`: `zk.preferred_replica_election := partitions`. Otherwise none."),
+        controller=("`ReplicaLeaderElection` (§7.9): preferred or unclean elections for the partitions."),
+    ),
+    "AutoPreferredReplicaLeaderElection": EventWords(
+        guard=("A controller is active and `config.auto_leader_rebalance_enable` is true."),
+        environment=("None."),
+        controller=("The scheduled imbalance check (§7.9 `checkAndTriggerAutoLeaderRebalance`)."),
+    ),
+    "IsrChange": EventWords(
+        guard=(
+            "`tp` has a partition-state znode whose leader L ≥ 0 is registered in `zk.brokers`; L ∈ `isr`; `isr` "
+            "has no duplicates and ids ≥ 0; `tp` is in `zk.assignments` and every member of `isr` is one of its "
+            "replicas."
+        ),
+        environment=(
+            "2.8: none (the leader sends AlterIsr). 1.1: the znode becomes `(L, same leader epoch, isr, zk "
+            "version + 1)` keeping its controller epoch, and `zk.isr_change_notifications += tp`."
+        ),
+        controller=(
+            "2.8: `AlterIsrReceived(L, zk.brokers[L], {tp: (L, znode leader epoch, isr, znode zk version)})` "
+            "(§7.11). 1.1: `IsrChangeNotification`, then, if `tp` is being reassigned, "
+            "`PartitionReassignmentIsrChange(tp)` (§7.8.1)."
+        ),
+    ),
+    "LeaderAndIsrResponseReceived": EventWords(
+        guard=(
+            "A controller is active, `broker_id` is in `controller.live_brokers`, `storage_errors` is non-empty "
+            "and `broker_id` is an assigned replica (context assignment) of each of them."
+        ),
+        environment=("None."),
+        controller=(
+            "§7.5 with KAFKA_STORAGE_ERROR for `storage_errors` and no other partition listed: the replicas join "
+            "the broker's offline replicas; the newly offline ones go through `onReplicasBecomeOffline`."
+        ),
+    ),
+    "UncleanLeaderElectionEnable": EventWords(
+        guard=("Always enabled."),
+        environment=(
+            '`topic == ""`: `config.unclean_leader_election_enable := true`; otherwise `config.unclean_topics += '
+            "topic`."
+        ),
+        controller=(
+            "2.8: `triggerOnlinePartitionStateChange()` (all topics, or `topic` only) (§6); 1.1: nothing."
+        ),
+    ),
+    "ZkFaultInjection": EventWords(
+        guard=("`tp` has a partition-state znode and no fault armed on it."),
+        environment=("`zk.faults[tp] := fault`."),
+        controller=(
+            "None. The fault is consumed by the controller's next access to that znode: `BADVERSION` fails the "
+            "next conditional write (the controller re-reads and retries), `CONNECTIONLOSS` makes the next read "
+            "throw."
+        ),
+    ),
+}
+"""Event kind → its words, for every kind of ``kcspec.spec.events.EVENT_TYPES`` (a test checks it)."""
