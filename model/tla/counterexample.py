@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kcspec.model.tla.module import STATE_VARS
+from kcspec.model.tla.values import NONE_TEXT
 from kcspec.model.tlc.trace import TlcTraceState
 from kcspec.model.tlc.values import (
     ModelValue,
@@ -62,7 +63,7 @@ def to_canonical(v: Value, hint: Any, path: str = "$") -> Any:
     """A TLA+ value of Python type ``hint`` as the canonical JSON data of ``kcspec.spec.codec``."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin in (typing.Union, __import__("types").UnionType):
-        if v == "None" and type(None) in args:
+        if v == ModelValue(NONE_TEXT) and type(None) in args:
             return None
         inner = [a for a in args if a is not type(None)]
         return to_canonical(v, inner[0], path)

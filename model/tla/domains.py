@@ -34,6 +34,9 @@ class Domain:
 
     tla: str
     elements: Callable[[ModelConfig], tuple[Any, ...]]
+    parts: tuple[ty.T, ...] = ()
+    """The element types of the sets the TLA+ text joins with ``\\cup`` (for the static kind check): TLC
+    sorts a set's elements, so they must all be of one kind (or a model value)."""
 
     def values(self, config: ModelConfig) -> tuple[Any, ...]:
         return self.elements(config)
@@ -72,8 +75,8 @@ TOPIC_PARTITIONS = Domain("TopicPartitions", topic_partitions)
 REPLICA_LISTS = Domain("ReplicaLists", replica_lists)
 ASSIGNMENTS = Domain("Assignments", assignments)
 CONTROLLER_EPOCHS = Domain("1..MaxControllerEpoch", lambda c: tuple(range(1, c.max_controller_epoch + 1)))
-BROKER_EPOCHS = Domain("{-1} \\cup 1..MaxZxid", lambda c: (-1, *range(1, c.max_zxid + 1)))
-TOPICS_OR_ALL = Domain('Topics \\cup {""}', lambda c: ("", *c.topic_names))
+BROKER_EPOCHS = Domain("{-1} \\cup 1..MaxZxid", lambda c: (-1, *range(1, c.max_zxid + 1)), (ty.INT, ty.INT))
+TOPICS_OR_ALL = Domain('Topics \\cup {""}', lambda c: ("", *c.topic_names), (ty.STR, ty.STR))
 ONE_TOPIC = Domain("{<<t>> : t \\in Topics}", lambda c: tuple((t,) for t in c.topic_names))
 ONE_PARTITION = Domain(
     "{<<p>> : p \\in TopicPartitions}", lambda c: tuple((tp,) for tp in topic_partitions(c))
@@ -96,7 +99,8 @@ def _one_target_domain(optional: bool) -> Domain:
         lists: tuple[Any, ...] = (*rf_lists(c), None) if optional else rf_lists(c)
         return tuple(FMap({tp: r}) for tp in topic_partitions(c) for r in lists)
 
-    return Domain(f"{{(p :> r) : p \\in TopicPartitions, r \\in {targets}}}", elements)
+    parts = (ty.seq_of(ty.INT), ty.NONE) if optional else (ty.seq_of(ty.INT),)
+    return Domain(f"{{(p :> r) : p \\in TopicPartitions, r \\in {targets}}}", elements, parts)
 
 
 def param_domain(action: str, p: Param) -> Domain:

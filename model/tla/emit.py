@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from kcspec.model.tla import types as ty
+from kcspec.model.tla.kinds import KindChecker
 from kcspec.model.tla.layout import (
     Block,
     concat,
@@ -97,6 +98,8 @@ class Procedures:
         self.names: dict[int, tuple[str, T]] = {}
         self.definitions: list[tuple[str, Block]] = []
         self._in_progress: set[int] = set()
+        self.kinds = KindChecker()
+        """The module's static kind check (``kinds``): every emitter of the module reports to it."""
 
     def operator_name(self, d: L.Def, taken: set[str]) -> str:
         parts = [d.name] + [_static_word(k, v) for k, v in d.static if k != "p" and "kafka-" not in v]
@@ -118,6 +121,7 @@ class Procedures:
         name = self.operator_name(d, self.base | self.op_names | caller.reserved)
         self.op_names.add(name)
         em = Emitter({}, set(self.base), caller.orders, self)
+        em.operator = name
         params: list[str] = []
         for p, t in zip(d.params, arg_types, strict=True):
             tla = em.fresh(p.rsplit(".", 1)[-1])
@@ -154,10 +158,20 @@ class Emitter:
         self.scope: list[tuple[str, str, T]] = []
         self.used: set[str] = set()
         self.rules: list[str] = []
+        self.operator = "<module>"
+        """The top-level definition being emitted, for the kind check's messages."""
 
     # ------------------------------------------------------------------ names and scope
     def where(self) -> str:
         return self.rules[-1] if self.rules else "<top>"
+
+    def same_kind(self, site: str, a: Out, b: Out) -> None:
+        """TLC compares the values of ``a`` and ``b`` here: they must be of one kind (``kinds``)."""
+        self.same_kind_t(site, a.type, b.type, _excerpt(a), _excerpt(b))
+
+    def same_kind_t(self, site: str, a: T, b: T, a_text: str, b_text: str) -> None:
+        where = f"operator {self.operator} (rule {self.where()})"
+        self.procedures.kinds.check(site, a, b, where, a_text, b_text)
 
     def fail(self, message: str) -> TlaBackendError:
         return TlaBackendError(f"{message} (rule {self.where()})")
@@ -250,7 +264,13 @@ class Emitter:
             return self.record(e)
         if isinstance(e, L.With):
             obj = self.emit(e.obj)
-            ups = [concat(text(f"!.{k} = "), self.emit(v).block) for k, v in e.updates]
+            ups = []
+            for k, v in e.updates:
+                value = self.emit(v)
+                ft = ty.field_type(obj.type, k)
+                if ft is not None:
+                    self.same_kind_t("an EXCEPT update", ft, value.type, f"field {k}", _excerpt(value))
+                ups.append(concat(text(f"!.{k} = "), value.block))
             target = self.paren(obj, 0)
             if is_flat(target):
                 return Out(seq_items(f"[{flat_text(target)} EXCEPT ", ups, "]"), ATOM, obj.type)
@@ -259,6 +279,7 @@ class Emitter:
             return self.let(e)
         if isinstance(e, L.If):
             c, a, b = self.emit(e.cond), self.emit(e.then), self.emit(e.els)
+            self.same_kind("the branches of IF", a, b)
             t = ty.unify(a.type, b.type)
             if fits(c.block, a.block, b.block, extra=16):
                 return Out(
@@ -297,18 +318,26 @@ class Emitter:
         if isinstance(e, L.SetLit | L.SeqLit):
             items = [self.emit(x) for x in e.elems]
             t = ty.ANY
+            site = "a set literal" if isinstance(e, L.SetLit) else "a sequence literal"
             for i in items:
+                if items[0] is not i:
+                    self.same_kind(site, items[0], i)
                 t = ty.unify(t, i.type)
             if isinstance(e, L.SetLit):
                 return Out(seq_items("{", [i.block for i in items], "}"), ATOM, ty.set_of(t))
             return Out(seq_items("<<", [i.block for i in items], ">>"), ATOM, ty.seq_of(t))
         if isinstance(e, L.Member):
             x, coll = self.emit(e.elem), self.emit(e.coll)
-            return self.infix("\\in", x, self.as_set(coll), ty.BOOL)
+            members = self.as_set(coll)
+            self.same_kind_t(
+                "\\in", x.type, ty.elem(members.type), _excerpt(x), "the elements of " + _excerpt(coll)
+            )
+            return self.infix("\\in", x, members, ty.BOOL)
         if isinstance(e, L.SetOp):
             return self.set_op(e)
         if isinstance(e, L.Subset):
             a, b = self.as_set(self.emit(e.lhs)), self.as_set(self.emit(e.rhs))
+            self.same_kind("\\subseteq", a, b)
             return self.infix("\\subseteq", a, b, ty.BOOL)
         if isinstance(e, L.Size):
             coll = self.emit(e.coll)
@@ -331,15 +360,26 @@ class Emitter:
         if isinstance(e, L.Head):
             seq, d = self.emit(e.seq), self.emit(e.default)
             self.kind(seq, "seq")
+            self.same_kind_t(
+                "FirstOr's default",
+                ty.elem(seq.type),
+                d.type,
+                "the elements of " + _excerpt(seq),
+                _excerpt(d),
+            )
             return self.call("FirstOr", seq, d, t=ty.unify(ty.elem(seq.type), d.type))
         if isinstance(e, L.Append):
             seq, x = self.emit(e.seq), self.emit(e.elem)
             self.kind(seq, "seq")
+            self.same_kind_t(
+                "Append", ty.elem(seq.type), x.type, "the elements of " + _excerpt(seq), _excerpt(x)
+            )
             return self.call("Append", seq, x, t=ty.seq_of(ty.unify(ty.elem(seq.type), x.type)))
         if isinstance(e, L.Concat):
             a, b = self.emit(e.lhs), self.emit(e.rhs)
             self.kind(a, "seq")
             self.kind(b, "seq")
+            self.same_kind("\\o", a, b)
             return self.infix("\\o", a, b, ty.seq_of(ty.unify(ty.elem(a.type), ty.elem(b.type))))
         if isinstance(e, L.Distinct):
             seq = self.emit(e.seq)
@@ -350,9 +390,13 @@ class Emitter:
     def record(self, e: L.Rec) -> Out:
         given = dict(e.fields)
         items: list[Block] = []
+        declared = ty.field_types(e.cls)
         for f in dataclasses.fields(e.cls):
             if f.name in given:
-                value = self.emit(given[f.name]).block
+                out = self.emit(given[f.name])
+                field_name = f"{e.cls.__name__}.{f.name}"
+                self.same_kind_t("a record field", declared[f.name], out.type, field_name, _excerpt(out))
+                value = out.block
             elif f.default is not dataclasses.MISSING:
                 value = value_block(f.default)
             elif f.default_factory is not dataclasses.MISSING:
@@ -390,6 +434,7 @@ class Emitter:
 
     def compare(self, e: L.Cmp) -> Out:
         a, b = self.emit(e.lhs), self.emit(e.rhs)
+        self.same_kind("=" if e.op == "==" else "#" if e.op == "!=" else e.op, a, b)
         if e.op in ("==", "!="):
             return self.infix("=" if e.op == "==" else "#", a, b, ty.BOOL)
         t = ty.unify(a.type, b.type)
@@ -408,6 +453,8 @@ class Emitter:
 
     def set_op(self, e: L.SetOp) -> Out:
         a, b = self.emit(e.lhs), self.emit(e.rhs)
+        site = {"union": "\\cup", "inter": "\\cap"}.get(e.op, "\\ (set difference)")
+        self.same_kind_t(site, ty.elem(a.type), ty.elem(b.type), _excerpt(a), _excerpt(b))
         if e.op == "union":
             sa, sb = self.as_set(a), self.as_set(b)
             return self.infix("\\cup", sa, sb, ty.set_of(ty.unify(ty.elem(sa.type), ty.elem(sb.type))))
@@ -450,6 +497,9 @@ class Emitter:
             if isinstance(e, L.Filter):
                 return sel
             d = self.emit(e.default)
+            self.same_kind_t(
+                "FirstOr's default", et, d.type, "the elements of " + _excerpt(coll), _excerpt(d)
+            )
             return self.call("FirstOr", sel, d, t=ty.unify(et, d.type))
         # Image over a set, BigUnion
         head = concat(text("{"), self.paren(body, LOWEST), text(f" : {x} \\in "), src, text("}"))
@@ -501,6 +551,7 @@ class Emitter:
         )
         self.pop()  # op
         call = seq_items(f"{op}(", [init.block, seq.block], ")")
+        self.same_kind("a fold's accumulator", init, body)
         t = ty.unify(init.type, body.type)
         return Out(
             vstack(
@@ -515,19 +566,34 @@ class Emitter:
         if isinstance(e, L.MapGet):
             m, k = self.emit(e.m), self.emit(e.key)
             self.kind(m, "map", "seq")
+            key_t = m.type.args[0] if m.type.kind == "map" else ty.INT
+            self.same_kind_t(
+                "a function application", key_t, k.type, "the domain of " + _excerpt(m), _excerpt(k)
+            )
             vt = m.type.args[1] if m.type.kind == "map" else ty.elem(m.type)
             return Out(concat(self.paren(m), text("["), k.block, text("]")), ATOM, vt)
         if isinstance(e, L.MapGetOr):
             m, k, d = self.emit(e.m), self.emit(e.key), self.emit(e.default)
             self.kind(m, "map")
+            self.same_kind_t("GetOr's key", m.type.args[0], k.type, "the keys of " + _excerpt(m), _excerpt(k))
+            self.same_kind_t(
+                "GetOr's default", m.type.args[1], d.type, "the range of " + _excerpt(m), _excerpt(d)
+            )
             return self.call("GetOr", m, k, d, t=ty.unify(m.type.args[1], d.type))
         if isinstance(e, L.MapHas):
             m, k = self.emit(e.m), self.emit(e.key)
             self.kind(m, "map")
+            self.same_kind_t("\\in DOMAIN", m.type.args[0], k.type, "the keys of " + _excerpt(m), _excerpt(k))
             return self.infix("\\in", k, self.as_set(m), ty.BOOL)
         if isinstance(e, L.MapPut):
             m, k, v = self.emit(e.m), self.emit(e.key), self.emit(e.value)
             self.kind(m, "map")
+            self.same_kind_t(
+                "MapPut's key", m.type.args[0], k.type, "the keys of " + _excerpt(m), _excerpt(k)
+            )
+            self.same_kind_t(
+                "MapPut's value", m.type.args[1], v.type, "the range of " + _excerpt(m), _excerpt(v)
+            )
             t = ty.map_of(ty.unify(m.type.args[0], k.type), ty.unify(m.type.args[1], v.type))
             return self.call("MapPut", m, k, v, t=t)
         if isinstance(e, L.MapDel):
@@ -545,6 +611,7 @@ class Emitter:
         if isinstance(e, L.MapMerge):
             a, b = self.emit(e.lhs), self.emit(e.rhs)
             self.kind(a, "map")
+            self.same_kind("MapMerge", a, b)
             return self.call("MapMerge", a, b, t=ty.unify(a.type, b.type))
         if isinstance(e, L.MapBuild):
             keys = self.as_set(self.emit(e.key_set))

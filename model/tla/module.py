@@ -22,10 +22,11 @@ from kcspec.model.tla import bounds, domains
 from kcspec.model.tla import types as ty
 from kcspec.model.tla.config import ModelConfig
 from kcspec.model.tla.emit import Emitter, Procedures
+from kcspec.model.tla.kinds import KindChecker, KindError
 from kcspec.model.tla.layout import Block, Line, concat, indent, text, vstack
 from kcspec.model.tla.order import Orders
 from kcspec.model.tla.prelude import PRELUDE, PRELUDE_NAMES
-from kcspec.model.tla.values import value_block
+from kcspec.model.tla.values import NONE_TEXT, value_block
 from kcspec.spec.lang import Action, Invariant, Param
 from kcspec.spec.profiles import Profile
 from kcspec.spec.requests import Request
@@ -41,6 +42,7 @@ CONSTANT_NAMES = (
     "MaxLeaderEpoch",
     "MaxZxid",
     "MaxZkVersion",
+    NONE_TEXT,
 )
 DOMAIN_DEFS = r"""TopicPartitions == {[topic |-> t, partition |-> p] : t \in Topics, p \in 0..(PartitionCount - 1)}
 ReplicaLists == {q \in UNION {[1..n -> Brokers] : n \in 1..Cardinality(Brokers)} : Cardinality(Range(q)) = Len(q)}
@@ -76,6 +78,8 @@ class GeneratedModule:
     cfg: str
     origins: tuple[LineOrigin, ...]
     """``origins[n - 1]`` is the origin of line ``n`` of ``tla``."""
+    kind_checks: tuple[tuple[str, int], ...] = ()
+    """What the static kind check (``kinds``) verified: how many places of each sort, e.g. ``("=", 412)``."""
 
     def origin(self, line: int) -> LineOrigin | None:
         return self.origins[line - 1] if 1 <= line <= len(self.origins) else None
@@ -96,6 +100,17 @@ def param_domain(action: str, p: Param) -> str:
         return domains.param_domain(action, p).tla
     except domains.DomainError as exc:
         raise ModuleError(str(exc)) from None
+
+
+def check_domain(kinds: KindChecker, action: str, p: Param) -> None:
+    """The set a parameter ranges over in ``Next`` must not mix kinds (TLC enumerates and sorts it)."""
+    try:
+        parts = domains.param_domain(action, p).parts
+    except domains.DomainError as exc:
+        raise ModuleError(str(exc)) from None
+    for other in parts[1:]:
+        where = f"operator Next (the domain of {action}'s parameter {p.name})"
+        kinds.check("a parameter domain", parts[0], other, where, str(parts[0]), str(other))
 
 
 def ident(name: str) -> str:
@@ -147,6 +162,7 @@ class _Builder:
             raise ModuleError(f"action {a.name}: parameter name(s) {clash} clash with the module's own names")
         free = {"s": ("s", self.state_t), **{p.name: (p.name, ty.from_hint(p.type)) for p in a.params}}
         em = self.emitter(free)
+        em.operator = a.name
         em.rules.append(f"{a.name} ({a.section})")
         guard = em.emit(a.guard)
         w = em.fresh("w")
@@ -188,6 +204,7 @@ class _Builder:
         else:
             raise ModuleError(f"invariant {inv.name} has unknown kind {inv.kind!r}")
         em = self.emitter(free)
+        em.operator = head.split("(")[0].split(" ")[0]
         em.rules.append(f"{inv.name} ({inv.section})")
         body = em.emit(inv.expr)
         origin = f"{inv.name} ({inv.section})"
@@ -216,6 +233,19 @@ def generate_from(
     initial: ClusterState | None = None,
 ) -> GeneratedModule:
     """The module and configuration for explicitly given actions and invariants."""
+    try:
+        return _generate_from(profile, config, actions, invariants, initial)
+    except KindError as exc:
+        raise ModuleError(f"static kind check: {exc}") from None
+
+
+def _generate_from(
+    profile: Profile,
+    config: ModelConfig,
+    actions: Sequence[Action],
+    invariants: Sequence[Invariant],
+    initial: ClusterState | None,
+) -> GeneratedModule:
     b = _Builder(profile, config)
     name = module_name(profile)
     state_invs = sorted((i for i in invariants if i.kind == "state"), key=lambda i: i.name)
@@ -235,6 +265,8 @@ def generate_from(
     next_items: list[Block] = []
     for a in ordered:
         if a.params:
+            for p in a.params:
+                check_domain(b.procedures.kinds, a.name, p)
             binders = ", ".join(f"{p.name} \\in {param_domain(a.name, p)}" for p in a.params)
             call = f"{a.name}({', '.join(p.name for p in a.params)})"
             next_items.append(text(f"\\/ \\E {binders} : {call}"))
@@ -243,6 +275,7 @@ def generate_from(
     next_block = vstack(text("Next =="), indent(vstack(*next_items) if next_items else text("FALSE"), 4))
     bound_free = {name: (const, ty.INT) for name, const in bounds.BOUND_CONSTANTS.items()}
     constraint_em = b.emitter({"s": ("s", b.state_t), **bound_free})
+    constraint_em.operator = "StateConstraint"
     constraint = vstack(
         _comment(["The model's bounds (model/tla/bounds.py): successors outside them are not explored."]),
         text("StateConstraint =="),
@@ -307,7 +340,8 @@ def generate_from(
             origins.append(LineOrigin(definition, line.origin))
     tla = "\n".join(lines) + "\n"
     cfg = _cfg(profile, config, name, [n for n, _ in inv_blocks if n.startswith("Inv_")])
-    return GeneratedModule(name, tla, cfg, tuple(origins))
+    checks = tuple(sorted(b.procedures.kinds.counts.items()))
+    return GeneratedModule(name, tla, cfg, tuple(origins), checks)
 
 
 def _cfg(profile: Profile, config: ModelConfig, name: str, invariants: list[str]) -> str:
@@ -329,6 +363,10 @@ def _cfg(profile: Profile, config: ModelConfig, name: str, invariants: list[str]
         "CONSTANTS",
     ]
     out += [f"    {k} = {''.join(line.text for line in value_block(v))}" for k, v in values.items()]
+    out.append(
+        f"    \\* {NONE_TEXT}: an absent optional value (a cancelled reassignment target), a model value"
+    )
+    out.append(f"    {NONE_TEXT} = {NONE_TEXT}")
     out += ["SPECIFICATION Spec", "CONSTRAINT StateConstraint"]
     out += [f"INVARIANT {i}" for i in invariants]
     out.append("CHECK_DEADLOCK FALSE")

@@ -20,7 +20,7 @@ from typing import Any
 
 @dataclass(frozen=True)
 class T:
-    """A type: ``kind`` is one of int bool str enum rec union set seq map any; ``cls`` for enum/rec; ``args`` the
+    """A type: ``kind`` is one of int bool str enum rec union set seq map any none; ``cls`` for enum/rec; ``args`` the
     element types (set, seq), key and value types (map) or member record types (union)."""
 
     kind: str
@@ -36,6 +36,8 @@ class T:
 
 
 INT, BOOL, STR, ANY = T("int"), T("bool"), T("str"), T("any")
+NONE = T("none")
+"""The type of ``None``: the model value ``NoValue``, which TLC compares with values of every kind."""
 
 
 def set_of(elem: T) -> T:
@@ -59,9 +61,9 @@ def elem(t: T) -> T:
 
 def unify(a: T, b: T) -> T:
     """The more precise of two types of the same expression (``any`` is the unknown)."""
-    if a.kind == "any":
+    if a.kind in ("any", "none"):
         return b
-    if b.kind == "any" or a == b:
+    if b.kind in ("any", "none") or a == b:
         return a
     if a.kind == b.kind and a.cls == b.cls and len(a.args) == len(b.args):
         return T(a.kind, a.cls, tuple(unify(x, y) for x, y in zip(a.args, b.args, strict=True)))
@@ -107,6 +109,8 @@ def from_hint(hint: Any) -> T:
 
 
 def of_value(v: object) -> T:
+    if v is None:
+        return NONE
     if isinstance(v, bool):
         return BOOL
     if isinstance(v, int):

@@ -3,8 +3,12 @@
 Integers and booleans as themselves; strings quoted; enum members as their Kafka names (strings);
 vocabulary records (frozen dataclasses, including ``TopicPartition``) as TLA+ records with the same
 field names; frozensets as sets, tuples as sequences, ``FMap``s as functions (``k :> v @@ …``, the
-empty map as ``<<>>``); ``None`` as the string ``"None"``. Set members and map entries are written in
-a fixed order, so the text of a value is deterministic.
+empty map as ``<<>>``); ``None`` (an optional value that is absent: a cancelled reassignment target) as the
+model value ``NoValue``. TLC compares values only within one kind (a sequence with a sequence, a string with a
+string) and stops with "Attempted to compare" otherwise, so ``None`` cannot be a string or an integer: a model
+value (a constant assigned ``NoValue = NoValue`` in the configuration) is the one value TLC compares with
+anything, so ``r = NoValue`` and ``RfLists \\cup {NoValue}`` are sound. Set members and map entries are written
+in a fixed order, so the text of a value is deterministic.
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ from collections.abc import Mapping
 
 from kcspec.model.tla.layout import Block, concat, flat_text, is_flat, seq_items, text
 
-NONE_TEXT = '"None"'
+NONE_TEXT = "NoValue"
+"""The TLA+ text of ``None``: the model value declared by every generated module (``module.CONSTANT_NAMES``)."""
 
 
 def tla_string(s: str) -> str:
