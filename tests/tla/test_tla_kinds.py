@@ -28,7 +28,9 @@ DEFAULT = ModelConfig()
 
 def _action(guard: L.Expr, params: tuple[Param, ...] = ()) -> Action:
     s = L.var("s")
-    return Action("MixedKinds", "§0", "A deliberately ill-kinded action.", params, guard, L.rec(Work, state=s))
+    return Action(
+        "MixedKinds", "§0", "A deliberately ill-kinded action.", params, guard, L.rec(Work, state=s)
+    )
 
 
 def _generate_mixed(guard: L.Expr, params: tuple[Param, ...] = ()) -> str:
@@ -79,7 +81,9 @@ def test_the_cancel_target_is_the_model_value_no_value() -> None:
     module = generate(get_profile("kafka-2.8"), DEFAULT)
     assert '"None"' not in module.tla
     assert "RfLists \\cup {NoValue}" in module.tla
-    assert "CONSTANTS Brokers" in module.tla and "NoValue" in module.tla.split("CONSTANTS", 1)[1].splitlines()[0]
+    assert (
+        "CONSTANTS Brokers" in module.tla and "NoValue" in module.tla.split("CONSTANTS", 1)[1].splitlines()[0]
+    )
     assert "    NoValue = NoValue" in module.cfg.splitlines()
 
 
