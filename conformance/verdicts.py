@@ -66,10 +66,37 @@ class RunReport:
         return {v: c.get(v, 0) for v in Verdict}
 
     @property
-    def ok(self) -> bool:
+    def ran(self) -> int:
+        """How many vectors (and differential cases) actually ran: every verdict but skipped and not
+        supported."""
         counts = self.counts()
-        return counts[Verdict.failed] == 0 and counts[Verdict.errored] == 0
+        return len(self.outcomes) - counts[Verdict.skipped] - counts[Verdict.not_supported]
+
+    @property
+    def diverged(self) -> bool:
+        counts = self.counts()
+        return counts[Verdict.failed] > 0 or counts[Verdict.errored] > 0
+
+    @property
+    def ok(self) -> bool:
+        """Nothing failed or errored, and something ran: a run of zero vectors is not a pass."""
+        return not self.diverged and self.ran > 0
+
+    def nothing_ran(self) -> str:
+        """Why no vector ran, in words ("" when some did)."""
+        if self.ran:
+            return ""
+        counts = self.counts()
+        declared = ", ".join(self.sut.capabilities) or "none"
+        return (
+            f"no vector ran ({counts[Verdict.not_supported]} not supported, {counts[Verdict.skipped]} "
+            f"skipped, of {len(self.outcomes)}): the SUT declares the capabilities {declared} and the "
+            f"profiles {', '.join(self.sut.profiles) or 'none'}; a run must test something to pass"
+        )
 
     def exit_code(self) -> int:
-        """0 when nothing failed or errored, 1 otherwise (DESIGN.md exit codes)."""
-        return 0 if self.ok else 1
+        """DESIGN.md exit codes: 1 when something failed or errored, 2 when nothing ran at all (the SUT
+        cannot be tested as set up: a message says why), 0 otherwise."""
+        if self.diverged:
+            return 1
+        return 2 if not self.ran else 0

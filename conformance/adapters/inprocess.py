@@ -5,12 +5,20 @@ methods of the capabilities you declare; a method you do not override answers "u
 ``SutError`` to refuse a request with a protocol error code. Run it with
 ``kcspec conformance run --adapter my_module:MyController`` or expose it over the subprocess protocol
 with ``kcspec.conformance.adapters.serve.serve(MyController())``.
+
+Whatever the SUT raises is its failure, not the runner's: any ``BaseException`` — ``SystemExit`` from a
+``sys.exit()``, a ``KeyboardInterrupt`` the SUT raises itself, ``GeneratorExit``... — becomes an errored
+verdict for that request. Only a real interrupt of ``kcspec`` (SIGINT or SIGTERM received while the SUT
+runs) goes on up and ends the run: the adapter watches those two signals for the length of a session.
 """
 
 from __future__ import annotations
 
+import signal
+import threading
 import traceback
-from typing import ClassVar
+from types import FrameType
+from typing import Any, ClassVar
 
 from kcspec.conformance.adapters.base import FailureKind, SutFailure
 from kcspec.conformance.protocol import messages as m
@@ -108,12 +116,53 @@ def dispatch(sut: ControllerSut, request: m.RequestMessage) -> m.ResponseMessage
     raise TypeError(f"not a protocol request: {request!r}")
 
 
+class _SignalWatch:
+    """Notes that SIGINT or SIGTERM arrived, then lets the handler that was installed act as before."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self) -> None:
+        self.received = False
+        self._previous: dict[int, Any] = {}
+
+    def install(self) -> None:
+        if self._previous or threading.current_thread() is not threading.main_thread():
+            return  # handlers can only be set in the main thread; elsewhere every interrupt counts as real
+        for sig in self.SIGNALS:
+            self._previous[sig] = signal.signal(sig, self._handle)
+
+    def remove(self) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+        self._previous.clear()
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        self.received = True
+        previous = self._previous.get(signum)
+        if previous is signal.SIG_IGN:
+            return
+        if callable(previous):
+            previous(signum, frame)
+        elif signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        else:
+            signal.signal(signum, signal.SIG_DFL)
+            signal.raise_signal(signum)
+
+    def interrupted(self, exc: BaseException) -> bool:
+        """Whether ``exc`` is the run being interrupted rather than something the SUT raised."""
+        if self.received:
+            return True
+        return isinstance(exc, KeyboardInterrupt) and not self._previous
+
+
 class InProcessAdapter:
     """Runs a ``ControllerSut`` in the runner's own process."""
 
     def __init__(self, sut: ControllerSut) -> None:
         self.sut = sut
         self._stderr = ""
+        self._signals = _SignalWatch()
 
     @property
     def description(self) -> str:
@@ -121,15 +170,19 @@ class InProcessAdapter:
 
     def start(self) -> None:
         self._stderr = ""
+        self._signals.install()
 
     def call(self, request: m.RequestMessage) -> m.ResponseMessage:
         try:
             reply = dispatch(self.sut, request)
-        except Exception as exc:
+        except BaseException as exc:
+            if self._signals.interrupted(exc):
+                raise
             self._stderr = traceback.format_exc()
-            raise SutFailure(
-                FailureKind.exception, f"{type(exc).__name__}: {exc}", self._stderr, restart=False
-            ) from exc
+            what = f"{type(exc).__name__}: {exc}"
+            if isinstance(exc, SystemExit):
+                what = f"SystemExit (the SUT called sys.exit({exc.code!r}))"
+            raise SutFailure(FailureKind.exception, what, self._stderr, restart=False) from exc
         expected = m.EXPECTED_REPLY[type(request)]
         if not isinstance(reply, (*expected, m.ErrorReply)):
             raise SutFailure(
@@ -140,7 +193,7 @@ class InProcessAdapter:
         return reply
 
     def close(self) -> None:
-        return None
+        self._signals.remove()
 
     def stderr_tail(self) -> str:
         return self._stderr

@@ -44,10 +44,11 @@ def report_json(report: RunReport) -> dict[str, Any]:
         "profile": report.profile,
         "level": report.level,
         "passed": report.ok,
+        "ran": report.ran,
         "counts": {v.value: n for v, n in counts.items()},
         "seconds": round(report.seconds, 3),
         "exchanges": report.exchanges,
-        "notes": list(report.notes),
+        "notes": list(report.notes) + ([report.nothing_ran()] if report.nothing_ran() else []),
         "outcomes": [outcome_json(o) for o in report.outcomes],
     }
 

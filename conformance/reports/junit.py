@@ -2,10 +2,16 @@
 
 failed → ``<failure>`` with the differences; errored → ``<error>`` with the SUT's stderr;
 skipped, not supported and known → ``<skipped>`` whose message starts with the verdict.
+
+The XML is well-formed whatever the SUT wrote: its stderr and replies may hold ANSI colour codes, NUL
+and other control characters, or undecodable bytes, none of which XML 1.0 can carry (not even escaped).
+ANSI escape sequences are removed; any other character XML cannot hold is written as a visible ``\\xNN``
+(or ``\\uNNNN``) escape, in text and attributes alike.
 """
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 
@@ -26,6 +32,35 @@ def _case(parent: ET.Element, o: Outcome, classname: str) -> None:
             ET.SubElement(case, "system-err").text = o.stderr
     elif o.verdict in (Verdict.skipped, Verdict.not_supported, Verdict.known):
         ET.SubElement(case, "skipped", message=f"{o.verdict.value}: {o.reason}")
+
+
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
+"""CSI sequences (colours, cursor movement) and two-character escapes."""
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+"""Characters XML 1.0 cannot hold: C0 controls but tab/newline/return, surrogates, U+FFFE and U+FFFF."""
+
+
+def xml_safe(text: str) -> str:
+    """``text`` without ANSI escape sequences, other characters XML cannot hold written as escapes."""
+    if not _NOT_XML.search(text):
+        return text
+    text = _ANSI.sub("", text)
+    return _NOT_XML.sub(_escape, text)
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def _make_safe(root: ET.Element) -> None:
+    for element in root.iter():
+        if element.text:
+            element.text = xml_safe(element.text)
+        if element.tail:
+            element.tail = xml_safe(element.tail)
+        for key, value in element.attrib.items():
+            element.attrib[key] = xml_safe(value)
 
 
 def render(report: RunReport) -> str:
@@ -54,5 +89,6 @@ def render(report: RunReport) -> str:
             ET.SubElement(props, "property", name=name, value=value)
         for o in outcomes:
             _case(suite, o, f"kcspec.{report.profile}.{level}")
+    _make_safe(root)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

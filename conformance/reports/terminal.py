@@ -46,6 +46,8 @@ def print_report(report: RunReport, console: Console, *, max_details: int = 10) 
     if len(bad) > max_details:
         console.print(f"... and {len(bad) - max_details} more (see --json / --junit / --html)")
     rate = report.exchanges / report.seconds if report.seconds > 0 else 0.0
+    if report.nothing_ran():
+        console.print(f"[bold red]NOTHING RAN[/bold red]: {report.nothing_ran()}", highlight=False)
     verdict = "[bold green]PASS[/bold green]" if report.ok else "[bold red]FAIL[/bold red]"
     console.print(
         f"{verdict}: {len(report.outcomes)} vectors in {report.seconds:.2f} s "

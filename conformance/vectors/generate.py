@@ -93,12 +93,24 @@ def _settle(
     return first
 
 
+def required_capabilities(case: inputs.Case) -> frozenset[m.Capability]:
+    """What a SUT must declare for ``case``: the case's own capabilities, and ``fault_injection``
+    whenever ZooKeeper faults are armed in its state or injected by its request — a SUT without fault
+    injection cannot load such a state, whichever request follows."""
+    caps = case.capabilities
+    request = case.request
+    faulty = (case.state is not None and bool(case.state.zk.faults)) or (
+        isinstance(request, m.Event) and isinstance(request.event, ZkFaultInjection)
+    )
+    return caps | {m.Capability.fault_injection} if faulty else caps
+
+
 def _vector(profile: str, case: inputs.Case, expected: VectorReply) -> Vector:
     return Vector(
         id=f"{profile}.{case.id}",
         profile=profile,
         level=level_of(case.request),
-        capabilities=case.capabilities,
+        capabilities=required_capabilities(case),
         sections=tuple(dict.fromkeys(case.sections)),
         description=case.description,
         state=case.state,
