@@ -5,41 +5,12 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-
-def alive(pid: int) -> bool:
-    """Whether ``pid`` is a running process (a zombie waiting to be reaped counts as ended)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
-    state = stat.rsplit(")", 1)[1].split()[0]
-    return state not in ("Z", "X")
-
-
-def recorded_pids(path: Path) -> list[int]:
-    return [int(x) for x in path.read_text().split()] if path.exists() else []
-
-
-def left_running(path: Path, wait: float = 3.0) -> list[int]:
-    """The recorded pids still running after up to ``wait`` seconds."""
-    deadline = time.monotonic() + wait
-    while True:
-        running = [p for p in recorded_pids(path) if alive(p)]
-        if not running or time.monotonic() > deadline:
-            return running
-        time.sleep(0.05)
+from tests.conformance.processes import left_running
 
 
 @pytest.fixture

@@ -1,0 +1,77 @@
+"""``kcspec conformance run`` interrupted by Ctrl-C (SIGINT) or SIGTERM while a SUT hangs — started
+directly or behind a wrapper script — exits 130 / 143 (never 0 or 1, the divergence code), with no
+traceback, and leaves no process of the SUT running."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conformance.processes import alive, left_running, recorded_pids
+
+FAKE = Path(__file__).parent / "fakes" / "fake_sut.py"
+
+
+@contextlib.contextmanager
+def _kcspec(args: list[str], pids: Path) -> Iterator[subprocess.Popen[bytes]]:
+    env = {**os.environ, "FAKE_SUT_PIDS": str(pids)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kcspec", *args],
+        start_new_session=True,  # its own group, so that a "terminal" Ctrl-C can be sent to it alone
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    try:
+        yield proc
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def _wait_for_sut(proc: subprocess.Popen[bytes], pids: Path, count: int) -> None:
+    deadline = time.monotonic() + 60
+    while len(recorded_pids(pids)) < count:
+        if proc.poll() is not None:
+            _, err = proc.communicate()
+            raise AssertionError(f"kcspec ended before it was interrupted: {err.decode()[-2000:]}")
+        if time.monotonic() > deadline:
+            raise AssertionError("the SUT did not start within 60 s")
+        time.sleep(0.1)
+    time.sleep(1.0)  # the SUT has answered hello and hangs on the first vector
+
+
+@pytest.mark.parametrize("wrapper", [False, True], ids=["direct", "behind-a-wrapper-script"])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_interrupted_run_exits_128_plus_signal_and_leaves_nothing(
+    tmp_path: Path, sig: signal.Signals, wrapper: bool, sut_pids: Path
+) -> None:
+    sut = shlex.join([sys.executable, str(FAKE), "hang", "0"])
+    if wrapper:
+        sut = shlex.join(["sh", "-c", f"{sut}; echo wrapper-done"])
+    args = ["conformance", "run", "--sut", sut, "--level", "elections", "--timeout", "120"]
+    with _kcspec(args, sut_pids) as proc:
+        _wait_for_sut(proc, sut_pids, 1)
+        assert alive(recorded_pids(sut_pids)[0]), "the SUT should be hanging, not gone"
+        if sig is signal.SIGINT:
+            os.killpg(proc.pid, sig)  # as a terminal does (the SUT runs in a session of its own)
+        else:
+            os.kill(proc.pid, sig)  # as a service manager does: kcspec only
+        try:
+            _, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"kcspec did not stop within 30 s of {sig.name}") from None
+        text = err.decode()
+        assert proc.returncode == 128 + sig, f"exit {proc.returncode} after {sig.name}:\n{text[-2000:]}"
+        assert "Traceback" not in text, text[-2000:]
+    assert not left_running(sut_pids), "the SUT is still running"
