@@ -1,41 +1,88 @@
 """Differential testing of a SUT against the reference controller, and replay of trace files.
 
-Hypothesis draws a list of integers; each picks one enabled event among the explorer's candidate
-events (``kcspec.conformance.explore.events``) in the reference controller's current state, after a
-bootstrap (brokers register, a controller fails over, topics are created). The sequence is run on
-the SUT and on the reference side by side, comparing every step's reply. ``hypothesis.find`` shrinks
-the first divergence to a minimal sequence, which is printed as a readable diff and written as a
-trace file (``kcspec.spec.trace.Trace``) that ``kcspec conformance replay`` runs again.
+The search is a seeded random walk: each sequence starts with a bootstrap (brokers register, a
+controller fails over, topics are created) and goes on with up to ``MAX_STEPS`` events, each picked at
+random among the explorer's candidate events (``kcspec.conformance.explore.events``) that the reference
+controller accepts in its current state. The sequence runs on the SUT and on the reference side by side,
+comparing every step's reply.
+
+It respects what the SUT declares: only event kinds whose capabilities the SUT declared in ``hello`` are
+generated (``EVENT_CAPABILITIES``), and an ``unsupported`` reply to an event removes that event kind from
+the rest of the run (reported in a note); it never counts as a divergence.
+
+It reports every divergence, not the first: divergences are grouped by their signature (the event kind
+and the differing JSON paths, ``kcspec.conformance.signature``); the first sequence of each signature is
+shrunk (chunks of events, then single events, removed while the reference still accepts the sequence and
+the SUT still diverges with the same signature) and written as a trace file (``kcspec.spec.trace.Trace``)
+that ``kcspec conformance replay`` runs again. A signature that a ``--known`` file acknowledges gets the
+verdict *known*.
+
+The time budget bounds the whole search: no new sequence starts after the deadline and shrinking stops
+there, keeping the smallest sequence found so far. A divergence once found is always reported, shrunk or
+not; the budget never turns it into a pass. (This is a plain loop rather than ``hypothesis.find``: ``find``
+stops at the first failure, and a predicate that gives up at a deadline makes Hypothesis report a flaky
+failure.)
 """
 
 from __future__ import annotations
 
 import random
 import time
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from hypothesis import HealthCheck, Phase, find, settings
-from hypothesis import strategies as st
-from hypothesis.errors import NoSuchExample
 from kcspec.conformance.adapters.base import Adapter, SutFailure
 from kcspec.conformance.adapters.inprocess import ControllerSut, dispatch
+from kcspec.conformance.explore.config import FAULT_KINDS, ExploreConfig
+from kcspec.conformance.explore.events import bootstrap, candidates
+from kcspec.conformance.known import NO_KNOWN, KnownDeviations
 from kcspec.conformance.protocol import messages as m
 from kcspec.conformance.reference_sut import EngineUnavailable, ReferenceSut
 from kcspec.conformance.reply_diff import Difference, diff_replies
+from kcspec.conformance.signature import Signature
 from kcspec.conformance.verdicts import Outcome, Verdict
 from kcspec.spec import codec
-from kcspec.spec.events import ControllerEvent
+from kcspec.spec.events import EVENTS_BY_KIND, ControllerEvent
 from kcspec.spec.requests import StepResult
 from kcspec.spec.state import ClusterState
 from kcspec.spec.trace import Trace, TraceStep
 from rich.console import Console
 
 MAX_STEPS = 12
+"""Events after the bootstrap in one generated sequence (at most)."""
+MAX_SHRINK_RUNS = 300
+"""SUT runs spent on shrinking one divergence (at most)."""
+MAX_SIGNATURES = 30
+"""Distinct divergences shrunk and reported in one run; further signatures are counted in a note."""
+DEFAULT_EXAMPLES = 300
+"""Sequences a ``kcspec conformance run --level controller`` tries when ``--differential`` is not given."""
+SECTIONS = ("§7", "§8")
+
+EVENT_CAPABILITIES: dict[str, frozenset[m.Capability]] = {
+    "ZkFaultInjection": frozenset({m.Capability.controller_events, m.Capability.fault_injection}),
+}
+"""What a SUT must declare for an event kind to be generated; every other kind needs ``controller_events``."""
+
+Step = tuple[ControllerEvent, m.StepReply]
 
 
 class TraceError(ValueError):
     """A trace file that cannot be read or replayed; the message names the file."""
+
+
+def required_capabilities(kind: str) -> frozenset[m.Capability]:
+    return EVENT_CAPABILITIES.get(kind, frozenset({m.Capability.controller_events}))
+
+
+def undeclared_kinds(capabilities: Collection[m.Capability]) -> dict[str, str]:
+    """The event kinds a SUT with ``capabilities`` is not sent, each with the reason."""
+    out: dict[str, str] = {}
+    for kind in sorted(EVENTS_BY_KIND):
+        missing = sorted(c.name for c in required_capabilities(kind) - set(capabilities))
+        if missing:
+            out[kind] = f"{', '.join(missing)} not declared"
+    return out
 
 
 @dataclass(frozen=True)
@@ -48,6 +95,43 @@ class Divergence:
     expected: tuple[StepResult, ...]
     """The reference's results for events[0..step]."""
     stderr: str = ""
+    failure: str = ""
+    """The ``FailureKind`` name when the SUT failed (crashed, hung, ...) instead of answering."""
+
+    @property
+    def signature(self) -> Signature:
+        kind = self.events[self.step].kind
+        if self.failure:
+            return Signature.of_failure(kind, self.failure)
+        return Signature.of(kind, self.differences)
+
+    @property
+    def verdict(self) -> Verdict:
+        return Verdict.errored if self.failure or not self.differences else Verdict.failed
+
+
+@dataclass(frozen=True)
+class SutRun:
+    """What one sequence did on the SUT: a divergence, an ``unsupported`` event kind, or neither."""
+
+    divergence: Divergence | None = None
+    unsupported: str | None = None
+    """The kind of the event the SUT answered ``unsupported``; the sequence stopped there."""
+    restart: bool = False
+    """The SUT failed and its session must be started again."""
+    load_error: str = ""
+    """The SUT refused to load the empty state."""
+
+
+def explore_config(profile: str) -> ExploreConfig:
+    """The configuration the sequences are drawn from: 3 brokers, one topic of 2 partitions, RF 2, all faults."""
+    return ExploreConfig(
+        profile=profile, brokers=3, topics=1, partitions=2, rf=2, faults=frozenset(FAULT_KINDS)
+    )
+
+
+def bootstrap_events(profile: str) -> tuple[ControllerEvent, ...]:
+    return bootstrap(explore_config(profile))
 
 
 def _reference_step(ref: ControllerSut, state: ClusterState, event: ControllerEvent) -> m.StepReply | None:
@@ -56,25 +140,54 @@ def _reference_step(ref: ControllerSut, state: ClusterState, event: ControllerEv
     return reply if isinstance(reply, m.StepReply) else None
 
 
-def events_for(
-    choices: list[int], profile: str, ref: ControllerSut
-) -> list[tuple[ControllerEvent, m.StepReply]]:
-    """The event sequence (with the reference's replies) that ``choices`` pick, after the bootstrap."""
-    from kcspec.conformance.explore.config import FAULT_KINDS, ExploreConfig
-    from kcspec.conformance.explore.events import bootstrap, candidates
-
-    cfg = ExploreConfig(
-        profile=profile, brokers=3, topics=1, partitions=2, rf=2, faults=frozenset(FAULT_KINDS)
-    )
+def generate(
+    rng: random.Random, profile: str, ref: ControllerSut, allowed: Callable[[str], bool], length: int
+) -> list[Step]:
+    """A bootstrap and up to ``length`` random events of the allowed kinds, each with the reference's reply."""
+    cfg = explore_config(profile)
     dispatch(ref, m.Hello(m.PROTOCOL_VERSION, profile))
     state = ClusterState()
-    out: list[tuple[ControllerEvent, m.StepReply]] = []
-    for event in bootstrap(cfg):
+    out: list[Step] = []
+    for event in bootstrap_events(profile):
         reply = _reference_step(ref, state, event)
         if reply is None:
-            break
+            return out
         out.append((event, reply))
         state = reply.state
+    for _ in range(length):
+        options = [e for e in candidates(state, cfg) if allowed(e.kind)]
+        rng.shuffle(options)
+        for event in options:
+            reply = _reference_step(ref, state, event)
+            if reply is not None:
+                out.append((event, reply))
+                state = reply.state
+                break
+        else:
+            break
+    return out
+
+
+def reference_steps(events: Sequence[ControllerEvent], profile: str, ref: ControllerSut) -> list[Step] | None:
+    """The reference's replies to ``events`` from the empty state; ``None`` if one of them is not enabled."""
+    dispatch(ref, m.Hello(m.PROTOCOL_VERSION, profile))
+    state = ClusterState()
+    out: list[Step] = []
+    for event in events:
+        reply = _reference_step(ref, state, event)
+        if reply is None:
+            return None
+        out.append((event, reply))
+        state = reply.state
+    return out
+
+
+def events_for(choices: list[int], profile: str, ref: ControllerSut) -> list[Step]:
+    """The event sequence (with the reference's replies) that ``choices`` pick, after the bootstrap: choice
+    ``c`` takes the first enabled candidate from index ``c`` on (used by the bug zoo's Hypothesis search)."""
+    cfg = explore_config(profile)
+    out = reference_steps(bootstrap_events(profile), profile, ref) or []
+    state = out[-1][1].state if out else ClusterState()
     for choice in choices:
         options = candidates(state, cfg)
         reply = None
@@ -90,31 +203,61 @@ def events_for(
     return out
 
 
-def compare_run(
-    adapter: Adapter, steps: list[tuple[ControllerEvent, m.StepReply]], profile: str = "kafka-2.8"
-) -> Divergence | None:
-    """Run the events on the SUT from the empty state; the first step whose reply differs."""
+def run_on_sut(adapter: Adapter, steps: Sequence[Step]) -> SutRun:
+    """Run the events on the SUT from the empty state, comparing each reply with the reference's."""
     events = tuple(e for e, _ in steps)
     expected = tuple(StepResult(r.state, r.requests, r.failures) for _, r in steps)
+    i = -1
     try:
         loaded = adapter.call(m.Load(ClusterState()))
         if isinstance(loaded, m.ErrorReply):
-            return Divergence(events[:1], 0, (), f"load refused: {loaded.message}", expected[:1])
+            return SutRun(load_error=f"{loaded.code.name}: {loaded.message}")
         for i, (event, ref_reply) in enumerate(steps):
             reply = adapter.call(m.Event(event))
+            if isinstance(reply, m.ErrorReply) and reply.code is m.ErrorCode.unsupported:
+                return SutRun(unsupported=event.kind)
             diffs = diff_replies(ref_reply, reply)
             if diffs:
-                return Divergence(
-                    events[: i + 1], i, tuple(diffs), "the SUT's reply differs", expected[: i + 1]
+                reason = (
+                    f"the SUT refused the event: {reply.code.name}: {reply.message}"
+                    if isinstance(reply, m.ErrorReply)
+                    else "the SUT's reply differs"
                 )
+                div = Divergence(events[: i + 1], i, tuple(diffs), reason, expected[: i + 1])
+                return SutRun(divergence=div)
     except SutFailure as failure:
-        if failure.restart:
-            adapter.start()
-            adapter.call(m.Hello(m.PROTOCOL_VERSION, profile))
-        return Divergence(
-            events, len(events) - 1, (), f"{failure.kind.name}: {failure}", expected, failure.stderr
+        at = max(i, 0)
+        div = Divergence(
+            events[: at + 1],
+            at,
+            (),
+            f"{failure.kind.name}: {failure}",
+            expected[: at + 1],
+            failure.stderr,
+            failure.kind.name,
         )
-    return None
+        return SutRun(divergence=div, restart=failure.restart)
+    return SutRun()
+
+
+def compare_run(adapter: Adapter, steps: list[Step], profile: str = "kafka-2.8") -> Divergence | None:
+    """Run the events on the SUT from the empty state; the first step whose reply differs (an ``unsupported``
+    reply is not a divergence). A SUT that failed is restarted."""
+    run = run_on_sut(adapter, steps)
+    if run.restart:
+        restart(adapter, profile)
+    if run.load_error:
+        events = tuple(e for e, _ in steps)
+        expected = tuple(StepResult(r.state, r.requests, r.failures) for _, r in steps)
+        return Divergence(events[:1], 0, (), f"load refused: {run.load_error}", expected[:1])
+    return run.divergence
+
+
+def restart(adapter: Adapter, profile: str) -> None:
+    """A new session after a failure; ``SutFailure`` if the SUT cannot be started or greeted."""
+    adapter.close()
+    adapter.start()
+    adapter.call(m.Hello(m.PROTOCOL_VERSION, profile))
 
 
 def write_trace(path: Path, profile: str, div: Divergence, seed: int) -> None:
@@ -138,6 +281,88 @@ def print_divergence(div: Divergence, console: Console) -> None:
         console.print("     SUT stderr: " + div.stderr.strip()[-800:], markup=False)
 
 
+class _SutGone(Exception):
+    """The SUT could not be restarted: the search stops with what it has."""
+
+
+@dataclass
+class Found:
+    """One signature met by the search: its shrunk divergence, how often it was met, and the trace."""
+
+    signature: Signature
+    first_sequence: int
+    original_length: int
+    divergence: Divergence
+    count: int = 1
+    shrunk: bool = False
+    shrink_runs: int = 0
+    seconds: float = 0.0
+    trace: Path | None = None
+
+
+@dataclass
+class Search:
+    """The state of one differential search (``run_differential``)."""
+
+    adapter: Adapter
+    ref: ControllerSut
+    profile: str
+    deadline: float | None
+    excluded: dict[str, str]
+    """Event kinds not generated, with the reason (not declared, or answered ``unsupported``)."""
+    sequences: int = 0
+    runs: int = 0
+    found: dict[Signature, Found] = field(default_factory=dict)
+    overflow: int = 0
+    """Divergences with a new signature met after ``MAX_SIGNATURES`` were already reported."""
+    stop_reason: str = ""
+    stop_verdict: Verdict | None = None
+    """The verdict of a search that could not go on (``None``: it ran out of sequences or time)."""
+
+    def stop(self, verdict: Verdict | None, reason: str) -> None:
+        self.stop_verdict, self.stop_reason = verdict, reason
+
+    def out_of_time(self) -> bool:
+        return self.deadline is not None and time.monotonic() > self.deadline
+
+    def run(self, steps: Sequence[Step]) -> SutRun:
+        self.runs += 1
+        result = run_on_sut(self.adapter, steps)
+        if result.restart:
+            try:
+                restart(self.adapter, self.profile)
+            except SutFailure as failure:
+                raise _SutGone(f"the SUT could not be restarted: {failure}") from None
+        return result
+
+    def shrink(self, found: Found) -> None:
+        """Remove chunks of events, then single events, while the SUT still diverges with the same signature."""
+        started = time.monotonic()
+        best = found.divergence
+        chunk = max(1, len(best.events) // 2)
+        complete = True
+        while chunk >= 1 and complete:
+            i = 0
+            while i < len(best.events):
+                if self.out_of_time() or found.shrink_runs >= MAX_SHRINK_RUNS:
+                    complete = False
+                    break
+                candidate = best.events[:i] + best.events[i + chunk :]
+                steps = reference_steps(candidate, self.profile, self.ref) if candidate else None
+                if steps is not None:
+                    found.shrink_runs += 1
+                    result = self.run(steps)
+                    div = result.divergence
+                    if div is not None and div.signature == found.signature:
+                        best = div
+                        continue
+                i += chunk
+            chunk //= 2
+        found.divergence = best
+        found.shrunk = complete
+        found.seconds += time.monotonic() - started
+
+
 def run_differential(
     adapter: Adapter,
     *,
@@ -147,71 +372,192 @@ def run_differential(
     trace_dir: Path,
     budget: float | None = None,
     console: Console | None = None,
+    known: KnownDeviations = NO_KNOWN,
 ) -> tuple[list[Outcome], list[str]]:
-    """Search for a divergence; one outcome (passed, failed with the minimal trace, or not run and why)."""
+    """Search ``examples`` random sequences (or until ``budget`` seconds) for divergences; one outcome per
+    distinct divergence (failed, errored or known, with its shrunk trace), or one passed / not run outcome,
+    and the notes for the report."""
     console = console or Console()
-    ident = f"{profile}.differential.seed-{seed}"
-    sections = ("§7", "§8")
+    started = time.monotonic()
+    deadline = None if budget is None else started + budget
+    summary_id = f"{profile}.differential.seed-{seed}"
+    description = f"{examples} random event sequences, seed {seed}"
 
-    def outcome(
-        verdict: Verdict, reason: str, differences: tuple[Difference, ...] = (), stderr: str = ""
-    ) -> Outcome:
-        description = f"{examples} random event sequences, seed {seed}"
-        return Outcome(ident, "controller", sections, description, verdict, reason, differences, stderr)
+    def single(verdict: Verdict, reason: str, stderr: str = "") -> Outcome:
+        return Outcome(
+            summary_id,
+            "controller",
+            SECTIONS,
+            description,
+            verdict,
+            reason,
+            stderr=stderr,
+            seconds=time.monotonic() - started,
+        )
 
     try:
         ref = ReferenceSut()
     except EngineUnavailable as exc:
-        return [outcome(Verdict.skipped, f"the reference controller is unavailable: {exc}")], []
-    adapter.start()
-    hello = adapter.call(m.Hello(m.PROTOCOL_VERSION, profile))
+        return [single(Verdict.skipped, f"the reference controller is unavailable: {exc}")], []
+    try:
+        adapter.start()
+        hello = adapter.call(m.Hello(m.PROTOCOL_VERSION, profile))
+    except SutFailure as failure:
+        adapter.close()
+        return [single(Verdict.errored, f"cannot open a session: {failure}", failure.stderr)], []
     if not isinstance(hello, m.HelloReply) or m.Capability.controller_events not in hello.capabilities:
         adapter.close()
-        return [outcome(Verdict.not_supported, "the SUT does not declare controller_events")], []
-    started = time.monotonic()
-
-    def diverges(choices: list[int]) -> bool:
-        if budget is not None and time.monotonic() - started > budget:
-            return False
-        return compare_run(adapter, events_for(choices, profile, ref), profile) is not None
-
+        return [single(Verdict.not_supported, "the SUT does not declare controller_events")], []
+    console.print(
+        f"differential: {examples} sequences, seed {seed} (re-run with --seed {seed})", highlight=False
+    )
+    search = Search(adapter, ref, profile, deadline, undeclared_kinds(hello.capabilities))
+    setup_kinds = {e.kind for e in bootstrap_events(profile)}
+    rng = random.Random(seed)
     try:
-        minimal = find(
-            st.lists(st.integers(0, 1 << 16), max_size=MAX_STEPS),
-            diverges,
-            settings=settings(
-                max_examples=examples,
-                database=None,
-                deadline=None,
-                phases=[Phase.generate, Phase.shrink],
-                suppress_health_check=list(HealthCheck),
-            ),
-            random=random.Random(seed),
-        )
-    except NoSuchExample:
+        _search(search, rng, examples, setup_kinds, console)
+    except _SutGone as gone:
+        search.stop(Verdict.errored, str(gone))
+    finally:
         adapter.close()
-        return [outcome(Verdict.passed, f"no divergence in {examples} sequences")], []
-    div = compare_run(adapter, events_for(minimal, profile, ref), profile)
-    adapter.close()
-    if div is None:
-        return [
-            outcome(
-                Verdict.errored, "a divergence was found but did not reproduce (a non-deterministic SUT?)"
+    outcomes, notes = _report(search, examples, seed, trace_dir, known, console, started)
+    if not outcomes:
+        if search.stop_verdict is not None:
+            outcomes = [
+                single(search.stop_verdict, f"{search.stop_reason} (after {search.sequences} sequences)")
+            ]
+        elif search.sequences == 0:
+            outcomes = [
+                single(Verdict.skipped, "the time budget (--budget) ran out before the first sequence")
+            ]
+        else:
+            outcomes = [single(Verdict.passed, f"no divergence in {search.sequences} sequences")]
+    return outcomes, notes
+
+
+def _search(
+    search: Search, rng: random.Random, examples: int, setup_kinds: set[str], console: Console
+) -> None:
+    for n in range(examples):
+        if search.out_of_time():
+            search.stop(None, f"the time budget ran out after {search.sequences} of {examples} sequences")
+            return
+        length = rng.randint(1, MAX_STEPS)
+        steps = generate(rng, search.profile, search.ref, lambda kind: kind not in search.excluded, length)
+        result = search.run(steps)
+        search.sequences += 1
+        if result.load_error:
+            unsupported = result.load_error.startswith("unsupported")
+            verdict = Verdict.not_supported if unsupported else Verdict.errored
+            search.stop(verdict, f"the SUT refused to load the empty state: {result.load_error}")
+            return
+        if result.unsupported is not None:
+            search.excluded[result.unsupported] = f"the SUT answered unsupported in sequence {n + 1}"
+            console.print(
+                f"differential: the SUT does not support {result.unsupported}; no longer generated",
+                highlight=False,
             )
-        ], []
-    path = trace_dir / f"divergence-{profile}-seed{seed}.json"
-    write_trace(path, profile, div, seed)
-    print_divergence(div, console)
-    console.print(f"trace written to {path}; replay with: kcspec conformance replay {path} --sut ...")
-    verdict = Verdict.failed if div.differences else Verdict.errored
-    return [
-        outcome(
-            verdict,
-            f"{div.reason} at step {div.step + 1} of {len(div.events)}; trace {path}",
-            differences=div.differences,
-            stderr=div.stderr,
+            if result.unsupported in setup_kinds:
+                search.stop(
+                    Verdict.not_supported,
+                    f"the SUT answered unsupported to {result.unsupported}, which every sequence starts with",
+                )
+                return
+        div = result.divergence
+        if div is None:
+            continue
+        signature = div.signature
+        seen = search.found.get(signature)
+        if seen is not None:
+            seen.count += 1
+            continue
+        if len(search.found) >= MAX_SIGNATURES:
+            search.overflow += 1
+            continue
+        found = Found(signature, n + 1, len(div.events), div)
+        search.found[signature] = found
+        console.print(
+            f"differential: divergence {len(search.found)} in sequence {n + 1}: {signature.render()}",
+            markup=False,
+            highlight=False,
         )
-    ], [f"counterexample trace: {path}"]
+        search.shrink(found)
+
+
+def _report(
+    search: Search,
+    examples: int,
+    seed: int,
+    trace_dir: Path,
+    known: KnownDeviations,
+    console: Console,
+    started: float,
+) -> tuple[list[Outcome], list[str]]:
+    profile = search.profile
+    outcomes: list[Outcome] = []
+    notes: list[str] = []
+    seen_known: set[str] = set()
+    for found in search.found.values():
+        div = found.divergence
+        path = trace_dir / f"divergence-{profile}-seed{seed}-{found.signature.slug}.json"
+        write_trace(path, profile, div, seed)
+        found.trace = path
+        entry = known.match(found.signature)
+        shrink = (
+            f"shrunk from {found.original_length} events"
+            if found.shrunk
+            else f"shrinking stopped early ({found.shrink_runs} runs), from {found.original_length} events"
+        )
+        reason = (
+            f"{div.reason} at step {div.step + 1} of {len(div.events)} ({shrink}); met in {found.count} of "
+            f"{search.sequences} sequences, first in sequence {found.first_sequence}; signature "
+            f"{found.signature.render()}; trace {path}"
+        )
+        verdict = div.verdict
+        if entry is not None:
+            seen_known.add(entry.where)
+            reason = f"known deviation ({entry.where}: {entry.reason}); {verdict.value}: {reason}"
+            verdict = Verdict.known
+        else:
+            print_divergence(div, console)
+            console.print(f"trace written to {path}; replay with: kcspec conformance replay {path} --sut ...")
+        outcomes.append(
+            Outcome(
+                f"{profile}.differential.{found.signature.slug}",
+                "controller",
+                SECTIONS,
+                f"random event sequences (seed {seed}) diverging at {found.signature.event}",
+                verdict,
+                reason,
+                div.differences,
+                div.stderr,
+                found.seconds,
+                codec.dumps(div.events[div.step]),
+            )
+        )
+        notes.append(f"counterexample trace: {path}")
+    elapsed = time.monotonic() - started
+    rate = search.sequences / elapsed if elapsed > 0 else 0.0
+    notes.insert(
+        0,
+        f"differential: {search.sequences} of {examples} sequences in {elapsed:.1f} s ({rate:.1f}/s), seed {seed}; "
+        f"{len(search.found)} distinct divergence(s)",
+    )
+    if search.stop_reason:
+        notes.append(f"differential: {search.stop_reason}")
+    if search.overflow:
+        notes.append(
+            f"differential: {search.overflow} more divergence(s) with new signatures not reported "
+            f"(at most {MAX_SIGNATURES} per run)"
+        )
+    for kind, why in sorted(search.excluded.items()):
+        notes.append(f"differential: {kind} not generated ({why})")
+    for entry in known.signatures:
+        if entry.where not in seen_known:
+            ran = search.sequences > 0
+            what = "not seen in this run" if ran else "not checked (no sequence ran)"
+            notes.append(f"known deviation {what}: {entry.describe()}")
+    return outcomes, notes
 
 
 def replay_file(path: Path, adapter: Adapter, console: Console) -> int:

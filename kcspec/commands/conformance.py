@@ -116,11 +116,19 @@ def _vectors(source: Path | None, profile: str, console: Console) -> list[object
     "--differential",
     "examples",
     type=click.IntRange(min=0),
-    default=0,
-    show_default=True,
-    help="Also run this many Hypothesis-generated event sequences against the reference (controller level).",
+    default=None,
+    help="Random event sequences run against the reference controller (controller level only; default "
+    "300 at --level controller, 0 turns it off). Every distinct divergence is shrunk and written as a trace.",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the differential run.")
+@click.option(
+    "--known",
+    "known_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="JSON file of the SUT's acknowledged deviations (vector ids or divergence signatures, each with a "
+    "reason): reported as known, not failing the run; a listed vector that passes fails it (stale entry).",
+)
 @click.option(
     "--trace-dir",
     type=click.Path(path_type=Path),
@@ -146,8 +154,9 @@ def run_cmd(
     level: str,
     budget: float | None,
     vectors_dir: Path | None,
-    examples: int,
+    examples: int | None,
     seed: int,
+    known_path: Path | None,
     trace_dir: Path,
     timeout: float,
     max_line_bytes: int,
@@ -158,12 +167,25 @@ def run_cmd(
     """Run the conformance vectors against a SUT and report. Exit code 0: everything run passed
     (not-supported vectors do not count against the SUT); 1: a divergence or a SUT error; 2: bad
     usage, bad vector files or a SUT that cannot be started."""
+    from kcspec.conformance import known as known_file
     from kcspec.conformance import runner
     from kcspec.conformance.reports import html_report, json_report, junit, terminal
     from kcspec.conformance.vectors.model import Level, Vector
     from kcspec.conformance.verdicts import Outcome, RunReport
 
     console = Console(stderr=False)
+    if examples is not None and examples > 0 and Level[level] is not Level.controller:
+        _fail(f"--differential runs controller events: it needs --level controller, not --level {level}")
+    if examples is None:
+        from kcspec.conformance.differential import DEFAULT_EXAMPLES
+
+        examples = DEFAULT_EXAMPLES if Level[level] is Level.controller else 0
+    known = known_file.NO_KNOWN
+    if known_path is not None:
+        try:
+            known = known_file.load(known_path)
+        except known_file.KnownFileError as exc:
+            _fail(f"--known: {exc}")
     the_adapter = _load_adapter(sut, adapter, timeout, max_line_bytes)
     vectors = [v for v in _vectors(vectors_dir, profile, console) if isinstance(v, Vector)]
     selected = runner.select_vectors(vectors, profile, Level[level])
@@ -192,10 +214,13 @@ def run_cmd(
             )
         except runner.SessionError as exc:
             _fail(str(exc))
+    vector_outcomes, known_notes = known_file.apply_to_vectors(report.outcomes, known)
+    diff_outcomes: list[Outcome] = []
+    notes: list[str] = []
     if examples and Level[level] is Level.controller:
         from kcspec.conformance import differential
 
-        remaining = None if budget is None else max(0.1, budget - (time.monotonic() - started))
+        remaining = None if budget is None else max(0.0, budget - (time.monotonic() - started))
         diff_outcomes, notes = differential.run_differential(
             the_adapter,
             profile=profile,
@@ -204,16 +229,21 @@ def run_cmd(
             trace_dir=trace_dir,
             budget=remaining,
             console=console,
+            known=known,
         )
-        report = RunReport(
-            report.sut,
-            report.profile,
-            report.level,
-            report.outcomes + tuple(diff_outcomes),
-            time.monotonic() - started,
-            report.exchanges,
-            report.notes + tuple(notes),
-        )
+    elif known.signatures:
+        notes = [
+            f"known deviation not checked (no differential run): {d.describe()}" for d in known.signatures
+        ]
+    report = RunReport(
+        report.sut,
+        report.profile,
+        report.level,
+        tuple(vector_outcomes) + tuple(diff_outcomes),
+        time.monotonic() - started,
+        report.exchanges,
+        report.notes + tuple(known_notes) + tuple(notes),
+    )
     terminal.print_report(report, console)
     for path, render in (
         (json_out, json_report.render),

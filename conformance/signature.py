@@ -1,0 +1,72 @@
+"""The signature of a divergence: which event kind diverged, and where (the JSON paths that differ).
+
+Differential testing finds the same bug again and again, in different event sequences, on different
+partitions and brokers. Two divergences are *the same* when they have the same signature: the kind of
+the event whose reply differed and the set of differing JSON paths with the concrete names taken out
+(``$.state.zk.partition_states["t0-1"].leader_and_isr.leader`` and the same path on ``"t0-0"`` are one
+path, ``$.state.zk.partition_states[*].leader_and_isr.leader``; a request keeps its type but not its
+recipient). A SUT that crashes or hangs on an event has the failure's kind as its single path
+(``<timeout>``). The signature is what a ``--known`` file names to acknowledge a deviation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from kcspec.conformance.reply_diff import Difference
+
+_BRACKET = re.compile(r"\[([^\[\]]*)\]")
+_TO_BROKER = re.compile(r"^(\w+) to broker -?\d+$")
+_KEEP = frozenset({"missing", "unexpected"})
+
+
+def general_path(path: str) -> str:
+    """``path`` without the concrete partition, replica, broker and index names in its brackets."""
+
+    def repl(match: re.Match[str]) -> str:
+        inner = match.group(1)
+        request = _TO_BROKER.match(inner)
+        if request:
+            return f"[{request.group(1)}]"
+        return f"[{inner}]" if inner in _KEEP else "[*]"
+
+    return _BRACKET.sub(repl, path)
+
+
+@dataclass(frozen=True, order=True)
+class Signature:
+    """The event kind that diverged and the general paths that differ."""
+
+    event: str
+    paths: tuple[str, ...]
+    """Sorted, without duplicates."""
+
+    @staticmethod
+    def of(event_kind: str, differences: Iterable[Difference]) -> Signature:
+        return Signature(event_kind, tuple(sorted({general_path(d.path) for d in differences})))
+
+    @staticmethod
+    def of_failure(event_kind: str, failure_kind: str) -> Signature:
+        """A SUT that failed (crashed, hung, garbled its reply) on an event of ``event_kind``."""
+        return Signature(event_kind, (f"<{failure_kind}>",))
+
+    def covers(self, other: Signature) -> bool:
+        """``other`` is this deviation: the same event kind and no path outside this one's paths."""
+        return self.event == other.event and set(other.paths) <= set(self.paths)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"event": self.event, "paths": list(self.paths)}
+
+    def render(self) -> str:
+        return json.dumps(self.to_json(), ensure_ascii=False)
+
+    @property
+    def slug(self) -> str:
+        """A short stable name: the event kind and a hash of the paths."""
+        digest = hashlib.sha256("\n".join(self.paths).encode()).hexdigest()[:8]
+        return f"{self.event}.{digest}"
