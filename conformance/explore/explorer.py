@@ -13,25 +13,32 @@ breadth-first, the first violation found has a shortest trace; it is rebuilt fro
 
 from __future__ import annotations
 
-import re
 import time
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from kcspec.conformance.audit.reference_parser import parse_lines
-from kcspec.conformance.crosscheck import diff_results
 from kcspec.conformance.explore.config import ExploreConfig
 from kcspec.conformance.explore.events import bootstrap, candidates
+from kcspec.conformance.explore.stats import ExploreStats, record_coverage
+from kcspec.conformance.explore.stepper import Problem, Stepper
 from kcspec.conformance.reply_diff import Difference
-from kcspec.model.invariants_check import InvariantChecker, Violation
+from kcspec.model.invariants_check import Violation
 from kcspec.model.step import SpecMachine
-from kcspec.model.symmetry import canonical_state
-from kcspec.reference_impl import ReferenceController
 from kcspec.spec.events import ControllerEvent
-from kcspec.spec.requests import FailureReason, StepResult
 from kcspec.spec.state import ClusterState
 from kcspec.spec.trace import Trace, TraceStep
+
+__all__ = [
+    "ExploreResult",
+    "ExploreStats",
+    "Finding",
+    "SearchSpace",
+    "explore",
+    "record_coverage",
+    "search",
+    "space_of",
+]
 
 
 @dataclass(frozen=True)
@@ -41,24 +48,6 @@ class Finding:
     events: tuple[ControllerEvent, ...]
     differences: tuple[Difference, ...] = ()
     violations: tuple[Violation, ...] = ()
-
-
-@dataclass
-class ExploreStats:
-    distinct_states: int = 0
-    transitions: int = 0
-    depth_reached: int = 0
-    seconds: float = 0.0
-    frontier_left: int = 0
-    truncated: bool = False
-    replica_edges: Counter[tuple[str, str]] = field(default_factory=Counter)
-    partition_edges: Counter[tuple[str, str]] = field(default_factory=Counter)
-    invalid_attempts: Counter[tuple[str, str, str]] = field(default_factory=Counter)
-    events: Counter[str] = field(default_factory=Counter)
-
-    @property
-    def states_per_second(self) -> float:
-        return self.distinct_states / self.seconds if self.seconds > 0 else 0.0
 
 
 @dataclass
@@ -114,50 +103,13 @@ def space_of(cfg: ExploreConfig) -> SearchSpace:
     )
 
 
-_TIMESTAMP = re.compile(r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] ")
-_EDGES: dict[str, tuple[str, tuple[str, str]] | None] = {}
-"""A log line without its timestamp → the transition it records (machine, (from, to)), or ``None``. A line with
-a layout head parses on its own, and its timestamp only fills the timestamp field: lines that differ only there
-record the same transition, so each distinct message is parsed once."""
-
-
-def _edge(line: str) -> tuple[str, tuple[str, str]] | None:
-    m = _TIMESTAMP.match(line)
-    key = line[m.end() :] if m is not None else line
-    try:
-        return _EDGES[key]
-    except KeyError:
-        pass
-    edge = None
-    for parsed in parse_lines("state-change.log", [line]):
-        if parsed.status == "record" and parsed.kind in ("replica_transition", "partition_transition"):
-            pair = (str(parsed.fields.get("from_state")), str(parsed.fields.get("to_state")))
-            edge = (parsed.kind, pair)
-    _EDGES[key] = edge
-    return edge
-
-
-def record_coverage(stats: ExploreStats, log_lines: list[str], result: StepResult) -> None:
-    """Count the replica/partition transitions of one step from the controller's state-change log (TRACE level, so
-    self-loops and intermediate states count), and the rejected (invalid) transitions from its failures."""
-    for line in log_lines:
-        found = _edge(line)
-        if found is None:
-            continue
-        kind, edge = found
-        if kind == "replica_transition":
-            stats.replica_edges[edge] += 1
-        else:
-            stats.partition_edges[edge] += 1
-    for f in result.failures:
-        if f.reason is FailureReason.InvalidTransition:
-            stats.invalid_attempts[(f.machine, f.from_state, f.target)] += 1
-
-
-def explore(cfg: ExploreConfig, progress: Callable[[ExploreStats], None] | None = None) -> ExploreResult:
-    """Explore the bounded configuration ``cfg`` (raises ``ValueError`` naming a bad option)."""
+def explore(
+    cfg: ExploreConfig, progress: Callable[[ExploreStats], None] | None = None, workers: int = 1
+) -> ExploreResult:
+    """Explore the bounded configuration ``cfg`` on ``workers`` processes (raises ``ValueError`` naming a bad
+    option)."""
     cfg.validate()
-    result = search(space_of(cfg), progress)
+    result = search(space_of(cfg), progress, workers=workers)
     result.config = cfg
     return result
 
@@ -166,25 +118,20 @@ def search(
     space: SearchSpace,
     progress: Callable[[ExploreStats], None] | None = None,
     keep_states: bool = False,
+    workers: int = 1,
 ) -> ExploreResult:
-    """Breadth-first search of ``space``, checking refinement and invariants on every step."""
-    spec = SpecMachine(space.profile)
-    checker = InvariantChecker(space.profile)
-    ref = ReferenceController(space.profile, trace=True)
-    loaded: ClusterState | None = None
+    """Breadth-first search of ``space``, checking refinement and invariants on every step; with ``workers`` > 1
+    on that many processes (``parallel.py``; the states are then not kept)."""
+    if workers != 1:
+        if keep_states:
+            raise ValueError("keeping every state needs one worker (--workers 1)")
+        from kcspec.conformance.explore.parallel import search_parallel
 
-    canonical: dict[ClusterState, Hashable] = {}
-
-    def key(state: ClusterState) -> Hashable:
-        if not space.symmetry:
-            return state  # a frozen value with value equality and a cached hash in its maps: the exact key
-        # the key is the orbit's canonical representative, itself a state; cached by the state
-        hit = canonical.get(state)
-        if hit is None:
-            hit = canonical[state] = canonical_state(state, space.brokers)
-        return hit
-
+        return search_parallel(space, workers, progress)
     stats = ExploreStats()
+    stepper = Stepper(space.profile, space.candidates, space.brokers, space.symmetry, space.keep, stats)
+    spec, checker, key = stepper.spec, stepper.checker, stepper.key
+
     start = time.perf_counter()
     state = ClusterState()
     prefix: list[ControllerEvent] = []
@@ -204,7 +151,7 @@ def search(
             tuple(prefix),
             violations=tuple(violations0),
         )
-        return _result(space, stats, finding, spec, prefix, [], start)
+        return finish(space, stats, finding, spec, prefix, [], start)
 
     def found(
         skey: Hashable,
@@ -222,71 +169,13 @@ def search(
         state, skey, depth = frontier.popleft()
         if space.depth is not None and depth >= space.depth:
             continue
-        events = space.candidates(state)
-        # both guards of every candidate first, on one load of the state (a guard does not change the controller);
-        # they are reported below in candidate order, as if asked one candidate at a time
-        guards: list[tuple[bool, bool]] = []
-        guard_crash: Exception | None = None
-        try:
-            if events and loaded is not state:
-                ref.load(state)
-                loaded = state
-            for ev in events:
-                guards.append((spec.enabled(state, ev), ref.enabled(ev)))
-        except Exception as exc:
-            guard_crash = exc
-        for i, ev in enumerate(events):
-            if i == len(guards):
-                return found(
-                    skey,
-                    ev,
-                    "crash",
-                    f"{type(guard_crash).__name__}: {guard_crash}",
-                )
-            enabled, ref_enabled = guards[i]
-            if enabled != ref_enabled:
-                who = "the spec" if enabled else "the reference controller"
-                return found(
-                    skey,
-                    ev,
-                    "enabled",
-                    f"only {who} accepts {ev.kind} here",
-                )
-            if not enabled:
-                continue
-            try:
-                expected = spec.step(state, ev)
-                if loaded is not state:
-                    ref.load(state)
-                ref.state_change_log.clear()
-                ref.controller_log.clear()
-                loaded = None
-                actual = ref.handle(ev)
-            except Exception as exc:
-                return found(
-                    skey,
-                    ev,
-                    "crash",
-                    f"{type(exc).__name__}: {exc}",
-                )
-            stats.transitions += 1
-            stats.events[ev.kind] += 1
-            differences = diff_results(expected, actual)
-            if differences:
-                return found(
-                    skey,
-                    ev,
-                    "refinement",
-                    f"the reference controller's step differs from the spec ({len(differences)} differences)",
-                    differences=tuple(differences),
-                )
-            record_coverage(stats, ref.state_change_log, expected)
-            bad = checker.check_step(state, expected.state, expected.requests)
-            # a successor outside the bounds is checked as a step, then cut (it is never a state of the search)
-            cut = space.keep is not None and not space.keep(expected.state)
-            nkey = None if cut else key(expected.state)
+        for t in stepper.transitions(state):
+            if isinstance(t, Problem):
+                return found(skey, t.event, t.kind, t.message, differences=t.differences)
+            ev, nkey = t.event, t.key
+            bad = list(t.step_violations)
             if nkey is not None and nkey not in parents:
-                bad = checker.check_state(expected.state) + bad
+                bad = checker.check_state(t.state) + bad
             if bad:
                 return found(
                     skey,
@@ -300,15 +189,15 @@ def search(
             parents[nkey] = (skey, ev)
             stats.distinct_states += 1
             stats.depth_reached = max(stats.depth_reached, depth + 1)
-            frontier.append((expected.state, nkey, depth + 1))
+            frontier.append((t.state, nkey, depth + 1))
             if stats.distinct_states >= space.max_states:
                 stats.truncated = True
                 stats.frontier_left = len(frontier)
-                return _result(space, stats, None, spec, prefix, [], start, parents if keep_states else None)
+                return finish(space, stats, None, spec, prefix, [], start, parents if keep_states else None)
         if progress is not None and stats.transitions % 50 == 0:
             stats.seconds = time.perf_counter() - start
             progress(stats)
-    return _result(space, stats, None, spec, prefix, [], start, parents if keep_states else None)
+    return finish(space, stats, None, spec, prefix, [], start, parents if keep_states else None)
 
 
 def _path(
@@ -340,10 +229,10 @@ def _finding(
 ) -> ExploreResult:
     path = [*_path(parents, skey), ev]
     finding = Finding(kind, message, tuple(prefix + path), differences, violations)
-    return _result(space, stats, finding, spec, prefix, path, start)
+    return finish(space, stats, finding, spec, prefix, path, start)
 
 
-def _result(
+def finish(
     space: SearchSpace,
     stats: ExploreStats,
     finding: Finding | None,
@@ -353,6 +242,8 @@ def _result(
     start: float,
     states: dict[Hashable, tuple[Hashable | None, ControllerEvent | None]] | None = None,
 ) -> ExploreResult:
+    """The result of a search: its statistics, and for a finding the trace of ``prefix`` + ``path`` replayed on
+    the spec."""
     stats.seconds = time.perf_counter() - start
     trace = None
     if finding is not None:

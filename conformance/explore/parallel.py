@@ -1,0 +1,273 @@
+"""Breadth-first exploration on several processes (``kcspec explore --workers N``), as TLC's workers do.
+
+The states are partitioned by fingerprint: the state with key ``k`` belongs to worker ``hash(k) % N``, which alone
+stores it, deduplicates it and expands it. The search goes level by level:
+
+1. **expand**: every worker computes the checked successors of its share of the level's frontier
+   (``stepper.expand_batch``: refinement and step invariants on every transition) and groups them by owner;
+2. **merge**: the coordinator hands every worker the successors it owns; the worker keeps the ones it has not
+   seen, checks their state invariants and makes them its share of the next level's frontier.
+
+Every transition is checked once and every new state once, as in one process, so the distinct-state and
+transition counts are the same. A problem found while a level is expanded or merged has a trace of that level's
+length + 1, and no problem was found on an earlier level, so the reported counterexample is a shortest one
+(among several of the same length, the one of the lowest-numbered worker; the fingerprint partition follows
+Python's string hashing, so which one may vary between runs). The trace is rebuilt from parent ids kept by the
+owning workers.
+
+Workers are forked from the coordinator, so they share its loaded modules, compiled spec, hash seed (the
+fingerprint partition must agree between processes) and any patch applied to the reference controller (the bug
+zoo's mutants). The successors travel pickled; the coordinator forwards the bytes without reading them.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import pickle
+import time
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from typing import Any
+
+from kcspec.conformance.explore.explorer import ExploreResult, Finding, SearchSpace, finish
+from kcspec.conformance.explore.stats import ExploreStats
+from kcspec.conformance.explore.stepper import BatchFinding, StateId, Stepper, Successor, expand_batch
+from kcspec.model.invariants_check import InvariantChecker
+from kcspec.model.step import SpecMachine
+from kcspec.model.symmetry import canonical_state
+from kcspec.spec.events import ControllerEvent
+from kcspec.spec.state import ClusterState
+
+
+def default_workers() -> int:
+    """The machine's cores available to this process."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def owner(key: Hashable, workers: int) -> int:
+    """The worker that stores, deduplicates and expands the state with ``key``."""
+    return hash(key) % workers
+
+
+@dataclass(frozen=True)
+class _Merged:
+    new_states: int
+    frontier: int
+    finding: BatchFinding | None
+
+
+class _Worker:
+    """One partition of the search: its states' keys, parent ids and frontier."""
+
+    def __init__(self, index: int, workers: int, space: SearchSpace) -> None:
+        self.index = index
+        self.workers = workers
+        self.stats = ExploreStats()
+        self.stepper = Stepper(
+            space.profile, space.candidates, space.brokers, space.symmetry, space.keep, self.stats
+        )
+        self.seen: set[Hashable] = set()
+        self.parents: list[tuple[StateId | None, ControllerEvent | None]] = []
+        self.frontier: list[tuple[ClusterState, StateId]] = []
+        self.own: list[Successor] = []
+
+    def seed(self, key: Hashable, state: ClusterState) -> None:
+        self.seen.add(key)
+        self.parents.append((None, None))
+        self.frontier.append((state, (self.index, 0)))
+
+    def expand(self) -> tuple[list[bytes | None], BatchFinding | None]:
+        """This level's successors of the worker's frontier, pickled per owning worker (its own kept here)."""
+        successors, finding = expand_batch(self.stepper, self.frontier)
+        self.frontier = []
+        groups: list[dict[Hashable, Successor]] = [{} for _ in range(self.workers)]
+        for s in successors:
+            group = groups[owner(s.key, self.workers)]
+            if s.key not in group:  # the first of several same-level paths to a state, as one process keeps
+                group[s.key] = s
+        out: list[bytes | None] = []
+        for w, group in enumerate(groups):
+            if w == self.index:
+                self.own = list(group.values())
+                out.append(None)
+            else:
+                out.append(
+                    pickle.dumps(list(group.values()), protocol=pickle.HIGHEST_PROTOCOL) if group else None
+                )
+        return out, finding
+
+    def merge(self, parts: list[bytes]) -> _Merged:
+        """Keep the unseen successors sent to this worker, checking their state invariants."""
+        incoming = self.own
+        self.own = []
+        for part in parts:
+            incoming.extend(pickle.loads(part))
+        new = 0
+        checker = self.stepper.checker
+        for s in incoming:
+            if s.key in self.seen:
+                continue
+            self.seen.add(s.key)
+            sid = (self.index, len(self.parents))
+            self.parents.append((s.parent, s.event))
+            new += 1
+            bad = checker.check_state(s.state)
+            if bad:
+                message = "invariant violated: " + ", ".join(v.name for v in bad)
+                return _Merged(
+                    new, 0, BatchFinding(s.parent, s.event, "invariant", message, violations=tuple(bad))
+                )
+            self.frontier.append((s.state, sid))
+        return _Merged(new, len(self.frontier), None)
+
+
+def _serve(index: int, workers: int, space: SearchSpace, conn: Connection) -> None:
+    """A worker process: answer the coordinator's requests until told to stop."""
+    worker = _Worker(index, workers, space)
+    while True:
+        request, arg = conn.recv()
+        if request == "seed":
+            key, state = arg
+            worker.seed(key, state)
+            conn.send(None)
+        elif request == "expand":
+            conn.send(worker.expand())
+        elif request == "merge":
+            conn.send(worker.merge(arg))
+        elif request == "parent":
+            conn.send(worker.parents[arg])
+        elif request == "stats":
+            conn.send(worker.stats)
+        else:
+            conn.close()
+            return
+
+
+class _Pool:
+    """The worker processes and their pipes."""
+
+    def __init__(self, workers: int, space: SearchSpace) -> None:
+        ctx = multiprocessing.get_context("fork")
+        self.conns: list[Connection] = []
+        self.procs: list[Any] = []
+        for i in range(workers):
+            mine, theirs = ctx.Pipe()
+            p = ctx.Process(
+                target=_serve, args=(i, workers, space, theirs), name=f"kcspec-explore-{i}", daemon=True
+            )
+            p.start()
+            theirs.close()
+            self.conns.append(mine)
+            self.procs.append(p)
+
+    def ask(self, worker: int, request: str, arg: object = None) -> Any:
+        self.conns[worker].send((request, arg))
+        return self.conns[worker].recv()
+
+    def ask_all(self, requests: list[tuple[str, object]]) -> list[Any]:
+        """Send every worker its request, then collect the answers (the workers run meanwhile)."""
+        for conn, req in zip(self.conns, requests, strict=True):
+            conn.send(req)
+        return [conn.recv() for conn in self.conns]
+
+    def close(self) -> None:
+        for conn in self.conns:
+            try:
+                conn.send(("stop", None))
+                conn.close()
+            except OSError:
+                pass
+        for p in self.procs:
+            p.join(timeout=5)
+            if p.is_alive():
+                p.terminate()
+                p.join()
+
+
+def search_parallel(
+    space: SearchSpace,
+    workers: int,
+    progress: Callable[[ExploreStats], None] | None = None,
+) -> ExploreResult:
+    """Breadth-first search of ``space`` on ``workers`` processes (the same checks and counts as ``search``)."""
+    if workers < 1:
+        raise ValueError(f"--workers must be ≥ 1, got {workers}")
+    spec = SpecMachine(space.profile)
+    checker = InvariantChecker(space.profile)  # compiled before forking, so every worker inherits it
+    stats = ExploreStats(workers=workers)
+    start = time.perf_counter()
+    state = ClusterState()
+    prefix: list[ControllerEvent] = []
+    for ev in space.prefix:
+        prefix.append(ev)
+        state = spec.step(state, ev).state
+    stats.distinct_states = 1
+    violations0 = checker.check_state(state)
+    if violations0:
+        finding = Finding(
+            "invariant",
+            "the bootstrapped state violates an invariant",
+            tuple(prefix),
+            violations=tuple(violations0),
+        )
+        return finish(space, stats, finding, spec, prefix, [], start)
+    pool = _Pool(workers, space)
+    try:
+        root_key = canonical_state(state, space.brokers) if space.symmetry else state
+        pool.ask(owner(root_key, workers), "seed", (root_key, state))
+        level, frontier = 0, 1
+        found: BatchFinding | None = None
+        while frontier and (space.depth is None or level < space.depth):
+            expanded = pool.ask_all([("expand", None)] * workers)
+            found = next((f for _, f in expanded if f is not None), None)
+            if found is None:
+                inboxes = [[out[w] for out, _ in expanded if out[w] is not None] for w in range(workers)]
+                merged: list[_Merged] = pool.ask_all([("merge", inbox) for inbox in inboxes])
+                new = sum(m.new_states for m in merged)
+                frontier = sum(m.frontier for m in merged)
+                stats.distinct_states += new
+                if new:
+                    stats.depth_reached = level + 1
+                found = next((m.finding for m in merged if m.finding is not None), None)
+            if found is not None:
+                break
+            level += 1
+            if stats.distinct_states >= space.max_states and frontier:
+                stats.truncated = True
+                stats.frontier_left = frontier
+                break
+            if progress is not None:
+                shown = ExploreStats(
+                    stats.distinct_states, depth_reached=stats.depth_reached, workers=workers
+                )
+                for part in pool.ask_all([("stats", None)] * workers):
+                    shown.merge_counts(part)
+                shown.seconds = time.perf_counter() - start
+                progress(shown)
+        for part in pool.ask_all([("stats", None)] * workers):
+            stats.merge_counts(part)
+        if found is None:
+            return finish(space, stats, None, spec, prefix, [], start)
+        path = [*_path(pool, found.parent), found.event]
+        finding = Finding(
+            found.kind, found.message, tuple(prefix + path), found.differences, found.violations
+        )
+        return finish(space, stats, finding, spec, prefix, path, start)
+    finally:
+        pool.close()
+
+
+def _path(pool: _Pool, sid: StateId | None) -> list[ControllerEvent]:
+    """The events from the root to the state ``sid``, from the parent ids its owners keep."""
+    events: list[ControllerEvent] = []
+    while sid is not None:
+        parent, ev = pool.ask(sid[0], "parent", sid[1])
+        if ev is not None:
+            events.append(ev)
+        sid = parent
+    return list(reversed(events))

@@ -1,0 +1,83 @@
+"""What an exploration counts: distinct states, transitions, depth, time, and transition coverage.
+
+Coverage comes from the reference controller's state-change log (TRACE level, so self-loops and intermediate states
+count) and from the spec's failures (rejected, invalid transitions). ``ExploreStats.merge`` adds up the counts of
+several processes exploring parts of one search.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from kcspec.conformance.audit.reference_parser import parse_lines
+from kcspec.spec.requests import FailureReason, StepResult
+
+
+@dataclass
+class ExploreStats:
+    distinct_states: int = 0
+    transitions: int = 0
+    depth_reached: int = 0
+    seconds: float = 0.0
+    frontier_left: int = 0
+    truncated: bool = False
+    replica_edges: Counter[tuple[str, str]] = field(default_factory=Counter)
+    partition_edges: Counter[tuple[str, str]] = field(default_factory=Counter)
+    invalid_attempts: Counter[tuple[str, str, str]] = field(default_factory=Counter)
+    events: Counter[str] = field(default_factory=Counter)
+    workers: int = 1
+    """Processes that explored (``--workers``)."""
+
+    @property
+    def states_per_second(self) -> float:
+        return self.distinct_states / self.seconds if self.seconds > 0 else 0.0
+
+    def merge_counts(self, other: ExploreStats) -> None:
+        """Add ``other``'s transition and coverage counts (not its states, depth or time) to these."""
+        self.transitions += other.transitions
+        self.replica_edges.update(other.replica_edges)
+        self.partition_edges.update(other.partition_edges)
+        self.invalid_attempts.update(other.invalid_attempts)
+        self.events.update(other.events)
+
+
+_TIMESTAMP = re.compile(r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] ")
+_EDGES: dict[str, tuple[str, tuple[str, str]] | None] = {}
+"""A log line without its timestamp → the transition it records (machine, (from, to)), or ``None``. A line with
+a layout head parses on its own, and its timestamp only fills the timestamp field: lines that differ only there
+record the same transition, so each distinct message is parsed once."""
+
+
+def _edge(line: str) -> tuple[str, tuple[str, str]] | None:
+    m = _TIMESTAMP.match(line)
+    key = line[m.end() :] if m is not None else line
+    try:
+        return _EDGES[key]
+    except KeyError:
+        pass
+    edge = None
+    for parsed in parse_lines("state-change.log", [line]):
+        if parsed.status == "record" and parsed.kind in ("replica_transition", "partition_transition"):
+            pair = (str(parsed.fields.get("from_state")), str(parsed.fields.get("to_state")))
+            edge = (parsed.kind, pair)
+    _EDGES[key] = edge
+    return edge
+
+
+def record_coverage(stats: ExploreStats, log_lines: list[str], result: StepResult) -> None:
+    """Count the replica/partition transitions of one step from the controller's state-change log (TRACE level, so
+    self-loops and intermediate states count), and the rejected (invalid) transitions from its failures."""
+    for line in log_lines:
+        found = _edge(line)
+        if found is None:
+            continue
+        kind, edge = found
+        if kind == "replica_transition":
+            stats.replica_edges[edge] += 1
+        else:
+            stats.partition_edges[edge] += 1
+    for f in result.failures:
+        if f.reason is FailureReason.InvalidTransition:
+            stats.invalid_attempts[(f.machine, f.from_state, f.target)] += 1

@@ -1,0 +1,198 @@
+"""Every checked transition out of one state: the explorer's unit of work, shared by all its search strategies.
+
+``Stepper.transitions(state)`` asks both implementations which candidate events are enabled, runs every enabled
+event through the spec and the reference controller, compares the two results (refinement), records transition
+coverage and checks the step invariants, then yields the successor with its deduplication key (``None`` when the
+successor is outside the bounds). The caller decides whether the successor is new and checks the state
+invariants of new states; the generator is lazy, so a caller sees the transitions in candidate order and can stop
+at the first problem.
+
+``expand_batch`` applies the same checks to a batch of frontier states and returns the successors with their
+parents' ids: the per-level successor computation of a breadth-first search, usable in any process that can
+import this package (the ``--workers`` processes, or executors of a cluster) — its inputs and outputs pickle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+from kcspec.conformance.crosscheck import diff_results
+from kcspec.conformance.explore.stats import ExploreStats, record_coverage
+from kcspec.conformance.reply_diff import Difference
+from kcspec.model.invariants_check import InvariantChecker, Violation
+from kcspec.model.step import SpecMachine
+from kcspec.model.symmetry import canonical_state
+from kcspec.reference_impl import ReferenceController
+from kcspec.spec.events import ControllerEvent
+from kcspec.spec.state import ClusterState
+
+
+@dataclass(frozen=True)
+class Transition:
+    """One checked transition: the event, the spec's post-state, its key (``None``: outside the bounds, cut) and
+    the step invariants it violates."""
+
+    event: ControllerEvent
+    state: ClusterState
+    key: Hashable | None
+    step_violations: tuple[Violation, ...]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A transition that cannot be accepted: the two implementations disagree, or one of them crashed."""
+
+    event: ControllerEvent
+    kind: str  # refinement | enabled | crash
+    message: str
+    differences: tuple[Difference, ...] = ()
+
+
+class Stepper:
+    """The spec, the reference controller and the invariant checker of one profile, driven state by state.
+
+    Every transition handled by both implementations is counted in ``stats`` (and its coverage recorded there
+    when both agree).
+    """
+
+    def __init__(
+        self,
+        profile: str,
+        candidates: Callable[[ClusterState], Sequence[ControllerEvent]],
+        brokers: int,
+        symmetry: bool,
+        keep: Callable[[ClusterState], bool] | None,
+        stats: ExploreStats,
+    ) -> None:
+        self.spec = SpecMachine(profile)
+        self.checker = InvariantChecker(profile)
+        self.ref = ReferenceController(profile, trace=True)
+        self._candidates = candidates
+        self._brokers = brokers
+        self._symmetry = symmetry
+        self._keep = keep
+        self.stats = stats
+        self._loaded: ClusterState | None = None
+        self._canonical: dict[ClusterState, Hashable] = {}
+
+    def key(self, state: ClusterState) -> Hashable:
+        """The deduplication key: the state itself, or its orbit's canonical representative under symmetry."""
+        if not self._symmetry:
+            return state  # a frozen value with value equality and a cached hash in its maps: the exact key
+        hit = self._canonical.get(state)
+        if hit is None:
+            hit = self._canonical[state] = canonical_state(state, self._brokers)
+        return hit
+
+    def transitions(self, state: ClusterState) -> Iterator[Transition | Problem]:
+        """The checked transitions out of ``state``, in candidate order; a ``Problem`` ends the sequence."""
+        spec, ref = self.spec, self.ref
+        events = self._candidates(state)
+        # both guards of every candidate first, on one load of the state (a guard does not change the controller);
+        # they are reported below in candidate order, as if asked one candidate at a time
+        guards: list[tuple[bool, bool]] = []
+        guard_crash: Exception | None = None
+        try:
+            if events and self._loaded is not state:
+                ref.load(state)
+                self._loaded = state
+            for ev in events:
+                guards.append((spec.enabled(state, ev), ref.enabled(ev)))
+        except Exception as exc:
+            guard_crash = exc
+        for i, ev in enumerate(events):
+            if i == len(guards):
+                yield Problem(ev, "crash", f"{type(guard_crash).__name__}: {guard_crash}")
+                return
+            enabled, ref_enabled = guards[i]
+            if enabled != ref_enabled:
+                who = "the spec" if enabled else "the reference controller"
+                yield Problem(ev, "enabled", f"only {who} accepts {ev.kind} here")
+                return
+            if not enabled:
+                continue
+            try:
+                expected = spec.step(state, ev)
+                if self._loaded is not state:
+                    ref.load(state)
+                ref.state_change_log.clear()
+                ref.controller_log.clear()
+                self._loaded = None
+                actual = ref.handle(ev)
+            except Exception as exc:
+                yield Problem(ev, "crash", f"{type(exc).__name__}: {exc}")
+                return
+            self.stats.transitions += 1
+            self.stats.events[ev.kind] += 1
+            differences = diff_results(expected, actual)
+            if differences:
+                yield Problem(
+                    ev,
+                    "refinement",
+                    f"the reference controller's step differs from the spec ({len(differences)} differences)",
+                    tuple(differences),
+                )
+                return
+            record_coverage(self.stats, ref.state_change_log, expected)
+            bad = self.checker.check_step(state, expected.state, expected.requests)
+            # a successor outside the bounds is checked as a step, then cut (it is never a state of the search)
+            cut = self._keep is not None and not self._keep(expected.state)
+            yield Transition(ev, expected.state, None if cut else self.key(expected.state), tuple(bad))
+
+
+StateId = tuple[int, int]
+"""A state's identity in a partitioned search: (owning worker, sequence number in that worker)."""
+
+
+@dataclass(frozen=True)
+class Successor:
+    """A new-or-not successor found by ``expand_batch``: its key, the state, its parent's id and the event."""
+
+    key: Hashable
+    state: ClusterState
+    parent: StateId
+    event: ControllerEvent
+
+
+@dataclass(frozen=True)
+class BatchFinding:
+    """The first problem of a batch: on the transition ``event`` out of the state ``parent``."""
+
+    parent: StateId
+    event: ControllerEvent
+    kind: str  # refinement | enabled | crash | invariant
+    message: str
+    differences: tuple[Difference, ...] = ()
+    violations: tuple[Violation, ...] = ()
+
+
+def expand_batch(
+    stepper: Stepper, batch: Iterable[tuple[ClusterState, StateId]]
+) -> tuple[list[Successor], BatchFinding | None]:
+    """The checked successors of every state of ``batch`` (cut ones left out), or the first problem.
+
+    Every transition is checked for refinement and step invariants here. A successor violating a step invariant
+    is reported with its state invariants too, as a one-process search would when the state is new (a state seen
+    before has already passed them); the state invariants of the other successors are checked by whoever finds
+    them new.
+    """
+    out: list[Successor] = []
+    for state, sid in batch:
+        for t in stepper.transitions(state):
+            if isinstance(t, Problem):
+                return out, BatchFinding(sid, t.event, t.kind, t.message, t.differences)
+            if t.step_violations:
+                bad = list(t.step_violations)
+                if t.key is not None:
+                    bad = stepper.checker.check_state(t.state) + bad
+                return out, BatchFinding(
+                    sid,
+                    t.event,
+                    "invariant",
+                    "invariant violated: " + ", ".join(v.name for v in bad),
+                    violations=tuple(bad),
+                )
+            if t.key is not None:
+                out.append(Successor(t.key, t.state, sid, t.event))
+    return out, None
