@@ -12,11 +12,14 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from kcspec.model.dispatch import NodeTable
 from kcspec.spec import lang as L
 from kcspec.spec.fmap import FMap
 
 Env = list[Any]
 Fn = Callable[[Env], Any]
+Handler = Callable[["Compiler", Any], Fn]
+_TABLE: NodeTable[Handler] = NodeTable("the Python evaluator (model/evaluate.py)")
 
 
 class EvalError(RuntimeError):
@@ -80,289 +83,417 @@ class Compiler:
             self.scope.pop()
 
     def c(self, e: L.Expr) -> Fn:
-        if isinstance(e, L.Const):
-            value = e.value
-            return lambda env: value
-        if isinstance(e, L.Var):
-            i = self.slot(e.name)
-            return lambda env: env[i]
-        if isinstance(e, L.Field):
-            obj, name, where = self.c(e.obj), e.name, self.where()
+        handler: Handler = _TABLE.handler(e)
+        return handler(self, e)
 
-            def field(env: Env) -> Any:
-                o = obj(env)
-                try:
-                    return getattr(o, name)
-                except AttributeError:
-                    raise EvalError(f"{type(o).__name__} has no field {name!r} (rule {where})") from None
 
-            return field
-        if isinstance(e, L.Rec):
-            cls = e.cls
-            names = [k for k, _ in e.fields]
-            fns = [self.c(v) for _, v in e.fields]
-            return lambda env: cls(**{n: f(env) for n, f in zip(names, fns, strict=True)})
-        if isinstance(e, L.With):
-            obj = self.c(e.obj)
-            names = [k for k, _ in e.updates]
-            fns = [self.c(v) for _, v in e.updates]
-            return lambda env: dataclasses.replace(
-                obj(env), **{n: f(env) for n, f in zip(names, fns, strict=True)}
-            )
-        if isinstance(e, L.Let):
-            value = self.c(e.value)
-            _, body = self.bind(e.name, e.body)
+# One handler per node kind: each compiles its node into a closure over the compiled children.
 
-            def let(env: Env) -> Any:
-                env.append(value(env))
-                try:
-                    return body(env)
-                finally:
-                    env.pop()
 
-            return let
-        if isinstance(e, L.If):
-            cnd, then, els = self.c(e.cond), self.c(e.then), self.c(e.els)
-            return lambda env: then(env) if cnd(env) else els(env)
-        if isinstance(e, L.Not):
-            arg = self.c(e.arg)
-            return lambda env: not arg(env)
-        if isinstance(e, L.And):
-            fns = [self.c(a) for a in e.args]
-            return lambda env: all(f(env) for f in fns)
-        if isinstance(e, L.Or):
-            fns = [self.c(a) for a in e.args]
-            return lambda env: any(f(env) for f in fns)
-        if isinstance(e, L.Implies):
-            lhs, rhs = self.c(e.lhs), self.c(e.rhs)
-            return lambda env: (not lhs(env)) or bool(rhs(env))
-        if isinstance(e, L.Cmp):
-            op, lhs, rhs = _CMP[e.op], self.c(e.lhs), self.c(e.rhs)
-            return lambda env: op(lhs(env), rhs(env))
-        if isinstance(e, L.Arith):
-            aop, lhs, rhs = _ARITH[e.op], self.c(e.lhs), self.c(e.rhs)
-            return lambda env: aop(lhs(env), rhs(env))
-        if isinstance(e, L.SetLit):
-            fns = [self.c(x) for x in e.elems]
-            return lambda env: frozenset(f(env) for f in fns)
-        if isinstance(e, L.SeqLit):
-            fns = [self.c(x) for x in e.elems]
-            return lambda env: tuple(f(env) for f in fns)
-        if isinstance(e, L.Member):
-            elem, coll = self.c(e.elem), self.c(e.coll)
-            return lambda env: elem(env) in coll(env)
-        if isinstance(e, L.SetOp):
-            lhs, rhs = self.c(e.lhs), self.c(e.rhs)
-            if e.op == "union":
-                return lambda env: frozenset(lhs(env)) | frozenset(rhs(env))
-            if e.op == "inter":
-                return lambda env: _inter(lhs(env), rhs(env))
-            return lambda env: _diff(lhs(env), rhs(env))
-        if isinstance(e, L.Subset):
-            lhs, rhs = self.c(e.lhs), self.c(e.rhs)
-            return lambda env: frozenset(lhs(env)) <= frozenset(rhs(env))
-        if isinstance(e, L.Size):
-            coll = self.c(e.coll)
-            return lambda env: len(coll(env))
-        if isinstance(e, L.ToSet):
-            seq = self.c(e.seq)
-            return lambda env: frozenset(seq(env))
-        if isinstance(e, L.Filter):
-            coll = self.c(e.coll)
-            _, pred = self.bind(e.var, e.pred)
+@_TABLE.on(L.Const)
+def _c_const(self: Compiler, e: L.Const) -> Fn:
+    value = e.value
+    return lambda env: value
 
-            def filt(env: Env) -> Any:
-                src = coll(env)
-                out = []
-                env.append(None)
-                try:
-                    for x in src:
-                        env[-1] = x
-                        if pred(env):
-                            out.append(x)
-                finally:
-                    env.pop()
-                return _coll_like(src, out)
 
-            return filt
-        if isinstance(e, L.Image):
-            coll = self.c(e.coll)
-            _, body = self.bind(e.var, e.body)
+@_TABLE.on(L.Var)
+def _c_var(self: Compiler, e: L.Var) -> Fn:
+    i = self.slot(e.name)
+    return lambda env: env[i]
 
-            def image(env: Env) -> Any:
-                src = coll(env)
-                out = []
-                env.append(None)
-                try:
-                    for x in src:
-                        env[-1] = x
-                        out.append(body(env))
-                finally:
-                    env.pop()
-                return _coll_like(src, out)
 
-            return image
-        if isinstance(e, L.BigUnion):
-            coll = self.c(e.coll)
-            _, body = self.bind(e.var, e.body)
+@_TABLE.on(L.Field)
+def _c_field(self: Compiler, e: L.Field) -> Fn:
+    obj, name, where = self.c(e.obj), e.name, self.where()
 
-            def big_union(env: Env) -> Any:
-                out: set[Any] = set()
-                src = coll(env)
-                env.append(None)
-                try:
-                    for x in src:
-                        env[-1] = x
-                        out.update(body(env))
-                finally:
-                    env.pop()
-                return frozenset(out)
+    def field(env: Env) -> Any:
+        o = obj(env)
+        try:
+            return getattr(o, name)
+        except AttributeError:
+            raise EvalError(f"{type(o).__name__} has no field {name!r} (rule {where})") from None
 
-            return big_union
-        if isinstance(e, L.Quant):
-            coll = self.c(e.coll)
-            _, pred = self.bind(e.var, e.pred)
-            want_all = e.kind == "all"
+    return field
 
-            def quant(env: Env) -> bool:
-                src = coll(env)
-                env.append(None)
-                try:
-                    for x in src:
-                        env[-1] = x
-                        if bool(pred(env)) != want_all:
-                            return not want_all
-                    return want_all
-                finally:
-                    env.pop()
 
-            return quant
-        if isinstance(e, L.First):
-            seq, default = self.c(e.seq), self.c(e.default)
-            _, pred = self.bind(e.var, e.pred)
+@_TABLE.on(L.Rec)
+def _c_rec(self: Compiler, e: L.Rec) -> Fn:
+    cls = e.cls
+    names = [k for k, _ in e.fields]
+    fns = [self.c(v) for _, v in e.fields]
+    return lambda env: cls(**{n: f(env) for n, f in zip(names, fns, strict=True)})
 
-            def first(env: Env) -> Any:
-                src = seq(env)
-                env.append(None)
-                try:
-                    for x in src:
-                        env[-1] = x
-                        if pred(env):
-                            return x
-                finally:
-                    env.pop()
-                return default(env)
 
-            return first
-        if isinstance(e, L.Sorted):
-            coll = self.c(e.coll)
-            return lambda env: tuple(sorted(coll(env)))
-        if isinstance(e, L.Fold):
-            seq, init = self.c(e.seq), self.c(e.init)
-            self.scope.append(e.acc)
-            try:
-                _, body = self.bind(e.var, e.body)
-            finally:
-                self.scope.pop()
+@_TABLE.on(L.With)
+def _c_with(self: Compiler, e: L.With) -> Fn:
+    obj = self.c(e.obj)
+    names = [k for k, _ in e.updates]
+    fns = [self.c(v) for _, v in e.updates]
+    return lambda env: dataclasses.replace(obj(env), **{n: f(env) for n, f in zip(names, fns, strict=True)})
 
-            def fold(env: Env) -> Any:
-                acc = init(env)
-                src = seq(env)
-                env.append(acc)
-                env.append(None)
-                try:
-                    for x in src:
-                        env[-2] = acc
-                        env[-1] = x
-                        acc = body(env)
-                finally:
-                    env.pop()
-                    env.pop()
-                return acc
 
-            return fold
-        if isinstance(e, L.Head):
-            seq, default = self.c(e.seq), self.c(e.default)
+@_TABLE.on(L.Let)
+def _c_let(self: Compiler, e: L.Let) -> Fn:
+    value = self.c(e.value)
+    _, body = self.bind(e.name, e.body)
 
-            def head(env: Env) -> Any:
-                s = seq(env)
-                return s[0] if s else default(env)
+    def let(env: Env) -> Any:
+        env.append(value(env))
+        try:
+            return body(env)
+        finally:
+            env.pop()
 
-            return head
-        if isinstance(e, L.Append):
-            seq, elem = self.c(e.seq), self.c(e.elem)
-            return lambda env: (*seq(env), elem(env))
-        if isinstance(e, L.Concat):
-            lhs, rhs = self.c(e.lhs), self.c(e.rhs)
-            return lambda env: tuple(lhs(env)) + tuple(rhs(env))
-        if isinstance(e, L.Distinct):
-            seq = self.c(e.seq)
-            return lambda env: _distinct(seq(env))
-        if isinstance(e, L.MapGet):
-            m, k, where = self.c(e.m), self.c(e.key), self.where()
+    return let
 
-            def get(env: Env) -> Any:
-                mv, kv = m(env), k(env)
-                try:
-                    return mv[kv]
-                except KeyError:
-                    raise EvalError(f"key {kv!r} is not in the map (rule {where})") from None
 
-            return get
-        if isinstance(e, L.MapGetOr):
-            m, k, d = self.c(e.m), self.c(e.key), self.c(e.default)
+@_TABLE.on(L.If)
+def _c_if(self: Compiler, e: L.If) -> Fn:
+    cnd, then, els = self.c(e.cond), self.c(e.then), self.c(e.els)
+    return lambda env: then(env) if cnd(env) else els(env)
 
-            def get_or(env: Env) -> Any:
-                mv, kv = m(env), k(env)
-                return mv[kv] if kv in mv else d(env)
 
-            return get_or
-        if isinstance(e, L.MapHas):
-            m, k = self.c(e.m), self.c(e.key)
-            return lambda env: k(env) in m(env)
-        if isinstance(e, L.MapPut):
-            m, k, v = self.c(e.m), self.c(e.key), self.c(e.value)
-            return lambda env: _as_fmap(m(env)).set(k(env), v(env))
-        if isinstance(e, L.MapDel):
-            m, k = self.c(e.m), self.c(e.key)
-            return lambda env: _as_fmap(m(env)).remove(k(env))
-        if isinstance(e, L.MapDelAll):
-            m, ks = self.c(e.m), self.c(e.key_set)
-            return lambda env: _as_fmap(m(env)).remove_all(ks(env))
-        if isinstance(e, L.MapKeys):
-            m = self.c(e.m)
-            return lambda env: frozenset(m(env))
-        if isinstance(e, L.MapMerge):
-            lhs, rhs = self.c(e.lhs), self.c(e.rhs)
-            return lambda env: _as_fmap(lhs(env)).merge(rhs(env))
-        if isinstance(e, L.MapBuild):
-            keys = self.c(e.key_set)
-            _, value = self.bind(e.var, e.value)
+@_TABLE.on(L.Not)
+def _c_not(self: Compiler, e: L.Not) -> Fn:
+    arg = self.c(e.arg)
+    return lambda env: not arg(env)
 
-            def build(env: Env) -> Any:
-                out: dict[Any, Any] = {}
-                src = keys(env)
-                env.append(None)
-                try:
-                    for k in src:
-                        env[-1] = k
-                        out[k] = value(env)
-                finally:
-                    env.pop()
-                return FMap(out)
 
-            return build
-        if isinstance(e, L.Call):
-            target = compiled_def(e.fn)
-            fns = [self.c(a) for a in e.args]
-            return lambda env: target([f(env) for f in fns])
-        if isinstance(e, L.Rule):
-            self.rule_stack.append(e.name)
-            try:
-                return self.c(e.body)
-            finally:
-                self.rule_stack.pop()
-        raise EvalError(f"unknown expression node {type(e).__name__}")
+@_TABLE.on(L.And)
+def _c_and(self: Compiler, e: L.And) -> Fn:
+    fns = [self.c(a) for a in e.args]
+    return lambda env: all(f(env) for f in fns)
+
+
+@_TABLE.on(L.Or)
+def _c_or(self: Compiler, e: L.Or) -> Fn:
+    fns = [self.c(a) for a in e.args]
+    return lambda env: any(f(env) for f in fns)
+
+
+@_TABLE.on(L.Implies)
+def _c_implies(self: Compiler, e: L.Implies) -> Fn:
+    lhs, rhs = self.c(e.lhs), self.c(e.rhs)
+    return lambda env: (not lhs(env)) or bool(rhs(env))
+
+
+@_TABLE.on(L.Cmp)
+def _c_cmp(self: Compiler, e: L.Cmp) -> Fn:
+    op, lhs, rhs = _CMP[e.op], self.c(e.lhs), self.c(e.rhs)
+    return lambda env: op(lhs(env), rhs(env))
+
+
+@_TABLE.on(L.Arith)
+def _c_arith(self: Compiler, e: L.Arith) -> Fn:
+    aop, lhs, rhs = _ARITH[e.op], self.c(e.lhs), self.c(e.rhs)
+    return lambda env: aop(lhs(env), rhs(env))
+
+
+@_TABLE.on(L.SetLit)
+def _c_set_lit(self: Compiler, e: L.SetLit) -> Fn:
+    fns = [self.c(x) for x in e.elems]
+    return lambda env: frozenset(f(env) for f in fns)
+
+
+@_TABLE.on(L.SeqLit)
+def _c_seq_lit(self: Compiler, e: L.SeqLit) -> Fn:
+    fns = [self.c(x) for x in e.elems]
+    return lambda env: tuple(f(env) for f in fns)
+
+
+@_TABLE.on(L.Member)
+def _c_member(self: Compiler, e: L.Member) -> Fn:
+    elem, coll = self.c(e.elem), self.c(e.coll)
+    return lambda env: elem(env) in coll(env)
+
+
+@_TABLE.on(L.SetOp)
+def _c_set_op(self: Compiler, e: L.SetOp) -> Fn:
+    lhs, rhs = self.c(e.lhs), self.c(e.rhs)
+    if e.op == "union":
+        return lambda env: frozenset(lhs(env)) | frozenset(rhs(env))
+    if e.op == "inter":
+        return lambda env: _inter(lhs(env), rhs(env))
+    return lambda env: _diff(lhs(env), rhs(env))
+
+
+@_TABLE.on(L.Subset)
+def _c_subset(self: Compiler, e: L.Subset) -> Fn:
+    lhs, rhs = self.c(e.lhs), self.c(e.rhs)
+    return lambda env: frozenset(lhs(env)) <= frozenset(rhs(env))
+
+
+@_TABLE.on(L.Size)
+def _c_size(self: Compiler, e: L.Size) -> Fn:
+    coll = self.c(e.coll)
+    return lambda env: len(coll(env))
+
+
+@_TABLE.on(L.ToSet)
+def _c_to_set(self: Compiler, e: L.ToSet) -> Fn:
+    seq = self.c(e.seq)
+    return lambda env: frozenset(seq(env))
+
+
+@_TABLE.on(L.Filter)
+def _c_filter(self: Compiler, e: L.Filter) -> Fn:
+    coll = self.c(e.coll)
+    _, pred = self.bind(e.var, e.pred)
+
+    def filt(env: Env) -> Any:
+        src = coll(env)
+        out = []
+        env.append(None)
+        try:
+            for x in src:
+                env[-1] = x
+                if pred(env):
+                    out.append(x)
+        finally:
+            env.pop()
+        return _coll_like(src, out)
+
+    return filt
+
+
+@_TABLE.on(L.Image)
+def _c_image(self: Compiler, e: L.Image) -> Fn:
+    coll = self.c(e.coll)
+    _, body = self.bind(e.var, e.body)
+
+    def image(env: Env) -> Any:
+        src = coll(env)
+        out = []
+        env.append(None)
+        try:
+            for x in src:
+                env[-1] = x
+                out.append(body(env))
+        finally:
+            env.pop()
+        return _coll_like(src, out)
+
+    return image
+
+
+@_TABLE.on(L.BigUnion)
+def _c_big_union(self: Compiler, e: L.BigUnion) -> Fn:
+    coll = self.c(e.coll)
+    _, body = self.bind(e.var, e.body)
+
+    def big_union(env: Env) -> Any:
+        out: set[Any] = set()
+        src = coll(env)
+        env.append(None)
+        try:
+            for x in src:
+                env[-1] = x
+                out.update(body(env))
+        finally:
+            env.pop()
+        return frozenset(out)
+
+    return big_union
+
+
+@_TABLE.on(L.Quant)
+def _c_quant(self: Compiler, e: L.Quant) -> Fn:
+    coll = self.c(e.coll)
+    _, pred = self.bind(e.var, e.pred)
+    want_all = e.kind == "all"
+
+    def quant(env: Env) -> bool:
+        src = coll(env)
+        env.append(None)
+        try:
+            for x in src:
+                env[-1] = x
+                if bool(pred(env)) != want_all:
+                    return not want_all
+            return want_all
+        finally:
+            env.pop()
+
+    return quant
+
+
+@_TABLE.on(L.First)
+def _c_first(self: Compiler, e: L.First) -> Fn:
+    seq, default = self.c(e.seq), self.c(e.default)
+    _, pred = self.bind(e.var, e.pred)
+
+    def first(env: Env) -> Any:
+        src = seq(env)
+        env.append(None)
+        try:
+            for x in src:
+                env[-1] = x
+                if pred(env):
+                    return x
+        finally:
+            env.pop()
+        return default(env)
+
+    return first
+
+
+@_TABLE.on(L.Sorted)
+def _c_sorted(self: Compiler, e: L.Sorted) -> Fn:
+    coll = self.c(e.coll)
+    return lambda env: tuple(sorted(coll(env)))
+
+
+@_TABLE.on(L.Fold)
+def _c_fold(self: Compiler, e: L.Fold) -> Fn:
+    seq, init = self.c(e.seq), self.c(e.init)
+    self.scope.append(e.acc)
+    try:
+        _, body = self.bind(e.var, e.body)
+    finally:
+        self.scope.pop()
+
+    def fold(env: Env) -> Any:
+        acc = init(env)
+        src = seq(env)
+        env.append(acc)
+        env.append(None)
+        try:
+            for x in src:
+                env[-2] = acc
+                env[-1] = x
+                acc = body(env)
+        finally:
+            env.pop()
+            env.pop()
+        return acc
+
+    return fold
+
+
+@_TABLE.on(L.Head)
+def _c_head(self: Compiler, e: L.Head) -> Fn:
+    seq, default = self.c(e.seq), self.c(e.default)
+
+    def head(env: Env) -> Any:
+        s = seq(env)
+        return s[0] if s else default(env)
+
+    return head
+
+
+@_TABLE.on(L.Append)
+def _c_append(self: Compiler, e: L.Append) -> Fn:
+    seq, elem = self.c(e.seq), self.c(e.elem)
+    return lambda env: (*seq(env), elem(env))
+
+
+@_TABLE.on(L.Concat)
+def _c_concat(self: Compiler, e: L.Concat) -> Fn:
+    lhs, rhs = self.c(e.lhs), self.c(e.rhs)
+    return lambda env: tuple(lhs(env)) + tuple(rhs(env))
+
+
+@_TABLE.on(L.Distinct)
+def _c_distinct(self: Compiler, e: L.Distinct) -> Fn:
+    seq = self.c(e.seq)
+    return lambda env: _distinct(seq(env))
+
+
+@_TABLE.on(L.MapGet)
+def _c_map_get(self: Compiler, e: L.MapGet) -> Fn:
+    m, k, where = self.c(e.m), self.c(e.key), self.where()
+
+    def get(env: Env) -> Any:
+        mv, kv = m(env), k(env)
+        try:
+            return mv[kv]
+        except KeyError:
+            raise EvalError(f"key {kv!r} is not in the map (rule {where})") from None
+
+    return get
+
+
+@_TABLE.on(L.MapGetOr)
+def _c_map_get_or(self: Compiler, e: L.MapGetOr) -> Fn:
+    m, k, d = self.c(e.m), self.c(e.key), self.c(e.default)
+
+    def get_or(env: Env) -> Any:
+        mv, kv = m(env), k(env)
+        return mv[kv] if kv in mv else d(env)
+
+    return get_or
+
+
+@_TABLE.on(L.MapHas)
+def _c_map_has(self: Compiler, e: L.MapHas) -> Fn:
+    m, k = self.c(e.m), self.c(e.key)
+    return lambda env: k(env) in m(env)
+
+
+@_TABLE.on(L.MapPut)
+def _c_map_put(self: Compiler, e: L.MapPut) -> Fn:
+    m, k, v = self.c(e.m), self.c(e.key), self.c(e.value)
+    return lambda env: _as_fmap(m(env)).set(k(env), v(env))
+
+
+@_TABLE.on(L.MapDel)
+def _c_map_del(self: Compiler, e: L.MapDel) -> Fn:
+    m, k = self.c(e.m), self.c(e.key)
+    return lambda env: _as_fmap(m(env)).remove(k(env))
+
+
+@_TABLE.on(L.MapDelAll)
+def _c_map_del_all(self: Compiler, e: L.MapDelAll) -> Fn:
+    m, ks = self.c(e.m), self.c(e.key_set)
+    return lambda env: _as_fmap(m(env)).remove_all(ks(env))
+
+
+@_TABLE.on(L.MapKeys)
+def _c_map_keys(self: Compiler, e: L.MapKeys) -> Fn:
+    m = self.c(e.m)
+    return lambda env: frozenset(m(env))
+
+
+@_TABLE.on(L.MapMerge)
+def _c_map_merge(self: Compiler, e: L.MapMerge) -> Fn:
+    lhs, rhs = self.c(e.lhs), self.c(e.rhs)
+    return lambda env: _as_fmap(lhs(env)).merge(rhs(env))
+
+
+@_TABLE.on(L.MapBuild)
+def _c_map_build(self: Compiler, e: L.MapBuild) -> Fn:
+    keys = self.c(e.key_set)
+    _, value = self.bind(e.var, e.value)
+
+    def build(env: Env) -> Any:
+        out: dict[Any, Any] = {}
+        src = keys(env)
+        env.append(None)
+        try:
+            for k in src:
+                env[-1] = k
+                out[k] = value(env)
+        finally:
+            env.pop()
+        return FMap(out)
+
+    return build
+
+
+@_TABLE.on(L.Call)
+def _c_call(self: Compiler, e: L.Call) -> Fn:
+    target = compiled_def(e.fn)
+    fns = [self.c(a) for a in e.args]
+    return lambda env: target([f(env) for f in fns])
+
+
+@_TABLE.on(L.Rule)
+def _c_rule(self: Compiler, e: L.Rule) -> Fn:
+    self.rule_stack.append(e.name)
+    try:
+        return self.c(e.body)
+    finally:
+        self.rule_stack.pop()
 
 
 _DEFS: dict[L.Def, Fn] = {}

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
 
+from kcspec.model.dispatch import NodeTable
 from kcspec.spec import lang as L
 
 _SUFFIX = re.compile(r"(_\d+|#\d+)+$")
@@ -52,104 +55,256 @@ def pretty(
 ) -> str:
     """A one-line rendering of ``e``; ``env`` maps bound variable names to text to substitute, ``abbrev``
     maps the text of a field path (e.g. ``inp.assignment``) to a shorter name (e.g. ``AR``)."""
-    env = env or {}
-    ab = abbrev or {}
+    return _Printer(env or {}, inline_lets, depth, abbrev or {}).text(e)
 
-    def p(x: L.Expr) -> str:
-        return pretty(x, env, inline_lets, depth + 1, ab)
 
-    def binder(name: str, body: L.Expr) -> str:
-        return pretty(body, {**env, name: var_name(name)}, inline_lets, depth + 1, ab)
+@dataclass(frozen=True)
+class _Printer:
+    """Where a node is printed: the names bound around it, whether lets are inlined, its depth, abbreviations."""
 
-    match e:
-        case L.Const(value):
-            return const_text(value)
-        case L.Var(name):
-            return env.get(name, var_name(name))
-        case L.Field(obj, name):
-            text = f"{_atom(p(obj))}.{name}"
-            return ab.get(text, text)
-        case L.Rec(cls, fields):
-            return f"{cls.__name__}(" + ", ".join(f"{k}={p(v)}" for k, v in fields) + ")"
-        case L.With(obj, updates):
-            return f"{_atom(p(obj))} with " + ", ".join(f"{k}:={p(v)}" for k, v in updates)
-        case L.Let(name, value, body):
-            if inline_lets:
-                return pretty(body, {**env, name: _atom(p(value))}, inline_lets, depth + 1, ab)
-            return f"let {var_name(name)} = {p(value)} in {binder(name, body)}"
-        case L.If(c, t, f):
-            return f"if {p(c)} then {p(t)} else {p(f)}"
-        case L.Not(arg):
-            return f"¬{_atom(p(arg))}"
-        case L.And(args):
-            return " ∧ ".join(_atom(p(a)) for a in args)
-        case L.Or(args):
-            return " ∨ ".join(_atom(p(a)) for a in args)
-        case L.Implies(lhs, rhs):
-            return f"{_atom(p(lhs))} ⇒ {_atom(p(rhs))}"
-        case L.Cmp(op, lhs, rhs):
-            return f"{p(lhs)} {_CMP[op]} {p(rhs)}"
-        case L.Arith(op, lhs, rhs):
-            return f"{op}({p(lhs)}, {p(rhs)})" if op in ("max", "min") else f"{p(lhs)} {op} {p(rhs)}"
-        case L.SetLit(elems):
-            return "{" + ", ".join(p(x) for x in elems) + "}"
-        case L.SeqLit(elems):
-            return "[" + ", ".join(p(x) for x in elems) + "]"
-        case L.Member(elem, coll):
-            return f"{p(elem)} ∈ {_atom(p(coll))}"
-        case L.SetOp(op, lhs, rhs):
-            return f"{_atom(p(lhs))} {_SETOP[op]} {_atom(p(rhs))}"
-        case L.Subset(lhs, rhs):
-            return f"{_atom(p(lhs))} ⊆ {_atom(p(rhs))}"
-        case L.Size(coll):
-            return f"|{p(coll)}|"
-        case L.ToSet(seq):
-            return f"set({p(seq)})"
-        case L.Filter(v, coll, pred):
-            return f"[{var_name(v)} ∈ {p(coll)} : {binder(v, pred)}]"
-        case L.Image(v, coll, body):
-            return f"[{binder(v, body)} : {var_name(v)} ∈ {p(coll)}]"
-        case L.BigUnion(v, coll, body):
-            return f"⋃{{{binder(v, body)} : {var_name(v)} ∈ {p(coll)}}}"
-        case L.Quant(kind, v, coll, pred):
-            q = "∀" if kind == "all" else "∃"
-            return f"{q}{var_name(v)} ∈ {_atom(p(coll))}: {binder(v, pred)}"
-        case L.First(v, seq, pred, default):
-            return f"first {var_name(v)} ∈ {_atom(p(seq))} with {binder(v, pred)}, else {p(default)}"
-        case L.Sorted(coll):
-            return f"sorted({p(coll)})"
-        case L.Fold(acc, v, seq, init, body):
-            inner = pretty(body, {**env, acc: var_name(acc), v: var_name(v)}, inline_lets, depth + 1, ab)
-            return f"fold {var_name(v)} ∈ {_atom(p(seq))} from {p(init)}: {inner}"
-        case L.Head(seq, default):
-            return f"head({p(seq)}, else {p(default)})"
-        case L.Append(seq, elem):
-            return f"{_atom(p(seq))} ++ [{p(elem)}]"
-        case L.Concat(lhs, rhs):
-            return f"{_atom(p(lhs))} ++ {_atom(p(rhs))}"
-        case L.Distinct(seq):
-            return f"distinct({p(seq)})"
-        case L.MapGet(m, key):
-            return f"{_atom(p(m))}[{p(key)}]"
-        case L.MapGetOr(m, key, default):
-            return f"{_atom(p(m))}[{p(key)}] or {p(default)}"
-        case L.MapHas(m, key):
-            return f"{p(key)} ∈ dom {_atom(p(m))}"
-        case L.MapPut(m, key, value):
-            return f"{_atom(p(m))}[{p(key)} ↦ {p(value)}]"
-        case L.MapDel(m, key):
-            return f"{_atom(p(m))} − key {p(key)}"
-        case L.MapDelAll(m, keys):
-            return f"{_atom(p(m))} − keys {_atom(p(keys))}"
-        case L.MapKeys(m):
-            return f"dom {_atom(p(m))}"
-        case L.MapBuild(v, keys, value):
-            return f"[{var_name(v)} ∈ {p(keys)} ↦ {binder(v, value)}]"
-        case L.MapMerge(lhs, rhs):
-            return f"{_atom(p(lhs))} ⊕ {_atom(p(rhs))}"
-        case L.Rule(name, _section, body):
-            return p(body) if depth > 0 else f"{name}: {p(body)}"
-    return type(e).__name__
+    env: Mapping[str, str]
+    inline_lets: bool
+    depth: int
+    ab: Mapping[str, str]
+
+    def text(self, e: L.Expr) -> str:
+        handler: Handler = _TABLE.handler(e)
+        return handler(self, e)
+
+    def p(self, x: L.Expr) -> str:
+        """A child node."""
+        return pretty(x, self.env, self.inline_lets, self.depth + 1, self.ab)
+
+    def under(self, names: Mapping[str, str], body: L.Expr) -> str:
+        """A child node in the scope of more names."""
+        return pretty(body, {**self.env, **names}, self.inline_lets, self.depth + 1, self.ab)
+
+    def binder(self, name: str, body: L.Expr) -> str:
+        return self.under({name: var_name(name)}, body)
+
+
+Handler = Callable[[_Printer, Any], str]
+_TABLE: NodeTable[Handler] = NodeTable("the diagrams' pretty-printer (model/diagrams/pretty.py)")
+_on = _TABLE.on
+
+
+@_on(L.Const)
+def _const(w: _Printer, e: L.Const) -> str:
+    return const_text(e.value)
+
+
+@_on(L.Var)
+def _var(w: _Printer, e: L.Var) -> str:
+    return w.env.get(e.name, var_name(e.name))
+
+
+@_on(L.Field)
+def _field(w: _Printer, e: L.Field) -> str:
+    text = f"{_atom(w.p(e.obj))}.{e.name}"
+    return w.ab.get(text, text)
+
+
+@_on(L.Rec)
+def _rec(w: _Printer, e: L.Rec) -> str:
+    return f"{e.cls.__name__}(" + ", ".join(f"{k}={w.p(v)}" for k, v in e.fields) + ")"
+
+
+@_on(L.With)
+def _with(w: _Printer, e: L.With) -> str:
+    return f"{_atom(w.p(e.obj))} with " + ", ".join(f"{k}:={w.p(v)}" for k, v in e.updates)
+
+
+@_on(L.Let)
+def _let(w: _Printer, e: L.Let) -> str:
+    if w.inline_lets:
+        return w.under({e.name: _atom(w.p(e.value))}, e.body)
+    return f"let {var_name(e.name)} = {w.p(e.value)} in {w.binder(e.name, e.body)}"
+
+
+@_on(L.If)
+def _if(w: _Printer, e: L.If) -> str:
+    return f"if {w.p(e.cond)} then {w.p(e.then)} else {w.p(e.els)}"
+
+
+@_on(L.Not)
+def _not(w: _Printer, e: L.Not) -> str:
+    return f"¬{_atom(w.p(e.arg))}"
+
+
+@_on(L.And)
+def _and(w: _Printer, e: L.And) -> str:
+    return " ∧ ".join(_atom(w.p(a)) for a in e.args)
+
+
+@_on(L.Or)
+def _or(w: _Printer, e: L.Or) -> str:
+    return " ∨ ".join(_atom(w.p(a)) for a in e.args)
+
+
+@_on(L.Implies)
+def _implies(w: _Printer, e: L.Implies) -> str:
+    return f"{_atom(w.p(e.lhs))} ⇒ {_atom(w.p(e.rhs))}"
+
+
+@_on(L.Cmp)
+def _cmp(w: _Printer, e: L.Cmp) -> str:
+    return f"{w.p(e.lhs)} {_CMP[e.op]} {w.p(e.rhs)}"
+
+
+@_on(L.Arith)
+def _arith(w: _Printer, e: L.Arith) -> str:
+    if e.op in ("max", "min"):
+        return f"{e.op}({w.p(e.lhs)}, {w.p(e.rhs)})"
+    return f"{w.p(e.lhs)} {e.op} {w.p(e.rhs)}"
+
+
+@_on(L.SetLit)
+def _set_lit(w: _Printer, e: L.SetLit) -> str:
+    return "{" + ", ".join(w.p(x) for x in e.elems) + "}"
+
+
+@_on(L.SeqLit)
+def _seq_lit(w: _Printer, e: L.SeqLit) -> str:
+    return "[" + ", ".join(w.p(x) for x in e.elems) + "]"
+
+
+@_on(L.Member)
+def _member(w: _Printer, e: L.Member) -> str:
+    return f"{w.p(e.elem)} ∈ {_atom(w.p(e.coll))}"
+
+
+@_on(L.SetOp)
+def _set_op(w: _Printer, e: L.SetOp) -> str:
+    return f"{_atom(w.p(e.lhs))} {_SETOP[e.op]} {_atom(w.p(e.rhs))}"
+
+
+@_on(L.Subset)
+def _subset(w: _Printer, e: L.Subset) -> str:
+    return f"{_atom(w.p(e.lhs))} ⊆ {_atom(w.p(e.rhs))}"
+
+
+@_on(L.Size)
+def _size(w: _Printer, e: L.Size) -> str:
+    return f"|{w.p(e.coll)}|"
+
+
+@_on(L.ToSet)
+def _to_set(w: _Printer, e: L.ToSet) -> str:
+    return f"set({w.p(e.seq)})"
+
+
+@_on(L.Filter)
+def _filter(w: _Printer, e: L.Filter) -> str:
+    return f"[{var_name(e.var)} ∈ {w.p(e.coll)} : {w.binder(e.var, e.pred)}]"
+
+
+@_on(L.Image)
+def _image(w: _Printer, e: L.Image) -> str:
+    return f"[{w.binder(e.var, e.body)} : {var_name(e.var)} ∈ {w.p(e.coll)}]"
+
+
+@_on(L.BigUnion)
+def _big_union(w: _Printer, e: L.BigUnion) -> str:
+    return f"⋃{{{w.binder(e.var, e.body)} : {var_name(e.var)} ∈ {w.p(e.coll)}}}"
+
+
+@_on(L.Quant)
+def _quant(w: _Printer, e: L.Quant) -> str:
+    q = "∀" if e.kind == "all" else "∃"
+    return f"{q}{var_name(e.var)} ∈ {_atom(w.p(e.coll))}: {w.binder(e.var, e.pred)}"
+
+
+@_on(L.First)
+def _first(w: _Printer, e: L.First) -> str:
+    return (
+        f"first {var_name(e.var)} ∈ {_atom(w.p(e.seq))} with {w.binder(e.var, e.pred)}, else {w.p(e.default)}"
+    )
+
+
+@_on(L.Sorted)
+def _sorted(w: _Printer, e: L.Sorted) -> str:
+    return f"sorted({w.p(e.coll)})"
+
+
+@_on(L.Fold)
+def _fold(w: _Printer, e: L.Fold) -> str:
+    inner = w.under({e.acc: var_name(e.acc), e.var: var_name(e.var)}, e.body)
+    return f"fold {var_name(e.var)} ∈ {_atom(w.p(e.seq))} from {w.p(e.init)}: {inner}"
+
+
+@_on(L.Head)
+def _head(w: _Printer, e: L.Head) -> str:
+    return f"head({w.p(e.seq)}, else {w.p(e.default)})"
+
+
+@_on(L.Append)
+def _append(w: _Printer, e: L.Append) -> str:
+    return f"{_atom(w.p(e.seq))} ++ [{w.p(e.elem)}]"
+
+
+@_on(L.Concat)
+def _concat(w: _Printer, e: L.Concat) -> str:
+    return f"{_atom(w.p(e.lhs))} ++ {_atom(w.p(e.rhs))}"
+
+
+@_on(L.Distinct)
+def _distinct(w: _Printer, e: L.Distinct) -> str:
+    return f"distinct({w.p(e.seq)})"
+
+
+@_on(L.MapGet)
+def _map_get(w: _Printer, e: L.MapGet) -> str:
+    return f"{_atom(w.p(e.m))}[{w.p(e.key)}]"
+
+
+@_on(L.MapGetOr)
+def _map_get_or(w: _Printer, e: L.MapGetOr) -> str:
+    return f"{_atom(w.p(e.m))}[{w.p(e.key)}] or {w.p(e.default)}"
+
+
+@_on(L.MapHas)
+def _map_has(w: _Printer, e: L.MapHas) -> str:
+    return f"{w.p(e.key)} ∈ dom {_atom(w.p(e.m))}"
+
+
+@_on(L.MapPut)
+def _map_put(w: _Printer, e: L.MapPut) -> str:
+    return f"{_atom(w.p(e.m))}[{w.p(e.key)} ↦ {w.p(e.value)}]"
+
+
+@_on(L.MapDel)
+def _map_del(w: _Printer, e: L.MapDel) -> str:
+    return f"{_atom(w.p(e.m))} − key {w.p(e.key)}"
+
+
+@_on(L.MapDelAll)
+def _map_del_all(w: _Printer, e: L.MapDelAll) -> str:
+    return f"{_atom(w.p(e.m))} − keys {_atom(w.p(e.key_set))}"
+
+
+@_on(L.MapKeys)
+def _map_keys(w: _Printer, e: L.MapKeys) -> str:
+    return f"dom {_atom(w.p(e.m))}"
+
+
+@_on(L.MapBuild)
+def _map_build(w: _Printer, e: L.MapBuild) -> str:
+    return f"[{var_name(e.var)} ∈ {w.p(e.key_set)} ↦ {w.binder(e.var, e.value)}]"
+
+
+@_on(L.MapMerge)
+def _map_merge(w: _Printer, e: L.MapMerge) -> str:
+    return f"{_atom(w.p(e.lhs))} ⊕ {_atom(w.p(e.rhs))}"
+
+
+@_on(L.Call)
+def _call(w: _Printer, e: L.Call) -> str:
+    return f"{var_name(e.fn.name)}(" + ", ".join(w.p(a) for a in e.args) + ")"
+
+
+@_on(L.Rule)
+def _rule(w: _Printer, e: L.Rule) -> str:
+    return w.p(e.body) if w.depth > 0 else f"{e.name}: {w.p(e.body)}"
 
 
 def _atom(text: str) -> str:

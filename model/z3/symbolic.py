@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import z3
+from kcspec.model.dispatch import MissingHandler, NodeTable
 from kcspec.model.z3 import values as V
 from kcspec.spec import lang as L
 
@@ -86,9 +87,10 @@ class SymbolicEvaluator:
     # ------------------------------------------------------------------ dispatch
 
     def _e(self, e: L.Expr, env: dict[str, Any]) -> Any:
-        method = _DISPATCH.get(type(e))
-        if method is None:
-            raise V.SymbolicError(f"unknown expression node {type(e).__name__}")
+        try:
+            method = _TABLE.handler(e)
+        except MissingHandler as missing:
+            raise V.SymbolicError(str(missing)) from None
         return method(self, e, env)
 
     def _const(self, e: L.Const, env: dict[str, Any]) -> Any:
@@ -423,48 +425,49 @@ class SymbolicEvaluator:
             self._rules.pop()
 
 
-_DISPATCH: dict[type, Any] = {
-    L.Const: SymbolicEvaluator._const,
-    L.Var: SymbolicEvaluator._var,
-    L.Field: SymbolicEvaluator._field,
-    L.Rec: SymbolicEvaluator._rec,
-    L.With: SymbolicEvaluator._with,
-    L.Let: SymbolicEvaluator._let,
-    L.If: SymbolicEvaluator._if,
-    L.Not: SymbolicEvaluator._not,
-    L.And: SymbolicEvaluator._and,
-    L.Or: SymbolicEvaluator._or,
-    L.Implies: SymbolicEvaluator._implies,
-    L.Cmp: SymbolicEvaluator._cmp,
-    L.Arith: SymbolicEvaluator._arith,
-    L.SetLit: SymbolicEvaluator._set_lit,
-    L.SeqLit: SymbolicEvaluator._seq_lit,
-    L.Member: SymbolicEvaluator._member,
-    L.SetOp: SymbolicEvaluator._set_op,
-    L.Subset: SymbolicEvaluator._subset,
-    L.Size: SymbolicEvaluator._size,
-    L.ToSet: SymbolicEvaluator._to_set,
-    L.Filter: SymbolicEvaluator._filter,
-    L.Image: SymbolicEvaluator._image,
-    L.BigUnion: SymbolicEvaluator._big_union,
-    L.Quant: SymbolicEvaluator._quant,
-    L.First: SymbolicEvaluator._first,
-    L.Sorted: SymbolicEvaluator._sorted,
-    L.Fold: SymbolicEvaluator._fold,
-    L.Head: SymbolicEvaluator._head,
-    L.Append: SymbolicEvaluator._append,
-    L.Concat: SymbolicEvaluator._concat,
-    L.Distinct: SymbolicEvaluator._distinct,
-    L.MapGet: SymbolicEvaluator._map_get,
-    L.MapGetOr: SymbolicEvaluator._map_get_or,
-    L.MapHas: SymbolicEvaluator._map_has,
-    L.MapPut: SymbolicEvaluator._map_put,
-    L.MapDel: SymbolicEvaluator._map_del,
-    L.MapDelAll: SymbolicEvaluator._map_del_all,
-    L.MapKeys: SymbolicEvaluator._map_keys,
-    L.MapMerge: SymbolicEvaluator._map_merge,
-    L.MapBuild: SymbolicEvaluator._map_build,
-    L.Rule: SymbolicEvaluator._rule,
-}
-if hasattr(L, "Call"):
-    _DISPATCH[L.Call] = SymbolicEvaluator._call
+_TABLE: NodeTable[Any] = NodeTable("the Z3 symbolic evaluator (model/z3/symbolic.py)")
+for _kind, _method in (
+    (L.Const, SymbolicEvaluator._const),
+    (L.Var, SymbolicEvaluator._var),
+    (L.Field, SymbolicEvaluator._field),
+    (L.Rec, SymbolicEvaluator._rec),
+    (L.With, SymbolicEvaluator._with),
+    (L.Let, SymbolicEvaluator._let),
+    (L.If, SymbolicEvaluator._if),
+    (L.Not, SymbolicEvaluator._not),
+    (L.And, SymbolicEvaluator._and),
+    (L.Or, SymbolicEvaluator._or),
+    (L.Implies, SymbolicEvaluator._implies),
+    (L.Cmp, SymbolicEvaluator._cmp),
+    (L.Arith, SymbolicEvaluator._arith),
+    (L.SetLit, SymbolicEvaluator._set_lit),
+    (L.SeqLit, SymbolicEvaluator._seq_lit),
+    (L.Member, SymbolicEvaluator._member),
+    (L.SetOp, SymbolicEvaluator._set_op),
+    (L.Subset, SymbolicEvaluator._subset),
+    (L.Size, SymbolicEvaluator._size),
+    (L.ToSet, SymbolicEvaluator._to_set),
+    (L.Filter, SymbolicEvaluator._filter),
+    (L.Image, SymbolicEvaluator._image),
+    (L.BigUnion, SymbolicEvaluator._big_union),
+    (L.Quant, SymbolicEvaluator._quant),
+    (L.First, SymbolicEvaluator._first),
+    (L.Sorted, SymbolicEvaluator._sorted),
+    (L.Fold, SymbolicEvaluator._fold),
+    (L.Head, SymbolicEvaluator._head),
+    (L.Append, SymbolicEvaluator._append),
+    (L.Concat, SymbolicEvaluator._concat),
+    (L.Distinct, SymbolicEvaluator._distinct),
+    (L.MapGet, SymbolicEvaluator._map_get),
+    (L.MapGetOr, SymbolicEvaluator._map_get_or),
+    (L.MapHas, SymbolicEvaluator._map_has),
+    (L.MapPut, SymbolicEvaluator._map_put),
+    (L.MapDel, SymbolicEvaluator._map_del),
+    (L.MapDelAll, SymbolicEvaluator._map_del_all),
+    (L.MapKeys, SymbolicEvaluator._map_keys),
+    (L.MapMerge, SymbolicEvaluator._map_merge),
+    (L.MapBuild, SymbolicEvaluator._map_build),
+    (L.Rule, SymbolicEvaluator._rule),
+    (L.Call, SymbolicEvaluator._call),
+):
+    _TABLE.on(_kind)(_method)
