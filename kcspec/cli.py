@@ -14,21 +14,23 @@ import click
 
 from kcspec.model import interrupts
 
-COMMAND_MODULES: tuple[str, ...] = (
-    "spec_show",
-    "verify",
-    "explore",
-    "fuzz",
-    "simulate",
-    "audit",
-    "conformance",
-    "serve_reference",
-    "tla",
-    "diagrams",
-    "bugzoo",
-    "prove",
-)
-"""Modules of ``kcspec.commands`` that each expose a click command (or group) named ``command``."""
+COMMANDS: dict[str, str] = {
+    "spec": "spec_show",
+    "verify": "verify",
+    "explore": "explore",
+    "fuzz": "fuzz",
+    "simulate": "simulate",
+    "audit": "audit",
+    "conformance": "conformance",
+    "serve-reference": "serve_reference",
+    "tla": "tla",
+    "diagrams": "diagrams",
+    "bugzoo": "bugzoo",
+    "prove": "prove",
+}
+"""Each subcommand's name and the module of ``kcspec.commands`` that exposes it as ``command``. A module is
+imported only when its command runs (or ``--help`` lists it): ``kcspec serve-reference``, started once per SUT
+session by the conformance suite, does not pay for Z3, Spark or the TLA+ generator."""
 
 EPILOG = """\b
 Examples:
@@ -41,6 +43,18 @@ Examples:
 class KcspecGroup(click.Group):
     """The command group; an interrupted command ends with 130 (Ctrl-C) or 143 (SIGTERM), never with click's
     "Aborted!" and exit 1, the code for "a violation was found"."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        module = COMMANDS.get(cmd_name)
+        if module is None:
+            return None
+        command: click.Command = importlib.import_module(f"kcspec.commands.{module}").command
+        if command.name != cmd_name:
+            raise RuntimeError(f"kcspec.commands.{module} defines {command.name!r}, expected {cmd_name!r}")
+        return command
 
     def invoke(self, ctx: click.Context) -> object:
         interrupts.install_sigterm()
@@ -64,11 +78,6 @@ class KcspecGroup(click.Group):
 def main() -> None:
     """kcspec: an executable, machine-checked specification of Apache Kafka's controller state machines,
     and a conformance kit for Kafka-compatible controllers."""
-
-
-for _name in COMMAND_MODULES:
-    _module = importlib.import_module(f"kcspec.commands.{_name}")
-    main.add_command(_module.command)
 
 
 def run() -> None:  # pragma: no cover - console entry point helper

@@ -32,9 +32,13 @@ def _leaf_commands() -> list[str]:
 
     names: list[str] = []
 
+    ctx = click.Context(main)
+
     def walk(prefix: str, cmd: click.Command) -> None:
         if isinstance(cmd, click.Group):
-            for name, sub in sorted(cmd.commands.items()):
+            for name in cmd.list_commands(ctx):
+                sub = cmd.get_command(ctx, name)
+                assert sub is not None, f"kcspec {prefix} lists {name!r} but cannot load it"
                 walk(f"{prefix} {name}".strip(), sub)
         else:
             names.append(prefix)
