@@ -30,10 +30,18 @@ MAX_DEPTH = 64
 MAX_NUMBER_CHARS = 100
 """Most characters in one number literal (digits, sign, fraction and exponent)."""
 
-_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
+_STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
+_TOKENS = re.compile(_STRING + r"|[\[\]{}]", re.DOTALL)
 """Strings (skipped whole, so brackets inside them do not count) and brackets."""
-_LONG_RUN = re.compile(rf"[-+0-9.eE]{{{MAX_NUMBER_CHARS + 1},}}")
-_NUMBER_OR_STRING = re.compile(r'"(?:[^"\\]|\\.)*"|-?[0-9][-+0-9.eE]*', re.DOTALL)
+_NUMBER_OR_STRING = re.compile(_STRING + r"|-?[0-9][-+0-9.eE]*", re.DOTALL)
+_STRINGS_BYTES = re.compile(_STRING.encode(), re.DOTALL)
+_QUOTED_BYTES = re.compile(rb'"[^"]*"')
+
+# Fast paths work on the UTF-8 bytes with C-speed ``bytes.translate``/``replace``/``in`` (no byte of a
+# multi-byte character is a quote, a backslash, a bracket or a digit).
+_BRACKETS = bytes.maketrans(b"[{]}", b"(())")
+_ALL_BUT_BRACKETS_AND_QUOTES = bytes(i for i in range(256) if i not in b'[]{}"')
+_NUMBER_CHARS = bytes(ord("0") if chr(i) in "-+0123456789.eE" else ord(" ") for i in range(256))
 
 
 class JsonLimitError(json.JSONDecodeError):
@@ -44,16 +52,41 @@ def loads(text: str | bytes | bytearray, *, max_depth: int = MAX_DEPTH) -> Any:
     """``json.loads`` with bounded nesting depth and number length; ``JsonLimitError`` (a
     ``json.JSONDecodeError``) when a bound is exceeded, ``UnicodeDecodeError`` for bytes that are not
     UTF-8."""
-    if not isinstance(text, str):
-        text = bytes(text).decode("utf-8")
-    _check_depth(text, max_depth)
-    _check_numbers(text)
-    return json.loads(text)
+    if isinstance(text, str):
+        doc, data = text, text.encode("utf-8", "surrogatepass")
+    else:
+        data = bytes(text)
+        doc = data.decode("utf-8")
+    _check_depth(doc, data, max_depth)
+    _check_numbers(doc, data)
+    return json.loads(doc)
 
 
-def _check_depth(text: str, max_depth: int) -> None:
-    if text.count("[") + text.count("{") <= max_depth:
-        return  # cannot be deeper than the number of openers (the common case, no scan)
+def _check_depth(doc: str, data: bytes, max_depth: int) -> None:
+    if data.count(b"[") + data.count(b"{") <= max_depth:
+        return  # cannot be deeper than the number of openers (small texts: no scan at all)
+    # The brackets alone, as "(" and ")", strings removed. Each pass deletes every innermost pair, so a
+    # text of depth d is empty after d passes; at most max_depth passes of a C-speed replace, however
+    # deep the text.
+    if b"\\" in data:  # escapes: strings are found by a regular expression (slower, and rare)
+        kept = _STRINGS_BYTES.sub(b"", data).translate(_BRACKETS, _ALL_BUT_BRACKETS_AND_QUOTES)
+    else:
+        kept = data.translate(_BRACKETS, _ALL_BUT_BRACKETS_AND_QUOTES).replace(b'""', b"")
+        if b'"' in kept:  # strings holding brackets
+            kept = _QUOTED_BYTES.sub(b"", kept)
+    for _ in range(max_depth):
+        reduced = kept.replace(b"()", b"")
+        if not reduced:
+            return
+        if len(reduced) == len(kept):
+            break  # unbalanced (not JSON), yet json.loads would recurse into unclosed openers
+        kept = reduced
+    _locate_depth(doc, max_depth)
+
+
+def _locate_depth(text: str, max_depth: int) -> None:
+    """Raise ``JsonLimitError`` at the first bracket deeper than ``max_depth`` (only called for a text
+    that may be too deep)."""
     depth = 0
     for match in _TOKENS.finditer(text):
         token = match.group()
@@ -69,14 +102,14 @@ def _check_depth(text: str, max_depth: int) -> None:
             depth -= 1
 
 
-def _check_numbers(text: str) -> None:
-    if _LONG_RUN.search(text) is None:
-        return  # no run of number characters is long enough (the common case, one C-speed search)
-    for match in _NUMBER_OR_STRING.finditer(text):
+def _check_numbers(doc: str, data: bytes) -> None:
+    if b"0" * (MAX_NUMBER_CHARS + 1) not in data.translate(_NUMBER_CHARS):
+        return  # no run of number characters is long enough (the common case)
+    for match in _NUMBER_OR_STRING.finditer(doc):
         token = match.group()
         if token[0] != '"' and len(token) > MAX_NUMBER_CHARS:
             raise JsonLimitError(
                 f"a number literal of {len(token)} characters (kcspec's JSON reader reads at most {MAX_NUMBER_CHARS})",
-                text,
+                doc,
                 match.start(),
             )

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from kcspec.conformance.audit import traces
 from kcspec.conformance.protocol import messages as m
 from kcspec.conformance.vectors import files
@@ -26,6 +28,8 @@ BIG = "7" * 4400
     ("text", "fragment"),
     [
         (DEEP, "nested deeper than 64"),
+        ("[" * 1000, "nested deeper than 64"),
+        ('{"a": ' * 1000, "nested deeper than 64"),
         ('{"a": ' + BIG + "}", "number literal of 4400 characters"),
         ('{"a": -' + BIG + ".5e3}", "number literal of 4405 characters"),
         (json.dumps({"k": [[[[1]]]]}) + "\n" + " " * 10 + "[" * 70 + "]" * 70, "line 2"),
@@ -134,3 +138,34 @@ def test_cli_readers_exit_2_naming_the_file(tmp_path: Path) -> None:
     coverage.write_text(DEEP)
     code, out = _kcspec(["diagrams", "--coverage", str(coverage), "--out", str(tmp_path / "out")])
     assert code == 2 and "coverage.json" in out and "nested deeper" in out, out
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(alphabet='[]{}"\\ab1'),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.text(alphabet='[]{}"\\ab', max_size=3), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+
+
+def _depth(value: object) -> int:
+    if isinstance(value, list):
+        return 1 + max((_depth(v) for v in value), default=0)
+    if isinstance(value, dict):
+        return 1 + max((_depth(v) for v in value.values()), default=0)
+    return 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=_JSON, wrap=st.integers(min_value=0, max_value=70), as_dict=st.booleans())
+def test_depth_bound_is_exact(value: object, wrap: int, as_dict: bool) -> None:
+    for _ in range(wrap):
+        value = {"k[": value} if as_dict else [value, "]"]
+    text = json.dumps(value)
+    if _depth(value) <= bounded_json.MAX_DEPTH:
+        assert bounded_json.loads(text) == value
+    else:
+        with pytest.raises(bounded_json.JsonLimitError, match="nested deeper"):
+            bounded_json.loads(text)
