@@ -44,6 +44,12 @@ def faults_option(value: str) -> frozenset[str]:
 )
 @click.option("--max-states", type=int, default=200_000, show_default=True)
 @click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Processes exploring in parallel, the states partitioned by fingerprint [default: the machine's cores].",
+)
+@click.option(
     "--out", type=click.Path(file_okay=False, path_type=Path), default=Path("kcspec-out"), show_default=True
 )
 @click.option(
@@ -61,6 +67,7 @@ def command(
     faults: str,
     no_symmetry: bool,
     max_states: int,
+    workers: int | None,
     out: Path,
     coverage_json: Path | None,
 ) -> None:
@@ -75,6 +82,7 @@ def command(
     Examples:
       kcspec explore --profile kafka-1.1 --brokers 3 --partitions 1 --rf 2 --depth 4
       kcspec explore --brokers 3 --depth 3 --faults zk,controller
+      kcspec explore --brokers 3 --depth 5 --workers 2
     """
     console = Console()
     cfg = ExploreConfig(
@@ -84,8 +92,12 @@ def command(
         cfg.validate()
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
-    console.print(f"exploring {cfg.describe()}")
     from kcspec.conformance.explore.explorer import explore
+    from kcspec.conformance.explore.parallel import default_workers
+
+    if workers is None:
+        workers = default_workers()
+    console.print(f"exploring {cfg.describe()}; {workers} worker{'s' if workers > 1 else ''}")
 
     def progress(stats: ExploreStats) -> None:
         if console.is_terminal:
@@ -95,7 +107,7 @@ def command(
                 end="\r",
             )
 
-    result = explore(cfg, progress)
+    result = explore(cfg, progress, workers)
     print_stats(console, result)
     if coverage_json is not None:
         coverage_json.parent.mkdir(parents=True, exist_ok=True)
@@ -123,12 +135,14 @@ def print_stats(console: Console, result: ExploreResult) -> None:
     t.add_column("depth", justify="right")
     t.add_column("seconds", justify="right")
     t.add_column("states/s", justify="right")
+    t.add_column("workers", justify="right")
     t.add_row(
         str(s.distinct_states),
         str(s.transitions),
         str(s.depth_reached),
         f"{s.seconds:.2f}",
         f"{s.states_per_second:.0f}",
+        str(s.workers),
     )
     console.print(t)
     doc = coverage_document(result)
