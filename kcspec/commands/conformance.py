@@ -11,6 +11,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from kcspec.commands.crash_guard import GuardedGroup
 from kcspec.conformance.adapters.base import Adapter
 
 PROFILES = ("kafka-2.8", "kafka-1.1")
@@ -24,7 +25,7 @@ Examples:
 """
 
 
-@click.group(name="conformance")
+@click.group(name="conformance", cls=GuardedGroup)
 def command() -> None:
     """Run the conformance suite against a controller implementation (a SUT)."""
 
@@ -59,7 +60,11 @@ def _load_adapter(sut: str | None, adapter: str | None, timeout: float, max_line
             f"--adapter: {adapter} is not a subclass of kcspec.conformance.adapters.inprocess.ControllerSut"
         )
     assert isinstance(cls, type)
-    return InProcessAdapter(cls())
+    try:
+        instance = cls()
+    except Exception as exc:  # the SUT's own constructor: its failure, reported as such
+        _fail(f"--adapter: {adapter}() raised {type(exc).__name__}: {exc}")
+    return InProcessAdapter(instance)
 
 
 def _vectors(source: Path | None, profile: str, console: Console) -> list[object]:
@@ -166,7 +171,8 @@ def run_cmd(
 ) -> None:
     """Run the conformance vectors against a SUT and report. Exit code 0: everything run passed
     (not-supported vectors do not count against the SUT); 1: a divergence or a SUT error; 2: bad
-    usage, bad vector files or a SUT that cannot be started."""
+    usage, bad vector files, a SUT that cannot be started, or a run in which no vector ran; 3: an
+    internal error of kcspec; 130 / 143: interrupted by Ctrl-C / SIGTERM (the SUT is stopped)."""
     from kcspec.conformance import known as known_file
     from kcspec.conformance import runner
     from kcspec.conformance.reports import html_report, json_report, junit, terminal

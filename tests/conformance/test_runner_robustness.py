@@ -163,3 +163,19 @@ def test_zookeeper_faults_in_the_state_require_fault_injection() -> None:
         if v.state is not None and v.state.zk.faults and m.Capability.fault_injection not in v.capabilities
     ]
     assert not offenders, offenders[:5]
+
+
+def test_a_crash_never_exits_1() -> None:
+    code, text = _cli(
+        ["conformance", "run", "--adapter", f"{FAKES_MODULE}:MistypedSut", "--level", "elections"]
+    )
+    assert code == 3, text
+    assert "internal error" in text and "not a verdict on the SUT" in text
+
+
+def test_an_in_process_sut_whose_constructor_raises_is_a_usage_error() -> None:
+    code, text = _cli(
+        ["conformance", "run", "--adapter", f"{FAKES_MODULE}:BrokenConstructorSut", "--level", "elections"]
+    )
+    assert code == 2, text
+    assert "BrokenConstructorSut() raised RuntimeError: cannot connect" in text

@@ -61,3 +61,17 @@ class NoCapabilitiesSut(ControllerSut):
 
     name = "no-capabilities"
     capabilities = frozenset()
+
+
+class MistypedSut(ControllerSut):
+    """Declares its capabilities as strings, not ``Capability`` members: the runner cannot use them."""
+
+    name = "mistyped"
+    capabilities = frozenset({"elections"})  # type: ignore[arg-type,assignment]
+
+
+class BrokenConstructorSut(ControllerSut):
+    """Its constructor raises."""
+
+    def __init__(self) -> None:
+        raise RuntimeError("cannot connect to the controller under test")
