@@ -9,6 +9,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from kcspec import options
 from kcspec.conformance.bugzoo.checks import CHECKS, LadderConfig
 from kcspec.conformance.bugzoo.historical import HISTORICAL, HISTORICAL_BY_NAME
 from kcspec.conformance.bugzoo.zoo import ZooRow, run_zoo
@@ -87,21 +88,17 @@ def command(
         return
     unknown = [n for n in names if n not in HISTORICAL_BY_NAME]
     if unknown:
-        console.print(
-            f"[red]unknown mutant(s): {', '.join(unknown)}[/red]; known: {', '.join(HISTORICAL_BY_NAME)}",
-            highlight=False,
+        options.usage_error(
+            f"unknown mutant(s): {', '.join(unknown)}; known: {', '.join(HISTORICAL_BY_NAME)}"
         )
-        sys.exit(2)
     chosen_checks = tuple(c.strip() for c in checks.split(",") if c.strip())
     bad = [c for c in chosen_checks if c not in CHECKS]
     if bad or not chosen_checks:
-        console.print(
-            f"[red]--checks: unknown {', '.join(bad) or '(none given)'}[/red]; known: {', '.join(CHECKS)}"
+        options.usage_error(
+            f"--checks: unknown {', '.join(bad) or '(none given)'}; known: {', '.join(CHECKS)}"
         )
-        sys.exit(2)
     if budget <= 0:
-        console.print("[red]--budget must be > 0[/red]")
-        sys.exit(2)
+        options.usage_error("--budget must be > 0")
     mutants = [HISTORICAL_BY_NAME[n] for n in names] if names else list(HISTORICAL)
     cfg = LadderConfig(budget=budget, seed=seed, checks=chosen_checks)
     table = Table(title=f"bug zoo: {len(mutants)} mutants, budget {budget:g} s each, seed {seed}")

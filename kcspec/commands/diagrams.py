@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from kcspec import options
 from kcspec.model.diagrams import catalog
 from kcspec.model.diagrams.coverage import CoverageError, load_coverage
 from kcspec.model.diagrams.render import GraphvizMissing
@@ -63,11 +64,8 @@ def _formats(choice: str) -> tuple[str, ...]:
 
 
 @click.command(name="diagrams")
-@click.option(
-    "--profile",
-    type=click.Choice(sorted(profiles.PROFILES)),
-    default=None,
-    help="Only this profile's diagrams (default: every profile, plus the comparison diagrams).",
+@options.profile(
+    optional=True, help="Only this profile's diagrams (default: every profile, plus the comparison diagrams)."
 )
 @click.option(
     "--format",
@@ -147,8 +145,7 @@ def command(
             diagrams = catalog.spec_diagrams(None if profile is None else [profile])
             catalog.write(diagrams, out_dir, _formats(fmt), click.echo)
     except (CoverageError, GraphvizMissing) as e:
-        click.echo(f"error: {e}", err=True)
-        sys.exit(2)
+        options.usage_error(str(e))
 
 
 def _check(out_dir: Path, profile: str | None, coverage_file: Path | None) -> int:

@@ -11,6 +11,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from kcspec import options
 from kcspec.spec.profiles import PROFILES
 
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)(s|m|h)?$")
@@ -28,17 +29,11 @@ def parse_budget(text: str) -> float:
 
 
 @click.command(name="fuzz")
-@click.option(
-    "--profile",
-    "profiles",
-    multiple=True,
-    type=click.Choice(sorted(PROFILES)),
-    help="Profile(s) to fuzz (default: all).",
-)
+@options.profile(multiple=True, help="Profile(s) to fuzz (default: all).")
 @click.option(
     "--budget", default="2m", show_default=True, help="Time budget per profile (e.g. 90s, 10m, 1h)."
 )
-@click.option("--seed", type=int, default=None, help="Seed to reproduce a campaign (printed at the start).")
+@options.seed(help="Seed to reproduce a campaign (printed at the start).")
 @click.option(
     "--database",
     type=click.Path(file_okay=False, path_type=Path),
@@ -46,9 +41,7 @@ def parse_budget(text: str) -> float:
     show_default=True,
     help="Where failing examples are kept and replayed first next time.",
 )
-@click.option(
-    "--out", type=click.Path(file_okay=False, path_type=Path), default=Path("kcspec-out"), show_default=True
-)
+@options.out_dir()
 def command(profiles: tuple[str, ...], budget: str, seed: int | None, database: Path, out: Path) -> None:
     """Run random controller histories on the reference controller and the spec side by side.
 

@@ -13,6 +13,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from kcspec import options
 from kcspec.model import interrupts
 from kcspec.model.z3.induction import DETAILS
 from kcspec.model.z3.prove import DEFAULT_BROKERS, MAX_BROKERS, run_proofs
@@ -28,13 +29,7 @@ STYLE = {
 
 
 @click.command(name="prove")
-@click.option(
-    "--profile",
-    "profiles",
-    multiple=True,
-    type=click.Choice(sorted(PROFILES)),
-    help="Profile(s) to prove (default: all).",
-)
+@options.profile(multiple=True, help="Profile(s) to prove (default: all).")
 @click.option(
     "--brokers",
     type=int,
@@ -65,8 +60,7 @@ def command(profiles: tuple[str, ...], brokers: int, induction: bool, json_path:
       kcspec prove --profile kafka-2.8 --no-induction
     """
     if not 1 <= brokers <= MAX_BROKERS:
-        click.echo(f"Error: --brokers must be between 1 and {MAX_BROKERS}, got {brokers}", err=True)
-        sys.exit(2)
+        options.usage_error(f"--brokers must be between 1 and {MAX_BROKERS}, got {brokers}")
     console = Console()
     results: list[tuple[str, ProofResult]] = []
     start = time.perf_counter()

@@ -11,18 +11,18 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from kcspec.spec.profiles import DEFAULT_PROFILE, PROFILES
+from kcspec import options
 
 
 @click.command(name="simulate")
-@click.option("--profile", type=click.Choice(sorted(PROFILES)), default=DEFAULT_PROFILE, show_default=True)
+@options.profile()
 @click.option("--brokers", type=click.IntRange(min=1), default=5, show_default=True)
 @click.option("--topics", type=click.IntRange(min=1), default=3, show_default=True)
 @click.option(
     "--partitions", type=click.IntRange(min=1), default=4, show_default=True, help="Partitions per topic."
 )
 @click.option("--rf", type=click.IntRange(min=1), default=3, show_default=True, help="Replication factor.")
-@click.option("--seed", type=int, default=None, help="Seed (printed; pass it back to reproduce).")
+@options.seed()
 @click.option(
     "--emit-logs",
     "emit_logs",

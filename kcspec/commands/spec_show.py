@@ -6,6 +6,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from kcspec import options
 from kcspec.spec import profiles
 
 
@@ -15,13 +16,7 @@ def command() -> None:
 
 
 @command.command(name="show")
-@click.option(
-    "--profile",
-    type=click.Choice(sorted(profiles.PROFILES)),
-    default=profiles.DEFAULT_PROFILE,
-    show_default=True,
-    help="Semantics profile.",
-)
+@options.profile()
 def show(profile: str) -> None:
     """Print the valid-previous-state tables (§2.1, §2.2) and the profile's behaviour flags.
 

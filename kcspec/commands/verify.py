@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from kcspec import options
 from kcspec.checks import CHECKS
 from kcspec.reports import write_json, write_junit
 from kcspec.spec.profiles import PROFILES
@@ -26,13 +27,7 @@ STYLE = {
 
 
 @click.command(name="verify")
-@click.option(
-    "--profile",
-    "profiles",
-    multiple=True,
-    type=click.Choice(sorted(PROFILES)),
-    help="Profile(s) to check (default: all).",
-)
+@options.profile(multiple=True, help="Profile(s) to check (default: all).")
 @click.option(
     "--check",
     "checks",
@@ -40,13 +35,7 @@ STYLE = {
     type=click.Choice([c.name for c in CHECKS]),
     help="Run only these checks (default: all).",
 )
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("kcspec-out"),
-    show_default=True,
-    help="Where counterexamples are written.",
-)
+@options.out_dir(help="Where counterexamples are written.")
 @click.option(
     "--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Write a JSON report."
 )
@@ -56,12 +45,7 @@ STYLE = {
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write a JUnit XML report (one test case per check case).",
 )
-@click.option(
-    "--tla2tools",
-    type=click.Path(dir_okay=False),
-    envvar="TLA2TOOLS_JAR",
-    help="Path to tla2tools.jar for the TLC check (or set TLA2TOOLS_JAR).",
-)
+@options.tla2tools(help="Path to tla2tools.jar for the TLC check (or set TLA2TOOLS_JAR).")
 @click.option("-v", "--verbose", is_flag=True, help="Print the details of every failed case.")
 def command(
     profiles: tuple[str, ...],

@@ -1,0 +1,76 @@
+"""Options and errors shared by the ``kcspec`` commands, declared once.
+
+``--profile`` always offers the profiles the spec defines (``spec/profiles.py``), so a new profile appears in
+every command at once; ``--seed``, ``--out`` and ``--tla2tools`` read the same everywhere. ``usage_error``
+is the one way a command reports bad usage or bad input: click prints ``Error: …`` with the command's usage
+line and exits 2 (DESIGN.md's exit codes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+import click
+
+from kcspec.spec.profiles import DEFAULT_PROFILE, PROFILES
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def profile_names() -> list[str]:
+    """The profiles the spec defines, sorted."""
+    return sorted(PROFILES)
+
+
+def profile(*, multiple: bool = False, optional: bool = False, help: str | None = None) -> Callable[[F], F]:
+    """``--profile``: one profile (default: the spec's default profile; with ``optional``, ``None``) or, with
+    ``multiple``, any number (stored as ``profiles``; none given means every profile)."""
+    if optional:
+        return click.option("--profile", type=click.Choice(profile_names()), default=None, help=help)
+    if multiple:
+        return click.option(
+            "--profile",
+            "profiles",
+            multiple=True,
+            type=click.Choice(profile_names()),
+            help=help or "Profile(s) to check (repeatable; default: all).",
+        )
+    return click.option(
+        "--profile",
+        type=click.Choice(profile_names()),
+        default=DEFAULT_PROFILE,
+        show_default=True,
+        help=help or "Semantics profile.",
+    )
+
+
+def seed(
+    *, default: int | None = None, help: str = "Seed (printed; pass it back to reproduce)."
+) -> Callable[[F], F]:
+    """``--seed``: every random choice takes it, and it is printed so a run can be repeated."""
+    return click.option("--seed", type=int, default=default, show_default=default is not None, help=help)
+
+
+def out_dir(
+    *, default: str = "kcspec-out", help: str = "Where counterexamples and reports are written."
+) -> Callable[[F], F]:
+    """``--out DIRECTORY``."""
+    return click.option(
+        "--out",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=Path(default),
+        show_default=True,
+        help=help,
+    )
+
+
+def tla2tools(*, help: str = "Path to tla2tools.jar (or set TLA2TOOLS_JAR).") -> Callable[[F], F]:
+    """``--tla2tools FILE`` (a string; ``TLA2TOOLS_JAR`` when not given): where TLC is."""
+    return click.option("--tla2tools", type=click.Path(dir_okay=False), envvar="TLA2TOOLS_JAR", help=help)
+
+
+def usage_error(message: str) -> NoReturn:
+    """Stop the command with ``Error: message`` and exit 2."""
+    raise click.UsageError(message)
