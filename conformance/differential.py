@@ -281,10 +281,6 @@ def print_divergence(div: Divergence, console: Console) -> None:
         console.print("     SUT stderr: " + div.stderr.strip()[-800:], markup=False)
 
 
-class _SutGone(Exception):
-    """The SUT could not be restarted: the search stops with what it has."""
-
-
 @dataclass
 class Found:
     """One signature met by the search: its shrunk divergence, how often it was met, and the trace."""
@@ -332,8 +328,13 @@ class Search:
             try:
                 restart(self.adapter, self.profile)
             except SutFailure as failure:
-                raise _SutGone(f"the SUT could not be restarted: {failure}") from None
+                self.stop(Verdict.errored, f"the SUT could not be restarted: {failure}")
         return result
+
+    @property
+    def gone(self) -> bool:
+        """The SUT could not be restarted: the search stops with what it has."""
+        return self.stop_verdict is Verdict.errored
 
     def shrink(self, found: Found) -> None:
         """Remove chunks of events, then single events, while the SUT still diverges with the same signature."""
@@ -344,7 +345,7 @@ class Search:
         while chunk >= 1 and complete:
             i = 0
             while i < len(best.events):
-                if self.out_of_time() or found.shrink_runs >= MAX_SHRINK_RUNS:
+                if self.gone or self.out_of_time() or found.shrink_runs >= MAX_SHRINK_RUNS:
                     complete = False
                     break
                 candidate = best.events[:i] + best.events[i + chunk :]
@@ -416,22 +417,17 @@ def run_differential(
     rng = random.Random(seed)
     try:
         _search(search, rng, examples, setup_kinds, console)
-    except _SutGone as gone:
-        search.stop(Verdict.errored, str(gone))
     finally:
         adapter.close()
     outcomes, notes = _report(search, examples, seed, trace_dir, known, console, started)
-    if not outcomes:
-        if search.stop_verdict is not None:
-            outcomes = [
-                single(search.stop_verdict, f"{search.stop_reason} (after {search.sequences} sequences)")
-            ]
-        elif search.sequences == 0:
-            outcomes = [
-                single(Verdict.skipped, "the time budget (--budget) ran out before the first sequence")
-            ]
-        else:
-            outcomes = [single(Verdict.passed, f"no divergence in {search.sequences} sequences")]
+    if search.stop_verdict is not None:
+        outcomes.append(
+            single(search.stop_verdict, f"{search.stop_reason} (after {search.sequences} sequences)")
+        )
+    elif not outcomes and search.sequences == 0:
+        outcomes = [single(Verdict.skipped, "the time budget (--budget) ran out before the first sequence")]
+    elif not outcomes:
+        outcomes = [single(Verdict.passed, f"no divergence in {search.sequences} sequences")]
     return outcomes, notes
 
 
@@ -446,6 +442,9 @@ def _search(
         steps = generate(rng, search.profile, search.ref, lambda kind: kind not in search.excluded, length)
         result = search.run(steps)
         search.sequences += 1
+        if search.gone:
+            _record(search, result, n, console)
+            return
         if result.load_error:
             unsupported = result.load_error.startswith("unsupported")
             verdict = Verdict.not_supported if unsupported else Verdict.errored
@@ -463,25 +462,34 @@ def _search(
                     f"the SUT answered unsupported to {result.unsupported}, which every sequence starts with",
                 )
                 return
-        div = result.divergence
-        if div is None:
-            continue
-        signature = div.signature
-        seen = search.found.get(signature)
-        if seen is not None:
-            seen.count += 1
-            continue
-        if len(search.found) >= MAX_SIGNATURES:
-            search.overflow += 1
-            continue
-        found = Found(signature, n + 1, len(div.events), div)
-        search.found[signature] = found
-        console.print(
-            f"differential: divergence {len(search.found)} in sequence {n + 1}: {signature.render()}",
-            markup=False,
-            highlight=False,
-        )
-        search.shrink(found)
+        found = _record(search, result, n, console)
+        if found is not None:
+            search.shrink(found)
+        if search.gone:
+            return
+
+
+def _record(search: Search, result: SutRun, n: int, console: Console) -> Found | None:
+    """Count the divergence of sequence ``n`` (0-based); a new signature is returned to be shrunk."""
+    div = result.divergence
+    if div is None:
+        return None
+    signature = div.signature
+    seen = search.found.get(signature)
+    if seen is not None:
+        seen.count += 1
+        return None
+    if len(search.found) >= MAX_SIGNATURES:
+        search.overflow += 1
+        return None
+    found = Found(signature, n + 1, len(div.events), div)
+    search.found[signature] = found
+    console.print(
+        f"differential: divergence {len(search.found)} in sequence {n + 1}: {signature.render()}",
+        markup=False,
+        highlight=False,
+    )
+    return found
 
 
 def _report(

@@ -1,0 +1,32 @@
+"""A controller with one bug that only event sequences reveal, served over protocol v1 (see the bug zoo's
+``kcspec.conformance.bugzoo.session_mutants``). Every conformance vector passes; differential testing, which the
+controller level runs by default, finds the bug. Run it with:
+
+    kcspec conformance run --sut "python conformance/examples/mutant_controller.py mutant-stale-controller-epoch"
+
+``python conformance/examples/mutant_controller.py --list`` lists the mutants and their bugs.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from kcspec.conformance.adapters.serve import serve
+from kcspec.conformance.bugzoo.session_mutants import BY_NAME
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1 or argv[0] not in (*BY_NAME, "--list"):
+        print(
+            f"usage: mutant_controller.py NAME | --list  (NAME one of {', '.join(BY_NAME)})", file=sys.stderr
+        )
+        return 2
+    if argv[0] == "--list":
+        for name, cls in BY_NAME.items():
+            print(f"{name}: {cls.bug}")
+        return 0
+    return serve(BY_NAME[argv[0]]())
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
