@@ -1,18 +1,23 @@
 """The ``kcspec`` command line: a click group whose subcommands live in ``kcspec.commands``.
 
 Exit codes (DESIGN.md): 0 pass, 1 a violation or divergence was found (counterexample written),
-2 bad usage, bad input or a missing dependency (the message says how to fix it), 130 interrupted by Ctrl-C,
-143 stopped by SIGTERM (``kcspec.model.interrupts``).
+2 bad usage, bad input or a missing dependency (the message says how to fix it), 3 an internal error of kcspec
+(with its traceback; never 1, which would read as a verdict), 130 interrupted by Ctrl-C, 143 stopped by SIGTERM
+(``kcspec.model.interrupts``).
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
+import traceback
 
 import click
 
 from kcspec.model import interrupts
+
+EXIT_INTERNAL = 3
+"""Exit status of an internal error (a bug in kcspec), distinct from every verdict."""
 
 COMMANDS: dict[str, str] = {
     "spec": "spec_show",
@@ -42,7 +47,8 @@ Examples:
 
 class KcspecGroup(click.Group):
     """The command group; an interrupted command ends with 130 (Ctrl-C) or 143 (SIGTERM), never with click's
-    "Aborted!" and exit 1, the code for "a violation was found"."""
+    "Aborted!" and exit 1, the code for "a violation was found"; an unexpected exception ends with its
+    traceback and ``EXIT_INTERNAL``."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
@@ -67,6 +73,17 @@ class KcspecGroup(click.Group):
                 f"\ninterrupted ({'SIGTERM' if code == interrupts.EXIT_SIGTERM else 'Ctrl-C'})", err=True
             )
             raise click.exceptions.Exit(code) from None
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except Exception as e:  # a bug in kcspec: Python would end it with 1, the code for "a violation"
+            interrupts.stop_all()
+            click.echo(traceback.format_exc(), err=True, nl=False)
+            click.echo(
+                f"kcspec: internal error: {type(e).__name__}: {e}\nThis is a failure of kcspec itself, not a "
+                f"verdict (exit {EXIT_INTERNAL}); the traceback above says where.",
+                err=True,
+            )
+            raise click.exceptions.Exit(EXIT_INTERNAL) from None
 
 
 @click.group(

@@ -257,3 +257,17 @@ def test_a_long_exploration_interrupted_exits_130_or_143(tmp_path: Path, sig: si
         code, _, err = _interrupt(proc, sig)
         assert code == 128 + sig, f"exit {code} after {sig.name}:\n{err[-2000:]}"
         assert "Traceback" not in err, err[-2000:]
+
+
+def test_an_internal_error_exits_3_with_its_traceback_never_1(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bug in kcspec must not read as a verdict: Python would end an uncaught exception with 1."""
+    import kcspec.commands.spec_show as spec_show
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise ZeroDivisionError("a bug planted by the test")
+
+    monkeypatch.setattr(spec_show.show, "callback", broken)
+    result = CliRunner().invoke(main, ["spec", "show"])
+    assert result.exit_code == 3, result.output
+    assert "internal error: ZeroDivisionError: a bug planted by the test" in result.output
+    assert "Traceback" in result.output
