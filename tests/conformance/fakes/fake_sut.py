@@ -5,7 +5,10 @@ crash (exit 3 with a message on stderr), hang, garbage, wrong_id, huge (a 100 MB
 slow_start (sleep 1 s before hello), none (never misbehave), deep (a 2 KB reply nested 1,000 levels),
 bigint (a reply holding a 4,400-digit integer), orphan (start a grandchild that keeps stdout open, then
 crash), ansi (crash with ANSI colour codes, NUL and invalid
-UTF-8 on stderr), no_capabilities (declare no capability at all; otherwise like none).
+UTF-8 on stderr), no_capabilities (declare no capability at all; otherwise like none), crash_for_good
+(declare controller_events too; crash at the first event, and from then on fail to start: the file named
+by ``FAKE_SUT_MARKER`` records the crash), daemon (start a grandchild detached from the SUT's pipes, then
+exit 0 mid-run like exit).
 
 If the environment variable ``FAKE_SUT_PIDS`` names a file, the fake appends its pid (and the pid of any
 grandchild it starts) to it, one per line, so that tests can check nothing is left running.
@@ -29,6 +32,18 @@ def record_pid(pid):
 
 
 record_pid(os.getpid())
+MARKER = os.environ.get("FAKE_SUT_MARKER", "")
+if mode == "crash_for_good" and MARKER and os.path.exists(MARKER):
+    sys.stderr.write("fake: cannot start again after the crash\n")
+    sys.exit(1)
+if mode == "daemon":
+    daemon = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(3600)"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    record_pid(daemon.pid)
 if mode == "slow_start":
     time.sleep(1.0)
 
@@ -50,14 +65,23 @@ for line in sys.stdin:
                 "protocol_version": 1,
                 "implementation": {"name": "fake", "version": mode},
                 "profiles": ["kafka-2.8", "kafka-1.1"],
-                "capabilities": [] if mode == "no_capabilities" else ["elections"],
+                "capabilities": {
+                    "no_capabilities": [],
+                    "crash_for_good": ["elections", "controller_events"],
+                }.get(mode, ["elections"]),
             },
         )
         continue
     if kind == "shutdown":
         reply(rid, {"type": "ok"})
         break
-    if answered >= good and mode not in ("none", "no_capabilities"):
+    if mode == "crash_for_good" and kind == "event":
+        if MARKER:
+            with open(MARKER, "w") as f:
+                f.write("crashed\n")
+        sys.stderr.write("fake: crashed at the first event\n")
+        sys.exit(3)
+    if answered >= good and mode not in ("none", "no_capabilities", "crash_for_good"):
         if mode == "crash":
             sys.stderr.write("fake: simulated crash while handling request\n")
             sys.stderr.flush()
@@ -75,7 +99,7 @@ for line in sys.stdin:
             sys.stdout.write("x" * (100 * 1024 * 1024) + "\n")
             sys.stdout.flush()
             continue
-        if mode == "exit":
+        if mode in ("exit", "daemon"):
             sys.exit(0)
         if mode == "deep":
             nested = "[" * 1000 + "]" * 1000  # 2 KB
