@@ -51,6 +51,10 @@ class FMap(Mapping[K, V], Generic[K, V]):
     def __repr__(self) -> str:
         return f"FMap({self._d!r})"
 
+    def __reduce__(self) -> tuple[Callable[[dict[K, V]], FMap[K, V]], tuple[dict[K, V]]]:
+        # the entries only: the cached hash is not pickled, as another process may hash strings differently
+        return _unpickle, (self._d,)
+
     @classmethod
     def adopt(cls, d: dict[K, V]) -> FMap[K, V]:
         """The map of a fresh dict nobody else holds (no copy)."""
@@ -89,6 +93,11 @@ class FMap(Mapping[K, V], Generic[K, V]):
 
     def as_dict(self) -> dict[K, V]:
         return dict(self._d)
+
+
+def _unpickle(d: dict[K, V]) -> FMap[K, V]:
+    """The map of an unpickled dict (nobody else holds it)."""
+    return FMap.adopt(d)
 
 
 EMPTY: FMap[Any, Any] = FMap()

@@ -90,10 +90,25 @@ class ZkFault(enum.Enum):
 
 @dataclass(frozen=True, order=True)
 class TopicPartition:
-    """A partition, rendered ``<topic>-<partition>`` in logs (§10.2)."""
+    """A partition, rendered ``<topic>-<partition>`` in logs (§10.2).
+
+    The hash is computed once, at construction: partitions are the keys of most maps and sets of the data model,
+    hashed on every lookup. It is the value the dataclass would compute (``hash((topic, partition))``), so sets
+    and maps keep their order; it is not pickled (a string's hash differs between processes), the constructor
+    recomputes it.
+    """
 
     topic: str
     partition: int
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.topic, self.partition)))
+
+    def __hash__(self) -> int:
+        return self._hash  # type: ignore[attr-defined,no-any-return]
+
+    def __reduce__(self) -> tuple[type[TopicPartition], tuple[str, int]]:
+        return TopicPartition, (self.topic, self.partition)
 
     def __str__(self) -> str:
         return f"{self.topic}-{self.partition}"
@@ -101,10 +116,22 @@ class TopicPartition:
 
 @dataclass(frozen=True, order=True)
 class PartitionReplica:
-    """``PartitionAndReplica``: replica ``replica`` (a broker id) of partition ``tp`` (§4)."""
+    """``PartitionAndReplica``: replica ``replica`` (a broker id) of partition ``tp`` (§4).
+
+    The hash is computed once, as for ``TopicPartition`` (same value as the dataclass's, not pickled).
+    """
 
     tp: TopicPartition
     replica: int
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.tp, self.replica)))
+
+    def __hash__(self) -> int:
+        return self._hash  # type: ignore[attr-defined,no-any-return]
+
+    def __reduce__(self) -> tuple[type[PartitionReplica], tuple[TopicPartition, int]]:
+        return PartitionReplica, (self.tp, self.replica)
 
     def __str__(self) -> str:
         return f"[Topic={self.tp.topic},Partition={self.tp.partition},Replica={self.replica}]"
