@@ -22,6 +22,7 @@ from typing import Any
 
 from kcspec.model import evaluate as closure
 from kcspec.model import fastrec
+from kcspec.model.dispatch import MissingHandler, NodeTable
 from kcspec.spec import lang as L
 from kcspec.spec.fmap import FMap
 
@@ -78,6 +79,8 @@ _MAX_INLINE = 160
 """Longer inline expressions are stored in a local first (bounds parenthesis nesting)."""
 
 _CMP = {"==", "!=", "<", "<=", ">", ">="}
+Handler = Callable[["_Gen", Any], str]
+_HANDLERS: NodeTable[Handler] = NodeTable("the Python code generator (model/codegen.py)")
 
 
 def _fresh(prefix: str) -> str:
@@ -250,220 +253,11 @@ class _Gen:
         return out
 
     def _c(self, e: L.Expr) -> str:
-        if isinstance(e, L.Const):
-            return _const(e.value)
-        if isinstance(e, L.Var):
-            try:
-                return self.scope[e.name]
-            except KeyError:
-                raise closure.EvalError(f"unbound variable {e.name!r}") from None
-        if isinstance(e, L.Field):
-            return f"{self.c(e.obj)}.{e.name}"
-        if isinstance(e, L.Rec):
-            names = tuple(k for k, _ in e.fields)
-            site = _rec_site(e.cls, names)
-            if site.startswith("M"):
-                return f"{site}({', '.join(self.c(v) for _, v in e.fields)})"
-            return f"{site}({', '.join(f'{k}={self.c(v)}' for k, v in e.fields)})"
-        if isinstance(e, L.With):
-            obj = self.c(e.obj)
-            vals = [self.c(v) for _, v in e.updates]
-            return f"{_with_site(tuple(k for k, _ in e.updates))}({', '.join([obj, *vals])})"
-        if isinstance(e, L.Let):
-            value = self.c(e.value)
-            if value.isidentifier() and value not in ("True", "False", "None"):
-                scope = {**self.scope, e.name: value}  # a local already holds the value: another name for it
-            else:
-                scope, ident = self.bind(e.name)
-                self.emit(f"{ident} = {value}")
-            saved = self.scope
-            self.scope = scope
-            try:
-                return self.c(e.body)
-            finally:
-                self.scope = saved
-        if isinstance(e, L.If):
-            cnd = self.c(e.cond)
-            then_lines, then = self.sub(e.then)
-            else_lines, els = self.sub(e.els)
-            if not then_lines and not else_lines:
-                return f"({then} if {cnd} else {els})"
-            r = _fresh("t")
-            self.emit(f"if {cnd}:")
-            self.splice([*then_lines, f"{r} = {then}"])
-            self.emit("else:")
-            self.splice([*else_lines, f"{r} = {els}"])
-            return r
-        if isinstance(e, L.Not):
-            return f"(not {self.c(e.arg)})"
-        if isinstance(e, L.And | L.Or):
-            return self._junction(e.args, isinstance(e, L.And))
-        if isinstance(e, L.Implies):
-            lhs = self.c(e.lhs)
-            rhs_lines, rhs = self.sub(e.rhs)
-            if not rhs_lines:
-                return f"(True if not {lhs} else (True if {rhs} else False))"
-            r = _fresh("t")
-            self.emit(f"{r} = True")
-            self.emit(f"if {lhs}:")
-            self.splice([*rhs_lines, f"{r} = True if {rhs} else False"])
-            return r
-        if isinstance(e, L.Cmp):
-            if e.op not in _CMP:
-                raise closure.EvalError(f"unknown comparison {e.op!r}")
-            return f"(True if {self.c(e.lhs)} {e.op} {self.c(e.rhs)} else False)"
-        if isinstance(e, L.Arith):
-            lhs, rhs = self.c(e.lhs), self.c(e.rhs)
-            if e.op in ("+", "-"):
-                return f"({lhs} {e.op} {rhs})"
-            if e.op in ("max", "min"):
-                return f"{e.op}({lhs}, {rhs})"
-            raise closure.EvalError(f"unknown arithmetic {e.op!r}")
-        if isinstance(e, L.SetLit):
-            elems = [self.c(x) for x in e.elems]
-            return f"frozenset(({''.join(x + ', ' for x in elems)}))"
-        if isinstance(e, L.SeqLit):
-            elems = [self.c(x) for x in e.elems]
-            return f"({''.join(x + ', ' for x in elems)})"
-        if isinstance(e, L.Member):
-            elem = self.c(e.elem)
-            return f"({elem} in {self.c(e.coll)})"
-        if isinstance(e, L.SetOp):
-            lhs, rhs = self.c(e.lhs), self.c(e.rhs)
-            if e.op == "union":
-                return f"(frozenset({lhs}) | frozenset({rhs}))"
-            if e.op == "inter":
-                return f"_inter({lhs}, {rhs})"
-            return f"_diff({lhs}, {rhs})"
-        if isinstance(e, L.Subset):
-            lhs, rhs = self.c(e.lhs), self.c(e.rhs)
-            return f"(frozenset({lhs}) <= frozenset({rhs}))"
-        if isinstance(e, L.Size):
-            return f"len({self.c(e.coll)})"
-        if isinstance(e, L.ToSet):
-            return f"frozenset({self.c(e.seq)})"
-        if isinstance(e, L.Filter):
-            src = self.temp(self.c(e.coll), "s")
-            scope, x = self.bind(e.var, "x")
-            lines, pred = self.sub(e.pred, scope, loop=True)
-            if not lines:
-                return f"_CL[{src}.__class__]([{x} for {x} in {src} if {pred}])"
-            out = _fresh("o")
-            self.emit(f"{out} = []")
-            self.emit(f"for {x} in {src}:")
-            self.splice([*lines, f"if {pred}:", f"    {out}.append({x})"])
-            return f"_CL[{src}.__class__]({out})"
-        if isinstance(e, L.Image):
-            src = self.temp(self.c(e.coll), "s")
-            scope, x = self.bind(e.var, "x")
-            lines, body = self.sub(e.body, scope, loop=True)
-            if not lines:
-                return f"_CL[{src}.__class__]([{body} for {x} in {src}])"
-            out = _fresh("o")
-            self.emit(f"{out} = []")
-            self.emit(f"for {x} in {src}:")
-            self.splice([*lines, f"{out}.append({body})"])
-            return f"_CL[{src}.__class__]({out})"
-        if isinstance(e, L.BigUnion):
-            src = self.c(e.coll)
-            scope, x = self.bind(e.var, "x")
-            lines, body = self.sub(e.body, scope, loop=True)
-            out = _fresh("o")
-            self.emit(f"{out} = set()")
-            self.emit(f"for {x} in {src}:")
-            self.splice([*lines, f"{out}.update({body})"])
-            return f"frozenset({out})"
-        if isinstance(e, L.Quant):
-            src = self.c(e.coll)
-            scope, x = self.bind(e.var, "x")
-            lines, pred = self.sub(e.pred, scope, loop=True)
-            want_all = e.kind == "all"
-            r = _fresh("t")
-            self.emit(f"{r} = {want_all}")
-            self.emit(f"for {x} in {src}:")
-            test = f"not {pred}" if want_all else pred
-            self.splice([*lines, f"if {test}:", f"    {r} = {not want_all}", "    break"])
-            return r
-        if isinstance(e, L.First):
-            src = self.c(e.seq)
-            scope, x = self.bind(e.var, "x")
-            lines, pred = self.sub(e.pred, scope, loop=True)
-            default_lines, default = self.sub(e.default)
-            r = _fresh("t")
-            self.emit(f"for {x} in {src}:")
-            self.splice([*lines, f"if {pred}:", f"    {r} = {x}", "    break"])
-            self.emit("else:")
-            self.splice([*default_lines, f"{r} = {default}"])
-            return r
-        if isinstance(e, L.Sorted):
-            return f"tuple(sorted({self.c(e.coll)}))"
-        if isinstance(e, L.Fold):
-            acc = _fresh("a")
-            self.emit(f"{acc} = {self.c(e.init)}")
-            src = self.c(e.seq)
-            scope = dict(self.scope)
-            scope[e.acc] = acc
-            x = _fresh("x")
-            scope[e.var] = x
-            lines, body = self.sub(e.body, scope, loop=True)
-            self.emit(f"for {x} in {src}:")
-            self.splice([*lines, f"{acc} = {body}"])
-            return acc
-        if isinstance(e, L.Head):
-            seq = self.temp(self.c(e.seq), "s")
-            return self.value_or_default(seq, f"{seq}[0]", e.default)
-        if isinstance(e, L.Append):
-            seq = self.c(e.seq)
-            return f"(*{seq}, {self.c(e.elem)})"
-        if isinstance(e, L.Concat):
-            lhs = self.c(e.lhs)
-            return f"(tuple({lhs}) + tuple({self.c(e.rhs)}))"
-        if isinstance(e, L.Distinct):
-            return f"tuple(dict.fromkeys({self.c(e.seq)}))"
-        if isinstance(e, L.MapGet):
-            m = self.c(e.m)
-            return f"{m}[{self.c(e.key)}]"
-        if isinstance(e, L.MapGetOr):
-            m = self.temp(self.c(e.m), "m")
-            k = self.temp(self.c(e.key), "k")
-            m = self.temp(
-                f"({m}._d if {m}.__class__ is FMap else {m})", "m"
-            )  # the same lookups, no method call
-            return self.value_or_default(f"{k} in {m}", f"{m}[{k}]", e.default)
-        if isinstance(e, L.MapHas):
-            m = self.c(e.m)
-            return f"({self.c(e.key)} in {m})"
-        if isinstance(e, L.MapPut):
-            m, k = self.c(e.m), self.c(e.key)
-            return f"_as_fmap({m}).set({k}, {self.c(e.value)})"
-        if isinstance(e, L.MapDel):
-            m = self.c(e.m)
-            return f"_as_fmap({m}).remove({self.c(e.key)})"
-        if isinstance(e, L.MapDelAll):
-            m = self.c(e.m)
-            return f"_as_fmap({m}).remove_all({self.c(e.key_set)})"
-        if isinstance(e, L.MapKeys):
-            return f"_keys({self.c(e.m)})"
-        if isinstance(e, L.MapMerge):
-            lhs = self.c(e.lhs)
-            return f"_as_fmap({lhs}).merge({self.c(e.rhs)})"
-        if isinstance(e, L.MapBuild):
-            src = self.c(e.key_set)
-            scope, x = self.bind(e.var, "x")
-            lines, value = self.sub(e.value, scope, loop=True)
-            if not lines:
-                return f"_adopt({{{x}: {value} for {x} in {src}}})"
-            out = _fresh("o")
-            self.emit(f"{out} = {{}}")
-            self.emit(f"for {x} in {src}:")
-            self.splice([*lines, f"{out}[{x}] = {value}"])
-            return f"_adopt({out})"
-        if isinstance(e, L.Call):
-            target = _def_name(e.fn)
-            return f"{target}({', '.join(self.c(a) for a in e.args)})"
-        if isinstance(e, L.Rule):
-            return self.c(e.body)
-        raise closure.EvalError(f"unknown expression node {type(e).__name__}")
+        try:
+            handler: Handler = _HANDLERS.handler(e)
+        except MissingHandler as missing:
+            raise closure.EvalError(str(missing)) from None
+        return handler(self, e)
 
     def _junction(self, args: tuple[L.Expr, ...], conj: bool) -> str:
         parts = [self.sub(a, loop=True) for a in args]
@@ -482,6 +276,343 @@ class _Gen:
 
 
 _FREE: dict[int, tuple[L.Expr, tuple[str, ...]]] = {}
+
+
+# One handler per node kind: each returns the Python expression of its node, emitting statements as needed.
+
+
+@_HANDLERS.on(L.Const)
+def _g_const(self: _Gen, e: L.Const) -> str:
+    return _const(e.value)
+
+
+@_HANDLERS.on(L.Var)
+def _g_var(self: _Gen, e: L.Var) -> str:
+    try:
+        return self.scope[e.name]
+    except KeyError:
+        raise closure.EvalError(f"unbound variable {e.name!r}") from None
+
+
+@_HANDLERS.on(L.Field)
+def _g_field(self: _Gen, e: L.Field) -> str:
+    return f"{self.c(e.obj)}.{e.name}"
+
+
+@_HANDLERS.on(L.Rec)
+def _g_rec(self: _Gen, e: L.Rec) -> str:
+    names = tuple(k for k, _ in e.fields)
+    site = _rec_site(e.cls, names)
+    if site.startswith("M"):
+        return f"{site}({', '.join(self.c(v) for _, v in e.fields)})"
+    return f"{site}({', '.join(f'{k}={self.c(v)}' for k, v in e.fields)})"
+
+
+@_HANDLERS.on(L.With)
+def _g_with(self: _Gen, e: L.With) -> str:
+    obj = self.c(e.obj)
+    vals = [self.c(v) for _, v in e.updates]
+    return f"{_with_site(tuple(k for k, _ in e.updates))}({', '.join([obj, *vals])})"
+
+
+@_HANDLERS.on(L.Let)
+def _g_let(self: _Gen, e: L.Let) -> str:
+    value = self.c(e.value)
+    if value.isidentifier() and value not in ("True", "False", "None"):
+        scope = {**self.scope, e.name: value}  # a local already holds the value: another name for it
+    else:
+        scope, ident = self.bind(e.name)
+        self.emit(f"{ident} = {value}")
+    saved = self.scope
+    self.scope = scope
+    try:
+        return self.c(e.body)
+    finally:
+        self.scope = saved
+
+
+@_HANDLERS.on(L.If)
+def _g_if(self: _Gen, e: L.If) -> str:
+    cnd = self.c(e.cond)
+    then_lines, then = self.sub(e.then)
+    else_lines, els = self.sub(e.els)
+    if not then_lines and not else_lines:
+        return f"({then} if {cnd} else {els})"
+    r = _fresh("t")
+    self.emit(f"if {cnd}:")
+    self.splice([*then_lines, f"{r} = {then}"])
+    self.emit("else:")
+    self.splice([*else_lines, f"{r} = {els}"])
+    return r
+
+
+@_HANDLERS.on(L.Not)
+def _g_not(self: _Gen, e: L.Not) -> str:
+    return f"(not {self.c(e.arg)})"
+
+
+@_HANDLERS.on(L.And, L.Or)
+def _g_and_or(self: _Gen, e: L.And | L.Or) -> str:
+    return self._junction(e.args, isinstance(e, L.And))
+
+
+@_HANDLERS.on(L.Implies)
+def _g_implies(self: _Gen, e: L.Implies) -> str:
+    lhs = self.c(e.lhs)
+    rhs_lines, rhs = self.sub(e.rhs)
+    if not rhs_lines:
+        return f"(True if not {lhs} else (True if {rhs} else False))"
+    r = _fresh("t")
+    self.emit(f"{r} = True")
+    self.emit(f"if {lhs}:")
+    self.splice([*rhs_lines, f"{r} = True if {rhs} else False"])
+    return r
+
+
+@_HANDLERS.on(L.Cmp)
+def _g_cmp(self: _Gen, e: L.Cmp) -> str:
+    if e.op not in _CMP:
+        raise closure.EvalError(f"unknown comparison {e.op!r}")
+    return f"(True if {self.c(e.lhs)} {e.op} {self.c(e.rhs)} else False)"
+
+
+@_HANDLERS.on(L.Arith)
+def _g_arith(self: _Gen, e: L.Arith) -> str:
+    lhs, rhs = self.c(e.lhs), self.c(e.rhs)
+    if e.op in ("+", "-"):
+        return f"({lhs} {e.op} {rhs})"
+    if e.op in ("max", "min"):
+        return f"{e.op}({lhs}, {rhs})"
+    raise closure.EvalError(f"unknown arithmetic {e.op!r}")
+
+
+@_HANDLERS.on(L.SetLit)
+def _g_set_lit(self: _Gen, e: L.SetLit) -> str:
+    elems = [self.c(x) for x in e.elems]
+    return f"frozenset(({''.join(x + ', ' for x in elems)}))"
+
+
+@_HANDLERS.on(L.SeqLit)
+def _g_seq_lit(self: _Gen, e: L.SeqLit) -> str:
+    elems = [self.c(x) for x in e.elems]
+    return f"({''.join(x + ', ' for x in elems)})"
+
+
+@_HANDLERS.on(L.Member)
+def _g_member(self: _Gen, e: L.Member) -> str:
+    elem = self.c(e.elem)
+    return f"({elem} in {self.c(e.coll)})"
+
+
+@_HANDLERS.on(L.SetOp)
+def _g_set_op(self: _Gen, e: L.SetOp) -> str:
+    lhs, rhs = self.c(e.lhs), self.c(e.rhs)
+    if e.op == "union":
+        return f"(frozenset({lhs}) | frozenset({rhs}))"
+    if e.op == "inter":
+        return f"_inter({lhs}, {rhs})"
+    return f"_diff({lhs}, {rhs})"
+
+
+@_HANDLERS.on(L.Subset)
+def _g_subset(self: _Gen, e: L.Subset) -> str:
+    lhs, rhs = self.c(e.lhs), self.c(e.rhs)
+    return f"(frozenset({lhs}) <= frozenset({rhs}))"
+
+
+@_HANDLERS.on(L.Size)
+def _g_size(self: _Gen, e: L.Size) -> str:
+    return f"len({self.c(e.coll)})"
+
+
+@_HANDLERS.on(L.ToSet)
+def _g_to_set(self: _Gen, e: L.ToSet) -> str:
+    return f"frozenset({self.c(e.seq)})"
+
+
+@_HANDLERS.on(L.Filter)
+def _g_filter(self: _Gen, e: L.Filter) -> str:
+    src = self.temp(self.c(e.coll), "s")
+    scope, x = self.bind(e.var, "x")
+    lines, pred = self.sub(e.pred, scope, loop=True)
+    if not lines:
+        return f"_CL[{src}.__class__]([{x} for {x} in {src} if {pred}])"
+    out = _fresh("o")
+    self.emit(f"{out} = []")
+    self.emit(f"for {x} in {src}:")
+    self.splice([*lines, f"if {pred}:", f"    {out}.append({x})"])
+    return f"_CL[{src}.__class__]({out})"
+
+
+@_HANDLERS.on(L.Image)
+def _g_image(self: _Gen, e: L.Image) -> str:
+    src = self.temp(self.c(e.coll), "s")
+    scope, x = self.bind(e.var, "x")
+    lines, body = self.sub(e.body, scope, loop=True)
+    if not lines:
+        return f"_CL[{src}.__class__]([{body} for {x} in {src}])"
+    out = _fresh("o")
+    self.emit(f"{out} = []")
+    self.emit(f"for {x} in {src}:")
+    self.splice([*lines, f"{out}.append({body})"])
+    return f"_CL[{src}.__class__]({out})"
+
+
+@_HANDLERS.on(L.BigUnion)
+def _g_big_union(self: _Gen, e: L.BigUnion) -> str:
+    src = self.c(e.coll)
+    scope, x = self.bind(e.var, "x")
+    lines, body = self.sub(e.body, scope, loop=True)
+    out = _fresh("o")
+    self.emit(f"{out} = set()")
+    self.emit(f"for {x} in {src}:")
+    self.splice([*lines, f"{out}.update({body})"])
+    return f"frozenset({out})"
+
+
+@_HANDLERS.on(L.Quant)
+def _g_quant(self: _Gen, e: L.Quant) -> str:
+    src = self.c(e.coll)
+    scope, x = self.bind(e.var, "x")
+    lines, pred = self.sub(e.pred, scope, loop=True)
+    want_all = e.kind == "all"
+    r = _fresh("t")
+    self.emit(f"{r} = {want_all}")
+    self.emit(f"for {x} in {src}:")
+    test = f"not {pred}" if want_all else pred
+    self.splice([*lines, f"if {test}:", f"    {r} = {not want_all}", "    break"])
+    return r
+
+
+@_HANDLERS.on(L.First)
+def _g_first(self: _Gen, e: L.First) -> str:
+    src = self.c(e.seq)
+    scope, x = self.bind(e.var, "x")
+    lines, pred = self.sub(e.pred, scope, loop=True)
+    default_lines, default = self.sub(e.default)
+    r = _fresh("t")
+    self.emit(f"for {x} in {src}:")
+    self.splice([*lines, f"if {pred}:", f"    {r} = {x}", "    break"])
+    self.emit("else:")
+    self.splice([*default_lines, f"{r} = {default}"])
+    return r
+
+
+@_HANDLERS.on(L.Sorted)
+def _g_sorted(self: _Gen, e: L.Sorted) -> str:
+    return f"tuple(sorted({self.c(e.coll)}))"
+
+
+@_HANDLERS.on(L.Fold)
+def _g_fold(self: _Gen, e: L.Fold) -> str:
+    acc = _fresh("a")
+    self.emit(f"{acc} = {self.c(e.init)}")
+    src = self.c(e.seq)
+    scope = dict(self.scope)
+    scope[e.acc] = acc
+    x = _fresh("x")
+    scope[e.var] = x
+    lines, body = self.sub(e.body, scope, loop=True)
+    self.emit(f"for {x} in {src}:")
+    self.splice([*lines, f"{acc} = {body}"])
+    return acc
+
+
+@_HANDLERS.on(L.Head)
+def _g_head(self: _Gen, e: L.Head) -> str:
+    seq = self.temp(self.c(e.seq), "s")
+    return self.value_or_default(seq, f"{seq}[0]", e.default)
+
+
+@_HANDLERS.on(L.Append)
+def _g_append(self: _Gen, e: L.Append) -> str:
+    seq = self.c(e.seq)
+    return f"(*{seq}, {self.c(e.elem)})"
+
+
+@_HANDLERS.on(L.Concat)
+def _g_concat(self: _Gen, e: L.Concat) -> str:
+    lhs = self.c(e.lhs)
+    return f"(tuple({lhs}) + tuple({self.c(e.rhs)}))"
+
+
+@_HANDLERS.on(L.Distinct)
+def _g_distinct(self: _Gen, e: L.Distinct) -> str:
+    return f"tuple(dict.fromkeys({self.c(e.seq)}))"
+
+
+@_HANDLERS.on(L.MapGet)
+def _g_map_get(self: _Gen, e: L.MapGet) -> str:
+    m = self.c(e.m)
+    return f"{m}[{self.c(e.key)}]"
+
+
+@_HANDLERS.on(L.MapGetOr)
+def _g_map_get_or(self: _Gen, e: L.MapGetOr) -> str:
+    m = self.temp(self.c(e.m), "m")
+    k = self.temp(self.c(e.key), "k")
+    m = self.temp(f"({m}._d if {m}.__class__ is FMap else {m})", "m")  # the same lookups, no method call
+    return self.value_or_default(f"{k} in {m}", f"{m}[{k}]", e.default)
+
+
+@_HANDLERS.on(L.MapHas)
+def _g_map_has(self: _Gen, e: L.MapHas) -> str:
+    m = self.c(e.m)
+    return f"({self.c(e.key)} in {m})"
+
+
+@_HANDLERS.on(L.MapPut)
+def _g_map_put(self: _Gen, e: L.MapPut) -> str:
+    m, k = self.c(e.m), self.c(e.key)
+    return f"_as_fmap({m}).set({k}, {self.c(e.value)})"
+
+
+@_HANDLERS.on(L.MapDel)
+def _g_map_del(self: _Gen, e: L.MapDel) -> str:
+    m = self.c(e.m)
+    return f"_as_fmap({m}).remove({self.c(e.key)})"
+
+
+@_HANDLERS.on(L.MapDelAll)
+def _g_map_del_all(self: _Gen, e: L.MapDelAll) -> str:
+    m = self.c(e.m)
+    return f"_as_fmap({m}).remove_all({self.c(e.key_set)})"
+
+
+@_HANDLERS.on(L.MapKeys)
+def _g_map_keys(self: _Gen, e: L.MapKeys) -> str:
+    return f"_keys({self.c(e.m)})"
+
+
+@_HANDLERS.on(L.MapMerge)
+def _g_map_merge(self: _Gen, e: L.MapMerge) -> str:
+    lhs = self.c(e.lhs)
+    return f"_as_fmap({lhs}).merge({self.c(e.rhs)})"
+
+
+@_HANDLERS.on(L.MapBuild)
+def _g_map_build(self: _Gen, e: L.MapBuild) -> str:
+    src = self.c(e.key_set)
+    scope, x = self.bind(e.var, "x")
+    lines, value = self.sub(e.value, scope, loop=True)
+    if not lines:
+        return f"_adopt({{{x}: {value} for {x} in {src}}})"
+    out = _fresh("o")
+    self.emit(f"{out} = {{}}")
+    self.emit(f"for {x} in {src}:")
+    self.splice([*lines, f"{out}[{x}] = {value}"])
+    return f"_adopt({out})"
+
+
+@_HANDLERS.on(L.Call)
+def _g_call(self: _Gen, e: L.Call) -> str:
+    target = _def_name(e.fn)
+    return f"{target}({', '.join(self.c(a) for a in e.args)})"
+
+
+@_HANDLERS.on(L.Rule)
+def _g_rule(self: _Gen, e: L.Rule) -> str:
+    return self.c(e.body)
 
 
 def _free(e: L.Expr) -> tuple[str, ...]:

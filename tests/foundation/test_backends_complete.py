@@ -13,6 +13,7 @@ from kcspec.spec import lang as L
 
 BACKENDS = (
     "kcspec.model.evaluate",
+    "kcspec.model.codegen",
     "kcspec.model.z3.symbolic",
     "kcspec.model.diagrams.pretty",
 )
@@ -20,8 +21,9 @@ BACKENDS = (
 
 @pytest.mark.parametrize("module", BACKENDS)
 def test_the_backend_handles_every_node_kind(module: str) -> None:
-    table = getattr(importlib.import_module(module), "_TABLE", None)
-    assert isinstance(table, NodeTable), f"{module} has no dispatch table (_TABLE)"
+    tables = [t for t in vars(importlib.import_module(module)).values() if isinstance(t, NodeTable)]
+    assert len(tables) == 1, f"{module} should have one dispatch table (a NodeTable), has {len(tables)}"
+    table = tables[0]
     assert not table.missing(), f"{table.backend} has no handler for: {', '.join(table.missing())}"
 
 
