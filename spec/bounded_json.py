@@ -14,6 +14,10 @@ protocol replies, vector files, traces (``spec/trace.py``, ``spec/codec.py``), d
 (``model/diagrams``) and audit JSON Lines — and the dependency direction only allows them all to import
 downward.
 
+A third check is not a size bound but the same kind of trap: a ``\\ud800`` escape is valid JSON syntax
+yet decodes to a lone surrogate, a ``str`` that cannot be written as UTF-8 — a SUT's error message holding
+one made the terminal report, the JSON report and every later write crash. Such a text is refused here too.
+
 Bounds: ``MAX_DEPTH`` levels of arrays/objects (the deepest value of the data model, a cluster state
 inside a protocol message or a trace line, is under 10 levels) and ``MAX_NUMBER_CHARS`` characters in one
 number literal (an int64 has at most 20).
@@ -36,6 +40,7 @@ _TOKENS = re.compile(_STRING + r"|[\[\]{}]", re.DOTALL)
 _NUMBER_OR_STRING = re.compile(_STRING + r"|-?[0-9][-+0-9.eE]*", re.DOTALL)
 _STRINGS_BYTES = re.compile(_STRING.encode(), re.DOTALL)
 _QUOTED_BYTES = re.compile(rb'"[^"]*"')
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 # Fast paths work on the UTF-8 bytes with C-speed ``bytes.translate``/``replace``/``in`` (no byte of a
 # multi-byte character is a quote, a backslash, a bracket or a digit).
@@ -59,7 +64,10 @@ def loads(text: str | bytes | bytearray, *, max_depth: int = MAX_DEPTH) -> Any:
         doc = data.decode("utf-8")
     _check_depth(doc, data, max_depth)
     _check_numbers(doc, data)
-    return json.loads(doc)
+    value = json.loads(doc)
+    if b"\\u" in data:
+        _check_surrogates(doc, value)
+    return value
 
 
 def _check_depth(doc: str, data: bytes, max_depth: int) -> None:
@@ -113,3 +121,16 @@ def _check_numbers(doc: str, data: bytes) -> None:
                 doc,
                 match.start(),
             )
+
+
+def _check_surrogates(doc: str, value: Any) -> None:
+    """Refuse a text whose strings decode to a lone surrogate (only called when it has ``\\u`` escapes)."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        match = _SURROGATE_ESCAPE.search(doc)
+        raise JsonLimitError(
+            "a string holds an unpaired UTF-16 surrogate escape (\\ud800-\\udfff): not Unicode text",
+            doc,
+            match.start() if match else 0,
+        ) from None

@@ -169,3 +169,10 @@ def test_depth_bound_is_exact(value: object, wrap: int, as_dict: bool) -> None:
     else:
         with pytest.raises(bounded_json.JsonLimitError, match="nested deeper"):
             bounded_json.loads(text)
+
+
+def test_lone_surrogate_escapes_are_refused_and_pairs_read() -> None:
+    assert bounded_json.loads('["\\ud83d\\ude00", "\\\\ud800"]') == ["\U0001f600", "\\ud800"]
+    for text in ('{"m": "lone \\ud800 high"}', '["\\udc00"]', '["\\ude00\\ud83d"]'):
+        with pytest.raises(bounded_json.JsonLimitError, match="unpaired UTF-16 surrogate"):
+            bounded_json.loads(text)

@@ -29,8 +29,8 @@ FAKE = Path(__file__).parent / "fakes" / "fake_sut.py"
 FAKES_MODULE = "tests.conformance.fakes.inprocess_fakes"
 
 
-@pytest.fixture(scope="module")
-def election_vectors() -> list[Vector]:
+def sample_vectors() -> list[Vector]:
+    """Every 20th election vector (about 50), answered by the spec."""
     from kcspec.conformance.reference_sut import SpecSut
 
     gen = generate.Generation()
@@ -40,6 +40,11 @@ def election_vectors() -> list[Vector]:
         assert expected is not None, gen.unanswered[:1]
         out.append(generate._vector("kafka-2.8", case, expected))
     return out
+
+
+@pytest.fixture(scope="module")
+def election_vectors() -> list[Vector]:
+    return sample_vectors()
 
 
 @pytest.mark.parametrize(
@@ -179,3 +184,33 @@ def test_an_in_process_sut_whose_constructor_raises_is_a_usage_error() -> None:
     )
     assert code == 2, text
     assert "BrokenConstructorSut() raised RuntimeError: cannot connect" in text
+
+
+def test_reports_are_written_whatever_the_sut_answers(
+    election_vectors: list[Vector], tmp_path: Path, sut_pids: Path
+) -> None:
+    from kcspec.conformance.vectors import files
+
+    files.export(election_vectors[:4], tmp_path / "vectors")
+    sut = f"{sys.executable} {FAKE} surrogate 1"
+    paths = {name: tmp_path / f"report.{name}" for name in ("json", "junit", "html")}
+    args = [
+        "conformance",
+        "run",
+        "--sut",
+        sut,
+        "--level",
+        "elections",
+        "--vectors",
+        str(tmp_path / "vectors"),
+    ]
+    for name, path in paths.items():
+        args += [f"--{name}", str(path)]
+    code, text = _cli(args)
+    assert code == 1, text
+    assert "internal error" not in text, text
+    data = json.loads(paths["json"].read_text())
+    errored = [o for o in data["outcomes"] if o["verdict"] == "errored"]
+    assert errored and all("unpaired UTF-16 surrogate" in o["reason"] for o in errored)
+    ET.fromstring(paths["junit"].read_text())
+    assert "errored" in paths["html"].read_text()

@@ -58,6 +58,7 @@ def open_with_one_good(adapter: SubprocessAdapter) -> None:
         ("bigint", FailureKind.malformed, "a number literal of 4400 characters"),
         ("orphan", FailureKind.crashed, "another process still holds its output open"),
         ("daemon", FailureKind.exited, "exited with code 0"),
+        ("surrogate", FailureKind.malformed, "unpaired UTF-16 surrogate"),
     ],
 )
 def test_misbehaviour_is_a_clear_failure_and_the_adapter_recovers(

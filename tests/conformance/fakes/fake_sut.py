@@ -8,7 +8,8 @@ crash), ansi (crash with ANSI colour codes, NUL and invalid
 UTF-8 on stderr), no_capabilities (declare no capability at all; otherwise like none), crash_for_good
 (declare controller_events too; crash at the first event, and from then on fail to start: the file named
 by ``FAKE_SUT_MARKER`` records the crash), daemon (start a grandchild detached from the SUT's pipes, then
-exit 0 mid-run like exit).
+exit 0 mid-run like exit), surrogate (answer with an internal error whose message holds a lone surrogate,
+``\\ud800``: valid JSON, but not text that can be written as UTF-8).
 
 If the environment variable ``FAKE_SUT_PIDS`` names a file, the fake appends its pid (and the pid of any
 grandchild it starts) to it, one per line, so that tests can check nothing is left running.
@@ -105,6 +106,9 @@ for line in sys.stdin:
             nested = "[" * 1000 + "]" * 1000  # 2 KB
             sys.stdout.write(f'{{"id": {rid}, "type": "election", "result": {nested}}}\n')
             sys.stdout.flush()
+            continue
+        if mode == "surrogate":
+            reply(rid, {"type": "error", "code": "internal", "message": "lone \ud800 surrogate"})
             continue
         if mode == "bigint":
             big = "7" * 4400  # written as text: Python itself refuses int() of more than 4,300 digits
