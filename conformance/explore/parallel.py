@@ -75,6 +75,8 @@ class _Worker:
         self.parents: list[tuple[StateId | None, ControllerEvent | None]] = []
         self.frontier: list[tuple[ClusterState, StateId]] = []
         self.own: list[Successor] = []
+        self.sent: set[Hashable] = set()
+        """Keys this worker sent to their owners on earlier levels (the owners have them now)."""
 
     def seed(self, key: Hashable, state: ClusterState) -> None:
         self.seen.add(key)
@@ -86,10 +88,16 @@ class _Worker:
         successors, finding = expand_batch(self.stepper, self.frontier)
         self.frontier = []
         groups: list[dict[Hashable, Successor]] = [{} for _ in range(self.workers)]
+        seen, sent = self.seen, self.sent
         for s in successors:
+            if s.key in seen or s.key in sent:
+                continue  # known to its owner already: nothing to send
             group = groups[owner(s.key, self.workers)]
             if s.key not in group:  # the first of several same-level paths to a state, as one process keeps
                 group[s.key] = s
+        for w, group in enumerate(groups):
+            if w != self.index:
+                sent.update(group)
         out: list[bytes | None] = []
         for w, group in enumerate(groups):
             if w == self.index:
