@@ -7,7 +7,9 @@ a parse/semantic error in the module, a TLC error or a timeout.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,7 +27,7 @@ from kcspec.model.tla.syntax import SyntaxCheckUnavailable, check_syntax
 from kcspec.model.tlc.args import TlcArgs
 from kcspec.model.tlc.locate import ToolNotFound, find_toolchain
 from kcspec.model.tlc.output import Outcome, SourceError, Stats, TlcReport, parse_output
-from kcspec.model.tlc.run import TlcResult, run_tlc
+from kcspec.model.tlc.run import TlcInterrupted, TlcResult, run_tlc
 from kcspec.spec import profiles
 
 if TYPE_CHECKING:
@@ -37,6 +39,30 @@ EXIT_OK, EXIT_VIOLATION, EXIT_USAGE = 0, 1, 2
 def _fail(message: str) -> click.exceptions.Exit:
     Console(stderr=True).print(f"[red]error:[/red] {message}", highlight=False)
     return click.exceptions.Exit(EXIT_USAGE)
+
+
+@contextlib.contextmanager
+def _interruptible(console: Console) -> Iterator[None]:
+    """Ctrl-C or SIGTERM ends the command with 130 or 143 (128 + signal) after TLC's process group is killed.
+
+    ``run_tlc`` kills TLC's group itself when a signal arrives while it waits; here SIGTERM is also turned into
+    an exception for the rest of the command (the explorer's part of a crosscheck), so that ``finally`` blocks
+    run instead of Python dying on the spot."""
+
+    def raise_interrupted(signum: int, frame: object) -> None:
+        raise TlcInterrupted(signum)
+
+    previous = signal.signal(signal.SIGTERM, raise_interrupted)
+    try:
+        yield
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted (SIGINT); TLC was stopped[/yellow]")
+        raise click.exceptions.Exit(128 + signal.SIGINT) from None
+    except TlcInterrupted as exc:
+        console.print(f"[yellow]interrupted: {exc}[/yellow]")
+        raise click.exceptions.Exit(exc.exit_code) from None
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _model_options(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -274,9 +300,12 @@ def check(
     except ValueError as exc:
         raise _fail(str(exc)) from None
     out.mkdir(parents=True, exist_ok=True)
-    with Progress(
-        SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console
-    ) as bar:
+    with (
+        _interruptible(console),
+        Progress(
+            SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console
+        ) as bar,
+    ):
         task = bar.add_task("TLC: starting", total=None)
 
         def progress(stats: Stats) -> None:
@@ -373,9 +402,12 @@ def crosscheck(
     except ToolNotFound as exc:
         raise _fail(str(exc)) from None
     console = Console()
-    with Progress(
-        SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console
-    ) as bar:
+    with (
+        _interruptible(console),
+        Progress(
+            SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console
+        ) as bar,
+    ):
         task = bar.add_task("TLC: starting", total=None)
 
         def tlc_progress(stats: Stats) -> None:
@@ -494,13 +526,16 @@ def parse_output_cmd(output: Path, module_path: Path | None, as_json: bool) -> N
 
 def verify_cases(opts: Any) -> Iterator[Any]:
     """Cases for ``kcspec verify`` (``opts`` is a ``kcspec.verify.VerifyOptions``): per profile, the generated
-    module parses; the explorer finds the manifest's number of distinct states on the small TLA+ models
-    (``model/tla/state_counts.json``); and TLC agrees with the explorer on them (``crosscheck``) — reported as
-    skipped, with how to get TLC, when Java or tla2tools.jar is missing."""
+    module of the default model parses (and passed the static kind check, which generation runs); for every
+    manifest model of the profile marked for verify (``model/tla/state_counts.json``), the explorer finds the
+    manifest's number of distinct states and TLC agrees with the explorer (``crosscheck``: same count, same
+    states) — reported as skipped, with how to get TLC, when Java or tla2tools.jar is missing (``--tla2tools``
+    or ``TLA2TOOLS_JAR``)."""
     from kcspec.model.tlc.locate import tlc_unavailable_reason
     from kcspec.verify import Status, timed
 
     config = ModelConfig()
+    jar = Path(opts.tla2tools) if opts.tla2tools else None
     for profile in opts.profiles:
 
         def syntax(profile: str = profile) -> tuple[Status, str, str, str | None]:
@@ -519,7 +554,7 @@ def verify_cases(opts: Any) -> Iterator[Any]:
 
         yield timed("tla-syntax", f"generated module [{profile}]", syntax)
 
-        for entry in (e for e in load_manifest() if e.profile == profile and "minimal" in e.name):
+        for entry in (e for e in load_manifest() if e.profile == profile and e.in_verify):
 
             def count(entry: Expected = entry) -> tuple[Status, str, str, str | None]:
                 from kcspec.conformance.explore.tla_model import check_count
@@ -534,11 +569,11 @@ def verify_cases(opts: Any) -> Iterator[Any]:
             def tlc(entry: Expected = entry) -> tuple[Status, str, str, str | None]:
                 from kcspec.conformance.tla_crosscheck import CrosscheckArgs, Verdict, run_crosscheck
 
-                reason = tlc_unavailable_reason()
+                reason = tlc_unavailable_reason(jar)
                 if reason is not None:
                     return Status.SKIPPED, reason, "", None
                 result = run_crosscheck(
-                    CrosscheckArgs(entry.profile, entry.config, timeout_s=1800), find_toolchain()
+                    CrosscheckArgs(entry.profile, entry.config, timeout_s=1800), find_toolchain(jar)
                 )
                 if result.verdict is Verdict.AGREE and result.tlc_distinct == entry.distinct_states:
                     return Status.PASSED, result.message, "", None

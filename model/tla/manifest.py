@@ -29,6 +29,9 @@ class Expected:
     profile: str
     config: ModelConfig
     distinct_states: int
+    in_verify: bool = True
+    """Whether ``kcspec verify`` explores this model and crosschecks it with TLC (the larger 2-broker models,
+    minutes each, are left to ``kcspec tla crosscheck``, whose default model they are)."""
 
 
 def _config(data: Any, where: str) -> ModelConfig:
@@ -60,6 +63,7 @@ def load(path: Path = MANIFEST) -> tuple[Expected, ...]:
                     str(entry["profile"]),
                     _config(entry["config"], where),
                     int(entry["distinct_states"]),
+                    bool(entry.get("verify", True)),
                 )
             )
         except (KeyError, TypeError) as exc:
@@ -78,6 +82,7 @@ def save(entries: tuple[Expected, ...], path: Path = MANIFEST) -> None:
             "profile": e.profile,
             "config": asdict(e.config),
             "distinct_states": e.distinct_states,
+            **({} if e.in_verify else {"verify": False}),
         }
         for e in entries
     ]

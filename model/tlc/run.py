@@ -1,10 +1,16 @@
 """Run TLC hermetically: copy the module and its config into a fresh temporary folder, run ``tlc2.TLC -tool``
-there with a wall-clock timeout (the whole process group is killed), stream progress, and return a
-``TlcResult`` that keeps the raw output.
+there with a wall-clock timeout, stream progress, and return a ``TlcResult`` that keeps the raw output.
+
+TLC runs in a JVM that must never outlive the run: it is started in its own process group
+(``start_new_session``), and the whole group is killed when the timeout passes, when this process receives
+SIGINT (Ctrl-C) or SIGTERM while waiting, and whenever the wait ends by an exception. A signal is then
+re-raised as ``TlcInterrupted`` carrying the exit status the command line must end with (130 for SIGINT,
+143 for SIGTERM, the shell's 128 + signal number).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -12,7 +18,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -21,6 +27,15 @@ from kcspec.model.tlc.command import tlc_argv
 from kcspec.model.tlc.locate import Toolchain
 from kcspec.model.tlc.output import PROGRESS, Outcome, Stats, TlcReport, parse_tool_output, split_messages
 from kcspec.model.tlc.trace import TlcTraceState, TraceFormatError, load_json_trace
+
+
+class TlcInterrupted(Exception):
+    """The run was stopped by a signal (TLC's process group has been killed); ``exit_code`` is 128 + signal."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"stopped by {signal.Signals(signum).name}; TLC's process group was killed")
+        self.signum = signum
+        self.exit_code = 128 + signum
 
 
 @dataclass(frozen=True)
@@ -119,13 +134,39 @@ def _execute(
     reader = threading.Thread(target=pump, daemon=True)
     reader.start()
     timed_out = False
-    try:
-        proc.wait(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        _kill_group(proc)
+    with _signals_raise():
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        finally:
+            # timeout, Ctrl-C, SIGTERM or any other exception: the JVM and its children go with us
+            if proc.poll() is None:
+                _kill_group(proc)
     reader.join(timeout=10)
     return "".join(lines), proc.returncode, timed_out, time.monotonic() - start
+
+
+@contextlib.contextmanager
+def _signals_raise() -> Iterator[None]:
+    """While TLC runs, SIGINT and SIGTERM raise ``TlcInterrupted`` (so the ``finally`` above kills TLC's group).
+
+    Python's default for SIGTERM is to die at once without cleaning up, which would leave the JVM running.
+    Handlers can only be installed from the main thread; elsewhere the defaults stay (and the caller's own
+    handling applies)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def raise_interrupted(signum: int, frame: object) -> None:
+        raise TlcInterrupted(signum)
+
+    previous = {sig: signal.signal(sig, raise_interrupted) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _kill_group(proc: subprocess.Popen[str]) -> None:

@@ -10,13 +10,13 @@ from click.testing import CliRunner
 
 from kcspec.commands.tla import command
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "tlc-fixtures"
+FIXTURES = Path(__file__).resolve().parent / "transcripts"
 
 
 def fixture(name: str) -> Path:
     path = FIXTURES / name
     if not path.is_file():
-        pytest.skip(f"TLC fixture {path} is not present")
+        raise AssertionError(f"TLC transcript {path} is missing from the repository")
     return path
 
 

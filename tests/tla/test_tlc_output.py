@@ -1,4 +1,4 @@
-"""The TLC output parser on real TLC transcripts (``shared/tlc-fixtures``) and on broken input."""
+"""The TLC output parser on real TLC transcripts (``transcripts/``) and on broken input."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ import pytest
 from kcspec.model.tlc.output import Outcome, parse_output, parse_tool_output, split_messages
 from kcspec.model.tlc.values import TlaRecord, TlaSeq, TlaSet, parse_value
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "tlc-fixtures"
-"""Real TLC transcripts; ``shared/`` sits beside the repository."""
+FIXTURES = Path(__file__).resolve().parent / "transcripts"
+"""Real TLC transcripts, kept in the repository (``transcripts/README.md``)."""
 
 
 def fixture(name: str) -> str:
     path = FIXTURES / name
     if not path.is_file():
-        pytest.skip(f"TLC fixture {path} is not present (shared/ must sit beside the repository)")
+        raise AssertionError(f"TLC transcript {path} is missing from the repository")
     return path.read_text(encoding="utf-8")
 
 

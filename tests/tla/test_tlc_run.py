@@ -22,7 +22,7 @@ from kcspec.model.tlc.locate import (
 from kcspec.model.tlc.output import Outcome
 from kcspec.model.tlc.run import run_tlc
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "tlc-fixtures"
+FIXTURES = Path(__file__).resolve().parent / "transcripts"
 
 
 def test_args_validation(tmp_path: Path) -> None:
@@ -92,7 +92,7 @@ def _module(tmp_path: Path) -> TlcArgs:
 def test_run_parses_streamed_output_in_a_private_folder(tmp_path: Path) -> None:
     transcript = FIXTURES / "out_tool_violation.txt"
     if not transcript.is_file():
-        pytest.skip(f"TLC fixture {transcript} is not present")
+        raise AssertionError(f"TLC transcript {transcript} is missing from the repository")
     java = _script(
         tmp_path / "bin" / "java", f'[ -f M.tla ] && [ -f M.cfg ] || exit 3\ncat "{transcript}"\nexit 12'
     )

@@ -10,13 +10,13 @@ from kcspec.model.tlc.output import parse_output
 from kcspec.model.tlc.trace import TraceFormatError, load_json_trace, parse_json_trace, parse_state_text
 from kcspec.model.tlc.values import TlaRecord, TlaSeq
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "tlc-fixtures"
+FIXTURES = Path(__file__).resolve().parent / "transcripts"
 
 
 def fixture_path(name: str) -> Path:
     path = FIXTURES / name
     if not path.is_file():
-        pytest.skip(f"TLC fixture {path} is not present (shared/ must sit beside the repository)")
+        raise AssertionError(f"TLC transcript {path} is missing from the repository")
     return path
 
 

@@ -3,12 +3,17 @@
 It does not model-check anything: it prints TLC's ``-tool`` messages and writes a ``-dump`` file in TLC's
 format (``State N:`` then ``/\\ var = value`` lines) for the states listed in the JSON file named by
 ``FAKE_TLC_STATES`` (canonical ``ClusterState`` JSON, one per line), minus the last ``FAKE_TLC_DROP``
-of them. ``FAKE_TLC_EXIT`` makes it print the recorded invariant-violation transcript instead.
+of them; with ``FAKE_TLC_STATES_DIR``, the listing in that folder named by the hash of the run's ``.cfg``.
+Without either, the states are those of the explorer's TLA+-model mode on the model
+that the ``.cfg`` describes (so ``kcspec verify``'s plumbing can be run on every manifest model).
+``FAKE_TLC_EXIT`` makes it print the recorded invariant-violation transcript instead.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -16,11 +21,35 @@ from kcspec.model.tla.values import value_text
 from kcspec.spec import codec
 from kcspec.spec.state import ClusterState
 
-FIXTURES = Path(__file__).resolve().parents[3].parent / "shared" / "tlc-fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "transcripts"
 
 
 def _msg(code: int, body: str) -> str:
     return f"@!@!@STARTMSG {code}:0 @!@!@\n{body}\n@!@!@ENDMSG {code} @!@!@\n"
+
+
+def _explored(module: Path, cfg: Path) -> list[ClusterState]:
+    """The explorer's states of the model in ``cfg`` (the module's name tells the profile)."""
+    from kcspec.conformance.explore.tla_model import explore_model
+    from kcspec.model.tla.config import ModelConfig
+    from kcspec.model.tla.module import module_name
+    from kcspec.spec.profiles import PROFILES
+
+    profile = next(p for p, prof in PROFILES.items() if module_name(prof) == module.stem)
+    consts = dict(re.findall(r"^\s+(\w+) = (.*)$", cfg.read_text(), re.M))
+    config = ModelConfig(
+        brokers=len(consts["Brokers"].strip("{}").split(",")),
+        topics=len(consts["Topics"].strip("{}").split(",")),
+        partitions=int(consts["PartitionCount"]),
+        rf=int(consts["ReplicationFactor"]),
+        max_controller_epoch=int(consts["MaxControllerEpoch"]),
+        max_leader_epoch=int(consts["MaxLeaderEpoch"]),
+        max_zxid=int(consts["MaxZxid"]),
+        max_zk_version=int(consts["MaxZkVersion"]),
+    )
+    result = explore_model(profile, config, keep_states=True)
+    assert result.states is not None
+    return [s for s in result.states if isinstance(s, ClusterState)]
 
 
 def main(argv: list[str]) -> int:
@@ -28,9 +57,17 @@ def main(argv: list[str]) -> int:
         sys.stdout.write((FIXTURES / "out_tool_violation.txt").read_text())
         return 12
     dump = Path(argv[argv.index("-dump") + 1])
-    lines = Path(os.environ["FAKE_TLC_STATES"]).read_text().splitlines()
-    drop = int(os.environ.get("FAKE_TLC_DROP", "0"))
-    states = [codec.loads(line, ClusterState) for line in lines[: len(lines) - drop]]
+    listing = os.environ.get("FAKE_TLC_STATES")
+    folder = os.environ.get("FAKE_TLC_STATES_DIR")
+    if folder is not None:  # one listing per model, named by the hash of its .cfg (written by the test)
+        cfg_text = Path(argv[argv.index("-config") + 1]).read_text()
+        listing = str(Path(folder) / f"{hashlib.sha256(cfg_text.encode()).hexdigest()[:16]}.jsonl")
+    if listing is not None:
+        lines = Path(listing).read_text().splitlines()
+        drop = int(os.environ.get("FAKE_TLC_DROP", "0"))
+        states = [codec.loads(line, ClusterState) for line in lines[: len(lines) - drop]]
+    else:
+        states = _explored(Path(argv[-1]), Path(argv[argv.index("-config") + 1]))
     with dump.open("w") as f:
         for i, st in enumerate(states, 1):
             f.write(f"State {i}:\n")
