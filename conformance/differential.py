@@ -51,12 +51,16 @@ from rich.console import Console
 
 MAX_STEPS = 12
 """Events after the bootstrap in one generated sequence (at most)."""
-MAX_SHRINK_RUNS = 300
+MAX_SHRINK_RUNS = 120
 """SUT runs spent on shrinking one divergence (at most)."""
+MAX_SHRINK_SECONDS = 5.0
+"""Seconds spent on shrinking one divergence (at most): a SUT with many distinct divergences still finishes."""
 MAX_SIGNATURES = 30
 """Distinct divergences shrunk and reported in one run; further signatures are counted in a note."""
 DEFAULT_EXAMPLES = 300
 """Sequences a ``kcspec conformance run --level controller`` tries when ``--differential`` is not given."""
+DEFAULT_SECONDS = 40.0
+"""The differential part's time limit when ``--budget`` is not given, so that a default run stays near a minute."""
 SECTIONS = ("§7", "§8")
 
 EVENT_CAPABILITIES: dict[str, frozenset[m.Capability]] = {
@@ -339,13 +343,15 @@ class Search:
     def shrink(self, found: Found) -> None:
         """Remove chunks of events, then single events, while the SUT still diverges with the same signature."""
         started = time.monotonic()
+        stop_at = started + MAX_SHRINK_SECONDS
         best = found.divergence
         chunk = max(1, len(best.events) // 2)
         complete = True
         while chunk >= 1 and complete:
             i = 0
             while i < len(best.events):
-                if self.gone or self.out_of_time() or found.shrink_runs >= MAX_SHRINK_RUNS:
+                spent = found.shrink_runs >= MAX_SHRINK_RUNS or time.monotonic() > stop_at
+                if self.gone or self.out_of_time() or spent:
                     complete = False
                     break
                 candidate = best.events[:i] + best.events[i + chunk :]
@@ -425,7 +431,7 @@ def run_differential(
             single(search.stop_verdict, f"{search.stop_reason} (after {search.sequences} sequences)")
         )
     elif not outcomes and search.sequences == 0:
-        outcomes = [single(Verdict.skipped, "the time budget (--budget) ran out before the first sequence")]
+        outcomes = [single(Verdict.skipped, "the time limit (--budget) ran out before the first sequence")]
     elif not outcomes:
         outcomes = [single(Verdict.passed, f"no divergence in {search.sequences} sequences")]
     return outcomes, notes
@@ -436,7 +442,10 @@ def _search(
 ) -> None:
     for n in range(examples):
         if search.out_of_time():
-            search.stop(None, f"the time budget ran out after {search.sequences} of {examples} sequences")
+            search.stop(
+                None,
+                f"the time limit ran out after {search.sequences} of {examples} sequences (--budget to change it)",
+            )
             return
         length = rng.randint(1, MAX_STEPS)
         steps = generate(rng, search.profile, search.ref, lambda kind: kind not in search.excluded, length)

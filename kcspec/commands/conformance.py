@@ -123,7 +123,8 @@ def _vectors(source: Path | None, profile: str, console: Console) -> list[object
     type=click.IntRange(min=0),
     default=None,
     help="Random event sequences run against the reference controller (controller level only; default "
-    "300 at --level controller, 0 turns it off). Every distinct divergence is shrunk and written as a trace.",
+    "300 at --level controller, for at most 40 s unless --budget is given; 0 turns it off). Every distinct "
+    "divergence is shrunk and written as a trace.",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the differential run.")
 @click.option(
@@ -226,7 +227,11 @@ def run_cmd(
     if examples and Level[level] is Level.controller:
         from kcspec.conformance import differential
 
-        remaining = None if budget is None else max(0.0, budget - (time.monotonic() - started))
+        remaining = (
+            differential.DEFAULT_SECONDS
+            if budget is None
+            else max(0.0, budget - (time.monotonic() - started))
+        )
         diff_outcomes, notes = differential.run_differential(
             the_adapter,
             profile=profile,

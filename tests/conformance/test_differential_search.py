@@ -126,7 +126,7 @@ def test_the_budget_bounds_a_slow_sut(tmp_path: Path) -> None:
     outcomes, notes = _run(Slow(), tmp_path, examples=10_000, budget=1.0)
     assert time.monotonic() - started < 30.0
     assert [o.verdict for o in outcomes] == [Verdict.passed], outcomes
-    assert any("the time budget ran out after" in n for n in notes), notes
+    assert any("the time limit ran out after" in n for n in notes), notes
 
 
 def test_every_distinct_divergence_is_reported_shrunk_and_replayable(tmp_path: Path) -> None:
