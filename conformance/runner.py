@@ -181,7 +181,16 @@ def run_one(session: Session, vector: Vector) -> Outcome:
     unspecified = vector.unspecified + (
         ERROR_UNSPECIFIED if isinstance(vector.expected, m.ErrorReply) else ()
     )
-    diffs = diff_replies(vector.expected, reply, unspecified)
+    try:
+        diffs = diff_replies(vector.expected, reply, unspecified)
+    except Exception as exc:  # only an in-process SUT can hand over values of the wrong types
+        return _outcome(
+            vector,
+            Verdict.errored,
+            f"the SUT's reply is not a valid protocol value ({type(exc).__name__}: {exc}): {reply!r:.300}",
+            seconds=seconds,
+            request=m.to_line(0, vector.request).decode(),
+        )
     if not diffs:
         return _outcome(vector, Verdict.passed, seconds=seconds)
     if isinstance(reply, m.ErrorReply) and reply.code is m.ErrorCode.internal:

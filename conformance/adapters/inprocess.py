@@ -116,6 +116,18 @@ def dispatch(sut: ControllerSut, request: m.RequestMessage) -> m.ResponseMessage
     raise TypeError(f"not a protocol request: {request!r}")
 
 
+def _through_the_wire(reply: m.ResponseMessage) -> m.ResponseMessage:
+    """``reply`` encoded and decoded as on the subprocess path: a value of the wrong type (capabilities as
+    strings, a profile list that is not a tuple of strings) is a malformed reply, or comes back in its
+    canonical form. Used for ``hello`` only (once a session): the round trip of a large state costs
+    milliseconds, and a wrong value in other replies is caught when it is compared."""
+    try:
+        _, decoded = m.parse_response(m.to_line(0, reply))
+    except (m.ProtocolError, TypeError, ValueError, AttributeError) as exc:
+        raise SutFailure(FailureKind.malformed, f"hello: {exc}", restart=False) from None
+    return decoded
+
+
 class _SignalWatch:
     """Notes that SIGINT or SIGTERM arrived, then lets the handler that was installed act as before."""
 
@@ -190,6 +202,8 @@ class InProcessAdapter:
                 f"{type(request).__name__} answered with {type(reply).__name__}",
                 restart=False,
             )
+        if isinstance(request, m.Hello):
+            reply = _through_the_wire(reply)
         return reply
 
     def close(self) -> None:

@@ -170,12 +170,30 @@ def test_zookeeper_faults_in_the_state_require_fault_injection() -> None:
     assert not offenders, offenders[:5]
 
 
-def test_a_crash_never_exits_1() -> None:
+def test_a_crash_never_exits_1(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kcspec.conformance import runner as the_runner
+
+    def crash(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("a bug in the runner")
+
+    monkeypatch.setattr(the_runner, "run", crash)
     code, text = _cli(
-        ["conformance", "run", "--adapter", f"{FAKES_MODULE}:MistypedSut", "--level", "elections"]
+        ["conformance", "run", "--adapter", f"{FAKES_MODULE}:ExitingSut", "--level", "elections"]
     )
     assert code == 3, text
-    assert "internal error" in text and "not a verdict on the SUT" in text
+    assert "internal error: RuntimeError: a bug in the runner" in text and "not a verdict on the SUT" in text
+
+
+def test_values_of_the_wrong_types_from_an_in_process_sut_are_errored(election_vectors: list[Vector]) -> None:
+    fakes.MistypedSut.calls = 0
+    report = runner.run(
+        InProcessAdapter(fakes.MistypedSut()), election_vectors, profile="kafka-2.8", level=Level.elections
+    )
+    assert report.sut.capabilities == ("elections",), "the hello is read in its canonical form"
+    errored = [o for o in report.outcomes if o.verdict is Verdict.errored]
+    assert len(errored) == len(election_vectors) // 2
+    assert all("not a valid protocol value" in o.reason for o in errored), errored[0].reason
+    assert junit.render(report) and json_report.render(report)
 
 
 def test_an_in_process_sut_whose_constructor_raises_is_a_usage_error() -> None:

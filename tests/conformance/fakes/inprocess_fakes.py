@@ -63,11 +63,18 @@ class NoCapabilitiesSut(ControllerSut):
     capabilities = frozenset()
 
 
-class MistypedSut(ControllerSut):
-    """Declares its capabilities as strings, not ``Capability`` members: the runner cannot use them."""
+class MistypedSut(_Elections):
+    """Declares its capabilities as strings, not ``Capability`` members, and answers every second election
+    with values of the wrong types."""
 
     name = "mistyped"
     capabilities = frozenset({"elections"})  # type: ignore[arg-type,assignment]
+
+    def elect(self, strategy: ElectionStrategy, inp: ElectionInput) -> ElectionResult:
+        type(self).calls += 1
+        if type(self).calls % 2 == 0:
+            return ElectionResult("x", None, 3, 1)  # type: ignore[arg-type]
+        return SpecSut.elect(self, strategy, inp)
 
 
 class BrokenConstructorSut(ControllerSut):
