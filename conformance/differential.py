@@ -318,6 +318,8 @@ class Search:
     stop_reason: str = ""
     stop_verdict: Verdict | None = None
     """The verdict of a search that could not go on (``None``: it ran out of sequences or time)."""
+    last_run_seconds: float = 0.0
+    """Wall time of the last ``run`` (the sequence on the SUT, and its restart after a failure)."""
 
     def stop(self, verdict: Verdict | None, reason: str) -> None:
         self.stop_verdict, self.stop_reason = verdict, reason
@@ -327,12 +329,14 @@ class Search:
 
     def run(self, steps: Sequence[Step]) -> SutRun:
         self.runs += 1
+        started = time.monotonic()
         result = run_on_sut(self.adapter, steps)
         if result.restart:
             try:
                 restart(self.adapter, self.profile)
             except SutFailure as failure:
                 self.stop(Verdict.errored, f"the SUT could not be restarted: {failure}")
+        self.last_run_seconds = time.monotonic() - started
         return result
 
     @property
@@ -491,7 +495,8 @@ def _record(search: Search, result: SutRun, n: int, console: Console) -> Found |
     if len(search.found) >= MAX_SIGNATURES:
         search.overflow += 1
         return None
-    found = Found(signature, n + 1, len(div.events), div)
+    # its seconds: the sequence that met it, then (in ``shrink``) the shrinking
+    found = Found(signature, n + 1, len(div.events), div, seconds=search.last_run_seconds)
     search.found[signature] = found
     console.print(
         f"differential: divergence {len(search.found)} in sequence {n + 1}: {signature.render()}",
