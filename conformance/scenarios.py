@@ -23,10 +23,12 @@ from kcspec.spec.events import (
     ControllerFailover,
     ControllerResignation,
     IsrChange,
+    LeaderAndIsrPartitionResultsReceived,
     LeaderAndIsrResponseReceived,
     NewerControllerElected,
     PartitionExpansion,
     ReplicaLeaderElection,
+    StopReplicaPartitionErrorsReceived,
     StopReplicaResponseReceived,
     TopicCreation,
     TopicDeletion,
@@ -413,6 +415,31 @@ def _shutdown_after_reassignment(profile: str) -> list[ControllerEvent]:
     ]
 
 
+def _partition_errors(profile: str) -> list[ControllerEvent]:
+    e0, e1, e2, f0, f1 = tp("e", 0), tp("e", 1), tp("e", 2), tp("f", 0), tp("f", 1)
+    return [
+        *cluster(3),
+        TopicCreation("e", ((0, 1), (1, 2), (1, 0))),
+        TopicDeletion(("e",)),
+        # broker 1 answers one StopReplica for three partitions, one of them with a partition error (§8)
+        StopReplicaPartitionErrorsReceived(1, (e0, e1, e2), (e1,)),
+        StopReplicaResponseReceived(0, (e0, e2)),
+        StopReplicaResponseReceived(2, (e1,)),
+        BrokerFailure(1),
+        BrokerStartup(1),
+        StopReplicaResponseReceived(1, (e1,)),
+        TopicCreation("f", ((2, 0), (0, 2))),
+        LeaderAndIsrResponseReceived(2, (f0, f1)),
+        # f-0 answered NONE leaves the offline replicas, f-1 stays (not newly offline) (§7.5)
+        LeaderAndIsrPartitionResultsReceived(2, (f0,), (f1,)),
+        # f-0 is offline again (newly: onReplicasBecomeOffline), f-1 back
+        LeaderAndIsrPartitionResultsReceived(2, (f1,), (f0,)),
+        LeaderAndIsrPartitionResultsReceived(2, (f0, f1)),
+        # both replicas on broker 2 are online again: they can take the leadership
+        BrokerFailure(0),
+    ]
+
+
 SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "create-fail-restart",
@@ -560,6 +587,13 @@ SCENARIOS: tuple[Scenario, ...] = (
         ("§7.7", "§7.8", "§7.12"),
         "the controller resigns in the middle of a reassignment and another one finishes it",
         _reassignment_resignation,
+    ),
+    Scenario(
+        "partition-errors",
+        ("§7.5", "§8"),
+        "broker responses with per-partition errors: a StopReplica with one partition in error, LeaderAndIsr "
+        "responses with partitions back online",
+        _partition_errors,
     ),
 )
 

@@ -31,6 +31,7 @@ from kcspec.spec.events import (
     ControllerFailover,
     IsrChange,
     ReplicaLeaderElection,
+    StopReplicaPartitionErrorsReceived,
     StopReplicaResponseReceived,
     TopicCreation,
     TopicDeletion,
@@ -140,7 +141,12 @@ def random_event(rng: random.Random, s: ClusterState, cfg: WalkConfig) -> Contro
         started = [pr for pr, st in c.replica_states.items() if st is ReplicaState.ReplicaDeletionStarted]
         if started:
             pr = rng.choice(sorted(started))
-            return StopReplicaResponseReceived(pr.replica, (pr.tp,), error=rng.random() < 0.1)
+            error = rng.random() < 0.1
+            batch = sorted(x.tp for x in started if x.replica == pr.replica)
+            if error and len(batch) > 1:
+                # one StopReplica for all of the broker's partitions, only the drawn one in error (no extra draw)
+                return StopReplicaPartitionErrorsReceived(pr.replica, tuple(batch), (pr.tp,))
+            return StopReplicaResponseReceived(pr.replica, (pr.tp,), error=error)
     return None
 
 

@@ -355,6 +355,22 @@ class KafkaController:
             )
             self.on_replicas_become_offline({broker: new_offline})
 
+    def process_leader_and_isr_partition_results(
+        self, broker: int, online: tuple[TopicPartition, ...], storage_errors: tuple[TopicPartition, ...]
+    ) -> None:
+        """``processLeaderAndIsrResponseReceived`` for a response with partitions answered NONE (``online``) as well
+        as KAFKA_STORAGE_ERROR: ``current = previous -- onlineReplicas ++ offlineReplicas``."""
+        ctx = self.ctx
+        previous = set(ctx.replicas_on_offline_dirs.get(broker, set()))
+        current = (previous - set(online)) | set(storage_errors)
+        ctx.replicas_on_offline_dirs[broker] = current
+        new_offline = sorted(current - previous)
+        if new_offline:
+            self.scl.without_epoch().info(
+                f"Mark replicas {mk_string(new_offline)} on broker {broker} as offline"
+            )
+            self.on_replicas_become_offline({broker: new_offline})
+
     # ================================================================================ §7.6 topics
 
     def process_topic_change(self) -> None:
@@ -458,6 +474,25 @@ class KafkaController:
             self.deletion.fail_replica_deletion(replicas)
         elif replicas:
             self.deletion.complete_replica_deletion(replicas)
+
+    def process_stop_replica_partition_errors(
+        self,
+        broker: int,
+        partitions: tuple[TopicPartition, ...],
+        partition_errors: tuple[TopicPartition, ...],
+    ) -> None:
+        """``TopicDeletionStopReplicaResponseReceived`` with no request error: the partitions with an error fail
+        their replica's deletion; unless all of them failed, the others complete it."""
+        ctx = self.ctx
+        listed = list(dict.fromkeys(partitions))
+        if self.version >= KAFKA_2_4:
+            listed = [tp for tp in listed if tp.topic in ctx.topics_with_deletion_started]
+        in_error = set(partition_errors)
+        replicas_in_error = [PartitionReplica(tp, broker) for tp in listed if tp in in_error]
+        self.deletion.fail_replica_deletion(replicas_in_error)
+        if len(replicas_in_error) != len(listed):
+            deleted = [PartitionReplica(tp, broker) for tp in listed if tp not in in_error]
+            self.deletion.complete_replica_deletion(deleted)
 
     # ================================================================================ §7.7 / §7.8 reassignment
 

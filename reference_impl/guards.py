@@ -22,10 +22,12 @@ from kcspec.spec.events import (
     ControllerFailover,
     ControllerResignation,
     IsrChange,
+    LeaderAndIsrPartitionResultsReceived,
     LeaderAndIsrResponseReceived,
     NewerControllerElected,
     PartitionExpansion,
     ReplicaLeaderElection,
+    StopReplicaPartitionErrorsReceived,
     StopReplicaResponseReceived,
     TopicCreation,
     TopicDeletion,
@@ -139,4 +141,25 @@ def event_enabled(
         return True
     if isinstance(event, ZkFaultInjection):
         return event.tp in zk.partition_states and event.tp not in zk.faults
+    if isinstance(event, StopReplicaPartitionErrorsReceived):
+        # a response with some partitions in error and the others not (all in error is StopReplicaResponseReceived)
+        return (
+            active
+            and bool(event.partitions)
+            and all(
+                ctx.replica_state(event.broker_id, tp) is ReplicaState.ReplicaDeletionStarted
+                and tp in ctx.replica_states.get(event.broker_id, {})
+                for tp in event.partitions
+            )
+            and bool(event.partition_errors)
+            and set(event.partition_errors) < set(event.partitions)
+        )
+    if isinstance(event, LeaderAndIsrPartitionResultsReceived):
+        return (
+            active
+            and event.broker_id in ctx.live_broker_epochs
+            and bool(event.online)
+            and not set(event.online) & set(event.storage_errors)
+            and all(event.broker_id in ctx.replicas(tp) for tp in (*event.online, *event.storage_errors))
+        )
     return False

@@ -37,10 +37,12 @@ from kcspec.spec.events import (
     ControllerFailover,
     ControllerResignation,
     IsrChange,
+    LeaderAndIsrPartitionResultsReceived,
     LeaderAndIsrResponseReceived,
     NewerControllerElected,
     PartitionExpansion,
     ReplicaLeaderElection,
+    StopReplicaPartitionErrorsReceived,
     StopReplicaResponseReceived,
     TopicCreation,
     TopicDeletion,
@@ -66,10 +68,12 @@ EVENT_NAMES = {
     PartitionExpansion: "PartitionModifications",
     TopicDeletion: "TopicDeletion",
     StopReplicaResponseReceived: "TopicDeletionStopReplicaResponseReceived",
+    StopReplicaPartitionErrorsReceived: "TopicDeletionStopReplicaResponseReceived",
     ControlledShutdown: "ControlledShutdown",
     ReplicaLeaderElection: "ReplicaLeaderElection",
     AutoPreferredReplicaLeaderElection: "AutoPreferredReplicaLeaderElection",
     LeaderAndIsrResponseReceived: "LeaderAndIsrResponseReceived",
+    LeaderAndIsrPartitionResultsReceived: "LeaderAndIsrResponseReceived",
     UncleanLeaderElectionEnable: "UncleanLeaderElectionEnable",
     ApiPartitionReassignment: "ApiPartitionReassignment",
     ZkPartitionReassignment: "ZkPartitionReassignment",
@@ -269,6 +273,20 @@ class ReferenceController:
             self._unclean_enable(event)
         elif isinstance(event, ZkFaultInjection):
             zk.faults[event.tp] = event.fault
+        elif isinstance(event, StopReplicaPartitionErrorsReceived):
+            self._run(
+                name,
+                lambda: kc.process_stop_replica_partition_errors(
+                    event.broker_id, event.partitions, event.partition_errors
+                ),
+            )
+        elif isinstance(event, LeaderAndIsrPartitionResultsReceived):
+            self._run(
+                name,
+                lambda: kc.process_leader_and_isr_partition_results(
+                    event.broker_id, event.online, event.storage_errors
+                ),
+            )
 
     @staticmethod
     def _discard(_value: object) -> None:

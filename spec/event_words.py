@@ -219,5 +219,29 @@ EVENT_WORDS: dict[str, EventWords] = {
             "throw."
         ),
     ),
+    "StopReplicaPartitionErrorsReceived": EventWords(
+        guard=(
+            "A controller is active, `partitions` is non-empty, every replica `(p, broker_id)` of `partitions` is "
+            "in `ReplicaDeletionStarted`, and `partition_errors` is a non-empty proper subset of `partitions` "
+            "(all in error is `StopReplicaResponseReceived` with `error: true`)."
+        ),
+        environment="None.",
+        controller=(
+            "`TopicDeletionStopReplicaResponseReceived` (§8) with no request-level error: `failReplicaDeletion` "
+            "of the replicas of `partition_errors`, then `completeReplicaDeletion` of the other listed replicas."
+        ),
+    ),
+    "LeaderAndIsrPartitionResultsReceived": EventWords(
+        guard=(
+            "A controller is active, `broker_id` is in `controller.live_brokers`, `online` is non-empty, `online` "
+            "and `storage_errors` share no partition, and `broker_id` is an assigned replica (context "
+            "assignment) of each listed partition."
+        ),
+        environment="None.",
+        controller=(
+            "§7.5: the broker's offline replicas become (previous − `online`) ∪ `storage_errors`; the replicas "
+            "that were not offline before and are now go through `onReplicasBecomeOffline`."
+        ),
+    ),
 }
 """Event kind → its words, for every kind of ``kcspec.spec.events.EVENT_TYPES`` (a test checks it)."""

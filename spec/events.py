@@ -249,6 +249,38 @@ class ZkFaultInjection(ControllerEvent):
     fault: ZkFault
 
 
+@dataclass(frozen=True)
+class StopReplicaPartitionErrorsReceived(ControllerEvent):
+    """Broker ``broker_id`` answers the StopReplica(delete=true) it got for ``partitions`` with no request-level
+    error but a per-partition error (e.g. KAFKA_STORAGE_ERROR) for ``partition_errors`` (§8).
+
+    ``TopicDeletionStopReplicaResponseReceived`` with some partitions in error: their replicas' deletion fails
+    (``failReplicaDeletion``), the other partitions' completes (``completeReplicaDeletion``).
+    """
+
+    kind: ClassVar[str] = "StopReplicaPartitionErrorsReceived"
+    section: ClassVar[str] = "§8"
+    broker_id: int
+    partitions: tuple[TopicPartition, ...]
+    partition_errors: tuple[TopicPartition, ...]
+
+
+@dataclass(frozen=True)
+class LeaderAndIsrPartitionResultsReceived(ControllerEvent):
+    """Broker ``broker_id`` answers a LeaderAndIsr with NONE for ``online`` and KAFKA_STORAGE_ERROR for
+    ``storage_errors`` (§7.5).
+
+    ``LeaderAndIsrResponseReceived`` with partitions answered without error: they leave the broker's offline
+    replicas (``replicasOnOfflineDirs``), the ones in error join them.
+    """
+
+    kind: ClassVar[str] = "LeaderAndIsrPartitionResultsReceived"
+    section: ClassVar[str] = "§7.5"
+    broker_id: int
+    online: tuple[TopicPartition, ...]
+    storage_errors: tuple[TopicPartition, ...] = ()
+
+
 EVENT_TYPES: tuple[type[ControllerEvent], ...] = (
     ControllerFailover,
     ControllerResignation,
@@ -271,6 +303,8 @@ EVENT_TYPES: tuple[type[ControllerEvent], ...] = (
     LeaderAndIsrResponseReceived,
     UncleanLeaderElectionEnable,
     ZkFaultInjection,
+    StopReplicaPartitionErrorsReceived,
+    LeaderAndIsrPartitionResultsReceived,
 )
 """Every event type, in a fixed order (used by the codec, generators and coverage reports)."""
 

@@ -16,10 +16,12 @@ from kcspec.spec.events import (
     ControllerFailover,
     ControllerResignation,
     IsrChange,
+    LeaderAndIsrPartitionResultsReceived,
     LeaderAndIsrResponseReceived,
     NewerControllerElected,
     PartitionExpansion,
     ReplicaLeaderElection,
+    StopReplicaPartitionErrorsReceived,
     StopReplicaResponseReceived,
     TopicCreation,
     TopicDeletion,
@@ -88,6 +90,7 @@ def candidates(s: ClusterState, cfg: ExploreConfig) -> list[ControllerEvent]:
     for broker, tps in sorted(started.items()):
         if len(tps) > 1:
             out.append(StopReplicaResponseReceived(broker, tuple(tps)))
+            out.append(StopReplicaPartitionErrorsReceived(broker, tuple(tps), (tps[0],)))
     for tp, fa in sorted(zk.assignments.items()):
         out.extend(_partition_events(s, cfg, tp, fa.replicas))
     if active:
@@ -143,6 +146,9 @@ def _partition_events(
         out.append(ZkFaultInjection(tp, ZkFault.CONNECTIONLOSS))
     if "logdir" in cfg.faults and c.controller_id >= 0:
         for b in replicas:
-            if b in c.live_brokers and not any(pr.tp == tp and pr.replica == b for pr in c.offline_replicas):
+            offline = any(pr.tp == tp and pr.replica == b for pr in c.offline_replicas)
+            if b in c.live_brokers and not offline:
                 out.append(LeaderAndIsrResponseReceived(b, (tp,)))
+            elif b in c.live_brokers:
+                out.append(LeaderAndIsrPartitionResultsReceived(b, (tp,)))
     return out

@@ -167,8 +167,8 @@ KAFKA_INPUTS: tuple[KafkaInput, ...] = (
     KafkaInput(
         "TopicDeletionStopReplicaResponseReceived: some partitions with an error (e.g. KAFKA_STORAGE_ERROR)",
         BOTH,
-        GAP,
-        (),
+        E,
+        ("StopReplicaPartitionErrorsReceived",),
         "the partitions with an error fail their deletion, the others complete it. 2.8.2 batches the "
         "partitions of a broker in one StopReplica; 1.1.1 sends one request per deleted partition, so there a "
         "response lists one partition and the variant is the same as `error: true`.",
@@ -192,8 +192,8 @@ KAFKA_INPUTS: tuple[KafkaInput, ...] = (
     KafkaInput(
         "LeaderAndIsrResponseReceived: some partitions NONE",
         BOTH,
-        GAP,
-        (),
+        E,
+        ("LeaderAndIsrPartitionResultsReceived",),
         "NONE removes the partition from the broker's offline replicas (`online`), KAFKA_STORAGE_ERROR adds it "
         "(`storage_errors`, may be empty).",
     ),

@@ -132,3 +132,7 @@ def instances(brokers: int, kip455: bool) -> Iterator[Instance]:
         yield _event(E.UncleanLeaderElectionEnable(t))
     for f in ZkFault:
         yield _event(E.ZkFaultInjection(TP, f))
+    # StopReplicaPartitionErrorsReceived needs two partitions of one broker: never enabled on this one-partition
+    # domain, so it has no instance here.
+    for b in bs:
+        yield _event(E.LeaderAndIsrPartitionResultsReceived(b, (TP,)))

@@ -1,6 +1,7 @@
 """Broker membership (§7.2–§7.5): ``BrokerChange`` (new, bounced, dead brokers), ``onBrokerStartup``,
 ``onBrokerFailure``, ``onReplicasBecomeOffline``, LeaderAndIsr responses with storage errors, and the
-``BrokerStartup`` / ``BrokerFailure`` / ``BrokerBounce`` / ``LeaderAndIsrResponseReceived`` actions.
+``BrokerStartup`` / ``BrokerFailure`` / ``BrokerBounce`` / ``LeaderAndIsrResponseReceived`` /
+``LeaderAndIsrPartitionResultsReceived`` actions.
 
 ``process_broker_change`` is Kafka's handler, computed from ``/brokers/ids`` against the controller's
 ``liveBrokerEpochs``; the three events only differ in how they change ``/brokers/ids``. ``onBrokerStartup`` can
@@ -14,7 +15,13 @@ from kcspec.spec.actions import common as K
 from kcspec.spec.actions import deletion as D
 from kcspec.spec.actions import reassignment_kip455 as R455
 from kcspec.spec.actions import reassignment_legacy as RL
-from kcspec.spec.events import BrokerBounce, BrokerFailure, BrokerStartup, LeaderAndIsrResponseReceived
+from kcspec.spec.events import (
+    BrokerBounce,
+    BrokerFailure,
+    BrokerStartup,
+    LeaderAndIsrPartitionResultsReceived,
+    LeaderAndIsrResponseReceived,
+)
 from kcspec.spec.lang import Action, Expr, and_, build_map, if_, let, lift, rule
 from kcspec.spec.partition_machine import partition_state_change, trigger_online_partition_state_change
 from kcspec.spec.profiles import Profile
@@ -308,4 +315,35 @@ def leader_and_isr_response_action(p: Profile) -> Action:
         ),
         environment=None,
         controller=lambda w: process_leader_and_isr_response(p, w, b, errs),
+    )
+
+
+def leader_and_isr_partition_results_action(p: Profile) -> Action:
+    """``LeaderAndIsrPartitionResultsReceived(b, online, storage_errors)`` (§7.5): the partitions answered NONE leave
+    b's offline replicas (``previous -- onlineReplicas``), then those answered KAFKA_STORAGE_ERROR are handled as
+    in ``LeaderAndIsrResponseReceived`` (joined, the newly offline ones through ``onReplicasBecomeOffline``)."""
+    v = K.param_vars(LeaderAndIsrPartitionResultsReceived)
+    b, online, errs = v["broker_id"], v["online"], v["storage_errors"]
+    s = K.S
+
+    def controller(w: Expr) -> Expr:
+        back = online.to_set().map(lambda tp: C.replica(tp, b))
+        return process_leader_and_isr_response(
+            p, K.set_ctx(w, offline_replicas=K.ctx(w).f("offline_replicas").minus(back)), b, errs
+        )
+
+    return K.controller_action(
+        LeaderAndIsrPartitionResultsReceived,
+        "A broker answers a LeaderAndIsr request with NONE for some partitions (they are no longer offline) and "
+        "KAFKA_STORAGE_ERROR for others (they are marked offline) (§7.5).",
+        guard=and_(
+            K.active(s),
+            s.f("controller", "live_brokers").has(b),
+            online.non_empty(),
+            online.to_set().inter(errs.to_set()).is_empty(),
+            online.all(lambda tp: C.replicas(s, tp).contains(b)),
+            errs.all(lambda tp: C.replicas(s, tp).contains(b)),
+        ),
+        environment=None,
+        controller=controller,
     )

@@ -14,7 +14,7 @@ from __future__ import annotations
 from kcspec.spec import context as C
 from kcspec.spec.actions import common as K
 from kcspec.spec.actions.common import Step
-from kcspec.spec.events import StopReplicaResponseReceived, TopicDeletion
+from kcspec.spec.events import StopReplicaPartitionErrorsReceived, StopReplicaResponseReceived, TopicDeletion
 from kcspec.spec.lang import Action, Expr, and_, if_, let, lift, rule, set_of
 from kcspec.spec.partition_machine import partition_state_change
 from kcspec.spec.profiles import Profile
@@ -517,6 +517,42 @@ def stop_replica_response_action(p: Profile) -> Action:
         StopReplicaResponseReceived,
         "A broker answers StopReplica(delete=true) for partitions of topics being deleted (§8): errors fail the "
         "replicas' deletion (ReplicaDeletionIneligible), successes complete it (ReplicaDeletionSuccessful).",
+        guard=guard,
+        environment=None,
+        controller=controller,
+    )
+
+
+def stop_replica_partition_errors_action(p: Profile) -> Action:
+    """``StopReplicaPartitionErrorsReceived(b, P, E)``: ``TopicDeletionStopReplicaResponseReceived`` with no
+    request error and a partition error for E ⊊ P (§8): ``failReplicaDeletion`` of E's replicas, then, because not
+    every partition failed, ``completeReplicaDeletion`` of the others'."""
+    v = K.param_vars(StopReplicaPartitionErrorsReceived)
+    b, parts, errs = v["broker_id"], v["partitions"], v["partition_errors"]
+    s = K.S
+    guard = and_(
+        K.active(s),
+        parts.non_empty(),
+        parts.all(lambda tp: C.replica_state(s, C.replica(tp, b)).eq(RS.ReplicaDeletionStarted)),
+        errs.non_empty(),
+        errs.to_set().subset_of(parts.to_set()),
+        ~parts.to_set().subset_of(errs.to_set()),
+    )
+
+    def controller(w: Expr) -> Expr:
+        return K.pipe(
+            w,
+            lambda x: fail_replica_deletion(p, x, errs.to_set().map(lambda tp: C.replica(tp, b))),
+            lambda x: complete_replica_deletion(
+                p, x, parts.to_set().minus(errs.to_set()).map(lambda tp: C.replica(tp, b))
+            ),
+        )
+
+    return K.controller_action(
+        StopReplicaPartitionErrorsReceived,
+        "A broker answers StopReplica(delete=true) with an error for some partitions of topics being deleted and "
+        "none for the others (§8): the failed replicas' deletion fails (ReplicaDeletionIneligible), the others' "
+        "completes (ReplicaDeletionSuccessful).",
         guard=guard,
         environment=None,
         controller=controller,

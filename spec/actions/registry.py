@@ -43,6 +43,8 @@ def builders(profile: Profile) -> list[Builder]:
         brokers.leader_and_isr_response_action,
         elections.unclean_leader_election_enable_action,
         environment.zk_fault_injection_action,
+        deletion.stop_replica_partition_errors_action,
+        brokers.leader_and_isr_partition_results_action,
     ]
     return out
 
