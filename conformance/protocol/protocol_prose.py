@@ -103,7 +103,7 @@ epochs 0) when the controller resigns.
 ## Elections (`elect`)
 
 `elect` runs one strategy on one partition's `input`, as a pure function: nothing is loaded, read or changed.
-The input obeys these rules; an input that breaks the first three may be answered `invalid_input` (the vectors
+The input obeys these rules; an input that breaks the first one may be answered `invalid_input` (the vectors
 never send one):
 
 * `online` = `online_or_shutting_down` − `shutting_down`: `online` ⊆ `online_or_shutting_down`, `online` ∩
@@ -136,9 +136,10 @@ election strategy (`election`, with the admin override for unclean elections); o
 **Fencing of direct calls.** In kafka-2.8 every controller write to ZooKeeper is conditional on the
 `/controller_epoch` version (`zk.controller_epoch_zk_version` must equal `controller.epoch_zk_version`). When a
 write inside the call fails that check (ControllerMovedException — a newer controller was elected), the call ends
-at once: ZooKeeper keeps what was written before, requests still in the batch are **not** sent, no failure is
-reported for the interrupted elements, and the controller **does not resign** — its context stays as it was
-(`controller.controller_id` unchanged). This is Kafka 2.8.2's `handleStateChanges`, which rethrows the exception
+at once: ZooKeeper keeps what was written before, requests still in the batch are **not** sent, failures
+logged before the exception stay in the reply while the elements not reached get none, and the controller **does
+not resign**: its context is not reset (`controller.controller_id` and its epoch stay), and the `state` reply
+shows whatever the call changed before it was interrupted. This is Kafka 2.8.2's `handleStateChanges`, which rethrows the exception
 to its caller; only an event (the event loop's `maybeResign`) resigns. Inside an event the same exception ends
 the event and the controller resigns (context reset); ZooKeeper keeps what was written. kafka-1.1 has no
 fencing: the writes go through.
