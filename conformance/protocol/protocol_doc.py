@@ -106,7 +106,7 @@ def json_type(hint: Any) -> str:
         return f"set (array without duplicates) of {json_type(args[0])}"
     if origin is FMap or hint is FMap:
         return f"object: {json_type(args[0])} → {json_type(args[1])}"
-    if dataclasses.is_dataclass(hint):
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         return f"[`{hint.__name__}`](#{hint.__name__.lower()}) object"
     return f"`{getattr(hint, '__name__', hint)}`"
 
