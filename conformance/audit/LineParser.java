@@ -327,7 +327,8 @@ public final class LineParser implements UDF1<String, Row> {
    * the text of lines that are not records. Lines end at \n, \r or \r\n, as for Spark's text source;
    * files are opened through Hadoop's file systems and decompressed by their extension (.gz), as there.
    * {@code files} holds "file id,history id,length:path" per file (the length in chars); one task reads
-   * whole files.
+   * whole files. A file that cannot be read on (a truncated or corrupt .gz, a file named .gz that is not
+   * gzip, an I/O error) ends with one quarantined line that names the error; the audit goes on.
    */
   public static Dataset<Row> readStored(
       SparkSession spark,
@@ -358,6 +359,51 @@ public final class LineParser implements UDF1<String, Row> {
     return spark.internalCreateDataFrame(rows, schema, false);
   }
 
+  /** Quarantine reasons of the line that stands for the unreadable rest of a file (jvm_parser.BROKEN_REASONS). */
+  static final String BROKEN_COMPRESSED = "corrupt-compressed-file";
+
+  static final String BROKEN_FILE = "unreadable-file";
+
+  /**
+   * A stream that ends where the stream it reads breaks, remembering why ({@code failed}) and whether the
+   * last byte it gave ended a line: the reader above it keeps every complete line decoded before the error
+   * (a reader's buffer would otherwise lose up to its size of them with the exception).
+   */
+  private static final class Guard extends java.io.FilterInputStream {
+    Exception failed;
+    boolean atLineStart = true;
+
+    Guard(InputStream in) {
+      super(in);
+    }
+
+    @Override
+    public int read() throws IOException {
+      if (failed != null) return -1;
+      try {
+        int b = in.read();
+        if (b >= 0) atLineStart = b == '\n' || b == '\r';
+        return b;
+      } catch (IOException | RuntimeException e) {
+        failed = e;
+        return -1;
+      }
+    }
+
+    @Override
+    public int read(byte[] b, int off, int len) throws IOException {
+      if (failed != null) return -1;
+      try {
+        int n = in.read(b, off, len);
+        if (n > 0) atLineStart = b[off + n - 1] == '\n' || b[off + n - 1] == '\r';
+        return n;
+      } catch (IOException | RuntimeException e) {
+        failed = e;
+        return -1;
+      }
+    }
+  }
+
   /** The task side of {@link #readStored}: reads its files line by line and parses each line. */
   private static final class FileReader implements FlatMapFunction<Iterator<Integer>, InternalRow> {
     private static final long serialVersionUID = 1L;
@@ -380,43 +426,89 @@ public final class LineParser implements UDF1<String, Row> {
       Grammar k = new Grammar(config);
       return new Iterator<InternalRow>() {
         BufferedReader in;
+        Guard guard;
+        String ahead;
+        boolean primed;
+        boolean compressed;
         int fid;
         int hid;
         long line;
         String next;
+        String brokenReason;
         final Object[] out = new Object[HEAD + k.nFields + 1];
         final HashMap<String, long[]> cells = new HashMap<>();
 
-        private boolean advance() {
+        /**
+         * The file stops being readable here (a truncated or corrupt compressed stream, a file that is not
+         * in the format its name says, an I/O error): the lines read so far stand, the rest of the file
+         * (from the line cut off by the error, if any, else the next line number) is one quarantined line
+         * whose text says why, and reading goes on with the next file.
+         */
+        private boolean broke(Exception e) {
+          brokenReason = compressed ? BROKEN_COMPRESSED : BROKEN_FILE;
+          next = "unreadable from this line on: " + e;
+          line++;
           try {
-            while (true) {
-              if (in != null) {
-                next = in.readLine();
-                if (next != null) {
-                  line++;
-                  return true;
+            if (in != null) in.close();
+          } catch (IOException | RuntimeException ignored) {
+            // the stream is already broken; closing it is best effort
+          }
+          in = null;
+          return true;
+        }
+
+        private boolean advance() {
+          while (true) {
+            if (in != null) {
+              // one line of lookahead: when the stream breaks, the line before the end it reports may be cut
+              String current;
+              try {
+                current = primed ? ahead : in.readLine();
+                ahead = current == null ? null : in.readLine();
+                primed = true;
+              } catch (IOException | RuntimeException e) {
+                return broke(e);
+              }
+              if (current == null) {
+                if (guard.failed != null) return broke(guard.failed);
+                try {
+                  in.close();
+                } catch (IOException e) {
+                  throw new UncheckedIOException(e);
                 }
-                in.close();
                 in = null;
+                continue;
               }
-              if (!ids.hasNext()) {
-                cube.add(cells);
-                cells.clear();
-                return false;
+              if (ahead == null && guard.failed != null && !guard.atLineStart) {
+                return broke(guard.failed); // current is the line the error cut off
               }
-              String[] f = files[ids.next()];
-              Path path = new Path(f[0]);
-              FileSystem fs = path.getFileSystem(conf.value());
-              InputStream raw = fs.open(path);
-              CompressionCodec codec = new CompressionCodecFactory(conf.value()).getCodec(path);
-              InputStream stream = codec == null ? raw : codec.createInputStream(raw);
-              in = new BufferedReader(new InputStreamReader(stream, StandardCharsets.UTF_8), 1 << 16);
-              fid = Integer.parseInt(f[1]);
-              hid = Integer.parseInt(f[2]);
-              line = 0;
+              next = current;
+              line++;
+              return true;
             }
-          } catch (IOException e) {
-            throw new UncheckedIOException(e);
+            if (!ids.hasNext()) {
+              cube.add(cells);
+              cells.clear();
+              return false;
+            }
+            String[] f = files[ids.next()];
+            fid = Integer.parseInt(f[1]);
+            hid = Integer.parseInt(f[2]);
+            line = 0;
+            compressed = false;
+            primed = false;
+            ahead = null;
+            Path path = new Path(f[0]);
+            try {
+              FileSystem fs = path.getFileSystem(conf.value());
+              CompressionCodec codec = new CompressionCodecFactory(conf.value()).getCodec(path);
+              compressed = codec != null;
+              InputStream raw = fs.open(path);
+              guard = new Guard(codec == null ? raw : codec.createInputStream(raw));
+              in = new BufferedReader(new InputStreamReader(guard, StandardCharsets.UTF_8), 1 << 16);
+            } catch (IOException | RuntimeException e) {
+              return broke(e);
+            }
           }
         }
 
@@ -431,7 +523,13 @@ public final class LineParser implements UDF1<String, Row> {
           String text = next;
           next = null;
           java.util.Arrays.fill(out, null);
-          parseInto(k, text, out);
+          if (brokenReason != null) {
+            out[HEAD + k.nFields] = "quarantined";
+            out[7] = brokenReason;
+            brokenReason = null;
+          } else {
+            parseInto(k, text, out);
+          }
           Object[] row = new Object[8 + index.length];
           String status = (String) out[HEAD + k.nFields];
           row[0] = fid;

@@ -41,6 +41,10 @@ DEFAULT_HEAD = rf"^\[({g.TS})\] ({g.LEVELS}) "
 DEFAULT_TAIL = rf"{g.LOGGER}\)"
 """``lines.LOGGER_TAIL_REGEX`` with the logger as group 1 (the tail of ``lines.LAYOUTS[0]``), matched whole."""
 
+BROKEN_REASONS = ("corrupt-compressed-file", "unreadable-file")
+"""Quarantine reasons of the line that stands for the unreadable rest of a file (``LineParser.readStored``):
+a truncated or corrupt compressed stream, or any other read error. Its text names the error."""
+
 HEAD_COLUMNS = ("layout", "ts", "level", "logger", "message", "kind", "template", "reason")
 """The columns ``LineParser`` returns before the fields of ``lines.ALL_FIELDS`` (then ``status``)."""
 

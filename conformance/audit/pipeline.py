@@ -1,28 +1,37 @@
 """The whole audit, step by step: parse once to Parquet, then replay, count and report from there.
 
-Intermediate tables live in ``<out>/work/`` (Parquet), so each input line is read and parsed once and
-nothing of the corpus is collected to the driver: only aggregates (counts, per-epoch first timestamps,
-topic-deletion intervals) and bounded samples are. Files and histories are integer ids (``FileIds``, in the
-order of their names) in everything that is stored, shuffled or sorted; names return in the outputs.
+Intermediate tables live in a private folder of this run (``mkdtemp`` in ``out``, mode 0700, removed at
+the end), so each input line is read and parsed once and nothing of the corpus is collected to the driver:
+only aggregates (counts, per-epoch first timestamps, topic-deletion intervals) and bounded samples are. Files
+and histories are integer ids (``FileIds``, in the order of their names) in everything that is stored,
+shuffled or sorted; names return in the outputs. Nothing that this run did not create is deleted or
+overwritten: ``run_audit`` refuses an ``out`` that already holds one of its outputs (``OUTPUTS``).
+
+The counts are taken where they arise: lines read by the reader, records where lines are parsed,
+continuation and blank lines where they are attached, quarantined lines in what is written; ``conclude``
+checks that they add up and judges the run (``verdict``).
 """
 
 from __future__ import annotations
 
+import json
 import shutil
-from collections.abc import Callable, Iterable
+import tempfile
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kcspec.conformance.audit import jvm_parser, replay, report, stats
+from kcspec.conformance.audit import jvm_parser, replay, report, stats, verdict
 from kcspec.conformance.audit.spark_job import (
     Inputs,
-    decode_traces,
+    decode_trace_lines,
     exceptions_of,
     history_of,
     numbered_lines,
     resolve_non_records,
     stored_parse,
+    trace_parts,
 )
 from kcspec.spec.profiles import PROFILES, Profile
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -48,6 +57,21 @@ BROADCAST_EXCEPTIONS = 100_000
 """Up to this many lines without a layout, the failure rules run in the row pass (their exceptions broadcast)."""
 
 Step = Callable[[str], None]
+OUTPUTS = (
+    "violations.parquet",
+    "violations.jsonl",
+    "quarantine.parquet",
+    "quarantine.jsonl",
+    "stats.json",
+    "summary.html",
+    "verdict.json",
+)
+"""What ``run_audit`` (and ``conclude``) write into ``out``, besides ``coverage-*.json``."""
+STATUSES = ("record", "continuation", "blank", "quarantined")
+
+
+class OutputExists(ValueError):
+    """``out`` already holds an audit output: this run would overwrite what it did not create."""
 
 
 @dataclass(frozen=True)
@@ -74,14 +98,27 @@ class FileIds:
 
 
 def run_audit(
-    spark: SparkSession, inputs: Inputs, out: Path, profile: Profile, step: Step, history_key: str = "dir"
+    spark: SparkSession, inputs: Inputs, out: Path, profile: Profile, step: Step, history_key: str = "cluster"
 ) -> report.Summary:
-    """Run the audit; ``history_key`` ``dir`` treats each directory as one cluster's history, ``file`` each file."""
-    work = out / "work"
-    for old in ("work", "violations.parquet", "quarantine.parquet"):
-        shutil.rmtree(out / old, ignore_errors=True)
-    work.mkdir(parents=True, exist_ok=True)
+    """Run the audit; ``history_key`` ``cluster`` (the default) treats every file given as one cluster's
+    history (merged per partition and replica, ordered by timestamp across files), ``dir`` each directory,
+    ``file`` each file on its own (``spark_job.history_of``)."""
+    taken = [name for name in OUTPUTS if (out / name).exists()] + [
+        p.name for p in out.glob("coverage-*.json")
+    ]
+    if taken:
+        raise OutputExists(f"{out}: already holds {', '.join(sorted(taken))} (not written by this run)")
+    out.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=".kcspec-audit-work-", dir=out))
+    try:
+        return _run(spark, inputs, out, work, profile, step, history_key)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
+
+def _run(
+    spark: SparkSession, inputs: Inputs, out: Path, work: Path, profile: Profile, step: Step, history_key: str
+) -> report.Summary:
     def uri(name: str) -> str:
         return str((work / name).resolve())
 
@@ -91,6 +128,7 @@ def run_audit(
     events: DataFrame | None = None
     edges: dict[str, dict[tuple[str, str], int]] = {"replica": {}, "partition": {}}
     cells: list[stats.Cell] = []
+    broken: list[tuple[str, str]] = []
     if inputs.kafka_logs:
         ids = FileIds.of(inputs.kafka_logs, history_key)
         names = ids.column()
@@ -115,9 +153,22 @@ def run_audit(
         nr = nr_ids.select(F.element_at(names, F.col("fid") + 1).alias("file"), *nr_ids.columns[1:])
         non_records.append(nr)
         events = kinds(*replay.WRITE_KINDS)
+        # the lines the reader read (every status) and the records the parser recognised, per file
+        read_per_file = {n: 0 for n in ids.names}
+        for c in cells:
+            read_per_file[ids.names[c.fid]] += c.lines
         records_per_file = stats.record_counts(cells, ids.names)
-        per_file.append(spark.createDataFrame(sorted(records_per_file.items()), "file string, record long"))
+        per_file.append(
+            spark.createDataFrame(
+                [(n, read_per_file[n], records_per_file.get(n, 0)) for n in ids.names],
+                "file string, read long, record long",
+            )
+        )
         per_file.append(nr.groupBy("file").pivot("status", ["continuation", "blank", "quarantined"]).count())
+        broken.extend(
+            (str(r["file"]), f"unreadable from line {r['line']} on ({r['reason']}: {r['detail']})")
+            for r in nr.where(F.col("reason").isin(*jvm_parser.BROKEN_REASONS)).collect()
+        )
         step(f"replaying {len(inputs.kafka_logs)} log file(s) against profile {profile.name}")
         firsts = stats.epoch_firsts(cells, replay.ACTING_KINDS, ids.history)
         deletions = stats.deletion_intervals(kinds(stats.QUEUED), cells, ids.history)
@@ -133,27 +184,15 @@ def run_audit(
         edges = {m: stats.edge_counts(cells, m) for m in edges}
     if inputs.traces:
         step(f"decoding {len(inputs.traces)} JSONL trace file(s)")
-        facts, tnr = decode_traces(numbered_lines(spark, inputs.traces, history_key))
-        facts.write.parquet(uri("facts.parquet"))
-        tnr.write.parquet(uri("trace_non_records.parquet"))
-        facts_df = spark.read.parquet(uri("facts.parquet"))
-        tnr_df = spark.read.parquet(uri("trace_non_records.parquet"))
+        decode_trace_lines(numbered_lines(spark, inputs.traces, history_key)).write.parquet(
+            uri("traces.parquet")
+        )
+        decoded = spark.read.parquet(uri("traces.parquet"))
+        facts_df, tnr_df = trace_parts(decoded)
         non_records.append(tnr_df)
-        lines = (
-            numbered_lines(spark, inputs.traces, history_key)
-            .groupBy("file")
-            .agg(F.count(F.lit(1)).alias("n"))
-        )
-        odd = tnr_df.groupBy("file").pivot("status", ["continuation", "blank", "quarantined"]).count()
-        per_file.append(
-            lines.join(odd, "file", "left").select(
-                "file",
-                (F.col("n") - F.coalesce("blank", F.lit(0)) - F.coalesce("quarantined", F.lit(0))).alias(
-                    "record"
-                ),
-            )
-        )
-        per_file.append(odd)
+        # every line has one status, decided where it was decoded
+        per_file.append(decoded.groupBy("file").pivot("status", ["record", "blank", "quarantined"]).count())
+        per_file.append(decoded.groupBy("file").agg(F.count(F.lit(1)).alias("read")))
         step(f"replaying {len(inputs.traces)} trace file(s) against profile {profile.name}")
         violations.append(replay.trace_rules(facts_df, profile))
 
@@ -173,8 +212,8 @@ def run_audit(
     n_quar = report.write_jsonl(qdf, out / "quarantine.jsonl")
 
     step("statistics and coverage")
-    files = _file_stats(per_file)
-    lines_read = sum(f["lines"] for f in files)
+    files = _file_stats(per_file, (*inputs.kafka_logs, *inputs.traces), dict(broken))
+    lines_read = sum(f["read"] for f in files)
     coverage: list[dict[str, Any]] = []
     if events is not None:
         for name in sorted(PROFILES):
@@ -192,7 +231,7 @@ def run_audit(
             v_epoch[int(r["controller_epoch"])] = v_epoch.get(int(r["controller_epoch"]), 0) + n
     summary = report.Summary(
         lines_read=lines_read,
-        parsed=lines_read - n_quar,
+        parsed=sum(f["record"] + f["continuation"] + f["blank"] for f in files),
         quarantined=n_quar,
         violations=n_viol,
         per_file=files,
@@ -223,12 +262,41 @@ def _union(dfs: list[DataFrame]) -> DataFrame:
     return result
 
 
-def _file_stats(parts: list[DataFrame]) -> list[dict[str, Any]]:
-    acc: dict[str, dict[str, int]] = {}
+def _file_stats(
+    parts: list[DataFrame], names: Iterable[str], broken: Mapping[str, str]
+) -> list[dict[str, Any]]:
+    """Per input file (every one, also those without a line): ``read`` (counted by the reader), the lines of
+    each status (counted where they were parsed, attached or quarantined; ``lines`` is their sum), and
+    ``unreadable`` for a file that broke off."""
+    acc: dict[str, dict[str, int]] = {n: {"read": 0, **{k: 0 for k in STATUSES}} for n in names}
     for df in parts:
         for r in df.collect():
-            d = acc.setdefault(r["file"], {"record": 0, "continuation": 0, "blank": 0, "quarantined": 0})
+            d = acc.setdefault(r["file"], {"read": 0, **{k: 0 for k in STATUSES}})
+            row = r.asDict()
             for k in d:
-                if k in r.asDict() and r[k] is not None:
-                    d[k] += int(r[k])
-    return [{"file": f, "lines": sum(d.values()), **d} for f, d in sorted(acc.items())]
+                if row.get(k) is not None:
+                    d[k] += int(row[k])
+    out = []
+    for f, d in sorted(acc.items()):
+        lines = sum(d[k] for k in STATUSES)
+        out.append({"file": f, "lines": lines, **d, "unreadable": broken.get(f)})
+    return out
+
+
+def conclude(
+    out: Path, summary: report.Summary, max_quarantine: float = verdict.DEFAULT_MAX_QUARANTINE
+) -> verdict.Verdict:
+    """The run's verdict (``verdict.judge``), written to ``out/verdict.json`` and put at the top of
+    ``out/summary.html``."""
+    v = verdict.judge(
+        summary.lines_read,
+        summary.parsed,
+        summary.quarantined,
+        summary.violations,
+        summary.per_file,
+        max_quarantine,
+    )
+    (out / "verdict.json").write_text(json.dumps(v.as_json(), indent=1) + "\n")
+    if (out / "summary.html").exists():
+        verdict.mark_html(out / "summary.html", v)
+    return v

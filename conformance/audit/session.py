@@ -9,13 +9,21 @@ to methods HotSpot compiles (``hugeMethodLimit`` 8000 bytes): a larger generated
 bytecode interpreter, so Spark generates per-expression code for that part of the plan instead.
 The jar of the JVM line parser (``jvm_parser``) is compiled at first use and put on the driver's class path;
 ``KCSPEC_AUDIT_PARSER=spark`` in the environment leaves it out (the Spark-expression parser is then used).
-Each process writes its own JVM log; those of processes that have ended are removed once they are a day old
-(``prune_spark_logs``), so that they do not pile up in the temporary directory.
+
+Nothing of it is shared or predictable: each process gets its own configuration folder from ``mkdtemp``
+(mode 0700, ``kcspec-audit-spark-<pid>-<random>`` in the temporary directory), which is ``SPARK_CONF_DIR``
+unless the user set one, and holds the log4j2 configuration and the JVM log (``spark.log``). A folder that
+someone else could have prepared (say with a ``spark-defaults.conf`` injecting JVM options) is never used.
+The folders of processes that have ended are removed once they are a day old (``prune_spark_dirs``), so that
+they do not pile up but a failed run's log can still be read. In local mode the driver binds to the loopback
+interface only (``spark.driver.bindAddress`` and ``spark.driver.host`` 127.0.0.1).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import stat
 import sys
 import tempfile
 import time
@@ -24,6 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from kcspec.conformance.audit import jvm_parser
+
+LOOPBACK = "127.0.0.1"
 
 LOG4J2 = """\
 status = error
@@ -41,38 +51,54 @@ logger.wscg.level = off
 """
 
 
+CONF_PREFIX = "kcspec-audit-spark-"
+"""The name of a process's configuration folder: this prefix, the process id, ``-``, mkdtemp's random part."""
+
+_conf_dirs: list[Path] = []
+
+
+def conf_dir() -> Path:
+    """This process's private Spark configuration folder (created by ``mkdtemp``, mode 0700, at first use)."""
+    if not _conf_dirs:
+        made = Path(tempfile.mkdtemp(prefix=f"{CONF_PREFIX}{os.getpid()}-"))
+        (made / "log4j2.properties").write_text(LOG4J2)
+        _conf_dirs.append(made)
+    return _conf_dirs[0]
+
+
 def _log4j_file() -> Path:
-    conf_dir = Path(tempfile.gettempdir()) / f"kcspec-audit-spark-conf-{os.getuid()}"
-    conf_dir.mkdir(exist_ok=True)
-    path = conf_dir / "log4j2.properties"
-    if not path.exists() or path.read_text() != LOG4J2:
-        path.write_text(LOG4J2)
-    return path
+    return conf_dir() / "log4j2.properties"
 
 
 def spark_log_path() -> Path:
     """Where the JVM's own output (warnings, Spark's log lines) of this process's session goes."""
-    return _log4j_file().parent / f"spark-{os.getpid()}.log"
+    return conf_dir() / "spark.log"
 
 
 LOG_KEEP_SECONDS = 24 * 3600.0
-"""How long the JVM log of a process that has ended is kept (long enough to read it after a failed run)."""
+"""How long the folder (and JVM log) of a process that has ended is kept (long enough to read it after a
+failed run)."""
 
 
-def prune_spark_logs(directory: Path, now: float | None = None) -> list[Path]:
-    """Remove the JVM logs (``spark-<pid>.log``) in ``directory`` of processes that are no longer running and
-    were last written more than ``LOG_KEEP_SECONDS`` ago; the paths removed."""
+def prune_spark_dirs(directory: Path, now: float | None = None) -> list[Path]:
+    """Remove this user's configuration folders (``CONF_PREFIX<pid>-…``) in ``directory`` of processes that
+    are no longer running and that were last written more than ``LOG_KEEP_SECONDS`` ago; the paths removed.
+    Only real directories owned by this user are touched (never a symbolic link, never someone else's)."""
     now = time.time() if now is None else now
     removed = []
-    for log in directory.glob("spark-*.log"):
-        pid = log.stem.removeprefix("spark-")
+    for folder in directory.glob(f"{CONF_PREFIX}*"):
+        pid = folder.name.removeprefix(CONF_PREFIX).split("-", 1)[0]
         try:
-            if not pid.isdigit() or _running(int(pid)) or now - log.stat().st_mtime <= LOG_KEEP_SECONDS:
+            st = folder.lstat()
+            if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or not pid.isdigit():
                 continue
-            log.unlink()
+            newest = max([st.st_mtime, *(f.lstat().st_mtime for f in folder.iterdir())])
+            if _running(int(pid)) or now - newest <= LOG_KEEP_SECONDS:
+                continue
+            shutil.rmtree(folder)
         except OSError:  # another process pruned it first, or it is not ours to remove
             continue
-        removed.append(log)
+        removed.append(folder)
     return removed
 
 
@@ -99,6 +125,7 @@ def make_session(
     log4j = _log4j_file()
     # Spark puts SPARK_CONF_DIR on the driver's class path; log4j2 finds log4j2.properties there.
     os.environ.setdefault("SPARK_CONF_DIR", str(log4j.parent))
+    local = master.startswith("local")
     java_opt = f"-Dlog4j2.configurationFile=file:{log4j}"
     parts = shuffle_partitions if shuffle_partitions is not None else _default_partitions(master)
     settings = {
@@ -111,6 +138,8 @@ def make_session(
         "spark.driver.extraJavaOptions": java_opt,
         "spark.executor.extraJavaOptions": java_opt,
     }
+    if local:  # nothing listens beyond this machine: the driver's ports are on the loopback interface
+        settings.update({"spark.driver.bindAddress": LOOPBACK, "spark.driver.host": LOOPBACK})
     if os.environ.get("KCSPEC_AUDIT_PARSER", "") != "spark":
         # the JVM line parser (jvm_parser); without javac the audit uses the Spark-expression parser
         settings.update(jvm_parser.session_settings())
@@ -120,7 +149,7 @@ def make_session(
         conf = SparkConf().setMaster(master).setAppName(app)
         for key, value in settings.items():
             conf.set(key, value)
-        prune_spark_logs(log4j.parent)
+        prune_spark_dirs(log4j.parent.parent)
         launch: Callable[..., Any] = launch_gateway  # pyspark leaves it unannotated
         with spark_log_path().open("ab") as log:
             gateway = launch(conf, popen_kwargs={"stdout": log, "stderr": log})

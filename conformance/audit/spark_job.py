@@ -17,7 +17,8 @@
   ``regexp_replace`` per line to render all fields of the matched template at once). Same rows either way.
 * ``resolve_non_records`` — continuation lines are attached to the record above them; blank lines
   are parsed; the rest is quarantined with a reason. Only non-record lines take part (a small set).
-* ``decode_traces`` — JSONL trace lines → facts (Python UDF: the codec is Python; traces are small).
+* ``decode_trace_lines`` / ``trace_parts`` — JSONL trace lines → a status per line and facts (Python UDF: the
+  codec is Python; traces are small).
 """
 
 from __future__ import annotations
@@ -97,10 +98,10 @@ def raw_lines(spark: SparkSession, files: tuple[str, ...]) -> DataFrame:
     )
 
 
-def split_offsets(spark: SparkSession, raw: DataFrame, history_key: str = "dir") -> DataFrame:
+def split_offsets(spark: SparkSession, raw: DataFrame, history_key: str = "cluster") -> DataFrame:
     """A small table ``(uri, block, base, file, history)``: ``line = rid − base + 1`` (only counts are collected).
 
-    ``history`` names the cluster history a file belongs to: its directory (``dir``) or the file (``file``).
+    ``history`` names the cluster history a file belongs to (``history_of``).
     """
     splits = (
         raw.groupBy("uri", "block").agg(F.count(F.lit(1)).alias("n"), F.min("rid").alias("first")).collect()
@@ -109,13 +110,22 @@ def split_offsets(spark: SparkSession, raw: DataFrame, history_key: str = "dir")
     return offsets_table(spark, table, history_key)
 
 
+HISTORY_KEYS = ("cluster", "dir", "file")
+"""What one cluster's history is: every file given (``cluster``, the default: one history per partition and
+replica, ordered by timestamp across brokers and files), each directory (``dir``), or each file (``file``)."""
+
+
 def history_of(name: str, history_key: str) -> str:
-    """The history a file belongs to: its directory (``dir``) or the file itself (``file``)."""
+    """The history a file belongs to: the one cluster (``cluster``), its directory (``dir``), the file (``file``)."""
+    if history_key not in HISTORY_KEYS:
+        raise ValueError(f"history key {history_key!r}: expected one of {', '.join(HISTORY_KEYS)}")
+    if history_key == "cluster":
+        return ""
     return name if history_key == "file" else name.rsplit("/", 1)[0]
 
 
 def offsets_table(
-    spark: SparkSession, splits: dict[tuple[str, int], tuple[int, int]], history_key: str = "dir"
+    spark: SparkSession, splits: dict[tuple[str, int], tuple[int, int]], history_key: str = "cluster"
 ) -> DataFrame:
     """``split_offsets`` from ``(uri, block) → (lines, first rid)`` of every file split."""
     per_file: dict[str, list[tuple[int, int, int]]] = defaultdict(list)
@@ -140,7 +150,7 @@ def with_line_numbers(df: DataFrame, offsets: DataFrame) -> DataFrame:
     )
 
 
-def numbered_lines(spark: SparkSession, files: tuple[str, ...], history_key: str = "dir") -> DataFrame:
+def numbered_lines(spark: SparkSession, files: tuple[str, ...], history_key: str = "cluster") -> DataFrame:
     """``(file, line, history, text)`` for every physical line of ``files``; ``line`` starts at 1."""
     raw = raw_lines(spark, files)
     return with_line_numbers(raw, split_offsets(spark, raw, history_key))
@@ -456,7 +466,7 @@ def resolve_non_records(parsed: DataFrame, file: str = "file") -> DataFrame:
         "text",
         status.alias("status"),
         reason.alias("reason"),
-        F.lit(None).cast("string").alias("detail"),
+        F.when(F.col("reason").isin(*jvm_parser.BROKEN_REASONS), F.col("text")).alias("detail"),
         F.when(~F.col("blank") | F.col("owner").isNotNull(), F.col("owner")).alias("owner"),
     )
 
@@ -488,19 +498,34 @@ def _decode(text: str, file: str, line: int) -> tuple[list[tuple[Any, ...]], str
     return [f.row() for f in facts], error
 
 
-def decode_traces(lines: DataFrame) -> tuple[DataFrame, DataFrame]:
-    """``(facts, non_records)`` of JSONL trace lines; bad lines are quarantined with the codec's message."""
+def decode_trace_lines(lines: DataFrame) -> DataFrame:
+    """``(file, line, text, status, reason, detail, facts)`` for every JSONL trace line: status ``record``
+    (decoded: ``facts``), ``blank``, or ``quarantined`` (reason ``bad-trace-line``, the codec's message as
+    ``detail``). The text is kept for lines that are not records only. Store it once: the decoder is Python."""
     udf = F.udf(_decode, TRACE_RESULT, useArrow=False)
     decoded = lines.withColumn("_d", udf("text", "file", "line"))
-    facts = decoded.select("file", "line", F.explode("_d.facts").alias("f")).select("file", "line", "f.*")
     blank = F.trim(F.col("text")) == ""
-    non_records = decoded.where(F.col("_d.error").isNotNull() | blank).select(
+    bad = ~blank & F.col("_d.error").isNotNull()
+    return decoded.select(
         "file",
         "line",
-        "text",
-        F.when(blank, "blank").otherwise("quarantined").alias("status"),
-        F.when(~blank, F.lit("bad-trace-line")).alias("reason"),
-        F.when(~blank, F.col("_d.error")).alias("detail"),
-        F.lit(None).cast("long").alias("owner"),
+        F.when(blank | bad, F.col("text")).alias("text"),
+        F.when(blank, "blank").when(bad, "quarantined").otherwise("record").alias("status"),
+        F.when(bad, F.lit("bad-trace-line")).alias("reason"),
+        F.when(bad, F.col("_d.error")).alias("detail"),
+        F.col("_d.facts").alias("facts"),
+    )
+
+
+def trace_parts(decoded: DataFrame) -> tuple[DataFrame, DataFrame]:
+    """``(facts, non_records)`` of ``decode_trace_lines``'s rows."""
+    facts = decoded.select("file", "line", F.explode("facts").alias("f")).select("file", "line", "f.*")
+    non_records = decoded.where(F.col("status") != "record").select(
+        "file", "line", "text", "status", "reason", "detail", F.lit(None).cast("long").alias("owner")
     )
     return facts, non_records
+
+
+def decode_traces(lines: DataFrame) -> tuple[DataFrame, DataFrame]:
+    """``(facts, non_records)`` of JSONL trace lines; bad lines are quarantined with the codec's message."""
+    return trace_parts(decode_trace_lines(lines))

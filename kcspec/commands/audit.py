@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 import time
+import traceback
+from datetime import UTC, datetime
 from pathlib import Path
 
 import click
@@ -15,13 +17,17 @@ from rich.table import Table
 EPILOG = """\b
 Examples:
   kcspec audit /var/log/kafka --out audit-out
+  kcspec audit broker-*/ --out out        (one cluster: all files merged, ordered by timestamp)
   kcspec audit real-logs/ --history file --out out   (unrelated clusters' files side by side)
   kcspec audit broker*/state-change.log* broker*/controller.log* --profile kafka-1.1 --out out
   kcspec audit traces/run.jsonl --format jsonl --master spark://host:7077 --out out
 \b
-Exit codes: 0 no violations, 1 violations found (see OUT/violations.jsonl), 2 bad input.
-Every file given, or found under a directory, is audited; lines that are not log records are
-quarantined with a reason (OUT/quarantine.jsonl). Spark's own output goes to a log file, not the terminal.
+Exit codes: 0 clean, 1 violations found (see OUT/violations.jsonl), 2 bad usage or bad input
+(a file that yields no record or breaks off, more quarantined lines than --max-quarantine, an
+unreachable --master), 3 internal error. Every file given, or found under a directory, is audited;
+lines that are not log records are quarantined with a reason (OUT/quarantine.jsonl); a compressed file
+that breaks off is audited up to that point. An --out folder that is not empty is kept as it is: the
+run writes into a fresh sub-folder of it. Spark's own output goes to a log file, not the terminal.
 """
 
 
@@ -42,10 +48,18 @@ quarantined with a reason (OUT/quarantine.jsonl). Spark's own output goes to a l
 @click.option(
     "--history",
     "history_key",
-    type=click.Choice(["dir", "file"]),
-    default="dir",
+    type=click.Choice(["cluster", "dir", "file"]),
+    default="cluster",
     show_default=True,
-    help="What one cluster's history is: all files of a directory, or each file on its own.",
+    help="What one cluster's history is: all files given (merged per partition and replica, ordered by "
+    "timestamp across brokers and files), all files of a directory, or each file on its own.",
+)
+@click.option(
+    "--max-quarantine",
+    type=click.FloatRange(0, 100),
+    default=5.0,
+    show_default=True,
+    help="Percent of the lines read that may be quarantined in a run still called clean.",
 )
 @click.option(
     "--out",
@@ -56,7 +70,13 @@ quarantined with a reason (OUT/quarantine.jsonl). Spark's own output goes to a l
     help="Output directory (violations, quarantine, coverage, stats, summary.html).",
 )
 def command(
-    paths: tuple[str, ...], fmt: str, profile: str, master: str, history_key: str, out_dir: str
+    paths: tuple[str, ...],
+    fmt: str,
+    profile: str,
+    master: str,
+    history_key: str,
+    max_quarantine: float,
+    out_dir: str,
 ) -> None:
     """Audit Kafka state-change.log / controller.log files (rotated, .gz, several brokers) and canonical
     JSONL traces against the spec; every line is parsed or quarantined."""
@@ -83,13 +103,21 @@ def command(
         err.print(
             f"skipped {len(inputs.skipped)} hidden file(s) under the given directories: {names}", markup=False
         )
-    out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        err.print(f"[red]error:[/red] --out {out_dir}: exists and is not a directory")
-        sys.exit(2)
-    out.mkdir(parents=True, exist_ok=True)
+    from kcspec.conformance.audit.master import check_master
 
-    from kcspec.conformance.audit.pipeline import run_audit
+    bad_master = check_master(master)
+    if bad_master is not None:
+        click.echo(f"error: {bad_master}", err=True)  # one line, never wrapped
+        sys.exit(2)
+    try:
+        out = fresh_out(Path(out_dir))
+    except OSError as exc:
+        err.print(f"error: --out {out_dir}: {exc.strerror or exc}", markup=False)
+        sys.exit(2)
+    if out != Path(out_dir):
+        err.print(f"--out {out_dir} is not empty: writing into {out}", markup=False)
+
+    from kcspec.conformance.audit.pipeline import conclude, run_audit
     from kcspec.conformance.audit.session import make_session, spark_log_path
 
     start = time.monotonic()
@@ -100,8 +128,9 @@ def command(
             spark = make_session(master)
         except Exception as exc:  # the JVM did not start: Java missing, bad --master, …
             progress.stop()
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
             err.print(
-                f"[red]error:[/red] Spark did not start ({escape(str(exc))}); its output: {spark_log_path()}"
+                f"[red]error:[/red] Spark did not start ({escape(first)}); its output: {spark_log_path()}"
             )
             sys.exit(2)
 
@@ -109,7 +138,13 @@ def command(
             progress.update(task, description=f"{text} …")
             progress.console.print(f"[dim]{time.monotonic() - start:7.1f}s[/dim] {text}")
 
-        summary = run_audit(spark, inputs, out, prof, step, history_key)
+        try:
+            summary = run_audit(spark, inputs, out, prof, step, history_key)
+            verdict = conclude(out, summary, max_quarantine / 100)
+        except Exception as exc:  # a fault of the audit itself: never exit 1, which means "violations"
+            progress.stop()
+            report_internal_error(exc, out / "internal-error.txt", spark_log_path())
+            sys.exit(3)
     elapsed = time.monotonic() - start
     con = Console()
     table = Table(title=f"kcspec audit ({prof.name}) — {elapsed:.1f}s")
@@ -120,8 +155,10 @@ def command(
     table.add_row("quarantined", str(summary.quarantined))
     table.add_row("violations", str(summary.violations))
     con.print(table)
+    added = summary.parsed + summary.quarantined
     con.print(
-        f"parsed + quarantined = {summary.parsed + summary.quarantined} = lines read {summary.lines_read}"
+        f"parsed + quarantined = {added} {'=' if added == summary.lines_read else '!='} "
+        f"lines read {summary.lines_read}"
     )
     for reason, n in sorted(summary.by_reason.items()):
         con.print(f"  quarantined [{reason}]: {n}", markup=False)
@@ -131,5 +168,43 @@ def command(
         con.print(f"  violation [{rule}]: {n}", markup=False)
     for v in summary.violation_sample[:10]:
         con.print(f"    {v['file']}:{v['line']}: {v['message']}", markup=False)
+    style = "green" if verdict.exit_code == 0 else "red"
+    con.print(f"[{style}]{escape(verdict.headline)}[/{style}]")
+    for line in (*verdict.internal, *verdict.problems):
+        con.print(f"  {line}", markup=False)
     con.print(f"report: {out / 'summary.html'}")
-    sys.exit(1 if summary.violations else 0)
+    sys.exit(verdict.exit_code)
+
+
+def fresh_out(out: Path) -> Path:
+    """Where this run writes: ``out`` when it does not exist or is empty, else a new sub-folder of it
+    (``run-<UTC time>``, made here), so that nothing already in ``out`` is overwritten or deleted."""
+    if out.exists() and not out.is_dir():
+        raise NotADirectoryError(20, "exists and is not a directory")
+    if not out.exists() or not any(out.iterdir()):
+        out.mkdir(parents=True, exist_ok=True)
+        return out
+    stamp = datetime.now(UTC).strftime("run-%Y%m%dT%H%M%SZ")
+    for n in range(1000):
+        sub = out / (stamp if n == 0 else f"{stamp}-{n}")
+        try:
+            sub.mkdir()
+        except FileExistsError:
+            continue
+        return sub
+    raise FileExistsError(17, f"no free sub-folder name {stamp}-N")
+
+
+def report_internal_error(exc: BaseException, where: Path, spark_log: Path) -> None:
+    """One line on the terminal; the traceback in ``where`` (and Spark's output in its log)."""
+    try:
+        where.write_text("".join(traceback.format_exception(exc)))
+        saved = f"traceback: {where}"
+    except OSError:
+        saved = "traceback not saved"
+    first = (str(exc).strip().splitlines() or [""])[0][:300]
+    click.echo(
+        f"internal error (a fault of kcspec audit, not of the logs): {type(exc).__name__}: {first}; "
+        f"{saved}; Spark's output: {spark_log}",
+        err=True,
+    )
