@@ -80,6 +80,27 @@ its code only (the message is free text). A `load` refused with any code but `un
 
 {{ERROR_CODES}}
 
+### Error replies in differential testing
+
+`kcspec conformance run --level controller` also runs random event sequences on the SUT and on the reference
+controller side by side. Each sequence starts with `load` of the empty state and a bootstrap (brokers register, a
+controller fails over, topics are created), then up to 12 events the reference accepts. Only event kinds whose
+capabilities the SUT declared are generated (`ZkFaultInjection` needs `controller_events` and
+`fault_injection`, every other kind `controller_events`). There:
+
+* `unsupported` to an event ends that sequence and removes the event kind from the rest of the run (a note says
+  so); it is never a divergence. `unsupported` to a kind of the bootstrap ends the differential part as *not
+  supported*.
+* Any other reply that differs from the reference's, an error reply included (`not_enabled` to an event the
+  reference accepted, say), is a divergence.
+* `load` refused: *not supported* for `unsupported`, *errored* otherwise.
+* A SUT that crashes, hangs or answers a malformed line in a sequence gives a divergence named after the failure
+  (for example `<timeout>`); it is restarted when its session is unusable.
+
+Divergences are grouped by their signature (the event kind and the differing JSON paths, with partition and
+broker names taken out); each is shrunk to a short sequence and written as a trace that
+`kcspec conformance replay` runs again. A `--known FILE` acknowledges deviations by vector id or signature.
+
 ## What is compared
 
 The reply is compared with the expected reply after both are brought to the canonical form: requests and
