@@ -22,6 +22,7 @@ zoo's mutants). The successors travel pickled; the coordinator forwards the byte
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import pickle
@@ -34,6 +35,7 @@ from typing import Any
 from kcspec.conformance.explore.explorer import ExploreResult, Finding, SearchSpace, finish
 from kcspec.conformance.explore.stats import ExploreStats
 from kcspec.conformance.explore.stepper import BatchFinding, StateId, Stepper, Successor, expand_batch
+from kcspec.model.interrupts import stopper, worker_initializer
 from kcspec.model.invariants_check import InvariantChecker
 from kcspec.model.step import SpecMachine
 from kcspec.model.symmetry import canonical_state
@@ -113,8 +115,14 @@ class _Worker:
         """Keep the unseen successors sent to this worker, checking their state invariants."""
         incoming = self.own
         self.own = []
-        for part in parts:
-            incoming.extend(pickle.loads(part))
+        collecting = gc.isenabled()
+        gc.disable()  # unpickled states hold no cycles: no collection scans the heap while thousands arrive
+        try:
+            for part in parts:
+                incoming.extend(pickle.loads(part))
+        finally:
+            if collecting:
+                gc.enable()
         new = 0
         checker = self.stepper.checker
         for s in incoming:
@@ -136,6 +144,8 @@ class _Worker:
 
 def _serve(index: int, workers: int, space: SearchSpace, conn: Connection) -> None:
     """A worker process: answer the coordinator's requests until told to stop."""
+    worker_initializer()  # Ctrl-C is the coordinator's to handle; a worker dies with it
+    gc.freeze()  # what the coordinator built stays out of this process's collections (and its pages shared)
     worker = _Worker(index, workers, space)
     while True:
         request, arg = conn.recv()
@@ -175,13 +185,31 @@ class _Pool:
 
     def ask(self, worker: int, request: str, arg: object = None) -> Any:
         self.conns[worker].send((request, arg))
-        return self.conns[worker].recv()
+        return self._answer(worker)
 
     def ask_all(self, requests: list[tuple[str, object]]) -> list[Any]:
         """Send every worker its request, then collect the answers (the workers run meanwhile)."""
         for conn, req in zip(self.conns, requests, strict=True):
             conn.send(req)
-        return [conn.recv() for conn in self.conns]
+        return [self._answer(w) for w in range(len(self.conns))]
+
+    def _answer(self, worker: int) -> Any:
+        try:
+            return self.conns[worker].recv()
+        except EOFError:
+            proc = self.procs[worker]
+            proc.join(timeout=1)
+            raise RuntimeError(
+                f"explorer worker {worker} ended unexpectedly (exit code {proc.exitcode}); its error is above"
+            ) from None
+
+    def terminate(self) -> None:
+        """End the workers now (an interrupt)."""
+        for p in self.procs:
+            if p.is_alive():
+                p.terminate()
+        for p in self.procs:
+            p.join(timeout=5)
 
     def close(self) -> None:
         for conn in self.conns:
@@ -226,48 +254,63 @@ def search_parallel(
         return finish(space, stats, finding, spec, prefix, [], start)
     pool = _Pool(workers, space)
     try:
-        root_key = canonical_state(state, space.brokers) if space.symmetry else state
-        pool.ask(owner(root_key, workers), "seed", (root_key, state))
-        level, frontier = 0, 1
-        found: BatchFinding | None = None
-        while frontier and (space.depth is None or level < space.depth):
-            expanded = pool.ask_all([("expand", None)] * workers)
-            found = next((f for _, f in expanded if f is not None), None)
-            if found is None:
-                inboxes = [[out[w] for out, _ in expanded if out[w] is not None] for w in range(workers)]
-                merged: list[_Merged] = pool.ask_all([("merge", inbox) for inbox in inboxes])
-                new = sum(m.new_states for m in merged)
-                frontier = sum(m.frontier for m in merged)
-                stats.distinct_states += new
-                if new:
-                    stats.depth_reached = level + 1
-                found = next((m.finding for m in merged if m.finding is not None), None)
-            if found is not None:
-                break
-            level += 1
-            if stats.distinct_states >= space.max_states and frontier:
-                stats.truncated = True
-                stats.frontier_left = frontier
-                break
-            if progress is not None:
-                shown = ExploreStats(
-                    stats.distinct_states, depth_reached=stats.depth_reached, workers=workers
-                )
-                for part in pool.ask_all([("stats", None)] * workers):
-                    shown.merge_counts(part)
-                shown.seconds = time.perf_counter() - start
-                progress(shown)
-        for part in pool.ask_all([("stats", None)] * workers):
-            stats.merge_counts(part)
-        if found is None:
-            return finish(space, stats, None, spec, prefix, [], start)
-        path = [*_path(pool, found.parent), found.event]
-        finding = Finding(
-            found.kind, found.message, tuple(prefix + path), found.differences, found.violations
-        )
-        return finish(space, stats, finding, spec, prefix, path, start)
+        with stopper(pool.terminate):
+            return _levels(space, workers, pool, spec, stats, prefix, state, start, progress)
+    except BaseException:
+        pool.terminate()  # an interrupt or an error: the workers' current level is not waited for
+        raise
     finally:
         pool.close()
+
+
+def _levels(
+    space: SearchSpace,
+    workers: int,
+    pool: _Pool,
+    spec: SpecMachine,
+    stats: ExploreStats,
+    prefix: list[ControllerEvent],
+    state: ClusterState,
+    start: float,
+    progress: Callable[[ExploreStats], None] | None,
+) -> ExploreResult:
+    """The level-by-level search, from the bootstrapped ``state``."""
+    root_key = canonical_state(state, space.brokers) if space.symmetry else state
+    pool.ask(owner(root_key, workers), "seed", (root_key, state))
+    level, frontier = 0, 1
+    found: BatchFinding | None = None
+    while frontier and (space.depth is None or level < space.depth):
+        expanded = pool.ask_all([("expand", None)] * workers)
+        found = next((f for _, f in expanded if f is not None), None)
+        if found is None:
+            inboxes = [[out[w] for out, _ in expanded if out[w] is not None] for w in range(workers)]
+            merged: list[_Merged] = pool.ask_all([("merge", inbox) for inbox in inboxes])
+            new = sum(m.new_states for m in merged)
+            frontier = sum(m.frontier for m in merged)
+            stats.distinct_states += new
+            if new:
+                stats.depth_reached = level + 1
+            found = next((m.finding for m in merged if m.finding is not None), None)
+        if found is not None:
+            break
+        level += 1
+        if stats.distinct_states >= space.max_states and frontier:
+            stats.truncated = True
+            stats.frontier_left = frontier
+            break
+        if progress is not None:
+            shown = ExploreStats(stats.distinct_states, depth_reached=stats.depth_reached, workers=workers)
+            for part in pool.ask_all([("stats", None)] * workers):
+                shown.merge_counts(part)
+            shown.seconds = time.perf_counter() - start
+            progress(shown)
+    for part in pool.ask_all([("stats", None)] * workers):
+        stats.merge_counts(part)
+    if found is None:
+        return finish(space, stats, None, spec, prefix, [], start)
+    path = [*_path(pool, found.parent), found.event]
+    finding = Finding(found.kind, found.message, tuple(prefix + path), found.differences, found.violations)
+    return finish(space, stats, finding, spec, prefix, path, start)
 
 
 def _path(pool: _Pool, sid: StateId | None) -> list[ControllerEvent]:
