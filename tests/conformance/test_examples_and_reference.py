@@ -27,6 +27,7 @@ from kcspec.conformance.vectors import generate, inputs
 from kcspec.conformance.vectors.model import Level, Vector
 from kcspec.conformance.verdicts import Outcome, Verdict
 from kcspec.spec import tables
+from kcspec.spec.events import BrokerStartup
 from kcspec.spec.vocabulary import PartitionState, ReplicaState
 from rich.console import Console
 
@@ -60,11 +61,15 @@ def node_vectors(request: pytest.FixtureRequest) -> tuple[str, list[Vector]]:
     if shutil.which("node") is None:
         pytest.skip("node is not installed: the Node.js example SUT cannot be run")
     profile: str = request.param
-    cases = list(inputs.election_cases())[::4] + list(inputs.replica_cases(_replica_table(profile)))
+    cases = (
+        list(inputs.election_cases())[::4]
+        + list(inputs.replica_cases(_replica_table(profile)))
+        + list(inputs.partition_cases(tables.PARTITION_VALID_PREVIOUS))
+    )
     return profile, _vectors(profile, cases)
 
 
-def test_node_example_passes_election_and_replica_machine_vectors(
+def test_node_example_passes_election_and_state_machine_vectors(
     node_vectors: tuple[str, list[Vector]],
 ) -> None:
     node = shutil.which("node")
@@ -74,7 +79,12 @@ def test_node_example_passes_election_and_replica_machine_vectors(
     report = runner.run(
         SubprocessAdapter([node, str(NODE_SUT)], timeout=10.0), vectors, profile=profile, level=Level.machines
     )
-    assert set(report.sut.capabilities) >= {"elections", "replica_state_machine", "fault_injection"}
+    assert set(report.sut.capabilities) >= {
+        "elections",
+        "replica_state_machine",
+        "partition_state_machine",
+        "fault_injection",
+    }
     not_passed = [
         (o.id, o.reason, o.differences[:3]) for o in report.outcomes if o.verdict is not Verdict.passed
     ]
@@ -85,6 +95,8 @@ def test_node_example_passes_election_and_replica_machine_vectors(
     assert len(replica) > 400
     for section in ("§4.1", "§4.2", "§4.3", "§4.4", "§4.5", "§4.6", "§4.7", "§3.3", "§3.4"):
         assert any(section in o.sections for o in replica), section
+    partition = [o for o in report.outcomes if ".partition." in o.id]
+    assert len(partition) > 300
 
 
 def test_node_example_refuses_what_it_does_not_implement() -> None:
@@ -102,7 +114,9 @@ def test_node_example_refuses_what_it_does_not_implement() -> None:
         snap = adapter.call(m.Snapshot())
         assert isinstance(snap, m.StateReply) and snap.state == inputs.base_state()
         part = adapter.call(m.PartitionStateChange((inputs.T0,), PartitionState.OfflinePartition))
-        assert isinstance(part, m.ErrorReply) and part.code is m.ErrorCode.unsupported
+        assert isinstance(part, m.StepReply)
+        event = adapter.call(m.Event(BrokerStartup(4)))
+        assert isinstance(event, m.ErrorReply) and event.code is m.ErrorCode.unsupported
     finally:
         adapter.close()
 

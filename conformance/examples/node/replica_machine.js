@@ -557,4 +557,4 @@ function replicaStateChange(state, profile, replicas, target) {
   };
 }
 
-module.exports = { replicaStateChange, withDefaults, REPLICA_STATES };
+module.exports = { replicaStateChange, withDefaults, REPLICA_STATES, Call, ControllerMoved, BEHAVIOUR, topicOf, replicaKey };

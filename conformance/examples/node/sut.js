@@ -1,15 +1,18 @@
 #!/usr/bin/env node
 // An example kcspec conformance SUT for Node.js (plain JavaScript, no dependencies).
 // It speaks protocol v1 (JSON lines on stdin/stdout) and implements the four leader-election
-// strategies of the semantics document (§6) and the replica state machine (§2.1, §2.3, §4, with the
-// request batch of §3.4 and the ZooKeeper faults of §3.3; see replica_machine.js), for both profiles.
+// strategies of the semantics document (§6), the replica state machine (§2.1, §2.3, §4, with the
+// request batch of §3.4 and the ZooKeeper faults of §3.3; see replica_machine.js) and the partition state
+// machine (§5, with leader initialisation and elections in context; see partition_machine.js), for both
+// profiles. Whole controller events (§7, §8) are not implemented: it answers them "unsupported".
 // Run it with:
 //   kcspec conformance run --sut "node conformance/examples/node/sut.js" --level machines
 "use strict";
 
 const { replicaStateChange, withDefaults } = require("./replica_machine.js");
+const { partitionStateChange } = require("./partition_machine.js");
 
-const CAPABILITIES = ["elections", "replica_state_machine", "fault_injection"];
+const CAPABILITIES = ["elections", "replica_state_machine", "partition_state_machine", "fault_injection"];
 const PROFILES = ["kafka-2.8", "kafka-1.1"];
 let profile = "kafka-2.8";
 let state = null; // the loaded ClusterState (canonical JSON form), advanced by every state-machine call
@@ -85,6 +88,18 @@ function handle(req) {
       let step;
       try {
         step = replicaStateChange(state, profile, req.replicas, req.target);
+      } catch (e) {
+        if (e instanceof RangeError) return { type: "error", code: "invalid_input", message: e.message };
+        throw e;
+      }
+      state = step.state;
+      return { type: "step", ...step };
+    }
+    case "partition_state_change": {
+      if (state === null) return { type: "error", code: "no_state", message: "no state loaded" };
+      let step;
+      try {
+        step = partitionStateChange(state, profile, req.partitions, req.target, req.election);
       } catch (e) {
         if (e instanceof RangeError) return { type: "error", code: "invalid_input", message: e.message };
         throw e;
