@@ -101,6 +101,8 @@ class Divergence:
     stderr: str = ""
     failure: str = ""
     """The ``FailureKind`` name when the SUT failed (crashed, hung, ...) instead of answering."""
+    internal: bool = False
+    """The SUT answered with an ``internal`` error (it failed while handling a valid event)."""
 
     @property
     def signature(self) -> Signature:
@@ -111,7 +113,7 @@ class Divergence:
 
     @property
     def verdict(self) -> Verdict:
-        return Verdict.errored if self.failure or not self.differences else Verdict.failed
+        return Verdict.errored if self.failure or self.internal or not self.differences else Verdict.failed
 
 
 @dataclass(frozen=True)
@@ -227,7 +229,10 @@ def run_on_sut(adapter: Adapter, steps: Sequence[Step]) -> SutRun:
                     if isinstance(reply, m.ErrorReply)
                     else "the SUT's reply differs"
                 )
-                div = Divergence(events[: i + 1], i, tuple(diffs), reason, expected[: i + 1])
+                internal = isinstance(reply, m.ErrorReply) and reply.code is m.ErrorCode.internal
+                div = Divergence(
+                    events[: i + 1], i, tuple(diffs), reason, expected[: i + 1], internal=internal
+                )
                 return SutRun(divergence=div)
     except SutFailure as failure:
         at = max(i, 0)

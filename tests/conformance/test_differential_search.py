@@ -218,3 +218,17 @@ def test_signature_paths_drop_concrete_names_but_keep_request_types() -> None:
     assert wide.covers(Signature("BrokerFailure", ("$.a",)))
     assert not wide.covers(Signature("BrokerFailure", ("$.c",)))
     assert not wide.covers(Signature("BrokerBounce", ("$.a",)))
+
+
+class InternalOnBounce(ReferenceSut):
+    def event(self, event: ControllerEvent) -> m.StepReply:
+        if event.kind == "BrokerBounce":
+            raise SutError(m.ErrorCode.internal, "NullPointerException in onBrokerBounce")
+        return super().event(event)
+
+
+def test_an_internal_error_is_an_errored_divergence_with_the_message(tmp_path: Path) -> None:
+    outcomes, _ = _run(InternalOnBounce(), tmp_path, examples=60)
+    assert [o.verdict for o in outcomes] == [Verdict.errored], outcomes
+    assert "NullPointerException in onBrokerBounce" in outcomes[0].reason
+    assert '"event": "BrokerBounce"' in outcomes[0].reason
