@@ -75,3 +75,31 @@ def test_interrupted_run_exits_128_plus_signal_and_leaves_nothing(
         assert proc.returncode == 128 + sig, f"exit {proc.returncode} after {sig.name}:\n{text[-2000:]}"
         assert "Traceback" not in text, text[-2000:]
     assert not left_running(sut_pids), "the SUT is still running"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_interrupting_a_hanging_in_process_sut_exits_128_plus_signal(
+    tmp_path: Path, sig: signal.Signals
+) -> None:
+    pids = tmp_path / "pids"
+    args = [
+        "conformance",
+        "run",
+        "--adapter",
+        "tests.conformance.fakes.inprocess_fakes:HangingSut",
+        "--level",
+        "elections",
+    ]
+    with _kcspec(args, pids) as proc:
+        _wait_for_sut(proc, pids, 1)  # kcspec's own pid: the SUT hangs inside it
+        if sig is signal.SIGINT:
+            os.killpg(proc.pid, sig)
+        else:
+            os.kill(proc.pid, sig)
+        try:
+            _, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"kcspec did not stop within 30 s of {sig.name}") from None
+        text = err.decode()
+        assert proc.returncode == 128 + sig, f"exit {proc.returncode} after {sig.name}:\n{text[-2000:]}"
+        assert "Traceback" not in text and "errored" not in text, text[-2000:]

@@ -82,3 +82,19 @@ class BrokenConstructorSut(ControllerSut):
 
     def __init__(self) -> None:
         raise RuntimeError("cannot connect to the controller under test")
+
+
+class HangingSut(_Elections):
+    """Hangs on its second election (records its pid first, for the interrupt tests)."""
+
+    name = "hanging"
+
+    def misbehave(self) -> None:
+        import os
+        import time
+
+        pids = os.environ.get("FAKE_SUT_PIDS")
+        if pids:
+            with open(pids, "a") as f:
+                f.write(f"{os.getpid()}\n")
+        time.sleep(3600)
