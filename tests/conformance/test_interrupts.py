@@ -103,3 +103,31 @@ def test_interrupting_a_hanging_in_process_sut_exits_128_plus_signal(
         text = err.decode()
         assert proc.returncode == 128 + sig, f"exit {proc.returncode} after {sig.name}:\n{text[-2000:]}"
         assert "Traceback" not in text and "errored" not in text, text[-2000:]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_interrupted_differential_exits_128_plus_signal_and_leaves_nothing(
+    tmp_path: Path, sig: signal.Signals, sut_pids: Path
+) -> None:
+    from kcspec.conformance.vectors import files
+
+    from tests.conformance.test_runner_robustness import sample_vectors
+
+    files.export(sample_vectors()[:2], tmp_path / "vectors")
+    sut = shlex.join([sys.executable, str(FAKE), "hang_events"])
+    args = ["conformance", "run", "--sut", sut, "--vectors", str(tmp_path / "vectors"), "--differential", "5"]
+    args += ["--timeout", "120", "--trace-dir", str(tmp_path / "traces")]
+    with _kcspec(args, sut_pids) as proc:
+        _wait_for_sut(proc, sut_pids, 2)  # the vectors' session, then the differential's
+        if sig is signal.SIGINT:
+            os.killpg(proc.pid, sig)
+        else:
+            os.kill(proc.pid, sig)
+        try:
+            _, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"kcspec did not stop within 30 s of {sig.name}") from None
+        text = err.decode()
+        assert proc.returncode == 128 + sig, f"exit {proc.returncode} after {sig.name}:\n{text[-2000:]}"
+        assert "Traceback" not in text, text[-2000:]
+    assert not left_running(sut_pids), "the SUT is still running"

@@ -9,7 +9,8 @@ UTF-8 on stderr), no_capabilities (declare no capability at all; otherwise like 
 (declare controller_events too; crash at the first event, and from then on fail to start: the file named
 by ``FAKE_SUT_MARKER`` records the crash), daemon (start a grandchild detached from the SUT's pipes, then
 exit 0 mid-run like exit), surrogate (answer with an internal error whose message holds a lone surrogate,
-``\\ud800``: valid JSON, but not text that can be written as UTF-8).
+``\\ud800``: valid JSON, but not text that can be written as UTF-8), hang_events (declare
+controller_events too; hang at the first event).
 
 If the environment variable ``FAKE_SUT_PIDS`` names a file, the fake appends its pid (and the pid of any
 grandchild it starts) to it, one per line, so that tests can check nothing is left running.
@@ -69,6 +70,7 @@ for line in sys.stdin:
                 "capabilities": {
                     "no_capabilities": [],
                     "crash_for_good": ["elections", "controller_events"],
+                    "hang_events": ["elections", "controller_events"],
                 }.get(mode, ["elections"]),
             },
         )
@@ -82,7 +84,9 @@ for line in sys.stdin:
                 f.write("crashed\n")
         sys.stderr.write("fake: crashed at the first event\n")
         sys.exit(3)
-    if answered >= good and mode not in ("none", "no_capabilities", "crash_for_good"):
+    if mode == "hang_events" and kind == "event":
+        time.sleep(3600)
+    if answered >= good and mode not in ("none", "no_capabilities", "crash_for_good", "hang_events"):
         if mode == "crash":
             sys.stderr.write("fake: simulated crash while handling request\n")
             sys.stderr.flush()
