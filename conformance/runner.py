@@ -6,6 +6,17 @@ compared with ``kcspec.conformance.reply_diff``. A misbehaving SUT gives that ve
 verdict with the failure and the SUT's stderr; the runner restarts the session and goes on. If the
 SUT cannot be (re)started ``MAX_RESTART_FAILURES`` times in a row, the remaining vectors are
 "skipped" with that reason and the run stops cleanly. A time budget works the same way.
+
+What the runner promises, whatever the SUT does (each tested with a fake SUT in tests/conformance):
+
+* it never crashes: a reply that is not a protocol message — including JSON nested deeper than 64 levels,
+  a number literal longer than 100 characters or a lone surrogate escape (``kcspec.spec.bounded_json``) —
+  and any exception of an in-process SUT, ``SystemExit`` included, is an errored verdict; values of the
+  wrong types from an in-process SUT too; an unexpected exception in kcspec itself exits 3, never 1;
+* it never lies: a run in which no vector ran is not a pass (``RunReport.exit_code`` is 2, with the
+  reason); the reports are written whatever bytes the SUT sent (JUnit XML stays well-formed);
+* it leaves nothing behind: a subprocess SUT runs in its own process group, killed whole on a timeout,
+  when the SUT exits, at the end of the session and when ``kcspec`` is interrupted (exit 130 / 143).
 """
 
 from __future__ import annotations
