@@ -48,7 +48,13 @@ def print_report(report: RunReport, console: Console, *, max_details: int = 10) 
     rate = report.exchanges / report.seconds if report.seconds > 0 else 0.0
     if report.nothing_ran():
         console.print(f"[bold red]NOTHING RAN[/bold red]: {report.nothing_ran()}", highlight=False)
-    verdict = "[bold green]PASS[/bold green]" if report.ok else "[bold red]FAIL[/bold red]"
+    verdict = (
+        "[bold green]PASS[/bold green]"
+        if report.ok
+        else "[bold red]FAIL[/bold red]"
+        if report.diverged
+        else "[bold red]NOTHING RAN[/bold red]"
+    )
     console.print(
         f"{verdict}: {len(report.outcomes)} vectors in {report.seconds:.2f} s "
         f"({report.exchanges} exchanges, {rate:.0f}/s)"

@@ -111,7 +111,7 @@ def test_no_capabilities_is_not_a_pass(tmp_path: Path) -> None:
     )
     assert code == 2, text
     assert "NOTHING RAN" in text and "no vector ran" in text and "capabilities none" in text
-    assert "PASS" not in text
+    assert "PASS" not in text and "FAIL" not in text
 
 
 def test_no_capabilities_through_the_subprocess_path(election_vectors: list[Vector], sut_pids: Path) -> None:
