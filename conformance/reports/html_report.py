@@ -86,7 +86,7 @@ def render(report: RunReport) -> str:
     )
     sut = report.sut
     title = f"kcspec conformance — {sut.name} {sut.version} — {report.profile}"
-    verdict = "PASS" if report.ok else "FAIL"
+    verdict = "PASS" if report.ok else "FAIL" if report.diverged else "NOTHING RAN"
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{_e(title)}</title><style>{CSS}</style></head><body>
 <h1>{_e(title)}: <span style="color:{COLOURS[Verdict.passed] if report.ok else COLOURS[Verdict.failed]}">{verdict}</span></h1>
@@ -94,6 +94,7 @@ def render(report: RunReport) -> str:
 capabilities {_e(", ".join(sut.capabilities) or "none")}. Level {_e(report.level)};
 {len(report.outcomes)} vectors in {report.seconds:.2f} s, {report.exchanges} exchanges.</p>
 {"".join(f"<p><b>note:</b> {_e(n)}</p>" for n in report.notes)}
+{f"<p><b>{_e(report.nothing_ran())}</b></p>" if report.nothing_ran() else ""}
 <table><tr>{heads}</tr><tr>{"".join(f"<td>{counts[v]}</td>" for v in Verdict)}</tr></table>
 <h2>Coverage by section of the semantics document</h2>
 <table><tr><th>section</th><th>verdicts</th>{heads}</tr>{section_rows}</table>

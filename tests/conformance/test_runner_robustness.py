@@ -18,7 +18,7 @@ from kcspec.conformance import runner
 from kcspec.conformance.adapters.inprocess import InProcessAdapter
 from kcspec.conformance.adapters.subprocess_adapter import SubprocessAdapter
 from kcspec.conformance.protocol import messages as m
-from kcspec.conformance.reports import json_report, junit
+from kcspec.conformance.reports import html_report, json_report, junit
 from kcspec.conformance.vectors import generate, inputs
 from kcspec.conformance.vectors.model import Level, Vector
 from kcspec.conformance.verdicts import Outcome, RunReport, SutInfo, Verdict
@@ -121,6 +121,8 @@ def test_no_capabilities_through_the_subprocess_path(election_vectors: list[Vect
     assert not report.ok and report.exit_code() == 2
     assert "no vector ran" in report.nothing_ran()
     assert json.loads(json_report.render(report))["passed"] is False
+    page = html_report.render(report)
+    assert "NOTHING RAN" in page and "no vector ran" in page and "PASS" not in page
 
 
 def test_junit_is_well_formed_for_ansi_nul_and_invalid_utf8(
