@@ -38,6 +38,7 @@ def _fail(message: str) -> None:
 def _load_adapter(sut: str | None, adapter: str | None, timeout: float, max_line: int) -> Adapter:
     from kcspec.conformance.adapters.inprocess import ControllerSut, InProcessAdapter
     from kcspec.conformance.adapters.subprocess_adapter import SubprocessAdapter
+    from kcspec.model.interrupts import Terminated
 
     if (sut is None) == (adapter is None):
         _fail('give exactly one of --sut "CMD ARGS" or --adapter module:Class')
@@ -54,6 +55,10 @@ def _load_adapter(sut: str | None, adapter: str | None, timeout: float, max_line
         module = importlib.import_module(module_name)
     except ImportError as exc:
         _fail(f"--adapter: cannot import {module_name!r}: {exc}")
+    except (KeyboardInterrupt, Terminated):
+        raise
+    except BaseException as exc:  # the module's own code failed, sys.exit() included: not kcspec's exit
+        _fail(f"--adapter: importing {module_name!r} raised {type(exc).__name__}: {exc}")
     cls = getattr(module, class_name, None)
     if not (isinstance(cls, type) and issubclass(cls, ControllerSut)):
         _fail(
@@ -62,7 +67,9 @@ def _load_adapter(sut: str | None, adapter: str | None, timeout: float, max_line
     assert isinstance(cls, type)
     try:
         instance = cls()
-    except Exception as exc:  # the SUT's own constructor: its failure, reported as such
+    except (KeyboardInterrupt, Terminated):
+        raise
+    except BaseException as exc:  # the SUT's own constructor (sys.exit() included): its failure, reported
         _fail(f"--adapter: {adapter}() raised {type(exc).__name__}: {exc}")
     return InProcessAdapter(instance)
 

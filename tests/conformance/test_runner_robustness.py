@@ -204,6 +204,11 @@ def test_an_in_process_sut_whose_constructor_raises_is_a_usage_error() -> None:
     )
     assert code == 2, text
     assert "BrokenConstructorSut() raised RuntimeError: cannot connect" in text
+    code, text = _cli(
+        ["conformance", "run", "--adapter", f"{FAKES_MODULE}:ExitingConstructorSut", "--level", "elections"]
+    )
+    assert code == 2, text
+    assert "ExitingConstructorSut() raised SystemExit" in text
 
 
 def test_reports_are_written_whatever_the_sut_answers(

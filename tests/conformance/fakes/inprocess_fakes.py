@@ -84,6 +84,13 @@ class BrokenConstructorSut(ControllerSut):
         raise RuntimeError("cannot connect to the controller under test")
 
 
+class ExitingConstructorSut(ControllerSut):
+    """Its constructor calls ``sys.exit(0)``."""
+
+    def __init__(self) -> None:
+        sys.exit(0)
+
+
 class HangingSut(_Elections):
     """Hangs on its second election (records its pid first, for the interrupt tests)."""
 
