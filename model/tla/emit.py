@@ -32,6 +32,7 @@ from kcspec.model.tla.layout import (
     vstack,
 )
 from kcspec.model.tla.order import OrderError, Orders
+from kcspec.model.tla.share import share
 from kcspec.model.tla.types import T
 from kcspec.model.tla.values import value_block
 from kcspec.spec import lang as L
@@ -98,6 +99,8 @@ class Procedures:
         self.names: dict[int, tuple[str, T]] = {}
         self.definitions: list[tuple[str, Block]] = []
         self._in_progress: set[int] = set()
+        self.rule_names: dict[tuple[object, ...], str] = {}
+        """Rule operators by their text, so that equal rules (built once per action) share one operator."""
         self.kinds = KindChecker()
         """The module's static kind check (``kinds``): every emitter of the module reports to it."""
 
@@ -110,6 +113,49 @@ class Procedures:
             n += 1
             name = f"{base}{n}"
         return name
+
+    def rule_operator(self, e: L.Rule, caller: Emitter) -> Out:
+        """A rule of the spec (a named step citing its section) as an operator of its own, called in place.
+
+        Its parameters are the names the rule reads from the caller's scope (module-level names such as ``s``
+        and the constants are visible anyway), in the order the rule first reads them. Each operator is
+        short, starts at the left margin and cites its section; rules built by the same spec function for
+        several actions have the same text and become one operator."""
+        origin = f"{e.name} ({e.section})"
+        em = Emitter({}, set(self.base), caller.orders, self)
+        em.operator = e.name
+        args: list[str] = []
+        params: list[str] = []
+        for v in _first_use(e.body):
+            caller.rules.append(origin)
+            try:
+                tla, t = caller.lookup(v)
+            finally:
+                caller.rules.pop()
+            if tla in self.base:
+                em.free[v] = (tla, t)
+                continue
+            name = em.fresh(re.sub(r"_\d+$", "", v.rsplit(".", 1)[-1]))
+            em.free[v] = (name, t)
+            params.append(name)
+            args.append(tla)
+        em.rules.append(origin)
+        body = em.emit(e.body)
+        key = (e.name, e.section, tuple(params), tuple(line.text for line in body.block))
+        name = self.rule_names.get(key)
+        if name is None:
+            name = self.operator_name(
+                L.Def(e.name, e.section, (), e.body), self.base | self.op_names | caller.reserved
+            )
+            self.op_names.add(name)
+            self.rule_names[key] = name
+            head = f"{name}({', '.join(params)}) ==" if params else f"{name} =="
+            comment = f"(* {e.section} {e.name} *)"
+            block = tag(vstack(text(comment), text(head), indent(body.block, 4)), origin)
+            self.definitions.append((name, block))
+        if not args:
+            return Out(text(name), ATOM, body.type)
+        return Out(seq_items(f"{name}(", [text(a) for a in args], ")"), ATOM, body.type)
 
     def define(self, d: L.Def, arg_types: list[T], caller: Emitter) -> tuple[str, T]:
         key = id(d)
@@ -129,7 +175,7 @@ class Procedures:
             params.append(tla)
         origin = f"{d.name} ({d.section})"
         em.rules.append(origin)
-        body = em.emit(d.body)
+        body = em.emit(share(d.body))
         head = f"{name}({', '.join(params)}) ==" if params else f"{name} =="
         statics = ", ".join(f"{k}={v}" for k, v in d.static)
         comment = f"(* {d.section} {d.name}" + (f" [{statics}]" if statics else "") + " *)"
@@ -160,6 +206,8 @@ class Emitter:
         self.rules: list[str] = []
         self.operator = "<module>"
         """The top-level definition being emitted, for the kind check's messages."""
+        self.inline_rules: set[str] = set()
+        """Rules written in place (an action's own top rule) rather than as operators of their own."""
 
     # ------------------------------------------------------------------ names and scope
     def where(self) -> str:
@@ -624,6 +672,8 @@ class Emitter:
             return Out(
                 self._bind_block(head, value, close="]"), ATOM, ty.map_of(ty.elem(keys.type), value.type)
             )
+        if isinstance(e, L.Rule) and e.name not in self.inline_rules:
+            return self.procedures.rule_operator(e, self)
         if isinstance(e, L.Rule):
             self.rules.append(f"{e.name} ({e.section})")
             try:
@@ -640,6 +690,26 @@ class Emitter:
                 return Out(text(name), ATOM, t)
             return Out(seq_items(f"{name}(", [a.block for a in args], ")"), ATOM, t)
         raise self.fail(f"no TLA+ translation for {type(e).__name__}")
+
+
+def _first_use(e: L.Expr) -> list[str]:
+    """The free names of ``e`` in the order a left-to-right reading first meets them."""
+    free = L.free_vars(e)
+    seen: list[str] = []
+    visited: set[int] = set()
+    stack = [e]
+    while stack and len(seen) < len(free):
+        node = stack.pop()
+        if id(node) in visited:
+            continue
+        visited.add(id(node))
+        if isinstance(node, L.Var):
+            if node.name in free and node.name not in seen:
+                seen.append(node.name)
+            continue
+        kids = list(node.args) if isinstance(node, L.Call) else list(L.children(node))
+        stack.extend(reversed(kids))
+    return seen
 
 
 def _excerpt(o: Out) -> str:

@@ -39,6 +39,9 @@ def width(b: Block) -> int:
     return max(len(line.text) for line in b)
 
 
+MAX_LINE = 120
+"""The longest line the generated module should have; a part that would overrun it starts on the next line."""
+
 HANG_LIMIT = 40
 """A multi-line part that would hang after more than this much text starts on the next line instead."""
 
@@ -54,14 +57,25 @@ def concat(*parts: Block) -> Block:
     for part in parts[1:]:
         last = out[-1]
         lead = len(last.text) - len(last.text.lstrip(" "))
-        if len(part) > 1 and len(last.text) - lead > HANG_LIMIT:
-            out[-1] = Line(last.text.rstrip(), last.origin)
-            out.extend(Line(" " * (lead + 4) + line.text, line.origin) for line in part)
-            continue
+        long = len(last.text) + width(part) > MAX_LINE and len(last.text.strip()) > 0
+        if (len(part) > 1 and len(last.text) - lead > HANG_LIMIT) or long:
+            # on the next lines: right of every bullet of the line it continues (TLA+ ends a /\ or \/ list
+            # at the first token left of or at its bullet's column)
+            col = max(lead + 4, _last_bullet(last.text) + 3)
+            if col < len(last.text):
+                out[-1] = Line(last.text.rstrip(), last.origin)
+                out.extend(Line(" " * col + line.text, line.origin) for line in part)
+                continue
         col = len(last.text)
         out[-1] = Line(last.text + part[0].text, part[0].origin or last.origin)
         out.extend(Line(" " * col + line.text, line.origin) for line in part[1:])
     return tuple(out)
+
+
+def _last_bullet(line: str) -> int:
+    """The column of the last ``/\\`` or ``\\/`` on ``line`` (-1 if none): a bullet, or a conjunction written
+    inline (treated as a bullet, which only moves a continuation further right)."""
+    return max(line.rfind("/\\"), line.rfind("\\/"))
 
 
 def indent(b: Block, n: int) -> Block:

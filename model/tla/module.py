@@ -26,6 +26,7 @@ from kcspec.model.tla.kinds import KindChecker, KindError
 from kcspec.model.tla.layout import Block, Line, concat, indent, text, vstack
 from kcspec.model.tla.order import Orders
 from kcspec.model.tla.prelude import PRELUDE, PRELUDE_NAMES
+from kcspec.model.tla.share import share
 from kcspec.model.tla.values import NONE_TEXT, value_block
 from kcspec.spec.lang import Action, Invariant, Param
 from kcspec.spec.profiles import Profile
@@ -163,10 +164,11 @@ class _Builder:
         free = {"s": ("s", self.state_t), **{p.name: (p.name, ty.from_hint(p.type)) for p in a.params}}
         em = self.emitter(free)
         em.operator = a.name
+        em.inline_rules.add(a.name)
         em.rules.append(f"{a.name} ({a.section})")
-        guard = em.emit(a.guard)
+        guard = em.emit(share(a.guard))
         w = em.fresh("w")
-        effect = em.emit(a.effect)
+        effect = em.emit(share(a.effect))
         updates = [text(f"{v}' = {w}.state.{v}") for v in STATE_VARS]
         for inv in step_invariants:
             updates.append(
@@ -206,7 +208,7 @@ class _Builder:
         em = self.emitter(free)
         em.operator = head.split("(")[0].split(" ")[0]
         em.rules.append(f"{inv.name} ({inv.section})")
-        body = em.emit(inv.expr)
+        body = em.emit(share(inv.expr))
         origin = f"{inv.name} ({inv.section})"
         block = vstack(
             _comment([f"{inv.section} {inv.name}", *_doc_lines(inv.doc)]),
