@@ -89,7 +89,11 @@ def test_lines_map_back_to_rules() -> None:
     n = next(i for i, line in enumerate(lines, 1) if "MapPut(s.zk.brokers, broker_id" in line)
     origin = m.origin(n)
     # a rule of the spec is an operator of its own, called by the action
-    assert origin is not None and origin.definition == "RegisterBroker" and origin.rule == "registerBroker (§7.2)"
+    assert (
+        origin is not None
+        and origin.definition == "RegisterBroker"
+        and origin.rule == "registerBroker (§7.2)"
+    )
     action = lines[lines.index("BrokerStartup(broker_id) ==") :]
     assert any("RegisterBroker(broker_id)" in line for line in action[: action.index("")])
     guard = next(i for i, line in enumerate(lines, 1) if "broker_id >= 0" in line)
