@@ -428,10 +428,8 @@ def run_differential(
         f"differential: {examples} sequences, seed {seed} (re-run with --seed {seed})", highlight=False
     )
     search = Search(adapter, ref, profile, deadline, undeclared_kinds(hello.capabilities))
-    setup_kinds = {e.kind for e in bootstrap_events(profile)}
-    rng = random.Random(seed)
     try:
-        _search(search, rng, examples, setup_kinds, console)
+        find_divergences(search, examples, seed, console)
     finally:
         adapter.close()
     outcomes, notes = _report(search, examples, seed, trace_dir, known, console, started)
@@ -444,6 +442,13 @@ def run_differential(
     elif not outcomes:
         outcomes = [single(Verdict.passed, f"no divergence in {search.sequences} sequences")]
     return outcomes, notes
+
+
+def find_divergences(search: Search, examples: int, seed: int, console: Console) -> None:
+    """Run up to ``examples`` random sequences (seed ``seed``) in ``search`` (its session open), recording and
+    shrinking every new signature; stops at the search's deadline or when the SUT cannot go on."""
+    setup_kinds = {e.kind for e in bootstrap_events(search.profile)}
+    _search(search, random.Random(seed), examples, setup_kinds, console)
 
 
 def _search(

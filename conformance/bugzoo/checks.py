@@ -26,7 +26,6 @@ mutant and is not part of the ladder. Every check gets what is left of the mutan
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -450,59 +449,39 @@ def check_differential(mutant: Mutant, cfg: LadderConfig, deadline: float) -> tu
 
 
 def _differential(mutant: Mutant, cfg: LadderConfig, deadline: float) -> Detection | None:
-    from hypothesis import HealthCheck, Phase, find, settings
-    from hypothesis import strategies as st
-    from hypothesis.errors import NoSuchExample
+    """The conformance suite's differential search (``differential.find_divergences``) against the mutant, up to
+    the deadline; the first divergence that the mutant alone reproduces is the detection."""
+    import io
+
     from kcspec.conformance.adapters.inprocess import InProcessAdapter
-    from kcspec.conformance.differential import MAX_STEPS, compare_run, events_for
-    from kcspec.conformance.explore.config import FAULT_KINDS, ExploreConfig
-    from kcspec.conformance.explore.events import bootstrap
+    from kcspec.conformance.differential import Search, bootstrap_events, find_divergences
+    from kcspec.conformance.protocol import messages as m
+    from rich.console import Console
 
     profile = mutant.profile
-    oracle = ReferenceSut()
     adapter = InProcessAdapter(MutantSut(mutant))
     adapter.start()
-    from kcspec.conformance.protocol import messages as m
-
     adapter.call(m.Hello(m.PROTOCOL_VERSION, profile))
-
-    def diverges(choices: list[int]) -> bool:
-        if time.perf_counter() > deadline:
-            return False
-        return compare_run(adapter, events_for(choices, profile, oracle), profile) is not None
-
+    until = time.monotonic() + max(0.0, deadline - time.perf_counter())
+    search = Search(adapter, ReferenceSut(), profile, until, {})
     try:
-        minimal = find(
-            st.lists(st.integers(0, 1 << 16), max_size=MAX_STEPS),
-            diverges,
-            settings=settings(
-                max_examples=cfg.differential_examples,
-                database=None,
-                deadline=None,
-                phases=[Phase.generate, Phase.shrink],
-                suppress_health_check=list(HealthCheck),
-            ),
-            random=random.Random(cfg.seed),
-        )
-    except NoSuchExample:
-        return None
-    div = compare_run(adapter, events_for(minimal, profile, oracle), profile)
-    if div is None or not confirmed(mutant, tuple(div.events)):
-        return None
-    setup = len(
-        bootstrap(
-            ExploreConfig(
-                profile=profile, brokers=3, topics=1, partitions=2, rf=2, faults=frozenset(FAULT_KINDS)
+        find_divergences(search, cfg.differential_examples, cfg.seed, Console(file=io.StringIO()))
+    finally:
+        adapter.close()
+    setup_kinds = {e.kind for e in bootstrap_events(profile)}
+    for found in search.found.values():
+        div = found.divergence
+        if confirmed(mutant, tuple(div.events)):
+            # the set-up is the leading run of set-up events (shrinking may have removed some of them)
+            setup = next((i for i, e in enumerate(div.events) if e.kind not in setup_kinds), len(div.events))
+            return Detection(
+                "differential",
+                f"seed {cfg.seed}",
+                div.reason,
+                div.events,
+                min(setup, len(div.events) - 1),
             )
-        )
-    )
-    return Detection(
-        "differential",
-        f"seed {cfg.seed}",
-        div.reason,
-        div.events,
-        min(setup, len(div.events) - 1),
-    )
+    return None
 
 
 # ------------------------------------------------------------------------------------------ the ladder
