@@ -168,3 +168,18 @@ def test_cli_differential_below_the_controller_level_is_a_usage_error(tmp_path: 
     )
     assert result.returncode == 2
     assert "--differential" in result.stderr and "--level controller" in result.stderr
+
+
+def test_cli_a_clean_sut_with_a_known_file_passes_and_a_stale_vector_entry_fails(tmp_path: Path) -> None:
+    reference = "kcspec.conformance.reference_sut:ReferenceSut"
+    vector = "kafka-2.8.elect.offline.isr-1.live-2_3.down-none.allow-0.unclean-0"
+    signature_only = _file(tmp_path, _doc({"signature": SIG, "reason": "we announce dead brokers late"}))
+    args = ("conformance", "run", "--adapter", reference, "--differential", "30")
+    clean = _cli(*args, "--known", str(signature_only), cwd=tmp_path)
+    assert clean.returncode == 0, clean.stdout[-3000:] + clean.stderr[-3000:]
+    assert "known deviation not seen in this run" in " ".join(clean.stdout.split())
+    stale_file = tmp_path / "stale.json"
+    stale_file.write_text(json.dumps(_doc({"vector": vector, "reason": "fixed since"})))
+    stale = _cli(*args, "--known", str(stale_file), cwd=tmp_path)
+    assert stale.returncode == 1, stale.stdout[-3000:] + stale.stderr[-3000:]
+    assert "stale known deviation" in " ".join(stale.stdout.split())
