@@ -19,16 +19,28 @@ copy's controller and with that line's timestamp and controller prefix:
 The benchmark then asserts that the audit found exactly the injected violations (rule, file and line) and
 exactly the injected quarantined lines; a walk whose own history the audit flags fails the benchmark.
 Nothing of the corpus is collected to the driver beyond aggregates and samples.
+
+Side by side, in the same run and on the same corpus (the default), three figures, each with its wall and
+CPU seconds: **the audit** (Spark's start-up + ``run_audit``), **Spark's own floor** (the same start-up +
+read + parse with the JVM reader + one shuffle and sort of the records by partition, to a no-op sink) and
+**a single-process Python pass** (read every file, one regular expression per line, records grouped by
+partition and each group sorted by timestamp). The ratio audit / floor is the figure the target is about
+(≤ 1.5 at 10 M lines). ``--end-to-end N`` also times ``kcspec audit`` run as a command on a fresh corpus of
+about N lines (``kcspec simulate --emit-logs``), start-up of its JVM included (target ≤ 10 s at 10,000).
+The machine may be shared: the load average is printed with every figure.
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
+import re
 import resource
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -37,7 +49,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from kcspec.conformance.audit import jvm_parser
+from kcspec.conformance.audit import jvm_parser, report
 from kcspec.conformance.audit.pipeline import run_audit
 from kcspec.conformance.audit.session import make_session
 from kcspec.conformance.audit.spark_job import expand_inputs
@@ -217,6 +229,141 @@ def ceiling(spark: Any, corpus: Path, note: Callable[[str], None]) -> None:
     shutil.rmtree(corpus.parent / "ceiling.parquet", ignore_errors=True)
 
 
+RECORD = re.compile(
+    r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\] \w+ .*?(?:partition |for partition )"
+    r"(?:\[)?([A-Za-z0-9._-]+?)[-,](\d+)"
+)
+"""The Python pass's one regular expression: timestamp, topic and partition of a record that names one."""
+
+
+def python_pass(files: tuple[str, ...]) -> tuple[int, int, int]:
+    """One process, no Spark: every line of ``files`` read and matched once against ``RECORD``, the matches
+    grouped by partition and each group sorted by (timestamp, file, line). ``(lines, records, partitions)``."""
+    groups: dict[tuple[str, str], list[tuple[str, int, int]]] = {}
+    lines = records = 0
+    for fid, name in enumerate(files):
+        opener: Any = gzip.open if name.endswith(".gz") else open
+        with opener(name, "rt", encoding="utf-8", errors="replace") as f:
+            for n, text in enumerate(f, start=1):
+                lines += 1
+                m = RECORD.match(text)
+                if m is not None:
+                    records += 1
+                    groups.setdefault((m[2], m[3]), []).append((m[1], fid, n))
+    for g in groups.values():
+        g.sort()
+    return lines, records, len(groups)
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One measured thing: wall seconds, CPU seconds (JVM and this process), lines."""
+
+    what: str
+    seconds: float
+    cpu: float
+    lines: int
+
+    def row(self) -> str:
+        rate = self.lines / self.seconds if self.seconds else 0.0
+        return f"| {self.what} | {self.seconds:.1f} | {self.cpu:.1f} | {rate:,.0f} |"
+
+
+def floor(spark: Any, corpus: Path) -> None:
+    """Spark's own floor on ``corpus``: read + parse (the JVM reader, as the audit) + one shuffle and sort of
+    the records by partition, to a no-op sink."""
+    from kcspec.conformance.audit import pipeline
+
+    files = expand_inputs([str(corpus)]).kafka_logs
+    stored = pipeline.ceiling_variants(spark, files)["the stored parse (JVM reader)"]
+    stored.where(F.col("status") == "record").select(
+        "fid",
+        "line",
+        "ts",
+        "kind",
+        "topic",
+        "partition",
+        "replica",
+        "controller_epoch",
+        "from_state",
+        "to_state",
+    ).repartition("topic", "partition").sortWithinPartitions(
+        "topic", "partition", "ts", "fid", "line"
+    ).write.format("noop").mode("overwrite").save()
+
+
+def self_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def end_to_end(root: Path, lines: int, master: str, seed: int) -> Figure:
+    """``kcspec audit`` as a command (its own JVM) on a simulated cluster of about ``lines`` lines."""
+    kcspec = str(Path(sys.executable).with_name("kcspec"))
+    logs = root / "e2e-logs"
+    events = max(10, lines // 15)
+    while True:
+        shutil.rmtree(logs, ignore_errors=True)
+        subprocess.run(
+            [
+                kcspec,
+                "simulate",
+                "--emit-logs",
+                str(logs),
+                "--brokers",
+                "5",
+                "--partitions",
+                "8",
+                "--events",
+                str(events),
+                "--seed",
+                str(seed),
+            ],
+            check=True,
+            capture_output=True,
+        )
+        n = sum(len(p.read_text().splitlines()) for p in logs.rglob("*.log"))
+        if n >= lines or events > 100 * lines:
+            break
+        events = int(events * lines / max(n, 1) * 1.05) + 1
+    out = root / "e2e-out"
+    shutil.rmtree(out, ignore_errors=True)
+    t = time.monotonic()
+    proc = subprocess.Popen(
+        [kcspec, "audit", str(logs), "--out", str(out), "--master", master],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    seen: dict[int, float] = {}  # CPU seconds of the command and every process under it (its JVM), sampled
+    while proc.poll() is None:
+        for pid in descendants(proc.pid):
+            seen[pid] = max(seen.get(pid, 0.0), cpu_seconds(pid))
+        time.sleep(0.2)
+    dt = time.monotonic() - t
+    output = proc.stdout.read() if proc.stdout is not None else ""
+    if proc.returncode != 0:
+        raise SystemExit(f"kcspec audit exited {proc.returncode} on a clean corpus:\n{output[-2000:]}")
+    return Figure(f"`kcspec audit` end to end, {n:,} lines (own JVM)", dt, sum(seen.values()), n)
+
+
+def descendants(root: int) -> list[int]:
+    """``root`` and every process below it (from ``/proc``)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo += children.get(pid, [])
+    return found
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--lines", type=int, default=1_000_000, help="corpus size (rounded up to whole copies)")
@@ -234,6 +381,13 @@ def main() -> None:
     )
     ap.add_argument(
         "--reuse", action="store_true", help="with --keep: audit the corpus already there (same arguments)"
+    )
+    ap.add_argument(
+        "--end-to-end",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also time `kcspec audit` as a command on a simulated cluster of about N lines (e.g. 10000)",
     )
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="kcspec-audit-bench-") as tmp:
@@ -281,7 +435,38 @@ def main() -> None:
             )
             return
 
-        s = run_audit(spark, expand_inputs([str(corpus)]), out, KAFKA_2_8, step)
+        startup = time.monotonic() - t_start
+        startup_cpu = cpu_seconds(jvm_pid)
+        figures: list[Figure] = []
+        load = [os.getloadavg()[0]]
+
+        def measure(what: str, run: Callable[[], object], with_startup: bool = True) -> object:
+            t, c, p = time.monotonic(), cpu_seconds(jvm_pid), self_cpu()
+            result = run()
+            dt = time.monotonic() - t + (startup if with_startup else 0.0)
+            cpu = cpu_seconds(jvm_pid) - c + self_cpu() - p + (startup_cpu if with_startup else 0.0)
+            figures.append(Figure(what, dt, cpu, lines))
+            load.append(os.getloadavg()[0])
+            print(f"  {what}: {dt:.1f}s, CPU {cpu:.1f}s; {machine_note()}", flush=True)
+            return result
+
+        measure(
+            "Spark's floor: start-up + read + parse + one sort by partition", lambda: floor(spark, corpus)
+        )
+        files = expand_inputs([str(corpus)]).kafka_logs
+        counted = measure(
+            "single-process Python pass (one regex per line, grouped by partition)",
+            lambda: python_pass(files),
+            with_startup=False,
+        )
+        print(f"  Python pass: {counted}", flush=True)
+        # the copies are unrelated clusters (their epochs restart): one history per directory
+        t1, c1 = time.monotonic(), cpu_seconds(jvm_pid)
+        s = measure(
+            "the audit: start-up + run_audit",
+            lambda: run_audit(spark, expand_inputs([str(corpus)]), out, KAFKA_2_8, step, "dir"),
+        )
+        assert isinstance(s, report.Summary)
         dt = time.monotonic() - t1
         cpu = cpu_seconds(jvm_pid) - c1
         print(
@@ -308,6 +493,18 @@ def main() -> None:
         assert found == expected.violations, sorted(found ^ expected.violations)[:10]
         assert quarantined == expected.quarantined, sorted(quarantined ^ expected.quarantined)[:10]
         print(f"found exactly the {len(found)} injected violations and {len(quarantined)} quarantined lines")
+        if args.end_to_end:
+            figures.append(end_to_end(root, args.end_to_end, args.master, args.seed))
+            load.append(os.getloadavg()[0])
+        floor_s = figures[0].seconds
+        print(f"\nside by side, {lines:,} lines, master {args.master}, seed {args.seed}, {machine_note()}")
+        print(
+            f"load average (1 min) during the run: {min(load):.2f}-{max(load):.2f}; CPU = JVM + this process"
+        )
+        print("| what | wall s | CPU s | lines/s |\n|---|---:|---:|---:|")
+        for f in figures:
+            print(f.row())
+        print(f"audit / Spark's floor = {figures[2].seconds / floor_s:.2f} (target <= 1.5 at 10 M lines)")
 
 
 if __name__ == "__main__":
