@@ -63,8 +63,18 @@ public final class LineParser implements UDF1<String, Row> {
   private static final class Grammar {
     String sep;
     String stateChangeLogger;
-    String[] layoutNames = new String[2];
-    Pattern[] layouts = new Pattern[2];
+    int nLayouts;
+    String[] layoutNames;
+    Pattern[] layouts;
+    Pattern[] prefixedLayouts;
+    /** Per layout, the group of ts, level, logger, message (lines.LAYOUT_ROLES; 0: none). */
+    int[][] roles;
+    /** Per layout, the start of a record that may be wrapped (lines.Layout.head), or null. */
+    Pattern[] heads;
+    Pattern[] prefixedHeads;
+    String prefixed;
+    int wrapMax;
+    String wrapped;
     Pattern bracketRest;
     Pattern controllerSide;
     Pattern legacySide;
@@ -92,17 +102,37 @@ public final class LineParser implements UDF1<String, Row> {
       String[] head = records[0].split(UNITS, -1);
       sep = head[0];
       stateChangeLogger = head[1];
-      layoutNames[0] = head[2];
-      layouts[0] = Pattern.compile(head[3]);
-      layoutNames[1] = head[4];
-      layouts[1] = Pattern.compile(head[5]);
-      bracketRest = Pattern.compile(head[6]);
-      controllerSide = Pattern.compile(head[7]);
-      legacySide = Pattern.compile(head[8]);
-      controllerIdPrefix = Pattern.compile(head[9]);
-      brokerIdPrefix = Pattern.compile(head[10]);
-      defaultHead = Pattern.compile(head[11]);
-      defaultTail = Pattern.compile(head[12]);
+      bracketRest = Pattern.compile(head[2]);
+      controllerSide = Pattern.compile(head[3]);
+      legacySide = Pattern.compile(head[4]);
+      controllerIdPrefix = Pattern.compile(head[5]);
+      brokerIdPrefix = Pattern.compile(head[6]);
+      defaultHead = Pattern.compile(head[7]);
+      defaultTail = Pattern.compile(head[8]);
+      String prefixRegex = head[9];
+      prefixed = head[10];
+      wrapMax = Integer.parseInt(head[11]);
+      wrapped = head[12];
+      nLayouts = (head.length - 13) / 4;
+      layoutNames = new String[nLayouts];
+      layouts = new Pattern[nLayouts];
+      prefixedLayouts = new Pattern[nLayouts];
+      roles = new int[nLayouts][];
+      heads = new Pattern[nLayouts];
+      prefixedHeads = new Pattern[nLayouts];
+      for (int i = 0; i < nLayouts; i++) {
+        int b = 13 + 4 * i;
+        layoutNames[i] = head[b];
+        layouts[i] = Pattern.compile(head[b + 1]);
+        prefixedLayouts[i] = Pattern.compile(prefixRegex + head[b + 1].substring(1));
+        String[] r = head[b + 2].split(",", -1);
+        roles[i] = new int[r.length];
+        for (int j = 0; j < r.length; j++) roles[i][j] = Integer.parseInt(r[j]);
+        if (!head[b + 3].isEmpty()) {
+          heads[i] = Pattern.compile(head[b + 3]);
+          prefixedHeads[i] = Pattern.compile(prefixRegex + head[b + 3].substring(1));
+        }
+      }
       String[] fields = records[1].split(UNITS, -1);
       nFields = fields.length;
       isInt = new boolean[nFields];
@@ -146,14 +176,45 @@ public final class LineParser implements UDF1<String, Row> {
     return grammar;
   }
 
-  /** ts, level, logger, message from a layout regex's four groups (Java's $ may leave a final terminator). */
-  private static void fromLayout(Matcher m, String text, Object[] out) {
-    String logger = m.group(4);
-    if (m.end() < text.length()) logger = logger + text.substring(m.end());
-    out[1] = m.group(1);
-    out[2] = m.group(2);
-    out[3] = logger;
-    out[4] = m.group(3);
+  /**
+   * ts (normalised, lines.normalise_ts), level, logger, message from layout {@code i}'s groups, after
+   * {@code shift} prefix groups. Java's $ may leave a final terminator: it belongs to the layout's last group.
+   */
+  private static void fromLayout(Grammar k, int i, int shift, Matcher m, String text, Object[] out) {
+    int[] r = k.roles[i];
+    int last = 0;
+    for (int g : r) last = Math.max(last, g);
+    String[] part = new String[4];
+    for (int j = 0; j < 4; j++) {
+      if (r[j] == 0) continue;
+      part[j] = m.group(r[j] + shift);
+      if (r[j] == last && m.end() < text.length()) part[j] = part[j] + text.substring(m.end());
+    }
+    out[1] = normaliseTs(part[0]);
+    out[2] = part[1];
+    out[3] = part[2] == null ? "" : part[2];
+    out[4] = part[3];
+  }
+
+  /** lines.normalise_ts: any layout's timestamp as yyyy-MM-dd HH:mm:ss,SSS (000 for missing milliseconds). */
+  static String normaliseTs(String ts) {
+    StringBuilder d = new StringBuilder(17);
+    for (int i = 0, n = ts.length(); i < n && d.length() < 17; i++) {
+      char c = ts.charAt(i);
+      if (c >= '0' && c <= '9') d.append(c);
+    }
+    while (d.length() < 17) d.append('0');
+    return d.substring(0, 4) + "-" + d.substring(4, 6) + "-" + d.substring(6, 8) + " " + d.substring(8, 10)
+        + ":" + d.substring(10, 12) + ":" + d.substring(12, 14) + "," + d.substring(14, 17);
+  }
+
+  /** reference_parser.starts_record: the line starts like a record of a layout that ends with its logger. */
+  static boolean startsRecord(Grammar k, String text) {
+    for (int i = 0; i < k.nLayouts; i++) {
+      if (k.heads[i] == null) continue;
+      if (k.heads[i].matcher(text).find() || k.prefixedHeads[i].matcher(text).find()) return true;
+    }
+    return false;
   }
 
   private static Integer toInt(String s) {
@@ -206,28 +267,30 @@ public final class LineParser implements UDF1<String, Row> {
   private static void parseInto(Grammar k, String text, Object[] out) {
     int status = HEAD + k.nFields;
     int layout = -1;
-    if (text != null && text.startsWith("[")) {
-      if (!hasTerminator(text)) {
-        if (defaultLayout(k, text, out)) layout = 0;
-      } else {
-        Matcher m = k.layouts[0].matcher(text);
-        if (m.find()) {
-          layout = 0;
-          fromLayout(m, text, out);
+    boolean viaPrefix = false;
+    boolean plain = text != null && text.startsWith("[") && !hasTerminator(text);
+    if (plain && defaultLayout(k, text, out)) layout = 0;
+    if (layout < 0 && text != null && !text.isEmpty()) {
+      char c0 = text.charAt(0);
+      boolean anchored = c0 == '[' || (c0 >= '0' && c0 <= '9');
+      for (int p = anchored ? 0 : 1; p < 2 && layout < 0; p++) {
+        for (int i = 0; i < k.nLayouts; i++) {
+          if (p == 0 && i == 0 && plain) continue; // defaultLayout is this layout's match
+          Matcher m = (p == 0 ? k.layouts[i] : k.prefixedLayouts[i]).matcher(text);
+          if (m.find()) {
+            layout = i;
+            viaPrefix = p == 1;
+            fromLayout(k, i, p, m, text, out);
+            break;
+          }
         }
-      }
-    } else if (text != null && !text.isEmpty() && text.charAt(0) >= '0' && text.charAt(0) <= '9') {
-      Matcher m = k.layouts[1].matcher(text);
-      if (m.find()) {
-        layout = 1;
-        fromLayout(m, text, out);
       }
     }
     if (layout < 0) {
       out[status] = "nolayout";
       return;
     }
-    out[0] = k.layoutNames[layout];
+    out[0] = viaPrefix ? k.layoutNames[layout] + k.prefixed : k.layoutNames[layout];
     String msg = (String) out[4];
     String logger = (String) out[3];
 
@@ -324,7 +387,8 @@ public final class LineParser implements UDF1<String, Row> {
    * with the file's id, its history's id and the line number (1-based, counted while reading: no row ids
    * and no per-split line counts), then status, reason, the timestamp as the long yyyyMMddHHmmssSSS, kind,
    * the fields named by {@code fieldIndex} (indexes into lines.ALL_FIELDS, as typed in {@code schema}) and
-   * the text of lines that are not records. Lines end at \n, \r or \r\n, as for Spark's text source;
+   * the text of lines that are not records, then the layout (lines.LAYOUTS, +prefix). Lines end at \n, \r
+   * or \r\n, as for Spark's text source;
    * files are opened through Hadoop's file systems and decompressed by their extension (.gz), as there.
    * {@code files} holds "file id,history id,length:path" per file (the length in chars); one task reads
    * whole files. A file that cannot be read on (a truncated or corrupt .gz, a file named .gz that is not
@@ -436,7 +500,59 @@ public final class LineParser implements UDF1<String, Row> {
         String next;
         String brokenReason;
         final Object[] out = new Object[HEAD + k.nFields + 1];
+        final Object[] joinedOut = new Object[HEAD + k.nFields + 1];
         final HashMap<String, long[]> cells = new HashMap<>();
+        /** Lines read ahead to re-join a wrapped record: {text, broken reason, fid, hid, line, wrapped}. */
+        final java.util.ArrayDeque<Object[]> ahead2 = new java.util.ArrayDeque<>();
+        /** The read-ahead reached the end (the cells were added then): the rows still queued add theirs. */
+        boolean exhausted;
+
+        /** The next physical line as {text, broken reason, fid, hid, line, wrapped}, or null at the end. */
+        private Object[] take() {
+          if (!ahead2.isEmpty()) return ahead2.poll();
+          if (next == null && !advance()) return null;
+          Object[] e = {next, brokenReason, fid, hid, line, Boolean.FALSE};
+          next = null;
+          brokenReason = null;
+          return e;
+        }
+
+        /**
+         * reference_parser.parse_lines with join_wrapped: a line with no layout that starts like a record is
+         * re-joined with up to wrapMax - 1 following lines of its file; when the joined text parses, it is
+         * the record (its parse in {@code out}) and those lines are marked wrapped.
+         */
+        private void joinWrapped(Object[] first) {
+          String text = (String) first[0];
+          if (!startsRecord(k, text)) return;
+          StringBuilder joined = new StringBuilder(text);
+          for (int extra = 1; extra < k.wrapMax; extra++) {
+            while (ahead2.size() < extra) {
+              if (next == null && !advance()) {
+                exhausted = true;
+                return;
+              }
+              ahead2.add(new Object[] {next, brokenReason, fid, hid, line, Boolean.FALSE});
+              next = null;
+              brokenReason = null;
+            }
+            Object[] e = (Object[]) ahead2.toArray()[extra - 1];
+            if (e[1] != null || !e[2].equals(first[2])) return;
+            String piece = (String) e[0];
+            java.util.Arrays.fill(joinedOut, null);
+            parseInto(k, piece, joinedOut);
+            if (!"nolayout".equals(joinedOut[HEAD + k.nFields]) || startsRecord(k, piece)) return;
+            joined.append(piece);
+            java.util.Arrays.fill(joinedOut, null);
+            parseInto(k, joined.toString(), joinedOut);
+            if (!"nolayout".equals(joinedOut[HEAD + k.nFields])) {
+              System.arraycopy(joinedOut, 0, out, 0, out.length);
+              int j = 0;
+              for (Object[] x : ahead2) if (j++ < extra) x[5] = Boolean.TRUE;
+              return;
+            }
+          }
+        }
 
         /**
          * The file stops being readable here (a truncated or corrupt compressed stream, a file that is not
@@ -514,27 +630,30 @@ public final class LineParser implements UDF1<String, Row> {
 
         @Override
         public boolean hasNext() {
-          return next != null || advance();
+          return !ahead2.isEmpty() || next != null || advance();
         }
 
         @Override
         public InternalRow next() {
-          if (next == null && !advance()) throw new NoSuchElementException();
-          String text = next;
-          next = null;
+          Object[] e = take();
+          if (e == null) throw new NoSuchElementException();
+          String text = (String) e[0];
           java.util.Arrays.fill(out, null);
-          if (brokenReason != null) {
+          if (e[1] != null) {
             out[HEAD + k.nFields] = "quarantined";
-            out[7] = brokenReason;
-            brokenReason = null;
+            out[7] = e[1];
+          } else if ((Boolean) e[5]) {
+            out[HEAD + k.nFields] = "nolayout";
+            out[7] = k.wrapped;
           } else {
             parseInto(k, text, out);
+            if ("nolayout".equals(out[HEAD + k.nFields])) joinWrapped(e);
           }
-          Object[] row = new Object[8 + index.length];
+          Object[] row = new Object[9 + index.length];
           String status = (String) out[HEAD + k.nFields];
-          row[0] = fid;
-          row[1] = hid;
-          row[2] = line;
+          row[0] = e[2];
+          row[1] = e[3];
+          row[2] = e[4];
           row[3] = UTF8String.fromString(status);
           row[4] = utf8(out[7]);
           row[5] = out[1] == null ? null : tsKey((String) out[1]);
@@ -544,7 +663,12 @@ public final class LineParser implements UDF1<String, Row> {
             row[7 + j] = v instanceof String ? UTF8String.fromString((String) v) : v;
           }
           row[7 + index.length] = status.equals("record") ? null : UTF8String.fromString(text);
-          cube.count(cells, fid, status, out, (Long) row[5]);
+          row[8 + index.length] = utf8(out[0]);
+          cube.count(cells, (Integer) e[2], status, out, (Long) row[5]);
+          if (exhausted && ahead2.isEmpty()) {
+            cube.add(cells);
+            cells.clear();
+          }
           return new GenericInternalRow(row);
         }
       };

@@ -45,6 +45,10 @@ BROKEN_REASONS = ("corrupt-compressed-file", "unreadable-file")
 """Quarantine reasons of the line that stands for the unreadable rest of a file (``LineParser.readStored``):
 a truncated or corrupt compressed stream, or any other read error. Its text names the error."""
 
+WRAPPED = "wrapped-record"
+"""The reason ``LineParser.readStored`` gives the second and later physical lines of a record it re-joined
+(status ``nolayout``): ``spark_job.resolve_non_records`` attaches them to the record as continuation lines."""
+
 HEAD_COLUMNS = ("layout", "ts", "level", "logger", "message", "kind", "template", "reason")
 """The columns ``LineParser`` returns before the fields of ``lines.ALL_FIELDS`` (then ``status``)."""
 
@@ -75,7 +79,8 @@ STORED_FIELDS = (
 
 def stored_schema() -> str:
     """The DDL of the stored parse (``LineParser.readStored``): ids, line, status, reason, ``ts`` as a long
-    ``yyyyMMddHHmmssSSS``, kind, ``STORED_FIELDS``, and the text of lines that are not records."""
+    ``yyyyMMddHHmmssSSS``, kind, ``STORED_FIELDS``, the text of lines that are not records, and the layout
+    (``lines.LAYOUTS`` name, ``+prefix`` behind a line prefix)."""
     fields = [f"{f} {'int' if f in g.INT_FIELDS else 'string'}" for f in STORED_FIELDS]
     return ", ".join(
         [
@@ -88,6 +93,7 @@ def stored_schema() -> str:
             "kind string",
             *fields,
             "text string",
+            "layout string",
         ]
     )
 
@@ -126,14 +132,9 @@ def cube_text(cube: Any) -> str:
 
 def grammar_config() -> str:
     """The grammar of ``lines`` as the string ``LineParser``'s constructor reads (nothing restated here)."""
-    default, strimzi = g.LAYOUTS
     head = [
         g.SEPARATOR,
         g.STATE_CHANGE_LOGGER,
-        default.name,
-        default.regex,
-        strimzi.name,
-        strimzi.regex,
         BRACKET_REST,
         g.CONTROLLER_SIDE_STATE_CHANGE,
         g.LEGACY_CONTROLLER_SIDE,
@@ -141,7 +142,14 @@ def grammar_config() -> str:
         g.BROKER_ID_PREFIX,
         DEFAULT_HEAD,
         DEFAULT_TAIL,
+        g.PREFIX_REGEX,
+        g.PREFIXED,
+        str(g.WRAP_MAX),
+        WRAPPED,
     ]
+    for layout in g.LAYOUTS:
+        roles = ",".join(str(layout.group(r)) for r in g.LAYOUT_ROLES)
+        head += [layout.name, layout.regex, roles, layout.head]
     fields = [f"{f}:{'i' if f in g.INT_FIELDS else 'l' if f in g.LIST_FIELDS else 's'}" for f in g.ALL_FIELDS]
     records = [_UNITS.join(head), _UNITS.join(fields)]
     index = {f: j for j, f in enumerate(g.ALL_FIELDS)}

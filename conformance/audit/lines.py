@@ -29,13 +29,51 @@ TS = r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3}"
 LOGGER = r"([A-Za-z0-9_.$]+)(?::\d+)?"
 
 
+TS_ANY = r"\d{4}[-/]\d{2}[-/]\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[,.]\d{3})?"
+"""Timestamps of the layouts other than Kafka's own: ``-`` or ``/`` between date parts, milliseconds optional."""
+
+LAYOUT_ROLES = ("ts", "level", "logger", "message")
+
+
 @dataclass(frozen=True)
 class Layout:
-    """A log4j line layout; its regex has four groups: timestamp, level, message, logger."""
+    """A line layout: ``regex`` (anchored with ``^``/``$``) and, per capture group, the part of the record it holds
+    (``groups``: ``ts``, ``level``, ``logger``, ``message``; a layout without a level has no ``level`` group).
+    ``wraps``: the layout ends with the logger, so a record cut over several physical lines is recognisable
+    (its first line starts like a record and does not end like one)."""
 
     name: str
     regex: str
+    groups: tuple[str, ...]
     description: str
+    head: str = ""
+    """A regex for the start of a record in this layout (up to the message): a line matching it and not
+    ``regex`` may be the first piece of a wrapped record."""
+
+    def __post_init__(self) -> None:
+        if not (self.regex.startswith("^") and self.regex.endswith("$")):
+            raise ValueError(f"layout {self.name}: the regex must match the whole line (^…$)")
+        if sorted(self.groups) != sorted(set(self.groups)) or not set(self.groups) <= set(LAYOUT_ROLES):
+            raise ValueError(f"layout {self.name}: bad group roles {self.groups}")
+        if "message" not in self.groups or "ts" not in self.groups:
+            raise ValueError(f"layout {self.name}: a layout has a timestamp and a message")
+
+    def group(self, role: str) -> int:
+        """The number of the group holding ``role`` (0 when the layout has none)."""
+        return self.groups.index(role) + 1 if role in self.groups else 0
+
+    @property
+    def prefixed(self) -> str:
+        """``regex`` after any prefix of at most ``PREFIX_MAX`` characters (group 1), the layout's groups from 2."""
+        return PREFIX_REGEX + self.regex[1:]
+
+
+PREFIX_MAX = 200
+PREFIX_REGEX = rf"^(.{{1,{PREFIX_MAX}}}?)"
+"""What a container runtime or log shipper puts before a record (docker-compose ``kafka_1  | ``, ``kubectl logs
+--prefix`` ``[pod/kafka-0/kafka] ``, a journald/syslog header, …): any text, found by where a record of a known
+layout starts, never by its own shape. The layout's name then carries ``PREFIXED``."""
+PREFIXED = "+prefix"
 
 
 DEFAULT_HEAD_REGEX = rf"^\[{TS}\] (?:{LEVELS}) "
@@ -51,23 +89,56 @@ LAYOUTS: tuple[Layout, ...] = (
     Layout(
         "kafka-default",
         rf"^\[({TS})\] ({LEVELS}) (.*) \({LOGGER}\)$",
+        ("ts", "level", "message", "logger"),
         "Kafka's config/log4j.properties `[%d] %p %m (%c)%n` (§10.1); `(%c:%L)` accepted",
+        rf"^\[{TS}\] (?:{LEVELS}) ",
     ),
     Layout(
         "strimzi",
         rf"^({TS}) ({LEVELS}) (.*) \({LOGGER}\) \[[^\]]*\]$",
+        ("ts", "level", "message", "logger"),
         "Strimzi `%d %p %m (%c) [%t]%n`",
+        rf"^{TS} (?:{LEVELS}) ",
+    ),
+    Layout(
+        "logger-dash",
+        rf"^\[?({TS_ANY})\]? ({LEVELS}) ([A-Za-z0-9_.$]+)(?::\d+)? - (.*)$",
+        ("ts", "level", "logger", "message"),
+        "`%d %p %c:%L - %m%n` (3.x CI builds), with or without brackets and milliseconds",
+    ),
+    Layout(
+        "linkedin",
+        r"^(\d{4}/\d{2}/\d{2} \d{2}:\d{2}:\d{2}\.\d{3}) \[([A-Za-z0-9_.$]+)\] (.*)$",
+        ("ts", "logger", "message"),
+        "LinkedIn's fork `yyyy/MM/dd HH:mm:ss.SSS [Class] %m` (no level)",
     ),
 )
 
+WRAP_MAX = 8
+"""A wrapped record is re-joined from at most this many physical lines (terminal-wrapped logs)."""
+
+
+def normalise_ts(ts: str) -> str:
+    """Any layout's timestamp as Kafka's ``yyyy-MM-dd HH:mm:ss,SSS`` (``000`` for missing milliseconds)."""
+    d = "".join(c for c in ts if c.isdigit())
+    d = (d + "000")[:17]
+    return f"{d[0:4]}-{d[4:6]}-{d[6:8]} {d[8:10]}:{d[10:12]}:{d[12:14]},{d[14:17]}"
+
+
+SHIPPER_PREFIX = r"(?:[^\t]{0,200}?(?:\| |\] |: ))?"
+"""An optional line prefix before a continuation or blank line: any text up to a ``| ``, ``] `` or ``: ``
+(what the prefixes of ``PREFIX_REGEX`` end with), so prefixed stack traces stay attached to their record."""
+
 CONTINUATION_REGEX = (
-    r"^(?:\s+\S.*|Caused by: .*|\s*\.\.\. \d+ more\s*|[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+"
+    rf"^{SHIPPER_PREFIX}(?:\s+\S.*|Caused by: .*|\s*\.\.\. \d+ more\s*|[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+"
     r"(?:Exception|Error|Throwable)[\w$]*(?:: .*|:)?)$"
 )
 """A line that can continue the record above it: an indented stack frame (``\\tat …``), an exception
-header (``kafka.common.StateChangeFailedException: …``), ``Caused by: …`` or ``... 22 more``."""
+header (``kafka.common.StateChangeFailedException: …``), ``Caused by: …`` or ``... 22 more``, after an optional
+line prefix (``SHIPPER_PREFIX``)."""
 
-BLANK_REGEX = r"^\s*$"
+BLANK_REGEX = r"^\s*$|^[^\t]{0,200}?(?:\||\]:?)\s*$"
+"""An empty line, or one that holds only a line prefix (``kafka_1  |``)."""
 
 # ------------------------------------------------------------------------------------------ fields
 
@@ -416,6 +487,70 @@ TEMPLATES: tuple[Template, ...] = (
         "0.8.1-0.10.2 TRACE",
     ),
     _t(
+        "legacy-election-failed",
+        "election_failed",
+        "encountered error while electing leader",
+        OLD + rf"encountered error while electing leader for partition {OLD_TP} due to: (.*)$",
+        (*NE, *TPF, "detail"),
+        "0.10.2 ERROR",
+    ),
+    _t(
+        "legacy-lair-ignored",
+        "lair_ignored",
+        "ignoring LeaderAndIsr request from controller",
+        r"^Broker (\d+) ignoring LeaderAndIsr request from controller (\d+) with correlation id \d+ epoch (\d+) "
+        rf"for partition {OLD_TP} since its associated leader epoch (-?\d+) (is old\. .*|is not higher than .*)$",
+        ("broker", "controller_id", "controller_epoch", *TPF, "leader_epoch", "detail"),
+        "0.9-0.10.2 WARN",
+    ),
+    _t(
+        "lair-ignored",
+        "lair_ignored",
+        "Ignoring LeaderAndIsr request from controller",
+        r"^\[Broker id=(\d+)\] Ignoring LeaderAndIsr request from controller (\d+) with correlation id \d+ "
+        rf"epoch (\d+) for partition {TP} since its associated leader epoch (-?\d+) (is .*)$",
+        ("broker", "controller_id", "controller_epoch", *TPF, "leader_epoch", "detail"),
+        "1.0-3.x WARN",
+    ),
+    _t(
+        "lair-stale-controller",
+        "lair_ignored",
+        "since its controller epoch",
+        r"^\[Broker id=(\d+)\] Ignoring LeaderAndIsr request from controller (\d+) with correlation id \d+ since "
+        r"its controller epoch (\d+) is old\. (.*)$",
+        ("broker", "controller_id", "controller_epoch", "detail"),
+        "1.0-3.x WARN",
+    ),
+    _t(
+        "legacy-lair-stale-controller",
+        "lair_ignored",
+        "since its controller epoch",
+        r"^Broker (\d+) ignoring LeaderAndIsr request from controller (\d+) with correlation id \d+ since "
+        r"its controller epoch (\d+) is old\. (.*)$",
+        ("broker", "controller_id", "controller_epoch", "detail"),
+        "0.9-0.11 WARN",
+    ),
+    _t(
+        "follower-unavailable-leader",
+        "become_follower_failed",
+        "but cannot become follower since the new leader",
+        r"^\[Broker id=(\d+)\] Received LeaderAndIsrRequest with correlation id \d+ from controller (\d+) epoch "
+        rf"(\d+) for partition {TP}(?: \(last update controller epoch \d+\))? but cannot become follower since "
+        r"the new leader (-?\d+) is unavailable\.$",
+        ("broker", "controller_id", "controller_epoch", *TPF, "leader"),
+        "2.x-3.x ERROR",
+    ),
+    _t(
+        "legacy-follower-unavailable-leader",
+        "become_follower_failed",
+        "but cannot become follower since the new leader",
+        r"^Broker (\d+) received LeaderAndIsrRequest with correlation id \d+ from controller (\d+) epoch (\d+) "
+        rf"for partition (?:{OLD_TP}|{TP}) but cannot become follower since the new leader (-?\d+) is "
+        r"unavailable\.$",
+        ("broker", "controller_id", "controller_epoch", *TPF, *TPF, "leader"),
+        "0.10.2 ERROR",
+    ),
+    _t(
         "legacy-response-received",
         "response_received",
         "received response",
@@ -475,6 +610,15 @@ TEMPLATES: tuple[Template, ...] = (
         r"^\[Topic Deletion Manager (\d+)\],? Deletion of topic (\S+) successfully completed$",
         ("controller_id", "topics"),
         "1.1-3.x INFO",
+    ),
+    _t(
+        "unclean-election",
+        "unclean_election",
+        "There's potential data loss",
+        rf"^\[OfflinePartitionLeaderSelector\]: No broker in ISR is alive for {OLD_TP}\. Elect leader (-?\d+) "
+        rf"from live brokers {IDS}\. There's potential data loss\.$",
+        (*TPF, "leader", "replicas"),
+        "0.9-0.10.2 WARN",
     ),
     _t(
         "invoking-state-change",

@@ -116,16 +116,40 @@ def read_text(path: Path) -> str:
     return raw.decode("utf-8", errors="replace")
 
 
-def parse_lines(file: str, texts: Iterable[str]) -> Iterator[ParsedLine]:
-    """Parse one file's physical lines in order."""
+def parse_lines(file: str, texts: Iterable[str], join_wrapped: bool = True) -> Iterator[ParsedLine]:
+    """Parse one file's physical lines in order.
+
+    With ``join_wrapped`` a record cut over several physical lines (a line that starts like a record of a
+    layout that ends with its logger, and does not end like one) is re-joined with up to ``lines.WRAP_MAX - 1``
+    following lines that neither are nor start a record: the first line is the record (its message from the
+    joined text), the others are its continuation lines. Without it every line is parsed alone (as the line-by-line Spark parsers do).
+    """
+    physical = list(texts)
     owner: int | None = None  # the record the current run of continuation/blank lines belongs to
-    for number, text in enumerate(texts, start=1):
-        head = _layout(text)
+    wrapped_until = 0  # the last line of the wrapped record being read
+    for number, text in enumerate(physical, start=1):
+        if number <= wrapped_until:
+            yield ParsedLine(file, number, text, "continuation", owner=owner)
+            continue
+        head = split_layout(text)
+        if head is None and join_wrapped and starts_record(text):
+            for extra in range(1, g.WRAP_MAX):
+                if number + extra > len(physical):
+                    break
+                piece = physical[number + extra - 1]
+                if split_layout(piece) is not None or starts_record(piece):
+                    break  # the next record: never swallowed into this one
+                joined = split_layout("".join(physical[number - 1 : number + extra]))
+                if joined is not None:
+                    head, wrapped_until = joined, number + extra
+                    break
         if head is not None:
             layout, ts, level, message, logger = head
             c = classify_message(message, logger)
             status = "quarantined" if c.reason else "record"
             owner = number if status == "record" else None
+            if owner is None:
+                wrapped_until = 0
             yield ParsedLine(
                 file,
                 number,
@@ -153,13 +177,41 @@ def parse_lines(file: str, texts: Iterable[str]) -> Iterator[ParsedLine]:
             yield ParsedLine(file, number, text, "quarantined", reason="no-layout")
 
 
-def parse_file(path: Path, name: str | None = None) -> list[ParsedLine]:
-    return list(parse_lines(name or str(path), split_lines(read_text(path))))
+def parse_file(path: Path, name: str | None = None, join_wrapped: bool = True) -> list[ParsedLine]:
+    return list(parse_lines(name or str(path), split_lines(read_text(path)), join_wrapped))
 
 
-def _layout(text: str) -> tuple[str, str, str, str, str] | None:
-    for layout in g.LAYOUTS:
-        m = _rx(layout.regex).search(text)
-        if m is not None:
-            return layout.name, m.group(1), m.group(2), m.group(3), m.group(4)
+def split_layout(text: str) -> tuple[str, str, str | None, str, str] | None:
+    """``(layout, ts, level, message, logger)`` of a line: the first layout of ``lines.LAYOUTS`` that matches the
+    whole line, else the first that matches after a line prefix (its name then ends with ``lines.PREFIXED``).
+    The timestamp is normalised (``lines.normalise_ts``); a layout without a level gives ``None``."""
+    for prefixed in (False, True):
+        for layout in g.LAYOUTS:
+            m = _rx(layout.prefixed if prefixed else layout.regex).search(text)
+            if m is not None:
+                shift = 1 if prefixed else 0
+
+                def part(
+                    role: str, m: re.Match[str] = m, layout: g.Layout = layout, shift: int = shift
+                ) -> str | None:
+                    k = layout.group(role)
+                    return m.group(k + shift) if k else None
+
+                name = layout.name + (g.PREFIXED if prefixed else "")
+                return (
+                    name,
+                    g.normalise_ts(part("ts") or ""),
+                    part("level"),
+                    part("message") or "",
+                    part("logger") or "",
+                )
     return None
+
+
+def starts_record(text: str) -> bool:
+    """Whether a line starts like a record of a layout that ends with its logger (after an optional prefix)."""
+    return any(
+        _rx(layout.head).search(text) or _rx(g.PREFIX_REGEX + layout.head[1:]).search(text)
+        for layout in g.LAYOUTS
+        if layout.head
+    )

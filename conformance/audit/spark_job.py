@@ -203,6 +203,7 @@ def stored_parse(
         "kind",
         *fields,
         F.when(F.col("status") != "record", F.col("text")).alias("text"),
+        "layout",
     )
     return stored, None
 
@@ -216,40 +217,61 @@ def _chain(pairs: list[tuple[Column, Any]]) -> Column:
     return expr
 
 
+def _normalised_ts(ts: Column) -> Column:
+    """``lines.normalise_ts`` as a column: the digits, ``0``-padded to milliseconds, as ``yyyy-MM-dd HH:mm:ss,SSS``."""
+    d = F.rpad(F.regexp_replace(ts, "[^0-9]", ""), 17, "0")
+    parts: list[Column] = []
+    for sep, (start, width) in zip(
+        ("", "-", "-", " ", ":", ":", ","),
+        ((1, 4), (5, 2), (7, 2), (9, 2), (11, 2), (13, 2), (15, 3)),
+        strict=True,
+    ):
+        parts += [F.lit(sep), F.substring(d, start, width)]
+    return F.concat(*parts)
+
+
+def _layout_render(layout: g.Layout, shift: int) -> str:
+    """A replacement rendering ``SEP`` name ``SEP`` ts ``SEP`` level ``SEP`` message ``SEP`` logger (a part the
+    layout does not have is empty; ``shift`` prefix groups come first)."""
+    name = layout.name + (g.PREFIXED if shift else "")
+    order = ("ts", "level", "message", "logger")
+    return (
+        SEP + name + SEP + SEP.join(f"${layout.group(r) + shift}" if layout.group(r) else "" for r in order)
+    )
+
+
 def _split_layout(df: DataFrame) -> DataFrame:
     """Stage 1: ``layout, ts, level, message, logger`` of a line (``text``), or nulls when no layout matches.
 
-    One ``regexp_replace`` per layout renders its four groups ``SEP``-separated behind a leading ``SEP`` (so
-    "the result starts with ``SEP``" means "matched": a line that can match starts with ``[`` or a digit),
-    and ``split`` cuts them apart. The Strimzi layout is tried only on lines starting with a digit. (Java's
-    regex engine is cheaper here than Spark's character-position string functions, measured.)
+    The layouts of ``lines.LAYOUTS`` are tried in order on the whole line, then after a line prefix
+    (``lines.PREFIX_REGEX``), as ``reference_parser.split_layout`` does. The first, Kafka's own, is tried by one
+    ``regexp_replace`` on lines starting with ``[`` (the result starts with ``SEP`` when it matched); the
+    others by ``rlike`` then ``regexp_replace``. The rendering puts the name and the four parts
+    ``SEP``-separated, the message last but one (only the message can hold ``SEP`` itself).
     """
-    default, strimzi = g.LAYOUTS
+    default = g.LAYOUTS[0]
     text = F.col("text")
     cols = list(df.columns)
-    render = SEP + g.group_replacement(4, SEP)
-    step1 = df.select(
-        *cols,
-        F.split(
-            F.when(text.startswith("["), F.regexp_replace(text, default.regex, render)).when(
-                F.substring(text, 1, 1).between("0", "9"), F.regexp_replace(text, strimzi.regex, render)
-            ),
-            SEP,
-        ).alias("_sp"),
-    )
+    fast = F.regexp_replace(text, default.regex, _layout_render(default, 0))
+    rendered = F.when(text.startswith("[") & fast.startswith(SEP), fast)
+    anchored = text.startswith("[") | F.substring(text, 1, 1).between("0", "9")
+    for shift in (0, 1):
+        for layout in g.LAYOUTS:
+            if shift == 0 and layout is default:
+                continue
+            regex = layout.prefixed if shift else layout.regex
+            cond = text.rlike(regex) if shift else anchored & text.rlike(regex)
+            rendered = rendered.when(cond, F.regexp_replace(text, regex, _layout_render(layout, shift)))
+    step1 = df.select(*cols, F.split(rendered, SEP).alias("_sp"))
     parts = F.col("_sp")
-    matched = parts[0] == ""
-    layout = F.when(matched & text.startswith("["), default.name).when(matched, strimzi.name)
-    step2 = step1.select(*cols, "_sp", layout.alias("layout"))
-    ok = F.col("layout").isNotNull()
-    # only the message can hold SEP itself: then it spans parts 3 … size − 2
+    ok = parts.isNotNull()
     size = F.size(parts)
-    message = F.when(size == 5, parts[3]).otherwise(F.array_join(F.slice(parts, 4, size - 4), SEP))
-    return step2.select(
+    message = F.when(size == 6, parts[4]).otherwise(F.array_join(F.slice(parts, 5, size - 5), SEP))
+    return step1.select(
         *cols,
-        "layout",
-        F.when(ok, parts[1]).alias("ts"),
-        F.when(ok, parts[2]).alias("level"),
+        F.when(ok, parts[1]).alias("layout"),
+        F.when(ok, _normalised_ts(parts[2])).alias("ts"),
+        F.when(ok & (parts[3] != ""), parts[3]).alias("level"),
         F.when(ok, message).alias("message"),
         F.when(ok, F.element_at(parts, -1)).alias("logger"),
     )
@@ -426,7 +448,11 @@ def resolve_non_records(parsed: DataFrame, file: str = "file") -> DataFrame:
         "reason",
         (
             (F.col("status") == "nolayout")
-            & (F.col("text").rlike(g.BLANK_REGEX) | F.col("text").rlike(g.CONTINUATION_REGEX))
+            & (
+                F.col("text").rlike(g.BLANK_REGEX)
+                | F.col("text").rlike(g.CONTINUATION_REGEX)
+                | F.coalesce(F.col("reason") == jvm_parser.WRAPPED, F.lit(False))
+            )
         ).alias("attachable"),
         F.col("text").rlike(g.BLANK_REGEX).alias("blank"),
     )

@@ -19,7 +19,17 @@ def fresh_build() -> Iterator[None]:
 def test_grammar_config_carries_every_template_and_field() -> None:
     records = jvm_parser.grammar_config().split("\u0003")
     head, fields, templates = records[0], records[1], records[2:]
-    assert head.split("\u0002")[3] == g.LAYOUTS[0].regex
+    units = head.split("\u0002")
+    assert units[13:] == [
+        part
+        for layout in g.LAYOUTS
+        for part in (
+            layout.name,
+            layout.regex,
+            ",".join(str(layout.group(r)) for r in g.LAYOUT_ROLES),
+            layout.head,
+        )
+    ]
     assert [f.split(":")[0] for f in fields.split("\u0002")] == list(g.ALL_FIELDS)
     assert [t.split("\u0002")[0] for t in templates] == [t.name for t in g.TEMPLATES]
     assert [t.split("\u0002")[2] for t in templates] == [t.regex for t in g.TEMPLATES]

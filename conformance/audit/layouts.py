@@ -1,0 +1,189 @@
+"""What the logs say about themselves: the layouts each file is written in, and the Kafka version its formats
+belong to (and so the profile to audit it with).
+
+* ``layout_counts`` — per file, the lines each layout took (``lines.LAYOUTS`` names, ``+prefix`` when a line
+  prefix stood before the record) and the lines that are not records (``-``), from parsed lines.
+* ``VERSION_HINTS`` — templates whose format belongs to a range of Kafka versions (real-log FORMATS.md,
+  "seen in", widened to the releases whose source writes them); ``infer_version`` intersects the ranges of the
+  templates a log uses. ``profile_for`` names the profile that models those versions, ``profile_warning`` says
+  when the profile an audit runs with does not match the log.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from kcspec.conformance.audit.reference_parser import ParsedLine, parse_lines
+
+NOT_A_RECORD = "-"
+
+Version = tuple[int, int]
+LATEST: Version = (99, 0)
+
+VERSION_HINTS: dict[str, tuple[Version, Version, str]] = {
+    # template → (first, last version, why); the legacy "Controller <c> epoch <e>" family ends with 0.11
+    "legacy-replica-transition-no-from": ((0, 8), (0, 8), "replica transitions logged without a from-state"),
+    "legacy-partition-new": ((0, 8), (0, 11), "the 'Controller <c> epoch <e>' state-change prefix"),
+    "legacy-replica-transition": ((0, 8), (0, 11), "the 'Controller <c> epoch <e>' state-change prefix"),
+    "legacy-partition-online": ((0, 8), (0, 11), "the 'Controller <c> epoch <e>' state-change prefix"),
+    "legacy-partition-transition": ((0, 8), (0, 11), "the 'Controller <c> epoch <e>' state-change prefix"),
+    "legacy-election-started": ((0, 8), (0, 11), "the 'Controller <c> epoch <e>' state-change prefix"),
+    "legacy-leader-elected": ((0, 8), (0, 11), "the 'Controller <c> epoch <e>' state-change prefix"),
+    "legacy-lair-sent": ((0, 8), (0, 11), "the 'Controller <c> epoch <e>' state-change prefix"),
+    "legacy-umr-sent": ((0, 8), (0, 11), "the 'Controller <c> epoch <e>' state-change prefix"),
+    "legacy-election-failed": ((0, 10), (0, 11), "'encountered error while electing leader'"),
+    "replica-transition": ((1, 0), LATEST, "the '[Controller id=<c> epoch=<e>]' state-change prefix"),
+    "partition-new": ((1, 0), LATEST, "the '[Controller id=<c> epoch=<e>]' state-change prefix"),
+    "partition-online-leader": ((1, 0), (1, 0), "'to OnlinePartition with leader' under the 1.0 prefix"),
+    "partition-online": ((1, 1), LATEST, "'to OnlinePartition with state LeaderAndIsr(...)'"),
+    "isr-removal": ((2, 0), LATEST, "'after removing replica ... from the ISR' (absent in 1.1)"),
+    "lair-summary": ((2, 6), LATEST, "the per-broker LeaderAndIsr request summary (2.6+)"),
+    "umr-summary": ((2, 6), LATEST, "the UpdateMetadata request summary (2.6+)"),
+}
+"""Templates whose format dates a log (first and last Kafka version that writes it, and why)."""
+
+QUIRK_0_8 = (
+    "Kafka 0.8.0/0.8.1 log the from-state after the update (NewPartition→Online prints 'from OnlinePartition'): "
+    "transition checks on such a log give false positives"
+)
+
+
+def layout_counts(parsed: Iterable[ParsedLine]) -> dict[str, int]:
+    """Lines per layout name (``-``: lines that are not records: continuation, blank, quarantined)."""
+    counts = Counter[str]()
+    for p in parsed:
+        counts[p.layout if p.status == "record" and p.layout else NOT_A_RECORD] += 1
+    return dict(counts)
+
+
+@dataclass(frozen=True)
+class VersionEvidence:
+    """The Kafka versions a log's formats allow (``low``–``high``) and the template lines that say so."""
+
+    low: Version
+    high: Version
+    evidence: tuple[str, ...]
+    """``template at file:line (why)``, one per hinting template (its first line)."""
+
+    @property
+    def known(self) -> bool:
+        return bool(self.evidence)
+
+    @property
+    def consistent(self) -> bool:
+        return self.low <= self.high
+
+    def text(self) -> str:
+        def v(x: Version) -> str:
+            return "latest" if x == LATEST else f"{x[0]}.{x[1]}"
+
+        if not self.known:
+            return "no version-specific format seen"
+        span = v(self.low) if self.low == self.high else f"{v(self.low)}–{v(self.high)}"
+        if not self.consistent:
+            span = (
+                f"inconsistent ({v(self.high)} and {v(self.low)} formats both seen: more than one version?)"
+            )
+        return f"Kafka {span}, from: " + "; ".join(self.evidence[:3])
+
+
+def infer_version(parsed: Iterable[ParsedLine]) -> VersionEvidence:
+    """Intersect the version ranges of the hinting templates among ``parsed`` records."""
+    low: Version = (0, 0)
+    high: Version = LATEST
+    evidence: dict[str, str] = {}
+    for p in parsed:
+        if p.status != "record" or p.template is None:
+            continue
+        hint = VERSION_HINTS.get(p.template)
+        if hint is None:
+            continue
+        first, last, why = hint
+        if p.template == "legacy-partition-new" and p.fields.get("from_state") == "NotExists":
+            first, last, why = (0, 8), (0, 8), "0.8 partition-state names 'NotExists'/'New'"
+        low, high = max(low, first), min(high, last)
+        evidence.setdefault(p.template + why, f"{p.template} at {p.file}:{p.line} ({why})")
+    return VersionEvidence(low, high, tuple(evidence.values()))
+
+
+PROFILE_VERSIONS: dict[str, tuple[Version, Version]] = {
+    "kafka-1.1": ((1, 0), (1, 1)),
+    "kafka-2.8": ((2, 0), LATEST),
+}
+"""The Kafka versions each profile of ``spec.profiles`` stands for (1.1.1 and 2.8.2 are what they model; 1.0 and
+2.x–3.x ZooKeeper controllers share their formats and transition tables)."""
+
+
+def profile_for(v: VersionEvidence) -> str | None:
+    """The profile whose versions hold all the log's versions, or ``None`` (no profile models them)."""
+    if not v.known or not v.consistent:
+        return None
+    for name, (first, last) in PROFILE_VERSIONS.items():
+        if first <= v.low and v.high <= last:
+            return name
+    return None
+
+
+def profile_warning(profile: str, v: VersionEvidence) -> str | None:
+    """A headline warning when the log's formats say the audit's ``profile`` does not model it, else ``None``."""
+    if not v.known:
+        return None
+    first, last = PROFILE_VERSIONS.get(profile, ((0, 0), LATEST))
+    # Decision: a log whose formats allow some version of the profile is audited without a warning (formats
+    # rarely pin one release); the warning is for a log that cannot be of the profile's versions.
+    if v.consistent and v.low <= last and first <= v.high:
+        return None
+    best = profile_for(v)
+    advice = f"; use --profile {best}" if best and best != profile else "; no profile models these versions"
+    quirk = f". {QUIRK_0_8}" if v.consistent and v.high <= (0, 8) else ""
+    return f"profile {profile} does not match the log: {v.text()}{advice}{quirk}"
+
+
+SAMPLE_LINES = 5_000
+"""Lines read from the start of each file to infer the version (formats do not change within a file)."""
+
+
+def sample_file(path: Path, lines: int = SAMPLE_LINES) -> list[ParsedLine]:
+    """The parse of the first ``lines`` lines of a log (``.gz`` decompressed); what cannot be read is left out
+    (the audit reports unreadable input itself)."""
+    texts: list[str] = []
+    try:
+        raw = gzip.open(path, "rb") if path.name.endswith(".gz") else open(path, "rb")  # noqa: SIM115
+        with raw, io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="") as f:
+            for text in f:
+                texts.append(text.rstrip("\r\n"))
+                if len(texts) >= lines:
+                    break
+    except (OSError, EOFError, gzip.BadGzipFile):
+        pass
+    return list(parse_lines(str(path), texts))
+
+
+SAMPLE_BUDGET = 200_000
+"""Lines read in all (the driver parses them in Python): many files get fewer lines each, at least ``SAMPLE_MIN``."""
+SAMPLE_MIN = 500
+
+
+def infer_files(paths: Iterable[str], lines: int = SAMPLE_LINES) -> VersionEvidence:
+    """``infer_version`` over the start of every file of ``paths`` (``lines`` each, within ``SAMPLE_BUDGET``)."""
+    files = list(paths)
+    each = min(lines, max(SAMPLE_MIN, SAMPLE_BUDGET // max(1, len(files))))
+    parsed: list[ParsedLine] = []
+    for p in files:
+        parsed += sample_file(Path(p), each)
+    return infer_version(parsed)
+
+
+def version_report(paths: Iterable[str], profile: str) -> Mapping[str, object]:
+    """The version the logs' formats say, the profile for it, and the warning for ``profile`` (JSON-ready)."""
+    v = infer_files(paths)
+    return {
+        "inferred": v.text(),
+        "profile_for_log": profile_for(v),
+        "warning": profile_warning(profile, v),
+    }
