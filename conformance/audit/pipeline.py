@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kcspec.conformance.audit import jvm_parser, replay, report, stats, verdict
+from kcspec.conformance.audit import findings, jvm_parser, layouts, replay, report, stats, verdict
 from kcspec.conformance.audit.spark_job import (
     Inputs,
     decode_trace_lines,
@@ -65,6 +65,7 @@ OUTPUTS = (
     "stats.json",
     "summary.html",
     "verdict.json",
+    "findings.jsonl",
 )
 """What ``run_audit`` (and ``conclude``) write into ``out``, besides ``coverage-*.json``."""
 STATUSES = ("record", "continuation", "blank", "quarantined")
@@ -129,6 +130,9 @@ def _run(
     edges: dict[str, dict[tuple[str, str], int]] = {"replica": {}, "partition": {}}
     cells: list[stats.Cell] = []
     broken: list[tuple[str, str]] = []
+    found_findings: DataFrame | None = None
+    layouts_per_file: dict[str, dict[str, int]] = {}
+    version: dict[str, Any] = {}
     if inputs.kafka_logs:
         ids = FileIds.of(inputs.kafka_logs, history_key)
         names = ids.column()
@@ -173,6 +177,12 @@ def _run(
         firsts = stats.epoch_firsts(cells, replay.ACTING_KINDS, ids.history)
         deletions = stats.deletion_intervals(kinds(stats.QUEUED), cells, ids.history)
         exceptions = exceptions_of(nr_ids, "fid")
+        found_findings = findings.findings_of(stored, exceptions, names)
+        for r in stored.groupBy("fid", F.when(record, F.col("layout")).alias("layout")).count().collect():
+            counts = layouts_per_file.setdefault(ids.names[r["fid"]], {})
+            counts[r["layout"] or layouts.NOT_A_RECORD] = int(r["count"])
+        step("inferring the Kafka version from the logs' formats")
+        version = dict(layouts.version_report(inputs.kafka_logs, profile.name))
         failed = kinds(*replay.FAILED_KINDS)
         # records with continuation lines are at most the lines without a layout: few enough, the row pass
         # looks the exceptions up itself (a broadcast) instead of a query of its own over failed transitions
@@ -213,6 +223,18 @@ def _run(
     qdf = _in_order(spark, out / "quarantine.parquet", "file", "line")
     n_quar = report.write_jsonl(qdf, out / "quarantine.jsonl")
 
+    by_finding: dict[str, int] = {}
+    finding_rows: list[dict[str, Any]] = []
+    if found_findings is not None:
+        step("writing findings")
+        found_findings.write.parquet(uri("findings.parquet"))
+        fdf = spark.read.parquet(uri("findings.parquet"))
+        report.write_jsonl(fdf.orderBy("file", "line"), out / "findings.jsonl")
+        by_finding = report.count_map(fdf, "finding")
+        # errors first (severity "error" sorts before "warning"), then in time order
+        finding_rows = report.rows(fdf.orderBy("severity", "ts", "file", "line"), SAMPLE)
+    finding_sample, violation_sample = findings.with_texts(finding_rows, report.rows(vdf, SAMPLE))
+
     step("statistics and coverage")
     files = _file_stats(per_file, (*inputs.kafka_logs, *inputs.traces), dict(broken))
     lines_read = sum(f["read"] for f in files)
@@ -243,8 +265,14 @@ def _run(
         per_broker=stats.per_broker(cells, v_broker),
         per_epoch=stats.per_epoch(cells, EVENT_KINDS, v_epoch) if events is not None else [],
         quarantine_sample=report.rows(qdf, SAMPLE),
-        violation_sample=report.rows(vdf, SAMPLE),
+        violation_sample=violation_sample,
         coverage=coverage,
+        findings=sum(by_finding.values()),
+        by_finding=by_finding,
+        finding_sample=finding_sample,
+        layouts=layouts_per_file,
+        version=version,
+        warnings=[str(version["warning"])] if version.get("warning") else [],
     )
     report.write_outputs(
         out, summary, [(f"coverage-{m['profile']}-{m['machine']}.json", m) for m in coverage]
@@ -303,6 +331,7 @@ def conclude(
         summary.violations,
         summary.per_file,
         max_quarantine,
+        summary.warnings,
     )
     (out / "verdict.json").write_text(json.dumps(v.as_json(), indent=1) + "\n")
     if (out / "summary.html").exists():

@@ -97,7 +97,11 @@ VIOLATION_COLUMNS = (
     "replica",
     "controller_id",
     "controller_epoch",
+    "compared_file",
+    "compared_line",
 )
+"""A violation: where (file, line, ts), which rule, in words, about what; ``compared_file``/``compared_line``
+name the earlier line a history rule compared the offending line with (null for rules about one line)."""
 
 WRITE_KINDS = (
     "replica_transition",
@@ -156,6 +160,8 @@ def _violation(df: DataFrame, rule: str, message: Column, machine: Column | None
         F.col("replica").cast("int").alias("replica"),
         F.col("controller_id").cast("int").alias("controller_id"),
         F.col("controller_epoch").cast("int").alias("controller_epoch"),
+        F.lit(None).cast("string").alias("compared_file"),
+        F.lit(None).cast("long").alias("compared_line"),
     )
 
 
@@ -225,6 +231,8 @@ class Check:
     when: Column
     message: Column
     machine: Column
+    compared: tuple[Column, Column] | None = None
+    """The file id and line of the earlier record the rule compared this one with, if any."""
 
 
 def _emit(df: DataFrame, checks: list[Check]) -> DataFrame:
@@ -242,6 +250,8 @@ def _emit(df: DataFrame, checks: list[Check]) -> DataFrame:
                         F.lit(RULES[c.rule].section).alias("section"),
                         F.concat(F.lit(RULES[c.rule].text + ": "), c.message).alias("message"),
                         c.machine.cast("string").alias("machine"),
+                        (c.compared[0] if c.compared else F.lit(None)).cast("int").alias("compared_fid"),
+                        (c.compared[1] if c.compared else F.lit(None)).cast("long").alias("compared_line"),
                     ),
                 )
                 for c in checks
@@ -277,10 +287,12 @@ def _emit(df: DataFrame, checks: list[Check]) -> DataFrame:
         F.col("replica").cast("int").alias("replica"),
         F.col("controller_id").cast("int").alias("controller_id"),
         F.col("controller_epoch").cast("int").alias("controller_epoch"),
+        F.col("_v.compared_fid").alias("compared_fid"),
+        F.col("_v.compared_line").alias("compared_line"),
     )
 
 
-LOG_VIOLATION_COLUMNS = ("fid", *VIOLATION_COLUMNS[1:])
+LOG_VIOLATION_COLUMNS = ("fid", *VIOLATION_COLUMNS[1:-2], "compared_fid", "compared_line")
 """Violations of log rules before ``named``: the file's id instead of its name, ``ts`` as ``stats.ts_key``."""
 
 
@@ -290,7 +302,9 @@ def named(violations: DataFrame, names: Column) -> DataFrame:
         F.element_at(names, F.col("fid") + 1).alias("file"),
         "line",
         stats.ts_column_text(F.col("ts")).alias("ts"),
-        *VIOLATION_COLUMNS[3:],
+        *VIOLATION_COLUMNS[3:-2],
+        F.element_at(names, F.col("compared_fid") + 1).alias("compared_file"),
+        "compared_line",
     )
 
 
@@ -540,7 +554,14 @@ def tracked_rules(events: DataFrame, profile: Profile) -> DataFrame:
     )
     # Decision: the tracked previous state may have moved on through transitions an INFO-level log does not
     # show (their lines are TRACE); a mismatch is reported only when no such hidden path explains it.
-    df = _machine_states(_normalised(ok).withColumn("tracked", F.lag("to_state").over(elem_w)), profile)
+    tracked = _normalised(ok).withColumns(
+        {
+            "tracked": F.lag("to_state").over(elem_w),
+            "prev_fid": F.lag("fid").over(elem_w),
+            "prev_line": F.lag("line").over(elem_w),
+        }
+    )
+    df = _machine_states(tracked, profile)
     df = df.where(F.col("tracked").isNotNull()).withColumn(
         "hidden",
         F.coalesce(
@@ -567,6 +588,7 @@ def tracked_rules(events: DataFrame, profile: Profile) -> DataFrame:
                 F.lit(")"),
             ),
             F.col("machine"),
+            (F.col("prev_fid"), F.col("prev_line")),
         ),
         Check(
             "previous-state-mismatch",
@@ -581,6 +603,7 @@ def tracked_rules(events: DataFrame, profile: Profile) -> DataFrame:
                 F.col("tracked"),
             ),
             F.col("machine"),
+            (F.col("prev_fid"), F.col("prev_line")),
         ),
     ]
     return _emit(df, checks)
@@ -629,6 +652,7 @@ def epoch_rule(events: DataFrame, names: Column) -> DataFrame:
             F.col("prev_line").cast("string"),
         ),
         F.lit("partition"),
+        (F.col("prev_fid"), F.col("prev_line")),
     )
     return _emit(writes, [check])
 

@@ -11,7 +11,10 @@ Files written to ``--out``:
   logged edge that the table does not allow (``valid: false``);
 * ``stats.json`` — line counts (read = parsed + quarantined, per file), records per kind, per-broker and
   per-controller-epoch statistics, violations per rule;
-* ``summary.html`` — all of the above for a person.
+* ``summary.html`` — all of the above for a person, led by what to look at first: warnings about the audit
+  (a profile that does not match the log), violations with their line and the earlier line they were
+  compared with, findings (rejected transitions, failed elections, fenced writes) with their line;
+* ``findings.jsonl`` — every finding (``findings.FINDING_COLUMNS``).
 
 JSON lines are streamed from Spark partition by partition (``toLocalIterator``), never collected whole.
 """
@@ -47,6 +50,24 @@ class Summary:
     quarantine_sample: list[dict[str, Any]] = field(default_factory=list)
     violation_sample: list[dict[str, Any]] = field(default_factory=list)
     coverage: list[dict[str, Any]] = field(default_factory=list)
+    findings: int = 0
+    by_finding: dict[str, int] = field(default_factory=dict)
+    finding_sample: list[dict[str, Any]] = field(default_factory=list)
+    """``findings.FINDING_COLUMNS`` and the line's ``text``, errors first."""
+    layouts: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Per file, the lines each layout took (``layouts.layout_counts``; ``-``: lines that are not records)."""
+    version: dict[str, Any] = field(default_factory=dict)
+    """``layouts.version_report``: the Kafka version the logs' formats say and the profile for it."""
+    warnings: list[str] = field(default_factory=list)
+    """About the audit itself (a profile that does not match the log): shown first."""
+
+    def attention(self, limit: int = 10) -> list[str]:
+        """What an operator must look at first, as plain lines (``findings.attention``)."""
+        from kcspec.conformance.audit.findings import attention
+
+        return attention(
+            self.warnings, self.by_finding, self.finding_sample, self.violation_sample, self.violations, limit
+        )
 
     def as_json(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -114,6 +135,7 @@ def render_html(s: Summary) -> str:
         ".bad{color:#b00}.ok{color:#070}</style></head><body>",
         f"<h1>kcspec audit: <span class='{'ok' if s.violations == 0 else 'bad'}'>{verdict}</span></h1>",
         f"<p>{s.lines_read} lines read = {s.parsed} parsed + {s.quarantined} quarantined.</p>",
+        *_look_first(s),
         "<h2>Violations by rule</h2>",
         _table(["rule", "count"], sorted(s.by_rule.items())),
         "<h2>Violations (sample)</h2>",
@@ -136,6 +158,14 @@ def render_html(s: Summary) -> str:
                 for f in s.per_file
             ],
         ),
+        "<h2>Line layouts per file</h2>",
+        _table(
+            ["file", "layout", "lines"],
+            [(f, name, n) for f, counts in sorted(s.layouts.items()) for name, n in sorted(counts.items())],
+        ),
+        f"<p>Kafka version from the logs' formats: {html.escape(str(s.version.get('inferred', 'not inferred')))}"
+        f"{'; profile for it: ' + html.escape(str(s.version['profile_for_log'])) if s.version.get('profile_for_log') else ''}"
+        "</p>",
         "<h2>Records by kind</h2>",
         _table(["kind", "count"], sorted(s.kinds.items())),
         "<h2>Per broker</h2>",
@@ -174,6 +204,57 @@ def render_html(s: Summary) -> str:
         )
     parts.append("</body></html>\n")
     return "".join(parts)
+
+
+def _look_first(s: Summary) -> list[str]:
+    """The part of the page an operator reads first: warnings, violations with their lines, findings."""
+    out = ["<h2>Look at first</h2>"]
+    if s.warnings:
+        out.append(
+            "<ul>" + "".join(f"<li class='bad'>WARNING: {html.escape(w)}</li>" for w in s.warnings) + "</ul>"
+        )
+    if not (s.warnings or s.violations or s.findings):
+        out.append("<p class='ok'>Nothing: no warning, no violation, no finding.</p>")
+    if s.violations:
+        out.append(f"<h3 class='bad'>{s.violations} violation(s)</h3>")
+        out.append(
+            _table(
+                ["where", "rule", "message", "line", "compared with", "its line"],
+                [
+                    (
+                        f"{v['file']}:{v['line']}",
+                        v["rule"],
+                        v["message"],
+                        v.get("text"),
+                        f"{v['compared_file']}:{v['compared_line']}"
+                        if v.get("compared_line") is not None
+                        else "",
+                        v.get("compared_text"),
+                    )
+                    for v in s.violation_sample
+                ],
+            )
+        )
+    if s.findings:
+        counts = ", ".join(f"{k}: {n}" for k, n in sorted(s.by_finding.items()))
+        out.append(f"<h3>{s.findings} finding(s) in the logs ({html.escape(counts)})</h3>")
+        out.append(
+            _table(
+                ["severity", "finding", "where", "what", "line", "exception"],
+                [
+                    (
+                        f["severity"],
+                        f["finding"],
+                        f"{f['file']}:{f['line']}",
+                        f["meaning"],
+                        f.get("text"),
+                        f.get("exception"),
+                    )
+                    for f in s.finding_sample
+                ],
+            )
+        )
+    return out
 
 
 def count_map(df: DataFrame, key: str) -> dict[str, int]:

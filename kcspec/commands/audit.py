@@ -147,6 +147,11 @@ def command(
             sys.exit(3)
     elapsed = time.monotonic() - start
     con = Console()
+    # what an operator must look at comes first: the verdict, warnings, violations and findings with their lines
+    style = "green" if verdict.exit_code == 0 else "red"
+    con.print(f"[{style}]{escape(verdict.headline)}[/{style}]")
+    for line in summary.attention():
+        con.print(line, markup=False)
     table = Table(title=f"kcspec audit ({prof.name}) — {elapsed:.1f}s")
     table.add_column("what")
     table.add_column("count", justify="right")
@@ -166,9 +171,6 @@ def command(
         con.print(f"    {q['file']}:{q['line']}: {str(q['text'])[:100]!r}", markup=False)
     for rule, n in sorted(summary.by_rule.items()):
         con.print(f"  violation [{rule}]: {n}", markup=False)
-    for v in summary.violation_sample[:10]:
-        con.print(f"    {v['file']}:{v['line']}: {v['message']}", markup=False)
-    style = "green" if verdict.exit_code == 0 else "red"
     con.print(f"[{style}]{escape(verdict.headline)}[/{style}]")
     for line in (*verdict.internal, *verdict.problems):
         con.print(f"  {line}", markup=False)

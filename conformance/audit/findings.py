@@ -1,0 +1,218 @@
+"""Findings: what an operator must look at in a log even when no rule of the spec is violated.
+
+Kafka reports some of its own troubles in its logs: a state transition its controller rejected (ERROR), a
+leader election that failed (ERROR), a broker that ignored a request from a stale leader or controller epoch
+(a *fenced* write: the fencing worked, but a stale controller was writing), a broker that could not follow an
+unavailable leader, an unclean election (possible data loss). Each such record is a ``Finding`` with a
+severity, what it is in words, its file and line and — read back from the file, since the stored parse keeps
+only the fields of records — the line's text and the exception that follows it.
+
+``findings_of`` selects them from the stored parse (one filter: they are few); ``line_texts`` reads the text
+of a few ``(file, line)`` positions back from the files (violations' offending and compared lines too);
+``attention`` orders what the summaries show first.
+"""
+
+from __future__ import annotations
+
+import gzip
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kcspec.conformance.audit import stats
+
+SEVERITIES = ("error", "warning")
+
+
+@dataclass(frozen=True)
+class FindingKind:
+    """A record kind (``lines.TEMPLATES``) that is a finding: its severity and what it means, in words."""
+
+    kind: str
+    severity: str
+    finding: str
+    meaning: str
+
+
+FINDING_KINDS: dict[str, FindingKind] = {
+    f.kind: f
+    for f in (
+        FindingKind(
+            "replica_transition_failed",
+            "error",
+            "rejected-transition",
+            "the controller rejected a replica state transition (invalid from the replica's current state)",
+        ),
+        FindingKind(
+            "partition_transition_failed",
+            "error",
+            "failed-state-change",
+            "a partition state change failed (to OnlinePartition: no leader could be elected)",
+        ),
+        FindingKind(
+            "election_failed",
+            "error",
+            "failed-election",
+            "the controller could not elect a leader for the partition",
+        ),
+        FindingKind(
+            "become_follower_failed",
+            "error",
+            "follower-without-leader",
+            "a broker was told to follow a leader that is unavailable",
+        ),
+        FindingKind(
+            "reassign_lair_failed",
+            "error",
+            "reassignment-request-failed",
+            "the controller failed to send the LeaderAndIsr request of a reassignment",
+        ),
+        FindingKind(
+            "lair_ignored",
+            "warning",
+            "fenced-write",
+            "a broker ignored a LeaderAndIsr request with a stale leader or controller epoch (a fenced write)",
+        ),
+        FindingKind(
+            "unclean_election",
+            "warning",
+            "unclean-election",
+            "a leader was elected from outside the ISR: possible data loss",
+        ),
+    )
+}
+
+FINDING_COLUMNS = (
+    "file",
+    "line",
+    "ts",
+    "severity",
+    "finding",
+    "meaning",
+    "kind",
+    "topic",
+    "partition",
+    "controller_id",
+    "controller_epoch",
+    "broker",
+    "exception",
+)
+
+
+def findings_of(stored: Any, exceptions: Any, names: Any) -> Any:
+    """The findings among the stored parse's records (``FINDING_COLUMNS``), with the first line of the
+    exception that follows each (``exceptions``: ``spark_job.exceptions_of`` by file id); ``names`` is an array
+    column of file names by file id."""
+    from pyspark.sql import functions as F
+
+    def by_kind(attr: str) -> Any:
+        return F.create_map(*[F.lit(x) for f in FINDING_KINDS.values() for x in (f.kind, getattr(f, attr))])
+
+    rows = stored.where((F.col("status") == "record") & F.col("kind").isin(*FINDING_KINDS)).drop("text")
+    joined = rows.join(exceptions.select("fid", "line", "exception"), ["fid", "line"], "left")
+    kind = F.col("kind")
+    return joined.select(
+        F.element_at(names, F.col("fid") + 1).alias("file"),
+        "line",
+        stats.ts_column_text(F.col("ts")).alias("ts"),
+        by_kind("severity")[kind].alias("severity"),
+        by_kind("finding")[kind].alias("finding"),
+        by_kind("meaning")[kind].alias("meaning"),
+        "kind",
+        "topic",
+        "partition",
+        "controller_id",
+        "controller_epoch",
+        "broker",
+        "exception",
+    )
+
+
+def line_texts(wanted: Iterable[tuple[str, int]], limit: int = 2000) -> dict[tuple[str, int], str]:
+    """The text of each ``(file, line)`` (lines numbered from 1, ended by ``\\n``, ``\\r\\n`` or ``\\r`` as the
+    reader ends them), read back from the files; at most ``limit`` positions. A file that cannot be read, or
+    a line past its end, is left out."""
+    per_file: dict[str, set[int]] = {}
+    for f, n in list(wanted)[:limit]:
+        if f is not None and n is not None:
+            per_file.setdefault(f, set()).add(int(n))
+    out: dict[tuple[str, int], str] = {}
+    for f, numbers in per_file.items():
+        last = max(numbers)
+        try:
+            stream = (
+                gzip.open(f, "rt", encoding="utf-8", errors="replace", newline=None)  # noqa: SIM115
+                if f.endswith(".gz")
+                else open(f, encoding="utf-8", errors="replace", newline=None)  # noqa: SIM115
+            )
+            with stream:
+                for number, text in enumerate(stream, start=1):
+                    if number in numbers:
+                        out[(f, number)] = text.rstrip("\n")
+                    if number >= last:
+                        break
+        except (OSError, EOFError, ValueError):
+            continue
+    return out
+
+
+def with_texts(
+    findings: Sequence[Mapping[str, Any]], violations: Sequence[Mapping[str, Any]]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The sampled findings with ``text`` and the sampled violations with ``text`` and ``compared_text`` (the
+    earlier line a history rule compared the offending line with), read back from the files."""
+    wanted = [(r.get("file"), r.get("line")) for r in (*findings, *violations)]
+    wanted += [(r.get("compared_file"), r.get("compared_line")) for r in violations]
+    texts = line_texts((str(f), int(n)) for f, n in wanted if f is not None and n is not None)
+
+    def text(f: Any, n: Any) -> str | None:
+        return None if f is None or n is None else texts.get((str(f), int(n)))
+
+    fs = [{**r, "text": text(r.get("file"), r.get("line"))} for r in findings]
+    vs = [
+        {
+            **r,
+            "text": text(r.get("file"), r.get("line")),
+            "compared_text": text(r.get("compared_file"), r.get("compared_line")),
+        }
+        for r in violations
+    ]
+    return fs, vs
+
+
+def attention(
+    warnings: Sequence[str],
+    by_finding: Mapping[str, int],
+    finding_sample: Sequence[Mapping[str, Any]],
+    violation_sample: Sequence[Mapping[str, Any]],
+    violations: int,
+    limit: int = 10,
+) -> list[str]:
+    """What an operator must look at, most urgent first, as plain lines: warnings about the audit itself (a
+    profile that does not match the log), violations (each with its line and the earlier line it was compared
+    with), then findings by severity (each with its line and exception)."""
+    out = [f"WARNING: {w}" for w in warnings]
+    if violations:
+        out.append(f"{violations} violation(s) of the spec:")
+        for v in violation_sample[:limit]:
+            out.append(f"  {v.get('file')}:{v.get('line')}: [{v.get('rule')}] {v.get('message')}")
+            if v.get("text"):
+                out.append(f"      line: {v['text']}")
+            if v.get("compared_line") is not None:
+                shown = v.get("compared_text") or ""
+                out.append(f"      compared with {v.get('compared_file')}:{v.get('compared_line')}: {shown}")
+    ordered = sorted(
+        finding_sample, key=lambda f: (SEVERITIES.index(str(f.get("severity"))), f.get("ts") or "")
+    )
+    if by_finding:
+        counts = ", ".join(f"{k}: {n}" for k, n in sorted(by_finding.items()))
+        out.append(f"{sum(by_finding.values())} finding(s) in the logs ({counts}):")
+        for f in ordered[:limit]:
+            out.append(
+                f"  {str(f.get('severity')).upper()} {f.get('file')}:{f.get('line')}: {f.get('meaning')}"
+            )
+            if f.get("text"):
+                out.append(f"      line: {f['text']}")
+            if f.get("exception"):
+                out.append(f"      {f['exception']}")
+    return out

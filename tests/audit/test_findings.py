@@ -1,0 +1,185 @@
+"""Findings, violations with their lines, the Kafka version a log's formats say, and what the summaries show
+first. The functions without Spark are tested directly; one audit run checks them end to end."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kcspec.conformance.audit import layouts
+from kcspec.conformance.audit.findings import attention, line_texts
+from kcspec.conformance.audit.reference_parser import parse_lines
+from kcspec.conformance.audit.verdict import judge
+
+SCL = "(state.change.logger)"
+
+OLD_0_8_1 = [
+    # FORMATS.md §1/§2, 0.8.1-dev: the from-state is read after the update
+    f"[2014-03-01 10:00:00,000] TRACE Controller 1 epoch 3 changed partition [t,0] state from NotExists to New "
+    f"with assigned replicas 1,2 {SCL}",
+    f"[2014-03-01 10:00:00,100] TRACE Controller 1 epoch 3 changed partition [t,0] from OnlinePartition to "
+    f"OnlinePartition with leader 1 {SCL}",
+    f"[2014-03-01 10:00:00,200] TRACE Controller 1 epoch 3 changed state of replica 1 for partition [t,0] to "
+    f"OnlineReplica {SCL}",
+]
+
+BROKER_1 = [
+    "kafka_1  | [2021-01-10 14:19:29,000] INFO [Controller id=1] 1 successfully elected as the controller. Epoch "
+    "incremented to 9 and epoch zk version is now 8 (kafka.controller.KafkaController)",
+    f"kafka_1  | [2021-01-10 14:19:29,100] INFO [Controller id=1 epoch=9] Changed partition t-0 state from "
+    f"NonExistentPartition to NewPartition with assigned replicas 1,2 {SCL}",
+    f"kafka_1  | [2021-01-10 14:19:29,200] INFO [Controller id=1 epoch=9] Changed partition t-0 from NewPartition "
+    f"to OnlinePartition with state LeaderAndIsr(leader=1, leaderEpoch=0, isr=List(1, 2), zkVersion=0) {SCL}",
+    f"kafka_1  | [2021-01-10 14:19:30,000] INFO [Controller id=1 epoch=9] Changed partition t-0 from "
+    f"OfflinePartition to OnlinePartition with state LeaderAndIsr(leader=2, leaderEpoch=5, isr=List(2), "
+    f"zkVersion=1) {SCL}",
+    f"kafka_1  | [2021-01-10 14:19:31,000] ERROR [Controller id=1 epoch=9] Controller 1 epoch 9 initiated state "
+    f"change of replica 2 for partition t-0 from ReplicaDeletionSuccessful to ReplicaDeletionIneligible failed "
+    f"{SCL}",
+    "kafka_1  | java.lang.IllegalStateException: Replica [Topic=t,Partition=0,Replica=2] should be in the "
+    "OfflineReplica,ReplicaDeletionStarted states before moving to ReplicaDeletionIneligible state. Instead it is "
+    "in ReplicaDeletionSuccessful state",
+    "kafka_1  | \tat kafka.controller.ZkReplicaStateMachine.logInvalidTransition(ReplicaStateMachine.scala:442)",
+]
+BROKER_2 = [
+    # the same controller's later write, in another broker's folder: leader epoch 3 after 5 (a violation)
+    "2021-01-10 14:19:32 INFO state.change.logger:76 - [Controller id=1 epoch=9] Changed partition t-0 from "
+    "OfflinePartition to OnlinePartition with state LeaderAndIsr(leader=2, leaderEpoch=3, isr=List(2), "
+    "zkVersion=2)",
+    f"[2021-01-10 14:19:33,000] WARN [Broker id=2] Ignoring LeaderAndIsr request from controller 1 with "
+    f"correlation id 7 epoch 9 for partition t-0 since its associated leader epoch 3 is not higher than the "
+    f"current leader epoch 5 {SCL}",
+    f"[2021-01-10 14:19:34,000] ERROR Controller 1 epoch 9 encountered error while electing leader for partition "
+    f"[u,1] due to: No other replicas in ISR 2 for [u,1] besides shutting down brokers 2. {SCL}",
+]
+
+
+def test_line_texts_reads_lines_back_as_the_reader_numbers_them(tmp_path: Path) -> None:
+    plain = tmp_path / "a.log"
+    plain.write_bytes(b"one\r\ntwo\rthree\n\nfive")
+    packed = tmp_path / "b.log.gz"
+    packed.write_bytes(gzip.compress(b"x\ny\n"))
+    got = line_texts([(str(plain), 2), (str(plain), 3), (str(plain), 5), (str(packed), 2), (str(plain), 9)])
+    assert got == {
+        (str(plain), 2): "two",
+        (str(plain), 3): "three",
+        (str(plain), 5): "five",
+        (str(packed), 2): "y",
+    }
+
+
+def test_version_inferred_and_a_mismatched_profile_warned() -> None:
+    old = layouts.infer_version(parse_lines("old.log", OLD_0_8_1))
+    assert (old.low, old.high) == ((0, 8), (0, 8)), old
+    warning = layouts.profile_warning("kafka-2.8", old)
+    assert warning is not None and "Kafka 0.8" in warning and "old.log:1" in warning
+    assert "from-state after the update" in warning
+    new = layouts.infer_version(parse_lines("new.log", [re.sub(r"^kafka_1  \| ", "", x) for x in BROKER_1]))
+    assert layouts.profile_for(new) is None or new.low >= (1, 1)
+    assert layouts.profile_warning("kafka-2.8", new) is None
+    v = judge(3, 3, 0, 0, [], warnings=[warning])
+    assert v.exit_code == 2 and "WARNING: profile kafka-2.8 does not match the log" in v.headline
+
+
+def test_attention_puts_warnings_then_violations_then_errors_first() -> None:
+    lines = attention(
+        ["profile x does not match"],
+        {"fenced-write": 1, "failed-election": 1},
+        [
+            {"severity": "warning", "file": "b", "line": 2, "meaning": "fenced", "ts": "1", "text": "W line"},
+            {"severity": "error", "file": "b", "line": 3, "meaning": "failed", "ts": "2", "text": "E line"},
+        ],
+        [
+            {
+                "file": "b",
+                "line": 1,
+                "rule": "leader-epoch-not-increasing",
+                "message": "m",
+                "text": "V line",
+                "compared_file": "a",
+                "compared_line": 4,
+                "compared_text": "earlier line",
+            }
+        ],
+        1,
+    )
+    assert lines[0] == "WARNING: profile x does not match"
+    assert lines[1].startswith("1 violation(s)")
+    assert "V line" in lines[3] and lines[4] == "      compared with a:4: earlier line"
+    errors_first = [x for x in lines if x.startswith("  ERROR") or x.startswith("  WARNING")]
+    assert errors_first[0].startswith("  ERROR b:3")
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[Any]:
+    pytest.importorskip("pyspark", reason="pyspark not installed: pip install 'kcspec[spark]'")
+    from kcspec.conformance.audit.session import make_session
+
+    yield make_session("local[2]", shuffle_partitions=2, app="kcspec-test-findings")
+
+
+@pytest.mark.spark
+def test_audit_reports_findings_and_violations_with_their_lines(spark: Any, tmp_path: Path) -> None:
+    from kcspec.conformance.audit.pipeline import conclude, run_audit
+    from kcspec.conformance.audit.spark_job import expand_inputs
+    from kcspec.spec.profiles import KAFKA_2_8
+
+    logs = tmp_path / "logs"
+    for name, body in (("broker-1", BROKER_1), ("broker-2", BROKER_2)):
+        (logs / name).mkdir(parents=True)
+        (logs / name / "state-change.log").write_text("\n".join(body) + "\n")
+    out = tmp_path / "out"
+    summary = run_audit(spark, expand_inputs([str(logs)]), out, KAFKA_2_8, lambda s: None)
+    b1, b2 = (
+        str((logs / "broker-1" / "state-change.log").resolve()),
+        str((logs / "broker-2" / "state-change.log").resolve()),
+    )
+    found = [json.loads(x) for x in (out / "findings.jsonl").read_text().splitlines()]
+    got = {(f["file"], f["line"], f["severity"], f["finding"]) for f in found}
+    assert got == {
+        (b1, 5, "error", "rejected-transition"),
+        (b2, 2, "warning", "fenced-write"),
+        (b2, 3, "error", "failed-election"),
+    }, found
+    rejected = next(f for f in found if f["finding"] == "rejected-transition")
+    assert rejected["exception"].startswith("kafka_1  | java.lang.IllegalStateException")
+    sample = {(f["file"], f["line"]): f for f in summary.finding_sample}
+    assert sample[(b2, 3)]["text"] == BROKER_2[2]
+    assert [f["severity"] for f in summary.finding_sample] == ["error", "error", "warning"]
+    # the violation spans the two brokers' folders: the offending line and the earlier one it is compared with
+    [v] = [v for v in summary.violation_sample if v["rule"] == "leader-epoch-not-increasing"]
+    assert (v["file"], v["line"], v["compared_file"], v["compared_line"]) == (b2, 1, b1, 4)
+    assert (v["text"], v["compared_text"]) == (BROKER_2[0], BROKER_1[3])
+    assert summary.layouts[b1] == {"kafka-default+prefix": 5, "-": 2}
+    assert summary.layouts[b2] == {"logger-dash": 1, "kafka-default": 2}
+    verdict = conclude(out, summary)
+    assert verdict.exit_code == 1
+    page = (out / "summary.html").read_text()
+    assert page.index("Look at first") < page.index("Violations by rule")
+    assert page.index("compared with") < page.index("finding(s) in the logs")
+    # the 0.10.2 election line beside 1.x lines: the formats of two versions, which the headline says first
+    first, second = summary.attention()[:2]
+    assert first.startswith("WARNING: profile kafka-2.8 does not match the log: Kafka inconsistent"), first
+    assert second.startswith("1 violation(s)")
+
+
+@pytest.mark.spark
+def test_a_0_8_1_log_with_the_default_profile_is_a_headline_warning(spark: Any, tmp_path: Path) -> None:
+    from kcspec.conformance.audit.pipeline import conclude, run_audit
+    from kcspec.conformance.audit.spark_job import expand_inputs
+    from kcspec.spec.profiles import KAFKA_2_8
+
+    log = tmp_path / "state-change.log"
+    log.write_text("\n".join(OLD_0_8_1) + "\n")
+    out = tmp_path / "out"
+    summary = run_audit(spark, expand_inputs([str(log)]), out, KAFKA_2_8, lambda s: None)
+    verdict = conclude(out, summary)
+    assert "WARNING: profile kafka-2.8 does not match the log: Kafka 0.8" in verdict.headline
+    assert "from-state after the update" in verdict.headline
+    assert json.loads((out / "verdict.json").read_text())["warnings"] == summary.warnings
+    assert summary.attention()[0].startswith("WARNING: profile kafka-2.8")
