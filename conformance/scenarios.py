@@ -28,6 +28,7 @@ from kcspec.spec.events import (
     NewerControllerElected,
     PartitionExpansion,
     ReplicaLeaderElection,
+    StaleAlterIsrReceived,
     StopReplicaPartitionErrorsReceived,
     StopReplicaResponseReceived,
     TopicCreation,
@@ -437,6 +438,23 @@ def _partition_errors(profile: str) -> list[ControllerEvent]:
         LeaderAndIsrPartitionResultsReceived(2, (f0, f1)),
         # both replicas on broker 2 are online again: they can take the leadership
         BrokerFailure(0),
+        *_stale_alter_isr(profile),
+    ]
+
+
+def _stale_alter_isr(profile: str) -> list[ControllerEvent]:
+    """2.8, after broker 0 (the controller) failed and broker 1 took over: a delayed AlterIsr of g-0's leader 2
+    (broker epoch 3) with its old ISR at zk version 0 after the ISR changed (INVALID_UPDATE_VERSION: UpdateMetadata
+    only), then the current record with an older broker epoch (STALE_BROKER_EPOCH: ignored) (§7.11)."""
+    if profile == LEGACY:
+        return []
+    g0 = tp("g", 0)
+    return [
+        ControllerFailover(1),
+        TopicCreation("g", ((2, 1),)),
+        IsrChange(g0, (2,)),
+        StaleAlterIsrReceived(2, 3, g0, 0, (2, 1), 0),
+        StaleAlterIsrReceived(2, 2, g0, 0, (2,), 1),
     ]
 
 

@@ -8,7 +8,7 @@ simulated ZooKeeper and context (no snapshot is built). "Active" means a control
 from __future__ import annotations
 
 from kcspec.reference_impl.context import ControllerContext
-from kcspec.reference_impl.version import KAFKA_2_4, KafkaVersion
+from kcspec.reference_impl.version import KAFKA_2_4, KAFKA_2_7, KafkaVersion
 from kcspec.reference_impl.zookeeper import SimulatedZooKeeper
 from kcspec.spec.events import (
     ApiPartitionReassignment,
@@ -27,6 +27,7 @@ from kcspec.spec.events import (
     NewerControllerElected,
     PartitionExpansion,
     ReplicaLeaderElection,
+    StaleAlterIsrReceived,
     StopReplicaPartitionErrorsReceived,
     StopReplicaResponseReceived,
     TopicCreation,
@@ -67,6 +68,31 @@ def _isr_change_enabled(zk: SimulatedZooKeeper, event: IsrChange) -> bool:
     return (
         leader >= 0 and leader in zk.brokers and leader in isr and len(set(isr)) == len(isr) and min(isr) >= 0
     )
+
+
+def _stale_alter_isr_enabled(zk: SimulatedZooKeeper, event: StaleAlterIsrReceived) -> bool:
+    """An AlterIsr from a registered broker, in its ISR of assigned replicas, with no value newer than ZooKeeper's:
+    an older version of the state znode, or the current record with an older broker epoch."""
+    stored = zk.partition_states.get(event.tp)
+    assigned = zk.assignments.get(event.tp)
+    registered = zk.brokers.get(event.broker_id)
+    if stored is None or assigned is None or registered is None:
+        return False
+    current = stored.leader_and_isr
+    isr = event.isr
+    if event.broker_id not in isr or len(set(isr)) != len(isr) or not set(isr) <= set(assigned.replicas):
+        return False
+    values = (
+        (event.broker_epoch, registered),
+        (event.leader_epoch, current.leader_epoch),
+        (event.zk_version, current.zk_version),
+    )
+    if not all(0 <= sent <= now for sent, now in values):
+        return False
+    if event.zk_version < current.zk_version:
+        return True
+    # the current zk version names the current record, so only the broker epoch can be old
+    return event.leader_epoch == current.leader_epoch and event.broker_epoch < registered
 
 
 def event_enabled(
@@ -141,6 +167,8 @@ def event_enabled(
         return True
     if isinstance(event, ZkFaultInjection):
         return event.tp in zk.partition_states and event.tp not in zk.faults
+    if isinstance(event, StaleAlterIsrReceived):
+        return active and version >= KAFKA_2_7 and _stale_alter_isr_enabled(zk, event)
     if isinstance(event, StopReplicaPartitionErrorsReceived):
         # a response with some partitions in error and the others not (all in error is StopReplicaResponseReceived)
         return (

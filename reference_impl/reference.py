@@ -42,6 +42,7 @@ from kcspec.spec.events import (
     NewerControllerElected,
     PartitionExpansion,
     ReplicaLeaderElection,
+    StaleAlterIsrReceived,
     StopReplicaPartitionErrorsReceived,
     StopReplicaResponseReceived,
     TopicCreation,
@@ -78,6 +79,7 @@ EVENT_NAMES = {
     ApiPartitionReassignment: "ApiPartitionReassignment",
     ZkPartitionReassignment: "ZkPartitionReassignment",
     IsrChange: "AlterIsrReceived",
+    StaleAlterIsrReceived: "AlterIsrReceived",
 }
 
 
@@ -279,6 +281,12 @@ class ReferenceController:
                 lambda: kc.process_stop_replica_partition_errors(
                     event.broker_id, event.partitions, event.partition_errors
                 ),
+            )
+        elif isinstance(event, StaleAlterIsrReceived):
+            proposed = LeaderAndIsr(event.broker_id, event.leader_epoch, event.isr, event.zk_version)
+            self._run(
+                name,
+                lambda: kc.process_alter_isr(event.broker_id, event.broker_epoch, event.tp, proposed),
             )
         elif isinstance(event, LeaderAndIsrPartitionResultsReceived):
             self._run(

@@ -243,5 +243,22 @@ EVENT_WORDS: dict[str, EventWords] = {
             "that were not offline before and are now go through `onReplicasBecomeOffline`."
         ),
     ),
+    "StaleAlterIsrReceived": EventWords(
+        guard=(
+            "kafka-2.8 only. A controller is active; `tp` has a partition-state znode and an assignment; "
+            "`broker_id` is registered in `zk.brokers`; `isr` contains `broker_id`, has no duplicates and only "
+            "assigned replicas; no value is newer than ZooKeeper's (`0 ≤ broker_epoch ≤ zk.brokers[broker_id]`, "
+            "`0 ≤ leader_epoch ≤` and `0 ≤ zk_version ≤` the znode's); and either `zk_version` is older than the "
+            "znode's, or it is the znode's, `leader_epoch` is the znode's and only `broker_epoch` is older."
+        ),
+        environment="None.",
+        controller=(
+            "`AlterIsrReceived(broker_id, broker_epoch, {tp: (broker_id, leader_epoch, isr, zk_version)})` "
+            "(§7.11), as for `IsrChange`: ignored when `broker_epoch` is not the broker's epoch in "
+            "`controller.live_brokers`; otherwise `processAlterIsr` compares with the cached leadership "
+            "(an older leader epoch: UpdateMetadata only; the cached record: idempotent) or makes the "
+            "conditional write, which an older zk version fails (UpdateMetadata only)."
+        ),
+    ),
 }
 """Event kind → its words, for every kind of ``kcspec.spec.events.EVENT_TYPES`` (a test checks it)."""

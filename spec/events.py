@@ -281,6 +281,26 @@ class LeaderAndIsrPartitionResultsReceived(ControllerEvent):
     storage_errors: tuple[TopicPartition, ...] = ()
 
 
+@dataclass(frozen=True)
+class StaleAlterIsrReceived(ControllerEvent):
+    """An ``AlterIsr`` from ``broker_id`` proposing ``isr`` for ``tp`` with an outdated broker epoch, leader epoch or
+    zk version (§7.11; kafka-2.8 only): a delayed or repeated request.
+
+    ``AlterIsrReceived(broker_id, broker_epoch, {tp: (broker_id, leader_epoch, isr, zk_version)})``; the controller
+    answers STALE_BROKER_EPOCH, FENCED_LEADER_EPOCH or INVALID_UPDATE_VERSION. ``IsrChange`` is the leader's
+    up-to-date request.
+    """
+
+    kind: ClassVar[str] = "StaleAlterIsrReceived"
+    section: ClassVar[str] = "§7.11"
+    broker_id: int
+    broker_epoch: int
+    tp: TopicPartition
+    leader_epoch: int
+    isr: tuple[int, ...]
+    zk_version: int
+
+
 EVENT_TYPES: tuple[type[ControllerEvent], ...] = (
     ControllerFailover,
     ControllerResignation,
@@ -305,6 +325,7 @@ EVENT_TYPES: tuple[type[ControllerEvent], ...] = (
     ZkFaultInjection,
     StopReplicaPartitionErrorsReceived,
     LeaderAndIsrPartitionResultsReceived,
+    StaleAlterIsrReceived,
 )
 """Every event type, in a fixed order (used by the codec, generators and coverage reports)."""
 

@@ -21,6 +21,7 @@ from kcspec.spec.events import (
     NewerControllerElected,
     PartitionExpansion,
     ReplicaLeaderElection,
+    StaleAlterIsrReceived,
     StopReplicaPartitionErrorsReceived,
     StopReplicaResponseReceived,
     TopicCreation,
@@ -104,10 +105,26 @@ def candidates(s: ClusterState, cfg: ExploreConfig) -> list[ControllerEvent]:
             for tp, li in sorted(zk.partition_states.items()):
                 lead = zk.assignments[tp].replicas[0] if tp in zk.assignments else li.leader_and_isr.leader
                 out.append(ZombieControllerWrite(tp, lead, (lead,), zk.controller_epoch - 1))
+    if "controller" in cfg.faults and active and cfg.profile != LEGACY:
+        out.extend(_stale_alter_isr(s))
     if "unclean" in cfg.faults:
         out.extend(
             UncleanLeaderElectionEnable(t) for t in cfg.topic_names if t not in s.config.unclean_topics
         )
+    return out
+
+
+def _stale_alter_isr(s: ClusterState) -> list[ControllerEvent]:
+    """A delayed AlterIsr from each partition's leader: the current ISR with the previous zk version (2.8)."""
+    out: list[ControllerEvent] = []
+    for tp, li in sorted(s.zk.partition_states.items()):
+        lai = li.leader_and_isr
+        if lai.leader in s.zk.brokers and lai.zk_version > 0:
+            out.append(
+                StaleAlterIsrReceived(
+                    lai.leader, s.zk.brokers[lai.leader], tp, lai.leader_epoch, lai.isr, lai.zk_version - 1
+                )
+            )
     return out
 
 

@@ -271,12 +271,21 @@ KAFKA_INPUTS: tuple[KafkaInput, ...] = (
         "registered broker epoch.",
     ),
     KafkaInput(
-        "AlterIsrReceived: stale broker epoch, fenced leader epoch, stale zk version, unknown partition",
+        "AlterIsrReceived: stale broker epoch, older leader epoch, older zk version",
         "2.8.2",
-        GAP,
+        E,
+        ("StaleAlterIsrReceived",),
+        "a delayed or repeated request (STALE_BROKER_EPOCH, FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION); "
+        "only values the broker once had: a leader epoch or zk version newer than ZooKeeper's cannot be sent.",
+    ),
+    KafkaInput(
+        "AlterIsrReceived: a partition the controller does not know",
+        "2.8.2",
+        OUT,
         (),
-        "the rejections (STALE_BROKER_EPOCH, FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION, "
-        "UNKNOWN_TOPIC_OR_PARTITION) are answered to the leader; no kcspec event proposes a stale ISR update.",
+        "a partition without a state znode has no leader to send it; one whose leadership the controller has "
+        "not cached is reached through `IsrChange` and `StaleAlterIsrReceived` (UNKNOWN_TOPIC_OR_PARTITION, "
+        "an UpdateMetadata only).",
     ),
     KafkaInput(
         "IsrChangeNotification",

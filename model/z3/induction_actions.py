@@ -136,3 +136,19 @@ def instances(brokers: int, kip455: bool) -> Iterator[Instance]:
     # domain, so it has no instance here.
     for b in bs:
         yield _event(E.LeaderAndIsrPartitionResultsReceived(b, (TP,)))
+    for b in bs:
+        for r in lists:
+            if b not in r:
+                continue
+            stale = {
+                name: z3.Int(f"p_stale_{name}_{b}") for name in ("broker_epoch", "leader_epoch", "zk_version")
+            }
+            yield _symbolic(
+                "StaleAlterIsrReceived",
+                f'{{"broker_id": {b}, "tp": "t-0", "isr": {list(r)}, broker epoch, leader epoch, zk version: any}}',
+                [v >= 0 for v in stale.values()],
+                broker_id=b,
+                tp=TP,
+                isr=r,
+                **stale,
+            )

@@ -14,8 +14,8 @@ from kcspec.spec import zk
 from kcspec.spec.actions import common as K
 from kcspec.spec.actions import reassignment_kip455 as R455
 from kcspec.spec.actions import reassignment_legacy as RL
-from kcspec.spec.events import IsrChange
-from kcspec.spec.lang import Action, Expr, and_, build_map, cond, if_, let, rec, rule, set_of
+from kcspec.spec.events import IsrChange, StaleAlterIsrReceived
+from kcspec.spec.lang import Action, Expr, and_, build_map, cond, if_, let, or_, rec, rule, set_of
 from kcspec.spec.profiles import Profile
 from kcspec.spec.vocabulary import LeaderAndIsr, LeaderIsrAndControllerEpoch
 
@@ -220,4 +220,58 @@ def isr_change_action(p: Profile) -> Action:
             lambda x: isr_change_notification(p, x),
             lambda x: RL.partition_reassignment_isr_change(p, x, tp).f("work"),
         ),
+    )
+
+
+def stale_alter_isr_action(p: Profile) -> Action:
+    """``StaleAlterIsrReceived(b, e, tp, le, isr, zv)`` (§7.11, 2.8): ``AlterIsrReceived(b, e, {tp ↦ (b, le, isr,
+    zv)})`` carrying values the broker once had: none newer than ZooKeeper's, and either an older zk version (a
+    version names one record, so with the current version the leader epoch is the current one too) or only an older
+    broker epoch (the broker restarted since). The broker-epoch check, then ``processAlterIsr``."""
+    v = K.param_vars(StaleAlterIsrReceived)
+    b, epoch, tp, le, isr, zv = (
+        v["broker_id"],
+        v["broker_epoch"],
+        v["tp"],
+        v["leader_epoch"],
+        v["isr"],
+        v["zk_version"],
+    )
+    s = K.S
+    states = s.f("zk", "partition_states")
+    znode = states.get(tp).f("leader_and_isr")
+    registered = s.f("zk", "brokers").get(b)
+    guard = and_(
+        K.active(s),
+        states.has(tp),
+        s.f("zk", "brokers").has(b),
+        s.f("zk", "assignments").has(tp),
+        isr.contains(b),
+        isr.to_set().size().eq(isr.size()),
+        isr.all(lambda r: r.ge(0)),
+        isr.all(lambda r: s.f("zk", "assignments").get(tp).f("replicas").contains(r)),
+        epoch.ge(0),
+        epoch.le(registered),
+        le.ge(0),
+        le.le(znode.f("leader_epoch")),
+        zv.ge(0),
+        zv.le(znode.f("zk_version")),
+        or_(
+            zv.lt(znode.f("zk_version")),
+            and_(zv.eq(znode.f("zk_version")), le.eq(znode.f("leader_epoch")), epoch.lt(registered)),
+        ),
+    )
+
+    def controller(w: Expr) -> Expr:
+        live = K.ctx(w).f("live_brokers")
+        proposed = rec(LeaderAndIsr, leader=b, leader_epoch=le, isr=isr, zk_version=zv)
+        return if_(live.has(b) & live.get(b).eq(epoch), process_alter_isr(p, w, tp, b, proposed), w)
+
+    return K.controller_action(
+        StaleAlterIsrReceived,
+        "A broker's AlterIsr arrives with an outdated broker epoch, leader epoch or zk version (a delayed or "
+        "repeated request); the controller rejects or ignores it, answering the broker (§7.11, KIP-497).",
+        guard=guard,
+        environment=None,
+        controller=controller,
     )

@@ -1,5 +1,6 @@
 """The table of controller actions: ``build(profile)`` returns one ``Action`` per event kind of
-``kcspec.spec.events`` that the profile has (``ApiPartitionReassignment`` exists only in kafka-2.8, KIP-455)."""
+``kcspec.spec.events`` that the profile has (``ApiPartitionReassignment`` exists only in kafka-2.8, KIP-455, and
+``StaleAlterIsrReceived`` only with AlterIsr, KIP-497)."""
 
 from __future__ import annotations
 
@@ -46,6 +47,8 @@ def builders(profile: Profile) -> list[Builder]:
         deletion.stop_replica_partition_errors_action,
         brokers.leader_and_isr_partition_results_action,
     ]
+    if profile.alter_isr:
+        out.append(isr.stale_alter_isr_action)
     return out
 
 

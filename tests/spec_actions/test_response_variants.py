@@ -15,6 +15,7 @@ from kcspec.spec.events import (
     ControllerEvent,
     LeaderAndIsrPartitionResultsReceived,
     LeaderAndIsrResponseReceived,
+    StaleAlterIsrReceived,
     StopReplicaPartitionErrorsReceived,
     TopicCreation,
     TopicDeletion,
@@ -115,3 +116,52 @@ def test_without_a_controller_neither_variant_can_happen(profile: str) -> None:
     for event in (LeaderAndIsrPartitionResultsReceived(2, (F0,)),):
         assert not SpecMachine(profile).enabled(idle, event)
         assert not ReferenceController(profile, idle).enabled(event)
+
+
+def _stale_alter_isr_candidates(state: ClusterState) -> list[StaleAlterIsrReceived]:
+    """Every AlterIsr from a registered broker, for every partition, with each value current or one to two older,
+    and ISRs of one or two assigned replicas (the guards decide which can happen)."""
+    out = []
+    for part, stored in sorted(state.zk.partition_states.items()):
+        current = stored.leader_and_isr
+        assigned = state.zk.assignments[part].replicas if part in state.zk.assignments else ()
+        isrs = [(r,) for r in assigned] + [(a, b) for a in assigned for b in assigned if a != b]
+        for broker, epoch in sorted(state.zk.brokers.items()):
+            for be in {epoch, epoch - 1}:
+                for le in {current.leader_epoch, current.leader_epoch - 1}:
+                    for zv in {current.zk_version, current.zk_version - 2}:
+                        for isr in isrs:
+                            out.append(StaleAlterIsrReceived(broker, be, part, le, isr, zv))
+    return out
+
+
+def test_stale_alter_isr_agrees_with_the_reference_along_the_scenarios() -> None:
+    """kafka-2.8: in every state of the built-in scenarios, the spec and the reference controller accept the same
+    stale AlterIsr requests and handle each the same way; some are accepted and some change nothing but the
+    requests sent."""
+    from kcspec.conformance.scenarios import SCENARIOS
+
+    profile = "kafka-2.8"
+    spec = SpecMachine(profile)
+    enabled = 0
+    for scenario in SCENARIOS[:8]:
+        state = ClusterState()
+        for event in scenario.events(profile):
+            if not spec.enabled(state, event):
+                continue
+            state = spec.step(state, event).state
+            for stale in _stale_alter_isr_candidates(state):
+                ref = ReferenceController(profile, state)
+                on = spec.enabled(state, stale)
+                assert ref.enabled(stale) == on, f"{scenario.name}: {stale}"
+                if on:
+                    enabled += 1
+                    assert ref.handle(stale) == spec.step(state, stale), f"{scenario.name}: {stale}"
+    assert enabled > 50, enabled
+
+
+def test_stale_alter_isr_exists_only_with_alter_isr() -> None:
+    state, _ = _run("kafka-1.1", [*cluster(3), TopicCreation("f", ((2, 0),))])
+    stale = StaleAlterIsrReceived(2, state.zk.brokers[2] - 1, F0, 0, (2,), 0)
+    assert not SpecMachine("kafka-1.1").enabled(state, stale)
+    assert not ReferenceController("kafka-1.1", state).enabled(stale)
