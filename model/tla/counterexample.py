@@ -12,10 +12,12 @@ import dataclasses
 import enum
 import typing
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from kcspec.model.tla.module import STATE_VARS
 from kcspec.model.tla.values import NONE_TEXT
+from kcspec.model.tlc.lasso import Lasso
 from kcspec.model.tlc.trace import TlcTraceState
 from kcspec.model.tlc.values import (
     ModelValue,
@@ -167,3 +169,46 @@ def to_trace(
     initial = state_of(states[0])
     steps = tuple(TraceStep(event_of(st, params)) for st in states[1:])
     return Trace(profile=profile, initial=initial, steps=steps, note=note)
+
+
+@dataclass(frozen=True)
+class LassoTrace:
+    """A liveness counterexample as kcspec data: ``trace`` replays the states TLC printed (its initial state and
+    one event per later state); the behaviour then goes on forever — back to the state reached after
+    ``loop_to_step`` events by ``back_event`` (``cycle`` replays from there), or, when ``stuttering``, staying in
+    the last state."""
+
+    trace: Trace
+    loop_to_step: int | None
+    back_event: ControllerEvent | None
+    stuttering: bool
+    prop: str
+
+    @property
+    def cycle(self) -> tuple[ControllerEvent, ...]:
+        """The events that repeat forever (empty when the behaviour stutters)."""
+        if self.stuttering or self.loop_to_step is None:
+            return ()
+        tail = tuple(step.event for step in self.trace.steps[self.loop_to_step :])
+        return tail + ((self.back_event,) if self.back_event is not None else ())
+
+
+def lasso_trace(
+    lasso: Lasso, profile: str, params: Mapping[str, tuple[str, ...]], prop: str = ""
+) -> LassoTrace:
+    """The kcspec form of TLC's lasso: a replayable trace, where the cycle starts and the step that closes it."""
+    shape = (
+        "then stutters forever in its last state"
+        if lasso.stuttering
+        else f"then loops back to state {lasso.loop_to} forever"
+    )
+    note = (
+        f"TLC liveness counterexample{f' to {prop}' if prop else ''}: {len(lasso.states)} state(s), {shape}"
+    )
+    trace = to_trace(lasso.states, profile, params, note=note)
+    back_event: ControllerEvent | None = None
+    if lasso.back_action is not None and lasso.loop_to is not None:
+        back = TlcTraceState(lasso.loop_to, lasso.back_action, ())
+        back_event = event_of(back, params)
+    loop_to_step = None if lasso.loop_to is None else lasso.loop_to - 1
+    return LassoTrace(trace, loop_to_step, back_event, lasso.stuttering, prop)

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kcspec.model.tla import bounds, domains
+from kcspec.model.tla import bounds, domains, liveness
 from kcspec.model.tla import types as ty
 from kcspec.model.tla.config import ModelConfig
 from kcspec.model.tla.emit import Emitter, Procedures
@@ -28,6 +28,7 @@ from kcspec.model.tla.order import Orders
 from kcspec.model.tla.prelude import PRELUDE, PRELUDE_NAMES
 from kcspec.model.tla.share import share
 from kcspec.model.tla.values import NONE_TEXT, value_block
+from kcspec.spec import lang as L
 from kcspec.spec.lang import Action, Invariant, Param
 from kcspec.spec.profiles import Profile
 from kcspec.spec.requests import Request
@@ -54,7 +55,19 @@ RESERVED = (
     set(STATE_VARS)
     | set(CONSTANT_NAMES)
     | set(PRELUDE_NAMES)
-    | {"s", "vars", "Init", "Next", "Spec", "StateConstraint", "TopicPartitions", "ReplicaLists", "RfLists"}
+    | {
+        "s",
+        "vars",
+        "Init",
+        "Next",
+        "Spec",
+        "FairSpec",
+        "StateConstraint",
+        "TopicPartitions",
+        "ReplicaLists",
+        "RfLists",
+    }
+    | {p.name for p in liveness.PROPERTIES}
     | {"Assignments", "StrRank", "Head", "Tail", "Len", "Append", "Seq", "SubSeq", "SelectSeq", "Cardinality"}
     | {"Nat", "Int", "Assert", "Print", "Permutations", "ToString", "IsFiniteSet", "BOOLEAN", "DOMAIN"}
 )
@@ -79,6 +92,8 @@ class GeneratedModule:
     cfg: str
     origins: tuple[LineOrigin, ...]
     """``origins[n - 1]`` is the origin of line ``n`` of ``tla``."""
+    liveness_cfg: str = ""
+    """A TLC configuration that checks the liveness ``PROPERTY``s under ``FairSpec`` (``liveness``)."""
     kind_checks: tuple[tuple[str, int], ...] = ()
     """What the static kind check (``kinds``) verified: how many places of each sort, e.g. ``("=", 412)``."""
 
@@ -330,6 +345,7 @@ def _generate_from(
         ("Next", next_block),
         ("Spec", text("")),
         ("Spec", text("Spec == Init /\\ [][Next]_vars")),
+        *_liveness_parts(b, frozenset(a.name for a in ordered)),
         ("StateConstraint", text("")),
         ("StateConstraint", constraint),
         ("<end>", text("=" * (60 + len(name)))),
@@ -343,7 +359,45 @@ def _generate_from(
     tla = "\n".join(lines) + "\n"
     cfg = _cfg(profile, config, name, [n for n, _ in inv_blocks if n.startswith("Inv_")])
     checks = tuple(sorted(b.procedures.kinds.counts.items()))
-    return GeneratedModule(name, tla, cfg, tuple(origins), checks)
+    live_cfg = _liveness_cfg(cfg)
+    return GeneratedModule(name, tla, cfg, tuple(origins), live_cfg, checks)
+
+
+def _liveness_parts(b: _Builder, actions: frozenset[str]) -> list[tuple[str, Block]]:
+    """The liveness properties (premise and goal operators, the ``~>`` formula) and ``FairSpec``."""
+    from kcspec.spec.vocabulary import TopicPartition
+
+    parts: list[tuple[str, Block]] = [
+        ("FairSpec", text("")),
+        ("FairSpec", _comment(["Weak fairness of the controller's own actions (model/tla/liveness.py)."])),
+        ("FairSpec", tuple(Line(x) for x in liveness.fair_spec(actions).splitlines())),
+    ]
+    for prop in liveness.PROPERTIES:
+        var_t = ty.T("rec", TopicPartition) if prop.var == "tp" else ty.STR
+        rendered: list[Block] = []
+        for suffix, build in (("P", prop.premise), ("Q", prop.goal)):
+            em = b.emitter({"s": ("s", b.state_t), prop.var: (prop.var, var_t)})
+            em.operator = f"{prop.name}_{suffix}"
+            em.rules.append(f"{prop.name} ({prop.section})")
+            out = em.emit(share(build(L.var(prop.var))))
+            rendered.append(vstack(text(f"{prop.name}_{suffix}({prop.var}) =="), indent(out.block, 4)))
+        block = vstack(
+            _comment(_doc_lines(f"{prop.section} {prop.name}: {prop.doc}")),
+            rendered[0],
+            rendered[1],
+            tuple(Line(x) for x in prop.tla().splitlines()),
+        )
+        parts += [(prop.name, text("")), (prop.name, block)]
+    return parts
+
+
+def _liveness_cfg(cfg: str) -> str:
+    """The safety configuration with ``FairSpec`` and the liveness properties instead of the invariants."""
+    out = [line for line in cfg.splitlines() if not line.startswith(("SPECIFICATION", "INVARIANT"))]
+    out = [line.replace("TLC configuration of", "TLC liveness configuration of") for line in out]
+    out.insert(out.index("CONSTRAINT StateConstraint"), "SPECIFICATION FairSpec")
+    out += [f"PROPERTY {p.name}" for p in liveness.PROPERTIES]
+    return "\n".join(out) + "\n"
 
 
 def _cfg(profile: Profile, config: ModelConfig, name: str, invariants: list[str]) -> str:
