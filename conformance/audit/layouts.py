@@ -14,9 +14,10 @@ from __future__ import annotations
 import gzip
 import io
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from kcspec.conformance.audit.reference_parser import ParsedLine, parse_lines
 
@@ -165,25 +166,41 @@ def sample_file(path: Path, lines: int = SAMPLE_LINES) -> list[ParsedLine]:
 
 
 SAMPLE_BUDGET = 200_000
-"""Lines read in all (the driver parses them in Python): many files get fewer lines each, at least ``SAMPLE_MIN``."""
+"""Lines read in all by ``version_report`` (the driver parses them in Python): with many files each gets fewer
+lines, at least ``SAMPLE_MIN``."""
 SAMPLE_MIN = 500
 
 
 def infer_files(paths: Iterable[str], lines: int = SAMPLE_LINES) -> VersionEvidence:
-    """``infer_version`` over the start of every file of ``paths`` (``lines`` each, within ``SAMPLE_BUDGET``)."""
-    files = list(paths)
-    each = min(lines, max(SAMPLE_MIN, SAMPLE_BUDGET // max(1, len(files))))
+    """``infer_version`` over the first ``lines`` lines of every file of ``paths``."""
     parsed: list[ParsedLine] = []
-    for p in files:
-        parsed += sample_file(Path(p), each)
+    for p in paths:
+        parsed += sample_file(Path(p), lines)
     return infer_version(parsed)
 
 
-def version_report(paths: Iterable[str], profile: str) -> Mapping[str, object]:
-    """The version the logs' formats say, the profile for it, and the warning for ``profile`` (JSON-ready)."""
-    v = infer_files(paths)
-    return {
-        "inferred": v.text(),
-        "profile_for_log": profile_for(v),
-        "warning": profile_warning(profile, v),
-    }
+def version_report(groups: Mapping[str, Sequence[str]], profile: str) -> dict[str, Any]:
+    """Per history (``groups``: history name → its files; one history of every file by default), the version its
+    logs' formats say and the profile for it; ``warning``: the histories ``profile`` does not match, in one line
+    for the headline (``None`` when it matches them all). JSON-ready."""
+    n_files = sum(len(f) for f in groups.values())
+    each = min(SAMPLE_LINES, max(SAMPLE_MIN, SAMPLE_BUDGET // max(1, n_files)))
+    histories: dict[str, dict[str, Any]] = {}
+    bad: list[tuple[str, VersionEvidence]] = []
+    for name, files in sorted(groups.items()):
+        v = infer_files(files, each)
+        histories[name] = {"inferred": v.text(), "profile_for_log": profile_for(v)}
+        if profile_warning(profile, v) is not None:
+            bad.append((name, v))
+    warning: str | None = None
+    if len(groups) == 1 and bad:
+        warning = profile_warning(profile, bad[0][1])
+    elif bad:
+        shown = "; ".join(f"{name}: {v.text().split(', from: ')[0]}" for name, v in bad[:3])
+        more = f"; and {len(bad) - 3} more" if len(bad) > 3 else ""
+        quirk = f". {QUIRK_0_8}" if any(v.consistent and v.high <= (0, 8) for _, v in bad) else ""
+        warning = (
+            f"profile {profile} does not match {len(bad)} of {len(groups)} histories ({shown}{more}); "
+            f"see stats.json 'version'{quirk}"
+        )
+    return {"histories": histories, "warning": warning}

@@ -182,7 +182,10 @@ def _run(
             counts = layouts_per_file.setdefault(ids.names[r["fid"]], {})
             counts[r["layout"] or layouts.NOT_A_RECORD] = int(r["count"])
         step("inferring the Kafka version from the logs' formats")
-        version = dict(layouts.version_report(inputs.kafka_logs, profile.name))
+        groups: dict[str, list[str]] = {}
+        for n in ids.names:
+            groups.setdefault(history_of(n, history_key) or "all files", []).append(n)
+        version = layouts.version_report(groups, profile.name)
         failed = kinds(*replay.FAILED_KINDS)
         # records with continuation lines are at most the lines without a layout: few enough, the row pass
         # looks the exceptions up itself (a broadcast) instead of a query of its own over failed transitions

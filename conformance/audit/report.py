@@ -57,7 +57,7 @@ class Summary:
     layouts: dict[str, dict[str, int]] = field(default_factory=dict)
     """Per file, the lines each layout took (``layouts.layout_counts``; ``-``: lines that are not records)."""
     version: dict[str, Any] = field(default_factory=dict)
-    """``layouts.version_report``: the Kafka version the logs' formats say and the profile for it."""
+    """``layouts.version_report``: per history, the Kafka version its logs' formats say and the profile for it."""
     warnings: list[str] = field(default_factory=list)
     """About the audit itself (a profile that does not match the log): shown first."""
 
@@ -163,9 +163,14 @@ def render_html(s: Summary) -> str:
             ["file", "layout", "lines"],
             [(f, name, n) for f, counts in sorted(s.layouts.items()) for name, n in sorted(counts.items())],
         ),
-        f"<p>Kafka version from the logs' formats: {html.escape(str(s.version.get('inferred', 'not inferred')))}"
-        f"{'; profile for it: ' + html.escape(str(s.version['profile_for_log'])) if s.version.get('profile_for_log') else ''}"
-        "</p>",
+        "<h2>Kafka version from the logs' formats</h2>",
+        _table(
+            ["history", "versions", "profile for it"],
+            [
+                (name, h["inferred"], h["profile_for_log"] or "none")
+                for name, h in sorted(s.version.get("histories", {}).items())
+            ],
+        ),
         "<h2>Records by kind</h2>",
         _table(["kind", "count"], sorted(s.kinds.items())),
         "<h2>Per broker</h2>",

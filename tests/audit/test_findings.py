@@ -183,3 +183,19 @@ def test_a_0_8_1_log_with_the_default_profile_is_a_headline_warning(spark: Any, 
     assert "from-state after the update" in verdict.headline
     assert json.loads((out / "verdict.json").read_text())["warnings"] == summary.warnings
     assert summary.attention()[0].startswith("WARNING: profile kafka-2.8")
+
+
+def test_version_report_is_per_history(tmp_path: Path) -> None:
+    old, new = tmp_path / "old.log", tmp_path / "new.log"
+    old.write_text("\n".join(OLD_0_8_1) + "\n")
+    new.write_text("\n".join(x.removeprefix("kafka_1  | ") for x in BROKER_1) + "\n")
+    both = layouts.version_report({str(old): [str(old)], str(new): [str(new)]}, "kafka-2.8")
+    warning = both["warning"]
+    assert warning.startswith(f"profile kafka-2.8 does not match 1 of 2 histories ({old}: Kafka 0.8)"), (
+        warning
+    )
+    assert "from-state after the update" in warning
+    assert both["histories"][str(new)]["inferred"].startswith("Kafka 1.1–latest")
+    one = layouts.version_report({"all files": [str(old)]}, "kafka-2.8")
+    assert one["warning"] == layouts.profile_warning("kafka-2.8", layouts.infer_files([str(old)]))
+    assert layouts.version_report({"all files": [str(new)]}, "kafka-2.8")["warning"] is None
