@@ -1,7 +1,8 @@
 """The subprocess adapter: protocol v1 as JSON lines over a child process's stdin and stdout.
 
 Robustness is the point of this module: it must never hang or crash the runner. Every write and
-read has a deadline (``select`` on non-blocking pipes); reply lines longer than ``max_line_bytes``
+read has a deadline (``poll`` on non-blocking pipes — not ``select``, which fails for descriptors
+numbered 1024 or more, as a long run inside a busy process can get); reply lines longer than ``max_line_bytes``
 are rejected without reading the rest; stderr is drained by a thread into a bounded tail that goes
 into the report; end of output is turned into "crashed" (non-zero exit or a signal) or "exited"
 (exit code 0 mid-run). After such a failure the session is killed and the runner starts a new one.
@@ -44,6 +45,13 @@ _TERM_GRACE = 1.0
 _live_groups: set[int] = set()
 """Process groups of running SUT sessions, killed at interpreter exit if still there."""
 _live_lock = threading.Lock()
+
+
+def _ready(fd: int, events: int, seconds: float) -> bool:
+    """Whether ``fd`` is ready for ``events`` (or hung up / in error) within ``seconds``."""
+    poller = select.poll()
+    poller.register(fd, events)
+    return bool(poller.poll(max(0, int(seconds * 1000 + 0.999))))
 
 
 def kill_group(pgid: int, sig: int = signal.SIGKILL) -> None:
@@ -264,8 +272,7 @@ class SubprocessAdapter:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise SutFailure(FailureKind.timeout, "the SUT stopped reading its input", self.stderr_tail())
-            _, writable, _ = select.select([], [fd], [], remaining)
-            if not writable:
+            if not _ready(fd, select.POLLOUT, remaining):
                 continue
             try:
                 written = os.write(fd, view)
@@ -299,9 +306,8 @@ class SubprocessAdapter:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise SutFailure(FailureKind.timeout, f"no reply within {timeout:g} s", self.stderr_tail())
-            readable, _, _ = select.select([fd], [], [], min(remaining, _POLL_SECONDS))
-            if not readable:
-                if proc.poll() is not None and not select.select([fd], [], [], 0)[0]:
+            if not _ready(fd, select.POLLIN, min(remaining, _POLL_SECONDS)):
+                if proc.poll() is not None and not _ready(fd, select.POLLIN, 0):
                     raise self._ended(proc, "it exited, and another process still holds its output open")
                 continue
             try:

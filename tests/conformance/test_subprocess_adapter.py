@@ -169,3 +169,30 @@ def test_close_ends_the_process() -> None:
     assert proc is not None
     adapter.close()
     assert proc.poll() is not None
+
+
+def test_pipes_numbered_above_1024_work(sut_pids: Path) -> None:
+    import os
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1200:
+        pytest.skip(f"the hard limit of open files is {hard}: cannot open 1,100 descriptors")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1200), hard))
+    held = []
+    try:
+        null = os.open(os.devnull, os.O_RDONLY)
+        held.append(null)
+        while max(held) < 1100:
+            held.append(os.dup(null))
+        adapter = fake("none", 0)
+        try:
+            open_with_one_good(adapter)
+            assert adapter._proc is not None and adapter._proc.stdout is not None
+            assert adapter._proc.stdout.fileno() > 1024, "the pipes should be numbered above select's limit"
+        finally:
+            adapter.close()
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
