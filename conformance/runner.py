@@ -94,8 +94,12 @@ def open_session(adapter: Adapter, profile: str) -> Session:
     try:
         session.open()
     except SutFailure as failure:
+        adapter.close()
         tail = f"\nstderr:\n{failure.stderr}" if failure.stderr.strip() else ""
         raise SessionError(f"cannot open a session with {adapter.description}: {failure}{tail}") from None
+    except SessionError:
+        adapter.close()  # it answered, but not as a SUT of this suite: it must not outlive the run
+        raise
     return session
 
 

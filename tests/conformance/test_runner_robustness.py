@@ -24,6 +24,7 @@ from kcspec.conformance.vectors.model import Level, Vector
 from kcspec.conformance.verdicts import Outcome, RunReport, SutInfo, Verdict
 
 from tests.conformance.fakes import inprocess_fakes as fakes
+from tests.conformance.processes import left_running
 
 FAKE = Path(__file__).parent / "fakes" / "fake_sut.py"
 FAKES_MODULE = "tests.conformance.fakes.inprocess_fakes"
@@ -239,3 +240,14 @@ def test_reports_are_written_whatever_the_sut_answers(
     assert errored and all("unpaired UTF-16 surrogate" in o["reason"] for o in errored)
     ET.fromstring(paths["junit"].read_text())
     assert "errored" in paths["html"].read_text()
+
+
+def test_a_sut_refusing_hello_is_a_session_error_and_is_stopped(
+    election_vectors: list[Vector], sut_pids: Path
+) -> None:
+    adapter = SubprocessAdapter([sys.executable, str(FAKE), "refuse_hello"], timeout=2.0)
+    with pytest.raises(runner.SessionError, match="refused hello: unsupported: fake: not today"):
+        runner.run(adapter, election_vectors, profile="kafka-2.8", level=Level.elections)
+    # the adapter (and the SUT's stdin) still exists: the SUT, waiting for input, must have been stopped
+    assert not left_running(sut_pids), "the SUT that refused hello is still running"
+    del adapter

@@ -10,7 +10,7 @@ UTF-8 on stderr), no_capabilities (declare no capability at all; otherwise like 
 by ``FAKE_SUT_MARKER`` records the crash), daemon (start a grandchild detached from the SUT's pipes, then
 exit 0 mid-run like exit), surrogate (answer with an internal error whose message holds a lone surrogate,
 ``\\ud800``: valid JSON, but not text that can be written as UTF-8), hang_events (declare
-controller_events too; hang at the first event).
+controller_events too; hang at the first event), refuse_hello (answer hello with an error, then wait).
 
 If the environment variable ``FAKE_SUT_PIDS`` names a file, the fake appends its pid (and the pid of any
 grandchild it starts) to it, one per line, so that tests can check nothing is left running.
@@ -59,6 +59,9 @@ answered = 0
 for line in sys.stdin:
     req = json.loads(line)
     rid, kind = req["id"], req["type"]
+    if kind == "hello" and mode == "refuse_hello":
+        reply(rid, {"type": "error", "code": "unsupported", "message": "fake: not today"})
+        continue
     if kind == "hello":
         reply(
             rid,
