@@ -295,4 +295,4 @@ function partitionStateChange(state, profile, partitions, target, election) {
   };
 }
 
-module.exports = { partitionStateChange, PARTITION_STATES };
+module.exports = { partitionStateChange, PARTITION_STATES, PartitionCall };

@@ -11,8 +11,11 @@
 
 const { replicaStateChange, withDefaults } = require("./replica_machine.js");
 const { partitionStateChange } = require("./partition_machine.js");
+const { controllerEvent, NotEnabled } = require("./events.js");
 
 const CAPABILITIES = ["elections", "replica_state_machine", "partition_state_machine", "fault_injection"];
+// Whole controller events are implemented for kafka-2.8 only (events.js).
+const EVENT_PROFILES = ["kafka-2.8"];
 const PROFILES = ["kafka-2.8", "kafka-1.1"];
 let profile = "kafka-2.8";
 let state = null; // the loaded ClusterState (canonical JSON form), advanced by every state-machine call
@@ -73,7 +76,7 @@ function handle(req) {
         protocol_version: 1,
         implementation: { name: "node-example", version: "1.1.0" },
         profiles: PROFILES,
-        capabilities: CAPABILITIES,
+        capabilities: EVENT_PROFILES.includes(profile) ? CAPABILITIES.concat(["controller_events"]) : CAPABILITIES,
       };
     case "load":
       state = withDefaults(req.state);
@@ -101,6 +104,22 @@ function handle(req) {
       try {
         step = partitionStateChange(state, profile, req.partitions, req.target, req.election);
       } catch (e) {
+        if (e instanceof RangeError) return { type: "error", code: "invalid_input", message: e.message };
+        throw e;
+      }
+      state = step.state;
+      return { type: "step", ...step };
+    }
+    case "event": {
+      if (!EVENT_PROFILES.includes(profile)) {
+        return { type: "error", code: "unsupported", message: `node-example implements events for ${EVENT_PROFILES} only` };
+      }
+      if (state === null) return { type: "error", code: "no_state", message: "no state loaded" };
+      let step;
+      try {
+        step = controllerEvent(state, profile, req.event);
+      } catch (e) {
+        if (e instanceof NotEnabled) return { type: "error", code: "not_enabled", message: e.message };
         if (e instanceof RangeError) return { type: "error", code: "invalid_input", message: e.message };
         throw e;
       }

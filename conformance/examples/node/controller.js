@@ -1,0 +1,832 @@
+// Whole controller events of the Node.js example SUT, kafka-2.8 (plain JavaScript, no dependencies).
+//
+// One `controllerEvent(state, profile, event)` call is one kcspec event (PROTOCOL.md, "Events"): the guard
+// (false: the error `not_enabled`), the environment part, then — only while a controller is active — the
+// controller part: Kafka 2.8.2's handler of the event (semantics §7, §8), built from the replica and
+// partition state machines of replica_machine.js and partition_machine.js. Every state-machine call and every
+// controller send is one batch; the requests of all of them are the event's `requests`.
+//
+// Exceptions inside the controller part follow §7: a ControllerMovedException (a fenced ZooKeeper write, §3.3)
+// ends the event and the controller resigns when /controller no longer names it; any other exception ends the
+// event with its partial effects kept.
+//
+// Ordering decisions (Kafka iterates hash sets): brokers in ascending id, topics and partitions in ascending
+// name order, the same decision as the state machines'.
+"use strict";
+
+const { ControllerMoved, topicOf, replicaKey, withDefaults } = require("./replica_machine.js");
+const { PartitionCall } = require("./partition_machine.js");
+const { Call } = require("./replica_machine.js");
+
+const OFFLINE_STRATEGY = { strategy: "OfflinePartitionLeaderElectionStrategy", allow_unclean: false };
+const REASSIGN_STRATEGY = { strategy: "ReassignPartitionLeaderElectionStrategy", allow_unclean: false };
+const PREFERRED_STRATEGY = { strategy: "PreferredReplicaPartitionLeaderElectionStrategy", allow_unclean: false };
+const SHUTDOWN_STRATEGY = { strategy: "ControlledShutdownPartitionLeaderElectionStrategy", allow_unclean: false };
+
+// The event is answered `not_enabled`.
+class NotEnabled extends Error {}
+// An exception that ends the controller part (Kafka logs "Error processing event"); effects so far stay.
+class EventFailed extends Error {}
+
+const byName = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
+const byId = (a, b) => a - b;
+const has = (obj, key) => Object.prototype.hasOwnProperty.call(obj, String(key));
+const uniq = (list) => Array.from(new Set(list));
+const minus = (a, b) => a.filter((x) => !b.includes(x));
+const sameList = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
+const partitionIndex = (tp) => Number(tp.slice(tp.lastIndexOf("-") + 1));
+const byPartition = (a, b) => byName(topicOf(a), topicOf(b)) || partitionIndex(a) - partitionIndex(b);
+
+function emptyContext() {
+  return withDefaults({}).controller;
+}
+
+class Controller extends PartitionCall {
+  constructor(state, behaviour) {
+    super(state, behaviour, true);
+  }
+
+  // ------------------------------------------------------------------------------------------ state machines
+
+  replicaChange(replicas, target) {
+    Call.prototype.handleStateChanges.call(this, replicas, target);
+  }
+
+  partitionChange(partitions, target, election) {
+    PartitionCall.prototype.handleStateChanges.call(this, partitions, target, election);
+  }
+
+  // sendUpdateMetadataRequest(brokers, partitions): one batch.
+  sendUpdateMetadata(brokers, partitions) {
+    this.clearBatch();
+    this.addUpdateMetadata(brokers, partitions);
+    this.send();
+  }
+
+  // ------------------------------------------------------------------------------------------ context helpers
+
+  isActive() {
+    return this.ctx.controller_id !== -1;
+  }
+
+  deleteEnabled() {
+    return this.s.config.delete_topic_enable;
+  }
+
+  allPartitions() {
+    return Object.keys(this.ctx.assignments).sort(byPartition);
+  }
+
+  partitionsOfTopic(topic) {
+    return this.allPartitions().filter((tp) => topicOf(tp) === topic);
+  }
+
+  replicasOfTopic(topic) {
+    const out = [];
+    for (const tp of this.partitionsOfTopic(topic)) {
+      for (const r of this.assignment(tp).replicas) out.push(replicaKey(tp, r));
+    }
+    return out;
+  }
+
+  replicasOnBrokers(brokers) {
+    const out = [];
+    for (const tp of this.allPartitions()) {
+      for (const r of this.assignment(tp).replicas) if (brokers.includes(r)) out.push(replicaKey(tp, r));
+    }
+    return out;
+  }
+
+  leaderOf(tp) {
+    const li = this.leadership(tp);
+    return li === undefined ? undefined : li.leader_and_isr.leader;
+  }
+
+  partitionsWithLeaders() {
+    return Object.keys(this.ctx.leadership)
+      .filter((tp) => !this.queuedForDeletion(topicOf(tp)))
+      .sort(byPartition);
+  }
+
+  partitionsWithOfflineLeader() {
+    return this.partitionsWithLeaders().filter((tp) => !this.isOnline(this.leaderOf(tp), tp));
+  }
+
+  isBeingReassigned(fa) {
+    return fa.adding.length > 0 || fa.removing.length > 0;
+  }
+
+  targetReplicas(fa) {
+    return minus(fa.replicas, fa.removing);
+  }
+
+  originReplicas(fa) {
+    return minus(fa.replicas, fa.adding);
+  }
+
+  // ReplicaAssignment.reassignTo(target) (§3.1).
+  reassignTo(fa, target) {
+    const full = uniq(target.concat(this.originReplicas(fa)));
+    return { replicas: full, adding: minus(full, this.originReplicas(fa)), removing: minus(full, target) };
+  }
+
+  removeTopic(topic) {
+    const c = this.ctx;
+    c.topics_to_be_deleted = minus(c.topics_to_be_deleted, [topic]);
+    c.topics_with_deletion_started = minus(c.topics_with_deletion_started, [topic]);
+    c.all_topics = minus(c.all_topics, [topic]);
+    for (const tp of Object.keys(c.assignments)) {
+      if (topicOf(tp) === topic) {
+        delete c.assignments[tp];
+        delete c.leadership[tp];
+      }
+    }
+  }
+
+  // Every controller write to ZooKeeper other than a partition state (§3.3): fenced by the /controller_epoch
+  // CheckOp in kafka-2.8.
+  checkFence() {
+    if (this.b.fencing && this.s.zk.controller_epoch_zk_version !== this.ctx.epoch_zk_version) {
+      throw new ControllerMoved("the /controller_epoch CheckOp failed");
+    }
+  }
+
+  resign() {
+    this.s.controller = emptyContext();
+    this.clearBatch();
+  }
+
+  // ------------------------------------------------------------------------------------------ §5.4, §7.4
+
+  // triggerOnlinePartitionStateChange([topic]).
+  triggerOnlinePartitionStateChange(topic) {
+    const tps = Object.keys(this.ctx.partition_states)
+      .filter((tp) => ["OfflinePartition", "NewPartition"].includes(this.ctx.partition_states[tp]))
+      .filter((tp) => !this.queuedForDeletion(topicOf(tp)))
+      .filter((tp) => topic === undefined || topicOf(tp) === topic)
+      .sort(byPartition);
+    this.partitionChange(tps, "OnlinePartition", OFFLINE_STRATEGY);
+  }
+
+  onReplicasBecomeOffline(replicas) {
+    const del = replicas.filter((pr) => this.queuedForDeletion(topicOf(pr.slice(0, pr.lastIndexOf("/")))));
+    const keep = minus(replicas, del);
+    const offline = this.partitionsWithOfflineLeader();
+    this.partitionChange(offline, "OfflinePartition", null);
+    this.triggerOnlinePartitionStateChange();
+    this.replicaChange(keep, "OfflineReplica");
+    if (del.length > 0) this.failReplicaDeletion(del);
+    if (offline.length === 0) this.sendUpdateMetadata(this.liveOrShuttingDown(), []);
+  }
+
+  onBrokerStartup(brokers) {
+    const c = this.ctx;
+    c.offline_replicas = c.offline_replicas.filter((pr) => !brokers.includes(Number(pr.slice(pr.lastIndexOf("/") + 1))));
+    const existing = this.liveOrShuttingDown().filter((b) => !brokers.includes(b));
+    this.sendUpdateMetadata(existing, []);
+    this.sendUpdateMetadata(brokers, this.partitionsWithLeaders());
+    const replicas = this.replicasOnBrokers(brokers);
+    this.replicaChange(replicas, "OnlineReplica");
+    this.triggerOnlinePartitionStateChange();
+    for (const tp of c.partitions_being_reassigned.slice().sort(byPartition)) {
+      const fa = this.assignment(tp);
+      if (this.targetReplicas(fa).some((r) => brokers.includes(r))) this.onPartitionReassignment(tp, fa);
+    }
+    const deleting = uniq(
+      replicas.map((pr) => topicOf(pr.slice(0, pr.lastIndexOf("/")))).filter((t) => this.queuedForDeletion(t)),
+    );
+    if (deleting.length > 0) this.resumeDeletionForTopics(deleting);
+  }
+
+  onBrokerFailure(brokers) {
+    const c = this.ctx;
+    c.offline_replicas = c.offline_replicas.filter((pr) => !brokers.includes(Number(pr.slice(pr.lastIndexOf("/") + 1))));
+    c.shutting_down = minus(c.shutting_down, brokers);
+    this.onReplicasBecomeOffline(this.replicasOnBrokers(brokers));
+  }
+
+  // §7.2 BrokerChange: new, bounced and dead brokers against the registrations in ZooKeeper.
+  processBrokerChange() {
+    const c = this.ctx;
+    const registered = this.s.zk.brokers;
+    const ids = Object.keys(registered).map(Number).sort(byId);
+    const known = this.liveOrShuttingDown();
+    const fresh = ids.filter((b) => !known.includes(b));
+    const dead = known.filter((b) => !has(registered, b)).sort(byId);
+    const bounced = ids.filter((b) => known.includes(b) && registered[b] > c.live_brokers[b]);
+    if (fresh.length > 0) {
+      for (const b of fresh) c.live_brokers[b] = registered[b];
+      this.onBrokerStartup(fresh);
+    }
+    if (bounced.length > 0) {
+      for (const b of bounced) delete c.live_brokers[b];
+      this.onBrokerFailure(bounced);
+      for (const b of bounced) c.live_brokers[b] = registered[b];
+      this.onBrokerStartup(bounced);
+    }
+    if (dead.length > 0) {
+      for (const b of dead) delete c.live_brokers[b];
+      this.onBrokerFailure(dead);
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------ §7.1
+
+  onControllerFailover() {
+    const zk = this.s.zk;
+    const c = this.ctx;
+    zk.isr_change_notifications = [];
+    // initializeControllerContext
+    c.live_brokers = { ...zk.brokers };
+    c.all_topics = uniq(Object.keys(zk.assignments).map(topicOf)).sort(byName);
+    c.assignments = structuredClone(zk.assignments);
+    c.partitions_being_reassigned = Object.keys(zk.assignments)
+      .filter((tp) => this.isBeingReassigned(zk.assignments[tp]))
+      .sort(byPartition);
+    c.shutting_down = [];
+    c.leadership = {};
+    for (const tp of Object.keys(c.assignments)) {
+      if (zk.partition_states[tp] !== undefined) c.leadership[tp] = structuredClone(zk.partition_states[tp]);
+    }
+    // fetchTopicDeletionsInProgress and TopicDeletionManager.init
+    const toDelete = zk.delete_topics.slice().sort(byName);
+    const ineligible = toDelete.filter(
+      (t) =>
+        this.replicasOfTopic(t).some((pr) => !this.isOnline(Number(pr.slice(pr.lastIndexOf("/") + 1)), pr.slice(0, pr.lastIndexOf("/")))) ||
+        c.partitions_being_reassigned.some((tp) => topicOf(tp) === t),
+    );
+    if (this.deleteEnabled()) {
+      c.topics_to_be_deleted = toDelete;
+      c.topics_ineligible_for_deletion = ineligible;
+    } else {
+      zk.delete_topics = [];
+    }
+    this.sendUpdateMetadata(this.liveOrShuttingDown(), []);
+    // replicaStateMachine.startup (§4.8)
+    const online = [];
+    const offline = [];
+    for (const tp of this.allPartitions()) {
+      for (const r of this.assignment(tp).replicas) {
+        const pr = replicaKey(tp, r);
+        if (this.isOnline(r, tp)) {
+          c.replica_states[pr] = "OnlineReplica";
+          online.push(pr);
+        } else {
+          c.replica_states[pr] = "ReplicaDeletionIneligible";
+          offline.push(pr);
+        }
+      }
+    }
+    this.replicaChange(online, "OnlineReplica");
+    this.replicaChange(offline, "OfflineReplica");
+    // partitionStateMachine.startup (§5.4)
+    for (const tp of this.allPartitions()) {
+      const leader = this.leaderOf(tp);
+      if (leader === undefined) c.partition_states[tp] = "NewPartition";
+      else c.partition_states[tp] = this.isOnline(leader, tp) ? "OnlinePartition" : "OfflinePartition";
+    }
+    this.triggerOnlinePartitionStateChange();
+    // initializePartitionReassignments
+    const handled = this.processZkPartitionReassignment();
+    for (const tp of c.partitions_being_reassigned.slice().sort(byPartition)) {
+      if (!handled.includes(tp)) this.guarded(() => this.onPartitionReassignment(tp, this.assignment(tp)));
+    }
+    this.resumeDeletions();
+    // pending preferred elections
+    const pending = zk.preferred_replica_election
+      .slice()
+      .sort(byPartition)
+      .filter((tp) => {
+        if (!c.all_topics.includes(topicOf(tp))) return false;
+        const li = this.leadership(tp);
+        if (li === undefined) throw new IllegalState(`no leadership for ${tp}`);
+        return li.leader_and_isr.leader !== this.assignment(tp).replicas[0];
+      })
+      .filter((tp) => !this.queuedForDeletion(topicOf(tp)));
+    this.onReplicaElection(pending, "PREFERRED", "ZkTriggered");
+  }
+
+  // maybeTriggerPartitionReassignment's catch: a failure other than ControllerMoved is the partition's error.
+  guarded(fn) {
+    try {
+      fn();
+      return true;
+    } catch (e) {
+      if (e instanceof ControllerMoved || e instanceof IllegalState) throw e;
+      this.clearBatch();
+      return false;
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------ §7.6
+
+  onNewPartitionCreation(tps) {
+    const replicas = [];
+    for (const tp of tps) for (const r of this.assignment(tp).replicas) replicas.push(replicaKey(tp, r));
+    this.partitionChange(tps, "NewPartition", null);
+    this.replicaChange(replicas, "NewReplica");
+    this.partitionChange(tps, "OnlinePartition", OFFLINE_STRATEGY);
+    this.replicaChange(replicas, "OnlineReplica");
+  }
+
+  processTopicChange() {
+    const c = this.ctx;
+    const zkTopics = uniq(Object.keys(this.s.zk.assignments).map(topicOf)).sort(byName);
+    const fresh = zkTopics.filter((t) => !c.all_topics.includes(t));
+    const gone = c.all_topics.filter((t) => !zkTopics.includes(t));
+    c.all_topics = zkTopics;
+    for (const t of gone) this.removeTopic(t);
+    const tps = Object.keys(this.s.zk.assignments)
+      .filter((tp) => fresh.includes(topicOf(tp)))
+      .sort(byPartition);
+    for (const tp of tps) c.assignments[tp] = structuredClone(this.s.zk.assignments[tp]);
+    this.onNewPartitionCreation(tps);
+  }
+
+  processPartitionModifications(topic) {
+    const zk = this.s.zk;
+    const c = this.ctx;
+    const inZk = Object.keys(zk.assignments).filter((tp) => topicOf(tp) === topic);
+    const toAdd = inZk.filter((tp) => c.assignments[tp] === undefined).sort(byPartition);
+    if (this.queuedForDeletion(topic)) {
+      if (toAdd.length > 0) {
+        this.checkFence();
+        for (const tp of toAdd) delete zk.assignments[tp];
+      }
+      return;
+    }
+    if (toAdd.length === 0) return;
+    for (const tp of toAdd) c.assignments[tp] = structuredClone(zk.assignments[tp]);
+    this.onNewPartitionCreation(toAdd);
+  }
+
+  // ------------------------------------------------------------------------------------------ §8
+
+  topicReplicasIn(topic, state) {
+    return this.replicasOfTopic(topic).filter((pr) => this.replicaState(pr) === state);
+  }
+
+  markTopicIneligibleForDeletion(topics) {
+    if (!this.deleteEnabled()) return;
+    const c = this.ctx;
+    const add = topics.filter((t) => this.queuedForDeletion(t));
+    c.topics_ineligible_for_deletion = uniq(c.topics_ineligible_for_deletion.concat(add));
+  }
+
+  resumeDeletionForTopics(topics) {
+    if (!this.deleteEnabled()) return;
+    const c = this.ctx;
+    const resume = topics.filter((t) => this.queuedForDeletion(t));
+    c.topics_ineligible_for_deletion = minus(c.topics_ineligible_for_deletion, resume);
+    if (resume.length > 0) this.resumeDeletions();
+  }
+
+  isEligibleForDeletion(topic) {
+    return (
+      this.queuedForDeletion(topic) &&
+      this.topicReplicasIn(topic, "ReplicaDeletionStarted").length === 0 &&
+      !this.ctx.topics_ineligible_for_deletion.includes(topic)
+    );
+  }
+
+  completeDeleteTopic(topic) {
+    const zk = this.s.zk;
+    this.replicaChange(this.topicReplicasIn(topic, "ReplicaDeletionSuccessful"), "NonExistentReplica");
+    this.checkFence();
+    for (const tp of Object.keys(zk.assignments)) if (topicOf(tp) === topic) delete zk.assignments[tp];
+    for (const tp of Object.keys(zk.partition_states)) if (topicOf(tp) === topic) delete zk.partition_states[tp];
+    this.s.config.unclean_topics = minus(this.s.config.unclean_topics, [topic]);
+    zk.delete_topics = minus(zk.delete_topics, [topic]);
+    this.removeTopic(topic);
+  }
+
+  resumeDeletions() {
+    if (!this.deleteEnabled()) return;
+    const retry = [];
+    const eligible = [];
+    for (const t of this.ctx.topics_to_be_deleted.slice().sort(byName)) {
+      const replicas = this.replicasOfTopic(t);
+      if (replicas.every((pr) => this.replicaState(pr) === "ReplicaDeletionSuccessful")) {
+        this.completeDeleteTopic(t);
+        continue;
+      }
+      const states = replicas.map((pr) => this.replicaState(pr));
+      if (!states.includes("ReplicaDeletionStarted") && states.includes("ReplicaDeletionIneligible")) retry.push(t);
+      if (this.isEligibleForDeletion(t)) eligible.push(t);
+    }
+    if (retry.length > 0) {
+      const replicas = [];
+      for (const t of retry) replicas.push(...this.topicReplicasIn(t, "ReplicaDeletionIneligible"));
+      this.replicaChange(replicas, "OfflineReplica");
+    }
+    if (eligible.length > 0) this.onTopicDeletion(eligible);
+  }
+
+  onTopicDeletion(topics) {
+    const c = this.ctx;
+    const unseen = topics.filter((t) => !c.topics_with_deletion_started.includes(t));
+    if (unseen.length > 0) {
+      const tps = [];
+      for (const t of unseen) tps.push(...this.partitionsOfTopic(t));
+      this.partitionChange(tps, "OfflinePartition", null);
+      this.partitionChange(tps, "NonExistentPartition", null);
+      c.topics_with_deletion_started = uniq(c.topics_with_deletion_started.concat(unseen));
+    }
+    const all = [];
+    for (const t of topics) all.push(...this.partitionsOfTopic(t));
+    this.sendUpdateMetadata(this.liveOrShuttingDown(), all);
+    // onPartitionDeletion
+    const dead = [];
+    const retry = [];
+    const halted = [];
+    for (const t of topics) {
+      let anyDead = false;
+      for (const pr of this.replicasOfTopic(t)) {
+        const tp = pr.slice(0, pr.lastIndexOf("/"));
+        const r = Number(pr.slice(pr.lastIndexOf("/") + 1));
+        if (!this.isOnline(r, tp)) {
+          dead.push(pr);
+          anyDead = true;
+        } else if (this.replicaState(pr) !== "ReplicaDeletionSuccessful") {
+          retry.push(pr);
+        }
+      }
+      if (anyDead) halted.push(t);
+    }
+    this.replicaChange(dead, "ReplicaDeletionIneligible");
+    this.replicaChange(retry, "OfflineReplica");
+    this.replicaChange(retry, "ReplicaDeletionStarted");
+    this.markTopicIneligibleForDeletion(halted);
+  }
+
+  failReplicaDeletion(replicas) {
+    if (!this.deleteEnabled()) return;
+    const queued = replicas.filter((pr) => this.queuedForDeletion(topicOf(pr.slice(0, pr.lastIndexOf("/")))));
+    const topics = uniq(queued.map((pr) => topicOf(pr.slice(0, pr.lastIndexOf("/")))));
+    this.replicaChange(queued, "ReplicaDeletionIneligible");
+    this.markTopicIneligibleForDeletion(topics);
+    this.resumeDeletions();
+  }
+
+  completeReplicaDeletion(replicas) {
+    if (!this.deleteEnabled()) return;
+    this.replicaChange(replicas, "ReplicaDeletionSuccessful");
+    this.resumeDeletions();
+  }
+
+  processTopicDeletion() {
+    const zk = this.s.zk;
+    const c = this.ctx;
+    let topics = zk.delete_topics.slice().sort(byName);
+    const missing = topics.filter((t) => !c.all_topics.includes(t));
+    if (missing.length > 0) {
+      this.checkFence();
+      zk.delete_topics = minus(zk.delete_topics, missing);
+    }
+    topics = minus(topics, missing);
+    if (!this.deleteEnabled()) {
+      if (topics.length > 0) {
+        this.checkFence();
+        zk.delete_topics = minus(zk.delete_topics, topics);
+      }
+      return;
+    }
+    if (topics.length === 0) return;
+    for (const t of topics) {
+      if (c.partitions_being_reassigned.some((tp) => topicOf(tp) === t)) this.markTopicIneligibleForDeletion([t]);
+    }
+    c.topics_to_be_deleted = uniq(c.topics_to_be_deleted.concat(topics));
+    this.resumeDeletions();
+  }
+
+  stopReplicaResponse(broker, partitions, errors) {
+    const started = partitions.filter((tp) => this.ctx.topics_with_deletion_started.includes(topicOf(tp)));
+    const failed = started.filter((tp) => errors.includes(tp)).map((tp) => replicaKey(tp, broker));
+    const ok = started.filter((tp) => !errors.includes(tp)).map((tp) => replicaKey(tp, broker));
+    if (failed.length > 0) this.failReplicaDeletion(failed);
+    if (ok.length > 0) this.completeReplicaDeletion(ok);
+  }
+
+  // ------------------------------------------------------------------------------------------ §7.7
+
+  // Read the partition-state znode for a controller operation (a CONNECTIONLOSS fault throws).
+  readState(tp) {
+    const zk = this.s.zk;
+    if (this.fault(tp) === "CONNECTIONLOSS") {
+      delete zk.faults[tp];
+      throw new EventFailed(`connection loss reading the state of ${tp}`);
+    }
+    return zk.partition_states[tp];
+  }
+
+  updateLeaderEpoch(tp) {
+    for (;;) {
+      const znode = this.readState(tp);
+      if (znode === undefined) throw new EventFailed(`leaderAndIsr path of ${tp} is empty`);
+      if (znode.controller_epoch > this.ctx.epoch) throw new EventFailed(`${tp} written by a newer controller`);
+      const lai = znode.leader_and_isr;
+      const wanted = { ...lai, isr: lai.isr.slice(), leader_epoch: lai.leader_epoch + 1 };
+      const result = this.updateLeaderAndIsr({ [tp]: wanted });
+      if (result.written.includes(tp)) {
+        this.ctx.leadership[tp] = structuredClone(this.s.zk.partition_states[tp]);
+        return;
+      }
+      if (result.failed.includes(tp)) throw new EventFailed(`could not write the state of ${tp}`);
+    }
+  }
+
+  updateLeaderEpochAndSendRequest(tp, fa) {
+    this.updateLeaderEpoch(tp);
+    this.clearBatch();
+    const origin = this.originReplicas(fa).map((r) => [tp, r]);
+    this.addLeaderAndIsr(origin, [tp], false);
+    const adding = fa.adding.map((r) => [tp, r]);
+    this.addLeaderAndIsr(adding, [tp], true);
+    this.send();
+  }
+
+  isReassignmentComplete(tp, fa) {
+    if (!this.isBeingReassigned(fa)) return true;
+    const znode = this.readState(tp); // a ZooKeeper read, not the cache (§7.7.1)
+    if (znode === undefined) return false;
+    return this.targetReplicas(fa).every((r) => znode.leader_and_isr.isr.includes(r));
+  }
+
+  stopRemovedReplicas(tp, removed) {
+    const replicas = removed.map((r) => replicaKey(tp, r));
+    this.replicaChange(replicas, "OfflineReplica");
+    this.replicaChange(replicas, "ReplicaDeletionStarted");
+    this.replicaChange(replicas, "ReplicaDeletionSuccessful");
+    this.replicaChange(replicas, "NonExistentReplica");
+  }
+
+  onPartitionReassignment(tp, faNew) {
+    const c = this.ctx;
+    const zk = this.s.zk;
+    this.markTopicIneligibleForDeletion([topicOf(tp)]);
+    const faCur = this.assignment(tp);
+    if (!(sameList(faCur.replicas, faNew.replicas) && sameList(faCur.adding, faNew.adding) && sameList(faCur.removing, faNew.removing))) {
+      this.checkFence();
+      if (!Object.keys(zk.assignments).some((p) => topicOf(p) === topicOf(tp))) {
+        throw new EventFailed(`the topic of ${tp} has no current assignment`);
+      }
+      zk.assignments[tp] = structuredClone(faNew);
+      c.assignments[tp] = structuredClone(faNew);
+      const unneeded = minus(faCur.replicas, faNew.replicas);
+      if (unneeded.length > 0) this.stopRemovedReplicas(tp, unneeded);
+    }
+    if (!c.partitions_being_reassigned.includes(tp)) c.partitions_being_reassigned.push(tp);
+    if (!this.isReassignmentComplete(tp, faNew)) {
+      this.updateLeaderEpochAndSendRequest(tp, faNew);
+      for (const r of faNew.adding) this.replicaChange([replicaKey(tp, r)], "NewReplica");
+      return;
+    }
+    const target = this.targetReplicas(faNew);
+    const removing = faNew.removing.slice();
+    this.replicaChange(
+      faNew.adding.map((r) => replicaKey(tp, r)),
+      "OnlineReplica",
+    );
+    c.assignments[tp] = { replicas: target.slice(), adding: [], removing: [] };
+    // moveReassignedPartitionLeaderIfRequired
+    const leader = this.leaderOf(tp);
+    if (leader === undefined || !target.includes(leader) || !this.isOnline(leader, tp)) {
+      this.partitionChange([tp], "OnlinePartition", REASSIGN_STRATEGY);
+    } else {
+      this.updateLeaderEpochAndSendRequest(tp, c.assignments[tp]);
+    }
+    this.stopRemovedReplicas(tp, removing);
+    this.checkFence();
+    zk.assignments[tp] = { replicas: target.slice(), adding: [], removing: [] };
+    // removePartitionFromReassigningPartitions
+    if (!c.partitions_being_reassigned.includes(tp)) throw new EventFailed(`${tp} is not being reassigned`);
+    const pending = zk.reassign_partitions;
+    if (Object.keys(pending).length > 0) {
+      const rest = {};
+      for (const [p, replicas] of Object.entries(pending)) if (!(p === tp && sameList(replicas, target))) rest[p] = replicas;
+      if (Object.keys(rest).length !== Object.keys(pending).length) {
+        this.checkFence();
+        zk.reassign_partitions = rest;
+      }
+    }
+    c.partitions_being_reassigned = minus(c.partitions_being_reassigned, [tp]);
+    this.sendUpdateMetadata(this.liveOrShuttingDown(), [tp]);
+    this.resumeDeletionForTopics([topicOf(tp)]);
+  }
+
+  // maybeBuildReassignment: the new assignment, or null (NO_REASSIGNMENT_IN_PROGRESS).
+  buildReassignment(tp, target) {
+    const fa = this.assignment(tp);
+    if (this.isBeingReassigned(fa)) return this.reassignTo(fa, target === null ? this.originReplicas(fa) : target);
+    if (target === null) return null;
+    return this.reassignTo(fa, target);
+  }
+
+  // maybeTriggerPartitionReassignment: the partitions that failed.
+  triggerReassignments(reassignments) {
+    const failed = [];
+    for (const [tp, fa] of reassignments) {
+      if (this.queuedForDeletion(topicOf(tp)) || this.assignment(tp).replicas.length === 0) {
+        failed.push(tp);
+        continue;
+      }
+      if (!this.guarded(() => this.onPartitionReassignment(tp, fa))) failed.push(tp);
+    }
+    return failed;
+  }
+
+  // ZkPartitionReassignment: the partitions it handled.
+  processZkPartitionReassignment() {
+    const zk = this.s.zk;
+    const entries = Object.keys(zk.reassign_partitions).sort(byPartition);
+    if (entries.length === 0) return [];
+    const reassignments = [];
+    const errors = [];
+    for (const tp of entries) {
+      const fa = this.buildReassignment(tp, zk.reassign_partitions[tp]);
+      if (fa === null) errors.push(tp);
+      else reassignments.push([tp, fa]);
+    }
+    errors.push(...this.triggerReassignments(reassignments));
+    if (errors.length > 0) {
+      const rest = {};
+      for (const [p, replicas] of Object.entries(zk.reassign_partitions)) if (!errors.includes(p)) rest[p] = replicas;
+      this.checkFence();
+      zk.reassign_partitions = rest;
+    }
+    return entries;
+  }
+
+  processApiPartitionReassignment(targets) {
+    const zk = this.s.zk;
+    const live = new Set(this.liveOrShuttingDown().filter((b) => !this.ctx.shutting_down.includes(b)));
+    const reassignments = [];
+    for (const tp of Object.keys(targets).sort(byPartition)) {
+      const target = targets[tp];
+      if (target !== null) {
+        const fa = this.assignment(tp);
+        const addingIds = minus(target, this.originReplicas(fa));
+        if (target.length === 0 || uniq(target).length !== target.length || target.some((r) => r < 0)) continue;
+        if (addingIds.some((r) => !live.has(r))) continue;
+      }
+      const fa = this.buildReassignment(tp, target);
+      if (fa !== null) reassignments.push([tp, fa]);
+    }
+    const accepted = reassignments.map(([tp]) => tp);
+    const inZk = accepted.filter((tp) => has(zk.reassign_partitions, tp));
+    if (inZk.length > 0) {
+      this.checkFence();
+      const rest = {};
+      for (const [p, replicas] of Object.entries(zk.reassign_partitions)) if (!inZk.includes(p)) rest[p] = replicas;
+      zk.reassign_partitions = rest;
+    }
+    this.triggerReassignments(reassignments);
+  }
+
+  // ------------------------------------------------------------------------------------------ §7.9
+
+  onReplicaElection(tps, type, trigger) {
+    const election =
+      type === "PREFERRED" ? PREFERRED_STRATEGY : { ...OFFLINE_STRATEGY, allow_unclean: trigger === "AdminClientTriggered" };
+    try {
+      this.partitionChange(tps, "OnlinePartition", election);
+    } finally {
+      if (trigger !== "AdminClientTriggered") {
+        for (const tp of tps) {
+          if (this.leadership(tp) === undefined) throw new EventFailed(`no leadership for ${tp}`);
+        }
+        if (trigger !== "AutoTriggered") {
+          this.checkFence();
+          this.s.zk.preferred_replica_election = [];
+        }
+      }
+    }
+  }
+
+  processReplicaLeaderElection(requested, type, trigger) {
+    const zk = this.s.zk;
+    const tps = (trigger === "ZkTriggered" ? zk.preferred_replica_election : requested).slice().sort(byPartition);
+    const known = tps.filter((tp) => this.assignment(tp).replicas.length > 0);
+    const live = known.filter((tp) => !this.queuedForDeletion(topicOf(tp)));
+    const liveIds = new Set(this.liveOrShuttingDown().filter((b) => !this.ctx.shutting_down.includes(b)));
+    const electable = live.filter((tp) => {
+      const leader = this.leaderOf(tp);
+      if (type === "PREFERRED") return leader !== this.assignment(tp).replicas[0];
+      return leader === -1 || !liveIds.has(leader);
+    });
+    this.onReplicaElection(electable, type, trigger);
+  }
+
+  checkAndTriggerAutoLeaderRebalance() {
+    const c = this.ctx;
+    const groups = new Map();
+    for (const tp of this.allPartitions()) {
+      if (this.queuedForDeletion(topicOf(tp))) continue;
+      const ar = this.assignment(tp).replicas;
+      if (ar.length === 0) continue;
+      if (!groups.has(ar[0])) groups.set(ar[0], []);
+      groups.get(ar[0]).push(tp);
+    }
+    for (const broker of Array.from(groups.keys()).sort(byId)) {
+      const tps = groups.get(broker);
+      const notPreferred = tps.filter((tp) => this.leadership(tp) !== undefined && this.leaderOf(tp) !== broker);
+      const ratio = notPreferred.length / tps.length;
+      if (ratio > this.s.config.leader_imbalance_per_broker_percentage / 100) {
+        const candidates = notPreferred.filter(
+          (tp) =>
+            c.partitions_being_reassigned.length === 0 &&
+            !this.queuedForDeletion(topicOf(tp)) &&
+            c.all_topics.includes(topicOf(tp)) &&
+            this.isOnline(broker, tp) &&
+            this.leadership(tp).leader_and_isr.isr.includes(broker),
+        );
+        this.onReplicaElection(candidates, "PREFERRED", "AutoTriggered");
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------ §7.10
+
+  doControlledShutdown(id, brokerEpoch) {
+    const c = this.ctx;
+    if (brokerEpoch !== -1) {
+      if (!has(c.live_brokers, id)) throw new EventFailed(`broker ${id} is unknown`);
+      if (brokerEpoch < c.live_brokers[id]) throw new EventFailed(`stale broker epoch ${brokerEpoch}`);
+    }
+    if (!has(c.live_brokers, id)) throw new EventFailed(`broker ${id} is not available`);
+    if (!c.shutting_down.includes(id)) c.shutting_down.push(id);
+    const toActOn = this.allPartitions().filter((tp) => {
+      const ar = this.assignment(tp).replicas;
+      return ar.includes(id) && ar.length > 1 && this.leadership(tp) !== undefined && !this.queuedForDeletion(topicOf(tp));
+    });
+    const led = toActOn.filter((tp) => this.leaderOf(tp) === id);
+    const followed = toActOn.filter((tp) => this.leaderOf(tp) !== id);
+    this.partitionChange(led, "OnlinePartition", SHUTDOWN_STRATEGY);
+    this.clearBatch();
+    this.addStopReplica(
+      followed.map((tp) => [tp, id]),
+      false,
+    );
+    this.send();
+    this.replicaChange(
+      followed.map((tp) => replicaKey(tp, id)),
+      "OfflineReplica",
+    );
+  }
+
+  // ------------------------------------------------------------------------------------------ §7.11
+
+  // processAlterIsr(brokerId, brokerEpoch, {tp: proposed LeaderAndIsr}).
+  processAlterIsr(brokerId, brokerEpoch, proposals) {
+    const c = this.ctx;
+    const zk = this.s.zk;
+    if (!has(c.live_brokers, brokerId) || c.live_brokers[brokerId] !== brokerEpoch) return;
+    const tps = Object.keys(proposals).sort(byPartition);
+    const succeeded = [];
+    try {
+      const writes = {};
+      for (const tp of tps) {
+        const li = this.leadership(tp);
+        if (li === undefined) continue;
+        const p = proposals[tp];
+        const cached = li.leader_and_isr;
+        if (p.leader_epoch < cached.leader_epoch) continue;
+        if (p.leader === cached.leader && p.leader_epoch === cached.leader_epoch && sameList(p.isr, cached.isr)) {
+          succeeded.push(tp);
+          continue;
+        }
+        writes[tp] = p;
+      }
+      const result = this.updateLeaderAndIsr(writes);
+      for (const tp of result.written) {
+        c.leadership[tp] = structuredClone(zk.partition_states[tp]);
+        succeeded.push(tp);
+      }
+      this.sendUpdateMetadata(this.liveOrShuttingDown(), tps);
+    } catch (e) {
+      // processAlterIsr catches every Throwable: UNKNOWN_SERVER_ERROR, the controller stays active.
+      this.clearBatch();
+      return;
+    }
+    for (const tp of succeeded.sort(byPartition)) {
+      if (c.partitions_being_reassigned.includes(tp) && this.isReassignmentComplete(tp, this.assignment(tp))) {
+        this.guarded(() => this.onPartitionReassignment(tp, this.assignment(tp)));
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------ §7.5
+
+  processLeaderAndIsrResponse(broker, online, storageErrors) {
+    const c = this.ctx;
+    const previous = c.offline_replicas.filter((pr) => Number(pr.slice(pr.lastIndexOf("/") + 1)) === broker);
+    const after = uniq(minus(previous, online.map((tp) => replicaKey(tp, broker))).concat(storageErrors.map((tp) => replicaKey(tp, broker))));
+    const fresh = after.filter((pr) => !previous.includes(pr));
+    c.offline_replicas = c.offline_replicas.filter((pr) => !previous.includes(pr)).concat(after);
+    if (fresh.length > 0) this.onReplicasBecomeOffline(fresh);
+  }
+}
+
+class IllegalState extends Error {}
+
+module.exports = { Controller, NotEnabled, EventFailed, IllegalState, emptyContext, byPartition, byName, byId, has, uniq, minus };

@@ -1,0 +1,336 @@
+// The `event` request of the Node.js example SUT: guards, environment parts and the dispatch to the
+// controller's handlers (controller.js), kafka-2.8 only (PROTOCOL.md, "Events").
+//
+// `controllerEvent(state, profile, event)` returns the step reply body, or throws NotEnabled (the guard is
+// false: the error `not_enabled`) or RangeError (an unknown event kind or a malformed event: `invalid_input`).
+"use strict";
+
+const { ControllerMoved, BEHAVIOUR, topicOf } = require("./replica_machine.js");
+const { Controller, NotEnabled, EventFailed, IllegalState, emptyContext, byPartition, has, uniq } = require("./controller.js");
+
+const partitionsOf = (zk, topic) => Object.keys(zk.assignments).filter((tp) => topicOf(tp) === topic);
+const validReplicaList = (list) =>
+  Array.isArray(list) && list.length > 0 && uniq(list).length === list.length && list.every((r) => Number.isInteger(r) && r >= 0);
+
+function require_(condition) {
+  if (!condition) throw new NotEnabled("the event's guard is false in the loaded state");
+}
+
+// Each event kind: its guard, its environment part and its controller part, on the Controller `k` (k.s is the
+// state, k.ctx the controller context).
+const EVENTS = {
+  ControllerFailover: {
+    guard: (s, e) => has(s.zk.brokers, e.broker_id),
+    environment: (k, e) => {
+      if (k.isActive()) k.resign();
+      k.s.zk.controller = e.broker_id;
+      k.s.zk.controller_epoch += 1;
+      k.s.zk.controller_epoch_zk_version += 1;
+    },
+    controller: (k, e) => {
+      k.ctx.controller_id = e.broker_id;
+      k.ctx.epoch = k.s.zk.controller_epoch;
+      k.ctx.epoch_zk_version = k.s.zk.controller_epoch_zk_version;
+      k.onControllerFailover();
+    },
+  },
+  ControllerResignation: {
+    guard: (s) => s.controller.controller_id !== -1,
+    environment: (k) => {
+      k.s.zk.controller = -1;
+    },
+    controller: (k) => k.resign(),
+  },
+  NewerControllerElected: {
+    guard: (s, e) => s.controller.controller_id !== -1 && has(s.zk.brokers, e.broker_id) && e.broker_id !== s.controller.controller_id,
+    environment: (k, e) => {
+      k.s.zk.controller = e.broker_id;
+      k.s.zk.controller_epoch += 1;
+      k.s.zk.controller_epoch_zk_version += 1;
+    },
+    controller: () => {},
+  },
+  ControllerChange: {
+    guard: (s) => s.controller.controller_id !== -1 && s.zk.controller !== s.controller.controller_id,
+    environment: () => {},
+    controller: (k) => k.resign(),
+  },
+  ZombieControllerWrite: {
+    guard: (s, e) =>
+      s.zk.partition_states[e.tp] !== undefined && e.controller_epoch >= 1 && e.controller_epoch < s.zk.controller_epoch,
+    environment: () => {}, // kafka-2.8: the write's /controller_epoch check fails
+    controller: () => {},
+  },
+  BrokerStartup: {
+    guard: (s, e) => e.broker_id >= 0 && !has(s.zk.brokers, e.broker_id),
+    environment: (k, e) => {
+      k.s.zk.brokers[e.broker_id] = k.s.zk.zxid;
+      k.s.zk.zxid += 1;
+    },
+    controller: (k) => k.processBrokerChange(),
+  },
+  BrokerFailure: {
+    guard: (s, e) => has(s.zk.brokers, e.broker_id),
+    environment: (k, e) => {
+      delete k.s.zk.brokers[e.broker_id];
+      if (k.s.zk.controller === e.broker_id) k.s.zk.controller = -1;
+    },
+    controller: (k, e) => {
+      if (k.ctx.controller_id === e.broker_id) k.resign();
+      else k.processBrokerChange();
+    },
+  },
+  BrokerBounce: {
+    guard: (s, e) => has(s.zk.brokers, e.broker_id) && e.broker_id !== s.controller.controller_id,
+    environment: (k, e) => {
+      k.s.zk.brokers[e.broker_id] = k.s.zk.zxid;
+      k.s.zk.zxid += 1;
+    },
+    controller: (k) => k.processBrokerChange(),
+  },
+  ControlledShutdown: {
+    guard: (s, e) => s.controller.controller_id !== -1 && has(s.zk.brokers, e.broker_id),
+    environment: () => {},
+    controller: (k, e) => k.doControlledShutdown(e.broker_id, e.broker_epoch === undefined ? -1 : e.broker_epoch),
+  },
+  TopicCreation: {
+    guard: (s, e) =>
+      partitionsOf(s.zk, e.topic).length === 0 && Array.isArray(e.replicas) && e.replicas.length > 0 && e.replicas.every(validReplicaList),
+    environment: (k, e) => {
+      e.replicas.forEach((replicas, i) => {
+        k.s.zk.assignments[`${e.topic}-${i}`] = { replicas: replicas.slice(), adding: [], removing: [] };
+      });
+    },
+    controller: (k) => k.processTopicChange(),
+  },
+  PartitionExpansion: {
+    guard: (s, e) => {
+      const n = partitionsOf(s.zk, e.topic).length;
+      if (n === 0 || !Array.isArray(e.replicas) || e.replicas.length <= n) return false;
+      for (let i = 0; i < e.replicas.length; i++) {
+        const current = s.zk.assignments[`${e.topic}-${i}`];
+        if (i < n) {
+          if (current === undefined || JSON.stringify(current.replicas) !== JSON.stringify(e.replicas[i])) return false;
+        } else if (!validReplicaList(e.replicas[i])) {
+          return false;
+        }
+      }
+      return true;
+    },
+    environment: (k, e) => {
+      const n = partitionsOf(k.s.zk, e.topic).length;
+      for (let i = n; i < e.replicas.length; i++) {
+        k.s.zk.assignments[`${e.topic}-${i}`] = { replicas: e.replicas[i].slice(), adding: [], removing: [] };
+      }
+    },
+    controller: (k, e) => k.processPartitionModifications(e.topic),
+  },
+  TopicDeletion: {
+    guard: (s, e) => Array.isArray(e.topics) && e.topics.length > 0,
+    environment: (k, e) => {
+      k.s.zk.delete_topics = uniq(k.s.zk.delete_topics.concat(e.topics));
+    },
+    controller: (k) => k.processTopicDeletion(),
+  },
+  StopReplicaResponseReceived: {
+    guard: (s, e) =>
+      s.controller.controller_id !== -1 &&
+      e.partitions.length > 0 &&
+      e.partitions.every((tp) => s.controller.replica_states[`${tp}/${e.broker_id}`] === "ReplicaDeletionStarted"),
+    environment: () => {},
+    controller: (k, e) => k.stopReplicaResponse(e.broker_id, e.partitions, e.error ? e.partitions : []),
+  },
+  StopReplicaPartitionErrorsReceived: {
+    guard: (s, e) =>
+      s.controller.controller_id !== -1 &&
+      e.partitions.length > 0 &&
+      e.partitions.every((tp) => s.controller.replica_states[`${tp}/${e.broker_id}`] === "ReplicaDeletionStarted") &&
+      e.partition_errors.length > 0 &&
+      e.partition_errors.every((tp) => e.partitions.includes(tp)) &&
+      !e.partitions.every((tp) => e.partition_errors.includes(tp)),
+    environment: () => {},
+    controller: (k, e) => k.stopReplicaResponse(e.broker_id, e.partitions, e.partition_errors),
+  },
+  ApiPartitionReassignment: {
+    guard: (s, e) => s.controller.controller_id !== -1 && Object.keys(e.targets || {}).length > 0,
+    environment: () => {},
+    controller: (k, e) => k.processApiPartitionReassignment(e.targets),
+  },
+  ZkPartitionReassignment: {
+    guard: (s, e) => Object.keys(e.targets || {}).length > 0 && Object.keys(s.zk.reassign_partitions).length === 0,
+    environment: (k, e) => {
+      k.s.zk.reassign_partitions = structuredClone(e.targets);
+    },
+    controller: (k) => k.processZkPartitionReassignment(),
+  },
+  ReplicaLeaderElection: {
+    guard: (s, e) => {
+      const trigger = e.trigger || "ZkTriggered";
+      const type = e.election_type || "PREFERRED";
+      if (s.controller.controller_id === -1 || e.partitions.length === 0) return false;
+      if (trigger === "ZkTriggered") return type === "PREFERRED" && s.zk.preferred_replica_election.length === 0;
+      return trigger === "AdminClientTriggered";
+    },
+    environment: (k, e) => {
+      if ((e.trigger || "ZkTriggered") === "ZkTriggered") k.s.zk.preferred_replica_election = e.partitions.slice();
+    },
+    controller: (k, e) => k.processReplicaLeaderElection(e.partitions, e.election_type || "PREFERRED", e.trigger || "ZkTriggered"),
+  },
+  AutoPreferredReplicaLeaderElection: {
+    guard: (s) => s.controller.controller_id !== -1 && s.config.auto_leader_rebalance_enable,
+    environment: () => {},
+    controller: (k) => k.checkAndTriggerAutoLeaderRebalance(),
+  },
+  IsrChange: {
+    guard: (s, e) => {
+      const znode = s.zk.partition_states[e.tp];
+      if (znode === undefined) return false;
+      const leader = znode.leader_and_isr.leader;
+      const fa = s.zk.assignments[e.tp];
+      return (
+        leader >= 0 &&
+        has(s.zk.brokers, leader) &&
+        e.isr.includes(leader) &&
+        uniq(e.isr).length === e.isr.length &&
+        e.isr.every((r) => r >= 0) &&
+        fa !== undefined &&
+        e.isr.every((r) => fa.replicas.includes(r))
+      );
+    },
+    environment: () => {}, // kafka-2.8: the leader sends AlterIsr
+    controller: (k, e) => {
+      const lai = k.s.zk.partition_states[e.tp].leader_and_isr;
+      const proposal = { leader: lai.leader, leader_epoch: lai.leader_epoch, isr: e.isr.slice(), zk_version: lai.zk_version };
+      k.processAlterIsr(lai.leader, k.s.zk.brokers[lai.leader], { [e.tp]: proposal });
+    },
+  },
+  StaleAlterIsrReceived: {
+    guard: (s, e) => {
+      const znode = s.zk.partition_states[e.tp];
+      const fa = s.zk.assignments[e.tp];
+      if (s.controller.controller_id === -1 || znode === undefined || fa === undefined) return false;
+      if (!has(s.zk.brokers, e.broker_id)) return false;
+      const lai = znode.leader_and_isr;
+      const registered = s.zk.brokers[e.broker_id];
+      return (
+        e.isr.includes(e.broker_id) &&
+        uniq(e.isr).length === e.isr.length &&
+        e.isr.every((r) => r >= 0 && fa.replicas.includes(r)) &&
+        e.broker_epoch >= 0 &&
+        e.broker_epoch <= registered &&
+        e.leader_epoch >= 0 &&
+        e.leader_epoch <= lai.leader_epoch &&
+        e.zk_version >= 0 &&
+        e.zk_version <= lai.zk_version &&
+        (e.zk_version < lai.zk_version || (e.leader_epoch === lai.leader_epoch && e.broker_epoch < registered))
+      );
+    },
+    environment: () => {},
+    controller: (k, e) => {
+      const proposal = { leader: e.broker_id, leader_epoch: e.leader_epoch, isr: e.isr.slice(), zk_version: e.zk_version };
+      k.processAlterIsr(e.broker_id, e.broker_epoch, { [e.tp]: proposal });
+    },
+  },
+  LeaderAndIsrResponseReceived: {
+    guard: (s, e) => {
+      const errors = e.storage_errors || [];
+      return (
+        s.controller.controller_id !== -1 &&
+        has(s.controller.live_brokers, e.broker_id) &&
+        errors.length > 0 &&
+        errors.every((tp) => (s.controller.assignments[tp] || { replicas: [] }).replicas.includes(e.broker_id))
+      );
+    },
+    environment: () => {},
+    controller: (k, e) => k.processLeaderAndIsrResponse(e.broker_id, [], e.storage_errors || []),
+  },
+  LeaderAndIsrPartitionResultsReceived: {
+    guard: (s, e) => {
+      const errors = e.storage_errors || [];
+      const assigned = (tp) => (s.controller.assignments[tp] || { replicas: [] }).replicas.includes(e.broker_id);
+      return (
+        s.controller.controller_id !== -1 &&
+        has(s.controller.live_brokers, e.broker_id) &&
+        e.online.length > 0 &&
+        !e.online.some((tp) => errors.includes(tp)) &&
+        e.online.every(assigned) &&
+        errors.every(assigned)
+      );
+    },
+    environment: () => {},
+    controller: (k, e) => k.processLeaderAndIsrResponse(e.broker_id, e.online, e.storage_errors || []),
+  },
+  UncleanLeaderElectionEnable: {
+    guard: () => true,
+    environment: (k, e) => {
+      const topic = e.topic || "";
+      if (topic === "") k.s.config.unclean_leader_election_enable = true;
+      else k.s.config.unclean_topics = uniq(k.s.config.unclean_topics.concat([topic]));
+    },
+    controller: (k, e) => k.triggerOnlinePartitionStateChange(e.topic ? e.topic : undefined),
+  },
+  ZkFaultInjection: {
+    guard: (s, e) => s.zk.partition_states[e.tp] !== undefined && !has(s.zk.faults, e.tp),
+    environment: (k, e) => {
+      k.s.zk.faults[e.tp] = e.fault;
+    },
+    controller: () => {},
+  },
+};
+
+// Kafka's defaults for the configuration fields a loaded state leaves out.
+function withConfig(state) {
+  return {
+    ...state,
+    config: {
+      delete_topic_enable: true,
+      unclean_leader_election_enable: false,
+      unclean_topics: [],
+      auto_leader_rebalance_enable: true,
+      leader_imbalance_per_broker_percentage: 10,
+      ...(state.config || {}),
+    },
+  };
+}
+
+// Identical requests sent twice in one event are one element of the reply's set.
+function distinct(requests) {
+  const seen = new Map();
+  for (const req of requests) {
+    const canonical = { ...req, partition_states: req.partition_states.slice().sort((a, b) => byPartition(a.tp, b.tp)) };
+    const key = JSON.stringify(canonical);
+    if (!seen.has(key)) seen.set(key, canonical);
+  }
+  return Array.from(seen.values());
+}
+
+function controllerEvent(state, profile, event) {
+  const behaviour = BEHAVIOUR[profile];
+  if (behaviour === undefined) throw new RangeError(`unknown profile ${profile}`);
+  const spec = event !== null && typeof event === "object" ? EVENTS[event.kind] : undefined;
+  if (spec === undefined) throw new RangeError(`unknown event kind ${event && event.kind}`);
+  const k = new Controller(withConfig(structuredClone(state)), behaviour);
+  require_(spec.guard(k.s, event));
+  spec.environment(k, event);
+  // The controller part runs only while a controller is active; ControllerFailover's is the new controller's.
+  if (k.isActive() || event.kind === "ControllerFailover") {
+    try {
+      spec.controller(k, event);
+    } catch (e) {
+      if (e instanceof ControllerMoved) {
+        // maybeResign: the controller resigns when /controller no longer names it.
+        if (k.s.zk.controller !== k.ctx.controller_id) k.resign();
+      } else if (e instanceof IllegalState) {
+        // triggerControllerMove: resign, then delete /controller (fenced by the epoch zk version).
+        const fenced = k.s.zk.controller_epoch_zk_version !== k.ctx.epoch_zk_version;
+        k.resign();
+        if (!fenced) k.s.zk.controller = -1;
+      } else if (!(e instanceof EventFailed)) {
+        throw e;
+      }
+    }
+  }
+  return { state: k.s, requests: distinct(k.sent), failures: Array.from(k.failures.values()), results: {} };
+}
+
+module.exports = { controllerEvent, NotEnabled, EVENT_KINDS: Object.keys(EVENTS), emptyContext };
