@@ -232,7 +232,17 @@ class Controller extends PartitionCall {
 
   // ------------------------------------------------------------------------------------------ §7.1
 
+  // onControllerFailover; any exception but ControllerMoved ends in triggerControllerMove (§7.1 step 3).
   onControllerFailover() {
+    try {
+      this.doControllerFailover();
+    } catch (e) {
+      if (e instanceof EventFailed) throw new IllegalState(e.message);
+      throw e;
+    }
+  }
+
+  doControllerFailover() {
     const zk = this.s.zk;
     const c = this.ctx;
     zk.isr_change_notifications = [];
@@ -245,6 +255,13 @@ class Controller extends PartitionCall {
       .sort(byPartition);
     c.shutting_down = [];
     c.leadership = {};
+    // updateLeaderAndIsrCache: one ZooKeeper read of every state znode; a CONNECTIONLOSS fault on any of them
+    // fails the read (every such fault fires) and failover throws (triggerControllerMove).
+    const lost = Object.keys(c.assignments).filter((tp) => this.fault(tp) === "CONNECTIONLOSS");
+    if (lost.length > 0) {
+      for (const tp of lost) delete zk.faults[tp];
+      throw new IllegalState("connection loss reading the partition states");
+    }
     for (const tp of Object.keys(c.assignments)) {
       if (zk.partition_states[tp] !== undefined) c.leadership[tp] = structuredClone(zk.partition_states[tp]);
     }
@@ -289,7 +306,7 @@ class Controller extends PartitionCall {
     // initializePartitionReassignments
     const handled = this.processZkPartitionReassignment();
     for (const tp of c.partitions_being_reassigned.slice().sort(byPartition)) {
-      if (!handled.includes(tp)) this.guarded(() => this.onPartitionReassignment(tp, this.assignment(tp)));
+      if (!handled.includes(tp)) this.onPartitionReassignment(tp, this.assignment(tp));
     }
     this.resumeDeletions();
     // pending preferred elections
@@ -600,18 +617,21 @@ class Controller extends PartitionCall {
     zk.assignments[tp] = { replicas: target.slice(), adding: [], removing: [] };
     // removePartitionFromReassigningPartitions
     if (!c.partitions_being_reassigned.includes(tp)) throw new EventFailed(`${tp} is not being reassigned`);
-    const pending = zk.reassign_partitions;
-    if (Object.keys(pending).length > 0) {
-      const rest = {};
-      for (const [p, replicas] of Object.entries(pending)) if (!(p === tp && sameList(replicas, target))) rest[p] = replicas;
-      if (Object.keys(rest).length !== Object.keys(pending).length) {
-        this.checkFence();
-        zk.reassign_partitions = rest;
-      }
-    }
+    this.maybeRemoveFromZkReassignment((p, replicas) => p === tp && sameList(replicas, target));
     c.partitions_being_reassigned = minus(c.partitions_being_reassigned, [tp]);
     this.sendUpdateMetadata(this.liveOrShuttingDown(), [tp]);
     this.resumeDeletionForTopics([topicOf(tp)]);
+  }
+
+  // maybeRemoveFromZkReassignment: when /admin/reassign_partitions exists it is rewritten (or deleted when
+  // nothing is left), even when no entry matches.
+  maybeRemoveFromZkReassignment(remove) {
+    const zk = this.s.zk;
+    if (Object.keys(zk.reassign_partitions).length === 0) return;
+    const rest = {};
+    for (const [p, replicas] of Object.entries(zk.reassign_partitions)) if (!remove(p, replicas)) rest[p] = replicas;
+    this.checkFence();
+    zk.reassign_partitions = rest;
   }
 
   // maybeBuildReassignment: the new assignment, or null (NO_REASSIGNMENT_IN_PROGRESS).
@@ -648,13 +668,8 @@ class Controller extends PartitionCall {
       else reassignments.push([tp, fa]);
     }
     errors.push(...this.triggerReassignments(reassignments));
-    if (errors.length > 0) {
-      const rest = {};
-      for (const [p, replicas] of Object.entries(zk.reassign_partitions)) if (!errors.includes(p)) rest[p] = replicas;
-      this.checkFence();
-      zk.reassign_partitions = rest;
-    }
-    return entries;
+    if (errors.length > 0) this.maybeRemoveFromZkReassignment((p) => errors.includes(p));
+    return entries.filter((tp) => !errors.includes(tp));
   }
 
   processApiPartitionReassignment(targets) {
@@ -673,13 +688,7 @@ class Controller extends PartitionCall {
       if (fa !== null) reassignments.push([tp, fa]);
     }
     const accepted = reassignments.map(([tp]) => tp);
-    const inZk = accepted.filter((tp) => has(zk.reassign_partitions, tp));
-    if (inZk.length > 0) {
-      this.checkFence();
-      const rest = {};
-      for (const [p, replicas] of Object.entries(zk.reassign_partitions)) if (!inZk.includes(p)) rest[p] = replicas;
-      zk.reassign_partitions = rest;
-    }
+    this.maybeRemoveFromZkReassignment((tp) => accepted.includes(tp));
     this.triggerReassignments(reassignments);
   }
 
@@ -711,6 +720,8 @@ class Controller extends PartitionCall {
     const liveIds = new Set(this.liveOrShuttingDown().filter((b) => !this.ctx.shutting_down.includes(b)));
     const electable = live.filter((tp) => {
       const leader = this.leaderOf(tp);
+      // Kafka reads the cached leadership with `.get`: a partition without one fails the event.
+      if (leader === undefined) throw new EventFailed(`no leadership for ${tp}`);
       if (type === "PREFERRED") return leader !== this.assignment(tp).replicas[0];
       return leader === -1 || !liveIds.has(leader);
     });
