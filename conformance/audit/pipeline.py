@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kcspec.conformance.audit import findings, jvm_parser, layouts, replay, report, stats, verdict
+from kcspec.conformance.audit import findings, jvm_parser, layouts, replay, report, salvage, stats, verdict
 from kcspec.conformance.audit.spark_job import (
     Inputs,
     decode_trace_lines,
@@ -197,9 +197,24 @@ def _run(
         edges = {m: stats.edge_counts(cells, m) for m in edges}
     if inputs.traces:
         step(f"decoding {len(inputs.traces)} JSONL trace file(s)")
-        decode_trace_lines(numbered_lines(spark, inputs.traces, history_key)).write.parquet(
-            uri("traces.parquet")
-        )
+        # a broken .gz would fail Spark's text source: its readable part is read, the rest quarantined
+        rescued = salvage.salvage(inputs.traces, work / "salvaged")
+        lines = numbered_lines(spark, rescued.paths, history_key)
+        if rescued.original:
+            names_of = F.create_map(*[F.lit(x) for pair in rescued.original.items() for x in pair])
+            lines = lines.withColumn("file", F.coalesce(names_of[F.col("file")], F.col("file")))
+        decoded_lines = decode_trace_lines(lines)
+        if rescued.breaks:
+            marks = spark.createDataFrame(
+                [
+                    (b.file, b.line, b.error, "quarantined", salvage.BROKEN_COMPRESSED, b.error)
+                    for b in rescued.breaks
+                ],
+                "file string, line long, text string, status string, reason string, detail string",
+            )
+            decoded_lines = decoded_lines.unionByName(marks, allowMissingColumns=True)
+            broken.extend((b.file, f"unreadable from line {b.line} on ({b.error})") for b in rescued.breaks)
+        decoded_lines.write.parquet(uri("traces.parquet"))
         decoded = spark.read.parquet(uri("traces.parquet"))
         facts_df, tnr_df = trace_parts(decoded)
         non_records.append(tnr_df)

@@ -241,3 +241,37 @@ def test_bad_master_fails_fast_with_one_line(tmp_path: Path) -> None:
     result = _audit(str(d), "--master", "local[zero]", "--out", str(tmp_path / "o"))
     assert result.exit_code == 2, _show(result)
     assert result.output.strip().count("\n") == 0 and "--master" in result.output, result.output
+
+
+def test_a_broken_compressed_trace_is_audited_up_to_the_break(spark: Any, tmp_path: Path) -> None:
+    from tests.audit.test_traces import reference_trace_lines
+
+    lines = reference_trace_lines()
+    d = tmp_path / "traces"
+    d.mkdir()
+    (d / "whole.jsonl").write_text("\n".join(lines) + "\n")
+    # the same trace repeated, so that the cut lands after many complete lines
+    whole = gzip.compress(("\n".join(lines * 20) + "\n").encode())
+    cut = d / "cut.jsonl.gz"
+    cut.write_bytes(whole[: len(whole) // 2])
+    kept = _complete_lines(cut.read_bytes())
+    assert kept > len(lines)
+    not_gzip = d / "plain.jsonl.gz"
+    not_gzip.write_text(lines[0] + "\n")
+    out = tmp_path / "out"
+
+    result = _audit(str(d), "--out", str(out), "--max-quarantine", "100")
+    assert result.exit_code == 2, _show(result)
+    stats = json.loads((out / "stats.json").read_text())
+    per_file = {f["file"]: f for f in stats["per_file"]}
+    assert per_file[str(cut.resolve())]["record"] == kept, per_file[str(cut.resolve())]
+    assert per_file[str(cut.resolve())]["quarantined"] == 1
+    assert per_file[str(d.resolve() / "whole.jsonl")]["record"] == len(lines)
+    assert stats["parsed"] + stats["quarantined"] == stats["lines_read"]
+    quarantine = [json.loads(x) for x in (out / "quarantine.jsonl").read_text().splitlines()]
+    assert {(q["file"], q["line"], q["reason"]) for q in quarantine} == {
+        (str(cut.resolve()), kept + 1, "corrupt-compressed-file"),
+        (str(not_gzip.resolve()), 1, "corrupt-compressed-file"),
+    }, quarantine
+    problems = "\n".join(json.loads((out / "verdict.json").read_text())["problems"])
+    assert f"{cut.resolve()}: unreadable from line {kept + 1} on" in problems, problems
