@@ -179,6 +179,20 @@ def infer_files(paths: Iterable[str], lines: int = SAMPLE_LINES) -> VersionEvide
     return infer_version(parsed)
 
 
+def chosen_profile(paths: Sequence[str], default: str) -> tuple[str, str]:
+    """The profile to audit ``paths`` with when none is given: the one whose versions hold every version the
+    logs' formats allow (``profile_for``), else ``default``; and why, in words."""
+    each = min(SAMPLE_LINES, max(SAMPLE_MIN, SAMPLE_BUDGET // max(1, len(paths))))
+    v = infer_files(paths, each)
+    name = profile_for(v)
+    span = v.text().split(", from: ")[0]  # the evidence is in stats.json and summary.html
+    if name is not None:
+        return name, f"inferred from the logs' formats ({span})"
+    if not v.known:
+        return default, "the default (no version-specific format seen in the logs)"
+    return default, f"the default (the logs' formats say {span}; no one profile models exactly that)"
+
+
 def version_report(groups: Mapping[str, Sequence[str]], profile: str) -> dict[str, Any]:
     """Per history (``groups``: history name → its files; one history of every file by default), the version its
     logs' formats say and the profile for it; ``warning``: the histories ``profile`` does not match, in one line

@@ -42,7 +42,9 @@ run writes into a fresh sub-folder of it. Spark's own output goes to a log file,
     help="Input format; auto treats *.jsonl / *.ndjson (optionally .gz) as traces, the rest as Kafka logs.",
 )
 @click.option(
-    "--profile", default="kafka-2.8", show_default=True, help="Semantics profile whose tables are checked."
+    "--profile",
+    default=None,
+    help="Semantics profile whose tables are checked (default: the one the logs' formats say, else kafka-2.8).",
 )
 @click.option("--master", default="local[*]", show_default=True, help="Spark master URL.")
 @click.option(
@@ -72,7 +74,7 @@ run writes into a fresh sub-folder of it. Spark's own output goes to a log file,
 def command(
     paths: tuple[str, ...],
     fmt: str,
-    profile: str,
+    profile: str | None,
     master: str,
     history_key: str,
     max_quarantine: float,
@@ -81,10 +83,10 @@ def command(
     """Audit Kafka state-change.log / controller.log files (rotated, .gz, several brokers) and canonical
     JSONL traces against the spec; every line is parsed or quarantined."""
     err = Console(stderr=True)
-    from kcspec.spec.profiles import get_profile
+    from kcspec.spec.profiles import DEFAULT_PROFILE, get_profile
 
     try:
-        prof = get_profile(profile)
+        prof = get_profile(profile or DEFAULT_PROFILE)
     except KeyError as exc:
         err.print(f"[red]error:[/red] --profile: {exc.args[0]}")
         sys.exit(2)
@@ -116,6 +118,12 @@ def command(
         sys.exit(2)
     if out != Path(out_dir):
         err.print(f"--out {out_dir} is not empty: writing into {out}", markup=False)
+    if profile is None and inputs.kafka_logs:
+        from kcspec.conformance.audit.layouts import chosen_profile
+
+        name, why = chosen_profile(inputs.kafka_logs, DEFAULT_PROFILE)
+        prof = get_profile(name)
+        err.print(f"profile {name}: {why}", markup=False)
 
     from kcspec.conformance.audit.pipeline import conclude, run_audit
     from kcspec.conformance.audit.session import make_session, spark_log_path

@@ -199,3 +199,21 @@ def test_version_report_is_per_history(tmp_path: Path) -> None:
     one = layouts.version_report({"all files": [str(old)]}, "kafka-2.8")
     assert one["warning"] == layouts.profile_warning("kafka-2.8", layouts.infer_files([str(old)]))
     assert layouts.version_report({"all files": [str(new)]}, "kafka-2.8")["warning"] is None
+
+
+def test_the_profile_is_chosen_from_the_logs_formats(tmp_path: Path) -> None:
+    cases = {
+        "kafka-1.1": f"[2018-01-01 00:00:00,000] TRACE [Controller id=1 epoch=2] Changed partition t-0 from "
+        f"NewPartition to OnlinePartition with leader 1 {SCL}",  # the 1.0 rendering
+        "kafka-2.8": "[2021-01-01 00:00:00,000] INFO [Controller id=1 epoch=2] Sending LeaderAndIsr request to "
+        f"broker 2 with 1 become-leader and 0 become-follower partitions {SCL}",  # 2.6+
+    }
+    for expected, line in cases.items():
+        log = tmp_path / f"{expected}.log"
+        log.write_text(line + "\n")
+        name, why = layouts.chosen_profile([str(log)], "kafka-2.8")
+        assert (name, why.startswith("inferred from the logs' formats")) == (expected, True), why
+    old = tmp_path / "old.log"
+    old.write_text("\n".join(OLD_0_8_1) + "\n")
+    name, why = layouts.chosen_profile([str(old)], "kafka-2.8")
+    assert name == "kafka-2.8" and "Kafka 0.8" in why and why.startswith("the default")
