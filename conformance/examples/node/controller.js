@@ -809,6 +809,12 @@ class Controller extends PartitionCall {
         writes[tp] = p;
       }
       const result = this.updateLeaderAndIsr(writes);
+      // updateLeaderAndIsrCache: one ZooKeeper read of the written znodes (a CONNECTIONLOSS fault throws).
+      const lost = result.written.filter((tp) => this.fault(tp) === "CONNECTIONLOSS");
+      if (lost.length > 0) {
+        for (const tp of lost) delete zk.faults[tp];
+        throw new EventFailed("connection loss refreshing the leadership cache");
+      }
       for (const tp of result.written) {
         c.leadership[tp] = structuredClone(zk.partition_states[tp]);
         succeeded.push(tp);
