@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from kcspec.model.tla.config import ModelConfig
+from kcspec.model.tla.config import CROSSCHECK_DEFAULT, ModelConfig
 from kcspec.model.tla.manifest import Expected
 from kcspec.model.tla.manifest import load as load_manifest
 from kcspec.model.tla.module import GeneratedModule, ModuleError, generate
@@ -66,6 +66,19 @@ def _interruptible(console: Console) -> Iterator[None]:
 
 
 def _model_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return _model_options_with(ModelConfig())(fn)
+
+
+def _model_options_with(d: ModelConfig) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The model's options with ``d``'s values as their defaults."""
+
+    def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+        return _apply_model_options(fn, d)
+
+    return deco
+
+
+def _apply_model_options(fn: Callable[..., Any], d: ModelConfig) -> Callable[..., Any]:
     opts = [
         click.option(
             "--profile",
@@ -74,21 +87,31 @@ def _model_options(fn: Callable[..., Any]) -> Callable[..., Any]:
             show_default=True,
             help="Semantics profile.",
         ),
-        click.option("--brokers", type=int, default=2, show_default=True, help="Broker ids 0..B-1."),
-        click.option("--topics", type=int, default=1, show_default=True, help="Topics t0..t(T-1)."),
-        click.option("--partitions", type=int, default=1, show_default=True, help="Partitions per topic."),
+        click.option("--brokers", type=int, default=d.brokers, show_default=True, help="Broker ids 0..B-1."),
+        click.option("--topics", type=int, default=d.topics, show_default=True, help="Topics t0..t(T-1)."),
         click.option(
-            "--rf", type=int, default=2, show_default=True, help="Replication factor of created topics."
+            "--partitions", type=int, default=d.partitions, show_default=True, help="Partitions per topic."
         ),
-        click.option("--max-controller-epoch", type=int, default=2, show_default=True, help="State bound."),
-        click.option("--max-leader-epoch", type=int, default=3, show_default=True, help="State bound."),
         click.option(
-            "--max-zxid", type=int, default=4, show_default=True, help="State bound (broker epochs)."
+            "--rf", type=int, default=d.rf, show_default=True, help="Replication factor of created topics."
+        ),
+        click.option(
+            "--max-controller-epoch",
+            type=int,
+            default=d.max_controller_epoch,
+            show_default=True,
+            help="State bound.",
+        ),
+        click.option(
+            "--max-leader-epoch", type=int, default=d.max_leader_epoch, show_default=True, help="State bound."
+        ),
+        click.option(
+            "--max-zxid", type=int, default=d.max_zxid, show_default=True, help="State bound (broker epochs)."
         ),
         click.option(
             "--max-zk-version",
             type=int,
-            default=4,
+            default=d.max_zk_version,
             show_default=True,
             help="State bound (a partition znode's version).",
         ),
@@ -338,7 +361,7 @@ def _write_counterexample(result: TlcResult, profile: str, out: Path, console: C
 
 
 @command.command(name="crosscheck")
-@_model_options
+@_model_options_with(CROSSCHECK_DEFAULT)
 @click.option(
     "--tla2tools",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -377,7 +400,9 @@ def crosscheck(
 ) -> None:
     """Compare TLC's state space of the generated module with the explorer's on the reference controller.
 
-    Same model on both sides: the empty cluster, every action with every parameter value of the model's
+    The default model is two brokers, replication factor 2, bounds 1/1/3/0 (model/tla/config.py
+    CROSSCHECK_DEFAULT), which both sides bring to the fixed point in minutes. Same model on both sides: the
+    empty cluster, every action with every parameter value of the model's
     domains, the model's bounds, no symmetry, no depth bound. Exit code 0 when the distinct-state counts and
     the sets of states are equal, 1 when they differ (states reachable in one and not the other are printed)
     or either side found a violation, 2 when TLC or Java is missing, TLC failed or the explorer reached

@@ -49,3 +49,20 @@ class ModelConfig:
             f"leader epoch <= {self.max_leader_epoch}, zxid <= {self.max_zxid}, "
             f"znode version <= {self.max_zk_version}"
         )
+
+
+CROSSCHECK_DEFAULT = ModelConfig(
+    brokers=2,
+    topics=1,
+    partitions=1,
+    rf=2,
+    max_controller_epoch=1,
+    max_leader_epoch=1,
+    max_zxid=3,
+    max_zk_version=0,
+)
+"""The model ``kcspec tla crosscheck`` checks when no option is given: two brokers, replication factor 2, and the
+smallest bounds that still let both brokers register (zxid 3: broker epochs 1 and 2), one controller (epoch 1) and
+one leader epoch, without znode rewrites. Chosen so that the explorer (one core) and TLC reach the fixed point
+within 10 minutes; the larger model 2/3/4/4 (``ModelConfig()``) did not finish in TLC after 50 minutes
+(``benchmarks/results/tla_cost.md``)."""
