@@ -2,10 +2,11 @@
 
 Robustness is the point of this module: it must never hang or crash the runner. Every write and
 read has a deadline (``poll`` on non-blocking pipes — not ``select``, which fails for descriptors
-numbered 1024 or more, as a long run inside a busy process can get); reply lines longer than ``max_line_bytes``
-are rejected without reading the rest; stderr is drained by a thread into a bounded tail that goes
-into the report; end of output is turned into "crashed" (non-zero exit or a signal) or "exited"
-(exit code 0 mid-run). After such a failure the session is killed and the runner starts a new one.
+numbered 1024 or more, as a long run inside a busy process can get); reply lines longer than
+``max_line_bytes`` are rejected without reading the rest; stderr is drained by a thread into a bounded
+tail that goes into the report; end of output is turned into "crashed" (non-zero exit or a signal) or
+"exited" (exit code 0 mid-run). After such a failure the session is killed and the runner starts a new
+one.
 
 The SUT runs in a process group of its own (``start_new_session``), and ending a session always ends the
 whole group, not only the direct child: a SUT started through a wrapper script, or one that leaves a
