@@ -1,7 +1,8 @@
 """The example SUTs and the reference controller behind the protocol.
 
 * The Node.js example passes every election and replica-machine vector of both profiles through the real
-  subprocess path (skipped, with the reason, when ``node`` is not installed).
+  subprocess path (skipped, with the reason, when ``node`` is not installed), and is a complete kafka-2.8
+  controller: every vector of the controller level and a differential run without divergence.
 * ``kcspec serve-reference`` (the reference controller) declares every capability and passes machine-level
   vectors through the subprocess path.
 * Differential testing finds the buggy example's unclean-election bug in event sequences, writes a trace, and
@@ -11,6 +12,7 @@
 from __future__ import annotations
 
 import io
+import json
 import shutil
 import subprocess
 import sys
@@ -119,6 +121,67 @@ def test_node_example_refuses_what_it_does_not_implement() -> None:
         assert isinstance(event, m.ErrorReply) and event.code is m.ErrorCode.unsupported
     finally:
         adapter.close()
+
+
+def test_node_example_is_a_complete_kafka_2_8_controller(tmp_path: Path) -> None:
+    """The Node.js example declares every capability for kafka-2.8 and, through the CLI with default settings
+    (vectors of every level, then differential testing against the reference controller), passes every vector
+    and diverges in no event sequence."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed: the Node.js example SUT cannot be run")
+    report_path = tmp_path / "report.json"
+    done = subprocess.run(
+        [
+            KCSPEC,
+            "conformance",
+            "run",
+            "--sut",
+            f"{node} {NODE_SUT}",
+            "--level",
+            "controller",
+            "--profile",
+            "kafka-2.8",
+            "--differential",
+            "150",
+            "--seed",
+            "7",
+            "--trace-dir",
+            str(tmp_path / "traces"),
+            "--json",
+            str(report_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    report = json.loads(report_path.read_text())
+    failing = [(o["id"], o.get("reason")) for o in report["outcomes"] if o["verdict"] != "passed"]
+    assert done.returncode == 0 and not failing, (failing[:5], done.stdout[-3000:])
+    assert set(report["sut"]["capabilities"]) == {c.name for c in m.Capability}
+    events = [o for o in report["outcomes"] if ".event." in o["id"]]
+    assert len(events) > 250
+    for section in (
+        "§7.1",
+        "§7.2",
+        "§7.3",
+        "§7.4",
+        "§7.5",
+        "§7.6",
+        "§7.7",
+        "§7.9",
+        "§7.10",
+        "§7.11",
+        "§8",
+        "§9",
+    ):
+        assert any(section in o["sections"] for o in events), section
+    differential_outcomes = [o for o in report["outcomes"] if ".differential." in o["id"]]
+    assert [o["verdict"] for o in differential_outcomes] == ["passed"], differential_outcomes
+    assert any("150 of 150 sequences" in n and "0 distinct divergence" in n for n in report["notes"]), report[
+        "notes"
+    ]
 
 
 def test_node_example_exits_after_shutdown() -> None:
