@@ -142,8 +142,10 @@ class Procedures:
         em.rules.append(origin)
         body = em.emit(e.body)
         key = (e.name, e.section, tuple(params), tuple(line.text for line in body.block))
-        name = self.rule_names.get(key)
-        if name is None:
+        known = self.rule_names.get(key)
+        if known is not None:
+            name = known
+        else:
             name = self.operator_name(
                 L.Def(e.name, e.section, (), e.body), self.base | self.op_names | caller.reserved
             )
