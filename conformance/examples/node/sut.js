@@ -4,9 +4,10 @@
 // strategies of the semantics document (§6), the replica state machine (§2.1, §2.3, §4, with the
 // request batch of §3.4 and the ZooKeeper faults of §3.3; see replica_machine.js) and the partition state
 // machine (§5, with leader initialisation and elections in context; see partition_machine.js), for both
-// profiles. Whole controller events (§7, §8) are not implemented: it answers them "unsupported".
+// profiles, and for kafka-2.8 every controller event (§7, §8, §9; see events.js and controller.js), so it
+// declares every capability there; for kafka-1.1 it answers events "unsupported" and does not declare them.
 // Run it with:
-//   kcspec conformance run --sut "node conformance/examples/node/sut.js" --level machines
+//   kcspec conformance run --sut "node conformance/examples/node/sut.js" --level controller
 "use strict";
 
 const { replicaStateChange, withDefaults } = require("./replica_machine.js");
@@ -74,7 +75,7 @@ function handle(req) {
       return {
         type: "hello",
         protocol_version: 1,
-        implementation: { name: "node-example", version: "1.1.0" },
+        implementation: { name: "node-example", version: "2.0.0" },
         profiles: PROFILES,
         capabilities: EVENT_PROFILES.includes(profile) ? CAPABILITIES.concat(["controller_events"]) : CAPABILITIES,
       };
