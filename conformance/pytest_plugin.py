@@ -68,6 +68,8 @@ class VectorItem(pytest.Item):
         outcome = runner.run_one(session, self.vector)
         if outcome.verdict in (Verdict.not_supported, Verdict.skipped):
             pytest.skip(f"{outcome.verdict.value}: {outcome.reason}")
+        store: dict[str, Any] = self.config.__dict__.setdefault("_kcspec_store", {})
+        store[_RAN_KEY] = store.get(_RAN_KEY, 0) + 1
         if outcome.verdict is not Verdict.passed:
             raise ConformanceFailure(_render(outcome))
 
@@ -117,6 +119,25 @@ def pytest_collection_modifyitems(
         return
     collector = VectorCollector.from_parent(session, name="kcspec-conformance", vectors=_load(config))
     items.extend(collector.collect())
+
+
+_RAN_KEY = "kcspec_ran"
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """A run in which no vector ran (every one skipped or not supported, or none selected) is not a pass."""
+    if not session.config.getoption("--kcspec-sut", default=None) or session.config.option.collectonly:
+        return
+    ran = session.config.__dict__.get("_kcspec_store", {}).get(_RAN_KEY, 0)
+    if ran == 0 and exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        message = (
+            "kcspec: NOTHING RAN: no conformance vector ran against the SUT (each was skipped, not supported "
+            "by its declared capabilities, or none was selected for this profile and level)"
+        )
+        if reporter is not None:
+            reporter.write_line(message, red=True, bold=True)
+        session.exitstatus = pytest.ExitCode.USAGE_ERROR
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

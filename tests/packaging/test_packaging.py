@@ -130,3 +130,21 @@ def test_the_plugin_can_also_be_named_explicitly(tmp_path: Path, spelling: str) 
     )
     assert run.returncode == 0, run.stderr[-2000:]
     assert "--kcspec-sut" in run.stdout
+
+
+def test_the_plugin_does_not_pass_a_run_in_which_no_vector_ran(tmp_path: Path) -> None:
+    """A SUT that declares no capability has every vector skipped: that is not a pass (exit 4, NOTHING RAN)."""
+    (tmp_path / "test_own.py").write_text("def test_own():\n    pass\n")
+    fake = ROOT / "tests" / "conformance" / "fakes" / "fake_sut.py"
+    run = subprocess.run(
+        [
+            *(sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"),
+            *("--kcspec-level", "elections", "--kcspec-sut", f"{sys.executable} {fake} no_capabilities"),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 4, run.stdout[-3000:] + run.stderr[-3000:]
+    assert "NOTHING RAN" in run.stdout
