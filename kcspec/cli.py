@@ -78,8 +78,9 @@ class KcspecGroup(click.Group):
         except Exception as e:  # a bug in kcspec: Python would end it with 1, the code for "a violation"
             interrupts.stop_all()
             click.echo(traceback.format_exc(), err=True, nl=False)
+            where = f"kcspec {ctx.invoked_subcommand}" if ctx.invoked_subcommand else "kcspec"
             click.echo(
-                f"kcspec: internal error: {type(e).__name__}: {e}\nThis is a failure of kcspec itself, not a "
+                f"{where}: internal error: {type(e).__name__}: {e}\nThis is a failure of kcspec itself, not a "
                 f"verdict (exit {EXIT_INTERNAL}); the traceback above says where.",
                 err=True,
             )

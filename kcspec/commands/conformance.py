@@ -11,7 +11,6 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from kcspec.commands.crash_guard import GuardedGroup
 from kcspec.conformance.adapters.base import Adapter
 
 PROFILES = ("kafka-2.8", "kafka-1.1")
@@ -25,7 +24,7 @@ Examples:
 """
 
 
-@click.group(name="conformance", cls=GuardedGroup)
+@click.group(name="conformance")
 def command() -> None:
     """Run the conformance suite against a controller implementation (a SUT)."""
 
