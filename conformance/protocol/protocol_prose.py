@@ -188,6 +188,50 @@ An event is sent as `{"kind": K, ...fields}`. The guard shown under each event i
 
 {{EVENTS}}
 
+### Writing the controller part
+
+The controller parts above name Kafka 2.8.2's handlers by the sections of the semantics document (§7, §8). An
+adapter written from those sections (the Node.js example, `conformance/examples/node/`) also needed these facts,
+which the vectors and differential testing check:
+
+* **Requests of an event.** Every state-machine call and every controller send (`sendUpdateMetadataRequest`,
+  `updateLeaderEpochAndSendRequest`, the StopReplica batch of a controlled shutdown) is one batch, sent at its
+  end; the event's `requests` are the requests of all of them. The same request (same type, recipient and
+  content) sent twice during one event is listed **once** — listing it twice is a protocol error.
+* **Loaded states** may leave out fields; a missing field has its empty value (maps and sets empty, ids -1,
+  epochs 0, `zk.zxid` 1), and a missing `config` field has Kafka's default: `delete_topic_enable` true,
+  `unclean_leader_election_enable` false, `auto_leader_rebalance_enable` true,
+  `leader_imbalance_per_broker_percentage` 10.
+* **Which reads fire a `CONNECTIONLOSS` fault.** A fault fires at the controller's next *read* of that
+  partition-state znode; a read of several znodes fires every fault armed on them and fails as a whole. The reads
+  are: the ISR removal of → OfflineReplica and an election's read (`zk_error` failures); failover's cache
+  initialisation, which reads the state znode of every assigned partition at once; `isReassignmentComplete`
+  (§7.7.1 reads ZooKeeper, not the cache); `updateLeaderEpoch` (§7.7.2 A1); and AlterIsr's cache refresh, a read
+  of the znodes it has just written (§7.11). A `BADVERSION` fault fails the next conditional write of the znode:
+  the controller's own writes re-read and retry, AlterIsr's write is refused (INVALID_UPDATE_VERSION, no retry).
+* **Exceptions inside an event.** A fenced write (kafka-2.8, ControllerMovedException) ends the event and the
+  controller resigns. A failover that throws anything else moves the controller (`triggerControllerMove`): the
+  context is reset and `/controller` is deleted (`zk.controller` := -1); what failover did before stays (the
+  ISR-change notifications it deleted). Any other exception ends the event with its effects so far (a
+  `ControlledShutdown` with a stale broker epoch changes nothing). `maybeTriggerPartitionReassignment` catches a
+  partition's exception: that partition fails and the next one is handled; failover's and `onBrokerStartup`'s
+  resumption of reassignments does not catch. AlterIsr catches everything (§7.11): no cache update, no
+  UpdateMetadata, and the controller stays active.
+* **`/admin/reassign_partitions`** is rewritten whenever it exists by every `ApiPartitionReassignment` (the
+  accepted partitions removed, the znode deleted when nothing is left), even when no partition was accepted, and
+  by every completed reassignment (its entry removed when it names the target replicas): both are fenced writes,
+  so a deposed kafka-2.8 controller resigns there. The ZooKeeper path removes the partitions it could not start
+  (no reassignment in progress, unknown partition, topic queued for deletion, an exception). Failover resumes, from
+  the context, every partition being reassigned that the ZooKeeper path did not start.
+* **Leader elections on request** (`ReplicaLeaderElection`) read the cached leadership of every known partition of
+  a topic not queued for deletion; a partition without one (a new partition whose creation found no live replica)
+  fails the whole event (Kafka's `.get`): nothing changes, not even `/admin/preferred_replica_election`.
+* **AlterIsr** (`IsrChange`, `StaleAlterIsrReceived`): a broker epoch that is not the one in
+  `controller.live_brokers` is ignored (nothing happens); otherwise the UpdateMetadata names every requested
+  partition, refused or not, and a proposal equal to the cached leader, leader epoch and ISR is a success without
+  a write (it can complete a reassignment).
+* **StopReplica responses** count only partitions of topics in `controller.topics_with_deletion_started`.
+
 ## Kafka's inputs and kcspec's events
 
 Every input Kafka's 2.8.2 and 1.1.1 controllers react to — each `ControllerEvent` type (`KafkaController.process`,
@@ -201,15 +245,16 @@ compares but no kcspec event expresses it yet).
 ## A worked exchange
 
 ```
-→ {"id":1,"type":"hello","protocol_version":1,"profile":"kafka-2.8"}
-← {"id":1,"type":"hello","protocol_version":1,"implementation":{"name":"node-example","version":"1.1.0"},\
-"profiles":["kafka-2.8","kafka-1.1"],"capabilities":["elections","replica_state_machine","fault_injection"]}
+→ {"id":1,"type":"hello","protocol_version":1,"profile":"kafka-1.1"}
+← {"id":1,"type":"hello","protocol_version":1,"implementation":{"name":"node-example","version":"2.0.0"},\
+"profiles":["kafka-2.8","kafka-1.1"],"capabilities":["elections","replica_state_machine",\
+"partition_state_machine","fault_injection"]}
 → {"id":2,"type":"elect","strategy":"OfflinePartitionLeaderElectionStrategy","input":{"assignment":[1,2,3],\
 "target_replicas":[1,2,3],"leader_and_isr":{"leader":1,"leader_epoch":5,"isr":[1,2,3],"zk_version":7},\
 "online":[2,3],"online_or_shutting_down":[2,3],"shutting_down":[],"allow_unclean":false,"unclean_enabled":false}}
 ← {"id":2,"type":"election","result":{"leader":2,"isr":[2,3],"recipients":[2,3],"unclean":false}}
 → {"id":3,"type":"event","event":{"kind":"BrokerStartup","broker_id":4}}
-← {"id":3,"type":"error","code":"unsupported","message":"node-example does not implement event"}
+← {"id":3,"type":"error","code":"unsupported","message":"node-example implements events for kafka-2.8 only"}
 → {"id":4,"type":"shutdown"}
 ← {"id":4,"type":"ok"}
 ```
