@@ -18,6 +18,9 @@ owning workers.
 Workers are forked from the coordinator, so they share its loaded modules, compiled spec, hash seed (the
 fingerprint partition must agree between processes) and any patch applied to the reference controller (the bug
 zoo's mutants). The successors travel pickled; the coordinator forwards the bytes without reading them.
+
+``--max-states`` is checked at the end of a level, so a truncated search may count part of a level more than one
+process would. With one worker the one-process search (``explorer.search``) runs, not this.
 """
 
 from __future__ import annotations

@@ -78,3 +78,11 @@ def test_cli_workers_option() -> None:
 def test_keeping_states_needs_one_worker() -> None:
     with pytest.raises(ValueError, match="one worker"):
         search(model_space("kafka-2.8", load()[0].config), keep_states=True, workers=2)
+
+
+def test_workers_stop_at_max_states_at_the_end_of_a_level() -> None:
+    cfg = ExploreConfig("kafka-2.8", 3, 1, 1, 2, 4, max_states=300)
+    result = explore(cfg, workers=2)
+    assert result.finding is None
+    assert result.stats.truncated and result.stats.frontier_left > 0
+    assert result.stats.distinct_states >= 300
