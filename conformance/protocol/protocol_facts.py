@@ -114,7 +114,8 @@ FIELD_ROLES: dict[str, FieldRole] = {
     "zk.partition_states": FieldRole(
         Role.shared,
         ("IsrChange", "ZombieControllerWrite"),
-        "environment writes in 1.1 only; the controller creates and writes them (zk version + 1 per write).",
+        "environment writes in 1.1 only; the controller creates and writes them (zk version + 1 per write) and "
+        "deletes them with their topic.",
     ),
     "zk.delete_topics": FieldRole(
         Role.shared, ("TopicDeletion",), "the controller removes completed and non-existing topics."
