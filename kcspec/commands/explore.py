@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 from rich.console import Console
@@ -50,6 +50,12 @@ def faults_option(value: str) -> frozenset[str]:
     help="Processes exploring in parallel, the states partitioned by fingerprint [default: the machine's cores].",
 )
 @click.option(
+    "--spark",
+    is_flag=True,
+    help="Explore on Spark: each level's frontier a dataset, expanded and checked on the executors.",
+)
+@click.option("--master", default=None, help="Spark master URL, with --spark [default: local[*]].")
+@click.option(
     "--out", type=click.Path(file_okay=False, path_type=Path), default=Path("kcspec-out"), show_default=True
 )
 @click.option(
@@ -68,6 +74,8 @@ def command(
     no_symmetry: bool,
     max_states: int,
     workers: int | None,
+    spark: bool,
+    master: str | None,
     out: Path,
     coverage_json: Path | None,
 ) -> None:
@@ -83,6 +91,7 @@ def command(
       kcspec explore --profile kafka-1.1 --brokers 3 --partitions 1 --rf 2 --depth 4
       kcspec explore --brokers 3 --depth 3 --faults zk,controller
       kcspec explore --brokers 3 --depth 5 --workers 2
+      kcspec explore --brokers 3 --depth 5 --spark --master spark://host:7077
     """
     console = Console()
     cfg = ExploreConfig(
@@ -92,6 +101,14 @@ def command(
         cfg.validate()
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
+    if spark or master is not None:
+        from kcspec.commands.explore_spark import run_on_spark
+
+        if not spark:
+            raise click.UsageError("--master needs --spark")
+        if workers is not None:
+            raise click.UsageError("--workers and --spark exclude each other (Spark's executors do the work)")
+        report(console, cfg, run_on_spark(console, cfg, master or "local[*]"), out, coverage_json)
     from kcspec.conformance.explore.explorer import explore
     from kcspec.conformance.explore.parallel import default_workers
 
@@ -107,7 +124,13 @@ def command(
                 end="\r",
             )
 
-    result = explore(cfg, progress, workers)
+    report(console, cfg, explore(cfg, progress, workers), out, coverage_json)
+
+
+def report(
+    console: Console, cfg: ExploreConfig, result: ExploreResult, out: Path, coverage_json: Path | None
+) -> NoReturn:
+    """Print the exploration's figures and its verdict (with the counterexample), then exit 0 or 1."""
     print_stats(console, result)
     if coverage_json is not None:
         coverage_json.parent.mkdir(parents=True, exist_ok=True)
