@@ -230,7 +230,8 @@ which the vectors and differential testing check:
   `controller.live_brokers` is ignored (nothing happens); otherwise the UpdateMetadata names every requested
   partition, refused or not, and a proposal equal to the cached leader, leader epoch and ISR is a success without
   a write (it can complete a reassignment).
-* **StopReplica responses** count only partitions of topics in `controller.topics_with_deletion_started`.
+* **StopReplica responses** count only partitions of topics in `controller.topics_with_deletion_started`
+  (kafka-2.8; kafka-1.1 has no such set and counts every listed partition).
 
 ## Kafka's inputs and kcspec's events
 
