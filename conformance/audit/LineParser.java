@@ -66,7 +66,8 @@ public final class LineParser implements UDF1<String, Row> {
     int nLayouts;
     String[] layoutNames;
     Pattern[] layouts;
-    Pattern[] prefixedLayouts;
+    /** A line prefix is 1 to prefixMax characters (lines.PREFIX_MAX). */
+    int prefixMax;
     /** Per layout, the group of ts, level, logger, message (lines.LAYOUT_ROLES; 0: none). */
     int[][] roles;
     /** Per layout, the start of a record that may be wrapped (lines.Layout.head), or null. */
@@ -113,18 +114,17 @@ public final class LineParser implements UDF1<String, Row> {
       prefixed = head[10];
       wrapMax = Integer.parseInt(head[11]);
       wrapped = head[12];
-      nLayouts = (head.length - 13) / 4;
+      prefixMax = Integer.parseInt(head[13]);
+      nLayouts = (head.length - 14) / 4;
       layoutNames = new String[nLayouts];
       layouts = new Pattern[nLayouts];
-      prefixedLayouts = new Pattern[nLayouts];
       roles = new int[nLayouts][];
       heads = new Pattern[nLayouts];
       prefixedHeads = new Pattern[nLayouts];
       for (int i = 0; i < nLayouts; i++) {
-        int b = 13 + 4 * i;
+        int b = 14 + 4 * i;
         layoutNames[i] = head[b];
         layouts[i] = Pattern.compile(head[b + 1]);
-        prefixedLayouts[i] = Pattern.compile(prefixRegex + head[b + 1].substring(1));
         String[] r = head[b + 2].split(",", -1);
         roles[i] = new int[r.length];
         for (int j = 0; j < r.length; j++) roles[i][j] = Integer.parseInt(r[j]);
@@ -208,8 +208,37 @@ public final class LineParser implements UDF1<String, Row> {
         + ":" + d.substring(10, 12) + ":" + d.substring(12, 14) + "," + d.substring(14, 17);
   }
 
+  /**
+   * Whether {@code s} holds a date yyyy-MM-dd or yyyy/MM/dd (lines.DATE_REGEX): every layout's timestamp starts
+   * with one, so a line without is no record, prefixed or not, and starts none (one scan, no regex).
+   */
+  static boolean hasDate(String s) {
+    return nextDate(s, 0) >= 0;
+  }
+
+  /** The first index at or after {@code from} where a date yyyy-MM-dd or yyyy/MM/dd starts, or -1. */
+  static int nextDate(String s, int from) {
+    for (int i = from, n = s.length(); i + 10 <= n; i++) {
+      char c = s.charAt(i + 4);
+      if ((c == '-' || c == '/') && s.charAt(i + 7) == c && digits(s, i, 4) && digits(s, i + 5, 2)
+          && digits(s, i + 8, 2)) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  private static boolean digits(String s, int from, int count) {
+    for (int i = from; i < from + count; i++) {
+      char c = s.charAt(i);
+      if (c < '0' || c > '9') return false;
+    }
+    return true;
+  }
+
   /** reference_parser.starts_record: the line starts like a record of a layout that ends with its logger. */
   static boolean startsRecord(Grammar k, String text) {
+    if (!hasDate(text)) return false;
     for (int i = 0; i < k.nLayouts; i++) {
       if (k.heads[i] == null) continue;
       if (k.heads[i].matcher(text).find() || k.prefixedHeads[i].matcher(text).find()) return true;
@@ -273,15 +302,28 @@ public final class LineParser implements UDF1<String, Row> {
     if (layout < 0 && text != null && !text.isEmpty()) {
       char c0 = text.charAt(0);
       boolean anchored = c0 == '[' || (c0 >= '0' && c0 <= '9');
-      for (int p = anchored ? 0 : 1; p < 2 && layout < 0; p++) {
-        for (int i = 0; i < k.nLayouts; i++) {
-          if (p == 0 && i == 0 && plain) continue; // defaultLayout is this layout's match
-          Matcher m = (p == 0 ? k.layouts[i] : k.prefixedLayouts[i]).matcher(text);
-          if (m.find()) {
-            layout = i;
-            viaPrefix = p == 1;
-            fromLayout(k, i, p, m, text, out);
-            break;
+      boolean dated = hasDate(text); // no date: no layout matches, prefixed or not
+      for (int i = 0; dated && anchored && i < k.nLayouts && layout < 0; i++) {
+        if (i == 0 && plain) continue; // defaultLayout is this layout's match
+        Matcher m = k.layouts[i].matcher(text);
+        if (m.find()) {
+          layout = i;
+          fromLayout(k, i, 0, m, text, out);
+        }
+      }
+      // lines.Layout.prefixed without its regex scan: a record starts at a date, or at the "[" before one,
+      // so the layouts are tried (in order, each at its leftmost start) only there, 1..prefixMax characters in
+      for (int i = 0; dated && i < k.nLayouts && layout < 0; i++) {
+        for (int at = nextDate(text, 0); at >= 0 && layout < 0 && at <= k.prefixMax + 1; at = nextDate(text, at + 1)) {
+          for (int start = at > 0 && text.charAt(at - 1) == '[' ? at - 1 : at; start <= at; start++) {
+            if (start < 1 || start > k.prefixMax) continue;
+            Matcher m = k.layouts[i].matcher(text).region(start, text.length());
+            if (m.lookingAt()) {
+              layout = i;
+              viaPrefix = true;
+              fromLayout(k, i, 0, m, text, out);
+              break;
+            }
           }
         }
       }

@@ -146,6 +146,7 @@ def grammar_config() -> str:
         g.PREFIXED,
         str(g.WRAP_MAX),
         WRAPPED,
+        str(g.PREFIX_MAX),
     ]
     for layout in g.LAYOUTS:
         roles = ",".join(str(layout.group(r)) for r in g.LAYOUT_ROLES)

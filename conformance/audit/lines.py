@@ -125,6 +125,10 @@ def normalise_ts(ts: str) -> str:
     return f"{d[0:4]}-{d[4:6]}-{d[6:8]} {d[8:10]}:{d[10:12]}:{d[12:14]},{d[14:17]}"
 
 
+DATE_REGEX = r"\d{4}([-/])\d{2}\1\d{2}"
+"""A date ``yyyy-MM-dd`` or ``yyyy/MM/dd``: every layout's timestamp starts with one, so a line without it is no
+record (prefixed or not) and starts none — the parsers skip their prefix search on such lines (stack frames)."""
+
 SHIPPER_PREFIX = r"(?:[^\t]{0,200}?(?:\| |\] |: ))?"
 """An optional line prefix before a continuation or blank line: any text up to a ``| ``, ``] `` or ``: ``
 (what the prefixes of ``PREFIX_REGEX`` end with), so prefixed stack traces stay attached to their record."""

@@ -185,6 +185,8 @@ def split_layout(text: str) -> tuple[str, str, str | None, str, str] | None:
     """``(layout, ts, level, message, logger)`` of a line: the first layout of ``lines.LAYOUTS`` that matches the
     whole line, else the first that matches after a line prefix (its name then ends with ``lines.PREFIXED``).
     The timestamp is normalised (``lines.normalise_ts``); a layout without a level gives ``None``."""
+    if not _rx(g.DATE_REGEX).search(text):
+        return None  # every layout has a date: a stack frame is no record, prefixed or not
     for prefixed in (False, True):
         for layout in g.LAYOUTS:
             m = _rx(layout.prefixed if prefixed else layout.regex).search(text)
@@ -210,7 +212,7 @@ def split_layout(text: str) -> tuple[str, str, str | None, str, str] | None:
 
 def starts_record(text: str) -> bool:
     """Whether a line starts like a record of a layout that ends with its logger (after an optional prefix)."""
-    return any(
+    return bool(_rx(g.DATE_REGEX).search(text)) and any(
         _rx(layout.head).search(text) or _rx(g.PREFIX_REGEX + layout.head[1:]).search(text)
         for layout in g.LAYOUTS
         if layout.head

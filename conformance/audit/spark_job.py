@@ -255,12 +255,13 @@ def _split_layout(df: DataFrame) -> DataFrame:
     fast = F.regexp_replace(text, default.regex, _layout_render(default, 0))
     rendered = F.when(text.startswith("[") & fast.startswith(SEP), fast)
     anchored = text.startswith("[") | F.substring(text, 1, 1).between("0", "9")
+    dated = text.rlike(g.DATE_REGEX)  # every layout has a date (lines.DATE_REGEX): no prefix search without
     for shift in (0, 1):
         for layout in g.LAYOUTS:
             if shift == 0 and layout is default:
                 continue
             regex = layout.prefixed if shift else layout.regex
-            cond = text.rlike(regex) if shift else anchored & text.rlike(regex)
+            cond = dated & text.rlike(regex) if shift else anchored & text.rlike(regex)
             rendered = rendered.when(cond, F.regexp_replace(text, regex, _layout_render(layout, shift)))
     step1 = df.select(*cols, F.split(rendered, SEP).alias("_sp"))
     parts = F.col("_sp")

@@ -20,7 +20,8 @@ def test_grammar_config_carries_every_template_and_field() -> None:
     records = jvm_parser.grammar_config().split("\u0003")
     head, fields, templates = records[0], records[1], records[2:]
     units = head.split("\u0002")
-    assert units[13:] == [
+    assert units[13] == str(g.PREFIX_MAX)
+    assert units[14:] == [
         part
         for layout in g.LAYOUTS
         for part in (
