@@ -167,6 +167,8 @@ class _Builder:
         self.state_t = ty.T("rec", ClusterState)
         self.reserved: set[str] = set(RESERVED)
         self.procedures = Procedures(self.reserved)
+        self.sources: dict[str, str] = {}
+        """Action name → the spec function that builds it, cited in the action's comment."""
 
     def emitter(self, free: dict[str, tuple[str, ty.T]]) -> Emitter:
         return Emitter(free, set(self.reserved), self.orders, self.procedures)
@@ -202,7 +204,13 @@ class _Builder:
         head = f"{a.name}({', '.join(names)}) ==" if names else f"{a.name} =="
         origin = f"{a.name} ({a.section})"
         block = vstack(
-            _comment([f"{a.section} {a.name}", *_doc_lines(a.doc)]),
+            _comment(
+                [
+                    f"{a.section} {a.name}"
+                    + (f" (spec: {self.sources[a.name]})" if a.name in self.sources else ""),
+                    *_doc_lines(a.doc),
+                ]
+            ),
             tuple(Line(line.text, line.origin or origin) for line in vstack(text(head), indent(body, 4))),
         )
         return a.name, block
@@ -248,10 +256,12 @@ def generate_from(
     actions: Sequence[Action],
     invariants: Sequence[Invariant] = (),
     initial: ClusterState | None = None,
+    sources: dict[str, str] | None = None,
 ) -> GeneratedModule:
-    """The module and configuration for explicitly given actions and invariants."""
+    """The module and configuration for explicitly given actions and invariants (``sources``: action name →
+    the spec function that builds it, for the action's comment)."""
     try:
-        return _generate_from(profile, config, actions, invariants, initial)
+        return _generate_from(profile, config, actions, invariants, initial, sources or {})
     except KindError as exc:
         raise ModuleError(f"static kind check: {exc}") from None
 
@@ -262,8 +272,10 @@ def _generate_from(
     actions: Sequence[Action],
     invariants: Sequence[Invariant],
     initial: ClusterState | None,
+    sources: dict[str, str],
 ) -> GeneratedModule:
     b = _Builder(profile, config)
+    b.sources = sources
     name = module_name(profile)
     state_invs = sorted((i for i in invariants if i.kind == "state"), key=lambda i: i.name)
     step_invs = sorted((i for i in invariants if i.kind == "step"), key=lambda i: i.name)
@@ -458,13 +470,20 @@ def _generate(profile: Profile, config: ModelConfig) -> GeneratedModule:
     has_actions, has_invariants = spec_available()
     if not has_actions:
         raise ModuleError("the spec's actions (kcspec.spec.actions.registry) do not exist yet")
-    from kcspec.spec.actions import build_actions
+    from kcspec.spec.actions.registry import builders
 
     invariants: list[Invariant] = []
     if has_invariants:
         spec_invariants = importlib.import_module("kcspec.spec.invariants").invariants
         invariants = [i for i in spec_invariants(profile) if isinstance(i, Invariant)]
-    return generate_from(profile, config, list(build_actions(profile).values()), invariants)
+    actions: list[Action] = []
+    sources: dict[str, str] = {}
+    for build in builders(profile):
+        action = build(profile)
+        actions.append(action)
+        where = build.__module__.replace("kcspec.", "", 1).replace(".", "/")
+        sources[action.name] = f"{where}.py {getattr(build, '__qualname__', '?')}"
+    return generate_from(profile, config, actions, invariants, sources=sources)
 
 
 __all__ = [
