@@ -18,6 +18,7 @@ from collections import deque
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
+from kcspec.conformance.explore.collect import young_collections_only
 from kcspec.conformance.explore.config import ExploreConfig
 from kcspec.conformance.explore.events import bootstrap, candidates
 from kcspec.conformance.explore.stats import ExploreStats, record_coverage
@@ -128,6 +129,13 @@ def search(
         from kcspec.conformance.explore.parallel import search_parallel
 
         return search_parallel(space, workers, progress)
+    with young_collections_only():
+        return _search(space, progress, keep_states)
+
+
+def _search(
+    space: SearchSpace, progress: Callable[[ExploreStats], None] | None, keep_states: bool
+) -> ExploreResult:
     stats = ExploreStats()
     stepper = Stepper(space.profile, space.candidates, space.brokers, space.symmetry, space.keep, stats)
     spec, checker, key = stepper.spec, stepper.checker, stepper.key

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
+from kcspec.conformance.explore.collect import young_collections_only
 from kcspec.conformance.explore.explorer import ExploreResult, Finding, SearchSpace, finish
 from kcspec.conformance.explore.stats import ExploreStats
 from kcspec.conformance.explore.stepper import BatchFinding, StateId, Stepper, Successor, expand_batch
@@ -150,7 +151,12 @@ def _serve(index: int, workers: int, space: SearchSpace, conn: Connection) -> No
     worker_initializer()  # Ctrl-C is the coordinator's to handle; a worker dies with it
     # (no gc.freeze(): with the inherited objects frozen, the collector's count of long-lived objects starts near
     # zero and full collections come far more often — measured, the merge step took twice as long)
-    worker = _Worker(index, workers, space)
+    with young_collections_only():
+        _answer(_Worker(index, workers, space), conn)
+
+
+def _answer(worker: _Worker, conn: Connection) -> None:
+    """Run the coordinator's requests until told to stop."""
     while True:
         request, arg = conn.recv()
         if request == "seed":
