@@ -548,6 +548,12 @@ public final class LineParser implements UDF1<String, Row> {
         final java.util.ArrayDeque<Object[]> ahead2 = new java.util.ArrayDeque<>();
         /** The read-ahead reached the end (the cells were added then): the rows still queued add theirs. */
         boolean exhausted;
+        /** The width file {@code wrapFid} was wrapped at (a re-joined record's first line), 0: not known. */
+        int wrapWidth;
+        int wrapFid = -1;
+        /** The length of the line before, in file {@code prevFid}. */
+        int prevLen = -1;
+        int prevFid = -1;
 
         /** The next physical line as {text, broken reason, fid, hid, line, wrapped}, or null at the end. */
         private Object[] take() {
@@ -589,6 +595,8 @@ public final class LineParser implements UDF1<String, Row> {
             parseInto(k, joined.toString(), joinedOut);
             if (!"nolayout".equals(joinedOut[HEAD + k.nFields])) {
               System.arraycopy(joinedOut, 0, out, 0, out.length);
+              wrapWidth = text.length();
+              wrapFid = (Integer) first[2];
               int j = 0;
               for (Object[] x : ahead2) if (j++ < extra) x[5] = Boolean.TRUE;
               return;
@@ -689,8 +697,17 @@ public final class LineParser implements UDF1<String, Row> {
             out[7] = k.wrapped;
           } else {
             parseInto(k, text, out);
-            if ("nolayout".equals(out[HEAD + k.nFields])) joinWrapped(e);
+            if ("nolayout".equals(out[HEAD + k.nFields])) {
+              // the rest of a line of the width the file is wrapped at (a wrapped stack frame) is attached
+              // like it; a line that starts a record is tried as a wrapped record first
+              int f = (Integer) e[2];
+              boolean tail = wrapWidth > 0 && wrapFid == f && prevFid == f && prevLen == wrapWidth;
+              joinWrapped(e);
+              if (tail && "nolayout".equals(out[HEAD + k.nFields])) out[7] = k.wrapped;
+            }
           }
+          prevLen = text.length();
+          prevFid = (Integer) e[2];
           Object[] row = new Object[9 + index.length];
           String status = (String) out[HEAD + k.nFields];
           row[0] = e[2];

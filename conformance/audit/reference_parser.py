@@ -122,14 +122,21 @@ def parse_lines(file: str, texts: Iterable[str], join_wrapped: bool = True) -> I
     With ``join_wrapped`` a record cut over several physical lines (a line that starts like a record of a
     layout that ends with its logger, and does not end like one) is re-joined with up to ``lines.WRAP_MAX - 1``
     following lines that neither are nor start a record: the first line is the record (its message from the
-    joined text), the others are its continuation lines. Without it every line is parsed alone (as the line-by-line Spark parsers do).
+    joined text), the others are its continuation lines. Once a record of a file was re-joined, the file is
+    known to be wrapped at that record's first line's width: a line that is no record and follows a line of
+    exactly that width is the rest of that line (a wrapped stack frame), attached like it. Without
+    ``join_wrapped`` every line is parsed alone (as the line-by-line Spark parsers do).
     """
     physical = list(texts)
     owner: int | None = None  # the record the current run of continuation/blank lines belongs to
     wrapped_until = 0  # the last line of the wrapped record being read
+    width: int | None = None  # the width the file was wrapped at (known once a record was re-joined)
+    previous = -1  # the length of the line before
     for number, text in enumerate(physical, start=1):
+        tail = number <= wrapped_until or (join_wrapped and width is not None and previous == width)
+        previous = len(text)
         if number <= wrapped_until:
-            yield ParsedLine(file, number, text, "continuation", owner=owner)
+            yield _attached(file, number, text, owner)
             continue
         head = split_layout(text)
         if head is None and join_wrapped and starts_record(text):
@@ -141,15 +148,13 @@ def parse_lines(file: str, texts: Iterable[str], join_wrapped: bool = True) -> I
                     break  # the next record: never swallowed into this one
                 joined = split_layout("".join(physical[number - 1 : number + extra]))
                 if joined is not None:
-                    head, wrapped_until = joined, number + extra
+                    head, wrapped_until, width = joined, number + extra, len(text)
                     break
         if head is not None:
             layout, ts, level, message, logger = head
             c = classify_message(message, logger)
             status = "quarantined" if c.reason else "record"
             owner = number if status == "record" else None
-            if owner is None:
-                wrapped_until = 0
             yield ParsedLine(
                 file,
                 number,
@@ -167,6 +172,8 @@ def parse_lines(file: str, texts: Iterable[str], join_wrapped: bool = True) -> I
             )
         elif _rx(g.BLANK_REGEX).search(text):
             yield ParsedLine(file, number, text, "blank", owner=owner)
+        elif tail:
+            yield _attached(file, number, text, owner)
         elif _rx(g.CONTINUATION_REGEX).search(text):
             if owner is None:
                 yield ParsedLine(file, number, text, "quarantined", reason="orphan-continuation")
@@ -175,6 +182,13 @@ def parse_lines(file: str, texts: Iterable[str], join_wrapped: bool = True) -> I
         else:
             owner = None
             yield ParsedLine(file, number, text, "quarantined", reason="no-layout")
+
+
+def _attached(file: str, number: int, text: str, owner: int | None) -> ParsedLine:
+    """A line that belongs to the record above: its continuation, or quarantined when that is no record."""
+    if owner is None:
+        return ParsedLine(file, number, text, "quarantined", reason="orphan-continuation")
+    return ParsedLine(file, number, text, "continuation", owner=owner)
 
 
 def parse_file(path: Path, name: str | None = None, join_wrapped: bool = True) -> list[ParsedLine]:

@@ -59,6 +59,9 @@ def test_wrapped_records_are_rejoined(layout: str, prefix: str) -> None:
         for p in parsed:  # the pieces of a wrapped record are its continuation lines
             if p.line - 1 in records and p.status == "continuation" and p.owner is not None:
                 assert p.owner in records
+        # wrapped stack frames too: once the file is known to be wrapped, a line after a full-width one is its rest
+        quarantined = [p for p in parsed if p.status == "quarantined"]
+        assert quarantined == [], (seed, quarantined[:3])
 
 
 def test_wrapped_record_fields_come_from_the_joined_text() -> None:
@@ -136,3 +139,20 @@ def test_a_broken_record_never_swallows_the_next_one() -> None:
         ("quarantined", "no-layout", None),
         ("record", None, "resigned"),
     ]
+
+
+def test_a_line_after_a_full_width_line_is_its_rest_once_the_file_is_known_wrapped() -> None:
+    record = (
+        "[2021-01-10 14:19:31,000] ERROR [Controller id=1 epoch=9] Controller 1 epoch 9 failed to change state for "
+        "partition t-0 from OfflinePartition to OnlinePartition (state.change.logger)"
+    )
+    frame = (
+        "\tat kafka.controller.ZkPartitionStateMachine.doHandleStateChanges(PartitionStateMachine.scala:175)"
+    )
+    lines = [record[k : k + 50] for k in range(0, len(record), 50)]
+    lines += [frame[k : k + 50] for k in range(0, len(frame), 50)]
+    out = list(parse_lines("f", lines))
+    assert [(p.status, p.owner) for p in out[1:]] == [("continuation", 1)] * (len(lines) - 1)
+    # not known to be wrapped (no record was re-joined): the same frame pieces are quarantined
+    alone = list(parse_lines("f", [record, *lines[len(lines) - 2 :]]))
+    assert alone[-1].status == "quarantined"
