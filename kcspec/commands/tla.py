@@ -150,6 +150,8 @@ def _write(module: GeneratedModule, out: Path) -> Path:
     tla = out / f"{module.name}.tla"
     tla.write_text(module.tla, encoding="utf-8")
     (out / f"{module.name}.cfg").write_text(module.cfg, encoding="utf-8")
+    # the liveness PROPERTYs under FairSpec: java ... tlc2.TLC -config <Module>_liveness.cfg <Module>
+    (out / f"{module.name}_liveness.cfg").write_text(module.liveness_cfg, encoding="utf-8")
     (out / f"{module.name}.map.json").write_text(module.source_map_json(), encoding="utf-8")
     return tla
 

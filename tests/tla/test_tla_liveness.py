@@ -107,3 +107,15 @@ def test_malformed_lassos_are_named() -> None:
     cut = text[: text.index("@!@!@STARTMSG 2122")]
     with pytest.raises(TraceFormatError, match="neither loops back nor stutters"):
         parse_lasso(cut)
+
+
+def test_export_writes_the_liveness_configuration_beside_the_module(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from kcspec.commands.tla import command
+
+    args = ["export", "--brokers", "1", "--rf", "1", "--out", str(tmp_path)]
+    result = CliRunner().invoke(command, args)
+    assert result.exit_code == 0, result.output
+    cfg = (tmp_path / "KafkaController_2_8_2_liveness.cfg").read_text()
+    assert "SPECIFICATION FairSpec" in cfg and "PROPERTY LeaderEventuallyElected" in cfg
