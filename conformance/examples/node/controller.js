@@ -14,9 +14,8 @@
 // name order, the same decision as the state machines'.
 "use strict";
 
-const { ControllerMoved, topicOf, replicaKey, withDefaults } = require("./replica_machine.js");
+const { Call, ControllerMoved, topicOf, replicaKey, withDefaults } = require("./replica_machine.js");
 const { PartitionCall } = require("./partition_machine.js");
-const { Call } = require("./replica_machine.js");
 
 const OFFLINE_STRATEGY = { strategy: "OfflinePartitionLeaderElectionStrategy", allow_unclean: false };
 const REASSIGN_STRATEGY = { strategy: "ReassignPartitionLeaderElectionStrategy", allow_unclean: false };
@@ -27,6 +26,8 @@ const SHUTDOWN_STRATEGY = { strategy: "ControlledShutdownPartitionLeaderElection
 class NotEnabled extends Error {}
 // An exception that ends the controller part (Kafka logs "Error processing event"); effects so far stay.
 class EventFailed extends Error {}
+// An exception that makes the controller move (triggerControllerMove: resign, then delete /controller).
+class IllegalState extends Error {}
 
 const byName = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
 const byId = (a, b) => a - b;
@@ -673,7 +674,6 @@ class Controller extends PartitionCall {
   }
 
   processApiPartitionReassignment(targets) {
-    const zk = this.s.zk;
     const live = new Set(this.liveOrShuttingDown().filter((b) => !this.ctx.shutting_down.includes(b)));
     const reassignments = [];
     for (const tp of Object.keys(targets).sort(byPartition)) {
@@ -843,7 +843,5 @@ class Controller extends PartitionCall {
     if (fresh.length > 0) this.onReplicasBecomeOffline(fresh);
   }
 }
-
-class IllegalState extends Error {}
 
 module.exports = { Controller, NotEnabled, EventFailed, IllegalState, emptyContext, byPartition, byName, byId, has, uniq, minus };

@@ -6,7 +6,7 @@
 "use strict";
 
 const { ControllerMoved, BEHAVIOUR, topicOf } = require("./replica_machine.js");
-const { Controller, NotEnabled, EventFailed, IllegalState, emptyContext, byPartition, has, uniq } = require("./controller.js");
+const { Controller, NotEnabled, EventFailed, IllegalState, byPartition, has, uniq } = require("./controller.js");
 
 const partitionsOf = (zk, topic) => Object.keys(zk.assignments).filter((tp) => topicOf(tp) === topic);
 const validReplicaList = (list) =>
@@ -333,4 +333,4 @@ function controllerEvent(state, profile, event) {
   return { state: k.s, requests: distinct(k.sent), failures: Array.from(k.failures.values()), results: {} };
 }
 
-module.exports = { controllerEvent, NotEnabled, EVENT_KINDS: Object.keys(EVENTS), emptyContext };
+module.exports = { controllerEvent, NotEnabled, EVENT_KINDS: Object.keys(EVENTS) };
