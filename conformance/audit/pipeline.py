@@ -183,8 +183,8 @@ def _run(
             counts[r["layout"] or layouts.NOT_A_RECORD] = int(r["count"])
         step("inferring the Kafka version from the logs' formats")
         groups: dict[str, list[str]] = {}
-        for n in ids.names:
-            groups.setdefault(history_of(n, history_key) or "all files", []).append(n)
+        for file_name in ids.names:
+            groups.setdefault(history_of(file_name, history_key) or "all files", []).append(file_name)
         version = layouts.version_report(groups, profile.name)
         failed = kinds(*replay.FAILED_KINDS)
         # records with continuation lines are at most the lines without a layout: few enough, the row pass
