@@ -19,6 +19,7 @@ import inspect
 import itertools
 import json
 import sys
+import textwrap
 import types
 import typing
 from pathlib import Path
@@ -332,7 +333,21 @@ def checklist_table() -> str:
     return "\n".join(rows) + f"\n\n{len(KAFKA_INPUTS)} inputs: {summary}."
 
 
+def json_limits() -> str:
+    """The bounds every reply is read with (``kcspec.spec.bounded_json``), so an implementer knows them."""
+    from kcspec.spec import bounded_json
+
+    text = (
+        f"* A reply nested deeper than {bounded_json.MAX_DEPTH} levels, a number written with more than "
+        f"{bounded_json.MAX_NUMBER_CHARS} characters, or a string holding a lone surrogate escape (`\\ud800`: "
+        "valid JSON syntax, but not Unicode text) is a protocol error: the reply is refused before it is parsed "
+        "and the verdict is *errored*."
+    )
+    return textwrap.fill(text, width=116, subsequent_indent="  ", break_on_hyphens=False)
+
+
 SECTIONS = {
+    "JSON_LIMITS": json_limits,
     "REQUESTS": requests_table,
     "RECORDS": records_section,
     "CAPABILITIES": capabilities_table,

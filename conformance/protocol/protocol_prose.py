@@ -30,6 +30,7 @@ before it sends the next one. stderr is free for logs: the suite keeps its tail 
   first message), answers with another id, writes a line that is not a valid reply, writes a line longer than
   16 MiB, or exits; the vector gets the verdict *errored* and a new session is started (a new process, `hello`
   again).
+{{JSON_LIMITS}}
 
 ### Protocol errors
 
@@ -190,7 +191,8 @@ An event is sent as `{"kind": K, ...fields}`. The guard shown under each event i
 
 ### Writing the controller part
 
-The controller parts above name Kafka 2.8.2's handlers by the sections of the semantics document (§7, §8). An
+The controller parts above name Kafka 2.8.2's handlers by the sections of the semantics document (§7, §8;
+`kafka-semantics.md` beside this file, installed with the package). An
 adapter written from those sections (the Node.js example, `conformance/examples/node/`) also needed these facts,
 which the vectors and differential testing check:
 
