@@ -229,7 +229,7 @@ def _run(
     all_v.write.parquet(str((out / "violations.parquet").resolve()))
     # a global sort, not one partition: the JSON lines are streamed to the driver a partition at a time
     vdf = spark.read.parquet(str((out / "violations.parquet").resolve())).orderBy("file", "line", "rule")
-    n_viol = report.write_jsonl(vdf, out / "violations.jsonl")
+    n_viol = report.write_jsonl(vdf, out / "violations.jsonl", ("file", "line", "rule"))
     step("writing quarantine")
     quarantine = (
         _union(non_records)
@@ -237,8 +237,8 @@ def _run(
         .select("file", "line", "reason", "detail", "text")
     )
     quarantine.write.parquet(str((out / "quarantine.parquet").resolve()))
-    qdf = spark.read.parquet(str((out / "quarantine.parquet").resolve())).orderBy("file", "line")
-    n_quar = report.write_jsonl(qdf, out / "quarantine.jsonl")
+    qdf = spark.read.parquet(str((out / "quarantine.parquet").resolve()))
+    n_quar = report.write_jsonl(qdf, out / "quarantine.jsonl", ("file", "line"))
 
     by_finding: dict[str, int] = {}
     finding_rows: list[dict[str, Any]] = []
@@ -246,7 +246,7 @@ def _run(
         step("writing findings")
         found_findings.write.parquet(uri("findings.parquet"))
         fdf = spark.read.parquet(uri("findings.parquet"))
-        report.write_jsonl(fdf.orderBy("file", "line"), out / "findings.jsonl")
+        report.write_jsonl(fdf, out / "findings.jsonl", ("file", "line", "finding"))
         by_finding = report.count_map(fdf, "finding")
         # errors first (severity "error" sorts before "warning"), then in time order
         finding_rows = report.rows(fdf.orderBy("severity", "ts", "file", "line"), SAMPLE)
@@ -281,7 +281,7 @@ def _run(
         by_reason=report.count_map(qdf, "reason"),
         per_broker=stats.per_broker(cells, v_broker),
         per_epoch=stats.per_epoch(cells, EVENT_KINDS, v_epoch) if events is not None else [],
-        quarantine_sample=report.rows(qdf, SAMPLE),
+        quarantine_sample=report.rows(qdf.orderBy("file", "line"), SAMPLE),
         violation_sample=violation_sample,
         coverage=coverage,
         findings=sum(by_finding.values()),
