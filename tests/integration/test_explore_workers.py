@@ -15,8 +15,12 @@ from kcspec.commands.explore import command, describe_trace
 
 from .test_explore_catches_bugs import CASES
 
+# The models `kcspec verify` explores run in the fast tier; the 2-broker crosscheck models (minutes of CPU each)
+# in the slow tier.
+MANIFEST = [pytest.param(e, id=e.name, marks=() if e.in_verify else pytest.mark.slow) for e in load()]
 
-@pytest.mark.parametrize("entry", load(), ids=lambda e: e.name)
+
+@pytest.mark.parametrize("entry", MANIFEST)
 def test_two_workers_find_the_manifest_count(entry: Expected) -> None:
     result = search(model_space(entry.profile, entry.config), workers=2)
     assert result.finding is None, result.finding
