@@ -78,6 +78,48 @@ def explore_defaults(opts: VerifyOptions) -> Iterator[CaseResult]:
                 return Status.FAILED, result.finding.message, describe_trace(result), str(paths[0])
 
             yield timed("explore", cfg.describe(), case)
+    yield from two_broker_model(opts)
+
+
+TWO_BROKER_PROFILE = "kafka-1.1"
+"""The profile whose 2-broker model the gate explores when it is asked for: the smaller of the two default
+crosscheck models (51,608 distinct states against kafka-2.8's 70,328), to stay within the gate's 5 minutes."""
+
+
+def two_broker_model(opts: VerifyOptions) -> Iterator[CaseResult]:
+    """The 2-broker, RF 2 TLA+ model of ``kcspec tla crosscheck`` (``CROSSCHECK_DEFAULT``) of one profile explored to
+    the fixed point on every core (``--workers``): refinement and invariants on every step of every state; when the
+    manifest (``model/tla/state_counts.json``) lists the model, its count must match."""
+    from kcspec.commands.explore import describe_trace, write_counterexample
+    from kcspec.conformance.explore.explorer import search
+    from kcspec.conformance.explore.parallel import default_workers
+    from kcspec.conformance.explore.tla_model import model_space
+    from kcspec.model.tla.config import CROSSCHECK_DEFAULT as config
+    from kcspec.model.tla.manifest import load
+
+    if not opts.profiles:
+        return
+    profile = TWO_BROKER_PROFILE if TWO_BROKER_PROFILE in opts.profiles else opts.profiles[0]
+    workers = default_workers()
+    expected = [e.distinct_states for e in load() if e.profile == profile and e.config == config]
+
+    def case() -> Outcome:
+        result = search(model_space(profile, config), workers=workers)
+        s = result.stats
+        summary = f"{s.distinct_states:,} states, {s.transitions:,} transitions, depth {s.depth_reached}"
+        if result.finding is not None:
+            assert result.trace is not None
+            paths = write_counterexample(
+                result.trace, opts.out / "counterexamples", f"explore-model-{profile}"
+            )
+            return Status.FAILED, result.finding.message, describe_trace(result), str(paths[0])
+        if s.truncated:
+            return Status.FAILED, f"stopped at {s.distinct_states:,} states before the fixed point", "", None
+        if expected and s.distinct_states != expected[0]:
+            return Status.FAILED, f"{summary}; the manifest expects {expected[0]:,} distinct states", "", None
+        return Status.PASSED, f"{summary}, fixed point ({workers} workers)", "", None
+
+    yield timed("explore", f"TLA+ model to the fixed point [{profile}]: {config.describe()}", case)
 
 
 def conformance_self_check(opts: VerifyOptions) -> Iterator[CaseResult]:
@@ -213,9 +255,9 @@ CHECKS: tuple[Check, ...] = (
     ),
     Check(
         "explore",
-        "every reachable state of small clusters: refinement and invariants",
+        "every reachable state of small clusters and of a 2-broker TLA+ model: refinement and invariants",
         explore_defaults,
-        cost=len(EXPLORE_DEFAULTS),
+        cost=len(EXPLORE_DEFAULTS) + 4,
     ),
     Check(
         "conformance",

@@ -1,0 +1,89 @@
+"""Benchmark: the 2-broker, RF 2 TLA+ model of each profile explored to the fixed point, with ``--workers``.
+
+The explorer's TLA+-model mode (``conformance/explore/tla_model.py``: the generated module's ``Init``, every action
+of its ``Next`` with every parameter value, the module's ``StateConstraint``) on the reference controller, with
+refinement and invariants on every step, on ``--workers`` processes. Prints, per profile: distinct states,
+transitions, depth, wall seconds, the CPU seconds of the process and its workers, and the load average.
+
+    .venv/bin/python benchmarks/two_broker_fixed_point.py --workers 2 [--bounds CE,LE,ZXID,ZKV] [--max-states N]
+
+``--bounds`` are the model's bounds (controller epoch, leader epoch, zxid, znode version); the default is the
+model ``kcspec tla crosscheck`` checks by default (``CROSSCHECK_DEFAULT``, 1,1,3,0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import time
+
+from kcspec.conformance.explore.explorer import search
+from kcspec.conformance.explore.stats import ExploreStats
+from kcspec.conformance.explore.tla_model import model_space
+from kcspec.model.tla.config import CROSSCHECK_DEFAULT, ModelConfig
+
+DEFAULT_BOUNDS = (
+    CROSSCHECK_DEFAULT.max_controller_epoch,
+    CROSSCHECK_DEFAULT.max_leader_epoch,
+    CROSSCHECK_DEFAULT.max_zxid,
+    CROSSCHECK_DEFAULT.max_zk_version,
+)
+"""Controller epoch, leader epoch, zxid and znode-version bounds of the 2-broker crosscheck model."""
+
+
+def cpu_seconds() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    done = resource.getrusage(resource.RUSAGE_CHILDREN)  # worker processes that have ended
+    return own.ru_utime + own.ru_stime + done.ru_utime + done.ru_stime
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--bounds", default=",".join(str(b) for b in DEFAULT_BOUNDS))
+    ap.add_argument("--profiles", default="kafka-2.8,kafka-1.1")
+    ap.add_argument("--max-states", type=int, default=5_000_000)
+    args = ap.parse_args(argv)
+    try:
+        ce, le, zxid, zkv = (int(x) for x in args.bounds.split(","))
+    except ValueError:
+        ap.error(f"--bounds {args.bounds!r}: expected four integers CE,LE,ZXID,ZKV")
+    config = ModelConfig(2, 1, 1, 2, ce, le, zxid, zkv)
+    for profile in args.profiles.split(","):
+        load0, cpu0, t0 = os.getloadavg(), cpu_seconds(), time.perf_counter()
+        shown = [0.0]
+
+        def progress(
+            stats: ExploreStats, t0: float = t0, cpu0: float = cpu0, shown: list[float] = shown
+        ) -> None:
+            if time.perf_counter() - shown[0] >= 30:  # a line every 30 s: where a long run has got to
+                shown[0] = time.perf_counter()
+                print(
+                    f"  {stats.distinct_states:,} states, {stats.transitions:,} transitions, depth "
+                    f"{stats.depth_reached}, {time.perf_counter() - t0:.0f} s, {cpu_seconds() - cpu0:.0f} CPU s "
+                    f"(ended workers only), load {os.getloadavg()[0]:.1f}",
+                    flush=True,
+                )
+
+        result = search(model_space(profile, config, args.max_states), progress, workers=args.workers)
+        wall, cpu = time.perf_counter() - t0, cpu_seconds() - cpu0
+        s = result.stats
+        verdict = (
+            f"VIOLATION {result.finding.kind}: {result.finding.message}"
+            if result.finding is not None
+            else "stopped at --max-states"
+            if s.truncated
+            else "fixed point, no violation"
+        )
+        print(
+            f"{profile} {config.describe()}: {verdict}; {s.distinct_states:,} distinct states, "
+            f"{s.transitions:,} transitions, depth {s.depth_reached}, {args.workers} workers, {wall:.1f} s wall, "
+            f"{cpu:.1f} CPU s, {s.distinct_states / wall:.0f} states/s; load {load0} -> {os.getloadavg()}",
+            flush=True,
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
