@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
+from kcspec.model.dispatch import MissingHandler, NodeTable
 from kcspec.model.tla import types as ty
 from kcspec.model.tla.kinds import KindChecker
 from kcspec.model.tla.layout import (
@@ -299,143 +301,11 @@ class Emitter:
 
     # ------------------------------------------------------------------ the translation
     def emit(self, e: L.Expr) -> Out:
-        if isinstance(e, L.Const):
-            return Out(value_block(e.value), ATOM, ty.of_value(e.value))
-        if isinstance(e, L.Var):
-            name, t = self.lookup(e.name)
-            return Out(text(name), ATOM, t)
-        if isinstance(e, L.Field):
-            obj = self.emit(e.obj)
-            ft = ty.field_type(obj.type, e.name)
-            if ft is None:
-                raise self.fail(f"{obj.type} has no field {e.name!r}")
-            return Out(concat(self.paren(obj), text(f".{e.name}")), ATOM, ft)
-        if isinstance(e, L.Rec):
-            return self.record(e)
-        if isinstance(e, L.With):
-            obj = self.emit(e.obj)
-            ups = []
-            for k, v in e.updates:
-                value = self.emit(v)
-                ft = ty.field_type(obj.type, k)
-                if ft is not None:
-                    self.same_kind_t("an EXCEPT update", ft, value.type, f"field {k}", _excerpt(value))
-                ups.append(concat(text(f"!.{k} = "), value.block))
-            target = self.paren(obj, 0)
-            if is_flat(target):
-                return Out(seq_items(f"[{flat_text(target)} EXCEPT ", ups, "]"), ATOM, obj.type)
-            return Out(concat(text("["), target, seq_items(" EXCEPT ", ups, "]")), ATOM, obj.type)
-        if isinstance(e, L.Let):
-            return self.let(e)
-        if isinstance(e, L.If):
-            c, a, b = self.emit(e.cond), self.emit(e.then), self.emit(e.els)
-            self.same_kind("the branches of IF", a, b)
-            t = ty.unify(a.type, b.type)
-            if fits(c.block, a.block, b.block, extra=16):
-                return Out(
-                    text(f"IF {flat_text(c.block)} THEN {flat_text(a.block)} ELSE {flat_text(b.block)}"),
-                    LOWEST,
-                    t,
-                )
-            return Out(
-                vstack(
-                    concat(text("IF "), c.block),
-                    concat(text("THEN "), a.block),
-                    concat(text("ELSE "), b.block),
-                ),
-                LOWEST,
-                t,
-            )
-        if isinstance(e, L.Not):
-            arg = self.emit(e.arg)
-            return Out(concat(text("~"), self.paren(arg)), 4, ty.BOOL)
-        if isinstance(e, L.And | L.Or):
-            items = [self.emit(a) for a in e.args]
-            if not items:
-                return Out(text("TRUE" if isinstance(e, L.And) else "FALSE"), ATOM, ty.BOOL)
-            if len(items) == 1:
-                return items[0]
-            return self.junction("/\\" if isinstance(e, L.And) else "\\/", items)
-        if isinstance(e, L.Implies):
-            return self.infix("=>", self.emit(e.lhs), self.emit(e.rhs), ty.BOOL)
-        if isinstance(e, L.Cmp):
-            return self.compare(e)
-        if isinstance(e, L.Arith):
-            a, b = self.emit(e.lhs), self.emit(e.rhs)
-            if e.op in ("+", "-"):
-                return self.infix(e.op, a, b, ty.INT)
-            return self.call("Max" if e.op == "max" else "Min", a, b, t=ty.INT)
-        if isinstance(e, L.SetLit | L.SeqLit):
-            items = [self.emit(x) for x in e.elems]
-            t = ty.ANY
-            site = "a set literal" if isinstance(e, L.SetLit) else "a sequence literal"
-            for i in items:
-                if items[0] is not i:
-                    self.same_kind(site, items[0], i)
-                t = ty.unify(t, i.type)
-            if isinstance(e, L.SetLit):
-                return Out(seq_items("{", [i.block for i in items], "}"), ATOM, ty.set_of(t))
-            return Out(seq_items("<<", [i.block for i in items], ">>"), ATOM, ty.seq_of(t))
-        if isinstance(e, L.Member):
-            x, coll = self.emit(e.elem), self.emit(e.coll)
-            members = self.as_set(coll)
-            self.same_kind_t(
-                "\\in", x.type, ty.elem(members.type), _excerpt(x), "the elements of " + _excerpt(coll)
-            )
-            return self.infix("\\in", x, members, ty.BOOL)
-        if isinstance(e, L.SetOp):
-            return self.set_op(e)
-        if isinstance(e, L.Subset):
-            a, b = self.as_set(self.emit(e.lhs)), self.as_set(self.emit(e.rhs))
-            self.same_kind("\\subseteq", a, b)
-            return self.infix("\\subseteq", a, b, ty.BOOL)
-        if isinstance(e, L.Size):
-            coll = self.emit(e.coll)
-            if self.kind(coll, "set", "seq", "map") == "seq":
-                return self.call("Len", coll, t=ty.INT)
-            return self.call("Cardinality", self.as_set(coll), t=ty.INT)
-        if isinstance(e, L.ToSet):
-            return self.as_set(self.emit(e.seq))
-        if isinstance(e, L.Filter | L.Quant | L.Image | L.BigUnion | L.First):
-            return self.comprehension(e)
-        if isinstance(e, L.Sorted):
-            coll = self.as_set(self.emit(e.coll))
-            try:
-                name = self.orders.sort(ty.elem(coll.type))
-            except OrderError as exc:
-                raise self.fail(str(exc)) from None
-            return self.call(name, coll, t=ty.seq_of(ty.elem(coll.type)))
-        if isinstance(e, L.Fold):
-            return self.fold(e)
-        if isinstance(e, L.Head):
-            seq, d = self.emit(e.seq), self.emit(e.default)
-            self.kind(seq, "seq")
-            self.same_kind_t(
-                "FirstOr's default",
-                ty.elem(seq.type),
-                d.type,
-                "the elements of " + _excerpt(seq),
-                _excerpt(d),
-            )
-            return self.call("FirstOr", seq, d, t=ty.unify(ty.elem(seq.type), d.type))
-        if isinstance(e, L.Append):
-            seq, x = self.emit(e.seq), self.emit(e.elem)
-            self.kind(seq, "seq")
-            self.same_kind_t(
-                "Append", ty.elem(seq.type), x.type, "the elements of " + _excerpt(seq), _excerpt(x)
-            )
-            return self.call("Append", seq, x, t=ty.seq_of(ty.unify(ty.elem(seq.type), x.type)))
-        if isinstance(e, L.Concat):
-            a, b = self.emit(e.lhs), self.emit(e.rhs)
-            self.kind(a, "seq")
-            self.kind(b, "seq")
-            self.same_kind("\\o", a, b)
-            return self.infix("\\o", a, b, ty.seq_of(ty.unify(ty.elem(a.type), ty.elem(b.type))))
-        if isinstance(e, L.Distinct):
-            seq = self.emit(e.seq)
-            self.kind(seq, "seq")
-            return self.call("Dedup", seq, t=seq.type)
-        return self.map_op(e)
+        try:
+            handler: Handler = _HANDLERS.handler(e)
+        except MissingHandler:
+            raise self.fail(f"no TLA+ translation for {type(e).__name__}") from None
+        return handler(self, e)
 
     def record(self, e: L.Rec) -> Out:
         given = dict(e.fields)
@@ -612,86 +482,322 @@ class Emitter:
             t,
         )
 
-    def map_op(self, e: L.Expr) -> Out:
-        if isinstance(e, L.MapGet):
-            m, k = self.emit(e.m), self.emit(e.key)
-            self.kind(m, "map", "seq")
-            key_t = m.type.args[0] if m.type.kind == "map" else ty.INT
-            self.same_kind_t(
-                "a function application", key_t, k.type, "the domain of " + _excerpt(m), _excerpt(k)
-            )
-            vt = m.type.args[1] if m.type.kind == "map" else ty.elem(m.type)
-            return Out(concat(self.paren(m), text("["), k.block, text("]")), ATOM, vt)
-        if isinstance(e, L.MapGetOr):
-            m, k, d = self.emit(e.m), self.emit(e.key), self.emit(e.default)
-            self.kind(m, "map")
-            self.same_kind_t("GetOr's key", m.type.args[0], k.type, "the keys of " + _excerpt(m), _excerpt(k))
-            self.same_kind_t(
-                "GetOr's default", m.type.args[1], d.type, "the range of " + _excerpt(m), _excerpt(d)
-            )
-            return self.call("GetOr", m, k, d, t=ty.unify(m.type.args[1], d.type))
-        if isinstance(e, L.MapHas):
-            m, k = self.emit(e.m), self.emit(e.key)
-            self.kind(m, "map")
-            self.same_kind_t("\\in DOMAIN", m.type.args[0], k.type, "the keys of " + _excerpt(m), _excerpt(k))
-            return self.infix("\\in", k, self.as_set(m), ty.BOOL)
-        if isinstance(e, L.MapPut):
-            m, k, v = self.emit(e.m), self.emit(e.key), self.emit(e.value)
-            self.kind(m, "map")
-            self.same_kind_t(
-                "MapPut's key", m.type.args[0], k.type, "the keys of " + _excerpt(m), _excerpt(k)
-            )
-            self.same_kind_t(
-                "MapPut's value", m.type.args[1], v.type, "the range of " + _excerpt(m), _excerpt(v)
-            )
-            t = ty.map_of(ty.unify(m.type.args[0], k.type), ty.unify(m.type.args[1], v.type))
-            return self.call("MapPut", m, k, v, t=t)
-        if isinstance(e, L.MapDel):
-            m, k = self.emit(e.m), self.emit(e.key)
-            self.kind(m, "map")
-            return self.call("MapDel", m, k, t=m.type)
-        if isinstance(e, L.MapDelAll):
-            m, ks = self.emit(e.m), self.emit(e.key_set)
-            self.kind(m, "map")
-            return self.call("MapDelAll", m, self.as_set(ks), t=m.type)
-        if isinstance(e, L.MapKeys):
-            m = self.emit(e.m)
-            self.kind(m, "map")
-            return self.as_set(m)
-        if isinstance(e, L.MapMerge):
-            a, b = self.emit(e.lhs), self.emit(e.rhs)
-            self.kind(a, "map")
-            self.same_kind("MapMerge", a, b)
-            return self.call("MapMerge", a, b, t=ty.unify(a.type, b.type))
-        if isinstance(e, L.MapBuild):
-            keys = self.as_set(self.emit(e.key_set))
-            x = self.push(e.var, ty.elem(keys.type))
-            try:
-                value = self.emit(e.value)
-            finally:
-                self.pop()
-            head = concat(text(f"[{x} \\in "), self.paren(keys, LOWEST), text(" |->"))
-            return Out(
-                self._bind_block(head, value, close="]"), ATOM, ty.map_of(ty.elem(keys.type), value.type)
-            )
-        if isinstance(e, L.Rule) and e.name not in self.inline_rules:
-            return self.procedures.rule_operator(e, self)
-        if isinstance(e, L.Rule):
-            self.rules.append(f"{e.name} ({e.section})")
-            try:
-                body = self.emit(e.body)
-            finally:
-                self.rules.pop()
-            origin = f"{e.name} ({e.section})"
-            comment = text(f"(* {e.section} {e.name} *)", origin)
-            return Out(tag(vstack(comment, body.block), origin), LOWEST, body.type)
-        if isinstance(e, L.Call):
-            args = [self.emit(a) for a in e.args]
-            name, t = self.procedures.define(e.fn, [a.type for a in args], self)
-            if not args:
-                return Out(text(name), ATOM, t)
-            return Out(seq_items(f"{name}(", [a.block for a in args], ")"), ATOM, t)
-        raise self.fail(f"no TLA+ translation for {type(e).__name__}")
+
+Handler = Callable[[Emitter, Any], Out]
+_HANDLERS: NodeTable[Handler] = NodeTable("the TLA+ emitter (model/tla/emit.py)")
+
+# One handler per node kind: each translates its node into TLA+ text with its type, checking on the way that TLC
+# would only ever compare values of one kind.
+
+
+@_HANDLERS.on(L.Const)
+def _t_const(self: Emitter, e: L.Const) -> Out:
+    return Out(value_block(e.value), ATOM, ty.of_value(e.value))
+
+
+@_HANDLERS.on(L.Var)
+def _t_var(self: Emitter, e: L.Var) -> Out:
+    name, t = self.lookup(e.name)
+    return Out(text(name), ATOM, t)
+
+
+@_HANDLERS.on(L.Field)
+def _t_field(self: Emitter, e: L.Field) -> Out:
+    obj = self.emit(e.obj)
+    ft = ty.field_type(obj.type, e.name)
+    if ft is None:
+        raise self.fail(f"{obj.type} has no field {e.name!r}")
+    return Out(concat(self.paren(obj), text(f".{e.name}")), ATOM, ft)
+
+
+@_HANDLERS.on(L.Rec)
+def _t_rec(self: Emitter, e: L.Rec) -> Out:
+    return self.record(e)
+
+
+@_HANDLERS.on(L.With)
+def _t_with(self: Emitter, e: L.With) -> Out:
+    obj = self.emit(e.obj)
+    ups = []
+    for k, v in e.updates:
+        value = self.emit(v)
+        ft = ty.field_type(obj.type, k)
+        if ft is not None:
+            self.same_kind_t("an EXCEPT update", ft, value.type, f"field {k}", _excerpt(value))
+        ups.append(concat(text(f"!.{k} = "), value.block))
+    target = self.paren(obj, 0)
+    if is_flat(target):
+        return Out(seq_items(f"[{flat_text(target)} EXCEPT ", ups, "]"), ATOM, obj.type)
+    return Out(concat(text("["), target, seq_items(" EXCEPT ", ups, "]")), ATOM, obj.type)
+
+
+@_HANDLERS.on(L.Let)
+def _t_let(self: Emitter, e: L.Let) -> Out:
+    return self.let(e)
+
+
+@_HANDLERS.on(L.If)
+def _t_if(self: Emitter, e: L.If) -> Out:
+    c, a, b = self.emit(e.cond), self.emit(e.then), self.emit(e.els)
+    self.same_kind("the branches of IF", a, b)
+    t = ty.unify(a.type, b.type)
+    if fits(c.block, a.block, b.block, extra=16):
+        return Out(
+            text(f"IF {flat_text(c.block)} THEN {flat_text(a.block)} ELSE {flat_text(b.block)}"),
+            LOWEST,
+            t,
+        )
+    return Out(
+        vstack(
+            concat(text("IF "), c.block),
+            concat(text("THEN "), a.block),
+            concat(text("ELSE "), b.block),
+        ),
+        LOWEST,
+        t,
+    )
+
+
+@_HANDLERS.on(L.Not)
+def _t_not(self: Emitter, e: L.Not) -> Out:
+    arg = self.emit(e.arg)
+    return Out(concat(text("~"), self.paren(arg)), 4, ty.BOOL)
+
+
+@_HANDLERS.on(L.And, L.Or)
+def _t_and_or(self: Emitter, e: L.And | L.Or) -> Out:
+    items = [self.emit(a) for a in e.args]
+    if not items:
+        return Out(text("TRUE" if isinstance(e, L.And) else "FALSE"), ATOM, ty.BOOL)
+    if len(items) == 1:
+        return items[0]
+    return self.junction("/\\" if isinstance(e, L.And) else "\\/", items)
+
+
+@_HANDLERS.on(L.Implies)
+def _t_implies(self: Emitter, e: L.Implies) -> Out:
+    return self.infix("=>", self.emit(e.lhs), self.emit(e.rhs), ty.BOOL)
+
+
+@_HANDLERS.on(L.Cmp)
+def _t_cmp(self: Emitter, e: L.Cmp) -> Out:
+    return self.compare(e)
+
+
+@_HANDLERS.on(L.Arith)
+def _t_arith(self: Emitter, e: L.Arith) -> Out:
+    a, b = self.emit(e.lhs), self.emit(e.rhs)
+    if e.op in ("+", "-"):
+        return self.infix(e.op, a, b, ty.INT)
+    return self.call("Max" if e.op == "max" else "Min", a, b, t=ty.INT)
+
+
+@_HANDLERS.on(L.SetLit, L.SeqLit)
+def _t_set_lit_seq_lit(self: Emitter, e: L.SetLit | L.SeqLit) -> Out:
+    items = [self.emit(x) for x in e.elems]
+    t = ty.ANY
+    site = "a set literal" if isinstance(e, L.SetLit) else "a sequence literal"
+    for i in items:
+        if items[0] is not i:
+            self.same_kind(site, items[0], i)
+        t = ty.unify(t, i.type)
+    if isinstance(e, L.SetLit):
+        return Out(seq_items("{", [i.block for i in items], "}"), ATOM, ty.set_of(t))
+    return Out(seq_items("<<", [i.block for i in items], ">>"), ATOM, ty.seq_of(t))
+
+
+@_HANDLERS.on(L.Member)
+def _t_member(self: Emitter, e: L.Member) -> Out:
+    x, coll = self.emit(e.elem), self.emit(e.coll)
+    members = self.as_set(coll)
+    self.same_kind_t("\\in", x.type, ty.elem(members.type), _excerpt(x), "the elements of " + _excerpt(coll))
+    return self.infix("\\in", x, members, ty.BOOL)
+
+
+@_HANDLERS.on(L.SetOp)
+def _t_set_op(self: Emitter, e: L.SetOp) -> Out:
+    return self.set_op(e)
+
+
+@_HANDLERS.on(L.Subset)
+def _t_subset(self: Emitter, e: L.Subset) -> Out:
+    a, b = self.as_set(self.emit(e.lhs)), self.as_set(self.emit(e.rhs))
+    self.same_kind("\\subseteq", a, b)
+    return self.infix("\\subseteq", a, b, ty.BOOL)
+
+
+@_HANDLERS.on(L.Size)
+def _t_size(self: Emitter, e: L.Size) -> Out:
+    coll = self.emit(e.coll)
+    if self.kind(coll, "set", "seq", "map") == "seq":
+        return self.call("Len", coll, t=ty.INT)
+    return self.call("Cardinality", self.as_set(coll), t=ty.INT)
+
+
+@_HANDLERS.on(L.ToSet)
+def _t_to_set(self: Emitter, e: L.ToSet) -> Out:
+    return self.as_set(self.emit(e.seq))
+
+
+@_HANDLERS.on(L.Filter, L.Quant, L.Image, L.BigUnion, L.First)
+def _t_filter_quant_image_big_union_first(
+    self: Emitter, e: L.Filter | L.Quant | L.Image | L.BigUnion | L.First
+) -> Out:
+    return self.comprehension(e)
+
+
+@_HANDLERS.on(L.Sorted)
+def _t_sorted(self: Emitter, e: L.Sorted) -> Out:
+    coll = self.as_set(self.emit(e.coll))
+    try:
+        name = self.orders.sort(ty.elem(coll.type))
+    except OrderError as exc:
+        raise self.fail(str(exc)) from None
+    return self.call(name, coll, t=ty.seq_of(ty.elem(coll.type)))
+
+
+@_HANDLERS.on(L.Fold)
+def _t_fold(self: Emitter, e: L.Fold) -> Out:
+    return self.fold(e)
+
+
+@_HANDLERS.on(L.Head)
+def _t_head(self: Emitter, e: L.Head) -> Out:
+    seq, d = self.emit(e.seq), self.emit(e.default)
+    self.kind(seq, "seq")
+    self.same_kind_t(
+        "FirstOr's default",
+        ty.elem(seq.type),
+        d.type,
+        "the elements of " + _excerpt(seq),
+        _excerpt(d),
+    )
+    return self.call("FirstOr", seq, d, t=ty.unify(ty.elem(seq.type), d.type))
+
+
+@_HANDLERS.on(L.Append)
+def _t_append(self: Emitter, e: L.Append) -> Out:
+    seq, x = self.emit(e.seq), self.emit(e.elem)
+    self.kind(seq, "seq")
+    self.same_kind_t("Append", ty.elem(seq.type), x.type, "the elements of " + _excerpt(seq), _excerpt(x))
+    return self.call("Append", seq, x, t=ty.seq_of(ty.unify(ty.elem(seq.type), x.type)))
+
+
+@_HANDLERS.on(L.Concat)
+def _t_concat(self: Emitter, e: L.Concat) -> Out:
+    a, b = self.emit(e.lhs), self.emit(e.rhs)
+    self.kind(a, "seq")
+    self.kind(b, "seq")
+    self.same_kind("\\o", a, b)
+    return self.infix("\\o", a, b, ty.seq_of(ty.unify(ty.elem(a.type), ty.elem(b.type))))
+
+
+@_HANDLERS.on(L.Distinct)
+def _t_distinct(self: Emitter, e: L.Distinct) -> Out:
+    seq = self.emit(e.seq)
+    self.kind(seq, "seq")
+    return self.call("Dedup", seq, t=seq.type)
+
+
+@_HANDLERS.on(L.MapGet)
+def _t_map_get(self: Emitter, e: L.MapGet) -> Out:
+    m, k = self.emit(e.m), self.emit(e.key)
+    self.kind(m, "map", "seq")
+    key_t = m.type.args[0] if m.type.kind == "map" else ty.INT
+    self.same_kind_t("a function application", key_t, k.type, "the domain of " + _excerpt(m), _excerpt(k))
+    vt = m.type.args[1] if m.type.kind == "map" else ty.elem(m.type)
+    return Out(concat(self.paren(m), text("["), k.block, text("]")), ATOM, vt)
+
+
+@_HANDLERS.on(L.MapGetOr)
+def _t_map_get_or(self: Emitter, e: L.MapGetOr) -> Out:
+    m, k, d = self.emit(e.m), self.emit(e.key), self.emit(e.default)
+    self.kind(m, "map")
+    self.same_kind_t("GetOr's key", m.type.args[0], k.type, "the keys of " + _excerpt(m), _excerpt(k))
+    self.same_kind_t("GetOr's default", m.type.args[1], d.type, "the range of " + _excerpt(m), _excerpt(d))
+    return self.call("GetOr", m, k, d, t=ty.unify(m.type.args[1], d.type))
+
+
+@_HANDLERS.on(L.MapHas)
+def _t_map_has(self: Emitter, e: L.MapHas) -> Out:
+    m, k = self.emit(e.m), self.emit(e.key)
+    self.kind(m, "map")
+    self.same_kind_t("\\in DOMAIN", m.type.args[0], k.type, "the keys of " + _excerpt(m), _excerpt(k))
+    return self.infix("\\in", k, self.as_set(m), ty.BOOL)
+
+
+@_HANDLERS.on(L.MapPut)
+def _t_map_put(self: Emitter, e: L.MapPut) -> Out:
+    m, k, v = self.emit(e.m), self.emit(e.key), self.emit(e.value)
+    self.kind(m, "map")
+    self.same_kind_t("MapPut's key", m.type.args[0], k.type, "the keys of " + _excerpt(m), _excerpt(k))
+    self.same_kind_t("MapPut's value", m.type.args[1], v.type, "the range of " + _excerpt(m), _excerpt(v))
+    t = ty.map_of(ty.unify(m.type.args[0], k.type), ty.unify(m.type.args[1], v.type))
+    return self.call("MapPut", m, k, v, t=t)
+
+
+@_HANDLERS.on(L.MapDel)
+def _t_map_del(self: Emitter, e: L.MapDel) -> Out:
+    m, k = self.emit(e.m), self.emit(e.key)
+    self.kind(m, "map")
+    return self.call("MapDel", m, k, t=m.type)
+
+
+@_HANDLERS.on(L.MapDelAll)
+def _t_map_del_all(self: Emitter, e: L.MapDelAll) -> Out:
+    m, ks = self.emit(e.m), self.emit(e.key_set)
+    self.kind(m, "map")
+    return self.call("MapDelAll", m, self.as_set(ks), t=m.type)
+
+
+@_HANDLERS.on(L.MapKeys)
+def _t_map_keys(self: Emitter, e: L.MapKeys) -> Out:
+    m = self.emit(e.m)
+    self.kind(m, "map")
+    return self.as_set(m)
+
+
+@_HANDLERS.on(L.MapMerge)
+def _t_map_merge(self: Emitter, e: L.MapMerge) -> Out:
+    a, b = self.emit(e.lhs), self.emit(e.rhs)
+    self.kind(a, "map")
+    self.same_kind("MapMerge", a, b)
+    return self.call("MapMerge", a, b, t=ty.unify(a.type, b.type))
+
+
+@_HANDLERS.on(L.MapBuild)
+def _t_map_build(self: Emitter, e: L.MapBuild) -> Out:
+    keys = self.as_set(self.emit(e.key_set))
+    x = self.push(e.var, ty.elem(keys.type))
+    try:
+        value = self.emit(e.value)
+    finally:
+        self.pop()
+    head = concat(text(f"[{x} \\in "), self.paren(keys, LOWEST), text(" |->"))
+    return Out(self._bind_block(head, value, close="]"), ATOM, ty.map_of(ty.elem(keys.type), value.type))
+
+
+@_HANDLERS.on(L.Rule)
+def _t_rule(self: Emitter, e: L.Rule) -> Out:
+    if e.name not in self.inline_rules:
+        return self.procedures.rule_operator(e, self)
+    self.rules.append(f"{e.name} ({e.section})")
+    try:
+        body = self.emit(e.body)
+    finally:
+        self.rules.pop()
+    origin = f"{e.name} ({e.section})"
+    comment = text(f"(* {e.section} {e.name} *)", origin)
+    return Out(tag(vstack(comment, body.block), origin), LOWEST, body.type)
+
+
+@_HANDLERS.on(L.Call)
+def _t_call(self: Emitter, e: L.Call) -> Out:
+    args = [self.emit(a) for a in e.args]
+    name, t = self.procedures.define(e.fn, [a.type for a in args], self)
+    if not args:
+        return Out(text(name), ATOM, t)
+    return Out(seq_items(f"{name}(", [a.block for a in args], ")"), ATOM, t)
 
 
 def _first_use(e: L.Expr) -> list[str]:

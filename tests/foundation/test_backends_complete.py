@@ -14,6 +14,7 @@ from kcspec.spec import lang as L
 BACKENDS = (
     "kcspec.model.evaluate",
     "kcspec.model.codegen",
+    "kcspec.model.tla.emit",
     "kcspec.model.z3.symbolic",
     "kcspec.model.diagrams.pretty",
 )
