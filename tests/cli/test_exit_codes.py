@@ -21,6 +21,7 @@ from click.testing import CliRunner
 from kcspec.conformance.bugzoo.historical import HISTORICAL_BY_NAME
 
 from kcspec.cli import main
+from tests.conformance.processes import alive
 
 ROOT = Path(__file__).resolve().parents[2]
 BUGGY = f"{sys.executable} {ROOT / 'conformance' / 'examples' / 'buggy_controller.py'}"
@@ -182,14 +183,6 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
 @contextlib.contextmanager
 def _started(args: list[str]) -> Iterator[subprocess.Popen[bytes]]:
     proc = subprocess.Popen(
@@ -213,7 +206,7 @@ def _wait_for_workers(proc: subprocess.Popen[bytes], count: int, limit: float) -
             raise AssertionError(
                 f"kcspec ended before it was interrupted: {proc.stderr.read().decode()[-2000:]}"
             )  # type: ignore[union-attr]
-        procs = [p for p in _descendants(proc.pid) if _alive(p)]
+        procs = [p for p in _descendants(proc.pid) if alive(p)]
         if len(procs) >= count:
             return procs
         time.sleep(0.2)
@@ -242,9 +235,9 @@ def test_prove_stops_within_two_seconds_and_leaves_no_worker(sig: signal.Signals
         assert code == 128 + sig, f"exit {code} after {sig.name}:\n{err[-2000:]}"
         assert seconds <= 2.0, f"kcspec prove took {seconds:.1f} s to stop after {sig.name}"
         deadline = time.monotonic() + 3
-        while time.monotonic() < deadline and any(_alive(p) for p in workers):
+        while time.monotonic() < deadline and any(alive(p) for p in workers):
             time.sleep(0.1)
-        left = [p for p in workers if _alive(p)]
+        left = [p for p in workers if alive(p)]
         assert not left, f"worker processes left running after {sig.name}: {left}"
         assert "Traceback" not in err, err[-2000:]
 
