@@ -13,7 +13,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,7 +20,7 @@ from click.testing import CliRunner
 from kcspec.conformance.bugzoo.historical import HISTORICAL_BY_NAME
 
 from kcspec.cli import main
-from tests.conformance.processes import alive
+from tests.conformance.processes import alive, kcspec_process
 
 ROOT = Path(__file__).resolve().parents[2]
 BUGGY = f"{sys.executable} {ROOT / 'conformance' / 'examples' / 'buggy_controller.py'}"
@@ -183,20 +182,8 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
-@contextlib.contextmanager
-def _started(args: list[str]) -> Iterator[subprocess.Popen[bytes]]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "kcspec", *args],
-        start_new_session=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        yield proc
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+def _started(args: list[str]) -> contextlib.AbstractContextManager[subprocess.Popen[bytes]]:
+    return kcspec_process(args)
 
 
 def _wait_for_workers(proc: subprocess.Popen[bytes], count: int, limit: float) -> list[int]:

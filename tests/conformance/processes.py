@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+import subprocess
+import sys
 import time
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 
@@ -35,3 +40,24 @@ def left_running(path: Path, wait: float = 3.0) -> list[int]:
         if not running or time.monotonic() > deadline:
             return running
         time.sleep(0.05)
+
+
+@contextlib.contextmanager
+def kcspec_process(
+    args: list[str], env: Mapping[str, str] | None = None
+) -> Iterator[subprocess.Popen[bytes]]:
+    """``python -m kcspec ARGS`` in a session of its own (so that a "terminal" Ctrl-C can be sent to its group
+    alone); whatever is left of it is killed when the block ends."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kcspec", *args],
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, **(env or {})},
+    )
+    try:
+        yield proc
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()

@@ -11,32 +11,17 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.conformance.processes import alive, left_running, recorded_pids
+from tests.conformance.processes import alive, kcspec_process, left_running, recorded_pids
 
 FAKE = Path(__file__).parent / "fakes" / "fake_sut.py"
 
 
-@contextlib.contextmanager
-def _kcspec(args: list[str], pids: Path) -> Iterator[subprocess.Popen[bytes]]:
-    env = {**os.environ, "FAKE_SUT_PIDS": str(pids)}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "kcspec", *args],
-        start_new_session=True,  # its own group, so that a "terminal" Ctrl-C can be sent to it alone
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-    )
-    try:
-        yield proc
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+def _kcspec(args: list[str], pids: Path) -> contextlib.AbstractContextManager[subprocess.Popen[bytes]]:
+    return kcspec_process(args, {"FAKE_SUT_PIDS": str(pids)})
 
 
 def _wait_for_sut(proc: subprocess.Popen[bytes], pids: Path, count: int) -> None:
