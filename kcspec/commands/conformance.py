@@ -11,9 +11,12 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from kcspec import options
 from kcspec.conformance.adapters.base import Adapter
+from kcspec.spec import profiles as spec_profiles
 
-PROFILES = ("kafka-2.8", "kafka-1.1")
+PROFILES = tuple(spec_profiles.PROFILES)
+"""The spec's profiles, in the spec's order (the default profile first)."""
 LEVELS = ("elections", "machines", "controller")
 
 RUN_EXAMPLES = """\b
@@ -101,7 +104,7 @@ def _vectors(source: Path | None, profile: str, console: Console) -> list[object
     "--sut", metavar='"CMD ARGS"', help="Command that starts the SUT (protocol v1 on stdin/stdout)."
 )
 @click.option("--adapter", metavar="module:Class", help="An in-process ControllerSut subclass.")
-@click.option("--profile", type=click.Choice(PROFILES), default="kafka-2.8", show_default=True)
+@options.profile()
 @click.option(
     "--level",
     type=click.Choice(LEVELS),
@@ -282,13 +285,7 @@ Example:
 """,
 )
 @click.argument("directory", type=click.Path(path_type=Path))
-@click.option(
-    "--profile",
-    "profiles",
-    type=click.Choice(PROFILES),
-    multiple=True,
-    help="Profiles to export (default: both).",
-)
+@options.profile(multiple=True, help="Profiles to export (default: all).")
 def export_cmd(directory: Path, profiles: tuple[str, ...]) -> None:
     """Write the vectors as plain JSON files, with their JSON Schema, an index and the traceability report."""
     from kcspec.conformance.vectors import files, generate, traceability
