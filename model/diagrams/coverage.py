@@ -107,6 +107,8 @@ def load_coverage(path: Path) -> list[MachineCoverage]:
         text = path.read_text(encoding="utf-8")
     except OSError as e:
         raise CoverageError(f"{path}: cannot read: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise CoverageError(f"{path}: not UTF-8 text (byte {e.start}): not a coverage file") from None
     try:
         data = bounded_json.loads(text)
     except json.JSONDecodeError as e:

@@ -110,5 +110,8 @@ def test_coverage_file_errors(tmp_path: Path) -> None:
         load_coverage(p)
     with pytest.raises(CoverageError, match="cannot read"):
         load_coverage(tmp_path / "absent.json")
+    p.write_bytes(b"\xb1\x00\xff binary")
+    with pytest.raises(CoverageError, match=re.escape("run.json: not UTF-8 text")):
+        load_coverage(p)
     p.write_text(json.dumps(_run([])))
     assert load_coverage(p)[0].overlay.source == "run.json"
