@@ -133,6 +133,23 @@ def search(
         return _search(space, progress, keep_states)
 
 
+def start_state(
+    space: SearchSpace, spec: SpecMachine, check_state: Callable[[ClusterState], Sequence[Violation]]
+) -> tuple[ClusterState, list[ControllerEvent], Finding | None]:
+    """Where every search (one process, ``--workers``, ``--spark``) starts: the space's prefix applied to the
+    empty state, the prefix, and the finding when that state already violates an invariant."""
+    state = ClusterState()
+    prefix: list[ControllerEvent] = []
+    for ev in space.prefix:
+        prefix.append(ev)
+        state = spec.step(state, ev).state
+    bad = check_state(state)
+    if not bad:
+        return state, prefix, None
+    message = "the bootstrapped state violates an invariant"
+    return state, prefix, Finding("invariant", message, tuple(prefix), violations=tuple(bad))
+
+
 def _search(
     space: SearchSpace, progress: Callable[[ExploreStats], None] | None, keep_states: bool
 ) -> ExploreResult:
@@ -141,25 +158,13 @@ def _search(
     spec, checker, key = stepper.spec, stepper.checker, stepper.key
 
     start = time.perf_counter()
-    state = ClusterState()
-    prefix: list[ControllerEvent] = []
-    for ev in space.prefix:
-        prefix.append(ev)
-        state = spec.step(state, ev).state
-
+    state, prefix, finding0 = start_state(space, spec, checker.check_state)
     root = key(state)
     parents: dict[Hashable, tuple[Hashable | None, ControllerEvent | None]] = {root: (None, None)}
     frontier: deque[tuple[ClusterState, Hashable, int]] = deque([(state, root, 0)])
     stats.distinct_states = 1
-    violations0 = checker.check_state(state)
-    if violations0:
-        finding = Finding(
-            "invariant",
-            "the bootstrapped state violates an invariant",
-            tuple(prefix),
-            violations=tuple(violations0),
-        )
-        return finish(space, stats, finding, spec, prefix, [], start)
+    if finding0 is not None:
+        return finish(space, stats, finding0, spec, prefix, [], start)
 
     def found(
         skey: Hashable,

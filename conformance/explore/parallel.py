@@ -36,7 +36,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from kcspec.conformance.explore.collect import young_collections_only
-from kcspec.conformance.explore.explorer import ExploreResult, Finding, SearchSpace, finish
+from kcspec.conformance.explore.explorer import ExploreResult, Finding, SearchSpace, finish, start_state
 from kcspec.conformance.explore.stats import ExploreStats
 from kcspec.conformance.explore.stepper import BatchFinding, StateId, Stepper, Successor, expand_batch
 from kcspec.model.interrupts import stopper, worker_initializer
@@ -247,21 +247,10 @@ def search_parallel(
     checker = InvariantChecker(space.profile)  # compiled before forking, so every worker inherits it
     stats = ExploreStats(workers=workers)
     start = time.perf_counter()
-    state = ClusterState()
-    prefix: list[ControllerEvent] = []
-    for ev in space.prefix:
-        prefix.append(ev)
-        state = spec.step(state, ev).state
+    state, prefix, finding0 = start_state(space, spec, checker.check_state)
     stats.distinct_states = 1
-    violations0 = checker.check_state(state)
-    if violations0:
-        finding = Finding(
-            "invariant",
-            "the bootstrapped state violates an invariant",
-            tuple(prefix),
-            violations=tuple(violations0),
-        )
-        return finish(space, stats, finding, spec, prefix, [], start)
+    if finding0 is not None:
+        return finish(space, stats, finding0, spec, prefix, [], start)
     pool = _Pool(workers, space)
     try:
         with stopper(pool.terminate):

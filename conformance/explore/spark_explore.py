@@ -37,7 +37,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any, cast
 
-from kcspec.conformance.explore.explorer import ExploreResult, Finding, SearchSpace, finish
+from kcspec.conformance.explore.explorer import ExploreResult, Finding, SearchSpace, finish, start_state
 from kcspec.conformance.explore.stats import ExploreStats
 from kcspec.conformance.explore.stepper import Stepper, Successor, expand_batch
 from kcspec.conformance.reply_diff import Difference
@@ -184,11 +184,7 @@ def spark_search(
     stats = ExploreStats(workers=sc.defaultParallelism)
     spec = SpecMachine(space.profile)
     start = time.perf_counter()
-    state = ClusterState()
-    prefix: list[ControllerEvent] = []
-    for ev in space.prefix:
-        prefix.append(ev)
-        state = spec.step(state, ev).state
+    state, prefix, finding0 = start_state(space, spec, InvariantChecker(space.profile).check_state)
     levels: list[LevelCost] = []
 
     def done(finding: Finding | None, path: list[ControllerEvent]) -> SparkExploration:
@@ -196,12 +192,8 @@ def spark_search(
         return SparkExploration(result, sc.master, sc.defaultParallelism, parts, tuple(levels))
 
     stats.distinct_states = 1
-    bad0 = InvariantChecker(space.profile).check_state(state)
-    if bad0:
-        finding = Finding(
-            "invariant", "the bootstrapped state violates an invariant", tuple(prefix), violations=tuple(bad0)
-        )
-        return done(finding, [])
+    if finding0 is not None:
+        return done(finding0, [])
 
     text = codec.dumps(state)
     visited = sc.parallelize([text], 1).map(lambda t: _root_entry(space, within, t))
