@@ -74,6 +74,27 @@ FINDING_KINDS: dict[str, FindingKind] = {
             "a broker ignored a LeaderAndIsr request with a stale leader or controller epoch (a fenced write)",
         ),
         FindingKind(
+            "stale_controller_request",
+            "warning",
+            "fenced-write",
+            "a broker ignored a StopReplica or UpdateMetadata request from a controller with an older controller "
+            "epoch (a fenced write)",
+        ),
+        FindingKind(
+            "controller_moved",
+            "warning",
+            "fenced-zookeeper-write",
+            "the controller's write to ZooKeeper was fenced (ControllerMovedException: its check of the controller "
+            "epoch znode's version failed, BADVERSION): another broker is controller, this one resigns",
+        ),
+        FindingKind(
+            "isr_update_fenced",
+            "warning",
+            "fenced-isr-write",
+            "a partition leader's conditional ISR write to ZooKeeper was rejected (its cached zkVersion is stale, "
+            "BADVERSION): the ISR was not updated",
+        ),
+        FindingKind(
             "unclean_election",
             "warning",
             "unclean-election",

@@ -535,6 +535,42 @@ TEMPLATES: tuple[Template, ...] = (
         "0.9-0.11 WARN",
     ),
     _t(
+        "stop-replica-stale-controller",
+        "stale_controller_request",
+        "Ignoring StopReplica request from controller",
+        r"^\[Broker id=(\d+)\] Ignoring StopReplica request from controller (\d+) with correlation id \d+ since "
+        r"its controller epoch (\d+) is old\. (.*)$",
+        ("broker", "controller_id", "controller_epoch", "detail"),
+        "2.x-3.x WARN (ReplicaManager.stopReplicas)",
+    ),
+    _t(
+        "update-metadata-stale-controller",
+        "stale_controller_request",
+        "from an old controller",
+        r"^\[Broker id=(\d+)\] Received update metadata request with correlation id \d+ from an old controller "
+        r"(\d+) with epoch (\d+)\. (.*)$",
+        ("broker", "controller_id", "controller_epoch", "detail"),
+        "1.1-3.x WARN (ReplicaManager.maybeUpdateMetadataCache)",
+    ),
+    _t(
+        "isr-update-fenced",
+        "isr_update_fenced",
+        "not equal to that in zookeeper",
+        rf"^\[Partition {TP} broker=(\d+)\] Cached zkVersion \[?(-?\d+)\]? not equal to that in zookeeper, skip "
+        r"updating ISR$",
+        (*TPF, "broker", "zk_version"),
+        "1.0-2.6 INFO (kafka.cluster.Partition, server.log)",
+    ),
+    _t(
+        "legacy-isr-update-fenced",
+        "isr_update_fenced",
+        "not equal to that in zookeeper",
+        rf"^Partition {OLD_TP} on broker (\d+): Cached zkVersion \[(-?\d+)\] not equal to that in zookeeper, skip "
+        r"updating ISR$",
+        (*TPF, "broker", "zk_version"),
+        "0.8.1-0.11 INFO (kafka.cluster.Partition, server.log)",
+    ),
+    _t(
         "follower-unavailable-leader",
         "become_follower_failed",
         "but cannot become follower since the new leader",
@@ -579,6 +615,16 @@ TEMPLATES: tuple[Template, ...] = (
         CTRL + r"Epoch incremented to (\d+)$",
         ("controller_id", "controller_epoch"),
         "1.1 INFO",
+    ),
+    _t(
+        "controller-moved",
+        "controller_moved",
+        "Controller moved to another broker when processing",
+        CTRL + r"Controller moved to another broker when processing (.*)\.$",
+        ("controller_id", "detail"),
+        '2.2-3.x ZooKeeper mode INFO, followed by the ControllerMovedException (e.g. "Controller epoch zkVersion '
+        "check fails. Expected zkVersion = <v>\": a write whose check of the controller epoch znode's version "
+        "ZooKeeper rejected with BADVERSION)",
     ),
     _t(
         "controller-ready",

@@ -166,6 +166,39 @@ MESSAGES: tuple[tuple[str, str, str, str], ...] = (
         "[Broker id=2] Cached leader info PartitionState(...) for partition t-0",
         "broker_message",
     ),
+    # fenced writes: stale-controller requests, ZooKeeper's BADVERSION on a conditional write
+    (
+        "WARN",
+        SCL,
+        "[Broker id=2] Ignoring StopReplica request from controller 1 with correlation id 5 since its controller "
+        "epoch 6 is old. Latest known controller epoch is 7",
+        "stale_controller_request",
+    ),
+    (
+        "WARN",
+        SCL,
+        "[Broker id=2] Received update metadata request with correlation id 5 from an old controller 1 with epoch "
+        "6. Latest known controller epoch is 7",
+        "stale_controller_request",
+    ),
+    (
+        "INFO",
+        "kafka.cluster.Partition",
+        "[Partition t-0 broker=2] Cached zkVersion [4] not equal to that in zookeeper, skip updating ISR",
+        "isr_update_fenced",
+    ),
+    (
+        "INFO",
+        "kafka.cluster.Partition",
+        "Partition [t,0] on broker 2: Cached zkVersion [4] not equal to that in zookeeper, skip updating ISR",
+        "isr_update_fenced",
+    ),
+    (
+        "INFO",
+        KC,
+        "[Controller id=1] Controller moved to another broker when processing AutoPreferredReplicaLeaderElection.",
+        "controller_moved",
+    ),
     # §3 – §8 controller.log
     (
         "INFO",

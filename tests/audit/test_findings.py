@@ -168,6 +168,51 @@ def test_audit_reports_findings_and_violations_with_their_lines(spark: Any, tmp_
     assert second.startswith("1 violation(s)")
 
 
+FENCED_CONTROLLER = [
+    "[2021-03-02 09:00:00,000] INFO [Controller id=1] 1 successfully elected as the controller. Epoch incremented "
+    "to 9 and epoch zk version is now 8 (kafka.controller.KafkaController)",
+    "[2021-03-02 09:05:00,000] INFO [Controller id=1] Controller moved to another broker when processing "
+    "AutoPreferredReplicaLeaderElection. (kafka.controller.KafkaController)",
+    "org.apache.kafka.common.errors.ControllerMovedException: Controller epoch zkVersion check fails. Expected "
+    "zkVersion = 8",
+    "\tat kafka.zk.KafkaZkClient.unwrapResponseWithControllerEpochCheck(KafkaZkClient.scala:1886)",
+]
+FENCED_BROKER = [
+    "[2021-03-02 09:05:01,000] INFO [Partition t-0 broker=2] Cached zkVersion 4 not equal to that in zookeeper, "
+    "skip updating ISR (kafka.cluster.Partition)",
+    "[2021-03-02 09:05:02,000] WARN [Broker id=2] Received update metadata request with correlation id 5 from an "
+    "old controller 1 with epoch 9. Latest known controller epoch is 10 (state.change.logger)",
+]
+
+
+@pytest.mark.spark
+def test_fenced_zookeeper_and_controller_writes_are_findings(spark: Any, tmp_path: Path) -> None:
+    """A controller whose ZooKeeper write failed its epoch-znode version check (2.x ``ControllerMovedException``),
+    a leader whose conditional ISR write was rejected (stale zkVersion) and a broker fencing an old controller's
+    request are warnings with their line and, for the controller, the exception that explains it."""
+    from kcspec.conformance.audit.pipeline import run_audit
+    from kcspec.conformance.audit.spark_job import expand_inputs
+    from kcspec.spec.profiles import KAFKA_2_8
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "controller.log").write_text("\n".join(FENCED_CONTROLLER) + "\n")
+    (logs / "server.log").write_text("\n".join(FENCED_BROKER) + "\n")
+    out = tmp_path / "out"
+    run_audit(spark, expand_inputs([str(logs)]), out, KAFKA_2_8, lambda s: None)
+    ctl, srv = str((logs / "controller.log").resolve()), str((logs / "server.log").resolve())
+    found = [json.loads(x) for x in (out / "findings.jsonl").read_text().splitlines()]
+    got = {(f["file"], f["line"], f["severity"], f["finding"]) for f in found}
+    assert got == {
+        (ctl, 2, "warning", "fenced-zookeeper-write"),
+        (srv, 1, "warning", "fenced-isr-write"),
+        (srv, 2, "warning", "fenced-write"),
+    }, found
+    moved = next(f for f in found if f["finding"] == "fenced-zookeeper-write")
+    assert moved["exception"] == FENCED_CONTROLLER[2]
+    assert "BADVERSION" in moved["meaning"]
+
+
 @pytest.mark.spark
 def test_a_0_8_1_log_with_the_default_profile_is_a_headline_warning(spark: Any, tmp_path: Path) -> None:
     from kcspec.conformance.audit.pipeline import conclude, run_audit

@@ -129,6 +129,43 @@ CASES = [
         "response_error",
         {"broker": 3},
     ),
+    # fenced writes (Kafka's ReplicaManager, Partition and KafkaController sources, 0.8.1 – 3.x ZooKeeper mode)
+    (
+        "[Broker id=2] Received update metadata request with correlation id 5 from an old controller 1 with epoch "
+        "6. Latest known controller epoch is 7",
+        "stale_controller_request",
+        {"broker": 2, "controller_id": 1, "controller_epoch": 6},
+    ),
+    (
+        "[Broker id=2] Ignoring StopReplica request from controller 1 with correlation id 5 since its controller "
+        "epoch 6 is old. Latest known controller epoch is 7",
+        "stale_controller_request",
+        {
+            "broker": 2,
+            "controller_id": 1,
+            "controller_epoch": 6,
+            "detail": "Latest known controller epoch is 7",
+        },
+    ),
+    (
+        "[Partition my.topic-10 broker=2] Cached zkVersion 4 not equal to that in zookeeper, skip updating ISR",
+        "isr_update_fenced",
+        {"topic": "my.topic", "partition": 10, "broker": 2, "zk_version": 4},
+    ),
+    (
+        "Partition [t,0] on broker 2: Cached zkVersion [4] not equal to that in zookeeper, skip updating ISR",
+        "isr_update_fenced",
+        {"topic": "t", "partition": 0, "broker": 2, "zk_version": 4},
+    ),
+    (
+        "[Controller id=1] Controller moved to another broker when processing ReplicaLeaderElection(Some(Set(t-0)),"
+        "PREFERRED,ZkTriggered,<function1>).",
+        "controller_moved",
+        {
+            "controller_id": 1,
+            "detail": "ReplicaLeaderElection(Some(Set(t-0)),PREFERRED,ZkTriggered,<function1>)",
+        },
+    ),
     # pre-1.0 renderings
     (
         "Controller 1 epoch 28 changed state of replica 2 for partition [topic44,0] from OnlineReplica to "
