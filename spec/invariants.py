@@ -42,10 +42,11 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kcspec.spec import context as C
+from kcspec.spec.field_paths import check_fields
 from kcspec.spec.lang import Expr, Invariant, Var, and_, if_, lit, or_, rec, seq_of, set_of
 from kcspec.spec.profiles import Profile
 from kcspec.spec.requests import LeaderAndIsrRequest, StopReplicaRequest
-from kcspec.spec.state import ControllerContext
+from kcspec.spec.state import ClusterState, ControllerContext
 from kcspec.spec.vocabulary import NO_LEADER, PartitionState, ReplicaState
 
 s = Var("s")
@@ -772,4 +773,14 @@ def invariants(profile: Profile) -> tuple[Invariant, ...]:
     if profile.zk_write_fencing:
         step.append(i8_step())
     step += [i9_step(), i10_step(), i11_step(), i13_step(profile), i18_step(), i20_step(profile)]
+    if profile.name not in _checked:
+        for inv in (*state, *step):
+            check_fields(
+                inv.expr, {"s": ClusterState, "s2": ClusterState}, f"{profile.name} invariant {inv.name}"
+            )
+        _checked.add(profile.name)
     return (*state, *step)
+
+
+_checked: set[str] = set()
+"""Profiles whose invariants passed the field-path check in this process (built the same way on every call)."""

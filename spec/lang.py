@@ -53,6 +53,18 @@ class Expr:
         """Functional record update."""
         return With(self, tuple((k, lift(v)) for k, v in updates.items()))
 
+    def with_at(self, *path: str, **updates: object) -> Expr:
+        """Functional update of fields of the record at ``path`` inside this one, without a pyramid.
+
+        ``w.with_at("state", "controller", leadership=m)`` is exactly
+        ``w.with_(state=w.f("state").with_(controller=w.f("state", "controller").with_(leadership=m)))``;
+        with no path it is ``w.with_(**updates)``.
+        """
+        result = self.f(*path).with_(**updates)
+        for depth in range(len(path) - 1, -1, -1):
+            result = With(self.f(*path[:depth]), ((path[depth], result),))
+        return result
+
     # comparison
     def eq(self, other: object) -> Expr:
         return Cmp("==", self, lift(other))
@@ -520,6 +532,45 @@ def let(value: object, fn: Callable[[Var], Expr]) -> Expr:
     """``LET x == value IN fn(x)``."""
     v = _fresh(fn)
     return Let(v.name, lift(value), lift(fn(v)))
+
+
+class Block:
+    """Sequential ``LET`` bindings written top to bottom, the way Kafka's handler code reads::
+
+        b = Block()
+        dead = b.let("dead", replicas.filter(lambda pr: ~is_online(s, pr)))
+        w1 = b.let("w1", replica_state_change(p, w, dead, ReplicaDeletionIneligible))
+        return b.in_(mark_topic_ineligible_for_deletion(w1, topics_of(dead)))
+
+    builds the same tree as the nested ``let(value, lambda dead: let(value2, lambda w1: body))``: every
+    ``let`` names a fresh variable ``<name>_<n>`` (the name a lambda parameter would have given it) after
+    its value is built, and ``in_`` wraps the body in the ``Let`` nodes, first binding outermost.
+    A block is used once: ``in_`` may be called a single time.
+    """
+
+    __slots__ = ("_bindings", "_closed")
+
+    def __init__(self) -> None:
+        self._bindings: list[tuple[str, Expr]] = []
+        self._closed = False
+
+    def let(self, name: str, value: object) -> Var:
+        """Bind ``value`` to a fresh variable named after ``name``; later steps and the body may read it."""
+        if self._closed:
+            raise ValueError(f"Block.let({name!r}): the block was already closed by in_()")
+        v = Var(f"{name}_{next(_counter)}")
+        self._bindings.append((v.name, lift(value)))
+        return v
+
+    def in_(self, body: object) -> Expr:
+        """The body under every binding of the block."""
+        if self._closed:
+            raise ValueError("Block.in_(): the block was already closed")
+        self._closed = True
+        result = lift(body)
+        for name, value in reversed(self._bindings):
+            result = Let(name, value, result)
+        return result
 
 
 def if_(cond: object, then: object, els: object) -> Expr:
