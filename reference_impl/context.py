@@ -184,7 +184,7 @@ class ControllerContext:
             for tp, fa in assignments.items():
                 self.update_assignment(tp, fa)
             return
-        self.assignments = dict(assignments)
+        self.assignments = dict(assignments.items())  # from the items: C-level for an FMap too
         self._partitions_by_topic = {}
         self._replicas_by_broker = {}
         self._indexed = not self.assignments
@@ -301,7 +301,7 @@ class ControllerContext:
         olds: Iterable[LeaderIsrAndControllerEpoch | None] = (
             list(map(leadership.get, records)) if leadership else repeat(None)
         )
-        leadership.update(records)
+        leadership.update(records.items())
         gained: dict[int, list[TopicPartition]] = {}
         for (tp, li), old in zip(records.items(), olds, strict=False):
             new_leader = li.leader_and_isr.leader

@@ -97,6 +97,10 @@ class ZkPartitionStateMachine:
             log, log.controller, name, f"[PartitionStateMachine controllerId={ctx.controller_id}] "
         )
 
+    def forget_last_call(self) -> None:
+        """Drop what the last initialisation wrote (an incarnation adopting another state)."""
+        self._initialized = None
+
     # ------------------------------------------------------------------------------------ startup (§5.4)
 
     def startup(self) -> None:

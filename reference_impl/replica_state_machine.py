@@ -234,6 +234,10 @@ class ZkReplicaStateMachine:
             return self._to_non_existent
         return self._to_simple
 
+    def forget_last_call(self) -> None:
+        """Drop what the last ``_do_handle_state_changes`` read (an incarnation adopting another state)."""
+        self._currents = None
+
     def _current_states(
         self, valid: list[TopicPartition], states: dict[TopicPartition, ReplicaState]
     ) -> list[ReplicaState]:

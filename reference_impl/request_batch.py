@@ -508,6 +508,11 @@ class ControllerBrokerRequestBatch:
 
     def send(self, controller_epoch: int) -> None:
         """``sendRequestsToBrokers``: LeaderAndIsr, then UpdateMetadata, then StopReplica; then clear."""
+        if not (self._lair or self.update_metadata_brokers or self.stop_replica):
+            # nothing to send (about a third of the calls while exploring): what the loops below would do
+            # for an empty batch, without building the per-broker views and the state-change logger
+            self.clear()
+            return
         ctx = self.ctx
         targets = ctx.live_broker_epochs
         cid = ctx.controller_id

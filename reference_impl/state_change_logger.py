@@ -17,10 +17,17 @@ class StateChangeLogger:
     def __init__(self, log: ControllerLog, controller_id: int) -> None:
         self.log = log
         self.controller_id = controller_id
+        self._with_epoch: dict[int, Logger] = {}
+        """The loggers ``with_controller_epoch`` made, by epoch (a ``Logger`` holds no state of its own)."""
 
     def with_controller_epoch(self, epoch: int) -> Logger:
-        prefix = f"[Controller id={self.controller_id} epoch={epoch}] "
-        return Logger(self.log, self.log.state_change, STATE_CHANGE_LOGGER, prefix)
+        logger = self._with_epoch.get(epoch)
+        if logger is None:
+            prefix = f"[Controller id={self.controller_id} epoch={epoch}] "
+            logger = self._with_epoch[epoch] = Logger(
+                self.log, self.log.state_change, STATE_CHANGE_LOGGER, prefix
+            )
+        return logger
 
     def without_epoch(self) -> Logger:
         return Logger(

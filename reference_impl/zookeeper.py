@@ -39,25 +39,28 @@ class SimulatedZooKeeper:
     """The ZooKeeper data tree, reduced to what the controller sees."""
 
     def __init__(self, state: ZkState, *, fencing: bool) -> None:
+        # maps are copied from their items (``dict(fmap.items())`` copies C-level, ``dict(fmap)`` key by key)
         self.fencing = fencing
         self.controller = state.controller
         self.controller_epoch = state.controller_epoch
         self.controller_epoch_zk_version = state.controller_epoch_zk_version
-        self.brokers: dict[int, int] = dict(state.brokers)
-        self.assignments: dict[TopicPartition, ReplicaAssignment] = dict(state.assignments)
+        self.brokers: dict[int, int] = dict(state.brokers.items())
+        self.assignments: dict[TopicPartition, ReplicaAssignment] = dict(state.assignments.items())
         self.partitions_by_topic: dict[str, list[TopicPartition]] = {}
         for tp in self.assignments:
             self.partitions_by_topic.setdefault(tp.topic, []).append(tp)
         self.partition_states: dict[TopicPartition, LeaderIsrAndControllerEpoch] = dict(
-            state.partition_states
+            state.partition_states.items()
         )
         self.delete_topics: set[str] = set(state.delete_topics)
         self.deleted_topic_configs: set[str] = set()
         """Topics whose ``/config/topics/<t>`` znode ``delete_topic`` removed (read and cleared by the caller)."""
-        self.reassign_partitions: dict[TopicPartition, tuple[int, ...]] = dict(state.reassign_partitions)
+        self.reassign_partitions: dict[TopicPartition, tuple[int, ...]] = dict(
+            state.reassign_partitions.items()
+        )
         self.preferred_replica_election: set[TopicPartition] = set(state.preferred_replica_election)
         self.isr_change_notifications: set[TopicPartition] = set(state.isr_change_notifications)
-        self.faults: dict[TopicPartition, ZkFault] = dict(state.faults)
+        self.faults: dict[TopicPartition, ZkFault] = dict(state.faults.items())
         self.zxid = state.zxid
 
     def snapshot(self) -> ZkState:

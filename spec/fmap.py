@@ -8,7 +8,7 @@ serialise identically.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
 from typing import Any, Generic, TypeVar
 
 K = TypeVar("K")
@@ -21,11 +21,27 @@ class FMap(Mapping[K, V], Generic[K, V]):
     __slots__ = ("_d", "_h")
 
     def __init__(self, items: Mapping[K, V] | Iterable[tuple[K, V]] = ()) -> None:
-        self._d: dict[K, V] = dict(items)
+        # another FMap is copied as a dict (C-level), not key by key through ``__getitem__``
+        self._d: dict[K, V] = dict(items._d if isinstance(items, FMap) else items)
         self._h: int | None = None
 
     def __getitem__(self, key: K) -> V:
         return self._d[key]
+
+    # The read-only views and ``get`` of the underlying dict, instead of ``Mapping``'s Python-level mixins (which
+    # go through ``__iter__`` and ``__getitem__`` per entry): same contents, same order.
+
+    def keys(self) -> KeysView[K]:
+        return self._d.keys()
+
+    def values(self) -> ValuesView[V]:
+        return self._d.values()
+
+    def items(self) -> ItemsView[K, V]:
+        return self._d.items()
+
+    def get(self, key: K, default: Any = None) -> Any:
+        return self._d.get(key, default)
 
     def __iter__(self) -> Iterator[K]:
         return iter(self._d)
