@@ -22,11 +22,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kcspec.spec import batch as B
-from kcspec.spec import context as C
-from kcspec.spec import element_states as ES
-from kcspec.spec import zk as Z
-from kcspec.spec.lang import Expr, build_map, if_, let, lit, procedure, rec, rule, set_of
+from kcspec.spec import batch, context, element_states, zk
+from kcspec.spec.lang import Block, Expr, build_map, if_, let, lit, procedure, rec, rule, set_of
 from kcspec.spec.profiles import Profile
 from kcspec.spec.requests import MACHINE_REPLICA, FailureReason, StateChangeFailure
 from kcspec.spec.vocabulary import (
@@ -36,8 +33,6 @@ from kcspec.spec.vocabulary import (
     TopicPartition,
 )
 from kcspec.spec.work import Work
-
-R = ReplicaState
 
 
 @dataclass(frozen=True)
@@ -52,20 +47,20 @@ class IsrRemoval:
 
 def state_name(state: Expr) -> Expr:
     """The Kafka name of a replica state, as logged."""
-    return ES.state_name(state, ReplicaState)
+    return element_states.state_name(state, ReplicaState)
 
 
 def _set_replica_states(w: Expr, states: Expr) -> Expr:
-    return ES.set_states(w, "replica_states", states)
+    return element_states.set_states(w, "replica_states", states)
 
 
 def _put_states(w: Expr, elements: Expr, target: ReplicaState) -> Expr:
-    return ES.put_states(w, "replica_states", elements, target)
+    return element_states.put_states(w, "replica_states", elements, target)
 
 
 def _failures(w: Expr, replicas: Expr, target_name: str, reason: FailureReason) -> Expr:
     """``w`` with one failure per replica, logged from its current state to ``target_name``."""
-    return B.bind(w, lambda wv: _add_failures(wv, replicas, target_name, reason))
+    return batch.bind(w, lambda wv: _add_failures(wv, replicas, target_name, reason))
 
 
 def _add_failures(w: Expr, replicas: Expr, target_name: str, reason: FailureReason) -> Expr:
@@ -78,7 +73,7 @@ def _add_failures(w: Expr, replicas: Expr, target_name: str, reason: FailureReas
                     machine=MACHINE_REPLICA,
                     tp=pr.f("tp"),
                     replica=pr.f("replica"),
-                    from_state=state_name(states.get_or(pr, R.NonExistentReplica)),
+                    from_state=state_name(states.get_or(pr, ReplicaState.NonExistentReplica)),
                     target=target_name,
                     reason=reason,
                 )
@@ -88,7 +83,9 @@ def _add_failures(w: Expr, replicas: Expr, target_name: str, reason: FailureReas
 
 
 def _partition_failures(w: Expr, tps: Expr, broker: Expr, reason: FailureReason) -> Expr:
-    return _failures(w, tps.map(lambda tp: C.replica(tp, broker)), R.OfflineReplica.name, reason)
+    return _failures(
+        w, tps.map(lambda tp: context.replica(tp, broker)), ReplicaState.OfflineReplica.name, reason
+    )
 
 
 # ------------------------------------------------------------------------------------------- §4.1 NewReplica
@@ -98,25 +95,22 @@ def _to_new(p: Profile, w: Expr, valid: Expr) -> Expr:
     """§4.1: the current leader is refused (logged with target OfflineReplica, a Kafka quirk); replicas of
     partitions with leadership info get LAIR(isNew = true) to themselves (+ UMR); RS := NewReplica."""
     lead = w.f("state", "controller", "leadership")
-    return let(
+    b = Block()
+    leaders = b.let(
+        "leaders",
         valid.filter(
             lambda pr: (
                 lead.has(pr.f("tp")) & lead.get(pr.f("tp")).f("leader_and_isr", "leader").eq(pr.f("replica"))
             )
         ),
-        lambda leaders: let(
-            valid.minus(leaders),
-            lambda ok: B.add_leader_and_isr_keys(
-                p,
-                _put_states(
-                    _failures(w, leaders, R.OfflineReplica.name, FailureReason.NewReplicaIsLeader),
-                    ok,
-                    R.NewReplica,
-                ),
-                ok.filter(lambda pr: lead.has(pr.f("tp"))),
-                True,
-            ),
-        ),
+    )
+    ok = b.let("ok", valid.minus(leaders))
+    refused = _failures(w, leaders, ReplicaState.OfflineReplica.name, FailureReason.NewReplicaIsLeader)
+    with_leadership = ok.filter(lambda pr: lead.has(pr.f("tp")))
+    return b.in_(
+        batch.add_leader_and_isr_keys(
+            p, _put_states(refused, ok, ReplicaState.NewReplica), with_leadership, True
+        )
     )
 
 
@@ -129,39 +123,21 @@ def _to_online_broker(p: Profile, w: Expr, broker: Expr, prs: Expr) -> Expr:
     s = w.f("state")
     states = s.f("controller", "replica_states")
     assigns = s.f("controller", "assignments")
-    return let(
-        prs.filter(lambda pr: states.get(pr).eq(R.NewReplica)),
-        lambda from_new: let(
-            from_new.filter(lambda pr: ~C.replicas(s, pr.f("tp")).contains(broker)).map(
-                lambda pr: pr.f("tp")
-            ),
-            lambda appended: let(
-                w.with_(
-                    state=s.with_(
-                        controller=s.f("controller").with_(
-                            assignments=assigns.merge(
-                                build_map(
-                                    appended,
-                                    lambda tp: C.assignment(s, tp).with_(
-                                        replicas=C.replicas(s, tp).append(broker)
-                                    ),
-                                )
-                            )
-                        )
-                    )
-                ),
-                lambda w1: _put_states(
-                    B.add_leader_and_isr_keys(
-                        p,
-                        w1,
-                        prs.minus(from_new).filter(lambda pr: C.has_leadership(s, pr.f("tp"))),
-                        False,
-                    ),
-                    prs,
-                    R.OnlineReplica,
-                ),
-            ),
+    b = Block()
+    from_new = b.let("from_new", prs.filter(lambda pr: states.get(pr).eq(ReplicaState.NewReplica)))
+    appended = b.let(
+        "appended",
+        from_new.filter(lambda pr: ~context.replicas(s, pr.f("tp")).contains(broker)).map(
+            lambda pr: pr.f("tp")
         ),
+    )
+    grown = build_map(
+        appended, lambda tp: context.assignment(s, tp).with_(replicas=context.replicas(s, tp).append(broker))
+    )
+    w1 = b.let("w1", w.with_at("state", "controller", assignments=assigns.merge(grown)))
+    others = prs.minus(from_new).filter(lambda pr: context.has_leadership(s, pr.f("tp")))
+    return b.in_(
+        _put_states(batch.add_leader_and_isr_keys(p, w1, others, False), prs, ReplicaState.OnlineReplica)
     )
 
 
@@ -175,112 +151,63 @@ def _isr_removal_round(p: Profile, w: Expr, broker: Expr, remaining: Expr) -> Ex
     def after_read(s1: Expr) -> Expr:
         zkps = s1.f("zk", "partition_states")
         my_epoch = s1.f("controller", "epoch")
-        return let(
-            remaining.filter(lambda tp: ~zkps.has(tp)),
-            lambda missing: let(
-                remaining.minus(missing).filter(lambda tp: Z.written_by_newer_controller(s1, tp)),
-                lambda newer: let(
-                    remaining.minus(missing).minus(newer),
-                    lambda cands: let(
-                        cands.filter(lambda tp: zkps.get(tp).f("leader_and_isr", "isr").contains(broker)),
-                        lambda with_r: let(
-                            Z.update_leader_and_isr(
-                                p,
-                                s1,
-                                build_map(
-                                    with_r,
-                                    lambda tp: let(
-                                        zkps.get(tp).f("leader_and_isr"),
-                                        lambda lai: lai.with_(
-                                            leader=if_(
-                                                lai.f("leader").eq(broker), NO_LEADER, lai.f("leader")
-                                            ),
-                                            leader_epoch=lai.f("leader_epoch") + 1,
-                                            isr=if_(
-                                                lai.f("isr").size().eq(1),
-                                                lai.f("isr"),
-                                                lai.f("isr").minus(set_of(broker)),
-                                            ),
-                                        ),
-                                    ),
-                                ),
-                            ),
-                            lambda wr: if_(
-                                wr.f("moved"),
-                                rec(
-                                    IsrRemoval,
-                                    work=w.with_(state=s1, moved=True),
-                                    done=frozenset(),
-                                    retry=frozenset(),
-                                ),
-                                let(
-                                    wr.f("records").keys().union(cands.minus(with_r)),
-                                    lambda done: let(
-                                        wr.f("state"),
-                                        lambda s2: rec(
-                                            IsrRemoval,
-                                            work=_partition_failures(
-                                                _partition_failures(
-                                                    _partition_failures(
-                                                        w.with_(
-                                                            state=s2.with_(
-                                                                controller=s2.f("controller").with_(
-                                                                    leadership=s2.f(
-                                                                        "controller", "leadership"
-                                                                    ).merge(
-                                                                        build_map(
-                                                                            done,
-                                                                            lambda tp: rec(
-                                                                                LeaderIsrAndControllerEpoch,
-                                                                                leader_and_isr=s2.f(
-                                                                                    "zk", "partition_states"
-                                                                                )
-                                                                                .get(tp)
-                                                                                .f("leader_and_isr"),
-                                                                                controller_epoch=my_epoch,
-                                                                            ),
-                                                                        )
-                                                                    )
-                                                                )
-                                                            )
-                                                        ),
-                                                        missing.filter(
-                                                            lambda tp: (
-                                                                ~C.queued_for_deletion(s1, tp.f("topic"))
-                                                            )
-                                                        ),
-                                                        broker,
-                                                        FailureReason.LeaderAndIsrPathEmpty,
-                                                    ),
-                                                    newer,
-                                                    broker,
-                                                    FailureReason.WrittenByNewerController,
-                                                ),
-                                                wr.f("failed"),
-                                                broker,
-                                                FailureReason.ZkError,
-                                            ),
-                                            done=done,
-                                            retry=wr.f("retry"),
-                                        ),
-                                    ),
-                                ),
-                            ),
-                        ),
-                    ),
-                ),
+
+        def without_broker(lai: Expr) -> Expr:
+            return lai.with_(
+                leader=if_(lai.f("leader").eq(broker), NO_LEADER, lai.f("leader")),
+                leader_epoch=lai.f("leader_epoch") + 1,
+                isr=if_(lai.f("isr").size().eq(1), lai.f("isr"), lai.f("isr").minus(set_of(broker))),
+            )
+
+        b = Block()
+        missing = b.let("missing", remaining.filter(lambda tp: ~zkps.has(tp)))
+        newer = b.let(
+            "newer", remaining.minus(missing).filter(lambda tp: zk.written_by_newer_controller(s1, tp))
+        )
+        cands = b.let("cands", remaining.minus(missing).minus(newer))
+        with_r = b.let(
+            "with_r", cands.filter(lambda tp: zkps.get(tp).f("leader_and_isr", "isr").contains(broker))
+        )
+        wr = b.let(
+            "wr",
+            zk.update_leader_and_isr(
+                p, s1, build_map(with_r, lambda tp: let(zkps.get(tp).f("leader_and_isr"), without_broker))
             ),
         )
+
+        def written(wr: Expr) -> Expr:
+            b = Block()
+            done = b.let("done", wr.f("records").keys().union(cands.minus(with_r)))
+            s2 = b.let("s2", wr.f("state"))
+            cached = build_map(
+                done,
+                lambda tp: rec(
+                    LeaderIsrAndControllerEpoch,
+                    leader_and_isr=s2.f("zk", "partition_states").get(tp).f("leader_and_isr"),
+                    controller_epoch=my_epoch,
+                ),
+            )
+            w2 = w.with_(
+                state=s2.with_at("controller", leadership=s2.f("controller", "leadership").merge(cached))
+            )
+            vanished = missing.filter(lambda tp: ~context.queued_for_deletion(s1, tp.f("topic")))
+            w2 = _partition_failures(w2, vanished, broker, FailureReason.LeaderAndIsrPathEmpty)
+            w2 = _partition_failures(w2, newer, broker, FailureReason.WrittenByNewerController)
+            w2 = _partition_failures(w2, wr.f("failed"), broker, FailureReason.ZkError)
+            return b.in_(rec(IsrRemoval, work=w2, done=done, retry=wr.f("retry")))
+
+        fenced = rec(IsrRemoval, work=w.with_(state=s1, moved=True), done=frozenset(), retry=frozenset())
+        return b.in_(if_(wr.f("moved"), fenced, written(wr)))
 
     return rule(
         "doRemoveReplicasFromIsr",
         "§4.3",
         if_(
-            Z.read_fails(s, remaining),
+            zk.read_fails(s, remaining),
             rec(
                 IsrRemoval,
                 work=_partition_failures(
-                    w.with_(state=Z.consume_read_faults(s, remaining)),
+                    w.with_(state=zk.consume_read_faults(s, remaining)),
                     remaining,
                     broker,
                     FailureReason.ZkError,
@@ -288,7 +215,7 @@ def _isr_removal_round(p: Profile, w: Expr, broker: Expr, remaining: Expr) -> Ex
                 done=frozenset(),
                 retry=frozenset(),
             ),
-            let(Z.consume_read_faults(s, remaining), after_read),
+            let(zk.consume_read_faults(s, remaining), after_read),
         ),
     )
 
@@ -312,52 +239,47 @@ def _to_offline_broker(p: Profile, w: Expr, broker: Expr, prs: Expr) -> Expr:
     def _finish(wd: Expr, done: Expr, p0: Expr) -> Expr:
         s = wd.f("state")
         w1 = _put_states(
-            B.add_leader_and_isr_bulk(
+            batch.add_leader_and_isr_bulk(
                 p,
                 wd,
-                done.filter(lambda tp: ~C.queued_for_deletion(s, tp.f("topic"))),
-                lambda tp: C.replicas(s, tp).minus(set_of(broker)),
+                done.filter(lambda tp: ~context.queued_for_deletion(s, tp.f("topic"))),
+                lambda tp: context.replicas(s, tp).minus(set_of(broker)),
                 False,
             ),
-            done.map(lambda tp: C.replica(tp, broker)),
-            R.OfflineReplica,
+            done.map(lambda tp: context.replica(tp, broker)),
+            ReplicaState.OfflineReplica,
         )
         if not p.offline_replica_without_leadership:
             return w1
-        return B.bind(
+        return batch.bind(
             w1,
             lambda w2: if_(
                 p0.is_empty(),
                 w2,
-                B.add_update_metadata(
+                batch.add_update_metadata(
                     p,
-                    _put_states(w2, p0.map(lambda tp: C.replica(tp, broker)), R.OfflineReplica),
-                    C.live_or_shutting_down(w2.f("state")),
+                    _put_states(
+                        w2, p0.map(lambda tp: context.replica(tp, broker)), ReplicaState.OfflineReplica
+                    ),
+                    context.live_or_shutting_down(w2.f("state")),
                     p0,
                 ),
             ),
         )
 
     def body(wa: Expr) -> Expr:
-        return let(
-            prs.map(lambda pr: pr.f("tp")),
-            lambda tps: let(
-                tps.filter(lambda tp: lead.has(tp)),
-                lambda p_l: let(
-                    _isr_removal_round(p, wa, broker, p_l),
-                    lambda r1: if_(
-                        r1.f("retry").is_empty(),
-                        finish(r1.f("work"), r1.f("done"), tps.minus(p_l)),
-                        let(
-                            _isr_removal_round(p, r1.f("work"), broker, r1.f("retry")),
-                            lambda r2: finish(r2.f("work"), r1.f("done").union(r2.f("done")), tps.minus(p_l)),
-                        ),
-                    ),
-                ),
-            ),
+        b = Block()
+        tps = b.let("tps", prs.map(lambda pr: pr.f("tp")))
+        p_l = b.let("p_l", tps.filter(lambda tp: lead.has(tp)))
+        r1 = b.let("r1", _isr_removal_round(p, wa, broker, p_l))
+        retry = Block()
+        r2 = retry.let("r2", _isr_removal_round(p, r1.f("work"), broker, r1.f("retry")))
+        retried = retry.in_(finish(r2.f("work"), r1.f("done").union(r2.f("done")), tps.minus(p_l)))
+        return b.in_(
+            if_(r1.f("retry").is_empty(), finish(r1.f("work"), r1.f("done"), tps.minus(p_l)), retried)
         )
 
-    return B.unless_moved(B.add_stop_replica_bulk(p, w, prs, False), lambda wa: body(wa))
+    return batch.unless_moved(batch.add_stop_replica_bulk(p, w, prs, False), lambda wa: body(wa))
 
 
 # ------------------------------------------------------------------------------------------- §4.7 NonExistentReplica
@@ -367,31 +289,28 @@ def _to_non_existent(w: Expr, valid: Expr) -> Expr:
     """§4.7: r is removed from FA(p) (replicas, adding and removing lists) and the state entry is removed."""
     s = w.f("state")
     c = s.f("controller")
-    return let(
-        valid.map(lambda pr: pr.f("tp")),
-        lambda tps: w.with_(
-            state=s.with_(
-                controller=c.with_(
-                    assignments=c.f("assignments").merge(
-                        build_map(
-                            tps,
-                            lambda tp: let(
-                                valid.filter(lambda pr: pr.f("tp").eq(tp)).map(lambda pr: pr.f("replica")),
-                                lambda gone: let(
-                                    C.assignment(s, tp),
-                                    lambda fa: fa.with_(
-                                        replicas=fa.f("replicas").minus(gone),
-                                        adding=fa.f("adding").minus(gone),
-                                        removing=fa.f("removing").minus(gone),
-                                    ),
-                                ),
-                            ),
-                        )
-                    ),
-                    replica_states=c.f("replica_states").delete_all(valid),
-                )
+
+    def shrunk(tp: Expr) -> Expr:
+        b = Block()
+        gone = b.let("gone", valid.filter(lambda pr: pr.f("tp").eq(tp)).map(lambda pr: pr.f("replica")))
+        fa = b.let("fa", context.assignment(s, tp))
+        return b.in_(
+            fa.with_(
+                replicas=fa.f("replicas").minus(gone),
+                adding=fa.f("adding").minus(gone),
+                removing=fa.f("removing").minus(gone),
             )
-        ),
+        )
+
+    b = Block()
+    tps = b.let("tps", valid.map(lambda pr: pr.f("tp")))
+    return b.in_(
+        w.with_at(
+            "state",
+            "controller",
+            assignments=c.f("assignments").merge(build_map(tps, shrunk)),
+            replica_states=c.f("replica_states").delete_all(valid),
+        )
     )
 
 
@@ -408,25 +327,25 @@ def _by_broker(w: Expr, valid: Expr, fn: Callable[[Expr, Expr, Expr], Expr]) -> 
 
 
 def _apply_target(p: Profile, w: Expr, valid: Expr, target: ReplicaState) -> Expr:
-    if target is R.NewReplica:
+    if target is ReplicaState.NewReplica:
         return rule("NewReplica", "§4.1", _to_new(p, w, valid))
-    if target is R.OnlineReplica:
+    if target is ReplicaState.OnlineReplica:
         return rule(
             "OnlineReplica", "§4.2", _by_broker(w, valid, lambda a, b, prs: _to_online_broker(p, a, b, prs))
         )
-    if target is R.OfflineReplica:
+    if target is ReplicaState.OfflineReplica:
         return rule(
             "OfflineReplica", "§4.3", _by_broker(w, valid, lambda a, b, prs: _to_offline_broker(p, a, b, prs))
         )
-    if target is R.ReplicaDeletionStarted:
+    if target is ReplicaState.ReplicaDeletionStarted:
         return rule(
             "ReplicaDeletionStarted",
             "§4.4",
-            B.add_stop_replica_bulk(p, _put_states(w, valid, target), valid, True),
+            batch.add_stop_replica_bulk(p, _put_states(w, valid, target), valid, True),
         )
-    if target is R.NonExistentReplica:
+    if target is ReplicaState.NonExistentReplica:
         return rule("NonExistentReplica", "§4.7", _to_non_existent(w, valid))
-    section = "§4.5" if target is R.ReplicaDeletionIneligible else "§4.6"
+    section = "§4.5" if target is ReplicaState.ReplicaDeletionIneligible else "§4.6"
     return rule(target.name, section, _put_states(w, valid, target))
 
 
@@ -437,28 +356,28 @@ def replica_state_change(p: Profile, w: object, replicas: object, target: Replic
 
     def call(wv: Expr, rs: Expr) -> Expr:
         current = wv.f("state", "controller", "replica_states")
-        return let(
+        b = Block()
+        states = b.let(
+            "states",
             current.merge(
-                build_map(rs.filter(lambda pr: ~current.has(pr)), lambda _pr: R.NonExistentReplica)
-            ),
-            lambda states: let(
-                rs.filter(lambda pr: valid_prev.contains(states.get(pr))),
-                lambda valid: let(
-                    _failures(
-                        _set_replica_states(wv, states),
-                        rs.minus(valid),
-                        target.name,
-                        FailureReason.InvalidTransition,
-                    ),
-                    lambda w1: B.send(p, if_(valid.is_empty(), w1, _apply_target(p, w1, valid, target))),
-                ),
+                build_map(rs.filter(lambda pr: ~current.has(pr)), lambda _pr: ReplicaState.NonExistentReplica)
             ),
         )
+        valid = b.let("valid", rs.filter(lambda pr: valid_prev.contains(states.get(pr))))
+        w1 = b.let(
+            "w1",
+            _failures(
+                _set_replica_states(wv, states), rs.minus(valid), target.name, FailureReason.InvalidTransition
+            ),
+        )
+        return b.in_(batch.send(p, if_(valid.is_empty(), w1, _apply_target(p, w1, valid, target))))
 
     return rule(
         f"ReplicaStateMachine.handleStateChanges({target.name})",
         "§2.3",
-        B.unless_moved(w, lambda wv: B.bind(replicas, lambda rs: if_(rs.is_empty(), wv, call(wv, rs)))),
+        batch.unless_moved(
+            w, lambda wv: batch.bind(replicas, lambda rs: if_(rs.is_empty(), wv, call(wv, rs)))
+        ),
     )
 
 
@@ -469,21 +388,16 @@ def initialize_replica_state(p: Profile, w: object) -> Expr:
 
     def body(wv: Expr) -> Expr:
         s = wv.f("state")
-        return let(
-            C.live_brokers(s),
-            lambda live: _set_replica_states(
-                wv,
-                s.f("controller", "replica_states").merge(
-                    build_map(
-                        C.replicas_of_partitions(s, C.all_partitions(s)),
-                        lambda pr: if_(
-                            C.is_online_with(live, C.offline_dir_replicas(s), pr.f("replica"), pr.f("tp")),
-                            R.OnlineReplica,
-                            R.ReplicaDeletionIneligible,
-                        ),
-                    )
-                ),
+        b = Block()
+        live = b.let("live", context.live_brokers(s))
+        states = build_map(
+            context.replicas_of_partitions(s, context.all_partitions(s)),
+            lambda pr: if_(
+                context.is_online_with(live, context.offline_dir_replicas(s), pr.f("replica"), pr.f("tp")),
+                ReplicaState.OnlineReplica,
+                ReplicaState.ReplicaDeletionIneligible,
             ),
         )
+        return b.in_(_set_replica_states(wv, s.f("controller", "replica_states").merge(states)))
 
-    return rule("initializeReplicaState", "§4.8", B.unless_moved(w, body))
+    return rule("initializeReplicaState", "§4.8", batch.unless_moved(w, body))
