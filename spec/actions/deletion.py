@@ -11,11 +11,11 @@ Ordering decisions (Kafka iterates hash sets): topics are handled in ascending n
 
 from __future__ import annotations
 
-from kcspec.spec import context as C
-from kcspec.spec.actions import common as K
+from kcspec.spec import context
+from kcspec.spec.actions import common
 from kcspec.spec.actions.common import Step
 from kcspec.spec.events import StopReplicaPartitionErrorsReceived, StopReplicaResponseReceived, TopicDeletion
-from kcspec.spec.lang import Action, Expr, and_, if_, let, lift, rule, set_of
+from kcspec.spec.lang import Action, Block, Expr, and_, if_, let, lift, rule, set_of
 from kcspec.spec.partition_machine import partition_state_change
 from kcspec.spec.profiles import Profile
 from kcspec.spec.replica_machine import replica_state_change
@@ -32,12 +32,12 @@ def deletion_enabled(w: Expr) -> Expr:
 
 def partitions_of_topics(s: Expr, topics: object) -> Expr:
     """``topics.flatMap(partitionsForTopic)``."""
-    return let(topics, lambda ts: C.all_partitions(s).filter(lambda tp: ts.contains(tp.f("topic"))))
+    return let(topics, lambda ts: context.all_partitions(s).filter(lambda tp: ts.contains(tp.f("topic"))))
 
 
 def replicas_of_topics(s: Expr, topics: object) -> Expr:
     """``topics.flatMap(replicasForTopic)``."""
-    return C.replicas_of_partitions(s, partitions_of_topics(s, topics))
+    return context.replicas_of_partitions(s, partitions_of_topics(s, topics))
 
 
 def reassigning_topics(p: Profile, s: Expr) -> Expr:
@@ -52,20 +52,20 @@ def reassigning_topics(p: Profile, s: Expr) -> Expr:
 
 def all_replicas_deleted(s: Expr, topic: object) -> Expr:
     """``areAllReplicasInState(t, ReplicaDeletionSuccessful)`` — vacuously true without replicas (§8 step 1)."""
-    return C.replicas_of_topic(s, topic).all(
-        lambda pr: C.replica_state(s, pr).eq(RS.ReplicaDeletionSuccessful)
+    return context.replicas_of_topic(s, topic).all(
+        lambda pr: context.replica_state(s, pr).eq(RS.ReplicaDeletionSuccessful)
     )
 
 
 def any_replica_in_state(s: Expr, topic: object, state: ReplicaState) -> Expr:
     """``isAnyReplicaInState(t, state)``."""
-    return C.replicas_of_topic(s, topic).any(lambda pr: C.replica_state(s, pr).eq(state))
+    return context.replicas_of_topic(s, topic).any(lambda pr: context.replica_state(s, pr).eq(state))
 
 
 def eligible_for_deletion(s: Expr, topic: object) -> Expr:
     """``isTopicEligibleForDeletion(t)`` = queued ∧ no replica ReplicaDeletionStarted ∧ not ineligible (§8)."""
     return and_(
-        C.queued_for_deletion(s, topic),
+        context.queued_for_deletion(s, topic),
         ~any_replica_in_state(s, topic, RS.ReplicaDeletionStarted),
         ~s.f("controller", "topics_ineligible_for_deletion").contains(topic),
     )
@@ -88,41 +88,30 @@ def mark_topic_ineligible_for_deletion(w: Expr, topics: object) -> Expr:
 
     Note (code-derived): callers that mark before enqueuing (``TopicDeletion``) mark nothing for topics that are
     not yet queued."""
-    return rule(
-        "markTopicIneligibleForDeletion",
-        "§8",
-        let(
-            w,
-            lambda x: if_(
-                deletion_enabled(x),
-                K.set_ctx(
-                    x,
-                    topics_ineligible_for_deletion=K.ctx(x)
-                    .f("topics_ineligible_for_deletion")
-                    .union(lift(topics).to_set().inter(K.ctx(x).f("topics_to_be_deleted"))),
-                ),
-                x,
-            ),
-        ),
+    b = Block()
+    x = b.let("x", w)
+    queued = lift(topics).to_set().inter(common.ctx(x).f("topics_to_be_deleted"))
+    marked = common.set_ctx(
+        x, topics_ineligible_for_deletion=common.ctx(x).f("topics_ineligible_for_deletion").union(queued)
     )
+    return rule("markTopicIneligibleForDeletion", "§8", b.in_(if_(deletion_enabled(x), marked, x)))
 
 
 def remove_topic(w: Expr, topic: object) -> Expr:
     """``ControllerContext.removeTopic(t)`` (§3.1): drop t from the deletion sets, ``allTopics``, the assignments and
     the leadership cache; partition states are kept."""
-    return let(
-        K.ctx(w),
-        lambda c: let(
-            c.f("assignments").keys().filter(lambda tp: tp.f("topic").eq(topic)),
-            lambda tps: K.set_ctx(
-                w,
-                topics_to_be_deleted=c.f("topics_to_be_deleted").minus(set_of(topic)),
-                topics_with_deletion_started=c.f("topics_with_deletion_started").minus(set_of(topic)),
-                all_topics=c.f("all_topics").minus(set_of(topic)),
-                assignments=c.f("assignments").delete_all(tps),
-                leadership=c.f("leadership").delete_all(tps),
-            ),
-        ),
+    b = Block()
+    c = b.let("c", common.ctx(w))
+    tps = b.let("tps", c.f("assignments").keys().filter(lambda tp: tp.f("topic").eq(topic)))
+    return b.in_(
+        common.set_ctx(
+            w,
+            topics_to_be_deleted=c.f("topics_to_be_deleted").minus(set_of(topic)),
+            topics_with_deletion_started=c.f("topics_with_deletion_started").minus(set_of(topic)),
+            all_topics=c.f("all_topics").minus(set_of(topic)),
+            assignments=c.f("assignments").delete_all(tps),
+            leadership=c.f("leadership").delete_all(tps),
+        )
     )
 
 
@@ -134,48 +123,54 @@ def complete_delete_topic(p: Profile, w: Expr, topic: object) -> Expr:
     Decision: deleting ``/config/topics/t`` removes t's ``unclean.leader.election.enable`` override; faults armed
     on the deleted state znodes disappear with them."""
 
-    def delete_znodes(x: Expr) -> Expr:
-        return K.fenced_zk(
-            p,
-            x,
-            lambda z: let(
-                z.f("assignments")
-                .keys()
-                .union(z.f("partition_states").keys())
-                .filter(lambda tp: tp.f("topic").eq(topic)),
-                lambda tps: z.with_(
-                    assignments=z.f("assignments").delete_all(tps),
-                    partition_states=z.f("partition_states").delete_all(tps),
-                    faults=z.f("faults").delete_all(tps),
-                    delete_topics=z.f("delete_topics").minus(set_of(topic)),
-                ),
-            ),
+    def without_topic(z: Expr) -> Expr:
+        b = Block()
+        tps = b.let(
+            "tps",
+            z.f("assignments")
+            .keys()
+            .union(z.f("partition_states").keys())
+            .filter(lambda tp: tp.f("topic").eq(topic)),
+        )
+        return b.in_(
+            z.with_(
+                assignments=z.f("assignments").delete_all(tps),
+                partition_states=z.f("partition_states").delete_all(tps),
+                faults=z.f("faults").delete_all(tps),
+                delete_topics=z.f("delete_topics").minus(set_of(topic)),
+            )
         )
 
+    def delete_znodes(x: Expr) -> Expr:
+        return common.fenced_zk(p, x, without_topic)
+
     def drop_config(x: Expr) -> Expr:
-        return K.unless_moved(
+        return common.unless_moved(
             x,
-            lambda y: K.set_config(
+            lambda y: common.set_config(
                 y, unclean_topics=y.f("state", "config", "unclean_topics").minus(set_of(topic))
             ),
         )
 
     steps: list[Step] = [
         lambda x: replica_state_change(
-            p, x, C.replicas_in_state(K.st(x), topic, RS.ReplicaDeletionSuccessful), RS.NonExistentReplica
+            p,
+            x,
+            context.replicas_in_state(common.st(x), topic, RS.ReplicaDeletionSuccessful),
+            RS.NonExistentReplica,
         )
     ]
     if not p.deletion_started_bookkeeping:
         steps += [
             lambda x: partition_state_change(
-                p, x, C.partitions_of_topic(K.st(x), topic), PS.OfflinePartition, None
+                p, x, context.partitions_of_topic(common.st(x), topic), PS.OfflinePartition, None
             ),
             lambda x: partition_state_change(
-                p, x, C.partitions_of_topic(K.st(x), topic), PS.NonExistentPartition, None
+                p, x, context.partitions_of_topic(common.st(x), topic), PS.NonExistentPartition, None
             ),
         ]
-    steps += [delete_znodes, drop_config, lambda x: K.unless_moved(x, lambda y: remove_topic(y, topic))]
-    return rule("completeDeleteTopic", "§8", K.pipe(w, *steps))
+    steps += [delete_znodes, drop_config, lambda x: common.unless_moved(x, lambda y: remove_topic(y, topic))]
+    return rule("completeDeleteTopic", "§8", common.pipe(w, *steps))
 
 
 def on_partition_deletion(p: Profile, w: Expr, topics: object) -> Expr:
@@ -184,26 +179,24 @@ def on_partition_deletion(p: Profile, w: Expr, topics: object) -> Expr:
     ineligible ("offline replicas")."""
 
     def body(x: Expr) -> Expr:
-        s = K.st(x)
-        return let(
-            replicas_of_topics(s, topics),
-            lambda all_r: let(
-                all_r.filter(lambda pr: ~C.is_online(s, pr.f("replica"), pr.f("tp"))),
-                lambda dead: let(
-                    all_r.minus(dead).filter(
-                        lambda pr: C.replica_state(s, pr).ne(RS.ReplicaDeletionSuccessful)
-                    ),
-                    lambda retry: K.pipe(
-                        x,
-                        lambda y: replica_state_change(p, y, dead, RS.ReplicaDeletionIneligible),
-                        lambda y: replica_state_change(p, y, retry, RS.OfflineReplica),
-                        lambda y: replica_state_change(p, y, retry, RS.ReplicaDeletionStarted),
-                        lambda y: mark_topic_ineligible_for_deletion(
-                            y, dead.map(lambda pr: pr.f("tp", "topic"))
-                        ),
-                    ),
-                ),
+        s = common.st(x)
+        b = Block()
+        all_r = b.let("all_r", replicas_of_topics(s, topics))
+        dead = b.let("dead", all_r.filter(lambda pr: ~context.is_online(s, pr.f("replica"), pr.f("tp"))))
+        retry = b.let(
+            "retry",
+            all_r.minus(dead).filter(
+                lambda pr: context.replica_state(s, pr).ne(RS.ReplicaDeletionSuccessful)
             ),
+        )
+        return b.in_(
+            common.pipe(
+                x,
+                lambda y: replica_state_change(p, y, dead, RS.ReplicaDeletionIneligible),
+                lambda y: replica_state_change(p, y, retry, RS.OfflineReplica),
+                lambda y: replica_state_change(p, y, retry, RS.ReplicaDeletionStarted),
+                lambda y: mark_topic_ineligible_for_deletion(y, dead.map(lambda pr: pr.f("tp", "topic"))),
+            )
         )
 
     return rule("onPartitionDeletion", "§8", let(w, body))
@@ -217,55 +210,47 @@ def on_topic_deletion(p: Profile, w: Expr, topics: object) -> Expr:
     if p.deletion_started_bookkeeping:
 
         def begin(x: Expr) -> Expr:
-            return let(
-                lift(topics).minus(K.ctx(x).f("topics_with_deletion_started")),
-                lambda unseen: if_(
-                    unseen.is_empty(),
+            b = Block()
+            unseen = b.let("unseen", lift(topics).minus(common.ctx(x).f("topics_with_deletion_started")))
+            started = Block()
+            parts = started.let("parts", partitions_of_topics(common.st(x), unseen))
+            start = started.in_(
+                common.pipe(
                     x,
-                    let(
-                        partitions_of_topics(K.st(x), unseen),
-                        lambda parts: K.pipe(
-                            x,
-                            lambda y: partition_state_change(p, y, parts, PS.OfflinePartition, None),
-                            lambda y: partition_state_change(p, y, parts, PS.NonExistentPartition, None),
-                            lambda y: K.set_ctx(
-                                y,
-                                topics_with_deletion_started=K.ctx(y)
-                                .f("topics_with_deletion_started")
-                                .union(unseen),
-                            ),
-                        ),
+                    lambda y: partition_state_change(p, y, parts, PS.OfflinePartition, None),
+                    lambda y: partition_state_change(p, y, parts, PS.NonExistentPartition, None),
+                    lambda y: common.set_ctx(
+                        y,
+                        topics_with_deletion_started=common.ctx(y)
+                        .f("topics_with_deletion_started")
+                        .union(unseen),
                     ),
-                ),
+                )
             )
+            return b.in_(if_(unseen.is_empty(), x, start))
 
         steps.append(begin)
     steps += [
-        lambda x: K.send_update_metadata(
-            p, x, C.live_or_shutting_down(K.st(x)), partitions_of_topics(K.st(x), topics)
+        lambda x: common.send_update_metadata(
+            p, x, context.live_or_shutting_down(common.st(x)), partitions_of_topics(common.st(x), topics)
         ),
         lambda x: on_partition_deletion(p, x, topics),
     ]
-    return rule("onTopicDeletion", "§8", K.pipe(w, *steps))
+    return rule("onTopicDeletion", "§8", common.pipe(w, *steps))
 
 
 def retry_deletion_for_ineligible_replicas(p: Profile, w: Expr, topics: object) -> Expr:
     """``retryDeletionForIneligibleReplicas(T)`` / [1.1] ``markTopicForDeletionRetry(t)``: every
     ReplicaDeletionIneligible replica of T → OfflineReplica (§8)."""
+    b = Block()
+    x = b.let("x", w)
+    ineligible = replicas_of_topics(common.st(x), topics).filter(
+        lambda pr: context.replica_state(common.st(x), pr).eq(RS.ReplicaDeletionIneligible)
+    )
     return rule(
         "retryDeletionForIneligibleReplicas",
         "§8",
-        let(
-            w,
-            lambda x: replica_state_change(
-                p,
-                x,
-                replicas_of_topics(K.st(x), topics).filter(
-                    lambda pr: C.replica_state(K.st(x), pr).eq(RS.ReplicaDeletionIneligible)
-                ),
-                RS.OfflineReplica,
-            ),
-        ),
+        b.in_(replica_state_change(p, x, ineligible, RS.OfflineReplica)),
     )
 
 
@@ -279,146 +264,121 @@ def resume_deletions(p: Profile, w: Expr) -> Expr:
     if p.topic_deletion_batched:
 
         def body(x: Expr) -> Expr:
-            s = K.st(x)
-            return let(
-                K.ctx(x).f("topics_to_be_deleted"),
-                lambda queued: let(
-                    queued.filter(lambda t: all_replicas_deleted(s, t)),
-                    lambda done: let(
-                        queued.filter(lambda t: retry_candidate(s, t)),
-                        lambda retry: let(
-                            queued.minus(done).filter(lambda t: eligible_for_deletion(s, t)),
-                            lambda eligible: K.pipe(
-                                x,
-                                lambda y: K.work_fold(
-                                    done.sorted(), y, lambda acc, t: complete_delete_topic(p, acc, t)
-                                ),
-                                lambda y: if_(
-                                    retry.is_empty(), y, retry_deletion_for_ineligible_replicas(p, y, retry)
-                                ),
-                                lambda y: if_(eligible.is_empty(), y, on_topic_deletion(p, y, eligible)),
-                            ),
-                        ),
+            s = common.st(x)
+            b = Block()
+            queued = b.let("queued", common.ctx(x).f("topics_to_be_deleted"))
+            done = b.let("done", queued.filter(lambda t: all_replicas_deleted(s, t)))
+            retry = b.let("retry", queued.filter(lambda t: retry_candidate(s, t)))
+            eligible = b.let("eligible", queued.minus(done).filter(lambda t: eligible_for_deletion(s, t)))
+            return b.in_(
+                common.pipe(
+                    x,
+                    lambda y: common.work_fold(
+                        done.sorted(), y, lambda acc, t: complete_delete_topic(p, acc, t)
                     ),
-                ),
+                    lambda y: if_(retry.is_empty(), y, retry_deletion_for_ineligible_replicas(p, y, retry)),
+                    lambda y: if_(eligible.is_empty(), y, on_topic_deletion(p, y, eligible)),
+                )
             )
 
         return rule("resumeDeletions", "§8", let(w, body))
 
     def one_topic(x: Expr, t: Expr) -> Expr:
-        return K.pipe(
+        return common.pipe(
             x,
             lambda y: if_(
-                all_replicas_deleted(K.st(y), t),
+                all_replicas_deleted(common.st(y), t),
                 complete_delete_topic(p, y, t),
-                if_(retry_candidate(K.st(y), t), retry_deletion_for_ineligible_replicas(p, y, set_of(t)), y),
+                if_(
+                    retry_candidate(common.st(y), t),
+                    retry_deletion_for_ineligible_replicas(p, y, set_of(t)),
+                    y,
+                ),
             ),
-            lambda y: if_(eligible_for_deletion(K.st(y), t), on_topic_deletion(p, y, set_of(t)), y),
+            lambda y: if_(eligible_for_deletion(common.st(y), t), on_topic_deletion(p, y, set_of(t)), y),
         )
 
+    b = Block()
+    x = b.let("x", w)
     return rule(
         "resumeDeletions",
         "§8",
-        let(w, lambda x: K.work_fold(K.ctx(x).f("topics_to_be_deleted").sorted(), x, one_topic)),
+        b.in_(common.work_fold(common.ctx(x).f("topics_to_be_deleted").sorted(), x, one_topic)),
     )
 
 
 def resume_deletion_for_topics(p: Profile, w: Expr, topics: object) -> Expr:
     """``resumeDeletionForTopics(T)`` (§8): T ∩ queued leaves the ineligible set; if non-empty, ``resumeDeletions``."""
+    b = Block()
+    x = b.let("x", w)
+    resumed = b.let("resumed", lift(topics).to_set().inter(common.ctx(x).f("topics_to_be_deleted")))
+    eligible_again = common.set_ctx(
+        x, topics_ineligible_for_deletion=common.ctx(x).f("topics_ineligible_for_deletion").minus(resumed)
+    )
     return rule(
         "resumeDeletionForTopics",
         "§8",
-        let(
-            w,
-            lambda x: let(
-                lift(topics).to_set().inter(K.ctx(x).f("topics_to_be_deleted")),
-                lambda resumed: if_(
-                    deletion_enabled(x) & resumed.non_empty(),
-                    resume_deletions(
-                        p,
-                        K.set_ctx(
-                            x,
-                            topics_ineligible_for_deletion=K.ctx(x)
-                            .f("topics_ineligible_for_deletion")
-                            .minus(resumed),
-                        ),
-                    ),
-                    x,
-                ),
-            ),
-        ),
+        b.in_(if_(deletion_enabled(x) & resumed.non_empty(), resume_deletions(p, eligible_again), x)),
     )
 
 
 def enqueue_topics_for_deletion(p: Profile, w: Expr, topics: object) -> Expr:
     """``enqueueTopicsForDeletion(T)`` (§8): queue T and ``resumeDeletions`` (deletion enabled only)."""
+    b = Block()
+    x = b.let("x", w)
+    queued = common.set_ctx(x, topics_to_be_deleted=common.ctx(x).f("topics_to_be_deleted").union(topics))
     return rule(
-        "enqueueTopicsForDeletion",
-        "§8",
-        let(
-            w,
-            lambda x: if_(
-                deletion_enabled(x),
-                resume_deletions(
-                    p, K.set_ctx(x, topics_to_be_deleted=K.ctx(x).f("topics_to_be_deleted").union(topics))
-                ),
-                x,
-            ),
-        ),
+        "enqueueTopicsForDeletion", "§8", b.in_(if_(deletion_enabled(x), resume_deletions(p, queued), x))
     )
 
 
 def fail_replica_deletion(p: Profile, w: Expr, replicas: object) -> Expr:
     """``failReplicaDeletion(R)`` (§8): replicas of queued topics → ReplicaDeletionIneligible, their topics marked
     ineligible ("replica deletion failure"), ``resumeDeletions`` (deletion enabled only)."""
-    return rule(
-        "failReplicaDeletion",
-        "§8",
-        let(
-            w,
-            lambda x: let(
-                lift(replicas).filter(lambda pr: C.queued_for_deletion(K.st(x), pr.f("tp", "topic"))),
-                lambda failed: if_(
-                    deletion_enabled(x) & failed.non_empty(),
-                    K.pipe(
-                        x,
-                        lambda y: replica_state_change(p, y, failed, RS.ReplicaDeletionIneligible),
-                        lambda y: mark_topic_ineligible_for_deletion(
-                            y, failed.map(lambda pr: pr.f("tp", "topic"))
-                        ),
-                        lambda y: resume_deletions(p, y),
-                    ),
-                    x,
-                ),
-            ),
-        ),
+    b = Block()
+    x = b.let("x", w)
+    failed = b.let(
+        "failed",
+        lift(replicas).filter(lambda pr: context.queued_for_deletion(common.st(x), pr.f("tp", "topic"))),
     )
+    fail = common.pipe(
+        x,
+        lambda y: replica_state_change(p, y, failed, RS.ReplicaDeletionIneligible),
+        lambda y: mark_topic_ineligible_for_deletion(y, failed.map(lambda pr: pr.f("tp", "topic"))),
+        lambda y: resume_deletions(p, y),
+    )
+    return rule("failReplicaDeletion", "§8", b.in_(if_(deletion_enabled(x) & failed.non_empty(), fail, x)))
 
 
 def complete_replica_deletion(p: Profile, w: Expr, replicas: object) -> Expr:
     """``completeReplicaDeletion(R)`` (§8): replicas of queued topics → ReplicaDeletionSuccessful; ``resumeDeletions``."""
+    b = Block()
+    x = b.let("x", w)
     return rule(
         "completeReplicaDeletion",
         "§8",
-        let(
-            w,
-            lambda x: K.pipe(
+        b.in_(
+            common.pipe(
                 x,
                 lambda y: replica_state_change(
                     p,
                     y,
-                    lift(replicas).filter(lambda pr: C.queued_for_deletion(K.st(y), pr.f("tp", "topic"))),
+                    lift(replicas).filter(
+                        lambda pr: context.queued_for_deletion(common.st(y), pr.f("tp", "topic"))
+                    ),
                     RS.ReplicaDeletionSuccessful,
                 ),
                 lambda y: resume_deletions(p, y),
-            ),
+            )
         ),
     )
 
 
 def try_topic_deletion(p: Profile, w: Expr) -> Expr:
     """``tryTopicDeletion()`` (§7.1 step 10): ``resumeDeletions`` if deletion is enabled."""
-    return let(w, lambda x: if_(deletion_enabled(x), resume_deletions(p, x), x))
+    b = Block()
+    x = b.let("x", w)
+    return b.in_(if_(deletion_enabled(x), resume_deletions(p, x), x))
 
 
 # ------------------------------------------------------------------------------------------------ actions
@@ -431,47 +391,33 @@ def process_topic_deletion(p: Profile, w: Expr) -> Expr:
     znodes are deleted too."""
 
     def body(x: Expr) -> Expr:
-        return let(
-            K.zk_of(x).f("delete_topics"),
-            lambda requested: let(
-                requested.minus(K.ctx(x).f("all_topics")),
-                lambda unknown: let(
-                    requested.minus(unknown),
-                    lambda known: K.pipe(
-                        x,
-                        K.when(
-                            lambda _y: unknown.non_empty(),
-                            lambda y: K.fenced_zk(
-                                p, y, lambda z: z.with_(delete_topics=z.f("delete_topics").minus(unknown))
-                            ),
-                        ),
-                        lambda y: if_(
-                            deletion_enabled(y),
-                            if_(
-                                known.is_empty(),
-                                y,
-                                K.unless_moved(
-                                    y,
-                                    lambda v: enqueue_topics_for_deletion(
-                                        p,
-                                        mark_topic_ineligible_for_deletion(
-                                            v, known.inter(reassigning_topics(p, K.st(v)))
-                                        ),
-                                        known,
-                                    ),
-                                ),
-                            ),
-                            if_(
-                                known.is_empty(),
-                                y,
-                                K.fenced_zk(
-                                    p, y, lambda z: z.with_(delete_topics=z.f("delete_topics").minus(known))
-                                ),
-                            ),
-                        ),
-                    ),
-                ),
+        b = Block()
+        requested = b.let("requested", common.zk_of(x).f("delete_topics"))
+        unknown = b.let("unknown", requested.minus(common.ctx(x).f("all_topics")))
+        known = b.let("known", requested.minus(unknown))
+
+        def enqueue(v: Expr) -> Expr:
+            marked = mark_topic_ineligible_for_deletion(v, known.inter(reassigning_topics(p, common.st(v))))
+            return enqueue_topics_for_deletion(p, marked, known)
+
+        def enqueue_known(y: Expr) -> Expr:  # deletion enabled
+            return if_(known.is_empty(), y, common.unless_moved(y, enqueue))
+
+        def drop_known(y: Expr) -> Expr:  # deletion disabled: the request znodes are deleted
+            return if_(
+                known.is_empty(),
+                y,
+                common.fenced_zk(p, y, lambda z: z.with_(delete_topics=z.f("delete_topics").minus(known))),
+            )
+
+        drop_unknown = common.when(
+            lambda _y: unknown.non_empty(),
+            lambda y: common.fenced_zk(
+                p, y, lambda z: z.with_(delete_topics=z.f("delete_topics").minus(unknown))
             ),
+        )
+        return b.in_(
+            common.pipe(x, drop_unknown, lambda y: if_(deletion_enabled(y), enqueue_known(y), drop_known(y)))
         )
 
     return rule("processTopicDeletion", "§8", let(w, body))
@@ -479,13 +425,13 @@ def process_topic_deletion(p: Profile, w: Expr) -> Expr:
 
 def topic_deletion_action(p: Profile) -> Action:
     """``TopicDeletion(T)``: ``/admin/delete_topics`` gains T, then the controller's ``TopicDeletion`` event (§8)."""
-    v = K.param_vars(TopicDeletion)
-    return K.controller_action(
+    v = common.param_vars(TopicDeletion)
+    return common.controller_action(
         TopicDeletion,
         "Topics are marked for deletion under /admin/delete_topics and the controller handles TopicDeletion (§8).",
         guard=v["topics"].non_empty(),
-        environment=lambda w: K.set_zk(
-            w, delete_topics=K.zk_of(w).f("delete_topics").union(v["topics"].to_set())
+        environment=lambda w: common.set_zk(
+            w, delete_topics=common.zk_of(w).f("delete_topics").union(v["topics"].to_set())
         ),
         controller=lambda w: process_topic_deletion(p, w),
     )
@@ -493,27 +439,28 @@ def topic_deletion_action(p: Profile) -> Action:
 
 def stop_replica_response_action(p: Profile) -> Action:
     """``StopReplicaResponseReceived(b, P, error)``: ``TopicDeletionStopReplicaResponseReceived`` (§8)."""
-    v = K.param_vars(StopReplicaResponseReceived)
-    s = K.S
+    v = common.param_vars(StopReplicaResponseReceived)
+    s = common.S
     guard = and_(
-        K.active(s),
+        common.active(s),
         v["partitions"].non_empty(),
         v["partitions"].all(
-            lambda tp: C.replica_state(s, C.replica(tp, v["broker_id"])).eq(RS.ReplicaDeletionStarted)
+            lambda tp: context.replica_state(s, context.replica(tp, v["broker_id"])).eq(
+                RS.ReplicaDeletionStarted
+            )
         ),
     )
 
     def controller(w: Expr) -> Expr:
-        return let(
-            v["partitions"].to_set().map(lambda tp: C.replica(tp, v["broker_id"])),
-            lambda replicas: if_(
-                v["error"],
-                fail_replica_deletion(p, w, replicas),
-                complete_replica_deletion(p, w, replicas),
-            ),
+        b = Block()
+        replicas = b.let(
+            "replicas", v["partitions"].to_set().map(lambda tp: context.replica(tp, v["broker_id"]))
+        )
+        return b.in_(
+            if_(v["error"], fail_replica_deletion(p, w, replicas), complete_replica_deletion(p, w, replicas))
         )
 
-    return K.controller_action(
+    return common.controller_action(
         StopReplicaResponseReceived,
         "A broker answers StopReplica(delete=true) for partitions of topics being deleted (§8): errors fail the "
         "replicas' deletion (ReplicaDeletionIneligible), successes complete it (ReplicaDeletionSuccessful).",
@@ -527,28 +474,28 @@ def stop_replica_partition_errors_action(p: Profile) -> Action:
     """``StopReplicaPartitionErrorsReceived(b, P, E)``: ``TopicDeletionStopReplicaResponseReceived`` with no
     request error and a partition error for E ⊊ P (§8): ``failReplicaDeletion`` of E's replicas, then, because not
     every partition failed, ``completeReplicaDeletion`` of the others'."""
-    v = K.param_vars(StopReplicaPartitionErrorsReceived)
+    v = common.param_vars(StopReplicaPartitionErrorsReceived)
     b, parts, errs = v["broker_id"], v["partitions"], v["partition_errors"]
-    s = K.S
+    s = common.S
     guard = and_(
-        K.active(s),
+        common.active(s),
         parts.non_empty(),
-        parts.all(lambda tp: C.replica_state(s, C.replica(tp, b)).eq(RS.ReplicaDeletionStarted)),
+        parts.all(lambda tp: context.replica_state(s, context.replica(tp, b)).eq(RS.ReplicaDeletionStarted)),
         errs.non_empty(),
         errs.to_set().subset_of(parts.to_set()),
         ~parts.to_set().subset_of(errs.to_set()),
     )
 
     def controller(w: Expr) -> Expr:
-        return K.pipe(
+        return common.pipe(
             w,
-            lambda x: fail_replica_deletion(p, x, errs.to_set().map(lambda tp: C.replica(tp, b))),
+            lambda x: fail_replica_deletion(p, x, errs.to_set().map(lambda tp: context.replica(tp, b))),
             lambda x: complete_replica_deletion(
-                p, x, parts.to_set().minus(errs.to_set()).map(lambda tp: C.replica(tp, b))
+                p, x, parts.to_set().minus(errs.to_set()).map(lambda tp: context.replica(tp, b))
             ),
         )
 
-    return K.controller_action(
+    return common.controller_action(
         StopReplicaPartitionErrorsReceived,
         "A broker answers StopReplica(delete=true) with an error for some partitions of topics being deleted and "
         "none for the others (§8): the failed replicas' deletion fails (ReplicaDeletionIneligible), the others' "
