@@ -25,12 +25,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kcspec.spec import batch as B
-from kcspec.spec import context as C
-from kcspec.spec import element_states as ES
-from kcspec.spec import zk as Z
+from kcspec.spec import batch, context, element_states, zk
 from kcspec.spec.elections import elect, election_input
-from kcspec.spec.lang import Expr, build_map, cond, if_, let, lit, procedure, rec, rule
+from kcspec.spec.lang import Block, Expr, build_map, cond, if_, let, lit, procedure, rec, rule
 from kcspec.spec.profiles import Profile
 from kcspec.spec.requests import MACHINE_PARTITION, FailureReason, RequestBatch, StateChangeFailure
 from kcspec.spec.vocabulary import (
@@ -45,8 +42,7 @@ from kcspec.spec.vocabulary import (
 )
 from kcspec.spec.work import Work
 
-P = PartitionState
-ONLINE_NAME = P.OnlinePartition.name
+ONLINE_NAME = PartitionState.OnlinePartition.name
 
 
 @dataclass(frozen=True)
@@ -63,30 +59,29 @@ class ElectionRound:
 
 def state_name(state: Expr) -> Expr:
     """The Kafka name of a partition state, as logged."""
-    return ES.state_name(state, PartitionState)
+    return element_states.state_name(state, PartitionState)
 
 
 def _set_partition_states(w: Expr, states: Expr) -> Expr:
-    return ES.set_states(w, "partition_states", states)
+    return element_states.set_states(w, "partition_states", states)
 
 
 def _put_states(w: Expr, elements: Expr, target: PartitionState) -> Expr:
-    return ES.put_states(w, "partition_states", elements, target)
+    return element_states.put_states(w, "partition_states", elements, target)
 
 
 def _set_leadership(s: Expr, records: Expr) -> Expr:
     def body(sv: Expr) -> Expr:
-        c = sv.f("controller")
-        return sv.with_(controller=c.with_(leadership=c.f("leadership").merge(records)))
+        return sv.with_at("controller", leadership=sv.f("controller", "leadership").merge(records))
 
-    return B.bind(s, body)
+    return batch.bind(s, body)
 
 
 def _failures(
     w: Expr, tps: Expr, target_name: str, reason: FailureReason, from_name: str | None = None
 ) -> Expr:
     """``w`` with one failure per partition, logged from its current state (or ``from_name``) to ``target_name``."""
-    return B.bind(w, lambda wv: _add_failures(wv, tps, target_name, reason, from_name))
+    return batch.bind(w, lambda wv: _add_failures(wv, tps, target_name, reason, from_name))
 
 
 def _add_failures(w: Expr, tps: Expr, target_name: str, reason: FailureReason, from_name: str | None) -> Expr:
@@ -102,7 +97,7 @@ def _add_failures(w: Expr, tps: Expr, target_name: str, reason: FailureReason, f
                     from_state=(
                         lit(from_name)
                         if from_name is not None
-                        else state_name(states.get_or(tp, P.NonExistentPartition))
+                        else state_name(states.get_or(tp, PartitionState.NonExistentPartition))
                     ),
                     target=target_name,
                     reason=reason,
@@ -122,73 +117,46 @@ def initialize_leader_and_isr(p: Profile, w: Expr, tps: Expr) -> Expr:
     my_epoch = s.f("controller", "epoch")
 
     def live_of(tp: Expr) -> Expr:
-        return C.online_replicas(s, tp)
+        return context.online_replicas(s, tp)
 
-    def after_create(recs: Expr, no_live: Expr, cr: Expr) -> Expr:
-        return if_(
-            cr.f("moved"),
-            # the partitions without a live replica were logged as failed before the fenced create threw
-            _failures(
-                w.with_(moved=True),
-                no_live,
-                ONLINE_NAME,
-                FailureReason.NoAssignedReplicaAlive,
-                P.NewPartition.name,
-            ),
-            let(
-                cr.f("created"),
-                lambda created: _put_states(
-                    B.add_leader_and_isr_bulk(
-                        p,
-                        _failures(
-                            _failures(
-                                w.with_(state=_set_leadership(cr.f("state"), build_map(created, recs.get))),
-                                no_live,
-                                ONLINE_NAME,
-                                FailureReason.NoAssignedReplicaAlive,
-                                P.NewPartition.name,
-                            ),
-                            cr.f("exists"),
-                            ONLINE_NAME,
-                            FailureReason.NodeExists,
-                            P.NewPartition.name,
-                        ),
-                        created,
-                        lambda tp: recs.get(tp).f("leader_and_isr", "isr"),
-                        True,
-                    ),
-                    created,
-                    P.OnlinePartition,
+    def first_leader(tp: Expr) -> Expr:
+        b = Block()
+        lr = b.let("lr", live_of(tp))
+        return b.in_(
+            rec(
+                LeaderIsrAndControllerEpoch,
+                leader_and_isr=rec(
+                    LeaderAndIsr,
+                    leader=lr.head(-1),
+                    leader_epoch=INITIAL_LEADER_EPOCH,
+                    isr=lr,
+                    zk_version=INITIAL_ZK_VERSION,
                 ),
-            ),
+                controller_epoch=my_epoch,
+            )
         )
 
-    body = let(
-        tps.filter(lambda tp: live_of(tp).is_empty()),
-        lambda no_live: let(
-            build_map(
-                tps.minus(no_live),
-                lambda tp: let(
-                    live_of(tp),
-                    lambda lr: rec(
-                        LeaderIsrAndControllerEpoch,
-                        leader_and_isr=rec(
-                            LeaderAndIsr,
-                            leader=lr.head(-1),
-                            leader_epoch=INITIAL_LEADER_EPOCH,
-                            isr=lr,
-                            zk_version=INITIAL_ZK_VERSION,
-                        ),
-                        controller_epoch=my_epoch,
-                    ),
-                ),
-            ),
-            lambda recs: let(
-                Z.create_partition_states(p, s, recs), lambda cr: after_create(recs, no_live, cr)
-            ),
-        ),
-    )
-    return rule("initializeLeaderAndIsrForPartitions", "§5.2a", body)
+    def after_create(recs: Expr, no_live: Expr, cr: Expr) -> Expr:
+        new = PartitionState.NewPartition.name
+        # the partitions without a live replica were logged as failed before the fenced create threw
+        fenced = _failures(
+            w.with_(moved=True), no_live, ONLINE_NAME, FailureReason.NoAssignedReplicaAlive, new
+        )
+        b = Block()
+        created = b.let("created", cr.f("created"))
+        w1 = w.with_(state=_set_leadership(cr.f("state"), build_map(created, recs.get)))
+        w1 = _failures(w1, no_live, ONLINE_NAME, FailureReason.NoAssignedReplicaAlive, new)
+        w1 = _failures(w1, cr.f("exists"), ONLINE_NAME, FailureReason.NodeExists, new)
+        w1 = batch.add_leader_and_isr_bulk(
+            p, w1, created, lambda tp: recs.get(tp).f("leader_and_isr", "isr"), True
+        )
+        return if_(cr.f("moved"), fenced, b.in_(_put_states(w1, created, PartitionState.OnlinePartition)))
+
+    b = Block()
+    no_live = b.let("no_live", tps.filter(lambda tp: live_of(tp).is_empty()))
+    recs = b.let("recs", build_map(tps.minus(no_live), first_leader))
+    cr = b.let("cr", zk.create_partition_states(p, s, recs))
+    return rule("initializeLeaderAndIsrForPartitions", "§5.2a", b.in_(after_create(recs, no_live, cr)))
 
 
 # ------------------------------------------------------------------------------------------- §5.2b
@@ -212,7 +180,7 @@ def _election_round(p: Profile, w: Expr, remaining: Expr, election: LeaderElecti
         # no per-partition failure, no state change, nothing sent (the unsent batch is dropped).
         zkps = s1.f("zk", "partition_states")
         legacy = s1.f("controller", "legacy_reassignments")
-        read_ok = remaining.filter(lambda tp: zkps.has(tp) & ~Z.written_by_newer_controller(s1, tp))
+        read_ok = remaining.filter(lambda tp: zkps.has(tp) & ~zk.written_by_newer_controller(s1, tp))
         return if_(
             read_ok.any(lambda tp: ~legacy.has(tp)),
             rec(
@@ -227,102 +195,69 @@ def _election_round(p: Profile, w: Expr, remaining: Expr, election: LeaderElecti
 
     def _after_read(s1: Expr) -> Expr:
         zkps = s1.f("zk", "partition_states")
-        return let(
-            remaining.filter(lambda tp: ~zkps.has(tp)),
-            lambda missing: let(
-                remaining.minus(missing).filter(lambda tp: Z.written_by_newer_controller(s1, tp)),
-                lambda newer: let(
-                    remaining.minus(missing).minus(newer),
-                    lambda cands: let(
-                        build_map(
-                            cands,
-                            lambda tp: elect(
-                                p,
-                                election.strategy,
-                                election_input(p, s1, tp, zkps.get(tp).f("leader_and_isr"), election),
-                            ),
-                        ),
-                        lambda results: let(
-                            cands.filter(lambda tp: results.get(tp).f("leader").eq(-1)),
-                            lambda no_leader: let(
-                                Z.update_leader_and_isr(
-                                    p,
-                                    s1,
-                                    build_map(
-                                        cands.minus(no_leader),
-                                        lambda tp: let(
-                                            zkps.get(tp).f("leader_and_isr"),
-                                            lambda lai: lai.with_(
-                                                leader=results.get(tp).f("leader"),
-                                                leader_epoch=lai.f("leader_epoch") + 1,
-                                                isr=results.get(tp).f("isr"),
-                                            ),
-                                        ),
-                                    ),
-                                ),
-                                lambda wr: if_(
-                                    wr.f("moved"),
-                                    rec(
-                                        ElectionRound,
-                                        work=w.with_(state=s1, moved=True),
-                                        elected=frozenset(),
-                                        retry=frozenset(),
-                                        threw=False,
-                                    ),
-                                    rec(
-                                        ElectionRound,
-                                        work=B.add_leader_and_isr_bulk(
-                                            p,
-                                            _failures(
-                                                _failures(
-                                                    _failures(
-                                                        _failures(
-                                                            w.with_(
-                                                                state=_set_leadership(
-                                                                    wr.f("state"), wr.f("records")
-                                                                )
-                                                            ),
-                                                            missing,
-                                                            ONLINE_NAME,
-                                                            FailureReason.LeaderAndIsrMissing,
-                                                        ),
-                                                        newer,
-                                                        ONLINE_NAME,
-                                                        FailureReason.WrittenByNewerController,
-                                                    ),
-                                                    no_leader,
-                                                    ONLINE_NAME,
-                                                    FailureReason.NoEligibleLeader,
-                                                ),
-                                                wr.f("failed"),
-                                                ONLINE_NAME,
-                                                FailureReason.ZkError,
-                                            ),
-                                            wr.f("records").keys(),
-                                            lambda tp: results.get(tp).f("recipients"),
-                                            False,
-                                        ),
-                                        elected=wr.f("records").keys(),
-                                        retry=wr.f("retry"),
-                                        threw=False,
-                                    ),
-                                ),
-                            ),
-                        ),
-                    ),
+        b = Block()
+        missing = b.let("missing", remaining.filter(lambda tp: ~zkps.has(tp)))
+        newer = b.let(
+            "newer", remaining.minus(missing).filter(lambda tp: zk.written_by_newer_controller(s1, tp))
+        )
+        cands = b.let("cands", remaining.minus(missing).minus(newer))
+        results = b.let(
+            "results",
+            build_map(
+                cands,
+                lambda tp: elect(
+                    p,
+                    election.strategy,
+                    election_input(p, s1, tp, zkps.get(tp).f("leader_and_isr"), election),
                 ),
             ),
         )
+        no_leader = b.let("no_leader", cands.filter(lambda tp: results.get(tp).f("leader").eq(-1)))
+
+        def elected_record(tp: Expr) -> Expr:
+            b = Block()
+            lai = b.let("lai", zkps.get(tp).f("leader_and_isr"))
+            return b.in_(
+                lai.with_(
+                    leader=results.get(tp).f("leader"),
+                    leader_epoch=lai.f("leader_epoch") + 1,
+                    isr=results.get(tp).f("isr"),
+                )
+            )
+
+        wr = b.let("wr", zk.update_leader_and_isr(p, s1, build_map(cands.minus(no_leader), elected_record)))
+
+        def written(wr: Expr) -> Expr:
+            w1 = w.with_(state=_set_leadership(wr.f("state"), wr.f("records")))
+            w1 = _failures(w1, missing, ONLINE_NAME, FailureReason.LeaderAndIsrMissing)
+            w1 = _failures(w1, newer, ONLINE_NAME, FailureReason.WrittenByNewerController)
+            w1 = _failures(w1, no_leader, ONLINE_NAME, FailureReason.NoEligibleLeader)
+            w1 = _failures(w1, wr.f("failed"), ONLINE_NAME, FailureReason.ZkError)
+            w1 = batch.add_leader_and_isr_bulk(
+                p, w1, wr.f("records").keys(), lambda tp: results.get(tp).f("recipients"), False
+            )
+            return rec(
+                ElectionRound, work=w1, elected=wr.f("records").keys(), retry=wr.f("retry"), threw=False
+            )
+
+        fenced = rec(
+            ElectionRound,
+            work=w.with_(state=s1, moved=True),
+            elected=frozenset(),
+            retry=frozenset(),
+            threw=False,
+        )
+        return b.in_(if_(wr.f("moved"), fenced, written(wr)))
 
     return rule(
         "doElectLeaderForPartitions",
         "§5.2b",
         if_(
-            Z.read_fails(s, remaining),
+            zk.read_fails(s, remaining),
             rec(
                 ElectionRound,
                 work=_failures(
-                    w.with_(state=Z.consume_read_faults(s, remaining)),
+                    w.with_(state=zk.consume_read_faults(s, remaining)),
                     remaining,
                     ONLINE_NAME,
                     FailureReason.ZkError,
@@ -331,7 +266,7 @@ def _election_round(p: Profile, w: Expr, remaining: Expr, election: LeaderElecti
                 retry=frozenset(),
                 threw=False,
             ),
-            let(Z.consume_read_faults(s, remaining), after_read),
+            let(zk.consume_read_faults(s, remaining), after_read),
         ),
     )
 
@@ -341,22 +276,22 @@ def elect_leader_for_partitions(p: Profile, w: Expr, tps: Expr, election: Leader
     """§5.2b ``electLeaderForPartitions(tps, strategy)`` followed by PS := OnlinePartition for the elected."""
 
     def finish(wd: Expr, elected: Expr, threw: Expr) -> Expr:
-        return if_(wd.f("moved") | threw, wd, _put_states(wd, elected, P.OnlinePartition))
+        return if_(wd.f("moved") | threw, wd, _put_states(wd, elected, PartitionState.OnlinePartition))
 
     def second(r1: Expr) -> Expr:
         again = r1.f("retry") if p.election_retry_remaining_only else tps
-        return let(
-            _election_round(p, r1.f("work"), again, election),
-            lambda r2: finish(r2.f("work"), r1.f("elected").union(r2.f("elected")), r2.f("threw")),
-        )
+        b = Block()
+        r2 = b.let("r2", _election_round(p, r1.f("work"), again, election))
+        return b.in_(finish(r2.f("work"), r1.f("elected").union(r2.f("elected")), r2.f("threw")))
 
-    body = let(
-        _election_round(p, w, tps, election),
-        lambda r1: if_(
+    b = Block()
+    r1 = b.let("r1", _election_round(p, w, tps, election))
+    body = b.in_(
+        if_(
             r1.f("retry").is_empty() | r1.f("threw"),
             finish(r1.f("work"), r1.f("elected"), r1.f("threw")),
             second(r1),
-        ),
+        )
     )
     return rule("electLeaderForPartitions", "§5.2b", body)
 
@@ -366,30 +301,25 @@ def elect_leader_for_partitions(p: Profile, w: Expr, tps: Expr, election: Leader
 
 def _to_online(p: Profile, w: Expr, valid: Expr, election: LeaderElection | None) -> Expr:
     states = w.f("state", "controller", "partition_states")
-    return let(
-        valid.filter(lambda tp: states.get(tp).eq(P.NewPartition)),
-        lambda uninit: let(
-            if_(uninit.is_empty(), w, initialize_leader_and_isr(p, w, uninit)),
-            lambda w1: let(
-                valid.minus(uninit),
-                lambda to_elect: if_(
-                    to_elect.is_empty() | w1.f("moved"),
-                    w1,
-                    w1.with_(batch=B.EMPTY_BATCH)
-                    if election is None
-                    else elect_leader_for_partitions(p, w1, to_elect, election),
-                ),
-            ),
-        ),
+    b = Block()
+    uninit = b.let("uninit", valid.filter(lambda tp: states.get(tp).eq(PartitionState.NewPartition)))
+    w1 = b.let("w1", if_(uninit.is_empty(), w, initialize_leader_and_isr(p, w, uninit)))
+    to_elect = b.let("to_elect", valid.minus(uninit))
+    # election=None with partitions to elect: Kafka's IllegalArgumentException, the batch is discarded unsent
+    elected = (
+        w1.with_(batch=batch.EMPTY_BATCH)
+        if election is None
+        else elect_leader_for_partitions(p, w1, to_elect, election)
     )
+    return b.in_(if_(to_elect.is_empty() | w1.f("moved"), w1, elected))
 
 
 def _apply_target(
     p: Profile, w: Expr, valid: Expr, target: PartitionState, election: LeaderElection | None
 ) -> Expr:
-    if target is P.OnlinePartition:
+    if target is PartitionState.OnlinePartition:
         return rule("OnlinePartition", "§5.2", _to_online(p, w, valid, election))
-    section = "§5.1" if target is P.NewPartition else "§5.3"
+    section = "§5.1" if target is PartitionState.NewPartition else "§5.3"
     return rule(target.name, section, _put_states(w, valid, target))
 
 
@@ -402,30 +332,33 @@ def partition_state_change(
 
     def call(wv: Expr, ps: Expr) -> Expr:
         current = wv.f("state", "controller", "partition_states")
-        return let(
+        b = Block()
+        states = b.let(
+            "states",
             current.merge(
-                build_map(ps.filter(lambda tp: ~current.has(tp)), lambda _tp: P.NonExistentPartition)
-            ),
-            lambda states: let(
-                ps.filter(lambda tp: valid_prev.contains(states.get(tp))),
-                lambda valid: let(
-                    _failures(
-                        _set_partition_states(wv, states),
-                        ps.minus(valid),
-                        target.name,
-                        FailureReason.InvalidTransition,
-                    ),
-                    lambda w1: B.send(
-                        p, if_(valid.is_empty(), w1, _apply_target(p, w1, valid, target, election))
-                    ),
-                ),
+                build_map(
+                    ps.filter(lambda tp: ~current.has(tp)), lambda _tp: PartitionState.NonExistentPartition
+                )
             ),
         )
+        valid = b.let("valid", ps.filter(lambda tp: valid_prev.contains(states.get(tp))))
+        w1 = b.let(
+            "w1",
+            _failures(
+                _set_partition_states(wv, states),
+                ps.minus(valid),
+                target.name,
+                FailureReason.InvalidTransition,
+            ),
+        )
+        return b.in_(batch.send(p, if_(valid.is_empty(), w1, _apply_target(p, w1, valid, target, election))))
 
     return rule(
         f"PartitionStateMachine.handleStateChanges({target.name})",
         "§2.3",
-        B.unless_moved(w, lambda wv: B.bind(partitions, lambda ps: if_(ps.is_empty(), wv, call(wv, ps)))),
+        batch.unless_moved(
+            w, lambda wv: batch.bind(partitions, lambda ps: if_(ps.is_empty(), wv, call(wv, ps)))
+        ),
     )
 
 
@@ -439,21 +372,21 @@ def trigger_online_partition_state_change(p: Profile, w: object, topic: Expr | N
     """§5.4 step 2 ``triggerOnlinePartitionStateChange()`` / ``(topic)``: every New/Offline partition (of ``topic``)
     whose topic is not queued for deletion → OnlinePartition with the Offline strategy, ``allowUnclean = false``
     (1.1: the parameterless strategy, which also consults the topic config)."""
-    wanted = frozenset({P.OfflinePartition, P.NewPartition})
+    wanted = frozenset({PartitionState.OfflinePartition, PartitionState.NewPartition})
 
     def body(wv: Expr) -> Expr:
         s = wv.f("state")
         return partition_state_change(
             p,
             wv,
-            C.partitions_in_states(s, wanted, topic).filter(
-                lambda tp: ~C.queued_for_deletion(s, tp.f("topic"))
+            context.partitions_in_states(s, wanted, topic).filter(
+                lambda tp: ~context.queued_for_deletion(s, tp.f("topic"))
             ),
-            P.OnlinePartition,
+            PartitionState.OnlinePartition,
             OFFLINE_ELECTION,
         )
 
-    return rule("triggerOnlinePartitionStateChange", "§5.4", B.unless_moved(w, body))
+    return rule("triggerOnlinePartitionStateChange", "§5.4", batch.unless_moved(w, body))
 
 
 @procedure("initialize_partition_state", "§5.4")
@@ -463,24 +396,21 @@ def initialize_partition_state(p: Profile, w: object) -> Expr:
 
     def body(wv: Expr) -> Expr:
         s = wv.f("state")
-        return let(
-            C.live_brokers(s),
-            lambda live: _set_partition_states(
-                wv,
-                s.f("controller", "partition_states").merge(
-                    build_map(
-                        C.all_partitions(s),
-                        lambda tp: cond(
-                            (~C.has_leadership(s, tp), P.NewPartition),
-                            (
-                                C.is_online_with(live, C.offline_dir_replicas(s), C.leader_of(s, tp), tp),
-                                P.OnlinePartition,
-                            ),
-                            otherwise=P.OfflinePartition,
-                        ),
-                    )
+        b = Block()
+        live = b.let("live", context.live_brokers(s))
+        states = build_map(
+            context.all_partitions(s),
+            lambda tp: cond(
+                (~context.has_leadership(s, tp), PartitionState.NewPartition),
+                (
+                    context.is_online_with(
+                        live, context.offline_dir_replicas(s), context.leader_of(s, tp), tp
+                    ),
+                    PartitionState.OnlinePartition,
                 ),
+                otherwise=PartitionState.OfflinePartition,
             ),
         )
+        return b.in_(_set_partition_states(wv, s.f("controller", "partition_states").merge(states)))
 
-    return rule("initializePartitionState", "§5.4", B.unless_moved(w, body))
+    return rule("initializePartitionState", "§5.4", batch.unless_moved(w, body))
