@@ -22,8 +22,22 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from kcspec.spec import context as C
-from kcspec.spec.lang import Const, Expr, Var, build_map, if_, let, lift, lit, procedure, rec, rule, set_of
+from kcspec.spec import context
+from kcspec.spec.lang import (
+    Block,
+    Const,
+    Expr,
+    Var,
+    build_map,
+    if_,
+    let,
+    lift,
+    lit,
+    procedure,
+    rec,
+    rule,
+    set_of,
+)
 from kcspec.spec.profiles import Profile
 from kcspec.spec.requests import (
     LeaderAndIsrPartitionState,
@@ -68,24 +82,23 @@ def with_batch(w: Expr, **updates: object) -> Expr:
 
 def _lair_state(s: Expr, key: Expr, is_new: Expr, existing: Expr, li_of: Callable[[Expr], Expr]) -> Expr:
     tp = key.f("tp")
-    return let(
-        li_of(tp),
-        lambda li: let(
-            C.assignment(s, tp),
-            lambda fa: rec(
-                LeaderAndIsrPartitionState,
-                tp=tp,
-                controller_epoch=li.f("controller_epoch"),
-                leader=li.f("leader_and_isr", "leader"),
-                leader_epoch=li.f("leader_and_isr", "leader_epoch"),
-                isr=li.f("leader_and_isr", "isr"),
-                zk_version=li.f("leader_and_isr", "zk_version"),
-                replicas=fa.f("replicas"),
-                adding=fa.f("adding"),
-                removing=fa.f("removing"),
-                is_new=is_new | (existing.has(key) & existing.get(key).f("is_new")),
-            ),
-        ),
+    b = Block()
+    li = b.let("li", li_of(tp))
+    fa = b.let("fa", context.assignment(s, tp))
+    return b.in_(
+        rec(
+            LeaderAndIsrPartitionState,
+            tp=tp,
+            controller_epoch=li.f("controller_epoch"),
+            leader=li.f("leader_and_isr", "leader"),
+            leader_epoch=li.f("leader_and_isr", "leader_epoch"),
+            isr=li.f("leader_and_isr", "isr"),
+            zk_version=li.f("leader_and_isr", "zk_version"),
+            replicas=fa.f("replicas"),
+            adding=fa.f("adding"),
+            removing=fa.f("removing"),
+            is_new=is_new | (existing.has(key) & existing.get(key).f("is_new")),
+        )
     )
 
 
@@ -93,19 +106,13 @@ def _add_lair(
     p: Profile, wv: Expr, ts: Expr, keys: Expr, is_new: object, li_of: Callable[[Expr], Expr]
 ) -> Expr:
     s = wv.f("state")
-    return let(
-        wv.f("batch", "leader_and_isr"),
-        lambda lair: add_update_metadata(
-            p,
-            with_batch(
-                wv,
-                leader_and_isr=lair.merge(
-                    build_map(keys, lambda k: _lair_state(s, k, lift(is_new), lair, li_of))
-                ),
-            ),
-            C.live_or_shutting_down(s),
-            ts,
-        ),
+    b = Block()
+    lair = b.let("lair", wv.f("batch", "leader_and_isr"))
+    states = build_map(keys, lambda k: _lair_state(s, k, lift(is_new), lair, li_of))
+    return b.in_(
+        add_update_metadata(
+            p, with_batch(wv, leader_and_isr=lair.merge(states)), context.live_or_shutting_down(s), ts
+        )
     )
 
 
@@ -129,25 +136,19 @@ def add_leader_and_isr_bulk(
 
     def body(wv: Expr) -> Expr:
         s = wv.f("state")
-        li_of = leader_isr or (lambda tp: C.leadership(s, tp))
-        return bind(
-            tps,
-            lambda ts: if_(
-                ts.is_empty(),
-                wv,
-                let(
-                    ts.flat_map(
-                        lambda tp: (
-                            lift(recipients(tp))
-                            .to_set()
-                            .filter(lambda b: b.ge(0))
-                            .map(lambda b: C.replica(tp, b))
-                        )
-                    ),
-                    lambda keys: _add_lair(p, wv, ts, keys, is_new, li_of),
-                ),
-            ),
-        )
+        li_of = leader_isr or (lambda tp: context.leadership(s, tp))
+
+        def keys_of(tp: Expr) -> Expr:
+            return (
+                lift(recipients(tp)).to_set().filter(lambda b: b.ge(0)).map(lambda b: context.replica(tp, b))
+            )
+
+        def add(ts: Expr) -> Expr:
+            b = Block()
+            keys = b.let("keys", ts.flat_map(keys_of))
+            return if_(ts.is_empty(), wv, b.in_(_add_lair(p, wv, ts, keys, is_new, li_of)))
+
+        return bind(tps, add)
 
     return rule("addLeaderAndIsrRequestForBrokers", "§3.4", unless_moved(w, body))
 
@@ -170,7 +171,7 @@ def add_leader_and_isr_keys(p: Profile, w: object, keys: object, is_new: object)
                     ks.map(lambda k: k.f("tp")),
                     ks.filter(lambda k: k.f("replica").ge(0)),
                     is_new,
-                    lambda tp: C.leadership(s, tp),
+                    lambda tp: context.leadership(s, tp),
                 ),
             ),
         )
@@ -204,25 +205,22 @@ def add_leader_and_isr(
 
 def umr_partition_state(s: Expr, live: Expr, offline: Expr, tp: Expr) -> Expr:
     """The UMR partition state of ``tp`` computed now (§3.4 ``updateMetadataRequestPartitionInfo``)."""
-    return let(
-        C.leadership(s, tp),
-        lambda li: let(
-            C.replicas(s, tp),
-            lambda ar: let(
-                C.queued_for_deletion(s, tp.f("topic")),
-                lambda deleting: rec(
-                    UpdateMetadataPartitionState,
-                    tp=tp,
-                    controller_epoch=li.f("controller_epoch"),
-                    leader=if_(deleting, LEADER_DURING_DELETE, li.f("leader_and_isr", "leader")),
-                    leader_epoch=if_(deleting, INITIAL_LEADER_EPOCH, li.f("leader_and_isr", "leader_epoch")),
-                    isr=li.f("leader_and_isr", "isr"),
-                    zk_version=if_(deleting, INITIAL_ZK_VERSION, li.f("leader_and_isr", "zk_version")),
-                    replicas=ar,
-                    offline_replicas=ar.filter(lambda r: ~C.is_online_with(live, offline, r, tp)),
-                ),
-            ),
-        ),
+    b = Block()
+    li = b.let("li", context.leadership(s, tp))
+    ar = b.let("ar", context.replicas(s, tp))
+    deleting = b.let("deleting", context.queued_for_deletion(s, tp.f("topic")))
+    return b.in_(
+        rec(
+            UpdateMetadataPartitionState,
+            tp=tp,
+            controller_epoch=li.f("controller_epoch"),
+            leader=if_(deleting, LEADER_DURING_DELETE, li.f("leader_and_isr", "leader")),
+            leader_epoch=if_(deleting, INITIAL_LEADER_EPOCH, li.f("leader_and_isr", "leader_epoch")),
+            isr=li.f("leader_and_isr", "isr"),
+            zk_version=if_(deleting, INITIAL_ZK_VERSION, li.f("leader_and_isr", "zk_version")),
+            replicas=ar,
+            offline_replicas=ar.filter(lambda r: ~context.is_online_with(live, offline, r, tp)),
+        )
     )
 
 
@@ -238,7 +236,7 @@ def update_metadata_partitions(p: Profile, s: Expr, tps: Expr) -> Expr:
         given = if_(tps.is_empty(), s.f("controller", "leadership").keys(), tps)
     if p.umr_carries_deleting_partitions:
         deleting = s.f("controller", "topics_to_be_deleted")
-        given = given.union(C.all_partitions(s).filter(lambda tp: deleting.contains(tp.f("topic"))))
+        given = given.union(context.all_partitions(s).filter(lambda tp: deleting.contains(tp.f("topic"))))
     return given
 
 
@@ -250,23 +248,21 @@ def add_update_metadata(p: Profile, w: object, brokers: object, tps: object) -> 
 
     def body(wv: Expr) -> Expr:
         s = wv.f("state")
-        return let(
-            update_metadata_partitions(p, s, lift(tps)),
-            lambda parts: let(
-                C.live_brokers(s),
-                lambda live: with_batch(
-                    wv,
-                    update_metadata_brokers=wv.f("batch", "update_metadata_brokers").union(
-                        lift(brokers).to_set().filter(lambda b: b.ge(0))
-                    ),
-                    update_metadata_partitions=wv.f("batch", "update_metadata_partitions").merge(
-                        build_map(
-                            parts.filter(lambda tp: C.has_leadership(s, tp)),
-                            lambda tp: umr_partition_state(s, live, C.offline_dir_replicas(s), tp),
-                        )
-                    ),
+        b = Block()
+        parts = b.let("parts", update_metadata_partitions(p, s, lift(tps)))
+        live = b.let("live", context.live_brokers(s))
+        states = build_map(
+            parts.filter(lambda tp: context.has_leadership(s, tp)),
+            lambda tp: umr_partition_state(s, live, context.offline_dir_replicas(s), tp),
+        )
+        return b.in_(
+            with_batch(
+                wv,
+                update_metadata_brokers=wv.f("batch", "update_metadata_brokers").union(
+                    lift(brokers).to_set().filter(lambda b: b.ge(0))
                 ),
-            ),
+                update_metadata_partitions=wv.f("batch", "update_metadata_partitions").merge(states),
+            )
         )
 
     return rule("addUpdateMetadataRequestForBrokers", "§3.4", unless_moved(w, body))
@@ -281,11 +277,11 @@ def stop_replica_leader_epoch(p: Profile, s: Expr, tp: Expr) -> Expr:
     if not p.stop_replica_leader_epoch:
         return lit(NO_EPOCH)
     return if_(
-        C.queued_for_deletion(s, tp.f("topic")),
+        context.queued_for_deletion(s, tp.f("topic")),
         EPOCH_DURING_DELETE,
         if_(
-            C.has_leadership(s, tp),
-            C.leadership(s, tp).f("leader_and_isr", "leader_epoch"),
+            context.has_leadership(s, tp),
+            context.leadership(s, tp).f("leader_and_isr", "leader_epoch"),
             NO_EPOCH,
         ),
     )
@@ -298,23 +294,18 @@ def add_stop_replica_bulk(p: Profile, w: object, replicas: object, delete: objec
 
     def body(wv: Expr) -> Expr:
         s = wv.f("state")
-        return let(
-            wv.f("batch", "stop_replica"),
-            lambda sr: with_batch(
-                wv,
-                stop_replica=sr.merge(
-                    build_map(
-                        lift(replicas).to_set().filter(lambda k: k.f("replica").ge(0)),
-                        lambda k: rec(
-                            StopReplicaPartitionState,
-                            tp=k.f("tp"),
-                            delete_partition=lift(delete) | (sr.has(k) & sr.get(k).f("delete_partition")),
-                            leader_epoch=stop_replica_leader_epoch(p, s, k.f("tp")),
-                        ),
-                    )
-                ),
+        b = Block()
+        sr = b.let("sr", wv.f("batch", "stop_replica"))
+        states = build_map(
+            lift(replicas).to_set().filter(lambda k: k.f("replica").ge(0)),
+            lambda k: rec(
+                StopReplicaPartitionState,
+                tp=k.f("tp"),
+                delete_partition=lift(delete) | (sr.has(k) & sr.get(k).f("delete_partition")),
+                leader_epoch=stop_replica_leader_epoch(p, s, k.f("tp")),
             ),
         )
+        return b.in_(with_batch(wv, stop_replica=sr.merge(states)))
 
     return rule("addStopReplicaRequestForBrokers", "§3.4", unless_moved(w, body))
 
@@ -324,7 +315,9 @@ def add_stop_replica(p: Profile, w: object, brokers: object, tp: object, delete:
     """``addStopReplicaRequestForBrokers(brokers, tp, delete)`` (§3.4)."""
     return bind(
         tp,
-        lambda t: add_stop_replica_bulk(p, w, lift(brokers).to_set().map(lambda b: C.replica(t, b)), delete),
+        lambda t: add_stop_replica_bulk(
+            p, w, lift(brokers).to_set().map(lambda b: context.replica(t, b)), delete
+        ),
     )
 
 
@@ -339,73 +332,61 @@ def send(p: Profile, w: object) -> Expr:
 
     def body(wv: Expr) -> Expr:
         c = wv.f("state", "controller")
-        b = wv.f("batch")
-        return let(
-            c.f("live_brokers").keys(),
-            lambda live: let(
-                b.f("leader_and_isr"),
-                lambda lair: let(
-                    b.f("stop_replica"),
-                    lambda sr: let(
-                        b.f("update_metadata_partitions"),
-                        lambda ump: wv.with_(
-                            batch=EMPTY_BATCH,
-                            sent=wv.f("sent")
-                            .union(
-                                lair.keys()
-                                .map(lambda k: k.f("replica"))
-                                .inter(live)
-                                .map(
-                                    lambda br: rec(
-                                        LeaderAndIsrRequest,
-                                        broker=br,
-                                        controller_id=c.f("controller_id"),
-                                        controller_epoch=c.f("epoch"),
-                                        partition_states=lair.keys()
-                                        .filter(lambda k: k.f("replica").eq(br))
-                                        .map(lambda k: lair.get(k)),
-                                    )
-                                )
-                            )
-                            .union(
-                                let(
-                                    ump.keys().map(lambda k: ump.get(k)),
-                                    lambda states: (
-                                        b.f("update_metadata_brokers")
-                                        .inter(live)
-                                        .map(
-                                            lambda br: rec(
-                                                UpdateMetadataRequest,
-                                                broker=br,
-                                                controller_id=c.f("controller_id"),
-                                                controller_epoch=c.f("epoch"),
-                                                live_brokers=live,
-                                                partition_states=states,
-                                            )
-                                        )
-                                    ),
-                                )
-                            )
-                            .union(
-                                sr.keys()
-                                .map(lambda k: k.f("replica"))
-                                .inter(live)
-                                .map(
-                                    lambda br: rec(
-                                        StopReplicaRequest,
-                                        broker=br,
-                                        controller_id=c.f("controller_id"),
-                                        controller_epoch=c.f("epoch"),
-                                        partition_states=sr.keys()
-                                        .filter(lambda k: k.f("replica").eq(br))
-                                        .map(lambda k: sr.get(k)),
-                                    )
-                                )
-                            ),
-                        ),
-                    ),
-                ),
-            ),
+        pending = wv.f("batch")
+        block = Block()
+        live = block.let("live", c.f("live_brokers").keys())
+        lair = block.let("lair", pending.f("leader_and_isr"))
+        sr = block.let("sr", pending.f("stop_replica"))
+        ump = block.let("ump", pending.f("update_metadata_partitions"))
+        leader_and_isr = (
+            lair.keys()
+            .map(lambda k: k.f("replica"))
+            .inter(live)
+            .map(
+                lambda br: rec(
+                    LeaderAndIsrRequest,
+                    broker=br,
+                    controller_id=c.f("controller_id"),
+                    controller_epoch=c.f("epoch"),
+                    partition_states=lair.keys()
+                    .filter(lambda k: k.f("replica").eq(br))
+                    .map(lambda k: lair.get(k)),
+                )
+            )
         )
+        umr = Block()
+        states = umr.let("states", ump.keys().map(lambda k: ump.get(k)))
+        update_metadata = umr.in_(
+            pending.f("update_metadata_brokers")
+            .inter(live)
+            .map(
+                lambda br: rec(
+                    UpdateMetadataRequest,
+                    broker=br,
+                    controller_id=c.f("controller_id"),
+                    controller_epoch=c.f("epoch"),
+                    live_brokers=live,
+                    partition_states=states,
+                )
+            )
+        )
+        stop_replica = (
+            sr.keys()
+            .map(lambda k: k.f("replica"))
+            .inter(live)
+            .map(
+                lambda br: rec(
+                    StopReplicaRequest,
+                    broker=br,
+                    controller_id=c.f("controller_id"),
+                    controller_epoch=c.f("epoch"),
+                    partition_states=sr.keys()
+                    .filter(lambda k: k.f("replica").eq(br))
+                    .map(lambda k: sr.get(k)),
+                )
+            )
+        )
+        sent = wv.f("sent").union(leader_and_isr).union(update_metadata).union(stop_replica)
+        return block.in_(wv.with_(batch=EMPTY_BATCH, sent=sent))
 
     return rule("sendRequestsToBrokers", "§3.4", unless_moved(w, body))
