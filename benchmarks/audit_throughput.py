@@ -4,7 +4,7 @@ Usage::
 
     .venv/bin/python benchmarks/audit_throughput.py --lines 10000000 --master 'local[2]'
 
-The corpus comes from the reference controller: one seeded random walk (``conformance/simulate.py``, TRACE
+The corpus comes from the reference controller: one seeded random walk (``conformance/selfcheck/simulate.py``, TRACE
 logging on) yields a cluster's ``state-change.log`` and ``controller.log`` lines, routed to the broker that
 was controller. That history is copied into ``cluster-NNNN/`` directories (one cluster history each, the
 audit's default ``--history dir``), each copy's timestamps moved one hour later, until the corpus has
@@ -53,7 +53,7 @@ from kcspec.conformance.audit import jvm_parser, report
 from kcspec.conformance.audit.pipeline import run_audit
 from kcspec.conformance.audit.session import make_session
 from kcspec.conformance.audit.spark_job import expand_inputs
-from kcspec.conformance.simulate import WalkConfig, route_lines, walk
+from kcspec.conformance.selfcheck.simulate import WalkConfig, route_lines, walk
 from kcspec.reference_impl.logs import DEFAULT_START
 from kcspec.reference_impl.reference import ReferenceController
 from kcspec.spec.profiles import KAFKA_2_8

@@ -24,10 +24,10 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from kcspec.conformance.bugzoo import generic, killing
-from kcspec.conformance.bugzoo.checks import LadderConfig, vectors_for
-from kcspec.conformance.bugzoo.historical import HISTORICAL
-from kcspec.conformance.bugzoo.zoo import run_zoo
+from kcspec.conformance.selfcheck.bugzoo import generic, killing
+from kcspec.conformance.selfcheck.bugzoo.checks import LadderConfig, vectors_for
+from kcspec.conformance.selfcheck.bugzoo.historical import HISTORICAL
+from kcspec.conformance.selfcheck.bugzoo.zoo import run_zoo
 
 OUT = Path(__file__).parent / "results"
 

@@ -21,8 +21,8 @@ import subprocess
 import sys
 import time
 
-from kcspec.conformance.explore.config import ExploreConfig
-from kcspec.conformance.explore.explorer import explore
+from kcspec.conformance.selfcheck.explore.config import ExploreConfig
+from kcspec.conformance.selfcheck.explore.explorer import explore
 from kcspec.model.invariants_check import InvariantChecker
 from kcspec.model.step import SpecMachine
 
@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _tla_models() -> None:
-    from kcspec.conformance.explore.tla_model import check_count
+    from kcspec.conformance.selfcheck.explore.tla_model import check_count
     from kcspec.model.tla.manifest import load
 
     print(

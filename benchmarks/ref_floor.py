@@ -22,8 +22,8 @@ import time
 from collections import deque
 from collections.abc import Hashable
 
-from kcspec.conformance.explore.config import ExploreConfig
-from kcspec.conformance.explore.events import bootstrap, candidates
+from kcspec.conformance.selfcheck.explore.config import ExploreConfig
+from kcspec.conformance.selfcheck.explore.events import bootstrap, candidates
 from kcspec.model.symmetry import canonical_state
 from kcspec.reference_impl import ReferenceController
 from kcspec.spec.events import ControllerEvent

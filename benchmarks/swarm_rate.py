@@ -5,7 +5,7 @@ Usage::
     .venv/bin/python benchmarks/swarm_rate.py --runs 16 --steps 200 --masters 'local[1]' 'local[2]'
 
 For each master, in a fresh process, the same swarm as ``kcspec simulate --spark --master M --runs N --steps S
---seed SEED`` (``conformance.swarm.run_swarm``: every walk checked step by step against the spec and the
+--seed SEED`` (``conformance.selfcheck.swarm.run_swarm``: every walk checked step by step against the spec and the
 invariants) runs after the Spark session has started, so the figure is the swarm job alone. Reported per
 master: wall seconds, steps/s, steps/s per core, and the steps/s of one walk on its own (the sum of the walks'
 own times: what a core does when it runs walks). The scaling ratio is steps/s with the most cores over steps/s
@@ -31,8 +31,8 @@ def cores(master: str) -> int:
 def measure(master: str, runs: int, steps: int, seed: int, topics: int, partitions: int) -> dict[str, object]:
     """One swarm on ``master`` (in this process): its figures as a dict."""
     from kcspec.conformance.audit.session import make_session
-    from kcspec.conformance.simulate import WalkConfig
-    from kcspec.conformance.swarm import run_swarm, run_walk
+    from kcspec.conformance.selfcheck.simulate import WalkConfig
+    from kcspec.conformance.selfcheck.swarm import run_swarm, run_walk
 
     cfg = WalkConfig(brokers=5, topics=topics, partitions=partitions, rf=3)
     spark = make_session(master, app="kcspec-simulate")  # started here: run_swarm reuses it, then stops it

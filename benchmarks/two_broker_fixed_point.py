@@ -1,6 +1,6 @@
 """Benchmark: the 2-broker, RF 2 TLA+ model of each profile explored to the fixed point, with ``--workers``.
 
-The explorer's TLA+-model mode (``conformance/explore/tla_model.py``: the generated module's ``Init``, every action
+The explorer's TLA+-model mode (``conformance/selfcheck/explore/tla_model.py``: the generated module's ``Init``, every action
 of its ``Next`` with every parameter value, the module's ``StateConstraint``) on the reference controller, with
 refinement and invariants on every step, on ``--workers`` processes. Prints, per profile: distinct states,
 transitions, depth, wall seconds, the CPU seconds of the process and its workers, and the load average.
@@ -18,9 +18,9 @@ import os
 import resource
 import time
 
-from kcspec.conformance.explore.explorer import search
-from kcspec.conformance.explore.stats import ExploreStats
-from kcspec.conformance.explore.tla_model import model_space
+from kcspec.conformance.selfcheck.explore.explorer import search
+from kcspec.conformance.selfcheck.explore.stats import ExploreStats
+from kcspec.conformance.selfcheck.explore.tla_model import model_space
 from kcspec.model.tla.config import CROSSCHECK_DEFAULT, ModelConfig
 
 DEFAULT_BOUNDS = (

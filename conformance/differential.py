@@ -2,7 +2,7 @@
 
 The search is a seeded random walk: each sequence starts with a bootstrap (brokers register, a
 controller fails over, topics are created) and goes on with up to ``MAX_STEPS`` events, each picked at
-random among the explorer's candidate events (``kcspec.conformance.explore.events``) that the reference
+random among the explorer's candidate events (``kcspec.conformance.selfcheck.explore.events``) that the reference
 controller accepts in its current state. The sequence runs on the SUT and on the reference side by side,
 comparing every step's reply.
 
@@ -34,12 +34,12 @@ from pathlib import Path
 
 from kcspec.conformance.adapters.base import Adapter, SutFailure
 from kcspec.conformance.adapters.inprocess import ControllerSut, dispatch
-from kcspec.conformance.explore.config import FAULT_KINDS, ExploreConfig
-from kcspec.conformance.explore.events import bootstrap, candidates
 from kcspec.conformance.known import NO_KNOWN, KnownDeviations
 from kcspec.conformance.protocol import messages as m
 from kcspec.conformance.reference_sut import EngineUnavailable, ReferenceSut
 from kcspec.conformance.reply_diff import Difference, diff_replies
+from kcspec.conformance.selfcheck.explore.config import FAULT_KINDS, ExploreConfig
+from kcspec.conformance.selfcheck.explore.events import bootstrap, candidates
 from kcspec.conformance.signature import Signature
 from kcspec.conformance.verdicts import Outcome, Verdict
 from kcspec.spec import codec

@@ -28,8 +28,8 @@ EXPLORE_DEFAULTS: tuple[dict[str, object], ...] = (
 
 def crosscheck_scenarios(opts: VerifyOptions) -> Iterator[CaseResult]:
     """The reference controller against the spec on the built-in scenarios, with §11 invariants on every step."""
-    from kcspec.conformance.crosscheck import crosscheck
     from kcspec.conformance.scenarios import SCENARIOS
+    from kcspec.conformance.selfcheck.crosscheck import crosscheck
 
     for profile in opts.profiles:
         for scenario in SCENARIOS:
@@ -51,8 +51,8 @@ def crosscheck_scenarios(opts: VerifyOptions) -> Iterator[CaseResult]:
 def explore_defaults(opts: VerifyOptions) -> Iterator[CaseResult]:
     """Exhaustive bounded exploration of the reference controller with refinement against the spec."""
     from kcspec.commands.explore import describe_trace, write_counterexample
-    from kcspec.conformance.explore.config import ExploreConfig
-    from kcspec.conformance.explore.explorer import explore
+    from kcspec.conformance.selfcheck.explore.config import ExploreConfig
+    from kcspec.conformance.selfcheck.explore.explorer import explore
 
     for profile in opts.profiles:
         for params in EXPLORE_DEFAULTS:
@@ -91,9 +91,9 @@ def two_broker_model(opts: VerifyOptions) -> Iterator[CaseResult]:
     the fixed point on every core (``--workers``): refinement and invariants on every step of every state; when the
     manifest (``model/tla/state_counts.json``) lists the model, its count must match."""
     from kcspec.commands.explore import describe_trace, write_counterexample
-    from kcspec.conformance.explore.explorer import search
-    from kcspec.conformance.explore.parallel import default_workers
-    from kcspec.conformance.explore.tla_model import model_space
+    from kcspec.conformance.selfcheck.explore.explorer import search
+    from kcspec.conformance.selfcheck.explore.parallel import default_workers
+    from kcspec.conformance.selfcheck.explore.tla_model import model_space
     from kcspec.model.tla.config import CROSSCHECK_DEFAULT as config
     from kcspec.model.tla.manifest import load
 

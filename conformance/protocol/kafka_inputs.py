@@ -100,11 +100,10 @@ KAFKA_INPUTS: tuple[KafkaInput, ...] = (
         BOTH,
         E,
         ("BrokerStartup",),
-        "one broker per event; Kafka handles every broker that changed since the watch fired in one event "
-        "(sorted), which kcspec expresses as consecutive events.",
+        "one broker changed since the watch fired; several at once are `BrokerChange` (below).",
     ),
     KafkaInput(
-        "BrokerChange: a broker id gone", BOTH, E, ("BrokerFailure",), "one broker per event, as above."
+        "BrokerChange: a broker id gone", BOTH, E, ("BrokerFailure",), "one broker changed, as above."
     ),
     KafkaInput(
         "BrokerChange: same id, new broker epoch (bounce)",
@@ -116,10 +115,13 @@ KAFKA_INPUTS: tuple[KafkaInput, ...] = (
     KafkaInput(
         "BrokerChange: several brokers changed at once",
         BOTH,
-        GAP,
-        (),
-        "one `onBrokerStartup`/`onBrokerFailure` call with several brokers differs from consecutive calls "
-        "(request batching, election order); no kcspec event carries several brokers.",
+        E,
+        ("BrokerChange",),
+        "`processBrokerChange` calls `onBrokerStartup(new sorted)`, then (2.8.2) `onBrokerFailure(bounced sorted)` "
+        "and `onBrokerStartup(bounced sorted)`, then `onBrokerFailure(dead sorted)`: one call per group, which "
+        "differs from consecutive single-broker events (request batching, election order). 1.1.1 sets the live "
+        "set to the registered brokers before `onBrokerStartup`, so the dead ones are already gone then, and "
+        "sees no bounce.",
     ),
     KafkaInput(
         "BrokerModifications (broker znode data changed)",
@@ -221,11 +223,12 @@ KAFKA_INPUTS: tuple[KafkaInput, ...] = (
     KafkaInput(
         "LogDirEventNotification",
         BOTH,
-        GAP,
-        (),
+        E,
+        ("LogDirEventNotification",),
         "`onBrokerLogDirFailure`: every replica of the notified brokers → OnlineReplica (a LeaderAndIsr to "
-        "learn which are offline); no kcspec event triggers it. Its outcome, storage errors in the responses, is "
-        "`LeaderAndIsrResponseReceived`.",
+        "learn which are offline). The responses are `LeaderAndIsrResponseReceived` / "
+        "`LeaderAndIsrPartitionResultsReceived`. A notification of a broker that has died since is out of the "
+        "model (the guard requires live brokers).",
     ),
     KafkaInput(
         "Request send failures and retries (RequestSendThread)",

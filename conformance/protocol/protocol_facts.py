@@ -99,10 +99,10 @@ FIELD_ROLES: dict[str, FieldRole] = {
     "zk.controller_epoch_zk_version": FieldRole(
         Role.harness, ("ControllerFailover", "NewerControllerElected")
     ),
-    "zk.brokers": FieldRole(Role.harness, ("BrokerStartup", "BrokerFailure", "BrokerBounce")),
+    "zk.brokers": FieldRole(Role.harness, ("BrokerStartup", "BrokerFailure", "BrokerBounce", "BrokerChange")),
     "zk.zxid": FieldRole(
         Role.harness,
-        ("BrokerStartup", "BrokerBounce"),
+        ("BrokerStartup", "BrokerBounce", "BrokerChange"),
         "a registration takes the current value as its epoch.",
     ),
     "zk.assignments": FieldRole(

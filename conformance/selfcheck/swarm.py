@@ -1,7 +1,7 @@
 """Swarm simulation: many seeded random walks of the reference controller, each checked step by step.
 
 One walk (``run_walk``) drives the reference controller through the bootstrap and ``steps`` random events
-(``kcspec.conformance.simulate``) and, on every step, checks refinement against the spec (same post-state,
+(``kcspec.conformance.selfcheck.simulate``) and, on every step, checks refinement against the spec (same post-state,
 requests, failures) and the §11 invariants. Its result is small and serialisable (counts, coverage, the
 first violation with its seed and step), so a swarm can run on Spark executors: ``run_swarm`` maps seeds
 to walks either locally or with a SparkContext, then aggregates coverage and keeps the shortest
@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from kcspec.conformance.simulate import WalkConfig, bootstrap, random_event
+from kcspec.conformance.selfcheck.simulate import WalkConfig, bootstrap, random_event
 from kcspec.spec.events import ControllerEvent
 
 
@@ -75,7 +75,7 @@ def run_walk(
 ) -> WalkResult:
     """One checked walk (top-level and picklable, so Spark executors can run it)."""
     from kcspec.conformance.audit.reference_parser import parse_lines
-    from kcspec.conformance.crosscheck import diff_results
+    from kcspec.conformance.selfcheck.crosscheck import diff_results
     from kcspec.model.invariants_check import InvariantChecker
     from kcspec.model.step import SpecMachine
     from kcspec.reference_impl import ReferenceController

@@ -1,6 +1,6 @@
 """``kcspec tla crosscheck``: TLC on the generated module and the explorer on the reference controller, same model.
 
-Both sides explore the same abstraction (``conformance/explore/tla_model.py``): the empty cluster as the
+Both sides explore the same abstraction (``conformance/selfcheck/explore/tla_model.py``): the empty cluster as the
 initial state, every action of the spec with every parameter value of the model's domains, the model's
 bounds as a constraint, no symmetry reduction on either side, no depth bound. TLC writes every distinct
 state it reaches (``-dump``); the explorer keeps every distinct state of the reference controller. The two
@@ -21,8 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from kcspec.conformance.explore.explorer import ExploreResult, ExploreStats
-from kcspec.conformance.explore.tla_model import explore_model
+from kcspec.conformance.selfcheck.explore.explorer import ExploreResult, ExploreStats
+from kcspec.conformance.selfcheck.explore.tla_model import explore_model
 from kcspec.model.tla.config import ModelConfig
 from kcspec.model.tla.counterexample import CounterexampleError, state_of
 from kcspec.model.tla.module import generate

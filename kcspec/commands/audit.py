@@ -100,11 +100,10 @@ def command(
     except InputError as exc:
         err.print(f"[red]error:[/red] {exc}")
         sys.exit(2)
-    if inputs.skipped:
-        names = ", ".join(inputs.skipped[:5]) + (" …" if len(inputs.skipped) > 5 else "")
-        err.print(
-            f"skipped {len(inputs.skipped)} hidden file(s) under the given directories: {names}", markup=False
-        )
+    for name, why in inputs.skipped[:20]:
+        err.print(f"skipped {name}: {why}", markup=False)
+    if len(inputs.skipped) > 20:
+        err.print(f"skipped {len(inputs.skipped) - 20} more file(s) (all listed in OUT/stats.json)", markup=False)
     from kcspec.conformance.audit.master import check_master
 
     bad_master = check_master(master)

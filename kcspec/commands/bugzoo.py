@@ -10,9 +10,9 @@ from rich.console import Console
 from rich.table import Table
 
 from kcspec import options
-from kcspec.conformance.bugzoo.checks import CHECKS, LadderConfig
-from kcspec.conformance.bugzoo.historical import HISTORICAL, HISTORICAL_BY_NAME
-from kcspec.conformance.bugzoo.zoo import ZooRow, run_zoo
+from kcspec.conformance.selfcheck.bugzoo.checks import CHECKS, LadderConfig
+from kcspec.conformance.selfcheck.bugzoo.historical import HISTORICAL, HISTORICAL_BY_NAME
+from kcspec.conformance.selfcheck.bugzoo.zoo import ZooRow, run_zoo
 
 
 def _row_cells(row: ZooRow) -> list[str]:

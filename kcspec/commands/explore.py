@@ -11,15 +11,15 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from kcspec.conformance.explore.config import FAULT_KINDS, ExploreConfig
 from kcspec.conformance.reply_diff import diff_values
+from kcspec.conformance.selfcheck.explore.config import FAULT_KINDS, ExploreConfig
 from kcspec.model.itf import write_itf
 from kcspec.spec import codec
 from kcspec.spec.profiles import DEFAULT_PROFILE, PROFILES
 from kcspec.spec.trace import Trace
 
 if TYPE_CHECKING:
-    from kcspec.conformance.explore.explorer import ExploreResult, ExploreStats
+    from kcspec.conformance.selfcheck.explore.explorer import ExploreResult, ExploreStats
 
 
 def faults_option(value: str) -> frozenset[str]:
@@ -109,8 +109,8 @@ def command(
         if workers is not None:
             raise click.UsageError("--workers and --spark exclude each other (Spark's executors do the work)")
         report(console, cfg, run_on_spark(console, cfg, master or "local[*]"), out, coverage_json)
-    from kcspec.conformance.explore.explorer import explore
-    from kcspec.conformance.explore.parallel import default_workers
+    from kcspec.conformance.selfcheck.explore.explorer import explore
+    from kcspec.conformance.selfcheck.explore.parallel import default_workers
 
     if workers is None:
         workers = default_workers()

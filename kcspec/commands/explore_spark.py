@@ -14,9 +14,9 @@ import click
 from rich.console import Console
 
 if TYPE_CHECKING:
-    from kcspec.conformance.explore.config import ExploreConfig
-    from kcspec.conformance.explore.explorer import ExploreResult
-    from kcspec.conformance.explore.stats import ExploreStats
+    from kcspec.conformance.selfcheck.explore.config import ExploreConfig
+    from kcspec.conformance.selfcheck.explore.explorer import ExploreResult
+    from kcspec.conformance.selfcheck.explore.stats import ExploreStats
 
 
 def run_on_spark(console: Console, cfg: ExploreConfig, master: str) -> ExploreResult:
@@ -28,12 +28,12 @@ def run_on_spark(console: Console, cfg: ExploreConfig, master: str) -> ExploreRe
         click.echo(f"error: {bad_master}", err=True)  # one line, never wrapped
         sys.exit(2)
     try:
-        from kcspec.conformance.explore.spark_explore import spark_search, start_session
+        from kcspec.conformance.selfcheck.explore.spark_explore import spark_search, start_session
     except ImportError as exc:  # pragma: no cover - depends on the environment
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
     from kcspec.conformance.audit.session import spark_log_path
-    from kcspec.conformance.explore.explorer import space_of
+    from kcspec.conformance.selfcheck.explore.explorer import space_of
 
     console.print(f"exploring {cfg.describe()}; on Spark ({master})")
     started = time.perf_counter()

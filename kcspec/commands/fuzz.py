@@ -55,7 +55,7 @@ def command(profiles: tuple[str, ...], budget: str, seed: int | None, database: 
       kcspec fuzz --profile kafka-1.1 --budget 30s --seed 1234
     """
     seconds = parse_budget(budget)
-    from kcspec.conformance.fuzz.campaign import run_campaign
+    from kcspec.conformance.selfcheck.fuzz.campaign import run_campaign
 
     console = Console()
     seed = seed if seed is not None else random.SystemRandom().randrange(2**31)

@@ -82,7 +82,7 @@ def command(
       kcspec simulate --emit-logs /tmp/logs --brokers 5 --partitions 8 --events 500 --seed 7
       kcspec simulate --spark --runs 16 --steps 100 --seed 1
     """
-    from kcspec.conformance.simulate import WalkConfig
+    from kcspec.conformance.selfcheck.simulate import WalkConfig
 
     console = Console()
     cfg = WalkConfig(profile, brokers, topics, partitions, rf)
@@ -107,13 +107,13 @@ def emit(
 ) -> None:
     import contextlib
 
-    from kcspec.conformance.simulate import WalkConfig, emit_logs, walk
+    from kcspec.conformance.selfcheck.simulate import WalkConfig, emit_logs, walk
     from kcspec.reference_impl import ReferenceController
 
     assert isinstance(cfg, WalkConfig)
     bug: contextlib.AbstractContextManager[object] = contextlib.nullcontext()
     if inject is not None:
-        from kcspec.conformance.bugzoo.historical import HISTORICAL_BY_NAME
+        from kcspec.conformance.selfcheck.bugzoo.historical import HISTORICAL_BY_NAME
 
         mutant = HISTORICAL_BY_NAME.get(inject)
         if mutant is None:
@@ -142,8 +142,8 @@ def swarm(
     master: str | None,
     json_path: Path | None,
 ) -> None:
-    from kcspec.conformance.simulate import WalkConfig
-    from kcspec.conformance.swarm import run_swarm
+    from kcspec.conformance.selfcheck.simulate import WalkConfig
+    from kcspec.conformance.selfcheck.swarm import run_swarm
 
     assert isinstance(cfg, WalkConfig)
     report = run_swarm(cfg, runs, steps, seed, master)

@@ -31,7 +31,7 @@ from kcspec.model.tlc.run import TlcInterrupted, TlcResult, run_tlc
 from kcspec.spec import profiles
 
 if TYPE_CHECKING:
-    from kcspec.conformance.tla_crosscheck import CrosscheckResult, StateSample
+    from kcspec.conformance.selfcheck.tla_crosscheck import CrosscheckResult, StateSample
 
 EXIT_OK, EXIT_VIOLATION, EXIT_USAGE = 0, 1, 2
 
@@ -415,7 +415,7 @@ def crosscheck(
       TLA2TOOLS_JAR=/opt/tla2tools.jar kcspec tla crosscheck --profile kafka-2.8 --brokers 1 --rf 1 \\
           --max-controller-epoch 1 --max-leader-epoch 1 --max-zk-version 1 --max-zxid 2
     """
-    from kcspec.conformance.tla_crosscheck import CrosscheckArgs, CrosscheckError, run_crosscheck
+    from kcspec.conformance.selfcheck.tla_crosscheck import CrosscheckArgs, CrosscheckError, run_crosscheck
 
     config = _config(kw)
     try:
@@ -467,7 +467,7 @@ def _print_crosscheck(result: CrosscheckResult, console: Console) -> None:
     t.add_row("explorer (reference controller)", _n(result.explorer_distinct), _n(result.only_explorer))
     console.print(t)
     console.print(result.message, highlight=False, markup=False)
-    from kcspec.conformance.tla_crosscheck import Verdict
+    from kcspec.conformance.selfcheck.tla_crosscheck import Verdict
 
     if result.verdict is Verdict.TLC_FAILED:
         _print_report(result.tlc.report, None, console)
@@ -584,7 +584,7 @@ def verify_cases(opts: Any) -> Iterator[Any]:
         for entry in (e for e in load_manifest() if e.profile == profile and e.in_verify):
 
             def count(entry: Expected = entry) -> tuple[Status, str, str, str | None]:
-                from kcspec.conformance.explore.tla_model import check_count
+                from kcspec.conformance.selfcheck.explore.tla_model import check_count
 
                 checked = check_count(entry)
                 if checked.problem is not None:
@@ -594,7 +594,11 @@ def verify_cases(opts: Any) -> Iterator[Any]:
             yield timed("tla-model", f"explorer on the TLA+ model {entry.name} [{profile}]", count)
 
             def tlc(entry: Expected = entry) -> tuple[Status, str, str, str | None]:
-                from kcspec.conformance.tla_crosscheck import CrosscheckArgs, Verdict, run_crosscheck
+                from kcspec.conformance.selfcheck.tla_crosscheck import (
+                    CrosscheckArgs,
+                    Verdict,
+                    run_crosscheck,
+                )
 
                 reason = tlc_unavailable_reason(jar)
                 if reason is not None:

@@ -2,7 +2,7 @@
 
 Each ``Domain`` has two renderings of the same set: its TLA+ text over the module's constants (used in
 ``Next``: ``\\E broker_id \\in Brokers : BrokerStartup(broker_id)``) and its Python values for a
-``ModelConfig`` (used by the explorer's TLA+-model mode, ``conformance/explore/tla_model.py``). Because both
+``ModelConfig`` (used by the explorer's TLA+-model mode, ``conformance/selfcheck/explore/tla_model.py``). Because both
 come from the one ``param_domain`` below, TLC and the explorer try exactly the same event instances in
 every state — the precondition for their distinct-state counts to be comparable (``kcspec tla crosscheck``).
 """

@@ -105,6 +105,9 @@ class Procedures:
         """Rule operators by their text, so that equal rules (built once per action) share one operator."""
         self.kinds = KindChecker()
         """The module's static kind check (``kinds``): every emitter of the module reports to it."""
+        self.rule_defs: dict[int, L.Def] = {}
+        """The ``Def``s that stand for a group of alike rule copies (``generalise``), emitted as rule operators."""
+        self._rule_calls: dict[tuple[object, ...], tuple[str, T]] = {}
 
     def operator_name(self, d: L.Def, taken: set[str]) -> str:
         parts = [d.name] + [_static_word(k, v) for k, v in d.static if k != "p" and "kafka-" not in v]
@@ -160,6 +163,42 @@ class Procedures:
         if not args:
             return Out(text(name), ATOM, body.type)
         return Out(seq_items(f"{name}(", [text(a) for a in args], ")"), ATOM, body.type)
+
+    def define_rule(self, d: L.Def, args: list[Out], caller: Emitter) -> tuple[str, T]:
+        """A generalised rule (``generalise``) as an operator: its parameters are the places where its copies
+        differ, and the module-level names it reads stay free. It is emitted once per combination of argument
+        types (the text depends on them: a sequence and a set are read differently); equal texts are one
+        operator."""
+        # module-level names the caller sees (the state ``s``) stay visible; every other name is a parameter
+        outer = [(v, tla, t) for v, (tla, t) in sorted(caller.free.items()) if tla in self.base]
+        key = (id(d), tuple(a.type for a in args), tuple(outer))
+        known = self._rule_calls.get(key)
+        if known is not None:
+            return known
+        origin = f"{d.name} ({d.section})"
+        em = Emitter({}, set(self.base), caller.orders, self)
+        em.operator = d.name
+        for v, tla, t in outer:
+            em.free[v] = (tla, t)
+        params: list[str] = []
+        for p, a in zip(d.params, args, strict=True):
+            name = em.fresh(re.sub(r"_\d+$", "", p))
+            em.free[p] = (name, a.type)
+            params.append(name)
+        em.rules.append(origin)
+        body = em.emit(share(d.body))
+        text_key = (d.name, d.section, tuple(params), tuple(line.text for line in body.block))
+        name = self.rule_names.get(text_key, "")
+        if not name:
+            name = self.operator_name(d, self.base | self.op_names | caller.reserved)
+            self.op_names.add(name)
+            self.rule_names[text_key] = name
+            head = f"{name}({', '.join(params)}) ==" if params else f"{name} =="
+            comment = f"(* {d.section} {d.name} *)"
+            block = tag(vstack(text(comment), text(head), indent(body.block, 4)), origin)
+            self.definitions.append((name, block))
+        self._rule_calls[key] = (name, body.type)
+        return name, body.type
 
     def define(self, d: L.Def, arg_types: list[T], caller: Emitter) -> tuple[str, T]:
         key = id(d)
@@ -794,7 +833,10 @@ def _t_rule(self: Emitter, e: L.Rule) -> Out:
 @_HANDLERS.on(L.Call)
 def _t_call(self: Emitter, e: L.Call) -> Out:
     args = [self.emit(a) for a in e.args]
-    name, t = self.procedures.define(e.fn, [a.type for a in args], self)
+    if id(e.fn) in self.procedures.rule_defs:
+        name, t = self.procedures.define_rule(e.fn, args, self)
+    else:
+        name, t = self.procedures.define(e.fn, [a.type for a in args], self)
     if not args:
         return Out(text(name), ATOM, t)
     return Out(seq_items(f"{name}(", [a.block for a in args], ")"), ATOM, t)

@@ -4,7 +4,7 @@ Each entry is a profile, a ``ModelConfig`` and the number of distinct states of 
 number for TLC on the generated module and for the explorer's TLA+-model mode on the reference controller
 (``kcspec tla crosscheck`` compares the two). A change to the spec or to the reference controller that
 changes a count fails the tests until the manifest is updated on purpose
-(``python -m kcspec.conformance.explore.tla_model --update`` recomputes it with the explorer).
+(``python -m kcspec.conformance.selfcheck.explore.tla_model --update`` recomputes it with the explorer).
 """
 
 from __future__ import annotations

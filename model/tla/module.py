@@ -22,6 +22,7 @@ from kcspec.model.tla import bounds, domains, liveness
 from kcspec.model.tla import types as ty
 from kcspec.model.tla.config import ModelConfig
 from kcspec.model.tla.emit import Emitter, Procedures
+from kcspec.model.tla.generalise import Generaliser
 from kcspec.model.tla.kinds import KindChecker, KindError
 from kcspec.model.tla.layout import Block, Line, concat, indent, text, vstack
 from kcspec.model.tla.order import Orders
@@ -169,6 +170,19 @@ class _Builder:
         self.procedures = Procedures(self.reserved)
         self.sources: dict[str, str] = {}
         """Action name → the spec function that builds it, cited in the action's comment."""
+        self.generaliser = Generaliser(frozenset({"s"}), frozenset())
+        self.procedures.rule_defs = self.generaliser.rule_defs
+
+    def generalise(self, actions: Sequence[Action], invariants: Sequence[Invariant]) -> None:
+        """Group the rule copies of every action and invariant into parametrised operators (``generalise``)."""
+        self.generaliser = Generaliser(frozenset({"s"}), frozenset(a.name for a in actions))
+        self.procedures.rule_defs = self.generaliser.rule_defs
+        roots: list[L.Expr] = [x for a in actions for x in (a.guard, a.effect)]
+        self.generaliser.collect(roots + [i.expr for i in invariants])
+
+    def rewrite(self, e: L.Expr) -> L.Expr:
+        """``e`` with its rule copies as calls of their generalised operators, its repeats shared (``share``)."""
+        return share(self.generaliser.rewrite(e))
 
     def emitter(self, free: dict[str, tuple[str, ty.T]]) -> Emitter:
         return Emitter(free, set(self.reserved), self.orders, self.procedures)
@@ -183,9 +197,9 @@ class _Builder:
         em.operator = a.name
         em.inline_rules.add(a.name)
         em.rules.append(f"{a.name} ({a.section})")
-        guard = em.emit(share(a.guard))
+        guard = em.emit(self.rewrite(a.guard))
         w = em.fresh("w")
-        effect = em.emit(share(a.effect))
+        effect = em.emit(self.rewrite(a.effect))
         updates = [text(f"{v}' = {w}.state.{v}") for v in STATE_VARS]
         for inv in step_invariants:
             updates.append(
@@ -231,7 +245,7 @@ class _Builder:
         em = self.emitter(free)
         em.operator = head.split("(")[0].split(" ")[0]
         em.rules.append(f"{inv.name} ({inv.section})")
-        body = em.emit(share(inv.expr))
+        body = em.emit(self.rewrite(inv.expr))
         origin = f"{inv.name} ({inv.section})"
         block = vstack(
             _comment([f"{inv.section} {inv.name}", *_doc_lines(inv.doc)]),
@@ -279,8 +293,9 @@ def _generate_from(
     name = module_name(profile)
     state_invs = sorted((i for i in invariants if i.kind == "state"), key=lambda i: i.name)
     step_invs = sorted((i for i in invariants if i.kind == "step"), key=lambda i: i.name)
-    inv_blocks = [b.invariant(i) for i in (*state_invs, *step_invs)]
     ordered = sorted(actions, key=lambda a: action_order(a.name))
+    b.generalise(ordered, (*state_invs, *step_invs))
+    inv_blocks = [b.invariant(i) for i in (*state_invs, *step_invs)]
     action_blocks = [b.action(a, step_invs) for a in ordered]
 
     init_state = initial if initial is not None else ClusterState()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
-from itertools import permutations
+from itertools import permutations, product
 from typing import Any
 
 import z3
@@ -152,3 +152,17 @@ def instances(brokers: int, kip455: bool) -> Iterator[Instance]:
                 isr=r,
                 **stale,
             )
+    for new, dead, bounced in _broker_groups(bs):
+        yield _event(E.BrokerChange(new, dead, bounced))
+    for ids in ((b,) for b in bs):
+        yield _event(E.LogDirEventNotification(ids))
+    yield _event(E.LogDirEventNotification(tuple(bs)))
+
+
+def _broker_groups(bs: range) -> Iterator[tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]]:
+    """Every split of at least two of the brokers into new, dead and bounced groups (each sorted): the
+    ``BrokerChange`` instances (one broker is a single-broker event)."""
+    for roles in product(range(4), repeat=len(bs)):
+        groups = tuple(tuple(b for b, r in zip(bs, roles, strict=True) if r == g) for g in (1, 2, 3))
+        if sum(len(g) for g in groups) >= 2:
+            yield groups[0], groups[1], groups[2]

@@ -86,6 +86,19 @@ def test_version_inferred_and_a_mismatched_profile_warned() -> None:
     assert v.exit_code == 2 and "WARNING: profile kafka-2.8 does not match the log" in v.headline
 
 
+def test_files_of_several_versions_audited_as_one_cluster_are_a_warning(tmp_path: Path) -> None:
+    """A 0.8.1 log beside a 2.x log in one history: probably two clusters, and the report says how to split them."""
+    old = tmp_path / "old-state-change.log"
+    old.write_text("\n".join(OLD_0_8_1) + "\n")
+    new = tmp_path / "new-state-change.log"
+    new.write_text("\n".join(x.removeprefix("kafka_1  | ") for x in BROKER_1[:4]) + "\n")
+    one = layouts.version_report({"all files": [str(old), str(new)]}, "kafka-2.8")
+    assert one["histories"]["all files"]["mixed_versions"] is True
+    assert one["mixed"] is not None and "--history file or --history dir" in one["mixed"]
+    apart = layouts.version_report({str(old): [str(old)], str(new): [str(new)]}, "kafka-2.8")
+    assert apart["mixed"] is None
+
+
 def test_attention_puts_warnings_then_violations_then_errors_first() -> None:
     lines = attention(
         ["profile x does not match"],
@@ -163,9 +176,10 @@ def test_audit_reports_findings_and_violations_with_their_lines(spark: Any, tmp_
     assert page.index("Look at first") < page.index("Violations by rule")
     assert page.index("compared with") < page.index("finding(s) in the logs")
     # the 0.10.2 election line beside 1.x lines: the formats of two versions, which the headline says first
-    first, second = summary.attention()[:2]
+    first, second, third = summary.attention()[:3]
     assert first.startswith("WARNING: profile kafka-2.8 does not match the log: Kafka inconsistent"), first
-    assert second.startswith("1 violation(s)")
+    assert second.startswith("WARNING: the files have the formats of more than one Kafka version"), second
+    assert third.startswith("1 violation(s)")
 
 
 FENCED_CONTROLLER = [

@@ -77,7 +77,8 @@ def _corpus(tmp: Path, generated: bool = True) -> Path:
     d = tmp / "logs"
     d.mkdir()
     (d / "state-change.log").write_text("\r\n".join(GOOD + BAD) + "\r\n")
-    (d / "README.md").write_text(README)
+    (d / "README.md").write_text(README)  # skipped: plainly not a log by its name
+    (d / "notes.txt").write_text(README)  # audited (.txt may be a log): its prose is quarantined
     (d / ".notes.swp").write_text("editor swap file\n")
     with gzip.open(d / "state-change.log.1.gz", "wt") as f:
         f.write("\tat orphan.Frame(X.scala:1)\n" + "\n".join(GOOD) + "\n\tat attached.Frame(X.scala:2)\n")
@@ -99,8 +100,11 @@ def test_spark_parse_equals_reference(spark: Any, tmp_path: Path, engine: str) -
         pytest.skip(jvm_parser.status(spark))
     d = _corpus(tmp_path)
     inputs = expand_inputs([str(d)])
-    assert str((d / "README.md").resolve()) in inputs.kafka_logs
-    assert inputs.skipped == (str((d / ".notes.swp").resolve()),)
+    assert str((d / "notes.txt").resolve()) in inputs.kafka_logs
+    assert inputs.skipped == (
+        (str((d / ".notes.swp").resolve()), "hidden file"),
+        (str((d / "README.md").resolve()), "not a log by its name (.md file); name it directly to audit it"),
+    )
     # generated code must compile: with fallback off, a plan Spark cannot compile fails instead of interpreting
     spark.conf.set("spark.sql.codegen.fallback", "false")
     try:
@@ -186,11 +190,19 @@ def test_audit_end_to_end(spark: Any, tmp_path: Path) -> None:
     out.mkdir()
     summary = run_audit(spark, expand_inputs([str(d)]), out, KAFKA_2_8, lambda s: None, "file")
     assert summary.parsed + summary.quarantined == summary.lines_read
-    # "this is garbage", two lines of the layout's edge cases and the README's two lines of prose
+    # "this is garbage", two lines of the layout's edge cases and the notes' two lines of prose
     assert summary.by_reason.get("no-layout") == 5 and summary.by_reason.get("orphan-continuation") == 1
     assert summary.by_reason.get("separator-character") == 1
-    readme = [f for f in summary.per_file if Path(f["file"]).name == "README.md"]
-    assert readme and readme[0]["quarantined"] == 2 and readme[0]["blank"] == 1
+    notes = [f for f in summary.per_file if Path(f["file"]).name == "notes.txt"]
+    assert notes and notes[0]["quarantined"] == 2 and notes[0]["blank"] == 1
+    # the README beside the logs is not audited, and the report says so (never silently)
+    assert [Path(f["file"]).name for f in summary.per_file if Path(f["file"]).name == "README.md"] == []
+    stats_json = json.loads((out / "stats.json").read_text())
+    assert {Path(f["file"]).name: f["why"] for f in stats_json["skipped"]} == {
+        ".notes.swp": "hidden file",
+        "README.md": "not a log by its name (.md file); name it directly to audit it",
+    }
+    assert "Files skipped (not audited)" in (out / "summary.html").read_text()
     violations = [json.loads(x) for x in (out / "violations.jsonl").read_text().splitlines()]
     mine = {(Path(v["file"]).name, v["line"], v["rule"]) for v in violations}
     assert ("state-change.log", 4, "leader-not-in-isr") in mine

@@ -15,8 +15,8 @@ pytest.importorskip("pyspark", reason="pyspark not installed: pip install 'kcspe
 
 from kcspec.conformance.audit.pipeline import run_audit
 from kcspec.conformance.audit.spark_job import expand_inputs
-from kcspec.conformance.bugzoo.historical import HISTORICAL_BY_NAME
-from kcspec.conformance.simulate import WalkConfig, emit_logs, walk
+from kcspec.conformance.selfcheck.bugzoo.historical import HISTORICAL_BY_NAME
+from kcspec.conformance.selfcheck.simulate import WalkConfig, emit_logs, walk
 from kcspec.reference_impl import ReferenceController
 from kcspec.spec.profiles import KAFKA_2_8
 

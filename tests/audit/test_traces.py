@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from kcspec.conformance.audit.traces import INITIAL, decode_line
-from kcspec.conformance.simulate import WalkConfig, bootstrap
+from kcspec.conformance.selfcheck.simulate import WalkConfig, bootstrap
 from kcspec.reference_impl.reference import ReferenceController
 from kcspec.spec.state import ClusterState
 from kcspec.spec.trace import Trace, TraceStep

@@ -9,8 +9,9 @@ import kcspec.reference_impl.elections as elections
 import kcspec.reference_impl.partition_state_machine as psm
 import pytest
 from click.testing import CliRunner
-from kcspec.conformance.bugzoo import generic, killing
-from kcspec.conformance.bugzoo.checks import (
+from kcspec.conformance.scenarios import SCENARIOS
+from kcspec.conformance.selfcheck.bugzoo import generic, killing
+from kcspec.conformance.selfcheck.bugzoo.checks import (
     LadderConfig,
     check_context,
     check_scenarios,
@@ -19,12 +20,11 @@ from kcspec.conformance.bugzoo.checks import (
     hunt,
     hypothesis_round,
 )
-from kcspec.conformance.bugzoo.historical import HISTORICAL, HISTORICAL_BY_NAME
-from kcspec.conformance.bugzoo.mutant import Mutant
-from kcspec.conformance.bugzoo.patching import Patch, PatchError, injected
-from kcspec.conformance.bugzoo.zoo import baseline, run_zoo
-from kcspec.conformance.crosscheck import crosscheck
-from kcspec.conformance.scenarios import SCENARIOS
+from kcspec.conformance.selfcheck.bugzoo.historical import HISTORICAL, HISTORICAL_BY_NAME
+from kcspec.conformance.selfcheck.bugzoo.mutant import Mutant
+from kcspec.conformance.selfcheck.bugzoo.patching import Patch, PatchError, injected
+from kcspec.conformance.selfcheck.bugzoo.zoo import baseline, run_zoo
+from kcspec.conformance.selfcheck.crosscheck import crosscheck
 from kcspec.reference_impl.controller import KafkaController
 from kcspec.reference_impl.zookeeper import SimulatedZooKeeper
 

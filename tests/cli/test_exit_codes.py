@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from kcspec.conformance.bugzoo.historical import HISTORICAL_BY_NAME
+from kcspec.conformance.selfcheck.bugzoo.historical import HISTORICAL_BY_NAME
 
 from kcspec.cli import main
 from tests.conformance.processes import alive, kcspec_process

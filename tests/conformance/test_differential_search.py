@@ -10,13 +10,13 @@ import pytest
 from kcspec.conformance import differential
 from kcspec.conformance.adapters.base import FailureKind, SutFailure
 from kcspec.conformance.adapters.inprocess import InProcessAdapter, SutError
-from kcspec.conformance.bugzoo.session_mutants import (
+from kcspec.conformance.protocol import messages as m
+from kcspec.conformance.reference_sut import ReferenceSut
+from kcspec.conformance.selfcheck.bugzoo.session_mutants import (
     LiveBrokersNeverShrink,
     StaleControllerEpoch,
     UpdateMetadataDeduplicated,
 )
-from kcspec.conformance.protocol import messages as m
-from kcspec.conformance.reference_sut import ReferenceSut
 from kcspec.conformance.signature import Signature, general_path
 from kcspec.conformance.verdicts import Outcome, Verdict
 from kcspec.spec.events import ControllerEvent

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from kcspec.conformance.explore.config import ExploreConfig
-from kcspec.conformance.explore.events import bootstrap, candidates
+from kcspec.conformance.selfcheck.explore.config import ExploreConfig
+from kcspec.conformance.selfcheck.explore.events import bootstrap, candidates
 from kcspec.model.codegen import compile_fast
 from kcspec.model.evaluate import EvalError, compile_expr
 from kcspec.spec import lang as L

@@ -4,9 +4,9 @@ on purpose: an election bug, a state-machine bug and a reassignment bug (histori
 from __future__ import annotations
 
 import pytest
-from kcspec.conformance.bugzoo.historical import HISTORICAL_BY_NAME
-from kcspec.conformance.explore.config import ExploreConfig
-from kcspec.conformance.explore.explorer import explore
+from kcspec.conformance.selfcheck.bugzoo.historical import HISTORICAL_BY_NAME
+from kcspec.conformance.selfcheck.explore.config import ExploreConfig
+from kcspec.conformance.selfcheck.explore.explorer import explore
 
 from kcspec.commands.explore import describe_trace
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 from click.testing import CliRunner
-from kcspec.conformance.bugzoo.historical import HISTORICAL_BY_NAME
-from kcspec.conformance.explore.config import ExploreConfig
-from kcspec.conformance.explore.explorer import explore, search
-from kcspec.conformance.explore.tla_model import model_space
+from kcspec.conformance.selfcheck.bugzoo.historical import HISTORICAL_BY_NAME
+from kcspec.conformance.selfcheck.explore.config import ExploreConfig
+from kcspec.conformance.selfcheck.explore.explorer import explore, search
+from kcspec.conformance.selfcheck.explore.tla_model import model_space
 from kcspec.model.tla.manifest import Expected, load
 
 from kcspec.commands.explore import command, describe_trace

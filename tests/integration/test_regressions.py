@@ -5,7 +5,7 @@ with both implementations agreeing and every invariant holding, in both profiles
 from __future__ import annotations
 
 import pytest
-from kcspec.conformance.crosscheck import crosscheck
+from kcspec.conformance.selfcheck.crosscheck import crosscheck
 from kcspec.spec.events import (
     ApiPartitionReassignment,
     BrokerFailure,

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from kcspec.conformance.bugzoo.historical import HISTORICAL_BY_NAME
-from kcspec.conformance.explore.explorer import explore, search, space_of
-from kcspec.conformance.explore.tla_model import model_space
+from kcspec.conformance.selfcheck.bugzoo.historical import HISTORICAL_BY_NAME
+from kcspec.conformance.selfcheck.explore.explorer import explore, search, space_of
+from kcspec.conformance.selfcheck.explore.tla_model import model_space
 from kcspec.model.tla.manifest import load
 
 from kcspec.cli import main
@@ -42,7 +42,7 @@ needs_spark = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[Any]:
-    from kcspec.conformance.explore.spark_explore import start_session
+    from kcspec.conformance.selfcheck.explore.spark_explore import start_session
 
     yield start_session("local[2]")
 
@@ -56,7 +56,7 @@ recorded in ``benchmarks/results/two_broker_fixed_point.md``."""
 @pytest.mark.spark
 @needs_spark
 def test_same_distinct_states_as_one_process_on_the_manifest_models(spark: Any, entry: Any) -> None:
-    from kcspec.conformance.explore.spark_explore import spark_search
+    from kcspec.conformance.selfcheck.explore.spark_explore import spark_search
 
     one = search(model_space(entry.profile, entry.config))
     run = spark_search(model_space(entry.profile, entry.config), spark)
@@ -71,7 +71,7 @@ def test_same_distinct_states_as_one_process_on_the_manifest_models(spark: Any, 
 @pytest.mark.spark
 @needs_spark
 def test_same_distinct_states_with_symmetry_and_a_depth_bound(spark: Any) -> None:
-    from kcspec.conformance.explore.spark_explore import spark_search
+    from kcspec.conformance.selfcheck.explore.spark_explore import spark_search
 
     cfg = CASES[1][2]  # 3 brokers, RF 2, depth 3, symmetry on
     one = explore(cfg)
@@ -87,7 +87,7 @@ def test_same_distinct_states_with_symmetry_and_a_depth_bound(spark: Any) -> Non
 def test_spark_finds_the_planted_bug_with_a_shortest_trace(
     spark: Any, mutant: str, what: str, cfg: Any
 ) -> None:
-    from kcspec.conformance.explore.spark_explore import spark_search
+    from kcspec.conformance.selfcheck.explore.spark_explore import spark_search
 
     bug = HISTORICAL_BY_NAME[mutant]
     with bug.active():

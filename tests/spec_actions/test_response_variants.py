@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from kcspec.conformance.crosscheck import crosscheck
 from kcspec.conformance.scenarios import SCENARIOS_BY_NAME, cluster, tp
+from kcspec.conformance.selfcheck.crosscheck import crosscheck
 from kcspec.model.step import SpecMachine
 from kcspec.reference_impl import ReferenceController
 from kcspec.spec.events import (

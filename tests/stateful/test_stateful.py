@@ -11,7 +11,7 @@ import os
 import pytest
 from hypothesis import HealthCheck, seed, settings
 from hypothesis.stateful import run_state_machine_as_test
-from kcspec.conformance.fuzz.machine import coverage_gaps, machine_for
+from kcspec.conformance.selfcheck.fuzz.machine import coverage_gaps, machine_for
 
 EXAMPLES = int(os.environ.get("KCSPEC_STATEFUL_EXAMPLES", "80"))
 STEPS = int(os.environ.get("KCSPEC_STATEFUL_STEPS", "40"))

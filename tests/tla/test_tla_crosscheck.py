@@ -13,10 +13,15 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from kcspec.conformance import tla_crosscheck as crosscheck_module
-from kcspec.conformance.explore.explorer import ExploreResult
-from kcspec.conformance.explore.tla_model import check_count, explore_model, model_events
-from kcspec.conformance.tla_crosscheck import CrosscheckArgs, CrosscheckResult, Verdict, run_crosscheck
+from kcspec.conformance.selfcheck import tla_crosscheck as crosscheck_module
+from kcspec.conformance.selfcheck.explore.explorer import ExploreResult
+from kcspec.conformance.selfcheck.explore.tla_model import check_count, explore_model, model_events
+from kcspec.conformance.selfcheck.tla_crosscheck import (
+    CrosscheckArgs,
+    CrosscheckResult,
+    Verdict,
+    run_crosscheck,
+)
 from kcspec.model.step import SpecMachine
 from kcspec.model.tla import domains as D
 from kcspec.model.tla.bounds import within_bounds

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kcspec.conformance import tla_crosscheck
-from kcspec.conformance.explore import tla_model
+from kcspec.conformance.selfcheck import tla_crosscheck
+from kcspec.conformance.selfcheck.explore import tla_model
 from kcspec.model.tla.config import ModelConfig
 from kcspec.model.tla.manifest import load
 from kcspec.model.tla.module import generate

@@ -9,7 +9,7 @@ import gzip
 from pathlib import Path
 
 import pytest
-from kcspec.conformance.explore.tla_model import explore_model
+from kcspec.conformance.selfcheck.explore.tla_model import explore_model
 from kcspec.model.tla.counterexample import state_of
 from kcspec.model.tla.manifest import load
 from kcspec.model.tla.module import generate

@@ -88,6 +88,41 @@ const EVENTS = {
     },
     controller: (k) => k.processBrokerChange(),
   },
+  // Several brokers in one watch firing: each list ascending without repeats, no broker in two lists, at least two
+  // brokers in all; new ones are registered (then bounced ones re-registered) with consecutive zxids, in that order.
+  BrokerChange: {
+    guard: (s, e) => {
+      const lists = [e.new_broker_ids || [], e.dead_broker_ids || [], e.bounced_broker_ids || []];
+      const ascending = (list) => list.every((b, i) => i === 0 || list[i - 1] < b);
+      const all = lists.flat();
+      const leaving = lists[1].concat(lists[2]);
+      return (
+        lists.every(ascending) &&
+        all.length >= 2 &&
+        uniq(all).length === all.length &&
+        lists[0].every((b) => b >= 0 && !has(s.zk.brokers, b)) &&
+        leaving.every((b) => has(s.zk.brokers, b) && b !== s.controller.controller_id)
+      );
+    },
+    environment: (k, e) => {
+      for (const b of (e.new_broker_ids || []).concat(e.bounced_broker_ids || [])) {
+        k.s.zk.brokers[b] = k.s.zk.zxid;
+        k.s.zk.zxid += 1;
+      }
+      for (const b of e.dead_broker_ids || []) {
+        delete k.s.zk.brokers[b];
+        if (k.s.zk.controller === b) k.s.zk.controller = -1;
+      }
+    },
+    controller: (k) => k.processBrokerChange(),
+  },
+  // onBrokerLogDirFailure: a LeaderAndIsr for every replica on the notified (live) brokers.
+  LogDirEventNotification: {
+    guard: (s, e) =>
+      s.controller.controller_id !== -1 && e.broker_ids.length > 0 && e.broker_ids.every((b) => has(s.controller.live_brokers, b)),
+    environment: () => {},
+    controller: (k, e) => k.replicaChange(k.replicasOnBrokers(uniq(e.broker_ids)), "OnlineReplica"),
+  },
   ControlledShutdown: {
     guard: (s, e) => s.controller.controller_id !== -1 && has(s.zk.brokers, e.broker_id),
     environment: () => {},
@@ -278,6 +313,77 @@ const EVENTS = {
   },
 };
 
+// The fields of every event kind and their JSON types (PROTOCOL.md, "Events"); a `?` marks a field with a default.
+// A malformed event (a missing field, a wrong type, an unknown field) is the error `invalid_input`, checked before
+// the guard, so that no handler ever sees one.
+const FIELDS = {
+  ControllerFailover: { broker_id: "int" },
+  ControllerResignation: {},
+  NewerControllerElected: { broker_id: "int" },
+  ControllerChange: {},
+  ZombieControllerWrite: { tp: "tp", leader: "int", isr: "ints", controller_epoch: "int" },
+  BrokerStartup: { broker_id: "int" },
+  BrokerFailure: { broker_id: "int" },
+  BrokerBounce: { broker_id: "int" },
+  ControlledShutdown: { broker_id: "int", broker_epoch: "int?" },
+  TopicCreation: { topic: "str", replicas: "lists" },
+  PartitionExpansion: { topic: "str", replicas: "lists" },
+  TopicDeletion: { topics: "strs" },
+  StopReplicaResponseReceived: { broker_id: "int", partitions: "tps", error: "bool?" },
+  ApiPartitionReassignment: { targets: "targets" },
+  ZkPartitionReassignment: { targets: "zk_targets" },
+  ReplicaLeaderElection: { partitions: "tps", election_type: "election_type?", trigger: "trigger?" },
+  AutoPreferredReplicaLeaderElection: {},
+  IsrChange: { tp: "tp", isr: "ints" },
+  LeaderAndIsrResponseReceived: { broker_id: "int", storage_errors: "tps?" },
+  UncleanLeaderElectionEnable: { topic: "str?" },
+  ZkFaultInjection: { tp: "tp", fault: "fault" },
+  StopReplicaPartitionErrorsReceived: { broker_id: "int", partitions: "tps", partition_errors: "tps" },
+  LeaderAndIsrPartitionResultsReceived: { broker_id: "int", online: "tps", storage_errors: "tps?" },
+  StaleAlterIsrReceived: { broker_id: "int", broker_epoch: "int", tp: "tp", leader_epoch: "int", isr: "ints", zk_version: "int" },
+  BrokerChange: { new_broker_ids: "ints?", dead_broker_ids: "ints?", bounced_broker_ids: "ints?" },
+  LogDirEventNotification: { broker_ids: "ints" },
+};
+
+const isTp = (v) => typeof v === "string" && /^.+-[0-9]+$/.test(v);
+const isInts = (v) => Array.isArray(v) && v.every(Number.isInteger);
+const TYPES = {
+  int: Number.isInteger,
+  ints: isInts,
+  str: (v) => typeof v === "string",
+  strs: (v) => Array.isArray(v) && v.every((x) => typeof x === "string"),
+  bool: (v) => typeof v === "boolean",
+  tp: isTp,
+  tps: (v) => Array.isArray(v) && v.every(isTp),
+  lists: (v) => Array.isArray(v) && v.every(isInts),
+  targets: (v) =>
+    v !== null && typeof v === "object" && !Array.isArray(v) && Object.entries(v).every(([k, x]) => isTp(k) && (x === null || isInts(x))),
+  zk_targets: (v) =>
+    v !== null && typeof v === "object" && !Array.isArray(v) && Object.entries(v).every(([k, x]) => isTp(k) && isInts(x)),
+  election_type: (v) => v === "PREFERRED" || v === "UNCLEAN",
+  trigger: (v) => v === "ZkTriggered" || v === "AdminClientTriggered" || v === "AutoTriggered",
+  fault: (v) => v === "BADVERSION" || v === "CONNECTIONLOSS",
+};
+
+// Throws RangeError (invalid_input) naming the first malformed field of `event`.
+function checkFields(event) {
+  const fields = FIELDS[event.kind];
+  for (const name of Object.keys(event)) {
+    if (name !== "kind" && !(name in fields)) throw new RangeError(`${event.kind}: unknown field ${name}`);
+  }
+  for (const [name, type] of Object.entries(fields)) {
+    const optional = type.endsWith("?");
+    const value = event[name];
+    if (value === undefined || value === null) {
+      if (optional) continue;
+      throw new RangeError(`${event.kind}: missing field ${name}`);
+    }
+    if (!TYPES[type.replace("?", "")](value)) {
+      throw new RangeError(`${event.kind}: field ${name} is not of type ${type.replace("?", "")}: ${JSON.stringify(value)}`);
+    }
+  }
+}
+
 // Kafka's defaults for the configuration fields a loaded state leaves out.
 function withConfig(state) {
   return {
@@ -309,6 +415,7 @@ function controllerEvent(state, profile, event) {
   if (behaviour === undefined) throw new RangeError(`unknown profile ${profile}`);
   const spec = event !== null && typeof event === "object" ? EVENTS[event.kind] : undefined;
   if (spec === undefined) throw new RangeError(`unknown event kind ${event && event.kind}`);
+  checkFields(event);
   const k = new Controller(withConfig(structuredClone(state)), behaviour);
   require_(spec.guard(k.s, event));
   spec.environment(k, event);
@@ -333,4 +440,4 @@ function controllerEvent(state, profile, event) {
   return { state: k.s, requests: distinct(k.sent), failures: Array.from(k.failures.values()), results: {} };
 }
 
-module.exports = { controllerEvent, NotEnabled, EVENT_KINDS: Object.keys(EVENTS) };
+module.exports = { controllerEvent, NotEnabled, EVENT_KINDS: Object.keys(EVENTS), EVENT_FIELDS: FIELDS };

@@ -1,14 +1,14 @@
 """The checking stack run against one mutant, cheapest check first, stopping at the first that catches it.
 
-1. **scenarios** — the built-in scenarios cross-checked against the spec (``conformance.crosscheck``); a
+1. **scenarios** — the built-in scenarios cross-checked against the spec (``conformance.selfcheck.crosscheck``); a
    divergence is shrunk by removing events one at a time while the mutant still diverges and the unmutated
    reference controller still agrees with the spec on the shorter sequence.
 2. **vectors** — the conformance vectors run against the mutant served in-process as a ``ControllerSut``.
 3. **context** — stale-context probes (``stale_context``): from states the scenarios pass through, loaded with one
    context entry ZooKeeper does not back, the controller resigns and fails over; the context must not survive.
-4. **explore** — bounded breadth-first exploration (``conformance.explore``) of a few small configurations at
+4. **explore** — bounded breadth-first exploration (``conformance.selfcheck.explore``) of a few small configurations at
    small depth; the first violation has a shortest trace.
-5. **hypothesis** — the stateful machine (``conformance.fuzz.machine``), Hypothesis shrinking the failing run.
+5. **hypothesis** — the stateful machine (``conformance.selfcheck.fuzz.machine``), Hypothesis shrinking the failing run.
    The stage has a hard deadline: every step of the machine checks it, and once it has passed the run is
    abandoned (a ``BaseException`` Hypothesis does not treat as a failure), so no round can overrun.
 6. **differential** — differential testing of the mutant SUT against the unmutated reference controller
@@ -31,8 +31,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from kcspec.conformance.bugzoo.mutant import Mutant
 from kcspec.conformance.reference_sut import ReferenceSut
+from kcspec.conformance.selfcheck.bugzoo.mutant import Mutant
 from kcspec.spec.events import BrokerStartup, ControllerEvent, ControllerFailover, TopicCreation
 
 CHECKS = ("scenarios", "vectors", "context", "explore", "hypothesis", "differential")
@@ -131,7 +131,7 @@ def setup_prefix(events: Sequence[ControllerEvent], boot: Sequence[ControllerEve
 
 def _diverges(profile: str, events: tuple[ControllerEvent, ...]) -> tuple[ControllerEvent, ...] | None:
     """The events up to the divergence, or ``None`` if spec and reference agree (a bad sequence counts as agree)."""
-    from kcspec.conformance.crosscheck import crosscheck
+    from kcspec.conformance.selfcheck.crosscheck import crosscheck
 
     out = crosscheck("bugzoo", profile, events)
     d = out.divergence
@@ -174,8 +174,8 @@ def shrink_sequence(
 
 
 def check_scenarios(mutant: Mutant, cfg: LadderConfig, deadline: float) -> tuple[Detection | None, str]:
-    from kcspec.conformance.crosscheck import crosscheck
     from kcspec.conformance.scenarios import SCENARIOS
+    from kcspec.conformance.selfcheck.crosscheck import crosscheck
 
     ran = 0
     for scenario in SCENARIOS:
@@ -198,9 +198,9 @@ def check_scenarios(mutant: Mutant, cfg: LadderConfig, deadline: float) -> tuple
 
 
 def check_context(mutant: Mutant, cfg: LadderConfig, deadline: float) -> tuple[Detection | None, str]:
-    from kcspec.conformance.bugzoo.stale_context import probe_events, probe_states, stale_variants
-    from kcspec.conformance.crosscheck import crosscheck
     from kcspec.conformance.scenarios import SCENARIOS
+    from kcspec.conformance.selfcheck.bugzoo.stale_context import probe_events, probe_states, stale_variants
+    from kcspec.conformance.selfcheck.crosscheck import crosscheck
 
     ran = 0
     for scenario in SCENARIOS:
@@ -226,7 +226,7 @@ def check_context(mutant: Mutant, cfg: LadderConfig, deadline: float) -> tuple[D
 
 
 def explore_configs(profile: str, depth: int) -> list[Any]:
-    from kcspec.conformance.explore.config import FAULT_KINDS, ExploreConfig
+    from kcspec.conformance.selfcheck.explore.config import FAULT_KINDS, ExploreConfig
 
     return [
         ExploreConfig(profile=profile, brokers=3, partitions=1, rf=2, depth=depth),
@@ -238,8 +238,8 @@ def explore_configs(profile: str, depth: int) -> list[Any]:
 
 
 def check_explore(mutant: Mutant, cfg: LadderConfig, deadline: float) -> tuple[Detection | None, str]:
-    from kcspec.conformance.explore.events import bootstrap
-    from kcspec.conformance.explore.explorer import explore
+    from kcspec.conformance.selfcheck.explore.events import bootstrap
+    from kcspec.conformance.selfcheck.explore.explorer import explore
 
     ran = unconfirmed = 0
     for ecfg in explore_configs(mutant.profile, cfg.explore_depth):
@@ -272,8 +272,8 @@ class OutOfTime(BaseException):
 def _recording_machine(profile: str, stop_at: float) -> type[Any]:
     """The stateful machine, recording the steps of the last failure (Hypothesis replays the shrunk run last),
     and giving up at ``stop_at``."""
-    from kcspec.conformance.explore.events import bootstrap
-    from kcspec.conformance.fuzz.machine import machine_for
+    from kcspec.conformance.selfcheck.explore.events import bootstrap
+    from kcspec.conformance.selfcheck.fuzz.machine import machine_for
     from kcspec.spec.trace import TraceStep
 
     base = machine_for(profile)

@@ -12,7 +12,7 @@ function body (module constants, class attributes), and operators that need name
 (``ExceptionReplacer``) or change decoration (``RemoveDecorator``), or take arguments (``VariableReplacer``,
 ``VariableInserter``).
 
-The killing suite is ``kcspec.conformance.bugzoo.killing``: scenarios, conformance vectors, exploration with the
+The killing suite is ``kcspec.conformance.selfcheck.bugzoo.killing``: scenarios, conformance vectors, exploration with the
 fault families and a short seeded Hypothesis run, for both profiles. A mutant is *killed* when a check diverges
 (a crash or a time-out counts: the tool's convention), *survived* otherwise; a survivor also reports how often the
 mutated function was entered and the mutated line run by the scenarios and vectors (0 means the suite never
@@ -31,7 +31,7 @@ import types
 from dataclasses import dataclass
 from typing import Any
 
-from kcspec.conformance.bugzoo.killing import (
+from kcspec.conformance.selfcheck.bugzoo.killing import (
     STAGES,
     Exercise,
     MutantTimeout,
@@ -39,7 +39,7 @@ from kcspec.conformance.bugzoo.killing import (
     killing_suite,
     time_limit,
 )
-from kcspec.conformance.bugzoo.patching import Patch, rewrap, unwrap
+from kcspec.conformance.selfcheck.bugzoo.patching import Patch, rewrap, unwrap
 
 MODULES = (
     "context",

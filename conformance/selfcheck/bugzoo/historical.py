@@ -15,8 +15,8 @@ import functools
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
-from kcspec.conformance.bugzoo.mutant import Mutant
-from kcspec.conformance.bugzoo.patching import Patch
+from kcspec.conformance.selfcheck.bugzoo.mutant import Mutant
+from kcspec.conformance.selfcheck.bugzoo.patching import Patch
 
 P28 = "kafka-2.8"
 P11 = "kafka-1.1"

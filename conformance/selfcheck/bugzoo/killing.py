@@ -30,15 +30,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
-from kcspec.conformance.bugzoo.checks import (
+from kcspec.conformance.selfcheck.bugzoo.checks import (
     LadderConfig,
     check_context,
     check_explore,
     check_hypothesis,
     check_vectors,
 )
-from kcspec.conformance.bugzoo.mutant import Mutant
-from kcspec.conformance.bugzoo.patching import Patch, rewrap, unwrap
+from kcspec.conformance.selfcheck.bugzoo.mutant import Mutant
+from kcspec.conformance.selfcheck.bugzoo.patching import Patch, rewrap, unwrap
 from kcspec.spec.events import ControllerEvent
 
 PROFILES = ("kafka-2.8", "kafka-1.1")
@@ -74,8 +74,8 @@ def as_mutant(name: str, patch: Patch, profile: str) -> Mutant:
 
 
 def _scenarios(mutant: Mutant) -> str | None:
-    from kcspec.conformance.crosscheck import crosscheck
     from kcspec.conformance.scenarios import SCENARIOS
+    from kcspec.conformance.selfcheck.crosscheck import crosscheck
 
     for scenario in SCENARIOS:
         with mutant.active():
@@ -95,7 +95,7 @@ def traced_replay(profile: str, events: tuple[ControllerEvent, ...]) -> str | No
     """The scenario once more with the reference controller's TRACE logging on (the stateful machine's setting,
     which takes other code paths: the state-change log is written partition by partition); the first step whose
     result differs from the spec's."""
-    from kcspec.conformance.crosscheck import diff_results
+    from kcspec.conformance.selfcheck.crosscheck import diff_results
     from kcspec.model.step import SpecMachine
     from kcspec.reference_impl import ReferenceController
     from kcspec.spec.state import ClusterState
@@ -127,8 +127,8 @@ def _ladder_stage(check: Callable[[Mutant, LadderConfig, float], Any]) -> Callab
 
 
 def _guards(mutant: Mutant) -> str | None:
-    from kcspec.conformance.bugzoo.guard_probe import probe
     from kcspec.conformance.scenarios import SCENARIOS
+    from kcspec.conformance.selfcheck.bugzoo.guard_probe import probe
 
     for scenario in SCENARIOS:
         with mutant.active():
@@ -160,11 +160,11 @@ def killing_suite(name: str, patch: Patch, stages: tuple[str, ...] = STAGES) -> 
 
 def baseline() -> list[str]:
     """What the unmutated controller fails of the suite (must be empty for any kill to mean anything)."""
-    from kcspec.conformance.bugzoo.checks import explore_configs
-    from kcspec.conformance.bugzoo.guard_probe import probe
-    from kcspec.conformance.bugzoo.zoo import vector_problems
-    from kcspec.conformance.explore.explorer import explore
     from kcspec.conformance.scenarios import SCENARIOS
+    from kcspec.conformance.selfcheck.bugzoo.checks import explore_configs
+    from kcspec.conformance.selfcheck.bugzoo.guard_probe import probe
+    from kcspec.conformance.selfcheck.bugzoo.zoo import vector_problems
+    from kcspec.conformance.selfcheck.explore.explorer import explore
 
     problems: list[str] = []
     for profile in PROFILES:

@@ -7,7 +7,7 @@ catalogue does not touch the reference controller. ``kind`` says where the mutan
 * ``historical`` — a Kafka controller bug from the project's history (semantics §12 and the inline notes);
 * ``hazard`` — a code-derived hazard of the semantics document, "fixed": Kafka keeps the hazard, so fixing
   it is a deviation the checks must notice;
-* ``generic`` — a mutation made by a mutation-testing tool (``kcspec.conformance.bugzoo.generic``).
+* ``generic`` — a mutation made by a mutation-testing tool (``kcspec.conformance.selfcheck.bugzoo.generic``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from kcspec.conformance.bugzoo.patching import Patch, injected
+from kcspec.conformance.selfcheck.bugzoo.patching import Patch, injected
 
 KINDS = ("historical", "hazard", "generic")
 

@@ -15,8 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from kcspec.conformance.bugzoo.checks import Hunt, LadderConfig, hunt
-from kcspec.conformance.bugzoo.mutant import Mutant
+from kcspec.conformance.selfcheck.bugzoo.checks import Hunt, LadderConfig, hunt
+from kcspec.conformance.selfcheck.bugzoo.mutant import Mutant
 from kcspec.spec import codec
 
 
@@ -111,8 +111,8 @@ class ZooReport:
 def baseline(profiles: Sequence[str], vectors: bool = False) -> list[str]:
     """Problems of the unmutated controller on the built-in scenarios and, with ``vectors``, the conformance
     vectors (empty when all agree with the spec)."""
-    from kcspec.conformance.crosscheck import crosscheck
     from kcspec.conformance.scenarios import SCENARIOS
+    from kcspec.conformance.selfcheck.crosscheck import crosscheck
 
     problems: list[str] = []
     for profile in profiles:
@@ -128,9 +128,9 @@ def baseline(profiles: Sequence[str], vectors: bool = False) -> list[str]:
 def vector_problems(profile: str) -> list[str]:
     """The conformance vectors of ``profile`` the unmutated reference controller does not pass."""
     from kcspec.conformance.adapters.inprocess import InProcessAdapter
-    from kcspec.conformance.bugzoo.checks import vectors_for
     from kcspec.conformance.reference_sut import ReferenceSut
     from kcspec.conformance.runner import run
+    from kcspec.conformance.selfcheck.bugzoo.checks import vectors_for
     from kcspec.conformance.vectors.model import Level
     from kcspec.conformance.verdicts import Verdict
 

@@ -3,7 +3,7 @@ configuration, filtered later by the spec's guards."""
 
 from __future__ import annotations
 
-from kcspec.conformance.explore.config import ExploreConfig
+from kcspec.conformance.selfcheck.explore.config import ExploreConfig
 from kcspec.spec.events import (
     ApiPartitionReassignment,
     AutoPreferredReplicaLeaderElection,

@@ -18,12 +18,12 @@ from collections import deque
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
-from kcspec.conformance.explore.collect import young_collections_only
-from kcspec.conformance.explore.config import ExploreConfig
-from kcspec.conformance.explore.events import bootstrap, candidates
-from kcspec.conformance.explore.stats import ExploreStats, record_coverage
-from kcspec.conformance.explore.stepper import Problem, Stepper
 from kcspec.conformance.reply_diff import Difference
+from kcspec.conformance.selfcheck.explore.collect import young_collections_only
+from kcspec.conformance.selfcheck.explore.config import ExploreConfig
+from kcspec.conformance.selfcheck.explore.events import bootstrap, candidates
+from kcspec.conformance.selfcheck.explore.stats import ExploreStats, record_coverage
+from kcspec.conformance.selfcheck.explore.stepper import Problem, Stepper
 from kcspec.model.invariants_check import Violation
 from kcspec.model.step import SpecMachine
 from kcspec.spec.events import ControllerEvent
@@ -126,7 +126,7 @@ def search(
     if workers != 1:
         if keep_states:
             raise ValueError("keeping every state needs one worker (--workers 1)")
-        from kcspec.conformance.explore.parallel import search_parallel
+        from kcspec.conformance.selfcheck.explore.parallel import search_parallel
 
         return search_parallel(space, workers, progress)
     with young_collections_only():

@@ -35,10 +35,22 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
-from kcspec.conformance.explore.collect import young_collections_only
-from kcspec.conformance.explore.explorer import ExploreResult, Finding, SearchSpace, finish, start_state
-from kcspec.conformance.explore.stats import ExploreStats
-from kcspec.conformance.explore.stepper import BatchFinding, StateId, Stepper, Successor, expand_batch
+from kcspec.conformance.selfcheck.explore.collect import young_collections_only
+from kcspec.conformance.selfcheck.explore.explorer import (
+    ExploreResult,
+    Finding,
+    SearchSpace,
+    finish,
+    start_state,
+)
+from kcspec.conformance.selfcheck.explore.stats import ExploreStats
+from kcspec.conformance.selfcheck.explore.stepper import (
+    BatchFinding,
+    StateId,
+    Stepper,
+    Successor,
+    expand_batch,
+)
 from kcspec.model.interrupts import stopper, worker_initializer
 from kcspec.model.invariants_check import InvariantChecker
 from kcspec.model.step import SpecMachine

@@ -37,10 +37,16 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any, cast
 
-from kcspec.conformance.explore.explorer import ExploreResult, Finding, SearchSpace, finish, start_state
-from kcspec.conformance.explore.stats import ExploreStats
-from kcspec.conformance.explore.stepper import Stepper, Successor, expand_batch
 from kcspec.conformance.reply_diff import Difference
+from kcspec.conformance.selfcheck.explore.explorer import (
+    ExploreResult,
+    Finding,
+    SearchSpace,
+    finish,
+    start_state,
+)
+from kcspec.conformance.selfcheck.explore.stats import ExploreStats
+from kcspec.conformance.selfcheck.explore.stepper import Stepper, Successor, expand_batch
 from kcspec.model.invariants_check import InvariantChecker, Violation
 from kcspec.model.step import SpecMachine
 from kcspec.spec import codec

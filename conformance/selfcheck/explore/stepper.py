@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from kcspec.conformance.crosscheck import diff_results
-from kcspec.conformance.explore.stats import ExploreStats, record_coverage
 from kcspec.conformance.reply_diff import Difference
+from kcspec.conformance.selfcheck.crosscheck import diff_results
+from kcspec.conformance.selfcheck.explore.stats import ExploreStats, record_coverage
 from kcspec.model.invariants_check import InvariantChecker, Violation
 from kcspec.model.step import SpecMachine
 from kcspec.model.symmetry import canonical_state

@@ -26,7 +26,7 @@ import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from kcspec.conformance.explore.explorer import ExploreResult, ExploreStats, SearchSpace, search
+from kcspec.conformance.selfcheck.explore.explorer import ExploreResult, ExploreStats, SearchSpace, search
 from kcspec.model.tla.bounds import within_bounds
 from kcspec.model.tla.config import ModelConfig
 from kcspec.model.tla.domains import param_domain
@@ -77,7 +77,9 @@ def explore_model(
     return search(model_space(profile, config, max_states), progress, keep_states=keep_states)
 
 
-UPDATE_HINT = "if the spec changed on purpose, run python -m kcspec.conformance.explore.tla_model --update"
+UPDATE_HINT = (
+    "if the spec changed on purpose, run python -m kcspec.conformance.selfcheck.explore.tla_model --update"
+)
 
 
 @dataclass(frozen=True)

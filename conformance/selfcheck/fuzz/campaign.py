@@ -14,7 +14,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.stateful import run_state_machine_as_test
-from kcspec.conformance.fuzz.machine import Coverage, coverage_gaps, machine_for
+from kcspec.conformance.selfcheck.fuzz.machine import Coverage, coverage_gaps, machine_for
 
 
 @dataclass(frozen=True)

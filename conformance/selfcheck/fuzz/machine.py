@@ -16,10 +16,10 @@ from typing import Any, ClassVar
 
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
-from kcspec.conformance.crosscheck import diff_results
-from kcspec.conformance.explore.config import FAULT_KINDS, ExploreConfig
-from kcspec.conformance.explore.events import bootstrap, candidates
-from kcspec.conformance.explore.explorer import ExploreStats, record_coverage
+from kcspec.conformance.selfcheck.crosscheck import diff_results
+from kcspec.conformance.selfcheck.explore.config import FAULT_KINDS, ExploreConfig
+from kcspec.conformance.selfcheck.explore.events import bootstrap, candidates
+from kcspec.conformance.selfcheck.explore.explorer import ExploreStats, record_coverage
 from kcspec.model.invariants_check import InvariantChecker
 from kcspec.model.step import SpecMachine
 from kcspec.reference_impl import ReferenceController

@@ -30,7 +30,7 @@ def _msg(code: int, body: str) -> str:
 
 def _explored(module: Path, cfg: Path) -> list[ClusterState]:
     """The explorer's states of the model in ``cfg`` (the module's name tells the profile)."""
-    from kcspec.conformance.explore.tla_model import explore_model
+    from kcspec.conformance.selfcheck.explore.tla_model import explore_model
     from kcspec.model.tla.config import ModelConfig
     from kcspec.model.tla.module import module_name
     from kcspec.spec.profiles import PROFILES
