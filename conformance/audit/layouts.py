@@ -203,7 +203,11 @@ def version_report(groups: Mapping[str, Sequence[str]], profile: str) -> dict[st
     bad: list[tuple[str, VersionEvidence]] = []
     for name, files in sorted(groups.items()):
         v = infer_files(files, each)
-        histories[name] = {"inferred": v.text(), "profile_for_log": profile_for(v)}
+        histories[name] = {
+            "inferred": v.text(),
+            "profile_for_log": profile_for(v),
+            "mixed_versions": v.known and not v.consistent,
+        }
         if profile_warning(profile, v) is not None:
             bad.append((name, v))
     warning: str | None = None
@@ -217,4 +221,25 @@ def version_report(groups: Mapping[str, Sequence[str]], profile: str) -> dict[st
             f"profile {profile} does not match {len(bad)} of {len(groups)} histories ({shown}{more}); "
             f"see stats.json 'version'{quirk}"
         )
-    return {"histories": histories, "warning": warning}
+    mixed = [name for name, h in histories.items() if h["mixed_versions"]]
+    return {"histories": histories, "warning": warning, "mixed": mixed_warning(mixed, len(groups))}
+
+
+MIXED_CLUSTERS = (
+    "the files{where} have the formats of more than one Kafka version, so they are probably more than one "
+    "cluster, yet are audited as one history: controller epochs and timestamps of unrelated clusters are "
+    "compared with each other (stale-controller-write and ordering violations may be artefacts of that) — "
+    "audit unrelated clusters apart with --history file or --history dir"
+)
+
+
+def mixed_warning(mixed: Sequence[str], n_histories: int) -> str | None:
+    """The headline warning for histories whose files show more than one Kafka version's formats (``None``: none).
+
+    Decision: the audit still treats the files as the user said (one cluster by default) and reports what it
+    finds; it says plainly that the input looks like several clusters and which option audits them apart.
+    """
+    if not mixed:
+        return None
+    where = "" if n_histories == 1 else f" of {len(mixed)} histories ({', '.join(mixed[:3])})"
+    return MIXED_CLUSTERS.format(where=where)

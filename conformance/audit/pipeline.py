@@ -289,7 +289,8 @@ def _run(
         finding_sample=finding_sample,
         layouts=layouts_per_file,
         version=version,
-        warnings=[str(version["warning"])] if version.get("warning") else [],
+        warnings=[str(version[k]) for k in ("warning", "mixed") if version.get(k)],
+        skipped=[{"file": name, "why": why} for name, why in inputs.skipped],
     )
     report.write_outputs(
         out, summary, [(f"coverage-{m['profile']}-{m['machine']}.json", m) for m in coverage]

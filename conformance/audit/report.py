@@ -60,6 +60,8 @@ class Summary:
     """``layouts.version_report``: per history, the Kafka version its logs' formats say and the profile for it."""
     warnings: list[str] = field(default_factory=list)
     """About the audit itself (a profile that does not match the log): shown first."""
+    skipped: list[dict[str, str]] = field(default_factory=list)
+    """Files found under a directory and not audited: ``file`` and ``why`` (``spark_job.Inputs.skipped``)."""
 
     def attention(self, limit: int = 10) -> list[str]:
         """What an operator must look at first, as plain lines (``findings.attention``)."""
@@ -170,6 +172,8 @@ def render_html(s: Summary) -> str:
                 for f in s.per_file
             ],
         ),
+        "<h2>Files skipped (not audited)</h2>",
+        _table(["file", "why"], [(f["file"], f["why"]) for f in s.skipped]),
         "<h2>Line layouts per file</h2>",
         _table(
             ["file", "layout", "lines"],

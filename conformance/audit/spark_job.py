@@ -1,7 +1,9 @@
 """The audit's Spark side: find the inputs, number every physical line, parse on the JVM, quarantine.
 
-* ``expand_inputs`` — files and directories (recursive) → Kafka log files and JSONL trace files; every
-  non-hidden file is audited (what is not a log is quarantined line by line, never skipped).
+* ``expand_inputs`` — files and directories (recursive) → Kafka log files and JSONL trace files; a file found
+  under a directory is skipped only when it is hidden or plainly not a log by its name (``not_a_log``: a
+  README, ``.md``, ``.json``, …), and every skipped file is reported with why; a file named directly is always
+  audited (what is not a log is then quarantined line by line).
 * ``raw_lines`` / ``split_offsets`` / ``with_line_numbers`` (together ``numbered_lines``) — ``spark.read.text``
   plus a line number per physical line, computed without collecting the corpus: rows of one file split are
   consecutive ``monotonically_increasing_id`` values, so ``line = id − first id of the split + lines in the
@@ -49,36 +51,89 @@ class InputError(ValueError):
 class Inputs:
     kafka_logs: tuple[str, ...]
     traces: tuple[str, ...]
-    skipped: tuple[str, ...] = ()
-    """Hidden files (a path part starting with ``.``) under a directory: not audited, reported to the user."""
+    skipped: tuple[tuple[str, str], ...] = ()
+    """Files under a directory that are not audited, each with why (hidden, or ``not_a_log``): reported to the
+    user on the terminal, in ``stats.json`` and in the summary's file table, never dropped silently."""
+
+
+HIDDEN = "hidden file"
+NOT_LOG_SUFFIXES = (
+    ".md",
+    ".markdown",
+    ".rst",
+    ".adoc",
+    ".html",
+    ".htm",
+    ".pdf",
+    ".json",
+    ".yaml",
+    ".yml",
+    ".xml",
+    ".toml",
+    ".png",
+    ".jpg",
+    ".jpeg",
+    ".gif",
+    ".svg",
+)
+"""Name endings of files that are documents, configuration or pictures, never log4j output nor JSONL traces
+(``.json`` is one JSON document; traces are ``.jsonl``/``.ndjson``). ``.txt`` and ``.out`` are *not* here:
+logs are often saved under those names."""
+NOT_LOG_STEMS = ("readme", "license", "licence", "notice", "changelog")
+"""Names (before any extension, any case) of the documents that travel with collected logs."""
+
+
+def not_a_log(name: str) -> str | None:
+    """Why a file found under a directory is plainly not a log, from its name alone; ``None``: audit it.
+
+    Decision: such a file is skipped and reported (a README beside the logs would otherwise be quarantined line
+    by line and make the run "not clean" for a reason that says nothing about the logs). Only names decide:
+    anything else found is audited, and a file named directly on the command line is audited whatever its name.
+    """
+    lower = name.lower()
+    for suffix in NOT_LOG_SUFFIXES:
+        if lower.endswith(suffix) or lower.endswith(suffix + ".gz"):
+            return f"not a log by its name ({suffix} file); name it directly to audit it"
+    stem = lower.split(".", 1)[0]
+    if stem in NOT_LOG_STEMS and not lower.endswith((".log", ".log.gz")):
+        return f"not a log by its name (a {stem.upper()} document); name it directly to audit it"
+    return None
 
 
 def expand_inputs(paths: list[str], fmt: str = "auto") -> Inputs:
-    """Files named directly, and every non-hidden file under named directories, split by format.
+    """Files named directly, and the files under named directories that are not skipped, split by format.
 
-    No file is skipped for its extension: a file that is not a Kafka log (a README, say) is audited like one
-    and its lines are quarantined with a reason. Hidden files under a directory (``.git/…``, editor swap
-    files) are not audited; they are listed in ``Inputs.skipped`` so the caller can say so.
+    Under a directory, hidden files (a path part starting with ``.``: ``.git/…``, editor swap files) and files
+    that are plainly not logs by their name (``not_a_log``) are not audited; they are listed with the reason
+    in ``Inputs.skipped`` so the caller can say so. A file named directly is always audited: one that is not a
+    Kafka log has its lines quarantined with a reason.
     """
     if fmt not in FORMATS:
         raise InputError(f"--format {fmt!r}: expected one of {', '.join(FORMATS)}")
     logs: list[str] = []
     trs: list[str] = []
-    skipped: list[str] = []
+    skipped: list[tuple[str, str]] = []
     for given in paths:
         p = Path(given)
         if not p.exists():
             raise InputError(f"{given}: no such file or directory")
         files = [p] if p.is_file() else sorted(f for f in p.rglob("*") if f.is_file())
         if p.is_dir():
-            hidden = [f for f in files if any(part.startswith(".") for part in f.relative_to(p).parts)]
-            skipped += [str(f.resolve()) for f in hidden]
-            files = [f for f in files if f not in hidden]
+            kept: list[Path] = []
+            for f in files:
+                hidden = any(part.startswith(".") for part in f.relative_to(p).parts)
+                why = HIDDEN if hidden else not_a_log(f.name)
+                if why is None:
+                    kept.append(f)
+                else:
+                    skipped.append((str(f.resolve()), why))
+            files = kept
         for f in files:
             is_trace = fmt == "jsonl" or (fmt == "auto" and f.name.lower().endswith(TRACE_SUFFIXES))
             (trs if is_trace else logs).append(str(f.resolve()))
     if not logs and not trs:
-        raise InputError(f"{', '.join(paths)}: no input files found")
+        also = f" ({len(skipped)} skipped: {skipped[0][1]})" if skipped else ""
+        raise InputError(f"{', '.join(paths)}: no input files found{also}")
     return Inputs(tuple(dict.fromkeys(logs)), tuple(dict.fromkeys(trs)), tuple(dict.fromkeys(skipped)))
 
 

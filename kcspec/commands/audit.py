@@ -24,9 +24,10 @@ Examples:
 \b
 Exit codes: 0 clean, 1 violations found (see OUT/violations.jsonl), 2 bad usage or bad input
 (a file that yields no record or breaks off, more quarantined lines than --max-quarantine, an
-unreachable --master), 3 internal error. Every file given, or found under a directory, is audited;
-lines that are not log records are quarantined with a reason (OUT/quarantine.jsonl); a compressed file
-that breaks off is audited up to that point. An --out folder that is not empty is kept as it is: the
+unreachable --master), 3 internal error. Every file given is audited, and every file found under a
+directory except hidden ones and documents plainly not logs by name (README, .md, .json, …: each
+skipped file is listed, with why, on the terminal and in the report); lines that are not log
+records are quarantined with a reason (OUT/quarantine.jsonl); a compressed file that breaks off is audited up to that point. An --out folder that is not empty is kept as it is: the
 run writes into a fresh sub-folder of it. Spark's own output goes to a log file, not the terminal.
 """
 
@@ -103,7 +104,9 @@ def command(
     for name, why in inputs.skipped[:20]:
         err.print(f"skipped {name}: {why}", markup=False)
     if len(inputs.skipped) > 20:
-        err.print(f"skipped {len(inputs.skipped) - 20} more file(s) (all listed in OUT/stats.json)", markup=False)
+        err.print(
+            f"skipped {len(inputs.skipped) - 20} more file(s) (all listed in OUT/stats.json)", markup=False
+        )
     from kcspec.conformance.audit.master import check_master
 
     bad_master = check_master(master)

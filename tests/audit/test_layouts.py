@@ -8,6 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from kcspec.conformance.audit import layouts
 from kcspec.conformance.audit import lines as g
 from kcspec.conformance.audit.reference_parser import ParsedLine, parse_file, parse_lines
 
@@ -156,3 +157,20 @@ def test_a_line_after_a_full_width_line_is_its_rest_once_the_file_is_known_wrapp
     # not known to be wrapped (no record was re-joined): the same frame pieces are quarantined
     alone = list(parse_lines("f", [record, *lines[len(lines) - 2 :]]))
     assert alone[-1].status == "quarantined"
+
+
+@pytest.mark.skipif(
+    not REAL_LOGS.is_dir(), reason=f"{REAL_LOGS} not present: the real corpus's folder audit not checked"
+)
+def test_real_corpus_folder_as_one_cluster_is_reported_honestly() -> None:
+    """The folder of the real corpus: its ``.md`` documents are skipped and said to be, every log is audited, and
+    files of Kafka 0.8 to 3.1 in one history are flagged as probably several clusters."""
+    from kcspec.conformance.audit.spark_job import expand_inputs
+
+    inputs = expand_inputs([str(REAL_LOGS)])
+    assert set(inputs.kafka_logs) == {str(p.resolve()) for p in REAL_LOGS.glob("*.log")}
+    skipped = dict(inputs.skipped)
+    assert {Path(f).name for f in skipped} == {p.name for p in REAL_LOGS.glob("*.md")}
+    assert all(why.startswith("not a log by its name (.md file)") for why in skipped.values())
+    report = layouts.version_report({"all files": list(inputs.kafka_logs)}, "kafka-2.8")
+    assert report["mixed"] is not None and "--history file" in report["mixed"]
