@@ -10,7 +10,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.kcspec-installed
 PYTEST_SEED ?= 0
 
-.PHONY: run setup test test-fast test-slow lint typecheck check bench clean package-check
+.PHONY: run setup test test-fast test-slow lint typecheck check bench bench-speed clean package-check
 
 run: setup
 	$(BIN)/kcspec verify
@@ -60,6 +60,10 @@ package-check: setup
 
 bench: setup
 	$(BIN)/python benchmarks/failover_1m.py
+
+# Every one-core speed target (reference floor, explorer, 1M-partition failover and broker failure) against its goal.
+bench-speed: setup
+	$(BIN)/python benchmarks/speed_targets.py --out benchmarks/results/speed_targets.md
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis
