@@ -10,13 +10,11 @@ Procedures that can throw return an ``Attempt`` (``common.Attempt``).
 
 from __future__ import annotations
 
-from kcspec.spec import context as C
-from kcspec.spec import zk
-from kcspec.spec.actions import common as K
-from kcspec.spec.actions import deletion as D
+from kcspec.spec import context, zk
+from kcspec.spec.actions import common, deletion
 from kcspec.spec.batch import add_leader_and_isr, send
 from kcspec.spec.events import ZkPartitionReassignment
-from kcspec.spec.lang import Action, Expr, cond, if_, let, lift, rec, rule, set_of
+from kcspec.spec.lang import Action, Block, Expr, cond, if_, lift, rec, rule, set_of
 from kcspec.spec.partition_machine import partition_state_change
 from kcspec.spec.profiles import Profile
 from kcspec.spec.replica_machine import replica_state_change
@@ -34,7 +32,7 @@ REASSIGN = LeaderElection(ElectionStrategy.ReassignPartitionLeaderElectionStrate
 
 def rar_of(w: Expr, tp: object) -> Expr:
     """RAR: the new replicas of the reassignment of ``tp``."""
-    return K.ctx(w).f("legacy_reassignments").get(tp)
+    return common.ctx(w).f("legacy_reassignments").get(tp)
 
 
 def plain(replicas: object) -> Expr:
@@ -45,9 +43,9 @@ def plain(replicas: object) -> Expr:
 def update_assigned_replicas_for_partition(p: Profile, w: Expr, tp: Expr, replicas: object) -> Expr:
     """``updateAssignedReplicasForPartition(tp, replicas)`` (§7.8.2 steps 1/10), an ``Attempt``: write the topic's
     in-memory assignment with ``tp ↦ replicas`` to the topic znode (NONODE throws); on success AR(tp) := replicas."""
-    return K.then_work(
-        K.update_replica_assignment_for_partition(p, w, tp, plain(replicas)),
-        lambda x: K.set_ctx(x, assignments=K.ctx(x).f("assignments").put(tp, plain(replicas))),
+    return common.then_work(
+        common.update_replica_assignment_for_partition(p, w, tp, plain(replicas)),
+        lambda x: common.set_ctx(x, assignments=common.ctx(x).f("assignments").put(tp, plain(replicas))),
     )
 
 
@@ -58,11 +56,13 @@ def update_leader_epoch_and_send_request(p: Profile, w: Expr, tp: Expr, recipien
     return rule(
         "updateLeaderEpochAndSendRequest",
         "§7.8.2",
-        K.then_work(
-            K.update_leader_epoch(p, w, tp, cache=False),
-            lambda x: K.pipe(
+        common.then_work(
+            common.update_leader_epoch(p, w, tp, cache=False),
+            lambda x: common.pipe(
                 x,
-                lambda y: add_leader_and_isr(p, y, recipients, tp, False, leader_isr=zk.znode(K.st(x), tp)),
+                lambda y: add_leader_and_isr(
+                    p, y, recipients, tp, False, leader_isr=zk.znode(common.st(x), tp)
+                ),
                 lambda y: send(p, y),
             ),
         ),
@@ -72,129 +72,116 @@ def update_leader_epoch_and_send_request(p: Profile, w: Expr, tp: Expr, recipien
 def remove_partition_from_reassigned_partitions(p: Profile, w: Expr, tp: object) -> Expr:
     """``removePartitionFromReassignedPartitions(tp)`` (§7.8.1): ``/admin/reassign_partitions`` := the in-memory
     reassignments without tp (deleted when empty; the re-enqueued event finds no znode), then forget tp."""
-    return rule(
-        "removePartitionFromReassignedPartitions",
-        "§7.8.1",
-        let(
-            K.ctx(lift(w)).f("legacy_reassignments").delete(tp),
-            lambda remaining: K.pipe(
-                w,
-                lambda x: K.fenced_zk(p, x, lambda z: z.with_(reassign_partitions=remaining)),
-                lambda x: K.unless_moved(x, lambda y: K.set_ctx(y, legacy_reassignments=remaining)),
-            ),
-        ),
+    b = Block()
+    remaining = b.let("remaining", common.ctx(lift(w)).f("legacy_reassignments").delete(tp))
+    removed = common.pipe(
+        w,
+        lambda x: common.fenced_zk(p, x, lambda z: z.with_(reassign_partitions=remaining)),
+        lambda x: common.unless_moved(x, lambda y: common.set_ctx(y, legacy_reassignments=remaining)),
     )
+    return rule("removePartitionFromReassignedPartitions", "§7.8.1", b.in_(removed))
 
 
 def stop_old_replicas(p: Profile, w: Expr, tp: Expr, old: Expr) -> Expr:
     """Steps 8–9 (``stopOldReplicasOfReassignedPartition``): OAR − RAR → OfflineReplica → ReplicaDeletionStarted →
     ReplicaDeletionSuccessful → NonExistentReplica."""
-    return let(
-        old.map(lambda r: C.replica(tp, r)),
-        lambda prs: K.pipe(
+    b = Block()
+    prs = b.let("prs", old.map(lambda r: context.replica(tp, r)))
+    return b.in_(
+        common.pipe(
             w,
             lambda x: replica_state_change(p, x, prs, RS.OfflineReplica),
             lambda x: replica_state_change(p, x, prs, RS.ReplicaDeletionStarted),
             lambda x: replica_state_change(p, x, prs, RS.ReplicaDeletionSuccessful),
             lambda x: replica_state_change(p, x, prs, RS.NonExistentReplica),
-        ),
+        )
     )
 
 
 def move_reassigned_partition_leader_if_required(p: Profile, w: Expr, tp: Expr) -> Expr:
     """Steps 6–7 (§7.8.2), an ``Attempt`` (no cached leadership throws): AR := RAR in memory only; leader ∉ RAR or
     not online → Reassign election (failure only logged); else epoch bump + LAIR to OAR ∪ RAR with replicas RAR."""
-    return let(
-        w,
-        lambda x: if_(
-            ~C.has_leadership(K.st(x), tp),
-            K.thrown(x),
-            let(
-                C.leader_of(K.st(x), tp),
-                lambda leader: let(
-                    C.replicas(K.st(x), tp),
-                    lambda old_and_new: let(
-                        K.set_ctx(x, assignments=K.ctx(x).f("assignments").put(tp, plain(rar_of(x, tp)))),
-                        lambda y: if_(
-                            rar_of(x, tp).contains(leader) & C.is_online(K.st(y), leader, tp),
-                            update_leader_epoch_and_send_request(p, y, tp, old_and_new),
-                            K.ok(
-                                partition_state_change(
-                                    p, y, set_of(tp), PartitionState.OnlinePartition, REASSIGN
-                                )
-                            ),
-                        ),
-                    ),
-                ),
-            ),
-        ),
+    b = Block()
+    x = b.let("x", w)
+    move = Block()
+    leader = move.let("leader", context.leader_of(common.st(x), tp))
+    old_and_new = move.let("old_and_new", context.replicas(common.st(x), tp))
+    y = move.let(
+        "y", common.set_ctx(x, assignments=common.ctx(x).f("assignments").put(tp, plain(rar_of(x, tp))))
     )
+    elect = common.ok(partition_state_change(p, y, set_of(tp), PartitionState.OnlinePartition, REASSIGN))
+    moved = move.in_(
+        if_(
+            rar_of(x, tp).contains(leader) & context.is_online(common.st(y), leader, tp),
+            update_leader_epoch_and_send_request(p, y, tp, old_and_new),
+            elect,
+        )
+    )
+    return b.in_(if_(~context.has_leadership(common.st(x), tp), common.thrown(x), moved))
 
 
 def not_caught_up(p: Profile, w: Expr, tp: Expr) -> Expr:
     """Steps 1–3 (§7.8.2): AR' = distinct(RAR ++ AR) written to ZK and memory; epoch bump + LAIR to AR'; every
     RAR − OAR replica → NewReplica, one call each."""
-    return let(
-        rar_of(w, tp),
-        lambda rar: let(
-            C.replicas(K.st(w), tp),
-            lambda ar: let(
-                rar.concat(ar).distinct(),
-                lambda ar2: K.attempt_pipe(
-                    update_assigned_replicas_for_partition(p, w, tp, ar2),
-                    lambda x: update_leader_epoch_and_send_request(p, x, tp, ar2),
-                    K.as_attempt(
-                        lambda x: K.work_fold(
-                            rar.to_set().minus(ar.to_set()).sorted(),
-                            x,
-                            lambda acc, r: replica_state_change(
-                                p, acc, set_of(C.replica(tp, r)), RS.NewReplica
-                            ),
-                        )
+    b = Block()
+    rar = b.let("rar", rar_of(w, tp))
+    ar = b.let("ar", context.replicas(common.st(w), tp))
+    ar2 = b.let("ar2", rar.concat(ar).distinct())
+    return b.in_(
+        common.attempt_pipe(
+            update_assigned_replicas_for_partition(p, w, tp, ar2),
+            lambda x: update_leader_epoch_and_send_request(p, x, tp, ar2),
+            common.as_attempt(
+                lambda x: common.work_fold(
+                    rar.to_set().minus(ar.to_set()).sorted(),
+                    x,
+                    lambda acc, r: replica_state_change(
+                        p, acc, set_of(context.replica(tp, r)), RS.NewReplica
                     ),
-                ),
+                )
             ),
-        ),
+        )
     )
 
 
 def caught_up(p: Profile, w: Expr, tp: Expr) -> Expr:
     """Steps 5–12 (§7.8.2) and ``resumeDeletionForTopics({topic})``."""
-    return let(
-        rar_of(w, tp),
-        lambda rar: let(
-            C.replicas(K.st(w), tp).to_set().minus(rar.to_set()),
-            lambda old: K.attempt_pipe(
-                K.ok(
-                    K.work_fold(
-                        rar,
-                        w,
-                        lambda acc, r: replica_state_change(
-                            p, acc, set_of(C.replica(tp, r)), RS.OnlineReplica
-                        ),
-                    )
-                ),
-                lambda x: move_reassigned_partition_leader_if_required(p, x, tp),
-                K.as_attempt(lambda x: stop_old_replicas(p, x, tp, old)),
-                lambda x: update_assigned_replicas_for_partition(p, x, tp, rar),
-                K.as_attempt(lambda x: remove_partition_from_reassigned_partitions(p, x, tp)),
-                K.as_attempt(
-                    lambda x: K.send_update_metadata(p, x, C.live_or_shutting_down(K.st(x)), set_of(tp))
-                ),
-                K.as_attempt(lambda x: D.resume_deletion_for_topics(p, x, set_of(tp.f("topic")))),
+    b = Block()
+    rar = b.let("rar", rar_of(w, tp))
+    old = b.let("old", context.replicas(common.st(w), tp).to_set().minus(rar.to_set()))
+    return b.in_(
+        common.attempt_pipe(
+            common.ok(
+                common.work_fold(
+                    rar,
+                    w,
+                    lambda acc, r: replica_state_change(
+                        p, acc, set_of(context.replica(tp, r)), RS.OnlineReplica
+                    ),
+                )
             ),
-        ),
+            lambda x: move_reassigned_partition_leader_if_required(p, x, tp),
+            common.as_attempt(lambda x: stop_old_replicas(p, x, tp, old)),
+            lambda x: update_assigned_replicas_for_partition(p, x, tp, rar),
+            common.as_attempt(lambda x: remove_partition_from_reassigned_partitions(p, x, tp)),
+            common.as_attempt(
+                lambda x: common.send_update_metadata(
+                    p, x, context.live_or_shutting_down(common.st(x)), set_of(tp)
+                )
+            ),
+            common.as_attempt(lambda x: deletion.resume_deletion_for_topics(p, x, set_of(tp.f("topic")))),
+        )
     )
 
 
-def are_replicas_in_isr(w: Expr, tp: Expr, replicas: Expr, body: K.Step2) -> Expr:
+def are_replicas_in_isr(w: Expr, tp: Expr, replicas: Expr, body: common.Step2) -> Expr:
     """``areReplicasInIsr(tp, RAR)``: ZK state exists ∧ RAR ⊆ ZK ISR. The read may throw; ``body(work, answer)``."""
-    return K.then(
-        K.read_state_znodes(w, set_of(tp)),
+    return common.then(
+        common.read_state_znodes(w, set_of(tp)),
         lambda x: body(
             x,
-            zk.znode_exists(K.st(x), tp)
-            & replicas.to_set().subset_of(zk.znode(K.st(x), tp).f("leader_and_isr", "isr").to_set()),
+            zk.znode_exists(common.st(x), tp)
+            & replicas.to_set().subset_of(zk.znode(common.st(x), tp).f("leader_and_isr", "isr").to_set()),
         ),
     )
 
@@ -202,19 +189,15 @@ def are_replicas_in_isr(w: Expr, tp: Expr, replicas: Expr, body: K.Step2) -> Exp
 def on_partition_reassignment(p: Profile, w: Expr, tp: object) -> Expr:
     """``onPartitionReassignment(tp, ctx)`` (§7.8.2), an ``Attempt``: not all RAR in the ZK ISR → steps 1–3; else
     steps 5–12."""
-    return rule(
-        "onPartitionReassignment",
-        "§7.8.2",
-        let(
-            tp,
-            lambda t: are_replicas_in_isr(
-                lift(w),
-                t,
-                rar_of(lift(w), t),
-                lambda x, in_isr: if_(in_isr, caught_up(p, x, t), not_caught_up(p, x, t)),
-            ),
-        ),
+    b = Block()
+    t = b.let("t", tp)
+    reassignment = are_replicas_in_isr(
+        lift(w),
+        t,
+        rar_of(lift(w), t),
+        lambda x, in_isr: if_(in_isr, caught_up(p, x, t), not_caught_up(p, x, t)),
     )
+    return rule("onPartitionReassignment", "§7.8.2", b.in_(reassignment))
 
 
 def maybe_trigger_partition_reassignment(p: Profile, w: Expr, tps: Expr) -> Expr:
@@ -223,110 +206,107 @@ def maybe_trigger_partition_reassignment(p: Profile, w: Expr, tps: Expr) -> Expr
     ``onPartitionReassignment``, removing the partition if it throws (partial effects remain)."""
 
     def one(x: Expr, tp: Expr) -> Expr:
-        s = K.st(x)
+        s = common.st(x)
         return cond(
-            (~K.ctx(x).f("legacy_reassignments").has(tp), K.thrown(x)),
+            (~common.ctx(x).f("legacy_reassignments").has(tp), common.thrown(x)),
             (
-                C.queued_for_deletion(s, tp.f("topic"))
-                | ~K.ctx(x).f("assignments").has(tp)
-                | C.replicas(s, tp).eq(rar_of(x, tp)),
-                K.ok(remove_partition_from_reassigned_partitions(p, x, tp)),
+                context.queued_for_deletion(s, tp.f("topic"))
+                | ~common.ctx(x).f("assignments").has(tp)
+                | context.replicas(s, tp).eq(rar_of(x, tp)),
+                common.ok(remove_partition_from_reassigned_partitions(p, x, tp)),
             ),
-            otherwise=let(
-                on_partition_reassignment(
-                    p, D.mark_topic_ineligible_for_deletion(x, set_of(tp.f("topic"))), tp
-                ),
-                lambda a: if_(
-                    a.f("error"),
-                    K.ok(remove_partition_from_reassigned_partitions(p, a.f("work"), tp)),
-                    a,
-                ),
-            ),
+            otherwise=triggered(x, tp),
         )
 
+    def triggered(x: Expr, tp: Expr) -> Expr:
+        b = Block()
+        a = b.let(
+            "a",
+            on_partition_reassignment(
+                p, deletion.mark_topic_ineligible_for_deletion(x, set_of(tp.f("topic"))), tp
+            ),
+        )
+        return b.in_(
+            if_(a.f("error"), common.ok(remove_partition_from_reassigned_partitions(p, a.f("work"), tp)), a)
+        )
+
+    b = Block()
+    x = b.let("x", w)
     return rule(
         "maybeTriggerPartitionReassignment",
         "§7.8.1",
-        let(w, lambda x: K.attempt_fold(lift(tps).sorted(), K.ok(x), one)),
+        b.in_(common.attempt_fold(lift(tps).sorted(), common.ok(x), one)),
     )
 
 
 def initialize_partition_reassignments(p: Profile, w: Expr) -> Expr:
     """§7.1 step 9 [1.1]: ``maybeTriggerPartitionReassignment`` of every partition read from the znode at context
     initialisation. An ``Attempt``."""
-    return maybe_trigger_partition_reassignment(p, w, K.ctx(w).f("legacy_reassignments").keys())
+    return maybe_trigger_partition_reassignment(p, w, common.ctx(w).f("legacy_reassignments").keys())
 
 
 def resume_on_broker_startup(p: Profile, w: Expr, new_brokers: Expr) -> Expr:
     """§7.3 step 5 [1.1]: ``onPartitionReassignment`` for every partition being reassigned whose RAR contains a new
     broker (ascending; no ``try``). An ``Attempt``."""
-    return let(
-        w,
-        lambda x: K.attempt_fold(
-            K.ctx(x)
-            .f("legacy_reassignments")
-            .keys()
-            .filter(lambda tp: rar_of(x, tp).any(lambda r: new_brokers.contains(r)))
-            .sorted(),
-            K.ok(x),
+    b = Block()
+    x = b.let("x", w)
+    affected = (
+        common.ctx(x)
+        .f("legacy_reassignments")
+        .keys()
+        .filter(lambda tp: rar_of(x, tp).any(lambda r: new_brokers.contains(r)))
+        .sorted()
+    )
+    return b.in_(
+        common.attempt_fold(
+            affected,
+            common.ok(x),
             lambda y, tp: if_(
-                K.ctx(y).f("legacy_reassignments").has(tp), on_partition_reassignment(p, y, tp), K.ok(y)
+                common.ctx(y).f("legacy_reassignments").has(tp),
+                on_partition_reassignment(p, y, tp),
+                common.ok(y),
             ),
-        ),
+        )
     )
 
 
 def partition_reassignment_isr_change(p: Profile, w: Expr, tp: object) -> Expr:
     """``PartitionReassignmentIsrChange(tp)`` (§7.8.1), an ``Attempt``: if tp is being reassigned, read its state
     znode; if every RAR member is in the ISR, ``onPartitionReassignment`` (absent znode: only an error line)."""
+    b = Block()
+    x = b.let("x", w)
+    checked = are_replicas_in_isr(
+        x,
+        lift(tp),
+        rar_of(x, tp),
+        lambda y, in_isr: if_(in_isr, on_partition_reassignment(p, y, tp), common.ok(y)),
+    )
     return rule(
         "PartitionReassignmentIsrChange",
         "§7.8.1",
-        let(
-            w,
-            lambda x: if_(
-                K.ctx(x).f("legacy_reassignments").has(tp),
-                are_replicas_in_isr(
-                    x,
-                    lift(tp),
-                    rar_of(x, tp),
-                    lambda y, in_isr: if_(in_isr, on_partition_reassignment(p, y, tp), K.ok(y)),
-                ),
-                K.ok(x),
-            ),
-        ),
+        b.in_(if_(common.ctx(x).f("legacy_reassignments").has(tp), checked, common.ok(x))),
     )
 
 
 def process_partition_reassignment(p: Profile, w: Expr) -> Expr:
     """1.1 ``PartitionReassignment`` event (§7.8.1): if ``/admin/reassign_partitions`` exists, first record every
     entry in ``partitionsBeingReassigned`` (KAFKA-6193), then ``maybeTriggerPartitionReassignment`` of them all."""
-    return let(
-        w,
-        lambda x: let(
-            K.zk_of(x).f("reassign_partitions"),
-            lambda m: if_(
-                m.is_empty(),
-                x,
-                maybe_trigger_partition_reassignment(
-                    p,
-                    K.set_ctx(x, legacy_reassignments=K.ctx(x).f("legacy_reassignments").merge(m)),
-                    m.keys(),
-                ).f("work"),
-            ),
-        ),
-    )
+    b = Block()
+    x = b.let("x", w)
+    m = b.let("m", common.zk_of(x).f("reassign_partitions"))
+    recorded = common.set_ctx(x, legacy_reassignments=common.ctx(x).f("legacy_reassignments").merge(m))
+    return b.in_(if_(m.is_empty(), x, maybe_trigger_partition_reassignment(p, recorded, m.keys()).f("work")))
 
 
 def zk_partition_reassignment_action(p: Profile) -> Action:
     """``ZkPartitionReassignment(M)`` [1.1]: ``/admin/reassign_partitions`` is created with M; ``PartitionReassignment``."""
-    v = K.param_vars(ZkPartitionReassignment)
-    return K.controller_action(
+    v = common.param_vars(ZkPartitionReassignment)
+    return common.controller_action(
         ZkPartitionReassignment,
         "/admin/reassign_partitions is created; the controller handles PartitionReassignment with the legacy "
         "12-step algorithm (§7.8).",
-        guard=v["targets"].non_empty() & K.S.f("zk", "reassign_partitions").is_empty(),
-        environment=lambda w: K.set_zk(w, reassign_partitions=v["targets"]),
+        guard=v["targets"].non_empty() & common.S.f("zk", "reassign_partitions").is_empty(),
+        environment=lambda w: common.set_zk(w, reassign_partitions=v["targets"]),
         controller=lambda w: process_partition_reassignment(p, w),
         section="§7.8",
     )
