@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kcspec.spec.fmap import FMap
-from kcspec.spec.lang import Expr, build_map, if_, let, lift, lit, rec, rule
+from kcspec.spec.lang import Block, Expr, build_map, if_, lift, lit, rec, rule
 from kcspec.spec.profiles import Profile
 from kcspec.spec.state import ClusterState
 from kcspec.spec.vocabulary import LeaderIsrAndControllerEpoch, TopicPartition, ZkFault
@@ -83,13 +83,8 @@ def read_fails(s: Expr, tps: Expr) -> Expr:
 
 def consume_read_faults(s: Expr, tps: Expr) -> Expr:
     """``s`` after a read of ``tps``: every CONNECTIONLOSS fault armed on those znodes is consumed."""
-    return s.with_(
-        zk=s.f("zk").with_(
-            faults=s.f("zk", "faults").delete_all(
-                tps.filter(lambda tp: _fault_is(s, tp, ZkFault.CONNECTIONLOSS))
-            )
-        )
-    )
+    consumed = tps.filter(lambda tp: _fault_is(s, tp, ZkFault.CONNECTIONLOSS))
+    return s.with_at("zk", faults=s.f("zk", "faults").delete_all(consumed))
 
 
 def znode_exists(s: Expr, tp: object) -> Expr:
@@ -120,47 +115,37 @@ def update_leader_and_isr(
     def body(sv: Expr, ups: Expr) -> Expr:
         zk = sv.f("zk")
         ce = sv.f("controller", "epoch") if controller_epoch is None else lift(controller_epoch)
-        return let(
-            ups.keys(),
-            lambda keys: let(
-                keys.filter(lambda tp: ~znode_exists(sv, tp)),
-                lambda nonode: let(
-                    keys.minus(nonode).filter(
-                        lambda tp: (
-                            _fault_is(sv, tp, ZkFault.BADVERSION)
-                            | znode(sv, tp).f("leader_and_isr", "zk_version").ne(ups.get(tp).f("zk_version"))
-                        )
+        b = Block()
+        keys = b.let("keys", ups.keys())
+        nonode = b.let("nonode", keys.filter(lambda tp: ~znode_exists(sv, tp)))
+        retry = b.let(
+            "retry",
+            keys.minus(nonode).filter(
+                lambda tp: (
+                    _fault_is(sv, tp, ZkFault.BADVERSION)
+                    | znode(sv, tp).f("leader_and_isr", "zk_version").ne(ups.get(tp).f("zk_version"))
+                )
+            ),
+        )
+        records = b.let(
+            "records",
+            build_map(
+                keys.minus(nonode).minus(retry),
+                lambda tp: rec(
+                    LeaderIsrAndControllerEpoch,
+                    leader_and_isr=ups.get(tp).with_(
+                        zk_version=znode(sv, tp).f("leader_and_isr", "zk_version") + 1
                     ),
-                    lambda retry: let(
-                        build_map(
-                            keys.minus(nonode).minus(retry),
-                            lambda tp: rec(
-                                LeaderIsrAndControllerEpoch,
-                                leader_and_isr=ups.get(tp).with_(
-                                    zk_version=znode(sv, tp).f("leader_and_isr", "zk_version") + 1
-                                ),
-                                controller_epoch=ce,
-                            ),
-                        ),
-                        lambda records: rec(
-                            ZkWrite,
-                            state=sv.with_(
-                                zk=zk.with_(
-                                    partition_states=zk.f("partition_states").merge(records),
-                                    faults=zk.f("faults").delete_all(
-                                        retry.filter(lambda tp: _fault_is(sv, tp, ZkFault.BADVERSION))
-                                    ),
-                                )
-                            ),
-                            records=records,
-                            retry=retry,
-                            failed=nonode,
-                            moved=False,
-                        ),
-                    ),
+                    controller_epoch=ce,
                 ),
             ),
         )
+        written = sv.with_at(
+            "zk",
+            partition_states=zk.f("partition_states").merge(records),
+            faults=zk.f("faults").delete_all(retry.filter(lambda tp: _fault_is(sv, tp, ZkFault.BADVERSION))),
+        )
+        return b.in_(rec(ZkWrite, state=written, records=records, retry=retry, failed=nonode, moved=False))
 
     def guarded(sv: Expr, ups: Expr) -> Expr:
         nothing = rec(
@@ -171,7 +156,10 @@ def update_leader_and_isr(
         )
         return if_(ups.is_empty(), nothing, if_(fenced_write_ok(p, sv), body(sv, ups), moved))
 
-    return rule("updateLeaderAndIsr", "§3.3", let(s, lambda sv: let(updates, lambda ups: guarded(sv, ups))))
+    b = Block()
+    sv = b.let("sv", s)
+    ups = b.let("ups", updates)
+    return rule("updateLeaderAndIsr", "§3.3", b.in_(guarded(sv, ups)))
 
 
 def create_partition_states(p: Profile, s: object, records: object) -> Expr:
@@ -183,38 +171,24 @@ def create_partition_states(p: Profile, s: object, records: object) -> Expr:
 
     def body(sv: Expr, recs: Expr) -> Expr:
         zk = sv.f("zk")
-        return let(
-            recs.keys().filter(lambda tp: znode_exists(sv, tp)),
-            lambda exists: let(
-                recs.keys().minus(exists),
-                lambda created: rec(
-                    ZkCreate,
-                    state=sv.with_(
-                        zk=zk.with_(
-                            partition_states=zk.f("partition_states").merge(
-                                build_map(
-                                    created,
-                                    lambda tp: recs.get(tp).with_(
-                                        leader_and_isr=recs.get(tp).f("leader_and_isr").with_(zk_version=0)
-                                    ),
-                                )
-                            )
-                        )
-                    ),
-                    created=created,
-                    exists=exists,
-                    moved=False,
-                ),
+        b = Block()
+        exists = b.let("exists", recs.keys().filter(lambda tp: znode_exists(sv, tp)))
+        created = b.let("created", recs.keys().minus(exists))
+        at_version_0 = build_map(
+            created,
+            lambda tp: recs.get(tp).with_(
+                leader_and_isr=recs.get(tp).f("leader_and_isr").with_(zk_version=0)
             ),
         )
+        written = sv.with_at("zk", partition_states=zk.f("partition_states").merge(at_version_0))
+        return b.in_(rec(ZkCreate, state=written, created=created, exists=exists, moved=False))
 
     def guarded(sv: Expr, recs: Expr) -> Expr:
         nothing = rec(ZkCreate, state=sv, created=frozenset(), exists=frozenset(), moved=False)
         moved = rec(ZkCreate, state=sv, created=frozenset(), exists=frozenset(), moved=True)
         return if_(recs.is_empty(), nothing, if_(fenced_write_ok(p, sv), body(sv, recs), moved))
 
-    return rule(
-        "createTopicPartitionStatesRaw",
-        "§3.3",
-        let(s, lambda sv: let(records, lambda recs: guarded(sv, recs))),
-    )
+    b = Block()
+    sv = b.let("sv", s)
+    recs = b.let("recs", records)
+    return rule("createTopicPartitionStatesRaw", "§3.3", b.in_(guarded(sv, recs)))
