@@ -5,11 +5,11 @@ The broker's reply (the partitions it still leads) is not state and is not model
 
 from __future__ import annotations
 
-from kcspec.spec import context as C
-from kcspec.spec.actions import common as K
+from kcspec.spec import context
+from kcspec.spec.actions import common
 from kcspec.spec.batch import add_stop_replica_bulk, send
 from kcspec.spec.events import ControlledShutdown
-from kcspec.spec.lang import Action, Expr, and_, if_, let, lift, rule, set_of
+from kcspec.spec.lang import Action, Block, Expr, and_, if_, lift, rule, set_of
 from kcspec.spec.partition_machine import partition_state_change
 from kcspec.spec.profiles import Profile
 from kcspec.spec.replica_machine import replica_state_change
@@ -39,10 +39,10 @@ def partitions_to_act_on(p: Profile, s: Expr, broker: Expr) -> Expr:
     parts = (
         s.f("controller", "leadership")
         .keys()
-        .filter(lambda tp: C.replicas(s, tp).contains(broker) & C.replicas(s, tp).size().gt(1))
+        .filter(lambda tp: context.replicas(s, tp).contains(broker) & context.replicas(s, tp).size().gt(1))
     )
     if p.controlled_shutdown_epoch_and_deletion_checks:
-        return parts.filter(lambda tp: ~C.queued_for_deletion(s, tp.f("topic")))
+        return parts.filter(lambda tp: ~context.queued_for_deletion(s, tp.f("topic")))
     return parts
 
 
@@ -52,46 +52,41 @@ def do_controlled_shutdown(p: Profile, w: Expr, broker: Expr, broker_epoch: Expr
     partitions it follows; those follower replicas → OfflineReplica."""
 
     def body(x: Expr) -> Expr:
-        return let(
-            K.set_ctx(x, shutting_down=K.ctx(x).f("shutting_down").union(set_of(broker))),
-            lambda y: let(
-                partitions_to_act_on(p, K.st(y), broker),
-                lambda act: let(
-                    act.filter(lambda tp: C.leader_of(K.st(y), tp).eq(broker)),
-                    lambda led: let(
-                        act.minus(led).map(lambda tp: C.replica(tp, broker)),
-                        lambda followed: K.pipe(
-                            y,
-                            lambda z: partition_state_change(
-                                p, z, led, PartitionState.OnlinePartition, CONTROLLED_SHUTDOWN
-                            ),
-                            lambda z: if_(
-                                followed.is_empty(),
-                                z,
-                                send(p, add_stop_replica_bulk(p, z, followed, False)),
-                            ),
-                            lambda z: replica_state_change(p, z, followed, ReplicaState.OfflineReplica),
-                        ),
-                    ),
+        b = Block()
+        y = b.let(
+            "y", common.set_ctx(x, shutting_down=common.ctx(x).f("shutting_down").union(set_of(broker)))
+        )
+        act = b.let("act", partitions_to_act_on(p, common.st(y), broker))
+        led = b.let("led", act.filter(lambda tp: context.leader_of(common.st(y), tp).eq(broker)))
+        followed = b.let("followed", act.minus(led).map(lambda tp: context.replica(tp, broker)))
+        return b.in_(
+            common.pipe(
+                y,
+                lambda z: partition_state_change(
+                    p, z, led, PartitionState.OnlinePartition, CONTROLLED_SHUTDOWN
                 ),
-            ),
+                lambda z: if_(followed.is_empty(), z, send(p, add_stop_replica_bulk(p, z, followed, False))),
+                lambda z: replica_state_change(p, z, followed, ReplicaState.OfflineReplica),
+            )
         )
 
+    b = Block()
+    x = b.let("x", w)
     return rule(
         "doControlledShutdown",
         "§7.10",
-        let(w, lambda x: if_(accepted(p, K.st(x), broker, broker_epoch), body(x), x)),
+        b.in_(if_(accepted(p, common.st(x), broker, broker_epoch), body(x), x)),
     )
 
 
 def controlled_shutdown_action(p: Profile) -> Action:
     """``ControlledShutdown(b, epoch)`` (§7.10)."""
-    v = K.param_vars(ControlledShutdown)
+    v = common.param_vars(ControlledShutdown)
     b, e = v["broker_id"], v["broker_epoch"]
-    return K.controller_action(
+    return common.controller_action(
         ControlledShutdown,
         "A broker asks the controller to move its leaderships away before it shuts down (§7.10).",
-        guard=and_(K.active(K.S), K.S.f("zk", "brokers").has(b)),
+        guard=and_(common.active(common.S), common.S.f("zk", "brokers").has(b)),
         environment=None,
         controller=lambda w: do_controlled_shutdown(p, w, b, lift(e)),
     )
