@@ -21,7 +21,7 @@ leader is re-chosen) and the ZK write are the partition machine's job (§5.2b).
 
 from __future__ import annotations
 
-from kcspec.spec import context as C
+from kcspec.spec import context
 from kcspec.spec.lang import Const, Expr, Var, cond, if_, let, lift, procedure, rec, rule, seq_of
 from kcspec.spec.profiles import Profile
 from kcspec.spec.vocabulary import (
@@ -32,8 +32,6 @@ from kcspec.spec.vocabulary import (
     LeaderElection,
 )
 
-S = ElectionStrategy
-
 
 @procedure("election_input", "§6")
 def election_input(p: Profile, s: Expr, tp: object, leader_and_isr: object, election: LeaderElection) -> Expr:
@@ -42,20 +40,20 @@ def election_input(p: Profile, s: Expr, tp: object, leader_and_isr: object, elec
     ZK-fresh ``LeaderAndIsr``, the online / online-or-shutting-down broker sets for ``tp``, the shutting-down set,
     the admin override and the topic's effective unclean config."""
     t = lift(tp)
-    offline = C.offline_dir_replicas(s)
+    offline = context.offline_dir_replicas(s)
     cfg = s.f("config")
     if p.kip455_reassignment:
-        targets = C.target_replicas_of(C.assignment(s, t))
+        targets = context.target_replicas_of(context.assignment(s, t))
     else:
         targets = s.f("controller", "legacy_reassignments").get_or(t, ())
     return rec(
         ElectionInput,
-        assignment=C.replicas(s, t),
+        assignment=context.replicas(s, t),
         target_replicas=targets,
         leader_and_isr=leader_and_isr,
-        online=C.live_brokers(s).filter(lambda b: ~offline.contains(C.replica(t, b))),
-        online_or_shutting_down=C.live_or_shutting_down(s).filter(
-            lambda b: ~offline.contains(C.replica(t, b))
+        online=context.live_brokers(s).filter(lambda b: ~offline.contains(context.replica(t, b))),
+        online_or_shutting_down=context.live_or_shutting_down(s).filter(
+            lambda b: ~offline.contains(context.replica(t, b))
         ),
         shutting_down=s.f("controller", "shutting_down"),
         allow_unclean=election.allow_unclean,
@@ -152,11 +150,11 @@ def elect(p: Profile, strategy: ElectionStrategy, inp: object) -> Expr:
     """The ``ElectionResult`` of ``strategy`` on ``inp`` (§6); leader −1 = no electable leader."""
 
     def pick(i: Expr) -> Expr:
-        if strategy is S.OfflinePartitionLeaderElectionStrategy:
+        if strategy is ElectionStrategy.OfflinePartitionLeaderElectionStrategy:
             return offline_election(i)
-        if strategy is S.ReassignPartitionLeaderElectionStrategy:
+        if strategy is ElectionStrategy.ReassignPartitionLeaderElectionStrategy:
             return reassign_election(i)
-        if strategy is S.PreferredReplicaPartitionLeaderElectionStrategy:
+        if strategy is ElectionStrategy.PreferredReplicaPartitionLeaderElectionStrategy:
             return preferred_election(i)
         return controlled_shutdown_election(p, i)
 

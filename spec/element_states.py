@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 
-from kcspec.spec import batch as B
+from kcspec.spec import batch
 from kcspec.spec.lang import Expr, build_map, cond
 
 
@@ -25,12 +25,12 @@ def set_states(w: Expr, field: str, states: Expr) -> Expr:
         s = wv.f("state")
         return wv.with_(state=s.with_(controller=s.f("controller").with_(**{field: states})))
 
-    return B.bind(w, body)
+    return batch.bind(w, body)
 
 
 def put_states(w: Expr, field: str, elements: Expr, target: enum.Enum) -> Expr:
     """``w`` with every element of ``elements`` in state ``target`` in the context's ``field``."""
-    return B.bind(
+    return batch.bind(
         w,
         lambda wv: set_states(
             wv, field, wv.f("state", "controller", field).merge(build_map(elements, lambda _e: target))

@@ -41,7 +41,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kcspec.spec import context as C
+from kcspec.spec import context
 from kcspec.spec.field_paths import check_fields
 from kcspec.spec.lang import Expr, Invariant, Var, and_, if_, lit, or_, rec, seq_of, set_of
 from kcspec.spec.profiles import Profile
@@ -213,7 +213,7 @@ def w_leadership_assigned() -> Invariant:
         "§3.1",
         "state",
         "Every partition in the leadership cache has an assignment in the context (removeTopic drops both).",
-        _cache(s).keys().subset_of(C.all_partitions(s)),
+        _cache(s).keys().subset_of(context.all_partitions(s)),
     )
 
 
@@ -224,7 +224,7 @@ def w_shutting_down_registered() -> Invariant:
         "state",
         "shuttingDownBrokerIds ⊆ liveOrShuttingDownBrokerIds: a broker is added only if registered and removed"
         " when it fails.",
-        s.f("controller", "shutting_down").subset_of(C.live_or_shutting_down(s)),
+        s.f("controller", "shutting_down").subset_of(context.live_or_shutting_down(s)),
     )
 
 
@@ -333,11 +333,11 @@ def s_deletion_started_topics_queued(p: Profile) -> Invariant:
 
     def holds(pr: Expr) -> Expr:
         topic = pr.f("tp").f("topic")
-        queued = C.queued_for_deletion(s, topic)
+        queued = context.queued_for_deletion(s, topic)
         return queued & started_topics.contains(topic) if p.deletion_started_bookkeeping else queued
 
     def partitions_gone(topic: Expr) -> Expr:
-        return C.queued_for_deletion(s, topic) & C.partitions_of_topic(s, topic).all(
+        return context.queued_for_deletion(s, topic) & context.partitions_of_topic(s, topic).all(
             lambda tp: (
                 s.f("controller", "partition_states")
                 .get_or(tp, PartitionState.NonExistentPartition)
@@ -396,7 +396,7 @@ def s_assigned_partitions_have_states() -> Invariant:
         "Strengthening. Every partition with an assignment in an active controller's context has a partition"
         " state: failover initializes one for every partition (§5.4) and creation moves new partitions to"
         " NewPartition in the step that adds their assignment (§7.6).",
-        C.all_partitions(s).all(lambda tp: s.f("controller", "partition_states").has(tp)),
+        context.all_partitions(s).all(lambda tp: s.f("controller", "partition_states").has(tp)),
     )
 
 
@@ -413,7 +413,7 @@ def s_znodes_of_assigned_partitions_cached() -> Invariant:
         " zombie writes need an existing znode). Without it, a pre-state with a znode but no cache lets a"
         " legacy reassignment send a LeaderAndIsr without UpdateMetadata (a counterexample to induction of I18"
         " in 1.1 that no run reaches).",
-        C.all_partitions(s).all(lambda tp: _zk(s).has(tp).implies(_cache(s).has(tp))),
+        context.all_partitions(s).all(lambda tp: _zk(s).has(tp).implies(_cache(s).has(tp))),
     )
 
 
@@ -457,7 +457,7 @@ def i4_step() -> Invariant:
     def gained_assigned(tp: Expr) -> Expr:
         new_isr = _lai(_zk(s2), tp).f("isr")
         old_isr = _lai(_zk(s), tp).f("isr")
-        allowed = C.replicas(s, tp).to_set().union(C.replicas(s2, tp).to_set())
+        allowed = context.replicas(s, tp).to_set().union(context.replicas(s2, tp).to_set())
         # AR in ZooKeeper too: a controller that has just failed over has no cached AR before the step, and a
         # reassignment it completes in that step may leave an adding replica in the ISR of a partition it creates
         allowed = allowed.union(_zk_replicas(s, tp)).union(_zk_replicas(s2, tp))
@@ -597,7 +597,7 @@ def i10_step() -> Invariant:
             before.keys().all(
                 lambda pr: (
                     before.get(pr).eq(ReplicaState.ReplicaDeletionSuccessful) & ~after.has(pr)
-                ).implies(~C.replicas(s2, pr.f("tp")).contains(pr.f("replica")))
+                ).implies(~context.replicas(s2, pr.f("tp")).contains(pr.f("replica")))
             )
         ),
     )
@@ -638,8 +638,8 @@ def i13_step(p: Profile) -> Invariant:
         topic = tp.f("topic")
         return and_(
             _zk(s).has(tp),
-            C.queued_for_deletion(s, topic),
-            C.queued_for_deletion(s2, topic),
+            context.queued_for_deletion(s, topic),
+            context.queued_for_deletion(s2, topic),
             ~exempt(tp),
         ).implies(
             _lai(_zk(s2), tp).f("leader").eq(_lai(_zk(s), tp).f("leader"))

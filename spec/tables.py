@@ -9,35 +9,53 @@ from __future__ import annotations
 
 from kcspec.spec.vocabulary import PartitionState, ReplicaState
 
-R = ReplicaState
-P = PartitionState
-
 REPLICA_VALID_PREVIOUS_2_8: dict[ReplicaState, tuple[ReplicaState, ...]] = {
-    R.NewReplica: (R.NonExistentReplica,),
-    R.OnlineReplica: (R.NewReplica, R.OnlineReplica, R.OfflineReplica, R.ReplicaDeletionIneligible),
-    R.OfflineReplica: (R.NewReplica, R.OnlineReplica, R.OfflineReplica, R.ReplicaDeletionIneligible),
-    R.ReplicaDeletionStarted: (R.OfflineReplica,),
-    R.ReplicaDeletionSuccessful: (R.ReplicaDeletionStarted,),
-    R.ReplicaDeletionIneligible: (R.OfflineReplica, R.ReplicaDeletionStarted),
-    R.NonExistentReplica: (R.ReplicaDeletionSuccessful,),
+    ReplicaState.NewReplica: (ReplicaState.NonExistentReplica,),
+    ReplicaState.OnlineReplica: (
+        ReplicaState.NewReplica,
+        ReplicaState.OnlineReplica,
+        ReplicaState.OfflineReplica,
+        ReplicaState.ReplicaDeletionIneligible,
+    ),
+    ReplicaState.OfflineReplica: (
+        ReplicaState.NewReplica,
+        ReplicaState.OnlineReplica,
+        ReplicaState.OfflineReplica,
+        ReplicaState.ReplicaDeletionIneligible,
+    ),
+    ReplicaState.ReplicaDeletionStarted: (ReplicaState.OfflineReplica,),
+    ReplicaState.ReplicaDeletionSuccessful: (ReplicaState.ReplicaDeletionStarted,),
+    ReplicaState.ReplicaDeletionIneligible: (
+        ReplicaState.OfflineReplica,
+        ReplicaState.ReplicaDeletionStarted,
+    ),
+    ReplicaState.NonExistentReplica: (ReplicaState.ReplicaDeletionSuccessful,),
 }
 """§2.1, 2.8.2 column. ReplicaDeletionIneligible accepts OfflineReplica since KAFKA-8237 (2.3.0)."""
 
 REPLICA_VALID_PREVIOUS_1_1: dict[ReplicaState, tuple[ReplicaState, ...]] = {
     **REPLICA_VALID_PREVIOUS_2_8,
-    R.ReplicaDeletionIneligible: (R.ReplicaDeletionStarted,),
+    ReplicaState.ReplicaDeletionIneligible: (ReplicaState.ReplicaDeletionStarted,),
 }
 """§2.1, 1.1.1 column: identical except ReplicaDeletionIneligible, valid only from ReplicaDeletionStarted."""
 
 PARTITION_VALID_PREVIOUS: dict[PartitionState, tuple[PartitionState, ...]] = {
-    P.NewPartition: (P.NonExistentPartition,),
-    P.OnlinePartition: (P.NewPartition, P.OnlinePartition, P.OfflinePartition),
-    P.OfflinePartition: (P.NewPartition, P.OnlinePartition, P.OfflinePartition),
-    P.NonExistentPartition: (P.OfflinePartition,),
+    PartitionState.NewPartition: (PartitionState.NonExistentPartition,),
+    PartitionState.OnlinePartition: (
+        PartitionState.NewPartition,
+        PartitionState.OnlinePartition,
+        PartitionState.OfflinePartition,
+    ),
+    PartitionState.OfflinePartition: (
+        PartitionState.NewPartition,
+        PartitionState.OnlinePartition,
+        PartitionState.OfflinePartition,
+    ),
+    PartitionState.NonExistentPartition: (PartitionState.OfflinePartition,),
 }
 """§2.2, identical in 2.8.2 and 1.1.1 (self-loops Online→Online and Offline→Offline are valid)."""
 
-REPLICA_INITIAL = R.NonExistentReplica
+REPLICA_INITIAL = ReplicaState.NonExistentReplica
 """§2.1: the implicit initial state inserted before validity is checked; reaching it removes the entry."""
-PARTITION_INITIAL = P.NonExistentPartition
+PARTITION_INITIAL = PartitionState.NonExistentPartition
 """§2.2: the implicit initial state; after deletion the entry is kept as NonExistentPartition (2.8.2)."""

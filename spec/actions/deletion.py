@@ -21,9 +21,6 @@ from kcspec.spec.profiles import Profile
 from kcspec.spec.replica_machine import replica_state_change
 from kcspec.spec.vocabulary import PartitionState, ReplicaState
 
-RS = ReplicaState
-PS = PartitionState
-
 
 def deletion_enabled(w: Expr) -> Expr:
     """``delete.topic.enable`` (§8 preamble)."""
@@ -53,7 +50,7 @@ def reassigning_topics(p: Profile, s: Expr) -> Expr:
 def all_replicas_deleted(s: Expr, topic: object) -> Expr:
     """``areAllReplicasInState(t, ReplicaDeletionSuccessful)`` — vacuously true without replicas (§8 step 1)."""
     return context.replicas_of_topic(s, topic).all(
-        lambda pr: context.replica_state(s, pr).eq(RS.ReplicaDeletionSuccessful)
+        lambda pr: context.replica_state(s, pr).eq(ReplicaState.ReplicaDeletionSuccessful)
     )
 
 
@@ -66,7 +63,7 @@ def eligible_for_deletion(s: Expr, topic: object) -> Expr:
     """``isTopicEligibleForDeletion(t)`` = queued ∧ no replica ReplicaDeletionStarted ∧ not ineligible (§8)."""
     return and_(
         context.queued_for_deletion(s, topic),
-        ~any_replica_in_state(s, topic, RS.ReplicaDeletionStarted),
+        ~any_replica_in_state(s, topic, ReplicaState.ReplicaDeletionStarted),
         ~s.f("controller", "topics_ineligible_for_deletion").contains(topic),
     )
 
@@ -75,8 +72,8 @@ def retry_candidate(s: Expr, topic: object) -> Expr:
     """§8 ``resumeDeletions`` step 2: not all deleted, none Started, some ReplicaDeletionIneligible."""
     return and_(
         ~all_replicas_deleted(s, topic),
-        ~any_replica_in_state(s, topic, RS.ReplicaDeletionStarted),
-        any_replica_in_state(s, topic, RS.ReplicaDeletionIneligible),
+        ~any_replica_in_state(s, topic, ReplicaState.ReplicaDeletionStarted),
+        any_replica_in_state(s, topic, ReplicaState.ReplicaDeletionIneligible),
     )
 
 
@@ -156,17 +153,21 @@ def complete_delete_topic(p: Profile, w: Expr, topic: object) -> Expr:
         lambda x: replica_state_change(
             p,
             x,
-            context.replicas_in_state(common.st(x), topic, RS.ReplicaDeletionSuccessful),
-            RS.NonExistentReplica,
+            context.replicas_in_state(common.st(x), topic, ReplicaState.ReplicaDeletionSuccessful),
+            ReplicaState.NonExistentReplica,
         )
     ]
     if not p.deletion_started_bookkeeping:
         steps += [
             lambda x: partition_state_change(
-                p, x, context.partitions_of_topic(common.st(x), topic), PS.OfflinePartition, None
+                p, x, context.partitions_of_topic(common.st(x), topic), PartitionState.OfflinePartition, None
             ),
             lambda x: partition_state_change(
-                p, x, context.partitions_of_topic(common.st(x), topic), PS.NonExistentPartition, None
+                p,
+                x,
+                context.partitions_of_topic(common.st(x), topic),
+                PartitionState.NonExistentPartition,
+                None,
             ),
         ]
     steps += [delete_znodes, drop_config, lambda x: common.unless_moved(x, lambda y: remove_topic(y, topic))]
@@ -186,15 +187,15 @@ def on_partition_deletion(p: Profile, w: Expr, topics: object) -> Expr:
         retry = b.let(
             "retry",
             all_r.minus(dead).filter(
-                lambda pr: context.replica_state(s, pr).ne(RS.ReplicaDeletionSuccessful)
+                lambda pr: context.replica_state(s, pr).ne(ReplicaState.ReplicaDeletionSuccessful)
             ),
         )
         return b.in_(
             common.pipe(
                 x,
-                lambda y: replica_state_change(p, y, dead, RS.ReplicaDeletionIneligible),
-                lambda y: replica_state_change(p, y, retry, RS.OfflineReplica),
-                lambda y: replica_state_change(p, y, retry, RS.ReplicaDeletionStarted),
+                lambda y: replica_state_change(p, y, dead, ReplicaState.ReplicaDeletionIneligible),
+                lambda y: replica_state_change(p, y, retry, ReplicaState.OfflineReplica),
+                lambda y: replica_state_change(p, y, retry, ReplicaState.ReplicaDeletionStarted),
                 lambda y: mark_topic_ineligible_for_deletion(y, dead.map(lambda pr: pr.f("tp", "topic"))),
             )
         )
@@ -217,8 +218,8 @@ def on_topic_deletion(p: Profile, w: Expr, topics: object) -> Expr:
             start = started.in_(
                 common.pipe(
                     x,
-                    lambda y: partition_state_change(p, y, parts, PS.OfflinePartition, None),
-                    lambda y: partition_state_change(p, y, parts, PS.NonExistentPartition, None),
+                    lambda y: partition_state_change(p, y, parts, PartitionState.OfflinePartition, None),
+                    lambda y: partition_state_change(p, y, parts, PartitionState.NonExistentPartition, None),
                     lambda y: common.set_ctx(
                         y,
                         topics_with_deletion_started=common.ctx(y)
@@ -245,12 +246,12 @@ def retry_deletion_for_ineligible_replicas(p: Profile, w: Expr, topics: object) 
     b = Block()
     x = b.let("x", w)
     ineligible = replicas_of_topics(common.st(x), topics).filter(
-        lambda pr: context.replica_state(common.st(x), pr).eq(RS.ReplicaDeletionIneligible)
+        lambda pr: context.replica_state(common.st(x), pr).eq(ReplicaState.ReplicaDeletionIneligible)
     )
     return rule(
         "retryDeletionForIneligibleReplicas",
         "§8",
-        b.in_(replica_state_change(p, x, ineligible, RS.OfflineReplica)),
+        b.in_(replica_state_change(p, x, ineligible, ReplicaState.OfflineReplica)),
     )
 
 
@@ -343,7 +344,7 @@ def fail_replica_deletion(p: Profile, w: Expr, replicas: object) -> Expr:
     )
     fail = common.pipe(
         x,
-        lambda y: replica_state_change(p, y, failed, RS.ReplicaDeletionIneligible),
+        lambda y: replica_state_change(p, y, failed, ReplicaState.ReplicaDeletionIneligible),
         lambda y: mark_topic_ineligible_for_deletion(y, failed.map(lambda pr: pr.f("tp", "topic"))),
         lambda y: resume_deletions(p, y),
     )
@@ -366,7 +367,7 @@ def complete_replica_deletion(p: Profile, w: Expr, replicas: object) -> Expr:
                     lift(replicas).filter(
                         lambda pr: context.queued_for_deletion(common.st(y), pr.f("tp", "topic"))
                     ),
-                    RS.ReplicaDeletionSuccessful,
+                    ReplicaState.ReplicaDeletionSuccessful,
                 ),
                 lambda y: resume_deletions(p, y),
             )
@@ -446,7 +447,7 @@ def stop_replica_response_action(p: Profile) -> Action:
         v["partitions"].non_empty(),
         v["partitions"].all(
             lambda tp: context.replica_state(s, context.replica(tp, v["broker_id"])).eq(
-                RS.ReplicaDeletionStarted
+                ReplicaState.ReplicaDeletionStarted
             )
         ),
     )
@@ -480,7 +481,11 @@ def stop_replica_partition_errors_action(p: Profile) -> Action:
     guard = and_(
         common.active(s),
         parts.non_empty(),
-        parts.all(lambda tp: context.replica_state(s, context.replica(tp, b)).eq(RS.ReplicaDeletionStarted)),
+        parts.all(
+            lambda tp: context.replica_state(s, context.replica(tp, b)).eq(
+                ReplicaState.ReplicaDeletionStarted
+            )
+        ),
         errs.non_empty(),
         errs.to_set().subset_of(parts.to_set()),
         ~parts.to_set().subset_of(errs.to_set()),

@@ -9,8 +9,8 @@ in ascending partition order.
 
 from __future__ import annotations
 
-from kcspec.spec import context as C
-from kcspec.spec.actions import common as K
+from kcspec.spec import context
+from kcspec.spec.actions import common
 from kcspec.spec.elections import elect, election_input
 from kcspec.spec.events import (
     AutoPreferredReplicaLeaderElection,
@@ -37,7 +37,7 @@ ONLINE = PartitionState.OnlinePartition
 
 def delete_preferred_replica_election_znode(p: Profile, w: Expr) -> Expr:
     """``deletePreferredReplicaElection`` (fenced); the re-arming event it enqueues finds no znode and does nothing."""
-    return K.fenced_zk(p, w, lambda z: z.with_(preferred_replica_election=frozenset()))
+    return common.fenced_zk(p, w, lambda z: z.with_(preferred_replica_election=frozenset()))
 
 
 def remove_partitions_from_preferred_replica_election(
@@ -53,7 +53,11 @@ def remove_partitions_from_preferred_replica_election(
     return let(
         w,
         lambda x: if_(
-            partitions.all(lambda tp: C.has_leadership(K.st(x), tp) & C.replicas(K.st(x), tp).non_empty()),
+            partitions.all(
+                lambda tp: (
+                    context.has_leadership(common.st(x), tp) & context.replicas(common.st(x), tp).non_empty()
+                )
+            ),
             delete_preferred_replica_election_znode(p, x),
             x,
         ),
@@ -89,28 +93,30 @@ def process_replica_leader_election(p: Profile, w: Expr, requested: Expr, etype:
     filter, no "already preferred" filter."""
 
     def body(x: Expr) -> Expr:
-        s = K.st(x)
+        s = common.st(x)
         zk_triggered = trigger.eq(ElectionTrigger.ZkTriggered)
-        source = if_(zk_triggered, K.zk_of(x).f("preferred_replica_election"), requested)
+        source = if_(zk_triggered, common.zk_of(x).f("preferred_replica_election"), requested)
         if not p.kip460_replica_election:
             return let(
-                source.filter(lambda tp: ~C.queued_for_deletion(s, tp.f("topic"))),
+                source.filter(lambda tp: ~context.queued_for_deletion(s, tp.f("topic"))),
                 lambda ps: on_replica_election(p, x, ps, PREFERRED, ElectionTrigger.ZkTriggered),
             )
         return let(
             source.filter(
-                lambda tp: C.all_partitions(s).contains(tp) & ~C.queued_for_deletion(s, tp.f("topic"))
+                lambda tp: (
+                    context.all_partitions(s).contains(tp) & ~context.queued_for_deletion(s, tp.f("topic"))
+                )
             ),
             lambda live: if_(
-                live.all(lambda tp: C.has_leadership(s, tp)),
+                live.all(lambda tp: context.has_leadership(s, tp)),
                 let(
                     live.filter(
                         lambda tp: if_(
                             etype.eq(ElectionType.PREFERRED),
-                            C.leader_of(s, tp).ne(C.replicas(s, tp).head(NO_LEADER))
+                            context.leader_of(s, tp).ne(context.replicas(s, tp).head(NO_LEADER))
                             | ~lift(p.preferred_already_led_filter),
-                            C.leader_of(s, tp).eq(NO_LEADER)
-                            | ~C.live_brokers(s).contains(C.leader_of(s, tp)),
+                            context.leader_of(s, tp).eq(NO_LEADER)
+                            | ~context.live_brokers(s).contains(context.leader_of(s, tp)),
                         )
                     ),
                     lambda electable: dispatch(p, x, electable, etype, trigger),
@@ -141,16 +147,16 @@ def dispatch(p: Profile, w: Expr, partitions: Expr, etype: Expr, trigger: Expr) 
 
 def replica_leader_election_action(p: Profile) -> Action:
     """``ReplicaLeaderElection(P, type, trigger)`` (§7.9)."""
-    v = K.param_vars(ReplicaLeaderElection)
+    v = common.param_vars(ReplicaLeaderElection)
     ps, etype, trigger = v["partitions"], v["election_type"], v["trigger"]
-    s = K.S
+    s = common.S
     zk_ok = etype.eq(ElectionType.PREFERRED) & s.f("zk", "preferred_replica_election").is_empty()
     admin_ok = lift(p.kip460_replica_election)
-    return K.controller_action(
+    return common.controller_action(
         ReplicaLeaderElection,
         "A preferred (ZooKeeper or admin) or unclean (admin, 2.8) leader election is requested (§7.9).",
         guard=and_(
-            K.active(s),
+            common.active(s),
             ps.non_empty(),
             if_(
                 trigger.eq(ElectionTrigger.ZkTriggered),
@@ -159,7 +165,7 @@ def replica_leader_election_action(p: Profile) -> Action:
             ),
         ),
         environment=lambda w: if_(
-            trigger.eq(ElectionTrigger.ZkTriggered), K.set_zk(w, preferred_replica_election=ps), w
+            trigger.eq(ElectionTrigger.ZkTriggered), common.set_zk(w, preferred_replica_election=ps), w
         ),
         controller=lambda w: process_replica_leader_election(p, w, ps, etype, trigger),
     )
@@ -176,7 +182,7 @@ def can_preferred_replica_be_leader(p: Profile, s: Expr, tp: Expr) -> Expr:
         elect(
             p,
             ElectionStrategy.PreferredReplicaPartitionLeaderElectionStrategy,
-            election_input(p, s, tp, C.leadership(s, tp).f("leader_and_isr"), PREFERRED),
+            election_input(p, s, tp, context.leadership(s, tp).f("leader_and_isr"), PREFERRED),
         )
         .f("leader")
         .ne(NO_LEADER)
@@ -197,10 +203,10 @@ def check_and_trigger_auto_leader_rebalance(p: Profile, w: Expr) -> Expr:
     2.8 one call per broker (KAFKA-7299), 1.1 one per partition."""
 
     def group_election(x: Expr, b: Expr, group: Expr) -> Expr:
-        s = K.st(x)
+        s = common.st(x)
         pct = s.f("config", "leader_imbalance_per_broker_percentage")
         return let(
-            group.filter(lambda tp: C.has_leadership(s, tp) & C.leader_of(s, tp).ne(b)),
+            group.filter(lambda tp: context.has_leadership(s, tp) & context.leader_of(s, tp).ne(b)),
             lambda not_pref: if_(
                 times(lift(100), not_pref).gt(times(pct, group)),
                 elect_candidates(x, b, not_pref),
@@ -210,9 +216,9 @@ def check_and_trigger_auto_leader_rebalance(p: Profile, w: Expr) -> Expr:
 
     def candidate(s: Expr, b: Expr, tp: Expr) -> Expr:
         base = and_(
-            C.is_online(s, b, tp),
+            context.is_online(s, b, tp),
             no_reassignment_in_progress(p, s),
-            ~C.queued_for_deletion(s, tp.f("topic")),
+            ~context.queued_for_deletion(s, tp.f("topic")),
             s.f("controller", "all_topics").contains(tp.f("topic")),
         )
         return base & can_preferred_replica_be_leader(p, s, tp) if p.auto_rebalance_isr_check else base
@@ -222,31 +228,33 @@ def check_and_trigger_auto_leader_rebalance(p: Profile, w: Expr) -> Expr:
             return on_replica_election(
                 p,
                 x,
-                not_pref.filter(lambda tp: candidate(K.st(x), b, tp)),
+                not_pref.filter(lambda tp: candidate(common.st(x), b, tp)),
                 PREFERRED,
                 ElectionTrigger.AutoTriggered,
             )
-        return K.work_fold(
+        return common.work_fold(
             not_pref.sorted(),
             x,
             lambda y, tp: if_(
-                candidate(K.st(y), b, tp),
+                candidate(common.st(y), b, tp),
                 on_replica_election(p, y, set_of(tp), PREFERRED, ElectionTrigger.AutoTriggered),
                 y,
             ),
         )
 
     def body(x: Expr) -> Expr:
-        s = K.st(x)
+        s = common.st(x)
         return let(
-            C.all_partitions(s).filter(
-                lambda tp: ~C.queued_for_deletion(s, tp.f("topic")) & C.replicas(s, tp).non_empty()
+            context.all_partitions(s).filter(
+                lambda tp: (
+                    ~context.queued_for_deletion(s, tp.f("topic")) & context.replicas(s, tp).non_empty()
+                )
             ),
-            lambda parts: K.work_fold(
-                parts.map(lambda tp: C.replicas(s, tp).head(NO_LEADER)).sorted(),
+            lambda parts: common.work_fold(
+                parts.map(lambda tp: context.replicas(s, tp).head(NO_LEADER)).sorted(),
                 x,
                 lambda y, b: group_election(
-                    y, b, parts.filter(lambda tp: C.replicas(s, tp).head(NO_LEADER).eq(b))
+                    y, b, parts.filter(lambda tp: context.replicas(s, tp).head(NO_LEADER).eq(b))
                 ),
             ),
         )
@@ -256,11 +264,11 @@ def check_and_trigger_auto_leader_rebalance(p: Profile, w: Expr) -> Expr:
 
 def auto_preferred_replica_leader_election_action(p: Profile) -> Action:
     """``AutoPreferredReplicaLeaderElection()`` (§7.9): the scheduled auto-rebalance check."""
-    s = K.S
-    return K.controller_action(
+    s = common.S
+    return common.controller_action(
         AutoPreferredReplicaLeaderElection,
         "The scheduled leader-imbalance check runs (auto.leader.rebalance.enable) (§7.9).",
-        guard=K.active(s) & s.f("config", "auto_leader_rebalance_enable"),
+        guard=common.active(s) & s.f("config", "auto_leader_rebalance_enable"),
         environment=None,
         controller=lambda w: check_and_trigger_auto_leader_rebalance(p, w),
     )
@@ -269,7 +277,7 @@ def auto_preferred_replica_leader_election_action(p: Profile) -> Action:
 def unclean_leader_election_enable_action(p: Profile) -> Action:
     """``UncleanLeaderElectionEnable(t)`` (§6): the config becomes true (``""`` = broker default); 2.8 re-triggers
     offline elections (KAFKA-6526/6835), 1.1 does not."""
-    t = K.param_vars(UncleanLeaderElectionEnable)["topic"]
+    t = common.param_vars(UncleanLeaderElectionEnable)["topic"]
 
     def controller(w: Expr) -> Expr:
         return if_(
@@ -278,14 +286,14 @@ def unclean_leader_election_enable_action(p: Profile) -> Action:
             trigger_online_partition_state_change(p, w, t),
         )
 
-    return K.controller_action(
+    return common.controller_action(
         UncleanLeaderElectionEnable,
         "unclean.leader.election.enable is set to true for a topic or as the broker default (§6).",
         guard=lift(True),
         environment=lambda w: if_(
             t.eq(""),
-            K.set_config(w, unclean_leader_election_enable=True),
-            K.set_config(w, unclean_topics=w.f("state", "config", "unclean_topics").union(set_of(t))),
+            common.set_config(w, unclean_leader_election_enable=True),
+            common.set_config(w, unclean_topics=w.f("state", "config", "unclean_topics").union(set_of(t))),
         ),
         controller=controller if p.unclean_config_retrigger else None,
     )

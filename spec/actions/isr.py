@@ -9,11 +9,8 @@ AlterIsr changes nothing and the controller does *not* resign in this event; a f
 
 from __future__ import annotations
 
-from kcspec.spec import context as C
-from kcspec.spec import zk
-from kcspec.spec.actions import common as K
-from kcspec.spec.actions import reassignment_kip455 as R455
-from kcspec.spec.actions import reassignment_legacy as RL
+from kcspec.spec import context, zk
+from kcspec.spec.actions import common, reassignment_kip455, reassignment_legacy
 from kcspec.spec.events import IsrChange, StaleAlterIsrReceived
 from kcspec.spec.lang import Action, Expr, and_, build_map, cond, if_, let, or_, rec, rule, set_of
 from kcspec.spec.profiles import Profile
@@ -22,7 +19,7 @@ from kcspec.spec.vocabulary import LeaderAndIsr, LeaderIsrAndControllerEpoch
 
 def send_umr(p: Profile, w: Expr, tp: Expr) -> Expr:
     """``processUpdateNotifications``: UMR for the partitions to every live-or-shutting-down broker."""
-    return K.send_update_metadata(p, w, C.live_or_shutting_down(K.st(w)), set_of(tp))
+    return common.send_update_metadata(p, w, context.live_or_shutting_down(common.st(w)), set_of(tp))
 
 
 def maybe_complete(p: Profile, w: Expr, tp: Expr, isr: Expr) -> Expr:
@@ -31,8 +28,8 @@ def maybe_complete(p: Profile, w: Expr, tp: Expr, isr: Expr) -> Expr:
     exception ends the event. (``isr`` is the ISR the reply carries; completion reads ZK, not the reply.)"""
     del isr
     return if_(
-        K.ctx(w).f("partitions_being_reassigned").contains(tp),
-        R455.maybe_complete_reassignment(p, w, tp).f("work"),
+        common.ctx(w).f("partitions_being_reassigned").contains(tp),
+        reassignment_kip455.maybe_complete_reassignment(p, w, tp).f("work"),
         w,
     )
 
@@ -42,7 +39,7 @@ def process_alter_isr(p: Profile, w: Expr, tp: Expr, leader: Expr, proposed: Exp
 
     def write(x: Expr) -> Expr:
         return let(
-            zk.update_leader_and_isr(p, K.st(x), build_map(set_of(tp), lambda _t: proposed)),
+            zk.update_leader_and_isr(p, common.st(x), build_map(set_of(tp), lambda _t: proposed)),
             lambda zw: cond(
                 (zw.f("moved"), x),
                 (
@@ -50,13 +47,13 @@ def process_alter_isr(p: Profile, w: Expr, tp: Expr, leader: Expr, proposed: Exp
                     let(
                         x.with_(state=zw.f("state")),
                         lambda y: let(
-                            K.read_state_znodes(y, set_of(tp)),
+                            common.read_state_znodes(y, set_of(tp)),
                             lambda a: if_(
                                 a.f("error"),
                                 a.f("work"),
                                 maybe_complete(
                                     p,
-                                    send_umr(p, K.refresh_leadership_cache(a.f("work"), set_of(tp)), tp),
+                                    send_umr(p, common.refresh_leadership_cache(a.f("work"), set_of(tp)), tp),
                                     tp,
                                     proposed.f("isr"),
                                 ),
@@ -69,12 +66,12 @@ def process_alter_isr(p: Profile, w: Expr, tp: Expr, leader: Expr, proposed: Exp
         )
 
     def body(x: Expr) -> Expr:
-        s = K.st(x)
+        s = common.st(x)
         return if_(
-            ~C.has_leadership(s, tp),
+            ~context.has_leadership(s, tp),
             send_umr(p, x, tp),
             let(
-                C.leadership(s, tp).f("leader_and_isr"),
+                context.leadership(s, tp).f("leader_and_isr"),
                 lambda cached: cond(
                     (proposed.f("leader_epoch").lt(cached.f("leader_epoch")), send_umr(p, x, tp)),
                     (
@@ -96,12 +93,12 @@ def alter_isr_received(p: Profile, w: Expr, tp: Expr, isr: Expr) -> Expr:
     leader is live with that broker epoch (STALE_BROKER_EPOCH)."""
 
     def body(x: Expr) -> Expr:
-        s = K.st(x)
+        s = common.st(x)
         znode = zk.znode(s, tp).f("leader_and_isr")
         leader = znode.f("leader")
-        live = K.ctx(x).f("live_brokers")
+        live = common.ctx(x).f("live_brokers")
         return if_(
-            live.has(leader) & live.get(leader).eq(K.zk_of(x).f("brokers").get(leader)),
+            live.has(leader) & live.get(leader).eq(common.zk_of(x).f("brokers").get(leader)),
             process_alter_isr(
                 p,
                 x,
@@ -128,21 +125,21 @@ def isr_change_notification(p: Profile, w: Expr) -> Expr:
 
     def body(x: Expr) -> Expr:
         return let(
-            K.zk_of(x).f("isr_change_notifications"),
+            common.zk_of(x).f("isr_change_notifications"),
             lambda tps: if_(
                 tps.is_empty(),
                 x,
                 let(
-                    K.read_state_znodes(x, tps),
-                    lambda a: K.fenced_zk(
+                    common.read_state_znodes(x, tps),
+                    lambda a: common.fenced_zk(
                         p,
                         if_(
                             a.f("error"),
                             a.f("work"),
-                            K.send_update_metadata(
+                            common.send_update_metadata(
                                 p,
-                                K.refresh_leadership_cache(a.f("work"), tps),
-                                C.live_or_shutting_down(K.st(a.f("work"))),
+                                common.refresh_leadership_cache(a.f("work"), tps),
+                                context.live_or_shutting_down(common.st(a.f("work"))),
                                 tps,
                             ),
                         ),
@@ -160,9 +157,9 @@ def isr_change_notification(p: Profile, w: Expr) -> Expr:
 def leader_writes_isr(w: Expr, tp: Expr, isr: Expr) -> Expr:
     """[1.1] environment: the leader writes the state znode (same leader and epoch, new ISR, version + 1, its stored
     controller epoch kept) and creates an ISR-change notification."""
-    z = K.zk_of(w)
+    z = common.zk_of(w)
     old = z.f("partition_states").get(tp)
-    return K.set_zk(
+    return common.set_zk(
         w,
         partition_states=z.f("partition_states").put(
             tp,
@@ -185,9 +182,9 @@ def isr_change_action(p: Profile) -> Action:
     followers that fetch from it are the assigned replicas (§3.2). Neither the 2.8.2 controller nor a 1.1
     controller validates this (§7.11), so a proposal outside the assignment would model a misbehaving broker,
     not Kafka; the environment never makes one."""
-    v = K.param_vars(IsrChange)
+    v = common.param_vars(IsrChange)
     tp, isr = v["tp"], v["isr"]
-    s = K.S
+    s = common.S
     states = s.f("zk", "partition_states")
     leader = states.get(tp).f("leader_and_isr", "leader")
     guard = and_(
@@ -201,24 +198,24 @@ def isr_change_action(p: Profile) -> Action:
         isr.all(lambda r: s.f("zk", "assignments").get(tp).f("replicas").contains(r)),
     )
     if p.alter_isr:
-        return K.controller_action(
+        return common.controller_action(
             IsrChange,
             "The leader of a partition changes its ISR and sends AlterIsr to the controller (§7.11, KIP-497).",
             guard=guard,
             environment=None,
             controller=lambda w: alter_isr_received(p, w, tp, isr),
         )
-    return K.controller_action(
+    return common.controller_action(
         IsrChange,
         "The leader of a partition writes a new ISR to its state znode and an ISR-change notification; the "
         "controller handles IsrChangeNotification and, for a partition being reassigned, "
         "PartitionReassignmentIsrChange (§7.11, §7.8.1).",
         guard=guard,
         environment=lambda w: leader_writes_isr(w, tp, isr),
-        controller=lambda w: K.pipe(
+        controller=lambda w: common.pipe(
             w,
             lambda x: isr_change_notification(p, x),
-            lambda x: RL.partition_reassignment_isr_change(p, x, tp).f("work"),
+            lambda x: reassignment_legacy.partition_reassignment_isr_change(p, x, tp).f("work"),
         ),
     )
 
@@ -228,7 +225,7 @@ def stale_alter_isr_action(p: Profile) -> Action:
     zv)})`` carrying values the broker once had: none newer than ZooKeeper's, and either an older zk version (a
     version names one record, so with the current version the leader epoch is the current one too) or only an older
     broker epoch (the broker restarted since). The broker-epoch check, then ``processAlterIsr``."""
-    v = K.param_vars(StaleAlterIsrReceived)
+    v = common.param_vars(StaleAlterIsrReceived)
     b, epoch, tp, le, isr, zv = (
         v["broker_id"],
         v["broker_epoch"],
@@ -237,12 +234,12 @@ def stale_alter_isr_action(p: Profile) -> Action:
         v["isr"],
         v["zk_version"],
     )
-    s = K.S
+    s = common.S
     states = s.f("zk", "partition_states")
     znode = states.get(tp).f("leader_and_isr")
     registered = s.f("zk", "brokers").get(b)
     guard = and_(
-        K.active(s),
+        common.active(s),
         states.has(tp),
         s.f("zk", "brokers").has(b),
         s.f("zk", "assignments").has(tp),
@@ -263,11 +260,11 @@ def stale_alter_isr_action(p: Profile) -> Action:
     )
 
     def controller(w: Expr) -> Expr:
-        live = K.ctx(w).f("live_brokers")
+        live = common.ctx(w).f("live_brokers")
         proposed = rec(LeaderAndIsr, leader=b, leader_epoch=le, isr=isr, zk_version=zv)
         return if_(live.has(b) & live.get(b).eq(epoch), process_alter_isr(p, w, tp, b, proposed), w)
 
-    return K.controller_action(
+    return common.controller_action(
         StaleAlterIsrReceived,
         "A broker's AlterIsr arrives with an outdated broker epoch, leader epoch or zk version (a delayed or "
         "repeated request); the controller rejects or ignores it, answering the broker (§7.11, KIP-497).",

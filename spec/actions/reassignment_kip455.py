@@ -35,7 +35,6 @@ from kcspec.spec.vocabulary import (
 )
 from kcspec.spec.work import Work
 
-RS = ReplicaState
 REASSIGN = LeaderElection(ElectionStrategy.ReassignPartitionLeaderElectionStrategy)
 
 
@@ -75,10 +74,10 @@ def stop_removed_replicas(p: Profile, w: Expr, tp: object, removed: object) -> E
     prs = b.let("prs", lift(removed).to_set().map(lambda r: context.replica(tp, r)))
     stopped = common.pipe(
         w,
-        lambda x: replica_state_change(p, x, prs, RS.OfflineReplica),
-        lambda x: replica_state_change(p, x, prs, RS.ReplicaDeletionStarted),
-        lambda x: replica_state_change(p, x, prs, RS.ReplicaDeletionSuccessful),
-        lambda x: replica_state_change(p, x, prs, RS.NonExistentReplica),
+        lambda x: replica_state_change(p, x, prs, ReplicaState.OfflineReplica),
+        lambda x: replica_state_change(p, x, prs, ReplicaState.ReplicaDeletionStarted),
+        lambda x: replica_state_change(p, x, prs, ReplicaState.ReplicaDeletionSuccessful),
+        lambda x: replica_state_change(p, x, prs, ReplicaState.NonExistentReplica),
     )
     return rule("stopRemovedReplicasOfReassignedPartition", "§7.7.2", b.in_(stopped))
 
@@ -238,7 +237,9 @@ def phase_a(p: Profile, w: Expr, tp: Expr, fa: Expr) -> Expr:
             lambda x: common.work_fold(
                 fa.f("adding"),
                 x,
-                lambda acc, r: replica_state_change(p, acc, set_of(context.replica(tp, r)), RS.NewReplica),
+                lambda acc, r: replica_state_change(
+                    p, acc, set_of(context.replica(tp, r)), ReplicaState.NewReplica
+                ),
             ),
         ),
     )
@@ -255,7 +256,10 @@ def phase_b(p: Profile, w: Expr, tp: Expr, fa: Expr) -> Expr:
             common.pipe(
                 w,
                 lambda x: replica_state_change(
-                    p, x, fa.f("adding").to_set().map(lambda r: context.replica(tp, r)), RS.OnlineReplica
+                    p,
+                    x,
+                    fa.f("adding").to_set().map(lambda r: context.replica(tp, r)),
+                    ReplicaState.OnlineReplica,
                 ),
                 lambda x: common.set_ctx(x, assignments=common.ctx(x).f("assignments").put(tp, done)),
             )

@@ -26,7 +26,6 @@ from kcspec.spec.vocabulary import (
     ReplicaState,
 )
 
-RS = ReplicaState
 REASSIGN = LeaderElection(ElectionStrategy.ReassignPartitionLeaderElectionStrategy)
 
 
@@ -90,10 +89,10 @@ def stop_old_replicas(p: Profile, w: Expr, tp: Expr, old: Expr) -> Expr:
     return b.in_(
         common.pipe(
             w,
-            lambda x: replica_state_change(p, x, prs, RS.OfflineReplica),
-            lambda x: replica_state_change(p, x, prs, RS.ReplicaDeletionStarted),
-            lambda x: replica_state_change(p, x, prs, RS.ReplicaDeletionSuccessful),
-            lambda x: replica_state_change(p, x, prs, RS.NonExistentReplica),
+            lambda x: replica_state_change(p, x, prs, ReplicaState.OfflineReplica),
+            lambda x: replica_state_change(p, x, prs, ReplicaState.ReplicaDeletionStarted),
+            lambda x: replica_state_change(p, x, prs, ReplicaState.ReplicaDeletionSuccessful),
+            lambda x: replica_state_change(p, x, prs, ReplicaState.NonExistentReplica),
         )
     )
 
@@ -136,7 +135,7 @@ def not_caught_up(p: Profile, w: Expr, tp: Expr) -> Expr:
                     rar.to_set().minus(ar.to_set()).sorted(),
                     x,
                     lambda acc, r: replica_state_change(
-                        p, acc, set_of(context.replica(tp, r)), RS.NewReplica
+                        p, acc, set_of(context.replica(tp, r)), ReplicaState.NewReplica
                     ),
                 )
             ),
@@ -156,7 +155,7 @@ def caught_up(p: Profile, w: Expr, tp: Expr) -> Expr:
                     rar,
                     w,
                     lambda acc, r: replica_state_change(
-                        p, acc, set_of(context.replica(tp, r)), RS.OnlineReplica
+                        p, acc, set_of(context.replica(tp, r)), ReplicaState.OnlineReplica
                     ),
                 )
             ),
