@@ -25,7 +25,21 @@ from dataclasses import dataclass
 from kcspec.spec import batch, zk
 from kcspec.spec.events import ControllerEvent
 from kcspec.spec.fmap import FMap
-from kcspec.spec.lang import Action, Expr, Param, Var, build_map, cond, if_, let, lift, rec, rule, set_of
+from kcspec.spec.lang import (
+    Action,
+    Block,
+    Expr,
+    Param,
+    Var,
+    build_map,
+    cond,
+    if_,
+    let,
+    lift,
+    rec,
+    rule,
+    set_of,
+)
 from kcspec.spec.profiles import Profile
 from kcspec.spec.requests import RequestBatch
 from kcspec.spec.state import NO_CONTROLLER, ControllerContext
@@ -74,17 +88,17 @@ def zk_of(w: Expr) -> Expr:
 
 def set_ctx(w: Expr, **updates: object) -> Expr:
     """Functional update of fields of the controller context."""
-    return w.with_(state=st(w).with_(controller=ctx(w).with_(**updates)))
+    return w.with_at("state", "controller", **updates)
 
 
 def set_zk(w: Expr, **updates: object) -> Expr:
     """Functional update of fields of the ZooKeeper tree (no fencing: environment parts only)."""
-    return w.with_(state=st(w).with_(zk=zk_of(w).with_(**updates)))
+    return w.with_at("state", "zk", **updates)
 
 
 def set_config(w: Expr, **updates: object) -> Expr:
     """Functional update of the cluster configuration."""
-    return w.with_(state=st(w).with_(config=w.f("state", "config").with_(**updates)))
+    return w.with_at("state", "config", **updates)
 
 
 def active(s: Expr) -> Expr:
@@ -321,40 +335,29 @@ def controller_action(
 def read_state_znodes(w: Expr, tps: object) -> Expr:
     """A controller read of the state znodes of ``tps`` (``getTopicPartitionStates``) as an ``Attempt``: it throws
     when a CONNECTIONLOSS fault is armed on one of them (the faults are consumed, ``zk.read_fails``)."""
-    return let(
-        w,
-        lambda x: let(
-            lift(tps),
-            lambda ts: if_(
-                zk.read_fails(st(x), ts),
-                thrown(x.with_(state=zk.consume_read_faults(st(x), ts))),
-                ok(x),
-            ),
-        ),
-    )
+    b = Block()
+    x = b.let("x", w)
+    ts = b.let("ts", tps)
+    failed = thrown(x.with_(state=zk.consume_read_faults(st(x), ts)))
+    return b.in_(if_(zk.read_fails(st(x), ts), failed, ok(x)))
 
 
 def refresh_leadership_cache(w: Expr, tps: object) -> Expr:
     """``updateLeaderAndIsrCache(P)`` after a successful read: LI(p) := the znode exactly as stored (its controller
     epoch kept) for every p ∈ P whose znode exists (§7.1 step 4, §7.11)."""
-    return let(
-        w,
-        lambda x: let(
-            zk_of(x).f("partition_states"),
-            lambda states: set_ctx(
-                x,
-                leadership=ctx(x)
-                .f("leadership")
-                .merge(build_map(lift(tps).filter(lambda tp: states.has(tp)), lambda tp: states.get(tp))),
-            ),
-        ),
-    )
+    b = Block()
+    x = b.let("x", w)
+    states = b.let("states", zk_of(x).f("partition_states"))
+    read = build_map(lift(tps).filter(lambda tp: states.has(tp)), lambda tp: states.get(tp))
+    return b.in_(set_ctx(x, leadership=ctx(x).f("leadership").merge(read)))
 
 
 def _update_leader_epoch_once(p: Profile, w: Expr, tp: Expr, cache: bool, retries: int) -> Expr:
     def write(x: Expr) -> Expr:
         s = st(x)
-        return let(
+        b = Block()
+        zw = b.let(
+            "zw",
             zk.update_leader_and_isr(
                 p,
                 s,
@@ -367,26 +370,24 @@ def _update_leader_epoch_once(p: Profile, w: Expr, tp: Expr, cache: bool, retrie
                     ),
                 ),
             ),
-            lambda zw: cond(
+        )
+        written = Block()
+        y = written.let("y", x.with_(state=zw.f("state")))
+        cached = written.in_(
+            set_ctx(y, leadership=ctx(y).f("leadership").put(tp, zw.f("records").get(tp))) if cache else y
+        )
+        retried = (
+            _update_leader_epoch_once(p, x.with_(state=zw.f("state")), tp, cache, retries - 1)
+            if retries > 0
+            else thrown(x.with_(state=zw.f("state")))
+        )
+        return b.in_(
+            cond(
                 (zw.f("moved"), ok(x.with_(moved=True))),
                 (zw.f("failed").contains(tp), thrown(x.with_(state=zw.f("state")))),
-                (
-                    zw.f("retry").contains(tp),
-                    _update_leader_epoch_once(p, x.with_(state=zw.f("state")), tp, cache, retries - 1)
-                    if retries > 0
-                    else thrown(x.with_(state=zw.f("state"))),
-                ),
-                otherwise=ok(
-                    let(
-                        x.with_(state=zw.f("state")),
-                        lambda y: (
-                            set_ctx(y, leadership=ctx(y).f("leadership").put(tp, zw.f("records").get(tp)))
-                            if cache
-                            else y
-                        ),
-                    )
-                ),
-            ),
+                (zw.f("retry").contains(tp), retried),
+                otherwise=ok(cached),
+            )
         )
 
     return then(
@@ -405,10 +406,10 @@ def update_leader_epoch(p: Profile, w: Expr, tp: object, cache: bool) -> Expr:
     back with leader epoch +1 (``newEpochAndZkVersion``) conditionally; BADVERSION → re-read and retry (faults are
     one-shot, so one retry always suffices); a failed CheckOp → ControllerMovedException. On success the znode
     holds the new record; ``cache`` (2.8, KAFKA-9212) also puts it in the leadership cache (1.1 does not)."""
+    b = Block()
+    t = b.let("t", tp)
     return rule(
-        "updateLeaderEpoch",
-        "§7.7.2",
-        let(tp, lambda t: _update_leader_epoch_once(p, lift(w), t, cache, retries=1)),
+        "updateLeaderEpoch", "§7.7.2", b.in_(_update_leader_epoch_once(p, lift(w), t, cache, retries=1))
     )
 
 
