@@ -17,7 +17,7 @@ from kcspec.spec.events import (
     ReplicaLeaderElection,
     UncleanLeaderElectionEnable,
 )
-from kcspec.spec.lang import Action, Expr, and_, if_, let, lift, rule, set_of
+from kcspec.spec.lang import Action, Block, Expr, and_, if_, let, lift, rule, set_of
 from kcspec.spec.partition_machine import partition_state_change, trigger_online_partition_state_change
 from kcspec.spec.profiles import Profile
 from kcspec.spec.vocabulary import (
@@ -101,29 +101,30 @@ def process_replica_leader_election(p: Profile, w: Expr, requested: Expr, etype:
                 source.filter(lambda tp: ~context.queued_for_deletion(s, tp.f("topic"))),
                 lambda ps: on_replica_election(p, x, ps, PREFERRED, ElectionTrigger.ZkTriggered),
             )
-        return let(
+        b = Block()
+        live = b.let(
+            "live",
             source.filter(
                 lambda tp: (
                     context.all_partitions(s).contains(tp) & ~context.queued_for_deletion(s, tp.f("topic"))
                 )
             ),
-            lambda live: if_(
-                live.all(lambda tp: context.has_leadership(s, tp)),
-                let(
-                    live.filter(
-                        lambda tp: if_(
-                            etype.eq(ElectionType.PREFERRED),
-                            context.leader_of(s, tp).ne(context.replicas(s, tp).head(NO_LEADER))
-                            | ~lift(p.preferred_already_led_filter),
-                            context.leader_of(s, tp).eq(NO_LEADER)
-                            | ~context.live_brokers(s).contains(context.leader_of(s, tp)),
-                        )
-                    ),
-                    lambda electable: dispatch(p, x, electable, etype, trigger),
-                ),
-                x,
+        )
+        needs_election = Block()
+        electable = needs_election.let(
+            "electable",
+            live.filter(
+                lambda tp: if_(
+                    etype.eq(ElectionType.PREFERRED),
+                    context.leader_of(s, tp).ne(context.replicas(s, tp).head(NO_LEADER))
+                    | ~lift(p.preferred_already_led_filter),
+                    context.leader_of(s, tp).eq(NO_LEADER)
+                    | ~context.live_brokers(s).contains(context.leader_of(s, tp)),
+                )
             ),
         )
+        elect = needs_election.in_(dispatch(p, x, electable, etype, trigger))
+        return b.in_(if_(live.all(lambda tp: context.has_leadership(s, tp)), elect, x))
 
     return rule("processReplicaLeaderElection", "§7.9", let(w, body))
 
