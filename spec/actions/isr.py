@@ -12,7 +12,7 @@ from __future__ import annotations
 from kcspec.spec import context, zk
 from kcspec.spec.actions import common, reassignment_kip455, reassignment_legacy
 from kcspec.spec.events import IsrChange, StaleAlterIsrReceived
-from kcspec.spec.lang import Action, Expr, and_, build_map, cond, if_, let, or_, rec, rule, set_of
+from kcspec.spec.lang import Action, Block, Expr, and_, build_map, cond, if_, let, or_, rec, rule, set_of
 from kcspec.spec.profiles import Profile
 from kcspec.spec.vocabulary import LeaderAndIsr, LeaderIsrAndControllerEpoch
 
@@ -38,31 +38,23 @@ def process_alter_isr(p: Profile, w: Expr, tp: Expr, leader: Expr, proposed: Exp
     """``processAlterIsr(leader, epoch, {tp ↦ proposed})`` (§7.11) after the broker-epoch check."""
 
     def write(x: Expr) -> Expr:
-        return let(
-            zk.update_leader_and_isr(p, common.st(x), build_map(set_of(tp), lambda _t: proposed)),
-            lambda zw: cond(
+        b = Block()
+        zw = b.let(
+            "zw", zk.update_leader_and_isr(p, common.st(x), build_map(set_of(tp), lambda _t: proposed))
+        )
+        written = Block()
+        y = written.let("y", x.with_(state=zw.f("state")))
+        a = written.let("a", common.read_state_znodes(y, set_of(tp)))
+        refreshed = send_umr(p, common.refresh_leadership_cache(a.f("work"), set_of(tp)), tp)
+        completed = written.in_(
+            if_(a.f("error"), a.f("work"), maybe_complete(p, refreshed, tp, proposed.f("isr")))
+        )
+        return b.in_(
+            cond(
                 (zw.f("moved"), x),
-                (
-                    zw.f("records").has(tp),
-                    let(
-                        x.with_(state=zw.f("state")),
-                        lambda y: let(
-                            common.read_state_znodes(y, set_of(tp)),
-                            lambda a: if_(
-                                a.f("error"),
-                                a.f("work"),
-                                maybe_complete(
-                                    p,
-                                    send_umr(p, common.refresh_leadership_cache(a.f("work"), set_of(tp)), tp),
-                                    tp,
-                                    proposed.f("isr"),
-                                ),
-                            ),
-                        ),
-                    ),
-                ),
+                (zw.f("records").has(tp), completed),
                 otherwise=send_umr(p, x.with_(state=zw.f("state")), tp),
-            ),
+            )
         )
 
     def body(x: Expr) -> Expr:
@@ -124,32 +116,25 @@ def isr_change_notification(p: Profile, w: Expr) -> Expr:
     read throws)."""
 
     def body(x: Expr) -> Expr:
-        return let(
-            common.zk_of(x).f("isr_change_notifications"),
-            lambda tps: if_(
-                tps.is_empty(),
-                x,
-                let(
-                    common.read_state_znodes(x, tps),
-                    lambda a: common.fenced_zk(
-                        p,
-                        if_(
-                            a.f("error"),
-                            a.f("work"),
-                            common.send_update_metadata(
-                                p,
-                                common.refresh_leadership_cache(a.f("work"), tps),
-                                context.live_or_shutting_down(common.st(a.f("work"))),
-                                tps,
-                            ),
-                        ),
-                        lambda z: z.with_(
-                            isr_change_notifications=z.f("isr_change_notifications").minus(tps)
-                        ),
-                    ),
-                ),
-            ),
+        b = Block()
+        tps = b.let("tps", common.zk_of(x).f("isr_change_notifications"))
+        read = Block()
+        a = read.let("a", common.read_state_znodes(x, tps))
+        refreshed = common.send_update_metadata(
+            p,
+            common.refresh_leadership_cache(a.f("work"), tps),
+            context.live_or_shutting_down(common.st(a.f("work"))),
+            tps,
         )
+        # the notifications are deleted in a ``finally``: also when the read throws
+        deleted = read.in_(
+            common.fenced_zk(
+                p,
+                if_(a.f("error"), a.f("work"), refreshed),
+                lambda z: z.with_(isr_change_notifications=z.f("isr_change_notifications").minus(tps)),
+            )
+        )
+        return b.in_(if_(tps.is_empty(), x, deleted))
 
     return rule("IsrChangeNotification", "§7.11", let(w, body))
 
