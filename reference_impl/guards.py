@@ -14,6 +14,7 @@ from kcspec.spec.events import (
     ApiPartitionReassignment,
     AutoPreferredReplicaLeaderElection,
     BrokerBounce,
+    BrokerChange,
     BrokerFailure,
     BrokerStartup,
     ControlledShutdown,
@@ -24,6 +25,7 @@ from kcspec.spec.events import (
     IsrChange,
     LeaderAndIsrPartitionResultsReceived,
     LeaderAndIsrResponseReceived,
+    LogDirEventNotification,
     NewerControllerElected,
     PartitionExpansion,
     ReplicaLeaderElection,
@@ -93,6 +95,21 @@ def _stale_alter_isr_enabled(zk: SimulatedZooKeeper, event: StaleAlterIsrReceive
         return True
     # the current zk version names the current record, so only the broker epoch can be old
     return event.leader_epoch == current.leader_epoch and event.broker_epoch < registered
+
+
+def _broker_change_enabled(zk: SimulatedZooKeeper, ctx: ControllerContext, event: BrokerChange) -> bool:
+    """Several brokers at once (one is a single-broker event), each list sorted without repeats, no broker in two
+    lists; new ones unregistered, dead and bounced ones registered and not the active controller."""
+    groups = (event.new_broker_ids, event.dead_broker_ids, event.bounced_broker_ids)
+    if any(list(g) != sorted(set(g)) for g in groups):
+        return False
+    everyone = [b for g in groups for b in g]
+    if len(everyone) < 2 or len(set(everyone)) != len(everyone):
+        return False
+    if not all(b >= 0 and b not in zk.brokers for b in event.new_broker_ids):
+        return False
+    leaving = (*event.dead_broker_ids, *event.bounced_broker_ids)
+    return all(b in zk.brokers and b != ctx.controller_id for b in leaving)
 
 
 def event_enabled(
@@ -189,5 +206,11 @@ def event_enabled(
             and bool(event.online)
             and not set(event.online) & set(event.storage_errors)
             and all(event.broker_id in ctx.replicas(tp) for tp in (*event.online, *event.storage_errors))
+        )
+    if isinstance(event, BrokerChange):
+        return _broker_change_enabled(zk, ctx, event)
+    if isinstance(event, LogDirEventNotification):
+        return (
+            active and bool(event.broker_ids) and all(b in ctx.live_broker_epochs for b in event.broker_ids)
         )
     return False

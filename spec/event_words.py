@@ -260,5 +260,44 @@ EVENT_WORDS: dict[str, EventWords] = {
             "conditional write, which an older zk version fails (UpdateMetadata only)."
         ),
     ),
+    "BrokerChange": EventWords(
+        guard=(
+            "`new_broker_ids`, `dead_broker_ids` and `bounced_broker_ids` are each strictly ascending and share no "
+            "broker, and together name at least two brokers (one broker is `BrokerStartup`, `BrokerFailure` or "
+            "`BrokerBounce`); every new id is ≥ 0 and not registered in `zk.brokers`; every dead or bounced id is "
+            "registered in `zk.brokers` and is not the active controller (the controller's own broker leaving is "
+            "`BrokerFailure`)."
+        ),
+        environment=(
+            "Each id of `new_broker_ids`, then each id of `bounced_broker_ids`, in the listed order: "
+            "`zk.brokers[id] := zk.zxid` (its broker epoch), then `zk.zxid += 1`. Then every id of "
+            "`dead_broker_ids` is removed from `zk.brokers`; if `zk.controller` is one of them, `zk.controller := -1`."
+        ),
+        controller=(
+            "`processBrokerChange` (§7.2) with `new`, `dead` and `bounced` computed from `zk.brokers` against "
+            "`live_brokers` (they equal the event's lists): 2.8: the new brokers join `live_brokers` and "
+            "`onBrokerStartup(new)`; the bounced ones leave it, `onBrokerFailure(bounced)`, join it again with "
+            "their new epochs and `onBrokerStartup(bounced)`; the dead ones leave it and `onBrokerFailure(dead)`. "
+            "1.1: `live_brokers` becomes the registered set first (the dead brokers are gone before "
+            "`onBrokerStartup(new)`), then `onBrokerStartup(new)`, then `onBrokerFailure(dead)`; a bounce is "
+            "invisible. Each call gets its whole group at once (one request batch, one round of elections)."
+        ),
+    ),
+    "LogDirEventNotification": EventWords(
+        guard=(
+            "A controller is active, `broker_ids` is non-empty, and every id is in `controller.live_brokers` (a "
+            "notification left by a broker that has died since is out of the model)."
+        ),
+        environment=(
+            "None: the brokers' notification znodes are created and deleted within the event, and the model "
+            "holds no notification znodes."
+        ),
+        controller=(
+            "`onBrokerLogDirFailure(broker_ids)` (§7.5): every replica hosted by those brokers (assignment in the "
+            "context) → OnlineReplica (§4.2), which sends each a LeaderAndIsr (isNew = false) where the partition "
+            "has leadership information; replicas that cannot go to OnlineReplica (deletion states) are invalid "
+            "transitions, reported as failures. Duplicate ids are handled once."
+        ),
+    ),
 }
 """Event kind → its words, for every kind of ``kcspec.spec.events.EVENT_TYPES`` (a test checks it)."""

@@ -301,6 +301,40 @@ class StaleAlterIsrReceived(ControllerEvent):
     zk_version: int
 
 
+@dataclass(frozen=True)
+class BrokerChange(ControllerEvent):
+    """Several brokers change in ``/brokers/ids`` before the controller's watch fires, and one ``BrokerChange``
+    handles them all (§7.2): ``new_broker_ids`` register, ``bounced_broker_ids`` re-register with a new epoch,
+    ``dead_broker_ids`` disappear.
+
+    Kafka's ``processBrokerChange`` calls ``onBrokerStartup`` and ``onBrokerFailure`` once for each group, with the
+    group's ids sorted, so several brokers are handled in one call (one request batch, one round of elections) —
+    which consecutive ``BrokerStartup`` / ``BrokerFailure`` / ``BrokerBounce`` events do not express.
+    """
+
+    kind: ClassVar[str] = "BrokerChange"
+    section: ClassVar[str] = "§7.2"
+    exercises: ClassVar[tuple[str, ...]] = ("§7.3", "§7.4")
+    new_broker_ids: tuple[int, ...] = ()
+    dead_broker_ids: tuple[int, ...] = ()
+    bounced_broker_ids: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class LogDirEventNotification(ControllerEvent):
+    """Brokers ``broker_ids`` report a failed log directory through ``/log_dir_event_notification`` (§7.5).
+
+    ``processLogDirEventNotification``: ``onBrokerLogDirFailure(broker_ids)`` moves every replica hosted by those
+    brokers to OnlineReplica, which sends them a LeaderAndIsr; their responses (``LeaderAndIsrResponseReceived``,
+    ``LeaderAndIsrPartitionResultsReceived``) then name the replicas on the failed directories.
+    """
+
+    kind: ClassVar[str] = "LogDirEventNotification"
+    section: ClassVar[str] = "§7.5"
+    exercises: ClassVar[tuple[str, ...]] = ("§4.2",)
+    broker_ids: tuple[int, ...]
+
+
 EVENT_TYPES: tuple[type[ControllerEvent], ...] = (
     ControllerFailover,
     ControllerResignation,
@@ -326,6 +360,8 @@ EVENT_TYPES: tuple[type[ControllerEvent], ...] = (
     StopReplicaPartitionErrorsReceived,
     LeaderAndIsrPartitionResultsReceived,
     StaleAlterIsrReceived,
+    BrokerChange,
+    LogDirEventNotification,
 )
 """Every event type, in a fixed order (used by the codec, generators and coverage reports)."""
 

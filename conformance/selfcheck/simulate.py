@@ -24,12 +24,14 @@ from kcspec.spec.events import (
     ApiPartitionReassignment,
     AutoPreferredReplicaLeaderElection,
     BrokerBounce,
+    BrokerChange,
     BrokerFailure,
     BrokerStartup,
     ControlledShutdown,
     ControllerEvent,
     ControllerFailover,
     IsrChange,
+    LogDirEventNotification,
     ReplicaLeaderElection,
     StopReplicaPartitionErrorsReceived,
     StopReplicaResponseReceived,
@@ -97,11 +99,19 @@ def random_event(rng: random.Random, s: ClusterState, cfg: WalkConfig) -> Contro
         )
     )
     if family == "start" and missing:
-        return BrokerStartup(rng.choice(missing))
+        b = rng.choice(missing)
+        if b == missing[0] and len(missing) > 1:
+            # the lowest id drawn: every missing broker registers before the watch fires (no extra draw)
+            return BrokerChange(new_broker_ids=tuple(missing))
+        return BrokerStartup(b)
     if family == "fail" and registered and len(registered) > 1:
         return BrokerFailure(rng.choice(registered))
     if family == "bounce" and registered:
-        return BrokerBounce(rng.choice(registered))
+        b = rng.choice(registered)
+        if b == c.controller_id:
+            # the controller cannot bounce (its session is the controller's): a log-dir failure on it instead
+            return LogDirEventNotification((b,))
+        return BrokerBounce(b)
     if family == "shutdown" and registered:
         return ControlledShutdown(rng.choice(registered))
     if family == "failover" and registered:

@@ -178,7 +178,11 @@ def remove_live_brokers(w: Expr, brokers: Expr) -> Expr:
 def process_broker_change(p: Profile, w: Expr) -> Expr:
     """``BrokerChange`` (§7.2): new = registered − known; bounced (2.8, KAFKA-7235) = registered ∩ known with a
     larger epoch; dead = known − registered. Then new → ``onBrokerStartup``; bounced → removed, ``onBrokerFailure``,
-    re-added, ``onBrokerStartup``; dead → removed, ``onBrokerFailure``. An exception ends the event."""
+    re-added, ``onBrokerStartup``; dead → removed, ``onBrokerFailure``. An exception ends the event.
+
+    Without bounce detection (1.1.1, before KIP-380 rewrote this handler with it in 2.2) the live set is replaced
+    by the registered brokers first (``controllerContext.liveBrokers = curBrokers``), so the dead brokers are
+    already gone while ``onBrokerStartup(new)`` runs; this shows only when one event has both (``BrokerChange``)."""
 
     def body(x: Expr) -> Expr:
         registered = K.zk_of(x).f("brokers")
@@ -195,7 +199,7 @@ def process_broker_change(p: Profile, w: Expr) -> Expr:
                 lambda bnc: let(
                     known.keys().minus(registered.keys()),
                     lambda dead: K.attempt_pipe(
-                        K.ok(x),
+                        K.ok(x if p.bounce_detection else remove_live_brokers(x, dead)),
                         lambda y: if_(
                             new.is_empty(), K.ok(y), on_broker_startup(p, add_live_brokers(y, new), new)
                         ),

@@ -6,7 +6,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from kcspec.spec.actions import brokers, deletion, elections, environment, failover, isr, shutdown, topics
+from kcspec.spec.actions import (
+    broker_notifications,
+    brokers,
+    deletion,
+    elections,
+    environment,
+    failover,
+    isr,
+    shutdown,
+    topics,
+)
 from kcspec.spec.actions import reassignment_kip455 as r455
 from kcspec.spec.actions import reassignment_legacy as legacy
 from kcspec.spec.events import EVENT_TYPES
@@ -49,6 +59,7 @@ def builders(profile: Profile) -> list[Builder]:
     ]
     if profile.alter_isr:
         out.append(isr.stale_alter_isr_action)
+    out += [broker_notifications.broker_change_action, broker_notifications.log_dir_event_notification_action]
     return out
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-FAULT_KINDS: tuple[str, ...] = ("zk", "controller", "logdir", "unclean")
+FAULT_KINDS: tuple[str, ...] = ("zk", "controller", "logdir", "unclean", "brokers")
 """Optional event families: ZooKeeper faults, controller moves/resignations/zombie writes, log-dir
-failures, unclean elections. Broker start/failure/bounce, controlled shutdown, controller failover,
+failures (storage errors and log-dir event notifications), unclean elections, several brokers changing in one
+``BrokerChange``. Broker start/failure/bounce, controlled shutdown, controller failover,
 ISR shrink/expand by leaders, topic creation/deletion, reassignment and elections are always explored."""
 
 

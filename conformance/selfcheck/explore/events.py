@@ -8,6 +8,7 @@ from kcspec.spec.events import (
     ApiPartitionReassignment,
     AutoPreferredReplicaLeaderElection,
     BrokerBounce,
+    BrokerChange,
     BrokerFailure,
     BrokerStartup,
     ControlledShutdown,
@@ -18,6 +19,7 @@ from kcspec.spec.events import (
     IsrChange,
     LeaderAndIsrPartitionResultsReceived,
     LeaderAndIsrResponseReceived,
+    LogDirEventNotification,
     NewerControllerElected,
     PartitionExpansion,
     ReplicaLeaderElection,
@@ -111,6 +113,32 @@ def candidates(s: ClusterState, cfg: ExploreConfig) -> list[ControllerEvent]:
         out.extend(
             UncleanLeaderElectionEnable(t) for t in cfg.topic_names if t not in s.config.unclean_topics
         )
+    if "brokers" in cfg.faults:
+        out.extend(_broker_changes(s, cfg))
+    if "logdir" in cfg.faults and active:
+        live = sorted(c.live_brokers)
+        out.extend(LogDirEventNotification((b,)) for b in live)
+        if len(live) > 1:
+            out.append(LogDirEventNotification(tuple(live)))
+    return out
+
+
+def _broker_changes(s: ClusterState, cfg: ExploreConfig) -> list[ControllerEvent]:
+    """A few ``BrokerChange`` shapes with several brokers: every unregistered broker starts, every other broker but
+    the controller dies or bounces, and one new broker with one dead or bounced one (the guard drops the shapes
+    with fewer than two brokers)."""
+    absent = tuple(b for b in range(cfg.brokers) if b not in s.zk.brokers)
+    others = tuple(b for b in sorted(s.zk.brokers) if b != s.controller.controller_id)
+    out: list[ControllerEvent] = [
+        BrokerChange(new_broker_ids=absent),
+        BrokerChange(dead_broker_ids=others),
+        BrokerChange(bounced_broker_ids=others),
+    ]
+    if absent and others:
+        out.append(BrokerChange(new_broker_ids=absent[:1], dead_broker_ids=others[:1]))
+        out.append(BrokerChange(new_broker_ids=absent[:1], bounced_broker_ids=others[:1]))
+    if len(others) > 1:
+        out.append(BrokerChange(dead_broker_ids=others[:1], bounced_broker_ids=others[1:2]))
     return out
 
 
