@@ -41,7 +41,19 @@ def _build(name: str, src: str, cls: type, extra: dict[str, Any] | None = None) 
 
 @cache
 def maker(cls: type, names: tuple[str, ...]) -> Callable[..., Any] | None:
-    """``lambda *values: cls(**dict(zip(names, values)))`` when ``names`` are all the fields of a plain class."""
+    """``lambda *values: cls(**dict(zip(names, values)))`` when ``names`` are all the fields of a plain class, or
+    of a dataclass offering ``_fields_maker`` (a function of every field in declaration order that builds what
+    the constructor builds — e.g. with a cached hash, which a plain store of the fields would miss)."""
+    custom = getattr(cls, "_fields_maker", None)
+    if custom is not None and dataclasses.is_dataclass(cls):
+        declared = tuple(f.name for f in dataclasses.fields(cls))
+        if sorted(names) != sorted(declared) or len(set(names)) != len(names):
+            return None
+        if names == declared:
+            return custom  # type: ignore[no-any-return]
+        order = ", ".join(f"v{names.index(n)}" for n in declared)
+        src = f"def make({', '.join(f'v{i}' for i in range(len(names)))}):\n    return custom({order})\n"
+        return _build("make", src, cls, {"custom": custom})
     fields = _field_names(cls)
     if fields is None or sorted(names) != sorted(fields) or len(set(names)) != len(names):
         return None

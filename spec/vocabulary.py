@@ -137,6 +137,32 @@ class PartitionReplica:
         return f"[Topic={self.tp.topic},Partition={self.tp.partition},Replica={self.replica}]"
 
 
+def make_topic_partition(topic: str, partition: int) -> TopicPartition:
+    """``TopicPartition(topic, partition)`` without the frozen dataclass's ``__init__`` and ``__post_init__`` (the
+    same object — fields and cached hash — about 3× cheaper to build); for generated code and hot loops."""
+    made: TopicPartition = object.__new__(TopicPartition)
+    d = made.__dict__
+    d["topic"] = topic
+    d["partition"] = partition
+    d["_hash"] = hash((topic, partition))
+    return made
+
+
+def make_partition_replica(tp: TopicPartition, replica: int) -> PartitionReplica:
+    """``PartitionReplica(tp, replica)``, built as ``make_topic_partition`` builds a partition."""
+    made: PartitionReplica = object.__new__(PartitionReplica)
+    d = made.__dict__
+    d["tp"] = tp
+    d["replica"] = replica
+    d["_hash"] = hash((tp, replica))
+    return made
+
+
+# The fast constructor of each class, for ``model/fastrec.py``: a function of every field in declaration order.
+TopicPartition._fields_maker = staticmethod(make_topic_partition)  # type: ignore[attr-defined]
+PartitionReplica._fields_maker = staticmethod(make_partition_replica)  # type: ignore[attr-defined]
+
+
 @dataclass(frozen=True)
 class LeaderAndIsr:
     """``LeaderAndIsr`` (§3.2): leader, leader epoch, ordered ISR and the state znode's version."""
