@@ -11,12 +11,9 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from kcspec.conformance.reply_diff import diff_values
 from kcspec.conformance.selfcheck.explore.config import FAULT_KINDS, ExploreConfig
-from kcspec.model.itf import write_itf
-from kcspec.spec import codec
+from kcspec.conformance.selfcheck.explore.counterexample import describe_trace, write_counterexample
 from kcspec.spec.profiles import DEFAULT_PROFILE, PROFILES
-from kcspec.spec.trace import Trace
 
 if TYPE_CHECKING:
     from kcspec.conformance.selfcheck.explore.explorer import ExploreResult, ExploreStats
@@ -205,31 +202,3 @@ def coverage_document(result: ExploreResult) -> list[dict[str, Any]]:
                 edges.append({"from": frm, "to": to, "count": n, "valid": False})
         docs.append({"profile": prof.name, "machine": machine, "source": "explore", "edges": edges})
     return docs
-
-
-def describe_trace(result: ExploreResult) -> str:
-    assert result.finding is not None and result.trace is not None
-    f = result.finding
-    lines = [f"VIOLATION ({f.kind}): {f.message}", "shortest trace:"]
-    state = result.trace.initial
-    for i, step in enumerate(result.trace.steps, start=1):
-        lines.append(f"  {i:2d}. {codec.dumps(step.event)}")
-        if step.result is not None and i > len(result.trace.steps) - 4:
-            for d in diff_values("state", codec.encode(state), codec.encode(step.result.state))[:15]:
-                lines.append(f"        {d.path}: {d.expected} → {d.actual}")
-        if step.result is not None:
-            state = step.result.state
-    for d in f.differences[:40]:
-        lines.append(f"  spec vs reference: {d.render()}")
-    for v in f.violations:
-        lines.append(f"  invariant violated: {v}")
-    return "\n".join(lines)
-
-
-def write_counterexample(trace: Trace, out: Path, stem: str) -> list[Path]:
-    out.mkdir(parents=True, exist_ok=True)
-    paths = [out / f"{stem}.trace.json", out / f"{stem}.trace.jsonl", out / f"{stem}.itf.json"]
-    paths[0].write_text(trace.to_json() + "\n", encoding="utf-8")
-    paths[1].write_text("\n".join(trace.to_jsonl()) + "\n", encoding="utf-8")
-    paths[2].write_text(write_itf(trace) + "\n", encoding="utf-8")
-    return paths

@@ -20,8 +20,6 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from kcspec.model.tla.config import CROSSCHECK_DEFAULT, ModelConfig
-from kcspec.model.tla.manifest import Expected
-from kcspec.model.tla.manifest import load as load_manifest
 from kcspec.model.tla.module import GeneratedModule, ModuleError, generate
 from kcspec.model.tla.syntax import SyntaxCheckUnavailable, check_syntax
 from kcspec.model.tlc.args import TlcArgs
@@ -549,67 +547,3 @@ def parse_output_cmd(output: Path, module_path: Path | None, as_json: bool) -> N
     else:
         _print_report(report, _origins(module_path) if module_path else None, Console())
     raise click.exceptions.Exit(_exit_code(report.outcome))
-
-
-def verify_cases(opts: Any) -> Iterator[Any]:
-    """Cases for ``kcspec verify`` (``opts`` is a ``kcspec.verify.VerifyOptions``): per profile, the generated
-    module of the default model parses (and passed the static kind check, which generation runs); for every
-    manifest model of the profile marked for verify (``model/tla/state_counts.json``), the explorer finds the
-    manifest's number of distinct states and TLC agrees with the explorer (``crosscheck``: same count, same
-    states) — reported as skipped, with how to get TLC, when Java or tla2tools.jar is missing (``--tla2tools``
-    or ``TLA2TOOLS_JAR``)."""
-    from kcspec.model.tlc.locate import tlc_unavailable_reason
-    from kcspec.verify import Status, timed
-
-    config = ModelConfig()
-    jar = Path(opts.tla2tools) if opts.tla2tools else None
-    for profile in opts.profiles:
-
-        def syntax(profile: str = profile) -> tuple[Status, str, str, str | None]:
-            module = generate(profiles.get_profile(profile), config)
-            try:
-                problems = check_syntax(module.tla)
-            except SyntaxCheckUnavailable as exc:
-                return Status.SKIPPED, str(exc), "", None
-            if not problems:
-                return Status.PASSED, f"{module.name}: {len(module.tla.splitlines())} lines parse", "", None
-            details = "\n".join(
-                f"{p} [{o.definition}; {o.rule or '-'}]" if (o := module.origin(p.line)) else str(p)
-                for p in problems
-            )
-            return Status.FAILED, f"{len(problems)} syntax error(s) in {module.name}", details, None
-
-        yield timed("tla-syntax", f"generated module [{profile}]", syntax)
-
-        for entry in (e for e in load_manifest() if e.profile == profile and e.in_verify):
-
-            def count(entry: Expected = entry) -> tuple[Status, str, str, str | None]:
-                from kcspec.conformance.selfcheck.explore.tla_model import check_count
-
-                checked = check_count(entry)
-                if checked.problem is not None:
-                    return Status.FAILED, checked.problem, "", None
-                return Status.PASSED, f"{checked.count:,} distinct states, as the manifest expects", "", None
-
-            yield timed("tla-model", f"explorer on the TLA+ model {entry.name} [{profile}]", count)
-
-            def tlc(entry: Expected = entry) -> tuple[Status, str, str, str | None]:
-                from kcspec.conformance.selfcheck.tla_crosscheck import (
-                    CrosscheckArgs,
-                    Verdict,
-                    run_crosscheck,
-                )
-
-                reason = tlc_unavailable_reason(jar)
-                if reason is not None:
-                    return Status.SKIPPED, reason, "", None
-                result = run_crosscheck(
-                    CrosscheckArgs(entry.profile, entry.config, timeout_s=1800), find_toolchain(jar)
-                )
-                if result.verdict is Verdict.AGREE and result.tlc_distinct == entry.distinct_states:
-                    return Status.PASSED, result.message, "", None
-                if result.verdict is Verdict.TLC_FAILED and result.exit_code == EXIT_USAGE:
-                    return Status.ERRORED, result.message, result.tlc.report.error or "", None
-                return Status.FAILED, result.message, "", None
-
-            yield timed("tlc", f"TLC crosscheck on {entry.name} [{profile}]", tlc)

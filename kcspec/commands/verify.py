@@ -13,10 +13,10 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from kcspec import options
-from kcspec.checks import CHECKS
-from kcspec.reports import write_json, write_junit
+from kcspec.conformance.selfcheck.gate.cases import Status, VerifyOptions, VerifyReport
+from kcspec.conformance.selfcheck.gate.checks import CHECKS
+from kcspec.conformance.selfcheck.gate.reports import write_json, write_junit
 from kcspec.spec.profiles import PROFILES
-from kcspec.verify import Status, VerifyOptions, VerifyReport
 
 STYLE = {
     Status.PASSED: "green",

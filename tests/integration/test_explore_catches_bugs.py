@@ -6,9 +6,8 @@ from __future__ import annotations
 import pytest
 from kcspec.conformance.selfcheck.bugzoo.historical import HISTORICAL_BY_NAME
 from kcspec.conformance.selfcheck.explore.config import ExploreConfig
+from kcspec.conformance.selfcheck.explore.counterexample import describe_trace
 from kcspec.conformance.selfcheck.explore.explorer import explore
-
-from kcspec.commands.explore import describe_trace
 
 CASES = [
     # (mutant, what is broken, configuration)

@@ -7,11 +7,12 @@ import pytest
 from click.testing import CliRunner
 from kcspec.conformance.selfcheck.bugzoo.historical import HISTORICAL_BY_NAME
 from kcspec.conformance.selfcheck.explore.config import ExploreConfig
+from kcspec.conformance.selfcheck.explore.counterexample import describe_trace
 from kcspec.conformance.selfcheck.explore.explorer import explore, search
 from kcspec.conformance.selfcheck.explore.tla_model import model_space
 from kcspec.model.tla.manifest import Expected, load
 
-from kcspec.commands.explore import command, describe_trace
+from kcspec.commands.explore import command
 
 from .test_explore_catches_bugs import CASES
 

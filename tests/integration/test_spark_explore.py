@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from kcspec.conformance.selfcheck.bugzoo.historical import HISTORICAL_BY_NAME
+from kcspec.conformance.selfcheck.explore.counterexample import describe_trace
 from kcspec.conformance.selfcheck.explore.explorer import explore, search, space_of
 from kcspec.conformance.selfcheck.explore.tla_model import model_space
 from kcspec.model.tla.manifest import load
 
 from kcspec.cli import main
-from kcspec.commands.explore import describe_trace
 
 from .test_explore_catches_bugs import CASES
 

@@ -71,10 +71,9 @@ def test_export_rejects_bad_model(tmp_path: Path) -> None:
 def test_verify_cases_report_tlc_as_skipped_with_the_reason(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from kcspec.conformance.selfcheck.gate.cases import Status, VerifyOptions
+    from kcspec.conformance.selfcheck.gate.tla import verify_cases
     from kcspec.model.tla.module import spec_available
-
-    from kcspec.commands.tla import verify_cases
-    from kcspec.verify import Status, VerifyOptions
 
     assert spec_available()[0], "the spec's actions (kcspec.spec.actions.registry) must exist"
     monkeypatch.delenv("TLA2TOOLS_JAR", raising=False)

@@ -14,15 +14,14 @@ from typing import Any
 import pytest
 from kcspec.conformance.selfcheck import tla_crosscheck
 from kcspec.conformance.selfcheck.explore import tla_model
+from kcspec.conformance.selfcheck.gate.cases import Status, VerifyOptions
+from kcspec.conformance.selfcheck.gate.tla import verify_cases
 from kcspec.model.tla.config import ModelConfig
 from kcspec.model.tla.manifest import load
 from kcspec.model.tla.module import generate
 from kcspec.spec import codec
 from kcspec.spec.profiles import get_profile
 from kcspec.spec.state import ClusterState
-
-from kcspec.commands.tla import verify_cases
-from kcspec.verify import Status, VerifyOptions
 
 FAKE = Path(__file__).with_name("fakes") / "fake_tlc.py"
 

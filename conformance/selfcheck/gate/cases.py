@@ -1,4 +1,4 @@
-"""``kcspec verify``: the CI invariant gate — every check that exists, one verdict each.
+"""What the gate of ``kcspec verify`` is made of: checks, their cases with one status each, and the run's report.
 
 A check produces cases; each case is passed, failed (a violation, with a counterexample written),
 skipped (it cannot run here, with the reason — never counted as passed) or errored (the check itself

@@ -1,4 +1,4 @@
-"""The checks ``kcspec verify`` runs, cheapest first. Each yields ``CaseResult``s (see ``kcspec.verify``)."""
+"""The checks ``kcspec verify`` runs, cheapest first. Each yields ``CaseResult``s (see ``cases``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from kcspec.verify import CaseResult, Check, Status, VerifyOptions, timed
+from kcspec.conformance.selfcheck.gate.cases import CaseResult, Check, Status, VerifyOptions, timed
 
 Outcome = tuple[Status, str, str, str | None]
 
@@ -50,8 +50,8 @@ def crosscheck_scenarios(opts: VerifyOptions) -> Iterator[CaseResult]:
 
 def explore_defaults(opts: VerifyOptions) -> Iterator[CaseResult]:
     """Exhaustive bounded exploration of the reference controller with refinement against the spec."""
-    from kcspec.commands.explore import describe_trace, write_counterexample
     from kcspec.conformance.selfcheck.explore.config import ExploreConfig
+    from kcspec.conformance.selfcheck.explore.counterexample import describe_trace, write_counterexample
     from kcspec.conformance.selfcheck.explore.explorer import explore
 
     for profile in opts.profiles:
@@ -90,7 +90,7 @@ def two_broker_model(opts: VerifyOptions) -> Iterator[CaseResult]:
     """The 2-broker, RF 2 TLA+ model of ``kcspec tla crosscheck`` (``CROSSCHECK_DEFAULT``) of one profile explored to
     the fixed point on every core (``--workers``): refinement and invariants on every step of every state; when the
     manifest (``model/tla/state_counts.json``) lists the model, its count must match."""
-    from kcspec.commands.explore import describe_trace, write_counterexample
+    from kcspec.conformance.selfcheck.explore.counterexample import describe_trace, write_counterexample
     from kcspec.conformance.selfcheck.explore.explorer import search
     from kcspec.conformance.selfcheck.explore.parallel import default_workers
     from kcspec.conformance.selfcheck.explore.tla_model import model_space
@@ -241,7 +241,7 @@ def diagrams_fresh(opts: VerifyOptions) -> Iterator[CaseResult]:
 
 def tla_cases(opts: VerifyOptions) -> Iterator[CaseResult]:
     """The generated TLA+ modules parse; TLC model-checks them (skipped, with how to get TLC, when absent)."""
-    from kcspec.commands.tla import verify_cases
+    from kcspec.conformance.selfcheck.gate.tla import verify_cases
 
     yield from verify_cases(opts)
 

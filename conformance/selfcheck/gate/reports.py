@@ -7,7 +7,7 @@ import platform
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from kcspec.verify import Status, VerifyReport
+from kcspec.conformance.selfcheck.gate.cases import Status, VerifyReport
 
 
 def write_json(report: VerifyReport, path: Path) -> None:

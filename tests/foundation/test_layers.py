@@ -1,0 +1,92 @@
+"""The command line is the top layer: nothing under ``spec/``, ``model/``, ``reference_impl/`` or ``conformance/``
+(the gate of ``kcspec verify`` included) imports ``kcspec.commands``, ``kcspec.cli``, ``kcspec.options`` or click.
+
+Every import statement counts, also those inside functions (the checks import lazily), so a violation is found
+whether or not a test happens to run the function.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+BELOW_THE_CLI = ("spec", "model", "reference_impl", "conformance")
+CLI_MODULES = ("kcspec.commands", "kcspec.cli", "kcspec.options", "click")
+GATE = (
+    "kcspec.conformance.selfcheck.gate",
+    "kcspec.conformance.selfcheck.gate.cases",
+    "kcspec.conformance.selfcheck.gate.checks",
+    "kcspec.conformance.selfcheck.gate.reports",
+    "kcspec.conformance.selfcheck.gate.tla",
+)
+
+
+def _imported(source: str, filename: str) -> list[tuple[int, str]]:
+    """Every module an import statement of ``source`` names (``from kcspec import cli`` names ``kcspec.cli``)."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(source, filename=filename)):
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.append((node.lineno, node.module))
+            found.extend((node.lineno, f"{node.module}.{alias.name}") for alias in node.names)
+    return sorted(found)
+
+
+def _is_cli(module: str) -> bool:
+    return any(module == cli or module.startswith(cli + ".") for cli in CLI_MODULES)
+
+
+def _cli_imports(source: str, filename: str) -> list[str]:
+    return [
+        f"{filename}:{line}: imports {name}" for line, name in _imported(source, filename) if _is_cli(name)
+    ]
+
+
+def test_the_detector_finds_cli_imports_in_every_form() -> None:
+    source = (
+        "import click\n"
+        "from kcspec import cli\n"
+        "def f():\n"
+        "    from kcspec.commands.explore import describe_trace\n"
+        "from kcspec.options import profile\n"
+        "from kcspec.conformance.runner import run\n"
+    )
+    assert _cli_imports(source, "x.py") == [
+        "x.py:1: imports click",
+        "x.py:2: imports kcspec.cli",
+        "x.py:4: imports kcspec.commands.explore",
+        "x.py:4: imports kcspec.commands.explore.describe_trace",
+        "x.py:5: imports kcspec.options",
+        "x.py:5: imports kcspec.options.profile",
+    ]
+
+
+def test_no_module_below_the_cli_imports_it() -> None:
+    problems: list[str] = []
+    checked = 0
+    for folder in BELOW_THE_CLI:
+        for path in sorted((REPO / folder).rglob("*.py")):
+            checked += 1
+            problems += _cli_imports(path.read_text(encoding="utf-8"), str(path.relative_to(REPO)))
+    assert checked > 200, (
+        f"only {checked} modules found under {BELOW_THE_CLI}: is the layout as ARCHITECTURE.md says?"
+    )
+    assert not problems, "the command line is imported from below it:\n" + "\n".join(problems)
+
+
+def test_importing_the_gate_loads_no_cli_module() -> None:
+    """Run in a fresh interpreter, so that modules other tests imported do not hide a transitive import."""
+    code = (
+        "import importlib, sys\n"
+        f"for name in {GATE!r}:\n"
+        "    importlib.import_module(name)\n"
+        f"print(sorted(m for m in sys.modules if any(m == c or m.startswith(c + '.') for c in {CLI_MODULES!r})))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert out.stdout.strip() == "[]", f"importing the gate loaded CLI modules: {out.stdout.strip()}"
