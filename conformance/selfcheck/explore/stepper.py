@@ -113,7 +113,7 @@ class Stepper:
             if not enabled:
                 continue
             try:
-                expected = spec.step(state, ev)
+                expected = spec.step(state, ev, guard_checked=True)  # its guard was true just above
                 if self._loaded is not state:
                     ref.load(state)
                 ref.state_change_log.clear()
