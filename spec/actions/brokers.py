@@ -10,11 +10,8 @@ throw (``maybeResumeReassignments`` has no ``try``), so it returns an ``Attempt`
 
 from __future__ import annotations
 
-from kcspec.spec import context as C
-from kcspec.spec.actions import common as K
-from kcspec.spec.actions import deletion as D
-from kcspec.spec.actions import reassignment_kip455 as R455
-from kcspec.spec.actions import reassignment_legacy as RL
+from kcspec.spec import context
+from kcspec.spec.actions import common, deletion, reassignment_kip455, reassignment_legacy
 from kcspec.spec.events import (
     BrokerBounce,
     BrokerFailure,
@@ -22,22 +19,21 @@ from kcspec.spec.events import (
     LeaderAndIsrPartitionResultsReceived,
     LeaderAndIsrResponseReceived,
 )
-from kcspec.spec.lang import Action, Expr, and_, build_map, if_, let, lift, rule
+from kcspec.spec.lang import Action, Block, Expr, and_, build_map, if_, let, lift, rule
 from kcspec.spec.partition_machine import partition_state_change, trigger_online_partition_state_change
 from kcspec.spec.profiles import Profile
 from kcspec.spec.replica_machine import replica_state_change
 from kcspec.spec.state import NO_CONTROLLER
 from kcspec.spec.vocabulary import PartitionState, ReplicaState
 
-RS = ReplicaState
-PS = PartitionState
-
 
 def clear_offline_dirs(w: Expr, brokers: Expr) -> Expr:
     """``brokers.foreach(replicasOnOfflineDirs.remove)`` (§7.3 step 1, §7.4)."""
-    return K.set_ctx(
+    return common.set_ctx(
         w,
-        offline_replicas=K.ctx(w).f("offline_replicas").filter(lambda pr: ~brokers.contains(pr.f("replica"))),
+        offline_replicas=common.ctx(w)
+        .f("offline_replicas")
+        .filter(lambda pr: ~brokers.contains(pr.f("replica"))),
     )
 
 
@@ -49,46 +45,57 @@ def on_broker_startup(p: Profile, w: Expr, new_brokers: Expr) -> Expr:
     if p.broker_startup_umr_split:
 
         def umrs(x: Expr) -> Expr:
-            return K.pipe(
+            return common.pipe(
                 x,
-                lambda y: K.send_update_metadata(
-                    p, y, C.live_or_shutting_down(K.st(y)).minus(new_brokers), frozenset()
+                lambda y: common.send_update_metadata(
+                    p, y, context.live_or_shutting_down(common.st(y)).minus(new_brokers), frozenset()
                 ),
-                lambda y: K.send_update_metadata(p, y, new_brokers, C.partitions_with_leaders(K.st(y))),
+                lambda y: common.send_update_metadata(
+                    p, y, new_brokers, context.partitions_with_leaders(common.st(y))
+                ),
             )
 
     else:
 
         def umrs(x: Expr) -> Expr:
-            return K.send_update_metadata(p, x, C.live_or_shutting_down(K.st(x)), frozenset())
+            return common.send_update_metadata(p, x, context.live_or_shutting_down(common.st(x)), frozenset())
 
-    resume = R455.resume_on_broker_startup if p.kip455_reassignment else RL.resume_on_broker_startup
+    resume = (
+        reassignment_kip455.resume_on_broker_startup
+        if p.kip455_reassignment
+        else reassignment_legacy.resume_on_broker_startup
+    )
+
+    def resume_deletion(y: Expr, hosted: Expr) -> Expr:
+        b = Block()
+        deleting = b.let(
+            "deleting",
+            hosted.filter(lambda pr: context.queued_for_deletion(common.st(y), pr.f("tp", "topic"))),
+        )
+        return b.in_(
+            if_(
+                deleting.is_empty(),
+                y,
+                deletion.resume_deletion_for_topics(p, y, deleting.map(lambda pr: pr.f("tp", "topic"))),
+            )
+        )
 
     def body(x: Expr) -> Expr:
-        return let(
-            C.replicas_on_brokers(K.st(x), new_brokers),
-            lambda hosted: K.attempt_pipe(
-                K.ok(
-                    K.pipe(
-                        x,
-                        lambda y: clear_offline_dirs(y, new_brokers),
-                        umrs,
-                        lambda y: replica_state_change(p, y, hosted, RS.OnlineReplica),
-                        lambda y: trigger_online_partition_state_change(p, y),
-                    )
-                ),
+        b = Block()
+        hosted = b.let("hosted", context.replicas_on_brokers(common.st(x), new_brokers))
+        started = common.pipe(
+            x,
+            lambda y: clear_offline_dirs(y, new_brokers),
+            umrs,
+            lambda y: replica_state_change(p, y, hosted, ReplicaState.OnlineReplica),
+            lambda y: trigger_online_partition_state_change(p, y),
+        )
+        return b.in_(
+            common.attempt_pipe(
+                common.ok(started),
                 lambda y: resume(p, y, new_brokers),
-                K.as_attempt(
-                    lambda y: let(
-                        hosted.filter(lambda pr: C.queued_for_deletion(K.st(y), pr.f("tp", "topic"))),
-                        lambda deleting: if_(
-                            deleting.is_empty(),
-                            y,
-                            D.resume_deletion_for_topics(p, y, deleting.map(lambda pr: pr.f("tp", "topic"))),
-                        ),
-                    )
-                ),
-            ),
+                common.as_attempt(lambda y: resume_deletion(y, hosted)),
+            )
         )
 
     return rule("onBrokerStartup", "§7.3", let(w, body))
@@ -102,38 +109,34 @@ def on_replicas_become_offline(p: Profile, w: Expr, replicas: object) -> Expr:
     replica was kept and no election of step 4 succeeded)."""
 
     def body(x: Expr) -> Expr:
-        s = K.st(x)
-        return let(
-            lift(replicas).filter(lambda pr: C.queued_for_deletion(s, pr.f("tp", "topic"))),
-            lambda r_del: let(
-                lift(replicas).minus(r_del),
-                lambda r_keep: let(
-                    C.partitions_with_offline_leader(s),
-                    lambda p_off: let(
-                        partition_state_change(p, x, p_off, PS.OfflinePartition, None),
-                        lambda y1: let(
-                            C.partitions_in_states(
-                                K.st(y1), frozenset({PS.OfflinePartition, PS.NewPartition})
-                            ),
-                            lambda electable: let(
-                                trigger_online_partition_state_change(p, y1),
-                                lambda y2: K.pipe(
-                                    y2,
-                                    lambda y: replica_state_change(p, y, r_keep, RS.OfflineReplica),
-                                    lambda y: if_(r_del.is_empty(), y, D.fail_replica_deletion(p, y, r_del)),
-                                    lambda y: if_(
-                                        umr_condition(p, p_off, r_keep, electable, y2),
-                                        K.send_update_metadata(
-                                            p, y, C.live_or_shutting_down(K.st(y)), frozenset()
-                                        ),
-                                        y,
-                                    ),
-                                ),
-                            ),
-                        ),
-                    ),
-                ),
+        s = common.st(x)
+        b = Block()
+        r_del = b.let(
+            "r_del", lift(replicas).filter(lambda pr: context.queued_for_deletion(s, pr.f("tp", "topic")))
+        )
+        r_keep = b.let("r_keep", lift(replicas).minus(r_del))
+        p_off = b.let("p_off", context.partitions_with_offline_leader(s))
+        y1 = b.let("y1", partition_state_change(p, x, p_off, PartitionState.OfflinePartition, None))
+        electable = b.let(
+            "electable",
+            context.partitions_in_states(
+                common.st(y1), frozenset({PartitionState.OfflinePartition, PartitionState.NewPartition})
             ),
+        )
+        y2 = b.let("y2", trigger_online_partition_state_change(p, y1))
+        return b.in_(
+            common.pipe(
+                y2,
+                lambda y: replica_state_change(p, y, r_keep, ReplicaState.OfflineReplica),
+                lambda y: if_(r_del.is_empty(), y, deletion.fail_replica_deletion(p, y, r_del)),
+                lambda y: if_(
+                    umr_condition(p, p_off, r_keep, electable, y2),
+                    common.send_update_metadata(
+                        p, y, context.live_or_shutting_down(common.st(y)), frozenset()
+                    ),
+                    y,
+                ),
+            )
         )
 
     return rule("onReplicasBecomeOffline", "§7.4", let(w, body))
@@ -143,36 +146,42 @@ def umr_condition(p: Profile, p_off: Expr, r_keep: Expr, electable: Expr, after:
     """§7.4 step 7: when the broker-list UMR is sent."""
     if p.broker_failure_umr_only_without_offline_leaders:
         return p_off.is_empty()
-    none_elected = electable.all(lambda tp: C.partition_state(K.st(after), tp).ne(PS.OnlinePartition))
+    none_elected = electable.all(
+        lambda tp: context.partition_state(common.st(after), tp).ne(PartitionState.OnlinePartition)
+    )
     return p_off.is_empty() | (r_keep.is_empty() & none_elected)
 
 
 def on_broker_failure(p: Profile, w: Expr, dead: Expr) -> Expr:
     """``onBrokerFailure(B)`` (§7.4): clear offline dirs, drop B from the shutting-down set, and
     ``onReplicasBecomeOffline`` of every replica hosted by B."""
+    b = Block()
+    x = b.let(
+        "x",
+        common.set_ctx(
+            clear_offline_dirs(w, dead), shutting_down=common.ctx(w).f("shutting_down").minus(dead)
+        ),
+    )
     return rule(
         "onBrokerFailure",
         "§7.4",
-        let(
-            K.set_ctx(clear_offline_dirs(w, dead), shutting_down=K.ctx(w).f("shutting_down").minus(dead)),
-            lambda x: on_replicas_become_offline(p, x, C.replicas_on_brokers(K.st(x), dead)),
-        ),
+        b.in_(on_replicas_become_offline(p, x, context.replicas_on_brokers(common.st(x), dead))),
     )
 
 
 def add_live_brokers(w: Expr, brokers: Expr) -> Expr:
     """``addLiveBrokers``: the brokers join ``liveBrokerEpochs`` with their registration epochs from ZooKeeper."""
-    return K.set_ctx(
+    return common.set_ctx(
         w,
-        live_brokers=K.ctx(w)
+        live_brokers=common.ctx(w)
         .f("live_brokers")
-        .merge(build_map(brokers, lambda b: K.zk_of(w).f("brokers").get(b))),
+        .merge(build_map(brokers, lambda b: common.zk_of(w).f("brokers").get(b))),
     )
 
 
 def remove_live_brokers(w: Expr, brokers: Expr) -> Expr:
     """``removeLiveBrokers``."""
-    return K.set_ctx(w, live_brokers=K.ctx(w).f("live_brokers").delete_all(brokers))
+    return common.set_ctx(w, live_brokers=common.ctx(w).f("live_brokers").delete_all(brokers))
 
 
 def process_broker_change(p: Profile, w: Expr) -> Expr:
@@ -184,42 +193,37 @@ def process_broker_change(p: Profile, w: Expr) -> Expr:
     by the registered brokers first (``controllerContext.liveBrokers = curBrokers``), so the dead brokers are
     already gone while ``onBrokerStartup(new)`` runs; this shows only when one event has both (``BrokerChange``)."""
 
+    def restart(y: Expr, bnc: Expr) -> Expr:
+        """A bounced broker: removed, ``onBrokerFailure``, re-added, ``onBrokerStartup``."""
+        return on_broker_startup(
+            p, add_live_brokers(on_broker_failure(p, remove_live_brokers(y, bnc), bnc), bnc), bnc
+        )
+
     def body(x: Expr) -> Expr:
-        registered = K.zk_of(x).f("brokers")
-        known = K.ctx(x).f("live_brokers")
+        registered = common.zk_of(x).f("brokers")
+        known = common.ctx(x).f("live_brokers")
         bounced = (
             registered.keys().inter(known.keys()).filter(lambda b: registered.get(b).gt(known.get(b)))
             if p.bounce_detection
             else lift(frozenset())
         )
-        return let(
-            registered.keys().minus(known.keys()),
-            lambda new: let(
-                bounced,
-                lambda bnc: let(
-                    known.keys().minus(registered.keys()),
-                    lambda dead: K.attempt_pipe(
-                        K.ok(x if p.bounce_detection else remove_live_brokers(x, dead)),
-                        lambda y: if_(
-                            new.is_empty(), K.ok(y), on_broker_startup(p, add_live_brokers(y, new), new)
-                        ),
-                        lambda y: if_(
-                            bnc.is_empty(),
-                            K.ok(y),
-                            on_broker_startup(
-                                p,
-                                add_live_brokers(on_broker_failure(p, remove_live_brokers(y, bnc), bnc), bnc),
-                                bnc,
-                            ),
-                        ),
-                        K.as_attempt(
-                            lambda y: if_(
-                                dead.is_empty(), y, on_broker_failure(p, remove_live_brokers(y, dead), dead)
-                            )
-                        ),
-                    ).f("work"),
+        block = Block()
+        new = block.let("new", registered.keys().minus(known.keys()))
+        bnc = block.let("bnc", bounced)
+        dead = block.let("dead", known.keys().minus(registered.keys()))
+        return block.in_(
+            common.attempt_pipe(
+                common.ok(x if p.bounce_detection else remove_live_brokers(x, dead)),
+                lambda y: if_(
+                    new.is_empty(), common.ok(y), on_broker_startup(p, add_live_brokers(y, new), new)
                 ),
-            ),
+                lambda y: if_(bnc.is_empty(), common.ok(y), restart(y, bnc)),
+                common.as_attempt(
+                    lambda y: if_(
+                        dead.is_empty(), y, on_broker_failure(p, remove_live_brokers(y, dead), dead)
+                    )
+                ),
+            ).f("work")
         )
 
     return rule("processBrokerChange", "§7.2", let(w, body))
@@ -227,17 +231,17 @@ def process_broker_change(p: Profile, w: Expr) -> Expr:
 
 def broker_startup_action(p: Profile) -> Action:
     """``BrokerStartup(b)`` (§7.2, §7.3): b registers with the next zxid as its epoch; ``BrokerChange``."""
-    v = K.param_vars(BrokerStartup)
+    v = common.param_vars(BrokerStartup)
     b = v["broker_id"]
-    return K.controller_action(
+    return common.controller_action(
         BrokerStartup,
         "A broker registers in /brokers/ids (its czxid is its broker epoch); the controller handles BrokerChange "
         "and runs onBrokerStartup (§7.2, §7.3).",
-        guard=b.ge(0) & ~K.S.f("zk", "brokers").has(b),
-        environment=lambda w: K.set_zk(
+        guard=b.ge(0) & ~common.S.f("zk", "brokers").has(b),
+        environment=lambda w: common.set_zk(
             w,
-            brokers=K.zk_of(w).f("brokers").put(b, K.zk_of(w).f("zxid")),
-            zxid=K.zk_of(w).f("zxid") + 1,
+            brokers=common.zk_of(w).f("brokers").put(b, common.zk_of(w).f("zxid")),
+            zxid=common.zk_of(w).f("zxid") + 1,
         ),
         controller=lambda w: process_broker_change(p, w),
     )
@@ -246,35 +250,39 @@ def broker_startup_action(p: Profile) -> Action:
 def broker_failure_action(p: Profile) -> Action:
     """``BrokerFailure(b)`` (§7.2, §7.4): b's registration disappears (and ``/controller`` if b held it); the active
     controller on b dies with it; any other active controller handles ``BrokerChange``."""
-    v = K.param_vars(BrokerFailure)
+    v = common.param_vars(BrokerFailure)
     b = v["broker_id"]
-    return K.controller_action(
+    return common.controller_action(
         BrokerFailure,
         "A broker's registration disappears; the controller handles BrokerChange and runs onBrokerFailure (§7.4); "
         "if the failed broker was the controller, its context is simply gone.",
-        guard=K.S.f("zk", "brokers").has(b),
-        environment=lambda w: K.set_zk(
+        guard=common.S.f("zk", "brokers").has(b),
+        environment=lambda w: common.set_zk(
             w,
-            brokers=K.zk_of(w).f("brokers").delete(b),
-            controller=if_(K.zk_of(w).f("controller").eq(b), NO_CONTROLLER, K.zk_of(w).f("controller")),
+            brokers=common.zk_of(w).f("brokers").delete(b),
+            controller=if_(
+                common.zk_of(w).f("controller").eq(b), NO_CONTROLLER, common.zk_of(w).f("controller")
+            ),
         ),
-        controller=lambda w: if_(K.ctx(w).f("controller_id").eq(b), K.resign(w), process_broker_change(p, w)),
+        controller=lambda w: if_(
+            common.ctx(w).f("controller_id").eq(b), common.resign(w), process_broker_change(p, w)
+        ),
     )
 
 
 def broker_bounce_action(p: Profile) -> Action:
     """``BrokerBounce(b)`` (§7.2): b re-registers with a new epoch between two watch firings. 2.8 handles it as
     failure + startup (KAFKA-7235); in 1.1 it is invisible to the controller."""
-    v = K.param_vars(BrokerBounce)
+    v = common.param_vars(BrokerBounce)
     b = v["broker_id"]
-    return K.controller_action(
+    return common.controller_action(
         BrokerBounce,
         "A broker re-registers with a new epoch before the controller notices it left (§7.2).",
-        guard=K.S.f("zk", "brokers").has(b) & b.ne(K.S.f("controller", "controller_id")),
-        environment=lambda w: K.set_zk(
+        guard=common.S.f("zk", "brokers").has(b) & b.ne(common.S.f("controller", "controller_id")),
+        environment=lambda w: common.set_zk(
             w,
-            brokers=K.zk_of(w).f("brokers").put(b, K.zk_of(w).f("zxid")),
-            zxid=K.zk_of(w).f("zxid") + 1,
+            brokers=common.zk_of(w).f("brokers").put(b, common.zk_of(w).f("zxid")),
+            zxid=common.zk_of(w).f("zxid") + 1,
         ),
         controller=(lambda w: process_broker_change(p, w)) if p.bounce_detection else None,
     )
@@ -283,39 +291,29 @@ def broker_bounce_action(p: Profile) -> Action:
 def process_leader_and_isr_response(p: Profile, w: Expr, broker: Expr, storage_errors: Expr) -> Expr:
     """``LeaderAndIsrResponseReceived`` (§7.5): partitions answered KAFKA_STORAGE_ERROR join the broker's offline
     dirs; the newly offline ones go through ``onReplicasBecomeOffline``."""
-    return rule(
-        "processLeaderAndIsrResponseReceived",
-        "§7.5",
-        let(
-            w,
-            lambda x: let(
-                storage_errors.to_set().map(lambda tp: C.replica(tp, broker)),
-                lambda offline: let(
-                    offline.minus(K.ctx(x).f("offline_replicas")),
-                    lambda newly: let(
-                        K.set_ctx(x, offline_replicas=K.ctx(x).f("offline_replicas").union(offline)),
-                        lambda y: if_(newly.is_empty(), y, on_replicas_become_offline(p, y, newly)),
-                    ),
-                ),
-            ),
-        ),
-    )
+    b = Block()
+    x = b.let("x", w)
+    offline = b.let("offline", storage_errors.to_set().map(lambda tp: context.replica(tp, broker)))
+    newly = b.let("newly", offline.minus(common.ctx(x).f("offline_replicas")))
+    y = b.let("y", common.set_ctx(x, offline_replicas=common.ctx(x).f("offline_replicas").union(offline)))
+    handled = b.in_(if_(newly.is_empty(), y, on_replicas_become_offline(p, y, newly)))
+    return rule("processLeaderAndIsrResponseReceived", "§7.5", handled)
 
 
 def leader_and_isr_response_action(p: Profile) -> Action:
     """``LeaderAndIsrResponseReceived(b, P)`` (§7.5): broker b reports KAFKA_STORAGE_ERROR for P."""
-    v = K.param_vars(LeaderAndIsrResponseReceived)
+    v = common.param_vars(LeaderAndIsrResponseReceived)
     b, errs = v["broker_id"], v["storage_errors"]
-    s = K.S
-    return K.controller_action(
+    s = common.S
+    return common.controller_action(
         LeaderAndIsrResponseReceived,
         "A broker answers a LeaderAndIsr request with KAFKA_STORAGE_ERROR for some partitions (offline log "
         "directory); they are marked offline (§7.5).",
         guard=and_(
-            K.active(s),
+            common.active(s),
             s.f("controller", "live_brokers").has(b),
             errs.non_empty(),
-            errs.all(lambda tp: C.replicas(s, tp).contains(b)),
+            errs.all(lambda tp: context.replicas(s, tp).contains(b)),
         ),
         environment=None,
         controller=lambda w: process_leader_and_isr_response(p, w, b, errs),
@@ -326,27 +324,27 @@ def leader_and_isr_partition_results_action(p: Profile) -> Action:
     """``LeaderAndIsrPartitionResultsReceived(b, online, storage_errors)`` (§7.5): the partitions answered NONE leave
     b's offline replicas (``previous -- onlineReplicas``), then those answered KAFKA_STORAGE_ERROR are handled as
     in ``LeaderAndIsrResponseReceived`` (joined, the newly offline ones through ``onReplicasBecomeOffline``)."""
-    v = K.param_vars(LeaderAndIsrPartitionResultsReceived)
+    v = common.param_vars(LeaderAndIsrPartitionResultsReceived)
     b, online, errs = v["broker_id"], v["online"], v["storage_errors"]
-    s = K.S
+    s = common.S
 
     def controller(w: Expr) -> Expr:
-        back = online.to_set().map(lambda tp: C.replica(tp, b))
+        back = online.to_set().map(lambda tp: context.replica(tp, b))
         return process_leader_and_isr_response(
-            p, K.set_ctx(w, offline_replicas=K.ctx(w).f("offline_replicas").minus(back)), b, errs
+            p, common.set_ctx(w, offline_replicas=common.ctx(w).f("offline_replicas").minus(back)), b, errs
         )
 
-    return K.controller_action(
+    return common.controller_action(
         LeaderAndIsrPartitionResultsReceived,
         "A broker answers a LeaderAndIsr request with NONE for some partitions (they are no longer offline) and "
         "KAFKA_STORAGE_ERROR for others (they are marked offline) (§7.5).",
         guard=and_(
-            K.active(s),
+            common.active(s),
             s.f("controller", "live_brokers").has(b),
             online.non_empty(),
             online.to_set().inter(errs.to_set()).is_empty(),
-            online.all(lambda tp: C.replicas(s, tp).contains(b)),
-            errs.all(lambda tp: C.replicas(s, tp).contains(b)),
+            online.all(lambda tp: context.replicas(s, tp).contains(b)),
+            errs.all(lambda tp: context.replicas(s, tp).contains(b)),
         ),
         environment=None,
         controller=controller,
