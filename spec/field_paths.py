@@ -10,7 +10,7 @@ Where the type is not known (an ``X | None`` field, a map literal without type a
 checked; a misspelt name is reported as soon as its receiver's type is known, with the record type, the bad
 name and the valid ones.
 
-``check_action`` (over ``kcspec.spec.actions.registry.build``) and ``kcspec.spec.invariants.invariants`` run the
+``kcspec.spec.actions.registry.build`` (through ``check_action``) and ``kcspec.spec.invariants.invariants`` run the
 check, so a misspelt field fails when the spec is built, not when a step first evaluates it.
 """
 

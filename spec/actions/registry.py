@@ -20,6 +20,7 @@ from kcspec.spec.actions import (
 from kcspec.spec.actions import reassignment_kip455 as r455
 from kcspec.spec.actions import reassignment_legacy as legacy
 from kcspec.spec.events import EVENT_TYPES
+from kcspec.spec.field_paths import check_action
 from kcspec.spec.lang import Action
 from kcspec.spec.profiles import Profile
 
@@ -66,5 +67,14 @@ def builders(profile: Profile) -> list[Builder]:
 def build(profile: Profile) -> dict[str, Action]:
     """Every action of ``profile``, keyed by event kind, in the order of ``EVENT_TYPES``."""
     actions = {a.name: a for a in (b(profile) for b in builders(profile))}
+    if profile.name not in _checked:  # every field path of every action names a field of its record
+        for action in actions.values():
+            check_action(profile.name, action)
+        _checked.add(profile.name)
     order = [cls.kind for cls in EVENT_TYPES]
     return {k: actions[k] for k in order if k in actions}
+
+
+_checked: set[str] = set()
+"""Profiles whose actions passed ``check_action`` in this process (the trees are built the same way on every call,
+so one check per profile is enough)."""

@@ -3,13 +3,14 @@ trees of the nested ``let``/``with_`` they replace, and a misspelt field path fa
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
 from kcspec.spec.actions import registry
 from kcspec.spec.field_paths import FieldPathError, check_action, check_fields
 from kcspec.spec.invariants import invariants
-from kcspec.spec.lang import Block, Expr, Let, Var, let, rec
+from kcspec.spec.lang import Action, Block, Expr, Let, Var, let, rec
 from kcspec.spec.profiles import PROFILES
 from kcspec.spec.state import ClusterState
 from kcspec.spec.work import Work
@@ -82,3 +83,17 @@ def test_every_field_path_of_the_spec_is_valid(profile: str) -> None:
     for action in registry.build(PROFILES[profile]).values():
         check_action(profile, action)
     assert invariants(PROFILES[profile])  # checks its own field paths when built
+
+
+def test_building_the_actions_fails_on_a_misspelt_field(monkeypatch: pytest.MonkeyPatch) -> None:
+    profile = PROFILES[sorted(PROFILES)[0]]
+    good = registry.builders(profile)[0]
+
+    def misspelt(p: object) -> Action:
+        action = good(profile)
+        return dataclasses.replace(action, effect=Var("s").f("controller", "live_brokrs"))
+
+    monkeypatch.setattr(registry, "builders", lambda p: [misspelt])
+    monkeypatch.setattr(registry, "_checked", set())
+    with pytest.raises(FieldPathError, match=r"action \w+: ControllerContext has no field 'live_brokrs'"):
+        registry.build(profile)
