@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import types
 import typing
 from collections.abc import Mapping
 
@@ -95,6 +96,18 @@ def _value(t: Type) -> Type:
     if typing.get_origin(t) is FMap and len(typing.get_args(t)) == 2:
         return typing.get_args(t)[1]
     return None
+
+
+def _set_of(t: Type) -> Type:
+    return types.GenericAlias(frozenset, (t,))
+
+
+def _seq_of(t: Type) -> Type:
+    return types.GenericAlias(tuple, (t, ...))
+
+
+def _map_of(key: Type, value: Type) -> Type:
+    return getattr(FMap, "__class_getitem__")((key, value))  # noqa: B009 - FMap[key, value] of run-time types
 
 
 def _key(t: Type) -> Type:
@@ -181,17 +194,15 @@ class _Checker:
             body = self.infer(e.body)
             if isinstance(e, BigUnion):
                 return body
-            return (
-                None
-                if body is None
-                else (tuple[body, ...] if typing.get_origin(coll) is tuple else frozenset[body])
-            )  # type: ignore[valid-type]
+            if body is None:
+                return None
+            return _seq_of(body) if typing.get_origin(coll) is tuple else _set_of(body)
         if isinstance(e, MapBuild):
             keys = self.infer(e.key_set)
             self._bind(e.var, _element(keys))
-            value = self.infer(e.value)
+            value_type = self.infer(e.value)
             key = _element(keys)
-            return None if key is None or value is None else FMap[key, value]  # type: ignore[valid-type]
+            return None if key is None or value_type is None else _map_of(key, value_type)
         if isinstance(e, Fold):
             init = self.infer(e.init)
             self._bind(e.acc, init)
@@ -205,14 +216,14 @@ class _Checker:
             return _value(m)
         if isinstance(e, MapKeys):
             key = _key(self.infer(e.m))
-            return None if key is None else frozenset[key]  # type: ignore[valid-type]
+            return None if key is None else _set_of(key)
         if isinstance(e, Head):
             seq = self.infer(e.seq)
             self.infer(e.default)
             return _element(seq)
         if isinstance(e, Sorted):
             element = _element(self.infer(e.coll))
-            return None if element is None else tuple[element, ...]  # type: ignore[valid-type]
+            return None if element is None else _seq_of(element)
         inferred = [self.infer(c) for c in children(e)]
         # Set/map operations, appends and merges keep the type of their first operand.
         return inferred[0] if inferred else None
