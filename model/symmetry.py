@@ -27,6 +27,7 @@ from kcspec.spec.vocabulary import (
     PartitionReplica,
     ReplicaAssignment,
     TopicPartition,
+    make_partition_replica,
 )
 
 Perm = Mapping[int, int]
@@ -57,7 +58,7 @@ def _li(perm: Perm, li: LeaderIsrAndControllerEpoch) -> LeaderIsrAndControllerEp
 
 
 def _pr(perm: Perm, pr: PartitionReplica) -> PartitionReplica:
-    return PartitionReplica(pr.tp, _b(perm, pr.replica))
+    return make_partition_replica(pr.tp, _b(perm, pr.replica))
 
 
 def permute_brokers(state: ClusterState, perm: Perm) -> ClusterState:
