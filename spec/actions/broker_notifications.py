@@ -7,9 +7,8 @@ that one event carries several brokers, so each of Kafka's calls gets a whole gr
 
 from __future__ import annotations
 
-from kcspec.spec import context as C
-from kcspec.spec.actions import brokers as B
-from kcspec.spec.actions import common as K
+from kcspec.spec import context
+from kcspec.spec.actions import brokers, common
 from kcspec.spec.events import BrokerChange, LogDirEventNotification
 from kcspec.spec.lang import Action, Expr, and_, if_, let, rule
 from kcspec.spec.profiles import Profile
@@ -28,9 +27,9 @@ def broker_change_action(p: Profile) -> Action:
     """``BrokerChange(new, dead, bounced)`` (§7.2): several brokers change in ``/brokers/ids`` before the watch
     fires. The new ones register (then the bounced ones re-register) with consecutive zxids as their epochs, in the
     listed order; the dead ones disappear; the controller runs ``processBrokerChange`` once for all of them."""
-    v = K.param_vars(BrokerChange)
+    v = common.param_vars(BrokerChange)
     new, dead, bounced = v["new_broker_ids"], v["dead_broker_ids"], v["bounced_broker_ids"]
-    s = K.S
+    s = common.S
     registered = s.f("zk", "brokers")
     controller_id = s.f("controller", "controller_id")
     guard = and_(
@@ -58,18 +57,18 @@ def broker_change_action(p: Profile) -> Action:
             )
 
         return let(
-            new.concat(bounced).fold(K.zk_of(w), register),
-            lambda z: w.with_(state=K.st(w).with_(zk=leave(z))),
+            new.concat(bounced).fold(common.zk_of(w), register),
+            lambda z: w.with_(state=common.st(w).with_(zk=leave(z))),
         )
 
-    return K.controller_action(
+    return common.controller_action(
         BrokerChange,
         "Several brokers register, re-register with a new epoch or disappear before the controller's watch on "
         "/brokers/ids fires; one BrokerChange handles them all: onBrokerStartup of the new ones, onBrokerFailure "
         "then onBrokerStartup of the bounced ones (2.8), onBrokerFailure of the dead ones (§7.2).",
         guard=guard,
         environment=environment,
-        controller=lambda w: B.process_broker_change(p, w),
+        controller=lambda w: brokers.process_broker_change(p, w),
     )
 
 
@@ -82,7 +81,10 @@ def on_broker_log_dir_failure(p: Profile, w: Expr, broker_ids: Expr) -> Expr:
         let(
             w,
             lambda x: replica_state_change(
-                p, x, C.replicas_on_brokers(K.st(x), broker_ids.to_set()), ReplicaState.OnlineReplica
+                p,
+                x,
+                context.replicas_on_brokers(common.st(x), broker_ids.to_set()),
+                ReplicaState.OnlineReplica,
             ),
         ),
     )
@@ -91,15 +93,15 @@ def on_broker_log_dir_failure(p: Profile, w: Expr, broker_ids: Expr) -> Expr:
 def log_dir_event_notification_action(p: Profile) -> Action:
     """``LogDirEventNotification(broker_ids)`` (§7.5): ``processLogDirEventNotification`` reads the brokers' ids from
     the notification znodes (deleted afterwards) and calls ``onBrokerLogDirFailure``."""
-    v = K.param_vars(LogDirEventNotification)
+    v = common.param_vars(LogDirEventNotification)
     ids = v["broker_ids"]
-    s = K.S
-    return K.controller_action(
+    s = common.S
+    return common.controller_action(
         LogDirEventNotification,
         "Brokers report a failed log directory through /log_dir_event_notification; the controller sends a "
         "LeaderAndIsr for every replica they host (all → OnlineReplica) to learn which are offline (§7.5).",
         guard=and_(
-            K.active(s),
+            common.active(s),
             ids.non_empty(),
             ids.all(lambda b: s.f("controller", "live_brokers").has(b)),
         ),
