@@ -22,7 +22,7 @@ leader is re-chosen) and the ZK write are the partition machine's job (§5.2b).
 from __future__ import annotations
 
 from kcspec.spec import context
-from kcspec.spec.lang import Const, Expr, Var, cond, if_, let, lift, procedure, rec, rule, seq_of
+from kcspec.spec.lang import Block, Const, Expr, Var, cond, if_, let, lift, procedure, rec, rule, seq_of
 from kcspec.spec.profiles import Profile
 from kcspec.spec.vocabulary import (
     NO_LEADER,
@@ -82,25 +82,22 @@ def offline_election(inp: Expr) -> Expr:
     ar = inp.f("assignment")
     isr = inp.f("leader_and_isr", "isr")
     online = inp.f("online")
-    body = let(
-        ar.first(lambda r: online.contains(r) & isr.contains(r), NO_LEADER),
-        lambda clean: let(
-            if_(
-                clean.ne(NO_LEADER),
-                clean,
-                if_(unclean_allowed(inp), ar.first(lambda r: online.contains(r), NO_LEADER), NO_LEADER),
-            ),
-            lambda leader: _result(
-                leader,
-                cond(
-                    (leader.eq(NO_LEADER), isr),
-                    (isr.contains(leader), isr.filter(lambda r: online.contains(r))),
-                    otherwise=seq_of(leader),
-                ),
-                ar.filter(lambda r: online.contains(r)),
-                unclean=clean.eq(NO_LEADER) & leader.ne(NO_LEADER),
-            ),
-        ),
+    b = Block()
+    clean = b.let("clean", ar.first(lambda r: online.contains(r) & isr.contains(r), NO_LEADER))
+    unclean = if_(unclean_allowed(inp), ar.first(lambda r: online.contains(r), NO_LEADER), NO_LEADER)
+    leader = b.let("leader", if_(clean.ne(NO_LEADER), clean, unclean))
+    new_isr = cond(
+        (leader.eq(NO_LEADER), isr),
+        (isr.contains(leader), isr.filter(lambda r: online.contains(r))),
+        otherwise=seq_of(leader),
+    )
+    body = b.in_(
+        _result(
+            leader,
+            new_isr,
+            ar.filter(lambda r: online.contains(r)),
+            unclean=clean.eq(NO_LEADER) & leader.ne(NO_LEADER),
+        )
     )
     return rule("OfflinePartitionLeaderElectionStrategy", "§6", body)
 
