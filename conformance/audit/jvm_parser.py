@@ -1,16 +1,14 @@
 """The audit's line parser as one JVM function (``LineParser.java``), compiled with the machine's ``javac``.
 
-The Spark-expression parser (``spark_job.parse_kafka`` with ``engine="spark"``) evaluates the grammar of
-``lines`` as a chain of Catalyst string expressions: correct, but each line pays for many expression
-evaluations. ``LineParser`` evaluates the *same* grammar — the regular expressions, templates, dispatch keys
+``LineParser`` evaluates the grammar — the regular expressions, templates, dispatch keys
 and field names of ``lines``, handed to its constructor as one string by ``grammar_config`` — with the same
 rules, in one call per line. It is compiled at first use against the jars of the installed pyspark and cached
 under the user's cache directory (``XDG_CACHE_HOME`` or ``~/.cache``, ``kcspec/audit-jvm-<digest>/``); the
 digest covers the Java source, the pyspark version and the ``javac`` version.
 
 ``session.make_session`` puts the jar on the driver's class path (and ships it with ``spark.jars``). Without
-``javac``, or in a session started elsewhere, ``available`` is false and the audit says so and uses the
-Spark-expression parser (``status`` gives the reason).
+``javac``, or in a session started elsewhere, ``available`` is false and the audit of Kafka logs stops with
+the reason (``status``; ``spark_job.ParserUnavailable``, exit 2): it is the only parser of Kafka logs.
 """
 
 from __future__ import annotations
@@ -257,12 +255,13 @@ def status(spark: Any) -> str:
     """Which parser the audit uses in ``spark``, in words."""
     if available(spark):
         return "JVM line parser"
-    if os.environ.get("KCSPEC_AUDIT_PARSER", "") == "spark":
-        return "Spark-expression parser (KCSPEC_AUDIT_PARSER=spark)"
     jar, why = build()
     if jar is not None:
         why = "this Spark session was started without the JVM line parser's jar"
-    return f"Spark-expression parser ({why})"
+    return (
+        f"the JVM line parser is not available ({why}): the audit of Kafka logs needs a JDK's javac "
+        "(Java 17; JAVA_HOME or PATH)"
+    )
 
 
 def parse_column(spark: Any, text: Any) -> Any:

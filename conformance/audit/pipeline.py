@@ -136,7 +136,7 @@ def _run(
     if inputs.kafka_logs:
         ids = FileIds.of(inputs.kafka_logs, history_key)
         names = ids.column()
-        step(f"parsing {len(inputs.kafka_logs)} Kafka log file(s) with the {jvm_parser.status(spark)}")
+        step(f"parsing {len(inputs.kafka_logs)} Kafka log file(s) with the JVM line parser")
         # stored once, with what replay and statistics read: other lines keep their text
         frame, counted = stored_parse(spark, ids.listing())
         frame.write.parquet(uri("parsed.parquet"))
@@ -146,11 +146,7 @@ def _run(
         def kinds(*names: str) -> DataFrame:
             return stored.where(record & F.col("kind").isin(*names)).drop("text")
 
-        if counted is not None:
-            cells = counted()  # the JVM reader counted them while reading
-        else:
-            step("counting lines per file, kind, broker and controller epoch")
-            cells = stats.line_cube(stored)
+        cells = counted()  # the JVM reader counted them while reading
         step("attaching continuation lines, quarantining the rest")
         resolve_non_records(stored, "fid").write.parquet(uri("non_records.parquet"))
         nr_ids = spark.read.parquet(uri("non_records.parquet"))

@@ -7,8 +7,8 @@ progress bar and the UI are off. ``local[*]`` by default; any ``--master`` URL w
 so that casts of absent numbers give NULL (the parser relies on it). Whole-stage code generation is kept
 to methods HotSpot compiles (``hugeMethodLimit`` 8000 bytes): a larger generated method would run in the
 bytecode interpreter, so Spark generates per-expression code for that part of the plan instead.
-The jar of the JVM line parser (``jvm_parser``) is compiled at first use and put on the driver's class path;
-``KCSPEC_AUDIT_PARSER=spark`` in the environment leaves it out (the Spark-expression parser is then used).
+The jar of the JVM line parser (``jvm_parser``) is compiled at first use and put on the driver's class path
+(without ``javac`` there is none, and an audit of Kafka logs stops saying why).
 
 Nothing of it is shared or predictable: each process gets its own configuration folder from ``mkdtemp``
 (mode 0700, ``kcspec-audit-spark-<pid>-<random>`` in the temporary directory), which is ``SPARK_CONF_DIR``
@@ -140,9 +140,8 @@ def make_session(
     }
     if local:  # nothing listens beyond this machine: the driver's ports are on the loopback interface
         settings.update({"spark.driver.bindAddress": LOOPBACK, "spark.driver.host": LOOPBACK})
-    if os.environ.get("KCSPEC_AUDIT_PARSER", "") != "spark":
-        # the JVM line parser (jvm_parser); without javac the audit uses the Spark-expression parser
-        settings.update(jvm_parser.session_settings())
+    # the JVM line parser (jvm_parser); without javac the session has none and an audit of Kafka logs says why
+    settings.update(jvm_parser.session_settings())
     if SparkContext._active_spark_context is None:
         # Python workers (the trace decoder) must run this interpreter, where kcspec is installed
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)

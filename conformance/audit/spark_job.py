@@ -10,13 +10,11 @@
   earlier splits of the file + 1`` (the per-split counts are a tiny table, ``offsets_table``). Gzip files are
   one split. The pipeline parses ``raw_lines`` and numbers the stored result, so the corpus is read once.
 * ``stored_parse`` — what the audit stores of every line (``jvm_parser.stored_schema``): file and history ids,
-  line number, status, the timestamp as a long, kind, the fields replay reads, the text of non-records. With
-  the JVM parser one pass reads whole files (``LineParser.readStored``, line numbers counted while reading);
-  otherwise Spark's text source is read twice (split counts, then ``parse_kafka_expressions``).
-* ``parse_kafka`` — layout, template and fields: by the JVM line parser (``jvm_parser``) when the session has
-  it, else (``parse_kafka_expressions``) with built-in expressions only, in small compiled stages (the layout
-  by one ``regexp_replace``, ``startswith``/``contains`` to pick the one template regex to try, one
-  ``regexp_replace`` per line to render all fields of the matched template at once). Same rows either way.
+  line number, status, the timestamp as a long, kind, the fields replay reads, the text of non-records. One
+  pass reads whole files (``LineParser.readStored``: line numbers counted while reading, wrapped records
+  re-joined, a broken compressed file read up to the break). There is no other parser of Kafka logs
+  (``ParserUnavailable`` without the JVM line parser).
+* ``parse_kafka`` — layout, template and fields of each line of a text column, by the same JVM line parser.
 * ``resolve_non_records`` — continuation lines are attached to the record above them; blank lines
   are parsed; the rest is quarantined with a reason. Only non-record lines take part (a small set).
 * ``decode_trace_lines`` / ``trace_parts`` — JSONL trace lines → a status per line and facts (Python UDF: the
@@ -34,7 +32,7 @@ from urllib.parse import unquote, urlparse
 
 from kcspec.conformance.audit import jvm_parser, stats, traces
 from kcspec.conformance.audit import lines as g
-from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -211,281 +209,42 @@ def numbered_lines(spark: SparkSession, files: tuple[str, ...], history_key: str
     return with_line_numbers(raw, split_offsets(spark, raw, history_key))
 
 
+class ParserUnavailable(RuntimeError):
+    """The Spark session cannot load the JVM line parser (``jvm_parser.status`` says why): the audit does not run.
+
+    Decision: there is one way Kafka logs are read and parsed — ``LineParser.readStored``, which numbers lines
+    while reading, re-joins records wrapped over several lines and audits a broken compressed file up to the
+    break. The Spark-expression parser that stood in without ``javac`` did neither, so the same logs gave
+    another audit; it is gone, and a machine without a JDK gets this error (exit 2) instead."""
+
+
 def stored_parse(
-    spark: SparkSession, files: list[tuple[str, int, int]], engine: str = "auto"
-) -> tuple[DataFrame, Callable[[], list[stats.Cell]] | None]:
+    spark: SparkSession, files: list[tuple[str, int, int]]
+) -> tuple[DataFrame, Callable[[], list[stats.Cell]]]:
     """The stored parse of ``files`` (path, file id, history id): ``jvm_parser.stored_schema`` columns.
 
-    With the JVM parser (``engine`` ``auto`` when the session has it, or ``jvm``) the files are read and parsed
-    by ``LineParser.readStored`` in one pass, line numbers counted while reading, and the statistics' cells
-    counted on the way: the second item, called after the DataFrame has been computed (once), returns them.
-    Otherwise (``spark``) Spark's text source reads the files twice: once to count the lines of every file
-    split, once to parse them with ``parse_kafka_expressions`` and number them from those counts; the second
-    item is then ``None`` (``stats.line_cube`` over the stored parse gives the cells)."""
-    if engine not in PARSE_ENGINES:
-        raise ValueError(f"parse engine {engine!r}: expected one of {', '.join(PARSE_ENGINES)}")
-    if engine == "jvm" or (engine == "auto" and jvm_parser.available(spark)):
-        slices = max(1, spark.sparkContext.defaultParallelism) * 4
-        frame, cube = jvm_parser.read_stored(spark, files, min(len(files), max(slices, len(files) // 4)))
-        return frame, lambda: stats.cells_from_text(jvm_parser.cube_text(cube))
-    ids = {path: (fid, hid) for path, fid, hid in files}
-    raw = raw_lines(spark, tuple(path for path, _, _ in files))
-    splits = (
-        raw.groupBy("uri", "block").agg(F.count(F.lit(1)).alias("n"), F.min("rid").alias("first")).collect()
-    )
-    table: list[tuple[str, int, int, int, int]] = []
-    per_file: dict[str, list[tuple[int, int, int]]] = defaultdict(list)
-    for r in splits:
-        per_file[str(r["uri"])].append((int(r["block"]), int(r["n"]), int(r["first"])))
-    for uri, items in per_file.items():
-        name = display_name(uri)
-        if name not in ids:
-            raise RuntimeError(f"Spark read {uri!r}, which names no input file ({name!r})")
-        offset = 0
-        for block, n, first in sorted(items):
-            table.append((uri, block, first - offset, *ids[name]))
-            offset += n
-    offsets = spark.createDataFrame(table, "uri string, block long, base long, fid int, hid int")
-    parsed = parse_kafka_expressions(raw).join(F.broadcast(offsets), ["uri", "block"])
-    fields = [F.col(f) for f in jvm_parser.STORED_FIELDS]
-    stored = parsed.select(
-        "fid",
-        "hid",
-        (F.col("rid") - F.col("base") + 1).alias("line"),
-        "status",
-        "reason",
-        stats.ts_key(F.col("ts")).alias("ts"),
-        "kind",
-        *fields,
-        F.when(F.col("status") != "record", F.col("text")).alias("text"),
-        "layout",
-    )
-    return stored, None
+    The files are read and parsed by ``LineParser.readStored`` in one pass, line numbers counted while reading,
+    and the statistics' cells counted on the way: the second item, called after the DataFrame has been computed
+    (once), returns them. ``ParserUnavailable`` when the session cannot load the parser."""
+    if not jvm_parser.available(spark):
+        raise ParserUnavailable(jvm_parser.status(spark))
+    slices = max(1, spark.sparkContext.defaultParallelism) * 4
+    frame, cube = jvm_parser.read_stored(spark, files, min(len(files), max(slices, len(files) // 4)))
+    return frame, lambda: stats.cells_from_text(jvm_parser.cube_text(cube))
 
 
-def _chain(pairs: list[tuple[Column, Any]]) -> Column:
-    expr: Column | None = None
-    for cond, value in pairs:
-        v = value if isinstance(value, Column) else F.lit(value)
-        expr = F.when(cond, v) if expr is None else expr.when(cond, v)
-    assert expr is not None
-    return expr
-
-
-def _normalised_ts(ts: Column) -> Column:
-    """``lines.normalise_ts`` as a column: the digits, ``0``-padded to milliseconds, as ``yyyy-MM-dd HH:mm:ss,SSS``."""
-    d = F.rpad(F.regexp_replace(ts, "[^0-9]", ""), 17, "0")
-    parts: list[Column] = []
-    for sep, (start, width) in zip(
-        ("", "-", "-", " ", ":", ":", ","),
-        ((1, 4), (5, 2), (7, 2), (9, 2), (11, 2), (13, 2), (15, 3)),
-        strict=True,
-    ):
-        parts += [F.lit(sep), F.substring(d, start, width)]
-    return F.concat(*parts)
-
-
-def _layout_render(layout: g.Layout, shift: int) -> str:
-    """A replacement rendering ``SEP`` name ``SEP`` ts ``SEP`` level ``SEP`` message ``SEP`` logger (a part the
-    layout does not have is empty; ``shift`` prefix groups come first)."""
-    name = layout.name + (g.PREFIXED if shift else "")
-    order = ("ts", "level", "message", "logger")
-    return (
-        SEP + name + SEP + SEP.join(f"${layout.group(r) + shift}" if layout.group(r) else "" for r in order)
-    )
-
-
-def _split_layout(df: DataFrame) -> DataFrame:
-    """Stage 1: ``layout, ts, level, message, logger`` of a line (``text``), or nulls when no layout matches.
-
-    The layouts of ``lines.LAYOUTS`` are tried in order on the whole line, then after a line prefix
-    (``lines.PREFIX_REGEX``), as ``reference_parser.split_layout`` does. The first, Kafka's own, is tried by one
-    ``regexp_replace`` on lines starting with ``[`` (the result starts with ``SEP`` when it matched); the
-    others by ``rlike`` then ``regexp_replace``. The rendering puts the name and the four parts
-    ``SEP``-separated, the message last but one (only the message can hold ``SEP`` itself).
-    """
-    default = g.LAYOUTS[0]
-    text = F.col("text")
-    cols = list(df.columns)
-    fast = F.regexp_replace(text, default.regex, _layout_render(default, 0))
-    rendered = F.when(text.startswith("[") & fast.startswith(SEP), fast)
-    anchored = text.startswith("[") | F.substring(text, 1, 1).between("0", "9")
-    dated = text.rlike(g.DATE_REGEX)  # every layout has a date (lines.DATE_REGEX): no prefix search without
-    for shift in (0, 1):
-        for layout in g.LAYOUTS:
-            if shift == 0 and layout is default:
-                continue
-            regex = layout.prefixed if shift else layout.regex
-            cond = dated & text.rlike(regex) if shift else anchored & text.rlike(regex)
-            rendered = rendered.when(cond, F.regexp_replace(text, regex, _layout_render(layout, shift)))
-    step1 = df.select(*cols, F.split(rendered, SEP).alias("_sp"))
-    parts = F.col("_sp")
-    ok = parts.isNotNull()
-    size = F.size(parts)
-    message = F.when(size == 6, parts[4]).otherwise(F.array_join(F.slice(parts, 5, size - 5), SEP))
-    return step1.select(
-        *cols,
-        F.when(ok, parts[1]).alias("layout"),
-        F.when(ok, _normalised_ts(parts[2])).alias("ts"),
-        F.when(ok & (parts[3] != ""), parts[3]).alias("level"),
-        F.when(ok, message).alias("message"),
-        F.when(ok, F.element_at(parts, -1)).alias("logger"),
-    )
-
-
-_BRACKET_REST = jvm_parser.BRACKET_REST
-
-
-def _candidate(key: g.DispatchKey) -> Column:
-    """Regex-free necessary conditions of a template match (``lines.DispatchKey``), by prefix tests only."""
-    msg = F.col("message")
-    if key.prefix in ("new", "ctrl"):
-        return F.col("_bracket") & F.col("_rest").startswith(key.lead[: jvm_parser.LEAD_WIDTH])
-    if key.prefix == "old":
-        return F.col("_old") & msg.contains(key.lead)
-    return msg.startswith(key.start)
-
-
-def _field_replacement(t: g.Template) -> str:
-    """A replacement that renders template ``t``'s groups in ``lines.ALL_FIELDS`` order, ``SEP``-separated.
-
-    A field filled by several groups (alternatives such as ``(?:[t,0]|t-0)``) concatenates them: only one
-    alternative takes part in a match and Java renders a group that took no part as empty.
-    """
-    return SEP + SEP.join(
-        "".join(f"${k + 1}" for k, f in enumerate(t.fields) if f == name) for name in g.ALL_FIELDS
-    )
-
-
-PARSE_ENGINES = ("auto", "jvm", "spark")
-
-
-def parse_kafka(lines: DataFrame, engine: str = "auto") -> DataFrame:
-    """Records with layout, kind, template and typed fields; other lines with status ``nolayout``.
-
-    ``engine`` ``jvm`` evaluates the grammar in ``jvm_parser.LineParser`` (one JVM call per line), ``spark``
-    with the built-in expressions of ``parse_kafka_expressions``; ``auto`` takes the JVM parser when the
-    session can load it. Both give the same rows (a test compares them with the reference parser).
-    """
-    if engine not in PARSE_ENGINES:
-        raise ValueError(f"parse engine {engine!r}: expected one of {', '.join(PARSE_ENGINES)}")
+def parse_kafka(lines: DataFrame) -> DataFrame:
+    """Records with layout, kind, template and typed fields; other lines with status ``nolayout``: the grammar
+    of ``lines`` evaluated by ``jvm_parser.LineParser``, one JVM call per line of the string column ``text``
+    (other columns carried along). Line by line: no re-joining of wrapped records (``stored_parse`` does that);
+    the benchmark's ceiling and the tests use it. ``ParserUnavailable`` when the session cannot load it."""
     spark = lines.sparkSession
-    if engine == "jvm" or (engine == "auto" and jvm_parser.available(spark)):
-        keep = [c for c in lines.columns if c != "text"]
-        parsed = lines.select(*keep, "text", jvm_parser.parse_column(spark, F.col("text")).alias("_p"))
-        out = [*jvm_parser.HEAD_COLUMNS, *g.ALL_FIELDS, "status"]
-        return parsed.select(*keep, "text", *[F.col("_p")[c].alias(c) for c in out])
-    return parse_kafka_expressions(lines)
-
-
-def parse_kafka_expressions(lines: DataFrame) -> DataFrame:
-    """``parse_kafka`` with built-in expressions only (no jar needed).
-
-    Built-in expressions only, in small stages (each a projection that Spark compiles): the layout by one
-    ``regexp_replace``, the template id by ``startswith`` tests on the message's first characters after its
-    controller prefix that leave (almost always) one template regex to try, then one ``regexp_replace`` per
-    line that renders all fields of the matched template in a fixed order. The generic families' prefix regexes run only on lines no template matched.
-    Columns of ``lines`` other than ``text`` are carried along.
-    """
+    if not jvm_parser.available(spark):
+        raise ParserUnavailable(jvm_parser.status(spark))
     keep = [c for c in lines.columns if c != "text"]
-    df = _split_layout(lines.select(*keep, "text"))
-    msg = F.col("message")
-    df = df.select(
-        "*",
-        msg.startswith("[Controller id=").alias("_bracket"),
-        msg.startswith("Controller ").alias("_old"),
-    ).withColumn("_rest", F.when(F.col("_bracket"), F.regexp_extract(msg, _BRACKET_REST, 1)))
-    tid = _chain(
-        [
-            (_candidate(k) & msg.rlike(t.regex), i)
-            for i, (k, t) in enumerate(zip(g.DISPATCH, g.TEMPLATES, strict=True))
-        ]
-    )
-    df = df.withColumn("tid", tid)
-    tid_c = F.col("tid")
-    rendered = _chain(
-        [
-            (tid_c == i, F.regexp_replace(msg, t.regex, _field_replacement(t)))
-            for i, t in enumerate(g.TEMPLATES)
-        ]
-    )
-    generic = tid_c.isNull() & F.col("layout").isNotNull()
-    df = df.select(
-        *keep,
-        "text",
-        "layout",
-        "ts",
-        "level",
-        "logger",
-        "message",
-        "tid",
-        F.split(rendered, SEP).alias("_g"),
-        F.when(
-            generic & (F.col("logger") == g.STATE_CHANGE_LOGGER) & (F.col("_bracket") | F.col("_old")),
-            msg.rlike(g.CONTROLLER_SIDE_STATE_CHANGE),
-        ).alias("_cside"),
-        F.when(generic & msg.startswith("["), F.regexp_extract(msg, g.CONTROLLER_ID_PREFIX, 1)).alias("_cp"),
-        F.when(
-            generic & (msg.startswith("[Broker id=") | msg.startswith("Broker ")),
-            F.concat(
-                F.regexp_extract(msg, g.BROKER_ID_PREFIX, 1), F.regexp_extract(msg, g.BROKER_ID_PREFIX, 2)
-            ),
-        ).alias("_bp"),
-    )
-    # a field that held SEP itself shifts the rendered fields: such a match is quarantined, not misread
-    sepbad = F.col("tid").isNotNull() & (F.size("_g") != len(g.ALL_FIELDS) + 1)
-    df = df.withColumn("_sepbad", sepbad)
-    df = df.withColumn("tid", F.when(~F.col("_sepbad"), tid_c)).withColumn(
-        "_g", F.when(~F.col("_sepbad"), F.col("_g"))
-    )
-    sep_bad = F.col("_sepbad")
-    kinds = F.array(*[F.lit(t.kind) for t in g.TEMPLATES])
-    names = F.array(*[F.lit(t.name) for t in g.TEMPLATES])
-    cside = F.coalesce(F.col("_cside"), F.lit(False))
-    ctrl_prefix = F.coalesce(F.col("_cp"), F.lit(""))
-    broker_prefix = F.coalesce(F.col("_bp"), F.lit(""))
-    kind = (
-        F.when(F.col("layout").isNull() | sep_bad, F.lit(None))
-        .when(tid_c.isNotNull(), kinds[tid_c])
-        .when(cside, F.lit(None))
-        .when(ctrl_prefix != "", F.lit("controller_message"))
-        .when(broker_prefix != "", F.lit("broker_message"))
-        .otherwise(F.lit("other_message"))
-    )
-    reason = F.when(sep_bad, "separator-character").when(
-        cside,
-        F.when(msg.rlike(g.LEGACY_CONTROLLER_SIDE), "legacy-state-change").otherwise("unknown-state-change"),
-    )
-    cols: list[Column] = []
-    for j, name in enumerate(g.ALL_FIELDS):
-        raw = F.col("_g")[j + 1]
-        having = [i for i, t in enumerate(g.TEMPLATES) if name in t.fields]
-        if name in g.LIST_FIELDS:
-            value = F.when(tid_c.isin(*having), F.regexp_replace(raw, " ", ""))
-        else:
-            value = F.when(raw != "", raw)
-        if name == "controller_id":
-            value = F.coalesce(value, F.when(ctrl_prefix != "", ctrl_prefix))
-        if name == "broker":
-            value = F.coalesce(value, F.when(broker_prefix != "", broker_prefix))
-        cols.append((value.cast("int") if name in g.INT_FIELDS else value.cast("string")).alias(name))
-    status = (
-        F.when(F.col("layout").isNull(), "nolayout").when(cside | sep_bad, "quarantined").otherwise("record")
-    )
-    return df.select(
-        *keep,
-        "text",
-        "layout",
-        "ts",
-        "level",
-        "logger",
-        "message",
-        kind.alias("kind"),
-        names[tid_c].alias("template"),
-        reason.alias("reason"),
-        *cols,
-        status.alias("status"),
-    )
+    parsed = lines.select(*keep, "text", jvm_parser.parse_column(spark, F.col("text")).alias("_p"))
+    out = [*jvm_parser.HEAD_COLUMNS, *g.ALL_FIELDS, "status"]
+    return parsed.select(*keep, "text", *[F.col("_p")[c].alias(c) for c in out])
 
 
 def resolve_non_records(parsed: DataFrame, file: str = "file") -> DataFrame:

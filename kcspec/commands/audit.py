@@ -148,9 +148,15 @@ def command(
             progress.update(task, description=f"{text} …")
             progress.console.print(f"[dim]{time.monotonic() - start:7.1f}s[/dim] {text}")
 
+        from kcspec.conformance.audit.spark_job import ParserUnavailable
+
         try:
             summary = run_audit(spark, inputs, out, prof, step, history_key)
             verdict = conclude(out, summary, max_quarantine / 100)
+        except ParserUnavailable as exc:  # no JDK: the logs cannot be read as the audit reads them
+            progress.stop()
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(2)
         except Exception as exc:  # a fault of the audit itself: never exit 1, which means "violations"
             progress.stop()
             report_internal_error(exc, out / "internal-error.txt", spark_log_path())

@@ -41,8 +41,23 @@ def test_result_schema_has_one_column_per_field() -> None:
     assert schema.count(":") == len(jvm_parser.HEAD_COLUMNS) + len(g.ALL_FIELDS) + 1
 
 
-def test_without_javac_the_fallback_says_why(fresh_build: None, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_javac_no_jar_is_built_and_the_reason_is_given(
+    fresh_build: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(jvm_parser, "_javac", lambda: None)
     jar, why = jvm_parser.build()
     assert jar is None and "javac not found" in why
     assert jvm_parser.session_settings() == {}
+
+
+def test_without_javac_the_audit_of_kafka_logs_stops_saying_why(
+    fresh_build: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """There is one parser of Kafka logs: without it the audit does not fall back to another that would read
+    the same logs differently (no re-joined wrapped records, no salvaged .gz); it stops with the reason."""
+    from kcspec.conformance.audit import spark_job
+
+    monkeypatch.setattr(jvm_parser, "_javac", lambda: None)
+    monkeypatch.setattr(jvm_parser, "available", lambda spark: False)
+    with pytest.raises(spark_job.ParserUnavailable, match=r"javac not found.*needs a JDK's javac"):
+        spark_job.stored_parse(object(), [("broker-1/state-change.log", 0, 0)])

@@ -92,11 +92,10 @@ def _corpus(tmp: Path, generated: bool = True) -> Path:
     return d
 
 
-@pytest.mark.parametrize("engine", ["jvm", "spark"])
-def test_spark_parse_equals_reference(spark: Any, tmp_path: Path, engine: str) -> None:
+def test_spark_parse_equals_reference(spark: Any, tmp_path: Path) -> None:
     from kcspec.conformance.audit import jvm_parser
 
-    if engine == "jvm" and not jvm_parser.available(spark):
+    if not jvm_parser.available(spark):
         pytest.skip(jvm_parser.status(spark))
     d = _corpus(tmp_path)
     inputs = expand_inputs([str(d)])
@@ -108,7 +107,7 @@ def test_spark_parse_equals_reference(spark: Any, tmp_path: Path, engine: str) -
     # generated code must compile: with fallback off, a plan Spark cannot compile fails instead of interpreting
     spark.conf.set("spark.sql.codegen.fallback", "false")
     try:
-        parsed = parse_kafka(numbered_lines(spark, inputs.kafka_logs), engine).cache()
+        parsed = parse_kafka(numbered_lines(spark, inputs.kafka_logs)).cache()
         odd = {(r["file"], r["line"]): r for r in resolve_non_records(parsed).collect()}
         got = {(r["file"], r["line"]): r for r in parsed.collect()}
     finally:
@@ -133,15 +132,14 @@ def test_spark_parse_equals_reference(spark: Any, tmp_path: Path, engine: str) -
             assert (o["status"], o["reason"], o["owner"]) == (e.status, e.reason, e.owner), key
 
 
-@pytest.mark.parametrize("engine", ["jvm", "spark"])
-def test_stored_parse_equals_reference(spark: Any, tmp_path: Path, engine: str) -> None:
-    """The stored parse (file and history ids, line numbers, long timestamps, the stored fields) of both
-    engines against the reference parser, on files whose names need escaping in a URI."""
+def test_stored_parse_equals_reference(spark: Any, tmp_path: Path) -> None:
+    """The stored parse (file and history ids, line numbers, long timestamps, the stored fields, wrapped records
+    re-joined) against the reference parser, on files whose names need escaping in a URI."""
     from kcspec.conformance.audit import jvm_parser
     from kcspec.conformance.audit.pipeline import FileIds
     from kcspec.conformance.audit.stats import line_cube, ts_text
 
-    if engine == "jvm" and not jvm_parser.available(spark):
+    if not jvm_parser.available(spark):
         pytest.skip(jvm_parser.status(spark))
     d = _corpus(tmp_path)
     (d / "sub dir%41 é").mkdir()
@@ -150,18 +148,14 @@ def test_stored_parse_equals_reference(spark: Any, tmp_path: Path, engine: str) 
     (d / "no-final-newline.log").write_text(GOOD[0] + "\n\n" + GOOD[1] + "\r" + GOOD[2])
     inputs = expand_inputs([str(d)])
     ids = FileIds.of(inputs.kafka_logs, "dir")
-    frame, counted = stored_parse(spark, ids.listing(), engine)
+    frame, counted = stored_parse(spark, ids.listing())
     frame.write.parquet(str(tmp_path / "stored.parquet"))
     stored = spark.read.parquet(str(tmp_path / "stored.parquet"))
     # the JVM reader's cells (counted while reading) are the statistics' aggregation of what it stored
-    if counted is not None:
-        assert sorted(map(repr, counted())) == sorted(map(repr, line_cube(stored)))
-    else:
-        assert engine == "spark"
+    assert sorted(map(repr, counted())) == sorted(map(repr, line_cube(stored)))
     got = {(ids.names[r["fid"]], r["line"]): r for r in stored.collect()}
     odd = {(ids.names[r["fid"]], r["line"]): r for r in resolve_non_records(stored, "fid").collect()}
-    # the JVM reader re-joins wrapped records; the Spark-expression parser parses line by line
-    expected = [p for f in ids.names for p in parse_file(Path(f), f, join_wrapped=engine == "jvm")]
+    expected = [p for f in ids.names for p in parse_file(Path(f), f)]
     assert len(got) == len(expected)
     for e in expected:
         key = (e.file, e.line)
