@@ -8,6 +8,13 @@ Installing kcspec registers it with pytest (a ``pytest11`` entry point under its
 Each vector becomes one item named after its id: a divergence fails it with the differences, a
 misbehaving SUT errors it with the SUT's stderr, and a vector the SUT does not support is skipped
 with the reason. Without ``--kcspec-sut`` the plugin adds nothing.
+
+``--kcspec-known FILE`` takes the SUT's acknowledged deviations, the same file as ``kcspec conformance run
+--known`` (``kcspec.conformance.known``): a listed vector that fails is reported as xfailed with the entry's
+reason and does not fail the run; a listed vector that passes fails (a stale entry: remove it), as pytest's
+strict xfail does; entries that were not checked (their vector did not run, or a divergence signature, which
+only differential testing meets) are listed in the terminal summary. A file that cannot be used is a usage
+error naming the file and the JSON path.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kcspec.conformance import known as known_file
 from kcspec.conformance import runner
 from kcspec.conformance.adapters.subprocess_adapter import SubprocessAdapter
 from kcspec.conformance.vectors.model import Level, Vector
@@ -32,6 +40,35 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--kcspec-level", default="controller", choices=tuple(Level.__members__))
     group.addoption("--kcspec-vectors", default=None, metavar="DIR", help="Exported vectors to run.")
     group.addoption("--kcspec-timeout", type=float, default=10.0, help="Seconds per message.")
+    group.addoption(
+        "--kcspec-known",
+        default=None,
+        metavar="FILE",
+        help="JSON file of the SUT's acknowledged deviations (as kcspec conformance run --known): listed vectors "
+        "that fail are xfailed with the reason; a listed vector that passes fails (stale entry).",
+    )
+
+
+_KNOWN_KEY = "kcspec_known"
+_CHECKED_KEY = "kcspec_known_checked"
+
+
+def _store(config: pytest.Config) -> dict[str, Any]:
+    store: dict[str, Any] = config.__dict__.setdefault("_kcspec_store", {})
+    return store
+
+
+def _known(config: pytest.Config) -> known_file.KnownDeviations:
+    """The ``--kcspec-known`` file, read once; a file that cannot be used is a usage error naming it."""
+    store = _store(config)
+    if _KNOWN_KEY not in store:
+        path = config.getoption("--kcspec-known")
+        try:
+            store[_KNOWN_KEY] = known_file.load(Path(path)) if path else known_file.NO_KNOWN
+        except known_file.KnownFileError as exc:
+            raise pytest.UsageError(f"--kcspec-known: {exc}") from None
+    known: known_file.KnownDeviations = store[_KNOWN_KEY]
+    return known
 
 
 class ConformanceFailure(Exception):
@@ -68,8 +105,14 @@ class VectorItem(pytest.Item):
         outcome = runner.run_one(session, self.vector)
         if outcome.verdict in (Verdict.not_supported, Verdict.skipped):
             pytest.skip(f"{outcome.verdict.value}: {outcome.reason}")
-        store: dict[str, Any] = self.config.__dict__.setdefault("_kcspec_store", {})
+        store = _store(self.config)
         store[_RAN_KEY] = store.get(_RAN_KEY, 0) + 1
+        known = _known(self.config)
+        if outcome.id in known.vectors:
+            store.setdefault(_CHECKED_KEY, set()).add(outcome.id)
+            [outcome], _ = known_file.apply_to_vectors([outcome], known)
+        if outcome.verdict is Verdict.known:
+            pytest.xfail(outcome.reason)
         if outcome.verdict is not Verdict.passed:
             raise ConformanceFailure(_render(outcome))
 
@@ -117,6 +160,7 @@ def pytest_collection_modifyitems(
 ) -> None:
     if not config.getoption("--kcspec-sut"):
         return
+    _known(config)  # a bad --kcspec-known file stops the run before any vector
     collector = VectorCollector.from_parent(session, name="kcspec-conformance", vectors=_load(config))
     items.extend(collector.collect())
 
@@ -138,6 +182,30 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         if reporter is not None:
             reporter.write_line(message, red=True, bold=True)
         session.exitstatus = pytest.ExitCode.USAGE_ERROR
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """The ``--kcspec-known`` entries this run did not check."""
+    if not config.getoption("--kcspec-sut", default=None) or not config.getoption(
+        "--kcspec-known", default=None
+    ):
+        return
+    store = _store(config)
+    known = store.get(_KNOWN_KEY)
+    if known is None:
+        return
+    checked: set[str] = store.get(_CHECKED_KEY, set())
+    lines = [
+        f"known deviation not checked (the vector did not run): {d.describe()}"
+        for ident, d in known.vectors.items()
+        if ident not in checked
+    ]
+    lines += [
+        f"known deviation not checked (a signature: only differential testing meets it): {d.describe()}"
+        for d in known.signatures
+    ]
+    for line in lines:
+        terminalreporter.write_line(f"kcspec: {line}", yellow=True)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
