@@ -16,7 +16,9 @@ import json
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from kcspec.conformance import differential, runner
@@ -29,7 +31,7 @@ from kcspec.conformance.vectors import generate, inputs
 from kcspec.conformance.vectors.model import Level, Vector
 from kcspec.conformance.verdicts import Outcome, Verdict
 from kcspec.spec import tables
-from kcspec.spec.events import BrokerStartup
+from kcspec.spec.events import BrokerStartup, ControllerEvent
 from kcspec.spec.vocabulary import PartitionState, ReplicaState
 from rich.console import Console
 
@@ -119,6 +121,63 @@ def test_node_example_refuses_what_it_does_not_implement() -> None:
         assert isinstance(part, m.StepReply)
         event = adapter.call(m.Event(BrokerStartup(4)))
         assert isinstance(event, m.ErrorReply) and event.code is m.ErrorCode.unsupported
+    finally:
+        adapter.close()
+
+
+@dataclass(frozen=True)
+class _WrongType(ControllerEvent):
+    """``BrokerStartup`` with a string where the broker id goes."""
+
+    kind: ClassVar[str] = "BrokerStartup"
+    broker_id: object
+
+
+@dataclass(frozen=True)
+class _MissingField(ControllerEvent):
+    """``TopicDeletion`` without its ``topics``."""
+
+    kind: ClassVar[str] = "TopicDeletion"
+
+
+@dataclass(frozen=True)
+class _UnknownField(ControllerEvent):
+    """``BrokerChange`` with a field no event has."""
+
+    kind: ClassVar[str] = "BrokerChange"
+    new_broker_ids: tuple[int, ...]
+    brokers: tuple[int, ...]
+
+
+@pytest.mark.parametrize(
+    ("event", "named"),
+    [
+        (_WrongType("x"), "broker_id"),
+        (_WrongType(None), "broker_id"),
+        (_MissingField(), "topics"),
+        (_UnknownField((5, 6), (1,)), "brokers"),
+    ],
+    ids=["wrong-type", "null", "missing", "unknown"],
+)
+def test_node_example_answers_a_malformed_event_with_invalid_input(
+    event: ControllerEvent, named: str
+) -> None:
+    """A malformed field of an event is the SUT's ``invalid_input`` naming the field (not ``internal``), through the
+    subprocess adapter, and the session goes on."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed: the Node.js example SUT cannot be run")
+    adapter = SubprocessAdapter([node, str(NODE_SUT)], timeout=10.0)
+    adapter.start()
+    try:
+        assert isinstance(adapter.call(m.Hello(m.PROTOCOL_VERSION, "kafka-2.8")), m.HelloReply)
+        assert isinstance(adapter.call(m.Load(inputs.base_state())), m.Ok)
+        reply = adapter.call(m.Event(event))
+        assert isinstance(reply, m.ErrorReply), reply
+        assert reply.code is m.ErrorCode.invalid_input, reply
+        assert named in reply.message
+        after = adapter.call(m.Event(BrokerStartup(4)))
+        assert isinstance(after, m.StepReply), "a refused event changes nothing and the session goes on"
     finally:
         adapter.close()
 
