@@ -48,6 +48,8 @@ class Session:
     profile: str
     hello: m.HelloReply | None = None
     exchanges: int = 0
+    exchange_seconds: float = 0.0
+    """Time spent inside ``call``: writing requests and waiting for replies."""
 
     def open(self) -> m.HelloReply:
         self.adapter.start()
@@ -64,7 +66,11 @@ class Session:
 
     def call(self, request: m.RequestMessage) -> m.ResponseMessage:
         self.exchanges += 1
-        return self.adapter.call(request)
+        started = time.monotonic()
+        try:
+            return self.adapter.call(request)
+        finally:
+            self.exchange_seconds += time.monotonic() - started
 
     def info(self) -> SutInfo:
         h = self.hello
@@ -258,6 +264,7 @@ def run(
         seconds=time.monotonic() - started,
         exchanges=session.exchanges,
         notes=tuple(notes),
+        exchange_seconds=session.exchange_seconds,
     )
 
 

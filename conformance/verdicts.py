@@ -60,6 +60,14 @@ class RunReport:
     seconds: float
     exchanges: int
     notes: tuple[str, ...] = field(default=())
+    exchange_seconds: float = 0.0
+    """Time spent in the exchanges themselves (request written, reply read): the rate of exchanges is counted over
+    this, not over ``seconds``, which also holds the SUT's start-up, the suite's own work and differential testing."""
+
+    @property
+    def exchanges_per_second(self) -> float:
+        """Exchanges per second of exchange time (0 when nothing was exchanged)."""
+        return self.exchanges / self.exchange_seconds if self.exchange_seconds > 0 else 0.0
 
     def counts(self) -> dict[Verdict, int]:
         c = Counter(o.verdict for o in self.outcomes)

@@ -48,6 +48,8 @@ def report_json(report: RunReport) -> dict[str, Any]:
         "counts": {v.value: n for v, n in counts.items()},
         "seconds": round(report.seconds, 3),
         "exchanges": report.exchanges,
+        "exchange_seconds": round(report.exchange_seconds, 3),
+        "exchanges_per_second": round(report.exchanges_per_second, 1),
         "notes": list(report.notes) + ([report.nothing_ran()] if report.nothing_ran() else []),
         "outcomes": [outcome_json(o) for o in report.outcomes],
     }

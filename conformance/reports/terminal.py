@@ -45,7 +45,7 @@ def print_report(report: RunReport, console: Console, *, max_details: int = 10) 
         print_outcome(o, console)
     if len(bad) > max_details:
         console.print(f"... and {len(bad) - max_details} more (see --json / --junit / --html)")
-    rate = report.exchanges / report.seconds if report.seconds > 0 else 0.0
+    rate = report.exchanges_per_second
     if report.nothing_ran():
         console.print(f"[bold red]NOTHING RAN[/bold red]: {report.nothing_ran()}", highlight=False)
     verdict = (
@@ -57,7 +57,7 @@ def print_report(report: RunReport, console: Console, *, max_details: int = 10) 
     )
     console.print(
         f"{verdict}: {len(report.outcomes)} vectors in {report.seconds:.2f} s "
-        f"({report.exchanges} exchanges, {rate:.0f}/s)"
+        f"({report.exchanges} exchanges, {rate:.0f}/s of exchange time)"
     )
 
 

@@ -263,6 +263,7 @@ def run_cmd(
         time.monotonic() - started,
         report.exchanges,
         report.notes + tuple(known_notes) + tuple(notes),
+        exchange_seconds=report.exchange_seconds,
     )
     terminal.print_report(report, console)
     for path, render in (
