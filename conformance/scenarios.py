@@ -15,6 +15,7 @@ from kcspec.spec.events import (
     ApiPartitionReassignment,
     AutoPreferredReplicaLeaderElection,
     BrokerBounce,
+    BrokerChange,
     BrokerFailure,
     BrokerStartup,
     ControlledShutdown,
@@ -25,6 +26,7 @@ from kcspec.spec.events import (
     IsrChange,
     LeaderAndIsrPartitionResultsReceived,
     LeaderAndIsrResponseReceived,
+    LogDirEventNotification,
     NewerControllerElected,
     PartitionExpansion,
     ReplicaLeaderElection,
@@ -458,6 +460,35 @@ def _stale_alter_isr(profile: str) -> list[ControllerEvent]:
     ]
 
 
+def _broker_batches(profile: str) -> list[ControllerEvent]:
+    g0, h0, h1 = tp("g", 0), tp("h", 0), tp("h", 1)
+    return [
+        *cluster(3),
+        TopicCreation("g", ((1, 2), (2, 1), (0, 1))),
+        # one watch firing, two new brokers: one onBrokerStartup([3, 4]) (§7.2, §7.3)
+        BrokerChange(new_broker_ids=(3, 4)),
+        TopicCreation("h", ((3, 4), (4, 1))),
+        # two brokers die at once: g-0 loses both replicas, one round of elections (§7.4)
+        BrokerChange(dead_broker_ids=(1, 2)),
+        # new, dead and bounced in one firing: 2.8 starts 1, fails and restarts 3, fails 4; 1.1 drops 4 from the live
+        # set before onBrokerStartup([1]) and does not see the bounce (§7.2)
+        BrokerChange(new_broker_ids=(1,), dead_broker_ids=(4,), bounced_broker_ids=(3,)),
+        # log-dir failures on two brokers: a LeaderAndIsr for every replica they host (§7.5)
+        LogDirEventNotification((1, 3)),
+        # the responses name the replica on the failed directory, then it is back
+        LeaderAndIsrResponseReceived(3, (h0,)),
+        LogDirEventNotification((3,)),
+        LeaderAndIsrPartitionResultsReceived(3, (h0,)),
+        BrokerChange(new_broker_ids=(2, 4), bounced_broker_ids=(1,)),
+        LogDirEventNotification((4, 4, 2)),
+        LeaderAndIsrResponseReceived(4, (h1,)),
+        # the controller's broker dies; the next controller finds g-0 led by a non-preferred replica
+        BrokerFailure(0),
+        ControllerFailover(2),
+        ReplicaLeaderElection((g0,), ElectionType.PREFERRED, ElectionTrigger.ZkTriggered),
+    ]
+
+
 SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "create-fail-restart",
@@ -612,6 +643,13 @@ SCENARIOS: tuple[Scenario, ...] = (
         "broker responses with per-partition errors: a StopReplica with one partition in error, LeaderAndIsr "
         "responses with partitions back online",
         _partition_errors,
+    ),
+    Scenario(
+        "broker-batches",
+        ("§7.2", "§7.5"),
+        "one BrokerChange with several new, dead and bounced brokers, and log-dir failure notifications of "
+        "several brokers followed by their LeaderAndIsr responses",
+        _broker_batches,
     ),
 )
 

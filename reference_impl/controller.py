@@ -371,6 +371,17 @@ class KafkaController:
             )
             self.on_replicas_become_offline({broker: new_offline})
 
+    def process_log_dir_event_notification(self, broker_ids: tuple[int, ...]) -> None:
+        """``processLogDirEventNotification``: the brokers named by the notification znodes (read, then deleted by
+        the controller: the model holds no such znodes) → ``onBrokerLogDirFailure``."""
+        self.on_broker_log_dir_failure(list(broker_ids))
+
+    def on_broker_log_dir_failure(self, broker_ids: list[int]) -> None:
+        """``onBrokerLogDirFailure``: a LeaderAndIsr for every replica on those brokers, to see if they are still
+        online (all → OnlineReplica; the responses report the offline ones)."""
+        self.logger.info(f"Handling log directory failure for brokers {mk_string(broker_ids)}")
+        self.replica_sm.handle_state_changes(self.ctx.replicas_on_brokers(set(broker_ids)), R.OnlineReplica)
+
     # ================================================================================ §7.6 topics
 
     def process_topic_change(self) -> None:

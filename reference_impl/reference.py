@@ -29,6 +29,7 @@ from kcspec.spec.events import (
     ApiPartitionReassignment,
     AutoPreferredReplicaLeaderElection,
     BrokerBounce,
+    BrokerChange,
     BrokerFailure,
     BrokerStartup,
     ControlledShutdown,
@@ -39,6 +40,7 @@ from kcspec.spec.events import (
     IsrChange,
     LeaderAndIsrPartitionResultsReceived,
     LeaderAndIsrResponseReceived,
+    LogDirEventNotification,
     NewerControllerElected,
     PartitionExpansion,
     ReplicaLeaderElection,
@@ -65,6 +67,8 @@ EVENT_NAMES = {
     BrokerStartup: "BrokerChange",
     BrokerFailure: "BrokerChange",
     BrokerBounce: "BrokerChange",
+    BrokerChange: "BrokerChange",
+    LogDirEventNotification: "LogDirEventNotification",
     TopicCreation: "TopicChange",
     PartitionExpansion: "PartitionModifications",
     TopicDeletion: "TopicDeletion",
@@ -237,6 +241,17 @@ class ReferenceController:
             zk.zxid += 1
             if self.version >= KAFKA_2_2:
                 self._run(name, kc.process_broker_change)
+        elif isinstance(event, BrokerChange):
+            for b in (*event.new_broker_ids, *event.bounced_broker_ids):
+                zk.brokers[b] = zk.zxid
+                zk.zxid += 1
+            for b in event.dead_broker_ids:
+                del zk.brokers[b]
+                if zk.controller == b:
+                    zk.controller = -1
+            self._run(name, kc.process_broker_change)
+        elif isinstance(event, LogDirEventNotification):
+            self._run(name, lambda: kc.process_log_dir_event_notification(event.broker_ids))
         elif isinstance(event, ControlledShutdown):
             self._run(name, lambda: self._controlled_shutdown(event))
         elif isinstance(event, TopicCreation):

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, seed, settings
 from hypothesis.stateful import run_state_machine_as_test
 from kcspec.conformance.selfcheck.fuzz.machine import coverage_gaps, machine_for
 
-EXAMPLES = int(os.environ.get("KCSPEC_STATEFUL_EXAMPLES", "80"))
+EXAMPLES = int(os.environ.get("KCSPEC_STATEFUL_EXAMPLES", "120"))
 STEPS = int(os.environ.get("KCSPEC_STATEFUL_STEPS", "40"))
 SEED = int(os.environ.get("KCSPEC_STATEFUL_SEED", "0"))
 

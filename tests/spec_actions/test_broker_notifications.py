@@ -1,0 +1,111 @@
+"""Broker notifications carrying several brokers: one ``BrokerChange`` with new, dead and bounced brokers (§7.2) and
+``LogDirEventNotification`` (§7.5). The spec and the reference controller must agree on them step by step, on their
+effect, and on when they cannot happen."""
+
+from __future__ import annotations
+
+import pytest
+from kcspec.conformance.scenarios import SCENARIOS_BY_NAME, cluster, tp
+from kcspec.conformance.selfcheck.crosscheck import crosscheck
+from kcspec.model.step import SpecMachine
+from kcspec.reference_impl import ReferenceController
+from kcspec.spec.events import (
+    BrokerChange,
+    BrokerFailure,
+    BrokerStartup,
+    ControllerEvent,
+    LogDirEventNotification,
+    TopicCreation,
+)
+from kcspec.spec.requests import LeaderAndIsrRequest, StepResult, UpdateMetadataRequest
+from kcspec.spec.state import ClusterState
+
+PROFILES = ("kafka-2.8", "kafka-1.1")
+
+
+def _run(profile: str, events: list[ControllerEvent]) -> tuple[ClusterState, list[StepResult]]:
+    """Run ``events`` on the spec and the reference controller side by side; both must accept and agree."""
+    spec, ref = SpecMachine(profile), ReferenceController(profile)
+    state = ClusterState()
+    results = []
+    for event in events:
+        assert spec.enabled(state, event) and ref.enabled(event), event
+        expected, actual = spec.step(state, event), ref.handle(event)
+        assert actual == expected, f"{profile}: {event} differs"
+        results.append(expected)
+        state = expected.state
+    return state, results
+
+
+def _enabled(profile: str, events: list[ControllerEvent], event: ControllerEvent) -> tuple[bool, bool]:
+    state, _ = _run(profile, events)
+    ref = ReferenceController(profile, state)
+    return SpecMachine(profile).enabled(state, event), ref.enabled(event)
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_the_broker_batches_scenario_agrees_step_by_step(profile: str) -> None:
+    scenario = SCENARIOS_BY_NAME["broker-batches"]
+    outcome = crosscheck(scenario.name, profile, scenario.events(profile))
+    assert outcome.divergence is None, outcome.report()
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_new_brokers_register_in_the_listed_order_and_start_in_one_call(profile: str) -> None:
+    state, results = _run(profile, [*cluster(3), BrokerChange(new_broker_ids=(3, 4))])
+    assert state.zk.brokers[4] == state.zk.brokers[3] + 1, "consecutive zxids, new brokers in ascending order"
+    assert set(state.controller.live_brokers) == {0, 1, 2, 3, 4}
+    umr_to = {r.broker for r in results[-1].requests if isinstance(r, UpdateMetadataRequest)}
+    assert {3, 4} <= umr_to
+
+
+def test_kafka_1_1_drops_the_dead_brokers_before_starting_the_new_ones() -> None:
+    """1.1.1 sets ``liveBrokers = curBrokers`` first: no UpdateMetadata of the startup reaches the dead broker and it
+    is not in any live-broker list; 2.8.2 removes it only before ``onBrokerFailure``."""
+    events = [
+        *cluster(3),
+        TopicCreation("t", ((1, 2),)),
+        BrokerChange(new_broker_ids=(3,), dead_broker_ids=(2,)),
+    ]
+    lists = {}
+    for profile in PROFILES:
+        _, results = _run(profile, events)
+        lists[profile] = [
+            r.live_brokers for r in results[-1].requests if isinstance(r, UpdateMetadataRequest)
+        ]
+    assert all(2 not in live for live in lists["kafka-1.1"])
+    assert any(2 in live for live in lists["kafka-2.8"])
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_a_log_dir_notification_sends_a_leader_and_isr_for_every_replica_on_the_brokers(profile: str) -> None:
+    events = [*cluster(3), TopicCreation("t", ((1, 2), (2, 0), (0, 1)))]
+    _, results = _run(profile, [*events, LogDirEventNotification((2,))])
+    lair = [r for r in results[-1].requests if isinstance(r, LeaderAndIsrRequest)]
+    assert {r.broker for r in lair} == {2}
+    assert {ps.tp for r in lair for ps in r.partition_states} == {tp("t", 0), tp("t", 1)}
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize(
+    "event",
+    [
+        BrokerChange(new_broker_ids=(3,)),  # one broker: BrokerStartup
+        BrokerChange(new_broker_ids=(4, 3)),  # not ascending
+        BrokerChange(new_broker_ids=(3,), dead_broker_ids=(0,)),  # 0 is the active controller
+        BrokerChange(dead_broker_ids=(1, 5)),  # 5 is not registered
+        BrokerChange(new_broker_ids=(1, 3)),  # 1 is registered already
+        LogDirEventNotification(()),
+        LogDirEventNotification((2,)),  # 2 has died
+    ],
+    ids=lambda e: type(e).__name__,
+)
+def test_the_guards_agree_on_what_cannot_happen(profile: str, event: ControllerEvent) -> None:
+    events = [
+        *cluster(3),
+        TopicCreation("t", ((1, 2),)),
+        BrokerFailure(2),
+        BrokerStartup(5),
+        BrokerFailure(5),
+    ]
+    assert _enabled(profile, events, event) == (False, False)
