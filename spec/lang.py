@@ -19,6 +19,11 @@ head, append, concat, distinct; finite maps (get, has, put, delete, keys, build,
 annotation ``Rule`` that names a sub-expression and cites the semantics section it comes from; and
 named procedures (``procedure`` → ``Def``/``Call``, the spec's operators), built once and used many
 times.
+
+Writing helpers that build exactly the trees of their nested forms: ``Block`` (sequential ``LET`` bindings
+written top to bottom, ``b.let("name", value)`` … ``b.in_(body)``) and ``Expr.with_at`` (an update of a record
+nested inside another without a pyramid of ``with_``). Field names are checked against the record types when
+the spec is built (``kcspec.spec.field_paths``).
 """
 
 from __future__ import annotations
