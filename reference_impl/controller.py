@@ -140,6 +140,27 @@ class KafkaController:
     def active(self) -> bool:
         return self.ctx.controller_id != -1
 
+    def adopt(self, zk: SimulatedZooKeeper, config: ClusterConfig, ctx: ControllerContext) -> None:
+        """Take over another loaded state of the same controller id (not Kafka: ``ReferenceController.load``
+        reuses an incarnation instead of building one per load, for speed). Every part that holds the ZooKeeper
+        or the context gets the new ones; what an event leaves behind (pending batches, a state machine's
+        last-call bookkeeping) is dropped, as a fresh incarnation would not have it."""
+        if ctx.controller_id != self.ctx.controller_id:
+            raise ValueError(
+                f"an incarnation of controller {self.ctx.controller_id} cannot adopt the context of {ctx.controller_id}"
+            )
+        self.zk = zk
+        self.ctx = ctx
+        for part in (self.replica_sm, self.partition_sm, self.deletion, self.reassignment):
+            part.zk = zk
+            part.ctx = ctx
+        for batch in (self.batch, self.replica_sm.batch, self.partition_sm.batch):
+            batch.ctx = ctx
+            batch.clear()
+        self.replica_sm.forget_last_call()
+        self.partition_sm.forget_last_call()
+        self.set_config(config)
+
     def set_config(self, config: ClusterConfig) -> None:
         self.config = config
         self.partition_sm.config = config

@@ -105,16 +105,35 @@ class ReferenceController:
         self.controller_log: list[str] = self.log.controller
         self._sent: list[Request] = []
         self._failures: list[StateChangeFailure] = []
+        self._idle: dict[int, KafkaController] = {}
+        """Incarnations built by ``load``, by controller id, to be reused by later loads (see ``load``)."""
         self.load(state if state is not None else ClusterState())
 
     # ------------------------------------------------------------------------------------ state
 
     def load(self, state: ClusterState) -> None:
-        """Adopt ``state``: the simulated ZooKeeper, the config and the active controller's context."""
+        """Adopt ``state``: the simulated ZooKeeper, the config and the active controller's context.
+
+        Where speed bent the shape: Kafka builds a controller incarnation (state machines, request batches,
+        managers) once per election; the explorer loads a state for every transition it checks, and building an
+        incarnation was a third of a load. So an incarnation that ``load`` built is kept per controller id and a
+        later load of the same controller id hands it the new ZooKeeper, config and context
+        (``KafkaController.adopt``) instead of building another. Between events an incarnation holds nothing
+        but those (its batches are emptied on adoption), so the two are indistinguishable. Incarnations made by
+        events (failover, resignation) are not kept: they are built as Kafka builds them. A subclass or a patch
+        of ``_incarnation`` turns the reuse off (every load calls it, as before)."""
         self.zk = SimulatedZooKeeper(state.zk, fencing=self.version >= KAFKA_2_1)
         self.config = state.config
         ctx = from_canonical(state.controller)
-        self.kc = self._incarnation(ctx.controller_id, ctx)
+        if type(self)._incarnation is not _INCARNATION:
+            self.kc = self._incarnation(ctx.controller_id, ctx)
+            return
+        kc = self._idle.get(ctx.controller_id)
+        if kc is None:
+            kc = self._idle[ctx.controller_id] = self._incarnation(ctx.controller_id, ctx)
+        else:
+            kc.adopt(self.zk, self.config, ctx)
+        self.kc = kc
 
     def snapshot(self) -> ClusterState:
         return ClusterState(zk=self.zk.snapshot(), controller=to_canonical(self.kc.ctx), config=self.config)
@@ -138,14 +157,17 @@ class ReferenceController:
     def enabled(self, event: ControllerEvent) -> bool:
         return event_enabled(self.zk, self.kc.ctx, self.config, event, self.version)
 
-    def handle(self, event: ControllerEvent) -> StepResult:
-        """One step: guard, environment part, controller part; the canonical post-state and what was sent."""
-        requests, failures = self.run(event)
+    def handle(self, event: ControllerEvent, *, guard_checked: bool = False) -> StepResult:
+        """One step: guard, environment part, controller part; the canonical post-state and what was sent.
+        ``guard_checked``: the caller has just found ``enabled(event)`` true in this state (not asked again)."""
+        requests, failures = self.run(event, guard_checked=guard_checked)
         return StepResult(state=self.snapshot(), requests=requests, failures=failures)
 
-    def run(self, event: ControllerEvent) -> tuple[frozenset[Request], frozenset[StateChangeFailure]]:
+    def run(
+        self, event: ControllerEvent, *, guard_checked: bool = False
+    ) -> tuple[frozenset[Request], frozenset[StateChangeFailure]]:
         """``handle`` without building the post-state snapshot (for bulk runs and benchmarks)."""
-        if not self.enabled(event):
+        if not guard_checked and not self.enabled(event):
             raise EventNotEnabled(f"{event.kind} is not enabled in this state ({event.section}): {event!r}")
         self._sent.clear()
         self._failures.clear()
@@ -425,3 +447,7 @@ class ReferenceController:
                 kc.partition_sm.trigger_online_partition_state_change(event.topic)
 
         self._run("UncleanLeaderElectionEnable", body)
+
+
+_INCARNATION = ReferenceController._incarnation
+"""The unpatched ``_incarnation``: ``load`` reuses incarnations only while it is the one in use."""

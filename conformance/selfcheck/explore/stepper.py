@@ -119,7 +119,7 @@ class Stepper:
                 ref.state_change_log.clear()
                 ref.controller_log.clear()
                 self._loaded = None
-                actual = ref.handle(ev)
+                actual = ref.handle(ev, guard_checked=True)
             except Exception as exc:
                 yield Problem(ev, "crash", f"{type(exc).__name__}: {exc}")
                 return
