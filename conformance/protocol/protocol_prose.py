@@ -211,6 +211,8 @@ which the vectors and differential testing check:
   (§7.7.1 reads ZooKeeper, not the cache); `updateLeaderEpoch` (§7.7.2 A1); and AlterIsr's cache refresh, a read
   of the znodes it has just written (§7.11). A `BADVERSION` fault fails the next conditional write of the znode:
   the controller's own writes re-read and retry, AlterIsr's write is refused (INVALID_UPDATE_VERSION, no retry).
+  A fault belongs to its znode: when a topic's deletion completes (`completeDeleteTopic`), its partition-state
+  znodes go and so does any fault still armed on them (`zk.faults` loses those partitions).
 * **Exceptions inside an event.** A fenced write (kafka-2.8, ControllerMovedException) ends the event and the
   controller resigns. A failover that throws anything else moves the controller (`triggerControllerMove`): the
   context is reset and `/controller` is deleted (`zk.controller` := -1); what failover did before stays (the

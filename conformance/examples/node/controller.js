@@ -413,6 +413,8 @@ class Controller extends PartitionCall {
     this.checkFence();
     for (const tp of Object.keys(zk.assignments)) if (topicOf(tp) === topic) delete zk.assignments[tp];
     for (const tp of Object.keys(zk.partition_states)) if (topicOf(tp) === topic) delete zk.partition_states[tp];
+    // a fault belongs to its znode: it goes with the topic's partition-state znodes (PROTOCOL.md)
+    for (const tp of Object.keys(zk.faults)) if (topicOf(tp) === topic) delete zk.faults[tp];
     this.s.config.unclean_topics = minus(this.s.config.unclean_topics, [topic]);
     zk.delete_topics = minus(zk.delete_topics, [topic]);
     this.removeTopic(topic);
