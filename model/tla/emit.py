@@ -376,6 +376,17 @@ class Emitter:
         pushed = 0
         node: L.Expr = e
         while isinstance(node, L.Let):
+            inner = node.value
+            if (
+                isinstance(inner, L.Let)
+                and inner.name != node.name
+                and inner.name not in L.free_vars(node.body)
+            ):
+                # LET a == (LET b == v IN x) IN body is LET b == v, a == x IN body: body does not read b (so
+                # nothing is captured) and TLC evaluates b lazily either way; the definitions then stay in one
+                # column instead of drifting right
+                node = L.Let(inner.name, inner.value, L.Let(node.name, inner.body, node.body))
+                continue
             value = self.emit(node.value)
             name = self.push(node.name, value.type)
             pushed += 1
@@ -586,12 +597,21 @@ def _t_if(self: Emitter, e: L.If) -> Out:
             LOWEST,
             t,
         )
+    if (
+        isinstance(e.els, L.If)
+        and len(b.block) > 1
+        and b.block[0].text.startswith("IF ")
+        and b.block[1].text.startswith("THEN ")
+        and "/\\" not in b.block[0].text
+        and "\\/" not in b.block[0].text
+    ):
+        # an IF in the ELSE branch continues the chain at the same indentation (ELSE IF ... THEN ...) instead of
+        # drifting right; only its first line moves, and it holds no bulleted list whose column could matter
+        tail = vstack(text("ELSE " + b.block[0].text, b.block[0].origin), b.block[1:])
+    else:
+        tail = concat(text("ELSE "), b.block)
     return Out(
-        vstack(
-            concat(text("IF "), c.block),
-            concat(text("THEN "), a.block),
-            concat(text("ELSE "), b.block),
-        ),
+        vstack(concat(text("IF "), c.block), concat(text("THEN "), a.block), tail),
         LOWEST,
         t,
     )

@@ -24,11 +24,12 @@ from kcspec.model.tla.config import ModelConfig
 from kcspec.model.tla.emit import Emitter, Procedures
 from kcspec.model.tla.generalise import Generaliser
 from kcspec.model.tla.kinds import KindChecker, KindError
-from kcspec.model.tla.layout import Block, Line, concat, indent, text, vstack
+from kcspec.model.tla.layout import MAX_LINE, Block, Line, concat, indent, text, vstack
 from kcspec.model.tla.order import Orders
 from kcspec.model.tla.prelude import PRELUDE, PRELUDE_NAMES
 from kcspec.model.tla.share import share
 from kcspec.model.tla.values import NONE_TEXT, value_block
+from kcspec.model.tla.wrap import wrap_module
 from kcspec.spec import lang as L
 from kcspec.spec.lang import Action, Invariant, Param
 from kcspec.spec.profiles import Profile
@@ -64,6 +65,7 @@ RESERVED = (
         "Spec",
         "FairSpec",
         "StateConstraint",
+        "StepInvariantsHold",
         "TopicPartitions",
         "ReplicaLists",
         "RfLists",
@@ -72,6 +74,29 @@ RESERVED = (
     | {"Assignments", "StrRank", "Head", "Tail", "Len", "Append", "Seq", "SubSeq", "SelectSeq", "Cardinality"}
     | {"Nat", "Int", "Assert", "Print", "Permutations", "ToString", "IsFiniteSet", "BOOLEAN", "DOMAIN"}
 )
+
+
+STEP_CHECK = "StepInvariantsHold"
+"""The operator every action calls on its outcome: each step invariant, as an ``Assert`` naming the action."""
+
+
+def step_check(step_invariants: Sequence[Invariant]) -> Block:
+    """``StepInvariantsHold(w, action)``: the step invariants of the outcome ``w`` of ``action``, each an ``Assert``
+    whose message names the invariant, its section and the action (TLC prints it when the check fails). One
+    operator instead of the same list in every action; the order of the checks is the order of the list."""
+    checks: list[Block] = []
+    for inv in step_invariants:
+        message = f'          "step invariant {inv.name} ({_ascii(inv.section)}) violated by "'
+        tail = " \\o action)"
+        last = [message + tail] if len(message + tail) + 4 <= MAX_LINE else [message, "          \\o action)"]
+        checks.append(
+            tuple(Line(x) for x in [f"/\\ Assert(StepInv_{ident(inv.name)}(w.state, w.sent),", *last])
+        )
+    return vstack(
+        _comment(["The step invariants (spec/invariants.py), checked on the outcome of every action."]),
+        text(f"{STEP_CHECK}(w, action) =="),
+        indent(vstack(*checks), 4),
+    )
 
 
 class ModuleError(ValueError):
@@ -201,13 +226,8 @@ class _Builder:
         w = em.fresh("w")
         effect = em.emit(self.rewrite(a.effect))
         updates = [text(f"{v}' = {w}.state.{v}") for v in STATE_VARS]
-        for inv in step_invariants:
-            updates.append(
-                text(
-                    f'Assert(StepInv_{ident(inv.name)}({w}.state, {w}.sent), "step invariant {inv.name} '
-                    f'({_ascii(inv.section)}) violated by {a.name}")'
-                )
-            )
+        if step_invariants:
+            updates.append(text(f'{STEP_CHECK}({w}, "{a.name}")'))
         post = vstack(*(concat(text("/\\ "), u) for u in updates))
         body = vstack(
             concat(text("/\\ "), guard.block),
@@ -297,6 +317,9 @@ def _generate_from(
     b.generalise(ordered, (*state_invs, *step_invs))
     inv_blocks = [b.invariant(i) for i in (*state_invs, *step_invs)]
     action_blocks = [b.action(a, step_invs) for a in ordered]
+    problems = b.generaliser.verify()  # every rule copy is its operator's instance (generalise.py)
+    if problems:
+        raise ModuleError("generalised rules: " + "; ".join(problems[:5]))
 
     init_state = initial if initial is not None else ClusterState()
     init = vstack(
@@ -311,9 +334,16 @@ def _generate_from(
         if a.params:
             for p in a.params:
                 check_domain(b.procedures.kinds, a.name, p)
-            binders = ", ".join(f"{p.name} \\in {param_domain(a.name, p)}" for p in a.params)
+            binders = [f"{p.name} \\in {param_domain(a.name, p)}" for p in a.params]
             call = f"{a.name}({', '.join(p.name for p in a.params)})"
-            next_items.append(text(f"\\/ \\E {binders} : {call}"))
+            flat = f"\\/ \\E {', '.join(binders)} : {call}"
+            if len(flat) + 4 <= MAX_LINE:
+                next_items.append(text(flat))
+            else:  # one binder a line, the action on the next: all right of the \/ bullet
+                rows = [f"      {x}," for x in binders]
+                rows[0] = "\\/ \\E " + rows[0].lstrip()
+                rows[-1] = rows[-1][:-1] + " :"
+                next_items.append(vstack(*(text(r) for r in rows), text(f"          {call}")))
         else:
             next_items.append(text(f"\\/ {a.name}"))
     next_block = vstack(text("Next =="), indent(vstack(*next_items) if next_items else text("FALSE"), 4))
@@ -362,6 +392,9 @@ def _generate_from(
     for inv_name, blk in inv_blocks:
         parts.append((inv_name, text("")))
         parts.append((inv_name, blk))
+    if step_invs:
+        parts.append((STEP_CHECK, text("")))
+        parts.append((STEP_CHECK, step_check(step_invs)))
     parts.append(("Init", text("")))
     parts.append(("Init", init))
     for a_name, blk in action_blocks:
@@ -379,10 +412,10 @@ def _generate_from(
     ]
     lines: list[str] = []
     origins: list[LineOrigin] = []
-    for definition, blk in parts:
-        for line in blk:
-            lines.append(line.text.rstrip())
-            origins.append(LineOrigin(definition, line.origin))
+    flat = [(definition, line) for definition, blk in parts for line in blk]
+    for n, piece in wrap_module([line.text.rstrip() for _, line in flat]):  # at most MAX_LINE characters
+        lines.append(piece)
+        origins.append(LineOrigin(flat[n][0], flat[n][1].origin))
     tla = "\n".join(lines) + "\n"
     cfg = _cfg(profile, config, name, [n for n, _ in inv_blocks if n.startswith("Inv_")])
     checks = tuple(sorted(b.procedures.kinds.counts.items()))
@@ -440,7 +473,7 @@ def _cfg(profile: Profile, config: ModelConfig, name: str, invariants: list[str]
     }
     out = [
         f"\\* TLC configuration of {name} (profile {profile.name}), generated by kcspec.",
-        f"\\* Model: {config.describe()}.",
+        *(f"\\* {line}" for line in _doc_lines(f"Model: {config.describe()}.", 110)),
         "\\* No SYMMETRY: broker ids are integers that the spec orders (brokers are processed in ascending id,",
         "\\* §2.3), and TLC's symmetry reduction needs sets of model values.",
         "CONSTANTS",

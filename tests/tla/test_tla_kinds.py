@@ -100,4 +100,6 @@ def test_every_generated_module_passes_the_kind_check(profile: str, config: Mode
     checks = dict(module.kind_checks)
     for site in ("=", "\\in", "the branches of IF", "\\cup", "a record field", "a parameter domain"):
         assert checks.get(site, 0) > 0, f"{profile}: no {site!r} was checked ({checks})"
-    assert sum(checks.values()) > 5_000
+    # every operator is checked with each combination of argument types it is called with; generalised rules
+    # (model/tla/generalise.py) are one operator for many copies, so the count is of places in the module
+    assert sum(checks.values()) > 2_500
