@@ -22,7 +22,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kcspec.conformance.audit import findings, jvm_parser, layouts, replay, report, salvage, stats, verdict
+from kcspec.conformance.audit import (
+    findings,
+    jvm_parser,
+    layouts,
+    replay,
+    report,
+    salvage,
+    session,
+    stats,
+    verdict,
+)
 from kcspec.conformance.audit.spark_job import (
     Inputs,
     decode_trace_lines,
@@ -112,7 +122,10 @@ def run_audit(
     out.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".kcspec-audit-work-", dir=out))
     try:
-        return _run(spark, inputs, out, work, profile, step, history_key)
+        with session.settings_for(spark, session.input_bytes((*inputs.kafka_logs, *inputs.traces))) as small:
+            if small is not None:
+                step(small)
+            return _run(spark, inputs, out, work, profile, step, history_key)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -147,9 +160,12 @@ def _run(
             return stored.where(record & F.col("kind").isin(*names)).drop("text")
 
         cells = counted()  # the JVM reader counted them while reading
-        step("attaching continuation lines, quarantining the rest")
-        resolve_non_records(stored, "fid").write.parquet(uri("non_records.parquet"))
-        nr_ids = spark.read.parquet(uri("non_records.parquet"))
+        if any(c.status != "record" for c in cells):
+            step("attaching continuation lines, quarantining the rest")
+            resolve_non_records(stored, "fid").write.parquet(uri("non_records.parquet"))
+            nr_ids = spark.read.parquet(uri("non_records.parquet"))
+        else:  # every line read is a record (the reader's counts say so): an empty relation, no query runs
+            nr_ids = resolve_non_records(stored.where(F.lit(False)), "fid")
         nr = nr_ids.select(F.element_at(names, F.col("fid") + 1).alias("file"), *nr_ids.columns[1:])
         non_records.append(nr)
         events = kinds(*replay.WRITE_KINDS)

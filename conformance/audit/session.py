@@ -27,7 +27,8 @@ import stat
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -167,3 +168,55 @@ def _default_partitions(master: str) -> int:
         cores = os.cpu_count() or 1 if inside in ("*", "") else int(inside) if inside.isdigit() else 2
         return max(2, 2 * cores)
     return 200
+
+
+SMALL_INPUT_BYTES = 16 << 20
+"""Inputs up to this size (about 70,000 log lines; a compressed file counts ``GZ_RATIO`` times its size) are
+audited with ``SMALL_INPUT_SETTINGS``."""
+GZ_RATIO = 10
+SMALL_INPUT_SETTINGS = {
+    "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+    "spark.sql.adaptive.enabled": "false",
+    "spark.sql.shuffle.partitions": "1",
+}
+"""Decision: on a small input an audit's ~20 Spark queries cost mostly their own compilation (Janino generating
+and compiling code for every stage, then the JIT warming it) and the planning of shuffles into several
+partitions, not the rows. So it evaluates expressions interpreted, without whole-stage code generation or
+adaptive re-planning, into one shuffle partition. Measured on a 10,235-line simulated cluster (2 cores, load
+average 7–8): the audit's JVM CPU seconds 28.0 → 22.2. The same queries and results, only evaluated otherwise."""
+
+
+def input_bytes(paths: Iterable[str]) -> int:
+    """The size of the input files (compressed ones ``GZ_RATIO`` times theirs); unreadable ones count 0."""
+    total = 0
+    for p in paths:
+        try:
+            size = os.stat(p).st_size
+        except OSError:
+            continue
+        total += size * GZ_RATIO if p.endswith(".gz") else size
+    return total
+
+
+@contextmanager
+def settings_for(spark: Any, n_bytes: int) -> Iterator[str | None]:
+    """``SMALL_INPUT_SETTINGS`` for the duration of the block when ``n_bytes`` ≤ ``SMALL_INPUT_BYTES`` (the
+    session's own values restored after); yields what was done, in words, or ``None``."""
+    if n_bytes > SMALL_INPUT_BYTES:
+        yield None
+        return
+    before = {k: spark.conf.get(k, None) for k in SMALL_INPUT_SETTINGS}
+    for k, v in SMALL_INPUT_SETTINGS.items():
+        spark.conf.set(k, v)
+    try:
+        yield (
+            f"small input ({n_bytes / 2**20:.1f} MiB ≤ {SMALL_INPUT_BYTES >> 20} MiB): interpreted expressions, "
+            "no adaptive re-planning, one shuffle partition"
+        )
+    finally:
+        for k, old in before.items():
+            if old is None:
+                spark.conf.unset(k)
+            else:
+                spark.conf.set(k, old)
