@@ -26,7 +26,13 @@ DEPTH = 2194
 FINISHED = 2186
 INVARIANT_VIOLATED_INITIAL = 2107
 INVARIANT_VIOLATED_BEHAVIOR = 2110
-ACTION_PROPERTY_VIOLATED = 2116
+ACTION_PROPERTY_VIOLATED = 2112
+"""An action property (a safety property of steps) is false for some step: a safety violation."""
+TEMPORAL_PROPERTY_VIOLATED = 2116
+"""A ``PROPERTY`` (liveness) is violated: TLC's counterexample is a lasso, not a finite path to a bad state."""
+COUNTER_EXAMPLE = 2264
+BACK_TO_STATE = 2122
+STUTTERING = 2218
 DEADLOCK = 2114
 BEHAVIOR_UP_TO_HERE = 2121
 STATE_PRINT = 2217
@@ -41,6 +47,8 @@ SEVERITY_STATE = 4
 class Outcome(enum.Enum):
     OK = "ok"
     INVARIANT_VIOLATED = "invariant violated"
+    PROPERTY_VIOLATED = "temporal property violated"
+    """A liveness ``PROPERTY`` does not hold: the trace is a lasso (``TlcReport.cycle_from``)."""
     DEADLOCK = "deadlock"
     PARSE_ERROR = "parse/semantic error"
     TLC_ERROR = "TLC error"
@@ -90,6 +98,9 @@ class TlcReport:
     trace: tuple[TlcTraceState, ...] = ()
     messages: tuple[TlcMessage, ...] = field(default=(), repr=False)
     tool_mode: bool = True
+    cycle_from: int | None = None
+    """For a temporal-property violation: the 1-based number of the trace state the behaviour goes back to
+    forever (TLC's "Back to state N"; the last state itself when TLC says the behaviour stutters there)."""
 
 
 def split_messages(text: str) -> tuple[TlcMessage, ...]:
@@ -197,6 +208,7 @@ def parse_tool_output(text: str, module: str | None = None) -> TlcReport:
     violated: str | None = None
     errors: list[str] = []
     trace: list[TlcTraceState] = []
+    cycle_from: int | None = None
     finished = False
     for msg in messages:
         if msg.code == VERSION:
@@ -213,6 +225,13 @@ def parse_tool_output(text: str, module: str | None = None) -> TlcReport:
         elif msg.code == ACTION_PROPERTY_VIOLATED:
             outcome = Outcome.INVARIANT_VIOLATED
             violated = msg.body.strip()
+        elif msg.code == TEMPORAL_PROPERTY_VIOLATED:
+            outcome = Outcome.PROPERTY_VIOLATED
+            violated = msg.body.strip()
+        elif msg.code == BACK_TO_STATE:
+            cycle_from = _back_to(msg.body)
+        elif msg.code == STUTTERING:
+            cycle_from = len(trace)
         elif msg.code == ASSERT_FAILED:
             outcome = Outcome.INVARIANT_VIOLATED
             violated = _assertion_text(msg.body)
@@ -226,7 +245,7 @@ def parse_tool_output(text: str, module: str | None = None) -> TlcReport:
         elif msg.code == PARSING_FAILED or (msg.code is None and _is_sany_error(msg.body)):
             outcome = Outcome.PARSE_ERROR
             errors.append(msg.body.strip())
-        elif msg.severity == SEVERITY_ERROR and msg.code != BEHAVIOR_UP_TO_HERE:
+        elif msg.severity == SEVERITY_ERROR and msg.code not in (BEHAVIOR_UP_TO_HERE, COUNTER_EXAMPLE):
             errors.append(msg.body.strip())
             if outcome is None:
                 outcome = Outcome.TLC_ERROR
@@ -241,8 +260,20 @@ def parse_tool_output(text: str, module: str | None = None) -> TlcReport:
     if outcome is not Outcome.PARSE_ERROR:
         source_errors = tuple(e for e in _source_errors(error_text or "", module))
     return TlcReport(
-        outcome, stats, version, violated, error_text, source_errors, tuple(trace), messages, True
+        outcome, stats, version, violated, error_text, source_errors, tuple(trace), messages, True, cycle_from
     )
+
+
+_STUTTER = re.compile(r"^(?:State )?\d+: Stuttering", re.M)
+_BACK = re.compile(r"(?:^(?:State )?(\d+): Back to state|^Back to state (\d+))", re.M)
+
+
+def _back_to(body: str) -> int | None:
+    """The state number of TLC's "N: Back to state: <action>" (``-tool``) or "Back to state N: …" (plain)."""
+    m = _BACK.search(body.strip())
+    if m is None:
+        return None
+    return int(m.group(1) or m.group(2))
 
 
 def _is_sany_error(text: str) -> bool:
@@ -267,11 +298,15 @@ def parse_plain_output(text: str, module: str | None = None) -> TlcReport:
     violated: str | None = None
     error: str | None = None
     inv = _INVARIANT.search(text)
+    cycle_from: int | None = None
     if "***Parse Error***" in text or "Parsing or semantic analysis failed" in text or "*** Errors:" in text:
         outcome = Outcome.PARSE_ERROR
         error = text[text.find("Parsing file") :].strip() if "Parsing file" in text else text.strip()
     elif inv is not None:
         outcome, violated = Outcome.INVARIANT_VIOLATED, inv.group(1)
+    elif "Error: Temporal properties were violated." in text:
+        outcome, violated = Outcome.PROPERTY_VIOLATED, "Temporal properties were violated."
+        cycle_from = _back_to(text)
     elif "Error: Deadlock reached." in text:
         outcome = Outcome.DEADLOCK
     elif "Model checking completed. No error has been found." in text:
@@ -288,7 +323,11 @@ def parse_plain_output(text: str, module: str | None = None) -> TlcReport:
         # the state ends at the first blank line
         blank = chunk.find("\n\n")
         chunk = chunk if blank < 0 else chunk[:blank]
+        if chunk.rstrip().endswith(": Stuttering"):  # the lasso's end: the behaviour stays in the last state
+            continue
         trace.append(parse_state_text(chunk))
+    if outcome is Outcome.PROPERTY_VIOLATED and cycle_from is None and _STUTTER.search(text):
+        cycle_from = len(trace)
     return TlcReport(
         outcome,
         stats,
@@ -299,6 +338,7 @@ def parse_plain_output(text: str, module: str | None = None) -> TlcReport:
         tuple(trace),
         (TlcMessage(None, 0, text),),
         False,
+        cycle_from,
     )
 
 

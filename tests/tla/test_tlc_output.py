@@ -132,3 +132,26 @@ def test_value_forms() -> None:
     assert parse_value("<<>>") == TlaSeq(())
     assert parse_value('"a\\"b"') == 'a"b'
     assert parse_value("{TRUE, FALSE}") == TlaSet((True, False))
+
+
+@pytest.mark.parametrize("name", ["liveness_loop.txt", "liveness_plain_loop.txt"])
+def test_a_temporal_property_violation_is_not_an_invariant_violation(name: str) -> None:
+    # TLC: "Error: Temporal properties were violated." and a lasso that goes "Back to state" 5 forever
+    r = parse_output(fixture(name), "KafkaController_2_8_2")
+    assert r.outcome is Outcome.PROPERTY_VIOLATED, r.outcome
+    assert r.outcome is not Outcome.INVARIANT_VIOLATED
+    assert r.violated == "Temporal properties were violated."
+    assert len(r.trace) == 5 and r.trace[1].action is not None and r.trace[1].action.name == "BrokerStartup"
+    assert r.cycle_from == 5
+    assert r.error is None or "counter-example" not in r.error
+
+
+def test_a_stuttering_lasso_ends_in_its_last_state() -> None:
+    r = parse_output(fixture("liveness_stuttering.txt"), "KafkaController_2_8_2")
+    assert r.outcome is Outcome.PROPERTY_VIOLATED
+    assert r.cycle_from == len(r.trace) == 5
+
+
+def test_an_invariant_violation_is_still_one() -> None:
+    r = parse_output(fixture("out_tool_violation.txt"), "Toy")
+    assert r.outcome is Outcome.INVARIANT_VIOLATED and r.cycle_from is None
