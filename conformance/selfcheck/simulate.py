@@ -3,7 +3,8 @@
 ``random_events`` samples one enabled event at a time — picking an event family first, then its
 parameters — so that a walk over many partitions costs O(1) candidates per step rather than the
 explorer's exhaustive enumeration. Every choice comes from one ``random.Random(seed)``: a walk is
-reproducible from its seed.
+reproducible from its seed. The event shapes (the bootstrap, topic names, the round-robin layout) are those of
+``model/event_domains.py``, shared with the explorer and the TLA+ model.
 
 ``emit_logs`` routes the reference controller's ``state-change.log`` and ``controller.log`` lines to
 the broker that was controller when each line was written (the ``[Controller id=<id> …]`` prefix),
@@ -17,9 +18,11 @@ import random
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Protocol
 
+from kcspec.model import event_domains
 from kcspec.spec.events import (
     ApiPartitionReassignment,
     AutoPreferredReplicaLeaderElection,
@@ -64,15 +67,14 @@ class WalkConfig:
 
 
 def bootstrap(cfg: WalkConfig) -> list[ControllerEvent]:
-    return [
-        *(BrokerStartup(b) for b in range(cfg.brokers)),
-        ControllerFailover(0),
-        *(TopicCreation(f"t{i}", _assignment(cfg, i)) for i in range(cfg.topics)),
-    ]
+    """The explorer's bootstrap (``event_domains.bootstrap``) for the walk's cluster."""
+    return list(
+        event_domains.bootstrap(cfg.brokers, event_domains.topic_names(cfg.topics), partial(_assignment, cfg))
+    )
 
 
 def _assignment(cfg: WalkConfig, topic: int) -> tuple[tuple[int, ...], ...]:
-    return tuple(tuple((p + topic + k) % cfg.brokers for k in range(cfg.rf)) for p in range(cfg.partitions))
+    return event_domains.round_robin_assignment(cfg.brokers, cfg.rf, cfg.partitions, topic)
 
 
 def random_event(rng: random.Random, s: ClusterState, cfg: WalkConfig) -> ControllerEvent | None:

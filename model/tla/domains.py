@@ -5,27 +5,26 @@ Each ``Domain`` has two renderings of the same set: its TLA+ text over the modul
 ``ModelConfig`` (used by the explorer's TLA+-model mode, ``conformance/selfcheck/explore/tla_model.py``). Because both
 come from the one ``param_domain`` below, TLC and the explorer try exactly the same event instances in
 every state — the precondition for their distinct-state counts to be comparable (``kcspec tla crosscheck``).
+What each parameter ranges over (its ``ParamKind``) and the finite sets themselves come from
+``model/event_domains.py``, which the explorer, the simulator and Z3 induction use too; this module adds the TLA+
+text of each set.
 """
 
 from __future__ import annotations
 
 import enum
-import itertools
-import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from kcspec.model import event_domains as ed
+from kcspec.model.event_domains import DomainError, ParamKind
 from kcspec.model.tla import types as ty
 from kcspec.model.tla.config import ModelConfig
 from kcspec.model.tla.values import NONE_TEXT
 from kcspec.spec.fmap import FMap
 from kcspec.spec.lang import Param
 from kcspec.spec.vocabulary import TopicPartition
-
-
-class DomainError(ValueError):
-    """A parameter whose type has no finite domain in the model (the message names the action)."""
 
 
 @dataclass(frozen=True)
@@ -44,28 +43,26 @@ class Domain:
 
 def topic_partitions(c: ModelConfig) -> tuple[TopicPartition, ...]:
     """``TopicPartitions``: every partition 0..PartitionCount-1 of every topic."""
-    return tuple(TopicPartition(t, p) for t in c.topic_names for p in range(c.partitions))
+    return ed.topic_partitions(c.topic_names, c.partitions)
 
 
 def replica_lists(c: ModelConfig) -> tuple[tuple[int, ...], ...]:
     """``ReplicaLists``: every non-empty sequence of distinct brokers."""
-    return tuple(q for n in range(1, c.brokers + 1) for q in itertools.permutations(c.broker_ids, n))
+    return ed.replica_lists(c.broker_ids)
 
 
 def rf_lists(c: ModelConfig) -> tuple[tuple[int, ...], ...]:
     """``RfLists``: the replica lists of length ReplicationFactor."""
-    return tuple(itertools.permutations(c.broker_ids, c.rf))
+    return ed.rf_lists(c.broker_ids, c.rf)
 
 
 def assignments(c: ModelConfig) -> tuple[tuple[tuple[int, ...], ...], ...]:
     """``Assignments``: a replica list of length RF for each of 1..PartitionCount partitions."""
-    lists = rf_lists(c)
-    return tuple(a for n in range(1, c.partitions + 1) for a in itertools.product(lists, repeat=n))
+    return ed.assignments(c.broker_ids, c.rf, c.partitions)
 
 
 def _non_empty_subsets(c: ModelConfig) -> tuple[frozenset[TopicPartition], ...]:
-    tps = topic_partitions(c)
-    return tuple(frozenset(x) for n in range(1, len(tps) + 1) for x in itertools.combinations(tps, n))
+    return ed.partition_sets(topic_partitions(c))
 
 
 BROKERS = Domain("Brokers", lambda c: c.broker_ids)
@@ -102,9 +99,6 @@ NOT_IN_MODELS: dict[str, str] = {
 """Actions whose parameters get the empty domain, with the reason: the generated module defines them, ``Next``
 tries no instance of them, and the explorer's TLA+-model mode neither (so the two counts stay comparable)."""
 
-INT_DOMAINS = {"controller_epoch": CONTROLLER_EPOCHS, "broker_epoch": BROKER_EPOCHS}
-"""Integer parameters that are not broker ids, by name."""
-
 
 def _enum_domain(cls: type[enum.Enum]) -> Domain:
     members = tuple(cls)
@@ -122,38 +116,35 @@ def _one_target_domain(optional: bool) -> Domain:
     return Domain(f"{{(p :> r) : p \\in TopicPartitions, r \\in {targets}}}", elements, parts)
 
 
+BY_KIND: dict[ParamKind, Domain] = {
+    ParamKind.BROKER_ID: BROKERS,
+    ParamKind.BROKER_EPOCH: BROKER_EPOCHS,
+    ParamKind.CONTROLLER_EPOCH: CONTROLLER_EPOCHS,
+    ParamKind.FLAG: BOOLEANS,
+    ParamKind.TOPIC: TOPICS,
+    ParamKind.TOPIC_OR_ALL: TOPICS_OR_ALL,
+    ParamKind.TOPIC_PARTITION: TOPIC_PARTITIONS,
+    ParamKind.REPLICA_LIST: REPLICA_LISTS,
+    ParamKind.ASSIGNMENT: ASSIGNMENTS,
+    ParamKind.TOPIC_LIST: ONE_TOPIC,
+    ParamKind.PARTITION_LIST: ONE_PARTITION,
+    ParamKind.PARTITION_SET: PARTITION_SETS,
+    ParamKind.TARGETS: _one_target_domain(optional=False),
+    ParamKind.TARGETS_OR_CANCEL: _one_target_domain(optional=True),
+}
+"""The set each parameter kind of ``model/event_domains.py`` ranges over in the bounded models (enumerations:
+every member, ``_enum_domain``)."""
+
+
 def param_domain(action: str, p: Param) -> Domain:
     """The finite set the parameter ``p`` of ``action`` ranges over in ``Next`` and in the explorer."""
     if action in NOT_IN_MODELS:
         return EMPTY
-    t = ty.from_hint(p.type)
-    if t.kind == "int":
-        return INT_DOMAINS.get(p.name, BROKERS)
-    if t.kind == "str":
-        return TOPICS_OR_ALL if action == "UncleanLeaderElectionEnable" else TOPICS
-    if t.kind == "bool":
-        return BOOLEANS
-    if t.kind == "enum" and t.cls is not None and issubclass(t.cls, enum.Enum):
-        return _enum_domain(t.cls)
-    if t.kind == "rec" and t.cls is TopicPartition:
-        return TOPIC_PARTITIONS
-    if t.kind == "seq":
-        inner = t.args[0]
-        if inner.kind == "int":
-            return REPLICA_LISTS
-        if inner.kind == "seq":
-            return ASSIGNMENTS
-        if inner.kind == "str":
-            return ONE_TOPIC
-        if inner.kind == "rec" and inner.cls is TopicPartition:
-            return ONE_PARTITION
-    if t.kind == "set" and t.args[0].kind == "rec" and t.args[0].cls is TopicPartition:
-        return PARTITION_SETS
-    if t.kind == "map" and t.args[0].cls is TopicPartition:
-        args = typing.get_args(p.type)
-        optional = type(None) in typing.get_args(args[1]) if args else False
-        return _one_target_domain(optional)
-    raise DomainError(f"action {action}: no finite domain for parameter {p.name}: {p.type}")
+    kind = ed.param_kind(action, p.name, p.type)
+    if kind is ParamKind.ENUM:
+        hint, _ = ed.strip_optional(p.type)
+        return _enum_domain(hint)
+    return BY_KIND[kind]
 
 
 __all__ = [

@@ -5,7 +5,9 @@ ranging over the bounded domain of ``induction_family`` (brokers ``0..B-1``, top
 Integer parameters that the guard bounds by the state (a broker epoch, a zombie's controller epoch, a
 zombie's leader) are **symbolic**: one instance stands for every value. Broker ids, partition sets and
 replica lists are enumerated: every broker, every non-empty sequence of distinct brokers, both unclean
-flags, both faults, and so on, so each action is checked for every parameter value of the domain.
+flags, both faults, and so on, so each action is checked for every parameter value of the domain. The event
+kinds, replica lists and broker groups come from ``model/event_domains.py`` (the explorer's and the TLA+ model's
+source too); ``WITHOUT_INSTANCE`` names the kinds left out, with the reason.
 """
 
 from __future__ import annotations
@@ -13,10 +15,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
-from itertools import permutations, product
 from typing import Any
 
 import z3
+from kcspec.model import event_domains
 from kcspec.model.z3 import values as V
 from kcspec.model.z3.induction_family import EPOCHS, TOPIC, TP
 from kcspec.spec import events as E
@@ -37,12 +39,18 @@ class Instance:
     label: str
 
 
-def replica_lists(brokers: int) -> list[tuple[int, ...]]:
-    """Every non-empty sequence of distinct brokers."""
-    out: list[tuple[int, ...]] = []
-    for n in range(1, brokers + 1):
-        out += list(permutations(range(brokers), n))
-    return out
+WITHOUT_INSTANCE: dict[str, str] = {
+    "StopReplicaPartitionErrorsReceived": (
+        "it needs two partitions of one broker, so it is never enabled on this one-partition domain"
+    ),
+}
+"""Event kinds of ``model/event_domains.EVENT_PARAMS`` that ``instances`` does not yield, with the reason
+(``tests/z3`` checks that every other kind has an instance)."""
+
+
+def replica_lists(brokers: int) -> tuple[tuple[int, ...], ...]:
+    """Every non-empty sequence of distinct brokers (``event_domains.replica_lists``)."""
+    return event_domains.replica_lists(range(brokers))
 
 
 def _event(ev: E.ControllerEvent) -> Instance:
@@ -132,8 +140,7 @@ def instances(brokers: int, kip455: bool) -> Iterator[Instance]:
         yield _event(E.UncleanLeaderElectionEnable(t))
     for f in ZkFault:
         yield _event(E.ZkFaultInjection(TP, f))
-    # StopReplicaPartitionErrorsReceived needs two partitions of one broker: never enabled on this one-partition
-    # domain, so it has no instance here.
+    # StopReplicaPartitionErrorsReceived: no instance (WITHOUT_INSTANCE).
     for b in bs:
         yield _event(E.LeaderAndIsrPartitionResultsReceived(b, (TP,)))
     for b in bs:
@@ -152,17 +159,8 @@ def instances(brokers: int, kip455: bool) -> Iterator[Instance]:
                 isr=r,
                 **stale,
             )
-    for new, dead, bounced in _broker_groups(bs):
+    for new, dead, bounced in event_domains.broker_groups(bs):
         yield _event(E.BrokerChange(new, dead, bounced))
     for ids in ((b,) for b in bs):
         yield _event(E.LogDirEventNotification(ids))
     yield _event(E.LogDirEventNotification(tuple(bs)))
-
-
-def _broker_groups(bs: range) -> Iterator[tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]]:
-    """Every split of at least two of the brokers into new, dead and bounced groups (each sorted): the
-    ``BrokerChange`` instances (one broker is a single-broker event)."""
-    for roles in product(range(4), repeat=len(bs)):
-        groups = tuple(tuple(b for b, r in zip(bs, roles, strict=True) if r == g) for g in (1, 2, 3))
-        if sum(len(g) for g in groups) >= 2:
-            yield groups[0], groups[1], groups[2]

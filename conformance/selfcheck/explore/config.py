@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kcspec.model.event_domains import round_robin_assignment, topic_names
+
 FAULT_KINDS: tuple[str, ...] = ("zk", "controller", "logdir", "unclean", "brokers")
 """Optional event families: ZooKeeper faults, controller moves/resignations/zombie writes, log-dir
 failures (storage errors and log-dir event notifications), unclean elections, several brokers changing in one
@@ -41,14 +43,11 @@ class ExploreConfig:
 
     @property
     def topic_names(self) -> tuple[str, ...]:
-        return tuple(f"t{i}" for i in range(self.topics))
+        return topic_names(self.topics)
 
     def assignment(self, topic_index: int) -> tuple[tuple[int, ...], ...]:
         """Round-robin assignment, as Kafka's admin tools lay replicas out (partition p starts at broker p+t)."""
-        return tuple(
-            tuple((p + topic_index + k) % self.brokers for k in range(self.rf))
-            for p in range(self.partitions)
-        )
+        return round_robin_assignment(self.brokers, self.rf, self.partitions, topic_index)
 
     def describe(self) -> str:
         faults = ",".join(sorted(self.faults)) or "none"

@@ -1,9 +1,16 @@
 """The events the explorer tries in a state: every controller event and environment action of a bounded
-configuration, filtered later by the spec's guards."""
+configuration, filtered later by the spec's guards.
+
+The bootstrap, the topic layout and the reassignment target are the shapes of ``model/event_domains.py``, which
+the simulator and the TLA+ model share; the candidates here are the values of those domains that can matter in
+the state at hand (the brokers that are registered, the partitions that exist, the replicas being deleted…).
+"""
 
 from __future__ import annotations
 
 from kcspec.conformance.selfcheck.explore.config import ExploreConfig
+from kcspec.model import event_domains
+from kcspec.model.event_domains import reassignment_target
 from kcspec.spec.events import (
     ApiPartitionReassignment,
     AutoPreferredReplicaLeaderElection,
@@ -41,17 +48,8 @@ LEGACY = "kafka-1.1"
 
 
 def bootstrap(cfg: ExploreConfig) -> tuple[ControllerEvent, ...]:
-    """Every broker registers, broker 0 becomes controller, every topic is created."""
-    return (
-        *(BrokerStartup(b) for b in range(cfg.brokers)),
-        ControllerFailover(0),
-        *(TopicCreation(t, cfg.assignment(i)) for i, t in enumerate(cfg.topic_names)),
-    )
-
-
-def reassignment_target(replicas: tuple[int, ...], brokers: int) -> tuple[int, ...]:
-    """The explored reassignment target: every replica moved to the next broker id."""
-    return tuple((r + 1) % brokers for r in replicas)
+    """Every broker registers, broker 0 becomes controller, every topic is created (``event_domains.bootstrap``)."""
+    return event_domains.bootstrap(cfg.brokers, cfg.topic_names, cfg.assignment)
 
 
 def candidates(s: ClusterState, cfg: ExploreConfig) -> list[ControllerEvent]:
