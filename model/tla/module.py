@@ -276,6 +276,29 @@ class _Builder:
         return head.split("(")[0].split(" ")[0], block
 
 
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _named_domain(p: Param, domain: str, names: dict[str, str], taken: set[str]) -> str:
+    """A parameter domain as a name defined at the constant level (``BrokerEpochValues == {-1} \\cup 1..MaxZxid``):
+    TLC evaluates a constant-level definition without arguments once, where an expression written in ``Next``
+    would be evaluated again in every state. Names, and the empty set of an action kept out of the models,
+    stay as they are."""
+    if _IDENT.fullmatch(domain) or domain == "{}":
+        return domain
+    known = names.get(domain)
+    if known is not None:
+        return known
+    base = "".join(w[:1].upper() + w[1:] for w in p.name.split("_") if w) + "Values"
+    name, n = base, 1
+    while name in taken:
+        n += 1
+        name = f"{base}{n}"
+    taken.add(name)
+    names[domain] = name
+    return name
+
+
 def action_order(kind: str) -> tuple[int, str]:
     """Where an action comes in the module (the order of the spec's events)."""
     from kcspec.spec.events import EVENT_TYPES
@@ -330,11 +353,16 @@ def _generate_from(
         ),
     )
     next_items: list[Block] = []
+    taken = b.reserved | b.procedures.op_names | {a.name for a in ordered} | {n for n, _ in inv_blocks}
+    domain_defs: dict[str, str] = {}  # TLA+ text of a parameter domain -> its name
     for a in ordered:
         if a.params:
             for p in a.params:
                 check_domain(b.procedures.kinds, a.name, p)
-            binders = [f"{p.name} \\in {param_domain(a.name, p)}" for p in a.params]
+            binders = [
+                f"{p.name} \\in {_named_domain(p, param_domain(a.name, p), domain_defs, taken)}"
+                for p in a.params
+            ]
             call = f"{a.name}({', '.join(p.name for p in a.params)})"
             flat = f"\\/ \\E {', '.join(binders)} : {call}"
             if len(flat) + 4 <= MAX_LINE:
@@ -376,6 +404,7 @@ def _generate_from(
         ("<domains>", text("")),
         ("<domains>", _comment(["The finite domains of the actions' parameters (ModelConfig)."])),
         ("<domains>", tuple(Line(x) for x in DOMAIN_DEFS.splitlines())),
+        ("<domains>", tuple(Line(f"{name} == {dom}") for dom, name in domain_defs.items())),
     ]
     order_defs = b.orders.definitions()
     if order_defs:
