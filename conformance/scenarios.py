@@ -485,7 +485,7 @@ def _broker_batches(profile: str) -> list[ControllerEvent]:
         # the controller's broker dies; the next controller finds g-0 led by a non-preferred replica
         BrokerFailure(0),
         ControllerFailover(2),
-        ReplicaLeaderElection((g0,), ElectionType.PREFERRED, ElectionTrigger.ZkTriggered),
+        ReplicaLeaderElection(frozenset({g0}), ElectionType.PREFERRED, ElectionTrigger.ZkTriggered),
     ]
 
 
