@@ -1,7 +1,7 @@
 """The line grammar of Kafka's controller logs (semantics §10, real-log FORMATS.md) as data.
 
-One set of regular expressions serves two parsers: the Spark job evaluates them on the JVM
-(``rlike`` / ``regexp_replace``) and ``reference_parser`` evaluates them with Python's ``re`` (the
+One set of regular expressions serves two parsers: the JVM line parser (``LineParser.java``, through
+``jvm_parser.grammar_config``) evaluates them with ``java.util.regex`` and ``reference_parser`` evaluates them with Python's ``re`` (the
 oracle of the tests). Every expression therefore uses only the common subset of the two dialects:
 numbered groups, non-capturing groups, character classes, ``\\d``/``\\S``, lazy quantifiers, ``^``/``$``.
 
@@ -78,12 +78,10 @@ PREFIXED = "+prefix"
 
 DEFAULT_HEAD_REGEX = rf"^\[{TS}\] (?:{LEVELS}) "
 """The fixed-width head of a ``kafka-default`` line: ``[`` timestamp (23 characters) ``] `` level and a space."""
-DEFAULT_HEAD_WIDTH = 32
-"""Characters of a ``kafka-default`` line that hold its head (``[``, 23, ``] ``, the longest level, a space)."""
 LOGGER_TAIL_REGEX = r"^[A-Za-z0-9_.$]+(?::\d+)?\)$"
 """What follows the last `` (`` of a ``kafka-default`` line: the logger, an optional ``:line``, ``)``. The logger
-cannot contain ``(``, so the greedy message group of the layout ends exactly at the last `` (``: the Spark job
-splits a line there with string functions and checks only its short head and tail with these two regexes."""
+cannot contain ``(``, so the greedy message group of the layout ends exactly at the last `` (``: the JVM line
+parser (``jvm_parser``) splits a line there and checks only its short head and tail with these two regexes."""
 
 LAYOUTS: tuple[Layout, ...] = (
     Layout(
@@ -767,7 +765,7 @@ QUARANTINE_REASONS: dict[str, str] = {
     "unknown-state-change": "state-change line written by a controller that matches no template of §10",
     "legacy-state-change": "state-change line of a Kafka < 1.0 controller whose format has no template",
     "bad-trace-line": "not a valid canonical-JSON trace line",
-    "separator-character": "a field of a template match holds U+0001, the separator the Spark parser renders "
+    "separator-character": "a field of a template match holds U+0001, the separator the JVM line parser renders "
     "fields with",
 }
 
@@ -785,8 +783,3 @@ RECORD_KINDS_WITH_MACHINE: dict[str, str] = {
 def normalise_list(text: str) -> str:
     """``1, 2`` / ``1,2`` / `` `` → ``1,2`` / ``1,2`` / ``""`` (the normal form of ``LIST_FIELDS``)."""
     return text.replace(" ", "")
-
-
-def group_replacement(n: int, sep: str) -> str:
-    """A ``regexp_replace`` replacement that joins groups 1..n with ``sep`` (Java ``$k`` syntax)."""
-    return sep.join(f"${k}" for k in range(1, n + 1))
