@@ -107,15 +107,15 @@ class _AntiUnifier:
 
     def _au(self, xs: list[L.Expr], envs: list[dict[str, str]]) -> L.Expr:
         x0 = xs[0]
-        if isinstance(x0, L.Var) and all(isinstance(x, L.Var) for x in xs):
-            names = [env.get(x.name) for x, env in zip(xs, envs, strict=True)]  # type: ignore[attr-defined]
+        var_xs = [x for x in xs if isinstance(x, L.Var)]
+        if isinstance(x0, L.Var) and len(var_xs) == len(xs):
+            names = [env.get(x.name) for x, env in zip(var_xs, envs, strict=True)]
             if all(nm is not None for nm in names):
                 if len(set(names)) == 1:
                     return x0  # the same bound name (instance 0's spelling)
                 raise _Fail
             if all(nm is None for nm in names) and all(
-                x.name == x0.name and x0.name in self.owner.keep_free
-                for x in xs  # type: ignore[attr-defined]
+                x.name == x0.name and x0.name in self.owner.keep_free for x in var_xs
             ):
                 return x0
             return self.hole(xs, envs)
@@ -127,14 +127,16 @@ class _AntiUnifier:
             )
             if consistent:
                 return x0
-        if isinstance(x0, L.Call) and all(
-            isinstance(x, L.Call) and x.fn.name == x0.fn.name and len(x.args) == len(x0.args)
-            for x in xs  # type: ignore[attr-defined]
+        call_xs = [x for x in xs if isinstance(x, L.Call)]
+        if (
+            isinstance(x0, L.Call)
+            and len(call_xs) == len(xs)
+            and all(x.fn.name == x0.fn.name and len(x.args) == len(x0.args) for x in call_xs)
         ):
-            fns = list({id(x.fn): x.fn for x in xs}.values())  # type: ignore[attr-defined]
+            fns = list({id(x.fn): x.fn for x in call_xs}.values())
             if len(fns) > 1:
                 try:
-                    return self.dispatch(xs, envs, fns)  # type: ignore[arg-type]
+                    return self.dispatch(call_xs, envs, fns)
                 except _Fail:
                     pass
         shape0 = _shape(x0)
@@ -162,8 +164,8 @@ class _AntiUnifier:
                 for f in fields:
                     extended[getattr(x, f)] = getattr(x0, f)
                 inner_envs.append(extended)
-        labels = [k for k, _ in x0.fields] if isinstance(x0, L.Rec) else []  # type: ignore[attr-defined]
-        labels = [k for k, _ in x0.updates] if isinstance(x0, L.With) else labels  # type: ignore[attr-defined]
+        labels = [k for k, _ in x0.fields] if isinstance(x0, L.Rec) else []
+        labels = [k for k, _ in x0.updates] if isinstance(x0, L.With) else labels
         new_kids: list[L.Expr] = []
         for i, w in enumerate(where):
             column = [p[1][i] for p in parts]

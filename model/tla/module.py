@@ -441,10 +441,10 @@ def _generate_from(
     ]
     lines: list[str] = []
     origins: list[LineOrigin] = []
-    flat = [(definition, line) for definition, blk in parts for line in blk]
-    for n, piece in wrap_module([line.text.rstrip() for _, line in flat]):  # at most MAX_LINE characters
+    numbered = [(definition, line) for definition, blk in parts for line in blk]
+    for n, piece in wrap_module([line.text.rstrip() for _, line in numbered]):  # at most MAX_LINE characters
         lines.append(piece)
-        origins.append(LineOrigin(flat[n][0], flat[n][1].origin))
+        origins.append(LineOrigin(numbered[n][0], numbered[n][1].origin))
     tla = "\n".join(lines) + "\n"
     cfg = _cfg(profile, config, name, [n for n, _ in inv_blocks if n.startswith("Inv_")])
     checks = tuple(sorted(b.procedures.kinds.counts.items()))
