@@ -1,4 +1,10 @@
-"""Verdicts of a conformance run: one per vector (or differential case), and the whole run's report."""
+"""Verdicts of a conformance run: one per vector (or differential case), and the whole run's report.
+
+``Verdict`` is kcspec's one verdict vocabulary: the gate of ``kcspec verify`` gives each of its cases one of these
+too (``passed``, ``failed``, ``skipped``, ``errored``; ``selfcheck/gate/cases.py``). Outcomes of other kinds keep
+names of their own: a TLC-vs-explorer comparison (``CrosscheckOutcome``), the induction check of one pair
+(``InductionOutcome``), and the audit's judgement of a whole run with its exit codes (``audit/verdict.py``).
+"""
 
 from __future__ import annotations
 

@@ -2,15 +2,16 @@
 
 ``--profile`` always offers the profiles the spec defines (``spec/profiles.py``), so a new profile appears in
 every command at once; ``--seed``, ``--out`` and ``--tla2tools`` read the same everywhere. ``usage_error``
-is the one way a command reports bad usage or bad input: click prints ``Error: …`` with the command's usage
-line and exits 2 (DESIGN.md's exit codes).
+(a wrong command line: click prints ``Error: …`` with the command's usage line) and ``fail`` (bad input or a
+missing dependency: one line ``error: …``) are the two ways a command stops with exit 2 (DESIGN.md's exit
+codes), both click exceptions.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import IO, Any, NoReturn, TypeVar
 
 import click
 
@@ -54,11 +55,15 @@ def seed(
 
 
 def out_dir(
-    *, default: str = "kcspec-out", help: str = "Where counterexamples and reports are written."
+    *,
+    default: str = "kcspec-out",
+    help: str = "Where counterexamples and reports are written.",
+    name: str = "out",
 ) -> Callable[[F], F]:
-    """``--out DIRECTORY``."""
+    """``--out DIRECTORY`` (a ``Path``, passed to the command as ``name``)."""
     return click.option(
         "--out",
+        name,
         type=click.Path(file_okay=False, path_type=Path),
         default=Path(default),
         show_default=True,
@@ -72,5 +77,20 @@ def tla2tools(*, help: str = "Path to tla2tools.jar (or set TLA2TOOLS_JAR).") ->
 
 
 def usage_error(message: str) -> NoReturn:
-    """Stop the command with ``Error: message`` and exit 2."""
+    """Stop the command with ``Error: message`` after its usage line, and exit 2: the command line is wrong."""
     raise click.UsageError(message)
+
+
+class InputError(click.ClickException):
+    """Bad input or a missing dependency, the command line itself being fine: one line ``error: …`` on stderr
+    (never wrapped, no usage line) and exit 2."""
+
+    exit_code = 2
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        click.echo(f"error: {self.format_message()}", err=True)
+
+
+def fail(message: str) -> NoReturn:
+    """Stop the command with ``error: message`` on one line and exit 2 (``InputError``)."""
+    raise InputError(message)

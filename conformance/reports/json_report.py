@@ -1,8 +1,11 @@
-"""The JSON form of a conformance run report (stable keys, for CI systems and dashboards)."""
+"""The JSON form of a conformance run report (stable keys, for CI systems and dashboards), and kcspec's one JSON
+report writer (``document``, ``write_document``): ``kcspec verify --json``, ``kcspec tla crosscheck --json`` and
+``kcspec explore --coverage-json`` write theirs through it too."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from kcspec.conformance.verdicts import Outcome, RunReport
@@ -55,5 +58,16 @@ def report_json(report: RunReport) -> dict[str, Any]:
     }
 
 
+def document(data: Any) -> str:
+    """A JSON report's text: indented by two, non-ASCII characters as they are, one final newline."""
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def write_document(path: Path, data: Any) -> None:
+    """Write a JSON report as UTF-8, its folder made first."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(document(data), encoding="utf-8")
+
+
 def render(report: RunReport) -> str:
-    return json.dumps(report_json(report), indent=2, ensure_ascii=False) + "\n"
+    return document(report_json(report))

@@ -1,4 +1,5 @@
-"""JUnit XML for a conformance run: one ``testcase`` per vector, one ``testsuite`` per level.
+"""JUnit XML: kcspec's one writer (``render_suites``), for a conformance run (one ``testcase`` per vector, one
+``testsuite`` per level) and for ``kcspec verify`` (one ``testcase`` per case, one ``testsuite`` per check).
 
 failed → ``<failure>`` with the differences; errored → ``<error>`` with the SUT's stderr;
 skipped, not supported and known → ``<skipped>`` whose message starts with the verdict.
@@ -14,24 +15,92 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from kcspec.conformance.verdicts import Outcome, RunReport, Verdict
 
+SKIPPED_VERDICTS = (Verdict.skipped, Verdict.not_supported, Verdict.known)
+"""Verdicts written as ``<skipped>``: nothing ran, or what ran is not counted against the system checked."""
 
-def _case(parent: ET.Element, o: Outcome, classname: str) -> None:
-    case = ET.SubElement(parent, "testcase", classname=classname, name=o.id, time=f"{o.seconds:.6f}")
+
+@dataclass(frozen=True)
+class JunitCase:
+    """One ``testcase``: ``message`` is the failure's, error's or skip's one line, ``body`` the text under it."""
+
+    classname: str
+    name: str
+    seconds: float
+    verdict: Verdict
+    message: str = ""
+    body: str = ""
+    stderr: str = ""
+    failure_type: str = ""
+    error_type: str = ""
+
+
+@dataclass(frozen=True)
+class JunitSuite:
+    name: str
+    cases: tuple[JunitCase, ...]
+    properties: tuple[tuple[str, str], ...] = ()
+
+
+def _case(parent: ET.Element, c: JunitCase) -> None:
+    case = ET.SubElement(parent, "testcase", classname=c.classname, name=c.name, time=f"{c.seconds:.6f}")
+    if c.verdict is Verdict.failed:
+        failure = ET.SubElement(case, "failure", message=c.message)
+        if c.failure_type:
+            failure.set("type", c.failure_type)
+        failure.text = c.body
+    elif c.verdict is Verdict.errored:
+        error = ET.SubElement(case, "error", message=c.message)
+        if c.error_type:
+            error.set("type", c.error_type)
+        error.text = c.body
+        if c.stderr:
+            ET.SubElement(case, "system-err").text = c.stderr
+    elif c.verdict in SKIPPED_VERDICTS:
+        ET.SubElement(case, "skipped", message=c.message)
+
+
+def render_suites(name: str, suites: Sequence[JunitSuite], seconds: float | None = None) -> str:
+    """The XML document: one ``testsuite`` per suite with its counts, every text made XML-safe."""
+    root = ET.Element("testsuites", name=name)
+    if seconds is not None:
+        root.set("time", f"{seconds:.6f}")
+    for s in suites:
+        counts = {v: sum(1 for c in s.cases if c.verdict is v) for v in Verdict}
+        suite = ET.SubElement(
+            root,
+            "testsuite",
+            name=s.name,
+            tests=str(len(s.cases)),
+            failures=str(counts[Verdict.failed]),
+            errors=str(counts[Verdict.errored]),
+            skipped=str(sum(counts[v] for v in SKIPPED_VERDICTS)),
+            time=f"{sum(c.seconds for c in s.cases):.6f}",
+        )
+        if s.properties:
+            props = ET.SubElement(suite, "properties")
+            for key, value in s.properties:
+                ET.SubElement(props, "property", name=key, value=value)
+        for c in s.cases:
+            _case(suite, c)
+    _make_safe(root)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _outcome_case(o: Outcome, classname: str) -> JunitCase:
     body = "\n".join(
         [o.description, "sections: " + ", ".join(o.sections), *(d.render() for d in o.differences)]
         + ([f"request: {o.request.strip()}"] if o.request else [])
     )
-    if o.verdict is Verdict.failed:
-        ET.SubElement(case, "failure", message=o.reason, type="divergence").text = body
-    elif o.verdict is Verdict.errored:
-        ET.SubElement(case, "error", message=o.reason, type="sut-error").text = body
-        if o.stderr:
-            ET.SubElement(case, "system-err").text = o.stderr
-    elif o.verdict in (Verdict.skipped, Verdict.not_supported, Verdict.known):
-        ET.SubElement(case, "skipped", message=f"{o.verdict.value}: {o.reason}")
+    message = f"{o.verdict.value}: {o.reason}" if o.verdict in SKIPPED_VERDICTS else o.reason
+    return JunitCase(
+        classname, o.id, o.seconds, o.verdict, message, body, o.stderr, "divergence", "sut-error"
+    )
 
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
@@ -64,31 +133,21 @@ def _make_safe(root: ET.Element) -> None:
 
 
 def render(report: RunReport) -> str:
-    root = ET.Element("testsuites", name=f"kcspec conformance {report.profile}")
+    """A conformance run: one suite per level, with the SUT as the suite's properties."""
     by_level: dict[str, list[Outcome]] = defaultdict(list)
     for o in report.outcomes:
         by_level[o.level].append(o)
-    for level, outcomes in by_level.items():
-        counts = {v: sum(1 for o in outcomes if o.verdict is v) for v in Verdict}
-        suite = ET.SubElement(
-            root,
-            "testsuite",
-            name=f"{report.profile}.{level}",
-            tests=str(len(outcomes)),
-            failures=str(counts[Verdict.failed]),
-            errors=str(counts[Verdict.errored]),
-            skipped=str(counts[Verdict.skipped] + counts[Verdict.not_supported] + counts[Verdict.known]),
-            time=f"{sum(o.seconds for o in outcomes):.6f}",
+    properties = (
+        ("sut", report.sut.description),
+        ("implementation", f"{report.sut.name} {report.sut.version}"),
+        ("capabilities", ",".join(report.sut.capabilities)),
+    )
+    suites = [
+        JunitSuite(
+            f"{report.profile}.{level}",
+            tuple(_outcome_case(o, f"kcspec.{report.profile}.{level}") for o in outcomes),
+            properties,
         )
-        props = ET.SubElement(suite, "properties")
-        for name, value in (
-            ("sut", report.sut.description),
-            ("implementation", f"{report.sut.name} {report.sut.version}"),
-            ("capabilities", ",".join(report.sut.capabilities)),
-        ):
-            ET.SubElement(props, "property", name=name, value=value)
-        for o in outcomes:
-            _case(suite, o, f"kcspec.{report.profile}.{level}")
-    _make_safe(root)
-    ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+        for level, outcomes in by_level.items()
+    ]
+    return render_suites(f"kcspec conformance {report.profile}", suites)

@@ -37,7 +37,10 @@ from kcspec.spec.profiles import get_profile
 from kcspec.spec.state import ClusterState
 
 
-class Verdict(enum.Enum):
+class CrosscheckOutcome(enum.Enum):
+    """How TLC's run and the explorer's run of one model compare. Not a test verdict: ``exit_code`` and the gate
+    (``gate/tla.py``) turn it into one."""
+
     AGREE = "agree"
     DIFFER = "differ"
     TLC_FAILED = "tlc-failed"
@@ -80,7 +83,7 @@ class StateSample:
 
 @dataclass(frozen=True)
 class CrosscheckResult:
-    verdict: Verdict
+    verdict: CrosscheckOutcome
     message: str
     tlc: TlcResult
     explored: ExploreResult | None
@@ -96,11 +99,11 @@ class CrosscheckResult:
 
     @property
     def exit_code(self) -> int:
-        if self.verdict is Verdict.AGREE:
+        if self.verdict is CrosscheckOutcome.AGREE:
             return 0
-        if self.verdict is Verdict.EXPLORER_TRUNCATED:
+        if self.verdict is CrosscheckOutcome.EXPLORER_TRUNCATED:
             return 2
-        if self.verdict is Verdict.TLC_FAILED and self.tlc.outcome not in (
+        if self.verdict is CrosscheckOutcome.TLC_FAILED and self.tlc.outcome not in (
             Outcome.INVARIANT_VIOLATED,
             Outcome.DEADLOCK,
         ):
@@ -141,7 +144,7 @@ def run_crosscheck(
         tlc_distinct = tlc.report.stats.distinct
         if tlc.outcome is not Outcome.OK:
             return CrosscheckResult(
-                Verdict.TLC_FAILED,
+                CrosscheckOutcome.TLC_FAILED,
                 f"TLC did not finish without error ({tlc.outcome.value}"
                 + (f": {tlc.report.violated}" if tlc.report.violated else "")
                 + "); the state spaces were not compared",
@@ -160,7 +163,9 @@ def run_crosscheck(
         if explored.finding is not None or explored.stats.truncated:
             finding = explored.finding
             return CrosscheckResult(
-                Verdict.EXPLORER_FINDING if finding is not None else Verdict.EXPLORER_TRUNCATED,
+                CrosscheckOutcome.EXPLORER_FINDING
+                if finding is not None
+                else CrosscheckOutcome.EXPLORER_TRUNCATED,
                 (
                     f"the explorer found a {finding.kind} violation: {finding.message}"
                     if finding is not None
@@ -220,7 +225,7 @@ def _compare(args: CrosscheckArgs, tlc: TlcResult, explored: ExploreResult, dump
         )
     )
     return CrosscheckResult(
-        Verdict.AGREE if same else Verdict.DIFFER,
+        CrosscheckOutcome.AGREE if same else CrosscheckOutcome.DIFFER,
         message,
         tlc,
         explored,
@@ -237,8 +242,8 @@ def _compare(args: CrosscheckArgs, tlc: TlcResult, explored: ExploreResult, dump
 __all__ = [
     "CrosscheckArgs",
     "CrosscheckError",
+    "CrosscheckOutcome",
     "CrosscheckResult",
     "StateSample",
-    "Verdict",
     "run_crosscheck",
 ]

@@ -14,6 +14,8 @@ from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from kcspec import options
+
 EPILOG = """\b
 Examples:
   kcspec audit /var/log/kafka --out audit-out
@@ -42,9 +44,8 @@ run writes into a fresh sub-folder of it. Spark's own output goes to a log file,
     show_default=True,
     help="Input format; auto treats *.jsonl / *.ndjson (optionally .gz) as traces, the rest as Kafka logs.",
 )
-@click.option(
-    "--profile",
-    default=None,
+@options.profile(
+    optional=True,
     help="Semantics profile whose tables are checked (default: the one the logs' formats say, else kafka-2.8).",
 )
 @click.option("--master", default="local[*]", show_default=True, help="Spark master URL.")
@@ -64,13 +65,10 @@ run writes into a fresh sub-folder of it. Spark's own output goes to a log file,
     show_default=True,
     help="Percent of the lines read that may be quarantined in a run still called clean.",
 )
-@click.option(
-    "--out",
-    "out_dir",
-    type=click.Path(file_okay=False),
+@options.out_dir(
     default="audit-out",
-    show_default=True,
     help="Output directory (violations, quarantine, coverage, stats, summary.html).",
+    name="out_dir",
 )
 def command(
     paths: tuple[str, ...],
@@ -79,7 +77,7 @@ def command(
     master: str,
     history_key: str,
     max_quarantine: float,
-    out_dir: str,
+    out_dir: Path,
 ) -> None:
     """Audit Kafka state-change.log / controller.log files (rotated, .gz, several brokers) and canonical
     JSONL traces against the spec; every line is parsed or quarantined."""

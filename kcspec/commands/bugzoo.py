@@ -55,7 +55,7 @@ def _catalogue(console: Console) -> None:
     show_default=True,
     help="Comma-separated checks to run, in this order: " + ", ".join(CHECKS) + ".",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the Hypothesis stages.")
+@options.seed(default=0, help="Seed of the Hypothesis stages.")
 @click.option(
     "--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Write the results."
 )

@@ -32,38 +32,33 @@ def command() -> None:
     """Run the conformance suite against a controller implementation (a SUT)."""
 
 
-def _fail(message: str) -> None:
-    click.echo(f"kcspec conformance: {message}", err=True)
-    sys.exit(2)
-
-
 def _load_adapter(sut: str | None, adapter: str | None, timeout: float, max_line: int) -> Adapter:
     from kcspec.conformance.adapters.inprocess import ControllerSut, InProcessAdapter
     from kcspec.conformance.adapters.subprocess_adapter import SubprocessAdapter
     from kcspec.model.interrupts import Terminated
 
     if (sut is None) == (adapter is None):
-        _fail('give exactly one of --sut "CMD ARGS" or --adapter module:Class')
+        options.fail('give exactly one of --sut "CMD ARGS" or --adapter module:Class')
     if sut is not None:
         try:
             return SubprocessAdapter(sut, timeout=timeout, max_line_bytes=max_line)
         except ValueError as exc:
-            _fail(f"--sut: {exc}")
+            options.fail(f"--sut: {exc}")
     assert adapter is not None
     module_name, sep, class_name = adapter.partition(":")
     if not sep or not module_name or not class_name:
-        _fail(f"--adapter: expected module:Class, got {adapter!r}")
+        options.fail(f"--adapter: expected module:Class, got {adapter!r}")
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        _fail(f"--adapter: cannot import {module_name!r}: {exc}")
+        options.fail(f"--adapter: cannot import {module_name!r}: {exc}")
     except (KeyboardInterrupt, Terminated):
         raise
     except BaseException as exc:  # the module's own code failed, sys.exit() included: not kcspec's exit
-        _fail(f"--adapter: importing {module_name!r} raised {type(exc).__name__}: {exc}")
+        options.fail(f"--adapter: importing {module_name!r} raised {type(exc).__name__}: {exc}")
     cls = getattr(module, class_name, None)
     if not (isinstance(cls, type) and issubclass(cls, ControllerSut)):
-        _fail(
+        options.fail(
             f"--adapter: {adapter} is not a subclass of kcspec.conformance.adapters.inprocess.ControllerSut"
         )
     assert isinstance(cls, type)
@@ -72,7 +67,7 @@ def _load_adapter(sut: str | None, adapter: str | None, timeout: float, max_line
     except (KeyboardInterrupt, Terminated):
         raise
     except BaseException as exc:  # the SUT's own constructor (sys.exit() included): its failure, reported
-        _fail(f"--adapter: {adapter}() raised {type(exc).__name__}: {exc}")
+        options.fail(f"--adapter: {adapter}() raised {type(exc).__name__}: {exc}")
     return InProcessAdapter(instance)
 
 
@@ -84,7 +79,7 @@ def _vectors(source: Path | None, profile: str, console: Console) -> list[object
         try:
             return list(files.load_dir(source))
         except VectorError as exc:
-            _fail(str(exc))
+            options.fail(str(exc))
     gen = generate.generate([profile])
     for ident, reason in gen.unanswered[:3]:
         console.print(f"[yellow]note:[/yellow] no vector for {ident}: {reason}", markup=True, highlight=False)
@@ -135,7 +130,7 @@ def _vectors(source: Path | None, profile: str, console: Console) -> list[object
     "300 at --level controller, for at most 40 s unless --budget is given; 0 turns it off). Every distinct "
     "divergence is shrunk and written as a trace.",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the differential run.")
+@options.seed(default=0, help="Seed of the differential run.")
 @click.option(
     "--known",
     "known_path",
@@ -191,7 +186,9 @@ def run_cmd(
 
     console = Console(stderr=False)
     if examples is not None and examples > 0 and Level[level] is not Level.controller:
-        _fail(f"--differential runs controller events: it needs --level controller, not --level {level}")
+        options.fail(
+            f"--differential runs controller events: it needs --level controller, not --level {level}"
+        )
     if examples is None:
         from kcspec.conformance.differential import DEFAULT_EXAMPLES
 
@@ -201,7 +198,7 @@ def run_cmd(
         try:
             known = known_file.load(known_path)
         except known_file.KnownFileError as exc:
-            _fail(f"--known: {exc}")
+            options.fail(f"--known: {exc}")
     the_adapter = _load_adapter(sut, adapter, timeout, max_line_bytes)
     vectors = [v for v in _vectors(vectors_dir, profile, console) if isinstance(v, Vector)]
     selected = runner.select_vectors(vectors, profile, Level[level])
@@ -229,7 +226,7 @@ def run_cmd(
                 progress=advance,
             )
         except runner.SessionError as exc:
-            _fail(str(exc))
+            options.fail(str(exc))
     vector_outcomes, known_notes = known_file.apply_to_vectors(report.outcomes, known)
     diff_outcomes: list[Outcome] = []
     notes: list[str] = []
@@ -294,7 +291,7 @@ def export_cmd(directory: Path, profiles: tuple[str, ...]) -> None:
     chosen = profiles or PROFILES
     gen = generate.generate(chosen)
     if not gen.vectors:
-        _fail("no vectors could be generated: " + "; ".join(r for _, r in gen.unanswered[:3]))
+        options.fail("no vectors could be generated: " + "; ".join(r for _, r in gen.unanswered[:3]))
     report = traceability.report(gen.vectors, chosen)
     n = files.export(gen.vectors, directory, report)
     console = Console()
@@ -341,5 +338,5 @@ def replay_cmd(trace: Path, sut: str | None, adapter: str | None, timeout: float
     try:
         code = differential.replay_file(trace, the_adapter, console)
     except differential.TraceError as exc:
-        _fail(str(exc))
+        options.fail(str(exc))
     sys.exit(code)

@@ -75,14 +75,7 @@ def _formats(choice: str) -> tuple[str, ...]:
     show_default=True,
     help="Render format; the DOT source is always written too.",
 )
-@click.option(
-    "--out",
-    "out_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("diagrams"),
-    show_default=True,
-    help="Folder to write to (and to check with --check).",
-)
+@options.out_dir(default="diagrams", help="Folder to write to (and to check with --check).", name="out_dir")
 @click.option(
     "--coverage",
     "coverage_file",
@@ -150,12 +143,11 @@ def command(
 
 def _check(out_dir: Path, profile: str | None, coverage_file: Path | None) -> int:
     if profile is not None or coverage_file is not None:
-        raise click.UsageError(
+        options.usage_error(
             "--check compares the whole folder; do not combine it with --profile or --coverage"
         )
     if not out_dir.is_dir():
-        click.echo(f"error: {out_dir} is not a folder of diagrams (run 'kcspec diagrams' first)", err=True)
-        return 2
+        options.fail(f"{out_dir} is not a folder of diagrams (run 'kcspec diagrams' first)")
     result = catalog.check_folder(out_dir)
     for note in result.notes:
         click.echo(f"note: {note}")

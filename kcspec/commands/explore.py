@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -11,12 +10,14 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from kcspec import options
+from kcspec.commands.explore_spark import progress_line
+from kcspec.conformance.reports.json_report import write_document
 from kcspec.conformance.selfcheck.explore.config import FAULT_KINDS, ExploreConfig
 from kcspec.conformance.selfcheck.explore.counterexample import describe_trace, write_counterexample
-from kcspec.spec.profiles import DEFAULT_PROFILE, PROFILES
 
 if TYPE_CHECKING:
-    from kcspec.conformance.selfcheck.explore.explorer import ExploreResult, ExploreStats
+    from kcspec.conformance.selfcheck.explore.explorer import ExploreResult
 
 
 def faults_option(value: str) -> frozenset[str]:
@@ -27,7 +28,7 @@ def faults_option(value: str) -> frozenset[str]:
 
 
 @click.command(name="explore")
-@click.option("--profile", type=click.Choice(sorted(PROFILES)), default=DEFAULT_PROFILE, show_default=True)
+@options.profile()
 @click.option("--brokers", type=int, default=3, show_default=True)
 @click.option("--topics", type=int, default=1, show_default=True)
 @click.option("--partitions", type=int, default=1, show_default=True)
@@ -52,9 +53,7 @@ def faults_option(value: str) -> frozenset[str]:
     help="Explore on Spark: each level's frontier a dataset, expanded and checked on the executors.",
 )
 @click.option("--master", default=None, help="Spark master URL, with --spark [default: local[*]].")
-@click.option(
-    "--out", type=click.Path(file_okay=False, path_type=Path), default=Path("kcspec-out"), show_default=True
-)
+@options.out_dir()
 @click.option(
     "--coverage-json",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -97,14 +96,14 @@ def command(
     try:
         cfg.validate()
     except ValueError as exc:
-        raise click.UsageError(str(exc)) from None
+        options.usage_error(str(exc))
     if spark or master is not None:
         from kcspec.commands.explore_spark import run_on_spark
 
         if not spark:
-            raise click.UsageError("--master needs --spark")
+            options.usage_error("--master needs --spark")
         if workers is not None:
-            raise click.UsageError("--workers and --spark exclude each other (Spark's executors do the work)")
+            options.usage_error("--workers and --spark exclude each other (Spark's executors do the work)")
         report(console, cfg, run_on_spark(console, cfg, master or "local[*]"), out, coverage_json)
     from kcspec.conformance.selfcheck.explore.explorer import explore
     from kcspec.conformance.selfcheck.explore.parallel import default_workers
@@ -113,13 +112,7 @@ def command(
         workers = default_workers()
     console.print(f"exploring {cfg.describe()}; {workers} worker{'s' if workers > 1 else ''}")
 
-    def progress(stats: ExploreStats) -> None:
-        if console.is_terminal:
-            console.print(
-                f"  {stats.distinct_states} states, {stats.transitions} transitions, "
-                f"depth {stats.depth_reached}, {stats.states_per_second:.0f} states/s",
-                end="\r",
-            )
+    progress = progress_line(console)
 
     report(console, cfg, explore(cfg, progress, workers), out, coverage_json)
 
@@ -130,8 +123,7 @@ def report(
     """Print the exploration's figures and its verdict (with the counterexample), then exit 0 or 1."""
     print_stats(console, result)
     if coverage_json is not None:
-        coverage_json.parent.mkdir(parents=True, exist_ok=True)
-        coverage_json.write_text(json.dumps(coverage_document(result), indent=2) + "\n", encoding="utf-8")
+        write_document(coverage_json, coverage_document(result))
     if result.finding is None:
         if result.stats.truncated:
             console.print(

@@ -6,12 +6,13 @@ line on stderr and exit 2; the exploration's verdict is reported as without ``--
 
 from __future__ import annotations
 
-import sys
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-import click
 from rich.console import Console
+
+from kcspec import options
 
 if TYPE_CHECKING:
     from kcspec.conformance.selfcheck.explore.config import ExploreConfig
@@ -19,36 +20,8 @@ if TYPE_CHECKING:
     from kcspec.conformance.selfcheck.explore.stats import ExploreStats
 
 
-def run_on_spark(console: Console, cfg: ExploreConfig, master: str) -> ExploreResult:
-    """Explore ``cfg`` on a Spark session of ``master``; exit 2 with one line if Spark cannot be used."""
-    from kcspec.conformance.audit.master import check_master
-
-    bad_master = check_master(master)
-    if bad_master is not None:
-        click.echo(f"error: {bad_master}", err=True)  # one line, never wrapped
-        sys.exit(2)
-    try:
-        from kcspec.conformance.selfcheck.explore.spark_explore import spark_search, start_session
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(2)
-    from kcspec.conformance.audit.session import spark_log_path
-    from kcspec.conformance.selfcheck.explore.explorer import space_of
-
-    console.print(f"exploring {cfg.describe()}; on Spark ({master})")
-    started = time.perf_counter()
-    try:
-        spark = start_session(master)
-    except ImportError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(2)
-    except Exception as exc:  # the JVM did not start: Java missing, a master that refuses the application, …
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
-        click.echo(f"error: Spark did not start ({first}); its output: {spark_log_path()}", err=True)
-        sys.exit(2)
-    console.print(
-        f"Spark started in {time.perf_counter() - started:.1f} s: {spark.sparkContext.defaultParallelism} cores"
-    )
+def progress_line(console: Console) -> Callable[[ExploreStats], None]:
+    """The exploration's figures on one line, rewritten in place (only on a terminal)."""
 
     def progress(stats: ExploreStats) -> None:
         if console.is_terminal:
@@ -58,7 +31,37 @@ def run_on_spark(console: Console, cfg: ExploreConfig, master: str) -> ExploreRe
                 end="\r",
             )
 
-    run = spark_search(space_of(cfg), spark, progress=progress)
+    return progress
+
+
+def run_on_spark(console: Console, cfg: ExploreConfig, master: str) -> ExploreResult:
+    """Explore ``cfg`` on a Spark session of ``master``; exit 2 with one line if Spark cannot be used."""
+    from kcspec.conformance.audit.master import check_master
+
+    bad_master = check_master(master)
+    if bad_master is not None:
+        options.fail(bad_master)
+    try:
+        from kcspec.conformance.selfcheck.explore.spark_explore import spark_search, start_session
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        options.fail(str(exc))
+    from kcspec.conformance.audit.session import spark_log_path
+    from kcspec.conformance.selfcheck.explore.explorer import space_of
+
+    console.print(f"exploring {cfg.describe()}; on Spark ({master})")
+    started = time.perf_counter()
+    try:
+        spark = start_session(master)
+    except ImportError as exc:
+        options.fail(str(exc))
+    except Exception as exc:  # the JVM did not start: Java missing, a master that refuses the application, …
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+        options.fail(f"Spark did not start ({first}); its output: {spark_log_path()}")
+    console.print(
+        f"Spark started in {time.perf_counter() - started:.1f} s: {spark.sparkContext.defaultParallelism} cores"
+    )
+
+    run = spark_search(space_of(cfg), spark, progress=progress_line(console))
     jobs = sum(level.seconds for level in run.levels)
     console.print(
         f"Spark: {len(run.levels)} levels over {run.partitions} partitions, one job each ({jobs:.1f} s in all)"

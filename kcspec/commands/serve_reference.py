@@ -6,6 +6,8 @@ import sys
 
 import click
 
+from kcspec import options
+
 
 @click.command(name="serve-reference")
 @click.option(
@@ -31,6 +33,5 @@ def command(engine: str) -> None:
     try:
         sut = ReferenceSut() if engine == "reference" else SpecSut()
     except EngineUnavailable as exc:
-        click.echo(f"kcspec serve-reference: the reference controller cannot be loaded: {exc}", err=True)
-        sys.exit(2)
+        options.fail(f"the reference controller cannot be loaded: {exc}")
     sys.exit(serve(sut))

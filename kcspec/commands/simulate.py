@@ -89,16 +89,16 @@ def command(
     try:
         cfg.validate()
     except ValueError as exc:
-        raise click.UsageError(str(exc)) from None
+        options.usage_error(str(exc))
     if (emit_logs is None) == (not spark):
-        raise click.UsageError("give exactly one of --emit-logs DIR or --spark")
+        options.usage_error("give exactly one of --emit-logs DIR or --spark")
     seed = seed if seed is not None else random.SystemRandom().randrange(2**31)
     console.print(f"kcspec simulate: seed {seed} (re-run with --seed {seed})")
     if emit_logs is not None:
         emit(console, cfg, emit_logs, events, seed, trace_level, inject)
         return
     if inject is not None:
-        raise click.UsageError("--inject goes with --emit-logs")
+        options.usage_error("--inject goes with --emit-logs")
     swarm(console, cfg, runs, steps, seed, None if local else master, json_path)
 
 

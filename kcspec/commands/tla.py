@@ -19,6 +19,8 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from kcspec import options
+from kcspec.conformance.reports.json_report import write_document
 from kcspec.model.tla.config import CROSSCHECK_DEFAULT, ModelConfig
 from kcspec.model.tla.module import GeneratedModule, ModuleError, generate
 from kcspec.model.tla.syntax import SyntaxCheckUnavailable, check_syntax
@@ -32,11 +34,6 @@ if TYPE_CHECKING:
     from kcspec.conformance.selfcheck.tla_crosscheck import CrosscheckResult, StateSample
 
 EXIT_OK, EXIT_VIOLATION, EXIT_USAGE = 0, 1, 2
-
-
-def _fail(message: str) -> click.exceptions.Exit:
-    Console(stderr=True).print(f"[red]error:[/red] {message}", highlight=False)
-    return click.exceptions.Exit(EXIT_USAGE)
 
 
 @contextlib.contextmanager
@@ -63,6 +60,23 @@ def _interruptible(console: Console) -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+def _tlc_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """TLC's run: ``--workers``, ``--heap`` and ``--timeout`` (``tla check`` and ``tla crosscheck``)."""
+    for opt in reversed(
+        (
+            click.option(
+                "--workers", type=int, default=1, show_default=True, help="TLC worker threads (0 = auto)."
+            ),
+            click.option("--heap", "heap_mb", type=int, default=None, help="JVM heap in MiB."),
+            click.option(
+                "--timeout", "timeout_s", type=float, default=None, help="Stop TLC after this many seconds."
+            ),
+        )
+    ):
+        fn = opt(fn)
+    return fn
+
+
 def _model_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     return _model_options_with(ModelConfig())(fn)
 
@@ -78,40 +92,19 @@ def _model_options_with(d: ModelConfig) -> Callable[[Callable[..., Any]], Callab
 
 def _apply_model_options(fn: Callable[..., Any], d: ModelConfig) -> Callable[..., Any]:
     opts = [
-        click.option(
-            "--profile",
-            type=click.Choice(sorted(profiles.PROFILES)),
-            default=profiles.DEFAULT_PROFILE,
-            show_default=True,
-            help="Semantics profile.",
-        ),
-        click.option("--brokers", type=int, default=d.brokers, show_default=True, help="Broker ids 0..B-1."),
-        click.option("--topics", type=int, default=d.topics, show_default=True, help="Topics t0..t(T-1)."),
-        click.option(
-            "--partitions", type=int, default=d.partitions, show_default=True, help="Partitions per topic."
-        ),
-        click.option(
-            "--rf", type=int, default=d.rf, show_default=True, help="Replication factor of created topics."
-        ),
-        click.option(
-            "--max-controller-epoch",
-            type=int,
-            default=d.max_controller_epoch,
-            show_default=True,
-            help="State bound.",
-        ),
-        click.option(
-            "--max-leader-epoch", type=int, default=d.max_leader_epoch, show_default=True, help="State bound."
-        ),
-        click.option(
-            "--max-zxid", type=int, default=d.max_zxid, show_default=True, help="State bound (broker epochs)."
-        ),
-        click.option(
-            "--max-zk-version",
-            type=int,
-            default=d.max_zk_version,
-            show_default=True,
-            help="State bound (a partition znode's version).",
+        options.profile(),
+        *(
+            click.option(name, type=int, default=default, show_default=True, help=text)
+            for name, default, text in (
+                ("--brokers", d.brokers, "Broker ids 0..B-1."),
+                ("--topics", d.topics, "Topics t0..t(T-1)."),
+                ("--partitions", d.partitions, "Partitions per topic."),
+                ("--rf", d.rf, "Replication factor of created topics."),
+                ("--max-controller-epoch", d.max_controller_epoch, "State bound."),
+                ("--max-leader-epoch", d.max_leader_epoch, "State bound."),
+                ("--max-zxid", d.max_zxid, "State bound (broker epochs)."),
+                ("--max-zk-version", d.max_zk_version, "State bound (a partition znode's version)."),
+            )
         ),
     ]
     for opt in reversed(opts):
@@ -132,7 +125,7 @@ def _config(kw: dict[str, Any]) -> ModelConfig:
             max_zk_version=kw["max_zk_version"],
         )
     except ValueError as exc:
-        raise _fail(str(exc)) from None
+        options.fail(str(exc))
 
 
 def _generate(kw: dict[str, Any]) -> GeneratedModule:
@@ -140,7 +133,7 @@ def _generate(kw: dict[str, Any]) -> GeneratedModule:
     try:
         return generate(profiles.get_profile(kw["profile"]), config)
     except ModuleError as exc:
-        raise _fail(f"cannot generate the TLA+ module: {exc}") from None
+        options.fail(f"cannot generate the TLA+ module: {exc}")
 
 
 def _write(module: GeneratedModule, out: Path) -> Path:
@@ -168,13 +161,7 @@ def command() -> None:
 
 @command.command(name="export")
 @_model_options
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("tla"),
-    show_default=True,
-    help="Folder for <Module>.tla, .cfg and .map.json.",
-)
+@options.out_dir(default="tla", help="Folder for <Module>.tla, .cfg and .map.json.")
 def export(out: Path, **kw: Any) -> None:
     """Write the TLA+ module and TLC configuration of one model, and check the module's syntax.
 
@@ -265,28 +252,15 @@ def _exit_code(outcome: Outcome) -> int:
     default=None,
     help="Check this .tla file (with its .cfg) instead of generating one.",
 )
-@click.option(
-    "--tla2tools",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="tla2tools.jar (default: $TLA2TOOLS_JAR).",
-)
-@click.option("--workers", type=int, default=1, show_default=True, help="TLC worker threads (0 = auto).")
-@click.option("--heap", "heap_mb", type=int, default=None, help="JVM heap in MiB.")
+@options.tla2tools()
+@_tlc_options
 @click.option(
     "--depth", type=int, default=None, help="Bound the search depth (depth-first iterative deepening)."
 )
-@click.option("--timeout", "timeout_s", type=float, default=None, help="Stop TLC after this many seconds.")
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("tla-check"),
-    show_default=True,
-    help="Folder for the module, TLC's raw output and the counterexample.",
-)
+@options.out_dir(default="tla-check", help="Folder for the module, TLC's raw output and the counterexample.")
 def check(
     module_path: Path | None,
-    tla2tools: Path | None,
+    tla2tools: str | None,
     workers: int,
     heap_mb: int | None,
     depth: int | None,
@@ -302,15 +276,15 @@ def check(
     """
     console = Console()
     try:
-        tools = find_toolchain(tla2tools)
+        tools = find_toolchain(Path(tla2tools) if tla2tools else None)
     except ToolNotFound as exc:
-        raise _fail(str(exc)) from None
+        options.fail(str(exc))
     module: GeneratedModule | None = None
     if module_path is None:
         module = _generate(kw)
         module_path = _write(module, out)
     elif not module_path.is_file() or not module_path.with_suffix(".cfg").is_file():
-        raise _fail(f"--module {module_path}: the .tla file and its .cfg beside it must both exist")
+        options.fail(f"--module {module_path}: the .tla file and its .cfg beside it must both exist")
     try:
         args = TlcArgs(
             module=module_path,
@@ -321,7 +295,7 @@ def check(
             dump_trace_json=out / "trace.tlc.json",
         )
     except ValueError as exc:
-        raise _fail(str(exc)) from None
+        options.fail(str(exc))
     out.mkdir(parents=True, exist_ok=True)
     with (
         _interruptible(console),
@@ -362,15 +336,8 @@ def _write_counterexample(result: TlcResult, profile: str, out: Path, console: C
 
 @command.command(name="crosscheck")
 @_model_options_with(CROSSCHECK_DEFAULT)
-@click.option(
-    "--tla2tools",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="tla2tools.jar (default: $TLA2TOOLS_JAR).",
-)
-@click.option("--workers", type=int, default=1, show_default=True, help="TLC worker threads (0 = auto).")
-@click.option("--heap", "heap_mb", type=int, default=None, help="JVM heap in MiB.")
-@click.option("--timeout", "timeout_s", type=float, default=None, help="Stop TLC after this many seconds.")
+@options.tla2tools()
+@_tlc_options
 @click.option(
     "--max-states",
     type=int,
@@ -389,7 +356,7 @@ def _write_counterexample(result: TlcResult, profile: str, out: Path, console: C
     help="Write the comparison as JSON.",
 )
 def crosscheck(
-    tla2tools: Path | None,
+    tla2tools: str | None,
     workers: int,
     heap_mb: int | None,
     timeout_s: float | None,
@@ -421,11 +388,11 @@ def crosscheck(
             kw["profile"], config, workers, heap_mb, timeout_s, max_states=max_states, samples=samples
         )
     except ValueError as exc:
-        raise _fail(str(exc)) from None
+        options.fail(str(exc))
     try:
-        tools = find_toolchain(tla2tools)
+        tools = find_toolchain(Path(tla2tools) if tla2tools else None)
     except ToolNotFound as exc:
-        raise _fail(str(exc)) from None
+        options.fail(str(exc))
     console = Console()
     with (
         _interruptible(console),
@@ -446,10 +413,10 @@ def crosscheck(
                 args, tools, on_tlc_progress=tlc_progress, on_explore_progress=explore_progress
             )
         except (CrosscheckError, ModuleError) as exc:
-            raise _fail(str(exc)) from None
+            options.fail(str(exc))
     _print_crosscheck(result, console)
     if json_out is not None:
-        json_out.write_text(json.dumps(_crosscheck_json(result), indent=2) + "\n", encoding="utf-8")
+        write_document(json_out, _crosscheck_json(result))
     raise click.exceptions.Exit(result.exit_code)
 
 
@@ -465,9 +432,9 @@ def _print_crosscheck(result: CrosscheckResult, console: Console) -> None:
     t.add_row("explorer (reference controller)", _n(result.explorer_distinct), _n(result.only_explorer))
     console.print(t)
     console.print(result.message, highlight=False, markup=False)
-    from kcspec.conformance.selfcheck.tla_crosscheck import Verdict
+    from kcspec.conformance.selfcheck.tla_crosscheck import CrosscheckOutcome
 
-    if result.verdict is Verdict.TLC_FAILED:
+    if result.verdict is CrosscheckOutcome.TLC_FAILED:
         _print_report(result.tlc.report, None, console)
     for title, items in (
         ("reachable in TLC's model only", result.tlc_samples),
@@ -523,7 +490,7 @@ def parse_output_cmd(output: Path, module_path: Path | None, as_json: bool) -> N
     try:
         text = output.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise _fail(f"{output}: cannot read TLC output ({exc})") from None
+        options.fail(f"{output}: cannot read TLC output ({exc})")
     report = parse_output(text, module_path.stem if module_path else None)
     if as_json:
         st = report.stats

@@ -13,16 +13,17 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from kcspec import options
-from kcspec.conformance.selfcheck.gate.cases import Status, VerifyOptions, VerifyReport
+from kcspec.conformance.selfcheck.gate.cases import GATE_VERDICTS, VerifyOptions, VerifyReport
 from kcspec.conformance.selfcheck.gate.checks import CHECKS
 from kcspec.conformance.selfcheck.gate.reports import write_json, write_junit
+from kcspec.conformance.verdicts import Verdict
 from kcspec.spec.profiles import PROFILES
 
 STYLE = {
-    Status.PASSED: "green",
-    Status.FAILED: "bold red",
-    Status.SKIPPED: "yellow",
-    Status.ERRORED: "bold magenta",
+    Verdict.passed: "green",
+    Verdict.failed: "bold red",
+    Verdict.skipped: "yellow",
+    Verdict.errored: "bold magenta",
 }
 
 
@@ -88,7 +89,7 @@ def command(
                     case = dataclasses.replace(case, check=check.name, name=f"{case.check}: {case.name}")
                 report.cases.append(case)
                 progress.advance(total)
-                if case.status in (Status.FAILED, Status.ERRORED):
+                if case.status in (Verdict.failed, Verdict.errored):
                     console.print(
                         f"[{STYLE[case.status]}]{case.status.value.upper()}[/] {case.check}: {case.name} — {case.message}"
                     )
@@ -99,18 +100,18 @@ def command(
     table = Table(title="kcspec verify")
     table.add_column("check")
     table.add_column("what it checks")
-    for status in Status:
+    for status in GATE_VERDICTS:
         table.add_column(status.value, justify="right")
     for check in selected:
         counts = report.counts(check.name)
         table.add_row(
             check.name,
             check.description,
-            *(f"[{STYLE[s]}]{counts[s]}[/]" if counts[s] else "0" for s in Status),
+            *(f"[{STYLE[s]}]{counts[s]}[/]" if counts[s] else "0" for s in GATE_VERDICTS),
         )
     console.print(table)
     for case in report.cases:
-        if case.status is Status.SKIPPED:
+        if case.status is Verdict.skipped:
             console.print(f"[yellow]skipped[/] {case.check}: {case.name} — {case.message}")
     if verbose or report.failed:
         for case in report.failed:
@@ -122,7 +123,7 @@ def command(
         write_junit(report, junit_path)
     counts = report.counts()
     console.print(
-        f"{counts[Status.PASSED]} passed, {counts[Status.FAILED]} failed, {counts[Status.SKIPPED]} skipped, "
-        f"{counts[Status.ERRORED]} errored in {report.seconds:.1f}s"
+        f"{counts[Verdict.passed]} passed, {counts[Verdict.failed]} failed, {counts[Verdict.skipped]} skipped, "
+        f"{counts[Verdict.errored]} errored in {report.seconds:.1f}s"
     )
     sys.exit(1 if report.failed else 0)

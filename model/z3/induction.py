@@ -95,8 +95,9 @@ EXPECTED: dict[tuple[str, str, str], str] = {
 
 
 @dataclass(frozen=True)
-class Verdict:
-    """The verdict for one (invariant, action) pair over every family and instance."""
+class InductionOutcome:
+    """The outcome of the induction check of one (invariant, action) pair over every family and instance (its
+    ``status`` is one of the words above; ``summarize`` turns the pairs into ``ProofResult``s)."""
 
     invariant: str
     section: str
@@ -329,7 +330,7 @@ def check_profile(
     timeout_ms: int = CHECK_TIMEOUT_MS,
     only: Sequence[Shape] | None = None,
     workers: int = 1,
-) -> list[Verdict]:
+) -> list[InductionOutcome]:
     """The verdict of every (invariant, action) pair of ``profile`` (restricted to ``invariants``, event
     ``kinds`` and the family shapes ``only`` when given). The pre-state assumption is every state invariant of
     the profile and every state invariant being checked.
@@ -371,9 +372,9 @@ def _expected(profile: Profile, inv: str, kind: str) -> str | None:
     return EXPECTED.get((profile.name, inv, kind)) or EXPECTED.get(("*", inv, kind))
 
 
-def _verdict(profile: Profile, inv: Invariant, kind: str, pair: _Pair) -> Verdict:
-    def v(status: str, detail: str = "") -> Verdict:
-        return Verdict(inv.name, inv.section, kind, status, pair.checked, pair.seconds, detail)
+def _verdict(profile: Profile, inv: Invariant, kind: str, pair: _Pair) -> InductionOutcome:
+    def v(status: str, detail: str = "") -> InductionOutcome:
+        return InductionOutcome(inv.name, inv.section, kind, status, pair.checked, pair.seconds, detail)
 
     if pair.cti is not None:
         reason = _expected(profile, inv.name, kind)
@@ -388,9 +389,9 @@ def _verdict(profile: Profile, inv: Invariant, kind: str, pair: _Pair) -> Verdic
     return v("proved", inv.kind)
 
 
-def summarize(profile: Profile, verdicts: Sequence[Verdict]) -> list[ProofResult]:
+def summarize(profile: Profile, verdicts: Sequence[InductionOutcome]) -> list[ProofResult]:
     """One ``ProofResult`` per invariant: its worst verdict over the actions, with the per-action verdicts."""
-    by_inv: dict[str, list[Verdict]] = {}
+    by_inv: dict[str, list[InductionOutcome]] = {}
     for v in verdicts:
         by_inv.setdefault(v.invariant, []).append(v)
     out = []

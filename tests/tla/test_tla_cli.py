@@ -71,13 +71,14 @@ def test_export_rejects_bad_model(tmp_path: Path) -> None:
 def test_verify_cases_report_tlc_as_skipped_with_the_reason(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from kcspec.conformance.selfcheck.gate.cases import Status, VerifyOptions
+    from kcspec.conformance.selfcheck.gate.cases import VerifyOptions
     from kcspec.conformance.selfcheck.gate.tla import verify_cases
+    from kcspec.conformance.verdicts import Verdict
     from kcspec.model.tla.module import spec_available
 
     assert spec_available()[0], "the spec's actions (kcspec.spec.actions.registry) must exist"
     monkeypatch.delenv("TLA2TOOLS_JAR", raising=False)
     cases = {c.check: c for c in verify_cases(VerifyOptions(profiles=("kafka-1.1",), out=tmp_path))}
-    assert cases["tlc"].status is Status.SKIPPED
+    assert cases["tlc"].status is Verdict.skipped
     assert "TLA2TOOLS_JAR" in cases["tlc"].message
-    assert cases["tla-syntax"].status in (Status.PASSED, Status.SKIPPED)
+    assert cases["tla-syntax"].status in (Verdict.passed, Verdict.skipped)

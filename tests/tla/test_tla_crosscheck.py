@@ -18,8 +18,8 @@ from kcspec.conformance.selfcheck.explore.explorer import ExploreResult
 from kcspec.conformance.selfcheck.explore.tla_model import check_count, explore_model, model_events
 from kcspec.conformance.selfcheck.tla_crosscheck import (
     CrosscheckArgs,
+    CrosscheckOutcome,
     CrosscheckResult,
-    Verdict,
     run_crosscheck,
 )
 from kcspec.model.step import SpecMachine
@@ -153,7 +153,7 @@ def test_crosscheck_agrees_when_both_sides_reach_the_same_states(
     tmp_path: Path, tiny_states: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     result = _run(tmp_path, tiny_states, monkeypatch)
-    assert result.verdict is Verdict.AGREE, result.message
+    assert result.verdict is CrosscheckOutcome.AGREE, result.message
     assert result.tlc_distinct == result.explorer_distinct == result.dumped == 600
     assert "-dump" in result.tlc.argv
 
@@ -162,7 +162,7 @@ def test_crosscheck_prints_states_reachable_on_one_side_only(
     tmp_path: Path, tiny_states: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     result = _run(tmp_path, tiny_states, monkeypatch, FAKE_TLC_DROP="2")
-    assert result.verdict is Verdict.DIFFER
+    assert result.verdict is CrosscheckOutcome.DIFFER
     assert result.exit_code == 1
     assert (result.only_explorer, result.only_tlc) == (2, 0)
     sample = result.explorer_samples[0]
@@ -197,7 +197,7 @@ def test_crosscheck_reports_a_tlc_violation_without_comparing(
     tmp_path: Path, tiny_states: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     result = _run(tmp_path, tiny_states, monkeypatch, FAKE_TLC_EXIT="violation")
-    assert result.verdict is Verdict.TLC_FAILED and result.exit_code == 1
+    assert result.verdict is CrosscheckOutcome.TLC_FAILED and result.exit_code == 1
     assert result.explored is None
 
 
@@ -213,7 +213,7 @@ def test_crosscheck_names_bad_options_and_stops_at_max_states(
     listing.write_text("\n".join(tiny_states) + "\n")
     monkeypatch.setenv("FAKE_TLC_STATES", str(listing))
     result = run_crosscheck(CrosscheckArgs("kafka-2.8", TINY, max_states=10), _fake_java(tmp_path))
-    assert result.verdict is Verdict.EXPLORER_TRUNCATED and result.exit_code == 2
+    assert result.verdict is CrosscheckOutcome.EXPLORER_TRUNCATED and result.exit_code == 2
     assert "--max-states 10" in result.message
 
 
@@ -232,5 +232,5 @@ def test_real_tlc_agrees_with_the_explorer(name: str) -> None:
         pytest.skip(reason)
     entry = next(e for e in load() if e.name == name)
     result = run_crosscheck(CrosscheckArgs(entry.profile, entry.config, timeout_s=1800), find_toolchain())
-    assert result.verdict is Verdict.AGREE, result.message
+    assert result.verdict is CrosscheckOutcome.AGREE, result.message
     assert result.tlc_distinct == entry.distinct_states

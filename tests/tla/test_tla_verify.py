@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 from kcspec.conformance.selfcheck import tla_crosscheck
 from kcspec.conformance.selfcheck.explore import tla_model
-from kcspec.conformance.selfcheck.gate.cases import Status, VerifyOptions
+from kcspec.conformance.selfcheck.gate.cases import VerifyOptions
 from kcspec.conformance.selfcheck.gate.tla import verify_cases
+from kcspec.conformance.verdicts import Verdict
 from kcspec.model.tla.config import ModelConfig
 from kcspec.model.tla.manifest import load
 from kcspec.model.tla.module import generate
@@ -65,6 +66,6 @@ def test_verify_with_tlc_crosschecks_every_manifest_model(
     assert {e.profile for e in expected} == {"kafka-2.8", "kafka-1.1"}
     for e in expected:
         case = tlc[f"TLC crosscheck on {e.name} [{e.profile}]"]
-        assert case.status is Status.PASSED, f"{e.name}: {case.message}"
+        assert case.status is Verdict.passed, f"{e.name}: {case.message}"
         assert f"{e.distinct_states:,} distinct states" in case.message
-    assert all(c.status is Status.PASSED for c in cases), [(c.name, c.message) for c in cases]
+    assert all(c.status is Verdict.passed for c in cases), [(c.name, c.message) for c in cases]

@@ -9,7 +9,7 @@ import re
 import pytest
 from click.testing import CliRunner
 from kcspec.model.step import SpecMachine
-from kcspec.model.z3.induction import Verdict, check_profile, summarize
+from kcspec.model.z3.induction import InductionOutcome, check_profile, summarize
 from kcspec.model.z3.induction_family import Shape
 from kcspec.model.z3.results import ProofResult
 from kcspec.spec import codec
@@ -58,8 +58,8 @@ def test_controller_bookkeeping_invariants_are_inductive_over_controller_events(
 
 def test_an_undecided_pair_is_not_reported_as_proved() -> None:
     verdicts = [
-        Verdict("X", "§11", "BrokerFailure", "proved", 3, 0.1),
-        Verdict("X", "§11", "BrokerStartup", "not-decided", 0, 0.1, "time-out"),
+        InductionOutcome("X", "§11", "BrokerFailure", "proved", 3, 0.1),
+        InductionOutcome("X", "§11", "BrokerStartup", "not-decided", 0, 0.1, "time-out"),
     ]
     [result] = summarize(KAFKA_2_8, verdicts)
     assert result.status == "skipped"
@@ -70,8 +70,8 @@ def test_prove_induction_prints_the_verdict_table(monkeypatch: pytest.MonkeyPatc
     from kcspec.commands import prove as cmd
 
     verdicts = [
-        Verdict("W4 no context", "§7.12", "ControllerChange", "proved", 2, 0.1),
-        Verdict(
+        InductionOutcome("W4 no context", "§7.12", "ControllerChange", "proved", 2, 0.1),
+        InductionOutcome(
             "W4 no context",
             "§7.12",
             "BrokerFailure",

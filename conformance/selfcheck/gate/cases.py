@@ -10,22 +10,20 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from enum import Enum
 from pathlib import Path
 
+from kcspec.conformance.verdicts import Verdict
 
-class Status(Enum):
-    PASSED = "passed"
-    FAILED = "failed"
-    SKIPPED = "skipped"
-    ERRORED = "errored"
+GATE_VERDICTS: tuple[Verdict, ...] = (Verdict.passed, Verdict.failed, Verdict.skipped, Verdict.errored)
+"""The verdicts a case of the gate can have: the conformance kit's, less ``not_supported`` and ``known``, which
+only a system under test can earn (the gate checks kcspec itself)."""
 
 
 @dataclass(frozen=True)
 class CaseResult:
     check: str
     name: str
-    status: Status
+    status: Verdict
     message: str = ""
     details: str = ""
     counterexample: str | None = None
@@ -56,21 +54,21 @@ class VerifyReport:
 
     @property
     def failed(self) -> list[CaseResult]:
-        return [c for c in self.cases if c.status in (Status.FAILED, Status.ERRORED)]
+        return [c for c in self.cases if c.status in (Verdict.failed, Verdict.errored)]
 
-    def counts(self, check: str | None = None) -> dict[Status, int]:
-        out = {s: 0 for s in Status}
+    def counts(self, check: str | None = None) -> dict[Verdict, int]:
+        out = {s: 0 for s in GATE_VERDICTS}
         for c in self.cases:
             if check is None or c.check == check:
                 out[c.status] += 1
         return out
 
 
-def timed(check: str, name: str, fn: Callable[[], tuple[Status, str, str, str | None]]) -> CaseResult:
+def timed(check: str, name: str, fn: Callable[[], tuple[Verdict, str, str, str | None]]) -> CaseResult:
     """Run one case; an exception inside the check is an ``errored`` case, not a crash of the gate."""
     start = time.perf_counter()
     try:
         status, message, details, cex = fn()
     except Exception as exc:  # the gate reports a broken check instead of dying
-        status, message, details, cex = Status.ERRORED, f"{type(exc).__name__}: {exc}", "", None
+        status, message, details, cex = Verdict.errored, f"{type(exc).__name__}: {exc}", "", None
     return CaseResult(check, name, status, message, details, cex, time.perf_counter() - start)

@@ -8,9 +8,10 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from kcspec.conformance.selfcheck.gate.cases import CaseResult, Check, Status, VerifyOptions, timed
+from kcspec.conformance.selfcheck.gate.cases import CaseResult, Check, VerifyOptions, timed
+from kcspec.conformance.verdicts import Verdict
 
-Outcome = tuple[Status, str, str, str | None]
+Outcome = tuple[Verdict, str, str, str | None]
 
 EXPLORE_DEFAULTS: tuple[dict[str, object], ...] = (
     {"brokers": 3, "topics": 1, "partitions": 1, "rf": 2, "depth": 3},
@@ -40,10 +41,10 @@ def crosscheck_scenarios(opts: VerifyOptions) -> Iterator[CaseResult]:
                 sc = scenario
                 outcome = crosscheck(sc.name, profile, sc.events(profile))  # type: ignore[attr-defined]
                 if outcome.ok:
-                    return Status.PASSED, f"{outcome.steps_run} steps agree", "", None
+                    return Verdict.passed, f"{outcome.steps_run} steps agree", "", None
                 path = outcome.write(opts.out / "counterexamples")
                 message = outcome.divergence.message if outcome.divergence else ""
-                return Status.FAILED, message, outcome.report(), str(path)
+                return Verdict.failed, message, outcome.report(), str(path)
 
             yield timed("spec-vs-reference", f"{scenario.name} [{profile}]", case)
 
@@ -65,17 +66,17 @@ def explore_defaults(opts: VerifyOptions) -> Iterator[CaseResult]:
                 if result.finding is None:
                     if s.truncated:
                         return (
-                            Status.FAILED,
+                            Verdict.failed,
                             f"stopped at {cfg.max_states} states before the depth bound",
                             "",
                             None,
                         )
-                    return Status.PASSED, summary, "", None
+                    return Verdict.passed, summary, "", None
                 assert result.trace is not None
                 paths = write_counterexample(
                     result.trace, opts.out / "counterexamples", f"explore-{cfg.profile}"
                 )
-                return Status.FAILED, result.finding.message, describe_trace(result), str(paths[0])
+                return Verdict.failed, result.finding.message, describe_trace(result), str(paths[0])
 
             yield timed("explore", cfg.describe(), case)
     yield from two_broker_model(opts)
@@ -112,12 +113,17 @@ def two_broker_model(opts: VerifyOptions) -> Iterator[CaseResult]:
             paths = write_counterexample(
                 result.trace, opts.out / "counterexamples", f"explore-model-{profile}"
             )
-            return Status.FAILED, result.finding.message, describe_trace(result), str(paths[0])
+            return Verdict.failed, result.finding.message, describe_trace(result), str(paths[0])
         if s.truncated:
-            return Status.FAILED, f"stopped at {s.distinct_states:,} states before the fixed point", "", None
+            return Verdict.failed, f"stopped at {s.distinct_states:,} states before the fixed point", "", None
         if expected and s.distinct_states != expected[0]:
-            return Status.FAILED, f"{summary}; the manifest expects {expected[0]:,} distinct states", "", None
-        return Status.PASSED, f"{summary}, fixed point ({workers} workers)", "", None
+            return (
+                Verdict.failed,
+                f"{summary}; the manifest expects {expected[0]:,} distinct states",
+                "",
+                None,
+            )
+        return Verdict.passed, f"{summary}, fixed point ({workers} workers)", "", None
 
     yield timed("explore", f"TLA+ model to the fixed point [{profile}]: {config.describe()}", case)
 
@@ -140,7 +146,7 @@ def conformance_self_check(opts: VerifyOptions) -> Iterator[CaseResult]:
                     for case_id, diffs in gen.disagreements
                 )
                 return (
-                    Status.FAILED,
+                    Verdict.failed,
                     f"spec and reference disagree on {len(gen.disagreements)} inputs",
                     details,
                     None,
@@ -154,7 +160,7 @@ def conformance_self_check(opts: VerifyOptions) -> Iterator[CaseResult]:
                     level=Level.controller,
                 )
             except SessionError as exc:
-                return Status.ERRORED, f"serve-reference did not start: {exc}", "", None
+                return Verdict.errored, f"serve-reference did not start: {exc}", "", None
             counts = {v.name: n for v, n in report.counts().items() if n}
             bad = [o for o in report.outcomes if o.verdict.name in ("failed", "errored")]
             if bad:
@@ -162,9 +168,9 @@ def conformance_self_check(opts: VerifyOptions) -> Iterator[CaseResult]:
                     f"{o.id}: {o.reason} " + "; ".join(d.render() for d in o.differences[:3])
                     for o in bad[:20]
                 )
-                return Status.FAILED, f"{len(bad)} of {len(report.outcomes)} vectors failed", details, None
+                return Verdict.failed, f"{len(bad)} of {len(report.outcomes)} vectors failed", details, None
             return (
-                Status.PASSED,
+                Verdict.passed,
                 f"{len(report.outcomes)} vectors {counts}, {report.exchanges} exchanges",
                 "",
                 None,
@@ -184,20 +190,20 @@ def proofs(opts: VerifyOptions) -> Iterator[CaseResult]:
             results = run_proofs(profile)
         except Exception as exc:  # the gate reports a broken check instead of dying
             yield CaseResult(
-                "prove", f"proof suite [{profile}]", Status.ERRORED, f"{type(exc).__name__}: {exc}"
+                "prove", f"proof suite [{profile}]", Verdict.errored, f"{type(exc).__name__}: {exc}"
             )
             continue
         share = (time.perf_counter() - start) / max(1, len(results))
         for r in results:
             status = {
-                "proved": Status.PASSED,
-                "expected-counterexample": Status.PASSED,
-                "counterexample": Status.FAILED,
-                "skipped": Status.SKIPPED,
-            }.get(r.status, Status.ERRORED)
+                "proved": Verdict.passed,
+                "expected-counterexample": Verdict.passed,
+                "counterexample": Verdict.failed,
+                "skipped": Verdict.skipped,
+            }.get(r.status, Verdict.errored)
             message = (
                 r.status
-                if status is not Status.SKIPPED
+                if status is not Verdict.skipped
                 else r.detail.splitlines()[0]
                 if r.detail
                 else r.status
@@ -207,7 +213,7 @@ def proofs(opts: VerifyOptions) -> Iterator[CaseResult]:
                 f"{r.name} ({r.section}) [{profile}]",
                 status,
                 message,
-                r.detail if status is Status.FAILED else "",
+                r.detail if status is Verdict.failed else "",
                 None,
                 r.seconds or share,
             )
@@ -221,20 +227,20 @@ def diagrams_fresh(opts: VerifyOptions) -> Iterator[CaseResult]:
 
         folder = Path("diagrams")
         if not folder.is_dir():
-            return Status.SKIPPED, "no diagrams/ folder here (run from the repository root)", "", None
+            return Verdict.skipped, "no diagrams/ folder here (run from the repository root)", "", None
         try:
             result = check_folder(folder)
         except FileNotFoundError as exc:
-            return Status.SKIPPED, f"Graphviz is missing: {exc} (install Debian's graphviz)", "", None
+            return Verdict.skipped, f"Graphviz is missing: {exc} (install Debian's graphviz)", "", None
         notes = "\n".join(result.notes)
         if result.stale:
             return (
-                Status.FAILED,
+                Verdict.failed,
                 f"{len(result.stale)} stale diagram(s); run `kcspec diagrams`",
                 "\n".join(str(x) for x in result.stale) + ("\n" + notes if notes else ""),
                 None,
             )
-        return Status.PASSED, f"{len(result.checked)} files match the spec", notes, None
+        return Verdict.passed, f"{len(result.checked)} files match the spec", notes, None
 
     yield timed("diagrams", "committed diagrams match the spec", case)
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import platform
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from kcspec.conformance.selfcheck.gate.cases import Status, VerifyReport
+from kcspec.conformance.reports.json_report import write_document
+from kcspec.conformance.reports.junit import JunitCase, JunitSuite, render_suites
+from kcspec.conformance.selfcheck.gate.cases import VerifyReport
 
 
 def write_json(report: VerifyReport, path: Path) -> None:
@@ -30,37 +30,35 @@ def write_json(report: VerifyReport, path: Path) -> None:
             for c in report.cases
         ],
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    write_document(path, data)
 
 
 def write_junit(report: VerifyReport, path: Path) -> None:
-    suites = ET.Element("testsuites", name="kcspec verify", time=f"{report.seconds:.3f}")
-    for check in dict.fromkeys(c.check for c in report.cases):
-        cases = [c for c in report.cases if c.check == check]
-        counts = report.counts(check)
-        suite = ET.SubElement(
-            suites,
-            "testsuite",
-            name=check,
-            tests=str(len(cases)),
-            failures=str(counts[Status.FAILED]),
-            errors=str(counts[Status.ERRORED]),
-            skipped=str(counts[Status.SKIPPED]),
-            time=f"{sum(c.seconds for c in cases):.3f}",
+    """One suite per check, one case per check case (through the kit's JUnit writer)."""
+    suites = [
+        JunitSuite(
+            check,
+            tuple(
+                JunitCase(
+                    f"kcspec.{check}",
+                    c.name,
+                    c.seconds,
+                    c.status,
+                    c.message,
+                    "\n".join(
+                        x
+                        for x in (
+                            c.details,
+                            f"counterexample: {c.counterexample}" if c.counterexample else "",
+                        )
+                        if x
+                    ),
+                )
+                for c in report.cases
+                if c.check == check
+            ),
         )
-        for c in cases:
-            tc = ET.SubElement(
-                suite, "testcase", classname=f"kcspec.{check}", name=c.name, time=f"{c.seconds:.3f}"
-            )
-            text = "\n".join(
-                x for x in (c.details, f"counterexample: {c.counterexample}" if c.counterexample else "") if x
-            )
-            if c.status is Status.FAILED:
-                ET.SubElement(tc, "failure", message=c.message).text = text
-            elif c.status is Status.ERRORED:
-                ET.SubElement(tc, "error", message=c.message).text = text
-            elif c.status is Status.SKIPPED:
-                ET.SubElement(tc, "skipped", message=c.message)
+        for check in dict.fromkeys(c.check for c in report.cases)
+    ]
     path.parent.mkdir(parents=True, exist_ok=True)
-    ET.ElementTree(suites).write(path, encoding="utf-8", xml_declaration=True)
+    path.write_text(render_suites("kcspec verify", suites, report.seconds), encoding="utf-8")

@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from kcspec.conformance.selfcheck.gate.cases import CaseResult, Status, VerifyOptions, timed
+from kcspec.conformance.selfcheck.gate.cases import CaseResult, VerifyOptions, timed
+from kcspec.conformance.verdicts import Verdict
 from kcspec.model.tla.config import ModelConfig
 from kcspec.model.tla.manifest import Expected
 from kcspec.model.tla.manifest import load as load_manifest
@@ -30,51 +31,51 @@ def verify_cases(opts: VerifyOptions) -> Iterator[CaseResult]:
     jar = Path(opts.tla2tools) if opts.tla2tools else None
     for profile in opts.profiles:
 
-        def syntax(profile: str = profile) -> tuple[Status, str, str, str | None]:
+        def syntax(profile: str = profile) -> tuple[Verdict, str, str, str | None]:
             module = generate(profiles.get_profile(profile), config)
             try:
                 problems = check_syntax(module.tla)
             except SyntaxCheckUnavailable as exc:
-                return Status.SKIPPED, str(exc), "", None
+                return Verdict.skipped, str(exc), "", None
             if not problems:
-                return Status.PASSED, f"{module.name}: {len(module.tla.splitlines())} lines parse", "", None
+                return Verdict.passed, f"{module.name}: {len(module.tla.splitlines())} lines parse", "", None
             details = "\n".join(
                 f"{p} [{o.definition}; {o.rule or '-'}]" if (o := module.origin(p.line)) else str(p)
                 for p in problems
             )
-            return Status.FAILED, f"{len(problems)} syntax error(s) in {module.name}", details, None
+            return Verdict.failed, f"{len(problems)} syntax error(s) in {module.name}", details, None
 
         yield timed("tla-syntax", f"generated module [{profile}]", syntax)
 
         for entry in (e for e in load_manifest() if e.profile == profile and e.in_verify):
 
-            def count(entry: Expected = entry) -> tuple[Status, str, str, str | None]:
+            def count(entry: Expected = entry) -> tuple[Verdict, str, str, str | None]:
                 from kcspec.conformance.selfcheck.explore.tla_model import check_count
 
                 checked = check_count(entry)
                 if checked.problem is not None:
-                    return Status.FAILED, checked.problem, "", None
-                return Status.PASSED, f"{checked.count:,} distinct states, as the manifest expects", "", None
+                    return Verdict.failed, checked.problem, "", None
+                return Verdict.passed, f"{checked.count:,} distinct states, as the manifest expects", "", None
 
             yield timed("tla-model", f"explorer on the TLA+ model {entry.name} [{profile}]", count)
 
-            def tlc(entry: Expected = entry) -> tuple[Status, str, str, str | None]:
+            def tlc(entry: Expected = entry) -> tuple[Verdict, str, str, str | None]:
                 from kcspec.conformance.selfcheck.tla_crosscheck import (
                     CrosscheckArgs,
-                    Verdict,
+                    CrosscheckOutcome,
                     run_crosscheck,
                 )
 
                 reason = tlc_unavailable_reason(jar)
                 if reason is not None:
-                    return Status.SKIPPED, reason, "", None
+                    return Verdict.skipped, reason, "", None
                 result = run_crosscheck(
                     CrosscheckArgs(entry.profile, entry.config, timeout_s=1800), find_toolchain(jar)
                 )
-                if result.verdict is Verdict.AGREE and result.tlc_distinct == entry.distinct_states:
-                    return Status.PASSED, result.message, "", None
-                if result.verdict is Verdict.TLC_FAILED and result.exit_code == EXIT_USAGE:
-                    return Status.ERRORED, result.message, result.tlc.report.error or "", None
-                return Status.FAILED, result.message, "", None
+                if result.verdict is CrosscheckOutcome.AGREE and result.tlc_distinct == entry.distinct_states:
+                    return Verdict.passed, result.message, "", None
+                if result.verdict is CrosscheckOutcome.TLC_FAILED and result.exit_code == EXIT_USAGE:
+                    return Verdict.errored, result.message, result.tlc.report.error or "", None
+                return Verdict.failed, result.message, "", None
 
             yield timed("tlc", f"TLC crosscheck on {entry.name} [{profile}]", tlc)
