@@ -275,7 +275,7 @@ EVENT_WORDS: dict[str, EventWords] = {
         ),
         controller=(
             "`processBrokerChange` (§7.2) with `new`, `dead` and `bounced` computed from `zk.brokers` against "
-            "`live_brokers` (they equal the event's lists): 2.8: the new brokers join `live_brokers` and "
+            "`live_brokers` (the event's lists whenever the context is in step with ZooKeeper, as after every handled event): 2.8: the new brokers join `live_brokers` and "
             "`onBrokerStartup(new)`; the bounced ones leave it, `onBrokerFailure(bounced)`, join it again with "
             "their new epochs and `onBrokerStartup(bounced)`; the dead ones leave it and `onBrokerFailure(dead)`. "
             "1.1: `live_brokers` becomes the registered set first (the dead brokers are gone before "
