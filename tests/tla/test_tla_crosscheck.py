@@ -67,16 +67,18 @@ def test_domains_enumerate_the_sets_their_text_names() -> None:
 def test_next_tries_every_action_with_every_parameter_value() -> None:
     events = model_events("kafka-2.8", TINY)
     kinds = Counter(e.kind for e in events)
-    assert set(kinds) == set(build_actions(get_profile("kafka-2.8")))
+    # every action but those kept out of the models (model/tla/domains.py NOT_IN_MODELS, each with its reason)
+    assert set(kinds) == set(build_actions(get_profile("kafka-2.8"))) - set(D.NOT_IN_MODELS)
     # one broker, one partition: 2 election types x 3 triggers; the zombie write: tp x leader x isr x epoch
     assert kinds["ReplicaLeaderElection"] == 6
     assert kinds["ZombieControllerWrite"] == 1
     assert kinds["ControlledShutdown"] == 1 * 3  # broker epochs -1, 1, 2
     assert kinds["ApiPartitionReassignment"] == 2  # the one RF list, or cancel (None)
     module = generate(get_profile("kafka-2.8"), TINY)
+    # a domain that is an expression is a constant-level definition, which TLC evaluates once
+    assert "BrokerEpochValues == {-1} \\cup 1..MaxZxid" in module.tla
     assert (
-        "\\E broker_id \\in Brokers, broker_epoch \\in {-1} \\cup 1..MaxZxid : ControlledShutdown("
-        in module.tla
+        "\\E broker_id \\in Brokers, broker_epoch \\in BrokerEpochValues : ControlledShutdown(" in module.tla
     )
 
 
