@@ -60,6 +60,20 @@ def _interruptible(console: Console) -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+@contextlib.contextmanager
+def _status_line(console: Console) -> Iterator[Callable[[str], None]]:
+    """A spinner with one status line (``TLC: starting`` until the first call) and the elapsed time, for a run
+    that Ctrl-C or SIGTERM stop (``_interruptible``); yields the function that sets the line."""
+    with (
+        _interruptible(console),
+        Progress(
+            SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console
+        ) as bar,
+    ):
+        task = bar.add_task("TLC: starting", total=None)
+        yield lambda line: bar.update(task, description=line)
+
+
 def _tlc_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     """TLC's run: ``--workers``, ``--heap`` and ``--timeout`` (``tla check`` and ``tla crosscheck``)."""
     for opt in reversed(
@@ -297,18 +311,10 @@ def check(
     except ValueError as exc:
         options.fail(str(exc))
     out.mkdir(parents=True, exist_ok=True)
-    with (
-        _interruptible(console),
-        Progress(
-            SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console
-        ) as bar,
-    ):
-        task = bar.add_task("TLC: starting", total=None)
+    with _status_line(console) as say:
 
         def progress(stats: Stats) -> None:
-            bar.update(
-                task, description=f"TLC: {_n(stats.distinct)} distinct states, depth {_n(stats.depth)}"
-            )
+            say(f"TLC: {_n(stats.distinct)} distinct states, depth {_n(stats.depth)}")
 
         result = run_tlc(args, tools, on_progress=progress)
     (out / "tlc-output.txt").write_text(result.raw_output, encoding="utf-8")
@@ -394,19 +400,13 @@ def crosscheck(
     except ToolNotFound as exc:
         options.fail(str(exc))
     console = Console()
-    with (
-        _interruptible(console),
-        Progress(
-            SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console
-        ) as bar,
-    ):
-        task = bar.add_task("TLC: starting", total=None)
+    with _status_line(console) as say:
 
         def tlc_progress(stats: Stats) -> None:
-            bar.update(task, description=f"TLC: {_n(stats.distinct)} distinct states")
+            say(f"TLC: {_n(stats.distinct)} distinct states")
 
         def explore_progress(stats: Any) -> None:
-            bar.update(task, description=f"explorer: {stats.distinct_states:,} distinct states")
+            say(f"explorer: {stats.distinct_states:,} distinct states")
 
         try:
             result = run_crosscheck(
