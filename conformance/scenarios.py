@@ -61,9 +61,14 @@ class Scenario:
     sections: tuple[str, ...]
     doc: str
     build: Callable[[str], list[ControllerEvent]]
+    near_misses: Callable[[str], list[ControllerEvent]] | None = None
+    """Events whose guard is false at the scenario's end (each becomes a ``not_enabled`` vector)."""
 
     def events(self, profile: str) -> tuple[ControllerEvent, ...]:
         return tuple(self.build(profile))
+
+    def not_enabled(self, profile: str) -> tuple[ControllerEvent, ...]:
+        return tuple(self.near_misses(profile)) if self.near_misses is not None else ()
 
 
 def _create_and_fail_leader(profile: str) -> list[ControllerEvent]:
@@ -489,6 +494,19 @@ def _broker_batches(profile: str) -> list[ControllerEvent]:
     ]
 
 
+def _broker_batches_near_misses(profile: str) -> list[ControllerEvent]:
+    """At the end of broker-batches (brokers 1-4 registered, 2 the controller, 0 gone): guards that are false."""
+    return [
+        BrokerChange(new_broker_ids=(0,)),  # one broker: that is BrokerStartup
+        BrokerChange(new_broker_ids=(5, 0)),  # not ascending
+        BrokerChange(new_broker_ids=(0,), dead_broker_ids=(2,)),  # 2 is the active controller
+        BrokerChange(dead_broker_ids=(1,), bounced_broker_ids=(1, 3)),  # 1 in two lists
+        BrokerChange(dead_broker_ids=(0, 1)),  # 0 is not registered
+        LogDirEventNotification(()),
+        LogDirEventNotification((0,)),  # 0 is not a live broker
+    ]
+
+
 SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "create-fail-restart",
@@ -650,6 +668,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "one BrokerChange with several new, dead and bounced brokers, and log-dir failure notifications of "
         "several brokers followed by their LeaderAndIsr responses",
         _broker_batches,
+        _broker_batches_near_misses,
     ),
 )
 

@@ -163,6 +163,15 @@ def event_cases(profile: str, oracle: ControllerSut) -> Iterator[inputs.Case]:
             if not isinstance(reply, m.StepReply):
                 break
             state = reply.state
+        for j, miss in enumerate(scenario.not_enabled(profile)):
+            yield inputs.Case(
+                f"event.{scenario.name}.not-enabled.{j:02d}.{miss.kind}",
+                (miss.section, *scenario.sections),
+                f"scenario {scenario.name}, end: {_event_text(miss)} is not enabled (its guard is false)",
+                frozenset({m.Capability.controller_events}),
+                state,
+                m.Event(miss),
+            )
         registered = sorted(state.zk.brokers)
         if registered:
             yield inputs.Case(
