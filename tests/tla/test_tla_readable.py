@@ -62,7 +62,10 @@ def _tree(text: str) -> list[object]:
     return out
 
 
-def test_breaking_the_long_lines_leaves_the_parse_tree_unchanged(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("profile", ["kafka-2.8", "kafka-1.1"])
+def test_breaking_the_long_lines_leaves_the_parse_tree_unchanged(
+    profile: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from kcspec.model.tla import module as module_py
 
     try:
@@ -70,7 +73,7 @@ def test_breaking_the_long_lines_leaves_the_parse_tree_unchanged(monkeypatch: py
     except SyntaxCheckUnavailable as exc:
         pytest.skip(str(exc))
     monkeypatch.setattr(module_py, "wrap_module", lambda lines: list(enumerate(lines)))
-    raw = module_py._generate(get_profile("kafka-2.8"), ModelConfig()).tla.splitlines()
+    raw = module_py._generate(get_profile(profile), ModelConfig()).tla.splitlines()
     assert any(len(line) > MAX_LINE for line in raw)  # there is something to break
     wrapped = [text for _, text in wrap_module(raw)]
     assert max(len(line) for line in wrapped) <= MAX_LINE
