@@ -241,7 +241,10 @@ def _run(
     all_v.write.parquet(str((out / "violations.parquet").resolve()))
     # a global sort, not one partition: the JSON lines are streamed to the driver a partition at a time
     vdf = spark.read.parquet(str((out / "violations.parquet").resolve())).orderBy("file", "line", "rule")
-    n_viol = report.write_jsonl(vdf, out / "violations.jsonl", ("file", "line", "rule"))
+    # the counts the summary needs are taken while the lines are written (no query of their own)
+    n_viol, v_tally = report.write_jsonl_tallied(
+        vdf, out / "violations.jsonl", ("file", "line", "rule"), ("rule", "controller_id", "controller_epoch")
+    )
     step("writing quarantine")
     quarantine = (
         _union(non_records)
@@ -250,7 +253,7 @@ def _run(
     )
     quarantine.write.parquet(str((out / "quarantine.parquet").resolve()))
     qdf = spark.read.parquet(str((out / "quarantine.parquet").resolve()))
-    n_quar = report.write_jsonl(qdf, out / "quarantine.jsonl", ("file", "line"))
+    n_quar, q_tally = report.write_jsonl_tallied(qdf, out / "quarantine.jsonl", ("file", "line"), ("reason",))
 
     by_finding: dict[str, int] = {}
     finding_rows: list[dict[str, Any]] = []
@@ -258,11 +261,15 @@ def _run(
         step("writing findings")
         found_findings.write.parquet(uri("findings.parquet"))
         fdf = spark.read.parquet(uri("findings.parquet"))
-        report.write_jsonl(fdf, out / "findings.jsonl", ("file", "line", "finding"))
-        by_finding = report.count_map(fdf, "finding")
+        n_found, f_tally = report.write_jsonl_tallied(
+            fdf, out / "findings.jsonl", ("file", "line", "finding"), ("finding",)
+        )
+        by_finding = {str(k[0]): n for k, n in f_tally.items()}
         # errors first (severity "error" sorts before "warning"), then in time order
-        finding_rows = report.rows(fdf.orderBy("severity", "ts", "file", "line"), SAMPLE)
-    finding_sample, violation_sample = findings.with_texts(finding_rows, report.rows(vdf, SAMPLE))
+        if n_found:
+            finding_rows = report.rows(fdf.orderBy("severity", "ts", "file", "line"), SAMPLE)
+    violation_rows = report.rows(vdf, SAMPLE) if n_viol else []
+    finding_sample, violation_sample = findings.with_texts(finding_rows, violation_rows)
 
     step("statistics and coverage")
     files = _file_stats(per_file, (*inputs.kafka_logs, *inputs.traces), dict(broken))
@@ -275,13 +282,12 @@ def _run(
     by_rule: dict[str, int] = {}
     v_broker: dict[int, int] = {}
     v_epoch: dict[int, int] = {}
-    for r in vdf.groupBy("rule", "controller_id", "controller_epoch").count().collect():
-        n = int(r["count"])
-        by_rule[str(r["rule"])] = by_rule.get(str(r["rule"]), 0) + n
-        if r["controller_id"] is not None:
-            v_broker[int(r["controller_id"])] = v_broker.get(int(r["controller_id"]), 0) + n
-        if r["controller_epoch"] is not None:
-            v_epoch[int(r["controller_epoch"])] = v_epoch.get(int(r["controller_epoch"]), 0) + n
+    for (rule, controller_id, controller_epoch), n in v_tally.items():
+        by_rule[str(rule)] = by_rule.get(str(rule), 0) + n
+        if controller_id is not None:
+            v_broker[int(controller_id)] = v_broker.get(int(controller_id), 0) + n
+        if controller_epoch is not None:
+            v_epoch[int(controller_epoch)] = v_epoch.get(int(controller_epoch), 0) + n
     summary = report.Summary(
         lines_read=lines_read,
         parsed=sum(f["record"] + f["continuation"] + f["blank"] for f in files),
@@ -290,10 +296,10 @@ def _run(
         per_file=files,
         kinds=stats.kind_counts(cells, EVENT_KINDS) if events is not None else {},
         by_rule=by_rule,
-        by_reason=report.count_map(qdf, "reason"),
+        by_reason={str(k[0]): n for k, n in q_tally.items()},
         per_broker=stats.per_broker(cells, v_broker),
         per_epoch=stats.per_epoch(cells, EVENT_KINDS, v_epoch) if events is not None else [],
-        quarantine_sample=report.rows(qdf.orderBy("file", "line"), SAMPLE),
+        quarantine_sample=report.rows(qdf.orderBy("file", "line"), SAMPLE) if n_quar else [],
         violation_sample=violation_sample,
         coverage=coverage,
         findings=sum(by_finding.values()),

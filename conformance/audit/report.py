@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import html
 import json
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
@@ -103,20 +104,36 @@ ROWS_PER_FETCH = 100_000
 
 
 def write_jsonl(df: DataFrame, path: Path, order: tuple[str, ...] = ()) -> int:
-    """Write ``df`` as JSON lines in ``order``, streamed to the driver a range of rows at a time.
+    """Write ``df`` as JSON lines in ``order``, streamed to the driver a range of rows at a time; the rows written.
 
     ``toLocalIterator`` holds one whole partition in the driver: a global sort into the session's few shuffle
     partitions put millions of rows in one (a 10 M-line corpus with many findings ran the driver out of heap and
     hung). The rows are range-partitioned into pieces of about ``ROWS_PER_FETCH`` instead, in the same order."""
+    return write_jsonl_tallied(df, path, order)[0]
+
+
+def write_jsonl_tallied(
+    df: DataFrame, path: Path, order: tuple[str, ...] = (), tally: tuple[str, ...] = ()
+) -> tuple[int, Counter[tuple[Any, ...]]]:
+    """``write_jsonl``, also counting the rows per value of the ``tally`` columns on the way (no query of its
+    own: the counts a summary needs come with the write). An empty ``df`` costs one count and nothing else."""
+    counts: Counter[tuple[Any, ...]] = Counter()
     if order:
-        pieces = max(1, -(-df.count() // ROWS_PER_FETCH))
+        total = df.count()
+        if total == 0:
+            path.write_text("", encoding="utf-8")
+            return 0, counts
+        pieces = max(1, -(-total // ROWS_PER_FETCH))
         df = df.repartitionByRange(pieces, *order).sortWithinPartitions(*order)
     n = 0
     with path.open("w", encoding="utf-8") as out:
         for row in df.toLocalIterator():
-            out.write(json.dumps(row.asDict(), ensure_ascii=False, default=str) + "\n")
+            record = row.asDict()
+            out.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+            if tally:
+                counts[tuple(record[c] for c in tally)] += 1
             n += 1
-    return n
+    return n, counts
 
 
 def rows(df: DataFrame, limit: int | None = None) -> list[dict[str, Any]]:
@@ -276,7 +293,3 @@ def _look_first(s: Summary) -> list[str]:
             )
         )
     return out
-
-
-def count_map(df: DataFrame, key: str) -> dict[str, int]:
-    return {str(r[key]): int(r["count"]) for r in df.groupBy(key).count().collect()}
