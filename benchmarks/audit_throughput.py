@@ -6,8 +6,8 @@ Usage::
 
 The corpus comes from the reference controller: one seeded random walk (``conformance/selfcheck/simulate.py``, TRACE
 logging on) yields a cluster's ``state-change.log`` and ``controller.log`` lines, routed to the broker that
-was controller. That history is copied into ``cluster-NNNN/`` directories (one cluster history each, the
-audit's default ``--history dir``), each copy's timestamps moved one hour later, until the corpus has
+was controller. That history is copied into ``cluster-NNNN/`` directories (one cluster history each, audited
+with ``--history dir``), each copy's timestamps moved one hour later, until the corpus has
 ``--lines`` lines. Into ``--inject`` copies the generator writes, after a logged replica transition of that
 copy's controller and with that line's timestamp and controller prefix:
 
