@@ -387,6 +387,14 @@ class Emitter:
                 # column instead of drifting right
                 node = L.Let(inner.name, inner.value, L.Let(node.name, inner.body, node.body))
                 continue
+            if isinstance(node.value, L.Var):
+                # LET a == b for a name b: a is read as b itself (every bound name of a definition is distinct,
+                # so b means the same value throughout a's scope)
+                tla, t = self.lookup(node.value.name)
+                self.scope.append((node.name, tla, t))
+                pushed += 1
+                node = node.body
+                continue
             value = self.emit(node.value)
             name = self.push(node.name, value.type)
             pushed += 1
@@ -396,6 +404,8 @@ class Emitter:
             body = self.emit(node)
         finally:
             self.pop(pushed)
+        if not defs:
+            return body
         if len(defs) == 1 and fits(defs[0], body.block, extra=8):
             return Out(text(f"LET {flat_text(defs[0])} IN {flat_text(body.block)}"), LOWEST, body.type)
         return Out(
