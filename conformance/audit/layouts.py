@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import gzip
 import io
+import os
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +97,12 @@ class VersionEvidence:
 
 def infer_version(parsed: Iterable[ParsedLine]) -> VersionEvidence:
     """Intersect the version ranges of the hinting templates among ``parsed`` records."""
+    low, high, evidence = _hints(parsed)
+    return VersionEvidence(low, high, tuple(evidence.values()))
+
+
+def _hints(parsed: Iterable[ParsedLine]) -> tuple[Version, Version, dict[str, str]]:
+    """``infer_version``'s range and its evidence by key (template and why), in the order first seen."""
     low: Version = (0, 0)
     high: Version = LATEST
     evidence: dict[str, str] = {}
@@ -109,7 +117,7 @@ def infer_version(parsed: Iterable[ParsedLine]) -> VersionEvidence:
             first, last, why = (0, 8), (0, 8), "0.8 partition-state names 'NotExists'/'New'"
         low, high = max(low, first), min(high, last)
         evidence.setdefault(p.template + why, f"{p.template} at {p.file}:{p.line} ({why})")
-    return VersionEvidence(low, high, tuple(evidence.values()))
+    return low, high, evidence
 
 
 PROFILE_VERSIONS: dict[str, tuple[Version, Version]] = {
@@ -172,11 +180,33 @@ SAMPLE_MIN = 500
 
 
 def infer_files(paths: Iterable[str], lines: int = SAMPLE_LINES) -> VersionEvidence:
-    """``infer_version`` over the first ``lines`` lines of every file of ``paths``."""
-    parsed: list[ParsedLine] = []
+    """``infer_version`` over the first ``lines`` lines of every file of ``paths``: each file's evidence (read
+    once per process while the file is unchanged: the command chooses the profile and the report infers the
+    version from the same samples), combined as ``infer_version`` would over all of them."""
+    low: Version = (0, 0)
+    high: Version = LATEST
+    evidence: dict[str, str] = {}
     for p in paths:
-        parsed += sample_file(Path(p), lines)
-    return infer_version(parsed)
+        try:
+            st = os.stat(p)
+            key: tuple[int, int] = (st.st_mtime_ns, st.st_size)
+        except OSError:
+            key = (0, -1)
+        first, last, items = _file_evidence(p, lines, key)
+        low, high = max(low, first), min(high, last)
+        for k, text in items:
+            evidence.setdefault(k, text)
+    return VersionEvidence(low, high, tuple(evidence.values()))
+
+
+@lru_cache(maxsize=4096)
+def _file_evidence(
+    path: str, lines: int, _stamp: tuple[int, int]
+) -> tuple[Version, Version, tuple[tuple[str, str], ...]]:
+    """One file's ``_hints`` over its first ``lines`` lines (``_stamp``: modification time and size, so a file
+    changed since is read again)."""
+    low, high, evidence = _hints(sample_file(Path(path), lines))
+    return low, high, tuple(evidence.items())
 
 
 def chosen_profile(paths: Sequence[str], default: str) -> tuple[str, str]:

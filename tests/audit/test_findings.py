@@ -99,6 +99,22 @@ def test_files_of_several_versions_audited_as_one_cluster_are_a_warning(tmp_path
     assert apart["mixed"] is None
 
 
+def test_version_evidence_is_read_once_per_file_and_again_when_the_file_changes(tmp_path: Path) -> None:
+    log = tmp_path / "state-change.log"
+    log.write_text("\n".join(OLD_0_8_1) + "\n")
+    first = layouts.infer_files([str(log)])
+    assert first.high <= (0, 11) and layouts.infer_files([str(log)]) == first
+    log.write_text("\n".join(x.removeprefix("kafka_1  | ") for x in BROKER_1[:4]) + "\n")
+    again = layouts.infer_files([str(log)])
+    assert again.low >= (1, 0), again
+    # per file and combined, as over all the lines at once
+    other = tmp_path / "old.log"
+    other.write_text("\n".join(OLD_0_8_1) + "\n")
+    both = [str(log), str(other)]
+    parsed = [p for f in both for p in layouts.sample_file(Path(f))]
+    assert layouts.infer_files(both) == layouts.infer_version(parsed)
+
+
 def test_attention_puts_warnings_then_violations_then_errors_first() -> None:
     lines = attention(
         ["profile x does not match"],
