@@ -105,6 +105,7 @@ class CrosscheckResult:
             return 2
         if self.verdict is CrosscheckOutcome.TLC_FAILED and self.tlc.outcome not in (
             Outcome.INVARIANT_VIOLATED,
+            Outcome.PROPERTY_VIOLATED,
             Outcome.DEADLOCK,
         ):
             return 2

@@ -252,7 +252,7 @@ def _n(v: int | None) -> str:
 def _exit_code(outcome: Outcome) -> int:
     if outcome is Outcome.OK:
         return EXIT_OK
-    if outcome in (Outcome.INVARIANT_VIOLATED, Outcome.DEADLOCK):
+    if outcome in (Outcome.INVARIANT_VIOLATED, Outcome.PROPERTY_VIOLATED, Outcome.DEADLOCK):
         return EXIT_VIOLATION
     return EXIT_USAGE
 

@@ -155,3 +155,9 @@ def test_a_stuttering_lasso_ends_in_its_last_state() -> None:
 def test_an_invariant_violation_is_still_one() -> None:
     r = parse_output(fixture("out_tool_violation.txt"), "Toy")
     assert r.outcome is Outcome.INVARIANT_VIOLATED and r.cycle_from is None
+
+
+def test_kcspec_tla_check_exits_1_on_a_temporal_property_violation() -> None:
+    from kcspec.commands.tla import EXIT_VIOLATION, _exit_code
+
+    assert _exit_code(Outcome.PROPERTY_VIOLATED) == EXIT_VIOLATION == _exit_code(Outcome.INVARIANT_VIOLATED)
