@@ -266,7 +266,9 @@ EVENT_WORDS: dict[str, EventWords] = {
             "broker, and together name at least two brokers (one broker is `BrokerStartup`, `BrokerFailure` or "
             "`BrokerBounce`); every new id is ≥ 0 and not registered in `zk.brokers`; every dead or bounced id is "
             "registered in `zk.brokers` and is not the active controller (the controller's own broker leaving is "
-            "`BrokerFailure`)."
+            "`BrokerFailure`); and no partition is being reassigned (`controller.partitions_being_reassigned` "
+            "and `controller.legacy_reassignments` empty: with a reassignment in flight, `onBrokerStartup` can "
+            "throw and end the event before the later groups, which the model leaves out)."
         ),
         environment=(
             "Each id of `new_broker_ids`, then each id of `bounced_broker_ids`, in the listed order: "

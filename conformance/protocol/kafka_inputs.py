@@ -121,7 +121,8 @@ KAFKA_INPUTS: tuple[KafkaInput, ...] = (
         "and `onBrokerStartup(bounced sorted)`, then `onBrokerFailure(dead sorted)`: one call per group, which "
         "differs from consecutive single-broker events (request batching, election order). 1.1.1 sets the live "
         "set to the registered brokers before `onBrokerStartup`, so the dead ones are already gone then, and "
-        "sees no bounce.",
+        "sees no bounce. Out of the model while a reassignment is in flight: `onBrokerStartup` can then throw "
+        "(`maybeResumeReassignments` has no `try`) and end the event before the later groups.",
     ),
     KafkaInput(
         "BrokerModifications (broker znode data changed)",

@@ -16,7 +16,9 @@ from kcspec.spec.events import (
     ControllerEvent,
     LogDirEventNotification,
     TopicCreation,
+    ZkPartitionReassignment,
 )
+from kcspec.spec.fmap import FMap
 from kcspec.spec.requests import LeaderAndIsrRequest, StepResult, UpdateMetadataRequest
 from kcspec.spec.state import ClusterState
 
@@ -109,3 +111,15 @@ def test_the_guards_agree_on_what_cannot_happen(profile: str, event: ControllerE
         BrokerFailure(5),
     ]
     assert _enabled(profile, events, event) == (False, False)
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_several_brokers_at_once_are_out_of_the_model_while_a_reassignment_is_in_flight(profile: str) -> None:
+    """onBrokerStartup can throw while a reassignment is in flight, which would end processBrokerChange before the
+    later groups (the dead broker would stay live: found by the fuzz campaign, seed 1): both guards say no."""
+    events = [*cluster(3), TopicCreation("t", ((0, 1),)), ZkPartitionReassignment(FMap({tp("t", 0): (1, 2)}))]
+    state, _ = _run(profile, events)
+    assert state.controller.partitions_being_reassigned or state.controller.legacy_reassignments
+    change = BrokerChange(new_broker_ids=(3,), dead_broker_ids=(1,))
+    assert _enabled(profile, events, change) == (False, False)
+    assert _enabled(profile, events[:-1], change) == (True, True)

@@ -101,6 +101,8 @@ const EVENTS = {
         all.length >= 2 &&
         uniq(all).length === all.length &&
         lists[0].every((b) => b >= 0 && !has(s.zk.brokers, b)) &&
+        s.controller.partitions_being_reassigned.length === 0 &&
+        Object.keys(s.controller.legacy_reassignments || {}).length === 0 &&
         leaving.every((b) => has(s.zk.brokers, b) && b !== s.controller.controller_id)
       );
     },
