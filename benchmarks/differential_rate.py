@@ -34,7 +34,7 @@ from pathlib import Path
 
 from kcspec.conformance import differential
 from kcspec.conformance.adapters.subprocess_adapter import SubprocessAdapter
-from kcspec.conformance.selfcheck.bugzoo.session_mutants import BY_NAME
+from kcspec.conformance.session_mutants import BY_NAME
 from kcspec.conformance.verdicts import Verdict
 from rich.console import Console
 

@@ -21,8 +21,8 @@ import subprocess
 import sys
 import time
 
-from kcspec.conformance.selfcheck.explore.config import ExploreConfig
 from kcspec.conformance.selfcheck.explore.explorer import explore
+from kcspec.model.explore_config import ExploreConfig
 from kcspec.model.invariants_check import InvariantChecker
 from kcspec.model.step import SpecMachine
 

@@ -21,9 +21,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kcspec.conformance.selfcheck.explore.config import ExploreConfig
 from kcspec.conformance.selfcheck.explore.explorer import search, space_of
 from kcspec.conformance.selfcheck.explore.spark_explore import spark_search, start_session
+from kcspec.model.explore_config import ExploreConfig
 
 CONFIGS = (
     ExploreConfig("kafka-2.8", brokers=3, topics=1, partitions=1, rf=2, depth=3),

@@ -19,8 +19,8 @@ import resource
 import sys
 import time
 
-from kcspec.conformance.selfcheck.explore.config import ExploreConfig
 from kcspec.conformance.selfcheck.explore.explorer import explore
+from kcspec.model.explore_config import ExploreConfig
 from kcspec.model.invariants_check import InvariantChecker
 from kcspec.model.step import SpecMachine
 

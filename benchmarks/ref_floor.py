@@ -22,8 +22,8 @@ import time
 from collections import deque
 from collections.abc import Hashable
 
-from kcspec.conformance.selfcheck.explore.config import ExploreConfig
-from kcspec.conformance.selfcheck.explore.events import bootstrap, candidates
+from kcspec.model.event_candidates import bootstrap, candidates
+from kcspec.model.explore_config import ExploreConfig
 from kcspec.model.symmetry import canonical_state
 from kcspec.reference_impl import ReferenceController
 from kcspec.spec.events import ControllerEvent

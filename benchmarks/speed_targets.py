@@ -35,8 +35,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import ref_floor  # noqa: E402  (a sibling script, found through the line above)
-from kcspec.conformance.selfcheck.explore.config import ExploreConfig  # noqa: E402
 from kcspec.conformance.selfcheck.explore.explorer import explore  # noqa: E402
+from kcspec.model.explore_config import ExploreConfig  # noqa: E402
 from kcspec.model.invariants_check import InvariantChecker  # noqa: E402
 from kcspec.model.step import SpecMachine  # noqa: E402
 

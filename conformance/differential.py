@@ -2,7 +2,7 @@
 
 The search is a seeded random walk: each sequence starts with a bootstrap (brokers register, a
 controller fails over, topics are created) and goes on with up to ``MAX_STEPS`` events, each picked at
-random among the explorer's candidate events (``kcspec.conformance.selfcheck.explore.events``) that the reference
+random among the explorer's candidate events (``kcspec.model.event_candidates``) that the reference
 controller accepts in its current state. The sequence runs on the SUT and on the reference side by side,
 comparing every step's reply.
 
@@ -38,10 +38,10 @@ from kcspec.conformance.known import NO_KNOWN, KnownDeviations
 from kcspec.conformance.protocol import messages as m
 from kcspec.conformance.reference_sut import EngineUnavailable, ReferenceSut
 from kcspec.conformance.reply_diff import Difference, diff_replies
-from kcspec.conformance.selfcheck.explore.config import FAULT_KINDS, ExploreConfig
-from kcspec.conformance.selfcheck.explore.events import bootstrap, candidates
 from kcspec.conformance.signature import Signature
 from kcspec.conformance.verdicts import Outcome, Verdict
+from kcspec.model.event_candidates import bootstrap, candidates
+from kcspec.model.explore_config import FAULT_KINDS, ExploreConfig
 from kcspec.spec import codec
 from kcspec.spec.events import EVENTS_BY_KIND, ControllerEvent
 from kcspec.spec.requests import StepResult

@@ -4,13 +4,17 @@ configuration, filtered later by the spec's guards.
 The bootstrap, the topic layout and the reassignment target are the shapes of ``model/event_domains.py``, which
 the simulator and the TLA+ model share; the candidates here are the values of those domains that can matter in
 the state at hand (the brokers that are registered, the partitions that exist, the replicas being deleted…).
+
+They read only the spec's state and those domains, so they sit in ``model/``: the explorer, the stateful tests
+and the bug zoo (``conformance/selfcheck/``) use them, and so does the kit's differential testing
+(``conformance/differential.py``), which must not import the checks of kcspec itself.
 """
 
 from __future__ import annotations
 
-from kcspec.conformance.selfcheck.explore.config import ExploreConfig
 from kcspec.model import event_domains
 from kcspec.model.event_domains import reassignment_target
+from kcspec.model.explore_config import ExploreConfig
 from kcspec.spec.events import (
     ApiPartitionReassignment,
     AutoPreferredReplicaLeaderElection,

@@ -11,7 +11,7 @@ Who uses what:
 
 * the TLA+ model (``model/tla/domains.py``) renders each kind as a set over the module's constants and as Python
   values for a ``ModelConfig`` (the explorer's TLA+-model mode enumerates the same values);
-* the explorer (``conformance/selfcheck/explore/events.py``) draws its state-dependent candidates from the same
+* the explorer (``model/event_candidates.py``) draws its state-dependent candidates from the same
   shapes, and the simulator (``conformance/selfcheck/simulate.py``) samples them at random;
 * Z3 induction (``model/z3/induction_actions.py``) keeps symbolic integers where the guard bounds a value by the
   state, but enumerates broker ids, replica lists and broker groups from here, and accounts for every event kind.

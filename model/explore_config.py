@@ -1,4 +1,8 @@
-"""A bounded configuration to explore: brokers × topics × partitions × replication factor, depth and faults."""
+"""A bounded configuration to explore: brokers × topics × partitions × replication factor, depth and faults.
+
+The explorer's options (``kcspec explore``) and the bounds of the candidate events (``event_candidates.py``),
+which the kit's differential testing draws from too.
+"""
 
 from __future__ import annotations
 

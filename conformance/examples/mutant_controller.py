@@ -1,6 +1,6 @@
-"""A controller with one bug that only event sequences reveal, served over protocol v1 (see the bug zoo's
-``kcspec.conformance.selfcheck.bugzoo.session_mutants``). Every conformance vector passes; differential testing, which the
-controller level runs by default, finds the bug. Run it with:
+"""A controller with one bug that only event sequences reveal, served over protocol v1 (the mutants are
+``kcspec.conformance.session_mutants``, which ``tests/bugzoo`` checks). Every conformance vector passes; differential
+testing, which the controller level runs by default, finds the bug. Run it with:
 
     kcspec conformance run --sut "python conformance/examples/mutant_controller.py mutant-stale-controller-epoch"
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 
 from kcspec.conformance.adapters.serve import serve
-from kcspec.conformance.selfcheck.bugzoo.session_mutants import BY_NAME
+from kcspec.conformance.session_mutants import BY_NAME
 
 
 def main(argv: list[str]) -> int:

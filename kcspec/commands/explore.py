@@ -13,8 +13,8 @@ from rich.table import Table
 from kcspec import options
 from kcspec.commands.explore_spark import progress_line
 from kcspec.conformance.reports.json_report import write_document
-from kcspec.conformance.selfcheck.explore.config import FAULT_KINDS, ExploreConfig
 from kcspec.conformance.selfcheck.explore.counterexample import describe_trace, write_counterexample
+from kcspec.model.explore_config import FAULT_KINDS, ExploreConfig
 
 if TYPE_CHECKING:
     from kcspec.conformance.selfcheck.explore.explorer import ExploreResult

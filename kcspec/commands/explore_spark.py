@@ -15,9 +15,9 @@ from rich.console import Console
 from kcspec import options
 
 if TYPE_CHECKING:
-    from kcspec.conformance.selfcheck.explore.config import ExploreConfig
     from kcspec.conformance.selfcheck.explore.explorer import ExploreResult
     from kcspec.conformance.selfcheck.explore.stats import ExploreStats
+    from kcspec.model.explore_config import ExploreConfig
 
 
 def progress_line(console: Console) -> Callable[[ExploreStats], None]:

@@ -15,7 +15,7 @@ from kcspec.conformance.adapters.inprocess import InProcessAdapter
 from kcspec.conformance.reference_sut import ReferenceSut
 from kcspec.conformance.runner import run
 from kcspec.conformance.selfcheck.bugzoo.checks import vectors_for
-from kcspec.conformance.selfcheck.bugzoo.session_mutants import BY_NAME, SESSION_MUTANTS, SessionMutant
+from kcspec.conformance.session_mutants import BY_NAME, SESSION_MUTANTS, SessionMutant
 from kcspec.conformance.vectors.model import Level
 from kcspec.conformance.verdicts import Verdict
 from rich.console import Console

@@ -12,7 +12,7 @@ from kcspec.conformance.adapters.base import FailureKind, SutFailure
 from kcspec.conformance.adapters.inprocess import InProcessAdapter, SutError
 from kcspec.conformance.protocol import messages as m
 from kcspec.conformance.reference_sut import ReferenceSut
-from kcspec.conformance.selfcheck.bugzoo.session_mutants import (
+from kcspec.conformance.session_mutants import (
     LiveBrokersNeverShrink,
     StaleControllerEpoch,
     UpdateMetadataDeduplicated,

@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 from kcspec.conformance import differential, known
 from kcspec.conformance.adapters.inprocess import InProcessAdapter
-from kcspec.conformance.selfcheck.bugzoo.session_mutants import StaleControllerEpoch
+from kcspec.conformance.session_mutants import StaleControllerEpoch
 from kcspec.conformance.verdicts import Outcome, Verdict
 from rich.console import Console
 
 KCSPEC = [sys.executable, "-m", "kcspec"]
-MUTANT = "kcspec.conformance.selfcheck.bugzoo.session_mutants:StaleControllerEpoch"
+MUTANT = "kcspec.conformance.session_mutants:StaleControllerEpoch"
 
 
 def _file(tmp_path: Path, data: Any) -> Path:

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from kcspec.conformance.selfcheck.explore.config import ExploreConfig
-from kcspec.conformance.selfcheck.explore.events import bootstrap, candidates
 from kcspec.model.codegen import compile_fast
 from kcspec.model.evaluate import EvalError, compile_expr
+from kcspec.model.event_candidates import bootstrap, candidates
+from kcspec.model.explore_config import ExploreConfig
 from kcspec.spec import lang as L
 from kcspec.spec.actions import build_actions
 from kcspec.spec.fmap import FMap

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 from kcspec.conformance.selfcheck import simulate
-from kcspec.conformance.selfcheck.explore import events as explore_events
-from kcspec.conformance.selfcheck.explore.config import ExploreConfig
+from kcspec.model import event_candidates as explore_events
 from kcspec.model import event_domains as ed
+from kcspec.model.explore_config import ExploreConfig
 from kcspec.model.tla import domains as tla_domains
 from kcspec.model.tla.config import ModelConfig
 from kcspec.spec.events import EVENT_TYPES

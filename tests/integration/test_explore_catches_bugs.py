@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 from kcspec.conformance.selfcheck.bugzoo.historical import HISTORICAL_BY_NAME
-from kcspec.conformance.selfcheck.explore.config import ExploreConfig
 from kcspec.conformance.selfcheck.explore.counterexample import describe_trace
 from kcspec.conformance.selfcheck.explore.explorer import explore
+from kcspec.model.explore_config import ExploreConfig
 
 CASES = [
     # (mutant, what is broken, configuration)

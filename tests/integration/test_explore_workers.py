@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 from kcspec.conformance.selfcheck.bugzoo.historical import HISTORICAL_BY_NAME
-from kcspec.conformance.selfcheck.explore.config import ExploreConfig
 from kcspec.conformance.selfcheck.explore.counterexample import describe_trace
 from kcspec.conformance.selfcheck.explore.explorer import explore, search
 from kcspec.conformance.selfcheck.explore.tla_model import model_space
+from kcspec.model.explore_config import ExploreConfig
 from kcspec.model.tla.manifest import Expected, load
 
 from kcspec.commands.explore import command

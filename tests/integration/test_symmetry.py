@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import random
 
-from kcspec.conformance.selfcheck.explore.config import ExploreConfig
-from kcspec.conformance.selfcheck.explore.events import bootstrap, candidates
+from kcspec.model.event_candidates import bootstrap, candidates
+from kcspec.model.explore_config import ExploreConfig
 from kcspec.model.step import SpecMachine
 from kcspec.model.symmetry import canonical_key, canonical_state, permutations, permute_brokers
 from kcspec.spec.state import ClusterState

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections import deque
 
 import pytest
-from kcspec.conformance.selfcheck.explore.config import ExploreConfig
-from kcspec.conformance.selfcheck.explore.events import bootstrap, candidates
+from kcspec.model.event_candidates import bootstrap, candidates
+from kcspec.model.explore_config import ExploreConfig
 from kcspec.reference_impl import ReferenceController
 from kcspec.reference_impl.controller import KafkaController
 from kcspec.spec.events import ControllerEvent

@@ -226,7 +226,7 @@ def check_context(mutant: Mutant, cfg: LadderConfig, deadline: float) -> tuple[D
 
 
 def explore_configs(profile: str, depth: int) -> list[Any]:
-    from kcspec.conformance.selfcheck.explore.config import FAULT_KINDS, ExploreConfig
+    from kcspec.model.explore_config import FAULT_KINDS, ExploreConfig
 
     return [
         ExploreConfig(profile=profile, brokers=3, partitions=1, rf=2, depth=depth),
@@ -238,8 +238,8 @@ def explore_configs(profile: str, depth: int) -> list[Any]:
 
 
 def check_explore(mutant: Mutant, cfg: LadderConfig, deadline: float) -> tuple[Detection | None, str]:
-    from kcspec.conformance.selfcheck.explore.events import bootstrap
     from kcspec.conformance.selfcheck.explore.explorer import explore
+    from kcspec.model.event_candidates import bootstrap
 
     ran = unconfirmed = 0
     for ecfg in explore_configs(mutant.profile, cfg.explore_depth):
@@ -272,8 +272,8 @@ class OutOfTime(BaseException):
 def _recording_machine(profile: str, stop_at: float) -> type[Any]:
     """The stateful machine, recording the steps of the last failure (Hypothesis replays the shrunk run last),
     and giving up at ``stop_at``."""
-    from kcspec.conformance.selfcheck.explore.events import bootstrap
     from kcspec.conformance.selfcheck.fuzz.machine import machine_for
+    from kcspec.model.event_candidates import bootstrap
     from kcspec.spec.trace import TraceStep
 
     base = machine_for(profile)

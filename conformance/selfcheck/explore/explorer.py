@@ -20,10 +20,10 @@ from dataclasses import dataclass
 
 from kcspec.conformance.reply_diff import Difference
 from kcspec.conformance.selfcheck.explore.collect import young_collections_only
-from kcspec.conformance.selfcheck.explore.config import ExploreConfig
-from kcspec.conformance.selfcheck.explore.events import bootstrap, candidates
 from kcspec.conformance.selfcheck.explore.stats import ExploreStats, record_coverage
 from kcspec.conformance.selfcheck.explore.stepper import Problem, Stepper
+from kcspec.model.event_candidates import bootstrap, candidates
+from kcspec.model.explore_config import ExploreConfig
 from kcspec.model.invariants_check import Violation
 from kcspec.model.step import SpecMachine
 from kcspec.spec.events import ControllerEvent

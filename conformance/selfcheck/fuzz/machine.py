@@ -17,9 +17,9 @@ from typing import Any, ClassVar
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 from kcspec.conformance.selfcheck.crosscheck import diff_results
-from kcspec.conformance.selfcheck.explore.config import FAULT_KINDS, ExploreConfig
-from kcspec.conformance.selfcheck.explore.events import bootstrap, candidates
 from kcspec.conformance.selfcheck.explore.explorer import ExploreStats, record_coverage
+from kcspec.model.event_candidates import bootstrap, candidates
+from kcspec.model.explore_config import FAULT_KINDS, ExploreConfig
 from kcspec.model.invariants_check import InvariantChecker
 from kcspec.model.step import SpecMachine
 from kcspec.reference_impl import ReferenceController

@@ -51,9 +51,9 @@ def crosscheck_scenarios(opts: VerifyOptions) -> Iterator[CaseResult]:
 
 def explore_defaults(opts: VerifyOptions) -> Iterator[CaseResult]:
     """Exhaustive bounded exploration of the reference controller with refinement against the spec."""
-    from kcspec.conformance.selfcheck.explore.config import ExploreConfig
     from kcspec.conformance.selfcheck.explore.counterexample import describe_trace, write_counterexample
     from kcspec.conformance.selfcheck.explore.explorer import explore
+    from kcspec.model.explore_config import ExploreConfig
 
     for profile in opts.profiles:
         for params in EXPLORE_DEFAULTS:
