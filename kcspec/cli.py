@@ -14,6 +14,7 @@ import traceback
 
 import click
 
+from kcspec import options
 from kcspec.model import interrupts
 
 EXIT_INTERNAL = 3
@@ -75,16 +76,32 @@ class KcspecGroup(click.Group):
             raise click.exceptions.Exit(code) from None
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
-        except Exception as e:  # a bug in kcspec: Python would end it with 1, the code for "a violation"
+        except OSError as e:
+            if e.filename is None:
+                raise _internal_error(ctx) from None
+            # A file the system refused (an output under a read-only or vanished folder, a full disk): bad
+            # input of the environment, one line and exit 2, not a failure of kcspec.
             interrupts.stop_all()
-            click.echo(traceback.format_exc(), err=True, nl=False)
-            where = f"kcspec {ctx.invoked_subcommand}" if ctx.invoked_subcommand else "kcspec"
-            click.echo(
-                f"{where}: internal error: {type(e).__name__}: {e}\nThis is a failure of kcspec itself, not a "
-                f"verdict (exit {EXIT_INTERNAL}); the traceback above says where.",
-                err=True,
-            )
-            raise click.exceptions.Exit(EXIT_INTERNAL) from None
+            what = "cannot write" if options.is_output(e.filename) else "cannot use"
+            click.echo(f"error: {what} {e.filename}: {e.strerror or e}", err=True)
+            raise click.exceptions.Exit(2) from None
+        except Exception:
+            raise _internal_error(ctx) from None
+
+
+def _internal_error(ctx: click.Context) -> click.exceptions.Exit:
+    """Report the exception being handled as a failure of kcspec itself (its traceback) and return the exit to
+    raise: Python would end with 1, the code for "a violation"."""
+    interrupts.stop_all()
+    e = sys.exc_info()[1]
+    click.echo(traceback.format_exc(), err=True, nl=False)
+    where = f"kcspec {ctx.invoked_subcommand}" if ctx.invoked_subcommand else "kcspec"
+    click.echo(
+        f"{where}: internal error: {type(e).__name__}: {e}\nThis is a failure of kcspec itself, not a "
+        f"verdict (exit {EXIT_INTERNAL}); the traceback above says where.",
+        err=True,
+    )
+    return click.exceptions.Exit(EXIT_INTERNAL)
 
 
 @click.group(

@@ -9,6 +9,9 @@ codes), both click exceptions.
 
 from __future__ import annotations
 
+import errno
+import os
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, NoReturn, TypeVar
@@ -68,6 +71,7 @@ def out_dir(
         default=Path(default),
         show_default=True,
         help=help,
+        callback=output_dir,
     )
 
 
@@ -94,3 +98,71 @@ class InputError(click.ClickException):
 def fail(message: str) -> NoReturn:
     """Stop the command with ``error: message`` on one line and exit 2 (``InputError``)."""
     raise InputError(message)
+
+
+OUTPUTS: set[Path] = set()
+"""Every output path given on the command line of this process (``output_dir`` / ``output_file``): an
+``OSError`` on a path under one of them is reported by the command group as "cannot write PATH"."""
+
+
+def _unwritable(path: Path, *, directory: bool) -> str | None:
+    """Why ``path`` cannot be written (as a folder with ``directory``, else as a file), or ``None``.
+
+    Checked by doing, not by permission bits (root passes ``os.access`` everywhere, even in ``/proc``): the
+    nearest existing ancestor must be a folder in which a file can be created (a probe file, removed at
+    once); no folder is created here, so a command stopped later leaves nothing behind."""
+    existing = path
+    while not existing.exists() and not existing.is_symlink():
+        if existing.parent == existing:
+            break
+        existing = existing.parent
+    if existing == path and path.exists():
+        if directory and not path.is_dir():
+            return "it is a file, not a folder"
+        if not directory and path.is_dir():
+            return "it is a folder"
+        if not directory:
+            return None if os.access(path, os.W_OK) else os.strerror(errno.EACCES)
+        probe_in = path
+    else:
+        if not existing.is_dir():
+            return f"{existing} is a file, not a folder"
+        probe_in = existing
+    try:
+        fd, probe = tempfile.mkstemp(dir=probe_in, prefix=".kcspec-probe-")
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    os.close(fd)
+    os.unlink(probe)
+    return None
+
+
+def _output_callback(*, directory: bool) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    def check(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        if value is None:
+            return value
+        path = Path(value)
+        # A default is checked only when written to: a read-only working folder does not stop a command
+        # that writes nothing there (the group's OSError report covers the write itself).
+        if ctx.get_parameter_source(param.name or "") is not click.core.ParameterSource.DEFAULT:
+            why = _unwritable(path, directory=directory)
+            if why is not None:
+                raise click.BadParameter(f"cannot write {path}: {why}", ctx=ctx, param=param)
+        OUTPUTS.add(path.absolute())
+        return value
+
+    return check
+
+
+output_dir = _output_callback(directory=True)
+"""Option callback of an output folder: one that cannot be created or written is a usage error (exit 2) before
+the command does any work."""
+
+output_file = _output_callback(directory=False)
+"""Option callback of an output file: its folder must exist or be creatable, and writable."""
+
+
+def is_output(filename: str | os.PathLike[str]) -> bool:
+    """Whether ``filename`` is an output given on the command line or lies under one."""
+    path = Path(filename).absolute()
+    return any(path == out or out in path.parents for out in OUTPUTS)

@@ -57,7 +57,11 @@ def _catalogue(console: Console) -> None:
 )
 @options.seed(default=0, help="Seed of the Hypothesis stages.")
 @click.option(
-    "--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Write the results."
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    callback=options.output_file,
+    help="Write the results.",
 )
 @click.option("--list", "list_only", is_flag=True, help="Print the catalogue and exit.")
 def command(

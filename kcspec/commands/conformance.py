@@ -143,6 +143,7 @@ def _vectors(source: Path | None, profile: str, console: Console) -> list[object
     "--trace-dir",
     type=click.Path(path_type=Path),
     default=Path("conformance-traces"),
+    callback=options.output_dir,
     show_default=True,
     help="Where counterexample traces are written.",
 )
@@ -154,9 +155,27 @@ def _vectors(source: Path | None, profile: str, console: Console) -> list[object
     help="Seconds the SUT may take per message.",
 )
 @click.option("--max-line-bytes", type=click.IntRange(min=1024), default=16 * 1024 * 1024, show_default=True)
-@click.option("--json", "json_out", type=click.Path(path_type=Path), help="Write the JSON report here.")
-@click.option("--junit", "junit_out", type=click.Path(path_type=Path), help="Write JUnit XML here.")
-@click.option("--html", "html_out", type=click.Path(path_type=Path), help="Write the HTML report here.")
+@click.option(
+    "--json",
+    "json_out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    callback=options.output_file,
+    help="Write the JSON report here.",
+)
+@click.option(
+    "--junit",
+    "junit_out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    callback=options.output_file,
+    help="Write JUnit XML here.",
+)
+@click.option(
+    "--html",
+    "html_out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    callback=options.output_file,
+    help="Write the HTML report here.",
+)
 def run_cmd(
     sut: str | None,
     adapter: str | None,
@@ -282,7 +301,7 @@ Example:
   kcspec conformance export vectors/ --profile kafka-2.8
 """,
 )
-@click.argument("directory", type=click.Path(path_type=Path))
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path), callback=options.output_dir)
 @options.profile(multiple=True, help="Profiles to export (default: all).")
 def export_cmd(directory: Path, profiles: tuple[str, ...]) -> None:
     """Write the vectors as plain JSON files, with their JSON Schema, an index and the traceability report."""

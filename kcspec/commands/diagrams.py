@@ -88,6 +88,7 @@ def _formats(choice: str) -> tuple[str, ...]:
     "--record-run",
     "record_path",
     type=click.Path(dir_okay=False, path_type=Path),
+    callback=options.output_file,
     default=None,
     help="Run the built-in scenarios on the reference controller and write their transition counts to this "
     "coverage file (then draw it with --coverage).",

@@ -57,6 +57,7 @@ def faults_option(value: str) -> frozenset[str]:
 @click.option(
     "--coverage-json",
     type=click.Path(dir_okay=False, path_type=Path),
+    callback=options.output_file,
     help="Write transition coverage (the diagrams' coverage-overlay format).",
 )
 def command(

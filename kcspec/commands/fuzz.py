@@ -38,6 +38,7 @@ def parse_budget(text: str) -> float:
     "--database",
     type=click.Path(file_okay=False, path_type=Path),
     default=Path(".kcspec/fuzz-db"),
+    callback=options.output_dir,
     show_default=True,
     help="Where failing examples are kept and replayed first next time.",
 )

@@ -45,7 +45,11 @@ STYLE = {
     " part, about 70 s of CPU for both profiles in 2 worker processes).",
 )
 @click.option(
-    "--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Write a JSON report."
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    callback=options.output_file,
+    help="Write a JSON report.",
 )
 def command(profiles: tuple[str, ...], brokers: int, induction: bool, json_path: Path | None) -> None:
     """Prove the spec's lemmas with Z3 and print a summary table.

@@ -27,6 +27,7 @@ from kcspec import options
     "--emit-logs",
     "emit_logs",
     type=click.Path(file_okay=False, path_type=Path),
+    callback=options.output_dir,
     help="Write the reference controller's state-change.log/controller.log per broker into DIR.",
 )
 @click.option(
@@ -50,7 +51,11 @@ from kcspec import options
 @click.option("--runs", type=click.IntRange(min=1), default=8, show_default=True, help="Walks in the swarm.")
 @click.option("--steps", type=click.IntRange(min=1), default=50, show_default=True, help="Events per walk.")
 @click.option(
-    "--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Swarm report as JSON."
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    callback=options.output_file,
+    help="Swarm report as JSON.",
 )
 def command(
     profile: str,

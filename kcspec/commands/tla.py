@@ -358,6 +358,7 @@ def _write_counterexample(result: TlcResult, profile: str, out: Path, console: C
     "--json",
     "json_out",
     type=click.Path(dir_okay=False, path_type=Path),
+    callback=options.output_file,
     default=None,
     help="Write the comparison as JSON.",
 )

@@ -38,12 +38,17 @@ STYLE = {
 )
 @options.out_dir(help="Where counterexamples are written.")
 @click.option(
-    "--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Write a JSON report."
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    callback=options.output_file,
+    help="Write a JSON report.",
 )
 @click.option(
     "--junit",
     "junit_path",
     type=click.Path(dir_okay=False, path_type=Path),
+    callback=options.output_file,
     help="Write a JUnit XML report (one test case per check case).",
 )
 @options.tla2tools(help="Path to tla2tools.jar for the TLC check (or set TLA2TOOLS_JAR).")
