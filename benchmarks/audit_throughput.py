@@ -140,6 +140,26 @@ def generate(
     return total, Expected(frozenset(violations), frozenset(quarantined))
 
 
+def stale_corpus(corpus: Path, files: dict[str, list[str]]) -> str | None:
+    """Why a kept corpus is not the one these arguments generate (a file of its last copy has another number of
+    lines than the walk's history, with or without the injected faults: other arguments, or another reference
+    controller), else ``None``."""
+    copies = sorted(corpus.glob("cluster-*"))
+    if not copies:
+        return f"{corpus} holds no cluster-NNNN copy"
+    for name, lines in files.items():
+        path = copies[-1] / name
+        try:
+            with path.open(encoding="utf-8") as f:
+                n = sum(1 for _ in f)
+        except OSError as exc:
+            return f"{path}: {exc.strerror or exc}"
+        site = next((i for i, x in enumerate(lines) if TRANSITION in x), None)
+        if n not in (len(lines), len(lines) if site is None else len(inject(lines, site, "-"))):
+            return f"{path} has {n:,} lines where the walk gives {len(lines):,}"
+    return None
+
+
 def peak_rss_mib(pid: int) -> float:
     """The peak resident set size (``VmHWM``) of process ``pid`` in MiB, 0 when it cannot be read."""
     try:
@@ -468,6 +488,10 @@ def main() -> None:
         t0 = time.monotonic()
         cfg = WalkConfig(brokers=5, topics=args.topics, partitions=args.partitions, rf=3)
         base = base_history(cfg, args.steps, args.seed)
+        if reuse:
+            stale = stale_corpus(corpus, base)
+            if stale is not None:
+                raise SystemExit(f"--reuse: {stale}; run without --reuse to generate it again")
         lines, expected = generate(corpus, args.lines, base, args.inject, write=not reuse)
         print(
             f"{'reused' if reuse else 'generated'} {lines:,} lines ({sum(len(v) for v in base.values()):,} per cluster copy) in "
