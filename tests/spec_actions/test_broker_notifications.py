@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from kcspec.conformance.scenarios import SCENARIOS_BY_NAME, cluster, tp
 from kcspec.conformance.selfcheck.crosscheck import crosscheck
+from kcspec.model.invariants_check import InvariantChecker
 from kcspec.model.step import SpecMachine
 from kcspec.reference_impl import ReferenceController
 from kcspec.spec.events import (
@@ -14,8 +15,10 @@ from kcspec.spec.events import (
     BrokerFailure,
     BrokerStartup,
     ControllerEvent,
+    ControllerFailover,
     LogDirEventNotification,
     TopicCreation,
+    TopicDeletion,
     ZkPartitionReassignment,
 )
 from kcspec.spec.fmap import FMap
@@ -123,3 +126,56 @@ def test_several_brokers_at_once_are_out_of_the_model_while_a_reassignment_is_in
     change = BrokerChange(new_broker_ids=(3,), dead_broker_ids=(1,))
     assert _enabled(profile, events, change) == (False, False)
     assert _enabled(profile, events[:-1], change) == (True, True)
+
+
+def _fuzz_887560551() -> tuple[list[ControllerEvent], BrokerChange]:
+    """The run of ``kcspec fuzz --seed 887560551 --profile kafka-2.8`` that left broker 1 live after it died: t1-0
+    has no live replica when it is created (no leadership znode), is reassigned, and t1 is queued for deletion; then
+    2 registers while 1 disappears."""
+    events: list[ControllerEvent] = [
+        BrokerStartup(0),
+        ControllerFailover(0),
+        TopicCreation("t0", ((0, 1, 2),)),
+        TopicCreation("t1", ((1, 2, 3),)),
+        ZkPartitionReassignment(FMap({tp("t1", 0): (2, 3, 0)})),
+        TopicDeletion(("t1",)),
+        BrokerStartup(1),
+    ]
+    return events, BrokerChange(new_broker_ids=(2,), dead_broker_ids=(1,))
+
+
+def _w6_violated(profile: str, state: ClusterState) -> bool:
+    return any(v.name.startswith("W6 ") for v in InvariantChecker(profile).check_state(state))
+
+
+def test_kafka_2_8_leaves_a_dead_broker_live_when_starting_the_new_ones_throws_so_it_is_left_out() -> None:
+    """2.8.2's processBrokerChange runs onBrokerStartup(new) before removing the dead brokers, and
+    maybeResumeReassignments has no try: resuming t1-0 on broker 2 throws (IllegalStateException, no leadership
+    znode to bump), the event ends and broker 1 stays live although deregistered. Kafka does this too, so the spec
+    and the reference controller are right; W6 describes states where every broker change was handled, so the guard
+    leaves this input out (no partition being reassigned) and both guards refuse it."""
+    profile = "kafka-2.8"
+    events, change = _fuzz_887560551()
+    state, _ = _run(profile, events)
+    assert not _w6_violated(profile, state)
+    assert state.controller.partitions_being_reassigned == {tp("t1", 0)}
+    assert _enabled(profile, events, change) == (False, False)
+    # past its guard, the reference controller shows what Kafka 2.8.2 would do, and why the input is left out
+    ref = ReferenceController(profile, state)
+    ref.run(change, guard_checked=True)
+    after = ref.snapshot()
+    assert any("Error processing event BrokerChange" in line for line in ref.controller_log), (
+        ref.controller_log[-5:]
+    )
+    assert (set(after.controller.live_brokers), set(after.zk.brokers)) == ({0, 1, 2}, {0, 2})
+    assert _w6_violated(profile, after)
+
+
+def test_kafka_1_1_handles_the_same_change_and_its_live_brokers_are_the_registered_ones() -> None:
+    """1.1.1 replaces the live set with the registered brokers before onBrokerStartup, and its ZK reassignment of
+    t1-0 (no leadership) is not in flight: the change is enabled, spec and reference agree, W6 holds."""
+    profile = "kafka-1.1"
+    events, change = _fuzz_887560551()
+    state, _ = _run(profile, [*events, change])
+    assert (set(state.controller.live_brokers), set(state.zk.brokers)) == ({0, 2}, {0, 2})
+    assert not _w6_violated(profile, state)
