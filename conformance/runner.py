@@ -50,6 +50,8 @@ class Session:
     exchanges: int = 0
     exchange_seconds: float = 0.0
     """Time spent inside ``call``: writing requests and waiting for replies."""
+    stop_reason: str = ""
+    """Set when the SUT can no longer be used in this run (``SutFailure.stop_run``): the rest is skipped."""
 
     def open(self) -> m.HelloReply:
         self.adapter.start()
@@ -121,6 +123,8 @@ def run_vectors(
     stop_reason = ""
     restart_failures = 0
     for vector in vectors:
+        if not stop_reason and session.stop_reason:
+            stop_reason = session.stop_reason
         if not stop_reason and deadline is not None and time.monotonic() > deadline:
             stop_reason = "the time budget (--budget) ran out before this vector"
         if not stop_reason and session.hello is None:
@@ -181,6 +185,8 @@ def run_one(session: Session, vector: Vector) -> Outcome:
     except SutFailure as failure:
         if failure.restart:
             session.hello = None
+        if failure.stop_run:
+            session.stop_reason = f"the run stopped after an earlier vector: {failure.detail}"
         request_line = m.to_line(0, vector.request).decode()
         return _outcome(
             vector,

@@ -29,12 +29,17 @@ class FailureKind(enum.Enum):
 class SutFailure(Exception):
     """The SUT did not answer a request properly; ``restart`` says whether the session is unusable."""
 
-    def __init__(self, kind: FailureKind, detail: str, stderr: str = "", restart: bool = True) -> None:
+    def __init__(
+        self, kind: FailureKind, detail: str, stderr: str = "", restart: bool = True, stop_run: bool = False
+    ) -> None:
         super().__init__(f"{kind.value}: {detail}")
         self.kind = kind
         self.detail = detail
         self.stderr = stderr
         self.restart = restart
+        self.stop_run = stop_run
+        """The SUT cannot be used again in this process (an in-process call that never returned): the runner
+        reports what it has and skips the rest."""
 
 
 class Adapter(Protocol):

@@ -10,6 +10,11 @@ Whatever the SUT raises is its failure, not the runner's: any ``BaseException`` 
 ``sys.exit()``, a ``KeyboardInterrupt`` the SUT raises itself, ``GeneratorExit``... — becomes an errored
 verdict for that request. Only a real interrupt of ``kcspec`` (SIGINT or SIGTERM received while the SUT
 runs) goes on up and ends the run: the adapter watches those two signals for the length of a session.
+
+With a ``timeout`` each call runs in a worker thread and a call that has not returned after ``timeout`` seconds
+is an errored verdict ("did not return within T s"). A thread cannot be killed: the hung call keeps its
+thread (a daemon, which does not keep the process alive) and the SUT's state is no longer trustworthy, so the
+failure stops the run (``SutFailure.stop_run``) and every later call fails at once the same way.
 """
 
 from __future__ import annotations
@@ -171,10 +176,13 @@ class _SignalWatch:
 class InProcessAdapter:
     """Runs a ``ControllerSut`` in the runner's own process."""
 
-    def __init__(self, sut: ControllerSut) -> None:
+    def __init__(self, sut: ControllerSut, timeout: float | None = None) -> None:
         self.sut = sut
+        self.timeout = timeout
         self._stderr = ""
         self._signals = _SignalWatch()
+        self._hung: str | None = None
+        """Why the SUT is unusable: a call that never returned (its thread still runs)."""
 
     @property
     def description(self) -> str:
@@ -184,9 +192,39 @@ class InProcessAdapter:
         self._stderr = ""
         self._signals.install()
 
+    def _dispatch(self, request: m.RequestMessage) -> m.ResponseMessage:
+        """``dispatch`` in a worker thread, waiting at most ``timeout`` seconds (without one, in this thread)."""
+        if self._hung is not None:
+            raise SutFailure(FailureKind.timeout, self._hung, self._stderr, restart=False, stop_run=True)
+        if self.timeout is None:
+            return dispatch(self.sut, request)
+        result: list[m.ResponseMessage] = []
+        raised: list[BaseException] = []
+
+        def work() -> None:
+            try:
+                result.append(dispatch(self.sut, request))
+            except BaseException as exc:  # handed to the calling thread, which judges it
+                raised.append(exc)
+
+        worker = threading.Thread(target=work, name=f"sut-{type(request).__name__}", daemon=True)
+        worker.start()
+        worker.join(self.timeout)
+        if worker.is_alive():
+            self._hung = (
+                f"{type(request).__name__} did not return within {self.timeout:g} s; an in-process SUT cannot "
+                "be stopped, so the run stops here and reports what it has"
+            )
+            raise SutFailure(FailureKind.timeout, self._hung, restart=False, stop_run=True)
+        if raised:
+            raise raised[0]
+        return result[0]
+
     def call(self, request: m.RequestMessage) -> m.ResponseMessage:
         try:
-            reply = dispatch(self.sut, request)
+            reply = self._dispatch(request)
+        except SutFailure:
+            raise
         except BaseException as exc:
             if self._signals.interrupted(exc):
                 raise

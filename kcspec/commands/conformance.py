@@ -32,7 +32,12 @@ def command() -> None:
     """Run the conformance suite against a controller implementation (a SUT)."""
 
 
-def _load_adapter(sut: str | None, adapter: str | None, timeout: float, max_line: int) -> Adapter:
+def _load_adapter(
+    sut: str | None, adapter: str | None, timeout: float, max_line: int, budget: float | None = None
+) -> Adapter:
+    """The adapter of ``--sut`` or ``--adapter``. A subprocess SUT gets a grace of 30 s (or ``timeout`` if
+    longer) for its first reply, for runtimes slow to start; ``budget`` bounds that grace too. An in-process
+    SUT's calls run under ``timeout`` in a worker thread (a hung call stops the run)."""
     from kcspec.conformance.adapters.inprocess import ControllerSut, InProcessAdapter
     from kcspec.conformance.adapters.subprocess_adapter import SubprocessAdapter
     from kcspec.model.interrupts import Terminated
@@ -41,7 +46,8 @@ def _load_adapter(sut: str | None, adapter: str | None, timeout: float, max_line
         options.fail('give exactly one of --sut "CMD ARGS" or --adapter module:Class')
     if sut is not None:
         try:
-            return SubprocessAdapter(sut, timeout=timeout, max_line_bytes=max_line)
+            startup = max(timeout, 30.0) if budget is None else min(max(timeout, 30.0), budget)
+            return SubprocessAdapter(sut, timeout=timeout, startup_timeout=startup, max_line_bytes=max_line)
         except ValueError as exc:
             options.fail(f"--sut: {exc}")
     assert adapter is not None
@@ -68,7 +74,7 @@ def _load_adapter(sut: str | None, adapter: str | None, timeout: float, max_line
         raise
     except BaseException as exc:  # the SUT's own constructor (sys.exit() included): its failure, reported
         options.fail(f"--adapter: {adapter}() raised {type(exc).__name__}: {exc}")
-    return InProcessAdapter(instance)
+    return InProcessAdapter(instance, timeout=timeout)
 
 
 def _vectors(source: Path | None, profile: str, console: Console) -> list[object]:
@@ -218,7 +224,7 @@ def run_cmd(
             known = known_file.load(known_path)
         except known_file.KnownFileError as exc:
             options.fail(f"--known: {exc}")
-    the_adapter = _load_adapter(sut, adapter, timeout, max_line_bytes)
+    the_adapter = _load_adapter(sut, adapter, timeout, max_line_bytes, budget)
     vectors = [v for v in _vectors(vectors_dir, profile, console) if isinstance(v, Vector)]
     selected = runner.select_vectors(vectors, profile, Level[level])
     started = time.monotonic()
