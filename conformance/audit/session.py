@@ -14,18 +14,24 @@ Nothing of it is shared or predictable: each process gets its own configuration 
 (mode 0700, ``kcspec-audit-spark-<pid>-<random>`` in the temporary directory), which is ``SPARK_CONF_DIR``
 unless the user set one, and holds the log4j2 configuration and the JVM log (``spark.log``). A folder that
 someone else could have prepared (say with a ``spark-defaults.conf`` injecting JVM options) is never used.
-The folders of processes that have ended are removed once they are a day old (``prune_spark_dirs``), so that
-they do not pile up but a failed run's log can still be read. In local mode the driver binds to the loopback
-interface only (``spark.driver.bindAddress`` and ``spark.driver.host`` 127.0.0.1).
+A process removes its own folder when it exits (``atexit``: a normal end, an error, Ctrl-C and SIGTERM all
+leave through it; ``keep_spark_log`` first copies the JVM log of a failed run into its output folder). The
+folders of processes killed outright (SIGKILL) are removed once they are a day old (``prune_spark_dirs``).
+In local mode the driver binds to the loopback interface only (``spark.driver.bindAddress`` and
+``spark.driver.host`` 127.0.0.1).
 """
 
 from __future__ import annotations
 
+import atexit
+import logging
 import os
 import shutil
+import signal
 import stat
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -33,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from kcspec.conformance.audit import jvm_parser
+from kcspec.model import interrupts
 
 LOOPBACK = "127.0.0.1"
 
@@ -64,7 +71,25 @@ def conf_dir() -> Path:
         made = Path(tempfile.mkdtemp(prefix=f"{CONF_PREFIX}{os.getpid()}-"))
         (made / "log4j2.properties").write_text(LOG4J2)
         _conf_dirs.append(made)
+        atexit.register(remove_conf_dir)
     return _conf_dirs[0]
+
+
+def remove_conf_dir() -> None:
+    """Remove this process's configuration folder (and JVM log), if it made one; run at exit."""
+    while _conf_dirs:
+        shutil.rmtree(_conf_dirs.pop(), ignore_errors=True)
+
+
+def keep_spark_log(out: Path) -> Path:
+    """Copy the JVM log into ``out`` (``spark.log``), since the folder it is in is removed at exit; where it
+    can be read after the run (the original path if the copy failed)."""
+    src = spark_log_path()
+    try:
+        shutil.copyfile(src, out / "spark.log")
+    except OSError:
+        return src
+    return out / "spark.log"
 
 
 def _log4j_file() -> Path:
@@ -159,7 +184,42 @@ def make_session(
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
+    quiet_interrupts()
     return spark
+
+
+def _interrupted(signum: int, frame: object) -> None:
+    # py4j reports every call that the interrupt breaks (and every later one on the broken connection) on the
+    # root logger, with its traceback: the run is ending, they are not news, so logging is off from here on
+    logging.disable(logging.CRITICAL)
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt()
+    raise interrupts.Terminated()
+
+
+def quiet_interrupts() -> None:
+    """Ctrl-C and SIGTERM end a run with a Spark session as any other ``kcspec`` run: one line, 130 / 143.
+    Decision: pyspark's own SIGINT handler (``cancelAllJobs`` over py4j, from inside the signal handler,
+    while the interrupted main thread may be in a py4j call on the same connection: "reentrant call") is
+    replaced; the interrupt is raised at once and the JVM, a child that watches its stdin, ends with this
+    process. (Main thread only: elsewhere signal handlers cannot be set.)"""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, _interrupted)
+        signal.signal(signal.SIGTERM, _interrupted)
+
+
+def interrupt_in(exc: BaseException) -> BaseException | None:
+    """The Ctrl-C or SIGTERM behind ``exc``, if any: an interrupt inside a py4j call often surfaces as a
+    py4j error (the connection it broke) raised while the interrupt was being handled — which is an
+    interrupt of the run, never an internal error."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        if isinstance(cur, (KeyboardInterrupt, interrupts.Terminated)):
+            return cur
+        seen.add(id(cur))
+        cur = cur.__cause__ or cur.__context__
+    return None
 
 
 def _default_partitions(master: str) -> int:

@@ -126,7 +126,7 @@ def command(
         err.print(f"profile {name}: {why}", markup=False)
 
     from kcspec.conformance.audit.pipeline import conclude, run_audit
-    from kcspec.conformance.audit.session import make_session, spark_log_path
+    from kcspec.conformance.audit.session import keep_spark_log, make_session
 
     start = time.monotonic()
     columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
@@ -136,9 +136,10 @@ def command(
             spark = make_session(master)
         except Exception as exc:  # the JVM did not start: Java missing, bad --master, …
             progress.stop()
+            stop_if_interrupted(exc)
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
             err.print(
-                f"[red]error:[/red] Spark did not start ({escape(first)}); its output: {spark_log_path()}"
+                f"[red]error:[/red] Spark did not start ({escape(first)}); its output: {keep_spark_log(out)}"
             )
             sys.exit(2)
 
@@ -157,7 +158,8 @@ def command(
             sys.exit(2)
         except Exception as exc:  # a fault of the audit itself: never exit 1, which means "violations"
             progress.stop()
-            report_internal_error(exc, out / "internal-error.txt", spark_log_path())
+            stop_if_interrupted(exc)
+            report_internal_error(exc, out / "internal-error.txt", keep_spark_log(out))
             sys.exit(3)
     elapsed = time.monotonic() - start
     con = Console()
@@ -209,6 +211,16 @@ def fresh_out(out: Path) -> Path:
             continue
         return sub
     raise FileExistsError(17, f"no free sub-folder name {stamp}-N")
+
+
+def stop_if_interrupted(exc: BaseException) -> None:
+    """Re-raise the Ctrl-C or SIGTERM behind ``exc`` (the command group ends the run with one line, 130 or
+    143): an interrupt never reads as an internal error or a failed start."""
+    from kcspec.conformance.audit.session import interrupt_in
+
+    interrupt = interrupt_in(exc)
+    if interrupt is not None:
+        raise interrupt from None
 
 
 def report_internal_error(exc: BaseException, where: Path, spark_log: Path) -> None:
