@@ -10,6 +10,7 @@ run to a minimal event sequence, and the shrunk sequence is written as a replaya
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -27,6 +28,12 @@ from kcspec.spec import codec
 from kcspec.spec.events import EVENT_TYPES, BrokerStartup, ControllerEvent, TopicDeletion
 from kcspec.spec.state import ClusterState
 from kcspec.spec.trace import Trace, TraceStep
+
+
+def replay_command(path: Path) -> str:
+    """The command that replays a trace written by a failure: the spec served as a SUT against the reference
+    controller, the two sides this test compares (a replay needs a SUT: ``--sut`` or ``--adapter``)."""
+    return f"kcspec conformance replay {shlex.quote(str(path))} --sut 'kcspec serve-reference --engine spec'"
 
 
 @dataclass
@@ -150,7 +157,7 @@ class ControllerMachine(RuleBasedStateMachine):
             self.trace_dir.mkdir(parents=True, exist_ok=True)
             path = self.trace_dir / f"stateful-{self.profile}.trace.json"
             path.write_text(trace.to_json() + "\n", encoding="utf-8")
-            where = f"\n(trace written to {path}; replay with: kcspec conformance replay {path})"
+            where = f"\n(trace written to {path}; replay with: {replay_command(path)})"
         events = "\n".join(f"  {i:2d}. {codec.dumps(s.event)}" for i, s in enumerate(self.steps, start=1))
         raise AssertionError(
             f"{self.profile}: {message} at {event.kind}\nevents:\n{events}\n" + "\n".join(details) + where
