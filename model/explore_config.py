@@ -41,6 +41,8 @@ class ExploreConfig:
             raise ValueError(f"--rf must be between 1 and --brokers ({self.brokers}), got {self.rf}")
         if self.depth < 0:
             raise ValueError(f"--depth must be ≥ 0, got {self.depth}")
+        if self.max_states < 1:  # a bound that explores nothing would report "no violation found"
+            raise ValueError(f"--max-states must be ≥ 1, got {self.max_states}")
         unknown = sorted(self.faults - set(FAULT_KINDS))
         if unknown:
             raise ValueError(f"unknown --faults {', '.join(unknown)}; known: {', '.join(FAULT_KINDS)}")
