@@ -92,7 +92,15 @@ def judge(
             problems.append(f"{f['file']}: {f['unreadable']}")
         if f["record"] == 0:
             what = "empty" if f["read"] == 0 else f"none of its {f['read']} line(s) is a record"
-            problems.append(f"{f['file']}: yields no record ({what})")
+            # its lines by what they are, as counted in the run's "parsed" (blank, continuation) and
+            # "quarantined" totals: a blank line of a file without records is parsed, not a record
+            kinds = [
+                (f["blank"], "blank"),
+                (f["continuation"], "continuation"),
+                (f["quarantined"], "quarantined"),
+            ]
+            parts = ", ".join(f"{n} {kind}" for n, kind in kinds if n)
+            problems.append(f"{f['file']}: yields no record ({what})" + (f": {parts}" if parts else ""))
     if not per_file:
         problems.append("no input file was read")
     if lines_read and quarantined / lines_read > max_quarantine:

@@ -172,7 +172,12 @@ def command(
     table.add_column("what")
     table.add_column("count", justify="right")
     table.add_row("lines read", str(summary.lines_read))
+    # "parsed" is every line accounted for without quarantine: records, and the blank and continuation lines
+    # between them; a file none of whose lines is a record can still have blank lines, so the two are shown
+    records = sum(int(f["record"]) for f in summary.per_file)
     table.add_row("parsed", str(summary.parsed))
+    table.add_row("  records", str(records))
+    table.add_row("  blank or continuation lines", str(summary.parsed - records))
     table.add_row("quarantined", str(summary.quarantined))
     table.add_row("violations", str(summary.violations))
     con.print(table)

@@ -138,3 +138,14 @@ def test_missing_or_empty_out_is_used_as_it_is(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("x")
     with pytest.raises(NotADirectoryError):
         fresh_out(tmp_path / "file")
+
+
+def test_a_file_without_records_says_what_its_lines_are_as_the_totals_count_them() -> None:
+    # a binary file: a few of its lines happen to be blank (parsed, as blank lines are), the rest quarantined
+    binary = _file("b.bin", 0, 1595, blank=15)
+    binary["read"] = 1610
+    v = judge(1610, 15, 1595, 0, [binary], max_quarantine=1.0)
+    assert v.internal == (), v.internal
+    needle = "b.bin: yields no record (none of its 1610 line(s) is a record): 15 blank, 1595 quarantined"
+    assert needle in v.problems, f"{needle!r} not in {v.problems}"
+    assert judge(0, 0, 0, 0, [_file("e.log", 0)]).problems == ("e.log: yields no record (empty)",)
