@@ -97,13 +97,21 @@ def command(
         options.usage_error(str(exc))
     if (emit_logs is None) == (not spark):
         options.usage_error("give exactly one of --emit-logs DIR or --spark")
+    if inject is not None:  # checked before anything is printed or run
+        if emit_logs is None:
+            options.usage_error("--inject goes with --emit-logs")
+        from kcspec.conformance.selfcheck.bugzoo.historical import HISTORICAL_BY_NAME
+
+        if inject not in HISTORICAL_BY_NAME:
+            raise click.BadParameter(
+                f"unknown bug {inject!r}; known: {', '.join(sorted(HISTORICAL_BY_NAME))}",
+                param_hint="--inject",
+            )
     seed = seed if seed is not None else random.SystemRandom().randrange(2**31)
     console.print(f"kcspec simulate: seed {seed} (re-run with --seed {seed})")
     if emit_logs is not None:
         emit(console, cfg, emit_logs, events, seed, trace_level, inject)
         return
-    if inject is not None:
-        options.usage_error("--inject goes with --emit-logs")
     swarm(console, cfg, runs, steps, seed, None if local else master, json_path)
 
 
@@ -120,22 +128,68 @@ def emit(
     if inject is not None:
         from kcspec.conformance.selfcheck.bugzoo.historical import HISTORICAL_BY_NAME
 
-        mutant = HISTORICAL_BY_NAME.get(inject)
-        if mutant is None:
-            raise click.BadParameter(
-                f"unknown bug {inject!r}; known: {', '.join(sorted(HISTORICAL_BY_NAME))}",
-                param_hint="--inject",
-            )
+        mutant = HISTORICAL_BY_NAME[inject]  # the command checked the name
         bug = mutant.active()
         console.print(f"injecting {inject}: {mutant.wrong}")
     ctl = ReferenceController(cfg.profile, trace=trace)
     with bug:
-        n = sum(1 for _ in walk(ctl, cfg, events, seed))
+        ends = [_lines(ctl) for _ in walk(ctl, cfg, events, seed)]
+    n = len(ends)
     paths = emit_logs(ctl.state_change_log, ctl.controller_log, out)
     lines = len(ctl.state_change_log) + len(ctl.controller_log)
     console.print(
         f"{n} events ({events} random after the bootstrap), {lines} log lines in {len(paths)} files under {out}"
     )
+    if inject is not None:
+        # Whether the bug fired is judged by its effect: the same walk (same seed) on the clean reference
+        # controller, and the log lines that differ. A bug whose code path the walk never reached leaves the
+        # logs identical: said plainly (a warning, exit 0: the logs are still written as asked).
+        clean = ReferenceController(cfg.profile, trace=trace)
+        for _ in walk(clean, cfg, events, seed):
+            pass
+        changed, at = 0, n
+        for log, (clean_lines, buggy_lines) in enumerate(
+            ((clean.state_change_log, ctl.state_change_log), (clean.controller_log, ctl.controller_log))
+        ):
+            count, first = _differences(clean_lines, buggy_lines)
+            changed += count
+            if (
+                count
+            ):  # the event that wrote the first differing line (or, for a line missing, the one before)
+                at = min(at, next((i for i, end in enumerate(ends, start=1) if end[log] > first), n))
+        if changed == 0:
+            console.print(
+                f"[yellow]warning:[/yellow] {inject} never fired: the logs are identical to a clean run with seed "
+                f"{seed} (try another --seed, more --events or --brokers)",
+                highlight=False,
+            )
+        else:
+            console.print(
+                f"{inject} fired: {changed} log line(s) differ from a clean run with seed {seed}, the first "
+                f"written at event {at}",
+                highlight=False,
+            )
+
+
+def _lines(ctl: object) -> tuple[int, int]:
+    """Lines written so far to the state-change log and to the controller log."""
+    from kcspec.reference_impl import ReferenceController
+
+    assert isinstance(ctl, ReferenceController)
+    return len(ctl.state_change_log), len(ctl.controller_log)
+
+
+def _differences(clean: list[str], buggy: list[str]) -> tuple[int, int]:
+    """How many lines of ``buggy`` differ from ``clean`` (insertions, deletions and replacements, the larger
+    side of each) and the index in ``buggy`` of the first difference."""
+    import difflib
+
+    changed, first = 0, -1
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, clean, buggy, autojunk=False).get_opcodes():
+        if tag != "equal":
+            changed += max(i2 - i1, j2 - j1)
+            first = j1 if first < 0 else first
+    return changed, first
 
 
 def swarm(
