@@ -46,6 +46,28 @@ Examples:
 """
 
 
+EXIT_CODES = """\b
+Exit codes:
+  0    pass (nothing found)
+  1    a violation or divergence was found (a counterexample is written)
+  2    bad usage, bad input or a missing dependency (the message says what and where)
+  3    an internal error of kcspec (with its traceback; never a verdict)
+  130  interrupted by Ctrl-C
+  143  stopped by SIGTERM
+"""
+"""The exit-code contract (DESIGN.md), shown at the end of every command's ``--help``: one text for all."""
+
+
+def with_exit_codes(command: click.Command) -> click.Command:
+    """``command`` (and, for a group, each of its subcommands) with ``EXIT_CODES`` ending its help epilog."""
+    if EXIT_CODES not in (command.epilog or ""):
+        command.epilog = f"{command.epilog.rstrip()}\n\n{EXIT_CODES}" if command.epilog else EXIT_CODES
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            with_exit_codes(sub)
+    return command
+
+
 class KcspecGroup(click.Group):
     """The command group; an interrupted command ends with 130 (Ctrl-C) or 143 (SIGTERM), never with click's
     "Aborted!" and exit 1, the code for "a violation was found"; an unexpected exception ends with its
@@ -61,7 +83,7 @@ class KcspecGroup(click.Group):
         command: click.Command = importlib.import_module(f"kcspec.commands.{module}").command
         if command.name != cmd_name:
             raise RuntimeError(f"kcspec.commands.{module} defines {command.name!r}, expected {cmd_name!r}")
-        return command
+        return with_exit_codes(command)
 
     def invoke(self, ctx: click.Context) -> object:
         interrupts.install_sigterm()
@@ -106,7 +128,7 @@ def _internal_error(ctx: click.Context) -> click.exceptions.Exit:
 
 @click.group(
     cls=KcspecGroup,
-    epilog=EPILOG,
+    epilog=f"{EPILOG}\n{EXIT_CODES}",
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110},
 )
 @click.version_option(package_name="kcspec")
