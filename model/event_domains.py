@@ -44,10 +44,13 @@ class ParamKind(enum.Enum):
     """What an event parameter ranges over."""
 
     BROKER_ID = "broker id"
-    """A broker id ``0..brokers-1``; also the other small integers without a kind of their own (a zombie write's
-    leader, a stale AlterIsr's leader epoch and znode version), which the bounded models range over the same set."""
+    """A broker id ``0..brokers-1`` (also a zombie write's ``leader``)."""
     BROKER_EPOCH = "broker epoch"
     CONTROLLER_EPOCH = "controller epoch"
+    LEADER_EPOCH = "leader epoch"
+    """A partition's leader epoch ``0..max_leader_epoch`` (a stale AlterIsr's)."""
+    ZK_VERSION = "znode version"
+    """A partition znode's version ``0..max_zk_version`` (a stale AlterIsr's)."""
     FLAG = "flag"
     TOPIC = "topic"
     TOPIC_OR_ALL = "topic, or every topic"
@@ -66,10 +69,16 @@ class ParamKind(enum.Enum):
 
 
 INT_KINDS: dict[str, ParamKind] = {
+    "broker_id": ParamKind.BROKER_ID,
+    "leader": ParamKind.BROKER_ID,
     "controller_epoch": ParamKind.CONTROLLER_EPOCH,
     "broker_epoch": ParamKind.BROKER_EPOCH,
+    "leader_epoch": ParamKind.LEADER_EPOCH,
+    "zk_version": ParamKind.ZK_VERSION,
 }
-"""Integer parameters that are not broker ids, by name."""
+"""Every integer parameter's kind, by name. There is no default: an integer parameter not listed here is a
+``DomainError`` (an unlisted one once fell back to the broker ids, so a stale AlterIsr's leader epoch and znode
+version ranged over ``Brokers`` instead of their own bounds)."""
 
 
 @dataclass(frozen=True)
@@ -98,7 +107,12 @@ def param_kind(event: str, name: str, hint: Any) -> ParamKind:
     if hint is bool:
         return ParamKind.FLAG
     if hint is int:
-        return INT_KINDS.get(name, ParamKind.BROKER_ID)
+        if name not in INT_KINDS:
+            raise DomainError(
+                f"event {event}: no finite domain for integer parameter {name} "
+                f"(name it in INT_KINDS of model/event_domains.py: one of {', '.join(INT_KINDS)})"
+            )
+        return INT_KINDS[name]
     if hint is str:
         return ParamKind.TOPIC_OR_ALL if event == "UncleanLeaderElectionEnable" else ParamKind.TOPIC
     if isinstance(hint, type) and issubclass(hint, enum.Enum):

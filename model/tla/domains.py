@@ -72,6 +72,16 @@ TOPIC_PARTITIONS = Domain("TopicPartitions", topic_partitions)
 REPLICA_LISTS = Domain("ReplicaLists", replica_lists)
 ASSIGNMENTS = Domain("Assignments", assignments)
 CONTROLLER_EPOCHS = Domain("1..MaxControllerEpoch", lambda c: tuple(range(1, c.max_controller_epoch + 1)))
+LEADER_EPOCHS = Domain("0..MaxLeaderEpoch", lambda c: tuple(range(c.max_leader_epoch + 1)))
+"""A stale AlterIsr's leader epoch: its guard bounds it by the partition's (``le <= leader_epoch``), which the
+``StateConstraint`` bounds by ``MaxLeaderEpoch``, so this set holds every value that can be enabled."""
+ZK_VERSIONS = Domain("0..MaxZkVersion", lambda c: tuple(range(c.max_zk_version + 1)))
+"""A stale AlterIsr's znode version: bounded by the partition's (``zv <= zk_version <= MaxZkVersion``).
+
+Both once fell back to ``Brokers`` (in the module and, through this same ``Domain``, in the explorer). The recorded
+counts of ``state_counts.json`` stay: the explorer recomputed the 1-broker models' (unchanged: a stale AlterIsr
+changes no counted state there), and in the 2-broker models the enabled instances are the same ones
+(``Brokers = 0..1 = 0..MaxLeaderEpoch``; ``zv = 1`` fails ``zv <= zk_version <= MaxZkVersion = 0``)."""
 BROKER_EPOCHS = Domain("{-1} \\cup 1..MaxZxid", lambda c: (-1, *range(1, c.max_zxid + 1)), (ty.INT, ty.INT))
 TOPICS_OR_ALL = Domain('Topics \\cup {""}', lambda c: ("", *c.topic_names), (ty.STR, ty.STR))
 ONE_TOPIC = Domain("{<<t>> : t \\in Topics}", lambda c: tuple((t,) for t in c.topic_names))
@@ -120,6 +130,8 @@ BY_KIND: dict[ParamKind, Domain] = {
     ParamKind.BROKER_ID: BROKERS,
     ParamKind.BROKER_EPOCH: BROKER_EPOCHS,
     ParamKind.CONTROLLER_EPOCH: CONTROLLER_EPOCHS,
+    ParamKind.LEADER_EPOCH: LEADER_EPOCHS,
+    ParamKind.ZK_VERSION: ZK_VERSIONS,
     ParamKind.FLAG: BOOLEANS,
     ParamKind.TOPIC: TOPICS,
     ParamKind.TOPIC_OR_ALL: TOPICS_OR_ALL,
@@ -133,7 +145,7 @@ BY_KIND: dict[ParamKind, Domain] = {
     ParamKind.TARGETS_OR_CANCEL: _one_target_domain(optional=True),
 }
 """The set each parameter kind of ``model/event_domains.py`` ranges over in the bounded models (enumerations:
-every member, ``_enum_domain``)."""
+every member, ``_enum_domain``). Every kind but ``ENUM`` is listed: ``param_domain`` has no fallback."""
 
 
 def param_domain(action: str, p: Param) -> Domain:
@@ -144,10 +156,15 @@ def param_domain(action: str, p: Param) -> Domain:
     if kind is ParamKind.ENUM:
         hint, _ = ed.strip_optional(p.type)
         return _enum_domain(hint)
+    if kind not in BY_KIND:
+        raise DomainError(
+            f"action {action}: parameter {p.name} of kind {kind.value!r} has no TLA+ domain (BY_KIND)"
+        )
     return BY_KIND[kind]
 
 
 __all__ = [
+    "BY_KIND",
     "NOT_IN_MODELS",
     "Domain",
     "DomainError",

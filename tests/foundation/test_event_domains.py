@@ -32,12 +32,39 @@ def test_a_parameter_type_without_a_domain_is_named() -> None:
 
 def test_kinds_split_integers_by_name_and_topics_by_event() -> None:
     assert ed.param_kind("ControlledShutdown", "broker_epoch", int) is ed.ParamKind.BROKER_EPOCH
+    stale = {p.name: p.kind for p in ed.EVENT_PARAMS["StaleAlterIsrReceived"] if p.hint is int}
+    assert stale == {
+        "broker_id": ed.ParamKind.BROKER_ID,
+        "broker_epoch": ed.ParamKind.BROKER_EPOCH,
+        "leader_epoch": ed.ParamKind.LEADER_EPOCH,
+        "zk_version": ed.ParamKind.ZK_VERSION,
+    }
     assert ed.param_kind("ZombieControllerWrite", "controller_epoch", int) is ed.ParamKind.CONTROLLER_EPOCH
     assert ed.param_kind("BrokerStartup", "broker_id", int) is ed.ParamKind.BROKER_ID
     assert ed.param_kind("UncleanLeaderElectionEnable", "topic", str) is ed.ParamKind.TOPIC_OR_ALL
     assert ed.param_kind("TopicCreation", "topic", str) is ed.ParamKind.TOPIC
     kinds = {p.name: p.kind for p in ed.EVENT_PARAMS["ApiPartitionReassignment"]}
     assert kinds == {"targets": ed.ParamKind.TARGETS_OR_CANCEL}
+
+
+def test_an_integer_parameter_without_a_kind_is_an_error_not_a_broker_id() -> None:
+    with pytest.raises(
+        ed.DomainError, match=r"event NewEvent: no finite domain for integer parameter replica_count"
+    ):
+        ed.param_kind("NewEvent", "replica_count", int)
+
+
+def test_every_kind_has_a_tla_domain() -> None:
+    missing = set(ed.ParamKind) - set(tla_domains.BY_KIND) - {ed.ParamKind.ENUM}
+    assert not missing, f"parameter kinds without a TLA+ domain: {sorted(k.name for k in missing)}"
+
+
+def test_a_stale_alter_isr_ranges_over_its_own_bounds_in_the_module_and_the_explorer() -> None:
+    config = ModelConfig(brokers=2, rf=2, max_leader_epoch=3, max_zk_version=1)
+    le = tla_domains.param_domain("StaleAlterIsrReceived", Param("leader_epoch", int))
+    zv = tla_domains.param_domain("StaleAlterIsrReceived", Param("zk_version", int))
+    assert (le.tla, le.values(config)) == ("0..MaxLeaderEpoch", (0, 1, 2, 3))
+    assert (zv.tla, zv.values(config)) == ("0..MaxZkVersion", (0, 1))
 
 
 def test_the_tla_model_has_a_domain_for_every_event_or_says_why_not() -> None:

@@ -10,7 +10,7 @@ import pytest
 from kcspec.model.tla.config import ModelConfig
 from kcspec.model.tla.emit import Emitter, TlaBackendError
 from kcspec.model.tla.layout import render
-from kcspec.model.tla.module import generate, generate_from, param_domain, spec_available
+from kcspec.model.tla.module import ModuleError, generate, generate_from, param_domain, spec_available
 from kcspec.model.tla.order import Orders
 from kcspec.model.tla.syntax import SyntaxCheckUnavailable, check_syntax
 from kcspec.model.tla.types import T
@@ -159,6 +159,10 @@ def test_untranslatable_expressions_are_named() -> None:
 
 def test_param_domains() -> None:
     assert param_domain("BrokerStartup", Param("broker_id", int)) == "Brokers"
+    assert param_domain("StaleAlterIsrReceived", Param("leader_epoch", int)) == "0..MaxLeaderEpoch"
+    assert param_domain("StaleAlterIsrReceived", Param("zk_version", int)) == "0..MaxZkVersion"
+    with pytest.raises(ModuleError, match="event X: no finite domain for integer parameter weight"):
+        param_domain("X", Param("weight", int))
     assert param_domain("UncleanLeaderElectionEnable", Param("topic", str)) == 'Topics \\cup {""}'
     assert (
         param_domain("X", Param("partitions", frozenset[TopicPartition])) == "SUBSET TopicPartitions \\ {{}}"
