@@ -52,7 +52,8 @@ VERSION_HINTS: dict[str, tuple[Version, Version, str]] = {
 
 QUIRK_0_8 = (
     "Kafka 0.8.0/0.8.1 log the from-state after the update (NewPartition→Online prints 'from OnlinePartition'): "
-    "transition checks on such a log give false positives"
+    "transition checks on such a log give false positives (its previous-state-mismatch lines are reported as "
+    "the finding not-checkable-for-version, not as violations)"
 )
 
 
@@ -223,32 +224,55 @@ def chosen_profile(paths: Sequence[str], default: str) -> tuple[str, str]:
     return default, f"the default (the logs' formats say {span}; no one profile models exactly that)"
 
 
-def version_report(groups: Mapping[str, Sequence[str]], profile: str) -> dict[str, Any]:
+UNCHECKABLE_0_8 = ("previous-state-mismatch",)
+"""Rules a Kafka 0.8.0/0.8.1 log is documented to break by itself (``QUIRK_0_8``; FORMATS.md, "from-state is
+read after the update"): on a history whose formats say 0.8, their violations are findings
+(``NOT_CHECKABLE``), not violations."""
+
+NOT_CHECKABLE = "not-checkable-for-version"
+"""The finding a violation of an ``UNCHECKABLE_0_8`` rule on a 0.8 history becomes."""
+
+
+def is_0_8(v: VersionEvidence) -> bool:
+    """The formats say Kafka 0.8 (they cannot tell 0.8.2 from 0.8.0/0.8.1 apart: 0.8.2 is given the benefit of
+    the doubt, as the headline's ``QUIRK_0_8`` warning does)."""
+    return v.known and v.consistent and v.high <= (0, 8)
+
+
+def version_report(
+    groups: Mapping[str, Sequence[str]], profile: str, per_history: bool = False
+) -> dict[str, Any]:
     """Per history (``groups``: history name → its files; one history of every file by default), the version its
-    logs' formats say and the profile for it; ``warning``: the histories ``profile`` does not match, in one line
-    for the headline (``None`` when it matches them all). JSON-ready."""
+    logs' formats say, the profile for it and ``profile_used``: with ``per_history`` the profile for the log
+    where one models it, else ``profile``; ``unchecked_rules``: ``UNCHECKABLE_0_8`` on a 0.8 history.
+    ``warning``: the histories their profile does not match, in one line for the headline (``None`` when it
+    matches them all). JSON-ready."""
     n_files = sum(len(f) for f in groups.values())
     each = min(SAMPLE_LINES, max(SAMPLE_MIN, SAMPLE_BUDGET // max(1, n_files)))
     histories: dict[str, dict[str, Any]] = {}
     bad: list[tuple[str, VersionEvidence]] = []
     for name, files in sorted(groups.items()):
         v = infer_files(files, each)
+        used = (profile_for(v) if per_history else None) or profile
         histories[name] = {
             "inferred": v.text(),
             "profile_for_log": profile_for(v),
+            "profile_used": used,
             "mixed_versions": v.known and not v.consistent,
+            "unchecked_rules": list(UNCHECKABLE_0_8) if is_0_8(v) else [],
         }
-        if profile_warning(profile, v) is not None:
+        if profile_warning(used, v) is not None:
             bad.append((name, v))
     warning: str | None = None
     if len(groups) == 1 and bad:
-        warning = profile_warning(profile, bad[0][1])
+        warning = profile_warning(histories[bad[0][0]]["profile_used"], bad[0][1])
     elif bad:
         shown = "; ".join(f"{name}: {v.text().split(', from: ')[0]}" for name, v in bad[:3])
         more = f"; and {len(bad) - 3} more" if len(bad) > 3 else ""
         quirk = f". {QUIRK_0_8}" if any(v.consistent and v.high <= (0, 8) for _, v in bad) else ""
+        what = f"profile {profile}" if not per_history else "the profile used"
         warning = (
-            f"profile {profile} does not match {len(bad)} of {len(groups)} histories ({shown}{more}); "
+            f"{what} does not match {len(bad)} of {len(groups)} histories ({shown}{more}); "
             f"see stats.json 'version'{quirk}"
         )
     mixed = [name for name, h in histories.items() if h["mixed_versions"]]

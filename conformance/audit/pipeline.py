@@ -109,11 +109,18 @@ class FileIds:
 
 
 def run_audit(
-    spark: SparkSession, inputs: Inputs, out: Path, profile: Profile, step: Step, history_key: str = "cluster"
+    spark: SparkSession,
+    inputs: Inputs,
+    out: Path,
+    profile: Profile,
+    step: Step,
+    history_key: str = "cluster",
+    explicit_profile: bool = True,
 ) -> report.Summary:
     """Run the audit; ``history_key`` ``cluster`` (the default) treats every file given as one cluster's
     history (merged per partition and replica, ordered by timestamp across files), ``dir`` each directory,
-    ``file`` each file on its own (``spark_job.history_of``)."""
+    ``file`` each file on its own (``spark_job.history_of``). Unless ``explicit_profile`` (the user chose
+    ``profile``), each history of ``dir``/``file`` is audited with the profile its formats say."""
     taken = [name for name in OUTPUTS if (out / name).exists()] + [
         p.name for p in out.glob("coverage-*.json")
     ]
@@ -125,13 +132,44 @@ def run_audit(
         with session.settings_for(spark, session.input_bytes((*inputs.kafka_logs, *inputs.traces))) as small:
             if small is not None:
                 step(small)
-            return _run(spark, inputs, out, work, profile, step, history_key)
+            return _run(spark, inputs, out, work, profile, step, history_key, explicit_profile)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def _not_checkable(moot: DataFrame) -> DataFrame:
+    """Violations of ``layouts.UNCHECKABLE_0_8`` rules on a 0.8 history as findings (``findings.FINDING_COLUMNS``)."""
+    return moot.select(
+        "file",
+        "line",
+        "ts",
+        F.lit("warning").alias("severity"),
+        F.lit(layouts.NOT_CHECKABLE).alias("finding"),
+        F.concat(
+            F.lit("not checkable for this version (Kafka 0.8.0/0.8.1 log the from-state after the update): "),
+            F.col("rule"),
+            F.lit(": "),
+            F.col("message"),
+        ).alias("meaning"),
+        F.col("rule").alias("kind"),
+        "topic",
+        "partition",
+        "controller_id",
+        "controller_epoch",
+        F.lit(None).cast("int").alias("broker"),
+        F.lit(None).cast("string").alias("exception"),
+    )
+
+
 def _run(
-    spark: SparkSession, inputs: Inputs, out: Path, work: Path, profile: Profile, step: Step, history_key: str
+    spark: SparkSession,
+    inputs: Inputs,
+    out: Path,
+    work: Path,
+    profile: Profile,
+    step: Step,
+    history_key: str,
+    explicit_profile: bool = True,
 ) -> report.Summary:
     def uri(name: str) -> str:
         return str((work / name).resolve())
@@ -185,7 +223,6 @@ def _run(
             (str(r["file"]), f"unreadable from line {r['line']} on ({r['reason']}: {r['detail']})")
             for r in nr.where(F.col("reason").isin(*jvm_parser.BROKEN_REASONS)).collect()
         )
-        step(f"replaying {len(inputs.kafka_logs)} log file(s) against profile {profile.name}")
         firsts = stats.epoch_firsts(cells, replay.ACTING_KINDS, ids.history)
         deletions = stats.deletion_intervals(kinds(stats.QUEUED), cells, ids.history)
         exceptions = exceptions_of(nr_ids, "fid")
@@ -197,15 +234,47 @@ def _run(
         groups: dict[str, list[str]] = {}
         for file_name in ids.names:
             groups.setdefault(history_of(file_name, history_key) or "all files", []).append(file_name)
-        version = layouts.version_report(groups, profile.name)
+        # Decision: with --history file/dir each history is audited with the profile its own formats say (one
+        # run over unrelated clusters of different Kafka versions), unless --profile was given: then that one;
+        # a history no profile models gets the run's profile. Which was used is in the report, per history.
+        version = layouts.version_report(
+            groups, profile.name, per_history=history_key != "cluster" and not explicit_profile
+        )
+        hists = version["histories"]
+        fid_history = [history_of(n, history_key) or "all files" for n in ids.names]
         failed = kinds(*replay.FAILED_KINDS)
         # records with continuation lines are at most the lines without a layout: few enough, the row pass
         # looks the exceptions up itself (a broadcast) instead of a query of its own over failed transitions
         few = sum(c.lines for c in cells if c.status == "nolayout") <= BROADCAST_EXCEPTIONS
-        found = replay.log_rules(
-            spark, events, failed, profile, exceptions, firsts, deletions, names, broadcast_exceptions=few
-        )
-        violations.append(replay.named(found, names))
+        used = sorted({str(h["profile_used"]) for h in hists.values()})
+        for name in used:
+            fids = [i for i, h in enumerate(fid_history) if hists[h]["profile_used"] == name]
+            mine = F.col("fid").isin(fids) if len(used) > 1 else F.lit(True)
+            step(f"replaying {len(fids)} log file(s) against profile {name}")
+            found = replay.log_rules(
+                spark,
+                events.where(mine),
+                failed.where(mine),
+                PROFILES[name],
+                exceptions,
+                firsts,
+                deletions,
+                names,
+                broadcast_exceptions=few,
+            )
+            violations.append(replay.named(found, names))
+        # Decision: a rule the log's own Kafka version is documented to break (layouts.UNCHECKABLE_0_8: 0.8.0/
+        # 0.8.1 log the from-state after the update) cannot be checked on that history: its violations there
+        # are reported as findings "not checkable for this version" and do not fail the run.
+        quirky = [i for i, h in enumerate(fid_history) if hists[h]["unchecked_rules"]]
+        if quirky:
+            found_v = _union(violations)
+            moot = F.col("file").isin([ids.names[i] for i in quirky]) & F.col("rule").isin(
+                *layouts.UNCHECKABLE_0_8
+            )
+            violations = [found_v.where(~moot)]
+            moot_found = _not_checkable(found_v.where(moot))
+            found_findings = moot_found if found_findings is None else found_findings.unionByName(moot_found)
         edges = {m: stats.edge_counts(cells, m) for m in edges}
     if inputs.traces:
         step(f"decoding {len(inputs.traces)} JSONL trace file(s)")

@@ -198,9 +198,9 @@ def render_html(s: Summary) -> str:
         ),
         "<h2>Kafka version from the logs' formats</h2>",
         _table(
-            ["history", "versions", "profile for it"],
+            ["history", "versions", "profile for it", "profile used"],
             [
-                (name, h["inferred"], h["profile_for_log"] or "none")
+                (name, h["inferred"], h["profile_for_log"] or "none", h.get("profile_used", ""))
                 for name, h in sorted(s.version.get("histories", {}).items())
             ],
         ),

@@ -150,7 +150,9 @@ def command(
         from kcspec.conformance.audit.spark_job import ParserUnavailable
 
         try:
-            summary = run_audit(spark, inputs, out, prof, step, history_key)
+            summary = run_audit(
+                spark, inputs, out, prof, step, history_key, explicit_profile=profile is not None
+            )
             verdict = conclude(out, summary, max_quarantine / 100)
         except ParserUnavailable as exc:  # no JDK: the logs cannot be read as the audit reads them
             progress.stop()
