@@ -75,10 +75,23 @@ def conf_dir() -> Path:
     return _conf_dirs[0]
 
 
+_keep: list[bool] = []
+
+
 def remove_conf_dir() -> None:
-    """Remove this process's configuration folder (and JVM log), if it made one; run at exit."""
+    """Remove this process's configuration folder (and JVM log), if it made one and ``kept_spark_log`` was
+    not called; run at exit."""
     while _conf_dirs:
-        shutil.rmtree(_conf_dirs.pop(), ignore_errors=True)
+        folder = _conf_dirs.pop()
+        if not _keep:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def kept_spark_log() -> Path:
+    """The JVM log, its folder kept at exit: for a failure whose only evidence it is and that has no output
+    folder to copy it into (``prune_spark_dirs`` removes it a day later)."""
+    _keep.append(True)
+    return spark_log_path()
 
 
 def keep_spark_log(out: Path) -> Path:
@@ -88,7 +101,7 @@ def keep_spark_log(out: Path) -> Path:
     try:
         shutil.copyfile(src, out / "spark.log")
     except OSError:
-        return src
+        return kept_spark_log()
     return out / "spark.log"
 
 

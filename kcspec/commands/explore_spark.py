@@ -45,7 +45,7 @@ def run_on_spark(console: Console, cfg: ExploreConfig, master: str) -> ExploreRe
         from kcspec.conformance.selfcheck.explore.spark_explore import spark_search, start_session
     except ImportError as exc:  # pragma: no cover - depends on the environment
         options.fail(str(exc))
-    from kcspec.conformance.audit.session import spark_log_path
+    from kcspec.conformance.audit.session import kept_spark_log
     from kcspec.conformance.selfcheck.explore.explorer import space_of
 
     console.print(f"exploring {cfg.describe()}; on Spark ({master})")
@@ -56,7 +56,7 @@ def run_on_spark(console: Console, cfg: ExploreConfig, master: str) -> ExploreRe
         options.fail(str(exc))
     except Exception as exc:  # the JVM did not start: Java missing, a master that refuses the application, …
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
-        options.fail(f"Spark did not start ({first}); its output: {spark_log_path()}")
+        options.fail(f"Spark did not start ({first}); its output: {kept_spark_log()}")
     console.print(
         f"Spark started in {time.perf_counter() - started:.1f} s: {spark.sparkContext.defaultParallelism} cores"
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -95,9 +96,23 @@ def test_keep_spark_log_copies_the_log_into_the_output(tmp_path: Path) -> None:
         kept = session.keep_spark_log(tmp_path)
         assert kept == tmp_path / "spark.log"
         assert kept.read_text() == "spark: ERROR something\n"
-        assert session.keep_spark_log(tmp_path / "missing") == log  # cannot copy: the original path
+        assert session.keep_spark_log(tmp_path / "missing") == log  # cannot copy: the original, kept
+        assert session._keep, "a log that could not be copied is removed at exit"
     finally:
+        session._keep.clear()
         log.unlink()
+
+
+def test_a_log_named_as_the_only_evidence_is_kept() -> None:
+    child = "from kcspec.conformance.audit import session; print(session.kept_spark_log().parent)"
+    proc = subprocess.run(
+        [sys.executable, "-c", child], capture_output=True, text=True, timeout=60, check=True
+    )
+    folder = Path(proc.stdout.strip())
+    try:
+        assert folder.is_dir(), f"{folder} removed although its log was named: {proc.stderr}"
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.mark.spark
