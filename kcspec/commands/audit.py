@@ -190,8 +190,8 @@ def command(
     )
     for reason, n in sorted(summary.by_reason.items()):
         con.print(f"  quarantined [{reason}]: {n}", markup=False)
-    for q in summary.quarantine_sample[:5]:
-        con.print(f"    {q['file']}:{q['line']}: {str(q['text'])[:100]!r}", markup=False)
+    for line in quarantine_lines(summary.quarantine_sample):
+        con.print(line, markup=False)
     for rule, n in sorted(summary.by_rule.items()):
         con.print(f"  violation [{rule}]: {n}", markup=False)
     con.print(f"[{style}]{escape(verdict.headline)}[/{style}]")
@@ -218,6 +218,24 @@ def fresh_out(out: Path) -> Path:
             continue
         return sub
     raise FileExistsError(17, f"no free sub-folder name {stamp}-N")
+
+
+def quarantine_lines(sample: list[dict[str, object]], shown: int = 5) -> list[str]:
+    """The terminal's lines for the first quarantined lines: file, line and text of each, and the first one's
+    reason in full (the codec's message for a JSONL trace line: JSON path and what was expected), so that a
+    rejected input says why without opening quarantine.jsonl."""
+    lines = [f"    {q['file']}:{q['line']}: {str(q['text'])[:100]!r}" for q in sample[:shown]]
+    if sample:
+        first = sample[0]
+        lines.append(
+            f"    first reason ({first['file']}:{first['line']}): {first.get('detail') or first['reason']}"
+        )
+        if first["reason"] == "bad-trace-line":
+            lines.append(
+                "    a trace line is one JSON object with keys step, event, state, requests, failures (README: "
+                '"The JSONL trace format"); a *.trace.json counterexample is converted with Trace.to_jsonl'
+            )
+    return lines
 
 
 def stop_if_interrupted(exc: BaseException) -> None:
