@@ -170,6 +170,22 @@ def _comment(lines: Sequence[str]) -> Block:
     return tuple(Line(f"(* {line} *)" if line else "") for line in lines)
 
 
+def _not_in_models_lines(action: str) -> list[str]:
+    """Why ``Next`` tries no instance of ``action`` (``domains.NOT_IN_MODELS``), for its definition's comment."""
+    reason = domains.NOT_IN_MODELS.get(action)
+    if reason is None:
+        return []
+    return _doc_lines(f"Not in the models: Next quantifies its parameters over {{}}, because {reason}.")
+
+
+def _next_comment(a: Action) -> Block:
+    """The comment above an action's disjunct in ``Next``: its section and name (and, for an action kept out of
+    the models, that it is, with the reason at its definition)."""
+    if a.name in domains.NOT_IN_MODELS:
+        return _comment([f"{a.section} {a.name}: not in the models (no instance; why: at its definition)"])
+    return _comment([f"{a.section} {a.name}"])
+
+
 def _doc_lines(doc: str, width: int = 96) -> list[str]:
     words = " ".join(doc.split()).split(" ")
     out: list[str] = []
@@ -243,6 +259,7 @@ class _Builder:
                     f"{a.section} {a.name}"
                     + (f" (spec: {self.sources[a.name]})" if a.name in self.sources else ""),
                     *_doc_lines(a.doc),
+                    *_not_in_models_lines(a.name),
                 ]
             ),
             tuple(Line(line.text, line.origin or origin) for line in vstack(text(head), indent(body, 4))),
@@ -356,6 +373,7 @@ def _generate_from(
     taken = b.reserved | b.procedures.op_names | {a.name for a in ordered} | {n for n, _ in inv_blocks}
     domain_defs: dict[str, str] = {}  # TLA+ text of a parameter domain -> its name
     for a in ordered:
+        next_items.append(_next_comment(a))
         if a.params:
             for p in a.params:
                 check_domain(b.procedures.kinds, a.name, p)

@@ -115,3 +115,35 @@ def test_a_sub_expression_reading_a_bound_name_stays_inside_its_binder() -> None
     shared = share(e)
     assert isinstance(shared, L.Quant)  # nothing hoisted above the quantifier: the repeated part reads tp
     assert isinstance(shared.pred, L.Let)
+
+
+def _next_lines(tla: str) -> list[str]:
+    lines = tla.splitlines()
+    start = lines.index("Next ==")
+    end = next(i for i in range(start + 1, len(lines)) if lines[i] and not lines[i].startswith(" "))
+    return [line.strip() for line in lines[start + 1 : end] if line.strip()]
+
+
+@pytest.mark.parametrize("profile", ["kafka-2.8", "kafka-1.1"])
+def test_every_disjunct_of_next_has_a_comment_naming_its_event_and_section(profile: str) -> None:
+    from kcspec.model.tla.domains import NOT_IN_MODELS
+    from kcspec.spec.actions import build_actions
+
+    actions = build_actions(get_profile(profile))
+    tla = generate(get_profile(profile), ModelConfig()).tla
+    rows = _next_lines(tla)
+    disjuncts = [i for i, row in enumerate(rows) if row.startswith("\\/")]
+    assert len(disjuncts) == len(actions), f"{len(disjuncts)} disjuncts for {len(actions)} actions"
+    by_name = {a.name: a for a in actions.values()}
+    for i in disjuncts:
+        end = next((j for j in range(i + 1, len(rows)) if rows[j].startswith("(*")), len(rows))
+        disjunct = " ".join(rows[i:end])
+        call = disjunct.rsplit(" : ", 1)[1] if " : " in disjunct else disjunct.removeprefix("\\/ ")
+        name = call.split("(")[0].strip()
+        assert name in by_name, f"disjunct {disjunct!r}: no action {name!r}"
+        a = by_name[name]
+        comment = rows[i - 1]
+        assert comment.startswith("(*") and f"{a.section} {a.name}" in comment, f"{name}: {comment!r}"
+        if name in NOT_IN_MODELS:
+            assert "not in the models" in comment and "\\in {}" in rows[i], rows[i]
+            assert f"because {NOT_IN_MODELS[name].split()[0]}" in " ".join(tla.split()), name
