@@ -150,15 +150,19 @@ def _generate(kw: dict[str, Any]) -> GeneratedModule:
         options.fail(f"cannot generate the TLA+ module: {exc}")
 
 
-def _write(module: GeneratedModule, out: Path) -> Path:
+def _write(module: GeneratedModule, out: Path) -> tuple[Path, ...]:
+    """Write the module's files; every path written, the .tla first."""
     out.mkdir(parents=True, exist_ok=True)
-    tla = out / f"{module.name}.tla"
-    tla.write_text(module.tla, encoding="utf-8")
-    (out / f"{module.name}.cfg").write_text(module.cfg, encoding="utf-8")
-    # the liveness PROPERTYs under FairSpec: java ... tlc2.TLC -config <Module>_liveness.cfg <Module>
-    (out / f"{module.name}_liveness.cfg").write_text(module.liveness_cfg, encoding="utf-8")
-    (out / f"{module.name}.map.json").write_text(module.source_map_json(), encoding="utf-8")
-    return tla
+    files = {
+        out / f"{module.name}.tla": module.tla,
+        out / f"{module.name}.cfg": module.cfg,
+        # the liveness PROPERTYs under FairSpec: java ... tlc2.TLC -config <Module>_liveness.cfg <Module>
+        out / f"{module.name}_liveness.cfg": module.liveness_cfg,
+        out / f"{module.name}.map.json": module.source_map_json(),
+    }
+    for path, content in files.items():
+        path.write_text(content, encoding="utf-8")
+    return tuple(files)
 
 
 @click.group(name="tla")
@@ -175,7 +179,7 @@ def command() -> None:
 
 @command.command(name="export")
 @_model_options
-@options.out_dir(default="tla", help="Folder for <Module>.tla, .cfg and .map.json.")
+@options.out_dir(default="tla", help="Folder for <Module>.tla, .cfg, _liveness.cfg and .map.json.")
 def export(out: Path, **kw: Any) -> None:
     """Write the TLA+ module and TLC configuration of one model, and check the module's syntax.
 
@@ -184,20 +188,27 @@ def export(out: Path, **kw: Any) -> None:
       kcspec tla export --profile kafka-1.1 --brokers 3 --topics 1 --partitions 2 --rf 2 --out build/tla
     """
     module = _generate(kw)
-    path = _write(module, out)
+    written = _write(module, out)
+    path = written[0]
     console = Console()
+    # every file written is listed, then the syntax check's result (also when it is skipped or finds problems:
+    # the files are written either way, for reading the problems in place)
+    console.print(f"wrote {path} ({len(module.tla.splitlines())} lines)", highlight=False, soft_wrap=True)
+    for other in written[1:]:
+        console.print(f"wrote {other}", highlight=False, soft_wrap=True)
     try:
         problems = check_syntax(module.tla)
     except SyntaxCheckUnavailable as exc:
         console.print(f"[yellow]syntax check skipped:[/yellow] {exc}")
-        problems = []
+        return
     if problems:
         for p in problems:
             origin = module.origin(p.line)
             where = f" [{origin.definition}; {origin.rule or '-'}]" if origin else ""
             console.print(f"[red]{path}:{p}[/red]{where}", highlight=False)
+        console.print(f"[red]syntax check (tree-sitter): {len(problems)} problem(s)[/red]")
         raise click.exceptions.Exit(EXIT_USAGE)
-    console.print(f"wrote {path} ({len(module.tla.splitlines())} lines), {path.with_suffix('.cfg')}")
+    console.print("syntax check (tree-sitter): the module parses")
 
 
 def _origins(path: Path) -> list[list[str | None]] | None:
@@ -296,7 +307,7 @@ def check(
     module: GeneratedModule | None = None
     if module_path is None:
         module = _generate(kw)
-        module_path = _write(module, out)
+        module_path = _write(module, out)[0]
     elif not module_path.is_file() or not module_path.with_suffix(".cfg").is_file():
         options.fail(f"--module {module_path}: the .tla file and its .cfg beside it must both exist")
     try:

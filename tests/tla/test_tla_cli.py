@@ -82,3 +82,19 @@ def test_verify_cases_report_tlc_as_skipped_with_the_reason(
     assert cases["tlc"].status is Verdict.skipped
     assert "TLA2TOOLS_JAR" in cases["tlc"].message
     assert cases["tla-syntax"].status in (Verdict.passed, Verdict.skipped)
+
+
+def test_export_lists_every_file_it_writes_and_the_syntax_check(tmp_path: Path) -> None:
+    args = ["export", "--profile", "kafka-1.1", "--brokers", "1", "--rf", "1", "--out", str(tmp_path)]
+    result = CliRunner().invoke(command, args)
+    assert result.exit_code == 0, result.output
+    output = " ".join(result.output.split())
+    (tla,) = tmp_path.glob("*.tla")
+    name = tla.stem
+    written = sorted(p.name for p in tmp_path.iterdir())
+    assert written == sorted(f"{name}{suffix}" for suffix in (".tla", ".cfg", "_liveness.cfg", ".map.json"))
+    for file in written:
+        assert f"wrote {tmp_path / file}" in output, f"{file} not listed in: {output}"
+    assert "syntax check (tree-sitter): the module parses" in output or "syntax check skipped" in output, (
+        output
+    )
