@@ -27,7 +27,9 @@ from kcspec.model.tla.kinds import KindChecker, KindError
 from kcspec.model.tla.layout import MAX_LINE, Block, Line, concat, indent, text, vstack
 from kcspec.model.tla.order import Orders
 from kcspec.model.tla.prelude import PRELUDE, PRELUDE_NAMES
+from kcspec.model.tla.sany_checks import check_module
 from kcspec.model.tla.share import share
+from kcspec.model.tla.syntax import SyntaxCheckUnavailable
 from kcspec.model.tla.values import NONE_TEXT, value_block
 from kcspec.model.tla.wrap import wrap_module
 from kcspec.spec import lang as L
@@ -335,9 +337,31 @@ def generate_from(
     """The module and configuration for explicitly given actions and invariants (``sources``: action name →
     the spec function that builds it, for the action's comment)."""
     try:
-        return _generate_from(profile, config, actions, invariants, initial, sources or {})
+        module = _generate_from(profile, config, actions, invariants, initial, sources or {})
     except KindError as exc:
         raise ModuleError(f"static kind check: {exc}") from None
+    _check_sany_rules(module)
+    return module
+
+
+def _check_sany_rules(module: GeneratedModule) -> None:
+    """The semantic rules SANY checks and tree-sitter does not (``sany_checks``): names defined before use, no
+    re-declared names, arities, the configurations' names. Without the parser (the optional ``tla`` extra)
+    the check cannot run; ``make test`` runs it on every generated module."""
+    try:
+        problems = check_module(
+            module.tla, {f"{module.name}.cfg": module.cfg, f"{module.name}_liveness.cfg": module.liveness_cfg}
+        )
+    except SyntaxCheckUnavailable:
+        return
+    if problems:
+        shown = [
+            f"{p} (in {module.origins[p.line - 1].definition})"
+            if 0 < p.line <= len(module.origins) and p.where == "tla"
+            else str(p)
+            for p in problems[:5]
+        ]
+        raise ModuleError("SANY's semantic rules: " + "; ".join(shown))
 
 
 def _generate_from(

@@ -1,0 +1,406 @@
+"""The semantic rules of SANY (TLC's parser) that the tree-sitter grammar does not check, on the module's text.
+
+tree-sitter (``syntax``) only says that a module parses. SANY, before TLC explores a state, also resolves every
+name and rejects the module on:
+
+1. a name used before its definition (module-level operators are not hoisted) that is no declared CONSTANT or
+   VARIABLE, bound variable or parameter in scope, nor an operator of an EXTENDS'd standard module
+   (``STANDARD_OPERATORS``, listed explicitly) — SANY: "Unknown operator";
+2. a bound variable, parameter or LET definition that re-declares a name of an enclosing scope, of the module
+   or of an EXTENDS'd module (a parameter ``Len``), or a reserved word — SANY: "Multiply-defined symbol";
+3. an operator applied with another number of arguments than its definition has, and a recursive operator
+   not declared ``RECURSIVE`` before its definition with the same arity;
+4. a ``.cfg`` naming an operator or constant the module does not define, or leaving a declared constant
+   without a value.
+
+Decision: the check works on the generated text (parsed by tree-sitter), not on the emitter's structures:
+the text is what SANY reads, so line breaking (``wrap``), sharing (``share``) and anti-unification
+(``generalise``) are all covered by one check, and a problem is reported with the line SANY would report.
+Record field names (``r.f``, ``[r EXCEPT !.f = …]``, ``[f |-> …]``) are not names and are not resolved.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from kcspec.model.tla.syntax import _parser
+
+# The operators (by name; infix symbols are not identifiers) each standard module defines, with their arity.
+# Sequences and TLC extend Naturals; Integers extends Naturals.
+_NATURALS = {"Nat": 0}
+STANDARD_OPERATORS: dict[str, dict[str, int]] = {
+    "Naturals": dict(_NATURALS),
+    "Integers": {**_NATURALS, "Int": 0},
+    "Sequences": {
+        **_NATURALS,
+        "Seq": 1,
+        "Len": 1,
+        "Head": 1,
+        "Tail": 1,
+        "Append": 2,
+        "SubSeq": 3,
+        "SelectSeq": 2,
+    },
+    "FiniteSets": {**_NATURALS, "IsFiniteSet": 1, "Cardinality": 1},
+    "TLC": {
+        **_NATURALS,
+        "Print": 2,
+        "PrintT": 1,
+        "Assert": 2,
+        "JavaTime": 0,
+        "TLCGet": 1,
+        "TLCSet": 2,
+        "Permutations": 1,
+        "SortSeq": 2,
+        "RandomElement": 1,
+        "Any": 0,
+        "ToString": 1,
+        "TLCEval": 1,
+    },
+}
+
+# Built into TLA+ itself (no module needed).
+BUILTIN_OPERATORS = {"BOOLEAN": 0, "STRING": 0, "TRUE": 0, "FALSE": 0}
+
+RESERVED_WORDS = frozenset(
+    [
+        "ASSUME",
+        "ASSUMPTION",
+        "AXIOM",
+        "CASE",
+        "CHOOSE",
+        "CONSTANT",
+        "CONSTANTS",
+        "DOMAIN",
+        "ELSE",
+        "ENABLED",
+        "EXCEPT",
+        "EXTENDS",
+        "IF",
+        "IN",
+        "INSTANCE",
+        "LET",
+        "LOCAL",
+        "MODULE",
+        "OTHER",
+        "SF_",
+        "SUBSET",
+        "THEN",
+        "THEOREM",
+        "UNCHANGED",
+        "UNION",
+        "VARIABLE",
+        "VARIABLES",
+        "WF_",
+        "WITH",
+        "BOOLEAN",
+        "STRING",
+        "TRUE",
+        "FALSE",
+        "LAMBDA",
+        "RECURSIVE",
+    ]
+)
+
+_CFG_OPERATOR_KEYWORDS = {
+    "INIT",
+    "NEXT",
+    "SPECIFICATION",
+    "INVARIANT",
+    "INVARIANTS",
+    "PROPERTY",
+    "PROPERTIES",
+    "CONSTRAINT",
+    "CONSTRAINTS",
+    "ACTION_CONSTRAINT",
+    "ACTION_CONSTRAINTS",
+}
+_CFG_KEYWORDS = _CFG_OPERATOR_KEYWORDS | {"CONSTANT", "CONSTANTS", "CHECK_DEADLOCK", "SYMMETRY", "VIEW"}
+
+
+@dataclass(frozen=True)
+class SanyProblem:
+    line: int
+    rule: str
+    name: str
+    message: str
+    where: str = "tla"
+
+    def __str__(self) -> str:
+        return f"{self.where} line {self.line}: {self.rule}: {self.name!r}: {self.message}"
+
+
+@dataclass
+class _Scope:
+    names: dict[str, int] = field(default_factory=dict)
+    """Name -> arity (-1: a bound variable)."""
+    recursive: dict[str, int] = field(default_factory=dict)
+    """The names declared ``RECURSIVE`` in this scope (a LET): their definition may follow."""
+
+
+def _named(node: Any, name: str) -> list[Any]:
+    """The named children of field ``name`` (the grammar also puts the parentheses and commas in the field)."""
+    return [c for c in node.children_by_field_name(name) if c.is_named]
+
+
+class _Checker:
+    def __init__(self, source: bytes) -> None:
+        self.source = source
+        self.problems: list[SanyProblem] = []
+        self.module: dict[str, int] = dict(BUILTIN_OPERATORS)
+        self.standard: set[str] = set(BUILTIN_OPERATORS)
+        self.recursive: dict[str, int] = {}
+        self.constants: list[str] = []
+
+    def text(self, node: Any) -> str:
+        return str(self.source[node.start_byte : node.end_byte].decode("utf-8"))
+
+    def report(self, node: Any, rule: str, name: str, message: str) -> None:
+        self.problems.append(SanyProblem(node.start_point[0] + 1, rule, name, message))
+
+    # --- names -------------------------------------------------------------------------------------------------
+    def lookup(self, name: str, scopes: list[_Scope]) -> int | None:
+        for scope in reversed(scopes):
+            if name in scope.names:
+                return scope.names[name]
+        return self.module.get(name)
+
+    def declare(self, node: Any, name: str, arity: int, scopes: list[_Scope], what: str) -> None:
+        if name in RESERVED_WORDS:
+            self.report(node, "reserved word", name, f"{what} {name} is a TLA+ reserved word")
+        elif self.lookup(name, scopes) is not None and name not in (
+            scopes[-1].recursive if scopes else self.recursive
+        ):
+            origin = (
+                "an EXTENDS'd standard module"
+                if name in self.standard
+                else "an enclosing scope or the module"
+            )
+            self.report(
+                node, "multiply-defined symbol", name, f"{what} {name} re-declares a name of {origin}"
+            )
+        (scopes[-1].names if scopes else self.module)[name] = arity
+
+    def use(self, node: Any, name: str, arity: int, scopes: list[_Scope], operand: bool = False) -> None:
+        known = self.lookup(name, scopes)
+        if known is None:
+            self.report(node, "unknown operator", name, f"{name} is used before (or without) a definition")
+        elif known >= 0 and known != arity and not (operand and arity == 0):
+            self.report(
+                node, "arity", name, f"{name} is defined with {known} argument(s) but applied to {arity}"
+            )
+
+    # --- module ------------------------------------------------------------------------------------------------
+    def run(self, root: Any) -> None:
+        module = next((c for c in root.children if c.type == "module"), None)
+        if module is None:
+            return
+        for unit in module.named_children:
+            if unit.type == "extends":
+                for ref in unit.named_children:
+                    ops = STANDARD_OPERATORS.get(self.text(ref))
+                    if ops is None:
+                        self.report(
+                            ref, "unknown module", self.text(ref), "not a standard module this check knows"
+                        )
+                        continue
+                    self.module.update(ops)
+                    self.standard.update(ops)
+            elif unit.type in ("constant_declaration", "variable_declaration"):
+                for decl in unit.named_children:
+                    if decl.type == "identifier":
+                        self.declare(decl, self.text(decl), 0, [], "declared name")
+                        if unit.type == "constant_declaration":
+                            self.constants.append(self.text(decl))
+                    elif decl.type == "operator_declaration":
+                        name = decl.child_by_field_name("name")
+                        n = len(_named(decl, "parameter"))
+                        self.declare(name, self.text(name), n, [], "declared operator")
+                        self.constants.append(self.text(name))
+            elif unit.type == "recursive_declaration":
+                for decl in unit.named_children:
+                    name = decl.child_by_field_name("name")
+                    self.recursive[self.text(name)] = len(_named(decl, "parameter"))
+                    self.module[self.text(name)] = self.recursive[self.text(name)]
+            elif unit.type == "operator_definition":
+                self.definition(unit, [])
+            elif unit.type in ("block_comment", "comment", "single_line", "header_line", "double_line"):
+                continue
+            elif unit.type != "identifier":
+                self.walk(unit, [])
+
+    def definition(self, node: Any, scopes: list[_Scope]) -> None:
+        name_node = node.child_by_field_name("name")
+        name = self.text(name_node)
+        params = _named(node, "parameter")
+        inner = _Scope()
+        for p in params:
+            if p.type == "identifier":
+                self.declare(p, self.text(p), 0, [*scopes, inner], "parameter")
+            elif p.type == "operator_declaration":
+                pn = p.child_by_field_name("name")
+                self.declare(pn, self.text(pn), len(_named(p, "parameter")), [*scopes, inner], "parameter")
+        recursive = scopes[-1].recursive if scopes else self.recursive
+        if name in recursive and recursive[name] != len(params):
+            self.report(
+                name_node,
+                "RECURSIVE arity",
+                name,
+                f"declared RECURSIVE with {recursive[name]} argument(s), defined with {len(params)}",
+            )
+        body = node.child_by_field_name("definition")
+        if body is not None:
+            self.walk(body, [*scopes, inner])
+        if name_node.type == "identifier":  # defined after its body: a non-RECURSIVE self-use is unknown
+            self.declare(name_node, name, len(params), scopes, "operator")
+
+    # --- expressions -------------------------------------------------------------------------------------------
+    def bound_names(self, node: Any) -> list[Any]:
+        if node.type == "identifier":
+            return [node]
+        return [c for c in node.named_children if c.type == "identifier"]
+
+    def walk(self, node: Any, scopes: list[_Scope]) -> None:
+        t = node.type
+        if t == "identifier_ref":
+            parent = node.parent
+            operand = parent is not None and parent.type == "bound_op"
+            self.use(node, self.text(node), 0, scopes, operand)
+            return
+        if t in ("record_value",):  # r.f: only r is a name
+            self.walk(node.named_children[0], scopes)
+            return
+        if t in ("except_update_record_field", "record_literal", "set_of_records"):
+            for c in node.named_children:
+                if c.type not in ("identifier", "identifier_ref"):
+                    self.walk(c, scopes)
+            return
+        if t == "bound_op":
+            name = node.child_by_field_name("name")
+            args = _named(node, "parameter")
+            if name is not None and name.type == "identifier_ref":
+                self.use(name, self.text(name), len(args), scopes)
+            for a in args:
+                self.walk(a, scopes)
+            return
+        if t == "let_in":
+            inner = _Scope()
+            for d in node.children_by_field_name("definitions"):
+                if d.type == "operator_definition":
+                    self.definition(d, [*scopes, inner])
+                elif d.type == "recursive_declaration":
+                    for decl in d.named_children:
+                        rn = decl.child_by_field_name("name")
+                        self.declare(
+                            rn, self.text(rn), len(_named(decl, "parameter")), [*scopes, inner], "RECURSIVE"
+                        )
+                        inner.recursive[self.text(rn)] = inner.names[self.text(rn)]
+                else:
+                    self.walk(d, [*scopes, inner])
+            expr = node.child_by_field_name("expression")
+            if expr is not None:
+                self.walk(expr, [*scopes, inner])
+            return
+        if t == "lambda":
+            inner = _Scope()
+            ids = [c for c in node.named_children if c.type == "identifier"]
+            for i in ids:
+                self.declare(i, self.text(i), 0, [*scopes, inner], "LAMBDA parameter")
+            for c in node.named_children:
+                if c.type != "identifier":
+                    self.walk(c, [*scopes, inner])
+            return
+        bounds = [c for c in node.named_children if c.type == "quantifier_bound"]
+        intros = node.children_by_field_name("intro")
+        if bounds or intros:
+            inner = _Scope()
+            # The sets are evaluated outside the bound names (SANY: x \in S with S not seeing x).
+            for b in bounds:
+                s = b.child_by_field_name("set")
+                if s is not None:
+                    self.walk(s, scopes)
+            if node.child_by_field_name("set") is not None:
+                self.walk(node.child_by_field_name("set"), scopes)
+            for b in bounds:
+                for intro in b.children_by_field_name("intro"):
+                    for i in self.bound_names(intro):
+                        self.declare(i, self.text(i), -1, [*scopes, inner], "bound variable")
+            for intro in intros:
+                for i in self.bound_names(intro):
+                    self.declare(i, self.text(i), -1, [*scopes, inner], "bound variable")
+            skip = {id(b) for b in bounds} | {id(i) for i in intros}
+            own_set = node.child_by_field_name("set")
+            for c in node.named_children:
+                if id(c) in skip or (own_set is not None and c.id == own_set.id):
+                    continue
+                self.walk(c, [*scopes, inner])
+            return
+        for c in node.named_children:
+            if "comment" not in c.type:
+                self.walk(c, scopes)
+
+
+def check_tla(tla: str) -> tuple[list[SanyProblem], dict[str, int], list[str]]:
+    """The problems of one module's text, with its module-level names (name -> arity) and declared constants."""
+    source = tla.encode("utf-8")
+    checker = _Checker(source)
+    checker.run(_parser().parse(source).root_node)
+    checker.problems.sort(key=lambda p: (p.line, p.name))
+    return checker.problems, checker.module, checker.constants
+
+
+def check_cfg(cfg: str, names: dict[str, int], constants: list[str], where: str = "cfg") -> list[SanyProblem]:
+    """Rule 4: every operator a configuration names is defined (without arguments), every declared constant has
+    a value and every assigned name is a declared constant; a model value (``X = X``) needs no definition."""
+    problems: list[SanyProblem] = []
+    assigned: set[str] = set()
+    section = ""
+    for n, raw in enumerate(cfg.splitlines(), 1):
+        line = raw.split("\\*", 1)[0].strip()
+        if not line:
+            continue
+        words = line.split()
+        if words[0] in _CFG_KEYWORDS:
+            section = words[0]
+            words = words[1:]
+            line = " ".join(words)
+            if not words:
+                continue
+        if section in ("CONSTANT", "CONSTANTS"):
+            m = re.match(r"([A-Za-z_][A-Za-z0-9_]*)\s*(=|<-)\s*(.*)$", line)
+            if m is None:
+                problems.append(SanyProblem(n, "cfg", line, "not a constant assignment", where))
+                continue
+            name, _, value = m.groups()
+            assigned.add(name)
+            if name not in constants:
+                problems.append(SanyProblem(n, "cfg", name, "assigned but not a declared CONSTANT", where))
+            if m.group(2) == "<-" and names.get(value.strip(), -1) < 0:
+                problems.append(
+                    SanyProblem(n, "cfg", value.strip(), "substituted operator is not defined", where)
+                )
+        elif section in _CFG_OPERATOR_KEYWORDS:
+            for w in words:
+                if names.get(w) != 0 or w in constants:
+                    problems.append(
+                        SanyProblem(
+                            n, "cfg", w, f"{section} names no operator without arguments of the module", where
+                        )
+                    )
+    for c in constants:
+        if c not in assigned:
+            problems.append(SanyProblem(0, "cfg", c, "declared CONSTANT without a value", where))
+    return problems
+
+
+def check_module(tla: str, cfgs: dict[str, str]) -> list[SanyProblem]:
+    """Rules 1-4 on a module's text and its configurations (``{"KafkaController.cfg": text, …}``)."""
+    problems, names, constants = check_tla(tla)
+    for where, cfg in cfgs.items():
+        problems += check_cfg(cfg, names, constants, where)
+    return problems
+
+
+__all__ = ["STANDARD_OPERATORS", "SanyProblem", "check_cfg", "check_module", "check_tla"]
