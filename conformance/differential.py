@@ -279,11 +279,18 @@ def write_trace(path: Path, profile: str, div: Divergence, seed: int) -> None:
     path.write_text(trace.to_json())
 
 
-def print_divergence(div: Divergence, console: Console) -> None:
+def print_divergence(div: Divergence, console: Console, *, differences: bool = True) -> None:
+    """The events of a divergence, the diverging one marked, and (unless ``differences`` is false) the
+    differences and the SUT's stderr. A ``conformance run`` passes false: its final report lists the outcome's
+    differences and stderr, and the same list printed twice only makes the output longer (``replay`` has no such report)."""
     console.print(f"[bold red]divergence[/bold red] after {len(div.events)} events: {div.reason}")
     for i, event in enumerate(div.events):
         marker = "→" if i == div.step else " "
         console.print(f" {marker} {i + 1:2d}. {codec.dumps(event)}", markup=False, highlight=False)
+    if not differences:
+        if div.differences or div.stderr.strip():
+            console.print("     differences and SUT stderr: in the report below", highlight=False)
+        return
     for d in div.differences[:30]:
         console.print(f"     {d.render()}", markup=False, highlight=False)
     if div.stderr.strip():
@@ -551,7 +558,7 @@ def _report(
             reason = f"known deviation ({entry.where}: {entry.reason}); {verdict.value}: {reason}"
             verdict = Verdict.known
         else:
-            print_divergence(div, console)
+            print_divergence(div, console, differences=False)
             console.print(f"trace written to {path}; replay with: kcspec conformance replay {path} --sut ...")
         outcomes.append(
             Outcome(

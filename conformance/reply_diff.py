@@ -1,16 +1,19 @@
 """Compare a SUT's reply with the expected one and list the differences as readable, path-named items.
 
 Both replies are brought to canonical JSON first, so sets are order-free. Requests and failures are
-sets (Kafka does not order a batch): they are matched by (type, recipient broker) and by partition
-before their fields are compared, so a diff says "LeaderAndIsr to broker 2: partition t-0: leader_epoch
-expected 3, got 4" rather than "element 5 differs". Election recipients are a set as well. Paths
+sets (Kafka does not order a batch): they are paired by (type, recipient broker), then, where one broker
+gets several requests of a type, by the partitions they name, and by partition within a request, before
+their fields are compared, so a diff says
+``$.requests[LeaderAndIsr to broker 2].partition_states[t-0].leader_epoch: expected 3, got 4`` rather
+than listing whole requests as missing and unexpected; only a request with no counterpart is reported
+whole (``expected {...}, got (absent)`` or the reverse). Election recipients are a set as well. Paths
 listed in a vector's ``unspecified`` are removed from both sides before comparing.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,7 +75,8 @@ def diff_replies(expected: object, actual: object, unspecified: Iterable[str] = 
     for key in sorted(set(exp) | set(act)):
         e, a = exp.get(key, _MISSING), act.get(key, _MISSING)
         if key in ("requests", "failures") and isinstance(e, list) and isinstance(a, list):
-            out.extend(_set_diff(f"$.{key}", e, a, _request_key if key == "requests" else _failure_key))
+            keys = _REQUEST_KEYS if key == "requests" else (_failure_key,)
+            out.extend(_set_diff(f"$.{key}", e, a, keys))
         else:
             out.extend(diff_values(f"$.{key}", e, a))
     return out
@@ -82,6 +86,16 @@ def _request_key(item: Any) -> str:
     if isinstance(item, dict):
         return f"{item.get('type')} to broker {item.get('broker')}"
     return json.dumps(item, sort_keys=True)
+
+
+def _request_partitions_key(item: Any) -> str:
+    """The request key with the partitions the request is about, telling apart several requests of one type
+    to one broker (a failover sends a broker several UpdateMetadata)."""
+    states = item.get("partition_states") if isinstance(item, dict) else None
+    if not isinstance(states, list):
+        return _request_key(item)
+    tps = sorted(str(s.get("tp")) if isinstance(s, dict) else "?" for s in states)
+    return f"{_request_key(item)} ({', '.join(tps) if tps else 'no partitions'})"
 
 
 def _failure_key(item: Any) -> str:
@@ -94,26 +108,63 @@ def _partition_key(item: Any) -> str:
     return str(item.get("tp")) if isinstance(item, dict) else json.dumps(item, sort_keys=True)
 
 
-def _set_diff(path: str, exp: list[Any], act: list[Any], key: Any) -> list[Difference]:
-    """Diff two sets; elements are paired by ``key`` when it is unique on both sides."""
+Key = Callable[[Any], str]
+_REQUEST_KEYS: tuple[Key, ...] = (_request_key, _request_partitions_key)
+
+
+def _pair(exp: list[Any], act: list[Any], keys: Sequence[Key]) -> list[tuple[str, Any, Any]]:
+    """Pair the elements of two sets, each pair named by its key (``_MISSING`` for an element left unpaired).
+
+    Elements are grouped by the first key; a group with at most one element on each side is a pair (or
+    an unpaired element). A larger group is split again by the next, finer key. A group that no key
+    splits is paired greedily, the two elements with the fewest differing fields first (ties in the order
+    of their canonical JSON, so the result is deterministic); what is left over on the larger side is
+    unpaired, i.e. genuinely missing or unexpected. Decision: pair rather than list whole elements as
+    missing and unexpected, so that a SUT that gets one field wrong in every request is told that field.
+    """
+    groups: dict[str, tuple[list[Any], list[Any]]] = {}
+    for side, items in ((0, exp), (1, act)):
+        for x in items:
+            groups.setdefault(keys[0](x), ([], []))[side].append(x)
+    out: list[tuple[str, Any, Any]] = []
+    for name in sorted(groups):
+        es, as_ = groups[name]
+        if len(es) <= 1 and len(as_) <= 1:
+            out.append((name, es[0] if es else _MISSING, as_[0] if as_ else _MISSING))
+        elif len(keys) > 1:
+            out.extend(_pair(es, as_, keys[1:]))
+        else:
+            out.extend(_pair_closest(name, es, as_))
+    return out
+
+
+def _pair_closest(name: str, exp: list[Any], act: list[Any]) -> list[tuple[str, Any, Any]]:
+    es = sorted(exp, key=lambda x: json.dumps(x, sort_keys=True))
+    as_ = sorted(act, key=lambda x: json.dumps(x, sort_keys=True))
+    out: list[tuple[str, Any, Any]] = []
+    while es and as_:
+        cost = [(len(_record_diff(name, e, a)), i, j) for i, e in enumerate(es) for j, a in enumerate(as_)]
+        _, i, j = min(cost)
+        out.append((name, es.pop(i), as_.pop(j)))
+    out.extend((name, e, _MISSING) for e in es)
+    out.extend((name, _MISSING, a) for a in as_)
+    return out
+
+
+def _set_diff(path: str, exp: list[Any], act: list[Any], keys: Sequence[Key]) -> list[Difference]:
+    """Diff two sets: equal elements agree; the others are paired (``_pair``) and their fields compared, and
+    an element left unpaired is reported whole, at ``path[its key]``, as absent on the other side."""
     exp_text = {json.dumps(x, sort_keys=True): x for x in exp}
     act_text = {json.dumps(x, sort_keys=True): x for x in act}
     only_e = [x for t, x in exp_text.items() if t not in act_text]
     only_a = [x for t, x in act_text.items() if t not in exp_text]
-    ek = {key(x): x for x in only_e}
-    ak = {key(x): x for x in only_a}
     out: list[Difference] = []
-    if len(ek) == len(only_e) and len(ak) == len(only_a):
-        for k in sorted(set(ek) | set(ak)):
-            e, a = ek.get(k, _MISSING), ak.get(k, _MISSING)
-            sub = f"{path}[{k}]"
-            if e is _MISSING or a is _MISSING:
-                out.append(Difference(sub, _show(e), _show(a)))
-            else:
-                out.extend(_record_diff(sub, e, a))
-        return out
-    out.extend(Difference(f"{path}[missing]", _show(x), "(absent)") for x in only_e)
-    out.extend(Difference(f"{path}[unexpected]", "(absent)", _show(x)) for x in only_a)
+    for name, e, a in _pair(only_e, only_a, keys):
+        sub = f"{path}[{name}]"
+        if e is _MISSING or a is _MISSING:
+            out.append(Difference(sub, _show(e), _show(a)))
+        else:
+            out.extend(_record_diff(sub, e, a))
     return out
 
 
@@ -123,7 +174,7 @@ def _record_diff(path: str, e: Any, a: Any) -> list[Difference]:
         for k in sorted(set(e) | set(a)):
             ev, av = e.get(k, _MISSING), a.get(k, _MISSING)
             if k == "partition_states" and isinstance(ev, list) and isinstance(av, list):
-                out.extend(_set_diff(f"{path}.partition_states", ev, av, _partition_key))
+                out.extend(_set_diff(f"{path}.partition_states", ev, av, (_partition_key,)))
             else:
                 out.extend(diff_values(f"{path}.{k}", ev, av))
         return out

@@ -5,7 +5,7 @@ partitions and brokers. Two divergences are *the same* when they have the same s
 the event whose reply differed and the set of differing JSON paths with the concrete names taken out
 (``$.state.zk.partition_states["t0-1"].leader_and_isr.leader`` and the same path on ``"t0-0"`` are one
 path, ``$.state.zk.partition_states[*].leader_and_isr.leader``; a request keeps its type but not its
-recipient). A SUT that crashes or hangs on an event has the failure's kind as its single path
+recipient or partitions). A SUT that crashes or hangs on an event has the failure's kind as its single path
 (``<timeout>``). The signature is what a ``--known`` file names to acknowledge a deviation.
 """
 
@@ -21,7 +21,9 @@ from typing import Any
 from kcspec.conformance.reply_diff import Difference
 
 _BRACKET = re.compile(r"\[([^\[\]]*)\]")
-_TO_BROKER = re.compile(r"^(\w+) to broker -?\d+$")
+_TO_BROKER = re.compile(r"^(\w+) to broker -?\d+(?: \([^()]*\))?$")
+"""A request's key (``kcspec.conformance.reply_diff``): its type, recipient and, where several requests of one
+type go to one broker, its partitions; the signature keeps only the type."""
 _KEEP = frozenset({"missing", "unexpected"})
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 from pathlib import Path
 from typing import ClassVar
@@ -12,6 +13,7 @@ from kcspec.conformance.adapters.base import FailureKind, SutFailure
 from kcspec.conformance.adapters.inprocess import InProcessAdapter, SutError
 from kcspec.conformance.protocol import messages as m
 from kcspec.conformance.reference_sut import ReferenceSut
+from kcspec.conformance.reply_diff import diff_replies
 from kcspec.conformance.session_mutants import (
     LiveBrokersNeverShrink,
     StaleControllerEpoch,
@@ -19,7 +21,8 @@ from kcspec.conformance.session_mutants import (
 )
 from kcspec.conformance.signature import Signature, general_path
 from kcspec.conformance.verdicts import Outcome, Verdict
-from kcspec.spec.events import ControllerEvent
+from kcspec.spec.events import BrokerStartup, ControllerEvent, ControllerFailover, TopicCreation
+from kcspec.spec.requests import Request, UpdateMetadataRequest
 from rich.console import Console
 
 PROFILE = "kafka-2.8"
@@ -148,14 +151,22 @@ def test_shrinking_keeps_only_what_the_divergence_needs(tmp_path: Path) -> None:
     from kcspec.spec.trace import Trace
 
     outcomes, _ = _run(StaleControllerEpoch(), tmp_path, examples=300)
-    assert [o.verdict for o in outcomes] == [Verdict.failed], outcomes
-    (trace_file,) = tmp_path.glob("divergence-*.json")
-    trace = Trace.from_json(trace_file.read_text(), str(trace_file))
-    kinds = [e.kind for e in trace.events]
-    # the stale epoch needs a first request batch, a second failover and a batch sent under it
-    assert kinds.count("ControllerFailover") == 2, kinds
-    assert kinds[-1] == "ControllerFailover"
-    assert len(kinds) <= 7, kinds
+    assert {o.verdict for o in outcomes} == {Verdict.failed}, outcomes
+    # requests are paired, so each signature names the stale field of the request types the failover sent
+    # (a batch with a StopReplica is a second signature)
+    for o in outcomes:
+        assert '"kind": "ControllerFailover"' in o.request, o
+        paths = Signature.of("ControllerFailover", o.differences).paths
+        assert all(p.endswith("].controller_epoch") for p in paths), paths
+    trace_files = sorted(tmp_path.glob("divergence-*.json"))
+    assert len(trace_files) == len(outcomes), trace_files
+    for trace_file in trace_files:
+        trace = Trace.from_json(trace_file.read_text(), str(trace_file))
+        kinds = [e.kind for e in trace.events]
+        # the stale epoch needs a first request batch, a second failover and a batch sent under it
+        assert kinds.count("ControllerFailover") == 2, kinds
+        assert kinds[-1] == "ControllerFailover"
+        assert len(kinds) <= 7, kinds
 
 
 def test_the_same_seed_finds_the_same_divergences(tmp_path: Path) -> None:
@@ -232,3 +243,72 @@ def test_an_internal_error_is_an_errored_divergence_with_the_message(tmp_path: P
     assert [o.verdict for o in outcomes] == [Verdict.errored], outcomes
     assert "NullPointerException in onBrokerBounce" in outcomes[0].reason
     assert '"event": "BrokerBounce"' in outcomes[0].reason
+
+
+def _failover_reply() -> m.StepReply:
+    """The reference's reply to a second failover, which sends 9 requests (3 UpdateMetadata to each broker)."""
+    events = [
+        BrokerStartup(0),
+        BrokerStartup(1),
+        ControllerFailover(0),
+        TopicCreation("t0", ((0, 1), (1, 2))),
+        ControllerFailover(1),
+    ]
+    steps = differential.reference_steps(events, PROFILE, ReferenceSut())
+    assert steps is not None, "the reference refused the failover sequence"
+    return steps[-1][1]
+
+
+def _stale(request: Request) -> Request:
+    return dataclasses.replace(request, controller_epoch=request.controller_epoch - 1)
+
+
+def test_requests_that_differ_in_one_field_are_paired_and_the_field_is_named() -> None:
+    expected = _failover_reply()
+    assert len(expected.requests) == 9, expected.requests
+    actual = dataclasses.replace(expected, requests=frozenset(_stale(r) for r in expected.requests))
+    diffs = diff_replies(expected, actual)
+    rendered = "\n".join(d.render() for d in diffs)
+    assert len(diffs) == 9, rendered
+    assert all(d.path.endswith(".controller_epoch") for d in diffs), rendered
+    assert "$.requests[LeaderAndIsr to broker 0].controller_epoch: expected 2, got 1" in rendered
+    assert "(absent)" not in rendered
+    assert Signature.of("ControllerFailover", diffs).paths == (
+        "$.requests[LeaderAndIsr].controller_epoch",
+        "$.requests[UpdateMetadata].controller_epoch",
+    )
+
+
+def test_a_request_with_no_counterpart_is_still_reported_missing() -> None:
+    expected = _failover_reply()
+    (dropped,) = [
+        r
+        for r in expected.requests
+        if isinstance(r, UpdateMetadataRequest) and r.broker == 0 and not r.partition_states
+    ]
+    kept = frozenset(_stale(r) for r in expected.requests if r != dropped)
+    diffs = diff_replies(expected, dataclasses.replace(expected, requests=kept))
+    rendered = "\n".join(d.render() for d in diffs)
+    missing = [d for d in diffs if d.actual == "(absent)"]
+    assert [d.path for d in missing] == ["$.requests[UpdateMetadata to broker 0 (no partitions)]"], rendered
+    assert '"type": "UpdateMetadata"' in missing[0].expected, rendered
+    # the other 8 are still paired with their stale counterparts
+    assert sum(d.path.endswith(".controller_epoch") for d in diffs) == 8, rendered
+
+
+def test_a_divergence_s_differences_are_printed_once(tmp_path: Path) -> None:
+    console = Console(file=io.StringIO(), width=200)
+    outcomes, _ = differential.run_differential(
+        InProcessAdapter(StaleControllerEpoch()),
+        profile=PROFILE,
+        examples=20,
+        seed=0,
+        trace_dir=tmp_path,
+        console=console,
+    )
+    (failed,) = outcomes
+    assert failed.differences, failed
+    printed = console.file.getvalue()  # type: ignore[attr-defined]
+    # the run's own output names the events; the differences are the final report's (``print_outcome``)
+    assert failed.differences[0].render() not in printed, printed
+    assert "in the report below" in printed, printed
