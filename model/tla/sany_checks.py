@@ -187,6 +187,8 @@ class _Checker:
         known = self.lookup(name, scopes)
         if known is None:
             self.report(node, "unknown operator", name, f"{name} is used before (or without) a definition")
+        elif known < 0 and arity > 0:
+            self.report(node, "arity", name, f"{name} is a bound variable, applied to {arity} argument(s)")
         elif known >= 0 and known != arity and not (operand and arity == 0):
             self.report(
                 node, "arity", name, f"{name} is defined with {known} argument(s) but applied to {arity}"
