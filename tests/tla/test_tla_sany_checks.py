@@ -4,6 +4,8 @@ of the manifest) passes all of them, with both of its configurations."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from kcspec.model.tla.config import ModelConfig
 from kcspec.model.tla.manifest import load as load_manifest
@@ -132,3 +134,15 @@ def test_a_reserved_word_is_no_name() -> None:
     assert [str(p) for p in checker.problems] == [
         "tla line 5: reserved word: 'CHOOSE': parameter CHOOSE is a TLA+ reserved word"
     ]
+
+
+TOY = Path(__file__).resolve().parents[3] / "shared" / "tlc-fixtures"
+
+
+@pytest.mark.skipif(not (TOY / "Toy.tla").exists(), reason="the recorded real-TLC fixtures are not here")
+def test_a_module_that_real_tlc_accepted_passes() -> None:
+    # Toy.tla and its configurations ran under a real TLC (shared/tlc-fixtures/README.md): no false alarm.
+    cfgs = {p.name: p.read_text(encoding="utf-8") for p in sorted(TOY.glob("Toy_*.cfg"))}
+    assert cfgs
+    problems = check_module((TOY / "Toy.tla").read_text(encoding="utf-8"), cfgs)
+    assert problems == [], "\n".join(map(str, problems))
