@@ -8,8 +8,10 @@ name and rejects the module on:
    (``STANDARD_OPERATORS``, listed explicitly) — SANY: "Unknown operator";
 2. a bound variable, parameter or LET definition that re-declares a name of an enclosing scope, of the module
    or of an EXTENDS'd module (a parameter ``Len``), or a reserved word — SANY: "Multiply-defined symbol";
-3. an operator applied with another number of arguments than its definition has, and a recursive operator
-   not declared ``RECURSIVE`` before its definition with the same arity;
+3. an operator applied with another number of arguments than its definition has (a bound variable takes
+   none; an argument for a parameter ``F(_)`` is an operator or LAMBDA of that arity, and only such a
+   parameter takes one), and a recursive operator not declared ``RECURSIVE`` before its definition with the
+   same arity;
 4. a ``.cfg`` naming an operator or constant the module does not define, or leaving a declared constant
    without a value.
 
@@ -137,6 +139,8 @@ class _Scope:
     names: dict[str, int] = field(default_factory=dict)
     """Name -> arity (-1: a bound variable)."""
     recursive: dict[str, int] = field(default_factory=dict)
+    signatures: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    """Operator name -> the arity of each of its parameters (0: an ordinary one, n: an operator ``P(_, …)``)."""
     """The names declared ``RECURSIVE`` in this scope (a LET): their definition may follow."""
 
 
@@ -152,6 +156,7 @@ class _Checker:
         self.module: dict[str, int] = dict(BUILTIN_OPERATORS)
         self.standard: set[str] = set(BUILTIN_OPERATORS)
         self.recursive: dict[str, int] = {}
+        self.signatures: dict[str, tuple[int, ...]] = {"SelectSeq": (0, 1)}
         self.constants: list[str] = []
 
     def text(self, node: Any) -> str:
@@ -161,6 +166,30 @@ class _Checker:
         self.problems.append(SanyProblem(node.start_point[0] + 1, rule, name, message))
 
     # --- names -------------------------------------------------------------------------------------------------
+    def signature(self, name: str, scopes: list[_Scope]) -> tuple[int, ...] | None:
+        for scope in reversed(scopes):
+            if name in scope.names:
+                return scope.signatures.get(name)
+        return self.signatures.get(name)
+
+    def argument(self, node: Any, op: str, i: int, expected: int, scopes: list[_Scope]) -> None:
+        """Argument ``i`` of ``op`` is an operator of arity ``expected`` exactly when ``expected > 0``."""
+        if node.type == "lambda":
+            got = len([c for c in node.named_children if c.type == "identifier"])
+        elif node.type == "identifier_ref":
+            got = max(self.lookup(self.text(node), scopes) or 0, 0)
+        else:
+            got = 0
+        if got != expected:
+            self.report(
+                node,
+                "arity",
+                op,
+                f"argument {i + 1} of {op} must be an operator of {expected} argument(s), not of {got}"
+                if expected
+                else f"argument {i + 1} of {op} must be an expression, not an operator of {got} argument(s)",
+            )
+
     def lookup(self, name: str, scopes: list[_Scope]) -> int | None:
         for scope in reversed(scopes):
             if name in scope.names:
@@ -257,6 +286,10 @@ class _Checker:
             self.walk(body, [*scopes, inner])
         if name_node.type == "identifier":  # defined after its body: a non-RECURSIVE self-use is unknown
             self.declare(name_node, name, len(params), scopes, "operator")
+            shape = tuple(
+                len(_named(p, "parameter")) if p.type == "operator_declaration" else 0 for p in params
+            )
+            (scopes[-1].signatures if scopes else self.signatures)[name] = shape
 
     # --- expressions -------------------------------------------------------------------------------------------
     def bound_names(self, node: Any) -> list[Any]:
@@ -284,6 +317,10 @@ class _Checker:
             args = _named(node, "parameter")
             if name is not None and name.type == "identifier_ref":
                 self.use(name, self.text(name), len(args), scopes)
+                shape = self.signature(self.text(name), scopes)
+                if shape is not None and len(shape) == len(args):
+                    for i, (a, expected) in enumerate(zip(args, shape, strict=True)):
+                        self.argument(a, self.text(name), i, expected, scopes)
             for a in args:
                 self.walk(a, scopes)
             return

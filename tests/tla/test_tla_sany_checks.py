@@ -146,3 +146,11 @@ def test_a_module_that_real_tlc_accepted_passes() -> None:
     assert cfgs
     problems = check_module((TOY / "Toy.tla").read_text(encoding="utf-8"), cfgs)
     assert problems == [], "\n".join(map(str, problems))
+
+
+def test_an_operator_argument_must_have_the_arity_of_the_parameter() -> None:
+    _only("Q == SelectSeq(<<1>>, LAMBDA a, b : a = b)", "arity", "SelectSeq", 5)
+    _only("Apply(F(_), x) == F(x)\nQ == Apply(1, 2)", "arity", "Apply", 6)
+    _only("Apply(F(_), x) == F(x)\nP2(a, b) == a\nQ == Apply(P2, 1)", "arity", "Apply", 7)
+    _only("Id(x) == x\nP(a) == a\nQ == Id(P)", "arity", "Id", 7)
+    _only("Id(x) == x\nQ == Id(LAMBDA a : a)", "arity", "Id", 6)
