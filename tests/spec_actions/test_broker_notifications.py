@@ -179,3 +179,22 @@ def test_kafka_1_1_handles_the_same_change_and_its_live_brokers_are_the_register
     state, _ = _run(profile, [*events, change])
     assert (set(state.controller.live_brokers), set(state.zk.brokers)) == ({0, 2}, {0, 2})
     assert not _w6_violated(profile, state)
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_the_broker_change_during_reassignment_near_misses_are_refused_only_for_the_reassignment(
+    profile: str,
+) -> None:
+    """The scenario's not_enabled vectors check the guard's reassignment condition: its near misses are refused by
+    both guards at its end, and accepted by both one step earlier, before the reassignment."""
+    scenario = SCENARIOS_BY_NAME["broker-change-during-reassignment"]
+    events = list(scenario.events(profile))
+    outcome = crosscheck(scenario.name, profile, events)
+    assert outcome.divergence is None, outcome.report()
+    state, _ = _run(profile, events)
+    assert state.controller.partitions_being_reassigned or state.controller.legacy_reassignments
+    misses = scenario.not_enabled(profile)
+    assert misses and {e.kind for e in misses} == {"BrokerChange"}
+    for miss in misses:
+        assert _enabled(profile, events, miss) == (False, False), miss
+        assert _enabled(profile, events[:-1], miss) == (True, True), miss
