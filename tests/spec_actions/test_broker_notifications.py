@@ -189,7 +189,7 @@ def test_the_broker_change_during_reassignment_near_misses_are_refused_only_for_
     both guards at its end, and accepted by both one step earlier, before the reassignment."""
     scenario = SCENARIOS_BY_NAME["broker-change-during-reassignment"]
     events = list(scenario.events(profile))
-    outcome = crosscheck(scenario.name, profile, events)
+    outcome = crosscheck(scenario.name, profile, tuple(events))
     assert outcome.divergence is None, outcome.report()
     state, _ = _run(profile, events)
     assert state.controller.partitions_being_reassigned or state.controller.legacy_reassignments
