@@ -12,7 +12,9 @@ name and rejects the module on:
    none; an argument for a parameter ``F(_)`` is an operator or LAMBDA of that arity, and only such a
    parameter takes one), and a recursive operator not declared ``RECURSIVE`` before its definition with the
    same arity;
-4. a ``.cfg`` naming an operator or constant the module does not define, or leaving a declared constant
+4. a level error: a primed expression that already is an action (``x''``), and (TLC) an INIT, INVARIANT or
+   CONSTRAINT that is not a state predicate or a NEXT that is temporal;
+5. a ``.cfg`` naming an operator or constant the module does not define, or leaving a declared constant
    without a value.
 
 Decision: the check works on the generated text (parsed by tree-sitter), not on the emitter's structures:
@@ -158,6 +160,8 @@ class _Checker:
         self.recursive: dict[str, int] = {}
         self.signatures: dict[str, tuple[int, ...]] = {"SelectSeq": (0, 1)}
         self.constants: list[str] = []
+        self.levels: dict[str, int] = {}
+        """Module-level name -> its level (0 constant, 1 state, 2 action, 3 temporal)."""
 
     def text(self, node: Any) -> str:
         return str(self.source[node.start_byte : node.end_byte].decode("utf-8"))
@@ -243,6 +247,7 @@ class _Checker:
                 for decl in unit.named_children:
                     if decl.type == "identifier":
                         self.declare(decl, self.text(decl), 0, [], "declared name")
+                        self.levels[self.text(decl)] = 1 if unit.type == "variable_declaration" else 0
                         if unit.type == "constant_declaration":
                             self.constants.append(self.text(decl))
                     elif decl.type == "operator_declaration":
@@ -257,6 +262,9 @@ class _Checker:
                     self.module[self.text(name)] = self.recursive[self.text(name)]
             elif unit.type == "operator_definition":
                 self.definition(unit, [])
+                name, body = unit.child_by_field_name("name"), unit.child_by_field_name("definition")
+                if body is not None:
+                    self.levels[self.text(name)] = self.level(body, {})
             elif unit.type in ("block_comment", "comment", "single_line", "header_line", "double_line"):
                 continue
             elif unit.type != "identifier":
@@ -290,6 +298,44 @@ class _Checker:
                 len(_named(p, "parameter")) if p.type == "operator_declaration" else 0 for p in params
             )
             (scopes[-1].signatures if scopes else self.signatures)[name] = shape
+
+    # --- levels ------------------------------------------------------------------------------------------------
+    def level(self, node: Any, local: dict[str, int]) -> int:
+        """The level of an expression. Decision: parameters and bound variables count as constants and an
+        application as the maximum of the operator's and its arguments' levels (SANY's computation is finer);
+        this can only under-estimate, so a level error reported here is one SANY or TLC reports too."""
+        t = node.type
+        if t == "identifier_ref":
+            name = self.text(node)
+            return local.get(name, self.levels.get(name, 0))
+        if t == "record_value":
+            return self.level(node.named_children[0], local)
+        if t == "fairness":
+            return 3
+        if t == "let_in":
+            scope = dict(local)
+            for d in node.children_by_field_name("definitions"):
+                body = d.child_by_field_name("definition") if d.type == "operator_definition" else None
+                if body is not None:
+                    scope[self.text(d.child_by_field_name("name"))] = self.level(body, scope)
+            expr = node.child_by_field_name("expression")
+            return self.level(expr, scope) if expr is not None else 0
+        symbol = node.child_by_field_name("symbol")
+        parts = [c for c in node.named_children if "comment" not in c.type]
+        operand = max((self.level(c, local) for c in parts if symbol is None or c.id != symbol.id), default=0)
+        if symbol is not None and symbol.type in ("always", "eventually", "leads_to"):
+            return 3
+        if t == "bound_postfix_op" and symbol is not None and symbol.type == "prime":
+            if operand >= 2:
+                self.report(node, "level", self.text(node)[:40], "a primed expression is already an action")
+            return 2 if operand >= 1 else 0
+        if t == "bound_prefix_op" and symbol is not None and symbol.type == "unchanged":
+            return 2
+        if t == "bound_prefix_op" and symbol is not None and symbol.type == "enabled":
+            return 1
+        if t in ("step_expr_or_stutter", "step_expr_no_stutter"):
+            return 2
+        return operand
 
     # --- expressions -------------------------------------------------------------------------------------------
     def bound_names(self, node: Any) -> list[Any]:
@@ -383,14 +429,29 @@ class _Checker:
 
 def check_tla(tla: str) -> tuple[list[SanyProblem], dict[str, int], list[str]]:
     """The problems of one module's text, with its module-level names (name -> arity) and declared constants."""
+    checker = _check(tla)
+    return checker.problems, checker.module, checker.constants
+
+
+def _check(tla: str) -> _Checker:
     source = tla.encode("utf-8")
     checker = _Checker(source)
     checker.run(_parser().parse(source).root_node)
     checker.problems.sort(key=lambda p: (p.line, p.name))
-    return checker.problems, checker.module, checker.constants
+    return checker
 
 
-def check_cfg(cfg: str, names: dict[str, int], constants: list[str], where: str = "cfg") -> list[SanyProblem]:
+_MAX_LEVEL = {"INIT": 1, "INVARIANT": 1, "INVARIANTS": 1, "CONSTRAINT": 1, "CONSTRAINTS": 1, "NEXT": 2}
+_MAX_LEVEL |= {"ACTION_CONSTRAINT": 2, "ACTION_CONSTRAINTS": 2}
+
+
+def check_cfg(
+    cfg: str,
+    names: dict[str, int],
+    constants: list[str],
+    where: str = "cfg",
+    levels: dict[str, int] | None = None,
+) -> list[SanyProblem]:
     """Rule 4: every operator a configuration names is defined (without arguments), every declared constant has
     a value and every assigned name is a declared constant; a model value (``X = X``) needs no definition."""
     problems: list[SanyProblem] = []
@@ -428,6 +489,12 @@ def check_cfg(cfg: str, names: dict[str, int], constants: list[str], where: str 
                             n, "cfg", w, f"{section} names no operator without arguments of the module", where
                         )
                     )
+                elif levels is not None and levels.get(w, 0) > _MAX_LEVEL.get(section, 3):
+                    most = _MAX_LEVEL[section]
+                    message = f"{section} {w} has level {levels[w]}, at most {most} allowed"
+                    problems.append(
+                        SanyProblem(n, "level", w, message + " (1 state, 2 action, 3 temporal)", where)
+                    )
     for c in constants:
         if c not in assigned:
             problems.append(SanyProblem(0, "cfg", c, "declared CONSTANT without a value", where))
@@ -436,9 +503,10 @@ def check_cfg(cfg: str, names: dict[str, int], constants: list[str], where: str 
 
 def check_module(tla: str, cfgs: dict[str, str]) -> list[SanyProblem]:
     """Rules 1-4 on a module's text and its configurations (``{"KafkaController.cfg": text, …}``)."""
-    problems, names, constants = check_tla(tla)
+    checker = _check(tla)
+    problems = list(checker.problems)
     for where, cfg in cfgs.items():
-        problems += check_cfg(cfg, names, constants, where)
+        problems += check_cfg(cfg, checker.module, checker.constants, where, checker.levels)
     return problems
 
 

@@ -154,3 +154,14 @@ def test_an_operator_argument_must_have_the_arity_of_the_parameter() -> None:
     _only("Apply(F(_), x) == F(x)\nP2(a, b) == a\nQ == Apply(P2, 1)", "arity", "Apply", 7)
     _only("Id(x) == x\nP(a) == a\nQ == Id(P)", "arity", "Id", 7)
     _only("Id(x) == x\nQ == Id(LAMBDA a : a)", "arity", "Id", 6)
+
+
+def test_level_errors_are_rejected() -> None:
+    _only("A == (v' = 1)'", "level", "(v' = 1)'", 5)
+    text = HEADER + "Init == v = 0\nNext == v' = v + 1\nInv == v' > 0\nSpec == Init /\\ [][Next]_v\n====\n"
+    cfg = "CONSTANTS\n    C = 1\nINIT Init\nNEXT Spec\nINVARIANT Inv\nPROPERTY Spec\n"
+    got = [(p.line, p.rule, p.name) for p in check_module(text, {"M.cfg": cfg})]
+    assert got == [(4, "level", "Spec"), (5, "level", "Inv")], got
+    assert (
+        check_module(text, {"M.cfg": cfg.replace("NEXT Spec", "NEXT Next").replace("Inv\n", "Init\n")}) == []
+    )
