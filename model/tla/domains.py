@@ -79,9 +79,10 @@ ZK_VERSIONS = Domain("0..MaxZkVersion", lambda c: tuple(range(c.max_zk_version +
 """A stale AlterIsr's znode version: bounded by the partition's (``zv <= zk_version <= MaxZkVersion``).
 
 Both once fell back to ``Brokers`` (in the module and, through this same ``Domain``, in the explorer). The recorded
-counts of ``state_counts.json`` stay: the explorer recomputed the 1-broker models' (unchanged: a stale AlterIsr
-changes no counted state there), and in the 2-broker models the enabled instances are the same ones
-(``Brokers = 0..1 = 0..MaxLeaderEpoch``; ``zv = 1`` fails ``zv <= zk_version <= MaxZkVersion = 0``)."""
+counts of ``state_counts.json`` stay, recomputed by the explorer for every kafka-2.8 model (kafka-1.1 has no
+AlterIsr): in the 1-broker models a stale AlterIsr changes no counted state, and in the 2-broker models the enabled
+instances are the same ones (``Brokers = 0..1 = 0..MaxLeaderEpoch``; ``zv = 1`` fails ``zv <= zk_version <=
+MaxZkVersion = 0``)."""
 BROKER_EPOCHS = Domain("{-1} \\cup 1..MaxZxid", lambda c: (-1, *range(1, c.max_zxid + 1)), (ty.INT, ty.INT))
 TOPICS_OR_ALL = Domain('Topics \\cup {""}', lambda c: ("", *c.topic_names), (ty.STR, ty.STR))
 ONE_TOPIC = Domain("{<<t>> : t \\in Topics}", lambda c: tuple((t,) for t in c.topic_names))
