@@ -13,7 +13,11 @@ from hypothesis import HealthCheck, seed, settings
 from hypothesis.stateful import run_state_machine_as_test
 from kcspec.conformance.selfcheck.fuzz.machine import coverage_gaps, machine_for
 
-EXAMPLES = int(os.environ.get("KCSPEC_STATEFUL_EXAMPLES", "120"))
+EXAMPLES = int(os.environ.get("KCSPEC_STATEFUL_EXAMPLES", "200"))
+"""200, not the 120 that reach every row alone: with the seed pinned, the runs are the same from one process to the
+next, but not from one import order to another (kafka-1.1 at 120 examples misses two deletion rows when the CLI
+was invoked earlier in the same process, as in the full suite; time and hash seeds play no part). 200 reaches
+every row and event kind in both orders for both profiles."""
 STEPS = int(os.environ.get("KCSPEC_STATEFUL_STEPS", "40"))
 SEED = int(os.environ.get("KCSPEC_STATEFUL_SEED", "0"))
 
