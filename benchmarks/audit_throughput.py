@@ -61,6 +61,7 @@ from kcspec.reference_impl.logs import DEFAULT_START
 from kcspec.reference_impl.reference import ReferenceController
 from kcspec.spec.profiles import KAFKA_2_8
 from pyspark.sql import functions as F
+from results_section import write_section as write_generated_section  # beside this script
 
 HOUR_PREFIX = DEFAULT_START.strftime("[%Y-%m-%d %H:")
 TRANSITION = "] Changed state of replica "
@@ -435,15 +436,8 @@ def results_section(
 
 
 def write_section(path: Path, text: str) -> None:
-    """Replace the generated section of ``path`` (between ``BEGIN`` and ``END``), or put it after the title."""
-    old = path.read_text() if path.exists() else "# kcspec audit throughput\n"
-    if BEGIN in old and END in old:
-        head, rest = old.split(BEGIN, 1)
-        new = head + text + rest.split(END, 1)[1]
-    else:
-        title, _, body = old.partition("\n")
-        new = f"{title}\n\n{text}\n{body}"
-    path.write_text(new)
+    """Rewrite this script's section of ``path`` (between ``BEGIN`` and ``END``)."""
+    write_generated_section(path, text, begin=BEGIN, end=END, title="# kcspec audit throughput")
 
 
 def main() -> None:

@@ -35,6 +35,7 @@ from kcspec.conformance.protocol import messages as m
 from kcspec.conformance.vectors import generate
 from kcspec.conformance.vectors.model import Level
 from kcspec.spec import bounded_json
+from results_section import write_section as write_generated_section  # beside this script
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "conformance.md"
@@ -50,15 +51,8 @@ def say(line: str = "") -> None:
 
 
 def write_section(path: Path, text: str) -> None:
-    """Replace the generated section of ``path`` (between ``BEGIN`` and ``END``), or put it after the title."""
-    old = path.read_text() if path.exists() else "# Conformance subprocess throughput\n"
-    if BEGIN in old and END in old:
-        head, rest = old.split(BEGIN, 1)
-        new = head + text + rest.split(END, 1)[1]
-    else:
-        title, _, body = old.partition("\n")
-        new = f"{title}\n\n{text}\n{body}"
-    path.write_text(new)
+    """Rewrite this script's section of ``path`` (between ``BEGIN`` and ``END``)."""
+    write_generated_section(path, text, begin=BEGIN, end=END, title="# Conformance subprocess throughput")
 
 
 def _load() -> str:

@@ -36,6 +36,7 @@ from kcspec.conformance import differential
 from kcspec.conformance.adapters.subprocess_adapter import SubprocessAdapter
 from kcspec.conformance.session_mutants import BY_NAME
 from kcspec.conformance.verdicts import Verdict
+from results_section import write_section as write_generated_section  # beside this script
 from rich.console import Console
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -181,15 +182,10 @@ def main() -> int:
 
 
 def write_section(path: Path, text: str) -> None:
-    """Replace the generated section of ``path`` (between ``BEGIN`` and ``END``), or put it after the title."""
-    old = path.read_text() if path.exists() else "# Differential testing through the subprocess path\n"
-    if BEGIN in old and END in old:
-        head, rest = old.split(BEGIN, 1)
-        new = head + text + rest.split(END, 1)[1]
-    else:
-        title, _, body = old.partition("\n")
-        new = f"{title}\n\n{text}\n{body}"
-    path.write_text(new)
+    """Rewrite this script's section of ``path`` (between ``BEGIN`` and ``END``)."""
+    write_generated_section(
+        path, text, begin=BEGIN, end=END, title="# Differential testing through the subprocess path"
+    )
 
 
 if __name__ == "__main__":
