@@ -420,7 +420,7 @@ def _file_stats(
 
 def conclude(
     out: Path, summary: report.Summary, max_quarantine: float = verdict.DEFAULT_MAX_QUARANTINE
-) -> verdict.Verdict:
+) -> verdict.AuditOutcome:
     """The run's verdict (``verdict.judge``), written to ``out/verdict.json`` and put at the top of
     ``out/summary.html``."""
     v = verdict.judge(

@@ -27,8 +27,9 @@ CLEAN, VIOLATIONS, BAD_INPUT, INTERNAL_ERROR = 0, 1, 2, 3
 
 
 @dataclass(frozen=True)
-class Verdict:
-    """The run's outcome: its violations, its input problems and its internal errors, each in words."""
+class AuditOutcome:
+    """The run's outcome: its violations, its input problems and its internal errors, each in words (the outcome
+    of a whole audit, with its exit code; a single check's result is ``kcspec.conformance.verdicts.Verdict``)."""
 
     violations: int
     problems: tuple[str, ...]
@@ -74,7 +75,7 @@ def judge(
     per_file: Sequence[Mapping[str, Any]],
     max_quarantine: float = DEFAULT_MAX_QUARANTINE,
     warnings: Sequence[str] = (),
-) -> Verdict:
+) -> AuditOutcome:
     """The verdict on a run's counts; ``per_file`` rows hold ``file``, ``read``, ``record``, ``continuation``,
     ``blank``, ``quarantined`` and, for a file that broke off, ``unreadable`` (line and reason, in words)."""
     problems: list[str] = []
@@ -108,10 +109,10 @@ def judge(
             f"{quarantined} of {lines_read} lines quarantined ({100 * quarantined / lines_read:.1f} %, "
             f"more than the {100 * max_quarantine:g} % allowed by --max-quarantine)"
         )
-    return Verdict(violations, tuple(problems), tuple(internal), tuple(warnings))
+    return AuditOutcome(violations, tuple(problems), tuple(internal), tuple(warnings))
 
 
-def mark_html(path: Path, verdict: Verdict) -> None:
+def mark_html(path: Path, verdict: AuditOutcome) -> None:
     """Put the verdict (and its problems) at the top of the HTML summary ``path``, first thing in its body."""
     text = path.read_text(encoding="utf-8")
     ok = verdict.exit_code == CLEAN
