@@ -199,7 +199,7 @@ def export(out: Path, **kw: Any) -> None:
     try:
         problems = check_syntax(module.tla)
     except SyntaxCheckUnavailable as exc:
-        console.print(f"[yellow]syntax check skipped:[/yellow] {exc}")
+        console.print(f"[yellow]syntax check skipped (and SANY's semantic rules with it):[/yellow] {exc}")
         return
     if problems:
         for p in problems:
@@ -208,7 +208,9 @@ def export(out: Path, **kw: Any) -> None:
             console.print(f"[red]{path}:{p}[/red]{where}", highlight=False)
         console.print(f"[red]syntax check (tree-sitter): {len(problems)} problem(s)[/red]")
         raise click.exceptions.Exit(EXIT_USAGE)
-    console.print("syntax check (tree-sitter): the module parses")
+    console.print(
+        "syntax check (tree-sitter): the module parses; SANY's semantic rules hold (names, arities, .cfg)"
+    )
 
 
 def _origins(path: Path) -> list[list[str | None]] | None:
