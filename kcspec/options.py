@@ -75,6 +75,14 @@ def out_dir(
     )
 
 
+def report_file(flag: str, name: str, *, help: str) -> Callable[[F], F]:
+    """A report written to a file (``--json FILE``, ``--junit FILE``, ``--html FILE``): a ``Path`` passed as
+    ``name`` (``None`` when not given), checked as an output before the command runs."""
+    return click.option(
+        flag, name, type=click.Path(dir_okay=False, path_type=Path), callback=output_file, help=help
+    )
+
+
 def tla2tools(*, help: str = "Path to tla2tools.jar (or set TLA2TOOLS_JAR).") -> Callable[[F], F]:
     """``--tla2tools FILE`` (a string; ``TLA2TOOLS_JAR`` when not given): where TLC is."""
     return click.option("--tla2tools", type=click.Path(dir_okay=False), envvar="TLA2TOOLS_JAR", help=help)

@@ -56,13 +56,7 @@ def _catalogue(console: Console) -> None:
     help="Comma-separated checks to run, in this order: " + ", ".join(CHECKS) + ".",
 )
 @options.seed(default=0, help="Seed of the Hypothesis stages.")
-@click.option(
-    "--json",
-    "json_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    callback=options.output_file,
-    help="Write the results.",
-)
+@options.report_file("--json", "json_path", help="Write the results.")
 @click.option("--list", "list_only", is_flag=True, help="Print the catalogue and exit.")
 def command(
     names: tuple[str, ...], budget: float, checks: str, seed: int, json_path: Path | None, list_only: bool

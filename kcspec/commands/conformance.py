@@ -161,27 +161,9 @@ def _vectors(source: Path | None, profile: str, console: Console) -> list[object
     help="Seconds the SUT may take per message.",
 )
 @click.option("--max-line-bytes", type=click.IntRange(min=1024), default=16 * 1024 * 1024, show_default=True)
-@click.option(
-    "--json",
-    "json_out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    callback=options.output_file,
-    help="Write the JSON report here.",
-)
-@click.option(
-    "--junit",
-    "junit_out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    callback=options.output_file,
-    help="Write JUnit XML here.",
-)
-@click.option(
-    "--html",
-    "html_out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    callback=options.output_file,
-    help="Write the HTML report here.",
-)
+@options.report_file("--json", "json_out", help="Write the JSON report here.")
+@options.report_file("--junit", "junit_out", help="Write JUnit XML here.")
+@options.report_file("--html", "html_out", help="Write the HTML report here.")
 def run_cmd(
     sut: str | None,
     adapter: str | None,

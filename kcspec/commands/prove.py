@@ -44,13 +44,7 @@ STYLE = {
     help="Check that every §11 invariant is inductive over every action (2 brokers, 1 partition; the slowest"
     " part, about 70 s of CPU for both profiles in 2 worker processes).",
 )
-@click.option(
-    "--json",
-    "json_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    callback=options.output_file,
-    help="Write a JSON report.",
-)
+@options.report_file("--json", "json_path", help="Write a JSON report.")
 def command(profiles: tuple[str, ...], brokers: int, induction: bool, json_path: Path | None) -> None:
     """Prove the spec's lemmas with Z3 and print a summary table.
 

@@ -50,13 +50,7 @@ from kcspec import options
 @click.option("--local", "local", is_flag=True, help="Run the swarm in this process instead of on Spark.")
 @click.option("--runs", type=click.IntRange(min=1), default=8, show_default=True, help="Walks in the swarm.")
 @click.option("--steps", type=click.IntRange(min=1), default=50, show_default=True, help="Events per walk.")
-@click.option(
-    "--json",
-    "json_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    callback=options.output_file,
-    help="Swarm report as JSON.",
-)
+@options.report_file("--json", "json_path", help="Swarm report as JSON.")
 def command(
     profile: str,
     brokers: int,

@@ -367,14 +367,7 @@ def _write_counterexample(result: TlcResult, profile: str, out: Path, console: C
 @click.option(
     "--samples", type=int, default=3, show_default=True, help="States reachable on one side only to print."
 )
-@click.option(
-    "--json",
-    "json_out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    callback=options.output_file,
-    default=None,
-    help="Write the comparison as JSON.",
-)
+@options.report_file("--json", "json_out", help="Write the comparison as JSON.")
 def crosscheck(
     tla2tools: str | None,
     workers: int,

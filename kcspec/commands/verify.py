@@ -37,20 +37,8 @@ STYLE = {
     help="Run only these checks (default: all).",
 )
 @options.out_dir(help="Where counterexamples are written.")
-@click.option(
-    "--json",
-    "json_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    callback=options.output_file,
-    help="Write a JSON report.",
-)
-@click.option(
-    "--junit",
-    "junit_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    callback=options.output_file,
-    help="Write a JUnit XML report (one test case per check case).",
-)
+@options.report_file("--json", "json_path", help="Write a JSON report.")
+@options.report_file("--junit", "junit_path", help="Write a JUnit XML report (one test case per check case).")
 @options.tla2tools(help="Path to tla2tools.jar for the TLC check (or set TLA2TOOLS_JAR).")
 @click.option("-v", "--verbose", is_flag=True, help="Print the details of every failed case.")
 def command(
