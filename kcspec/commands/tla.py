@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -199,13 +200,15 @@ def export(out: Path, **kw: Any) -> None:
     try:
         problems = check_syntax(module.tla)
     except SyntaxCheckUnavailable as exc:
-        console.print(f"[yellow]syntax check skipped (and SANY's semantic rules with it):[/yellow] {exc}")
+        console.print(
+            f"[yellow]syntax check skipped (and SANY's semantic rules with it):[/yellow] {escape(str(exc))}"
+        )
         return
     if problems:
         for p in problems:
             origin = module.origin(p.line)
             where = f" [{origin.definition}; {origin.rule or '-'}]" if origin else ""
-            console.print(f"[red]{path}:{p}[/red]{where}", highlight=False)
+            console.print(f"[red]{escape(f'{path}:{p}')}[/red]{escape(where)}", highlight=False)
         console.print(f"[red]syntax check (tree-sitter): {len(problems)} problem(s)[/red]")
         raise click.exceptions.Exit(EXIT_USAGE)
     console.print(
