@@ -87,18 +87,15 @@ def command(
     try:
         prof = get_profile(profile or DEFAULT_PROFILE)
     except KeyError as exc:
-        err.print(f"[red]error:[/red] --profile: {exc.args[0]}")
-        sys.exit(2)
+        options.fail(f"--profile: {exc.args[0]}")
     try:
         from kcspec.conformance.audit.spark_job import InputError, expand_inputs
     except ImportError:
-        err.print("[red]error:[/red] pyspark is not installed: pip install 'kcspec[spark]' (needs Java 17)")
-        sys.exit(2)
+        options.fail("pyspark is not installed: pip install 'kcspec[spark]' (needs Java 17)")
     try:
         inputs = expand_inputs(list(paths), fmt)
     except InputError as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        sys.exit(2)
+        options.fail(str(exc))
     for name, why in inputs.skipped[:20]:
         err.print(f"skipped {name}: {why}", markup=False)
     if len(inputs.skipped) > 20:
