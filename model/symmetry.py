@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import enum
 import itertools
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import fields, is_dataclass, replace
 from typing import Any
 
+from kcspec.model import fastrec
 from kcspec.spec.fmap import FMap
-from kcspec.spec.state import ClusterState
+from kcspec.spec.state import ClusterState, ControllerContext, ZkState
 from kcspec.spec.vocabulary import (
     LeaderAndIsr,
     LeaderIsrAndControllerEpoch,
@@ -46,15 +47,19 @@ def _set(perm: Perm, xs: Iterable[int]) -> frozenset[int]:
 
 
 def _fa(perm: Perm, fa: ReplicaAssignment) -> ReplicaAssignment:
-    return ReplicaAssignment(_seq(perm, fa.replicas), _seq(perm, fa.adding), _seq(perm, fa.removing))
+    made: ReplicaAssignment = _FA_MAKE(
+        _seq(perm, fa.replicas), _seq(perm, fa.adding), _seq(perm, fa.removing)
+    )
+    return made
 
 
 def _li(perm: Perm, li: LeaderIsrAndControllerEpoch) -> LeaderIsrAndControllerEpoch:
     lai = li.leader_and_isr
-    return LeaderIsrAndControllerEpoch(
-        LeaderAndIsr(_b(perm, lai.leader), lai.leader_epoch, _seq(perm, lai.isr), lai.zk_version),
+    made: LeaderIsrAndControllerEpoch = _LI_MAKE(
+        _LAI_MAKE(_b(perm, lai.leader), lai.leader_epoch, _seq(perm, lai.isr), lai.zk_version),
         li.controller_epoch,
     )
+    return made
 
 
 def _pr(perm: Perm, pr: PartitionReplica) -> PartitionReplica:
@@ -64,26 +69,88 @@ def _pr(perm: Perm, pr: PartitionReplica) -> PartitionReplica:
 def permute_brokers(state: ClusterState, perm: Perm) -> ClusterState:
     """The same state with every broker id ``b`` renamed to ``perm[b]`` (ids not in ``perm`` unchanged)."""
     zk, c = state.zk, state.controller
-    new_zk = replace(
+    # records are rebuilt by storing their fields (``model/fastrec.py``), maps adopt fresh dicts: the same values
+    # as the dataclasses' constructors and ``replace`` build, without their per-call overhead
+    fa_memo: dict[int, ReplicaAssignment] = {}
+    li_memo: dict[int, LeaderIsrAndControllerEpoch] = {}
+
+    def fa(x: ReplicaAssignment) -> ReplicaAssignment:
+        hit = fa_memo.get(id(x))
+        if hit is None:
+            hit = fa_memo[id(x)] = _fa(perm, x)
+        return hit
+
+    def li(x: LeaderIsrAndControllerEpoch) -> LeaderIsrAndControllerEpoch:
+        hit = li_memo.get(id(x))
+        if hit is None:
+            hit = li_memo[id(x)] = _li(perm, x)
+        return hit
+
+    new_zk = _ZK_UPDATE(
         zk,
-        controller=_b(perm, zk.controller),
-        brokers=FMap({_b(perm, b): e for b, e in zk.brokers.items()}),
-        assignments=zk.assignments.map_values(lambda fa: _fa(perm, fa)),
-        partition_states=zk.partition_states.map_values(lambda li: _li(perm, li)),
-        reassign_partitions=zk.reassign_partitions.map_values(lambda rs: _seq(perm, rs)),
+        _b(perm, zk.controller),
+        FMap.adopt({_b(perm, b): e for b, e in zk.brokers.items()}),
+        FMap.adopt({k: fa(v) for k, v in zk.assignments.items()}),
+        FMap.adopt({k: li(v) for k, v in zk.partition_states.items()}),
+        FMap.adopt({k: _seq(perm, v) for k, v in zk.reassign_partitions.items()}),
     )
-    new_c = replace(
+    new_c = _CONTEXT_UPDATE(
         c,
-        controller_id=_b(perm, c.controller_id),
-        live_brokers=FMap({_b(perm, b): e for b, e in c.live_brokers.items()}),
-        shutting_down=_set(perm, c.shutting_down),
-        offline_replicas=frozenset(_pr(perm, pr) for pr in c.offline_replicas),
-        assignments=c.assignments.map_values(lambda fa: _fa(perm, fa)),
-        leadership=c.leadership.map_values(lambda li: _li(perm, li)),
-        legacy_reassignments=c.legacy_reassignments.map_values(lambda rs: _seq(perm, rs)),
-        replica_states=FMap({_pr(perm, pr): s for pr, s in c.replica_states.items()}),
+        _b(perm, c.controller_id),
+        FMap.adopt({_b(perm, b): e for b, e in c.live_brokers.items()}),
+        _set(perm, c.shutting_down),
+        frozenset(_pr(perm, pr) for pr in c.offline_replicas),
+        FMap.adopt({k: fa(v) for k, v in c.assignments.items()}),
+        FMap.adopt({k: li(v) for k, v in c.leadership.items()}),
+        FMap.adopt({k: _seq(perm, v) for k, v in c.legacy_reassignments.items()}),
+        FMap.adopt({_pr(perm, pr): s for pr, s in c.replica_states.items()}),
     )
-    return ClusterState(zk=new_zk, controller=new_c, config=state.config)
+    made: ClusterState = _STATE_MAKE(new_zk, new_c, state.config)
+    return made
+
+
+def _updater(cls: type, names: tuple[str, ...]) -> Callable[..., Any]:
+    """``dataclasses.replace(o, **dict(zip(names, values)))`` for records of ``cls``, by storing the fields."""
+
+    def generic(o: Any, *values: Any) -> Any:
+        return replace(o, **dict(zip(names, values, strict=True)))
+
+    fast: Callable[..., Any] | None = fastrec.updater(cls, names, generic)
+    return fast if fast is not None else generic
+
+
+def _maker(cls: type, names: tuple[str, ...]) -> Callable[..., Any]:
+    """``cls(**dict(zip(names, values)))``, by storing the fields."""
+    made = fastrec.maker(cls, names)
+    if made is not None:
+        return made
+
+    def generic(*values: Any) -> Any:
+        return cls(**dict(zip(names, values, strict=True)))
+
+    return generic
+
+
+_ZK_UPDATE = _updater(
+    ZkState, ("controller", "brokers", "assignments", "partition_states", "reassign_partitions")
+)
+_CONTEXT_UPDATE = _updater(
+    ControllerContext,
+    (
+        "controller_id",
+        "live_brokers",
+        "shutting_down",
+        "offline_replicas",
+        "assignments",
+        "leadership",
+        "legacy_reassignments",
+        "replica_states",
+    ),
+)
+_STATE_MAKE = _maker(ClusterState, ("zk", "controller", "config"))
+_FA_MAKE = _maker(ReplicaAssignment, ("replicas", "adding", "removing"))
+_LAI_MAKE = _maker(LeaderAndIsr, ("leader", "leader_epoch", "isr", "zk_version"))
+_LI_MAKE = _maker(LeaderIsrAndControllerEpoch, ("leader_and_isr", "controller_epoch"))
 
 
 def permutations(brokers: int) -> list[dict[int, int]]:
@@ -129,21 +196,28 @@ def exact_key(state: ClusterState) -> Hashable:
 def _signature(state: ClusterState, b: int) -> tuple[Any, ...]:
     """What ``state`` says about broker ``b`` without naming any broker id: equal for ``b`` in ``state`` and
     ``perm[b]`` in ``permute_brokers(state, perm)``. Registered brokers differ by their registration zxid."""
+    return _signatures(state, (b,))[0]
+
+
+def _signatures(state: ClusterState, brokers: Iterable[int]) -> list[tuple[Any, ...]]:
+    """``_signature(state, b)`` of each of ``brokers``, in order, from one pass over the assignments."""
     zk, c = state.zk, state.controller
-    places = sorted(
-        (tp.topic, tp.partition, i)
-        for tp, fa in zk.assignments.items()
-        for i, r in enumerate(fa.replicas)
-        if r == b
-    )
-    return (
-        zk.brokers.get(b, -1),
-        c.live_brokers.get(b, -1),
-        zk.controller == b,
-        c.controller_id == b,
-        b in c.shutting_down,
-        tuple(places),
-    )
+    places: dict[int, list[tuple[str, int, int]]] = {}
+    for tp, fa in zk.assignments.items():
+        for i, r in enumerate(fa.replicas):
+            places.setdefault(r, []).append((tp.topic, tp.partition, i))
+    registered, live, shutting_down = zk.brokers, c.live_brokers, c.shutting_down
+    return [
+        (
+            registered.get(b, -1),
+            live.get(b, -1),
+            zk.controller == b,
+            c.controller_id == b,
+            b in shutting_down,
+            tuple(sorted(places.get(b, ()))),
+        )
+        for b in brokers
+    ]
 
 
 def canonical_state(state: ClusterState, brokers: int) -> ClusterState:
@@ -153,7 +227,7 @@ def canonical_state(state: ClusterState, brokers: int) -> ClusterState:
     Brokers are ranked by their signature (a renaming-invariant summary); only renamings that respect that
     ranking are candidates — one unless signatures tie — and among several the least compact encoding wins.
     The set of candidate images is the same for every state of an orbit, hence so is the chosen one."""
-    sigs = sorted((_signature(state, b), b) for b in range(brokers))
+    sigs = sorted(zip(_signatures(state, range(brokers)), range(brokers), strict=True))
     groups: list[list[int]] = []
     last: object = object()
     for sig, b in sigs:
