@@ -123,14 +123,14 @@ def command(
         err.print(f"profile {name}: {why}", markup=False)
 
     from kcspec.conformance.audit.pipeline import conclude, run_audit
-    from kcspec.conformance.audit.session import keep_spark_log, make_session
+    from kcspec.conformance.audit.session import input_bytes, keep_spark_log, make_session
 
     start = time.monotonic()
     columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
     with Progress(*columns, console=err, transient=True) as progress:
         task = progress.add_task(f"starting Spark ({master}) …", total=None)
         try:
-            spark = make_session(master)
+            spark = make_session(master, input_size=input_bytes((*inputs.kafka_logs, *inputs.traces)))
         except Exception as exc:  # the JVM did not start: Java missing, bad --master, …
             progress.stop()
             stop_if_interrupted(exc)
