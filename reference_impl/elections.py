@@ -112,9 +112,11 @@ def leader_for_offline(
 ) -> ElectionOutcome:
     """``leaderForOffline``: clean ISR = ISR filtered to online replicas; unclean ISR = [leader] (§6)."""
     assignment = ctx.replicas(tp)
+    up: set[int] | None = None
+    """The online brokers when no log dir is offline (then online = live and not shutting down)."""
     if ctx.replicas_on_offline_dirs:
         live = tuple(r for r in assignment if ctx.is_replica_online(r, tp))
-    else:  # online = live and not shutting down
+    else:
         up = ctx.live_broker_ids()
         live = assignment if up.issuperset(assignment) else tuple(r for r in assignment if r in up)
     if lai is None:
@@ -124,12 +126,11 @@ def leader_for_offline(
     if leader is None:
         return _outcome(tp, None, live, False)
     if leader in isr:
-        return _outcome(
-            tp,
-            new_leader_and_isr(lai, leader, tuple(r for r in isr if ctx.is_replica_online(r, tp))),
-            live,
-            False,
-        )
+        if up is None:
+            online_isr = tuple(r for r in isr if ctx.is_replica_online(r, tp))
+        else:
+            online_isr = isr if up.issuperset(isr) else tuple(r for r in isr if r in up)
+        return _outcome(tp, new_leader_and_isr(lai, leader, online_isr), live, False)
     return _outcome(tp, new_leader_and_isr(lai, leader, (leader,)), live, True)
 
 

@@ -249,16 +249,16 @@ class ZkPartitionStateMachine:
                     "Election strategy is a required field when the target state is OnlinePartition"
                 )
             results = self._elect_leader_for_partitions(to_elect, election)
-            elected: list[TopicPartition] = []
-            for tp, result in results.items():
-                if isinstance(result, LeaderAndIsr):
-                    log.write(
-                        level,
-                        f"Changed partition {tp} from {states[tp].name} to OnlinePartition with state "
-                        f"{render_leader_and_isr(result)}",
-                    )
-                    elected.append(tp)
-            ctx.put_partition_states(elected, P.OnlinePartition)
+            won = [(tp, result) for tp, result in results.items() if isinstance(result, LeaderAndIsr)]
+            log.write_all(
+                level,
+                (
+                    f"Changed partition {tp} from {states[tp].name} to OnlinePartition with state "
+                    f"{render_leader_and_isr(result)}"
+                    for tp, result in won
+                ),
+            )
+            ctx.put_partition_states([tp for tp, _ in won], P.OnlinePartition)
             return results
         if self.scl.trace_enabled():
             for tp in valid:
@@ -377,14 +377,13 @@ class ZkPartitionStateMachine:
     ) -> tuple[ElectionResults, list[TopicPartition]]:
         ctx = self.ctx
         try:
-            stored = self.zk.get_topic_partition_states(partitions)
+            read_states = self.zk.read_topic_partition_states(partitions)
         except KeeperException as e:
             return {tp: e for tp in partitions}, []
         failed: ElectionResults = {}
         valid: list[tuple[TopicPartition, LeaderAndIsr]] = []
         aborted = "Aborted" if self.version >= KAFKA_2_4 else "aborted"
-        for tp in partitions:
-            st = stored.get(tp)
+        for tp, st in zip(partitions, read_states, strict=True):
             if st is None:
                 failed[tp] = StateChangeFailedException(
                     f"LeaderAndIsr information doesn't exist for partition {tp} in {ctx.partition_state(tp).name} state"
@@ -411,13 +410,11 @@ class ZkPartitionStateMachine:
             else:
                 updates[outcome.tp] = outcome.leader_and_isr
                 recipients[outcome.tp] = outcome.recipients
-        finished, retry = self.zk.update_leader_and_isr(updates, ctx.epoch, ctx.epoch_zk_version)
-        results: ElectionResults = {}
+        # the records written to ZooKeeper are the very objects cached (``written``: equal to Kafka's
+        # ``LeaderIsrAndControllerEpoch(leaderAndIsr, epoch)``, one record fewer per partition)
         written: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
-        for tp, result in finished.items():
-            if isinstance(result, LeaderAndIsr):
-                written[tp] = leader_isr_and_epoch(result, ctx.epoch)
-            results[tp] = result
+        finished, retry = self.zk.update_leader_and_isr(updates, ctx.epoch, ctx.epoch_zk_version, written)
+        results: ElectionResults = finished  # type: ignore[assignment]  # the caller's map from now on
         # the cache first, then the LeaderAndIsr entries (each reads only its own partition's cache entry)
         ctx.put_leaderships(written)
         assignments = ctx.assignments

@@ -12,7 +12,7 @@ swallowed, and the batch is cleared (the "wedged batch" hazard of §2.3 is not m
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from itertools import compress
+from itertools import compress, repeat
 from typing import cast
 
 from kcspec.reference_impl.context import ControllerContext, remove_replica
@@ -339,12 +339,19 @@ class ZkReplicaStateMachine:
                         for tp, li in updated.items()
                     ),
                 )
+            # the recipients (the assigned replicas but ``broker``) of each distinct assignment list computed once;
+            # every ``li`` was just cached by ``_remove_replicas_from_isr`` (``cached``: not looked up again)
+            deleting = ctx.topics_to_be_deleted
+            others: dict[tuple[int, ...], tuple[int, ...]] = {}
             entries = []
             for tp, li in updated.items():
-                if not ctx.is_topic_queued_up_for_deletion(tp.topic):
+                if not (deleting and ctx.is_topic_queued_up_for_deletion(tp.topic)):
                     fa = assignments.get(tp) or ctx.assignment(tp)
-                    entries.append(([r for r in fa.replicas if r != broker], tp, li, fa))
-            batch.add_leader_and_isr_for_partitions(entries, False)
+                    recipients = others.get(fa.replicas)
+                    if recipients is None:
+                        recipients = others[fa.replicas] = tuple(r for r in fa.replicas if r != broker)
+                    entries.append((recipients, tp, li, fa))
+            batch.add_leader_and_isr_for_partitions(entries, False, cached=True)
         else:
             self._offline_one_by_one(broker, updated, states)
         states.update(dict.fromkeys(updated, R.OfflineReplica))
@@ -415,6 +422,9 @@ class ZkReplicaStateMachine:
         remaining = partitions
         while remaining:
             finished, remaining = self._do_remove_replicas_from_isr(broker, remaining)
+            if not results and not any(map(isinstance, finished.values(), repeat(KafkaThrowable))):
+                results = finished  # type: ignore[assignment]  # no failure: the same map, without a copy
+                continue
             for tp, result in finished.items():
                 if isinstance(result, KafkaThrowable):
                     reason = (
@@ -434,9 +444,16 @@ class ZkReplicaStateMachine:
     def _do_remove_replicas_from_isr(
         self, broker: int, partitions: list[TopicPartition]
     ) -> tuple[dict[TopicPartition, LeaderIsrAndControllerEpoch | KafkaThrowable], list[TopicPartition]]:
+        """``doRemoveReplicasFromIsr``: read the znodes, drop ``broker`` from the ISRs that hold it, write them
+        (conditionally), cache what was written (and, with the new controller epoch, what had nothing to drop).
+
+        Where speed bent the shape: while every partition read has a znode of this controller's epoch listing
+        ``broker`` (a broker failure: all of them), the per-partition bookkeeping of the general case (the list of
+        what was read, a second pass over it) is not built; the records written to ZooKeeper are the very objects
+        cached (``update_leader_and_isr``'s ``written_records``) and the cache's map is the result."""
         ctx = self.ctx
         try:
-            stored = self.zk.get_topic_partition_states(partitions)
+            read_states = self.zk.read_topic_partition_states(partitions)
         except KeeperException as e:
             return {tp: e for tp in partitions}, []
         epoch = ctx.epoch
@@ -444,12 +461,29 @@ class ZkReplicaStateMachine:
         space = " " if self.version >= KAFKA_2_4 else ""
         adjusted: dict[TopicPartition, LeaderAndIsr] = {}
         shrunk: dict[tuple[int, ...], tuple[int, ...]] = {}
-        read: list[tuple[TopicPartition, LeaderAndIsr | KafkaThrowable | None]] = []
-        """Each stored partition in order with what was read (``None``: adjusted, the write decides)."""
-        for tp, st in zip(partitions, map(stored.get, partitions), strict=True):
+        read: list[tuple[TopicPartition, LeaderAndIsr | KafkaThrowable | None]] | None = None
+        """Each stored partition in order with what was read (``None``: adjusted, the write decides); not built
+        while every partition read is adjusted."""
+        for tp, st in zip(partitions, read_states, strict=True):
             if st is None:
                 missing.append(tp)
-            elif st.controller_epoch > epoch:
+                continue
+            lai = st.leader_and_isr
+            if st.controller_epoch <= epoch and broker in lai.isr:
+                isr = lai.isr
+                leader = lai.leader
+                adjusted[tp] = leader_and_isr(
+                    NO_LEADER if leader == broker else leader,
+                    lai.leader_epoch + 1,
+                    isr if len(isr) == 1 else _without(isr, broker, shrunk),
+                    lai.zk_version,
+                )
+                if read is not None:
+                    read.append((tp, None))
+                continue
+            if read is None:
+                read = [(t, None) for t in adjusted]
+            if st.controller_epoch > epoch:
                 read.append(
                     (
                         tp,
@@ -462,27 +496,30 @@ class ZkReplicaStateMachine:
                     )
                 )
             else:
-                lai = st.leader_and_isr
-                if broker in lai.isr:
-                    new_leader = NO_LEADER if lai.leader == broker else lai.leader
-                    new_isr = lai.isr if len(lai.isr) == 1 else _without(lai.isr, broker, shrunk)
-                    adjusted[tp] = leader_and_isr(new_leader, lai.leader_epoch + 1, new_isr, lai.zk_version)
-                    read.append((tp, None))
-                else:
-                    read.append((tp, lai))
-        finished, retry = self.zk.update_leader_and_isr(adjusted, epoch, ctx.epoch_zk_version)
-        out: dict[TopicPartition, LeaderIsrAndControllerEpoch | KafkaThrowable] = {}
+                read.append((tp, lai))
         written: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
-        for tp, value in read:
-            result = finished.get(tp) if value is None else value
-            if result is None:
-                continue
-            if isinstance(result, LeaderAndIsr):
-                li = leader_isr_and_epoch(result, epoch)
-                written[tp] = li
-                out[tp] = li
-            else:
-                out[tp] = result
+        finished, retry = self.zk.update_leader_and_isr(adjusted, epoch, ctx.epoch_zk_version, written)
+        out: dict[TopicPartition, LeaderIsrAndControllerEpoch | KafkaThrowable]
+        if read is None and len(written) == len(finished):
+            # every partition read was adjusted and every finished write succeeded: ``out`` is what was written
+            out = written  # type: ignore[assignment]
+        else:
+            records = written
+            written = {}
+            out = {}
+            pending = read if read is not None else [(t, None) for t in adjusted]
+            for tp, value in pending:
+                result = finished.get(tp) if value is None else value
+                if result is None:
+                    continue
+                if isinstance(result, LeaderAndIsr):
+                    li = records.get(tp) if value is None else None
+                    if li is None:
+                        li = leader_isr_and_epoch(result, epoch)
+                    written[tp] = li
+                    out[tp] = li
+                else:
+                    out[tp] = result
         ctx.put_leaderships(written)
         for tp in missing:
             if not ctx.is_topic_queued_up_for_deletion(tp.topic):

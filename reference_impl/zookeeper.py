@@ -98,13 +98,7 @@ class SimulatedZooKeeper:
     ) -> dict[TopicPartition, LeaderIsrAndControllerEpoch]:
         """``getTopicPartitionStates``: existing znodes only; throws on an armed CONNECTIONLOSS (consuming them)."""
         tps = list(partitions)
-        faults = self.faults
-        if faults:
-            lost = [tp for tp in tps if faults.get(tp) is ZkFault.CONNECTIONLOSS]
-            if lost:
-                for tp in lost:
-                    del faults[tp]
-                raise KeeperException("CONNECTIONLOSS", state_path(lost[0]))
+        self._consume_connection_loss(tps)
         states = self.partition_states
         if not states:
             return {}
@@ -113,12 +107,41 @@ class SimulatedZooKeeper:
             return {tp: st for tp, st in found.items() if st is not None}
         return found  # type: ignore[return-value]
 
+    def read_topic_partition_states(
+        self, partitions: Sequence[TopicPartition]
+    ) -> list[LeaderIsrAndControllerEpoch | None]:
+        """``get_topic_partition_states`` as a list in the order of ``partitions`` (``None``: no znode).
+
+        Where speed bent the shape: Kafka's ``getTopicPartitionStates`` returns a map that its callers then walk
+        in their own order; reading into a list in that order saves building and probing the map (two hashed
+        lookups per partition, at 250,000 partitions a broker failure). Same faults, same exception."""
+        self._consume_connection_loss(partitions)
+        return list(map(self.partition_states.get, partitions))
+
+    def _consume_connection_loss(self, tps: Sequence[TopicPartition]) -> None:
+        """Throw (and consume every one of them) if a CONNECTIONLOSS is armed on a znode of ``tps``."""
+        faults = self.faults
+        if faults:
+            lost = [tp for tp in tps if faults.get(tp) is ZkFault.CONNECTIONLOSS]
+            if lost:
+                for tp in lost:
+                    del faults[tp]
+                raise KeeperException("CONNECTIONLOSS", state_path(lost[0]))
+
     # ------------------------------------------------------------------------------------------ writes
 
     def update_leader_and_isr(
-        self, updates: Mapping[TopicPartition, LeaderAndIsr], controller_epoch: int, expected_zk_version: int
+        self,
+        updates: Mapping[TopicPartition, LeaderAndIsr],
+        controller_epoch: int,
+        expected_zk_version: int,
+        written_records: dict[TopicPartition, LeaderIsrAndControllerEpoch] | None = None,
     ) -> tuple[dict[TopicPartition, LeaderAndIsr | KeeperException], list[TopicPartition]]:
-        """``updateLeaderAndIsr`` (§3.3): conditional sets; returns (finished, partitions to retry)."""
+        """``updateLeaderAndIsr`` (§3.3): conditional sets; returns (finished, partitions to retry).
+
+        ``written_records``, when given, receives each written znode's record (in the order written): the caller
+        caches that very object (``LeaderIsrAndControllerEpoch(finished leaderAndIsr, controller epoch)``, equal to
+        what Kafka builds again for ``partitionLeadershipInfo``) instead of building its twin."""
         finished: dict[TopicPartition, LeaderAndIsr | KeeperException] = {}
         retry: list[TopicPartition] = []
         if not updates:
@@ -139,8 +162,10 @@ class SimulatedZooKeeper:
                 retry.append(tp)
                 continue
             written = leader_and_isr(lai.leader, lai.leader_epoch, lai.isr, lai.zk_version + 1)
-            states[tp] = leader_isr_and_epoch(written, controller_epoch)
+            record = states[tp] = leader_isr_and_epoch(written, controller_epoch)
             finished[tp] = written
+            if written_records is not None:
+                written_records[tp] = record
         return finished, retry
 
     def create_topic_partition_states(
