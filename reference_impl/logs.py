@@ -11,7 +11,7 @@ This module also holds the value renderings of §10.2 that log messages use.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 
 from kcspec.reference_impl.errors import KafkaThrowable
@@ -174,6 +174,38 @@ def scala_int_list(values: tuple[int, ...]) -> str:
         if len(_ISR_LISTS) < _ISR_LISTS_MAX:
             _ISR_LISTS[values] = text
     return text
+
+
+def _memo(
+    cache: dict[tuple[int, ...], str], values: tuple[int, ...], render: Callable[[tuple[int, ...]], str]
+) -> str:
+    """``render(values)``, memoised in ``cache`` (bounded like ``_ISR_LISTS``)."""
+    text = cache.get(values)
+    if text is None:
+        text = render(values)
+        if len(cache) < _ISR_LISTS_MAX:
+            cache[values] = text
+    return text
+
+
+_JAVA_LISTS: dict[tuple[int, ...], str] = {}
+_MK_STRINGS: dict[tuple[int, ...], str] = {}
+_SCALA_SETS: dict[tuple[int, ...], str] = {}
+
+
+def java_int_list(values: tuple[int, ...]) -> str:
+    """``java_list`` of a tuple of broker ids, memoised (request TRACE lines render a few lists per partition)."""
+    return _memo(_JAVA_LISTS, values, java_list)
+
+
+def mk_int_string(values: tuple[int, ...]) -> str:
+    """``mk_string`` of a tuple of broker ids, memoised."""
+    return _memo(_MK_STRINGS, values, mk_string)
+
+
+def scala_int_set(values: Iterable[int]) -> str:
+    """``scala_set`` of broker ids (ascending), memoised by the sorted ids."""
+    return _memo(_SCALA_SETS, tuple(sorted(values)), scala_set)
 
 
 def render_leader_and_isr(lai: LeaderAndIsr) -> str:

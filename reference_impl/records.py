@@ -10,13 +10,16 @@ otherwise every constructor falls back to calling the class.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from kcspec.spec.requests import (
     LeaderAndIsrPartitionState,
     StopReplicaPartitionState,
     UpdateMetadataPartitionState,
 )
-from kcspec.spec.vocabulary import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
+from kcspec.spec.state import ClusterState, ZkState
+from kcspec.spec.state import ControllerContext as CanonicalContext
+from kcspec.spec.vocabulary import ClusterConfig, LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 
 _FIELDS: dict[type, tuple[str, ...]] = {
     LeaderAndIsr: ("leader", "leader_epoch", "isr", "zk_version"),
@@ -151,3 +154,75 @@ else:  # pragma: no cover - only when the record classes change shape
     lair_partition_state = LeaderAndIsrPartitionState
     umr_partition_state = UpdateMetadataPartitionState
     stop_replica_partition_state = StopReplicaPartitionState
+
+
+# ------------------------------------------------------------------------------------- the canonical state
+#
+# Where speed bent the shape (not Kafka: the snapshot the checks compare): the explorer takes a snapshot of the
+# reference controller on every transition, and the three frozen records of a snapshot (27 fields) cost about as
+# much to construct through their ``__init__`` as the rest of the snapshot. They are built the same direct way.
+
+_STATE_FIELDS: dict[type, tuple[str, ...]] = {
+    ZkState: (
+        "controller",
+        "controller_epoch",
+        "controller_epoch_zk_version",
+        "brokers",
+        "assignments",
+        "partition_states",
+        "delete_topics",
+        "reassign_partitions",
+        "preferred_replica_election",
+        "isr_change_notifications",
+        "faults",
+        "zxid",
+    ),
+    CanonicalContext: (
+        "controller_id",
+        "epoch",
+        "epoch_zk_version",
+        "live_brokers",
+        "shutting_down",
+        "offline_replicas",
+        "all_topics",
+        "assignments",
+        "leadership",
+        "partitions_being_reassigned",
+        "legacy_reassignments",
+        "replica_states",
+        "partition_states",
+        "topics_to_be_deleted",
+        "topics_with_deletion_started",
+        "topics_ineligible_for_deletion",
+    ),
+    ClusterState: ("zk", "controller", "config"),
+}
+
+STATE_FAST = all(_plain(cls, names) for cls, names in _STATE_FIELDS.items())
+"""Whether ``zk_state``, ``canonical_context`` and ``cluster_state`` build directly (else they call the class)."""
+
+
+def zk_state(**fields: Any) -> ZkState:
+    """``ZkState(**fields)``; every field must be given."""
+    if not STATE_FAST:  # pragma: no cover - only when the state records change shape
+        return ZkState(**fields)
+    o = _new(ZkState)
+    _set(o, "__dict__", fields)
+    return o
+
+
+def canonical_context(**fields: Any) -> CanonicalContext:
+    """``ControllerContext(**fields)`` (the canonical record of spec/state.py); every field must be given."""
+    if not STATE_FAST:  # pragma: no cover - only when the state records change shape
+        return CanonicalContext(**fields)
+    o = _new(CanonicalContext)
+    _set(o, "__dict__", fields)
+    return o
+
+
+def cluster_state(zk: ZkState, controller: CanonicalContext, config: ClusterConfig) -> ClusterState:
+    if not STATE_FAST:  # pragma: no cover - only when the state records change shape
+        return ClusterState(zk=zk, controller=controller, config=config)
+    o = _new(ClusterState)
+    _set(o, "__dict__", {"zk": zk, "controller": controller, "config": config})
+    return o

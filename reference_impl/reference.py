@@ -22,6 +22,7 @@ from kcspec.reference_impl.controller import KafkaController
 from kcspec.reference_impl.errors import ControllerMovedException, EventNotEnabled, KafkaThrowable
 from kcspec.reference_impl.guards import event_enabled
 from kcspec.reference_impl.logs import DEFAULT_START, ControllerLog
+from kcspec.reference_impl.records import cluster_state
 from kcspec.reference_impl.snapshot import from_canonical, to_canonical
 from kcspec.reference_impl.version import KAFKA_2_1, KAFKA_2_2, KAFKA_2_4, version_for_profile
 from kcspec.reference_impl.zookeeper import SimulatedZooKeeper
@@ -136,7 +137,7 @@ class ReferenceController:
         self.kc = kc
 
     def snapshot(self) -> ClusterState:
-        return ClusterState(zk=self.zk.snapshot(), controller=to_canonical(self.kc.ctx), config=self.config)
+        return cluster_state(self.zk.snapshot(), to_canonical(self.kc.ctx), self.config)
 
     def _incarnation(self, controller_id: int, ctx: object = None) -> KafkaController:
         from kcspec.reference_impl.context import ControllerContext

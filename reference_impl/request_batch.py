@@ -26,7 +26,15 @@ from operator import attrgetter
 
 from kcspec.reference_impl.context import EMPTY_ASSIGNMENT, ControllerContext
 from kcspec.reference_impl.errors import IllegalStateException
-from kcspec.reference_impl.logs import ControllerLog, Logger, bool_text, java_list, mk_string, scala_set
+from kcspec.reference_impl.logs import (
+    ControllerLog,
+    Logger,
+    bool_text,
+    java_int_list,
+    mk_int_string,
+    mk_string,
+    scala_int_set,
+)
 from kcspec.reference_impl.records import (
     lair_partition_state,
     stop_replica_partition_state,
@@ -112,6 +120,22 @@ class ControllerBrokerRequestBatch:
     def leader_and_isr(self) -> dict[int, dict[TopicPartition, LeaderAndIsrPartitionState]]:
         """The pending LeaderAndIsr entries per recipient broker, brokers and each broker's partitions in the
         order their first entry was added (as a per-broker map filled call by call would hold them)."""
+        if not self._lair_changed and not self._lair_late:
+            # every partition has had one entry: its recipients in order, partitions in the order added
+            plain: dict[int, dict[TopicPartition, LeaderAndIsrPartitionState]] = {}
+            for tp, entry in self._lair.items():
+                if isinstance(entry, tuple):
+                    recipients, state = entry
+                    for broker in recipients:
+                        on = plain.get(broker)
+                        if on is None:
+                            plain[broker] = {tp: state}
+                        else:
+                            on[tp] = state
+                else:
+                    for broker, state in entry.items():
+                        plain.setdefault(broker, {})[tp] = state
+            return plain
         first: dict[TopicPartition, tuple[int, ...]] = {}
         for tp, brokers, _ in self._lair_changed:
             first.setdefault(tp, brokers)
@@ -494,7 +518,13 @@ class ControllerBrokerRequestBatch:
             if changed:
                 group = [st for st in group if st.tp not in changed]
             members = set(group)
-            counts = Counter(map(_LEADER, group))
+            counts: dict[int, int]
+            if len(group) > _SMALL_GROUP:
+                counts = Counter(map(_LEADER, group))
+            else:  # counted without building a ``Counter`` (most batches of a small cluster)
+                counts = {}
+                for st in group:
+                    counts[st.leader] = counts.get(st.leader, 0) + 1
             for broker in recipients:
                 sets.setdefault(broker, []).append(members)
                 leaders[broker] = leaders.get(broker, 0) + counts.get(broker, 0)
@@ -549,14 +579,14 @@ class ControllerBrokerRequestBatch:
             live = frozenset(targets)
             if modern:
                 log.info(
-                    f"Sending UpdateMetadata request to brokers {scala_set(self.update_metadata_brokers)} "
+                    f"Sending UpdateMetadata request to brokers {scala_int_set(self.update_metadata_brokers)} "
                     f"for {len(umr)} partitions"
                 )
             elif trace:
                 for tp, entry in umr.items():
                     log.trace(
                         f"Sending UpdateMetadata request {self._render_umr_state(entry[3])} to brokers "
-                        f"{scala_set(self.update_metadata_brokers)} for partition {tp}"
+                        f"{scala_int_set(self.update_metadata_brokers)} for partition {tp}"
                     )
             for broker in sorted(self.update_metadata_brokers):
                 request_umr = UpdateMetadataRequest(broker, cid, controller_epoch, live, partition_states)
@@ -600,21 +630,21 @@ class ControllerBrokerRequestBatch:
             return (
                 f"LeaderAndIsrPartitionState(topicName='{st.tp.topic}', partitionIndex={st.tp.partition}, "
                 f"controllerEpoch={st.controller_epoch}, leader={st.leader}, leaderEpoch={st.leader_epoch}, "
-                f"isr={java_list(st.isr)}, zkVersion={st.zk_version}, replicas={java_list(st.replicas)}, "
-                f"addingReplicas={java_list(st.adding)}, removingReplicas={java_list(st.removing)}, "
+                f"isr={java_int_list(st.isr)}, zkVersion={st.zk_version}, replicas={java_int_list(st.replicas)}, "
+                f"addingReplicas={java_int_list(st.adding)}, removingReplicas={java_int_list(st.removing)}, "
                 f"isNew={bool_text(st.is_new)})"
             )
         return (
             f"PartitionState(controllerEpoch={st.controller_epoch}, leader={st.leader}, "
-            f"leaderEpoch={st.leader_epoch}, isr={mk_string(st.isr)}, zkVersion={st.zk_version}, "
-            f"replicas={mk_string(st.replicas)}, isNew={bool_text(st.is_new)})"
+            f"leaderEpoch={st.leader_epoch}, isr={mk_int_string(st.isr)}, zkVersion={st.zk_version}, "
+            f"replicas={mk_int_string(st.replicas)}, isNew={bool_text(st.is_new)})"
         )
 
     def _render_umr_state(self, st: UpdateMetadataPartitionState) -> str:
         return (
             f"PartitionState(controllerEpoch={st.controller_epoch}, leader={st.leader}, "
-            f"leaderEpoch={st.leader_epoch}, isr={mk_string(st.isr)}, zkVersion={st.zk_version}, "
-            f"replicas={mk_string(st.replicas)}, offlineReplicas={mk_string(st.offline_replicas)})"
+            f"leaderEpoch={st.leader_epoch}, isr={mk_int_string(st.isr)}, zkVersion={st.zk_version}, "
+            f"replicas={mk_int_string(st.replicas)}, offlineReplicas={mk_int_string(st.offline_replicas)})"
         )
 
     def _render_lair(self, request: LeaderAndIsrRequest) -> str:
@@ -638,6 +668,8 @@ _NO_INSTANCE_HOOKS = frozenset(
 """The methods as defined here, to tell when one has been replaced (then the bulk path is not taken)."""
 
 _LEADER = attrgetter("leader")
+_SMALL_GROUP = 16
+"""Up to this many states, a group's leaders are counted in a plain loop (a ``Counter`` costs more to build)."""
 _RECIPIENTS: dict[tuple[int, ...], tuple[int, ...]] = {}
 _RECIPIENTS_MAX = 4096
 

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 from kcspec.reference_impl.context import ControllerContext
+from kcspec.reference_impl.records import canonical_context
 from kcspec.spec.fmap import FMap
 from kcspec.spec.state import ControllerContext as CanonicalContext
 from kcspec.spec.vocabulary import PartitionReplica, ReplicaState, make_partition_replica
@@ -20,7 +21,7 @@ def to_canonical(ctx: ControllerContext) -> CanonicalContext:
     for broker, states in ctx.replica_states.items():
         for tp, state in states.items():
             replica_states[make_partition_replica(tp, broker)] = state  # PartitionReplica(tp, broker), faster
-    return CanonicalContext(
+    return canonical_context(
         controller_id=ctx.controller_id,
         epoch=ctx.epoch,
         epoch_zk_version=ctx.epoch_zk_version,

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from kcspec.reference_impl.errors import ControllerMovedException, KeeperException
-from kcspec.reference_impl.records import leader_and_isr, leader_isr_and_epoch
+from kcspec.reference_impl.records import leader_and_isr, leader_isr_and_epoch, zk_state
 from kcspec.spec.fmap import FMap
 from kcspec.spec.state import ZkState
 from kcspec.spec.vocabulary import (
@@ -64,7 +64,7 @@ class SimulatedZooKeeper:
         self.zxid = state.zxid
 
     def snapshot(self) -> ZkState:
-        return ZkState(
+        return zk_state(
             controller=self.controller,
             controller_epoch=self.controller_epoch,
             controller_epoch_zk_version=self.controller_epoch_zk_version,

@@ -8,6 +8,7 @@ tests pin them to the straightforward per-item behaviour, and run a benchmark-sh
 from __future__ import annotations
 
 import dataclasses
+import pickle
 import random
 from datetime import datetime, timedelta
 
@@ -32,6 +33,7 @@ from kcspec.spec.requests import (
     UpdateMetadataPartitionState,
 )
 from kcspec.spec.state import ClusterState, ZkState
+from kcspec.spec.state import ControllerContext as CanonicalContext
 from kcspec.spec.vocabulary import (
     ElectionTrigger,
     ElectionType,
@@ -115,6 +117,25 @@ def test_directly_built_records_equal_constructed_ones() -> None:
         assert dataclasses.asdict(fast) == dataclasses.asdict(slow)  # type: ignore[call-overload]
         with pytest.raises(dataclasses.FrozenInstanceError):
             fast.leader = 9  # type: ignore[attr-defined]
+
+
+def test_directly_built_snapshots_equal_constructed_ones() -> None:
+    """The snapshot's three records, built directly, equal the ones their constructors build (every field)."""
+    assert records.STATE_FAST
+    rc = cluster("kafka-2.8", topics={"t": ((1, 2, 3), (2, 3, 1))})
+    got = rc.snapshot()
+    zk = ZkState(**{f.name: getattr(got.zk, f.name) for f in dataclasses.fields(ZkState)})
+    ctx = CanonicalContext(
+        **{f.name: getattr(got.controller, f.name) for f in dataclasses.fields(CanonicalContext)}
+    )
+    expected = ClusterState(zk=zk, controller=ctx, config=got.config)
+    for fast, slow in ((got, expected), (got.zk, zk), (got.controller, ctx)):
+        assert type(fast) is type(slow)
+        assert fast == slow and slow == fast
+        assert hash(fast) == hash(slow)
+        assert repr(fast) == repr(slow)
+        assert list(vars(fast)) == list(vars(slow))  # the same fields, in declaration order
+    assert pickle.loads(pickle.dumps(got)) == expected
 
 
 # ------------------------------------------------------------------------------------------ the request batch
