@@ -186,9 +186,14 @@ def _search(
             if isinstance(t, Problem):
                 return found(skey, t.event, t.kind, t.message, differences=t.differences)
             ev, nkey = t.event, t.key
-            bad = list(t.step_violations)
-            if nkey is not None and nkey not in parents:
-                bad = checker.check_state(t.state) + bad
+            # one look-up of the key decides whether the successor is new (it is recorded at once: a violation
+            # ends the search, whose trace is rebuilt from the parent ``skey``, not from this entry)
+            new = False
+            if nkey is not None:
+                known = len(parents)
+                parents.setdefault(nkey, (skey, ev))
+                new = len(parents) > known
+            bad = checker.check_state(t.state) + list(t.step_violations) if new else list(t.step_violations)
             if bad:
                 return found(
                     skey,
@@ -197,9 +202,8 @@ def _search(
                     "invariant violated: " + ", ".join(v.name for v in bad),
                     violations=tuple(bad),
                 )
-            if nkey is None or nkey in parents:
+            if not new:
                 continue
-            parents[nkey] = (skey, ev)
             stats.distinct_states += 1
             stats.depth_reached = max(stats.depth_reached, depth + 1)
             frontier.append((t.state, nkey, depth + 1))
