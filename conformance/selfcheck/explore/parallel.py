@@ -6,7 +6,10 @@ stores it, deduplicates it and expands it. The search goes level by level:
 1. **expand**: every worker computes the checked successors of its share of the level's frontier
    (``stepper.expand_batch``: refinement and step invariants on every transition) and groups them by owner;
 2. **merge**: the coordinator hands every worker the successors it owns; the worker keeps the ones it has not
-   seen, checks their state invariants and makes them its share of the next level's frontier.
+   seen, checks their state invariants and makes them its share of the next level's frontier;
+3. **balance**: when the shares of the next level differ by more than a few states, workers with more than
+   their share hand the surplus to the others to expand (the owner keeps the states' ids and parents), so that
+   no worker waits long for the slowest at the end of the level.
 
 Every transition is checked once and every new state once, as in one process, so the distinct-state and
 transition counts are the same. A problem found while a level is expanded or merged has a trace of that level's
@@ -90,11 +93,12 @@ class _Worker:
             space.profile, space.candidates, space.brokers, space.symmetry, space.keep, self.stats
         )
         self.seen: set[Hashable] = set()
+        """The keys of this worker's states, and the keys it sent to their owners on earlier levels (the owners
+        have them now): known either way, so never sent again. A worker receives only keys it owns, so for them
+        this is the set of states it has."""
         self.parents: list[tuple[StateId | None, ControllerEvent | None]] = []
         self.frontier: list[tuple[ClusterState, StateId]] = []
         self.own: list[Successor] = []
-        self.sent: set[Hashable] = set()
-        """Keys this worker sent to their owners on earlier levels (the owners have them now)."""
 
     def seed(self, key: Hashable, state: ClusterState) -> None:
         self.seen.add(key)
@@ -106,16 +110,16 @@ class _Worker:
         successors, finding = expand_batch(self.stepper, self.frontier)
         self.frontier = []
         groups: list[dict[Hashable, Successor]] = [{} for _ in range(self.workers)]
-        seen, sent = self.seen, self.sent
+        seen, workers = self.seen, self.workers
         for s in successors:
-            if s.key in seen or s.key in sent:
+            key = s.key
+            if key in seen:
                 continue  # known to its owner already: nothing to send
-            group = groups[owner(s.key, self.workers)]
-            if s.key not in group:  # the first of several same-level paths to a state, as one process keeps
-                group[s.key] = s
+            # the first of several same-level paths to a state is kept, as one process keeps it
+            groups[owner(key, workers)].setdefault(key, s)
         for w, group in enumerate(groups):
             if w != self.index:
-                sent.update(group)
+                seen.update(group)
         out: list[bytes | None] = []
         for w, group in enumerate(groups):
             if w == self.index:
@@ -126,6 +130,22 @@ class _Worker:
                     pickle.dumps(list(group.values()), protocol=pickle.HIGHEST_PROTOCOL) if group else None
                 )
         return out, finding
+
+    def give(self, plan: list[tuple[int, int]]) -> list[tuple[int, bytes]]:
+        """States of this worker's frontier for other workers to expand: ``count`` of them for each ``(worker,
+        count)`` of ``plan``, from the end of the frontier, pickled. Their ids stay this worker's (it keeps their
+        parents), so a trace through them is rebuilt as before."""
+        out = []
+        for to, count in plan:
+            moved = self.frontier[len(self.frontier) - count :]
+            del self.frontier[len(self.frontier) - count :]
+            out.append((to, pickle.dumps(moved, protocol=pickle.HIGHEST_PROTOCOL)))
+        return out
+
+    def take(self, parts: list[bytes]) -> None:
+        """Add states given by other workers to this worker's frontier, to expand on this level."""
+        for part in parts:
+            self.frontier.extend(pickle.loads(part))
 
     def merge(self, parts: list[bytes]) -> _Merged:
         """Keep the unseen successors sent to this worker, checking their state invariants."""
@@ -141,10 +161,12 @@ class _Worker:
                 gc.enable()
         new = 0
         checker = self.stepper.checker
+        seen = self.seen
         for s in incoming:
-            if s.key in self.seen:
+            known = len(seen)
+            seen.add(s.key)
+            if len(seen) == known:
                 continue
-            self.seen.add(s.key)
             sid = (self.index, len(self.parents))
             self.parents.append((s.parent, s.event))
             new += 1
@@ -177,6 +199,11 @@ def _answer(worker: _Worker, conn: Connection) -> None:
             conn.send(None)
         elif request == "expand":
             conn.send(worker.expand())
+        elif request == "give":
+            conn.send(worker.give(arg))
+        elif request == "take":
+            worker.take(arg)
+            conn.send(None)
         elif request == "merge":
             conn.send(worker.merge(arg))
         elif request == "parent":
@@ -289,15 +316,18 @@ def _levels(
     root_key = canonical_state(state, space.brokers) if space.symmetry else state
     pool.ask(owner(root_key, workers), "seed", (root_key, state))
     level, frontier = 0, 1
+    sizes: list[int] = []
     found: BatchFinding | None = None
     while frontier and (space.depth is None or level < space.depth):
+        _balance(pool, sizes)
         expanded = pool.ask_all([("expand", None)] * workers)
         found = next((f for _, f in expanded if f is not None), None)
         if found is None:
             inboxes = [[out[w] for out, _ in expanded if out[w] is not None] for w in range(workers)]
             merged: list[_Merged] = pool.ask_all([("merge", inbox) for inbox in inboxes])
             new = sum(m.new_states for m in merged)
-            frontier = sum(m.frontier for m in merged)
+            sizes = [m.frontier for m in merged]
+            frontier = sum(sizes)
             stats.distinct_states += new
             if new:
                 stats.depth_reached = level + 1
@@ -322,6 +352,40 @@ def _levels(
     path = [*_path(pool, found.parent), found.event]
     finding = Finding(found.kind, found.message, tuple(prefix + path), found.differences, found.violations)
     return finish(space, stats, finding, spec, prefix, path, start)
+
+
+BALANCE_SLACK = 0.01
+"""Frontiers whose sizes differ by at most this fraction of the level (or by a few states) are left as they are."""
+
+
+def _balance(pool: _Pool, sizes: list[int]) -> None:
+    """Even out the workers' frontiers before a level is expanded: a level ends when its slowest worker is done,
+    and the fingerprint partition gives the workers a few percent more or fewer states than their share. Workers
+    with more than their share hand the surplus to those with fewer (``_Worker.give``/``take``); who expands a
+    state changes nothing but the order in which same-level successors reach their owners."""
+    workers = len(sizes)
+    total = sum(sizes)
+    if workers < 2 or max(sizes) - min(sizes) <= max(4, BALANCE_SLACK * total):
+        return
+    share = [total // workers + (1 if w < total % workers else 0) for w in range(workers)]
+    takers = [[w, share[w] - sizes[w]] for w in range(workers) if sizes[w] < share[w]]
+    plans: list[list[tuple[int, int]]] = [[] for _ in range(workers)]
+    for w in range(workers):
+        surplus = sizes[w] - share[w]
+        while surplus > 0 and takers:
+            taker = takers[0]
+            count = min(surplus, taker[1])
+            plans[w].append((taker[0], count))
+            surplus -= count
+            taker[1] -= count
+            if taker[1] == 0:
+                takers.pop(0)
+    given = pool.ask_all([("give", plan) for plan in plans])
+    inboxes: list[list[bytes]] = [[] for _ in range(workers)]
+    for parts in given:
+        for to, part in parts:
+            inboxes[to].append(part)
+    pool.ask_all([("take", inbox) for inbox in inboxes])
 
 
 def _path(pool: _Pool, sid: StateId | None) -> list[ControllerEvent]:
