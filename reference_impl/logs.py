@@ -67,7 +67,14 @@ class ControllerLog:
     ) -> None:
         if level in _BELOW_INFO and not self.trace_enabled:
             return
-        sink.append(f"[{self._stamp()}] {level} {message} ({logger})")
+        # ``_stamp()``, inlined (a dozen lines per explored transition)
+        us = self._us
+        self._us = us + self._tick_us
+        second, rest = divmod(us, 1_000_000)
+        if second != self._second:
+            self._second = second
+            self._second_text = (self._base + timedelta(seconds=second)).strftime("%Y-%m-%d %H:%M:%S,")
+        sink.append(f"[{self._second_text}{_MILLIS[rest // 1000]}] {level} {message} ({logger})")
         if exc is not None:
             sink.append(exc.log_line())
 
@@ -116,17 +123,19 @@ class Logger:
         prefix = self.prefix
         self.log.emit_all(self.sink, level, (prefix + m for m in messages), self.name)
 
+    # the levels call ``ControllerLog.emit`` as ``write`` does (one call fewer per line)
+
     def trace(self, message: str) -> None:
-        self.write("TRACE", message)
+        self.log.emit(self.sink, "TRACE", self.prefix + message, self.name)
 
     def debug(self, message: str) -> None:
-        self.write("DEBUG", message)
+        self.log.emit(self.sink, "DEBUG", self.prefix + message, self.name)
 
     def info(self, message: str) -> None:
-        self.write("INFO", message)
+        self.log.emit(self.sink, "INFO", self.prefix + message, self.name)
 
     def warn(self, message: str) -> None:
-        self.write("WARN", message)
+        self.log.emit(self.sink, "WARN", self.prefix + message, self.name)
 
     def error(self, message: str, exc: KafkaThrowable | None = None) -> None:
         self.write("ERROR", message, exc)

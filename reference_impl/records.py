@@ -14,8 +14,11 @@ from typing import Any
 
 from kcspec.spec.requests import (
     LeaderAndIsrPartitionState,
+    LeaderAndIsrRequest,
     StopReplicaPartitionState,
+    StopReplicaRequest,
     UpdateMetadataPartitionState,
+    UpdateMetadataRequest,
 )
 from kcspec.spec.state import ClusterState, ZkState
 from kcspec.spec.state import ControllerContext as CanonicalContext
@@ -225,4 +228,89 @@ def cluster_state(zk: ZkState, controller: CanonicalContext, config: ClusterConf
         return ClusterState(zk=zk, controller=controller, config=config)
     o = _new(ClusterState)
     _set(o, "__dict__", {"zk": zk, "controller": controller, "config": config})
+    return o
+
+
+# ------------------------------------------------------------------------------------- the requests sent
+
+_REQUEST_FIELDS: dict[type, tuple[str, ...]] = {
+    LeaderAndIsrRequest: ("broker", "controller_id", "controller_epoch", "partition_states"),
+    UpdateMetadataRequest: (
+        "broker",
+        "controller_id",
+        "controller_epoch",
+        "live_brokers",
+        "partition_states",
+    ),
+    StopReplicaRequest: ("broker", "controller_id", "controller_epoch", "partition_states"),
+}
+REQUEST_FAST = all(_plain(cls, names) for cls, names in _REQUEST_FIELDS.items())
+"""Whether the three request constructors below build directly (else they call the class)."""
+
+
+def leader_and_isr_request(
+    broker: int,
+    controller_id: int,
+    controller_epoch: int,
+    partition_states: frozenset[LeaderAndIsrPartitionState],
+) -> LeaderAndIsrRequest:
+    if not REQUEST_FAST:  # pragma: no cover - only when the request records change shape
+        return LeaderAndIsrRequest(broker, controller_id, controller_epoch, partition_states)
+    o = _new(LeaderAndIsrRequest)
+    _set(
+        o,
+        "__dict__",
+        {
+            "broker": broker,
+            "controller_id": controller_id,
+            "controller_epoch": controller_epoch,
+            "partition_states": partition_states,
+        },
+    )
+    return o
+
+
+def update_metadata_request(
+    broker: int,
+    controller_id: int,
+    controller_epoch: int,
+    live_brokers: frozenset[int],
+    partition_states: frozenset[UpdateMetadataPartitionState],
+) -> UpdateMetadataRequest:
+    if not REQUEST_FAST:  # pragma: no cover - only when the request records change shape
+        return UpdateMetadataRequest(broker, controller_id, controller_epoch, live_brokers, partition_states)
+    o = _new(UpdateMetadataRequest)
+    _set(
+        o,
+        "__dict__",
+        {
+            "broker": broker,
+            "controller_id": controller_id,
+            "controller_epoch": controller_epoch,
+            "live_brokers": live_brokers,
+            "partition_states": partition_states,
+        },
+    )
+    return o
+
+
+def stop_replica_request(
+    broker: int,
+    controller_id: int,
+    controller_epoch: int,
+    partition_states: frozenset[StopReplicaPartitionState],
+) -> StopReplicaRequest:
+    if not REQUEST_FAST:  # pragma: no cover - only when the request records change shape
+        return StopReplicaRequest(broker, controller_id, controller_epoch, partition_states)
+    o = _new(StopReplicaRequest)
+    _set(
+        o,
+        "__dict__",
+        {
+            "broker": broker,
+            "controller_id": controller_id,
+            "controller_epoch": controller_epoch,
+            "partition_states": partition_states,
+        },
+    )
     return o

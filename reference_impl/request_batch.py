@@ -37,8 +37,11 @@ from kcspec.reference_impl.logs import (
 )
 from kcspec.reference_impl.records import (
     lair_partition_state,
+    leader_and_isr_request,
     stop_replica_partition_state,
+    stop_replica_request,
     umr_partition_state,
+    update_metadata_request,
 )
 from kcspec.reference_impl.state_change_logger import StateChangeLogger
 from kcspec.reference_impl.version import KAFKA_2_4, KAFKA_2_6, KafkaVersion
@@ -47,9 +50,7 @@ from kcspec.spec.requests import (
     LeaderAndIsrRequest,
     Request,
     StopReplicaPartitionState,
-    StopReplicaRequest,
     UpdateMetadataPartitionState,
-    UpdateMetadataRequest,
 )
 from kcspec.spec.vocabulary import (
     EPOCH_DURING_DELETE,
@@ -556,7 +557,7 @@ class ControllerBrokerRequestBatch:
             if broker not in targets and modern:
                 continue
             states_set = frozenset().union(*parts)
-            request = LeaderAndIsrRequest(broker, cid, controller_epoch, states_set)
+            request = leader_and_isr_request(broker, cid, controller_epoch, states_set)
             if broker not in targets:
                 self._warn_dropped(self._render_lair(request), broker)
                 continue
@@ -589,7 +590,7 @@ class ControllerBrokerRequestBatch:
                         f"{scala_int_set(self.update_metadata_brokers)} for partition {tp}"
                     )
             for broker in sorted(self.update_metadata_brokers):
-                request_umr = UpdateMetadataRequest(broker, cid, controller_epoch, live, partition_states)
+                request_umr = update_metadata_request(broker, cid, controller_epoch, live, partition_states)
                 if broker not in targets:
                     if not modern:
                         self._warn_dropped(
@@ -609,7 +610,7 @@ class ControllerBrokerRequestBatch:
                         broker,
                     )
                 continue
-            request_sr = StopReplicaRequest(broker, cid, controller_epoch, frozenset(sr_states.values()))
+            request_sr = stop_replica_request(broker, cid, controller_epoch, frozenset(sr_states.values()))
             if trace:
                 for tp, sr in sr_states.items():
                     log.trace(

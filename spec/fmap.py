@@ -21,8 +21,12 @@ class FMap(Mapping[K, V], Generic[K, V]):
     __slots__ = ("_d", "_h")
 
     def __init__(self, items: Mapping[K, V] | Iterable[tuple[K, V]] = ()) -> None:
-        # another FMap is copied as a dict (C-level), not key by key through ``__getitem__``
-        self._d: dict[K, V] = dict(items._d if isinstance(items, FMap) else items)
+        # another FMap is copied as a dict (C-level), not key by key through ``__getitem__``; a dict (the common
+        # case) is told apart first, by its exact type: ``isinstance`` against this ABC-derived class costs more
+        # than the copy of a small map
+        self._d: dict[K, V] = dict(
+            items if type(items) is dict else items._d if isinstance(items, FMap) else items
+        )
         self._h: int | None = None
 
     def __getitem__(self, key: K) -> V:
