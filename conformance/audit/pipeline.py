@@ -33,6 +33,7 @@ from kcspec.conformance.audit import (
     stats,
     verdict,
 )
+from kcspec.conformance.audit.local_frames import local_frame
 from kcspec.conformance.audit.spark_job import (
     Inputs,
     decode_trace_lines,
@@ -213,7 +214,8 @@ def _run(
             read_per_file[ids.names[c.fid]] += c.lines
         records_per_file = stats.record_counts(cells, ids.names)
         per_file.append(
-            spark.createDataFrame(
+            local_frame(
+                spark,
                 [(n, read_per_file[n], records_per_file.get(n, 0)) for n in ids.names],
                 "file string, read long, record long",
             )

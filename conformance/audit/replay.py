@@ -36,6 +36,7 @@ from typing import TypeVar
 
 from kcspec.conformance.audit import lines as g
 from kcspec.conformance.audit import stats
+from kcspec.conformance.audit.local_frames import local_frame
 from kcspec.spec.profiles import Profile
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
@@ -709,7 +710,7 @@ def deletion_table(
     if not deletions:
         return None
     rows = [(h, t, q, d) for (h, t), iv in sorted(deletions.items()) for q, d in iv]
-    return spark.createDataFrame(rows, "hid int, topic string, q long, d long")
+    return local_frame(spark, rows, "hid int, topic string, q long, d long")
 
 
 ACTING_KINDS = (*WRITE_KINDS, "controller_elected")
@@ -726,8 +727,8 @@ def fence_table(spark: SparkSession, firsts: Mapping[int, Mapping[int, int]]) ->
             if newer:
                 ts, n = min(newer)
                 rows.append((history, e, ts, stats.ts_text(ts), n))
-    return spark.createDataFrame(
-        rows, "hid int, controller_epoch int, fence_ts long, fence_text string, newer_epoch int"
+    return local_frame(
+        spark, rows, "hid int, controller_epoch int, fence_ts long, fence_text string, newer_epoch int"
     )
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kcspec.conformance.audit import lines as g
+from kcspec.conformance.audit.local_frames import local_frame
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
@@ -306,7 +307,7 @@ def deletion_intervals(
             done.setdefault((history[c.fid], c.del_topics), set()).add(c.del_ts)
     spark = stored.sparkSession
     rows = [(h, t, sorted(ds)) for (h, t), ds in sorted(done.items())]
-    completions = spark.createDataFrame(rows, "hid int, topic string, ends array<long>")
+    completions = local_frame(spark, rows, "hid int, topic string, ends array<long>")
     topic = F.explode(F.split(F.regexp_replace(F.col("topics"), TOPIC_SET_NOISE, ""), ","))
     queued = (
         stored.where((F.col("status") == "record") & (F.col("kind") == QUEUED))
