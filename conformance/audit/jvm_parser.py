@@ -3,8 +3,10 @@
 ``LineParser`` evaluates the grammar — the regular expressions, templates, dispatch keys
 and field names of ``lines``, handed to its constructor as one string by ``grammar_config`` — with the same
 rules, in one call per line. It is compiled at first use against the jars of the installed pyspark and cached
-under the user's cache directory (``XDG_CACHE_HOME`` or ``~/.cache``, ``kcspec/audit-jvm-<digest>/``); the
-digest covers the Java source, the pyspark version and the ``javac`` version.
+under the user's cache directory (``XDG_CACHE_HOME`` or ``~/.cache``, ``kcspec/audit-jvm-<digest>/``, both
+folders mode 0700); the digest covers the Java source, the pyspark version and the compiler (its path, size,
+time and JDK version). A cached jar is used only if its folder is the user's alone and its bytes match the
+SHA-256 written beside it (``build``).
 
 ``session.make_session`` puts the jar on the driver's class path (and ships it with ``spark.jars``). Without
 ``javac``, or in a session started elsewhere, ``available`` is false and the audit of Kafka logs stops with
@@ -13,9 +15,13 @@ the reason (``status``; ``spark_job.ParserUnavailable``, exit 2): it is the only
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import hashlib
+import io
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
 import zipfile
@@ -179,9 +185,137 @@ def _pyspark_jars() -> Path:
     return Path(pyspark.__file__).resolve().parent / "jars"
 
 
+JAR_NAME = "kcspec-audit-parser.jar"
+DIGEST_NAME = JAR_NAME + ".sha256"
+"""Beside the jar: the SHA-256 of its bytes, written after it; a jar that does not match is never used."""
+CLASS_ENTRY = CLASS_NAME.replace(".", "/") + ".class"
+_ZIP_TIME = (1980, 1, 1, 0, 0, 0)
+"""Every entry's time in the jar: the same source and javac give the same bytes (runs that build at once agree)."""
+_temp_dirs: list[Path] = []
+
+
+def _javac_identity(javac: str) -> str:
+    """What the jar's cache key says of the compiler: its real path, size and time, and its JDK's ``release``
+    file (the JDK's version); without that file, what ``javac -version`` prints (a JVM start, ≈ 0.3 s, which
+    the common case no longer pays on every run). ``OSError``/``SubprocessError`` if javac cannot be read or
+    run."""
+    real = Path(javac).resolve()
+    st = real.stat()
+    release = real.parent.parent / "release"
+    try:
+        version = release.read_text(errors="replace")
+    except OSError:
+        done = subprocess.run([javac, "-version"], capture_output=True, text=True, timeout=60)
+        version = done.stdout + done.stderr
+    return f"{real}\0{st.st_size}\0{st.st_mtime_ns}\0{version.strip()}"
+
+
+def _private_dir(path: Path, create: bool) -> bool:
+    """Whether ``path`` is a real directory (not a symbolic link) owned by this user that no one else can
+    read or write (mode 0700); with ``create``, a missing one is made so first."""
+    if create:
+        try:
+            path.mkdir(mode=0o700)
+        except FileExistsError:
+            pass
+        except OSError:
+            return False
+    try:
+        st = path.lstat()
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and stat.S_IMODE(st.st_mode) & 0o077 == 0
+
+
+def _owned_file(path: Path) -> bool:
+    """A regular file (not a link) owned by this user, which no one else can write."""
+    try:
+        st = path.lstat()
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid() and stat.S_IMODE(st.st_mode) & 0o022 == 0
+
+
+def verified_jar(folder: Path) -> Path | None:
+    """The jar in ``folder`` if it may be used: ``folder`` private (``_private_dir``), jar and digest owned by
+    this user, the jar's SHA-256 equal to the digest file's, and ``LineParser`` in it; else ``None``."""
+    jar, digest = folder / JAR_NAME, folder / DIGEST_NAME
+    if not (_private_dir(folder, create=False) and _owned_file(jar) and _owned_file(digest)):
+        return None
+    try:
+        data = jar.read_bytes()
+        if hashlib.sha256(data).hexdigest() != digest.read_text().strip():
+            return None
+        with zipfile.ZipFile(jar) as z:
+            if CLASS_ENTRY not in z.namelist():
+                return None
+    except (OSError, zipfile.BadZipFile):
+        return None
+    return jar
+
+
+def _jar_dir(key: str) -> Path:
+    """Where the jar of ``key`` lives: ``<cache>/kcspec/audit-jvm-<key>/`` when the cache folder and this one are
+    private to the user (made 0700 if missing); otherwise a fresh private folder of this process (removed at
+    exit), so that a folder someone else owns or could write is never read."""
+    root = _cache_root()
+    with contextlib.suppress(OSError):
+        root.parent.mkdir(parents=True, exist_ok=True)
+        root.mkdir(mode=0o700)
+    with contextlib.suppress(OSError):  # the user's own folder (an older kcspec made it 0755): made private
+        st = root.lstat()
+        if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and stat.S_IMODE(st.st_mode) & 0o077:
+            root.chmod(0o700)
+    folder = root / f"audit-jvm-{key}"
+    if _private_dir(root, create=False):
+        if _private_dir(folder, create=True):
+            return folder
+        try:  # ours but readable or writable by others, or not a folder: not trusted, made anew
+            if folder.lstat().st_uid == os.getuid():
+                if folder.is_symlink() or not folder.is_dir():
+                    folder.unlink()
+                else:
+                    shutil.rmtree(folder)
+                if _private_dir(folder, create=True):
+                    return folder
+        except OSError:
+            pass
+    made = Path(tempfile.mkdtemp(prefix="kcspec-audit-jvm-"))
+    if not _temp_dirs:
+        atexit.register(lambda: [shutil.rmtree(d, ignore_errors=True) for d in _temp_dirs])
+    _temp_dirs.append(made)
+    return made
+
+
+def _write_jar(classes: Path, folder: Path) -> Path:
+    """Write the jar of ``classes`` and its digest into ``folder``, each atomically (a temporary file renamed)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr(zipfile.ZipInfo("META-INF/MANIFEST.MF", _ZIP_TIME), "Manifest-Version: 1.0\n\n")
+        for f in sorted(classes.rglob("*.class")):
+            z.writestr(zipfile.ZipInfo(f.relative_to(classes).as_posix(), _ZIP_TIME), f.read_bytes())
+    data = buf.getvalue()
+    for name, content in ((JAR_NAME, data), (DIGEST_NAME, hashlib.sha256(data).hexdigest().encode() + b"\n")):
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=folder)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(content)
+            os.replace(tmp, folder / name)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    return folder / JAR_NAME
+
+
 @cache
 def build() -> tuple[Path | None, str]:
-    """``(jar, status)``: the cached jar (compiled now if needed) or ``None`` and why not."""
+    """``(jar, status)``: the cached jar (compiled now if needed) or ``None`` and why not.
+
+    Decision: the jar is cached per user, keyed by the Java source, the pyspark version and the compiler
+    (``_javac_identity``), in a folder only the user can read and write, and checked before each use
+    (``verified_jar``): a folder someone else owns or can write, a jar that does not match its digest or is
+    not a jar, are never used: the jar is compiled again (into a private folder of the run when the cache
+    cannot be made private)."""
     javac = _javac()
     if javac is None:
         return None, "javac not found (install a JDK 17+ or set JAVA_HOME)"
@@ -190,17 +324,18 @@ def build() -> tuple[Path | None, str]:
     except ImportError:
         return None, "pyspark is not installed"
     try:
-        version = subprocess.run([javac, "-version"], capture_output=True, text=True, timeout=60)
-        javac_version = (version.stdout + version.stderr).strip()
+        identity = _javac_identity(javac)
     except (OSError, subprocess.SubprocessError) as exc:
         return None, f"javac does not run: {exc}"
     source = SOURCE.read_bytes()
-    digest = hashlib.sha256(source + pyspark.__version__.encode() + javac_version.encode()).hexdigest()[:16]
-    jar = _cache_root() / f"audit-jvm-{digest}" / "kcspec-audit-parser.jar"
-    if jar.is_file():
+    key = hashlib.sha256(
+        source + b"\0" + pyspark.__version__.encode() + b"\0" + identity.encode()
+    ).hexdigest()
+    folder = _jar_dir(key[:16])
+    jar = verified_jar(folder)
+    if jar is not None:
         return jar, f"JVM line parser ({jar})"
     try:
-        jar.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix="kcspec-javac-") as tmp:
             classes = Path(tmp) / "classes"
             done = subprocess.run(
@@ -221,14 +356,12 @@ def build() -> tuple[Path | None, str]:
             )
             if done.returncode != 0:
                 return None, f"javac failed: {(done.stdout + done.stderr).strip()[:500]}"
-            partial = jar.with_suffix(f".{os.getpid()}.tmp")
-            with zipfile.ZipFile(partial, "w") as z:
-                z.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\n\n")
-                for f in sorted(classes.rglob("*.class")):
-                    z.write(f, f.relative_to(classes).as_posix())
-            partial.replace(jar)
+            _write_jar(classes, folder)
     except (OSError, subprocess.SubprocessError) as exc:
         return None, f"could not build the JVM line parser: {exc}"
+    jar = verified_jar(folder)
+    if jar is None:
+        return None, f"could not build the JVM line parser: the jar written in {folder} does not verify"
     return jar, f"JVM line parser ({jar}, compiled now)"
 
 
