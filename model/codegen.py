@@ -51,15 +51,9 @@ def _inter(a: Any, b: Any) -> Any:
     return closure._inter(a, b)
 
 
-def _keys(m: Any) -> Any:
-    """``frozenset(m)`` (the keys of a map)."""
-    return m.keys_set() if m.__class__ is FMap else frozenset(m)
-
-
 _NS: dict[str, Any] = {
     "FMap": FMap,
     "_adopt": FMap.adopt,
-    "_keys": _keys,
     "_CL": _CollLike(),
     "_diff": _diff,
     "_inter": _inter,
@@ -541,9 +535,22 @@ def _g_distinct(self: _Gen, e: L.Distinct) -> str:
     return f"tuple(dict.fromkeys({self.c(e.seq)}))"
 
 
+def _entries(self: _Gen, m: str) -> str:
+    """A local holding the entries of the map ``m``: an ``FMap``'s dict (the same look-ups without a Python-level
+    method call per look-up), any other mapping itself; one per map on each path."""
+    m = self.temp(m, "m")
+    key = (-2, (m,))
+    hit = self.memo.get(key)
+    if hit is None:
+        name = _fresh("m")
+        self.emit(f"{name} = {m}._d if {m}.__class__ is FMap else {m}")
+        hit = self.memo[key] = name
+    return hit
+
+
 @_HANDLERS.on(L.MapGet)
 def _g_map_get(self: _Gen, e: L.MapGet) -> str:
-    m = self.c(e.m)
+    m = _entries(self, self.c(e.m))
     return f"{m}[{self.c(e.key)}]"
 
 
@@ -551,13 +558,13 @@ def _g_map_get(self: _Gen, e: L.MapGet) -> str:
 def _g_map_get_or(self: _Gen, e: L.MapGetOr) -> str:
     m = self.temp(self.c(e.m), "m")
     k = self.temp(self.c(e.key), "k")
-    m = self.temp(f"({m}._d if {m}.__class__ is FMap else {m})", "m")  # the same lookups, no method call
+    m = _entries(self, m)
     return self.value_or_default(f"{k} in {m}", f"{m}[{k}]", e.default)
 
 
 @_HANDLERS.on(L.MapHas)
 def _g_map_has(self: _Gen, e: L.MapHas) -> str:
-    m = self.c(e.m)
+    m = _entries(self, self.c(e.m))
     return f"({self.c(e.key)} in {m})"
 
 
@@ -581,7 +588,7 @@ def _g_map_del_all(self: _Gen, e: L.MapDelAll) -> str:
 
 @_HANDLERS.on(L.MapKeys)
 def _g_map_keys(self: _Gen, e: L.MapKeys) -> str:
-    return f"_keys({self.c(e.m)})"
+    return f"frozenset({_entries(self, self.c(e.m))})"
 
 
 @_HANDLERS.on(L.MapMerge)
