@@ -552,6 +552,8 @@ class ControllerBrokerRequestBatch:
         trace = self.log.trace_enabled
         by_broker = self._lair_by_broker() if self._lair else {}
         ordered = self.leader_and_isr if trace else {}
+        rendered: dict[int, str] = {}
+        """TRACE renderings of the LeaderAndIsr states by object id (the states live in ``ordered`` meanwhile)."""
         for broker in sorted(by_broker):
             parts, leaders = by_broker[broker]
             if broker not in targets and modern:
@@ -564,9 +566,11 @@ class ControllerBrokerRequestBatch:
             if trace:
                 for tp, st in ordered[broker].items():
                     kind = "become-leader" if st.leader == broker else "become-follower"
+                    text = rendered.get(id(st))  # a state shared by its recipients is rendered once
+                    if text is None:
+                        text = rendered[id(st)] = self._render_lair_state(st)
                     log.trace(
-                        f"Sending {kind} LeaderAndIsr request {self._render_lair_state(st)} to broker {broker} "
-                        f"for partition {tp}"
+                        f"Sending {kind} LeaderAndIsr request {text} to broker {broker} for partition {tp}"
                     )
             if modern:
                 log.info(

@@ -11,7 +11,12 @@ from kcspec.reference_impl.context import ControllerContext
 from kcspec.reference_impl.records import canonical_context
 from kcspec.spec.fmap import FMap
 from kcspec.spec.state import ControllerContext as CanonicalContext
-from kcspec.spec.vocabulary import PartitionReplica, ReplicaState, make_partition_replica
+from kcspec.spec.vocabulary import PartitionReplica, ReplicaState, TopicPartition, make_partition_replica
+
+_REPLICA_KEYS: dict[int, dict[TopicPartition, PartitionReplica]] = {}
+"""``PartitionReplica(tp, broker)`` already made, by broker then partition: a snapshot reuses them (equal values,
+immutable) instead of building one per replica and snapshot (bounded: ``_REPLICA_KEYS_MAX`` per broker)."""
+_REPLICA_KEYS_MAX = 16384
 
 
 def to_canonical(ctx: ControllerContext) -> CanonicalContext:
@@ -19,8 +24,16 @@ def to_canonical(ctx: ControllerContext) -> CanonicalContext:
         return CanonicalContext()
     replica_states: dict[PartitionReplica, ReplicaState] = {}
     for broker, states in ctx.replica_states.items():
+        keys = _REPLICA_KEYS.get(broker)
+        if keys is None:
+            keys = _REPLICA_KEYS[broker] = {}
         for tp, state in states.items():
-            replica_states[make_partition_replica(tp, broker)] = state  # PartitionReplica(tp, broker), faster
+            pr = keys.get(tp)
+            if pr is None:
+                pr = make_partition_replica(tp, broker)  # PartitionReplica(tp, broker), faster
+                if len(keys) < _REPLICA_KEYS_MAX:
+                    keys[tp] = pr
+            replica_states[pr] = state
     return canonical_context(
         controller_id=ctx.controller_id,
         epoch=ctx.epoch,
