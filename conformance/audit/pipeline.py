@@ -33,7 +33,6 @@ from kcspec.conformance.audit import (
     stats,
     verdict,
 )
-from kcspec.conformance.audit.local_frames import local_frame
 from kcspec.conformance.audit.spark_job import (
     Inputs,
     decode_trace_lines,
@@ -65,7 +64,7 @@ EVENT_KINDS = (
 )
 SAMPLE = 20
 BROADCAST_EXCEPTIONS = 100_000
-"""Up to this many lines without a layout, the failure rules run in the row pass (their exceptions broadcast)."""
+"""Up to this many lines without a layout, the failure rules look their exceptions up by a broadcast join."""
 
 Step = Callable[[str], None]
 OUTPUTS = (
@@ -177,7 +176,7 @@ def _run(
 
     violations: list[DataFrame] = []
     non_records: list[DataFrame] = []
-    per_file: list[DataFrame] = []
+    per_file: list[dict[str, Any]] = []
     events: DataFrame | None = None
     edges: dict[str, dict[tuple[str, str], int]] = {"replica": {}, "partition": {}}
     cells: list[stats.Cell] = []
@@ -213,18 +212,17 @@ def _run(
         for c in cells:
             read_per_file[ids.names[c.fid]] += c.lines
         records_per_file = stats.record_counts(cells, ids.names)
-        per_file.append(
-            local_frame(
-                spark,
-                [(n, read_per_file[n], records_per_file.get(n, 0)) for n in ids.names],
-                "file string, read long, record long",
-            )
+        per_file.extend(
+            {"file": n, "read": read_per_file[n], "record": records_per_file.get(n, 0)} for n in ids.names
         )
-        per_file.append(nr.groupBy("file").pivot("status", ["continuation", "blank", "quarantined"]).count())
-        broken.extend(
-            (str(r["file"]), f"unreadable from line {r['line']} on ({r['reason']}: {r['detail']})")
-            for r in nr.where(F.col("reason").isin(*jvm_parser.BROKEN_REASONS)).collect()
-        )
+        # the non-record lines per file and status, and the line where a file broke off: one query
+        cut = F.when(F.col("reason").isin(*jvm_parser.BROKEN_REASONS), F.struct("line", "reason", "detail"))
+        for r in nr_ids.groupBy("fid", "status", cut.alias("cut")).count().collect():
+            per_file.append({"file": ids.names[r["fid"]], str(r["status"]): r["count"]})
+            if r["cut"] is not None:
+                c = r["cut"]
+                why = f"unreadable from line {c['line']} on ({c['reason']}: {c['detail']})"
+                broken.append((ids.names[r["fid"]], why))
         firsts = stats.epoch_firsts(cells, replay.ACTING_KINDS, ids.history)
         deletions = stats.deletion_intervals(kinds(stats.QUEUED), cells, ids.history)
         exceptions = exceptions_of(nr_ids, "fid")
@@ -245,8 +243,8 @@ def _run(
         hists = version["histories"]
         fid_history = [history_of(n, history_key) or "all files" for n in ids.names]
         failed = kinds(*replay.FAILED_KINDS)
-        # records with continuation lines are at most the lines without a layout: few enough, the row pass
-        # looks the exceptions up itself (a broadcast) instead of a query of its own over failed transitions
+        # records with continuation lines are at most the lines without a layout: few enough, the failure
+        # rules look the exceptions up by a broadcast join instead of a shuffle
         few = sum(c.lines for c in cells if c.status == "nolayout") <= BROADCAST_EXCEPTIONS
         used = sorted({str(h["profile_used"]) for h in hists.values()})
         for name in used:
@@ -302,8 +300,8 @@ def _run(
         facts_df, tnr_df = trace_parts(decoded)
         non_records.append(tnr_df)
         # every line has one status, decided where it was decoded
-        per_file.append(decoded.groupBy("file").pivot("status", ["record", "blank", "quarantined"]).count())
-        per_file.append(decoded.groupBy("file").agg(F.count(F.lit(1)).alias("read")))
+        for r in decoded.groupBy("file", "status").count().collect():
+            per_file.append({"file": r["file"], str(r["status"]): r["count"], "read": r["count"]})
         step(f"replaying {len(inputs.traces)} trace file(s) against profile {profile.name}")
         violations.append(replay.trace_rules(facts_df, profile))
 
@@ -313,8 +311,13 @@ def _run(
     # a global sort, not one partition: the JSON lines are streamed to the driver a partition at a time
     vdf = spark.read.parquet(str((out / "violations.parquet").resolve())).orderBy("file", "line", "rule")
     # the counts the summary needs are taken while the lines are written (no query of their own)
+    first_violations = _First(SAMPLE)  # the sample: the first violations in the file's order
     n_viol, v_tally = report.write_jsonl_tallied(
-        vdf, out / "violations.jsonl", ("file", "line", "rule"), ("rule", "controller_id", "controller_epoch")
+        vdf,
+        out / "violations.jsonl",
+        ("file", "line", "rule"),
+        ("rule", "controller_id", "controller_epoch"),
+        first_violations,
     )
     step("writing quarantine")
     quarantine = (
@@ -324,7 +327,10 @@ def _run(
     )
     quarantine.write.parquet(str((out / "quarantine.parquet").resolve()))
     qdf = spark.read.parquet(str((out / "quarantine.parquet").resolve()))
-    n_quar, q_tally = report.write_jsonl_tallied(qdf, out / "quarantine.jsonl", ("file", "line"), ("reason",))
+    first_quarantined = _First(SAMPLE)
+    n_quar, q_tally = report.write_jsonl_tallied(
+        qdf, out / "quarantine.jsonl", ("file", "line"), ("reason",), first_quarantined
+    )
 
     by_finding: dict[str, int] = {}
     finding_rows: list[dict[str, Any]] = []
@@ -332,14 +338,14 @@ def _run(
         step("writing findings")
         found_findings.write.parquet(uri("findings.parquet"))
         fdf = spark.read.parquet(uri("findings.parquet"))
-        n_found, f_tally = report.write_jsonl_tallied(
-            fdf, out / "findings.jsonl", ("file", "line", "finding"), ("finding",)
+        # the sample: errors first (severity "error" sorts before "warning"), then in time order
+        first_findings = _Least(SAMPLE, ("severity", "ts", "file", "line"))
+        _, f_tally = report.write_jsonl_tallied(
+            fdf, out / "findings.jsonl", ("file", "line", "finding"), ("finding",), first_findings
         )
         by_finding = {str(k[0]): n for k, n in f_tally.items()}
-        # errors first (severity "error" sorts before "warning"), then in time order
-        if n_found:
-            finding_rows = report.rows(fdf.orderBy("severity", "ts", "file", "line"), SAMPLE)
-    violation_rows = report.rows(vdf, SAMPLE) if n_viol else []
+        finding_rows = first_findings.rows()
+    violation_rows = first_violations.rows
     finding_sample, violation_sample = findings.with_texts(finding_rows, violation_rows)
 
     step("statistics and coverage")
@@ -370,7 +376,7 @@ def _run(
         by_reason={str(k[0]): n for k, n in q_tally.items()},
         per_broker=stats.per_broker(cells, v_broker),
         per_epoch=stats.per_epoch(cells, EVENT_KINDS, v_epoch) if events is not None else [],
-        quarantine_sample=report.rows(qdf.orderBy("file", "line"), SAMPLE) if n_quar else [],
+        quarantine_sample=first_quarantined.rows,
         violation_sample=violation_sample,
         coverage=coverage,
         findings=sum(by_finding.values()),
@@ -392,6 +398,39 @@ def ceiling_variants(spark: SparkSession, files: tuple[str, ...]) -> dict[str, D
     return {"the stored parse (JVM reader)": stored_parse(spark, FileIds.of(files, "dir").listing())[0]}
 
 
+class _First:
+    """The first ``limit`` rows handed to it: a sample of a stream, in the stream's order."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.rows: list[dict[str, Any]] = []
+
+    def __call__(self, row: dict[str, Any]) -> None:
+        if len(self.rows) < self.limit:
+            self.rows.append(row)
+
+
+class _Least:
+    """The ``limit`` least rows handed to it by the ``key`` columns, ascending with nulls first (as Spark's
+    ``orderBy(*key).limit(limit)``); rows with equal keys in the order they were handed."""
+
+    def __init__(self, limit: int, key: tuple[str, ...]) -> None:
+        self.limit = limit
+        self.key = key
+        self.kept: list[dict[str, Any]] = []
+
+    def _order(self, row: dict[str, Any]) -> tuple[tuple[bool, Any], ...]:
+        return tuple((row[k] is not None, row[k]) for k in self.key)
+
+    def __call__(self, row: dict[str, Any]) -> None:
+        self.kept.append(row)
+        if len(self.kept) >= 50 * self.limit:
+            self.kept = self.rows()
+
+    def rows(self) -> list[dict[str, Any]]:
+        return sorted(self.kept, key=self._order)[: self.limit]
+
+
 def _union(dfs: list[DataFrame]) -> DataFrame:
     result = dfs[0]
     for df in dfs[1:]:
@@ -400,19 +439,17 @@ def _union(dfs: list[DataFrame]) -> DataFrame:
 
 
 def _file_stats(
-    parts: list[DataFrame], names: Iterable[str], broken: Mapping[str, str]
+    parts: list[dict[str, Any]], names: Iterable[str], broken: Mapping[str, str]
 ) -> list[dict[str, Any]]:
     """Per input file (every one, also those without a line): ``read`` (counted by the reader), the lines of
     each status (counted where they were parsed, attached or quarantined; ``lines`` is their sum), and
     ``unreadable`` for a file that broke off."""
     acc: dict[str, dict[str, int]] = {n: {"read": 0, **{k: 0 for k in STATUSES}} for n in names}
-    for df in parts:
-        for r in df.collect():
-            d = acc.setdefault(r["file"], {"read": 0, **{k: 0 for k in STATUSES}})
-            row = r.asDict()
-            for k in d:
-                if row.get(k) is not None:
-                    d[k] += int(row[k])
+    for row in parts:
+        d = acc.setdefault(row["file"], {"read": 0, **{k: 0 for k in STATUSES}})
+        for k in d:
+            if row.get(k) is not None:
+                d[k] += int(row[k])
     out = []
     for f, d in sorted(acc.items()):
         lines = sum(d[k] for k in STATUSES)

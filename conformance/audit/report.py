@@ -24,7 +24,7 @@ from __future__ import annotations
 import html
 import json
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -113,10 +113,16 @@ def write_jsonl(df: DataFrame, path: Path, order: tuple[str, ...] = ()) -> int:
 
 
 def write_jsonl_tallied(
-    df: DataFrame, path: Path, order: tuple[str, ...] = (), tally: tuple[str, ...] = ()
+    df: DataFrame,
+    path: Path,
+    order: tuple[str, ...] = (),
+    tally: tuple[str, ...] = (),
+    each: Callable[[dict[str, Any]], None] | None = None,
 ) -> tuple[int, Counter[tuple[Any, ...]]]:
     """``write_jsonl``, also counting the rows per value of the ``tally`` columns on the way (no query of its
-    own: the counts a summary needs come with the write). An empty ``df`` costs one count and nothing else."""
+    own: the counts a summary needs come with the write), and handing each row written to ``each`` (a summary's
+    samples are taken from the stream, no query of their own either). An empty ``df`` costs one count and
+    nothing else."""
     counts: Counter[tuple[Any, ...]] = Counter()
     if order:
         total = df.count()
@@ -132,6 +138,8 @@ def write_jsonl_tallied(
             out.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
             if tally:
                 counts[tuple(record[c] for c in tally)] += 1
+            if each is not None:
+                each(record)
             n += 1
     return n, counts
 
