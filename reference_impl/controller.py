@@ -345,6 +345,10 @@ class KafkaController:
         ctx = self.ctx
         for_deletion: list[PartitionReplica] = []
         keep: dict[int, list[TopicPartition]] = {}
+        if not ctx.topics_to_be_deleted:
+            # no topic is queued for deletion: every replica is kept (without asking replica by replica)
+            keep = {b: list(tps) for b, tps in replicas.items() if tps}
+            replicas = {}
         for b, tps in replicas.items():
             for tp in tps:
                 if self.deletion.is_topic_queued_up_for_deletion(tp.topic):

@@ -400,7 +400,6 @@ class ZkPartitionStateMachine:
             return failed, []
         outcomes = [self._elect_one(tp, lai, election) for tp, lai in valid]
         updates: dict[TopicPartition, LeaderAndIsr] = {}
-        recipients: dict[TopicPartition, tuple[int, ...]] = {}
         for outcome in outcomes:
             if outcome.leader_and_isr is None:
                 failed[outcome.tp] = StateChangeFailedException(
@@ -409,7 +408,6 @@ class ZkPartitionStateMachine:
                 )
             else:
                 updates[outcome.tp] = outcome.leader_and_isr
-                recipients[outcome.tp] = outcome.recipients
         # the records written to ZooKeeper are the very objects cached (``written``: equal to Kafka's
         # ``LeaderIsrAndControllerEpoch(leaderAndIsr, epoch)``, one record fewer per partition)
         written: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
@@ -418,14 +416,19 @@ class ZkPartitionStateMachine:
         # the cache first, then the LeaderAndIsr entries (each reads only its own partition's cache entry)
         ctx.put_leaderships(written)
         assignments = ctx.assignments
-        self.batch.add_leader_and_isr_for_partitions(
-            [
+        if len(written) == len(outcomes):
+            # every election won and was written, in the order elected: the outcomes give the recipients
+            entries = [
+                (outcome.recipients, tp, li, assignments.get(tp) or ctx.assignment(tp))
+                for outcome, (tp, li) in zip(outcomes, written.items(), strict=True)
+            ]
+        else:
+            recipients = {o.tp: o.recipients for o in outcomes if o.leader_and_isr is not None}
+            entries = [
                 (recipients[tp], tp, li, assignments.get(tp) or ctx.assignment(tp))
                 for tp, li in written.items()
-            ],
-            False,
-            cached=True,
-        )
+            ]
+        self.batch.add_leader_and_isr_for_partitions(entries, False, cached=True)
         results.update(failed)
         return results, retry
 

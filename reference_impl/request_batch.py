@@ -350,6 +350,11 @@ class ControllerBrokerRequestBatch:
                 fa if cached and fa is not EMPTY_ASSIGNMENT else assignments.get(tp)
             )
             replicas = assigned.replicas if assigned is not None else ()
+            offline = offline_by_replicas.get(replicas)  # ``_offline_replicas``, inlined
+            if offline is None:
+                offline = offline_by_replicas[replicas] = (
+                    () if live.issuperset(replicas) else tuple(r for r in replicas if r not in live)
+                )
             lai = current.leader_and_isr
             umr_state = umr_partition_state(
                 tp,
@@ -359,7 +364,7 @@ class ControllerBrokerRequestBatch:
                 lai.isr,
                 lai.zk_version,
                 replicas,
-                _offline_replicas(replicas, live, offline_by_replicas),
+                offline,
             )
             umr_entry = (current, assigned, False, umr_state)
             previous = umr.setdefault(tp, umr_entry)
@@ -688,15 +693,3 @@ def _recipients(brokers: Iterable[int]) -> tuple[int, ...]:
         if len(_RECIPIENTS) < _RECIPIENTS_MAX:
             _RECIPIENTS[given] = cleaned
     return cleaned
-
-
-def _offline_replicas(
-    replicas: tuple[int, ...], live: set[int], seen: dict[tuple[int, ...], tuple[int, ...]]
-) -> tuple[int, ...]:
-    """The replicas not in ``live`` (no offline log dirs), memoised in ``seen`` for one liveness."""
-    if live.issuperset(replicas):
-        return ()
-    offline = seen.get(replicas)
-    if offline is None:
-        offline = seen[replicas] = tuple(r for r in replicas if r not in live)
-    return offline
