@@ -536,16 +536,20 @@ def _g_distinct(self: _Gen, e: L.Distinct) -> str:
 
 
 def _entries(self: _Gen, m: str) -> str:
-    """A local holding the entries of the map ``m``: an ``FMap``'s dict (the same look-ups without a Python-level
-    method call per look-up), any other mapping itself; one per map on each path."""
+    """The entries of the map ``m``: an ``FMap``'s dict (the same look-ups without a Python-level method call per
+    look-up), any other mapping itself. Outside loops, a local (one per map on each path); inside one, an inline
+    expression, so that a loop body without statements stays a comprehension."""
     m = self.temp(m, "m")
     key = (-2, (m,))
     hit = self.memo.get(key)
-    if hit is None:
-        name = _fresh("m")
-        self.emit(f"{name} = {m}._d if {m}.__class__ is FMap else {m}")
-        hit = self.memo[key] = name
-    return hit
+    if hit is not None:
+        return hit
+    entries = f"({m}._d if {m}.__class__ is FMap else {m})"
+    if self.loops:
+        return entries
+    name = self.memo[key] = _fresh("m")
+    self.emit(f"{name} = {entries}")
+    return name
 
 
 @_HANDLERS.on(L.MapGet)
