@@ -22,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from itertools import repeat
 from operator import attrgetter
+from types import MappingProxyType
+from typing import TypeVar
 
 from kcspec.spec.vocabulary import (
     LeaderIsrAndControllerEpoch,
@@ -40,6 +42,22 @@ tp_order = attrgetter("topic", "partition")
 
 _LAZY_SCANS = 4
 """How many single-broker scans of a bulk-loaded context are answered by scanning before the indexes are built."""
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+def copy_map(m: Mapping[K, V]) -> dict[K, V]:
+    """``dict(m)`` for a dict or for a map whose ``items()`` is a dict's view (``FMap``): copied with the keys'
+    stored hashes (C-level, no ``__hash__`` call per key), else from the items."""
+    if type(m) is dict:
+        return m.copy()
+    items = m.items()
+    behind = getattr(items, "mapping", None)
+    if type(behind) is MappingProxyType:
+        return behind.copy()
+    return dict(items)
 
 
 def origin_replicas(fa: ReplicaAssignment) -> tuple[int, ...]:
@@ -184,7 +202,7 @@ class ControllerContext:
             for tp, fa in assignments.items():
                 self.update_assignment(tp, fa)
             return
-        self.assignments = dict(assignments.items())  # from the items: C-level for an FMap too
+        self.assignments = copy_map(assignments)
         self._partitions_by_topic = {}
         self._replicas_by_broker = {}
         self._indexed = not self.assignments
@@ -301,7 +319,7 @@ class ControllerContext:
         olds: Iterable[LeaderIsrAndControllerEpoch | None] = (
             list(map(leadership.get, records)) if leadership else repeat(None)
         )
-        leadership.update(records.items())
+        leadership.update(records if type(records) is dict else copy_map(records))  # the keys' stored hashes
         gained: dict[int, list[TopicPartition]] = {}
         for (tp, li), old in zip(records.items(), olds, strict=False):
             new_leader = li.leader_and_isr.leader

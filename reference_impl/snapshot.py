@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from kcspec.reference_impl.context import ControllerContext
+from kcspec.reference_impl.context import ControllerContext, copy_map
 from kcspec.reference_impl.records import canonical_context
 from kcspec.spec.fmap import FMap
 from kcspec.spec.state import ControllerContext as CanonicalContext
@@ -62,14 +62,14 @@ def from_canonical(c: CanonicalContext) -> ControllerContext:
     ctx.epoch = c.epoch
     ctx.epoch_zk_version = c.epoch_zk_version
     ctx.shutting_down = set(c.shutting_down)
-    ctx.add_live_brokers(dict(c.live_brokers.items()))
+    ctx.add_live_brokers(copy_map(c.live_brokers))
     for pr in c.offline_replicas:
         ctx.replicas_on_offline_dirs.setdefault(pr.replica, set()).add(pr.tp)
     ctx.all_topics = set(c.all_topics)
     ctx.load_assignments(c.assignments)
     ctx.put_leaderships(c.leadership)
     ctx.partitions_being_reassigned = set(c.partitions_being_reassigned)
-    ctx.legacy_reassignments = dict(c.legacy_reassignments.items())
+    ctx.legacy_reassignments = copy_map(c.legacy_reassignments)
     for pr, state in c.replica_states.items():
         ctx.replica_states.setdefault(pr.replica, {})[pr.tp] = state
     for tp, pstate in c.partition_states.items():

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+from kcspec.reference_impl.context import copy_map
 from kcspec.reference_impl.errors import ControllerMovedException, KeeperException
 from kcspec.reference_impl.records import leader_and_isr, leader_isr_and_epoch, zk_state
 from kcspec.spec.fmap import FMap
@@ -39,28 +40,26 @@ class SimulatedZooKeeper:
     """The ZooKeeper data tree, reduced to what the controller sees."""
 
     def __init__(self, state: ZkState, *, fencing: bool) -> None:
-        # maps are copied from their items (``dict(fmap.items())`` copies C-level, ``dict(fmap)`` key by key)
+        # maps are copied with their keys' stored hashes (``copy_map``; ``dict(fmap)`` would go key by key)
         self.fencing = fencing
         self.controller = state.controller
         self.controller_epoch = state.controller_epoch
         self.controller_epoch_zk_version = state.controller_epoch_zk_version
-        self.brokers: dict[int, int] = dict(state.brokers.items())
-        self.assignments: dict[TopicPartition, ReplicaAssignment] = dict(state.assignments.items())
+        self.brokers: dict[int, int] = copy_map(state.brokers)
+        self.assignments: dict[TopicPartition, ReplicaAssignment] = copy_map(state.assignments)
         self.partitions_by_topic: dict[str, list[TopicPartition]] = {}
         for tp in self.assignments:
             self.partitions_by_topic.setdefault(tp.topic, []).append(tp)
-        self.partition_states: dict[TopicPartition, LeaderIsrAndControllerEpoch] = dict(
-            state.partition_states.items()
+        self.partition_states: dict[TopicPartition, LeaderIsrAndControllerEpoch] = copy_map(
+            state.partition_states
         )
         self.delete_topics: set[str] = set(state.delete_topics)
         self.deleted_topic_configs: set[str] = set()
         """Topics whose ``/config/topics/<t>`` znode ``delete_topic`` removed (read and cleared by the caller)."""
-        self.reassign_partitions: dict[TopicPartition, tuple[int, ...]] = dict(
-            state.reassign_partitions.items()
-        )
+        self.reassign_partitions: dict[TopicPartition, tuple[int, ...]] = copy_map(state.reassign_partitions)
         self.preferred_replica_election: set[TopicPartition] = set(state.preferred_replica_election)
         self.isr_change_notifications: set[TopicPartition] = set(state.isr_change_notifications)
-        self.faults: dict[TopicPartition, ZkFault] = dict(state.faults.items())
+        self.faults: dict[TopicPartition, ZkFault] = copy_map(state.faults)
         self.zxid = state.zxid
 
     def snapshot(self) -> ZkState:
