@@ -16,7 +16,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 """A code point Python strings can hold (a file name's undecodable byte, ``surrogateescape``) but UTF-8 cannot:
@@ -31,7 +34,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def local_frame(spark: Any, rows: Iterable[Sequence[Any]], ddl: str) -> Any:
+def local_frame(spark: Any, rows: Iterable[Sequence[Any]], ddl: str) -> DataFrame:
     """A DataFrame of ``rows`` (each a tuple in the order of the DDL's columns, e.g. ``"file string, n long"``;
     values are ``None``, ``int``, ``str`` or lists of them, as ``spark.createDataFrame`` takes them), with the
     schema ``spark.createDataFrame(rows, ddl)`` gives, computed in the JVM."""
@@ -44,4 +47,5 @@ def local_frame(spark: Any, rows: Iterable[Sequence[Any]], ddl: str) -> Any:
     objects = [{n: _plain(v) for n, v in zip(names, row, strict=True)} for row in rows]
     # one literal: the rows cross py4j once, whatever their number
     text = F.lit(json.dumps(objects, separators=(",", ":")))
-    return spark.range(1).select(F.inline(F.from_json(text, ArrayType(struct))))
+    frame: DataFrame = spark.range(1).select(F.inline(F.from_json(text, ArrayType(struct))))
+    return frame
