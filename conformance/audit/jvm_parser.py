@@ -210,7 +210,7 @@ def _javac_identity(javac: str) -> str:
     return f"{real}\0{st.st_size}\0{st.st_mtime_ns}\0{version.strip()}"
 
 
-def _private_dir(path: Path, create: bool) -> bool:
+def private_dir(path: Path, create: bool) -> bool:
     """Whether ``path`` is a real directory (not a symbolic link) owned by this user that no one else can
     read or write (mode 0700); with ``create``, a missing one is made so first."""
     if create:
@@ -240,7 +240,7 @@ def verified_jar(folder: Path) -> Path | None:
     """The jar in ``folder`` if it may be used: ``folder`` private (``_private_dir``), jar and digest owned by
     this user, the jar's SHA-256 equal to the digest file's, and ``LineParser`` in it; else ``None``."""
     jar, digest = folder / JAR_NAME, folder / DIGEST_NAME
-    if not (_private_dir(folder, create=False) and _owned_file(jar) and _owned_file(digest)):
+    if not (private_dir(folder, create=False) and _owned_file(jar) and _owned_file(digest)):
         return None
     try:
         data = jar.read_bytes()
@@ -254,37 +254,53 @@ def verified_jar(folder: Path) -> Path | None:
     return jar
 
 
-def _jar_dir(key: str) -> Path:
-    """Where the jar of ``key`` lives: ``<cache>/kcspec/audit-jvm-<key>/`` when the cache folder and this one are
-    private to the user (made 0700 if missing); otherwise a fresh private folder of this process (removed at
-    exit), so that a folder someone else owns or could write is never read."""
+def cache_folder(name: str) -> Path | None:
+    """``<cache>/kcspec/<name>/`` if it and the cache folder are private to the user (``private_dir``; made
+    0700 if missing, and the user's own cache folder made private if an older kcspec left it 0755), else
+    ``None``. A folder of the user's that others can read or write, or that is not a folder, is removed and
+    made anew; one owned by someone else is never used."""
     root = _cache_root()
     with contextlib.suppress(OSError):
         root.parent.mkdir(parents=True, exist_ok=True)
         root.mkdir(mode=0o700)
-    with contextlib.suppress(OSError):  # the user's own folder (an older kcspec made it 0755): made private
+    with contextlib.suppress(OSError):
         st = root.lstat()
         if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and stat.S_IMODE(st.st_mode) & 0o077:
             root.chmod(0o700)
-    folder = root / f"audit-jvm-{key}"
-    if _private_dir(root, create=False):
-        if _private_dir(folder, create=True):
-            return folder
-        try:  # ours but readable or writable by others, or not a folder: not trusted, made anew
-            if folder.lstat().st_uid == os.getuid():
-                if folder.is_symlink() or not folder.is_dir():
-                    folder.unlink()
-                else:
-                    shutil.rmtree(folder)
-                if _private_dir(folder, create=True):
-                    return folder
-        except OSError:
-            pass
+    if not private_dir(root, create=False):
+        return None
+    folder = root / name
+    if private_dir(folder, create=True):
+        return folder
+    try:  # ours but readable or writable by others, or not a folder: not trusted, made anew
+        if folder.lstat().st_uid == os.getuid():
+            if folder.is_symlink() or not folder.is_dir():
+                folder.unlink()
+            else:
+                shutil.rmtree(folder)
+            if private_dir(folder, create=True):
+                return folder
+    except OSError:
+        pass
+    return None
+
+
+def _jar_dir(key: str) -> Path:
+    """Where the jar of ``key`` lives: ``<cache>/kcspec/audit-jvm-<key>/`` (``cache_folder``); when the cache
+    cannot be private, a fresh private folder of this process (removed at exit)."""
+    folder = cache_folder(f"audit-jvm-{key}")
+    if folder is not None:
+        return folder
     made = Path(tempfile.mkdtemp(prefix="kcspec-audit-jvm-"))
     if not _temp_dirs:
-        atexit.register(lambda: [shutil.rmtree(d, ignore_errors=True) for d in _temp_dirs])
+        atexit.register(_remove_temp_dirs)
     _temp_dirs.append(made)
     return made
+
+
+def _remove_temp_dirs() -> None:
+    for folder in _temp_dirs:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _write_jar(classes: Path, folder: Path) -> Path:

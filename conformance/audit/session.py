@@ -12,7 +12,8 @@ The jar of the JVM line parser (``jvm_parser``) is compiled at first use and put
 
 Nothing of it is shared or predictable: each process gets its own configuration folder from ``mkdtemp``
 (mode 0700, ``kcspec-audit-spark-<pid>-<random>`` in the temporary directory), which is ``SPARK_CONF_DIR``
-unless the user set one, and holds the log4j2 configuration and the JVM log (``spark.log``). A folder that
+unless the user set one (or the session is a small local one mapping archived classes: then an empty folder of
+the user's private cache, ``class_cache``), and holds the log4j2 configuration and the JVM log (``spark.log``). A folder that
 someone else could have prepared (say with a ``spark-defaults.conf`` injecting JVM options) is never used.
 A process removes its own folder when it exits (``atexit``: a normal end, an error, Ctrl-C and SIGTERM all
 leave through it; ``keep_spark_log`` first copies the JVM log of a failed run into its output folder). The
@@ -38,7 +39,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from kcspec.conformance.audit import jvm_parser
+from kcspec.conformance.audit import class_cache, jvm_parser
 from kcspec.model import interrupts
 
 LOOPBACK = "127.0.0.1"
@@ -167,10 +168,20 @@ def make_session(
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError("pyspark is not installed: pip install 'kcspec[spark]' (needs Java 17)") from exc
     log4j = _log4j_file()
+    local = master.startswith("local")
+    small = local and input_size is not None and input_size <= SMALL_INPUT_BYTES
+    # a small local session's JVM maps the classes an earlier one archived (class_cache): its class path, which
+    # holds SPARK_CONF_DIR, must then be the same at every run: an empty private folder of the cache
+    cds = (
+        class_cache.plan(SMALL_INPUT_JVM_OPTIONS)
+        if small and SparkContext._active_spark_context is None
+        else None
+    )
+    if cds is not None:
+        os.environ["SPARK_CONF_DIR"] = str(cds.conf_dir)
     # Spark puts SPARK_CONF_DIR on the driver's class path; log4j2 finds log4j2.properties there.
     os.environ.setdefault("SPARK_CONF_DIR", str(log4j.parent))
-    local = master.startswith("local")
-    java_opt = driver_java_options(log4j, master, input_size)
+    java_opt = driver_java_options(log4j, master, input_size, cds.options if cds is not None else ())
     parts = shuffle_partitions if shuffle_partitions is not None else _default_partitions(master)
     settings = {
         "spark.ui.enabled": "false",
@@ -196,6 +207,8 @@ def make_session(
         launch: Callable[..., Any] = launch_gateway  # pyspark leaves it unannotated
         with spark_log_path().open("ab") as log:
             gateway = launch(conf, popen_kwargs={"stdout": log, "stderr": log})
+        if cds is not None:
+            cds.launched(gateway.proc.pid)  # spark-class execs the JVM: the same process
         SparkContext(conf=conf, gateway=gateway)
     builder = SparkSession.builder.master(master).appName(app)
     for key, value in settings.items():
@@ -206,12 +219,14 @@ def make_session(
     return spark
 
 
-def driver_java_options(log4j: Path, master: str, input_size: int | None) -> str:
+def driver_java_options(
+    log4j: Path, master: str, input_size: int | None, archive: tuple[str, ...] = ()
+) -> str:
     """The driver's (and executors') JVM options: the log4j2 configuration, and ``SMALL_INPUT_JVM_OPTIONS``
-    for a local session whose input is known to be small."""
+    and ``archive`` (``class_cache.Plan.options``) for a local session whose input is known to be small."""
     options = [f"-Dlog4j2.configurationFile=file:{log4j}"]
     if master.startswith("local") and input_size is not None and input_size <= SMALL_INPUT_BYTES:
-        options += SMALL_INPUT_JVM_OPTIONS
+        options += [*SMALL_INPUT_JVM_OPTIONS, *archive]
     return " ".join(options)
 
 

@@ -1,0 +1,142 @@
+"""The class-data sharing archive of small audits' driver JVM (``class_cache``): kept in a folder of the user
+alone, promoted only once its JVM has ended and a separate JVM mapped it whole, and never used when it is someone
+else's, cut short, corrupt, a link, or when the folder is not private (no Spark needed; a JDK's ``java`` is)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from kcspec.conformance.audit import class_cache, jvm_parser
+
+pytestmark = pytest.mark.skipif(class_cache._java() is None, reason="no java")
+OPTIONS = ("-XX:TieredStopAtLevel=1",)
+
+
+@pytest.fixture
+def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("SPARK_CONF_DIR", raising=False)
+    monkeypatch.setattr(jvm_parser, "build", lambda: (tmp_path / "parser.jar", "test"))
+    yield tmp_path / "xdg" / "kcspec" / class_cache.FOLDER
+
+
+def _dead_pid() -> int:
+    done = subprocess.Popen(["true"])
+    done.wait()
+    return done.pid
+
+
+def _dump_plan() -> tuple[class_cache.Plan, Path]:
+    plan = class_cache.plan(OPTIONS)
+    assert plan is not None and len(plan.options) == 1
+    assert plan.options[0].startswith("-XX:ArchiveClassesAtExit=")
+    return plan, Path(plan.options[0].split("=", 1)[1])
+
+
+def _write_archive(plan: class_cache.Plan, partial: Path, pid: int) -> None:
+    """What the session's JVM does: record its process id, write the archive when it exits."""
+    java = class_cache._java()
+    assert java is not None
+    subprocess.run(
+        [java, *OPTIONS, f"-XX:ArchiveClassesAtExit={partial}", "-version"], check=True, capture_output=True
+    )
+    plan.launched(pid)
+
+
+def _used(plan: class_cache.Plan | None) -> Path | None:
+    assert plan is not None
+    shared = [o for o in plan.options if o.startswith("-XX:SharedArchiveFile=")]
+    return Path(shared[0].split("=", 1)[1]) if shared else None
+
+
+def test_first_run_dumps_later_runs_map_the_verified_archive(folder: Path) -> None:
+    plan, partial = _dump_plan()
+    assert partial.parent == folder and stat.S_IMODE(folder.lstat().st_mode) == 0o700
+    assert plan.conf_dir == folder / "conf" and not any(plan.conf_dir.iterdir())
+    assert stat.S_IMODE(plan.conf_dir.lstat().st_mode) == 0o700
+    _write_archive(plan, partial, _dead_pid())
+    archive = _used(class_cache.plan(OPTIONS))
+    assert archive is not None and archive.name.endswith(f"-{archive.stat().st_size}.jsa")
+    assert not partial.exists() and _used(class_cache.plan(OPTIONS)) == archive
+
+
+def test_an_archive_still_being_written_is_not_promoted(folder: Path) -> None:
+    plan, partial = _dump_plan()
+    _write_archive(plan, partial, os.getpid())  # "its JVM" still runs
+    again = class_cache.plan(OPTIONS)
+    assert again is not None and again.options == () and partial.exists()
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "empty"])
+def test_a_corrupt_archive_is_removed_never_used(
+    folder: Path, damage: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    plan, partial = _dump_plan()
+    _write_archive(plan, partial, _dead_pid())
+    data = partial.read_bytes()
+    partial.chmod(0o600)
+    partial.write_bytes(
+        {"truncated": data[: len(data) // 3], "garbage": b"\x00" * 4096, "empty": b""}[damage]
+    )
+    again = class_cache.plan(OPTIONS)
+    assert _used(again) is None and not partial.exists()
+    assert again is not None and again.options[0].startswith("-XX:ArchiveClassesAtExit="), (
+        "a new one is written"
+    )
+    assert not list(tmp_path.glob("hs_err*")) and not list(folder.glob("*hs_err*")), "a crash report was left"
+
+
+def _promoted(folder: Path) -> Path:
+    plan, partial = _dump_plan()
+    _write_archive(plan, partial, _dead_pid())
+    archive = _used(class_cache.plan(OPTIONS))
+    assert archive is not None
+    return archive
+
+
+def test_a_shortened_or_linked_archive_is_never_used(folder: Path, tmp_path: Path) -> None:
+    archive = _promoted(folder)
+    data = archive.read_bytes()
+    archive.chmod(0o600)
+    archive.write_bytes(data[:-4096])
+    assert _used(class_cache.plan(OPTIONS)) is None
+    archive.unlink()
+    real = tmp_path / "real.jsa"
+    real.write_bytes(data)
+    archive.symlink_to(real)
+    assert _used(class_cache.plan(OPTIONS)) is None
+
+
+def test_a_folder_others_can_write_is_made_anew(folder: Path) -> None:
+    archive = _promoted(folder)
+    folder.chmod(0o777)
+    plan = class_cache.plan(OPTIONS)
+    assert _used(plan) is None and not archive.exists() and stat.S_IMODE(folder.lstat().st_mode) == 0o700
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="giving a file to another user needs root")
+def test_an_archive_or_folder_of_someone_else_is_never_used(folder: Path) -> None:
+    archive = _promoted(folder)
+    os.chown(archive, 65534, 65534)
+    assert _used(class_cache.plan(OPTIONS)) is None
+    os.chown(archive, 0, 0)
+    os.chown(folder, 65534, 65534)
+    assert class_cache.plan(OPTIONS) is None and archive.exists()
+
+
+def test_a_users_spark_conf_dir_or_a_non_empty_conf_folder_means_no_archive(
+    folder: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    plan, _ = _dump_plan()
+    (plan.conf_dir / "spark-defaults.conf").write_text("spark.driver.extraJavaOptions -Dx=y\n")
+    assert class_cache.plan(OPTIONS) is None
+    shutil.rmtree(plan.conf_dir)
+    monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path))
+    assert class_cache.plan(OPTIONS) is None
