@@ -141,6 +141,7 @@ def _promote(java: str, folder: Path, stem: str, options: tuple[str, ...]) -> Pa
                 if size > 0 and _maps(java, partial, options):
                     promoted = folder / f"{stem}-{size}.jsa"
                     os.replace(partial, promoted)
+                    _prune(folder, promoted)
             partial.unlink(missing_ok=True)
             pid_file.unlink()
         except (OSError, ValueError):
@@ -151,6 +152,19 @@ def _promote(java: str, folder: Path, stem: str, options: tuple[str, ...]) -> Pa
             if old and _owned_file(partial) and not partial.with_name(partial.name + ".pid").exists():
                 partial.unlink()
     return promoted
+
+
+KEEP = 2
+"""Archives kept (≈ 185 MB each): the one just promoted and the newest other (say another pyspark's)."""
+
+
+def _prune(folder: Path, promoted: Path) -> None:
+    """Remove the user's archives beyond the ``KEEP`` newest (by modification time), never ``promoted``."""
+    archives = [p for p in folder.glob("driver-*.jsa") if p != promoted and _owned_file(p)]
+    archives.sort(key=lambda p: p.lstat().st_mtime, reverse=True)
+    for old in archives[KEEP - 1 :]:
+        with contextlib.suppress(OSError):
+            old.unlink()
 
 
 def _usable(folder: Path, stem: str) -> Path | None:

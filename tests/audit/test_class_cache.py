@@ -140,3 +140,15 @@ def test_a_users_spark_conf_dir_or_a_non_empty_conf_folder_means_no_archive(
     shutil.rmtree(plan.conf_dir)
     monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path))
     assert class_cache.plan(OPTIONS) is None
+
+
+def test_only_the_newest_archives_are_kept(folder: Path) -> None:
+    folder.mkdir(parents=True, mode=0o700)
+    folder.parent.chmod(0o700)
+    old = [folder / f"driver-{n:016x}-{n}.jsa" for n in (1, 2, 3)]
+    for age, path in enumerate(old):
+        path.write_bytes(b"x")
+        os.utime(path, (1_000_000 - age, 1_000_000 - age))
+    archive = _promoted(folder)
+    kept = sorted(folder.glob("driver-*.jsa"))
+    assert kept == sorted([archive, old[0]]), kept
