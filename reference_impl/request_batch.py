@@ -171,6 +171,18 @@ class ControllerBrokerRequestBatch:
             )
 
     def clear(self) -> None:
+        self._all_live_added = False
+        if not (
+            self._lair
+            or self._lair_groups
+            or self._lair_changed
+            or self._lair_late
+            or self._lair_cache
+            or self.update_metadata_brokers
+            or self._umr
+            or self.stop_replica
+        ):
+            return  # already empty (a batch adopted with its incarnation, most of the time): nothing to replace
         self._lair = {}
         self._lair_groups = {}
         self._lair_changed = []
@@ -179,7 +191,6 @@ class ControllerBrokerRequestBatch:
         self.update_metadata_brokers = set()
         self._umr = {}
         self.stop_replica = {}
-        self._all_live_added = False
 
     # ------------------------------------------------------------------------------------ adding
 
