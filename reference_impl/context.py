@@ -49,15 +49,20 @@ V = TypeVar("V")
 
 
 def copy_map(m: Mapping[K, V]) -> dict[K, V]:
-    """``dict(m)`` for a dict or for a map whose ``items()`` is a dict's view (``FMap``): copied with the keys'
-    stored hashes (C-level, no ``__hash__`` call per key), else from the items."""
+    """``dict(m)``; a dict, or a larger map whose ``items()`` is a dict's view (``FMap``), is copied with the keys'
+    stored hashes (C-level, no ``__hash__`` call per key), any other from its items."""
     if type(m) is dict:
         return m.copy()
     items = m.items()
-    behind = getattr(items, "mapping", None)
-    if type(behind) is MappingProxyType:
-        return behind.copy()
+    if len(items) > _SMALL_MAP:
+        behind = getattr(items, "mapping", None)
+        if type(behind) is MappingProxyType:
+            return behind.copy()
     return dict(items)
+
+
+_SMALL_MAP = 32
+"""Up to this many entries a map is copied from its items (finding the dict behind them costs more)."""
 
 
 def origin_replicas(fa: ReplicaAssignment) -> tuple[int, ...]:

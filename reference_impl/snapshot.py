@@ -11,7 +11,16 @@ from kcspec.reference_impl.context import ControllerContext, copy_map
 from kcspec.reference_impl.records import canonical_context
 from kcspec.spec.fmap import FMap
 from kcspec.spec.state import ControllerContext as CanonicalContext
-from kcspec.spec.vocabulary import PartitionReplica, ReplicaState, TopicPartition, make_partition_replica
+from kcspec.spec.vocabulary import (
+    PartitionReplica,
+    PartitionState,
+    ReplicaState,
+    TopicPartition,
+    make_partition_replica,
+)
+
+_NEW = PartitionState.NewPartition
+_OFFLINE = PartitionState.OfflinePartition
 
 _REPLICA_KEYS: dict[int, dict[TopicPartition, PartitionReplica]] = {}
 """``PartitionReplica(tp, broker)`` already made, by broker then partition: a snapshot reuses them (equal values,
@@ -70,10 +79,18 @@ def from_canonical(c: CanonicalContext) -> ControllerContext:
     ctx.put_leaderships(c.leadership)
     ctx.partitions_being_reassigned = set(c.partitions_being_reassigned)
     ctx.legacy_reassignments = copy_map(c.legacy_reassignments)
+    replica_states = ctx.replica_states
     for pr, state in c.replica_states.items():
-        ctx.replica_states.setdefault(pr.replica, {})[pr.tp] = state
-    for tp, pstate in c.partition_states.items():
-        ctx.put_partition_state(tp, pstate)
+        states = replica_states.get(pr.replica)
+        if states is None:
+            replica_states[pr.replica] = {pr.tp: state}
+        else:
+            states[pr.tp] = state
+    # ``put_partition_state`` of each partition in order, at once
+    ctx.partition_states = copy_map(c.partition_states)
+    ctx.new_or_offline = {
+        tp: None for tp, pstate in c.partition_states.items() if pstate is _NEW or pstate is _OFFLINE
+    }
     ctx.topics_to_be_deleted = set(c.topics_to_be_deleted)
     ctx.topics_with_deletion_started = set(c.topics_with_deletion_started)
     ctx.topics_ineligible_for_deletion = set(c.topics_ineligible_for_deletion)
