@@ -126,6 +126,35 @@ class ControllerContext:
         self.topics_with_deletion_started: set[str] = set()
         self.topics_ineligible_for_deletion: set[str] = set()
 
+    def copy(self) -> ControllerContext:
+        """An equal context sharing no mutable container with this one (maps, sets and the maps and sets inside
+        them are copied; the records they hold are immutable and shared)."""
+        c = ControllerContext.__new__(ControllerContext)
+        c.controller_id = self.controller_id
+        c.epoch = self.epoch
+        c.epoch_zk_version = self.epoch_zk_version
+        c.live_broker_epochs = self.live_broker_epochs.copy()
+        c.shutting_down = self.shutting_down.copy()
+        c._live = self._live.copy()
+        c.replicas_on_offline_dirs = {b: tps.copy() for b, tps in self.replicas_on_offline_dirs.items()}
+        c.all_topics = self.all_topics.copy()
+        c.assignments = self.assignments.copy()
+        c._partitions_by_topic = {t: tps.copy() for t, tps in self._partitions_by_topic.items()}
+        c._replicas_by_broker = {b: tps.copy() for b, tps in self._replicas_by_broker.items()}
+        c._indexed = self._indexed
+        c._scans = self._scans
+        c.leadership = self.leadership.copy()
+        c.leaders = {b: tps.copy() for b, tps in self.leaders.items()}
+        c.partitions_being_reassigned = self.partitions_being_reassigned.copy()
+        c.legacy_reassignments = self.legacy_reassignments.copy()
+        c.replica_states = {b: states.copy() for b, states in self.replica_states.items()}
+        c.partition_states = self.partition_states.copy()
+        c.new_or_offline = self.new_or_offline.copy()
+        c.topics_to_be_deleted = self.topics_to_be_deleted.copy()
+        c.topics_with_deletion_started = self.topics_with_deletion_started.copy()
+        c.topics_ineligible_for_deletion = self.topics_ineligible_for_deletion.copy()
+        return c
+
     # ------------------------------------------------------------------------------------ brokers
 
     def _refresh_live(self) -> None:

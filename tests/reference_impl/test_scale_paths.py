@@ -329,3 +329,42 @@ def test_log_stamps_follow_the_clock_across_seconds() -> None:
         stamp = now.strftime("%Y-%m-%d %H:%M:%S,") + f"{now.microsecond // 1000:03d}"
         assert line.startswith(f"[{stamp}] INFO "), (i, line)
     assert log.now == start + timedelta(milliseconds=3000)
+
+
+# ------------------------------------------------------------------------------------------ reloading a state
+
+
+def test_a_context_copy_shares_no_container() -> None:
+    """``ControllerContext.copy``: every attribute, equal values, no map or set (or one inside them) shared."""
+    rc = cluster("kafka-2.8", topics={"t": ((1, 2, 3), (2, 3, 1))})
+    ctx = rc.kc.ctx
+    ctx.replicas_on_offline_dirs[2] = {TopicPartition("t", 0)}
+    ctx.partitions_by_topic  # noqa: B018 - builds the lazy indexes, so that they are copied too
+    copy = ctx.copy()
+    assert list(vars(copy)) == list(vars(ctx))
+    for name, value in vars(ctx).items():
+        other = getattr(copy, name)
+        assert other == value, name
+        if isinstance(value, dict | set):
+            assert other is not value, name
+            if isinstance(value, dict):
+                for key, inner in value.items():
+                    if isinstance(inner, dict | set):
+                        assert other[key] is not inner, (name, key)
+
+
+@pytest.mark.parametrize("profile", ["kafka-2.8", "kafka-1.1"])
+def test_reloading_a_state_gives_the_same_steps(profile: str) -> None:
+    """A state loaded again (the kept context copied) steps exactly as when it was first loaded."""
+    rc = cluster(profile, topics={"t": ((1, 2, 3), (2, 3, 1))})
+    state = rc.snapshot()
+    events = [BrokerFailure(1), BrokerFailure(2), ControlledShutdown(3, rc.zk.brokers[3])]
+    first = []
+    for event in events:
+        rc.load(state)
+        first.append(rc.handle(event))
+    for event, expected in zip(events, first, strict=True):
+        rc.load(state)
+        assert rc.handle(event) == expected, event
+        fresh = ReferenceController(profile, state)
+        assert fresh.handle(event) == expected, event
