@@ -78,8 +78,11 @@ class ControllerLog:
         if exc is not None:
             sink.append(exc.log_line())
 
-    def emit_all(self, sink: list[str], level: str, messages: Iterable[str], logger: str) -> None:
-        """``emit`` of each message in turn (consecutive lines, nothing logged in between)."""
+    def emit_all(
+        self, sink: list[str], level: str, messages: Iterable[str], logger: str, prefix: str = ""
+    ) -> None:
+        """``emit`` of ``prefix + message`` for each message in turn (consecutive lines, nothing logged in
+        between)."""
         if level in _BELOW_INFO and not self.trace_enabled:
             return
         append = sink.append
@@ -88,7 +91,7 @@ class ControllerLog:
         second = self._second
         text = self._second_text
         suffix = f" ({logger})"
-        head = f"] {level} "
+        head = f"] {level} {prefix}"
         try:
             for message in messages:
                 current, rest = divmod(us, 1_000_000)
@@ -96,7 +99,7 @@ class ControllerLog:
                     second = current
                     text = (self._base + timedelta(seconds=second)).strftime("%Y-%m-%d %H:%M:%S,")
                 us += tick
-                append("[" + text + _MILLIS[rest // 1000] + head + message + suffix)
+                append(f"[{text}{_MILLIS[rest // 1000]}{head}{message}{suffix}")
         finally:
             self._us = us
             self._second = second
@@ -120,8 +123,7 @@ class Logger:
 
     def write_all(self, level: str, messages: Iterable[str]) -> None:
         """``write(level, m)`` for each message, in order."""
-        prefix = self.prefix
-        self.log.emit_all(self.sink, level, (prefix + m for m in messages), self.name)
+        self.log.emit_all(self.sink, level, messages, self.name, self.prefix)
 
     # the levels call ``ControllerLog.emit`` as ``write`` does (one call fewer per line)
 
