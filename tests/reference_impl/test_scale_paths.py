@@ -29,8 +29,11 @@ from kcspec.spec.events import (
 from kcspec.spec.fmap import FMap
 from kcspec.spec.requests import (
     LeaderAndIsrPartitionState,
+    LeaderAndIsrRequest,
     StopReplicaPartitionState,
+    StopReplicaRequest,
     UpdateMetadataPartitionState,
+    UpdateMetadataRequest,
 )
 from kcspec.spec.state import ClusterState, ZkState
 from kcspec.spec.state import ControllerContext as CanonicalContext
@@ -117,6 +120,28 @@ def test_directly_built_records_equal_constructed_ones() -> None:
         assert dataclasses.asdict(fast) == dataclasses.asdict(slow)  # type: ignore[call-overload]
         with pytest.raises(dataclasses.FrozenInstanceError):
             fast.leader = 9  # type: ignore[attr-defined]
+
+
+def test_directly_built_requests_equal_constructed_ones() -> None:
+    assert records.REQUEST_FAST
+    tp = TopicPartition("t", 3)
+    lair = frozenset({LeaderAndIsrPartitionState(tp, 4, 1, 2, (1, 2), 3, (1, 2, 3), (3,), (), True)})
+    umr = frozenset({UpdateMetadataPartitionState(tp, 4, 1, 2, (1, 2), 3, (1, 2, 3), (3,))})
+    sr = frozenset({StopReplicaPartitionState(tp, True, -2)})
+    pairs: list[tuple[object, object]] = [
+        (records.leader_and_isr_request(1, 0, 4, lair), LeaderAndIsrRequest(1, 0, 4, lair)),
+        (
+            records.update_metadata_request(1, 0, 4, frozenset({1, 2}), umr),
+            UpdateMetadataRequest(1, 0, 4, frozenset({1, 2}), umr),
+        ),
+        (records.stop_replica_request(1, 0, 4, sr), StopReplicaRequest(1, 0, 4, sr)),
+    ]
+    for fast, slow in pairs:
+        assert type(fast) is type(slow)
+        assert fast == slow and slow == fast
+        assert hash(fast) == hash(slow)
+        assert repr(fast) == repr(slow)
+        assert list(vars(fast)) == list(vars(slow))
 
 
 def test_directly_built_snapshots_equal_constructed_ones() -> None:
