@@ -51,7 +51,15 @@ def _reference_modules() -> list[types.ModuleType]:
     ]
 
 
-MEMO_CACHES = (("request_batch", "_RECIPIENTS"), ("logs", "_ISR_LISTS"), ("logs", "_ISR_STRINGS"))
+MEMO_CACHES = (
+    ("request_batch", "_RECIPIENTS"),
+    ("logs", "_ISR_LISTS"),
+    ("logs", "_ISR_STRINGS"),
+    ("logs", "_JAVA_LISTS"),
+    ("logs", "_MK_STRINGS"),
+    ("logs", "_SCALA_SETS"),
+    ("snapshot", "_REPLICA_KEYS"),
+)
 """Module-level memo tables of the reference controller. They outlive a run, so they are emptied when a patch is
 installed and again when it is removed: otherwise a mutant would be served results its unmutated function
 computed earlier (the mutated line never runs), and would leave its own wrong results to later runs."""
