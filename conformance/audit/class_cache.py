@@ -42,6 +42,8 @@ from pathlib import Path
 from kcspec.conformance.audit import jvm_parser
 
 FOLDER = "spark-cds"
+OPT_OUT = "KCSPEC_AUDIT_CLASS_CACHE"
+"""Set to ``0`` (or ``off``/``no``/``false``) to run without an archive: none is written, none is used."""
 PARTIAL = ".partial"
 ABANDONED_SECONDS = 3600.0
 """A ``.partial`` archive whose JVM never recorded its process id is removed after this long."""
@@ -179,10 +181,16 @@ def _usable(folder: Path, stem: str) -> Path | None:
     return None
 
 
+def opted_out() -> bool:
+    """Whether the user turned the archive off (``OPT_OUT`` set to 0, off, no or false)."""
+    return os.environ.get(OPT_OUT, "").strip().lower() in {"0", "off", "no", "false"}
+
+
 def plan(options: tuple[str, ...]) -> Plan | None:
     """The archive's part of a small local session whose driver JVM gets ``options``; ``None``: no archive
-    (no ``java``, a ``SPARK_CONF_DIR`` set by the user, or a cache that is not the user's alone)."""
-    if "SPARK_CONF_DIR" in os.environ:
+    (no ``java``, a ``SPARK_CONF_DIR`` set by the user, ``KCSPEC_AUDIT_CLASS_CACHE=0``, or a cache that is not
+    the user's alone)."""
+    if "SPARK_CONF_DIR" in os.environ or opted_out():
         return None
     java = _java()
     jar, _ = jvm_parser.build()

@@ -152,3 +152,12 @@ def test_only_the_newest_archives_are_kept(folder: Path) -> None:
     archive = _promoted(folder)
     kept = sorted(folder.glob("driver-*.jsa"))
     assert kept == sorted([archive, old[0]]), kept
+
+
+@pytest.mark.parametrize("value", ["0", "off", "No", " false "])
+def test_the_user_can_turn_the_archive_off(folder: Path, monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    monkeypatch.setenv(class_cache.OPT_OUT, value)
+    assert class_cache.plan(OPTIONS) is None
+    assert not folder.exists()  # nothing written either
+    monkeypatch.setenv(class_cache.OPT_OUT, "1")
+    assert class_cache.plan(OPTIONS) is not None
