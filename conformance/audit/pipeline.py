@@ -1,7 +1,7 @@
 """The whole audit, step by step: parse once to Parquet, then replay, count and report from there.
 
 Intermediate tables live in a private folder of this run (``mkdtemp`` in ``out``, mode 0700, removed at
-the end), so each input line is read and parsed once and nothing of the corpus is collected to the driver:
+the end; a small input's in Spark's block manager instead, see ``_run``'s ``kept``), so each input line is read and parsed once and nothing of the corpus is collected to the driver:
 only aggregates (counts, per-epoch first timestamps, topic-deletion intervals) and bounded samples are. Files
 and histories are integer ids (``FileIds``, in the order of their names) in everything that is stored,
 shuffled or sorted; names return in the outputs. Nothing that this run did not create is deleted or
@@ -132,7 +132,9 @@ def run_audit(
         with session.settings_for(spark, session.input_bytes((*inputs.kafka_logs, *inputs.traces))) as small:
             if small is not None:
                 step(small)
-            return _run(spark, inputs, out, work, profile, step, history_key, explicit_profile)
+            return _run(
+                spark, inputs, out, work, profile, step, history_key, explicit_profile, small is not None
+            )
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -170,9 +172,20 @@ def _run(
     step: Step,
     history_key: str,
     explicit_profile: bool = True,
+    small: bool = False,
 ) -> report.Summary:
     def uri(name: str) -> str:
         return str((work / name).resolve())
+
+    def kept(frame: DataFrame, name: str) -> DataFrame:
+        """``frame`` computed once and kept for the queries that read it: in the run's Parquet folder, or, for a
+        small input, in Spark's block manager (``localCheckpoint``, eager). Decision: a small input's
+        intermediate tables cost their file commits (output committer, ``_SUCCESS``, a ``chmod`` process per
+        file) more than their rows; the rows and what reads them are the same either way."""
+        if small:
+            return frame.localCheckpoint(eager=True)
+        frame.write.parquet(uri(name))
+        return spark.read.parquet(uri(name))
 
     violations: list[DataFrame] = []
     non_records: list[DataFrame] = []
@@ -190,8 +203,7 @@ def _run(
         step(f"parsing {len(inputs.kafka_logs)} Kafka log file(s) with the JVM line parser")
         # stored once, with what replay and statistics read: other lines keep their text
         frame, counted = stored_parse(spark, ids.listing())
-        frame.write.parquet(uri("parsed.parquet"))
-        stored = spark.read.parquet(uri("parsed.parquet"))
+        stored = kept(frame, "parsed.parquet")
         record = F.col("status") == "record"
 
         def kinds(*names: str) -> DataFrame:
@@ -200,8 +212,7 @@ def _run(
         cells = counted()  # the JVM reader counted them while reading
         if any(c.status != "record" for c in cells):
             step("attaching continuation lines, quarantining the rest")
-            resolve_non_records(stored, "fid").write.parquet(uri("non_records.parquet"))
-            nr_ids = spark.read.parquet(uri("non_records.parquet"))
+            nr_ids = kept(resolve_non_records(stored, "fid"), "non_records.parquet")
         else:  # every line read is a record (the reader's counts say so): an empty relation, no query runs
             nr_ids = resolve_non_records(stored.where(F.lit(False)), "fid")
         nr = nr_ids.select(F.element_at(names, F.col("fid") + 1).alias("file"), *nr_ids.columns[1:])
@@ -227,7 +238,9 @@ def _run(
         deletions = stats.deletion_intervals(kinds(stats.QUEUED), cells, ids.history)
         exceptions = exceptions_of(nr_ids, "fid")
         found_findings = findings.findings_of(stored, exceptions, names)
-        for r in stored.groupBy("fid", F.when(record, F.col("layout")).alias("layout")).count().collect():
+        layout_rows = stored.groupBy("fid", F.when(record, F.col("layout")).alias("layout")).count().collect()
+        # in the files' order, then the layouts' (collect's order is the shuffle's: stats.json would vary)
+        for r in sorted(layout_rows, key=lambda r: (r["fid"], r["layout"] or "")):
             counts = layouts_per_file.setdefault(ids.names[r["fid"]], {})
             counts[r["layout"] or layouts.NOT_A_RECORD] = int(r["count"])
         step("inferring the Kafka version from the logs' formats")
@@ -295,8 +308,7 @@ def _run(
             )
             decoded_lines = decoded_lines.unionByName(marks, allowMissingColumns=True)
             broken.extend((b.file, f"unreadable from line {b.line} on ({b.error})") for b in rescued.breaks)
-        decoded_lines.write.parquet(uri("traces.parquet"))
-        decoded = spark.read.parquet(uri("traces.parquet"))
+        decoded = kept(decoded_lines, "traces.parquet")
         facts_df, tnr_df = trace_parts(decoded)
         non_records.append(tnr_df)
         # every line has one status, decided where it was decoded
@@ -336,8 +348,7 @@ def _run(
     finding_rows: list[dict[str, Any]] = []
     if found_findings is not None:
         step("writing findings")
-        found_findings.write.parquet(uri("findings.parquet"))
-        fdf = spark.read.parquet(uri("findings.parquet"))
+        fdf = kept(found_findings, "findings.parquet")
         # the sample: errors first (severity "error" sorts before "warning"), then in time order
         first_findings = _Least(SAMPLE, ("severity", "ts", "file", "line"))
         _, f_tally = report.write_jsonl_tallied(

@@ -325,7 +325,7 @@ def settings_for(spark: Any, n_bytes: int) -> Iterator[str | None]:
     try:
         yield (
             f"small input ({n_bytes / 2**20:.1f} MiB ≤ {SMALL_INPUT_BYTES >> 20} MiB): interpreted expressions, "
-            "no adaptive re-planning, one shuffle partition"
+            "no adaptive re-planning, one shuffle partition, intermediate tables kept in memory"
         )
     finally:
         for k, old in before.items():
