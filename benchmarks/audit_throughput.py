@@ -63,6 +63,11 @@ from kcspec.spec.profiles import KAFKA_2_8
 from pyspark.sql import functions as F
 from results_section import write_section as write_generated_section  # beside this script
 
+USER_SPARK_CONF_DIR = os.environ.get("SPARK_CONF_DIR")
+"""The user's own ``SPARK_CONF_DIR`` (read before this process starts a session, which sets one of its own): the
+command timed end to end gets the user's environment, not this process's session folder (with which a small
+audit would run without its class-data sharing archive)."""
+
 HOUR_PREFIX = DEFAULT_START.strftime("[%Y-%m-%d %H:")
 TRANSITION = "] Changed state of replica "
 
@@ -321,8 +326,10 @@ def self_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def end_to_end(root: Path, lines: int, master: str, seed: int) -> Figure:
-    """``kcspec audit`` as a command (its own JVM) on a simulated cluster of about ``lines`` lines."""
+def end_to_end(root: Path, lines: int, master: str, seed: int) -> list[Figure]:
+    """``kcspec audit`` as a command (its own JVM) on a simulated cluster of about ``lines`` lines, twice: the
+    first run's JVM writes the driver's class-data sharing archive when there is none (``class_cache``: a
+    user's first small audit, or the first after a new JDK or Spark), the second is every later run."""
     kcspec = str(Path(sys.executable).with_name("kcspec"))
     logs = root / "e2e-logs"
     events = max(
@@ -352,7 +359,14 @@ def end_to_end(root: Path, lines: int, master: str, seed: int) -> Figure:
         if n >= lines or events > 100 * lines:
             break
         events = int(events * lines / max(n, 1) * 1.05) + 1
-    out = root / "e2e-out"
+    env = {k: v for k, v in os.environ.items() if k != "SPARK_CONF_DIR"}
+    if USER_SPARK_CONF_DIR is not None:
+        env["SPARK_CONF_DIR"] = USER_SPARK_CONF_DIR
+    return [_timed_audit(kcspec, logs, root / f"e2e-out-{run}", master, env, n) for run in (1, 2)]
+
+
+def _timed_audit(kcspec: str, logs: Path, out: Path, master: str, env: dict[str, str], n: int) -> Figure:
+    """One ``kcspec audit`` command on ``logs``: its wall time and its process tree's CPU seconds."""
     shutil.rmtree(out, ignore_errors=True)
     t = time.monotonic()
     proc = subprocess.Popen(
@@ -360,6 +374,7 @@ def end_to_end(root: Path, lines: int, master: str, seed: int) -> Figure:
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        env=env,
     )
     seen: dict[int, float] = {}  # CPU seconds of the command and every process under it (its JVM), sampled
     while proc.poll() is None:
@@ -370,7 +385,9 @@ def end_to_end(root: Path, lines: int, master: str, seed: int) -> Figure:
     output = proc.stdout.read() if proc.stdout is not None else ""
     if proc.returncode != 0:
         raise SystemExit(f"kcspec audit exited {proc.returncode} on a clean corpus:\n{output[-2000:]}")
-    return Figure(f"`kcspec audit` end to end, {n:,} lines (own JVM)", dt, sum(seen.values()), n)
+    run = out.name.rsplit("-", 1)[-1]
+    what = "first run: its JVM writes the class archive if there is none" if run == "1" else "run again"
+    return Figure(f"`kcspec audit` end to end, {n:,} lines (own JVM; {what})", dt, sum(seen.values()), n)
 
 
 def descendants(root: int) -> list[int]:
@@ -424,12 +441,13 @@ def results_section(
         f"**audit / Spark's floor = {wall:.2f} wall, {cpu:.2f} CPU** at {lines:,} lines (target ≤ {FLOOR_TARGET} "
         f"at 10 M lines: {'met' if wall <= FLOOR_TARGET else 'not met'} in this run).",
     ]
-    if len(figures) > 3:
-        e2e = figures[3]
+    if len(figures) > 4:
+        first, e2e = figures[3], figures[4]
         verdict = "met" if e2e.seconds <= END_TO_END_TARGET else "not met"
         out.append(
             f"**`kcspec audit` end to end on {e2e.lines:,} lines: {e2e.seconds:.1f} s wall, {e2e.cpu:.1f} CPU s** "
-            f"(target ≤ {END_TO_END_TARGET:.0f} s: {verdict} in this run)."
+            f"(target ≤ {END_TO_END_TARGET:.0f} s: {verdict} in this run); the first run "
+            f"{first.seconds:.1f} s wall, {first.cpu:.1f} CPU s."
         )
     out.append(END)
     return "\n".join(out)
@@ -580,7 +598,7 @@ def main() -> None:
         assert quarantined == expected.quarantined, sorted(quarantined ^ expected.quarantined)[:10]
         print(f"found exactly the {len(found)} injected violations and {len(quarantined)} quarantined lines")
         if args.end_to_end:
-            figures.append(end_to_end(root, args.end_to_end, args.master, args.seed))
+            figures += end_to_end(root, args.end_to_end, args.master, args.seed)
             load.append(os.getloadavg()[0])
         text = results_section(args, lines, figures, load, s)
         print("\n" + text)
