@@ -58,7 +58,7 @@ from kcspec.spec.events import (
     ZombieControllerWrite,
 )
 from kcspec.spec.requests import Request, StateChangeFailure, StepResult
-from kcspec.spec.state import ClusterState
+from kcspec.spec.state import ClusterState, ZkState
 from kcspec.spec.state import ControllerContext as CanonicalContext
 from kcspec.spec.vocabulary import (
     LeaderAndIsr,
@@ -113,9 +113,11 @@ class ReferenceController:
         self._sent: list[Request] = []
         self._failures: list[StateChangeFailure] = []
         self._idle: dict[int, KafkaController] = {}
+        """Incarnations built by ``load``, by controller id, to be reused by later loads (see ``load``)."""
         self._kept_context: tuple[CanonicalContext, ControllerContext] | None = None
         """The canonical context last loaded and, untouched, the context built for it (see ``_context_of``)."""
-        """Incarnations built by ``load``, by controller id, to be reused by later loads (see ``load``)."""
+        self._kept_zookeeper: tuple[ZkState, SimulatedZooKeeper] | None = None
+        """The ZooKeeper state last loaded and, untouched, the tree built for it (see ``_zookeeper_of``)."""
         self.load(state if state is not None else ClusterState())
 
     # ------------------------------------------------------------------------------------ state
@@ -131,7 +133,7 @@ class ReferenceController:
         but those (its batches are emptied on adoption), so the two are indistinguishable. Incarnations made by
         events (failover, resignation) are not kept: they are built as Kafka builds them. A subclass or a patch
         of ``_incarnation`` turns the reuse off (every load calls it, as before)."""
-        self.zk = SimulatedZooKeeper(state.zk, fencing=self.version >= KAFKA_2_1)
+        self.zk = self._zookeeper_of(state.zk)
         self.config = state.config
         ctx = self._context_of(state.controller)
         if type(self)._incarnation is not _INCARNATION:
@@ -143,6 +145,19 @@ class ReferenceController:
         else:
             kc.adopt(self.zk, self.config, ctx)
         self.kc = kc
+
+    def _zookeeper_of(self, zk: ZkState) -> SimulatedZooKeeper:
+        """``SimulatedZooKeeper(zk)``. Where speed bent the shape (as ``_context_of``): the tree built for the ZooKeeper
+        state last loaded is kept, while small, and a later load of that same object gets a copy of it."""
+        kept = self._kept_zookeeper
+        if kept is not None and kept[0] is zk:
+            return kept[1].copy()
+        tree = SimulatedZooKeeper(zk, fencing=self.version >= KAFKA_2_1)
+        if len(zk.assignments) <= _KEEP_CONTEXT_MAX:
+            self._kept_zookeeper = (zk, tree.copy())
+        else:
+            self._kept_zookeeper = None
+        return tree
 
     def _context_of(self, canonical: CanonicalContext) -> ControllerContext:
         """``from_canonical(canonical)``. Where speed bent the shape (not Kafka: the explorer loads one state once

@@ -566,28 +566,46 @@ class ControllerBrokerRequestBatch:
         modern = self.kip455
         log = self.state_change_logger.with_controller_epoch(controller_epoch)
         trace = self.log.trace_enabled
-        by_broker = self._lair_by_broker() if self._lair else {}
-        ordered = self.leader_and_isr if trace else {}
+        ordered: dict[int, dict[TopicPartition, LeaderAndIsrPartitionState]] = {}
+        by_broker: dict[int, tuple[list[set[LeaderAndIsrPartitionState]], int]] = {}
+        if self._lair:
+            if trace:
+                # the per-broker entries the TRACE lines need hold each broker's states: its request is built
+                # from them (the set ``_lair_by_broker``'s union makes), its leaders counted with the lines
+                ordered = self.leader_and_isr
+            else:
+                by_broker = self._lair_by_broker()
         rendered: dict[int, str] = {}
         """TRACE renderings of the LeaderAndIsr states by object id (the states live in ``ordered`` meanwhile)."""
-        for broker in sorted(by_broker):
-            parts, leaders = by_broker[broker]
+        for broker in sorted(ordered if trace else by_broker):
             if broker not in targets and modern:
                 continue
-            states_set = frozenset().union(*parts)
+            if trace:
+                on_broker = ordered[broker]
+                states_set = frozenset(on_broker.values())
+            else:
+                parts, leaders = by_broker[broker]
+                states_set = frozenset().union(*parts)
             request = leader_and_isr_request(broker, cid, controller_epoch, states_set)
             if broker not in targets:
                 self._warn_dropped(self._render_lair(request), broker)
                 continue
             if trace:
-                for tp, st in ordered[broker].items():
-                    kind = "become-leader" if st.leader == broker else "become-follower"
+                leaders = 0
+                lines = []
+                for tp, st in on_broker.items():
+                    if st.leader == broker:
+                        kind = "become-leader"
+                        leaders += 1
+                    else:
+                        kind = "become-follower"
                     text = rendered.get(id(st))  # a state shared by its recipients is rendered once
                     if text is None:
                         text = rendered[id(st)] = self._render_lair_state(st)
-                    log.trace(
+                    lines.append(
                         f"Sending {kind} LeaderAndIsr request {text} to broker {broker} for partition {tp}"
                     )
+                log.write_all("TRACE", lines)
             if modern:
                 log.info(
                     f"Sending LeaderAndIsr request to broker {broker} with {leaders} become-leader "

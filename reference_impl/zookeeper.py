@@ -62,6 +62,27 @@ class SimulatedZooKeeper:
         self.faults: dict[TopicPartition, ZkFault] = copy_map(state.faults)
         self.zxid = state.zxid
 
+    def copy(self) -> SimulatedZooKeeper:
+        """An equal tree sharing no mutable container with this one (maps and sets copied C-level with their keys'
+        stored hashes, the per-topic partition lists copied; the records they hold are immutable and shared)."""
+        c = SimulatedZooKeeper.__new__(type(self))
+        c.fencing = self.fencing
+        c.controller = self.controller
+        c.controller_epoch = self.controller_epoch
+        c.controller_epoch_zk_version = self.controller_epoch_zk_version
+        c.brokers = self.brokers.copy()
+        c.assignments = self.assignments.copy()
+        c.partitions_by_topic = {topic: tps.copy() for topic, tps in self.partitions_by_topic.items()}
+        c.partition_states = self.partition_states.copy()
+        c.delete_topics = self.delete_topics.copy()
+        c.deleted_topic_configs = self.deleted_topic_configs.copy()
+        c.reassign_partitions = self.reassign_partitions.copy()
+        c.preferred_replica_election = self.preferred_replica_election.copy()
+        c.isr_change_notifications = self.isr_change_notifications.copy()
+        c.faults = self.faults.copy()
+        c.zxid = self.zxid
+        return c
+
     def snapshot(self) -> ZkState:
         return zk_state(
             controller=self.controller,

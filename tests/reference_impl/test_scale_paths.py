@@ -393,3 +393,55 @@ def test_reloading_a_state_gives_the_same_steps(profile: str) -> None:
         assert rc.handle(event) == expected, event
         fresh = ReferenceController(profile, state)
         assert fresh.handle(event) == expected, event
+
+
+def test_a_zookeeper_copy_shares_no_container() -> None:
+    """``SimulatedZooKeeper.copy``: every attribute, equal values, no map, set or list (or one inside them) shared."""
+    rc = cluster("kafka-2.8", topics={"t": ((1, 2, 3), (2, 3, 1))})
+    zk = rc.zk
+    zk.deleted_topic_configs.add("t")
+    copy = zk.copy()
+    assert list(vars(copy)) == list(vars(zk))
+    for name, value in vars(zk).items():
+        other = getattr(copy, name)
+        assert other == value, name
+        if isinstance(value, dict | set | list):
+            assert other is not value, name
+            if isinstance(value, dict):
+                for key, inner in value.items():
+                    if isinstance(inner, dict | set | list):
+                        assert other[key] is not inner, (name, key)
+
+
+@pytest.mark.parametrize("profile", ["kafka-2.8", "kafka-1.1"])
+def test_failover_and_resignation_with_a_kept_incarnation_step_as_a_fresh_controller(profile: str) -> None:
+    """An election or resignation that reuses an incarnation kept by ``load`` (this controller id loaded before,
+    the state reloaded) gives what a fresh controller gives, also when the failover elects the resigning broker."""
+    rc = cluster(profile, topics={"t": ((1, 2, 3), (2, 3, 1))})
+    state = rc.snapshot()
+    controller = rc.kc.ctx.controller_id
+    others = [b for b in sorted(rc.zk.brokers) if b != controller]
+    events = [
+        ControllerFailover(controller),
+        ControllerFailover(others[0]),
+        BrokerFailure(controller),
+        ControllerFailover(controller),
+        BrokerFailure(controller),
+    ]
+    reused = 0
+    for event in events:
+        fresh = ReferenceController(profile, state).handle(event)
+        for _ in range(2):
+            rc.load(state)
+            assert rc.handle(event) == fresh, event
+        after = fresh.state
+        rc.load(after)
+        for again in (ControllerFailover(others[-1]), ControllerFailover(controller)):
+            reference = ReferenceController(profile, after)
+            if not reference.enabled(again):
+                continue
+            expected = reference.handle(again)
+            rc.load(after)
+            assert rc.handle(again) == expected, (event, again)
+            reused += rc.kc is rc._idle.get(again.broker_id)
+    assert reused
