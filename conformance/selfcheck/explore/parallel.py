@@ -20,7 +20,9 @@ owning workers.
 
 Workers are forked from the coordinator, so they share its loaded modules, compiled spec, hash seed (the
 fingerprint partition must agree between processes) and any patch applied to the reference controller (the bug
-zoo's mutants). The successors travel pickled; the coordinator forwards the bytes without reading them.
+zoo's mutants). The successors travel pickled, as plain tuples, each key with the hash its finder computed and
+every map with its cached hash (the hash seed is shared), so no receiver hashes them again; the coordinator
+forwards the bytes without reading them.
 
 ``--max-states`` is checked at the end of a level, so a truncated search may count part of a level more than one
 process would. With one worker the one-process search (``explorer.search``) runs, not this.
@@ -28,7 +30,9 @@ process would. With one worker the one-process search (``explorer.search``) runs
 
 from __future__ import annotations
 
+import copyreg
 import gc
+import io
 import multiprocessing
 import os
 import pickle
@@ -51,7 +55,6 @@ from kcspec.conformance.selfcheck.explore.stepper import (
     BatchFinding,
     StateId,
     Stepper,
-    Successor,
     expand_batch,
 )
 from kcspec.model.interrupts import stopper, worker_initializer
@@ -59,6 +62,7 @@ from kcspec.model.invariants_check import InvariantChecker
 from kcspec.model.step import SpecMachine
 from kcspec.model.symmetry import canonical_state
 from kcspec.spec.events import ControllerEvent
+from kcspec.spec.fmap import FMap
 from kcspec.spec.state import ClusterState
 
 
@@ -73,6 +77,58 @@ def default_workers() -> int:
 def owner(key: Hashable, workers: int) -> int:
     """The worker that stores, deduplicates and expands the state with ``key``."""
     return hash(key) % workers
+
+
+def _fmap_with_hash(d: dict[Any, Any], h: int | None) -> FMap[Any, Any]:
+    """An unpickled map with the hash its sender had computed (workers share the coordinator's hash seed)."""
+    m: FMap[Any, Any] = FMap.adopt(d)
+    m._h = h
+    return m
+
+
+def _reduce_fmap(m: FMap[Any, Any]) -> tuple[Any, tuple[dict[Any, Any], int | None]]:
+    return _fmap_with_hash, (m._d, m._h)
+
+
+_DISPATCH = copyreg.dispatch_table.copy()
+_DISPATCH[FMap] = _reduce_fmap
+
+
+def _dumps(obj: object) -> bytes:
+    """``obj`` pickled for another worker: maps keep their cached hashes. ``FMap``'s own pickling leaves the hash
+    out, as another process may hash strings differently; forked workers hash them alike, so a receiver need not
+    hash a transferred state's maps again (its symmetry cache, the invariants and the reference controller's
+    tables look states up by value)."""
+    buf = io.BytesIO()
+    p = pickle.Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL)
+    p.dispatch_table = _DISPATCH
+    p.dump(obj)
+    return buf.getvalue()
+
+
+class _Key:
+    """A state's key with its hash, computed once by the worker that found the state: a key is looked up several
+    times on its way (the finder's known keys, the owner, the owner's states), and a ``ClusterState`` hashes
+    through its nested dataclasses on every look-up. It travels with the key (workers share one hash seed)."""
+
+    __slots__ = ("h", "k")
+
+    def __init__(self, k: Hashable, h: int) -> None:
+        self.k = k
+        self.h = h
+
+    def __hash__(self) -> int:
+        return self.h
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Key) and self.h == other.h and self.k == other.k
+
+    def __reduce__(self) -> tuple[type[_Key], tuple[Hashable, int]]:
+        return _Key, (self.k, self.h)
+
+
+_Sent = tuple[_Key, ClusterState, StateId, ControllerEvent]
+"""A successor on its way to its owner: key, state, parent id, event."""
 
 
 @dataclass(frozen=True)
@@ -92,16 +148,16 @@ class _Worker:
         self.stepper = Stepper(
             space.profile, space.candidates, space.brokers, space.symmetry, space.keep, self.stats
         )
-        self.seen: set[Hashable] = set()
+        self.seen: set[_Key] = set()
         """The keys of this worker's states, and the keys it sent to their owners on earlier levels (the owners
         have them now): known either way, so never sent again. A worker receives only keys it owns, so for them
         this is the set of states it has."""
         self.parents: list[tuple[StateId | None, ControllerEvent | None]] = []
         self.frontier: list[tuple[ClusterState, StateId]] = []
-        self.own: list[Successor] = []
+        self.own: list[_Sent] = []
 
     def seed(self, key: Hashable, state: ClusterState) -> None:
-        self.seen.add(key)
+        self.seen.add(_Key(key, hash(key)))
         self.parents.append((None, None))
         self.frontier.append((state, (self.index, 0)))
 
@@ -109,27 +165,25 @@ class _Worker:
         """This level's successors of the worker's frontier, pickled per owning worker (its own kept here)."""
         successors, finding = expand_batch(self.stepper, self.frontier)
         self.frontier = []
-        groups: list[dict[Hashable, Successor]] = [{} for _ in range(self.workers)]
-        seen, workers = self.seen, self.workers
+        me, workers, seen = self.index, self.workers, self.seen
+        own: dict[_Key, _Sent] = {}
+        groups: list[list[_Sent]] = [[] for _ in range(workers)]
         for s in successors:
             key = s.key
-            if key in seen:
+            h = hash(key)  # once: the set look-ups, the owner and the owner's look-ups use it
+            k = _Key(key, h)
+            if k in seen:
                 continue  # known to its owner already: nothing to send
             # the first of several same-level paths to a state is kept, as one process keeps it
-            groups[owner(key, workers)].setdefault(key, s)
-        for w, group in enumerate(groups):
-            if w != self.index:
-                seen.update(group)
-        out: list[bytes | None] = []
-        for w, group in enumerate(groups):
-            if w == self.index:
-                self.own = list(group.values())
-                out.append(None)
+            w = h % workers
+            if w == me:
+                if k not in own:
+                    own[k] = (k, s.state, s.parent, s.event)
             else:
-                out.append(
-                    pickle.dumps(list(group.values()), protocol=pickle.HIGHEST_PROTOCOL) if group else None
-                )
-        return out, finding
+                seen.add(k)  # sent now: a later path to it on this level is a duplicate
+                groups[w].append((k, s.state, s.parent, s.event))
+        self.own = list(own.values())
+        return [_dumps(g) if g else None for g in groups], finding
 
     def give(self, plan: list[tuple[int, int]]) -> list[tuple[int, bytes]]:
         """States of this worker's frontier for other workers to expand: ``count`` of them for each ``(worker,
@@ -139,7 +193,7 @@ class _Worker:
         for to, count in plan:
             moved = self.frontier[len(self.frontier) - count :]
             del self.frontier[len(self.frontier) - count :]
-            out.append((to, pickle.dumps(moved, protocol=pickle.HIGHEST_PROTOCOL)))
+            out.append((to, _dumps(moved)))
         return out
 
     def take(self, parts: list[bytes]) -> None:
@@ -162,21 +216,19 @@ class _Worker:
         new = 0
         checker = self.stepper.checker
         seen = self.seen
-        for s in incoming:
+        for k, state, parent, event in incoming:
             known = len(seen)
-            seen.add(s.key)
+            seen.add(k)
             if len(seen) == known:
                 continue
             sid = (self.index, len(self.parents))
-            self.parents.append((s.parent, s.event))
+            self.parents.append((parent, event))
             new += 1
-            bad = checker.check_state(s.state)
+            bad = checker.check_state(state)
             if bad:
                 message = "invariant violated: " + ", ".join(v.name for v in bad)
-                return _Merged(
-                    new, 0, BatchFinding(s.parent, s.event, "invariant", message, violations=tuple(bad))
-                )
-            self.frontier.append((s.state, sid))
+                return _Merged(new, 0, BatchFinding(parent, event, "invariant", message, violations=tuple(bad)))
+            self.frontier.append((state, sid))
         return _Merged(new, len(self.frontier), None)
 
 
