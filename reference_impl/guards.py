@@ -7,7 +7,7 @@ simulated ZooKeeper and context (no snapshot is built). "Active" means a control
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 from kcspec.reference_impl.context import ControllerContext
@@ -269,6 +269,16 @@ def _topic_deletion(
     return bool(event.topics)
 
 
+def _all_being_deleted(ctx: ControllerContext, broker: int, partitions: Collection[TopicPartition]) -> bool:
+    """Some partitions, each with its replica on ``broker`` in ReplicaDeletionStarted: what a StopReplica response
+    (with or without errors) is about."""
+    replicas = ctx.replica_states.get(broker, {})
+    return bool(partitions) and all(
+        ctx.replica_state(broker, tp) is ReplicaState.ReplicaDeletionStarted and tp in replicas
+        for tp in partitions
+    )
+
+
 def _stop_replica_response_received(
     zk: SimulatedZooKeeper,
     ctx: ControllerContext,
@@ -278,15 +288,7 @@ def _stop_replica_response_received(
     active: bool,
     modern: bool,
 ) -> bool:
-    return (
-        active
-        and bool(event.partitions)
-        and all(
-            ctx.replica_state(event.broker_id, tp) is ReplicaState.ReplicaDeletionStarted
-            and tp in ctx.replica_states.get(event.broker_id, {})
-            for tp in event.partitions
-        )
-    )
+    return active and _all_being_deleted(ctx, event.broker_id, event.partitions)
 
 
 def _api_partition_reassignment(
@@ -418,12 +420,7 @@ def _stop_replica_partition_errors_received(
     # a response with some partitions in error and the others not (all in error is StopReplicaResponseReceived)
     return (
         active
-        and bool(event.partitions)
-        and all(
-            ctx.replica_state(event.broker_id, tp) is ReplicaState.ReplicaDeletionStarted
-            and tp in ctx.replica_states.get(event.broker_id, {})
-            for tp in event.partitions
-        )
+        and _all_being_deleted(ctx, event.broker_id, event.partitions)
         and bool(event.partition_errors)
         and set(event.partition_errors) < set(event.partitions)
     )
