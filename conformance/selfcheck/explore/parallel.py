@@ -227,7 +227,9 @@ class _Worker:
             bad = checker.check_state(state)
             if bad:
                 message = "invariant violated: " + ", ".join(v.name for v in bad)
-                return _Merged(new, 0, BatchFinding(parent, event, "invariant", message, violations=tuple(bad)))
+                return _Merged(
+                    new, 0, BatchFinding(parent, event, "invariant", message, violations=tuple(bad))
+                )
             self.frontier.append((state, sid))
         return _Merged(new, len(self.frontier), None)
 
