@@ -32,7 +32,6 @@ import hashlib
 import os
 import secrets
 import shutil
-import stat
 import subprocess
 import time
 from collections.abc import Callable
@@ -87,14 +86,6 @@ def _running(pid: int) -> bool:
     return True
 
 
-def _owned_file(path: Path) -> bool:
-    try:
-        st = path.lstat()
-    except OSError:
-        return False
-    return stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid() and stat.S_IMODE(st.st_mode) & 0o022 == 0
-
-
 def _maps(java: str, archive: Path, options: tuple[str, ...]) -> bool:
     """Whether a separate ``java -version`` maps every region of ``archive`` and their checksums hold
     (``-XX:+VerifySharedSpaces``; its class path is not this one, which the JVM checks only after that). A file
@@ -133,12 +124,12 @@ def _promote(java: str, folder: Path, stem: str, options: tuple[str, ...]) -> Pa
     for pid_file in sorted(folder.glob(f"{stem}.*{PARTIAL}.pid")):
         partial = pid_file.with_name(pid_file.name[: -len(".pid")])
         try:
-            if not _owned_file(pid_file):
+            if not jvm_parser.owned_file(pid_file):
                 continue
             pid = int(pid_file.read_text().strip() or "0")
             if pid > 0 and _running(pid):
                 continue  # its JVM still runs (or is writing the archive)
-            if promoted is None and _owned_file(partial):
+            if promoted is None and jvm_parser.owned_file(partial):
                 size = partial.lstat().st_size
                 if size > 0 and _maps(java, partial, options):
                     promoted = folder / f"{stem}-{size}.jsa"
@@ -151,7 +142,7 @@ def _promote(java: str, folder: Path, stem: str, options: tuple[str, ...]) -> Pa
     for partial in folder.glob(f"{stem}.*{PARTIAL}"):  # its run ended before its JVM's id was recorded
         with contextlib.suppress(OSError):
             old = time.time() - partial.lstat().st_mtime > ABANDONED_SECONDS
-            if old and _owned_file(partial) and not partial.with_name(partial.name + ".pid").exists():
+            if old and jvm_parser.owned_file(partial) and not partial.with_name(partial.name + ".pid").exists():
                 partial.unlink()
     return promoted
 
@@ -162,7 +153,7 @@ KEEP = 2
 
 def _prune(folder: Path, promoted: Path) -> None:
     """Remove the user's archives beyond the ``KEEP`` newest (by modification time), never ``promoted``."""
-    archives = [p for p in folder.glob("driver-*.jsa") if p != promoted and _owned_file(p)]
+    archives = [p for p in folder.glob("driver-*.jsa") if p != promoted and jvm_parser.owned_file(p)]
     archives.sort(key=lambda p: p.lstat().st_mtime, reverse=True)
     for old in archives[KEEP - 1 :]:
         with contextlib.suppress(OSError):
@@ -174,7 +165,7 @@ def _usable(folder: Path, stem: str) -> Path | None:
     for archive in sorted(folder.glob(f"{stem}-*.jsa")):
         size = archive.name[len(stem) + 1 : -len(".jsa")]
         try:
-            if size.isdigit() and _owned_file(archive) and archive.lstat().st_size == int(size):
+            if size.isdigit() and jvm_parser.owned_file(archive) and archive.lstat().st_size == int(size):
                 return archive
         except OSError:
             continue

@@ -227,7 +227,7 @@ def private_dir(path: Path, create: bool) -> bool:
     return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and stat.S_IMODE(st.st_mode) & 0o077 == 0
 
 
-def _owned_file(path: Path) -> bool:
+def owned_file(path: Path) -> bool:
     """A regular file (not a link) owned by this user, which no one else can write."""
     try:
         st = path.lstat()
@@ -240,7 +240,7 @@ def verified_jar(folder: Path) -> Path | None:
     """The jar in ``folder`` if it may be used: ``folder`` private (``_private_dir``), jar and digest owned by
     this user, the jar's SHA-256 equal to the digest file's, and ``LineParser`` in it; else ``None``."""
     jar, digest = folder / JAR_NAME, folder / DIGEST_NAME
-    if not (private_dir(folder, create=False) and _owned_file(jar) and _owned_file(digest)):
+    if not (private_dir(folder, create=False) and owned_file(jar) and owned_file(digest)):
         return None
     try:
         data = jar.read_bytes()
