@@ -142,7 +142,11 @@ def _promote(java: str, folder: Path, stem: str, options: tuple[str, ...]) -> Pa
     for partial in folder.glob(f"{stem}.*{PARTIAL}"):  # its run ended before its JVM's id was recorded
         with contextlib.suppress(OSError):
             old = time.time() - partial.lstat().st_mtime > ABANDONED_SECONDS
-            if old and jvm_parser.owned_file(partial) and not partial.with_name(partial.name + ".pid").exists():
+            if (
+                old
+                and jvm_parser.owned_file(partial)
+                and not partial.with_name(partial.name + ".pid").exists()
+            ):
                 partial.unlink()
     return promoted
 
