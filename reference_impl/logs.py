@@ -51,29 +51,23 @@ class ControllerLog:
     def enabled(self, level: str) -> bool:
         return LEVELS[level] >= LEVELS["INFO"] or self.trace_enabled
 
-    def _stamp(self) -> str:
-        """``yyyy-MM-dd HH:mm:ss,SSS`` of the clock, then advance it; the date and time of day are formatted
-        once per second, the milliseconds come from a table."""
-        us = self._us
-        self._us = us + self._tick_us
-        second, rest = divmod(us, 1_000_000)
-        if second != self._second:
-            self._second = second
-            self._second_text = (self._base + timedelta(seconds=second)).strftime("%Y-%m-%d %H:%M:%S,")
-        return self._second_text + _MILLIS[rest // 1000]
+    def _date_text(self, second: int) -> str:
+        """``yyyy-MM-dd HH:mm:ss,`` of the clock's ``second`` (formatted once per second of log time)."""
+        return (self._base + timedelta(seconds=second)).strftime("%Y-%m-%d %H:%M:%S,")
 
     def emit(
         self, sink: list[str], level: str, message: str, logger: str, exc: KafkaThrowable | None = None
     ) -> None:
         if level in _BELOW_INFO and not self.trace_enabled:
             return
-        # ``_stamp()``, inlined (a dozen lines per explored transition)
+        # the clock's ``yyyy-MM-dd HH:mm:ss,SSS``, then advance it: the date and time of day are formatted once per
+        # second, the milliseconds come from a table (inline here: a dozen lines per explored transition)
         us = self._us
         self._us = us + self._tick_us
         second, rest = divmod(us, 1_000_000)
         if second != self._second:
             self._second = second
-            self._second_text = (self._base + timedelta(seconds=second)).strftime("%Y-%m-%d %H:%M:%S,")
+            self._second_text = self._date_text(second)
         sink.append(f"[{self._second_text}{_MILLIS[rest // 1000]}] {level} {message} ({logger})")
         if exc is not None:
             sink.append(exc.log_line())
@@ -97,7 +91,7 @@ class ControllerLog:
                 current, rest = divmod(us, 1_000_000)
                 if current != second:
                     second = current
-                    text = (self._base + timedelta(seconds=second)).strftime("%Y-%m-%d %H:%M:%S,")
+                    text = self._date_text(second)
                 us += tick
                 append(f"[{text}{_MILLIS[rest // 1000]}{head}{message}{suffix}")
         finally:
