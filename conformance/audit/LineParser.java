@@ -76,6 +76,9 @@ public final class LineParser implements UDF1<String, Row> {
     String prefixed;
     int wrapMax;
     String wrapped;
+    /** lines.BLANK_REGEX and lines.CONTINUATION_REGEX (matched as Spark's rlike matches: find). */
+    Pattern blank;
+    Pattern continuation;
     Pattern bracketRest;
     Pattern controllerSide;
     Pattern legacySide;
@@ -115,14 +118,16 @@ public final class LineParser implements UDF1<String, Row> {
       wrapMax = Integer.parseInt(head[11]);
       wrapped = head[12];
       prefixMax = Integer.parseInt(head[13]);
-      nLayouts = (head.length - 14) / 4;
+      blank = Pattern.compile(head[14]);
+      continuation = Pattern.compile(head[15]);
+      nLayouts = (head.length - 16) / 4;
       layoutNames = new String[nLayouts];
       layouts = new Pattern[nLayouts];
       roles = new int[nLayouts][];
       heads = new Pattern[nLayouts];
       prefixedHeads = new Pattern[nLayouts];
       for (int i = 0; i < nLayouts; i++) {
-        int b = 14 + 4 * i;
+        int b = 16 + 4 * i;
         layoutNames[i] = head[b];
         layouts[i] = Pattern.compile(head[b + 1]);
         String[] r = head[b + 2].split(",", -1);
@@ -429,8 +434,11 @@ public final class LineParser implements UDF1<String, Row> {
    * with the file's id, its history's id and the line number (1-based, counted while reading: no row ids
    * and no per-split line counts), then status, reason, the timestamp as the long yyyyMMddHHmmssSSS, kind,
    * the fields named by {@code fieldIndex} (indexes into lines.ALL_FIELDS, as typed in {@code schema}) and
-   * the text of lines that are not records, then the layout (lines.LAYOUTS, +prefix). Lines end at \n, \r
-   * or \r\n, as for Spark's text source;
+   * the text of lines that are not records, then the layout (lines.LAYOUTS, +prefix), the owner (the record
+   * line a continuation or blank line belongs to) and the exception (a record's first continuation line).
+   * Statuses are final (record, continuation, blank, quarantined): continuation lines are resolved while
+   * each file is read in order, as reference_parser.parse_lines does. Lines end at \n, \r or \r\n, as
+   * for Spark's text source;
    * files are opened through Hadoop's file systems and decompressed by their extension (.gz), as there.
    * {@code files} holds "file id,history id,length:path" per file (the length in chars); one task reads
    * whole files. A file that cannot be read on (a truncated or corrupt .gz, a file named .gz that is not
@@ -678,15 +686,53 @@ public final class LineParser implements UDF1<String, Row> {
           }
         }
 
+        /** Rows resolved and ready to be returned, in order. */
+        final java.util.ArrayDeque<InternalRow> ready = new java.util.ArrayDeque<>();
+        /**
+         * The line number of the record the current run of continuation and blank lines belongs to (the
+         * record just above the run), 0: none; in file {@code ownerFid}.
+         */
+        long owner;
+        int ownerFid = -1;
+        /** That record's row, held back until the line after it says whether an exception follows it. */
+        Object[] held;
+
         @Override
         public boolean hasNext() {
-          return !ahead2.isEmpty() || next != null || advance();
+          while (ready.isEmpty()) {
+            if (ahead2.isEmpty() && next == null && !advance()) {
+              release();
+              return !ready.isEmpty();
+            }
+            step();
+          }
+          return true;
         }
 
         @Override
         public InternalRow next() {
+          if (!hasNext()) throw new NoSuchElementException();
+          return ready.poll();
+        }
+
+        /** The held record, with the exception found for it (if any), is ready. */
+        private void release() {
+          if (held != null) {
+            ready.add(new GenericInternalRow(held));
+            held = null;
+          }
+        }
+
+        /**
+         * Reads, parses and resolves the next physical line: reference_parser.parse_lines's statuses.
+         * A line with no layout is blank (lines.BLANK_REGEX), a continuation of the record above its run
+         * (lines.CONTINUATION_REGEX, or the rest of a wrapped line) or, with no record above the run,
+         * quarantined as an orphan continuation; any other line with no layout is quarantined and ends the
+         * run. A record's first continuation line is its exception (the row carries it), so nothing later
+         * has to join continuation lines back to their record.
+         */
+        private void step() {
           Object[] e = take();
-          if (e == null) throw new NoSuchElementException();
           String text = (String) e[0];
           java.util.Arrays.fill(out, null);
           if (e[1] != null) {
@@ -708,13 +754,47 @@ public final class LineParser implements UDF1<String, Row> {
           }
           prevLen = text.length();
           prevFid = (Integer) e[2];
-          Object[] row = new Object[9 + index.length];
+          int fid = (Integer) e[2];
+          long number = (Long) e[4];
+          if (fid != ownerFid) {
+            release();
+            owner = 0;
+            ownerFid = fid;
+          }
           String status = (String) out[HEAD + k.nFields];
+          String reason = (String) out[7];
+          Long ownerOf = null;
+          boolean attachesException = false;
+          if ("nolayout".equals(status)) {
+            if (k.blank.matcher(text).find()) {
+              status = "blank";
+              reason = null;
+              ownerOf = owner == 0 ? null : owner;
+            } else if (k.wrapped.equals(reason) || k.continuation.matcher(text).find()) {
+              if (owner == 0) {
+                status = "quarantined";
+                reason = "orphan-continuation";
+              } else {
+                status = "continuation";
+                reason = null;
+                ownerOf = owner;
+                attachesException = held != null;
+              }
+            } else {
+              status = "quarantined";
+              reason = "no-layout";
+            }
+          }
+          if (!"blank".equals(status) && !"continuation".equals(status)) {
+            release();
+            owner = "record".equals(status) ? number : 0;
+          }
+          Object[] row = new Object[11 + index.length];
           row[0] = e[2];
           row[1] = e[3];
           row[2] = e[4];
           row[3] = UTF8String.fromString(status);
-          row[4] = utf8(out[7]);
+          row[4] = utf8(reason);
           row[5] = out[1] == null ? null : tsKey((String) out[1]);
           row[6] = utf8(out[5]);
           for (int j = 0; j < index.length; j++) {
@@ -723,12 +803,21 @@ public final class LineParser implements UDF1<String, Row> {
           }
           row[7 + index.length] = status.equals("record") ? null : UTF8String.fromString(text);
           row[8 + index.length] = utf8(out[0]);
-          cube.count(cells, (Integer) e[2], status, out, (Long) row[5]);
+          row[9 + index.length] = ownerOf;
+          cube.count(cells, fid, status, out, (Long) row[5]);
           if (exhausted && ahead2.isEmpty()) {
             cube.add(cells);
             cells.clear();
           }
-          return new GenericInternalRow(row);
+          if ("record".equals(status)) {
+            held = row;
+            return;
+          }
+          if (attachesException) {
+            held[10 + index.length] = UTF8String.fromString(text);
+            release();
+          }
+          ready.add(new GenericInternalRow(row));
         }
       };
     }
@@ -736,22 +825,23 @@ public final class LineParser implements UDF1<String, Row> {
 
   /**
    * The statistics' aggregation (stats.line_cube) computed while reading: lines per (file id, status, kind,
-   * controller id, broker, controller epoch, from and to state of a transition kind, topic and timestamp of
-   * a completed deletion) with the first and last timestamp. Each task counts into its own map and adds it
+   * controller id, broker, controller epoch, from and to state of a transition kind, topics and timestamp of
+   * a topic deletion queued or completed, a record's layout) with the first and last timestamp. Each task counts into its own map and adds it
    * when it has read its files; the key is the fields written with their lengths ("-" for null).
    */
   public static final class Cube extends AccumulatorV2<HashMap<String, long[]>, HashMap<String, long[]>> {
     private static final long serialVersionUID = 1L;
     private final String[] transitionKinds;
-    private final String completedKind;
+    private final String[] deletionKinds;
     private final int[] keyFields;
     private HashMap<String, long[]> cells = new HashMap<>();
 
     /** {@code keyFields}: indexes into lines.ALL_FIELDS of controller_id, broker, controller_epoch,
-     * from_state, to_state, topics. */
-    public Cube(String transitionKinds, String completedKind, String keyFields) {
+     * from_state, to_state, topics; {@code deletionKinds}: the kinds whose records are counted with their
+     * topics and timestamp (a topic's deletion queued and completed). */
+    public Cube(String transitionKinds, String deletionKinds, String keyFields) {
       this.transitionKinds = transitionKinds.split(",", -1);
-      this.completedKind = completedKind;
+      this.deletionKinds = deletionKinds.split(",", -1);
       String[] f = keyFields.split(",", -1);
       this.keyFields = new int[f.length];
       for (int i = 0; i < f.length; i++) this.keyFields[i] = Integer.parseInt(f[i]);
@@ -770,7 +860,9 @@ public final class LineParser implements UDF1<String, Row> {
       String kind = (String) out[5];
       boolean transition = false;
       for (String t : transitionKinds) transition |= t.equals(kind);
-      boolean completed = completedKind.equals(kind) && status.equals("record");
+      boolean record = status.equals("record");
+      boolean deletion = false;
+      for (String d : deletionKinds) deletion |= record && d.equals(kind);
       StringBuilder b = new StringBuilder(64);
       b.append(fid).append(',');
       put(b, status);
@@ -780,8 +872,9 @@ public final class LineParser implements UDF1<String, Row> {
       put(b, out[HEAD + keyFields[2]]);
       put(b, transition ? out[HEAD + keyFields[3]] : null);
       put(b, transition ? out[HEAD + keyFields[4]] : null);
-      put(b, completed ? out[HEAD + keyFields[5]] : null);
-      put(b, completed ? ts : null);
+      put(b, deletion ? out[HEAD + keyFields[5]] : null);
+      put(b, deletion ? ts : null);
+      put(b, record ? out[0] : null);
       String key = b.toString();
       long[] c = local.get(key);
       if (c == null) {
@@ -819,7 +912,7 @@ public final class LineParser implements UDF1<String, Row> {
 
     private Cube(Cube other) {
       this.transitionKinds = other.transitionKinds;
-      this.completedKind = other.completedKind;
+      this.deletionKinds = other.deletionKinds;
       this.keyFields = other.keyFields;
     }
 
@@ -868,8 +961,8 @@ public final class LineParser implements UDF1<String, Row> {
 
     /** A new cube registered with {@code spark}'s context. */
     public static Cube register(
-        SparkSession spark, String transitionKinds, String completedKind, String keyFields) {
-      Cube c = new Cube(transitionKinds, completedKind, keyFields);
+        SparkSession spark, String transitionKinds, String deletionKinds, String keyFields) {
+      Cube c = new Cube(transitionKinds, deletionKinds, keyFields);
       // unnamed: Spark's status listener would render a named accumulator's value at every update
       spark.sparkContext().register(c);
       return c;

@@ -120,17 +120,16 @@ FINDING_COLUMNS = (
 )
 
 
-def findings_of(stored: Any, exceptions: Any, names: Any) -> Any:
+def findings_of(stored: Any, names: Any) -> Any:
     """The findings among the stored parse's records (``FINDING_COLUMNS``), with the first line of the
-    exception that follows each (``exceptions``: ``spark_job.exceptions_of`` by file id); ``names`` is an array
-    column of file names by file id."""
+    exception that follows each (the stored parse's ``exception``); ``names`` is an array column of file names
+    by file id."""
     from pyspark.sql import functions as F
 
     def by_kind(attr: str) -> Any:
         return F.create_map(*[F.lit(x) for f in FINDING_KINDS.values() for x in (f.kind, getattr(f, attr))])
 
-    rows = stored.where((F.col("status") == "record") & F.col("kind").isin(*FINDING_KINDS)).drop("text")
-    joined = rows.join(exceptions.select("fid", "line", "exception"), ["fid", "line"], "left")
+    joined = stored.where((F.col("status") == "record") & F.col("kind").isin(*FINDING_KINDS)).drop("text")
     kind = F.col("kind")
     return joined.select(
         F.element_at(names, F.col("fid") + 1).alias("file"),

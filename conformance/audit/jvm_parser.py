@@ -50,8 +50,9 @@ BROKEN_REASONS = ("corrupt-compressed-file", "unreadable-file")
 a truncated or corrupt compressed stream, or any other read error. Its text names the error."""
 
 WRAPPED = "wrapped-record"
-"""The reason ``LineParser.readStored`` gives the second and later physical lines of a record it re-joined
-(status ``nolayout``): ``spark_job.resolve_non_records`` attaches them to the record as continuation lines."""
+"""The reason ``LineParser`` gives the second and later physical lines of a record it re-joined (status
+``nolayout``): they are attached to the record as continuation lines (by ``readStored`` itself, or by
+``spark_job.resolve_non_records`` after the line-by-line parser)."""
 
 HEAD_COLUMNS = ("layout", "ts", "level", "logger", "message", "kind", "template", "reason")
 """The columns ``LineParser`` returns before the fields of ``lines.ALL_FIELDS`` (then ``status``)."""
@@ -83,8 +84,12 @@ STORED_FIELDS = (
 
 def stored_schema() -> str:
     """The DDL of the stored parse (``LineParser.readStored``): ids, line, status, reason, ``ts`` as a long
-    ``yyyyMMddHHmmssSSS``, kind, ``STORED_FIELDS``, the text of lines that are not records, and the layout
-    (``lines.LAYOUTS`` name, ``+prefix`` behind a line prefix)."""
+    ``yyyyMMddHHmmssSSS``, kind, ``STORED_FIELDS``, the text of lines that are not records, the layout
+    (``lines.LAYOUTS`` name, ``+prefix`` behind a line prefix), for a continuation or blank line the line of
+    the record it belongs to (``owner``), and for a record the first of its continuation lines (``exception``).
+
+    Statuses are final: ``record``, ``continuation``, ``blank`` or ``quarantined`` (with ``reason``), resolved
+    while each file is read in order (as ``reference_parser.parse_lines``)."""
     fields = [f"{f} {'int' if f in g.INT_FIELDS else 'string'}" for f in STORED_FIELDS]
     return ", ".join(
         [
@@ -98,6 +103,8 @@ def stored_schema() -> str:
             *fields,
             "text string",
             "layout string",
+            "owner long",
+            "exception string",
         ]
     )
 
@@ -117,7 +124,7 @@ def read_stored(spark: Any, files: list[tuple[str, int, int]], slices: int) -> t
     index = ",".join(str(g.ALL_FIELDS.index(f)) for f in STORED_FIELDS)
     cube_fields = ",".join(str(g.ALL_FIELDS.index(f)) for f in CUBE_FIELDS)
     cube = jvm.kcspec.audit.LineParser.Cube.register(
-        spark._jsparkSession, ",".join(stats.TRANSITION_KINDS), stats.COMPLETED, cube_fields
+        spark._jsparkSession, ",".join(stats.TRANSITION_KINDS), ",".join(stats.DELETION_KINDS), cube_fields
     )
     jdf = jvm.kcspec.audit.LineParser.readStored(
         spark._jsparkSession, grammar_config(), listing, index, jtype, slices, cube
@@ -151,6 +158,8 @@ def grammar_config() -> str:
         str(g.WRAP_MAX),
         WRAPPED,
         str(g.PREFIX_MAX),
+        g.BLANK_REGEX,
+        g.CONTINUATION_REGEX,
     ]
     for layout in g.LAYOUTS:
         roles = ",".join(str(layout.group(r)) for r in g.LAYOUT_ROLES)

@@ -36,10 +36,8 @@ from kcspec.conformance.audit import (
 from kcspec.conformance.audit.spark_job import (
     Inputs,
     decode_trace_lines,
-    exceptions_of,
     history_of,
     numbered_lines,
-    resolve_non_records,
     stored_parse,
     trace_parts,
 )
@@ -63,8 +61,6 @@ EVENT_KINDS = (
     "state_machine_bulk",
 )
 SAMPLE = 20
-BROADCAST_EXCEPTIONS = 100_000
-"""Up to this many lines without a layout, the failure rules look their exceptions up by a broadcast join."""
 
 Step = Callable[[str], None]
 OUTPUTS = (
@@ -210,39 +206,36 @@ def _run(
             return stored.where(record & F.col("kind").isin(*names)).drop("text")
 
         cells = counted()  # the JVM reader counted them while reading
-        if any(c.status != "record" for c in cells):
-            step("attaching continuation lines, quarantining the rest")
-            nr_ids = kept(resolve_non_records(stored, "fid"), "non_records.parquet")
-        else:  # every line read is a record (the reader's counts say so): an empty relation, no query runs
-            nr_ids = resolve_non_records(stored.where(F.lit(False)), "fid")
+        # the reader resolved every line's status (continuation lines attached to their record, which carries
+        # its exception): the lines that are not records are a filter of the stored parse, no query of their own
+        nr_ids = stored.where(~record).select(
+            "fid",
+            "line",
+            "text",
+            "status",
+            "reason",
+            F.when(F.col("reason").isin(*jvm_parser.BROKEN_REASONS), F.col("text")).alias("detail"),
+            "owner",
+        )
         nr = nr_ids.select(F.element_at(names, F.col("fid") + 1).alias("file"), *nr_ids.columns[1:])
         non_records.append(nr)
         events = kinds(*replay.WRITE_KINDS)
-        # the lines the reader read (every status) and the records the parser recognised, per file
+        # the lines the reader read, per file and status (its cells), and the records the parser recognised
         read_per_file = {n: 0 for n in ids.names}
+        by_status: dict[tuple[int, str], int] = {}
         for c in cells:
             read_per_file[ids.names[c.fid]] += c.lines
+            if c.status != "record":
+                by_status[(c.fid, c.status)] = by_status.get((c.fid, c.status), 0) + c.lines
         records_per_file = stats.record_counts(cells, ids.names)
         per_file.extend(
             {"file": n, "read": read_per_file[n], "record": records_per_file.get(n, 0)} for n in ids.names
         )
-        # the non-record lines per file and status, and the line where a file broke off: one query
-        cut = F.when(F.col("reason").isin(*jvm_parser.BROKEN_REASONS), F.struct("line", "reason", "detail"))
-        for r in nr_ids.groupBy("fid", "status", cut.alias("cut")).count().collect():
-            per_file.append({"file": ids.names[r["fid"]], str(r["status"]): r["count"]})
-            if r["cut"] is not None:
-                c = r["cut"]
-                why = f"unreadable from line {c['line']} on ({c['reason']}: {c['detail']})"
-                broken.append((ids.names[r["fid"]], why))
+        per_file.extend({"file": ids.names[fid], status: n} for (fid, status), n in sorted(by_status.items()))
         firsts = stats.epoch_firsts(cells, replay.ACTING_KINDS, ids.history)
-        deletions = stats.deletion_intervals(kinds(stats.QUEUED), cells, ids.history)
-        exceptions = exceptions_of(nr_ids, "fid")
-        found_findings = findings.findings_of(stored, exceptions, names)
-        layout_rows = stored.groupBy("fid", F.when(record, F.col("layout")).alias("layout")).count().collect()
-        # in the files' order, then the layouts' (collect's order is the shuffle's: stats.json would vary)
-        for r in sorted(layout_rows, key=lambda r: (r["fid"], r["layout"] or "")):
-            counts = layouts_per_file.setdefault(ids.names[r["fid"]], {})
-            counts[r["layout"] or layouts.NOT_A_RECORD] = int(r["count"])
+        deletions = stats.deletion_intervals(cells, ids.history)
+        found_findings = findings.findings_of(stored, names)
+        layouts_per_file = stats.layout_counts(cells, ids.names, layouts.NOT_A_RECORD)
         step("inferring the Kafka version from the logs' formats")
         groups: dict[str, list[str]] = {}
         for file_name in ids.names:
@@ -256,9 +249,6 @@ def _run(
         hists = version["histories"]
         fid_history = [history_of(n, history_key) or "all files" for n in ids.names]
         failed = kinds(*replay.FAILED_KINDS)
-        # records with continuation lines are at most the lines without a layout: few enough, the failure
-        # rules look the exceptions up by a broadcast join instead of a shuffle
-        few = sum(c.lines for c in cells if c.status == "nolayout") <= BROADCAST_EXCEPTIONS
         used = sorted({str(h["profile_used"]) for h in hists.values()})
         for name in used:
             fids = [i for i, h in enumerate(fid_history) if hists[h]["profile_used"] == name]
@@ -269,11 +259,9 @@ def _run(
                 events.where(mine),
                 failed.where(mine),
                 PROFILES[name],
-                exceptions,
                 firsts,
                 deletions,
                 names,
-                broadcast_exceptions=few,
             )
             violations.append(replay.named(found, names))
         # Decision: a rule the log's own Kafka version is documented to break (layouts.UNCHECKABLE_0_8: 0.8.0/
@@ -343,6 +331,13 @@ def _run(
     n_quar, q_tally = report.write_jsonl_tallied(
         qdf, out / "quarantine.jsonl", ("file", "line"), ("reason",), first_quarantined
     )
+    if inputs.kafka_logs and any(q_tally.get((r,), 0) for r in jvm_parser.BROKEN_REASONS):
+        # where a Kafka log broke off: the line that stands for its unreadable rest (a trace's is known)
+        known = {name for name, _ in broken}
+        for r in qdf.where(F.col("reason").isin(*jvm_parser.BROKEN_REASONS)).collect():
+            if r["file"] not in known:
+                why = f"unreadable from line {r['line']} on ({r['reason']}: {r['detail']})"
+                broken.append((r["file"], why))
 
     by_finding: dict[str, int] = {}
     finding_rows: list[dict[str, Any]] = []
@@ -420,6 +415,10 @@ class _First:
         if len(self.rows) < self.limit:
             self.rows.append(row)
 
+    def take(self, df: DataFrame, order: tuple[str, ...]) -> None:
+        """The first rows of ``df`` in ``order``: those the stream in that order would have handed first."""
+        self.rows = [r.asDict() for r in df.orderBy(*order).limit(self.limit).collect()]
+
 
 class _Least:
     """The ``limit`` least rows handed to it by the ``key`` columns, ascending with nulls first (as Spark's
@@ -440,6 +439,11 @@ class _Least:
 
     def rows(self) -> list[dict[str, Any]]:
         return sorted(self.kept, key=self._order)[: self.limit]
+
+    def take(self, df: DataFrame, order: tuple[str, ...]) -> None:
+        """The least rows of ``df`` by the key, ties in ``order`` (as a stream in that order would give them)."""
+        least = df.orderBy(*[F.col(k).asc_nulls_first() for k in self.key], *order).limit(self.limit)
+        self.kept = [r.asDict() for r in least.collect()]
 
 
 def _union(dfs: list[DataFrame]) -> DataFrame:

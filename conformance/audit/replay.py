@@ -342,11 +342,9 @@ def log_rules(
     events: DataFrame,
     failed: DataFrame,
     profile: Profile,
-    exceptions: DataFrame,
     firsts: Mapping[int, Mapping[int, int]],
     deletions: Mapping[tuple[int, str], list[tuple[int, int | None]]],
     names: Column,
-    broadcast_exceptions: bool = False,
 ) -> DataFrame:
     """All violations found in parsed Kafka log records: ``events`` holds the stored parse's records of
     ``WRITE_KINDS`` (others are ignored), ``failed`` those of ``FAILED_KINDS`` (a subset of ``events``).
@@ -354,27 +352,24 @@ def log_rules(
     Three queries over the stored parse: ``row_rules`` (rules that look at one record, among them the deletion
     rule against the deletion intervals collected from the statistics), ``history_rules`` (rules that compare
     a record with the one before it: one shuffle, one sort per window) and ``failure_rules`` (failed
-    transitions with the exception line that follows them). ``exceptions`` is ``(fid, line, exception)``;
-    ``firsts`` (history id → controller epoch → first ``ts_key`` at which it acted) and ``deletions``
+    transitions with the exception line that follows them: the stored parse's ``exception``). ``firsts``
+    (history id → controller epoch → first ``ts_key`` at which it acted) and ``deletions``
     (``stats.epoch_firsts`` and ``stats.deletion_intervals``) come from the statistics; ``names`` is an array
-    column of file names by file id (the leader-epoch rule's message names the earlier write). With
-    ``broadcast_exceptions`` (the caller knows ``exceptions`` is small) the failure rules look the exceptions up
-    by a broadcast join instead of a shuffle.
+    column of file names by file id (the leader-epoch rule's message names the earlier write).
 
     Decision (measured): the failure rules are a query of their own over ``failed`` (a second scan, of failed
-    transitions only) rather than a part of the row pass. With the exception join and its two rules in it, the
-    row pass's generated method grew past the 8000 bytes the session lets whole-stage code generation emit
+    transitions only) rather than a part of the row pass. With their two rules in it, the row pass's generated
+    method grew past the 8000 bytes the session lets whole-stage code generation emit
     (``spark.sql.codegen.hugeMethodLimit``: HotSpot compiles no larger method), so the whole pass ran without
     it: 7.8-8.5 JVM CPU s on 2.2 M lines against 2.5 for the row pass without them plus 1.6-2.1 for this query.
     """
     fence = fence_table(spark, firsts)
     dels = deletion_table(spark, deletions)
     history = history_rules(events, profile, names)
-    table = F.broadcast(exceptions) if broadcast_exceptions else exceptions
     return (
         row_rules(events, profile, fence, dels)
         .unionByName(history)
-        .unionByName(failure_rules(failed, profile, table))
+        .unionByName(failure_rules(failed, profile))
     )
 
 
@@ -403,11 +398,9 @@ def row_rules(
     profile: Profile,
     fence: DataFrame,
     deletions: DataFrame | None = None,
-    exceptions: DataFrame | None = None,
 ) -> DataFrame:
     """Rules about one record: invalid transitions, leader/ISR invariants, writes by a fenced controller,
-    elections for a topic queued for deletion (``deletions``: ``deletion_table``, ``None`` when empty), and
-    with ``exceptions`` (``(fid, line, exception)``, small enough to broadcast) the failure rules."""
+    elections for a topic queued for deletion (``deletions``: ``deletion_table``, ``None`` when empty)."""
     writes = events.where(F.col("kind").isin(*WRITE_KINDS)).withColumns(
         {"raw_from": F.col("from_state"), "raw_to": F.col("to_state")}
     )
@@ -433,14 +426,6 @@ def row_rules(
                 "left",
             )
             .select("e.*", F.col("d.q").alias("deletion_queued"))
-        )
-    if exceptions is not None:
-        # only failed transitions look their exception up
-        failed_line = F.when(F.col("kind").isin(*FAILED_KINDS), F.col("line"))
-        ev = ev.withColumn("failed_line", failed_line).join(
-            F.broadcast(exceptions.select("fid", F.col("line").alias("failed_line"), "exception")),
-            ["fid", "failed_line"],
-            "left",
         )
     ok_transition = F.col("kind").isin("replica_transition", "partition_transition")
     lisr = F.col("kind").isin(*LEADER_ISR_KINDS) & F.col("isr").isNotNull()
@@ -490,8 +475,6 @@ def row_rules(
             F.lit(None),
         ),
     ]
-    if exceptions is not None:
-        checks += _failure_checks(profile)
     if deletions is not None:
         # the deletion rule reads the states as logged (not normalised)
         checks.append(
@@ -663,11 +646,10 @@ def epoch_rule(events: DataFrame, names: Column) -> DataFrame:
     return _emit(writes, [check])
 
 
-def failure_rules(events: DataFrame, profile: Profile, exceptions: DataFrame) -> DataFrame:
-    """Failed transitions against the valid previous states Kafka printed in the exception that follows them."""
-    failed = _machine_states(events.where(F.col("kind").isin(*FAILED_KINDS)), profile).join(
-        exceptions.select("fid", "line", "exception"), ["fid", "line"], "left"
-    )
+def failure_rules(events: DataFrame, profile: Profile) -> DataFrame:
+    """Failed transitions against the valid previous states Kafka printed in the exception that follows them
+    (``exception``: the record's first continuation line, null when none follows)."""
+    failed = _machine_states(events.where(F.col("kind").isin(*FAILED_KINDS)), profile)
     return _emit(failed, _failure_checks(profile))
 
 

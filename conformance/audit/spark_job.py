@@ -12,11 +12,13 @@
 * ``stored_parse`` — what the audit stores of every line (``jvm_parser.stored_schema``): file and history ids,
   line number, status, the timestamp as a long, kind, the fields replay reads, the text of non-records. One
   pass reads whole files (``LineParser.readStored``: line numbers counted while reading, wrapped records
-  re-joined, a broken compressed file read up to the break). There is no other parser of Kafka logs
+  re-joined, continuation lines attached to their record, a record's first continuation line kept with it as
+  its exception, a broken compressed file read up to the break). There is no other parser of Kafka logs
   (``ParserUnavailable`` without the JVM line parser).
 * ``parse_kafka`` — layout, template and fields of each line of a text column, by the same JVM line parser.
-* ``resolve_non_records`` — continuation lines are attached to the record above them; blank lines
-  are parsed; the rest is quarantined with a reason. Only non-record lines take part (a small set).
+* ``resolve_non_records`` — after ``parse_kafka`` (line by line): continuation lines are attached to the
+  record above them; blank lines are parsed; the rest is quarantined with a reason. Only non-record lines take
+  part (a small set). The stored parse resolves them itself, while reading.
 * ``decode_trace_lines`` / ``trace_parts`` — JSONL trace lines → a status per line and facts (Python UDF: the
   codec is Python; traces are small).
 """
@@ -308,16 +310,6 @@ def resolve_non_records(parsed: DataFrame, file: str = "file") -> DataFrame:
         reason.alias("reason"),
         F.when(F.col("reason").isin(*jvm_parser.BROKEN_REASONS), F.col("text")).alias("detail"),
         F.when(~F.col("blank") | F.col("owner").isNotNull(), F.col("owner")).alias("owner"),
-    )
-
-
-def exceptions_of(non_records: DataFrame, file: str = "file") -> DataFrame:
-    """``(file, line, exception, continuation_lines)``: per record, its first continuation line and their count."""
-    return (
-        non_records.where(F.col("status") == "continuation")
-        .groupBy(file, "owner")
-        .agg(F.min_by("text", "line").alias("exception"), F.count(F.lit(1)).alias("continuation_lines"))
-        .withColumnRenamed("owner", "line")
     )
 
 

@@ -1,29 +1,32 @@
 """Counts of the stored parse from one aggregation: line numbering, statistics, coverage, fencing epochs.
 
 ``line_cube`` scans the stored parse once and groups its lines by (file id, status, kind, controller,
-broker, controller epoch, logged transition, and for a completed topic deletion its topic and timestamp): a
-table of at most a few cells per file and epoch (plus one per completed deletion), collected to the driver.
-Everything else is derived from it there, with no further pass over the corpus:
+broker, controller epoch, logged transition, for a topic deletion queued or completed its topics and
+timestamp, and a record's layout): a table of at most a few cells per file and epoch (plus one per deletion
+line), collected to the driver. The JVM reader counts the same cells while it reads (``LineParser.Cube``), so
+the pipeline runs no query for them. Everything else is derived from it there, with no further pass over the
+corpus:
 
 * ``record_counts`` — records per file; ``kind_counts`` — records per kind;
 * ``edge_counts`` — logged successful transitions per (from, to) of a machine (the coverage matrices);
 * ``per_broker`` / ``per_epoch`` — the summary's per-broker and per-controller-epoch tables;
 * ``epoch_firsts`` — per history, the first timestamp at which each controller epoch acted (the fencing rule);
-* ``deletion_intervals`` — per history and topic, when it was queued for deletion and until when (rule I13):
-  one more query, over the deletion records only, with the completions from the cube; collected merged (at
-  most one interval per completed deletion, and one per topic still queued at the end).
+* ``deletion_intervals`` — per history and topic, when it was queued for deletion and until when (rule I13),
+  merged (at most one interval per completed deletion, and one per topic still queued at the end);
+* ``layout_counts`` — per file, its records per layout and its other lines.
 
 Timestamps are the longs ``yyyyMMddHHmmssSSS`` of the stored parse (``ts_key``); ``ts_text`` gives the text back.
 """
 
 from __future__ import annotations
 
+import bisect
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from kcspec.conformance.audit import lines as g
-from kcspec.conformance.audit.local_frames import local_frame
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
@@ -38,8 +41,11 @@ GROUP = (
     "to_state",
     "del_topics",
     "del_ts",
+    "layout",
 )
 QUEUED, COMPLETED = "topic_deletion_queued", "topic_deletion_completed"
+DELETION_KINDS = (QUEUED, COMPLETED)
+"""Kinds whose records the cube counts with their topics and timestamp (``del_topics``, ``del_ts``)."""
 TRANSITION_KINDS = (
     "replica_transition",
     "partition_transition",
@@ -51,7 +57,8 @@ TRANSITION_KINDS = (
 @dataclass(frozen=True)
 class Cell:
     """Lines of one file that share status, kind, controller, broker, epoch and logged transition (and for
-    a completed deletion its topic and timestamp); timestamps as ``ts_key`` longs."""
+    a deletion queued or completed its topics and timestamp, for a record its layout); timestamps as
+    ``ts_key`` longs."""
 
     fid: int
     status: str
@@ -63,6 +70,7 @@ class Cell:
     to_state: str | None
     del_topics: str | None
     del_ts: int | None
+    layout: str | None
     lines: int
     first_ts: int | None
     last_ts: int | None
@@ -100,7 +108,8 @@ def ts_text(key: int | None) -> str | None:
 def line_cube(stored: DataFrame) -> list[Cell]:
     """One aggregation over the stored parse (``fid``, ``status``, ``ts`` as a long and the fields)."""
     is_transition = F.col("kind").isin(*TRANSITION_KINDS)
-    is_deletion = (F.col("kind") == COMPLETED) & (F.col("status") == "record")
+    is_record = F.col("status") == "record"
+    is_deletion = F.col("kind").isin(*DELETION_KINDS) & is_record
     cells = (
         stored.select(
             "fid",
@@ -111,6 +120,7 @@ def line_cube(stored: DataFrame) -> list[Cell]:
             F.when(is_transition, F.col("to_state")).alias("to_state"),
             F.when(is_deletion, F.col("topics")).alias("del_topics"),
             F.when(is_deletion, F.col("ts")).alias("del_ts"),
+            F.when(is_record, F.col("layout")).alias("layout"),
         )
         .groupBy(*GROUP)
         .agg(
@@ -133,8 +143,8 @@ def _read_value(text: str, at: int) -> tuple[str | None, int]:
 
 def cells_from_text(text: str) -> list[Cell]:
     """The cells ``LineParser.Cube`` counted while reading (``jvm_parser.cube_text``): per line
-    ``fid,`` then status, kind, controller id, broker, controller epoch, from state, to state, deletion topic
-    and deletion timestamp (each ``length:value`` or ``-``), then ``lines,first,last``."""
+    ``fid,`` then status, kind, controller id, broker, controller epoch, from state, to state, deletion topics,
+    deletion timestamp and layout (each ``length:value`` or ``-``), then ``lines,first,last``."""
     cells: list[Cell] = []
     at = 0
     while at < len(text):
@@ -142,7 +152,7 @@ def cells_from_text(text: str) -> list[Cell]:
         fid = int(text[at:comma])
         at = comma + 1
         values: list[str | None] = []
-        for _ in range(9):
+        for _ in range(10):
             v, at = _read_value(text, at)
             values.append(v)
         end = text.index("\n", at)
@@ -164,6 +174,7 @@ def cells_from_text(text: str) -> list[Cell]:
                 to_state=values[6],
                 del_topics=values[7],
                 del_ts=num(values[8]),
+                layout=values[9],
                 lines=int(lines),
                 first_ts=int(first) if first else None,
                 last_ts=int(last) if last else None,
@@ -291,41 +302,60 @@ TOPIC_SET_NOISE = r"^(?:Hash)?Set\(|\)$|\s"
 """What ``Set(a, b)`` / ``HashSet(a)`` / ``a, b`` loses to become ``a,b`` (a regex for Spark)."""
 
 
+def _topics(text: str) -> list[str]:
+    """The topics of a deletion line's ``topics`` field (``Set(a, b)``, ``HashSet(a)`` or ``a, b``)."""
+    return [t for t in re.sub(TOPIC_SET_NOISE, "", text).split(",") if t]
+
+
 def deletion_intervals(
-    stored: DataFrame, cells: Iterable[Cell], history: Sequence[int]
+    cells: Iterable[Cell], history: Sequence[int]
 ) -> dict[tuple[int, str], list[tuple[int, int | None]]]:
     """(history id, topic) → disjoint ``(queued, completed)`` timestamps (``ts_key``; ``None`` while open),
     sorted. A topic is queued for deletion from a "Starting topic deletion" / "Handling deletion" record
     until the first "Deletion of topic … successfully completed" record at or after it (a queuing with only
     earlier completions of that topic opens no interval). Queuings that end at the same completion form one
     interval from the earliest of them: such intervals share their end, and those with different ends are
-    disjoint, so the earliest queuing whose interval holds a time is that interval's start.
+    disjoint, so the earliest queuing whose interval holds a time is that interval's start. Both kinds of
+    record are cells of their own (their topics and timestamp are in the cube's key).
     """
-    done: dict[tuple[int, str], set[int]] = {}
+    done: dict[tuple[int, str], list[int]] = {}
+    queued: list[tuple[int, str, int]] = []
     for c in _records(cells):
-        if c.kind == COMPLETED and c.del_ts is not None and c.del_topics is not None:
-            done.setdefault((history[c.fid], c.del_topics), set()).add(c.del_ts)
-    spark = stored.sparkSession
-    rows = [(h, t, sorted(ds)) for (h, t), ds in sorted(done.items())]
-    completions = local_frame(spark, rows, "hid int, topic string, ends array<long>")
-    topic = F.explode(F.split(F.regexp_replace(F.col("topics"), TOPIC_SET_NOISE, ""), ","))
-    queued = (
-        stored.where((F.col("status") == "record") & (F.col("kind") == QUEUED))
-        .select("hid", topic.alias("topic"), F.col("ts").alias("q"))
-        .where(F.col("topic") != "")
-        .join(F.broadcast(completions), ["hid", "topic"], "left")
-    )
-    # the first completion at or after q (``ends`` is sorted); none at all: open; only earlier ones: no interval
-    after = F.filter("ends", lambda d: d >= F.col("q"))
-    merged = (
-        queued.where(F.col("ends").isNull() | (F.size(after) > 0))
-        .groupBy("hid", "topic", F.when(F.col("ends").isNotNull(), after[0]).alias("d"))
-        .agg(F.min("q").alias("q"))
-        .collect()
-    )
+        if c.del_ts is None or c.del_topics is None:
+            continue
+        if c.kind == COMPLETED:
+            done.setdefault((history[c.fid], c.del_topics), []).append(c.del_ts)
+        elif c.kind == QUEUED:
+            queued.extend((history[c.fid], t, c.del_ts) for t in _topics(c.del_topics))
+    ends = {k: sorted(v) for k, v in done.items()}
+    merged: dict[tuple[int, str, int | None], int] = {}
+    for h, topic, q in queued:
+        known = ends.get((h, topic))
+        if known is None:
+            d: int | None = None  # never completed: open
+        else:
+            at = bisect.bisect_left(known, q)
+            if at == len(known):
+                continue  # only earlier completions: no interval
+            d = known[at]
+        key = (h, topic, d)
+        merged[key] = min(q, merged.get(key, q))
     out: dict[tuple[int, str], list[tuple[int, int | None]]] = {}
-    for r in merged:
-        out.setdefault((int(r["hid"]), str(r["topic"])), []).append(
-            (int(r["q"]), None if r["d"] is None else int(r["d"]))
-        )
-    return {k: sorted(v) for k, v in sorted(out.items())}
+    for (h, topic, d), q in merged.items():
+        out.setdefault((h, topic), []).append((q, d))
+    return {k: sorted(v, key=lambda iv: iv[0]) for k, v in sorted(out.items())}
+
+
+def layout_counts(
+    cells: Iterable[Cell], names: Sequence[str], not_a_record: str
+) -> dict[str, dict[str, int]]:
+    """File name → its records per layout and its other lines (under ``not_a_record``): in the files' order,
+    then the layouts' (so ``stats.json`` is the same from run to run)."""
+    counts: dict[tuple[int, str], int] = {}
+    for c in cells:
+        layout = c.layout if c.status == "record" and c.layout else not_a_record
+        counts[(c.fid, layout)] = counts.get((c.fid, layout), 0) + c.lines
+    out: dict[str, dict[str, int]] = {}
+    for (fid, layout), n in sorted(counts.items()):
+        out.setdefault(names[fid], {})[layout] = n
+    return out

@@ -308,3 +308,36 @@ def test_jsonl_outputs_are_streamed_in_order_a_bounded_piece_at_a_time(
     assert report.write_jsonl(df, tmp_path / "out.jsonl", ("file", "line", "rule")) == 100
     written = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
     assert [(w["file"], w["line"], w["rule"]) for w in written] == sorted(rows)
+
+
+@pytest.mark.spark
+def test_large_jsonl_outputs_are_written_by_spark_with_the_same_lines_counts_and_samples(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From ``SPARK_WRITES_FROM`` rows on, Spark's JSON writer writes the output: the same lines, byte for byte,
+    as the driver's stream (order, compact JSON, nulls, quotes, backslashes, tabs, non-ASCII text), and the
+    same tallies and samples."""
+    from kcspec.conformance.audit import report
+    from kcspec.conformance.audit.pipeline import _First, _Least
+
+    texts = ["plain", 'quote " and \\ backslash', "tab\there", "é ü 漢字 🙂", None]
+    rows = [
+        (f"f{i % 3}", (i * 37) % 101, f"r{i % 2}", texts[i % len(texts)], None if i % 4 else i)
+        for i in range(100)
+    ]
+    df = spark.createDataFrame(rows, "file string, line int, rule string, text string, n long").repartition(5)
+    order, tally = ("file", "line", "rule"), ("rule",)
+    outputs = {}
+    for mode, threshold in (("stream", 10**9), ("spark", 10)):
+        monkeypatch.setattr(report, "SPARK_WRITES_FROM", threshold)
+        first, least = _First(7), _Least(7, ("n", "rule"))
+        path = tmp_path / f"{mode}.jsonl"
+        n, counts = report.write_jsonl_tallied(df, path, order, tally, first)
+        report.write_jsonl_tallied(df, tmp_path / f"{mode}-2.jsonl", order, (), least)
+        outputs[mode] = (n, counts, path.read_bytes(), first.rows, least.rows())
+        assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".jsonl-")] == [], mode
+    assert outputs["spark"] == outputs["stream"]
+    lines = outputs["spark"][2].decode().splitlines()
+    assert len(lines) == 100 and [tuple(json.loads(x)[c] for c in order) for x in lines] == sorted(
+        r[:3] for r in rows
+    )

@@ -64,14 +64,7 @@ def test_clean_history_has_no_violation(spark: Any, tmp_path: Path) -> None:
     assert summary.lines_read > 0
 
 
-@pytest.mark.parametrize("broadcast", [True, False], ids=["broadcast", "shuffle"])
-def test_injected_bug_is_reported_at_its_lines(
-    spark: Any, tmp_path: Path, broadcast: bool, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from kcspec.conformance.audit import pipeline
-
-    if not broadcast:  # the failure rules join their exceptions by a shuffle (many lines without a layout)
-        monkeypatch.setattr(pipeline, "BROADCAST_EXCEPTIONS", -1)
+def test_injected_bug_is_reported_at_its_lines(spark: Any, tmp_path: Path) -> None:
     corpus = _corpus(tmp_path / "buggy", "kafka-8237")
     expected: set[tuple[str, int]] = set()
     for log in sorted(corpus.glob("*/state-change.log")):
