@@ -694,7 +694,7 @@ def _canon(e: L.Expr) -> int:
 def _part(v: Any) -> Any:
     if isinstance(v, L.Expr):
         return ("expr", _canon(v))
-    if isinstance(v, tuple):
+    if type(v) is tuple:  # not a tuple record (``TopicPartition``), keyed by identity as any other value
         return ("tuple", *(_part(x) for x in v))
     if isinstance(v, L.Def):
         return ("def", id(v))

@@ -30,7 +30,7 @@ def itf_value(value: object) -> Any:
         return value if -SAFE <= value <= SAFE else {"#bigint": str(value)}
     if isinstance(value, enum.Enum):
         return value.name
-    if isinstance(value, tuple | list):
+    if isinstance(value, tuple | list) and not is_dataclass(value):  # the tuple records are records
         return [itf_value(v) for v in value]
     if isinstance(value, frozenset | set):
         items = [itf_value(v) for v in value]

@@ -9,7 +9,7 @@ serialise identically.
 from __future__ import annotations
 
 from collections.abc import Callable, ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, overload
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -19,6 +19,14 @@ class FMap(Mapping[K, V], Generic[K, V]):
     """A frozen dict: ``Mapping`` plus functional updates that return new maps."""
 
     __slots__ = ("_d", "_h")
+
+    # A mapping is told apart from an iterable of pairs by these overloads: a map keyed by a tuple record
+    # (``TopicPartition``) is also an iterable of tuples, which a single union parameter would let match both.
+    @overload
+    def __init__(self, items: Mapping[K, V]) -> None: ...
+
+    @overload
+    def __init__(self, items: Iterable[tuple[K, V]] = ()) -> None: ...
 
     def __init__(self, items: Mapping[K, V] | Iterable[tuple[K, V]] = ()) -> None:
         # another FMap is copied as a dict (C-level), not key by key through ``__getitem__``; a dict (the common

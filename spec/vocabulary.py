@@ -2,15 +2,21 @@
 
 Names and numeric codes are Kafka's (semantics §2, §3.1, §3.2). The reference controller may import
 this module (it is vocabulary, not rules; DESIGN.md rule 2). Every record is a frozen dataclass so it
-can be a map key, a set member and a value of the spec's expression language.
+can be a map key, a set member and a value of the spec's expression language; the two hottest keys,
+``TopicPartition`` and ``PartitionReplica``, are tuple subclasses as well (their docstrings say why).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from dataclasses import dataclass
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
 from kcspec.spec.fmap import FMap
+
+_R = TypeVar("_R", bound=tuple[object, ...])
 
 NO_LEADER = -1
 """``LeaderAndIsr.NoLeader`` (§3.2)."""
@@ -88,73 +94,93 @@ class ZkFault(enum.Enum):
     """The next read of the znode throws: every partition of that call fails with ``Left(e)``."""
 
 
-@dataclass(frozen=True, order=True)
-class TopicPartition:
+_tuple_new = tuple.__new__
+
+
+def _tuple_record(cls: type[_R]) -> type[_R]:
+    """Declare a tuple subclass, whose items are its annotated fields in order, a frozen dataclass.
+
+    The decorator adds what generic record code reads (``dataclasses.fields``, ``is_dataclass``, ``replace``,
+    ``asdict``; ``eq`` and ``order`` for the TLA+ orderings), the ``repr`` and the frozen ``__setattr__``. The
+    ``__eq__``, ``__hash__`` and comparisons it generates (field by field, as the tuple's) are removed again, so
+    that the tuple's C ones apply. Each field is read by a C accessor of its item.
+    """
+    made = dataclass(frozen=True, init=False, eq=True, order=True)(cls)
+    for name in ("__eq__", "__hash__", "__lt__", "__le__", "__gt__", "__ge__"):
+        delattr(made, name)
+    for i, f in enumerate(dataclasses.fields(cast(Any, made))):
+        setattr(made, f.name, property(itemgetter(i), doc=f"item {i}: the ``{f.name}`` field"))
+    return made
+
+
+@_tuple_record
+class TopicPartition(tuple[str, int]):
     """A partition, rendered ``<topic>-<partition>`` in logs (§10.2).
 
-    The hash is computed once, at construction: partitions are the keys of most maps and sets of the data model,
-    hashed on every lookup. It is the value the dataclass would compute (``hash((topic, partition))``), so sets
-    and maps keep their order; it is not pickled (a string's hash differs between processes), the constructor
-    recomputes it.
+    Why a tuple: partitions are the keys of most maps and sets of the data model, hashed on every lookup and
+    compared whenever two equal partitions built apart meet in one. As the tuple ``(topic, partition)``, hash,
+    equality and ordering are ``tuple``'s C code; the dataclass's hash (``hash((topic, partition))``) was the
+    same value, so sets and maps keep their order, and the ordering is the dataclass's (by field).
+
+    Equality is the tuple's: a ``TopicPartition`` equals another with the same fields, and also the plain
+    tuple ``(topic, partition)`` (nothing mixes the two in one map or set). Code that dispatches on
+    ``isinstance(x, tuple)`` meets partitions too, so it tests the records first or plain tuples with
+    ``type(x) is tuple``; JSON encoders must encode records before the ``json`` module sees them (it writes
+    any tuple as a list). It is a frozen dataclass as well (``_tuple_record``), so generic record code (codec,
+    TLA+, Z3, ITF) reads its fields as before.
     """
 
+    __slots__ = ()
+    if TYPE_CHECKING:  # set by ``_tuple_record``; declared for the type checker's dataclass protocol
+        __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
     topic: str
     partition: int
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_hash", hash((self.topic, self.partition)))
-
-    def __hash__(self) -> int:
-        return self._hash  # type: ignore[attr-defined,no-any-return]
+    def __new__(cls, topic: str, partition: int) -> TopicPartition:
+        return _tuple_new(cls, (topic, partition))
 
     def __reduce__(self) -> tuple[type[TopicPartition], tuple[str, int]]:
-        return TopicPartition, (self.topic, self.partition)
+        return TopicPartition, (self[0], self[1])
 
     def __str__(self) -> str:
-        return f"{self.topic}-{self.partition}"
+        return f"{self[0]}-{self[1]}"
 
 
-@dataclass(frozen=True, order=True)
-class PartitionReplica:
+@_tuple_record
+class PartitionReplica(tuple[TopicPartition, int]):
     """``PartitionAndReplica``: replica ``replica`` (a broker id) of partition ``tp`` (§4).
 
-    The hash is computed once, as for ``TopicPartition`` (same value as the dataclass's, not pickled).
+    The tuple ``(tp, replica)``, for the reasons given at ``TopicPartition`` (hash, equality and ordering are the
+    tuple's; equal also to the plain tuple ``(tp, replica)``).
     """
 
+    __slots__ = ()
+    if TYPE_CHECKING:  # set by ``_tuple_record``; declared for the type checker's dataclass protocol
+        __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
     tp: TopicPartition
     replica: int
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_hash", hash((self.tp, self.replica)))
-
-    def __hash__(self) -> int:
-        return self._hash  # type: ignore[attr-defined,no-any-return]
+    def __new__(cls, tp: TopicPartition, replica: int) -> PartitionReplica:
+        return _tuple_new(cls, (tp, replica))
 
     def __reduce__(self) -> tuple[type[PartitionReplica], tuple[TopicPartition, int]]:
-        return PartitionReplica, (self.tp, self.replica)
+        return PartitionReplica, (self[0], self[1])
 
     def __str__(self) -> str:
-        return f"[Topic={self.tp.topic},Partition={self.tp.partition},Replica={self.replica}]"
+        tp = self[0]
+        return f"[Topic={tp[0]},Partition={tp[1]},Replica={self[1]}]"
 
 
 def make_topic_partition(topic: str, partition: int) -> TopicPartition:
-    """``TopicPartition(topic, partition)`` without the frozen dataclass's ``__init__`` and ``__post_init__`` (the
-    same object — fields and cached hash — about 3× cheaper to build); for generated code and hot loops."""
-    made: TopicPartition = object.__new__(TopicPartition)
-    d = made.__dict__
-    d["topic"] = topic
-    d["partition"] = partition
-    d["_hash"] = hash((topic, partition))
+    """``TopicPartition(topic, partition)`` built directly as the tuple (no ``__new__`` call); for generated code
+    and hot loops."""
+    made: TopicPartition = _tuple_new(TopicPartition, (topic, partition))
     return made
 
 
 def make_partition_replica(tp: TopicPartition, replica: int) -> PartitionReplica:
     """``PartitionReplica(tp, replica)``, built as ``make_topic_partition`` builds a partition."""
-    made: PartitionReplica = object.__new__(PartitionReplica)
-    d = made.__dict__
-    d["tp"] = tp
-    d["replica"] = replica
-    d["_hash"] = hash((tp, replica))
+    made: PartitionReplica = _tuple_new(PartitionReplica, (tp, replica))
     return made
 
 

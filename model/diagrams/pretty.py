@@ -37,12 +37,12 @@ def const_text(value: object) -> str:
         return value.name
     if isinstance(value, frozenset):
         return "{" + ", ".join(sorted(const_text(v) for v in value)) + "}"
+    if hasattr(value, "__dataclass_fields__"):  # before tuples: ``TopicPartition`` is both
+        return type(value).__name__ + "(…)"
     if isinstance(value, tuple):
         return "[" + ", ".join(const_text(v) for v in value) + "]"
     if isinstance(value, str):
         return repr(value)
-    if hasattr(value, "__dataclass_fields__"):
-        return type(value).__name__ + "(…)"
     return str(value)
 
 

@@ -56,7 +56,7 @@ def _parts(e: L.Expr) -> tuple[tuple[object, ...], list[L.Expr], list[str]]:
             statics.append((f.name, len(v)))
             kids.extend(v)
             where.extend([f.name] * len(v))
-        elif isinstance(v, tuple) and v and all(isinstance(x, tuple) and len(x) == 2 for x in v):
+        elif isinstance(v, tuple) and v and all(type(x) is tuple and len(x) == 2 for x in v):
             statics.append((f.name, tuple(x[0] for x in v)))
             kids.extend(x[1] for x in v)
             where.extend([f.name] * len(v))
@@ -85,7 +85,7 @@ def _rebuild(e: L.Expr, kids: list[L.Expr]) -> L.Expr:
             changes[f.name] = next(it)
         elif isinstance(v, tuple) and v and all(isinstance(x, L.Expr) for x in v):
             changes[f.name] = tuple(next(it) for _ in v)
-        elif isinstance(v, tuple) and v and all(isinstance(x, tuple) and len(x) == 2 for x in v):
+        elif isinstance(v, tuple) and v and all(type(x) is tuple and len(x) == 2 for x in v):
             changes[f.name] = tuple((x[0], next(it)) for x in v)
     return dataclasses.replace(e, **changes)  # type: ignore[type-var]
 

@@ -44,7 +44,7 @@ class Abstractor:
         if isinstance(value, enum.Enum):
             sort, _ = V.enum_sort(type(value))
             return self._scalar(z3.Const(self.fresh_name(hint), sort), value, pin)
-        if isinstance(value, tuple | list):
+        if isinstance(value, tuple | list) and not dataclasses.is_dataclass(value):  # tuple records: below
             return V.SColl("seq", self._slots(list(value), hint, pin, duplicate=False))
         if isinstance(value, frozenset | set):
             return V.SColl("set", self._slots(sorted(value, key=repr), hint, pin, duplicate=True))

@@ -28,9 +28,9 @@ def _field_variants(value: Any) -> list[Any]:
         return [value - 1, value + 1, -1, 9]
     if isinstance(value, str):
         return ["", "zz"] if value else ["zz"]
-    if isinstance(value, tuple):
+    if type(value) is tuple:  # plain tuples only: a ``TopicPartition`` field is a record, not a sequence
         out: list[Any] = [(), value[:-1], (*value, value[-1] if value else 9)]
-        if value and isinstance(value[0], tuple):
+        if value and type(value[0]) is tuple:
             out += [((), *value[1:]), (value[0][:-1], *value[1:]), (value[0] + (9,), *value[1:])]
         elif value and isinstance(value[0], int):
             out += [(*value, 9), (-1, *value[1:])]
