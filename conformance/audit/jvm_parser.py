@@ -4,9 +4,9 @@
 and field names of ``lines``, handed to its constructor as one string by ``grammar_config`` — with the same
 rules, in one call per line. It is compiled at first use against the jars of the installed pyspark and cached
 under the user's cache directory (``XDG_CACHE_HOME`` or ``~/.cache``, ``kcspec/audit-jvm-<digest>/``, both
-folders mode 0700); the digest covers the Java source, the pyspark version and the compiler (its path, size,
-time and JDK version). A cached jar is used only if its folder is the user's alone and its bytes match the
-SHA-256 written beside it (``build``).
+folders mode 0700); the digest covers the Java sources (``SOURCES``: ``HistoryRules.java`` is compiled into
+the same jar), the pyspark version and the compiler (its path, size, time and JDK version). A cached jar is
+used only if its folder is the user's alone and its bytes match the SHA-256 written beside it (``build``).
 
 ``session.make_session`` puts the jar on the driver's class path (and ships it with ``spark.jars``). Without
 ``javac``, or in a session started elsewhere, ``available`` is false and the audit of Kafka logs stops with
@@ -33,7 +33,8 @@ from kcspec.conformance.audit import lines as g
 from kcspec.conformance.audit import stats
 
 CLASS_NAME = "kcspec.audit.LineParser"
-SOURCE = Path(__file__).with_name("LineParser.java")
+SOURCES = tuple(sorted(Path(__file__).parent.glob("*.java")))
+"""The package's Java sources (``LineParser.java``, ``HistoryRules.java``, …): compiled together into one jar."""
 _RECORDS = "\u0003"
 _UNITS = "\u0002"
 BRACKET_REST = r"^\[Controller id=\d+(?: epoch=\d+)?\] (.{0,64})"
@@ -336,11 +337,11 @@ def _write_jar(classes: Path, folder: Path) -> Path:
 def build() -> tuple[Path | None, str]:
     """``(jar, status)``: the cached jar (compiled now if needed) or ``None`` and why not.
 
-    Decision: the jar is cached per user, keyed by the Java source, the pyspark version and the compiler
-    (``_javac_identity``), in a folder only the user can read and write, and checked before each use
-    (``verified_jar``): a folder someone else owns or can write, a jar that does not match its digest or is
-    not a jar, are never used: the jar is compiled again (into a private folder of the run when the cache
-    cannot be made private)."""
+    Decision: the jar is cached per user, keyed by the Java sources (``SOURCES``, each by name and bytes), the
+    pyspark version and the compiler (``_javac_identity``), in a folder only the user can read and write, and
+    checked before each use (``verified_jar``): a folder someone else owns or can write, a jar that does not
+    match its digest or is not a jar, are never used: the jar is compiled again (into a private folder of the
+    run when the cache cannot be made private)."""
     javac = _javac()
     if javac is None:
         return None, "javac not found (install a JDK 17+ or set JAVA_HOME)"
@@ -352,10 +353,12 @@ def build() -> tuple[Path | None, str]:
         identity = _javac_identity(javac)
     except (OSError, subprocess.SubprocessError) as exc:
         return None, f"javac does not run: {exc}"
-    source = SOURCE.read_bytes()
-    key = hashlib.sha256(
-        source + b"\0" + pyspark.__version__.encode() + b"\0" + identity.encode()
-    ).hexdigest()
+    digest = hashlib.sha256()
+    for source in SOURCES:  # every source, by name and length, so no two sets of sources share a key
+        data = source.read_bytes()
+        digest.update(f"{source.name}\0{len(data)}\0".encode() + data)
+    digest.update(b"\0" + pyspark.__version__.encode() + b"\0" + identity.encode())
+    key = digest.hexdigest()
     folder = _jar_dir(key[:16])
     jar = verified_jar(folder)
     if jar is not None:
@@ -373,7 +376,7 @@ def build() -> tuple[Path | None, str]:
                     str(_pyspark_jars() / "*"),
                     "-d",
                     str(classes),
-                    str(SOURCE),
+                    *[str(source) for source in SOURCES],
                 ],
                 capture_output=True,
                 text=True,
