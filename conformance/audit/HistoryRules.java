@@ -16,13 +16,15 @@ import org.apache.spark.sql.classic.Dataset;
 import org.apache.spark.sql.types.StructType;
 
 /**
- * The audit's history rules (replay.history_rules) in one pass over each sorted partition history.
+ * The audit's rules over Kafka log records (replay.log_rules) in one pass over each sorted partition history.
  *
- * <p>Why: each rule compares a record with an earlier one of the same partition history, and each used to
- * be a Spark window with its own shuffle and sort. Here the records of both rules are shuffled once by
- * (hid, topic, partition) and sorted once within the partitions, each group's rows by (controller_epoch,
- * ts, fid, line) (replay.history_rules does both); this class walks each group in that order and
- * evaluates both rules:
+ * <p>Why: the history rules compare a record with an earlier one of the same partition history, and each
+ * used to be a Spark window with its own shuffle and sort; the rules about one record were a scan of their
+ * own with two joins. Here the controller's records are shuffled once by (hid, topic, partition) and sorted
+ * once within the partitions, each group's rows by (controller_epoch, ts, fid, line) (replay.history_rules
+ * does both); this class walks each group in that order, evaluates the rules about the record on every row
+ * ({@code rowRules}: the fence and deletion data they look up arrive with the configuration), and the
+ * history rules on the rows they read:
  *
  * <ul>
  *   <li>the leader-epoch rule (§11 I6): the previous write is the previous row that is a write (an Online
@@ -35,8 +37,9 @@ import org.apache.spark.sql.types.StructType;
  * </ul>
  *
  * <p>Nothing of the spec is restated here: the valid-previous tables, the legacy state names, the states
- * reachable through transitions an INFO log hides, the kinds and state names the rules look at, and the
- * rules' codes, sections and texts arrive from Python in one string (replay.history_config). The rules'
+ * reachable through transitions an INFO log hides, the kinds and state names the rules look at, the
+ * rules' codes, sections and texts, when each controller epoch was fenced and when each topic was queued
+ * for deletion arrive from Python in one string (replay.history_config). The rules'
  * conditions and message words are written here only. Nulls behave as in the Spark expressions the pass
  * replaced: a comparison with a null holds for no rule, a message with a null part is null.
  *
@@ -68,7 +71,10 @@ public final class HistoryRules {
     "controller_id",
     "from_state",
     "to_state",
-    "leader_epoch"
+    "leader_epoch",
+    "leader",
+    "isr",
+    "exception"
   };
 
   /**
@@ -92,6 +98,10 @@ public final class HistoryRules {
     final Map<String, List<String>> replicaHidden = new HashMap<>();
     final Map<String, List<String>> partitionHidden = new HashMap<>();
     final Map<String, String[]> names = new HashMap<>();
+    /** (history id, controller epoch) → {when a newer epoch first acted (ts key), its text, that epoch}. */
+    final Map<List<Integer>, Object[]> fences = new HashMap<>();
+    /** (history id, topic) → its deletion intervals: {queued (ts key), completed (ts key) or null, text}. */
+    final Map<List<Object>, List<Object[]>> deletions = new HashMap<>();
 
     Config(String text) {
       for (String record : text.split(RECORDS, -1)) {
@@ -100,6 +110,14 @@ public final class HistoryRules {
           case "legacy" -> legacy.put(u[1], u[2]);
           case "valid" -> table(u[1], replicaValid, partitionValid).put(u[2], rest(u, 3));
           case "hidden" -> table(u[1], replicaHidden, partitionHidden).put(u[2], rest(u, 3));
+          case "fence" ->
+              fences.put(
+                  List.of(Integer.valueOf(u[1]), Integer.valueOf(u[2])),
+                  new Object[] {Long.valueOf(u[3]), u[4], Integer.valueOf(u[5])});
+          case "deletion" ->
+              deletions
+                  .computeIfAbsent(List.of(Integer.valueOf(u[1]), u[2]), k -> new java.util.ArrayList<>())
+                  .add(new Object[] {Long.valueOf(u[3]), u[4].isEmpty() ? null : Long.valueOf(u[4]), u[5]});
           default -> names.put(u[0], Arrays.copyOfRange(u, 1, u.length));
         }
       }
@@ -149,7 +167,10 @@ public final class HistoryRules {
       Integer controllerId,
       String from,
       String to,
-      Integer leaderEpoch) {}
+      Integer leaderEpoch,
+      Integer leader,
+      String isr,
+      String exception) {}
 
   /** The pass over one partition of sorted rows; violations come out as they are found. */
   static final class Walk implements Iterator<Row> {
@@ -166,6 +187,25 @@ public final class HistoryRules {
     private final Rule fromTracked;
     private final Rule mismatch;
     private final Rule epochRule;
+    private final Rule invalid;
+    private final Rule notInIsr;
+    private final Rule emptyIsr;
+    private final Rule stale;
+    private final Rule deleting;
+    private final Rule rejected;
+    private final Rule listDiffers;
+    private final List<String> replicaMachineKinds;
+    private final List<String> partitionMachineKinds;
+    private final List<String> transitionKinds;
+    private final List<String> leaderIsrKinds;
+    private final List<String> writeKinds;
+    private final List<String> failedKinds;
+    private final String electionKind;
+    private final String electionTarget;
+    private final List<String> electionSources;
+    private final int leaderDuringDelete;
+    private final java.util.regex.Pattern printedList;
+    private final String profileName;
     private final ArrayDeque<Row> ready = new ArrayDeque<>();
 
     // the group (hid, topic, partition) being walked, and what its rules remember
@@ -193,6 +233,26 @@ public final class HistoryRules {
       fromTracked = Rule.of(c.get("rule-from-tracked"));
       mismatch = Rule.of(c.get("rule-mismatch"));
       epochRule = Rule.of(c.get("rule-epoch"));
+      invalid = Rule.of(c.get("rule-invalid"));
+      notInIsr = Rule.of(c.get("rule-not-in-isr"));
+      emptyIsr = Rule.of(c.get("rule-empty-isr"));
+      stale = Rule.of(c.get("rule-stale"));
+      deleting = Rule.of(c.get("rule-deleting"));
+      rejected = Rule.of(c.get("rule-rejected"));
+      listDiffers = Rule.of(c.get("rule-list-differs"));
+      replicaMachineKinds = List.of(c.get("replica-machine-kinds"));
+      partitionMachineKinds = List.of(c.get("partition-machine-kinds"));
+      transitionKinds = List.of(c.get("transition-kinds"));
+      leaderIsrKinds = List.of(c.get("leader-isr-kinds"));
+      writeKinds = List.of(c.get("write-kinds"));
+      failedKinds = List.of(c.get("failed-kinds"));
+      String[] election = c.get("election");
+      electionKind = election[0];
+      electionTarget = election[1];
+      electionSources = List.of(Arrays.copyOfRange(election, 2, election.length));
+      leaderDuringDelete = Integer.parseInt(c.get("leader-during-delete")[0]);
+      printedList = java.util.regex.Pattern.compile(c.get("printed-list")[0]);
+      profileName = c.get("profile")[0];
     }
 
     @Override
@@ -231,7 +291,8 @@ public final class HistoryRules {
       }
       Fields row =
           new Fields(at(r, 3), at(r, 4), at(r, 5), at(r, 6), at(r, 7), at(r, 8), at(r, 9), at(r, 10),
-              at(r, 11), at(r, 12));
+              at(r, 11), at(r, 12), at(r, 13), at(r, 14), at(r, 15));
+      rowRules(row);
       boolean isReplica = replicaKind.equals(row.kind());
       boolean isPartition = partitionKind.equals(row.kind());
       boolean isRemoval = isrRemovalKind.equals(row.kind());
@@ -315,6 +376,160 @@ public final class HistoryRules {
       emit(row, epochRule, message, partitionMachine, before);
     }
 
+    /**
+     * The rules about one record (replay.log_rules' "row rules" and "failure rules"): a transition not
+     * valid from its logged previous state (§2.1/§2.2, I20), a leader outside a logged ISR (§11 I1), an
+     * empty ISR (§11 I3; leader -2, UpdateMetadata for a topic being deleted, §3.2, is exempt), a write by a
+     * controller after a newer one acted (§9, I8: ``fence``), an election of a partition whose topic is
+     * queued for deletion (§11 I13: ``deletion``; New → Online is no election), and a failed transition
+     * against the valid previous states Kafka printed in the exception after it (§2.3 step 4, §10.3). States
+     * of a machine's records are normalised (legacy names) once, as replay._machine_states did; the
+     * deletion rule reads them as logged.
+     */
+    private void rowRules(Fields row) {
+      String kind = row.kind();
+      boolean ofReplica = replicaMachineKinds.contains(kind);
+      boolean ofPartition = partitionMachineKinds.contains(kind);
+      String machine = ofReplica ? replicaMachine : ofPartition ? partitionMachine : null;
+      String from = machine == null ? row.from() : norm(row.from());
+      String to = machine == null ? row.to() : norm(row.to());
+      List<String> valid =
+          ofReplica ? c.replicaValid.get(to) : ofPartition ? c.partitionValid.get(to) : null;
+      String element = ofReplica ? cat("replica ", row.replica(), " of ", tp()) : cat("partition ", tp());
+      String validList = valid == null ? "" : String.join(",", valid);
+      if (transitionKinds.contains(kind) && from != null && valid != null && !valid.contains(from)) {
+        String message =
+            cat(invalid.lead(), element, " from ", from, " to ", to, " (valid previous states: ", validList, ")");
+        emit(row, invalid, message, machine, null);
+      }
+      if (leaderIsrKinds.contains(kind) && row.isr() != null && row.leader() != null) {
+        int leader = row.leader();
+        String state =
+            cat(
+                "partition ",
+                tp(),
+                ": leader ",
+                leader,
+                ", ISR [",
+                row.isr(),
+                "], leader epoch ",
+                row.leaderEpoch() == null ? "?" : row.leaderEpoch(),
+                " (",
+                kind,
+                ")");
+        Boolean inIsr = isrHolds(row.isr(), leader);
+        if (leader >= 0 && Boolean.FALSE.equals(inIsr)) {
+          emit(row, notInIsr, cat(notInIsr.lead(), state), partitionMachine, null);
+        }
+        if (leader != leaderDuringDelete && row.isr().isEmpty()) {
+          emit(row, emptyIsr, cat(emptyIsr.lead(), state), partitionMachine, null);
+        }
+      }
+      Object[] fence = hid == null || row.ce() == null ? null : c.fences.get(List.of(hid, row.ce()));
+      if (writeKinds.contains(kind) && fence != null && row.ts() != null && row.ts() > (Long) fence[0]) {
+        String message =
+            cat(
+                stale.lead(),
+                kind,
+                " by controller ",
+                row.controllerId(),
+                " with epoch ",
+                row.ce(),
+                " after controller epoch ",
+                fence[2],
+                " acted at ",
+                fence[1]);
+        emit(row, stale, message, null, null);
+      }
+      if (electionKind.equals(kind)
+          && electionTarget.equals(row.to())
+          && electionSources.contains(row.from())
+          && row.ts() != null
+          && hid != null
+          && topic != null) {
+        List<Object[]> intervals = c.deletions.get(List.of(hid, topic));
+        if (intervals != null) {
+          for (Object[] iv : intervals) {
+            long q = (Long) iv[0];
+            Long d = (Long) iv[1];
+            if (row.ts() > q && (d == null || row.ts() < d)) {
+              String message =
+                  cat(
+                      deleting.lead(),
+                      "partition ",
+                      tp(),
+                      " moved ",
+                      row.from(),
+                      " → ",
+                      electionTarget,
+                      " while topic ",
+                      topic,
+                      " was queued for deletion (since ",
+                      iv[2],
+                      ")");
+              emit(row, deleting, message, partitionMachine, null);
+            }
+          }
+        }
+      }
+      if (failedKinds.contains(kind)) {
+        String printed = "";
+        if (row.exception() != null) {
+          java.util.regex.Matcher m = printedList.matcher(row.exception());
+          if (m.find()) printed = m.group(1) == null ? "" : m.group(1);
+        }
+        if (!printed.isEmpty() && valid != null && from != null && valid.contains(from)) {
+          String message =
+              cat(
+                  rejected.lead(),
+                  element,
+                  " from ",
+                  from,
+                  " to ",
+                  to,
+                  " was rejected; the spec's valid previous states are ",
+                  validList);
+          emit(row, rejected, message, machine, null);
+        }
+        if (!printed.isEmpty() && !printed.equals(validList)) {
+          String message =
+              cat(
+                  listDiffers.lead(),
+                  "Kafka printed ",
+                  printed,
+                  " for target ",
+                  to,
+                  ", profile " + profileName + " has ",
+                  validList);
+          emit(row, listDiffers, message, machine, null);
+        }
+      }
+    }
+
+    /**
+     * Whether the logged ISR (comma-separated broker ids; "" is empty) holds {@code leader}, as Spark's
+     * array_contains over the ISR cast to ints: true if it does, null if it does not but holds an entry
+     * that is no number, false otherwise.
+     */
+    static Boolean isrHolds(String isr, int leader) {
+      if (isr.isEmpty()) return Boolean.FALSE;
+      boolean unknown = false;
+      for (String part : isr.split(",", -1)) {
+        Integer id = toInt(part);
+        if (id == null) unknown = true;
+        else if (id == leader) return Boolean.TRUE;
+      }
+      return unknown ? null : Boolean.FALSE;
+    }
+
+    private static Integer toInt(String s) {
+      try {
+        return Integer.valueOf(s.trim());
+      } catch (NumberFormatException e) {
+        return null;
+      }
+    }
+
     private String tp() {
       return cat(topic, "-", partition);
     }
@@ -334,8 +549,8 @@ public final class HistoryRules {
               row.replica(),
               row.controllerId(),
               row.ce(),
-              before.fid(),
-              before.line()));
+              before == null ? null : before.fid(),
+              before == null ? null : before.line()));
     }
   }
 

@@ -1,8 +1,10 @@
-"""Replay of recorded history against the spec: the rules, each a Spark query over parsed records or facts.
+"""Replay of recorded history against the spec: the rules over parsed Kafka log records (``log_rules``: one
+pass of ``HistoryRules.java`` over the records sorted by partition history) and over trace facts
+(``trace_rules``: Spark queries).
 
 The transition tables come from the profile (``Profile.replica_valid_previous`` /
-``partition_valid_previous``, i.e. ``kcspec.spec.tables``) and are shipped to the JVM as literal maps;
-nothing here restates them (DESIGN.md rule 1).
+``partition_valid_previous``, i.e. ``kcspec.spec.tables``) and are shipped to the JVM as data (literal maps,
+or ``history_config``'s string); nothing here restates them (DESIGN.md rule 1).
 
 Histories are grouped per partition (partition machine, leader/ISR records) and per replica (replica
 machine) and ordered by controller epoch, then position (timestamp, file, line). The *tracked* previous
@@ -36,9 +38,8 @@ from typing import Any, TypeVar
 
 from kcspec.conformance.audit import lines as g
 from kcspec.conformance.audit import stats
-from kcspec.conformance.audit.local_frames import local_frame
 from kcspec.spec.profiles import Profile
-from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import _parse_datatype_string
 
@@ -118,14 +119,6 @@ WRITE_KINDS = (
 )
 FAILED_KINDS = ("replica_transition_failed", "partition_transition_failed")
 LEADER_ISR_KINDS = ("partition_transition", "isr_removal", "lair_sent", "umr_sent", "reassign_lair_sent")
-
-
-def table_map(table: Mapping[S, tuple[S, ...]]) -> Column:
-    """A literal ``map<string, array<string>>``: target state name → valid previous state names."""
-    items: list[Column] = []
-    for target, prevs in table.items():
-        items += [F.lit(target.name), F.array(*[F.lit(p.name) for p in prevs])]
-    return F.create_map(*items)
 
 
 def reachable(table: Mapping[S, tuple[S, ...]]) -> dict[str, list[str]]:
@@ -215,75 +208,6 @@ def hidden_reach(table: Mapping[S, tuple[S, ...]], hidden: frozenset[str]) -> di
     return out
 
 
-@dataclass(frozen=True)
-class Check:
-    """One rule evaluated on a row: when it is violated, the message in words, the machine it concerns."""
-
-    rule: str
-    when: Column
-    message: Column
-    machine: Column
-    compared: tuple[Column, Column] | None = None
-    """The file id and line of the earlier record the rule compared this one with, if any."""
-
-
-def _emit(df: DataFrame, checks: list[Check]) -> DataFrame:
-    """The violations of ``checks`` on the rows of ``df`` in one pass (a row yields none, one or several).
-
-    Rows are the stored parse's: the result has ``LOG_VIOLATION_COLUMNS`` (file id, timestamp key); the
-    pipeline gives them file names and timestamp text (``named``)."""
-    found = F.filter(
-        F.array(
-            *[
-                F.when(
-                    c.when,
-                    F.struct(
-                        F.lit(c.rule).alias("rule"),
-                        F.lit(RULES[c.rule].section).alias("section"),
-                        F.concat(F.lit(RULES[c.rule].text + ": "), c.message).alias("message"),
-                        c.machine.cast("string").alias("machine"),
-                        (c.compared[0] if c.compared else F.lit(None)).cast("int").alias("compared_fid"),
-                        (c.compared[1] if c.compared else F.lit(None)).cast("long").alias("compared_line"),
-                    ),
-                )
-                for c in checks
-            ]
-        ),
-        lambda v: v.isNotNull(),
-    )
-    # rows where some rule holds are rare: the (interpreted) array of violations is built for those only
-    fires = checks[0].when
-    for c in checks[1:]:
-        fires = fires | c.when
-    hits = df.where(F.coalesce(fires, F.lit(False))).select(
-        "fid",
-        "line",
-        "ts",
-        "topic",
-        "partition",
-        "replica",
-        "controller_id",
-        "controller_epoch",
-        F.explode(found).alias("_v"),
-    )
-    return hits.select(
-        "fid",
-        "line",
-        "ts",
-        F.col("_v.rule").alias("rule"),
-        F.col("_v.section").alias("section"),
-        F.col("_v.message").alias("message"),
-        F.col("_v.machine").alias("machine"),
-        "topic",
-        "partition",
-        F.col("replica").cast("int").alias("replica"),
-        F.col("controller_id").cast("int").alias("controller_id"),
-        F.col("controller_epoch").cast("int").alias("controller_epoch"),
-        F.col("_v.compared_fid").alias("compared_fid"),
-        F.col("_v.compared_line").alias("compared_line"),
-    )
-
-
 LOG_VIOLATION_COLUMNS = ("fid", *VIOLATION_COLUMNS[1:-2], "compared_fid", "compared_line")
 """Violations of log rules before ``named``: the file's id instead of its name, ``ts`` as ``stats.ts_key``."""
 
@@ -300,193 +224,29 @@ def named(violations: DataFrame, names: Column) -> DataFrame:
     )
 
 
-def _normalised(events: DataFrame) -> DataFrame:
-    """``events`` with ``machine`` (transition records only) and their legacy state names normalised."""
-    machine = F.when(F.col("kind").startswith("replica_transition"), "replica").when(
-        F.col("kind").startswith("partition_transition"), "partition"
-    )
-    legacy_map = F.create_map(*[F.lit(x) for kv in g.LEGACY_STATE_NAMES.items() for x in kv])
-
-    def norm(c: str) -> Column:
-        return F.when(F.col("machine").isNotNull(), F.coalesce(legacy_map[F.col(c)], F.col(c))).otherwise(
-            F.col(c)
-        )
-
-    with_machine = events.withColumn("machine", machine)
-    return with_machine.withColumn("from_state", norm("from_state")).withColumn("to_state", norm("to_state"))
-
-
-def _machine_states(events: DataFrame, profile: Profile) -> DataFrame:
-    """``_normalised`` rows (normalised again if they are already) with ``valid_prev`` from the profile."""
-    rep = table_map(profile.replica_valid_previous)
-    par = table_map(profile.partition_valid_previous)
-    return _normalised(events).withColumn(
-        "valid_prev",
-        F.when(F.col("machine") == "replica", rep[F.col("to_state")]).when(
-            F.col("machine") == "partition", par[F.col("to_state")]
-        ),
-    )
-
-
 def log_rules(
-    spark: SparkSession,
     events: DataFrame,
-    failed: DataFrame,
     profile: Profile,
     firsts: Mapping[int, Mapping[int, int]],
     deletions: Mapping[tuple[int, str], list[tuple[int, int | None]]],
     names: Column,
 ) -> DataFrame:
     """All violations found in parsed Kafka log records: ``events`` holds the stored parse's records of
-    ``WRITE_KINDS`` (others are ignored), ``failed`` those of ``FAILED_KINDS`` (a subset of ``events``).
-
-    Three queries over the stored parse: ``row_rules`` (rules that look at one record, among them the deletion
-    rule against the deletion intervals collected from the statistics), ``history_rules`` (rules that compare
-    a record with the one before it: one shuffle, one sort per window) and ``failure_rules`` (failed
-    transitions with the exception line that follows them: the stored parse's ``exception``). ``firsts``
-    (history id → controller epoch → first ``ts_key`` at which it acted) and ``deletions``
+    ``WRITE_KINDS`` (others are ignored), with their ``exception`` (a failed transition's first continuation
+    line). ``firsts`` (history id → controller epoch → first ``ts_key`` at which it acted) and ``deletions``
     (``stats.epoch_firsts`` and ``stats.deletion_intervals``) come from the statistics; ``names`` is an array
     column of file names by file id (the leader-epoch rule's message names the earlier write).
 
-    Decision (measured): the failure rules are a query of their own over ``failed`` (a second scan, of failed
-    transitions only) rather than a part of the row pass. With their two rules in it, the row pass's generated
-    method grew past the 8000 bytes the session lets whole-stage code generation emit
-    (``spark.sql.codegen.hugeMethodLimit``: HotSpot compiles no larger method), so the whole pass ran without
-    it: 7.8-8.5 JVM CPU s on 2.2 M lines against 2.5 for the row pass without them plus 1.6-2.1 for this query.
-    """
-    fence = fence_table(spark, firsts)
-    dels = deletion_table(spark, deletions)
-    history = history_rules(events, profile, names)
-    return (
-        row_rules(events, profile, fence, dels)
-        .unionByName(history)
-        .unionByName(failure_rules(failed, profile))
-    )
+    One pass (``HistoryRules.java``) over one shuffle of the records by partition history and one sort
+    evaluates every rule: those about one record (invalid transitions, leader/ISR invariants, writes by a
+    fenced controller, elections for a topic queued for deletion, failed transitions against the valid
+    previous states Kafka printed) and those comparing a record with an earlier one of its history (see
+    ``history_rules``).
 
-
-def _valid_list() -> Column:
-    return F.concat_ws(",", F.col("valid_prev"))
-
-
-def _lisr_state() -> Column:
-    return F.concat(
-        F.lit("partition "),
-        _tp(),
-        F.lit(": leader "),
-        F.col("leader").cast("string"),
-        F.lit(", ISR ["),
-        F.col("isr"),
-        F.lit("], leader epoch "),
-        F.coalesce(F.col("leader_epoch").cast("string"), F.lit("?")),
-        F.lit(" ("),
-        F.col("kind"),
-        F.lit(")"),
-    )
-
-
-def row_rules(
-    events: DataFrame,
-    profile: Profile,
-    fence: DataFrame,
-    deletions: DataFrame | None = None,
-) -> DataFrame:
-    """Rules about one record: invalid transitions, leader/ISR invariants, writes by a fenced controller,
-    elections for a topic queued for deletion (``deletions``: ``deletion_table``, ``None`` when empty)."""
-    writes = events.where(F.col("kind").isin(*WRITE_KINDS)).withColumns(
-        {"raw_from": F.col("from_state"), "raw_to": F.col("to_state")}
-    )
-    ev = _machine_states(writes, profile).join(F.broadcast(fence), ["hid", "controller_epoch"], "left")
-    if deletions is not None:
-        # only elections look their topic up (a null key joins nothing); the intervals of a topic are
-        # disjoint, so an election joins at most the one that holds it
-        election = (
-            (F.col("kind") == "partition_transition")
-            & (F.col("raw_to") == "OnlinePartition")
-            & F.col("raw_from").isin("OfflinePartition", "OnlinePartition")
-        )
-        ev = ev.withColumn("elected_topic", F.when(election, F.col("topic")))
-        d = deletions.alias("d")
-        ev = (
-            ev.alias("e")
-            .join(
-                F.broadcast(d),
-                (F.col("e.hid") == F.col("d.hid"))
-                & (F.col("e.elected_topic") == F.col("d.topic"))
-                & (F.col("e.ts") > F.col("d.q"))
-                & (F.col("d.d").isNull() | (F.col("e.ts") < F.col("d.d"))),
-                "left",
-            )
-            .select("e.*", F.col("d.q").alias("deletion_queued"))
-        )
-    ok_transition = F.col("kind").isin("replica_transition", "partition_transition")
-    lisr = F.col("kind").isin(*LEADER_ISR_KINDS) & F.col("isr").isNotNull()
-    isr_a = _isr_array()
-    partition = F.lit("partition")
-    checks = [
-        Check(
-            "invalid-transition",
-            ok_transition
-            & F.col("from_state").isNotNull()
-            & ~F.array_contains("valid_prev", F.col("from_state")),
-            F.concat(
-                _element(),
-                F.lit(" from "),
-                F.col("from_state"),
-                F.lit(" to "),
-                F.col("to_state"),
-                F.lit(" (valid previous states: "),
-                _valid_list(),
-                F.lit(")"),
-            ),
-            F.col("machine"),
-        ),
-        Check(
-            "leader-not-in-isr",
-            lisr & (F.col("leader") >= 0) & ~F.array_contains(isr_a, F.col("leader")),
-            _lisr_state(),
-            partition,
-        ),
-        Check("empty-isr", lisr & (F.col("leader") != -2) & (F.size(isr_a) == 0), _lisr_state(), partition),
-        Check(
-            "stale-controller-write",
-            F.col("kind").isin(*WRITE_KINDS)
-            & F.col("fence_ts").isNotNull()
-            & (F.col("ts") > F.col("fence_ts")),
-            F.concat(
-                F.col("kind"),
-                F.lit(" by controller "),
-                F.col("controller_id").cast("string"),
-                F.lit(" with epoch "),
-                F.col("controller_epoch").cast("string"),
-                F.lit(" after controller epoch "),
-                F.col("newer_epoch").cast("string"),
-                F.lit(" acted at "),
-                F.col("fence_text"),
-            ),
-            F.lit(None),
-        ),
-    ]
-    if deletions is not None:
-        # the deletion rule reads the states as logged (not normalised)
-        checks.append(
-            Check(
-                "election-for-deleting-topic",
-                F.col("deletion_queued").isNotNull(),
-                F.concat(
-                    F.lit("partition "),
-                    _tp(),
-                    F.lit(" moved "),
-                    F.col("raw_from"),
-                    F.lit(" → OnlinePartition while topic "),
-                    F.col("topic"),
-                    F.lit(" was queued for deletion (since "),
-                    stats.ts_column_text(F.col("deletion_queued")),
-                    F.lit(")"),
-                ),
-                F.lit("partition"),
-            )
-        )
-    return _emit(ev, checks)
+    Decision (measured): the rules about one record were a Spark query of their own (a scan with two
+    broadcast joins, then the failed transitions' own scan); in the pass they cost no scan and no join, and
+    the shuffle carries the records they read anyway."""
+    return history_rules(events, profile, names, fence_records(firsts), deletion_records(deletions))
 
 
 HISTORY_COLUMNS = (
@@ -518,25 +278,68 @@ NEW_HISTORY_STATE = "NewPartition"
 HISTORY_KINDS = ("replica_transition", "partition_transition", "isr_removal")
 """The kinds the history rules read: the two machines' transitions, and ISR removals (writes)."""
 MACHINES = ("replica", "partition")
-"""``machine`` of a ``HISTORY_KINDS[0]`` / ``HISTORY_KINDS[1]`` row (``_normalised``)."""
+"""``machine`` of a replica / partition transition's violation."""
+ELECTION = ("partition_transition", "OnlinePartition", "OfflinePartition", "OnlinePartition")
+"""An election (rule I13): the kind, the target state as logged, the previous states as logged (§11: New →
+Online is a topic's creation, not an election)."""
+LEADER_DURING_DELETE = -2
+"""``LeaderAndIsr.LeaderDuringDelete``: the leader of a partition whose topic is being deleted (§3.2); its
+UpdateMetadata requests are exempt from the empty-ISR rule (I3) and the leader-in-ISR rule (I1, leader < 0)."""
+PRINTED_VALID_PREVIOUS = r"should be in (?:the|one of) (\S+) states"
+"""What Kafka prints in a rejected transition's exception before the valid previous states (§10.3)."""
+ROW_RULES = {
+    "rule-invalid": "invalid-transition",
+    "rule-not-in-isr": "leader-not-in-isr",
+    "rule-empty-isr": "empty-isr",
+    "rule-stale": "stale-controller-write",
+    "rule-deleting": "election-for-deleting-topic",
+    "rule-rejected": "rejected-valid-transition",
+    "rule-list-differs": "valid-previous-list-differs",
+}
+"""The rules about one record, by the name ``HistoryRules.java`` reads them under."""
 HISTORY_RULES = ("invalid-from-tracked", "previous-state-mismatch", "leader-epoch-not-increasing")
 """The rules ``history_rules`` evaluates (``RULES`` codes)."""
 
 
+LOG_ROW_COLUMNS = (*HISTORY_COLUMNS, "leader_epoch", "leader", "isr", "exception")
+"""What the log rules' pass reads of a record (and shuffles): nothing else of it crosses the shuffle."""
+
+
 def history_rows(events: DataFrame) -> DataFrame:
-    """The records the history rules read: every logged transition (tracked rules) and every controller
-    write (leader-epoch rule: a transition to ``EPOCH_WRITE_TARGET`` with a leader epoch, or an ISR removal);
-    ``HISTORY_COLUMNS`` and ``leader_epoch`` only."""
-    replica, partition, removal = HISTORY_KINDS
-    kind = F.col("kind")
-    transition = kind.isin(replica, partition)
-    write = (
-        (kind == partition) & (F.col("to_state") == EPOCH_WRITE_TARGET) & F.col("leader_epoch").isNotNull()
-    ) | (kind == removal)
-    return events.where(transition | write).select(*HISTORY_COLUMNS, "leader_epoch")
+    """The records the log rules read: every record of ``events`` (``WRITE_KINDS``), ``LOG_ROW_COLUMNS`` only
+    (a column the caller's frame lacks is null). The history rules read every logged transition (tracked
+    rules) and every controller write (leader-epoch rule: a transition to ``EPOCH_WRITE_TARGET`` with a
+    leader epoch, or an ISR removal); the pass skips the other records for them."""
+    have = set(events.columns)
+    return events.select(*[F.col(c) if c in have else F.lit(None).alias(c) for c in LOG_ROW_COLUMNS])
 
 
-def history_config(profile: Profile) -> str:
+def fence_records(firsts: Mapping[int, Mapping[int, int]]) -> list[list[str]]:
+    """``history_config``'s fence records: per history and controller epoch, when a newer epoch first acted
+    after it (a ``ts_key``, its text) and which (the stale-controller-write rule, §9, I8)."""
+    records = []
+    for history, epochs in sorted(firsts.items()):
+        for e in sorted(epochs):
+            newer = [(epochs[n], n) for n in epochs if n > e]
+            if newer:
+                ts, n = min(newer)
+                records.append(["fence", str(history), str(e), str(ts), str(stats.ts_text(ts)), str(n)])
+    return records
+
+
+def deletion_records(deletions: Mapping[tuple[int, str], list[tuple[int, int | None]]]) -> list[list[str]]:
+    """``history_config``'s deletion records: per history and topic, each interval it was queued for deletion
+    (``stats.deletion_intervals``: queued, completed or "" while open, the queuing's text), for rule I13."""
+    return [
+        ["deletion", str(h), topic, str(q), "" if d is None else str(d), str(stats.ts_text(q))]
+        for (h, topic), intervals in sorted(deletions.items())
+        for q, d in intervals
+    ]
+
+
+def history_config(
+    profile: Profile, fences: list[list[str]] | None = None, deletions: list[list[str]] | None = None
+) -> str:
     """What ``HistoryRules.java`` reads of the spec and of these rules, as one string (records split by
     U+0003, units by U+0002): the legacy state names (``lines.LEGACY_STATE_NAMES``), both machines' tables
     of valid previous states (the profile's), the states reachable through transitions an INFO log may not
@@ -556,6 +359,22 @@ def history_config(profile: Profile) -> str:
     ]
     for name, code in zip(("rule-from-tracked", "rule-mismatch", "rule-epoch"), HISTORY_RULES, strict=True):
         records.append([name, code, RULES[code].section, RULES[code].text])
+    records += [
+        ["replica-machine-kinds", *[k for k in WRITE_KINDS if k.startswith("replica_transition")]],
+        ["partition-machine-kinds", *[k for k in WRITE_KINDS if k.startswith("partition_transition")]],
+        ["transition-kinds", *HISTORY_KINDS[:2]],
+        ["leader-isr-kinds", *LEADER_ISR_KINDS],
+        ["write-kinds", *WRITE_KINDS],
+        ["failed-kinds", *FAILED_KINDS],
+        ["election", *ELECTION],
+        ["leader-during-delete", str(LEADER_DURING_DELETE)],
+        ["printed-list", PRINTED_VALID_PREVIOUS],
+        ["profile", profile.name],
+    ]
+    for name, code in ROW_RULES.items():
+        records.append([name, code, RULES[code].section, RULES[code].text])
+    records += fences or []
+    records += deletions or []
     return "\u0003".join("\u0002".join(r) for r in records)
 
 
@@ -567,9 +386,16 @@ def _table_records(machine: str, table: Mapping[S, tuple[S, ...]], hidden: froze
     return records + [["hidden", machine, state, *targets] for state, targets in sorted(reach.items())]
 
 
-def history_rules(events: DataFrame, profile: Profile, names: Column) -> DataFrame:
-    """Rules comparing a record with an earlier one of its partition history, in one pass
-    (``HistoryRules.java``) over one shuffle and one sort:
+def history_rules(
+    events: DataFrame,
+    profile: Profile,
+    names: Column,
+    fences: list[list[str]] | None = None,
+    deletions: list[list[str]] | None = None,
+) -> DataFrame:
+    """The log rules' pass (``HistoryRules.java``) over one shuffle and one sort of ``events``: the rules about
+    one record (``log_rules``; with no ``fences`` / ``deletions`` records, no write is fenced and no topic is
+    queued for deletion), and the rules comparing a record with an earlier one of its partition history:
 
     * tracked previous state (§2.3, I20): the tracked previous state of an element (machine, replica) is the
       target of its previous logged transition in the same controller epoch, by position (ts, file, line);
@@ -597,7 +423,7 @@ def history_rules(events: DataFrame, profile: Profile, names: Column) -> DataFra
     rows = history_rows(events).repartition(*keys).sortWithinPartitions(*keys, *HISTORY_ORDER)
     jvm = spark.sparkContext._jvm
     jtype = spark._jsparkSession.parseDataType(_parse_datatype_string(LOG_VIOLATION_SCHEMA).json())
-    jdf = jvm.kcspec.audit.HistoryRules.apply(rows._jdf, history_config(profile), jtype)
+    jdf = jvm.kcspec.audit.HistoryRules.apply(rows._jdf, history_config(profile, fences, deletions), jtype)
     found = DataFrame(jdf, spark)
     epoch = F.col("rule") == HISTORY_RULES[2]
     earlier = F.concat(
@@ -613,80 +439,11 @@ LOG_VIOLATION_SCHEMA = (
     "fid int, line long, ts long, rule string, section string, message string, machine string, topic string, "
     "partition int, replica int, controller_id int, controller_epoch int, compared_fid int, compared_line long"
 )
-"""The types of ``LOG_VIOLATION_COLUMNS`` (those ``_emit`` gives), for the rows ``HistoryRules.java`` makes."""
-
-
-def failure_rules(events: DataFrame, profile: Profile) -> DataFrame:
-    """Failed transitions against the valid previous states Kafka printed in the exception that follows them
-    (``exception``: the record's first continuation line, null when none follows)."""
-    failed = _machine_states(events.where(F.col("kind").isin(*FAILED_KINDS)), profile)
-    return _emit(failed, _failure_checks(profile))
-
-
-def _failure_checks(profile: Profile) -> list[Check]:
-    """The failure rules over rows with ``exception`` (null: none follows) and ``_machine_states`` columns."""
-    printed = F.regexp_extract(
-        F.coalesce("exception", F.lit("")), r"should be in (?:the|one of) (\S+) states", 1
-    )
-    return [
-        Check(
-            "rejected-valid-transition",
-            (printed != "") & F.array_contains("valid_prev", F.col("from_state")),
-            F.concat(
-                _element(),
-                F.lit(" from "),
-                F.col("from_state"),
-                F.lit(" to "),
-                F.col("to_state"),
-                F.lit(" was rejected; the spec's valid previous states are "),
-                _valid_list(),
-            ),
-            F.col("machine"),
-        ),
-        Check(
-            "valid-previous-list-differs",
-            (printed != "") & (printed != _valid_list()),
-            F.concat(
-                F.lit("Kafka printed "),
-                printed,
-                F.lit(" for target "),
-                F.col("to_state"),
-                F.lit(", profile " + profile.name + " has "),
-                _valid_list(),
-            ),
-            F.col("machine"),
-        ),
-    ]
-
-
-def deletion_table(
-    spark: SparkSession, deletions: Mapping[tuple[int, str], list[tuple[int, int | None]]]
-) -> DataFrame | None:
-    """``(hid, topic, q, d)``: the deletion intervals of ``stats.deletion_intervals`` (``ts_key``s, ``d`` null
-    while open), one row each; ``None`` when there are none."""
-    if not deletions:
-        return None
-    rows = [(h, t, q, d) for (h, t), iv in sorted(deletions.items()) for q, d in iv]
-    return local_frame(spark, rows, "hid int, topic string, q long, d long")
+"""The types of ``LOG_VIOLATION_COLUMNS``, for the rows ``HistoryRules.java`` makes."""
 
 
 ACTING_KINDS = (*WRITE_KINDS, "controller_elected")
 """Records that show a controller epoch acting (the fencing rule's first timestamps)."""
-
-
-def fence_table(spark: SparkSession, firsts: Mapping[int, Mapping[int, int]]) -> DataFrame:
-    """``(hid, controller_epoch, fence_ts, fence_text, newer_epoch)``: when a newer epoch first acted after
-    each epoch (``fence_ts`` a ``ts_key``, ``fence_text`` its text)."""
-    rows = []
-    for history, epochs in firsts.items():
-        for e in epochs:
-            newer = [(epochs[n], n) for n in epochs if n > e]
-            if newer:
-                ts, n = min(newer)
-                rows.append((history, e, ts, stats.ts_text(ts), n))
-    return local_frame(
-        spark, rows, "hid int, controller_epoch int, fence_ts long, fence_text string, newer_epoch int"
-    )
 
 
 def trace_rules(facts: DataFrame, profile: Profile) -> DataFrame:
