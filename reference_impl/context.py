@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from itertools import repeat
-from operator import attrgetter
 from types import MappingProxyType
 from typing import TypeVar
 
@@ -36,9 +35,6 @@ from kcspec.spec.vocabulary import (
 EMPTY_ASSIGNMENT = ReplicaAssignment(())
 _NEW = PartitionState.NewPartition
 _OFFLINE = PartitionState.OfflinePartition
-
-tp_order = attrgetter("topic", "partition")
-"""Sort key giving ``TopicPartition``'s own order (topic, then partition) without calling its ``__lt__``."""
 
 _LAZY_SCANS = 4
 """How many single-broker scans of a bulk-loaded context are answered by scanning before the indexes are built."""
@@ -399,7 +395,7 @@ class ControllerContext:
                 offline = self.replicas_on_offline_dirs.get(leader)
                 if offline:
                     out.extend(tp for tp in tps if tp in offline and tp.topic not in deleting)
-        return sorted(out, key=tp_order)
+        return sorted(out)  # ``TopicPartition``'s order (topic, then partition): the tuple's, compared in C
 
     def partition_leaders_on_broker(self, broker: int) -> set[TopicPartition]:
         """``partitionLeadersOnBroker`` (§3.1): led by ``broker``, |AR| > 1, topic not queued for deletion."""
@@ -469,14 +465,11 @@ class ControllerContext:
     def partitions_in_new_or_offline(self, topic: str | None = None) -> list[TopicPartition]:
         deleting = self.topics_to_be_deleted
         if not deleting and topic is None:
-            return sorted(self.new_or_offline, key=tp_order)
+            return sorted(self.new_or_offline)
         return sorted(
-            (
-                tp
-                for tp in self.new_or_offline
-                if tp.topic not in deleting and (topic is None or tp.topic == topic)
-            ),
-            key=tp_order,
+            tp
+            for tp in self.new_or_offline
+            if tp.topic not in deleting and (topic is None or tp.topic == topic)
         )
 
     # ------------------------------------------------------------------------------------ deletion

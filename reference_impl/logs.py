@@ -99,6 +99,43 @@ class ControllerLog:
             self._second = second
             self._second_text = text
 
+    def heads(self, level: str, count: int, prefix: str = "") -> list[str]:
+        """The beginnings ``[<timestamp>] LEVEL <prefix>`` of the next ``count`` lines at ``level`` (none when the level
+        is off), the clock advanced past them as ``emit_all`` of ``count`` messages would: a caller that renders many
+        lines builds each one as head, message and `` (<logger>)`` in one step.
+
+        Where speed bent the shape (not log4j's: a bulk step logs up to a million lines, and ``emit_all`` builds each
+        line from a message built before it): with the default 1 ms tick, the heads of one second of log time are
+        made by one comprehension over the millisecond table."""
+        if count <= 0 or (level in _BELOW_INFO and not self.trace_enabled):
+            return []
+        head = f"] {level} {prefix}"
+        tick = self._tick_us
+        us = self._us
+        second = self._second
+        text = self._second_text
+        out: list[str] = []
+        while count:
+            current, rest = divmod(us, 1_000_000)
+            if current != second:
+                second = current
+                text = self._date_text(second)
+            if tick == 1000 and rest % 1000 == 0:
+                first = rest // 1000
+                n = min(count, 1000 - first)
+                stamp = "[" + text
+                out += [f"{stamp}{ms}{head}" for ms in _MILLIS[first : first + n]]
+                us += 1000 * n
+                count -= n
+            else:
+                out.append(f"[{text}{_MILLIS[rest // 1000]}{head}")
+                us += tick
+                count -= 1
+        self._us = us
+        self._second = second
+        self._second_text = text
+        return out
+
 
 class Logger:
     """One named logger writing to one file with a fixed message prefix (Kafka's ``logIdent``)."""
@@ -118,6 +155,15 @@ class Logger:
     def write_all(self, level: str, messages: Iterable[str]) -> None:
         """``write(level, m)`` for each message, in order."""
         self.log.emit_all(self.sink, level, messages, self.name, self.prefix)
+
+    def heads(self, level: str, count: int) -> list[str]:
+        """``ControllerLog.heads`` with this logger's prefix: line ``i`` of ``count`` written at ``level`` is
+        ``heads[i] + message + self.suffix`` (appended to ``self.sink`` in order; nothing logged in between)."""
+        return self.log.heads(level, count, self.prefix)
+
+    @property
+    def suffix(self) -> str:
+        return f" ({self.name})"
 
     # the levels call ``ControllerLog.emit`` as ``write`` does (one call fewer per line)
 

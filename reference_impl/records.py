@@ -2,7 +2,8 @@
 
 A frozen dataclass ``__init__`` sets every field through ``object.__setattr__``; at a million partitions that is
 a visible share of a failover. The constructors here build the *same* objects (same class, same ``__dict__``, so
-equal, equally hashed and printed) by installing the field dictionary directly. They are used only where the
+equal, equally hashed and printed) by installing the field dictionary directly (the request partition states: by
+filling the object's own, which for ten or eight fields is as small and quicker). They are used only where the
 record classes are plain frozen dataclasses whose fields are exactly the ones listed below (checked at import);
 otherwise every constructor falls back to calling the class.
 """
@@ -98,23 +99,20 @@ if FAST:
         removing: tuple[int, ...],
         is_new: bool,
     ) -> LeaderAndIsrPartitionState:
+        # the fields set on the object's own ``__dict__``, in field order (a dictionary sharing its keys with every
+        # other instance's: as small as a separate one for this many fields, and faster to fill)
         o = _new(LeaderAndIsrPartitionState)
-        _set(
-            o,
-            "__dict__",
-            {
-                "tp": tp,
-                "controller_epoch": controller_epoch,
-                "leader": leader,
-                "leader_epoch": leader_epoch,
-                "isr": isr,
-                "zk_version": zk_version,
-                "replicas": replicas,
-                "adding": adding,
-                "removing": removing,
-                "is_new": is_new,
-            },
-        )
+        d = o.__dict__
+        d["tp"] = tp
+        d["controller_epoch"] = controller_epoch
+        d["leader"] = leader
+        d["leader_epoch"] = leader_epoch
+        d["isr"] = isr
+        d["zk_version"] = zk_version
+        d["replicas"] = replicas
+        d["adding"] = adding
+        d["removing"] = removing
+        d["is_new"] = is_new
         return o
 
     def umr_partition_state(
@@ -127,21 +125,16 @@ if FAST:
         replicas: tuple[int, ...],
         offline_replicas: tuple[int, ...],
     ) -> UpdateMetadataPartitionState:
-        o = _new(UpdateMetadataPartitionState)
-        _set(
-            o,
-            "__dict__",
-            {
-                "tp": tp,
-                "controller_epoch": controller_epoch,
-                "leader": leader,
-                "leader_epoch": leader_epoch,
-                "isr": isr,
-                "zk_version": zk_version,
-                "replicas": replicas,
-                "offline_replicas": offline_replicas,
-            },
-        )
+        o = _new(UpdateMetadataPartitionState)  # filled as ``lair_partition_state`` fills its record
+        d = o.__dict__
+        d["tp"] = tp
+        d["controller_epoch"] = controller_epoch
+        d["leader"] = leader
+        d["leader_epoch"] = leader_epoch
+        d["isr"] = isr
+        d["zk_version"] = zk_version
+        d["replicas"] = replicas
+        d["offline_replicas"] = offline_replicas
         return o
 
     def stop_replica_partition_state(

@@ -23,7 +23,13 @@ from kcspec.reference_impl.errors import (
     KeeperException,
     StateChangeFailedException,
 )
-from kcspec.reference_impl.logs import ControllerLog, Logger, render_assignment, render_leader_isr_and_epoch
+from kcspec.reference_impl.logs import (
+    ControllerLog,
+    Logger,
+    mk_string,
+    render_assignment,
+    render_leader_isr_and_epoch,
+)
 from kcspec.reference_impl.records import leader_and_isr, leader_isr_and_epoch
 from kcspec.reference_impl.request_batch import ControllerBrokerRequestBatch
 from kcspec.reference_impl.state_change_logger import StateChangeLogger
@@ -330,27 +336,35 @@ class ZkReplicaStateMachine:
         assignments = ctx.assignments
         if not trace and all(map(ctx.leadership.__contains__, updated)):
             # nothing below logs between the ISR lines (every partition has its cache entry): lines, then entries
-            if self.modern:
-                version = self.version
-                log.write_all(
-                    "INFO",
-                    (
-                        f"Partition {tp} state changed to {render_leader_isr_and_epoch(li, version)} after "
-                        f"removing replica {broker} from the ISR as part of transition to OfflineReplica"
-                        for tp, li in updated.items()
-                    ),
-                )
-            # the recipients (the assigned replicas but ``broker``) of each distinct assignment list computed once;
-            # every ``li`` was just cached by ``_remove_replicas_from_isr`` (``cached``: not looked up again)
+            # (both made in one pass). The lines (2.4+): ``render_leader_isr_and_epoch`` and ``TopicPartition.__str__``
+            # (``topic-partition``) inlined, each line built in one step after its head (``Logger.heads``). The
+            # recipients (the assigned replicas but ``broker``) of each distinct assignment list computed once; every
+            # ``li`` was just cached by ``_remove_replicas_from_isr`` (``cached``: not looked up again)
+            heads: Iterable[str | None] = log.heads("INFO", len(updated)) if self.modern else repeat(None)
+            tail = f" after removing replica {broker} from the ISR as part of transition to OfflineReplica{log.suffix}"
+            isr_texts: dict[tuple[int, ...], str] = {}
+            append = log.sink.append
             deleting = ctx.topics_to_be_deleted
             others: dict[tuple[int, ...], tuple[int, ...]] = {}
             entries = []
-            for tp, li in updated.items():
+            for head, (tp, li) in zip(heads, updated.items(), strict=False):  # ``repeat(None)``: endless
+                if head is not None:
+                    lai = li.leader_and_isr
+                    isr = lai.isr
+                    isr_text = isr_texts.get(isr)
+                    if isr_text is None:
+                        isr_text = isr_texts[isr] = mk_string(isr)
+                    append(
+                        f"{head}Partition {tp[0]}-{tp[1]} state changed to (Leader:{lai.leader},ISR:{isr_text},"
+                        f"LeaderEpoch:{lai.leader_epoch},ZkVersion:{lai.zk_version},"
+                        f"ControllerEpoch:{li.controller_epoch}){tail}"
+                    )
                 if not (deleting and ctx.is_topic_queued_up_for_deletion(tp.topic)):
                     fa = assignments.get(tp) or ctx.assignment(tp)
-                    recipients = others.get(fa.replicas)
+                    replicas = fa.replicas
+                    recipients = others.get(replicas)
                     if recipients is None:
-                        recipients = others[fa.replicas] = tuple(r for r in fa.replicas if r != broker)
+                        recipients = others[replicas] = tuple(r for r in replicas if r != broker)
                     entries.append((recipients, tp, li, fa))
             batch.add_leader_and_isr_for_partitions(entries, False, cached=True)
         else:
@@ -470,14 +484,16 @@ class ZkReplicaStateMachine:
                 missing.append(tp)
                 continue
             lai = st.leader_and_isr
-            if st.controller_epoch <= epoch and broker in lai.isr:
-                isr = lai.isr
+            isr = lai.isr
+            if st.controller_epoch <= epoch and broker in isr:
                 leader = lai.leader
+                if len(isr) != 1:  # without ``broker`` (memoised per distinct ISR)
+                    new_isr = shrunk.get(isr)
+                    if new_isr is None:
+                        new_isr = shrunk[isr] = tuple(r for r in isr if r != broker)
+                    isr = new_isr
                 adjusted[tp] = leader_and_isr(
-                    NO_LEADER if leader == broker else leader,
-                    lai.leader_epoch + 1,
-                    isr if len(isr) == 1 else _without(isr, broker, shrunk),
-                    lai.zk_version,
+                    NO_LEADER if leader == broker else leader, lai.leader_epoch + 1, isr, lai.zk_version
                 )
                 if read is not None:
                     read.append((tp, None))
@@ -529,13 +545,3 @@ class ZkReplicaStateMachine:
                     "in zookeeper is empty"
                 )
         return out, retry
-
-
-def _without(
-    isr: tuple[int, ...], broker: int, seen: dict[tuple[int, ...], tuple[int, ...]]
-) -> tuple[int, ...]:
-    """``isr`` without ``broker`` (memoised in ``seen``, for one broker)."""
-    shrunk = seen.get(isr)
-    if shrunk is None:
-        shrunk = seen[isr] = tuple(r for r in isr if r != broker)
-    return shrunk

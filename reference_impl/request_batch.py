@@ -324,10 +324,20 @@ class ControllerBrokerRequestBatch:
         offline_dirs = ctx.replicas_on_offline_dirs
         offline_by_replicas: dict[tuple[int, ...], tuple[int, ...]] = {}
         known_recipients = _RECIPIENTS
+        # consecutive entries mostly share their broker tuple and recipients (the very same objects): the last
+        # ones are remembered by identity, the broker tuple with its cleaned recipients, those with their group
+        last_brokers: object = None
+        recipients: tuple[int, ...] = ()
+        group_of: tuple[int, ...] | None = None
+        group: list[LeaderAndIsrPartitionState] = []
         for brokers, tp, li, fa in entries:
-            recipients = known_recipients.get(brokers) if type(brokers) is tuple else None
-            if recipients is None:
-                recipients = _recipients(brokers)
+            if brokers is not last_brokers:
+                if type(brokers) is tuple:
+                    last_brokers = brokers
+                    found = known_recipients.get(brokers)
+                else:  # another kind of collection: not remembered (it might change)
+                    last_brokers = found = None
+                recipients = found if found is not None else _recipients(brokers)
             if recipients:
                 lai = li.leader_and_isr
                 state = lair_partition_state(
@@ -344,11 +354,13 @@ class ControllerBrokerRequestBatch:
                 )
                 entry = (recipients, state)
                 if lair.setdefault(tp, entry) is entry:
-                    group = groups.get(recipients)
-                    if group is None:
-                        groups[recipients] = [state]
-                    else:
-                        group.append(state)
+                    if recipients is not group_of:
+                        group_of = recipients
+                        known = groups.get(recipients)
+                        if known is None:
+                            known = groups[recipients] = []
+                        group = known
+                    group.append(state)
                 else:
                     self._merge_lair(recipients, tp, li, fa, is_new)
             # the implicit UpdateMetadata entry, as ``_add_partition_metadata`` computes it
@@ -504,10 +516,24 @@ class ControllerBrokerRequestBatch:
         deleting = ctx.topics_to_be_deleted
         leadership = ctx.leadership
         kip570 = self.kip570
+        if len(targets) == 1 and not targets[0]:
+            # one broker with no StopReplica entry yet (a replica machine batch): no entry to merge with; a
+            # partition given twice gets an equal entry twice, as ``setdefault`` and the merge below would give it
+            per_broker = targets[0]
+            for tp in partitions:
+                if not kip570:
+                    epoch = NO_EPOCH
+                elif deleting and tp.topic in deleting:
+                    epoch = EPOCH_DURING_DELETE
+                else:
+                    li = leadership.get(tp)
+                    epoch = li.leader_and_isr.leader_epoch if li is not None else NO_EPOCH
+                per_broker[tp] = stop_replica_partition_state(tp, delete, epoch)
+            return
         for tp in partitions:
             if not kip570:
                 epoch = NO_EPOCH
-            elif tp.topic in deleting:
+            elif deleting and tp.topic in deleting:
                 epoch = EPOCH_DURING_DELETE
             else:
                 li = leadership.get(tp)

@@ -272,10 +272,13 @@ def test_bulk_stop_replica_equals_per_partition_calls(profile: str) -> None:
         if bulk:
             batch.add_stop_replica_for_partitions((2, -1, 3), tps, False)
             batch.add_stop_replica_for_partitions((4,), [], True)
+            batch.add_stop_replica_for_partitions((1,), [*tps[3:], tps[5]], False)  # one broker, none yet
         else:
             for tp in tps:
                 batch.add_stop_replica((2, -1, 3), tp, False)
-        assert list(batch.stop_replica) == [2, 3]
+            for tp in [*tps[3:], tps[5]]:
+                batch.add_stop_replica((1,), tp, False)
+        assert list(batch.stop_replica) == [2, 3, 1]
         orders = {b: list(entries) for b, entries in batch.stop_replica.items()}
         batch.send(ctx.epoch)
         results.append((frozenset(rc._sent), orders, list(rc.state_change_log)))
@@ -354,6 +357,29 @@ def test_log_stamps_follow_the_clock_across_seconds() -> None:
         stamp = now.strftime("%Y-%m-%d %H:%M:%S,") + f"{now.microsecond // 1000:03d}"
         assert line.startswith(f"[{stamp}] INFO "), (i, line)
     assert log.now == start + timedelta(milliseconds=3000)
+
+
+@pytest.mark.parametrize(
+    ("start", "tick_ms"),
+    [
+        (datetime(2024, 12, 31, 23, 59, 58, 0), 1),
+        (datetime(2024, 12, 31, 23, 59, 58, 999_600), 1),
+        (datetime(2021, 9, 1, 0, 0, 0, 500_000), 7),
+    ],
+)
+def test_line_heads_equal_emit_all(start: datetime, tick_ms: int) -> None:
+    """A line built from ``heads`` is the line ``emit_all`` writes, and the clock ends where ``emit_all`` leaves it."""
+    by_emit, by_heads = (ControllerLog(start=start, tick_ms=tick_ms) for _ in range(2))
+    for count in (3, 0, 2500, 998, 1):
+        by_emit.emit_all(by_emit.controller, "INFO", (f"n{i}" for i in range(count)), "x", "[p] ")
+        assert by_heads.heads("DEBUG", count) == []
+        by_heads.controller.extend(
+            f"{h}n{i} (x)" for i, h in enumerate(by_heads.heads("INFO", count, "[p] "))
+        )
+        assert by_heads.now == by_emit.now
+    by_emit.emit(by_emit.controller, "INFO", "last", "x")
+    by_heads.emit(by_heads.controller, "INFO", "last", "x")
+    assert by_heads.controller == by_emit.controller
 
 
 # ------------------------------------------------------------------------------------------ reloading a state
