@@ -79,6 +79,8 @@ public final class LineParser implements UDF1<String, Row> {
     /** lines.BLANK_REGEX and lines.CONTINUATION_REGEX (matched as Spark's rlike matches: find). */
     Pattern blank;
     Pattern continuation;
+    /** lines.CONTINUATION_BODY alone: a continuation line without a line prefix (most are). */
+    Pattern bareContinuation;
     Pattern bracketRest;
     Pattern controllerSide;
     Pattern legacySide;
@@ -120,14 +122,15 @@ public final class LineParser implements UDF1<String, Row> {
       prefixMax = Integer.parseInt(head[13]);
       blank = Pattern.compile(head[14]);
       continuation = Pattern.compile(head[15]);
-      nLayouts = (head.length - 16) / 4;
+      bareContinuation = Pattern.compile(head[16]);
+      nLayouts = (head.length - 17) / 4;
       layoutNames = new String[nLayouts];
       layouts = new Pattern[nLayouts];
       roles = new int[nLayouts][];
       heads = new Pattern[nLayouts];
       prefixedHeads = new Pattern[nLayouts];
       for (int i = 0; i < nLayouts; i++) {
-        int b = 16 + 4 * i;
+        int b = 17 + 4 * i;
         layoutNames[i] = head[b];
         layouts[i] = Pattern.compile(head[b + 1]);
         String[] r = head[b + 2].split(",", -1);
@@ -766,11 +769,11 @@ public final class LineParser implements UDF1<String, Row> {
           Long ownerOf = null;
           boolean attachesException = false;
           if ("nolayout".equals(status)) {
-            if (k.blank.matcher(text).find()) {
+            if (blankLine(k, text)) {
               status = "blank";
               reason = null;
               ownerOf = owner == 0 ? null : owner;
-            } else if (k.wrapped.equals(reason) || k.continuation.matcher(text).find()) {
+            } else if (k.wrapped.equals(reason) || continuationLine(k, text)) {
               if (owner == 0) {
                 status = "quarantined";
                 reason = "orphan-continuation";
@@ -967,6 +970,41 @@ public final class LineParser implements UDF1<String, Row> {
       spark.sparkContext().register(c);
       return c;
     }
+  }
+
+  /**
+   * lines.BLANK_REGEX, found as Spark's rlike finds it, tried only where it can match: the regex matches a line
+   * that is whitespace, or that ends with "|", "]" or "]:" before trailing whitespace (and before one final
+   * line terminator, where Java's $ also matches). Its lazy prefix would otherwise be tried at up to 200
+   * positions of every stack-trace line.
+   */
+  static boolean blankLine(Grammar k, String text) {
+    int end = text.length();
+    if (end > 0 && isFinalTerminator(text.charAt(end - 1))) end--;
+    while (end > 0 && isSpace(text.charAt(end - 1))) end--;
+    if (end > 0) {
+      char last = text.charAt(end - 1);
+      if (last != '|' && last != ']' && last != ':') return false;
+    }
+    return k.blank.matcher(text).find();
+  }
+
+  /**
+   * lines.CONTINUATION_REGEX, found as Spark's rlike finds it: the line without a prefix is tried first
+   * (lines.CONTINUATION_BODY), since the whole regex tries its optional line prefix at every position first.
+   */
+  static boolean continuationLine(Grammar k, String text) {
+    return k.bareContinuation.matcher(text).find() || k.continuation.matcher(text).find();
+  }
+
+  /** Java regex \s (without UNICODE_CHARACTER_CLASS). */
+  private static boolean isSpace(char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\u000B' || c == '\f' || c == '\r';
+  }
+
+  /** A line terminator before which Java's $ matches at the end of the input (besides \n and \r). */
+  private static boolean isFinalTerminator(char c) {
+    return c == '\u0085' || c == '\u2028' || c == '\u2029';
   }
 
   private static UTF8String utf8(Object s) {

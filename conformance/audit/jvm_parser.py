@@ -161,6 +161,7 @@ def grammar_config() -> str:
         str(g.PREFIX_MAX),
         g.BLANK_REGEX,
         g.CONTINUATION_REGEX,
+        rf"^(?:{g.CONTINUATION_BODY})$",
     ]
     for layout in g.LAYOUTS:
         roles = ",".join(str(layout.group(r)) for r in g.LAYOUT_ROLES)

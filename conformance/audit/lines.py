@@ -131,10 +131,12 @@ SHIPPER_PREFIX = r"(?:[^\t]{0,200}?(?:\| |\] |: ))?"
 """An optional line prefix before a continuation or blank line: any text up to a ``| ``, ``] `` or ``: ``
 (what the prefixes of ``PREFIX_REGEX`` end with), so prefixed stack traces stay attached to their record."""
 
-CONTINUATION_REGEX = (
-    rf"^{SHIPPER_PREFIX}(?:\s+\S.*|Caused by: .*|\s*\.\.\. \d+ more\s*|[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+"
-    r"(?:Exception|Error|Throwable)[\w$]*(?:: .*|:)?)$"
+CONTINUATION_BODY = (
+    r"\s+\S.*|Caused by: .*|\s*\.\.\. \d+ more\s*|[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+"
+    r"(?:Exception|Error|Throwable)[\w$]*(?:: .*|:)?"
 )
+"""What a continuation line is once its line prefix (if any) is set aside (``CONTINUATION_REGEX``)."""
+CONTINUATION_REGEX = rf"^{SHIPPER_PREFIX}(?:{CONTINUATION_BODY})$"
 """A line that can continue the record above it: an indented stack frame (``\\tat …``), an exception
 header (``kafka.common.StateChangeFailedException: …``), ``Caused by: …`` or ``... 22 more``, after an optional
 line prefix (``SHIPPER_PREFIX``)."""

@@ -22,8 +22,8 @@ def test_grammar_config_carries_every_template_and_field() -> None:
     units = head.split("\u0002")
     assert units[13] == str(g.PREFIX_MAX)
     # the reader resolves continuation and blank lines with the grammar's own patterns
-    assert units[14:16] == [g.BLANK_REGEX, g.CONTINUATION_REGEX]
-    assert units[16:] == [
+    assert units[14:17] == [g.BLANK_REGEX, g.CONTINUATION_REGEX, rf"^(?:{g.CONTINUATION_BODY})$"]
+    assert units[17:] == [
         part
         for layout in g.LAYOUTS
         for part in (

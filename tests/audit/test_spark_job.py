@@ -261,3 +261,53 @@ def test_cli_keeps_spark_output_off_the_terminal(tmp_path: Path) -> None:
     assert "lines read" in done.stdout
     # the terminal summary leads with the verdict (then what to look at: nothing here)
     assert done.stdout.splitlines()[0] == "no violations", done.stdout
+
+
+def test_the_reader_resolves_blank_and_continuation_lines_as_the_reference_parser(
+    spark: Any, tmp_path: Path
+) -> None:
+    """Lines that a prefix, a bracket or a colon make look blank or continued (the reader tries its regexes only
+    where they can match, and the prefix-free continuation first): statuses, reasons and owners as the
+    reference parser's, and each record's exception its first continuation line."""
+    from kcspec.conformance.audit import jvm_parser
+    from kcspec.conformance.audit.pipeline import FileIds
+
+    if not jvm_parser.available(spark):
+        pytest.skip(jvm_parser.status(spark))
+    tricky = [
+        "kafka_1  | ",
+        "kafka_1  |",
+        "[stage]  ",
+        "pod-1]:",
+        "x: \tat kafka.Foo.bar(Foo.scala:1)",
+        "pod-1 kafka: java.lang.IllegalStateException: boom",
+        "java.lang.IllegalStateException: boom: again",
+        "Caused by: java.io.IOException",
+        "\t... 3 more",
+        "   ",
+        "",
+        "kafka_1  | \tat kafka.Foo.bar(Foo.scala:1)",
+        "not a continuation: plain words",
+        "ends with a colon:",
+        "a | b ] c",
+    ]
+    lines = []
+    for t in tricky:
+        lines += [GOOD[1], t, "\tat kafka.After(After.scala:2)"]
+    log = tmp_path / "logs" / "state-change.log"
+    log.parent.mkdir()
+    log.write_text("\n".join(lines) + "\n")
+    ids = FileIds.of((str(log),), "dir")
+    frame, _ = stored_parse(spark, ids.listing())
+    got = {r["line"]: r for r in frame.collect()}
+    expected = list(parse_file(log, str(log)))
+    first: dict[int, str] = {}
+    for e in expected:
+        if e.status == "continuation" and e.owner is not None:
+            first.setdefault(e.owner, e.text)
+    assert len(got) == len(expected)
+    for e in expected:
+        row = got[e.line]
+        assert (row["status"], row["reason"], row["owner"]) == (e.status, e.reason, e.owner), (e.line, e.text)
+        if e.status == "record":
+            assert row["exception"] == first.get(e.line), e.line
