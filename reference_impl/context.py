@@ -390,7 +390,7 @@ class ControllerContext:
             if not tps:
                 continue
             if leader not in self._live:
-                out.extend(tp for tp in tps if tp.topic not in deleting)
+                out.extend(tps if not deleting else (tp for tp in tps if tp.topic not in deleting))
             else:
                 offline = self.replicas_on_offline_dirs.get(leader)
                 if offline:

@@ -463,9 +463,10 @@ class ZkReplicaStateMachine:
         (conditionally), cache what was written (and, with the new controller epoch, what had nothing to drop).
 
         Where speed bent the shape: while every partition read has a znode of this controller's epoch listing
-        ``broker`` (a broker failure: all of them), the per-partition bookkeeping of the general case (the list of
-        what was read, a second pass over it) is not built; the records written to ZooKeeper are the very objects
-        cached (``update_leader_and_isr``'s ``written_records``) and the cache's map is the result."""
+        ``broker``, the per-partition bookkeeping of the general case (the list of what was read, a second pass over
+        it) is not built; the records written to ZooKeeper are the very objects cached (``update_leader_and_isr``'s
+        ``written_records``) and the cache's map is the result. A record read with this controller's epoch that does
+        not list ``broker`` (in a broker failure: every partition it led, just re-elected) is cached as read."""
         ctx = self.ctx
         try:
             read_states = self.zk.read_topic_partition_states(partitions)
@@ -476,7 +477,10 @@ class ZkReplicaStateMachine:
         space = " " if self.version >= KAFKA_2_4 else ""
         adjusted: dict[TopicPartition, LeaderAndIsr] = {}
         shrunk: dict[tuple[int, ...], tuple[int, ...]] = {}
-        read: list[tuple[TopicPartition, LeaderAndIsr | KafkaThrowable | None]] | None = None
+        read: (
+            list[tuple[TopicPartition, LeaderIsrAndControllerEpoch | LeaderAndIsr | KafkaThrowable | None]]
+            | None
+        ) = None
         """Each stored partition in order with what was read (``None``: adjusted, the write decides); not built
         while every partition read is adjusted."""
         for tp, st in zip(partitions, read_states, strict=True):
@@ -512,6 +516,10 @@ class ZkReplicaStateMachine:
                         ),
                     )
                 )
+            elif st.controller_epoch == epoch:
+                # nothing to drop: ``LeaderIsrAndControllerEpoch(leaderAndIsr, epoch)`` is the record just read
+                # (equal to the one Kafka builds; it is cached as it is, one record fewer per partition)
+                read.append((tp, st))
             else:
                 read.append((tp, lai))
         written: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
@@ -521,22 +529,33 @@ class ZkReplicaStateMachine:
             # every partition read was adjusted and every finished write succeeded: ``out`` is what was written
             out = written  # type: ignore[assignment]
         else:
+            # in read order: the record written (``records``: every write that succeeded), else the failure, or
+            # for a partition that listed no ``broker`` its record; ``written`` is ``out`` unless something failed
             records = written
-            written = {}
             out = {}
+            failed = False
             pending = read if read is not None else [(t, None) for t in adjusted]
             for tp, value in pending:
-                result = finished.get(tp) if value is None else value
-                if result is None:
-                    continue
-                if isinstance(result, LeaderAndIsr):
-                    li = records.get(tp) if value is None else None
-                    if li is None:
-                        li = leader_isr_and_epoch(result, epoch)
-                    written[tp] = li
-                    out[tp] = li
+                if value is None:
+                    li = records.get(tp)
+                    if li is not None:
+                        out[tp] = li
+                        continue
+                    result = finished.get(tp)
+                    if result is None:  # to retry
+                        continue
+                    out[tp] = cast(KeeperException, result)  # not written (its znode is gone)
+                    failed = True
+                elif isinstance(value, LeaderIsrAndControllerEpoch):
+                    out[tp] = value
+                elif isinstance(value, LeaderAndIsr):
+                    out[tp] = leader_isr_and_epoch(value, epoch)
                 else:
-                    out[tp] = result
+                    out[tp] = value
+                    failed = True
+            written = (
+                {tp: v for tp, v in out.items() if not isinstance(v, KafkaThrowable)} if failed else out  # type: ignore[assignment]
+            )
         ctx.put_leaderships(written)
         for tp in missing:
             if not ctx.is_topic_queued_up_for_deletion(tp.topic):
