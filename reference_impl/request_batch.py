@@ -516,20 +516,9 @@ class ControllerBrokerRequestBatch:
         deleting = ctx.topics_to_be_deleted
         leadership = ctx.leadership
         kip570 = self.kip570
-        if len(targets) == 1 and not targets[0]:
-            # one broker with no StopReplica entry yet (a replica machine batch): no entry to merge with; a
-            # partition given twice gets an equal entry twice, as ``setdefault`` and the merge below would give it
-            per_broker = targets[0]
-            for tp in partitions:
-                if not kip570:
-                    epoch = NO_EPOCH
-                elif deleting and tp.topic in deleting:
-                    epoch = EPOCH_DURING_DELETE
-                else:
-                    li = leadership.get(tp)
-                    epoch = li.leader_and_isr.leader_epoch if li is not None else NO_EPOCH
-                per_broker[tp] = stop_replica_partition_state(tp, delete, epoch)
-            return
+        # one broker with no StopReplica entry yet (a replica machine batch): no entry to merge with; a partition
+        # given twice gets an equal entry twice, as ``setdefault`` and the merge below would give it
+        fresh = targets[0] if len(targets) == 1 and not targets[0] else None
         for tp in partitions:
             if not kip570:
                 epoch = NO_EPOCH
@@ -538,6 +527,9 @@ class ControllerBrokerRequestBatch:
             else:
                 li = leadership.get(tp)
                 epoch = li.leader_and_isr.leader_epoch if li is not None else NO_EPOCH
+            if fresh is not None:
+                fresh[tp] = stop_replica_partition_state(tp, delete, epoch)
+                continue
             for per_broker in targets:
                 state = stop_replica_partition_state(tp, delete, epoch)
                 previous = per_broker.setdefault(tp, state)
