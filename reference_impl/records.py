@@ -1,11 +1,11 @@
 """Fast constructors for the value records the controller builds by the million (one per partition and event).
 
 A frozen dataclass ``__init__`` sets every field through ``object.__setattr__``; at a million partitions that is
-a visible share of a failover. The constructors here build the *same* objects (same class, same ``__dict__``, so
-equal, equally hashed and printed) by installing the field dictionary directly (the request partition states: by
-filling the object's own, which for ten or eight fields is as small and quicker). They are used only where the
-record classes are plain frozen dataclasses whose fields are exactly the ones listed below (checked at import);
-otherwise every constructor falls back to calling the class.
+a visible share of a failover. The constructors here build the *same* objects (same class, same fields, so equal,
+equally hashed and printed): ``LeaderAndIsr`` and ``LeaderIsrAndControllerEpoch`` by installing the field dictionary
+directly, the request partition states (tuple records, spec/requests.py) as the tuple of their fields. They are used
+only where the record classes have exactly the shape and the fields listed below (checked at import); otherwise
+every constructor falls back to calling the class.
 """
 
 from __future__ import annotations
@@ -28,6 +28,9 @@ from kcspec.spec.vocabulary import ClusterConfig, LeaderAndIsr, LeaderIsrAndCont
 _FIELDS: dict[type, tuple[str, ...]] = {
     LeaderAndIsr: ("leader", "leader_epoch", "isr", "zk_version"),
     LeaderIsrAndControllerEpoch: ("leader_and_isr", "controller_epoch"),
+}
+
+_PARTITION_STATE_FIELDS: dict[type, tuple[str, ...]] = {
     LeaderAndIsrPartitionState: (
         "tp",
         "controller_epoch",
@@ -62,11 +65,22 @@ def _plain(cls: type, names: tuple[str, ...]) -> bool:
     return tuple(f.name for f in fields) == names and all(f.init for f in fields)
 
 
+def _tuple_of_fields(cls: type, names: tuple[str, ...]) -> bool:
+    """A dataclass that is the tuple of exactly its fields ``names`` in order (spec/requests.py's partition states)."""
+    if not dataclasses.is_dataclass(cls) or not issubclass(cls, tuple) or hasattr(cls, "__post_init__"):
+        return False
+    return tuple(f.name for f in dataclasses.fields(cls)) == names
+
+
 FAST = all(_plain(cls, names) for cls, names in _FIELDS.items())
-"""Whether the direct constructors are in use (else each function calls the class)."""
+"""Whether the direct constructors of the two leadership records are in use (else each function calls the class)."""
+
+TUPLE_STATES = all(_tuple_of_fields(cls, names) for cls, names in _PARTITION_STATE_FIELDS.items())
+"""Whether the request partition states are built as the tuple of their fields (else each function calls the class)."""
 
 _new = object.__new__
 _set = object.__setattr__
+_tuple_new = tuple.__new__
 
 
 if FAST:
@@ -87,6 +101,13 @@ if FAST:
         _set(o, "__dict__", {"leader_and_isr": leader_and_isr, "controller_epoch": controller_epoch})
         return o
 
+else:  # pragma: no cover - only when the record classes change shape
+    leader_and_isr = LeaderAndIsr
+    leader_isr_and_epoch = LeaderIsrAndControllerEpoch
+
+
+if TUPLE_STATES:
+
     def lair_partition_state(
         tp: TopicPartition,
         controller_epoch: int,
@@ -99,21 +120,11 @@ if FAST:
         removing: tuple[int, ...],
         is_new: bool,
     ) -> LeaderAndIsrPartitionState:
-        # the fields set on the object's own ``__dict__``, in field order (a dictionary sharing its keys with every
-        # other instance's: as small as a separate one for this many fields, and faster to fill)
-        o = _new(LeaderAndIsrPartitionState)
-        d = o.__dict__
-        d["tp"] = tp
-        d["controller_epoch"] = controller_epoch
-        d["leader"] = leader
-        d["leader_epoch"] = leader_epoch
-        d["isr"] = isr
-        d["zk_version"] = zk_version
-        d["replicas"] = replicas
-        d["adding"] = adding
-        d["removing"] = removing
-        d["is_new"] = is_new
-        return o
+        made: LeaderAndIsrPartitionState = _tuple_new(
+            LeaderAndIsrPartitionState,
+            (tp, controller_epoch, leader, leader_epoch, isr, zk_version, replicas, adding, removing, is_new),
+        )
+        return made
 
     def umr_partition_state(
         tp: TopicPartition,
@@ -125,28 +136,21 @@ if FAST:
         replicas: tuple[int, ...],
         offline_replicas: tuple[int, ...],
     ) -> UpdateMetadataPartitionState:
-        o = _new(UpdateMetadataPartitionState)  # filled as ``lair_partition_state`` fills its record
-        d = o.__dict__
-        d["tp"] = tp
-        d["controller_epoch"] = controller_epoch
-        d["leader"] = leader
-        d["leader_epoch"] = leader_epoch
-        d["isr"] = isr
-        d["zk_version"] = zk_version
-        d["replicas"] = replicas
-        d["offline_replicas"] = offline_replicas
-        return o
+        made: UpdateMetadataPartitionState = _tuple_new(
+            UpdateMetadataPartitionState,
+            (tp, controller_epoch, leader, leader_epoch, isr, zk_version, replicas, offline_replicas),
+        )
+        return made
 
     def stop_replica_partition_state(
         tp: TopicPartition, delete_partition: bool, leader_epoch: int
     ) -> StopReplicaPartitionState:
-        o = _new(StopReplicaPartitionState)
-        _set(o, "__dict__", {"tp": tp, "delete_partition": delete_partition, "leader_epoch": leader_epoch})
-        return o
+        made: StopReplicaPartitionState = _tuple_new(
+            StopReplicaPartitionState, (tp, delete_partition, leader_epoch)
+        )
+        return made
 
-else:  # pragma: no cover - only when the record classes change shape
-    leader_and_isr = LeaderAndIsr
-    leader_isr_and_epoch = LeaderIsrAndControllerEpoch
+else:  # pragma: no cover - only when the request partition states change shape
     lair_partition_state = LeaderAndIsrPartitionState
     umr_partition_state = UpdateMetadataPartitionState
     stop_replica_partition_state = StopReplicaPartitionState

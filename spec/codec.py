@@ -91,7 +91,7 @@ def encode(value: object) -> Any:
     if isinstance(value, Mapping):
         items = sorted(((_key_text(k), encode(v)) for k, v in value.items()), key=lambda kv: _sort_key(kv[0]))
         return dict(items)
-    if isinstance(value, tuple | list):
+    if isinstance(value, tuple | list) and not dataclasses.is_dataclass(value):  # the tuple records: below
         return [encode(v) for v in value]
     if isinstance(value, frozenset | set):
         encoded = [encode(v) for v in value]

@@ -8,18 +8,46 @@ its own) is a wire detail that is not compared.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from kcspec.spec.fmap import FMap
 from kcspec.spec.state import ClusterState
-from kcspec.spec.vocabulary import PartitionReplica, TopicPartition
+from kcspec.spec.vocabulary import PartitionReplica, TopicPartition, _tuple_record
+
+_tuple_new = tuple.__new__
 
 
-@dataclass(frozen=True)
-class LeaderAndIsrPartitionState:
+# The three partition states below are tuple subclasses (``_tuple_record``, as ``TopicPartition``): a request
+# carries one per partition and is compared as a set of them, so at a million partitions they are built and hashed by
+# the million. As the tuple of their fields in order, construction, hash, equality and ordering are ``tuple``'s C code;
+# the dataclass's hash (``hash`` of the same tuple of fields) was the same value, so sets keep their order. Equality is
+# the tuple's: a state equals another with the same fields (the three have different lengths, so never one of another
+# kind). They are frozen dataclasses as well, so generic record code reads their fields as before.
+
+
+@_tuple_record
+class LeaderAndIsrPartitionState(
+    tuple[
+        TopicPartition,
+        int,
+        int,
+        int,
+        tuple[int, ...],
+        int,
+        tuple[int, ...],
+        tuple[int, ...],
+        tuple[int, ...],
+        bool,
+    ]
+):
     """One partition state inside a LeaderAndIsr request (§3.4 ``addLeaderAndIsrRequestForBrokers``)."""
 
+    __slots__ = ()
+    if TYPE_CHECKING:  # set by ``_tuple_record``; declared for the type checker's dataclass protocol
+        __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
     tp: TopicPartition
     controller_epoch: int
     leader: int
@@ -31,11 +59,37 @@ class LeaderAndIsrPartitionState:
     removing: tuple[int, ...]
     is_new: bool
 
+    def __new__(
+        cls,
+        tp: TopicPartition,
+        controller_epoch: int,
+        leader: int,
+        leader_epoch: int,
+        isr: tuple[int, ...],
+        zk_version: int,
+        replicas: tuple[int, ...],
+        adding: tuple[int, ...],
+        removing: tuple[int, ...],
+        is_new: bool,
+    ) -> LeaderAndIsrPartitionState:
+        return _tuple_new(
+            cls,
+            (tp, controller_epoch, leader, leader_epoch, isr, zk_version, replicas, adding, removing, is_new),
+        )
 
-@dataclass(frozen=True)
-class UpdateMetadataPartitionState:
+    def __reduce__(self) -> tuple[type[LeaderAndIsrPartitionState], tuple[Any, ...]]:
+        return LeaderAndIsrPartitionState, tuple(self)
+
+
+@_tuple_record
+class UpdateMetadataPartitionState(
+    tuple[TopicPartition, int, int, int, tuple[int, ...], int, tuple[int, ...], tuple[int, ...]]
+):
     """One partition state inside an UpdateMetadata request (§3.4 ``addUpdateMetadataRequestForBrokers``)."""
 
+    __slots__ = ()
+    if TYPE_CHECKING:  # set by ``_tuple_record``; declared for the type checker's dataclass protocol
+        __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
     tp: TopicPartition
     controller_epoch: int
     leader: int
@@ -45,14 +99,64 @@ class UpdateMetadataPartitionState:
     replicas: tuple[int, ...]
     offline_replicas: tuple[int, ...]
 
+    def __new__(
+        cls,
+        tp: TopicPartition,
+        controller_epoch: int,
+        leader: int,
+        leader_epoch: int,
+        isr: tuple[int, ...],
+        zk_version: int,
+        replicas: tuple[int, ...],
+        offline_replicas: tuple[int, ...],
+    ) -> UpdateMetadataPartitionState:
+        return _tuple_new(
+            cls, (tp, controller_epoch, leader, leader_epoch, isr, zk_version, replicas, offline_replicas)
+        )
 
-@dataclass(frozen=True)
-class StopReplicaPartitionState:
+    def __reduce__(self) -> tuple[type[UpdateMetadataPartitionState], tuple[Any, ...]]:
+        return UpdateMetadataPartitionState, tuple(self)
+
+
+@_tuple_record
+class StopReplicaPartitionState(tuple[TopicPartition, bool, int]):
     """One partition inside a StopReplica request (§3.4 ``addStopReplicaRequestForBrokers``)."""
 
+    __slots__ = ()
+    if TYPE_CHECKING:  # set by ``_tuple_record``; declared for the type checker's dataclass protocol
+        __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
     tp: TopicPartition
     delete_partition: bool
     leader_epoch: int
+
+    def __new__(
+        cls, tp: TopicPartition, delete_partition: bool, leader_epoch: int
+    ) -> StopReplicaPartitionState:
+        return _tuple_new(cls, (tp, delete_partition, leader_epoch))
+
+    def __reduce__(self) -> tuple[type[StopReplicaPartitionState], tuple[Any, ...]]:
+        return StopReplicaPartitionState, tuple(self)
+
+
+def _make_lair(*fields: Any) -> LeaderAndIsrPartitionState:
+    made: LeaderAndIsrPartitionState = _tuple_new(LeaderAndIsrPartitionState, fields)
+    return made
+
+
+def _make_umr(*fields: Any) -> UpdateMetadataPartitionState:
+    made: UpdateMetadataPartitionState = _tuple_new(UpdateMetadataPartitionState, fields)
+    return made
+
+
+def _make_stop(*fields: Any) -> StopReplicaPartitionState:
+    made: StopReplicaPartitionState = _tuple_new(StopReplicaPartitionState, fields)
+    return made
+
+
+# The fast constructor of each class, for ``model/fastrec.py``: a function of every field in declaration order.
+LeaderAndIsrPartitionState._fields_maker = staticmethod(_make_lair)  # type: ignore[attr-defined]
+UpdateMetadataPartitionState._fields_maker = staticmethod(_make_umr)  # type: ignore[attr-defined]
+StopReplicaPartitionState._fields_maker = staticmethod(_make_stop)  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True)
