@@ -939,9 +939,18 @@ public final class LineParser implements UDF1<String, Row> {
       }
     }
 
+    /**
+     * A task's cells into these: each replaces the cell of its key. Decision: the reader runs in a shuffle's
+     * map stage (replay.shuffled), whose re-run tasks (a lost executor's, a speculative copy) report their
+     * accumulators again; a cell's key holds its file id and a task reads whole files, so the tasks' keys are
+     * disjoint and a re-run reports the same cells: replacing counts each file once where adding would count
+     * it twice.
+     */
     @Override
     public void merge(AccumulatorV2<HashMap<String, long[]>, HashMap<String, long[]>> other) {
-      add(other.value());
+      for (java.util.Map.Entry<String, long[]> e : other.value().entrySet()) {
+        cells.put(e.getKey(), e.getValue().clone());
+      }
     }
 
     @Override

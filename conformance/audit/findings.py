@@ -7,7 +7,7 @@ unavailable leader, an unclean election (possible data loss). Each such record i
 severity, what it is in words, its file and line and — read back from the file, since the stored parse keeps
 only the fields of records — the line's text and the exception that follows it.
 
-``findings_of`` selects them from the stored parse (one filter: they are few); ``line_texts`` reads the text
+``narrow`` and ``dressed`` give them their columns (the log rules' pass passes them on); ``line_texts`` reads the text
 of a few ``(file, line)`` positions back from the files (violations' offending and compared lines too);
 ``attention`` orders what the summaries show first.
 """
@@ -120,18 +120,53 @@ FINDING_COLUMNS = (
 )
 
 
-def findings_of(stored: Any, names: Any) -> Any:
-    """The findings among the stored parse's records (``FINDING_COLUMNS``), with the first line of the
-    exception that follows each (the stored parse's ``exception``); ``names`` is an array column of file names
-    by file id."""
+NARROW_COLUMNS = (
+    "fid",
+    "line",
+    "ts",
+    "kind",
+    "topic",
+    "partition",
+    "controller_id",
+    "controller_epoch",
+    "broker",
+    "exception",
+)
+"""What a finding's ``FINDING_COLUMNS`` are made of (``dressed``): the record's file id, line, ``ts_key`` and
+fields; a finding's sort moves these only. ``NARROW_ORDER`` sorts them as ``ORDER`` sorts the dressed rows:
+file ids are in the order of the files' names, and a line holds one record."""
+NARROW_ORDER = ("fid", "line", "kind")
+ORDER = ("file", "line", "finding")
+
+
+SAMPLE_KEY = ("severity", "ts", "file", "line")
+"""The findings the summaries show first: errors ("error" sorts before "warning"), then in time order."""
+
+
+def narrow_sample_key() -> tuple[Any, ...]:
+    """``SAMPLE_KEY`` over ``narrow`` rows (the same order: ``ts`` keys sort as their texts, file ids as the
+    files' names)."""
+    from pyspark.sql import functions as F
+
+    severity = F.create_map(*[F.lit(x) for f in FINDING_KINDS.values() for x in (f.kind, f.severity)])
+    return (severity[F.col("kind")], F.col("ts"), F.col("fid"), F.col("line"))
+
+
+def narrow(rows: Any) -> Any:
+    """``NARROW_COLUMNS`` of ``rows``: records of ``FINDING_KINDS`` as the log rules' pass passes them on
+    (``replay.log_pass``), with the first line of the exception that follows each (``exception``)."""
+    return rows.select(*NARROW_COLUMNS)
+
+
+def dressed(rows: Any, names: Any) -> Any:
+    """``FINDING_COLUMNS`` of ``narrow`` rows; ``names`` is an array column of file names by file id."""
     from pyspark.sql import functions as F
 
     def by_kind(attr: str) -> Any:
         return F.create_map(*[F.lit(x) for f in FINDING_KINDS.values() for x in (f.kind, getattr(f, attr))])
 
-    joined = stored.where((F.col("status") == "record") & F.col("kind").isin(*FINDING_KINDS)).drop("text")
     kind = F.col("kind")
-    return joined.select(
+    return rows.select(
         F.element_at(names, F.col("fid") + 1).alias("file"),
         "line",
         stats.ts_column_text(F.col("ts")).alias("ts"),

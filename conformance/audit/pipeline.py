@@ -1,8 +1,10 @@
-"""The whole audit, step by step: parse once to Parquet, then replay, count and report from there.
+"""The whole audit, step by step: the Kafka logs are read and parsed once, on the way into the shuffle of the
+log rules' pass (``replay.shuffled``), whose one pass finds the violations and passes on the findings and the
+quarantined lines; traces are decoded once to Parquet; then count and report from there.
 
 Intermediate tables live in a private folder of this run (``mkdtemp`` in ``out``, mode 0700, removed at
-the end; a small input's in Spark's block manager instead, see ``_run``'s ``kept``), so each input line is read and parsed once and nothing of the corpus is collected to the driver:
-only aggregates (counts, per-epoch first timestamps, topic-deletion intervals) and bounded samples are. Files
+the end; a small input's in Spark's block manager instead, see ``_run``'s ``kept``), so each input line is read and parsed once and nothing of the corpus is collected to
+the driver: only aggregates (counts, per-epoch first timestamps, topic-deletion intervals) and bounded samples are. Files
 and histories are integer ids (``FileIds``, in the order of their names) in everything that is stored,
 shuffled or sorted; names return in the outputs. Nothing that this run did not create is deleted or
 overwritten: ``run_audit`` refuses an ``out`` that already holds one of its outputs (``OUTPUTS``).
@@ -17,6 +19,7 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -62,6 +65,10 @@ EVENT_KINDS = (
     "state_machine_bulk",
 )
 SAMPLE = 20
+LINE_BYTES = 200
+"""Bytes per line assumed when the number of Kafka log records is estimated before the logs are read (the
+shuffle of the log rules' pass is sized by it, ``replay.spread``): a little below the simulated corpus's 230,
+so the estimate errs towards more, smaller sorts."""
 _BACKGROUND = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kcspec-audit")
 """Runs the driver's own work that needs no Spark (the version inference's sampling) beside a Spark query."""
 
@@ -189,11 +196,12 @@ def _run(
     violations: list[DataFrame] = []
     non_records: list[DataFrame] = []
     per_file: list[dict[str, Any]] = []
-    events: DataFrame | None = None
+    kafka = False
     edges: dict[str, dict[tuple[str, str], int]] = {"replica": {}, "partition": {}}
     cells: list[stats.Cell] = []
     broken: list[tuple[str, str]] = []
     found_findings: DataFrame | None = None
+    quirky: list[int] = []
     layouts_per_file: dict[str, dict[str, int]] = {}
     version: dict[str, Any] = {}
     if inputs.kafka_logs:
@@ -214,29 +222,13 @@ def _run(
             per_history=history_key != "cluster" and not explicit_profile,
         )
         step(f"parsing {len(inputs.kafka_logs)} Kafka log file(s) with the JVM line parser")
-        # stored once, with what replay and statistics read: other lines keep their text
+        # The parse is not stored: what the log rules, the findings and the quarantine read of it crosses
+        # the rules' shuffle, computed here (replay.shuffled); the reader counted every line on the way.
         frame, counted = stored_parse(spark, ids.listing())
-        stored = kept(frame, "parsed.parquet")
-        record = F.col("status") == "record"
-
-        def kinds(*names: str) -> DataFrame:
-            return stored.where(record & F.col("kind").isin(*names)).drop("text")
-
-        cells = counted()  # the JVM reader counted them while reading
-        # the reader resolved every line's status (continuation lines attached to their record, which carries
-        # its exception): the lines that are not records are a filter of the stored parse, no query of their own
-        nr_ids = stored.where(~record).select(
-            "fid",
-            "line",
-            "text",
-            "status",
-            "reason",
-            F.when(F.col("reason").isin(*jvm_parser.BROKEN_REASONS), F.col("text")).alias("detail"),
-            "owner",
-        )
-        nr = nr_ids.select(F.element_at(names, F.col("fid") + 1).alias("file"), *nr_ids.columns[1:])
-        non_records.append(nr)
-        events = kinds(*replay.WRITE_KINDS)
+        estimate = session.input_bytes(inputs.kafka_logs) // LINE_BYTES
+        split = replay.shuffled(replay.pass_rows(frame), estimate)
+        cells = counted()
+        kafka = True
         # the lines the reader read, per file and status (its cells), and the records the parser recognised
         read_per_file = {n: 0 for n in ids.names}
         by_status: dict[tuple[int, str], int] = {}
@@ -251,25 +243,37 @@ def _run(
         per_file.extend({"file": ids.names[fid], status: n} for (fid, status), n in sorted(by_status.items()))
         firsts = stats.epoch_firsts(cells, replay.ACTING_KINDS, ids.history)
         deletions = stats.deletion_intervals(cells, ids.history)
-        found_findings = findings.findings_of(stored, names)
         layouts_per_file = stats.layout_counts(cells, ids.names, layouts.NOT_A_RECORD)
         step("inferring the Kafka version from the logs' formats")
         version = inferring.result()
         hists = version["histories"]
         fid_history = [history_of(n, history_key) or "all files" for n in ids.names]
         used = sorted({str(h["profile_used"]) for h in hists.values()})
+        passes: list[DataFrame] = []
         for name in used:
             fids = [i for i, h in enumerate(fid_history) if hists[h]["profile_used"] == name]
-            mine = F.col("fid").isin(fids) if len(used) > 1 else F.lit(True)
             step(f"replaying {len(fids)} log file(s) against profile {name}")
-            chosen = set(fids)
-            rows = sum(
-                c.lines
-                for c in cells
-                if c.status == "record" and c.kind in replay.WRITE_KINDS and c.fid in chosen
+            mine = fids if len(used) > 1 else None
+            passes.append(
+                replay.log_pass(split, PROFILES[name], firsts, deletions, mine, passthrough=not passes)
             )
-            found = replay.log_rules(events.where(mine), PROFILES[name], firsts, deletions, names, rows)
-            violations.append(replay.named(found, names))
+        # what the passes found, and the findings and quarantined lines the first one passed on: few rows,
+        # kept once for the queries below
+        result = kept(_union(passes), "results.parquet")
+        what = F.col("what")
+        violations.append(replay.named(replay.violations_of(result, names), names))
+        found_findings = findings.narrow(result.where(what == replay.OUTPUTS[1]))
+        quarantined = result.where(what == replay.OUTPUTS[2])
+        non_records.append(
+            quarantined.select(
+                F.element_at(names, F.col("fid") + 1).alias("file"),
+                "line",
+                "text",
+                F.lit("quarantined").alias("status"),
+                "reason",
+                F.when(F.col("reason").isin(*jvm_parser.BROKEN_REASONS), F.col("text")).alias("detail"),
+            )
+        )
         # Decision: a rule the log's own Kafka version is documented to break (layouts.UNCHECKABLE_0_8: 0.8.0/
         # 0.8.1 log the from-state after the update) cannot be checked on that history: its violations there
         # are reported as findings "not checkable for this version" and do not fail the run.
@@ -281,7 +285,7 @@ def _run(
             )
             violations = [found_v.where(~moot)]
             moot_found = _not_checkable(found_v.where(moot))
-            found_findings = moot_found if found_findings is None else found_findings.unionByName(moot_found)
+            found_findings = findings.dressed(found_findings, names).unionByName(moot_found)
         edges = {m: stats.edge_counts(cells, m) for m in edges}
     if inputs.traces:
         step(f"decoding {len(inputs.traces)} JSONL trace file(s)")
@@ -349,12 +353,24 @@ def _run(
     finding_rows: list[dict[str, Any]] = []
     if found_findings is not None:
         step("writing findings")
-        fdf = kept(found_findings, "findings.parquet")
         # the sample: errors first (severity "error" sorts before "warning"), then in time order
-        first_findings = _Least(SAMPLE, ("severity", "ts", "file", "line"))
-        _, f_tally = report.write_jsonl_tallied(
-            fdf, out / "findings.jsonl", ("file", "line", "finding"), ("finding",), first_findings
-        )
+        first_findings = _Least(SAMPLE, findings.SAMPLE_KEY)
+        if quirky:  # dressed, with the findings the 0.8 quirk made of violations
+            _, f_tally = report.write_jsonl_tallied(
+                found_findings, out / "findings.jsonl", findings.ORDER, ("finding",), first_findings
+            )
+        else:
+            dressing = report.Dressing(lambda rows: findings.dressed(rows, names), findings.ORDER)
+            first_findings.narrow = (findings.narrow_sample_key(), dressing)
+            _, f_tally = report.write_jsonl_tallied(
+                found_findings,
+                out / "findings.jsonl",
+                findings.NARROW_ORDER,
+                ("finding",),
+                first_findings,
+                finding_counts(cells),
+                dressing,
+            )
         by_finding = {str(k[0]): n for k, n in f_tally.items()}
         finding_rows = first_findings.rows()
     violation_rows = first_violations.rows
@@ -364,7 +380,7 @@ def _run(
     files = _file_stats(per_file, (*inputs.kafka_logs, *inputs.traces), dict(broken))
     lines_read = sum(f["read"] for f in files)
     coverage: list[dict[str, Any]] = []
-    if events is not None:
+    if kafka:
         for name in sorted(PROFILES):
             for machine in ("replica", "partition"):
                 coverage.append(report.coverage_matrix(PROFILES[name], machine, edges[machine]))
@@ -383,11 +399,11 @@ def _run(
         quarantined=n_quar,
         violations=n_viol,
         per_file=files,
-        kinds=stats.kind_counts(cells, EVENT_KINDS) if events is not None else {},
+        kinds=stats.kind_counts(cells, EVENT_KINDS) if kafka else {},
         by_rule=by_rule,
         by_reason={str(k[0]): n for k, n in q_tally.items()},
         per_broker=stats.per_broker(cells, v_broker),
-        per_epoch=stats.per_epoch(cells, EVENT_KINDS, v_epoch) if events is not None else [],
+        per_epoch=stats.per_epoch(cells, EVENT_KINDS, v_epoch) if kafka else [],
         quarantine_sample=first_quarantined.rows,
         violation_sample=violation_sample,
         coverage=coverage,
@@ -428,11 +444,19 @@ class _First:
 
 class _Least:
     """The ``limit`` least rows handed to it by the ``key`` columns, ascending with nulls first (as Spark's
-    ``orderBy(*key).limit(limit)``); rows with equal keys in the order they were handed."""
+    ``orderBy(*key).limit(limit)``); rows with equal keys in the order they were handed. ``narrow``: for an
+    output written with a ``report.Dressing``, the same key over the rows its sort moves (columns), and the
+    dressing: ``take`` is then given those rows and dresses only the least."""
 
-    def __init__(self, limit: int, key: tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        limit: int,
+        key: tuple[str, ...],
+        narrow: tuple[tuple[Column, ...], report.Dressing] | None = None,
+    ) -> None:
         self.limit = limit
         self.key = key
+        self.narrow = narrow
         self.kept: list[dict[str, Any]] = []
 
     def _order(self, row: dict[str, Any]) -> tuple[tuple[bool, Any], ...]:
@@ -448,8 +472,26 @@ class _Least:
 
     def take(self, df: DataFrame, order: tuple[str, ...]) -> None:
         """The least rows of ``df`` by the key, ties in ``order`` (as a stream in that order would give them)."""
-        least = df.orderBy(*[F.col(k).asc_nulls_first() for k in self.key], *order).limit(self.limit)
+        if self.narrow is not None:
+            key, dressing = self.narrow
+            least = dressing.make(df.orderBy(*[k.asc_nulls_first() for k in key], *order).limit(self.limit))
+        else:
+            least = df.orderBy(*[F.col(k).asc_nulls_first() for k in self.key], *order).limit(self.limit)
         self.kept = [r.asDict() for r in least.collect()]
+
+
+def finding_counts(cells: Iterable[stats.Cell]) -> tuple[int, Counter[tuple[Any, ...]]]:
+    """How many findings the log rules' pass passes on, in all and per ``finding``: the records of
+    ``findings.FINDING_KINDS``, as the reader counted them (its cells). Decision: the pass passes each such
+    record on once (its first pass; ``replay.log_pass``), so these are the findings' own counts, and the
+    findings' Parquet needs no count or aggregation of its own (on 10 M lines, 624,000 findings: the two
+    queries and the table kept for them cost about 6 JVM CPU s)."""
+    tally: Counter[tuple[Any, ...]] = Counter()
+    for c in cells:
+        kind = findings.FINDING_KINDS.get(c.kind or "") if c.status == "record" else None
+        if kind is not None:
+            tally[(kind.finding,)] += c.lines
+    return sum(tally.values()), tally
 
 
 def _union(dfs: list[DataFrame]) -> DataFrame:

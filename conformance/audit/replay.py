@@ -36,8 +36,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, TypeVar
 
+from kcspec.conformance.audit import findings, stats
 from kcspec.conformance.audit import lines as g
-from kcspec.conformance.audit import stats
 from kcspec.spec.profiles import Profile
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
@@ -308,12 +308,16 @@ LOG_ROW_COLUMNS = (*HISTORY_COLUMNS, "leader_epoch", "leader", "isr", "exception
 
 
 def history_rows(events: DataFrame) -> DataFrame:
-    """The records the log rules read: every record of ``events`` (``WRITE_KINDS``), ``LOG_ROW_COLUMNS`` only
-    (a column the caller's frame lacks is null). The history rules read every logged transition (tracked
-    rules) and every controller write (leader-epoch rule: a transition to ``EPOCH_WRITE_TARGET`` with a
-    leader epoch, or an ISR removal); the pass skips the other records for them."""
+    """The records the log rules read: every record of ``events`` (``WRITE_KINDS``), ``PASS_COLUMNS`` only
+    (a column the caller's frame lacks is null; ``role`` is ``event``). The history rules read every logged
+    transition (tracked rules) and every controller write (leader-epoch rule: a transition to
+    ``EPOCH_WRITE_TARGET`` with a leader epoch, or an ISR removal); the pass skips the other records for them."""
     have = set(events.columns)
-    return events.select(*[F.col(c) if c in have else F.lit(None).alias(c) for c in LOG_ROW_COLUMNS])
+    return events.select(
+        *[F.col(c) if c in have else F.lit(None).alias(c) for c in LOG_ROW_COLUMNS],
+        F.lit(ROLES["event"]).alias("role"),
+        *[F.lit(None).alias(c) for c in PASS_COLUMNS[len(LOG_ROW_COLUMNS) + 1 :]],
+    )
 
 
 def fence_records(firsts: Mapping[int, Mapping[int, int]]) -> list[list[str]]:
@@ -372,6 +376,8 @@ def history_config(
         ["leader-during-delete", str(LEADER_DURING_DELETE)],
         ["printed-list", PRINTED_VALID_PREVIOUS],
         ["profile", profile.name],
+        ["roles", *[str(ROLES[r]) for r in ("event", "finding", "quarantined")]],
+        ["outputs", *OUTPUTS],
     ]
     for name, code in ROW_RULES.items():
         records.append([name, code, RULES[code].section, RULES[code].text])
@@ -419,18 +425,88 @@ def history_rules(
     repartition (still two sorts). Leading the sort with the keys' hash (as the windows did, for the sort's
     8-byte prefix) cost about 2 JVM CPU s more.
 
-    The result has ``LOG_VIOLATION_COLUMNS``; the leader-epoch message ends with the earlier write's file
-    name (``names``) and line, appended here."""
-    spark: Any = events.sparkSession  # its JVM (py4j) is untyped
+    The result has ``LOG_VIOLATION_COLUMNS`` (``violations_of``). The audit itself runs the same pass over
+    the reader's rows as ``shuffled`` leaves them (``log_pass``), findings and quarantined lines included."""
+    spark: Any = events.sparkSession
     keys = [F.col(k) for k in HISTORY_KEYS]
-    spread = max(int(spark.conf.get("spark.sql.shuffle.partitions")), -(-rows // SORT_ROWS))
-    rows_sorted = history_rows(events).repartition(spread, *keys).sortWithinPartitions(*keys, *HISTORY_ORDER)
-    jvm = spark.sparkContext._jvm
-    jtype = spark._jsparkSession.parseDataType(_parse_datatype_string(LOG_VIOLATION_SCHEMA).json())
-    jdf = jvm.kcspec.audit.HistoryRules.apply(
-        rows_sorted._jdf, history_config(profile, fences, deletions), jtype
+    split = history_rows(events).repartition(spread(spark, rows), *keys)
+    return violations_of(_walk(split, history_config(profile, fences, deletions)), names)
+
+
+def pass_rows(parsed: DataFrame) -> DataFrame:
+    """What of the JVM reader's parse (``jvm_parser.stored_schema``) crosses the log rules' shuffle,
+    ``PASS_COLUMNS``: the records the rules read (``WRITE_KINDS``: role ``event``), the findings
+    (``findings.FINDING_KINDS``: role ``finding``; a record may be both) and the quarantined lines (role
+    ``quarantined``, with their text and reason). Nothing else of a line goes further: the reader counted it."""
+    record = F.col("status") == "record"
+    quarantined = F.col("status") == "quarantined"
+    role = (
+        F.when(record & F.col("kind").isin(*WRITE_KINDS), ROLES["event"]).otherwise(0)
+        + F.when(record & F.col("kind").isin(*findings.FINDING_KINDS), ROLES["finding"]).otherwise(0)
+        + F.when(quarantined, ROLES["quarantined"]).otherwise(0)
     )
-    found = DataFrame(jdf, spark)
+    text = F.when(quarantined, F.col("text")).alias("text")
+    rows = parsed.select(*LOG_ROW_COLUMNS, role.alias("role"), "broker", text, "reason")
+    return rows.where(F.col("role") > 0)
+
+
+def shuffled(rows: DataFrame, records: int) -> DataFrame:
+    """``rows`` (``pass_rows``) shuffled for the log rules' pass, the shuffle computed: when this returns, the
+    logs have been read and parsed (the reader's cells are counted) and the rows lie in the shuffle's files,
+    which every pass over the result reads (``log_pass``). A partition history's records go to one partition
+    (hashed by ``HISTORY_KEYS``); findings and quarantined lines that are no such record are spread by their
+    position. ``records`` is about how many rows there are (``spread``).
+
+    Decision (measured): the parse is not stored. It was written as Parquet once and read again by the rules'
+    pass, the findings and the quarantine; the shuffle the pass needs carries all three, and the reader's
+    cells, which the pass's fence and deletion data come from, are known once the shuffle's map stage has run
+    (``HistoryRules.materialized``). On 10 M lines: parse and store 53.5 JVM CPU s, then 26.4 for the pass
+    and 14.7 for the findings, against about 52 for parse and shuffle, 18 for the pass (prototype, cold JVM)."""
+    spark: Any = rows.sparkSession
+    event = F.coalesce(F.col("role"), F.lit(ROLES["event"])).bitwiseAND(ROLES["event"]) != 0
+    by = F.when(event, F.hash(*HISTORY_KEYS)).otherwise(F.hash("fid", "line"))
+    split = rows.repartition(spread(spark, records), by)
+    return DataFrame(spark.sparkContext._jvm.kcspec.audit.HistoryRules.materialized(split._jdf), spark)
+
+
+def log_pass(
+    rows: DataFrame,
+    profile: Profile,
+    firsts: Mapping[int, Mapping[int, int]],
+    deletions: Mapping[tuple[int, str], list[tuple[int, int | None]]],
+    fids: list[int] | None = None,
+    passthrough: bool = True,
+) -> DataFrame:
+    """The log rules' pass over ``shuffled`` rows, as ``log_rules`` describes it, with ``RESULT_COLUMNS``:
+    each violation (``what`` = ``OUTPUTS[0]``), and, when ``passthrough``, each finding and quarantined line
+    as it came (``OUTPUTS[1]``, ``OUTPUTS[2]``). ``fids``: the files whose records the rules read (all if
+    ``None``; a history audited with another profile is another pass, which passes nothing on)."""
+    if fids is not None or not passthrough:
+        role = F.coalesce(F.col("role"), F.lit(ROLES["event"]))
+        event = role.bitwiseAND(ROLES["event"]) != 0
+        if fids is not None:
+            event = event & F.col("fid").isin(fids)
+        others = role.bitwiseAND(ROLES["finding"] | ROLES["quarantined"]) if passthrough else F.lit(0)
+        rows = rows.withColumn("role", F.when(event, ROLES["event"]).otherwise(0) + others)
+        rows = rows.where(F.col("role") > 0)
+    return _walk(rows, history_config(profile, fence_records(firsts), deletion_records(deletions)))
+
+
+def _walk(split: DataFrame, config: str) -> DataFrame:
+    """``HistoryRules.apply`` over ``split`` (rows already partitioned by history) sorted within its
+    partitions by ``HISTORY_KEYS`` and ``HISTORY_ORDER``: rows of ``RESULT_SCHEMA``."""
+    spark: Any = split.sparkSession
+    keys = [F.col(k) for k in HISTORY_KEYS]
+    rows_sorted = split.sortWithinPartitions(*keys, *HISTORY_ORDER)
+    jvm = spark.sparkContext._jvm
+    jtype = spark._jsparkSession.parseDataType(_parse_datatype_string(RESULT_SCHEMA).json())
+    return DataFrame(jvm.kcspec.audit.HistoryRules.apply(rows_sorted._jdf, config, jtype), spark)
+
+
+def violations_of(result: DataFrame, names: Column) -> DataFrame:
+    """The violations among a pass's ``result`` rows, ``LOG_VIOLATION_COLUMNS``; the leader-epoch message ends
+    with the earlier write's file name (``names``) and line, appended here (the file names live in Python)."""
+    found = result.where(F.col("what") == OUTPUTS[0]).select(*LOG_VIOLATION_COLUMNS)
     epoch = F.col("rule") == HISTORY_RULES[2]
     earlier = F.concat(
         F.col("message"),
@@ -439,6 +515,12 @@ def history_rules(
         F.col("compared_line").cast("string"),
     )
     return found.withColumn("message", F.when(epoch, earlier).otherwise(F.col("message")))
+
+
+def spread(spark: Any, records: int) -> int:
+    """How many partitions the log rules' shuffle has: the session's number, or more, so that each holds
+    about ``SORT_ROWS`` of ``records`` rows."""
+    return max(int(spark.conf.get("spark.sql.shuffle.partitions")), -(-records // SORT_ROWS))
 
 
 SORT_ROWS = 250_000
@@ -453,6 +535,22 @@ LOG_VIOLATION_SCHEMA = (
     "partition int, replica int, controller_id int, controller_epoch int, compared_fid int, compared_line long"
 )
 """The types of ``LOG_VIOLATION_COLUMNS``, for the rows ``HistoryRules.java`` makes."""
+
+
+RESULT_SCHEMA = (
+    LOG_VIOLATION_SCHEMA
+    + ", what string, kind string, broker int, exception string, text string, reason string"
+)
+"""The rows of the log rules' pass (``log_pass``): a violation's ``LOG_VIOLATION_COLUMNS``, or a finding or
+quarantined line passed on (its record's fields, ``kind``, ``broker``, ``exception``; a line's ``text`` and
+``reason``); ``what`` says which (``OUTPUTS``)."""
+
+ROLES = {"event": 1, "finding": 2, "quarantined": 4}
+"""What a row of the pass is for (bits of ``role``): a record the rules read, a finding, a quarantined line."""
+OUTPUTS = ("violation", "finding", "quarantined")
+"""``what`` of the pass's rows."""
+PASS_COLUMNS = (*LOG_ROW_COLUMNS, "role", "broker", "text", "reason")
+"""What crosses the log rules' shuffle (``pass_rows``)."""
 
 
 ACTING_KINDS = (*WRITE_KINDS, "controller_elected")

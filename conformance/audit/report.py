@@ -28,7 +28,7 @@ import json
 import shutil
 import tempfile
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -138,36 +138,55 @@ def json_line(record: Mapping[str, Any]) -> str:
     return json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str) + "\n"
 
 
+@dataclass(frozen=True)
+class Dressing:
+    """An output's columns made from the rows its sort moves (``make``: a projection, which keeps their order),
+    and ``order``, that sort's order in the output's columns. Wide columns computed from narrow ones (names
+    by id, texts by kind) are made after the sort, so the sort's shuffle carries only the narrow ones."""
+
+    make: Callable[[DataFrame], DataFrame]
+    order: tuple[str, ...]
+
+
 def write_jsonl_tallied(
     df: DataFrame,
     path: Path,
     order: tuple[str, ...] = (),
     tally: tuple[str, ...] = (),
     sampler: Sampler | None = None,
+    known: tuple[int, Counter[tuple[Any, ...]]] | None = None,
+    dressing: Dressing | None = None,
 ) -> tuple[int, Counter[tuple[Any, ...]]]:
     """``write_jsonl``, also counting the rows per value of the ``tally`` columns and sampling them
     (``sampler``). Streamed, both are taken on the way (no query of their own); when Spark writes the output,
-    each is one small query (an aggregation; a sort with a limit). An empty ``df`` costs one count and nothing
-    else."""
+    each is one small query (an aggregation; a sort with a limit), unless the caller ``known``s the rows'
+    number and tally already (counted where the rows arose): then it is returned as given. With a
+    ``dressing``, ``df`` and ``order`` are the rows the sort moves; what is written, tallied and sampled is
+    the dressed rows (a sampler's ``take`` is given ``df`` and ``order``, and dresses what it keeps). An empty
+    ``df`` costs one count and nothing else."""
     counts: Counter[tuple[Any, ...]] = Counter()
+    dress = dressing.make if dressing is not None else (lambda frame: frame)
     if order:
-        total = df.count()
+        total = df.count() if known is None else known[0]
         if total == 0:
             path.write_text("", encoding="utf-8")
             return 0, counts
         if total >= SPARK_WRITES_FROM:
-            _spark_jsonl(df, path, order)
-            if tally:
-                for r in df.groupBy(*tally).count().collect():
+            _spark_jsonl(dress(df.orderBy(*order)), path)
+            dressed = dress(df)
+            if known is not None:
+                counts = Counter(known[1])
+            elif tally:
+                for r in dressed.groupBy(*tally).count().collect():
                     counts[tuple(r[c] for c in tally)] += int(r["count"])
-            if sampler is not None:
+            if sampler is not None:  # given the rows the sort moves: a dressing's sampler dresses its own
                 sampler.take(df, order)
             return total, counts
         pieces = max(1, -(-total // ROWS_PER_FETCH))
         df = df.repartitionByRange(pieces, *order).sortWithinPartitions(*order)
     n = 0
     with path.open("w", encoding="utf-8") as out:
-        for row in df.toLocalIterator():
+        for row in dress(df).toLocalIterator():
             record = row.asDict()
             out.write(json_line(record))
             if tally:
@@ -178,14 +197,14 @@ def write_jsonl_tallied(
     return n, counts
 
 
-def _spark_jsonl(df: DataFrame, path: Path, order: tuple[str, ...]) -> None:
-    """``df`` sorted by ``order`` into ``path`` as JSON lines, by Spark's JSON writer: its part files (one per
-    range of the sort, in the sort's order) are joined into ``path``, then removed with the private folder of
-    this run they were written to."""
+def _spark_jsonl(ordered: DataFrame, path: Path) -> None:
+    """``ordered`` (a global sort, maybe projected after it) into ``path`` as JSON lines, by Spark's JSON
+    writer: its part files (one per range of the sort, in the sort's order) are joined into ``path``, then
+    removed with the private folder of this run they were written to."""
     parts = Path(tempfile.mkdtemp(prefix=".jsonl-", dir=path.parent))
     try:
         target = parts / "parts"
-        df.orderBy(*order).write.option("ignoreNullFields", "false").json(str(target.resolve()))
+        ordered.write.option("ignoreNullFields", "false").json(str(target.resolve()))
         with path.open("wb") as out:
             for part in sorted(target.glob("part-*")):
                 with part.open("rb") as src:
