@@ -185,6 +185,23 @@ def test_stored_parse_equals_reference(spark: Any, tmp_path: Path) -> None:
             assert row["exception"] is None, key
 
 
+def test_a_file_read_again_is_counted_once(spark: Any, tmp_path: Path) -> None:
+    """The reader runs in the map stage of the log rules' shuffle, whose tasks Spark runs again when their
+    output is lost (and each run reports its counts): the cells count every file once however often it is
+    read. Computing the parse twice runs every reading task twice."""
+    from kcspec.conformance.audit.pipeline import FileIds
+
+    d = _corpus(tmp_path)
+    ids = FileIds.of(expand_inputs([str(d)]).kafka_logs, "dir")
+    once_frame, once = stored_parse(spark, ids.listing())
+    once_frame.count()
+    twice_frame, twice = stored_parse(spark, ids.listing())
+    twice_frame.count()
+    twice_frame.count()
+    assert sorted(map(repr, twice())) == sorted(map(repr, once()))
+    assert sum(c.lines for c in twice()) == sum(1 for f in ids.names for _ in parse_file(Path(f), f))
+
+
 def test_audit_end_to_end(spark: Any, tmp_path: Path) -> None:
     d = _corpus(tmp_path, generated=False)
     out = tmp_path / "out"
