@@ -9,7 +9,8 @@
   consecutive ``monotonically_increasing_id`` values, so ``line = id − first id of the split + lines in the
   earlier splits of the file + 1`` (the per-split counts are a tiny table, ``offsets_table``). Gzip files are
   one split. The pipeline parses ``raw_lines`` and numbers the stored result, so the corpus is read once.
-* ``stored_parse`` — what the audit stores of every line (``jvm_parser.stored_schema``): file and history ids,
+* ``stored_parse`` — what the audit keeps of every line (``jvm_parser.stored_schema``; the audit's rows cross
+  the log rules' shuffle, ``replay.shuffled``, and are written nowhere else): file and history ids,
   line number, status, the timestamp as a long, kind, the fields replay reads, the text of non-records. One
   pass reads whole files (``LineParser.readStored``: line numbers counted while reading, wrapped records
   re-joined, continuation lines attached to their record, a record's first continuation line kept with it as
