@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from kcspec.reference_impl.context import ControllerContext, target_replicas
 from kcspec.reference_impl.errors import NoSuchElementException
-from kcspec.reference_impl.records import FAST, leader_and_isr
+from kcspec.reference_impl.records import is_plain_record, leader_and_isr
 from kcspec.reference_impl.version import KAFKA_2_2, KAFKA_2_4, KafkaVersion
 from kcspec.spec.vocabulary import ElectionStrategy, LeaderAndIsr, LeaderElection, TopicPartition
 
@@ -96,7 +96,7 @@ def _outcome(
     tp: TopicPartition, lai: LeaderAndIsr | None, recipients: tuple[int, ...], unclean: bool
 ) -> ElectionOutcome:
     """``ElectionOutcome(tp, lai, recipients, unclean)``, built directly (see ``records``)."""
-    if not FAST:
+    if not _OUTCOME_DIRECT:
         return ElectionOutcome(tp, lai, recipients, unclean)
     outcome = _new(ElectionOutcome)
     _set(outcome, "__dict__", {"tp": tp, "leader_and_isr": lai, "recipients": recipients, "unclean": unclean})
@@ -105,6 +105,7 @@ def _outcome(
 
 _new = object.__new__
 _set = object.__setattr__
+_OUTCOME_DIRECT = is_plain_record(ElectionOutcome, ("tp", "leader_and_isr", "recipients", "unclean"))
 
 
 def leader_for_offline(

@@ -57,7 +57,7 @@ _PARTITION_STATE_FIELDS: dict[type, tuple[str, ...]] = {
 }
 
 
-def _plain(cls: type, names: tuple[str, ...]) -> bool:
+def is_plain_record(cls: type, names: tuple[str, ...]) -> bool:
     """A frozen dataclass with exactly ``names`` as init fields, an instance ``__dict__`` and no post-init hook."""
     if not dataclasses.is_dataclass(cls) or "__slots__" in vars(cls) or hasattr(cls, "__post_init__"):
         return False
@@ -72,8 +72,11 @@ def _tuple_of_fields(cls: type, names: tuple[str, ...]) -> bool:
     return tuple(f.name for f in dataclasses.fields(cls)) == names
 
 
-FAST = all(_plain(cls, names) for cls, names in _FIELDS.items())
+FAST = all(is_plain_record(cls, names) for cls, names in _FIELDS.items())
 """Whether the direct constructors of the two leadership records are in use (else each function calls the class)."""
+
+TUPLE_LEADERSHIP = all(_tuple_of_fields(cls, names) for cls, names in _FIELDS.items())
+"""Whether the two leadership records are tuple records (spec/vocabulary.py), built as the tuple of their fields."""
 
 TUPLE_STATES = all(_tuple_of_fields(cls, names) for cls, names in _PARTITION_STATE_FIELDS.items())
 """Whether the request partition states are built as the tuple of their fields (else each function calls the class)."""
@@ -100,6 +103,20 @@ if FAST:
         o = _new(LeaderIsrAndControllerEpoch)
         _set(o, "__dict__", {"leader_and_isr": leader_and_isr, "controller_epoch": controller_epoch})
         return o
+
+elif TUPLE_LEADERSHIP:
+
+    def leader_and_isr(leader: int, leader_epoch: int, isr: tuple[int, ...], zk_version: int) -> LeaderAndIsr:
+        made: LeaderAndIsr = _tuple_new(LeaderAndIsr, (leader, leader_epoch, isr, zk_version))
+        return made
+
+    def leader_isr_and_epoch(
+        leader_and_isr: LeaderAndIsr, controller_epoch: int
+    ) -> LeaderIsrAndControllerEpoch:
+        made: LeaderIsrAndControllerEpoch = _tuple_new(
+            LeaderIsrAndControllerEpoch, (leader_and_isr, controller_epoch)
+        )
+        return made
 
 else:  # pragma: no cover - only when the record classes change shape
     leader_and_isr = LeaderAndIsr
@@ -198,7 +215,7 @@ _STATE_FIELDS: dict[type, tuple[str, ...]] = {
     ClusterState: ("zk", "controller", "config"),
 }
 
-STATE_FAST = all(_plain(cls, names) for cls, names in _STATE_FIELDS.items())
+STATE_FAST = all(is_plain_record(cls, names) for cls, names in _STATE_FIELDS.items())
 """Whether ``zk_state``, ``canonical_context`` and ``cluster_state`` build directly (else they call the class)."""
 
 
@@ -241,7 +258,7 @@ _REQUEST_FIELDS: dict[type, tuple[str, ...]] = {
     ),
     StopReplicaRequest: ("broker", "controller_id", "controller_epoch", "partition_states"),
 }
-REQUEST_FAST = all(_plain(cls, names) for cls, names in _REQUEST_FIELDS.items())
+REQUEST_FAST = all(is_plain_record(cls, names) for cls, names in _REQUEST_FIELDS.items())
 """Whether the three request constructors below build directly (else they call the class)."""
 
 

@@ -189,26 +189,71 @@ TopicPartition._fields_maker = staticmethod(make_topic_partition)  # type: ignor
 PartitionReplica._fields_maker = staticmethod(make_partition_replica)  # type: ignore[attr-defined]
 
 
-@dataclass(frozen=True)
-class LeaderAndIsr:
-    """``LeaderAndIsr`` (§3.2): leader, leader epoch, ordered ISR and the state znode's version."""
+@_tuple_record
+class LeaderAndIsr(tuple[int, int, tuple[int, ...], int]):
+    """``LeaderAndIsr`` (§3.2): leader, leader epoch, ordered ISR and the state znode's version.
 
+    A tuple record (``_tuple_record``, as ``TopicPartition``): every partition's znode and cached leadership holds
+    one, so a failover or a broker failure at a million partitions builds them by the million. As the tuple of its
+    fields it is built, hashed and compared by ``tuple``'s C code; the dataclass's hash (of the same tuple of fields)
+    was the same value. Equal also to the plain tuple of its fields (nothing mixes the two)."""
+
+    __slots__ = ()
+    if TYPE_CHECKING:  # set by ``_tuple_record``; declared for the type checker's dataclass protocol
+        __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
     leader: int
     leader_epoch: int
     isr: tuple[int, ...]
     zk_version: int
 
+    def __new__(cls, leader: int, leader_epoch: int, isr: tuple[int, ...], zk_version: int) -> LeaderAndIsr:
+        return _tuple_new(cls, (leader, leader_epoch, isr, zk_version))
 
-@dataclass(frozen=True)
-class LeaderIsrAndControllerEpoch:
+    def __reduce__(self) -> tuple[type[LeaderAndIsr], tuple[int, int, tuple[int, ...], int]]:
+        return LeaderAndIsr, (self[0], self[1], self[2], self[3])
+
+
+@_tuple_record
+class LeaderIsrAndControllerEpoch(tuple[LeaderAndIsr, int]):
     """``LeaderIsrAndControllerEpoch`` (§3.2): a ``LeaderAndIsr`` and the epoch of the controller that decided it.
 
     It is both the content of a partition-state znode (the zk version being the znode's stat version) and the
-    value cached in ``partitionLeadershipInfo``.
+    value cached in ``partitionLeadershipInfo``. A tuple record, as ``LeaderAndIsr`` (same reasons).
     """
 
+    __slots__ = ()
+    if TYPE_CHECKING:  # set by ``_tuple_record``; declared for the type checker's dataclass protocol
+        __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
     leader_and_isr: LeaderAndIsr
     controller_epoch: int
+
+    def __new__(cls, leader_and_isr: LeaderAndIsr, controller_epoch: int) -> LeaderIsrAndControllerEpoch:
+        return _tuple_new(cls, (leader_and_isr, controller_epoch))
+
+    def __reduce__(self) -> tuple[type[LeaderIsrAndControllerEpoch], tuple[LeaderAndIsr, int]]:
+        return LeaderIsrAndControllerEpoch, (self[0], self[1])
+
+
+def make_leader_and_isr(
+    leader: int, leader_epoch: int, isr: tuple[int, ...], zk_version: int
+) -> LeaderAndIsr:
+    """``LeaderAndIsr(...)`` built directly as the tuple (as ``make_topic_partition``)."""
+    made: LeaderAndIsr = _tuple_new(LeaderAndIsr, (leader, leader_epoch, isr, zk_version))
+    return made
+
+
+def make_leader_isr_and_epoch(
+    leader_and_isr: LeaderAndIsr, controller_epoch: int
+) -> LeaderIsrAndControllerEpoch:
+    """``LeaderIsrAndControllerEpoch(...)`` built directly as the tuple (as ``make_topic_partition``)."""
+    made: LeaderIsrAndControllerEpoch = _tuple_new(
+        LeaderIsrAndControllerEpoch, (leader_and_isr, controller_epoch)
+    )
+    return made
+
+
+LeaderAndIsr._fields_maker = staticmethod(make_leader_and_isr)  # type: ignore[attr-defined]
+LeaderIsrAndControllerEpoch._fields_maker = staticmethod(make_leader_isr_and_epoch)  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True)

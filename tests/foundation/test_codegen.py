@@ -20,7 +20,7 @@ from kcspec.spec.fmap import FMap
 from kcspec.spec.invariants import invariants
 from kcspec.spec.profiles import get_profile
 from kcspec.spec.state import ClusterState
-from kcspec.spec.vocabulary import LeaderAndIsr
+from kcspec.spec.vocabulary import LeaderAndIsr, ReplicaAssignment
 
 ints = st.lists(st.integers(min_value=-3, max_value=9), max_size=8).map(tuple)
 sets = st.frozensets(st.integers(min_value=-3, max_value=9), max_size=6)
@@ -174,11 +174,14 @@ def test_fast_records_equal_the_constructor_and_replace() -> None:
     built = make((1, 2), 1, 0, 5)
     assert built == LeaderAndIsr(leader=1, leader_epoch=5, isr=(1, 2), zk_version=0)
     assert repr(built) == repr(LeaderAndIsr(leader=1, leader_epoch=5, isr=(1, 2), zk_version=0))
-    update = fastrec.updater(LeaderAndIsr, ("leader",), lambda o, v: ("other", o, v))
-    assert update is not None
-    assert update(built, 2) == dataclasses.replace(built, leader=2)
-    assert update(7, 2) == ("other", 7, 2)
     assert fastrec.maker(LeaderAndIsr, ("leader",)) is None  # not every field: the constructor fills defaults
+    # a plain record (instances with a ``__dict__``; ``LeaderAndIsr`` is a tuple record: no fast updater, ``replace``)
+    assert fastrec.updater(LeaderAndIsr, ("leader",), lambda o, v: o) is None
+    fa = ReplicaAssignment((1, 2), (3,), ())
+    update = fastrec.updater(ReplicaAssignment, ("adding",), lambda o, v: ("other", o, v))
+    assert update is not None
+    assert update(fa, (4,)) == dataclasses.replace(fa, adding=(4,))
+    assert update(7, 2) == ("other", 7, 2)
 
     @dataclasses.dataclass(frozen=True)
     class Checked:

@@ -96,7 +96,7 @@ def test_benchmark_shaped_cluster_agrees_with_the_spec(profile: str) -> None:
 
 
 def test_directly_built_records_equal_constructed_ones() -> None:
-    assert records.FAST
+    assert records.TUPLE_LEADERSHIP and records.TUPLE_STATES
     tp = TopicPartition("t", 3)
     lai = LeaderAndIsr(1, 2, (1, 2), 3)
     pairs: list[tuple[object, object]] = [
