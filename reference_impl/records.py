@@ -2,10 +2,11 @@
 
 A frozen dataclass ``__init__`` sets every field through ``object.__setattr__``; at a million partitions that is
 a visible share of a failover. The constructors here build the *same* objects (same class, same fields, so equal,
-equally hashed and printed): ``LeaderAndIsr`` and ``LeaderIsrAndControllerEpoch`` by installing the field dictionary
-directly, the request partition states (tuple records, spec/requests.py) as the tuple of their fields. They are used
-only where the record classes have exactly the shape and the fields listed below (checked at import); otherwise
-every constructor falls back to calling the class.
+equally hashed and printed) directly: ``LeaderAndIsr``, ``LeaderIsrAndControllerEpoch`` and the request partition
+states, tuple records (spec/vocabulary.py, spec/requests.py), as the tuple of their fields; the canonical state and
+the requests by installing the field dictionary. The shapes are checked at import: the leadership records must be
+tuple records (the controller's bulk loops unpack them); for any other record whose shape changed, the constructor
+falls back to calling the class.
 """
 
 from __future__ import annotations
@@ -72,11 +73,8 @@ def _tuple_of_fields(cls: type, names: tuple[str, ...]) -> bool:
     return tuple(f.name for f in dataclasses.fields(cls)) == names
 
 
-FAST = all(is_plain_record(cls, names) for cls, names in _FIELDS.items())
-"""Whether the direct constructors of the two leadership records are in use (else each function calls the class)."""
-
 TUPLE_LEADERSHIP = all(_tuple_of_fields(cls, names) for cls, names in _FIELDS.items())
-"""Whether the two leadership records are tuple records (spec/vocabulary.py), built as the tuple of their fields."""
+"""Whether the two leadership records are tuple records (spec/vocabulary.py): required (the bulk loops unpack them)."""
 
 TUPLE_STATES = all(_tuple_of_fields(cls, names) for cls, names in _PARTITION_STATE_FIELDS.items())
 """Whether the request partition states are built as the tuple of their fields (else each function calls the class)."""
@@ -86,41 +84,23 @@ _set = object.__setattr__
 _tuple_new = tuple.__new__
 
 
-if FAST:
+if not TUPLE_LEADERSHIP:  # pragma: no cover - only when the leadership records change shape
+    raise ImportError(
+        "the reference controller reads LeaderAndIsr and LeaderIsrAndControllerEpoch by unpacking them in its bulk "
+        "loops: they must be tuple records of their fields in order (spec/vocabulary.py)"
+    )
 
-    def leader_and_isr(leader: int, leader_epoch: int, isr: tuple[int, ...], zk_version: int) -> LeaderAndIsr:
-        o = _new(LeaderAndIsr)
-        _set(
-            o,
-            "__dict__",
-            {"leader": leader, "leader_epoch": leader_epoch, "isr": isr, "zk_version": zk_version},
-        )
-        return o
 
-    def leader_isr_and_epoch(
-        leader_and_isr: LeaderAndIsr, controller_epoch: int
-    ) -> LeaderIsrAndControllerEpoch:
-        o = _new(LeaderIsrAndControllerEpoch)
-        _set(o, "__dict__", {"leader_and_isr": leader_and_isr, "controller_epoch": controller_epoch})
-        return o
+def leader_and_isr(leader: int, leader_epoch: int, isr: tuple[int, ...], zk_version: int) -> LeaderAndIsr:
+    made: LeaderAndIsr = _tuple_new(LeaderAndIsr, (leader, leader_epoch, isr, zk_version))
+    return made
 
-elif TUPLE_LEADERSHIP:
 
-    def leader_and_isr(leader: int, leader_epoch: int, isr: tuple[int, ...], zk_version: int) -> LeaderAndIsr:
-        made: LeaderAndIsr = _tuple_new(LeaderAndIsr, (leader, leader_epoch, isr, zk_version))
-        return made
-
-    def leader_isr_and_epoch(
-        leader_and_isr: LeaderAndIsr, controller_epoch: int
-    ) -> LeaderIsrAndControllerEpoch:
-        made: LeaderIsrAndControllerEpoch = _tuple_new(
-            LeaderIsrAndControllerEpoch, (leader_and_isr, controller_epoch)
-        )
-        return made
-
-else:  # pragma: no cover - only when the record classes change shape
-    leader_and_isr = LeaderAndIsr
-    leader_isr_and_epoch = LeaderIsrAndControllerEpoch
+def leader_isr_and_epoch(leader_and_isr: LeaderAndIsr, controller_epoch: int) -> LeaderIsrAndControllerEpoch:
+    made: LeaderIsrAndControllerEpoch = _tuple_new(
+        LeaderIsrAndControllerEpoch, (leader_and_isr, controller_epoch)
+    )
+    return made
 
 
 if TUPLE_STATES:

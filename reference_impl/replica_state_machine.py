@@ -349,15 +349,15 @@ class ZkReplicaStateMachine:
             entries = []
             for head, (tp, li) in zip(heads, updated.items(), strict=False):  # ``repeat(None)``: endless
                 if head is not None:
-                    lai = li.leader_and_isr
-                    isr = lai.isr
+                    # the records are tuple records (``records.TUPLE_LEADERSHIP``): read by unpacking
+                    (leader, leader_epoch, isr, zk_version), controller_epoch = li
                     isr_text = isr_texts.get(isr)
                     if isr_text is None:
                         isr_text = isr_texts[isr] = mk_string(isr)
                     append(
-                        f"{head}Partition {tp[0]}-{tp[1]} state changed to (Leader:{lai.leader},ISR:{isr_text},"
-                        f"LeaderEpoch:{lai.leader_epoch},ZkVersion:{lai.zk_version},"
-                        f"ControllerEpoch:{li.controller_epoch}){tail}"
+                        f"{head}Partition {tp[0]}-{tp[1]} state changed to (Leader:{leader},ISR:{isr_text},"
+                        f"LeaderEpoch:{leader_epoch},ZkVersion:{zk_version},"
+                        f"ControllerEpoch:{controller_epoch}){tail}"
                     )
                 if not (deleting and ctx.is_topic_queued_up_for_deletion(tp.topic)):
                     fa = assignments.get(tp) or ctx.assignment(tp)
@@ -487,17 +487,16 @@ class ZkReplicaStateMachine:
             if st is None:
                 missing.append(tp)
                 continue
-            lai = st.leader_and_isr
-            isr = lai.isr
-            if st.controller_epoch <= epoch and broker in isr:
-                leader = lai.leader
+            lai, read_epoch = st  # a tuple record (``records.TUPLE_LEADERSHIP``): read by unpacking
+            leader, leader_epoch, isr, zk_version = lai
+            if read_epoch <= epoch and broker in isr:
                 if len(isr) != 1:  # without ``broker`` (memoised per distinct ISR)
                     new_isr = shrunk.get(isr)
                     if new_isr is None:
                         new_isr = shrunk[isr] = tuple(r for r in isr if r != broker)
                     isr = new_isr
                 adjusted[tp] = leader_and_isr(
-                    NO_LEADER if leader == broker else leader, lai.leader_epoch + 1, isr, lai.zk_version
+                    NO_LEADER if leader == broker else leader, leader_epoch + 1, isr, zk_version
                 )
                 if read is not None:
                     read.append((tp, None))

@@ -36,6 +36,7 @@ from kcspec.reference_impl.logs import (
     scala_int_set,
 )
 from kcspec.reference_impl.records import (
+    TUPLE_STATES,
     lair_partition_state,
     leader_and_isr_request,
     stop_replica_partition_state,
@@ -304,6 +305,7 @@ class ControllerBrokerRequestBatch:
             or cls._add_update_metadata_for_live_brokers is not _ADD_UPDATE_METADATA_FOR_LIVE_BROKERS
             or cls._add_partition_metadata is not _ADD_PARTITION_METADATA
             or not _NO_INSTANCE_HOOKS.isdisjoint(vars(self))
+            or not _TUPLE_RECORDS
         ):
             for brokers, tp, li, fa in entries:
                 self.add_leader_and_isr(brokers, tp, li, fa, is_new)
@@ -330,7 +332,13 @@ class ControllerBrokerRequestBatch:
         recipients: tuple[int, ...] = ()
         group_of: tuple[int, ...] | None = None
         group: list[LeaderAndIsrPartitionState] = []
+        # Where speed bent the shape: the records are tuple records (``_TUPLE_RECORDS``), read by unpacking and the
+        # partition states built as the tuple of their fields (``records.lair_partition_state`` and
+        # ``umr_partition_state`` inlined), at a million entries a visible share of a failover
+        new = _tuple_new
         for brokers, tp, li, fa in entries:
+            lai, controller_epoch = li
+            leader, leader_epoch, isr, zk_version = lai
             if brokers is not last_brokers:
                 if type(brokers) is tuple:
                     last_brokers = brokers
@@ -339,18 +347,20 @@ class ControllerBrokerRequestBatch:
                     last_brokers = found = None
                 recipients = found if found is not None else _recipients(brokers)
             if recipients:
-                lai = li.leader_and_isr
-                state = lair_partition_state(
-                    tp,
-                    li.controller_epoch,
-                    lai.leader,
-                    lai.leader_epoch,
-                    lai.isr,
-                    lai.zk_version,
-                    fa.replicas,
-                    fa.adding,
-                    fa.removing,
-                    is_new,
+                state: LeaderAndIsrPartitionState = new(
+                    _LAIR_STATE,
+                    (
+                        tp,
+                        controller_epoch,
+                        leader,
+                        leader_epoch,
+                        isr,
+                        zk_version,
+                        fa.replicas,
+                        fa.adding,
+                        fa.removing,
+                        is_new,
+                    ),
                 )
                 entry = (recipients, state)
                 if lair.setdefault(tp, entry) is entry:
@@ -378,16 +388,11 @@ class ControllerBrokerRequestBatch:
                 offline = offline_by_replicas[replicas] = (
                     () if live.issuperset(replicas) else tuple(r for r in replicas if r not in live)
                 )
-            lai = current.leader_and_isr
-            umr_state = umr_partition_state(
-                tp,
-                current.controller_epoch,
-                lai.leader,
-                lai.leader_epoch,
-                lai.isr,
-                lai.zk_version,
-                replicas,
-                offline,
+            if current is not li:
+                lai, controller_epoch = current
+                leader, leader_epoch, isr, zk_version = lai
+            umr_state: UpdateMetadataPartitionState = new(
+                _UMR_STATE, (tp, controller_epoch, leader, leader_epoch, isr, zk_version, replicas, offline)
             )
             umr_entry = (current, assigned, False, umr_state)
             previous = umr.setdefault(tp, umr_entry)
@@ -723,6 +728,13 @@ _NO_INSTANCE_HOOKS = frozenset(
     {"add_leader_and_isr", "_add_update_metadata_for_live_brokers", "_add_partition_metadata"}
 )
 """The methods as defined here, to tell when one has been replaced (then the bulk path is not taken)."""
+
+_TUPLE_RECORDS = TUPLE_STATES
+"""The partition states are tuple records (spec/requests.py; the leadership records always are, ``records``): the bulk
+path builds them as tuples (else every entry goes through ``add_leader_and_isr``)."""
+_tuple_new = tuple.__new__
+_LAIR_STATE = LeaderAndIsrPartitionState
+_UMR_STATE = UpdateMetadataPartitionState
 
 _LEADER = attrgetter("leader")
 _SMALL_GROUP = 16

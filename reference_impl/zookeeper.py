@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from kcspec.reference_impl.context import copy_map
 from kcspec.reference_impl.errors import ControllerMovedException, KeeperException
-from kcspec.reference_impl.records import leader_and_isr, leader_isr_and_epoch, zk_state
+from kcspec.reference_impl.records import zk_state
 from kcspec.spec.fmap import FMap
 from kcspec.spec.state import ZkState
 from kcspec.spec.vocabulary import (
@@ -30,6 +30,10 @@ from kcspec.spec.vocabulary import (
     TopicPartition,
     ZkFault,
 )
+
+_tuple_new = tuple.__new__
+_LEADER_AND_ISR = LeaderAndIsr
+_LEADER_ISR_AND_EPOCH = LeaderIsrAndControllerEpoch
 
 
 def state_path(tp: TopicPartition) -> str:
@@ -169,6 +173,7 @@ class SimulatedZooKeeper:
         self.check_controller_epoch(expected_zk_version)
         states = self.partition_states
         faults = self.faults
+        new = _tuple_new
         for tp, lai in updates.items():
             current = states.get(tp)
             if current is None:
@@ -178,11 +183,13 @@ class SimulatedZooKeeper:
                 del faults[tp]
                 retry.append(tp)
                 continue
-            if current.leader_and_isr.zk_version != lai.zk_version:
+            # the records are tuple records (``records.TUPLE_LEADERSHIP``): read by unpacking, built as tuples
+            leader, leader_epoch, isr, zk_version = lai
+            if current.leader_and_isr.zk_version != zk_version:
                 retry.append(tp)
                 continue
-            written = leader_and_isr(lai.leader, lai.leader_epoch, lai.isr, lai.zk_version + 1)
-            record = states[tp] = leader_isr_and_epoch(written, controller_epoch)
+            written: LeaderAndIsr = new(_LEADER_AND_ISR, (leader, leader_epoch, isr, zk_version + 1))
+            record = states[tp] = new(_LEADER_ISR_AND_EPOCH, (written, controller_epoch))
             finished[tp] = written
             if written_records is not None:
                 written_records[tp] = record
