@@ -183,15 +183,18 @@ def _run(
     def uri(name: str) -> str:
         return str((work / name).resolve())
 
-    def kept(frame: DataFrame, name: str) -> DataFrame:
-        """``frame`` computed once and kept for the queries that read it: in the run's Parquet folder, or, for a
+    def kept(frame: DataFrame, name: str, by: str | None = None) -> DataFrame:
+        """``frame`` computed once and kept for the queries that read it: in the run's Parquet folder (``by``:
+        in one folder per value of that column, so a query of one value reads only its rows), or, for a
         small input, in Spark's block manager (``localCheckpoint``, eager). Decision: a small input's
         intermediate tables cost their file commits (output committer, ``_SUCCESS``, a ``chmod`` process per
         file) more than their rows; the rows and what reads them are the same either way."""
         if small:
             return frame.localCheckpoint(eager=True)
-        frame.write.parquet(uri(name))
-        return spark.read.parquet(uri(name))
+        writer = frame.write if by is None else frame.write.partitionBy(by)
+        writer.parquet(uri(name))
+        # the schema given: a table without rows has no file to read it from
+        return spark.read.schema(frame.schema).parquet(uri(name))
 
     violations: list[DataFrame] = []
     non_records: list[DataFrame] = []
@@ -259,7 +262,7 @@ def _run(
             )
         # what the passes found, and the findings and quarantined lines the first one passed on: few rows,
         # kept once for the queries below
-        result = kept(_union(passes), "results.parquet")
+        result = kept(_union(passes), "results.parquet", "what")
         what = F.col("what")
         violations.append(replay.named(replay.violations_of(result, names), names))
         found_findings = findings.narrow(result.where(what == replay.OUTPUTS[1]))

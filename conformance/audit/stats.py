@@ -85,16 +85,17 @@ def ts_key(ts: Column) -> Column:
 
 
 def ts_column_text(key: Column) -> Column:
-    """``ts_key`` back to the log's text (``yyyy-MM-dd HH:mm:ss,SSS``), as a column."""
-    d = F.lpad(key.cast("string"), 17, "0")
-    parts: list[Column] = []
-    for sep, (start, width) in zip(
-        ("", "-", "-", " ", ":", ":", ","),
-        ((1, 4), (5, 2), (7, 2), (9, 2), (11, 2), (13, 2), (15, 3)),
-        strict=True,
-    ):
-        parts += [F.lit(sep), F.substring(d, start, width)]
-    return F.when(key.isNotNull(), F.concat(*parts))
+    """``ts_key`` back to the log's text (``yyyy-MM-dd HH:mm:ss,SSS``), as a column. Decision (measured): one
+    regular expression over the padded digits; seven substrings of them made the digits seven times (a fifth
+    of writing 624,000 findings as JSON)."""
+    digits = F.lpad(key.cast("string"), 17, "0")
+    return F.regexp_replace(digits, TS_DIGITS, TS_TEXT)
+
+
+TS_DIGITS = r"^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})(\d{3})$"
+"""The 17 digits of a ``ts_key`` in groups: year, month, day, hour, minute, second, millisecond."""
+TS_TEXT = "$1-$2-$3 $4:$5:$6,$7"
+"""``TS_DIGITS``' groups as the log writes them."""
 
 
 def ts_text(key: int | None) -> str | None:
