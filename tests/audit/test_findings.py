@@ -341,3 +341,54 @@ def test_large_jsonl_outputs_are_written_by_spark_with_the_same_lines_counts_and
     assert len(lines) == 100 and [tuple(json.loads(x)[c] for c in order) for x in lines] == sorted(
         r[:3] for r in rows
     )
+
+
+@pytest.mark.spark
+def test_findings_sorted_narrow_and_dressed_after_come_out_as_if_dressed_first(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Findings are sorted as narrow rows (file ids, ts keys, kinds) and dressed after the sort (file names,
+    texts): the lines, counts and sample are those of the dressed rows sorted as such, streamed or written by
+    Spark, with counts given by the caller or counted."""
+    from kcspec.conformance.audit import findings, report
+    from kcspec.conformance.audit.pipeline import _Least
+    from pyspark.sql import functions as F
+
+    names = F.array(*[F.lit(f"/logs/broker-{i}/state-change.log") for i in range(3)])
+    kinds = list(findings.FINDING_KINDS)
+    rows = [
+        (
+            i % 3,
+            (i * 37) % 101,
+            20210901000000000 + (i * 7919) % 5000,
+            kinds[i % len(kinds)],
+            f"t{i % 2}",
+            i % 4,
+            1,
+            5,
+            None if i % 5 else i,
+            None if i % 3 else 'kafka.Boom: "x"\tat é',
+        )
+        for i in range(100)
+    ]
+    narrow = spark.createDataFrame(
+        rows,
+        "fid int, line long, ts long, kind string, topic string, partition int, controller_id int, "
+        "controller_epoch int, broker int, exception string",
+    ).repartition(5)
+    dressing = report.Dressing(lambda r: findings.dressed(r, names), findings.ORDER)
+    monkeypatch.setattr(report, "SPARK_WRITES_FROM", 10**9)
+    wide_least = _Least(7, findings.SAMPLE_KEY)
+    wide = report.write_jsonl_tallied(
+        findings.dressed(narrow, names), tmp_path / "wide.jsonl", findings.ORDER, ("finding",), wide_least
+    )
+    expected = (*wide, (tmp_path / "wide.jsonl").read_bytes(), wide_least.rows())
+    for mode, threshold, known in (("stream", 10**9, None), ("spark", 10, None), ("known", 10, wide)):
+        monkeypatch.setattr(report, "SPARK_WRITES_FROM", threshold)
+        least = _Least(7, findings.SAMPLE_KEY, (findings.narrow_sample_key(), dressing))
+        path = tmp_path / f"{mode}.jsonl"
+        n, counts = report.write_jsonl_tallied(
+            narrow, path, findings.NARROW_ORDER, ("finding",), least, known, dressing
+        )
+        assert (n, counts, path.read_bytes(), least.rows()) == expected, mode
+    assert wide[0] == 100 and wide_least.rows()[0]["severity"] == "error"
