@@ -463,8 +463,8 @@ class ZkReplicaStateMachine:
         (conditionally), cache what was written (and, with the new controller epoch, what had nothing to drop).
 
         Where speed bent the shape: while every partition read has a znode of this controller's epoch listing
-        ``broker``, the per-partition bookkeeping of the general case (the list of what was read, a second pass over
-        it) is not built; the records written to ZooKeeper are the very objects cached (``update_leader_and_isr``'s
+        ``broker``, the per-partition bookkeeping of the general case (the results in read order, the adjusted ones
+        as placeholders filled after the write) is not built; the records written to ZooKeeper are the very objects cached (``update_leader_and_isr``'s
         ``written_records``) and the cache's map is the result. A record read with this controller's epoch that does
         not list ``broker`` (in a broker failure: every partition it led, just re-elected) is cached as read."""
         ctx = self.ctx
@@ -477,12 +477,10 @@ class ZkReplicaStateMachine:
         space = " " if self.version >= KAFKA_2_4 else ""
         adjusted: dict[TopicPartition, LeaderAndIsr] = {}
         shrunk: dict[tuple[int, ...], tuple[int, ...]] = {}
-        read: (
-            list[tuple[TopicPartition, LeaderIsrAndControllerEpoch | LeaderAndIsr | KafkaThrowable | None]]
-            | None
-        ) = None
-        """Each stored partition in order with what was read (``None``: adjusted, the write decides); not built
-        while every partition read is adjusted."""
+        out: dict[TopicPartition, LeaderIsrAndControllerEpoch | KafkaThrowable | None] | None = None
+        """Each stored partition in read order with its result (``None``: adjusted, the write decides); not built
+        while every partition read is adjusted (then the result is what was written)."""
+        failed = False
         for tp, st in zip(partitions, read_states, strict=True):
             if st is None:
                 missing.append(tp)
@@ -498,68 +496,60 @@ class ZkReplicaStateMachine:
                 adjusted[tp] = leader_and_isr(
                     NO_LEADER if leader == broker else leader, leader_epoch + 1, isr, zk_version
                 )
-                if read is not None:
-                    read.append((tp, None))
+                if out is not None:
+                    out[tp] = None
                 continue
-            if read is None:
-                read = [(t, None) for t in adjusted]
-            if st.controller_epoch > epoch:
-                read.append(
-                    (
-                        tp,
-                        StateChangeFailedException(
-                            f"Leader and isr path written by another controller. This probably{space}means the "
-                            f"current controller with epoch {epoch} went through a soft failure and another "
-                            f"controller was elected with epoch {st.controller_epoch}. Aborting state change by "
-                            "this controller"
-                        ),
-                    )
+            if out is None:
+                out = dict.fromkeys(adjusted)
+            if read_epoch > epoch:
+                out[tp] = StateChangeFailedException(
+                    f"Leader and isr path written by another controller. This probably{space}means the "
+                    f"current controller with epoch {epoch} went through a soft failure and another "
+                    f"controller was elected with epoch {read_epoch}. Aborting state change by "
+                    "this controller"
                 )
-            elif st.controller_epoch == epoch:
+                failed = True
+            elif read_epoch == epoch:
                 # nothing to drop: ``LeaderIsrAndControllerEpoch(leaderAndIsr, epoch)`` is the record just read
                 # (equal to the one Kafka builds; it is cached as it is, one record fewer per partition)
-                read.append((tp, st))
+                out[tp] = st
             else:
-                read.append((tp, lai))
+                out[tp] = leader_isr_and_epoch(lai, epoch)
         written: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
         finished, retry = self.zk.update_leader_and_isr(adjusted, epoch, ctx.epoch_zk_version, written)
-        out: dict[TopicPartition, LeaderIsrAndControllerEpoch | KafkaThrowable]
-        if read is None and len(written) == len(finished):
-            # every partition read was adjusted and every finished write succeeded: ``out`` is what was written
-            out = written  # type: ignore[assignment]
+        results: dict[TopicPartition, LeaderIsrAndControllerEpoch | KafkaThrowable]
+        if out is None and len(written) == len(adjusted):
+            # every partition read was adjusted and written: the result is what was written
+            results = written  # type: ignore[assignment]
         else:
-            # in read order: the record written (``records``: every write that succeeded), else the failure, or
-            # for a partition that listed no ``broker`` its record; ``written`` is ``out`` unless something failed
-            records = written
-            out = {}
-            failed = False
-            pending = read if read is not None else [(t, None) for t in adjusted]
-            for tp, value in pending:
-                if value is None:
-                    li = records.get(tp)
+            if out is None:
+                out = dict.fromkeys(adjusted)
+            if len(written) == len(adjusted):
+                # every adjusted partition was written: its record takes its place (``update`` keeps the read order)
+                out.update(written)
+            else:
+                # in read order: the record written, else the failure (its znode is gone), else dropped (to retry)
+                for tp in adjusted:
+                    li = written.get(tp)
                     if li is not None:
                         out[tp] = li
                         continue
                     result = finished.get(tp)
                     if result is None:  # to retry
+                        del out[tp]
                         continue
-                    out[tp] = cast(KeeperException, result)  # not written (its znode is gone)
+                    out[tp] = cast(KeeperException, result)
                     failed = True
-                elif isinstance(value, LeaderIsrAndControllerEpoch):
-                    out[tp] = value
-                elif isinstance(value, LeaderAndIsr):
-                    out[tp] = leader_isr_and_epoch(value, epoch)
-                else:
-                    out[tp] = value
-                    failed = True
-            written = (
-                {tp: v for tp, v in out.items() if not isinstance(v, KafkaThrowable)} if failed else out  # type: ignore[assignment]
-            )
+            results = cast(dict[TopicPartition, LeaderIsrAndControllerEpoch | KafkaThrowable], out)
+            if failed:
+                written = {tp: v for tp, v in results.items() if isinstance(v, LeaderIsrAndControllerEpoch)}
+            else:
+                written = results  # type: ignore[assignment]
         ctx.put_leaderships(written)
         for tp in missing:
             if not ctx.is_topic_queued_up_for_deletion(tp.topic):
-                out[tp] = StateChangeFailedException(
+                results[tp] = StateChangeFailedException(
                     f"Failed to change state of replica {broker} for partition {tp} since the leader and isr path "
                     "in zookeeper is empty"
                 )
-        return out, retry
+        return results, retry
