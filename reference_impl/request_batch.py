@@ -115,6 +115,9 @@ class ControllerBrokerRequestBatch:
         """UpdateMetadata partition states with the records they were computed from."""
         self.stop_replica: dict[int, dict[TopicPartition, StopReplicaPartitionState]] = {}
         self._all_live_added = False
+        self._rendered: dict[LeaderAndIsrPartitionState, str] = {}
+        """TRACE renderings of LeaderAndIsr partition states (bounded: at most ``_RENDERED_MAX``). Where speed bent
+        the shape (Kafka renders each state in each line): the explorer sends the same states again and again."""
 
     # ------------------------------------------------------------------------------------ views
 
@@ -598,8 +601,7 @@ class ControllerBrokerRequestBatch:
                 ordered = self.leader_and_isr
             else:
                 by_broker = self._lair_by_broker()
-        rendered: dict[int, str] = {}
-        """TRACE renderings of the LeaderAndIsr states by object id (the states live in ``ordered`` meanwhile)."""
+        rendered = self._rendered
         for broker in sorted(ordered if trace else by_broker):
             if broker not in targets and modern:
                 continue
@@ -622,9 +624,13 @@ class ControllerBrokerRequestBatch:
                         leaders += 1
                     else:
                         kind = "become-follower"
-                    text = rendered.get(id(st))  # a state shared by its recipients is rendered once
+                    text = rendered.get(
+                        st
+                    )  # a state shared by its recipients, or sent before, is rendered once
                     if text is None:
-                        text = rendered[id(st)] = self._render_lair_state(st)
+                        text = self._render_lair_state(st)
+                        if len(rendered) < _RENDERED_MAX:
+                            rendered[st] = text
                     lines.append(
                         f"Sending {kind} LeaderAndIsr request {text} to broker {broker} for partition {tp}"
                     )
@@ -729,6 +735,7 @@ _NO_INSTANCE_HOOKS = frozenset(
 )
 """The methods as defined here, to tell when one has been replaced (then the bulk path is not taken)."""
 
+_RENDERED_MAX = 4096
 _TUPLE_RECORDS = TUPLE_STATES
 """The partition states are tuple records (spec/requests.py; the leadership records always are, ``records``): the bulk
 path builds them as tuples (else every entry goes through ``add_leader_and_isr``)."""
