@@ -3,7 +3,8 @@
 Names and numeric codes are Kafka's (semantics §2, §3.1, §3.2). The reference controller may import
 this module (it is vocabulary, not rules; DESIGN.md rule 2). Every record is a frozen dataclass so it
 can be a map key, a set member and a value of the spec's expression language; the two hottest keys,
-``TopicPartition`` and ``PartitionReplica``, are tuple subclasses as well (their docstrings say why).
+``TopicPartition`` and ``PartitionReplica``, and the two records held per partition, ``LeaderAndIsr`` and
+``LeaderIsrAndControllerEpoch``, are tuple subclasses as well (their docstrings say why).
 """
 
 from __future__ import annotations
