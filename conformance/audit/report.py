@@ -183,7 +183,9 @@ def write_jsonl_tallied(
                 sampler.take(df, order)
             return total, counts
         pieces = max(1, -(-total // ROWS_PER_FETCH))
-        df = df.repartitionByRange(pieces, *order).sortWithinPartitions(*order)
+        # one piece: all rows into one partition without a shuffle (a range partitioning samples the rows first)
+        split = df.coalesce(1) if pieces == 1 else df.repartitionByRange(pieces, *order)
+        df = split.sortWithinPartitions(*order)
     n = 0
     with path.open("w", encoding="utf-8") as out:
         for row in dress(df).toLocalIterator():
