@@ -103,35 +103,12 @@ FINDING_KINDS: dict[str, FindingKind] = {
     )
 }
 
-FINDING_COLUMNS = (
-    "file",
-    "line",
-    "ts",
-    "severity",
-    "finding",
-    "meaning",
-    "kind",
-    "topic",
-    "partition",
-    "controller_id",
-    "controller_epoch",
-    "broker",
-    "exception",
-)
+RECORD_FIELDS = ("kind", "topic", "partition", "controller_id", "controller_epoch", "broker", "exception")
+"""A finding's fields as its record has them (the first line of the exception that follows it last)."""
+FINDING_COLUMNS = ("file", "line", "ts", "severity", "finding", "meaning", *RECORD_FIELDS)
 
 
-NARROW_COLUMNS = (
-    "fid",
-    "line",
-    "ts",
-    "kind",
-    "topic",
-    "partition",
-    "controller_id",
-    "controller_epoch",
-    "broker",
-    "exception",
-)
+NARROW_COLUMNS = ("fid", "line", "ts", *RECORD_FIELDS)
 """What a finding's ``FINDING_COLUMNS`` are made of (``dressed``): the record's file id, line, ``ts_key`` and
 fields; a finding's sort moves these only. ``NARROW_ORDER`` sorts them as ``ORDER`` sorts the dressed rows:
 file ids are in the order of the files' names, and a line holds one record."""
@@ -173,13 +150,7 @@ def dressed(rows: Any, names: Any) -> Any:
         by_kind("severity")[kind].alias("severity"),
         by_kind("finding")[kind].alias("finding"),
         by_kind("meaning")[kind].alias("meaning"),
-        "kind",
-        "topic",
-        "partition",
-        "controller_id",
-        "controller_epoch",
-        "broker",
-        "exception",
+        *RECORD_FIELDS,
     )
 
 
