@@ -5,8 +5,9 @@ quarantined lines; traces are decoded once to Parquet; then count and report fro
 Intermediate tables live in a private folder of this run (``mkdtemp`` in ``out``, mode 0700, removed at
 the end; a small input's in Spark's block manager instead, see ``_run``'s ``kept``), so each input line is
 read and parsed once and nothing of the corpus is collected to the driver: only aggregates (counts, per-epoch
-first timestamps, topic-deletion intervals) and bounded samples are. Files and histories are integer ids (``FileIds``, in the order of their names) in everything that is stored,
-shuffled or sorted; names return in the outputs. Nothing that this run did not create is deleted or
+first timestamps, topic-deletion intervals) and bounded samples are. Files and histories are integer ids
+(``FileIds``, in the order of their names) in everything that is stored, shuffled or sorted; names return in
+the outputs. Nothing that this run did not create is deleted or
 overwritten: ``run_audit`` refuses an ``out`` that already holds one of its outputs (``OUTPUTS``).
 
 The counts are taken where they arise: lines read by the reader, records where lines are parsed,
