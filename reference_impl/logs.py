@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
+from typing import Any, Self, SupportsIndex
 
 from kcspec.reference_impl.errors import KafkaThrowable
 from kcspec.reference_impl.version import KAFKA_2_4, KafkaVersion
@@ -29,12 +30,86 @@ _BELOW_INFO = frozenset(level for level, rank in LEVELS.items() if rank < LEVELS
 _MILLIS = tuple(f"{ms:03d}" for ms in range(1000))
 
 
+Transition = tuple[str, tuple[str, str]]
+"""A state-machine transition a log line records: ``("replica_transition" | "partition_transition", (from, to))``
+(the line's kind and states as the audit's line templates name them)."""
+
+
+class LogLines(list[str]):
+    """The lines of one log file, and the state-machine transitions that the controller's lines among them record.
+
+    Where speed bent the shape (not log4j: Kafka's log is text only): the explorer counts, for every transition it
+    checks, the state-machine transitions the reference controller logged, which meant parsing its lines back
+    (``conformance/selfcheck/explore/stats.py``). A line written with ``Logger.transition`` (or noted by
+    ``note_transition`` right after being appended) also notes its transition here, in line order.
+    ``transitions`` is ``None`` (unknown: read the text) once the list is changed other than by appending or
+    ``clear``; a line appended by anyone but those writers is not noted. The text is the same either way."""
+
+    __slots__ = ("transitions",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.transitions: list[Transition] | None = []
+
+    def note_transition(self, transition: Transition) -> None:
+        if self.transitions is not None:
+            self.transitions.append(transition)
+
+    def clear(self) -> None:
+        super().clear()
+        self.transitions = []
+
+    def _unknown(self) -> None:
+        self.transitions = None
+
+    # every other change makes the noted transitions unknown
+    def __setitem__(self, index: Any, value: Any) -> None:
+        self._unknown()
+        super().__setitem__(index, value)
+
+    def __delitem__(self, index: Any) -> None:
+        self._unknown()
+        super().__delitem__(index)
+
+    def __iadd__(self, values: Iterable[str]) -> Self:  # type: ignore[override,misc]
+        self._unknown()
+        return super().__iadd__(values)
+
+    def __imul__(self, n: SupportsIndex) -> Self:
+        self._unknown()
+        return super().__imul__(n)
+
+    def extend(self, values: Iterable[str]) -> None:
+        self._unknown()
+        super().extend(values)
+
+    def insert(self, index: SupportsIndex, value: str) -> None:
+        self._unknown()
+        super().insert(index, value)
+
+    def pop(self, index: SupportsIndex = -1) -> str:
+        self._unknown()
+        return super().pop(index)
+
+    def remove(self, value: str) -> None:
+        self._unknown()
+        super().remove(value)
+
+    def reverse(self) -> None:
+        self._unknown()
+        super().reverse()
+
+    def sort(self, *args: Any, **kwargs: Any) -> None:
+        self._unknown()
+        super().sort(*args, **kwargs)
+
+
 class ControllerLog:
     """The two log files of one controller process and the clock that stamps their lines."""
 
     def __init__(self, *, trace: bool = False, start: datetime = DEFAULT_START, tick_ms: int = 1) -> None:
         self.trace_enabled = trace
-        self.state_change: list[str] = []
+        self.state_change: list[str] = LogLines()
         self.controller: list[str] = []
         self._base = start.replace(microsecond=0)
         self._us = start.microsecond
@@ -151,6 +226,15 @@ class Logger:
 
     def write(self, level: str, message: str, exc: KafkaThrowable | None = None) -> None:
         self.log.emit(self.sink, level, self.prefix + message, self.name, exc)
+
+    def transition(self, level: str, message: str, transition: Transition) -> None:
+        """``write(level, message)`` of a line that records a state-machine transition: when the line is kept, the
+        transition is noted in the sink too (see ``LogLines``)."""
+        sink = self.sink
+        count = len(sink)
+        self.log.emit(sink, level, self.prefix + message, self.name)
+        if len(sink) != count and type(sink) is LogLines:
+            sink.note_transition(transition)
 
     def write_all(self, level: str, messages: Iterable[str]) -> None:
         """``write(level, m)`` for each message, in order."""

@@ -35,6 +35,7 @@ from kcspec.reference_impl.errors import (
 from kcspec.reference_impl.logs import (
     ControllerLog,
     Logger,
+    LogLines,
     mk_string,
     render_leader_and_isr,
     scala_int_list,
@@ -203,10 +204,12 @@ class ZkPartitionStateMachine:
         level = self._success_level()
         if target is P.NewPartition:
             for tp in valid:
-                log.write(
+                previous = states[tp].name
+                log.transition(
                     self._success_level(),
-                    f"Changed partition {tp} state from {states[tp].name} to NewPartition with assigned replicas "
+                    f"Changed partition {tp} state from {previous} to NewPartition with assigned replicas "
                     f"{mk_string(ctx.replicas(tp))}",
+                    ("partition_transition", (previous, "NewPartition")),
                 )
                 ctx.put_partition_state(tp, P.NewPartition)
             return {}
@@ -231,10 +234,12 @@ class ZkPartitionStateMachine:
                 else:
                     for tp in done:
                         li = ctx.leadership[tp]
-                        log.write(
+                        previous = states[tp].name
+                        log.transition(
                             level,
-                            f"Changed partition {tp} from {states[tp].name} to OnlinePartition with state "
+                            f"Changed partition {tp} from {previous} to OnlinePartition with state "
                             f"{render_leader_and_isr(li.leader_and_isr)}",
+                            ("partition_transition", (previous, "OnlinePartition")),
                         )
                         ctx.put_partition_state(tp, P.OnlinePartition)
             if not to_elect:
@@ -250,7 +255,12 @@ class ZkPartitionStateMachine:
             return results
         if self.scl.trace_enabled():
             for tp in valid:
-                log.trace(f"Changed partition {tp} state from {states[tp].name} to {target.name}")
+                previous = states[tp].name
+                log.transition(
+                    "TRACE",
+                    f"Changed partition {tp} state from {previous} to {target.name}",
+                    ("partition_transition", (previous, target.name)),
+                )
                 ctx.put_partition_state(tp, target)
         else:
             ctx.put_partition_states(valid, target)
@@ -464,7 +474,9 @@ def _write_online_lines(
         return
     suffix = log.suffix
     isr_texts: dict[tuple[int, ...], str] = {}
-    append = log.sink.append
+    sink = log.sink
+    append = sink.append
+    noted = sink.transitions if type(sink) is LogLines else None  # the lines' transitions (see ``LogLines``)
     for head, (tp, value) in zip(heads, changed, strict=True):
         lai: LeaderAndIsr = value.leader_and_isr if records else value
         isr = lai.isr
@@ -477,3 +489,5 @@ def _write_online_lines(
             f"LeaderAndIsr(leader={lai.leader}, leaderEpoch={lai.leader_epoch}, isr={isr_text}, "
             f"zkVersion={lai.zk_version}){suffix}"
         )
+        if noted is not None:
+            noted.append(("partition_transition", (str(state), "OnlinePartition")))

@@ -181,8 +181,10 @@ class ZkReplicaStateMachine:
     def _success(self, broker: int, tp: TopicPartition, current: ReplicaState, target: ReplicaState) -> None:
         if self.scl.trace_enabled():
             # ``_name_`` is the member's name (``.name`` reads it through a Python-level descriptor)
-            self.scl.with_controller_epoch(self.ctx.epoch).trace(
-                f"Changed state of replica {broker} for partition {tp} from {current._name_} to {target._name_}"
+            self.scl.with_controller_epoch(self.ctx.epoch).transition(
+                "TRACE",
+                f"Changed state of replica {broker} for partition {tp} from {current._name_} to {target._name_}",
+                ("replica_transition", (current._name_, target._name_)),
             )
 
     def _do_handle_state_changes(

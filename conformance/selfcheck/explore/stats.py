@@ -12,6 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from kcspec.conformance.audit.reference_parser import parse_lines
+from kcspec.reference_impl.logs import LogLines
 from kcspec.spec.requests import FailureReason, StepResult
 
 
@@ -68,16 +69,19 @@ def _edge(line: str) -> tuple[str, tuple[str, str]] | None:
 
 def record_coverage(stats: ExploreStats, log_lines: list[str], result: StepResult) -> None:
     """Count the replica/partition transitions of one step from the controller's state-change log (TRACE level, so
-    self-loops and intermediate states count), and the rejected (invalid) transitions from its failures."""
-    for line in log_lines:
-        found = _edge(line)
-        if found is None:
-            continue
-        kind, edge = found
+    self-loops and intermediate states count), and the rejected (invalid) transitions from its failures.
+
+    The reference controller's log notes the transition of each such line as it writes it (``LogLines``): those are
+    read instead of parsing the lines back (the same transitions, in the same order: ``tests/conformance``
+    checks both ways agree). Lines of any other list, or of a log changed other than by appending, are parsed."""
+    noted = log_lines.transitions if type(log_lines) is LogLines else None
+    found_edges = noted if noted is not None else filter(None, map(_edge, log_lines))
+    replica_edges, partition_edges = stats.replica_edges, stats.partition_edges
+    for kind, edge in found_edges:
         if kind == "replica_transition":
-            stats.replica_edges[edge] += 1
+            replica_edges[edge] += 1
         else:
-            stats.partition_edges[edge] += 1
+            partition_edges[edge] += 1
     for f in result.failures:
         if f.reason is FailureReason.InvalidTransition:
             stats.invalid_attempts[(f.machine, f.from_state, f.target)] += 1

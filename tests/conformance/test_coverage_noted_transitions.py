@@ -1,0 +1,54 @@
+"""The explorer's coverage read from the transitions the reference controller's log notes equals the coverage
+parsed from the log's text, step by step, on a small exploration of each profile; and a log changed other than by
+appending falls back to its text."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from kcspec.conformance.selfcheck.explore import stepper
+from kcspec.conformance.selfcheck.explore.explorer import explore
+from kcspec.conformance.selfcheck.explore.stats import ExploreStats, record_coverage
+from kcspec.model.explore_config import ExploreConfig
+from kcspec.reference_impl import ReferenceController
+from kcspec.reference_impl.logs import LogLines
+from kcspec.spec.requests import StepResult
+
+
+@pytest.fixture
+def checked_coverage(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
+    steps = [0]
+
+    def both_ways(stats: ExploreStats, log_lines: list[str], result: StepResult) -> None:
+        assert type(log_lines) is LogLines and log_lines.transitions is not None
+        noted, parsed = ExploreStats(), ExploreStats()
+        record_coverage(noted, log_lines, result)
+        record_coverage(parsed, list(log_lines), result)  # a plain list: parsed from the text
+        assert noted.replica_edges == parsed.replica_edges
+        assert noted.partition_edges == parsed.partition_edges
+        record_coverage(stats, log_lines, result)
+        steps[0] += 1
+
+    monkeypatch.setattr(stepper, "record_coverage", both_ways)
+    yield steps
+
+
+@pytest.mark.parametrize("profile", ["kafka-2.8", "kafka-1.1"])
+def test_noted_transitions_equal_the_parsed_ones(profile: str, checked_coverage: list[int]) -> None:
+    explore(ExploreConfig(profile=profile, brokers=3, topics=1, partitions=1, rf=2, depth=2))
+    assert checked_coverage[0] > 100
+
+
+def test_a_log_changed_otherwise_is_parsed() -> None:
+    ref = ReferenceController("kafka-2.8", trace=True)
+    lines = ref.state_change_log
+    assert isinstance(lines, LogLines)
+    lines.append("x")
+    assert lines.transitions == []
+    del lines[0]
+    assert lines.transitions is None
+    lines.clear()
+    assert lines.transitions == []
+    lines += ["y"]
+    assert lines.transitions is None
