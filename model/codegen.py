@@ -165,7 +165,11 @@ class _Gen:
         self.memo: dict[tuple[int, tuple[str, ...]], str] = {}
         """Values of shared nodes computed so far on every path to the current position: (node, the locals its
         free variables are bound to) → the local holding it. A lazily evaluated block sees its enclosing
-        blocks' entries; its own entries end with it."""
+        blocks' entries; its own entries end with it (the first operand of ``and``/``or``, evaluated whenever
+        the junction is, keeps its entries; each further operand sees those of the operands before it)."""
+        self.bools: dict[str, str] = {}
+        """``(True if X else False)`` expressions made here → ``X``: where only the truth of the value is used
+        (a condition), ``X`` itself."""
 
     # ---------------------------------------------------------------------------------- plumbing
 
@@ -180,12 +184,17 @@ class _Gen:
         return name
 
     def sub(
-        self, e: L.Expr, scope: dict[str, str] | None = None, loop: bool = False
+        self,
+        e: L.Expr,
+        scope: dict[str, str] | None = None,
+        loop: bool = False,
+        memo: dict[tuple[int, tuple[str, ...]], str] | None = None,
     ) -> tuple[list[str], str]:
-        """Compile ``e`` into a fresh block (evaluated only when that block runs)."""
+        """Compile ``e`` into a fresh block (evaluated only when that block runs); with ``memo``, the memo the
+        block starts from and adds to (else a copy of the current one)."""
         saved = (self.block, self.scope, self.indent, self.loops, self.memo)
         self.block = _Block()
-        self.memo = dict(self.memo)
+        self.memo = dict(self.memo) if memo is None else memo
         if scope is not None:
             self.scope = scope
         self.indent += 1
@@ -224,6 +233,16 @@ class _Gen:
         self.splice([*default_lines, f"{r} = {default_expr}"])
         return r
 
+    def truth(self, expr: str) -> str:
+        """``expr`` where only its truth is used."""
+        return self.bools.get(expr, expr)
+
+    def as_bool(self, expr: str) -> str:
+        """``bool(expr)``, inline."""
+        out = f"(True if {expr} else False)"
+        self.bools[out] = f"({expr})"
+        return out
+
     def bind(self, name: str, prefix: str = "v") -> tuple[dict[str, str], str]:
         ident = _fresh(prefix)
         scope = dict(self.scope)
@@ -254,17 +273,22 @@ class _Gen:
         return handler(self, e)
 
     def _junction(self, args: tuple[L.Expr, ...], conj: bool) -> str:
-        parts = [self.sub(a, loop=True) for a in args]
+        parts: list[tuple[list[str], str]] = []
+        memo = self.memo  # the first operand is evaluated whenever the junction is
+        for a in args:
+            parts.append(self.sub(a, loop=True, memo=memo))
+            memo = dict(memo)  # a further operand runs only after the ones before it
         if all(not lines for lines, _ in parts):
             if not parts:
                 return "True" if conj else "False"
             op = " and " if conj else " or "
-            return f"(True if {op.join(x for _, x in parts)} else False)"
+            return self.as_bool(op.join(self.truth(x) for _, x in parts))
         # one pass of a loop: each further operand is evaluated only while the result is still undecided
         r = _fresh("t")
         self.emit("while True:")
         for lines, x in parts:
-            self.splice([*lines, f"if {'not ' if conj else ''}{x}:", f"    {r} = {not conj}", "    break"])
+            test = f"not {self.truth(x)}" if conj else self.truth(x)
+            self.splice([*lines, f"if {test}:", f"    {r} = {not conj}", "    break"])
         self.splice([f"{r} = {conj}", "break"])
         return r
 
@@ -327,7 +351,7 @@ def _g_let(self: _Gen, e: L.Let) -> str:
 
 @_HANDLERS.on(L.If)
 def _g_if(self: _Gen, e: L.If) -> str:
-    cnd = self.c(e.cond)
+    cnd = self.truth(self.c(e.cond))
     then_lines, then = self.sub(e.then)
     else_lines, els = self.sub(e.els)
     if not then_lines and not else_lines:
@@ -342,7 +366,7 @@ def _g_if(self: _Gen, e: L.If) -> str:
 
 @_HANDLERS.on(L.Not)
 def _g_not(self: _Gen, e: L.Not) -> str:
-    return f"(not {self.c(e.arg)})"
+    return f"(not {self.truth(self.c(e.arg))})"
 
 
 @_HANDLERS.on(L.And, L.Or)
@@ -352,14 +376,14 @@ def _g_and_or(self: _Gen, e: L.And | L.Or) -> str:
 
 @_HANDLERS.on(L.Implies)
 def _g_implies(self: _Gen, e: L.Implies) -> str:
-    lhs = self.c(e.lhs)
+    lhs = self.truth(self.c(e.lhs))
     rhs_lines, rhs = self.sub(e.rhs)
     if not rhs_lines:
-        return f"(True if not {lhs} else (True if {rhs} else False))"
+        return self.as_bool(f"not {lhs} or {self.truth(rhs)}")
     r = _fresh("t")
     self.emit(f"{r} = True")
     self.emit(f"if {lhs}:")
-    self.splice([*rhs_lines, f"{r} = True if {rhs} else False"])
+    self.splice([*rhs_lines, f"{r} = True if {self.truth(rhs)} else False"])
     return r
 
 
@@ -367,7 +391,8 @@ def _g_implies(self: _Gen, e: L.Implies) -> str:
 def _g_cmp(self: _Gen, e: L.Cmp) -> str:
     if e.op not in _CMP:
         raise closure.EvalError(f"unknown comparison {e.op!r}")
-    return f"(True if {self.c(e.lhs)} {e.op} {self.c(e.rhs)} else False)"
+    lhs = self.c(e.lhs)
+    return f"({lhs} {e.op} {self.c(e.rhs)})"  # as the interpreter: the operator's own result
 
 
 @_HANDLERS.on(L.Arith)
@@ -430,11 +455,11 @@ def _g_filter(self: _Gen, e: L.Filter) -> str:
     scope, x = self.bind(e.var, "x")
     lines, pred = self.sub(e.pred, scope, loop=True)
     if not lines:
-        return f"_CL[{src}.__class__]([{x} for {x} in {src} if {pred}])"
+        return f"_CL[{src}.__class__]([{x} for {x} in {src} if {self.truth(pred)}])"
     out = _fresh("o")
     self.emit(f"{out} = []")
     self.emit(f"for {x} in {src}:")
-    self.splice([*lines, f"if {pred}:", f"    {out}.append({x})"])
+    self.splice([*lines, f"if {self.truth(pred)}:", f"    {out}.append({x})"])
     return f"_CL[{src}.__class__]({out})"
 
 
@@ -473,7 +498,7 @@ def _g_quant(self: _Gen, e: L.Quant) -> str:
     r = _fresh("t")
     self.emit(f"{r} = {want_all}")
     self.emit(f"for {x} in {src}:")
-    test = f"not {pred}" if want_all else pred
+    test = f"not {self.truth(pred)}" if want_all else self.truth(pred)
     self.splice([*lines, f"if {test}:", f"    {r} = {not want_all}", "    break"])
     return r
 
@@ -486,7 +511,7 @@ def _g_first(self: _Gen, e: L.First) -> str:
     default_lines, default = self.sub(e.default)
     r = _fresh("t")
     self.emit(f"for {x} in {src}:")
-    self.splice([*lines, f"if {pred}:", f"    {r} = {x}", "    break"])
+    self.splice([*lines, f"if {self.truth(pred)}:", f"    {r} = {x}", "    break"])
     self.emit("else:")
     self.splice([*default_lines, f"{r} = {default}"])
     return r
