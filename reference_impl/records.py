@@ -17,6 +17,9 @@ from typing import Any
 from kcspec.spec.requests import (
     LeaderAndIsrPartitionState,
     LeaderAndIsrRequest,
+    Request,
+    StateChangeFailure,
+    StepResult,
     StopReplicaPartitionState,
     StopReplicaRequest,
     UpdateMetadataPartitionState,
@@ -307,4 +310,21 @@ def stop_replica_request(
             "partition_states": partition_states,
         },
     )
+    return o
+
+
+# ------------------------------------------------------------------------------------- a step's result
+
+STEP_FAST = is_plain_record(StepResult, ("state", "requests", "failures"))
+"""Whether ``step_result`` builds directly (else it calls the class)."""
+
+
+def step_result(
+    state: ClusterState, requests: frozenset[Request], failures: frozenset[StateChangeFailure]
+) -> StepResult:
+    """``StepResult(state, requests, failures)`` (one per event the explorer checks)."""
+    if not STEP_FAST:  # pragma: no cover - only when the record changes shape
+        return StepResult(state=state, requests=requests, failures=failures)
+    o = _new(StepResult)
+    _set(o, "__dict__", {"state": state, "requests": requests, "failures": failures})
     return o

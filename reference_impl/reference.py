@@ -24,7 +24,7 @@ from kcspec.reference_impl.controller import KafkaController
 from kcspec.reference_impl.errors import ControllerMovedException, EventNotEnabled, KafkaThrowable
 from kcspec.reference_impl.guards import event_enabled
 from kcspec.reference_impl.logs import DEFAULT_START, ControllerLog
-from kcspec.reference_impl.records import cluster_state
+from kcspec.reference_impl.records import cluster_state, step_result
 from kcspec.reference_impl.snapshot import from_canonical, to_canonical
 from kcspec.reference_impl.version import KAFKA_2_1, KAFKA_2_2, KAFKA_2_4, version_for_profile
 from kcspec.reference_impl.zookeeper import SimulatedZooKeeper
@@ -198,7 +198,7 @@ class ReferenceController:
         """One step: guard, environment part, controller part; the canonical post-state and what was sent.
         ``guard_checked``: the caller has just found ``enabled(event)`` true in this state (not asked again)."""
         requests, failures = self.run(event, guard_checked=guard_checked)
-        return StepResult(state=self.snapshot(), requests=requests, failures=failures)
+        return step_result(self.snapshot(), requests, failures)
 
     def run(
         self, event: ControllerEvent, *, guard_checked: bool = False

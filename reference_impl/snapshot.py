@@ -28,9 +28,14 @@ immutable) instead of building one per replica and snapshot (bounded: ``_REPLICA
 _REPLICA_KEYS_MAX = 16384
 
 
+_NO_CONTROLLER = CanonicalContext()
+"""The canonical context of a controller that is not active (an immutable value, so one serves every snapshot:
+building it makes a dozen empty maps)."""
+
+
 def to_canonical(ctx: ControllerContext) -> CanonicalContext:
     if ctx.controller_id == -1:
-        return CanonicalContext()
+        return _NO_CONTROLLER
     replica_states: dict[PartitionReplica, ReplicaState] = {}
     for broker, states in ctx.replica_states.items():
         keys = _REPLICA_KEYS.get(broker)
