@@ -59,6 +59,13 @@ class LogLines(list[str]):
         super().clear()
         self.transitions = []
 
+    def __copy__(self) -> LogLines:
+        """A copy with its own list of transitions (``copy.copy`` would share it)."""
+        c = LogLines()
+        list.extend(c, self)
+        c.transitions = None if self.transitions is None else self.transitions.copy()
+        return c
+
     def _unknown(self) -> None:
         self.transitions = None
 
@@ -234,7 +241,9 @@ class Logger:
         count = len(sink)
         self.log.emit(sink, level, self.prefix + message, self.name)
         if len(sink) != count and type(sink) is LogLines:
-            sink.note_transition(transition)
+            noted = sink.transitions  # (``note_transition``, inline: a few lines per explored transition)
+            if noted is not None:
+                noted.append(transition)
 
     def write_all(self, level: str, messages: Iterable[str]) -> None:
         """``write(level, m)`` for each message, in order."""

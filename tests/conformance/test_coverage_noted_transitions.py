@@ -4,6 +4,8 @@ appending falls back to its text."""
 
 from __future__ import annotations
 
+import copy
+import pickle
 from collections.abc import Iterator
 
 import pytest
@@ -52,3 +54,13 @@ def test_a_log_changed_otherwise_is_parsed() -> None:
     assert lines.transitions == []
     lines += ["y"]
     assert lines.transitions is None
+
+
+def test_a_copy_notes_its_own_transitions() -> None:
+    lines = LogLines()
+    lines.append("a")
+    assert lines.transitions is not None
+    lines.transitions.append(("replica_transition", ("OnlineReplica", "OfflineReplica")))
+    for other in (copy.copy(lines), copy.deepcopy(lines), pickle.loads(pickle.dumps(lines))):
+        assert type(other) is LogLines and other == lines and other.transitions == lines.transitions
+        assert other.transitions is not lines.transitions
