@@ -4,7 +4,9 @@ The closure evaluator of ``model/evaluate.py`` is the definition of the language
 straight-line Python (locals instead of an environment list, loops and comprehensions instead of closures,
 one module-level function per ``Def``), ``compile()``s it once per process and keeps it. Every construct
 evaluates exactly what the closure evaluator evaluates, lazily where it is lazy (``if``, ``and``/``or``,
-``implies``, defaults of ``get_or``/``head``/``first``).
+``implies``, defaults of ``get_or``/``head``/``first``). A value is computed once where it is shared (``_shared``,
+memo by path), and a function's locals share names where their values are not needed at the same time
+(``_compact``: a frame of thousands of locals costs on every call).
 
 Errors: generated code does not name rules. When it raises, the closure evaluator is run on the same
 arguments, so the caller sees exactly the interpreter's ``EvalError`` (or, if the interpreter succeeds — a
@@ -16,7 +18,9 @@ from __future__ import annotations
 import dataclasses
 import enum
 import functools
+import heapq
 import itertools
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -764,8 +768,82 @@ def _def_name(d: L.Def) -> str:
 
 
 def _function(name: str, params: list[str], lines: list[str], result: str) -> str:
-    body = "".join(f"    {ln}\n" for ln in lines)
-    return f"def {name}({', '.join(params)}):\n{body}    return {result}\n"
+    body = "".join(f"    {ln}\n" for ln in _compact([*lines, f"return {result}"]))
+    return f"def {name}({', '.join(params)}):\n{body}"
+
+
+_TOKEN = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"|\b[A-Za-z_]\w*\b")
+_DEFINES = re.compile(r" *(?:for )?([a-z]\d+) (?:=|in) ")
+
+
+def _compact(lines: list[str]) -> list[str]:
+    """``lines`` with their locals renamed so that locals whose values are never needed at the same time share a
+    name: a generated function otherwise has a local per intermediate value (up to thousands), and CPython
+    allocates and clears all of a frame's locals on each call (a frame of over a few KB can also start a new
+    stack chunk, allocated and freed on every call). A local (a name assigned at the start of a statement,
+    ``name = …`` or ``for name in …``) lives from its first to its last occurrence, extended to the end of any
+    loop it is used in but was assigned before (its later passes read it)."""
+    first: dict[str, int] = {}
+    last: dict[str, int] = {}
+    tokens: list[list[tuple[int, int, str]]] = []
+    for i, ln in enumerate(lines):
+        m = _DEFINES.match(ln)
+        if m is not None and m.group(1) not in first:
+            first[m.group(1)] = i
+        found = [(t.start(), t.end(), t.group()) for t in _TOKEN.finditer(ln) if t.group()[0] not in "'\""]
+        tokens.append(found)
+    for i, found in enumerate(tokens):
+        for _, _, word in found:
+            if word in first:
+                first[word] = min(first[word], i)
+                last[word] = i
+    # loops: (header line, last line of the body)
+    loops: list[tuple[int, int]] = []
+    depth = [len(ln) - len(ln.lstrip(" ")) for ln in lines]
+    for i, ln in enumerate(lines):
+        if ln.lstrip(" ").startswith(("for ", "while ")):
+            end = i
+            while end + 1 < len(lines) and depth[end + 1] > depth[i]:
+                end += 1
+            loops.append((i, end))
+    spans: list[tuple[int, int, str]] = []
+    for name, start in first.items():
+        end = last.get(name, start)
+        changed = True
+        while changed:
+            changed = False
+            for head, stop in loops:
+                if start < head <= end < stop:
+                    end, changed = stop, True
+        spans.append((start, end, name))
+    spans.sort()
+    rename: dict[str, str] = {}
+    free: list[str] = []
+    busy: list[tuple[int, str]] = []  # (last line, slot), a heap
+    slots = 0
+    for start, end, name in spans:
+        while busy and busy[0][0] < start:
+            free.append(heapq.heappop(busy)[1])
+        if free:
+            slot = free.pop()
+        else:
+            slot = f"L{slots}"
+            slots += 1
+        rename[name] = slot
+        heapq.heappush(busy, (end, slot))
+    out: list[str] = []
+    for ln, found in zip(lines, tokens, strict=True):
+        parts: list[str] = []
+        pos = 0
+        for a, b, word in found:
+            new = rename.get(word)
+            if new is not None:
+                parts.append(ln[pos:a])
+                parts.append(new)
+                pos = b
+        parts.append(ln[pos:])
+        out.append("".join(parts))
+    return out
 
 
 def _exec(functions: list[str], filename: str) -> None:
