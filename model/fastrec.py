@@ -66,7 +66,25 @@ def maker(cls: type, names: tuple[str, ...]) -> Callable[..., Any] | None:
 @cache
 def updater(cls: type, names: tuple[str, ...], otherwise: Callable[..., Any]) -> Callable[..., Any] | None:
     """``lambda o, *values: dataclasses.replace(o, **dict(zip(names, values)))`` for ``o`` of class ``cls``
-    (a plain class with those fields); ``otherwise(o, *values)`` for an ``o`` of another class."""
+    (a plain class with those fields, or a dataclass offering ``_fields_maker``, which is given every field:
+    the updated ones' new values, the others read from ``o``); ``otherwise(o, *values)`` for an ``o`` of another
+    class."""
+    custom = getattr(cls, "_fields_maker", None)
+    if custom is not None and dataclasses.is_dataclass(cls):
+        declared = dataclasses.fields(cls)
+        if not set(names) <= {f.name for f in declared} or len(set(names)) != len(names):
+            return None
+        if not all(f.init for f in declared):
+            return None
+        params = [f"v{i}" for i in range(len(names))]
+        every = ", ".join(params[names.index(f.name)] if f.name in names else f"o.{f.name}" for f in declared)
+        src = (
+            f"def update(o, {', '.join(params)}):\n"
+            "    if o.__class__ is C:\n"
+            f"        return custom({every})\n"
+            f"    return otherwise(o, {', '.join(params)})\n"
+        )
+        return _build("update", src, cls, {"custom": custom, "otherwise": otherwise})
     fields = _field_names(cls)
     if fields is None or not set(names) <= set(fields) or len(set(names)) != len(names):
         return None

@@ -175,8 +175,15 @@ def test_fast_records_equal_the_constructor_and_replace() -> None:
     assert built == LeaderAndIsr(leader=1, leader_epoch=5, isr=(1, 2), zk_version=0)
     assert repr(built) == repr(LeaderAndIsr(leader=1, leader_epoch=5, isr=(1, 2), zk_version=0))
     assert fastrec.maker(LeaderAndIsr, ("leader",)) is None  # not every field: the constructor fills defaults
-    # a plain record (instances with a ``__dict__``; ``LeaderAndIsr`` is a tuple record: no fast updater, ``replace``)
-    assert fastrec.updater(LeaderAndIsr, ("leader",), lambda o, v: o) is None
+    # a tuple record offering ``_fields_maker``: its updater gives it every field, the others read from the record
+    lair = fastrec.updater(LeaderAndIsr, ("zk_version", "leader"), lambda o, *v: ("other", o, *v))
+    assert lair is not None
+    old = LeaderAndIsr(leader=1, leader_epoch=5, isr=(1, 2), zk_version=0)
+    new = lair(old, 3, 2)
+    assert new == dataclasses.replace(old, zk_version=3, leader=2) and type(new) is LeaderAndIsr
+    assert repr(new) == repr(dataclasses.replace(old, zk_version=3, leader=2))
+    assert lair(7, 3, 2) == ("other", 7, 3, 2)
+    # a plain record (instances with a ``__dict__``)
     fa = ReplicaAssignment((1, 2), (3,), ())
     update = fastrec.updater(ReplicaAssignment, ("adding",), lambda o, v: ("other", o, v))
     assert update is not None
