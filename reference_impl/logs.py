@@ -43,13 +43,17 @@ class LogLines(list[str]):
     (``conformance/selfcheck/explore/stats.py``). A line written with ``Logger.transition`` (or noted by
     ``note_transition`` right after being appended) also notes its transition here, in line order.
     ``transitions`` is ``None`` (unknown: read the text) once the list is changed other than by appending or
-    ``clear``; a line appended by anyone but those writers is not noted. The text is the same either way."""
+    ``clear``; a line appended by anyone but those writers is not noted. The text is the same either way.
+
+    Noting starts at the first ``clear()`` (a fresh log notes nothing: its transitions are unknown). The explorer
+    clears the log before every step it checks; a run that only writes the log (a million-partition failover
+    logs a million transitions) does not keep a second record of every line."""
 
     __slots__ = ("transitions",)
 
     def __init__(self) -> None:
         super().__init__()
-        self.transitions: list[Transition] | None = []
+        self.transitions: list[Transition] | None = None
 
     def note_transition(self, transition: Transition) -> None:
         if self.transitions is not None:
