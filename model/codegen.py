@@ -6,7 +6,9 @@ one module-level function per ``Def``), ``compile()``s it once per process and k
 evaluates exactly what the closure evaluator evaluates, lazily where it is lazy (``if``, ``and``/``or``,
 ``implies``, defaults of ``get_or``/``head``/``first``). A value is computed once where it is shared (``_shared``,
 memo by path), and a function's locals share names where their values are not needed at the same time
-(``_compact``: a frame of thousands of locals costs on every call).
+(``_compact``: a frame of thousands of locals costs on every call). Membership in a constant set of members
+of plain enums (or of tuples of them) is identity with one of them (``_identity_members``), as it is for
+well-formed values: a plain enum member is equal only to itself.
 
 Errors: generated code does not name rules. When it raises, the closure evaluator is run on the same
 arguments, so the caller sees exactly the interpreter's ``EvalError`` (or, if the interpreter succeeds — a
@@ -423,8 +425,47 @@ def _g_seq_lit(self: _Gen, e: L.SeqLit) -> str:
 
 @_HANDLERS.on(L.Member)
 def _g_member(self: _Gen, e: L.Member) -> str:
+    members = _identity_members(e.coll, 1)
+    if members is not None:
+        elem = self.temp(self.c(e.elem))
+        if len(members) <= _MAX_IDENTITY:
+            return f"({' or '.join(f'{elem} is {_const(m)}' for m in members)})"
+        return f"(id({elem}) in {_const(frozenset(id(m) for m in members))})"
+    if isinstance(e.elem, L.SeqLit) and len(e.elem.elems) > 1:
+        rows = _identity_members(e.coll, len(e.elem.elems))
+        if rows is not None:  # a tuple of members: the tuple of their identities
+            ids = frozenset(tuple(id(m) for m in row) for row in rows)
+            parts = "".join(f"id({self.c(x)}), " for x in e.elem.elems)
+            return f"(({parts}) in {_const(ids)})"
     elem = self.c(e.elem)
     return f"({elem} in {self.c(e.coll)})"
+
+
+_MAX_IDENTITY = 6
+"""Largest constant set of enum members tested by identity (``x is A or x is B``) rather than by their ``id``s."""
+
+
+def _plain_member(m: object) -> bool:
+    """A member of a plain enum (no mixin, no ``__eq__`` of its own): equal only to itself."""
+    return isinstance(m, enum.Enum) and type(m).__eq__ is object.__eq__
+
+
+def _identity_members(coll: L.Expr, width: int) -> tuple[Any, ...] | None:
+    """The elements of a constant set of members of plain enums (``width`` 1), or of ``width``-tuples of them, in
+    a fixed order; else ``None``. Membership in such a set is identity with one of its elements (element-wise),
+    tested without ``Enum.__hash__`` (Python code): ``x is A or x is B``, or ``id``s in a set of ``id``s. An
+    element that is no such member is equal to none of them either way."""
+    if not isinstance(coll, L.Const) or type(coll.value) is not frozenset or not coll.value:
+        return None
+    rows = tuple(coll.value)
+    if width == 1:
+        if not all(_plain_member(m) for m in rows):
+            return None
+        return tuple(sorted(rows, key=lambda m: (type(m).__qualname__, m.name)))
+    for row in rows:
+        if type(row) is not tuple or len(row) != width or not all(_plain_member(m) for m in row):
+            return None
+    return rows
 
 
 @_HANDLERS.on(L.SetOp)

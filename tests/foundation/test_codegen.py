@@ -208,3 +208,26 @@ def test_equal_but_different_constants_are_not_shared() -> None:
     fast = compile_fast(expr, ())({})
     assert repr(fast) == repr(compile_expr(expr, ())({}))
     assert repr(fast) == "(((1,), (True,)), ((True,), (1,)), frozenset({1}), frozenset({True}))"
+
+
+def test_membership_in_constant_sets_of_enum_members_is_membership() -> None:
+    """Sets of enum members (or of tuples of them) are tested by identity, not hashing: the same answers, for
+    members, tuples of them and values of any other kind."""
+    from kcspec.spec.vocabulary import PartitionState, ReplicaState
+
+    small = L.lit(frozenset({ReplicaState.NewReplica, ReplicaState.OnlineReplica}))
+    large = L.lit(frozenset(ReplicaState))
+    pairs = L.lit(frozenset({(PartitionState.NewPartition, PartitionState.OnlinePartition)}))
+    exprs = [
+        small.contains(s),
+        large.contains(s),
+        pairs.contains(L.seq_of(s, t)),
+        L.not_(pairs.contains(L.seq_of(t, s))),
+    ]
+    values = [*ReplicaState, *PartitionState, 1, "NewReplica", (1, 2), None]
+    for expr in exprs:
+        fast, slow = compile_fast(expr, ("s", "t")), compile_expr(expr, ("s", "t"))
+        for a in values:
+            for b in (PartitionState.OnlinePartition, PartitionState.NewPartition, 3):
+                env = {"s": a, "t": b}
+                assert fast(env) == slow(env), (expr, env)
