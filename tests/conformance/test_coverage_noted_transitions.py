@@ -1,6 +1,6 @@
 """The explorer's coverage read from the transitions the reference controller's log notes equals the coverage
 parsed from the log's text, step by step, on a small exploration of each profile; and a log changed other than by
-appending falls back to its text."""
+appending falls back to its text, as does a log never cleared (it notes nothing)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from kcspec.conformance.selfcheck.explore.stats import ExploreStats, record_cove
 from kcspec.model.explore_config import ExploreConfig
 from kcspec.reference_impl import ReferenceController
 from kcspec.reference_impl.logs import LogLines
+from kcspec.spec.events import BrokerStartup, ControllerFailover, TopicCreation
 from kcspec.spec.requests import StepResult
 
 
@@ -46,6 +47,7 @@ def test_a_log_changed_otherwise_is_parsed() -> None:
     ref = ReferenceController("kafka-2.8", trace=True)
     lines = ref.state_change_log
     assert isinstance(lines, LogLines)
+    lines.clear()  # noting starts here, as the explorer clears the log before every step
     lines.append("x")
     assert lines.transitions == []
     del lines[0]
@@ -58,9 +60,21 @@ def test_a_log_changed_otherwise_is_parsed() -> None:
 
 def test_a_copy_notes_its_own_transitions() -> None:
     lines = LogLines()
+    lines.clear()
     lines.append("a")
     assert lines.transitions is not None
     lines.transitions.append(("replica_transition", ("OnlineReplica", "OfflineReplica")))
     for other in (copy.copy(lines), copy.deepcopy(lines), pickle.loads(pickle.dumps(lines))):
         assert type(other) is LogLines and other == lines and other.transitions == lines.transitions
         assert other.transitions is not lines.transitions
+
+
+def test_a_log_never_cleared_notes_nothing() -> None:
+    """A run that only writes the log (a million-partition failover) keeps no second record of its lines; its
+    coverage is read from the text."""
+    ref = ReferenceController("kafka-2.8", trace=True)
+    for event in (BrokerStartup(0), ControllerFailover(0), TopicCreation("t", ((0,),))):
+        ref.run(event)
+    lines = ref.state_change_log
+    assert isinstance(lines, LogLines) and any("Changed state of replica 0" in line for line in lines)
+    assert lines.transitions is None
