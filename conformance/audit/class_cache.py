@@ -18,7 +18,8 @@ How, so that an archive never breaks a run:
 * A run with no archive has its JVM write one at exit under a temporary name (``.partial``) and records the
   JVM's process id beside it. A later run promotes it only once that JVM has ended and a separate ``java
   -version`` with ``-XX:+VerifySharedSpaces`` (a checksum of the whole file) mapped it and exited 0: a file cut
-  short by a killed JVM would crash the JVM that maps it, so it is removed instead.
+  short by a killed JVM would crash the JVM that maps it, so it is removed instead. Archives of other keys:
+  the two newest promoted ones are kept, and a finished ``.partial`` over an hour old is removed.
 * The class path must be the same at every run, so such a session's ``SPARK_CONF_DIR`` (on the class path) is
   an empty private folder of this cache (``conf``), not the process's own folder; the log4j2 configuration is
   given to the JVM by its path (``-Dlog4j2.configurationFile``), and the JVM's log still goes to the process's
@@ -148,7 +149,34 @@ def _promote(java: str, folder: Path, stem: str, options: tuple[str, ...]) -> Pa
                 and not partial.with_name(partial.name + ".pid").exists()
             ):
                 partial.unlink()
+    _drop_other_keys_partials(folder, stem)
     return promoted
+
+
+def _drop_other_keys_partials(folder: Path, stem: str) -> None:
+    """Remove the ``.partial`` archives (≈ 175 MB each) of keys other than ``stem`` whose JVM has ended and that
+    are over ``ABANDONED_SECONDS`` old, with their process-id files.
+
+    Only a run with the same key promotes a partial, and the key changes with the parser's jar, pyspark, the JDK
+    or the JVM options: after an upgrade the partial of the old key would stay forever. Decision: one that is
+    still there an hour after it was written is taken as orphaned; if a run of another installation sharing this
+    cache wanted it after all, that run writes a new one (it runs once without an archive)."""
+    now = time.time()
+    for partial in folder.glob(f"driver-*{PARTIAL}"):
+        if partial.name.startswith(f"{stem}."):
+            continue
+        pid_file = partial.with_name(partial.name + ".pid")
+        with contextlib.suppress(OSError, ValueError):
+            if now - partial.lstat().st_mtime <= ABANDONED_SECONDS or not jvm_parser.owned_file(partial):
+                continue
+            if pid_file.exists():
+                if not jvm_parser.owned_file(pid_file):
+                    continue
+                pid = int(pid_file.read_text().strip() or "0")
+                if pid > 0 and _running(pid):
+                    continue  # its JVM still runs (or is writing the archive)
+            partial.unlink()
+            pid_file.unlink(missing_ok=True)
 
 
 KEEP = 2

@@ -161,3 +161,30 @@ def test_the_user_can_turn_the_archive_off(folder: Path, monkeypatch: pytest.Mon
     assert not folder.exists()  # nothing written either
     monkeypatch.setenv(class_cache.OPT_OUT, "1")
     assert class_cache.plan(OPTIONS) is not None
+
+
+def test_finished_partials_of_other_keys_are_removed_after_an_hour(folder: Path) -> None:
+    """A ``.partial`` archive is promoted only by a run with its key (the jar, pyspark, JDK and options): after
+    an upgrade the old key's would stay forever. One whose JVM has ended and that is over an hour old goes; one
+    still being written, one under an hour old and one of someone else's are kept."""
+    folder.mkdir(parents=True, mode=0o700)
+    folder.parent.chmod(0o700)
+    hour_ago = class_cache.time.time() - class_cache.ABANDONED_SECONDS - 60
+
+    def partial(name: str, pid: int | None, old: bool = True) -> Path:
+        path = folder / f"driver-{name}.1-ab{class_cache.PARTIAL}"
+        path.write_bytes(b"x" * 1000)
+        if pid is not None:
+            path.with_name(path.name + ".pid").write_text(f"{pid}\n")
+        if old:
+            os.utime(path, (hour_ago, hour_ago))
+        return path
+
+    finished = partial("00000000000000a1", _dead_pid())
+    no_pid = partial("00000000000000a2", None)
+    running = partial("00000000000000a3", os.getpid())
+    young = partial("00000000000000a4", _dead_pid(), old=False)
+    _promoted(folder)
+    assert not finished.exists() and not finished.with_name(finished.name + ".pid").exists()
+    assert not no_pid.exists()
+    assert running.exists() and young.exists()
