@@ -149,7 +149,6 @@ def _promote(java: str, folder: Path, stem: str, options: tuple[str, ...]) -> Pa
                 and not partial.with_name(partial.name + ".pid").exists()
             ):
                 partial.unlink()
-    _drop_other_keys_partials(folder, stem)
     return promoted
 
 
@@ -233,6 +232,7 @@ def plan(options: tuple[str, ...]) -> Plan | None:
         return None
     parts = [identity, pyspark.__version__, str(Path(pyspark.__file__).resolve().parent), str(jar), str(conf)]
     stem = "driver-" + hashlib.sha256("\0".join([*parts, *options]).encode()).hexdigest()[:16]
+    _drop_other_keys_partials(folder, stem)
     archive = _usable(folder, stem) or _promote(java, folder, stem, options)
     if archive is not None:
         # the checksum of every region is checked as it is mapped (≈ 0.1 CPU-s): a damaged file is not used
