@@ -118,6 +118,15 @@ def _maps(java: str, archive: Path, options: tuple[str, ...]) -> bool:
     return done.returncode == 0 and mapped and "Checksum verification failed" not in log
 
 
+def _writer_ended(pid_file: Path) -> bool:
+    """Whether the JVM whose process id ``pid_file`` (the user's own) records has ended; ``OSError`` or
+    ``ValueError`` when the file cannot be read as one."""
+    if not jvm_parser.owned_file(pid_file):
+        return False
+    pid = int(pid_file.read_text().strip() or "0")
+    return not (pid > 0 and _running(pid))
+
+
 def _promote(java: str, folder: Path, stem: str, options: tuple[str, ...]) -> Path | None:
     """Promote a finished ``.partial`` archive of ``stem`` (its JVM has ended) that maps (``_maps``) to
     ``<stem>-<size>.jsa``; remove those that do not, and what abandoned runs left. The archive promoted."""
@@ -125,11 +134,8 @@ def _promote(java: str, folder: Path, stem: str, options: tuple[str, ...]) -> Pa
     for pid_file in sorted(folder.glob(f"{stem}.*{PARTIAL}.pid")):
         partial = pid_file.with_name(pid_file.name[: -len(".pid")])
         try:
-            if not jvm_parser.owned_file(pid_file):
-                continue
-            pid = int(pid_file.read_text().strip() or "0")
-            if pid > 0 and _running(pid):
-                continue  # its JVM still runs (or is writing the archive)
+            if not _writer_ended(pid_file):
+                continue  # its JVM still runs (or is writing the archive), or the file is not the user's
             if promoted is None and jvm_parser.owned_file(partial):
                 size = partial.lstat().st_size
                 if size > 0 and _maps(java, partial, options):
@@ -168,12 +174,8 @@ def _drop_other_keys_partials(folder: Path, stem: str) -> None:
         with contextlib.suppress(OSError, ValueError):
             if now - partial.lstat().st_mtime <= ABANDONED_SECONDS or not jvm_parser.owned_file(partial):
                 continue
-            if pid_file.exists():
-                if not jvm_parser.owned_file(pid_file):
-                    continue
-                pid = int(pid_file.read_text().strip() or "0")
-                if pid > 0 and _running(pid):
-                    continue  # its JVM still runs (or is writing the archive)
+            if pid_file.exists() and not _writer_ended(pid_file):
+                continue
             partial.unlink()
             pid_file.unlink(missing_ok=True)
 
