@@ -11,9 +11,12 @@ One command runs the three benchmarks one after the other and prints (and writes
 
 Every figure is CPU seconds of the measuring process (``time.process_time``), which is the one-core time on a
 quiet machine and what a loaded machine inflates least; the wall time and the 1-minute load average are printed
-beside it, so a run on a busy machine can be told apart. A target is "met" when the figure satisfies it on
-every configuration (the worst configuration is shown); the failover figures are judged only at 1,000,000
-partitions (``--partitions`` smaller is for a quick look). Exit status 0 when every target is met, 1 otherwise.
+beside it, so a run on a busy machine can be told apart. The header names the machine's calibration
+(``calibration.py``: a fixed plain-Python workload's CPU time, with the interpreter and the CPU), since the shared
+machines and interpreter builds differ by up to 3× in speed: figures of two runs compare only with it. A target
+is "met" when the figure satisfies it on every configuration (the worst configuration is shown); the failover
+figures are judged only at 1,000,000 partitions (``--partitions`` smaller is for a quick look). Exit status 0
+when every target is met, 1 otherwise.
 
     .venv/bin/python benchmarks/speed_targets.py [--out FILE] [--repeat N] [--partitions N] [--skip-failover]
 """
@@ -34,7 +37,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import ref_floor  # noqa: E402  (a sibling script, found through the line above)
+import calibration  # noqa: E402  (sibling scripts, found through the line above)
+import ref_floor  # noqa: E402
 from kcspec.conformance.selfcheck.explore.explorer import explore  # noqa: E402
 from kcspec.model.explore_config import ExploreConfig  # noqa: E402
 from kcspec.model.invariants_check import InvariantChecker  # noqa: E402
@@ -209,6 +213,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--repeat and --partitions must be at least 1")
     start_load = os.getloadavg()[0]
     started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
+    machine = calibration.calibrate()
+    print(f"  {calibration.describe(machine)}", flush=True)
     figures = floor_figures(args.repeat)
     figures += explore_figures(args.repeat)
     if not args.skip_failover:
@@ -219,7 +225,8 @@ def main(argv: list[str] | None = None) -> int:
     header = (
         f"Speed targets, {started}, commit {commit or 'unknown'}, {platform.python_implementation()} "
         f"{platform.python_version()}, {os.cpu_count()} CPUs; load average {start_load:.1f} at the start, "
-        f"{os.getloadavg()[0]:.1f} at the end. Figures are CPU seconds of one process (one core)."
+        f"{os.getloadavg()[0]:.1f} at the end. Figures are CPU seconds of one process (one core). Machine: "
+        f"{calibration.describe(machine)}; compare figures of different runs only with their calibrations."
     )
     table = render(figures, header)
     print()

@@ -52,13 +52,15 @@ def main(argv: list[str] | None = None) -> int:
     config = ModelConfig(2, 1, 1, 2, ce, le, zxid, zkv)
     for profile in args.profiles.split(","):
         load0, cpu0, t0 = os.getloadavg(), cpu_seconds(), time.perf_counter()
-        shown = [0.0]
+        shown = [0.0, -1.0]
 
         def progress(
             stats: ExploreStats, t0: float = t0, cpu0: float = cpu0, shown: list[float] = shown
         ) -> None:
-            if time.perf_counter() - shown[0] >= 30:  # a line every 30 s: where a long run has got to
-                shown[0] = time.perf_counter()
+            # a line every 30 s and at every new depth (with --workers: each level's end, so the lines give the
+            # levels' sizes, which tell how fast a model too large to finish is still growing)
+            if time.perf_counter() - shown[0] >= 30 or stats.depth_reached != shown[1]:
+                shown[0], shown[1] = time.perf_counter(), stats.depth_reached
                 print(
                     f"  {stats.distinct_states:,} states, {stats.transitions:,} transitions, depth "
                     f"{stats.depth_reached}, {time.perf_counter() - t0:.0f} s, {cpu_seconds() - cpu0:.0f} CPU s "
