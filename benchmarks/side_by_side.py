@@ -78,7 +78,9 @@ def export(rev: str, into: Path) -> Path:
     src, pkg = into / "src", into / "pkg" / "kcspec"
     src.mkdir(parents=True)
     pkg.mkdir(parents=True)
-    archive = subprocess.run(["git", "-C", str(HERE.parent), "archive", rev], capture_output=True, check=False)
+    archive = subprocess.run(
+        ["git", "-C", str(HERE.parent), "archive", rev], capture_output=True, check=False
+    )
     if archive.returncode != 0:
         raise SystemExit(f"git archive {rev}: {archive.stderr.decode(errors='replace').strip()}")
     subprocess.run(["tar", "-x", "-C", str(src)], input=archive.stdout, check=True)
