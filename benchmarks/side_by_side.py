@@ -6,7 +6,9 @@ out as the installed package would be (``kcspec``, ``kcspec.spec`` … from the 
 the explorer on the speed-target configurations (``speed_targets.py``: both profiles; 3 brokers depth 3, 3 brokers
 depth 2 with ZooKeeper and controller faults, 4 brokers × 2 partitions RF 3 depth 2) in a fresh process per tree
 and round, alternating ``before``, ``after``, ``before``, … Each figure is distinct states per CPU second, the best
-of ``--repeat`` runs; the table gives each tree's range over the rounds and the gain (after / before).
+of ``--repeat`` runs; the table gives each tree's range over the rounds and the gain (after / before). One commit
+against itself (``--before 3f79a58 --after 3f79a58 --rounds 1 --repeat 1``, 2026-11-28) gave 0.96–1.15×: on these
+shared hosts a gain inside that band is noise; more rounds narrow it.
 
 Both trees run on the base interpreter of this one (a virtual environment's own ``python`` would import the
 installed, editable ``kcspec`` instead of the exported tree), with this environment's site-packages for the
@@ -26,6 +28,7 @@ import sys
 import sysconfig
 import tempfile
 from pathlib import Path
+from typing import NoReturn
 
 HERE = Path(__file__).resolve().parent
 PACKAGES = {
@@ -73,6 +76,13 @@ print(json.dumps(out))
 """
 
 
+def fail(message: str) -> NoReturn:
+    """Stop with ``message`` on standard error and exit code 2 (a revision that cannot be exported, a tree that
+    cannot run the benchmark)."""
+    print(f"side_by_side.py: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
 def export(rev: str, into: Path) -> Path:
     """``rev`` exported into ``into``/src and laid out as the installed package under ``into``/pkg; the latter."""
     src, pkg = into / "src", into / "pkg" / "kcspec"
@@ -82,7 +92,7 @@ def export(rev: str, into: Path) -> Path:
         ["git", "-C", str(HERE.parent), "archive", rev], capture_output=True, check=False
     )
     if archive.returncode != 0:
-        raise SystemExit(f"git archive {rev}: {archive.stderr.decode(errors='replace').strip()}")
+        fail(f"cannot export {rev!r} (git archive: {archive.stderr.decode(errors='replace').strip()})")
     subprocess.run(["tar", "-x", "-C", str(src)], input=archive.stdout, check=True)
     for f in (src / "kcspec").iterdir():
         (pkg / f.name).symlink_to(f)
@@ -99,7 +109,7 @@ def run(pkg: Path, repeat: int) -> list[list[object]]:
         [base, "-c", RUNNER, str(repeat)], capture_output=True, text=True, env=env, cwd=pkg, check=False
     )
     if proc.returncode != 0:
-        raise SystemExit(f"the tree at {pkg} failed:\n{proc.stderr[-2000:]}")
+        fail(f"the exported tree at {pkg} failed (exit {proc.returncode}):\n{proc.stderr[-2000:]}")
     figures: list[list[object]] = json.loads(proc.stdout.strip().splitlines()[-1])
     return figures
 
