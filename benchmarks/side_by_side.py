@@ -3,8 +3,8 @@
 The shared hosts differ in speed by 2–3× from one day to the next (``calibration.py``), so a before-and-after figure
 is only sound when both trees run in the same minutes. This script exports each commit with ``git archive``, lays it
 out as the installed package would be (``kcspec``, ``kcspec.spec`` … from the tree's top-level folders), and runs
-the explorer on the speed-target configurations (``speed_targets.py``: both profiles; 3 brokers depth 3, 3 brokers
-depth 2 with ZooKeeper and controller faults, 4 brokers × 2 partitions RF 3 depth 2) in a fresh process per tree
+the explorer on the speed-target configurations (``speed_targets.configs()``: both profiles; 3 brokers depth 3,
+3 brokers depth 2 with ZooKeeper and controller faults, 4 brokers × 2 partitions RF 3 depth 2) in a fresh process per tree
 and round, alternating ``before``, ``after``, ``before``, … Each figure is distinct states per CPU second, the best
 of ``--repeat`` runs; the table gives each tree's range over the rounds and the gain (after / before). One commit
 against itself (``--before 3f79a58 --after 3f79a58 --rounds 1 --repeat 1``, 2026-11-28) gave 0.96–1.15×: on these
@@ -51,27 +51,22 @@ from kcspec.model.invariants_check import InvariantChecker
 from kcspec.model.step import SpecMachine
 
 repeat = int(sys.argv[1])
-configs = [
-    dict(brokers=3, topics=1, partitions=1, rf=2, depth=3),
-    dict(brokers=3, topics=1, partitions=1, rf=2, depth=2, faults=frozenset({"zk", "controller"})),
-    dict(brokers=4, topics=1, partitions=2, rf=3, depth=2),
-]
-out = []
-for profile in ("kafka-2.8", "kafka-1.1"):
+configs = json.loads(sys.argv[2])
+for profile in sorted({params["profile"] for params in configs}):  # the one-off compilation is not timed
     SpecMachine(profile)
     InvariantChecker(profile)
-for profile in ("kafka-2.8", "kafka-1.1"):
-    for params in configs:
-        cfg = ExploreConfig(profile=profile, **params)
-        best = None
-        for _ in range(repeat):
-            cpu = time.process_time()
-            result = explore(cfg)
-            cpu = time.process_time() - cpu
-            best = cpu if best is None or cpu < best else best
-        if result.finding is not None:
-            raise SystemExit("violation on " + cfg.describe() + ": " + result.finding.message)
-        out.append([profile, cfg.describe().split(": ", 1)[1], result.stats.distinct_states, best])
+out = []
+for params in configs:
+    cfg = ExploreConfig(**dict(params, faults=frozenset(params["faults"])))
+    best = None
+    for _ in range(repeat):
+        cpu = time.process_time()
+        result = explore(cfg)
+        cpu = time.process_time() - cpu
+        best = cpu if best is None or cpu < best else best
+    if result.finding is not None:
+        raise SystemExit("violation on " + cfg.describe() + ": " + result.finding.message)
+    out.append([cfg.profile, cfg.describe().split(": ", 1)[1], result.stats.distinct_states, best])
 print(json.dumps(out))
 """
 
@@ -101,12 +96,17 @@ def export(rev: str, into: Path) -> Path:
     return pkg.parent
 
 
-def run(pkg: Path, repeat: int) -> list[list[object]]:
-    """One fresh process of the exported tree at ``pkg``: its figures per configuration."""
+def run(pkg: Path, repeat: int, configs: str) -> list[list[object]]:
+    """One fresh process of the exported tree at ``pkg``: its figures per configuration of ``configs`` (JSON)."""
     base = getattr(sys, "_base_executable", sys.executable)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(pkg), sysconfig.get_paths()["purelib"]]))
     proc = subprocess.run(
-        [base, "-c", RUNNER, str(repeat)], capture_output=True, text=True, env=env, cwd=pkg, check=False
+        [base, "-c", RUNNER, str(repeat), configs],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=pkg,
+        check=False,
     )
     if proc.returncode != 0:
         fail(f"the exported tree at {pkg} failed (exit {proc.returncode}):\n{proc.stderr[-2000:]}")
@@ -125,6 +125,13 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--rounds and --repeat must be at least 1")
     sys.path.insert(0, str(HERE))
     import calibration
+    import speed_targets
+
+    # the speed targets' configurations, as the fields every tree's ExploreConfig has
+    fields = ("profile", "brokers", "topics", "partitions", "rf", "depth")
+    configs = json.dumps(
+        [{**{f: getattr(c, f) for f in fields}, "faults": sorted(c.faults)} for c in speed_targets.configs()]
+    )
 
     rates: dict[str, list[list[float]]] = {"before": [], "after": []}
     names: list[str] = []
@@ -136,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         print(calibration.describe(calibration.calibrate()), flush=True)
         for r in range(args.rounds):
             for which in ("before", "after"):
-                figures = run(trees[which], args.repeat)
+                figures = run(trees[which], args.repeat, configs)
                 names = [f"{p}, {d}" for p, d, _, _ in figures]
                 rates[which].append([float(n) / float(c) for _, _, n, c in figures])  # type: ignore[arg-type]
                 print(

@@ -65,7 +65,9 @@ class Figure:
     load: float
 
 
-def _configs() -> list[ExploreConfig]:
+def configs() -> list[ExploreConfig]:
+    """The explorer and floor configurations of the speed targets (``ref_floor.CONFIGS`` and a larger one), both
+    profiles (``side_by_side.py`` runs the same ones)."""
     large = dict(brokers=4, topics=1, partitions=2, rf=3, depth=2)
     return [
         ExploreConfig(profile=profile, **params)  # type: ignore[arg-type]
@@ -81,7 +83,7 @@ def _name(cfg: ExploreConfig) -> str:
 def floor_figures(repeat: int) -> list[Figure]:
     """The reference controller's CPU time per transition over each configuration's graph (best of ``repeat``)."""
     out = []
-    for cfg in _configs():
+    for cfg in configs():
         graph, _, transitions = ref_floor.collect(cfg)
         load = os.getloadavg()[0]
         wall = time.perf_counter()
@@ -103,7 +105,7 @@ def explore_figures(repeat: int) -> list[Figure]:
         SpecMachine(profile)
         InvariantChecker(profile)
     out = []
-    for cfg in _configs():
+    for cfg in configs():
         best: tuple[float, float, int] | None = None
         load = os.getloadavg()[0]
         for _ in range(repeat):
