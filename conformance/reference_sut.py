@@ -218,6 +218,9 @@ class SpecSut(ControllerSut):
         if profile not in PROFILES:
             raise SutError(m.ErrorCode.unsupported, f"unknown profile {profile!r}")
         self.profile = profile
+        # The profile's actions are compiled (or loaded from the code cache) now, within the adapter's startup
+        # timeout, not on the first event under the per-message one.
+        self._step.SpecMachine(profile)
 
     def load(self, state: ClusterState) -> None:
         self._state = state

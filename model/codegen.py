@@ -17,13 +17,14 @@ bug here — a ``RuntimeError`` saying so). ``tests/foundation/test_codegen.py``
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
 import functools
 import heapq
 import itertools
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from kcspec.model import evaluate as closure
@@ -67,9 +68,68 @@ _NS: dict[str, Any] = {
 }
 """The one global namespace of all generated code: helpers, constants, and the ``Def`` functions."""
 
+_BASE_NS = dict(_NS)
+"""The helpers alone: where an isolated unit's namespace starts (``isolated_unit``)."""
+
 _ids = itertools.count()
 _DEFS: dict[L.Def, str] = {}
 _CONST_NAMES: dict[Any, str] = {}
+
+Recipe = tuple[Any, ...]
+"""One step of rebuilding a unit's namespace in another process (``model/codecache.py``): ``("const", name,
+value)``, ``("ids", name, rows)`` (a set of the identities of enum members, or of tuples of them, which are only
+valid in the process that computes them), ``("with", name, field names)``, ``("rec", name, class, field names)``
+or ``("code", code object)``."""
+
+_recording: list[Recipe] | None = None
+"""While ``isolated_unit`` runs: every change made to the namespace, in order."""
+
+
+def _record(recipe: Recipe) -> None:
+    if _recording is not None:
+        _recording.append(recipe)
+
+
+@contextlib.contextmanager
+def isolated_unit() -> Iterator[tuple[dict[str, Any], list[Recipe]]]:
+    """Compile into a namespace of its own (the helpers, and whatever is compiled inside the block: no ``Def``
+    or constant compiled earlier is shared), recording each change to it, so that the namespace can be saved
+    and rebuilt by ``replay`` in another process. Yields the namespace and the recipes."""
+    global _NS, _DEFS, _CONST_NAMES, _recording
+    saved = (_NS, _DEFS, _CONST_NAMES, _recording)
+    _NS, _DEFS, _CONST_NAMES, _recording = dict(_BASE_NS), {}, {}, []
+    try:
+        yield _NS, _recording
+    finally:
+        _NS, _DEFS, _CONST_NAMES, _recording = saved
+
+
+def replay(recipes: list[Recipe]) -> dict[str, Any]:
+    """The namespace that ``recipes`` (recorded by ``isolated_unit``) describe, rebuilt in this process."""
+    ns = dict(_BASE_NS)
+    for recipe in recipes:
+        kind = recipe[0]
+        if kind == "const":
+            ns[recipe[1]] = recipe[2]
+        elif kind == "ids":
+            ns[recipe[1]] = _identities(recipe[2])
+        elif kind == "with":
+            ns[recipe[1]] = _first_with_call(ns, recipe[1], recipe[2])
+        elif kind == "rec":
+            made = fastrec.maker(recipe[2], recipe[3])
+            if made is None:
+                raise ValueError(f"no record maker for {recipe[2]!r} in this process")
+            ns[recipe[1]] = made
+        elif kind == "code":
+            exec(recipe[1], ns)
+        else:
+            raise ValueError(f"unknown recipe {kind!r}")
+    return ns
+
+
+def _identities(rows: tuple[Any, ...]) -> frozenset[Any]:
+    return frozenset(tuple(id(m) for m in row) if type(row) is tuple else id(row) for row in rows)
+
 
 _MAX_INDENT = 80
 """Nesting (indentation levels) beyond which a lazily evaluated part is hoisted into its own function."""
@@ -99,6 +159,16 @@ def _const(value: object) -> str:
     if name is None:
         name = _CONST_NAMES[key] = _fresh("K")
         _NS[name] = value  # keeps the value alive, so an identity key stays unique
+        _record(("const", name, value))
+    return name
+
+
+def _identity_set(rows: tuple[Any, ...]) -> str:
+    """A global holding the identities of ``rows`` (enum members, or tuples of them): ``id``s are valid only in
+    this process, so a saved unit recomputes them (``replay``)."""
+    name = _fresh("I")
+    _NS[name] = _identities(rows)
+    _record(("ids", name, rows))
     return name
 
 
@@ -129,15 +199,20 @@ def _with_site(names: tuple[str, ...]) -> str:
     """A global for one ``with_`` site: on its first call it replaces itself by an update specialised to the
     class it met (``model/fastrec.py``), which still handles any other class through ``dataclasses.replace``."""
     name = _fresh("W")
+    _NS[name] = _first_with_call(_NS, name, names)
+    _record(("with", name, names))
+    return name
+
+
+def _first_with_call(ns: dict[str, Any], name: str, names: tuple[str, ...]) -> Callable[..., Any]:
     generic = _replace_any(names)
 
     def first_call(o: Any, *vals: Any) -> Any:
         fast = fastrec.updater(o.__class__, names, generic)
-        _NS[name] = fast if fast is not None else generic
-        return _NS[name](o, *vals)
+        ns[name] = fast if fast is not None else generic
+        return ns[name](o, *vals)
 
-    _NS[name] = first_call
-    return name
+    return first_call
 
 
 def _rec_site(cls: type, names: tuple[str, ...]) -> str:
@@ -147,6 +222,7 @@ def _rec_site(cls: type, names: tuple[str, ...]) -> str:
         return _const(cls)
     name = _fresh("M")
     _NS[name] = made
+    _record(("rec", name, cls, names))
     return name
 
 
@@ -430,13 +506,12 @@ def _g_member(self: _Gen, e: L.Member) -> str:
         elem = self.temp(self.c(e.elem))
         if len(members) <= _MAX_IDENTITY:
             return f"({' or '.join(f'{elem} is {_const(m)}' for m in members)})"
-        return f"(id({elem}) in {_const(frozenset(id(m) for m in members))})"
+        return f"(id({elem}) in {_identity_set(members)})"
     if isinstance(e.elem, L.SeqLit) and len(e.elem.elems) > 1:
         rows = _identity_members(e.coll, len(e.elem.elems))
         if rows is not None:  # a tuple of members: the tuple of their identities
-            ids = frozenset(tuple(id(m) for m in row) for row in rows)
             parts = "".join(f"id({self.c(x)}), " for x in e.elem.elems)
-            return f"(({parts}) in {_const(ids)})"
+            return f"(({parts}) in {_identity_set(rows)})"
     elem = self.c(e.elem)
     return f"({elem} in {self.c(e.coll)})"
 
@@ -888,7 +963,9 @@ def _compact(lines: list[str]) -> list[str]:
 
 
 def _exec(functions: list[str], filename: str) -> None:
-    exec(compile("\n\n".join(functions) + "\n", filename, "exec"), _NS)
+    code = compile("\n\n".join(functions) + "\n", filename, "exec")
+    _record(("code", code))
+    exec(code, _NS)
 
 
 class FastCompiled:
@@ -908,6 +985,13 @@ class FastCompiled:
         name = _fresh("e_")
         _exec([*gen.hoisted, _function(name, params, gen.block.lines, body)], "<kcspec expr>")
         self.fn: Callable[..., Any] = _NS[name]
+
+    @classmethod
+    def restored(cls, expr: L.Expr, free: tuple[str, ...], fn: Callable[..., Any]) -> FastCompiled:
+        """The compiled form of ``expr`` whose function was rebuilt from a saved unit (``model/codecache.py``)."""
+        made = cls.__new__(cls)
+        made.free, made.expr, made.fn = free, expr, fn
+        return made
 
     def call(self, *args: Any) -> Any:
         """Evaluate with the free variables' values in the order of ``free``."""

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
-from kcspec.model.codegen import FastCompiled, compile_fast
-from kcspec.spec.lang import Invariant, SeqLit
+from kcspec.model.codecache import compile_unit
+from kcspec.model.codegen import FastCompiled
+from kcspec.spec.lang import Expr, Invariant, SeqLit
 from kcspec.spec.profiles import get_profile
 from kcspec.spec.requests import Request
 from kcspec.spec.state import ClusterState
@@ -51,31 +52,50 @@ def _violation(inv: Invariant) -> Violation:
     return Violation(inv.name, inv.section, inv.doc)
 
 
+_STATE_FREE = ("s",)
+_STEP_FREE = ("s", "s2", "requests")
+
+
 @cache
+def _unit(profile: str) -> tuple[list[Invariant], list[Invariant], dict[str, FastCompiled]]:
+    """The profile's state and step invariants, and one compiled unit (``model/codecache.py``) holding each of
+    them (``state:NAME``, ``step:NAME``) and the two fused checks (``all-state``, ``all-step``)."""
+    from kcspec.spec.invariants import invariants
+
+    state: list[Invariant] = []
+    step: list[Invariant] = []
+    for inv in invariants(get_profile(profile)):
+        if inv.kind == "state":
+            state.append(inv)
+        elif inv.kind == "step":
+            step.append(inv)
+        else:
+            raise ValueError(f"invariant {inv.name} has unknown kind {inv.kind!r}")
+    exprs: dict[str, tuple[Expr, tuple[str, ...]]] = {}
+    for inv in state:
+        exprs[f"state:{inv.name}"] = (inv.expr, _STATE_FREE)
+    for inv in step:
+        exprs[f"step:{inv.name}"] = (inv.expr, _STEP_FREE)
+    # All state invariants, and all step invariants, each as one function returning the sequence of their
+    # verdicts (in order): one call per state or step instead of one per invariant, and a sub-expression several
+    # invariants share is computed once. An invariant that cannot be evaluated raises the interpreter's error,
+    # as its own function would (the verdicts are evaluated in order).
+    exprs["all-state"] = (SeqLit(tuple(inv.expr for inv in state)), _STATE_FREE)
+    exprs["all-step"] = (SeqLit(tuple(inv.expr for inv in step)), _STEP_FREE)
+    return state, step, compile_unit("invariants", profile, exprs)
+
+
 def _compiled(
     profile: str,
 ) -> tuple[list[tuple[Invariant, FastCompiled]], list[tuple[Invariant, FastCompiled]]]:
-    from kcspec.spec.invariants import invariants
-
-    state, step = [], []
-    for inv in invariants(get_profile(profile)):
-        if inv.kind == "state":
-            state.append((inv, compile_fast(inv.expr, ("s",))))
-        elif inv.kind == "step":
-            step.append((inv, compile_fast(inv.expr, ("s", "s2", "requests"))))
-        else:
-            raise ValueError(f"invariant {inv.name} has unknown kind {inv.kind!r}")
-    return state, step
-
-
-@cache
-def _fused(profile: str) -> tuple[FastCompiled, FastCompiled]:
-    """All state invariants, and all step invariants, each compiled as one function returning the sequence of
-    their verdicts (in the order of ``_compiled``): one call per state or step instead of one per invariant, and
-    a sub-expression several invariants share is computed once. An invariant that cannot be evaluated raises the
-    interpreter's error, as its own function would (the verdicts are evaluated in order)."""
-    state, step = _compiled(profile)
+    state, step, unit = _unit(profile)
     return (
-        compile_fast(SeqLit(tuple(inv.expr for inv, _ in state)), ("s",)),
-        compile_fast(SeqLit(tuple(inv.expr for inv, _ in step)), ("s", "s2", "requests")),
+        [(inv, unit[f"state:{inv.name}"]) for inv in state],
+        [(inv, unit[f"step:{inv.name}"]) for inv in step],
     )
+
+
+def _fused(profile: str) -> tuple[FastCompiled, FastCompiled]:
+    """All state invariants, and all step invariants, each compiled as one function (``_unit``)."""
+    unit = _unit(profile)[2]
+    return unit["all-state"], unit["all-step"]

@@ -10,7 +10,8 @@ from __future__ import annotations
 import dataclasses
 from functools import cache
 
-from kcspec.model.codegen import FastCompiled, compile_fast
+from kcspec.model.codecache import compile_unit
+from kcspec.model.codegen import FastCompiled
 from kcspec.spec import lang as L
 from kcspec.spec.actions import build_actions
 from kcspec.spec.events import ControllerEvent
@@ -72,10 +73,14 @@ class SpecMachine:
 @cache
 def _compiled_actions(profile_name: str) -> dict[str, CompiledAction]:
     profile = get_profile(profile_name)
-    out: dict[str, CompiledAction] = {}
-    for name, action in build_actions(profile).items():
+    actions = build_actions(profile)
+    exprs: dict[str, tuple[L.Expr, tuple[str, ...]]] = {}
+    for name, action in actions.items():
         free = ("s", *(p.name for p in action.params))
-        out[name] = CompiledAction(
-            action, compile_fast(action.guard, free), compile_fast(action.effect, free)
-        )
+        exprs[f"{name}.guard"] = (action.guard, free)
+        exprs[f"{name}.effect"] = (action.effect, free)
+    compiled = compile_unit("actions", profile.name, exprs)
+    out: dict[str, CompiledAction] = {}
+    for name, action in actions.items():
+        out[name] = CompiledAction(action, compiled[f"{name}.guard"], compiled[f"{name}.effect"])
     return out

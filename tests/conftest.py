@@ -1,0 +1,206 @@
+"""What every test run shares: tiers by folder, a run that stops when it is told to, and nothing left running.
+
+* **Tiers.** A test's tier is the first folder under ``tests/``: ``unit``, ``integration``, ``quality`` or
+  ``slow`` (``tests/README.md`` says what each is for). Each test gets its tier as a marker, so ``-m unit``
+  works as well as naming the folder. A unit test's call may use at most ``UNIT_CPU_SECONDS`` of CPU time
+  (times ``KCSPEC_TEST_TIME_SCALE``): past it the test fails and says to move it to the integration tier. CPU
+  time, not wall-clock time, so that a loaded machine does not fail it.
+* **Stopping.** SIGTERM to the run (a CI job's timeout or cancel, ``timeout``, ``kill``) stops it within
+  seconds with exit 143, also with pytest-xdist workers and after a test ran a ``kcspec`` command in-process:
+  the signal handlers a test leaves installed are put back after it, and a test ended by kcspec's own
+  ``Terminated`` stops the session instead of counting as one failure.
+* **Nothing left running.** The controlling pytest process makes itself the subreaper of everything it starts
+  (Linux ``PR_SET_CHILD_SUBREAPER``): a process orphaned by a test or by a killed worker is re-parented to it
+  and ended when the run ends. Workers die with the controller (``PR_SET_PDEATHSIG``).
+* **Hypothesis** runs without its per-example deadline (a busy machine is not a bug) and with the seed the
+  Makefile passes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import sys
+import time
+from collections.abc import Generator, Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+from tests.support.timing import scaled
+
+TIERS = ("unit", "integration", "quality", "slow")
+UNIT_CPU_SECONDS = 1.0
+"""The unit tier's budget for one test's call (CPU seconds, before the time scale)."""
+
+_TESTS = Path(__file__).resolve().parent
+
+settings.register_profile(
+    "kcspec", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
+)
+settings.load_profile("kcspec")
+
+_PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
+_terminated = False
+
+
+def _prctl(option: int, value: int) -> None:
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(Exception):
+            ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    global _terminated
+    _terminated = True
+    raise KeyboardInterrupt("SIGTERM")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for tier in TIERS:
+        config.addinivalue_line("markers", f"{tier}: the {tier} tier (tests/{tier}/; see tests/README.md)")
+    if _is_worker(config):
+        # A worker ends with the controller, whatever ends the controller (SIGKILL included).
+        _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() == 1:
+            os._exit(128 + signal.SIGTERM)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    else:
+        _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+        signal.signal(signal.SIGTERM, _on_sigterm)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        tier = _tier_of(Path(str(item.path)))
+        if tier is not None:
+            item.add_marker(getattr(pytest.mark, tier))
+
+
+def _tier_of(path: Path) -> str | None:
+    try:
+        first = path.resolve().relative_to(_TESTS).parts[0]
+    except (ValueError, IndexError):
+        return None
+    return first if first in TIERS else None
+
+
+@pytest.fixture(autouse=True)
+def _signal_handlers_restored() -> Iterator[None]:
+    """Whatever a test installs for SIGINT and SIGTERM (a ``kcspec`` command run in-process) is put back."""
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    yield
+    for sig, handler in before.items():
+        if signal.getsignal(sig) is not handler and handler is not None:
+            signal.signal(sig, handler)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    start = time.process_time()
+    yield
+    item.stash[_CPU] = time.process_time() - start
+
+
+_CPU = pytest.StashKey[float]()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, None, None]:
+    outcome = yield
+    report: pytest.TestReport = outcome.get_result()
+    if call.excinfo is not None and type(call.excinfo.value).__name__ == "Terminated":
+        # kcspec's SIGTERM exception (kcspec.model.interrupts.Terminated) escaped a test that ran a command
+        # in-process: the run was told to stop, not this test to fail.
+        global _terminated
+        _terminated = True
+        item.session.shouldstop = "SIGTERM"
+        return
+    if report.when != "call" or not report.passed or item.get_closest_marker("unit") is None:
+        return
+    cpu = item.stash.get(_CPU, 0.0)
+    limit = scaled(UNIT_CPU_SECONDS)
+    if cpu > limit:
+        report.outcome = "failed"
+        report.longrepr = (
+            f"{item.nodeid} used {cpu:.2f} s of CPU time: the unit tier allows {limit:.2f} s per test "
+            f"(tests/README.md). Make it cheaper, or move it to tests/integration/."
+        )
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if _terminated and not _is_worker(session.config):
+        session.exitstatus = 128 + signal.SIGTERM
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if not _is_worker(config):
+        _end_descendants()
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every process below ``pid``, read from ``/proc`` (children of any of its threads included)."""
+    parent: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        parent.setdefault(ppid, []).append(int(entry.name))
+    found: list[int] = []
+    todo = list(parent.get(pid, []))
+    while todo:
+        child = todo.pop()
+        found.append(child)
+        todo.extend(parent.get(child, []))
+    return found
+
+
+def _end_descendants() -> None:
+    """End every process still below this one (orphans of tests re-parented here included): SIGTERM, then
+    SIGKILL for those still there after a grace period; then reap them."""
+    me = os.getpid()
+    left = _descendants(me)
+    if not left:
+        return
+    for pid in left:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 3.0
+    while time.monotonic() < deadline and _live(_descendants(me)):
+        _reap()
+        time.sleep(0.05)
+    for pid in _descendants(me):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    _reap()
+
+
+def _live(pids: list[int]) -> list[int]:
+    out = []
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state not in ("Z", "X"):
+            out.append(pid)
+    return out
+
+
+def _reap() -> None:
+    with contextlib.suppress(ChildProcessError):
+        while True:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+            if pid == 0:
+                return
