@@ -1,6 +1,7 @@
-# kcspec — set-up, the main job, and the test tiers.
+# kcspec — set-up, the main job, and the test tiers (tests/README.md).
 #   make run        set everything up (.venv, the project and its dependencies, Debian's graphviz) and run `kcspec verify`
-#   make test       the test suite (fast tier + Spark tier; slow tier excluded), fixed seeds
+#   make test       unit, integration and quality tiers on every core (slow tests excluded), fixed seed
+#   make test-fast  the unit tier alone (about two minutes): run it before every commit
 #   make test-slow  the slow tier (long explorations and campaigns)
 #   make lint       ruff; make typecheck: mypy --strict; make package-check: the wheel, installed and run
 
@@ -31,14 +32,17 @@ graphviz:
 	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz >/dev/null; \
 	}
 
+PYTEST := $(BIN)/pytest -p no:cacheprovider --hypothesis-seed=$(PYTEST_SEED)
+WORKERS ?= auto
+
 test: setup
-	$(BIN)/pytest -q -m "not slow" -p no:cacheprovider --hypothesis-seed=$(PYTEST_SEED)
+	$(PYTEST) -q -n $(WORKERS) --dist loadfile -m "not slow" tests/unit tests/integration tests/quality
 
 test-fast: setup
-	$(BIN)/pytest -q -m "not slow and not spark" -p no:cacheprovider --hypothesis-seed=$(PYTEST_SEED)
+	$(PYTEST) -q -n $(WORKERS) -m "not slow" tests/unit
 
 test-slow: setup
-	$(BIN)/pytest -q -m "slow" -p no:cacheprovider --hypothesis-seed=$(PYTEST_SEED)
+	$(PYTEST) -q -n $(WORKERS) --dist loadfile -m slow tests
 
 lint: setup
 	$(BIN)/ruff check .

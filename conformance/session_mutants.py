@@ -8,7 +8,7 @@ memory added and wrongly kept. The memory is empty after every ``load``, so ever
 testing (``kcspec.conformance.differential``) runs several events in one session and sees the difference.
 
 Run one over the subprocess protocol with ``python conformance/examples/mutant_controller.py NAME``. They are
-example SUTs of the kit, so they live in it (``tests/bugzoo/test_session_mutants.py`` checks that the kit catches them).
+example SUTs of the kit, so they live in it (``tests/quality/bugzoo/test_session_mutants.py`` checks that the kit catches them).
 """
 
 from __future__ import annotations

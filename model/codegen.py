@@ -12,7 +12,7 @@ well-formed values: a plain enum member is equal only to itself.
 
 Errors: generated code does not name rules. When it raises, the closure evaluator is run on the same
 arguments, so the caller sees exactly the interpreter's ``EvalError`` (or, if the interpreter succeeds — a
-bug here — a ``RuntimeError`` saying so). ``tests/foundation/test_codegen.py`` compares both backends.
+bug here — a ``RuntimeError`` saying so). ``tests/unit/foundation/test_codegen.py`` compares both backends.
 """
 
 from __future__ import annotations

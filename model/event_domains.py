@@ -17,7 +17,7 @@ Who uses what:
   state, but enumerates broker ids, replica lists and broker groups from here, and accounts for every event kind.
 
 A new event whose parameters have a type no kind covers fails ``param_kind`` with the event and the field named
-(``tests/foundation/test_event_domains.py`` checks every event).
+(``tests/unit/foundation/test_event_domains.py`` checks every event).
 """
 
 from __future__ import annotations

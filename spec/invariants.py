@@ -29,7 +29,7 @@ Not an invariant, so not listed (formerly W1): "every replica with a state other
 in a deletion state or of a topic queued for deletion". A ZooKeeper error while a reassignment removes replicas
 aborts their transitions (§2.3, §4.3) after the new assignment is written, so a removed replica keeps its state
 outside AR — reachable in 2.8 by cancelling an API reassignment whose partition znode fails with CONNECTIONLOSS
-(``tests/integration/test_regressions.py``), and in 1.1 by a zombie controller's legacy reassignment (KAFKA-6082,
+(``tests/quality/explore/test_regressions.py``), and in 1.1 by a zombie controller's legacy reassignment (KAFKA-6082,
 a counterexample to induction of ``model/z3/induction.py``).
 Kafka rebuilds the replica states from AR at the next failover.
 

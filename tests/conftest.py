@@ -2,9 +2,10 @@
 
 * **Tiers.** A test's tier is the first folder under ``tests/``: ``unit``, ``integration``, ``quality`` or
   ``slow`` (``tests/README.md`` says what each is for). Each test gets its tier as a marker, so ``-m unit``
-  works as well as naming the folder. A unit test's call may use at most ``UNIT_CPU_SECONDS`` of CPU time
-  (times ``KCSPEC_TEST_TIME_SCALE``): past it the test fails and says to move it to the integration tier. CPU
-  time, not wall-clock time, so that a loaded machine does not fail it.
+  works as well as naming the folder. A unit test's call is meant to take under ``UNIT_CPU_SECONDS`` of CPU
+  time: one over it is named at the end of the run, and one over twice that (times ``KCSPEC_TEST_TIME_SCALE``)
+  fails and says to move it to the integration tier. CPU time, not wall-clock time, and a factor of two of
+  headroom, so that a loaded machine (whose cores do less per second) does not fail it.
 * **Stopping.** SIGTERM to the run (a CI job's timeout or cancel, ``timeout``, ``kill``) stops it within
   seconds with exit 143, also with pytest-xdist workers and after a test ran a ``kcspec`` command in-process:
   the signal handlers a test leaves installed are put back after it, and a test ended by kcspec's own
@@ -32,9 +33,12 @@ from hypothesis import HealthCheck, settings
 
 from tests.support.timing import scaled
 
+pytest_plugins = ["tests.support.conformance_fixtures"]
+
 TIERS = ("unit", "integration", "quality", "slow")
 UNIT_CPU_SECONDS = 1.0
-"""The unit tier's budget for one test's call (CPU seconds, before the time scale)."""
+"""The unit tier's target for one test's call (CPU seconds); twice this, times the time scale, fails it."""
+_over_target: list[tuple[str, float]] = []
 
 _TESTS = Path(__file__).resolve().parent
 
@@ -127,13 +131,29 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if report.when != "call" or not report.passed or item.get_closest_marker("unit") is None:
         return
     cpu = item.stash.get(_CPU, 0.0)
-    limit = scaled(UNIT_CPU_SECONDS)
+    limit = scaled(2 * UNIT_CPU_SECONDS)
     if cpu > limit:
         report.outcome = "failed"
         report.longrepr = (
-            f"{item.nodeid} used {cpu:.2f} s of CPU time: the unit tier allows {limit:.2f} s per test "
-            f"(tests/README.md). Make it cheaper, or move it to tests/integration/."
+            f"{item.nodeid} used {cpu:.2f} s of CPU time: unit tests are meant to take under "
+            f"{UNIT_CPU_SECONDS:.0f} s and fail over {limit:.2f} s (tests/README.md). Make it cheaper, or move it "
+            "to tests/integration/."
         )
+    elif cpu > UNIT_CPU_SECONDS:
+        report.user_properties.append(("unit_cpu_seconds", cpu))
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    for name, value in report.user_properties:
+        if name == "unit_cpu_seconds":
+            _over_target.append((report.nodeid, float(value)))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if _over_target:
+        terminalreporter.section("unit tests over the 1 s target (CPU seconds)")
+        for nodeid, cpu in sorted(_over_target, key=lambda x: -x[1]):
+            terminalreporter.line(f"{cpu:6.2f}  {nodeid}")
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -3,7 +3,7 @@ code, when each failure reason is reported, and which state fields are the harne
 
 Each table is keyed by the enum or the field it describes, and the tests check that every member or field is
 described, so a new error code, failure reason or state field cannot be left out of the document; the tests
-also check the field roles against the spec's own steps (``tests/conformance/test_protocol_doc.py``).
+also check the field roles against the spec's own steps (``tests/unit/conformance/test_protocol_doc.py``).
 """
 
 from __future__ import annotations

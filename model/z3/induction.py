@@ -87,7 +87,7 @@ EXPECTED: dict[tuple[str, str, str], str] = {
         " znode's leader; a zombie controller's write (no fencing in 1.1, KAFKA-6082, §9) can make the two differ."
         " Reached by brokers 0,1,2; failover(0); create t [[0,1,2]]; broker 2 fails; resignation; delete t (queued,"
         " ineligible at the next failover: a replica is offline); failover(0); zombie (epoch 1) writes t-0 leader -1;"
-        " ControlledShutdown(0) elects 1 for t-0 (tests/integration/test_regressions.py,"
+        " ControlledShutdown(0) elects 1 for t-0 (tests/quality/explore/test_regressions.py,"
         " test_kafka_1_1_controlled_shutdown_elects_for_a_topic_queued_for_deletion)"
     ),
 }

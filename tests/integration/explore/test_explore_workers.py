@@ -1,0 +1,92 @@
+"""``kcspec explore --workers N``: the same search on several processes finds the same states, counts the same
+transitions and coverage, and reports a counterexample as short as one process does for planted bugs."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+from kcspec.conformance.selfcheck.bugzoo.historical import HISTORICAL_BY_NAME
+from kcspec.conformance.selfcheck.explore.counterexample import describe_trace
+from kcspec.conformance.selfcheck.explore.explorer import explore, search
+from kcspec.conformance.selfcheck.explore.tla_model import model_space
+from kcspec.model.explore_config import ExploreConfig
+from kcspec.model.tla.manifest import Expected, load
+
+from kcspec.commands.explore import command
+from tests.support.explore_cases import CASES
+
+# The models `kcspec verify` explores; the 2-broker crosscheck models (minutes of CPU each) are in
+# tests/slow/test_campaigns.py.
+MANIFEST = [pytest.param(e, id=e.name) for e in load() if e.in_verify]
+
+
+@pytest.mark.parametrize("entry", MANIFEST)
+def test_two_workers_find_the_manifest_count(entry: Expected) -> None:
+    result = search(model_space(entry.profile, entry.config), workers=2)
+    assert result.finding is None, result.finding
+    assert not result.stats.truncated
+    assert result.stats.distinct_states == entry.distinct_states, (
+        f"{entry.name}: 2 workers found {result.stats.distinct_states} distinct states, "
+        f"the manifest (and one worker) {entry.distinct_states}"
+    )
+
+
+@pytest.mark.parametrize(
+    "cfg",
+    [
+        ExploreConfig("kafka-2.8", 3, 1, 1, 2, 3),
+        ExploreConfig("kafka-1.1", 3, 1, 1, 2, 2, faults=frozenset({"zk", "controller"})),
+        ExploreConfig("kafka-2.8", 3, 1, 1, 2, 2, symmetry=False),
+    ],
+    ids=lambda c: c.describe(),
+)
+def test_workers_count_what_one_worker_counts(cfg: ExploreConfig) -> None:
+    one = explore(cfg).stats
+    for workers in (2, 3):
+        many = explore(cfg, workers=workers).stats
+        seen = (many.distinct_states, many.transitions, many.depth_reached)
+        assert seen == (one.distinct_states, one.transitions, one.depth_reached), f"{workers} workers"
+        assert many.replica_edges == one.replica_edges
+        assert many.partition_edges == one.partition_edges
+        assert many.invalid_attempts == one.invalid_attempts
+        assert many.events == one.events
+        assert many.workers == workers
+
+
+@pytest.mark.parametrize(("mutant", "what", "cfg"), CASES, ids=[c[0] for c in CASES])
+def test_workers_find_planted_bugs_with_a_shortest_trace(mutant: str, what: str, cfg: ExploreConfig) -> None:
+    with HISTORICAL_BY_NAME[mutant].active():
+        one = explore(cfg)
+        two = explore(cfg, workers=2)
+    assert one.finding is not None and two.finding is not None, f"{mutant} ({what}) missed"
+    assert one.trace is not None and two.trace is not None
+    assert len(two.trace.steps) == len(one.trace.steps), (
+        f"{mutant}: 2 workers reported a {len(two.trace.steps)}-step trace, one worker a shortest one of "
+        f"{len(one.trace.steps)}:\n{describe_trace(two)}"
+    )
+    # the same length, not necessarily the same trace: which of several shortest ones is found depends on the
+    # fingerprint partition
+    assert two.finding.kind in ("refinement", "invariant", "enabled")
+    assert "shortest trace:" in describe_trace(two)
+
+
+def test_cli_workers_option() -> None:
+    runner = CliRunner()
+    ok = runner.invoke(command, ["--depth", "2", "--workers", "2"])
+    assert ok.exit_code == 0, ok.output
+    assert "2 workers" in ok.output and "no violation found" in ok.output
+    bad = runner.invoke(command, ["--workers", "0"])
+    assert bad.exit_code == 2 and "--workers" in bad.output
+
+
+def test_keeping_states_needs_one_worker() -> None:
+    with pytest.raises(ValueError, match="one worker"):
+        search(model_space("kafka-2.8", load()[0].config), keep_states=True, workers=2)
+
+
+def test_workers_stop_at_max_states_at_the_end_of_a_level() -> None:
+    cfg = ExploreConfig("kafka-2.8", 3, 1, 1, 2, 4, max_states=300)
+    result = explore(cfg, workers=2)
+    assert result.finding is None
+    assert result.stats.truncated and result.stats.frontier_left > 0
+    assert result.stats.distinct_states >= 300

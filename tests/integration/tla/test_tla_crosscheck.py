@@ -1,0 +1,239 @@
+"""The TLA+ model shared by TLC and the explorer, and ``kcspec tla crosscheck``.
+
+Without TLC, the comparison's plumbing is tested against a stand-in ``java`` (``fakes/fake_tlc.py``) that writes
+TLC's output and state dump for a given list of states; the real comparison runs when ``TLA2TOOLS_JAR`` is set.
+"""
+
+from __future__ import annotations
+
+import stat
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from kcspec.conformance.selfcheck import tla_crosscheck as crosscheck_module
+from kcspec.conformance.selfcheck.explore.explorer import ExploreResult
+from kcspec.conformance.selfcheck.explore.tla_model import check_count, explore_model, model_events
+from kcspec.conformance.selfcheck.tla_crosscheck import (
+    CrosscheckArgs,
+    CrosscheckOutcome,
+    CrosscheckResult,
+    run_crosscheck,
+)
+from kcspec.model.step import SpecMachine
+from kcspec.model.tla import domains as D
+from kcspec.model.tla.bounds import within_bounds
+from kcspec.model.tla.config import ModelConfig
+from kcspec.model.tla.manifest import load
+from kcspec.model.tla.module import generate
+from kcspec.model.tlc.dump import parse_dump
+from kcspec.model.tlc.locate import Toolchain, find_toolchain, tlc_unavailable_reason
+from kcspec.model.tlc.trace import TraceFormatError
+from kcspec.spec import codec
+from kcspec.spec.actions import build_actions
+from kcspec.spec.events import BrokerStartup, ControllerFailover, TopicCreation
+from kcspec.spec.profiles import get_profile
+from kcspec.spec.state import ClusterState
+
+from kcspec.cli import main
+from tests.support.paths import SUPPORT
+
+TINY = ModelConfig(
+    brokers=1,
+    topics=1,
+    partitions=1,
+    rf=1,
+    max_controller_epoch=1,
+    max_leader_epoch=1,
+    max_zxid=2,
+    max_zk_version=0,
+)
+FAKE = SUPPORT / "fakes" / "fake_tlc.py"
+
+
+def test_domains_enumerate_the_sets_their_text_names() -> None:
+    c = ModelConfig(brokers=3, topics=2, partitions=2, rf=2)
+    assert len(D.replica_lists(c)) == 3 + 6 + 6
+    assert all(len(set(q)) == len(q) for q in D.replica_lists(c))
+    assert len(D.rf_lists(c)) == 6
+    assert len(D.ASSIGNMENTS.values(c)) == 6 + 6 * 6
+    assert len(D.PARTITION_SETS.values(c)) == 2**4 - 1
+    assert D.BROKER_EPOCHS.values(c) == (-1, 1, 2, 3, 4)
+    assert D.CONTROLLER_EPOCHS.values(c) == (1, 2)
+    assert D.TOPICS_OR_ALL.values(c) == ("", "t0", "t1")
+
+
+def test_next_tries_every_action_with_every_parameter_value() -> None:
+    events = model_events("kafka-2.8", TINY)
+    kinds = Counter(e.kind for e in events)
+    # every action but those kept out of the models (model/tla/domains.py NOT_IN_MODELS, each with its reason)
+    assert set(kinds) == set(build_actions(get_profile("kafka-2.8"))) - set(D.NOT_IN_MODELS)
+    # one broker, one partition: 2 election types x 3 triggers; the zombie write: tp x leader x isr x epoch
+    assert kinds["ReplicaLeaderElection"] == 6
+    assert kinds["ZombieControllerWrite"] == 1
+    assert kinds["ControlledShutdown"] == 1 * 3  # broker epochs -1, 1, 2
+    assert kinds["ApiPartitionReassignment"] == 2  # the one RF list, or cancel (None)
+    module = generate(get_profile("kafka-2.8"), TINY)
+    # a domain that is an expression is a constant-level definition, which TLC evaluates once
+    assert "BrokerEpochValues == {-1} \\cup 1..MaxZxid" in module.tla
+    assert (
+        "\\E broker_id \\in Brokers, broker_epoch \\in BrokerEpochValues : ControlledShutdown(" in module.tla
+    )
+
+
+def test_bounds_are_the_modules_state_constraint() -> None:
+    spec = SpecMachine("kafka-2.8")
+    s = ClusterState()
+    assert within_bounds(s, TINY)
+    for ev in (BrokerStartup(0), BrokerStartup(1), ControllerFailover(0), TopicCreation("t0", ((0,),))):
+        s = spec.step(s, ev).state
+    two = ModelConfig(brokers=2, rf=1, max_controller_epoch=1, max_zxid=3)
+    assert within_bounds(s, two)
+    assert not within_bounds(s, ModelConfig(brokers=2, rf=1, max_controller_epoch=1, max_zxid=2))
+    s = spec.step(s, ControllerFailover(1)).state
+    assert s.zk.controller_epoch == 2
+    assert not within_bounds(s, two)
+    assert within_bounds(s, ModelConfig(brokers=2, rf=1, max_controller_epoch=2, max_zxid=3))
+    module = generate(get_profile("kafka-2.8"), TINY)
+    constraint = module.tla.split("StateConstraint ==")[1]
+    for const in ("MaxControllerEpoch", "MaxZxid", "MaxLeaderEpoch", "MaxZkVersion"):
+        assert const in constraint
+    assert "MaxZkVersion = 0" in module.cfg and "CONSTRAINT StateConstraint" in module.cfg
+
+
+@pytest.mark.parametrize("name", [e.name for e in load() if "minimal" in e.name])
+def test_explorer_counts_match_the_manifest(name: str) -> None:
+    checked = check_count(next(e for e in load() if e.name == name))
+    assert checked.problem is None, f"{name}: {checked.problem}"
+
+
+def test_dump_parser_reads_tlcs_format_and_names_bad_lines() -> None:
+    text = "State 1:\n/\\ x = 1\n/\\ y = <<1, 2>>\n\nState 2:\n/\\ x = 2\n/\\ y = [a |-> {1,\n  2}]\n\n"
+    states = list(parse_dump(iter(text.splitlines(keepends=True))))
+    assert [s.number for s in states] == [1, 2]
+    assert states[1].var("x") == 2
+    with pytest.raises(TraceFormatError, match="dump:1"):
+        list(parse_dump(iter(["garbage\n"])))
+
+
+def _fake_java(tmp_path: Path) -> Toolchain:
+    java = tmp_path / "jdk" / "bin" / "java"
+    java.parent.mkdir(parents=True)
+    java.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE}" "$@"\n')
+    java.chmod(java.stat().st_mode | stat.S_IEXEC)
+    jar = tmp_path / "tla2tools.jar"
+    jar.write_bytes(b"")
+    return Toolchain(java, jar)
+
+
+@pytest.fixture(scope="module")
+def tiny_explored() -> ExploreResult:
+    result = explore_model("kafka-2.8", TINY, keep_states=True)
+    assert result.states is not None and result.finding is None
+    return result
+
+
+@pytest.fixture()
+def tiny_states(tiny_explored: ExploreResult, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The tiny model's states; the crosscheck reuses this exploration instead of repeating it."""
+    monkeypatch.setattr(crosscheck_module, "explore_model", lambda *args, **kwargs: tiny_explored)
+    assert tiny_explored.states is not None
+    return [codec.dumps(s) for s in tiny_explored.states]
+
+
+def _run(tmp_path: Path, states: list[str], monkeypatch: pytest.MonkeyPatch, **env: str) -> CrosscheckResult:
+    listing = tmp_path / "states.jsonl"
+    listing.write_text("\n".join(states) + "\n")
+    monkeypatch.setenv("FAKE_TLC_STATES", str(listing))
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    return run_crosscheck(CrosscheckArgs("kafka-2.8", TINY), _fake_java(tmp_path))
+
+
+def test_crosscheck_agrees_when_both_sides_reach_the_same_states(
+    tmp_path: Path, tiny_states: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    result = _run(tmp_path, tiny_states, monkeypatch)
+    assert result.verdict is CrosscheckOutcome.AGREE, result.message
+    assert result.tlc_distinct == result.explorer_distinct == result.dumped == 600
+    assert "-dump" in result.tlc.argv
+
+
+def test_crosscheck_prints_states_reachable_on_one_side_only(
+    tmp_path: Path, tiny_states: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    result = _run(tmp_path, tiny_states, monkeypatch, FAKE_TLC_DROP="2")
+    assert result.verdict is CrosscheckOutcome.DIFFER
+    assert result.exit_code == 1
+    assert (result.only_explorer, result.only_tlc) == (2, 0)
+    sample = result.explorer_samples[0]
+    assert codec.dumps(sample.state) in tiny_states[-2:]
+    assert sample.path is not None
+    replayed = ClusterState()
+    for ev in sample.path:
+        replayed = SpecMachine("kafka-2.8").step(replayed, ev).state
+    assert replayed == sample.state
+
+
+def test_crosscheck_cli_reports_tlc_only_states_and_json(
+    tmp_path: Path, tiny_states: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    extra = ClusterState(config=ClusterState().config.__class__(unclean_topics=frozenset({"zz"})))
+    listing = tmp_path / "states.jsonl"
+    listing.write_text("\n".join([*tiny_states, codec.dumps(extra)]) + "\n")
+    tools = _fake_java(tmp_path)
+    monkeypatch.setenv("FAKE_TLC_STATES", str(listing))
+    monkeypatch.setenv("JAVA_HOME", str(tools.java.parent.parent))
+    out = tmp_path / "cc.json"
+    args = ["tla", "crosscheck", "--brokers", "1", "--rf", "1", "--max-controller-epoch", "1"]
+    args += ["--max-leader-epoch", "1", "--max-zxid", "2", "--max-zk-version", "0"]
+    args += ["--tla2tools", str(tools.jar), "--json", str(out)]
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 1, res.output
+    assert "reachable in TLC's model only" in res.output and '"zz"' in res.output
+    assert '"only_tlc": 1' in out.read_text()
+
+
+def test_crosscheck_reports_a_tlc_violation_without_comparing(
+    tmp_path: Path, tiny_states: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    result = _run(tmp_path, tiny_states, monkeypatch, FAKE_TLC_EXIT="violation")
+    assert result.verdict is CrosscheckOutcome.TLC_FAILED and result.exit_code == 1
+    assert result.explored is None
+
+
+def test_crosscheck_names_bad_options_and_stops_at_max_states(
+    tmp_path: Path, tiny_states: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    res = CliRunner().invoke(main, ["tla", "crosscheck", "--brokers", "1", "--rf", "1", "--max-states", "0"])
+    assert res.exit_code == 2 and "--max-states must be at least 1" in res.output
+    monkeypatch.setattr(
+        crosscheck_module, "explore_model", lambda *a, **k: explore_model("kafka-2.8", TINY, max_states=10)
+    )
+    listing = tmp_path / "states.jsonl"
+    listing.write_text("\n".join(tiny_states) + "\n")
+    monkeypatch.setenv("FAKE_TLC_STATES", str(listing))
+    result = run_crosscheck(CrosscheckArgs("kafka-2.8", TINY, max_states=10), _fake_java(tmp_path))
+    assert result.verdict is CrosscheckOutcome.EXPLORER_TRUNCATED and result.exit_code == 2
+    assert "--max-states 10" in result.message
+
+
+def test_crosscheck_without_tlc_says_how_to_get_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TLA2TOOLS_JAR", raising=False)
+    res = CliRunner().invoke(main, ["tla", "crosscheck", "--brokers", "1", "--rf", "1"])
+    assert res.exit_code == 2
+    assert "TLA2TOOLS_JAR" in res.output
+
+
+@pytest.mark.tlc
+@pytest.mark.parametrize("name", [e.name for e in load() if "minimal" in e.name])
+def test_real_tlc_agrees_with_the_explorer(name: str) -> None:
+    reason = tlc_unavailable_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    entry = next(e for e in load() if e.name == name)
+    result = run_crosscheck(CrosscheckArgs(entry.profile, entry.config, timeout_s=1800), find_toolchain())
+    assert result.verdict is CrosscheckOutcome.AGREE, result.message
+    assert result.tlc_distinct == entry.distinct_states

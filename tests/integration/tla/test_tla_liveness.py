@@ -1,0 +1,123 @@
+"""Liveness: the properties and ``FairSpec`` in the generated module, their TLC configuration, the known §12
+gaps, and TLC's lasso-shaped counterexample (``transcripts/liveness_*.txt``, written in TLC's ``-tool`` format)
+translated into a kcspec trace that replays on the spec."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from kcspec.model.evaluate import evaluate
+from kcspec.model.step import SpecMachine
+from kcspec.model.tla.config import ModelConfig
+from kcspec.model.tla.counterexample import lasso_trace
+from kcspec.model.tla.liveness import FAIR_ACTIONS, PROPERTIES, known_gap
+from kcspec.model.tla.module import generate
+from kcspec.model.tla.syntax import SyntaxCheckUnavailable, check_syntax
+from kcspec.model.tlc.lasso import parse_lasso
+from kcspec.model.tlc.trace import TraceFormatError
+from kcspec.spec import lang as L
+from kcspec.spec.actions import build_actions
+from kcspec.spec.profiles import get_profile
+from kcspec.spec.state import ClusterState
+
+from tests.support.paths import SUPPORT
+
+TRANSCRIPTS = SUPPORT / "tla_transcripts"
+DELETION = next(p for p in PROPERTIES if p.name == "DeletionEventuallyCompletes")
+
+
+@pytest.mark.parametrize("profile", ["kafka-2.8", "kafka-1.1"])
+def test_the_module_states_the_properties_under_fairness_of_the_controllers_actions(profile: str) -> None:
+    module = generate(get_profile(profile), ModelConfig())
+    for prop in PROPERTIES:
+        assert f"{prop.name}_P({prop.var}) ==" in module.tla and f"{prop.name}_Q({prop.var}) ==" in module.tla
+        assert f"{prop.name}_P({prop.var}) ~> {prop.name}_Q({prop.var})" in module.tla
+        assert f"PROPERTY {prop.name}" in module.liveness_cfg
+    fair = module.tla[module.tla.index("FairSpec ==") :].split("\n\n")[0]
+    for name, _, _ in FAIR_ACTIONS:
+        assert "WF_vars(" in fair and name in fair
+    assert "SPECIFICATION FairSpec" in module.liveness_cfg and "INVARIANT" not in module.liveness_cfg
+    assert "CONSTRAINT StateConstraint" in module.liveness_cfg
+    assert "PROPERTY" not in module.cfg  # the crosscheck's run (and its counts) is unchanged
+    try:
+        assert [str(p) for p in check_syntax(module.tla)] == []
+    except SyntaxCheckUnavailable as exc:
+        pytest.skip(str(exc))
+
+
+def test_known_gaps_name_their_ticket() -> None:
+    gap = known_gap("ReassignmentEventuallyCompletes", "kafka-2.8")
+    assert gap is not None and gap.ticket == "KAFKA-9478" and "§12" in gap.section
+    assert known_gap("LeaderEventuallyElected", "kafka-2.8") is None
+
+
+def _params(profile: str) -> dict[str, tuple[str, ...]]:
+    return {a.name: tuple(p.name for p in a.params) for a in build_actions(get_profile(profile)).values()}
+
+
+def _replay(profile: str, initial: ClusterState, events: object) -> list[ClusterState]:
+    machine = SpecMachine(profile)
+    states = [initial]
+    for ev in events:  # type: ignore[attr-defined]
+        states.append(machine.step(states[-1], ev).state)
+    return states
+
+
+def test_a_lasso_that_loops_back_becomes_a_replayable_trace_and_cycle() -> None:
+    lasso = parse_lasso((TRANSCRIPTS / "liveness_loop.txt").read_text())
+    assert (len(lasso.states), lasso.loop_to, lasso.stuttering) == (5, 5, False)
+    assert lasso.back_action is not None and lasso.back_action.name == "AutoPreferredReplicaLeaderElection"
+    assert lasso.message == "Temporal properties were violated."
+    lt = lasso_trace(lasso, "kafka-2.8", _params("kafka-2.8"), DELETION.name)
+    assert [s.event.kind for s in lt.trace.steps] == [
+        "BrokerStartup",
+        "ControllerFailover",
+        "TopicCreation",
+        "TopicDeletion",
+    ]
+    assert "loops back to state 5" in lt.trace.note
+    # the prefix replays on the spec to TLC's states, and the cycle returns to where it starts
+    states = _replay("kafka-2.8", lt.trace.initial, [s.event for s in lt.trace.steps])
+    from kcspec.model.tla.counterexample import state_of
+
+    assert states == [state_of(s) for s in lasso.states]
+    assert lt.loop_to_step == 4 and [e.kind for e in lt.cycle] == ["AutoPreferredReplicaLeaderElection"]
+    around = _replay("kafka-2.8", states[lt.loop_to_step], lt.cycle)
+    assert around[-1] == states[lt.loop_to_step]
+    # on the cycle the premise holds and the goal never does: the property is violated forever
+    topic = L.var("topic")
+    for st in around:
+        assert evaluate(DELETION.premise(topic), s=st, topic="t0") is True
+        assert evaluate(DELETION.goal(topic), s=st, topic="t0") is False
+
+
+def test_a_stuttering_lasso_stays_in_its_last_state() -> None:
+    lasso = parse_lasso((TRANSCRIPTS / "liveness_stuttering.txt").read_text())
+    assert lasso.stuttering and lasso.loop_to is None and len(lasso.cycle) == 1
+    lt = lasso_trace(lasso, "kafka-2.8", _params("kafka-2.8"), DELETION.name)
+    assert lt.cycle == () and "stutters forever" in lt.trace.note
+    assert len(lt.trace.steps) == 4
+
+
+def test_malformed_lassos_are_named() -> None:
+    text = (TRANSCRIPTS / "liveness_loop.txt").read_text()
+    with pytest.raises(TraceFormatError, match="2116"):
+        parse_lasso((TRANSCRIPTS / "out_tool_violation.txt").read_text())
+    with pytest.raises(TraceFormatError, match="has 5 states"):
+        parse_lasso(text.replace("5: Back to state:", "9: Back to state:"))
+    cut = text[: text.index("@!@!@STARTMSG 2122")]
+    with pytest.raises(TraceFormatError, match="neither loops back nor stutters"):
+        parse_lasso(cut)
+
+
+def test_export_writes_the_liveness_configuration_beside_the_module(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from kcspec.commands.tla import command
+
+    args = ["export", "--brokers", "1", "--rf", "1", "--out", str(tmp_path)]
+    result = CliRunner().invoke(command, args)
+    assert result.exit_code == 0, result.output
+    cfg = (tmp_path / "KafkaController_2_8_2_liveness.cfg").read_text()
+    assert "SPECIFICATION FairSpec" in cfg and "PROPERTY LeaderEventuallyElected" in cfg

@@ -1,0 +1,157 @@
+"""Locating Java and TLC, the TLC command line, and hermetic runs (with a stand-in ``java`` for the process
+handling; real TLC runs only when ``TLA2TOOLS_JAR`` is set)."""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from pathlib import Path
+
+import pytest
+from kcspec.model.tlc.args import TlcArgs
+from kcspec.model.tlc.command import tlc_argv
+from kcspec.model.tlc.locate import (
+    Toolchain,
+    ToolNotFound,
+    find_jar,
+    find_java,
+    find_toolchain,
+    tlc_unavailable_reason,
+)
+from kcspec.model.tlc.output import Outcome
+from kcspec.model.tlc.run import run_tlc
+
+from tests.support.paths import SUPPORT
+
+FIXTURES = SUPPORT / "tla_transcripts"
+
+
+def test_args_validation(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"must be a \.tla file"):
+        TlcArgs(module=tmp_path / "M.txt")
+    with pytest.raises(ValueError, match="workers"):
+        TlcArgs(module=tmp_path / "M.tla", workers=-1)
+    with pytest.raises(ValueError, match="heap"):
+        TlcArgs(module=tmp_path / "M.tla", heap_mb=10)
+    assert TlcArgs(module=tmp_path / "M.tla").config_path == tmp_path / "M.cfg"
+
+
+def test_jar_lookup(tmp_path: Path) -> None:
+    with pytest.raises(ToolNotFound, match=r"TLA2TOOLS_JAR is set.*tla2tools\.jar"):
+        find_jar(None, env={})
+    with pytest.raises(ToolNotFound, match="not a file"):
+        find_jar(None, env={"TLA2TOOLS_JAR": str(tmp_path / "missing.jar")})
+    jar = tmp_path / "tla2tools.jar"
+    jar.write_bytes(b"PK")
+    assert find_jar(None, env={"TLA2TOOLS_JAR": str(jar)}) == jar
+    assert find_jar(jar, env={}) == jar
+
+
+def test_java_lookup(tmp_path: Path) -> None:
+    with pytest.raises(ToolNotFound, match="no `java` on PATH"):
+        find_java(env={"PATH": str(tmp_path)})
+    with pytest.raises(ToolNotFound, match="JAVA_HOME"):
+        find_java(env={"JAVA_HOME": str(tmp_path)})
+    java = _script(tmp_path / "jdk" / "bin" / "java", "exit 0")
+    assert find_java(env={"JAVA_HOME": str(tmp_path / "jdk")}) == java
+    assert find_java(env={"PATH": str(java.parent)}) == java
+
+
+def test_unavailable_reason_names_the_fix() -> None:
+    reason = tlc_unavailable_reason(None, env={})
+    assert reason is not None and "TLA2TOOLS_JAR" in reason and "--tla2tools" in reason
+
+
+def test_argv(tmp_path: Path) -> None:
+    args = TlcArgs(
+        module=tmp_path / "M.tla", workers=0, heap_mb=2048, depth=7, dump_trace_json=Path("t.json")
+    )
+    argv = tlc_argv(args, Toolchain(Path("/usr/bin/java"), Path("/opt/tla2tools.jar")))
+    assert argv[:5] == ["/usr/bin/java", "-XX:+UseParallelGC", "-Xmx2048m", "-cp", "/opt/tla2tools.jar"]
+    assert argv[5:7] == ["tlc2.TLC", "-tool"]
+    assert argv[argv.index("-workers") + 1] == "auto"
+    assert argv[argv.index("-config") + 1] == "M.cfg"
+    assert argv[argv.index("-dfid") + 1] == "7"
+    assert argv[argv.index("-dumpTrace") + 1 : argv.index("-dumpTrace") + 3] == ["json", "t.json"]
+    assert "-deadlock" in argv
+    assert argv[-1] == "M.tla"
+
+
+def _script(path: Path, body: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"#!/bin/sh\n{body}\n")
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    return path
+
+
+def _module(tmp_path: Path) -> TlcArgs:
+    (tmp_path / "M.tla").write_text("---- MODULE M ----\n====\n")
+    (tmp_path / "M.cfg").write_text("\n")
+    return TlcArgs(module=tmp_path / "M.tla")
+
+
+def test_run_parses_streamed_output_in_a_private_folder(tmp_path: Path) -> None:
+    transcript = FIXTURES / "out_tool_violation.txt"
+    if not transcript.is_file():
+        raise AssertionError(f"TLC transcript {transcript} is missing from the repository")
+    java = _script(
+        tmp_path / "bin" / "java", f'[ -f M.tla ] && [ -f M.cfg ] || exit 3\ncat "{transcript}"\nexit 12'
+    )
+    seen: list[int | None] = []
+    result = run_tlc(
+        _module(tmp_path), Toolchain(java, tmp_path / "x.jar"), on_progress=lambda s: seen.append(s.distinct)
+    )
+    assert result.exit_code == 12
+    assert result.outcome is Outcome.INVARIANT_VIOLATED
+    assert result.report.violated == "EpochSmall"
+    assert len(result.trace) == 3
+    assert seen == [8]
+    assert result.raw_output == transcript.read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["M.cfg", "M.tla", "bin"]
+
+
+def test_timeout_kills_the_process_group(tmp_path: Path) -> None:
+    pidfile = tmp_path / "child.pid"
+    java = _script(tmp_path / "bin" / "java", f'sleep 60 &\necho $! > "{pidfile}"\nwait')
+    args = _module(tmp_path)
+    args = TlcArgs(module=args.module, timeout_s=0.5)
+    result = run_tlc(args, Toolchain(java, tmp_path / "x.jar"))
+    assert result.outcome is Outcome.TIMEOUT
+    assert result.wall_s < 30
+    child = int(pidfile.read_text())
+    deadline = time.monotonic() + 5
+    while _running(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _running(child), f"process {child} of the killed run is still running"
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie waiting to be reaped."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.tlc
+def test_real_tlc_on_the_toy_spec(tmp_path: Path) -> None:
+    reason = tlc_unavailable_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    tools = find_toolchain()
+    for name in ("Toy.tla", "Toy_violation.cfg"):
+        (tmp_path / name).write_text((FIXTURES / name).read_text())
+    args = TlcArgs(
+        module=tmp_path / "Toy.tla",
+        config=tmp_path / "Toy_violation.cfg",
+        dump_trace_json=tmp_path / "t.json",
+    )
+    result = run_tlc(args, tools)
+    assert result.outcome is Outcome.INVARIANT_VIOLATED and result.report.violated == "EpochSmall"
+    assert result.report.stats.distinct == 8
+    assert len(result.json_trace) == 3
