@@ -18,6 +18,7 @@ from kcspec.conformance.audit import session
 from kcspec.model import interrupts
 
 from kcspec.commands.audit import stop_if_interrupted
+from tests.support.timing import scaled
 
 
 class FakePy4JError(Exception):
@@ -82,7 +83,7 @@ if how in ("INT", "TERM"):
 @pytest.mark.parametrize("how", ["normal", "error", "INT", "TERM"])
 def test_the_configuration_folder_is_removed_on_every_exit_path(how: str) -> None:
     proc = subprocess.run(
-        [sys.executable, "-c", _CHILD, how], capture_output=True, text=True, timeout=60, check=False
+        [sys.executable, "-c", _CHILD, how], capture_output=True, text=True, timeout=scaled(60), check=False
     )
     folder = Path(proc.stdout.strip().splitlines()[0])
     assert folder.name.startswith(f"{session.CONF_PREFIX}"), proc.stdout + proc.stderr
@@ -106,7 +107,7 @@ def test_keep_spark_log_copies_the_log_into_the_output(tmp_path: Path) -> None:
 def test_a_log_named_as_the_only_evidence_is_kept() -> None:
     child = "from kcspec.conformance.audit import session; print(session.kept_spark_log().parent)"
     proc = subprocess.run(
-        [sys.executable, "-c", child], capture_output=True, text=True, timeout=60, check=True
+        [sys.executable, "-c", child], capture_output=True, text=True, timeout=scaled(60), check=True
     )
     folder = Path(proc.stdout.strip())
     try:
@@ -135,7 +136,7 @@ def test_an_interrupted_audit_ends_with_one_line(tmp_path: Path, sig: signal.Sig
         ],
         capture_output=True,
         check=True,
-        timeout=120,
+        timeout=scaled(120),
     )
     env = {**os.environ, "TMPDIR": str(tmp_path)}  # the run's configuration folder is made here
     proc = subprocess.Popen(
@@ -153,7 +154,7 @@ def test_an_interrupted_audit_ends_with_one_line(tmp_path: Path, sig: signal.Sig
             break
     time.sleep(1.0)
     proc.send_signal(sig)
-    _, rest = proc.communicate(timeout=120)
+    _, rest = proc.communicate(timeout=scaled(120))
     stderr = "".join(seen) + rest
     expected = interrupts.EXIT_SIGTERM if sig == signal.SIGTERM else interrupts.EXIT_SIGINT
     assert proc.returncode == expected, f"exit {proc.returncode}, expected {expected}:\n{stderr}"

@@ -26,6 +26,7 @@ from kcspec.spec.profiles import KAFKA_2_8
 
 from tests.support.layout_corpus import corpus
 from tests.support.paths import SHARED
+from tests.support.timing import scaled
 
 REAL_LOGS = SHARED / "real-logs"
 pytestmark = pytest.mark.spark
@@ -270,7 +271,7 @@ def test_cli_keeps_spark_output_off_the_terminal(tmp_path: Path) -> None:
         [str(kcspec), "audit", str(log), "--master", "local[1]", "--out", str(tmp_path / "out")],
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=scaled(600),
     )
     assert done.returncode == 0, done.stderr
     for noise in ("WARNING", "Setting default log level", "sc.setLogLevel", "log4j", "WARN "):

@@ -22,6 +22,7 @@ from kcspec.conformance.selfcheck.bugzoo.historical import HISTORICAL_BY_NAME
 from kcspec.cli import main
 from tests.support.paths import ROOT
 from tests.support.processes import alive, kcspec_process
+from tests.support.timing import scaled
 
 BUGGY = f"{sys.executable} {ROOT / 'conformance' / 'examples' / 'buggy_controller.py'}"
 REFERENCE = f"{sys.executable} -m kcspec serve-reference"
@@ -207,7 +208,7 @@ def _interrupt(proc: subprocess.Popen[bytes], sig: signal.Signals) -> tuple[int,
     else:
         os.kill(proc.pid, sig)  # as a service manager does: the main process only
     try:
-        _, err = proc.communicate(timeout=30)
+        _, err = proc.communicate(timeout=scaled(30))
     except subprocess.TimeoutExpired:
         raise AssertionError(f"kcspec did not stop within 30 s of {sig.name}") from None
     return proc.returncode, time.monotonic() - start, err.decode()
@@ -221,7 +222,7 @@ def test_prove_stops_within_two_seconds_and_leaves_no_worker(sig: signal.Signals
         code, seconds, err = _interrupt(proc, sig)
         assert code == 128 + sig, f"exit {code} after {sig.name}:\n{err[-2000:]}"
         assert seconds <= 2.0, f"kcspec prove took {seconds:.1f} s to stop after {sig.name}"
-        deadline = time.monotonic() + 3
+        deadline = time.monotonic() + scaled(3)
         while time.monotonic() < deadline and any(alive(p) for p in workers):
             time.sleep(0.1)
         left = [p for p in workers if alive(p)]

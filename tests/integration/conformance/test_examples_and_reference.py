@@ -36,6 +36,7 @@ from kcspec.spec.vocabulary import PartitionState, ReplicaState
 from rich.console import Console
 
 from tests.support.paths import ROOT
+from tests.support.timing import scaled
 
 NODE_SUT = ROOT / "conformance" / "examples" / "node" / "sut.js"
 KCSPEC = str(Path(sys.executable).with_name("kcspec"))
@@ -82,7 +83,10 @@ def test_node_example_passes_election_and_state_machine_vectors(
         pytest.skip("node is not installed: the Node.js example SUT cannot be run")
     profile, vectors = node_vectors
     report = runner.run(
-        SubprocessAdapter([node, str(NODE_SUT)], timeout=10.0), vectors, profile=profile, level=Level.machines
+        SubprocessAdapter([node, str(NODE_SUT)], timeout=scaled(10.0)),
+        vectors,
+        profile=profile,
+        level=Level.machines,
     )
     assert set(report.sut.capabilities) >= {
         "elections",
@@ -108,7 +112,7 @@ def test_node_example_refuses_what_it_does_not_implement() -> None:
     node = shutil.which("node")
     if node is None:
         pytest.skip("node is not installed: the Node.js example SUT cannot be run")
-    adapter = SubprocessAdapter([node, str(NODE_SUT)], timeout=10.0)
+    adapter = SubprocessAdapter([node, str(NODE_SUT)], timeout=scaled(10.0))
     adapter.start()
     try:
         hello = adapter.call(m.Hello(m.PROTOCOL_VERSION, "kafka-1.1"))
@@ -168,7 +172,7 @@ def test_node_example_answers_a_malformed_event_with_invalid_input(
     node = shutil.which("node")
     if node is None:
         pytest.skip("node is not installed: the Node.js example SUT cannot be run")
-    adapter = SubprocessAdapter([node, str(NODE_SUT)], timeout=10.0)
+    adapter = SubprocessAdapter([node, str(NODE_SUT)], timeout=scaled(10.0))
     adapter.start()
     try:
         assert isinstance(adapter.call(m.Hello(m.PROTOCOL_VERSION, "kafka-2.8")), m.HelloReply)
@@ -213,7 +217,7 @@ def test_node_example_is_a_complete_kafka_2_8_controller(tmp_path: Path) -> None
         ],
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=scaled(600),
         check=False,
     )
     report = json.loads(report_path.read_text())
@@ -257,7 +261,7 @@ def test_node_example_exits_after_shutdown() -> None:
         proc.stdin.flush()
         assert m.parse_response(proc.stdout.readline())[0] == 1
         assert m.parse_response(proc.stdout.readline()) == (2, m.Ok())
-        assert proc.wait(timeout=10.0) == 0
+        assert proc.wait(timeout=scaled(10.0)) == 0
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -273,7 +277,7 @@ def test_serve_reference_declares_everything_and_passes_machine_vectors() -> Non
     ]
     vectors = _vectors(profile, cases)
     report = runner.run(
-        SubprocessAdapter([KCSPEC, "serve-reference"], timeout=10.0),
+        SubprocessAdapter([KCSPEC, "serve-reference"], timeout=scaled(10.0)),
         vectors,
         profile=profile,
         level=Level.machines,

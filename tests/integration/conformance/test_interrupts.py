@@ -17,6 +17,7 @@ import pytest
 
 from tests.support.paths import SUPPORT
 from tests.support.processes import alive, kcspec_process, left_running, recorded_pids
+from tests.support.timing import scaled
 
 FAKE = SUPPORT / "fakes" / "fake_sut.py"
 
@@ -26,7 +27,7 @@ def _kcspec(args: list[str], pids: Path) -> contextlib.AbstractContextManager[su
 
 
 def _wait_for_sut(proc: subprocess.Popen[bytes], pids: Path, count: int) -> None:
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + scaled(60)
     while len(recorded_pids(pids)) < count:
         if proc.poll() is not None:
             _, err = proc.communicate()
@@ -54,7 +55,7 @@ def test_interrupted_run_exits_128_plus_signal_and_leaves_nothing(
         else:
             os.kill(proc.pid, sig)  # as a service manager does: kcspec only
         try:
-            _, err = proc.communicate(timeout=30)
+            _, err = proc.communicate(timeout=scaled(30))
         except subprocess.TimeoutExpired:
             raise AssertionError(f"kcspec did not stop within 30 s of {sig.name}") from None
         text = err.decode()
@@ -83,7 +84,7 @@ def test_interrupting_a_hanging_in_process_sut_exits_128_plus_signal(
         else:
             os.kill(proc.pid, sig)
         try:
-            _, err = proc.communicate(timeout=30)
+            _, err = proc.communicate(timeout=scaled(30))
         except subprocess.TimeoutExpired:
             raise AssertionError(f"kcspec did not stop within 30 s of {sig.name}") from None
         text = err.decode()
@@ -110,7 +111,7 @@ def test_interrupted_differential_exits_128_plus_signal_and_leaves_nothing(
         else:
             os.kill(proc.pid, sig)
         try:
-            _, err = proc.communicate(timeout=30)
+            _, err = proc.communicate(timeout=scaled(30))
         except subprocess.TimeoutExpired:
             raise AssertionError(f"kcspec did not stop within 30 s of {sig.name}") from None
         text = err.decode()

@@ -16,6 +16,8 @@ from kcspec.conformance.session_mutants import StaleControllerEpoch
 from kcspec.conformance.verdicts import Outcome, Verdict
 from rich.console import Console
 
+from tests.support.timing import scaled
+
 KCSPEC = [sys.executable, "-m", "kcspec"]
 MUTANT = "kcspec.conformance.session_mutants:StaleControllerEpoch"
 
@@ -137,7 +139,7 @@ def test_a_known_signature_is_reported_as_known(tmp_path: Path) -> None:
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*KCSPEC, *args], capture_output=True, text=True, timeout=600, cwd=cwd)
+    return subprocess.run([*KCSPEC, *args], capture_output=True, text=True, timeout=scaled(600), cwd=cwd)
 
 
 def test_cli_a_sut_with_its_deviation_acknowledged_passes_and_fails_without(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from kcspec.conformance.vectors.model import Level
 from kcspec.conformance.verdicts import Verdict
 
 from tests.support.paths import ROOT
+from tests.support.timing import scaled
 
 BUGGY = f"{sys.executable} {ROOT / 'conformance' / 'examples' / 'buggy_controller.py'}"
 SIG = {"event": "BrokerFailure", "paths": ["$.state.zk.partition_states[*].leader_and_isr.leader"]}
@@ -44,7 +45,7 @@ def _pytest(tmp_path: Path, *options: str) -> subprocess.CompletedProcess[str]:
         cwd=tmp_path,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=scaled(600),
     )
 
 

@@ -18,6 +18,7 @@ from kcspec.conformance.vectors.model import Level, Vector
 from kcspec.conformance.verdicts import Verdict
 
 from tests.support.paths import ROOT, SUPPORT
+from tests.support.timing import scaled
 
 FAKE = SUPPORT / "fakes" / "fake_sut.py"
 BUGGY = ROOT / "conformance" / "examples" / "buggy_controller.py"
@@ -42,7 +43,7 @@ def test_schemas_are_current() -> None:
 
 
 def test_buggy_controller_fails_with_a_counterexample(election_vectors: list[Vector]) -> None:
-    adapter = SubprocessAdapter([sys.executable, str(BUGGY)], timeout=5.0)
+    adapter = SubprocessAdapter([sys.executable, str(BUGGY)], timeout=scaled(5.0))
     report = runner.run(adapter, election_vectors, profile="kafka-2.8", level=Level.elections)
     failed = [o for o in report.outcomes if o.verdict is Verdict.failed]
     assert failed and report.exit_code() == 1
@@ -57,7 +58,7 @@ def test_buggy_controller_fails_with_a_counterexample(election_vectors: list[Vec
 
 
 def test_crashing_sut_gives_errored_verdicts_and_the_run_goes_on(election_vectors: list[Vector]) -> None:
-    adapter = SubprocessAdapter([sys.executable, str(FAKE), "crash", "2"], timeout=2.0)
+    adapter = SubprocessAdapter([sys.executable, str(FAKE), "crash", "2"], timeout=scaled(2.0))
     report = runner.run(adapter, election_vectors[:6], profile="kafka-2.8", level=Level.elections)
     verdicts = [o.verdict for o in report.outcomes]
     assert len(verdicts) == 6
@@ -72,7 +73,7 @@ def test_sut_without_capability_is_not_supported(election_vectors: list[Vector])
     case = next(inputs.replica_cases({inputs.ReplicaState.OnlineReplica: (inputs.ReplicaState.NewReplica,)}))
     vector = generate._vector("kafka-2.8", case, generate.m.ErrorReply(generate.m.ErrorCode.unsupported, "x"))
     assert SpecSut.capabilities
-    adapter = SubprocessAdapter([sys.executable, str(FAKE), "none"], timeout=2.0)
+    adapter = SubprocessAdapter([sys.executable, str(FAKE), "none"], timeout=scaled(2.0))
     report = runner.run(adapter, [vector], profile="kafka-2.8", level=Level.machines)
     assert report.outcomes[0].verdict is Verdict.not_supported
     assert report.exit_code() == 2, "a run in which no vector ran is not a pass"

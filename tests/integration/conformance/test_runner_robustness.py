@@ -26,6 +26,7 @@ from kcspec.conformance.verdicts import Outcome, RunReport, SutInfo, Verdict
 from tests.support.fakes import inprocess_fakes as fakes
 from tests.support.paths import SUPPORT
 from tests.support.processes import left_running
+from tests.support.timing import scaled
 
 FAKE = SUPPORT / "fakes" / "fake_sut.py"
 FAKES_MODULE = "tests.support.fakes.inprocess_fakes"
@@ -117,7 +118,7 @@ def test_no_capabilities_is_not_a_pass(tmp_path: Path) -> None:
 
 
 def test_no_capabilities_through_the_subprocess_path(election_vectors: list[Vector], sut_pids: Path) -> None:
-    adapter = SubprocessAdapter([sys.executable, str(FAKE), "no_capabilities"], timeout=2.0)
+    adapter = SubprocessAdapter([sys.executable, str(FAKE), "no_capabilities"], timeout=scaled(2.0))
     report = runner.run(adapter, election_vectors, profile="kafka-2.8", level=Level.elections)
     assert {o.verdict for o in report.outcomes} == {Verdict.not_supported}
     assert not report.ok and report.exit_code() == 2
@@ -130,7 +131,7 @@ def test_no_capabilities_through_the_subprocess_path(election_vectors: list[Vect
 def test_junit_is_well_formed_for_ansi_nul_and_invalid_utf8(
     election_vectors: list[Vector], sut_pids: Path
 ) -> None:
-    adapter = SubprocessAdapter([sys.executable, str(FAKE), "ansi", "1"], timeout=2.0)
+    adapter = SubprocessAdapter([sys.executable, str(FAKE), "ansi", "1"], timeout=scaled(2.0))
     report = runner.run(adapter, election_vectors[:3], profile="kafka-2.8", level=Level.elections)
     errored = [o for o in report.outcomes if o.verdict is Verdict.errored]
     assert errored and "\x1b[31m" in errored[0].stderr and "\x00" in errored[0].stderr
@@ -246,7 +247,7 @@ def test_reports_are_written_whatever_the_sut_answers(
 def test_a_sut_refusing_hello_is_a_session_error_and_is_stopped(
     election_vectors: list[Vector], sut_pids: Path
 ) -> None:
-    adapter = SubprocessAdapter([sys.executable, str(FAKE), "refuse_hello"], timeout=2.0)
+    adapter = SubprocessAdapter([sys.executable, str(FAKE), "refuse_hello"], timeout=scaled(2.0))
     with pytest.raises(runner.SessionError, match="refused hello: unsupported: fake: not today"):
         runner.run(adapter, election_vectors, profile="kafka-2.8", level=Level.elections)
     # the adapter (and the SUT's stdin) still exists: the SUT, waiting for input, must have been stopped

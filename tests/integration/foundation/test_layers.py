@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from tests.support.paths import ROOT
+from tests.support.timing import scaled
 
 REPO = ROOT
 BELOW_THE_CLI = ("spec", "model", "reference_impl", "conformance")
@@ -112,7 +113,7 @@ def test_importing_the_gate_loads_no_cli_module() -> None:
         f"print(sorted(m for m in sys.modules if any(m == c or m.startswith(c + '.') for c in {CLI_MODULES!r})))\n"
     )
     out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=scaled(120), check=True
     )
     assert out.stdout.strip() == "[]", f"importing the gate loaded CLI modules: {out.stdout.strip()}"
 

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.paths import ROOT
+from tests.support.timing import scaled
 
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 SETUP = runpy.run_path(str(ROOT / "setup.py"), run_name="kcspec_setup_under_test")
@@ -108,12 +109,12 @@ def test_the_pytest_plugin_is_registered_and_runs_the_vectors(tmp_path: Path) ->
         cwd=tmp_path,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=scaled(600),
     )
     assert clean.returncode == 0, clean.stdout[-3000:] + clean.stderr[-3000:]
     assert "1 passed" not in clean.stdout.splitlines()[-1], "the plugin added no vector items"
     broken = subprocess.run(
-        [*cmd, "--kcspec-sut", buggy], cwd=tmp_path, capture_output=True, text=True, timeout=600
+        [*cmd, "--kcspec-sut", buggy], cwd=tmp_path, capture_output=True, text=True, timeout=scaled(600)
     )
     assert broken.returncode == 1, broken.stdout[-3000:] + broken.stderr[-3000:]
     assert "failed" in broken.stdout.splitlines()[-1]
@@ -127,7 +128,7 @@ def test_the_plugin_can_also_be_named_explicitly(tmp_path: Path, spelling: str) 
         cwd=tmp_path,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=scaled(120),
     )
     assert run.returncode == 0, run.stderr[-2000:]
     assert "--kcspec-sut" in run.stdout
@@ -145,7 +146,7 @@ def test_the_plugin_does_not_pass_a_run_in_which_no_vector_ran(tmp_path: Path) -
         cwd=tmp_path,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=scaled(600),
     )
     assert run.returncode == 4, run.stdout[-3000:] + run.stderr[-3000:]
     assert "NOTHING RAN" in run.stdout

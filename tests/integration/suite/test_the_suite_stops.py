@@ -66,9 +66,11 @@ def test_sigterm_ends_a_two_worker_run_with_143_and_leaves_nothing_running(
 ) -> None:
     folder, env = _suite(tmp_path)
     pytest_cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", str(folder)]
-    if through == "make":  # and in one process: the test that waits is interrupted in the pytest process itself
+    if (
+        through == "make"
+    ):  # and in one process: the test that waits is interrupted in the pytest process itself
         makefile = tmp_path / "Makefile"
-        makefile.write_text("run:\n\t" + " ".join(pytest_cmd[:-3] + [str(folder)]) + "\n")
+        makefile.write_text("run:\n\t" + " ".join([*pytest_cmd[:-3], str(folder)]) + "\n")
         cmd = ["make", "-s", "-f", str(makefile), "run"]
     else:
         cmd = pytest_cmd

@@ -23,6 +23,7 @@ from kcspec.model.tlc.output import Outcome
 from kcspec.model.tlc.run import run_tlc
 
 from tests.support.paths import SUPPORT
+from tests.support.timing import scaled
 
 FIXTURES = SUPPORT / "tla_transcripts"
 
@@ -120,7 +121,7 @@ def test_timeout_kills_the_process_group(tmp_path: Path) -> None:
     assert result.outcome is Outcome.TIMEOUT
     assert result.wall_s < 30
     child = int(pidfile.read_text())
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + scaled(5)
     while _running(child) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _running(child), f"process {child} of the killed run is still running"

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.timing import scaled
+
 
 def _hanging_java(tmp_path: Path) -> tuple[Path, Path]:
     """A ``java`` that starts a long-running child (as a JVM starts threads and helpers) and waits for it."""
@@ -54,20 +56,22 @@ def test_a_signal_kills_tlc_and_sets_the_exit_status(
         argv += ["--out", str(tmp_path / "out")]
     proc = subprocess.Popen(argv, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + scaled(120)
         while not pidfile.is_file() and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert pidfile.is_file(), f"the stand-in TLC never started: {proc.communicate(timeout=30)[0]!r}"
+        assert pidfile.is_file(), (
+            f"the stand-in TLC never started: {proc.communicate(timeout=scaled(30))[0]!r}"
+        )
         child = int(pidfile.read_text())
         assert _running(child)
         proc.send_signal(signum)
-        output, _ = proc.communicate(timeout=60)
+        output, _ = proc.communicate(timeout=scaled(60))
     finally:
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == expected, output.decode()
     assert b"interrupted" in output
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + scaled(10)
     while _running(child) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _running(child), f"TLC's child process {child} outlived the {signal.Signals(signum).name}"

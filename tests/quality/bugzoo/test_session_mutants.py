@@ -21,6 +21,7 @@ from kcspec.conformance.verdicts import Verdict
 from rich.console import Console
 
 from tests.support.paths import ROOT
+from tests.support.timing import scaled
 
 PROFILE = "kafka-2.8"
 EXAMPLE = ROOT / "conformance" / "examples" / "mutant_controller.py"
@@ -78,7 +79,7 @@ def test_the_example_script_serves_a_mutant_and_default_settings_catch_it(tmp_pa
         ],
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=scaled(600),
         cwd=tmp_path,
     )
     assert result.returncode == 1, result.stdout[-3000:] + result.stderr[-3000:]
@@ -90,8 +91,10 @@ def test_the_example_script_serves_a_mutant_and_default_settings_catch_it(tmp_pa
 
 def test_the_example_script_lists_the_mutants_and_refuses_an_unknown_one() -> None:
     listed = subprocess.run(
-        [sys.executable, str(EXAMPLE), "--list"], capture_output=True, text=True, timeout=60
+        [sys.executable, str(EXAMPLE), "--list"], capture_output=True, text=True, timeout=scaled(60)
     )
     assert listed.returncode == 0 and all(name in listed.stdout for name in BY_NAME)
-    wrong = subprocess.run([sys.executable, str(EXAMPLE), "nope"], capture_output=True, text=True, timeout=60)
+    wrong = subprocess.run(
+        [sys.executable, str(EXAMPLE), "nope"], capture_output=True, text=True, timeout=scaled(60)
+    )
     assert wrong.returncode == 2 and "usage" in wrong.stderr
