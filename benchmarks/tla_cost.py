@@ -173,9 +173,12 @@ def main() -> None:
         help="the results file whose generated section is rewritten",
     )
     args = parser.parse_args()
+    import harness  # beside this script
     from kcspec.model.tla.config import ModelConfig
     from kcspec.model.tla.module import generate
     from kcspec.spec.profiles import get_profile
+
+    harness.print_header("The generated TLA+ module's size and static cost")
 
     modules: dict[str, str] = {}
     for commit in args.before_commit:
