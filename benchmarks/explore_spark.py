@@ -75,9 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--skip-one", action="store_true", help="do not run the one-process explorer for comparison"
     )
-    ap.add_argument(
-        "--max-depth", type=int, default=None, help="only the configurations of at most this depth"
-    )
+    ap.add_argument("--depth", type=int, help="only kafka-2.8, 3 brokers, RF 2 at this depth (a smoke run)")
     args = ap.parse_args(argv)
     harness.print_header(f"explore --spark on {args.master}")
     print(f"load average before: {os.getloadavg()}")
@@ -89,7 +87,10 @@ def main(argv: list[str] | None = None) -> int:
     warm = spark_search(space_of(ExploreConfig("kafka-2.8", brokers=3, rf=2, depth=1)), spark)
     print(f"warm-up (Python workers compile the spec): {warm.result.stats.seconds:.1f} s")
     print(f"Spark's floor per level: {floor_seconds(spark):.2f} s")
-    for cfg in (c for c in CONFIGS if args.max_depth is None or c.depth <= args.max_depth):
+    chosen = (
+        CONFIGS if args.depth is None else (ExploreConfig("kafka-2.8", brokers=3, rf=2, depth=args.depth),)
+    )
+    for cfg in chosen:
         cpu0, t0 = tree_cpu_seconds(os.getpid()), time.perf_counter()
         run = spark_search(space_of(cfg), spark)
         wall, cpu = time.perf_counter() - t0, tree_cpu_seconds(os.getpid()) - cpu0
