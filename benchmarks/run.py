@@ -224,7 +224,9 @@ class Outcome:
     timed_out: bool
 
 
-def execute(command: Sequence[str], env: dict[str, str], timeout: float | None, echo: bool = True) -> Outcome:
+def execute(
+    command: Sequence[str], env: dict[str, str] | None, timeout: float | None, echo: bool = True
+) -> Outcome:
     """Run ``command`` from the repository's root in a process group of its own, echoing its output as it comes;
     after ``timeout`` seconds the whole group is stopped (SIGTERM, then SIGKILL)."""
     cpu0, start = harness.children_cpu_seconds(), time.perf_counter()

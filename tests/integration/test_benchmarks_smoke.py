@@ -52,3 +52,53 @@ def test_the_benchmark_runs_at_its_smallest_size(bench: run.Benchmark) -> None:
         f"{bench.name}'s output no longer names its metric ({'; '.join(bench.metric)}; pattern {bench.figure!r}):\n{tail}"
     )
     assert _results() == before, f"the smoke run of {bench.name} changed benchmarks/results/"
+
+
+def _calibration_bench(**fields: object) -> run.Benchmark:
+    """A benchmark entry running ``calibration.py`` (a second's work), with ``fields`` changed."""
+    base: dict[str, object] = dict(
+        name="calibration-as-benchmark",
+        script="calibration.py",
+        metric=("calibration",),
+        configuration="c",
+        target="none",
+        args=(),
+        smoke=("--repeat", "1"),
+        smoke_exit=(0,),
+        log="results/none.md",
+        figure=r"calibration ([\d.]+) CPU s",
+        unit="CPU s",
+        recorded="",
+        recorded_on="",
+        needs=(),
+    )
+    return run.Benchmark(**{**base, **fields})  # type: ignore[arg-type]
+
+
+@pytest.mark.integration
+def test_smoke_names_each_benchmark_that_failed(capsys: pytest.CaptureFixture[str]) -> None:
+    manifest = run.Manifest(
+        (
+            _calibration_bench(),
+            _calibration_bench(name="lost-its-metric", figure="no such figure"),
+            _calibration_bench(name="wrong-exit", smoke=("--repeat", "0")),
+        ),
+        (),
+    )
+    assert run.cmd_smoke(manifest, [], timeout=300.0) == 1
+    out, err = capsys.readouterr()
+    assert "smoke run failed: lost-its-metric, wrong-exit" in err
+    assert "| calibration-as-benchmark | ok |" in out
+    assert "the output does not name its metric" in out and "FAILED: exit 2 (expected 0)" in out
+
+
+@pytest.mark.integration
+def test_a_run_over_its_timeout_is_stopped() -> None:
+    outcome = run.execute(
+        [sys.executable, "-c", "import time; print('started', flush=True); time.sleep(600)"],
+        env=None,
+        timeout=2.0,
+        echo=False,
+    )
+    assert outcome.timed_out and outcome.returncode != 0
+    assert outcome.output == "started\n"
