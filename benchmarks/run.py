@@ -224,11 +224,25 @@ class Outcome:
     timed_out: bool
 
 
+def stop_group(pgid: int, grace: float = 5.0) -> None:
+    """SIGTERM to process group ``pgid``, SIGKILL to what is left of it after ``grace`` seconds."""
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline:
+            time.sleep(0.1)
+            os.killpg(pgid, 0)  # raises once the group is gone
+        os.killpg(pgid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
 def execute(
     command: Sequence[str], env: dict[str, str] | None, timeout: float | None, echo: bool = True
 ) -> Outcome:
-    """Run ``command`` from the repository's root in a process group of its own, echoing its output as it comes;
-    after ``timeout`` seconds the whole group is stopped (SIGTERM, then SIGKILL)."""
+    """Run ``command`` from the repository's root in a process group of its own, echoing its output as it comes.
+    After ``timeout`` seconds the group is stopped; when the script ends, whatever it left running in its group
+    (a JVM, a worker) is stopped too, so a benchmark leaves nothing behind."""
     cpu0, start = harness.children_cpu_seconds(), time.perf_counter()
     proc = subprocess.Popen(
         command,
@@ -240,44 +254,38 @@ def execute(
         errors="replace",
         start_new_session=True,
     )
-    expired = threading.Event()
+    lines: list[str] = []
 
-    def stop() -> None:
-        expired.set()
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            try:
-                os.killpg(proc.pid, sig)
-            except ProcessLookupError:
-                return
-            time.sleep(5)
-
-    timer = threading.Timer(timeout, stop) if timeout is not None else None
-    if timer is not None:
-        timer.daemon = True
-        timer.start()
-    lines = []
-    try:
+    def pump() -> None:
         assert proc.stdout is not None
         for line in proc.stdout:
             lines.append(line)
             if echo:
                 sys.stdout.write(line)
                 sys.stdout.flush()
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    timed_out = False
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        stop_group(proc.pid)
         proc.wait()
     except BaseException:
-        os.killpg(proc.pid, signal.SIGKILL)
+        stop_group(proc.pid, grace=1.0)
         proc.wait()
         raise
-    finally:
-        if timer is not None:
-            timer.cancel()
+    stop_group(proc.pid)
+    reader.join(10.0)
     return Outcome(
         tuple(command),
         proc.returncode,
         "".join(lines),
         time.perf_counter() - start,
         harness.children_cpu_seconds() - cpu0,
-        expired.is_set(),
+        timed_out,
     )
 
 
