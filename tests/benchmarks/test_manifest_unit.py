@@ -102,7 +102,7 @@ def test_log_entries_are_appended_newest_last_and_list_reads_the_newest(tmp_path
     assert text.startswith("# a\n\nProse people wrote.\n")
     assert text.count(run.LOG_HEADING) == 1
     assert text.index("2026-01-01") < text.index("2026-01-02")
-    assert run.last_logged(log) == ("2026-01-02 00:00:00 UTC", "9 things (m)")
+    assert run.last_logged(log) == ("2026-01-02 00:00:00 UTC", "9 things")
     assert "revision: abc1234 (dirty tree)" in text and "load average after: 2.00 2.00 2.00" in text
 
 
