@@ -224,15 +224,17 @@ class Outcome:
     timed_out: bool
 
 
-def stop_group(pgid: int, grace: float = 5.0) -> None:
-    """SIGTERM to process group ``pgid``, SIGKILL to what is left of it after ``grace`` seconds."""
+def stop_group(proc: subprocess.Popen[str], grace: float = 5.0) -> None:
+    """SIGTERM to ``proc``'s process group, SIGKILL to what is left of it after ``grace`` seconds (``proc`` is
+    reaped meanwhile, so its zombie does not count as left)."""
     try:
-        os.killpg(pgid, signal.SIGTERM)
+        os.killpg(proc.pid, signal.SIGTERM)
         deadline = time.monotonic() + grace
         while time.monotonic() < deadline:
+            proc.poll()
+            os.killpg(proc.pid, 0)  # raises once the group is gone
             time.sleep(0.1)
-            os.killpg(pgid, 0)  # raises once the group is gone
-        os.killpg(pgid, signal.SIGKILL)
+        os.killpg(proc.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
 
@@ -271,13 +273,13 @@ def execute(
         proc.wait(timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
-        stop_group(proc.pid)
+        stop_group(proc)
         proc.wait()
     except BaseException:
-        stop_group(proc.pid, grace=1.0)
+        stop_group(proc, grace=1.0)
         proc.wait()
         raise
-    stop_group(proc.pid)
+    stop_group(proc)
     reader.join(10.0)
     return Outcome(
         tuple(command),

@@ -12,6 +12,8 @@ import hashlib
 import re
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -102,3 +104,24 @@ def test_a_run_over_its_timeout_is_stopped() -> None:
     )
     assert outcome.timed_out and outcome.returncode != 0
     assert outcome.output == "started\n"
+
+
+@pytest.mark.integration
+def test_what_a_benchmark_leaves_running_is_stopped() -> None:
+    left = "import subprocess, sys; p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)']); print(p.pid)"
+    outcome = run.execute([sys.executable, "-c", left], env=None, timeout=300.0, echo=False)
+    assert outcome.returncode == 0 and not outcome.timed_out
+    pid = int(outcome.output.split()[0])
+    deadline = time.monotonic() + 60
+    while _running(pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _running(pid), f"process {pid}, started by the benchmark, still runs"
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` exists and is not a zombie waiting for its parent."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
