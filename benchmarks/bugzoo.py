@@ -5,6 +5,7 @@ of ``reference_impl/`` through the killing suite; prints the figures and writes 
 
     .venv/bin/python benchmarks/bugzoo.py                      # both parts, defaults below
     .venv/bin/python benchmarks/bugzoo.py --part historical --budget 60 --seed 0
+    .venv/bin/python benchmarks/bugzoo.py --part historical --mutants kafka-1503 --budget 5   # one mutant (smoke)
     .venv/bin/python benchmarks/bugzoo.py --part generic --sample 300 --sample-seed 2026
 
 The generic part can run in shards (``--shard 0 --shards 2`` and ``--shard 1 --shards 2`` in two processes, each
@@ -35,11 +36,16 @@ RAW = Path(__file__).parent / "raw" / "bugzoo"
 """The default folder of the raw JSON results (ignored by git)."""
 
 
-def historical(budget: float, seed: int) -> dict[str, object]:
-    for profile in sorted({m.profile for m in HISTORICAL}):
+def historical(budget: float, seed: int, names: frozenset[str] = frozenset()) -> dict[str, object]:
+    """Every historical mutant (or those named in ``names``) through the ladder."""
+    unknown = names - {m.name for m in HISTORICAL}
+    if unknown:
+        raise SystemExit(f"--mutants: no historical mutant named {', '.join(sorted(unknown))}")
+    chosen = [m for m in HISTORICAL if not names or m.name in names]
+    for profile in sorted({m.profile for m in chosen}):
         vectors_for(profile)
     report = run_zoo(
-        HISTORICAL,
+        chosen,
         LadderConfig(budget=budget, seed=seed),
         progress=lambda r: print(
             f"  {r.name:26s} {r.check or 'ESCAPED':12s} {r.seconds if r.seconds is not None else float('nan'):7.2f} s  "
@@ -179,6 +185,7 @@ def main() -> None:
     ap.add_argument("--shards", type=int, default=1)
     ap.add_argument("--stages", default=",".join(killing.STAGES), help="recheck: killing-suite stages to run")
     ap.add_argument("--only", default="", help="recheck: only these survivors (comma-separated names)")
+    ap.add_argument("--mutants", default="", help="historical: only these mutants (comma-separated names)")
     ap.add_argument("--skip", type=int, default=0, help="generic: resume the shard after this many mutants")
     ap.add_argument("--minutes", type=float, default=None, help="generic: start no mutant after this long")
     ap.add_argument(
@@ -195,7 +202,9 @@ def main() -> None:
         "loadavg_at_start": machine.load_before,
     }
     if args.part in ("historical", "both"):
-        out["historical"] = historical(args.budget, args.seed)
+        out["historical"] = historical(
+            args.budget, args.seed, frozenset(filter(None, args.mutants.split(",")))
+        )
     if args.part in ("generic", "both"):
         out["generic"] = generic_part(
             args.out, args.sample, args.sample_seed, args.shard, args.shards, args.minutes, args.skip
