@@ -174,10 +174,10 @@ def main() -> None:
     )
     args = parser.parse_args()
     import harness  # beside this script
-    from results_section import write_section
     from kcspec.model.tla.config import ModelConfig
     from kcspec.model.tla.module import generate
     from kcspec.spec.profiles import get_profile
+    from results_section import write_section
 
     harness.print_header("The generated TLA+ module's size and static cost")
 
