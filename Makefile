@@ -3,6 +3,7 @@
 #   make test       the test suite (fast tier + Spark tier; slow tier excluded), fixed seeds
 #   make test-slow  the slow tier (long explorations and campaigns)
 #   make lint       ruff; make typecheck: mypy --strict; make package-check: the wheel, installed and run
+#   make bench NAME=…   one benchmark of benchmarks/manifest.toml at full size; make bench-smoke: all at their smallest
 
 PYTHON ?= python3
 VENV ?= .venv
