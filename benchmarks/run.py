@@ -323,7 +323,7 @@ def log_entry(bench: Benchmark, machine: harness.Machine, outcome: Outcome, load
         f"    {shown}",
         "",
         *(f"- {line}" for line in machine.lines(load_after)),
-        f"- wall {outcome.wall:.1f} s, CPU {outcome.cpu:.1f} s (the script's process tree)",
+        f"- wall {outcome.wall:.1f} s, CPU {outcome.cpu:.1f} s (the script and the processes it waited for)",
         f"- figure: {figure if figure is not None else 'not found in the output'}",
         f"- metric: {'; '.join(bench.metric)}",
         "",
