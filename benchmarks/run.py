@@ -55,8 +55,9 @@ LOG_HEADING = "## Runs recorded by benchmarks/run.py (newest last)"
 ENTRY = re.compile(r"^### (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC) · ", re.M)
 FIGURE_LINE = re.compile(r"^- figure: (.*)$", re.M)
 SMOKE_TIMEOUT = 900.0
-"""Seconds a smoke run may take before it is stopped and counted as failed (a hung JVM, say); the slowest
-smoke run takes well under a minute on a quiet machine, and the shared machines can be loaded 5×."""
+"""Seconds a smoke run may take before it is stopped and counted as failed (a hung JVM, say). The slowest, on
+the shared 2-core machine at load 15–21 (2026-11-28), took 201 s (explore_spark: Spark's start-up and its Python
+workers compiling the spec) and all fifteen 871 s together; their own CPU time was 90 s."""
 
 
 class ManifestError(Exception):
