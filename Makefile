@@ -4,6 +4,7 @@
 #   make test-fast  the unit tier alone (about two minutes): run it before every commit
 #   make test-slow  the slow tier (long explorations and campaigns)
 #   make lint       ruff; make typecheck: mypy --strict; make package-check: the wheel, installed and run
+#   make bench NAME=…   one benchmark of benchmarks/manifest.toml at full size; make bench-smoke: all at their smallest
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -11,7 +12,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.kcspec-installed
 PYTEST_SEED ?= 0
 
-.PHONY: run setup test test-fast test-slow lint typecheck check bench bench-speed clean package-check
+.PHONY: run setup test test-fast test-slow lint typecheck check bench bench-speed bench-smoke clean package-check
 
 run: setup
 	$(BIN)/kcspec verify
@@ -62,12 +63,19 @@ check: lint typecheck test
 package-check: setup
 	bash .ci/package-check $(PYTHON)
 
+# One benchmark of benchmarks/manifest.toml at full size, its run appended to its results log (default: the
+# 1M-partition failover); `benchmarks/run.py list` names them all.
+NAME ?= failover_1m
 bench: setup
-	$(BIN)/python benchmarks/failover_1m.py
+	$(BIN)/python benchmarks/run.py run $(NAME)
 
 # Every one-core speed target (reference floor, explorer, 1M-partition failover and broker failure) against its goal.
 bench-speed: setup
-	$(BIN)/python benchmarks/speed_targets.py --out benchmarks/results/speed_targets.md
+	$(BIN)/python benchmarks/run.py run speed_targets
+
+# Every benchmark at its smallest size (a check that each still runs; writes nothing under benchmarks/).
+bench-smoke: setup
+	$(BIN)/python benchmarks/run.py smoke
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

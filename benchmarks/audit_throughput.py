@@ -52,6 +52,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import harness  # beside this script
 from kcspec.conformance.audit import jvm_parser, report
 from kcspec.conformance.audit.pipeline import run_audit
 from kcspec.conformance.audit.session import make_session
@@ -490,6 +491,7 @@ def main() -> None:
         help="the results file whose generated section this run rewrites (default: %(default)s)",
     )
     args = ap.parse_args()
+    harness.print_header(f"Audit throughput: {args.lines:,} lines, master {args.master}")
     with tempfile.TemporaryDirectory(prefix="kcspec-audit-bench-") as tmp:
         root = args.keep if args.keep is not None else Path(tmp)
         corpus, out = root / "corpus", root / "out"

@@ -1,13 +1,17 @@
 """Bug-zoo benchmark: every historical mutant through the check ladder, and a sample of cosmic-ray mutants
-of ``reference_impl/`` through the killing suite; writes ``benchmarks/results/bugzoo.json`` and prints the figures.
+of ``reference_impl/`` through the killing suite; prints the figures and writes the raw results as JSON into
+``--out`` (default ``benchmarks/raw/bugzoo/``, which git ignores: the figures people read are in
+``benchmarks/results/bugzoo.md``).
 
     .venv/bin/python benchmarks/bugzoo.py                      # both parts, defaults below
     .venv/bin/python benchmarks/bugzoo.py --part historical --budget 60 --seed 0
+    .venv/bin/python benchmarks/bugzoo.py --part historical --mutants kafka-1503 --budget 5   # one mutant (smoke)
     .venv/bin/python benchmarks/bugzoo.py --part generic --sample 300 --sample-seed 2026
 
 The generic part can run in shards (``--shard 0 --shards 2`` and ``--shard 1 --shards 2`` in two processes, each
 writing ``bugzoo-generic-<k>of<n>.json``); ``--part merge --shards 2`` combines them into ``bugzoo-generic.json``;
-``--part recheck`` runs that file's survivors through the killing suite as it is now (``bugzoo-generic-recheck.json``).
+``--part recheck`` runs that file's survivors through the killing suite as it is now (``bugzoo-generic-recheck.json``);
+all of them in ``--out``.
 The mutation score is killed / (sample − not injectable − equivalent); the equivalent survivors are classified by
 hand (``benchmarks/results/bugzoo.md``), so the script reports the raw score and its 95 % Wilson interval.
 """
@@ -18,25 +22,30 @@ import argparse
 import collections
 import json
 import math
-import os
-import subprocess
 import time
 from dataclasses import asdict
 from pathlib import Path
 
+import harness  # beside this script
 from kcspec.conformance.selfcheck.bugzoo import generic, killing
 from kcspec.conformance.selfcheck.bugzoo.checks import LadderConfig, vectors_for
 from kcspec.conformance.selfcheck.bugzoo.historical import HISTORICAL
 from kcspec.conformance.selfcheck.bugzoo.zoo import run_zoo
 
-OUT = Path(__file__).parent / "results"
+RAW = Path(__file__).parent / "raw" / "bugzoo"
+"""The default folder of the raw JSON results (ignored by git)."""
 
 
-def historical(budget: float, seed: int) -> dict[str, object]:
-    for profile in sorted({m.profile for m in HISTORICAL}):
+def historical(budget: float, seed: int, names: frozenset[str] = frozenset()) -> dict[str, object]:
+    """Every historical mutant (or those named in ``names``) through the ladder."""
+    unknown = names - {m.name for m in HISTORICAL}
+    if unknown:
+        raise SystemExit(f"--mutants: no historical mutant named {', '.join(sorted(unknown))}")
+    chosen = [m for m in HISTORICAL if not names or m.name in names]
+    for profile in sorted({m.profile for m in chosen}):
         vectors_for(profile)
     report = run_zoo(
-        HISTORICAL,
+        chosen,
         LadderConfig(budget=budget, seed=seed),
         progress=lambda r: print(
             f"  {r.name:26s} {r.check or 'ESCAPED':12s} {r.seconds if r.seconds is not None else float('nan'):7.2f} s  "
@@ -79,7 +88,7 @@ def generic_summary(results: list[dict[str, object]], sites: int, sample_seed: i
 
 
 def generic_part(
-    sample: int, sample_seed: int, shard: int, shards: int, minutes: float | None, skip: int = 0
+    out: Path, sample: int, sample_seed: int, shard: int, shards: int, minutes: float | None, skip: int = 0
 ) -> dict[str, object]:
     """The shard's mutants through the killing suite, in sample order; with ``minutes``, no mutant is started
     after that many minutes (the sample is drawn in random order, so the mutants done are a random sample)."""
@@ -97,7 +106,7 @@ def generic_part(
         flush=True,
     )
     # one JSON line per mutant, appended as it finishes (``--skip`` resumes a shard after a crash)
-    log = OUT / f"bugzoo-generic-{shard}of{shards}.jsonl"
+    log = out / f"bugzoo-generic-{shard}of{shards}.jsonl"
     if not skip:
         log.write_text("", encoding="utf-8")
     results = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line]
@@ -126,9 +135,9 @@ def generic_part(
     return {"summary": summary, "results": results}
 
 
-def merge(shards: int) -> dict[str, object]:
+def merge(out: Path, shards: int) -> dict[str, object]:
     parts = [
-        json.loads((OUT / f"bugzoo-generic-{k}of{shards}.json").read_text(encoding="utf-8"))
+        json.loads((out / f"bugzoo-generic-{k}of{shards}.json").read_text(encoding="utf-8"))
         for k in range(shards)
     ]
     results = [r for part in parts for r in part["generic"]["results"]]
@@ -140,10 +149,12 @@ def merge(shards: int) -> dict[str, object]:
     return {"summary": summary, "results": results}
 
 
-def recheck(stages: tuple[str, ...], shard: int, shards: int, only: frozenset[str]) -> dict[str, object]:
+def recheck(
+    out: Path, stages: tuple[str, ...], shard: int, shards: int, only: frozenset[str]
+) -> dict[str, object]:
     """Every survivor of ``bugzoo-generic.json`` through the stages of the killing suite given (after
     strengthening, the stages that changed suffice: the others already let the survivors through)."""
-    recorded = json.loads((OUT / "bugzoo-generic.json").read_text(encoding="utf-8"))["generic"]["results"]
+    recorded = json.loads((out / "bugzoo-generic.json").read_text(encoding="utf-8"))["generic"]["results"]
     problems = killing.baseline()
     if problems:
         raise SystemExit("the unmutated controller fails the killing suite:\n" + "\n".join(problems))
@@ -174,31 +185,41 @@ def main() -> None:
     ap.add_argument("--shards", type=int, default=1)
     ap.add_argument("--stages", default=",".join(killing.STAGES), help="recheck: killing-suite stages to run")
     ap.add_argument("--only", default="", help="recheck: only these survivors (comma-separated names)")
+    ap.add_argument("--mutants", default="", help="historical: only these mutants (comma-separated names)")
     ap.add_argument("--skip", type=int, default=0, help="generic: resume the shard after this many mutants")
     ap.add_argument("--minutes", type=float, default=None, help="generic: start no mutant after this long")
+    ap.add_argument(
+        "--out", type=Path, default=RAW, help="folder of the raw JSON results (default: %(default)s)"
+    )
     args = ap.parse_args()
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-    ).stdout.strip()
-    load = os.getloadavg()
-    out: dict[str, object] = {"commit": commit, "loadavg_at_start": load}
+    machine = harness.machine()
+    harness.print_header(f"Bug zoo, part {args.part}", machine)
+    args.out.mkdir(parents=True, exist_ok=True)
+    out: dict[str, object] = {
+        "commit": machine.revision,
+        "dirty": machine.dirty,
+        "calibration": machine.calibration,
+        "loadavg_at_start": machine.load_before,
+    }
     if args.part in ("historical", "both"):
-        out["historical"] = historical(args.budget, args.seed)
+        out["historical"] = historical(
+            args.budget, args.seed, frozenset(filter(None, args.mutants.split(",")))
+        )
     if args.part in ("generic", "both"):
         out["generic"] = generic_part(
-            args.sample, args.sample_seed, args.shard, args.shards, args.minutes, args.skip
+            args.out, args.sample, args.sample_seed, args.shard, args.shards, args.minutes, args.skip
         )
     if args.part == "merge":
-        out["generic"] = merge(args.shards)
+        out["generic"] = merge(args.out, args.shards)
     if args.part == "recheck":
         out["recheck"] = recheck(
+            args.out,
             tuple(args.stages.split(",")),
             args.shard,
             args.shards,
             frozenset(filter(None, args.only.split(","))),
         )
-    out["loadavg_at_end"] = os.getloadavg()
-    OUT.mkdir(exist_ok=True)
+    out["loadavg_at_end"] = harness.load_average()
     name = {"merge": "generic", "recheck": "generic-recheck-" + args.stages.replace(",", "-")}.get(
         args.part, args.part
     )
@@ -206,7 +227,7 @@ def main() -> None:
         name += "-only"
     if args.part in ("generic", "recheck") and args.shards > 1:
         name = f"{name}-{args.shard}of{args.shards}"
-    path = OUT / f"bugzoo-{name}.json"
+    path = args.out / f"bugzoo-{name}.json"
     path.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"written {path}")
 

@@ -1,7 +1,7 @@
 """Throughput of the conformance subprocess path and wall time of the full vector suite.
 
 Usage: .venv/bin/python benchmarks/conformance_throughput.py [--engine spec|reference] [--sut "CMD"] [--seconds 5]
-       [--no-suite]
+       [--no-suite] [--profiles kafka-2.8,kafka-1.1]
 
 1. exchanges/s: ``elect`` requests (round-robin over every election vector) sent to
    ``kcspec serve-reference --engine ENGINE`` (or to ``--sut CMD``) through ``SubprocessAdapter``, for
@@ -29,13 +29,16 @@ import sys
 import time
 from pathlib import Path
 
+import harness  # beside this script
+from harness import cpu_note as _cpu
+from harness import load_note as _load
 from kcspec.conformance import runner
 from kcspec.conformance.adapters.subprocess_adapter import SubprocessAdapter
 from kcspec.conformance.protocol import messages as m
 from kcspec.conformance.vectors import generate
 from kcspec.conformance.vectors.model import Level
 from kcspec.spec import bounded_json
-from results_section import write_section as write_generated_section  # beside this script
+from results_section import write_section as write_generated_section
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "conformance.md"
@@ -53,16 +56,6 @@ def say(line: str = "") -> None:
 def write_section(path: Path, text: str) -> None:
     """Rewrite this script's section of ``path`` (between ``BEGIN`` and ``END``)."""
     write_generated_section(path, text, begin=BEGIN, end=END, title="# Conformance subprocess throughput")
-
-
-def _load() -> str:
-    one, five, fifteen = os.getloadavg()
-    return f"load average {one:.2f} {five:.2f} {fifteen:.2f}"
-
-
-def _cpu() -> str:
-    t = os.times()
-    return f"CPU {t.user + t.system:.1f} s here + {t.children_user + t.children_system:.1f} s in finished children"
 
 
 def _per_call(fn: object, lines: list[bytes], seconds: float = 1.0) -> float:
@@ -86,19 +79,24 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--no-suite", action="store_true", help="skip the full-suite run (step 2)")
     parser.add_argument(
+        "--profiles",
+        default=",".join(generate.PROFILES),
+        help="generate (and run) the vectors of these profiles only (comma-separated; default: %(default)s)",
+    )
+    parser.add_argument(
         "--results", type=Path, default=RESULTS, help="the results file whose section is written"
     )
     args = parser.parse_args()
-    say(
-        f"Command: `.venv/bin/python {shlex.join(sys.argv)}` ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})"
-    )
+    say(f"Command: `.venv/bin/python {shlex.join(sys.argv)}`")
     say()
+    say(f"- machine: {harness.machine().one_line()}")
     say(f"- start: {_load()} ({os.cpu_count()} cores)")
     kcspec = str(Path(sys.executable).with_name("kcspec"))
     argv = shlex.split(args.sut) if args.sut else [kcspec, "serve-reference", "--engine", args.engine]
 
     t0 = time.perf_counter()
-    gen = generate.generate()
+    profiles = tuple(args.profiles.split(","))
+    gen = generate.generate(profiles)
     gen_seconds = time.perf_counter() - t0
     elect = [v.request for v in gen.vectors if isinstance(v.request, m.Elect)]
     say(
@@ -155,7 +153,7 @@ def main() -> int:
     exchange_seconds = 0.0
     start = time.perf_counter()
     verdicts: dict[str, int] = {}
-    for profile in generate.PROFILES:
+    for profile in profiles:
         report = runner.run(SubprocessAdapter(argv), gen.vectors, profile=profile, level=Level.controller)
         total += len(report.outcomes)
         exchanges += report.exchanges

@@ -26,17 +26,21 @@ import io
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+import harness  # beside this script
+from harness import cpu_note as _cpu
+from harness import load_note as _load
 from kcspec.conformance import differential
 from kcspec.conformance.adapters.subprocess_adapter import SubprocessAdapter
 from kcspec.conformance.session_mutants import BY_NAME
 from kcspec.conformance.verdicts import Verdict
-from results_section import write_section as write_generated_section  # beside this script
+from results_section import write_section as write_generated_section
 from rich.console import Console
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,16 +55,6 @@ def say(line: str = "") -> None:
     """Print a line and keep it for the results file."""
     print(line, flush=True)
     OUT.append(line)
-
-
-def _load() -> str:
-    one, five, fifteen = os.getloadavg()
-    return f"load average {one:.2f} {five:.2f} {fifteen:.2f}"
-
-
-def _cpu() -> str:
-    t = os.times()
-    return f"CPU {t.user + t.system:.1f} s here + {t.children_user + t.children_system:.1f} s in finished children"
 
 
 def rate(sequences: int) -> None:
@@ -164,11 +158,8 @@ def main() -> int:
         "--results", type=Path, default=RESULTS, help="the results file whose section is written"
     )
     args = parser.parse_args()
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
-    say(
-        f"Command: `.venv/bin/python benchmarks/differential_rate.py`, commit {commit.stdout.strip() or '?'}, "
-    )
-    say(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; start {_load()} ({os.cpu_count()} cores).")
+    say(f"Command: `.venv/bin/python benchmarks/differential_rate.py {shlex.join(sys.argv[1:])}`")
+    say(f"Machine: {harness.machine().one_line()}.")
     say()
     rate(args.sequences)
     if not args.no_catch:

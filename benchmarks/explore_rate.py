@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import subprocess
 import sys
 import time
 
+import harness  # beside this script
 from kcspec.conformance.selfcheck.explore.explorer import explore
 from kcspec.model.explore_config import ExploreConfig
 from kcspec.model.invariants_check import InvariantChecker
@@ -38,9 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip-verify", action="store_true")
     ap.add_argument("--skip-tla-models", action="store_true")
     args = ap.parse_args(argv)
-    print(
-        f"{platform.python_implementation()} {platform.python_version()}, load average {os.getloadavg()[0]:.1f}"
-    )
+    harness.print_header("Explorer rate")
     print(
         "| profile | configuration | distinct states | transitions | seconds | states/s | CPU s | states/CPU s |"
     )

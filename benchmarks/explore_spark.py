@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import harness  # beside this script
 from kcspec.conformance.selfcheck.explore.explorer import search, space_of
 from kcspec.conformance.selfcheck.explore.spark_explore import spark_search, start_session
 from kcspec.model.explore_config import ExploreConfig
@@ -74,7 +75,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--skip-one", action="store_true", help="do not run the one-process explorer for comparison"
     )
+    ap.add_argument("--depth", type=int, help="only kafka-2.8, 3 brokers, RF 2 at this depth (a smoke run)")
     args = ap.parse_args(argv)
+    harness.print_header(f"explore --spark on {args.master}")
     print(f"load average before: {os.getloadavg()}")
     t = time.perf_counter()
     spark = start_session(args.master)
@@ -84,7 +87,10 @@ def main(argv: list[str] | None = None) -> int:
     warm = spark_search(space_of(ExploreConfig("kafka-2.8", brokers=3, rf=2, depth=1)), spark)
     print(f"warm-up (Python workers compile the spec): {warm.result.stats.seconds:.1f} s")
     print(f"Spark's floor per level: {floor_seconds(spark):.2f} s")
-    for cfg in CONFIGS:
+    chosen = (
+        CONFIGS if args.depth is None else (ExploreConfig("kafka-2.8", brokers=3, rf=2, depth=args.depth),)
+    )
+    for cfg in chosen:
         cpu0, t0 = tree_cpu_seconds(os.getpid()), time.perf_counter()
         run = spark_search(space_of(cfg), spark)
         wall, cpu = time.perf_counter() - t0, tree_cpu_seconds(os.getpid()) - cpu0

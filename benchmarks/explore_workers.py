@@ -14,11 +14,11 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import os
-import platform
 import resource
 import sys
 import time
 
+import harness  # beside this script
 from kcspec.conformance.selfcheck.explore.explorer import explore
 from kcspec.model.explore_config import ExploreConfig
 from kcspec.model.invariants_check import InvariantChecker
@@ -79,8 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     cfg = ExploreConfig(profile=args.profile, brokers=args.brokers, depth=args.depth)
     SpecMachine(cfg.profile)
     InvariantChecker(cfg.profile)  # compiled once, before any fork
-    print(f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} cores")
-    print(f"configuration: {cfg.describe()}")
+    harness.print_header(f"explore --workers 1 and {args.workers}; configuration: {cfg.describe()}")
     print(
         "| round | load avg | workers | states | transitions | wall s | CPU s | states/s | speed-up | "
         "calibration speed-up | efficiency |"

@@ -22,7 +22,6 @@ import argparse
 import gc
 import json
 import os
-import platform
 import sys
 import time
 from collections.abc import Callable
@@ -30,6 +29,8 @@ from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
+import harness  # beside this script
+from harness import peak_rss_mib
 from kcspec.reference_impl import ReferenceController
 from kcspec.spec.events import BrokerFailure, ControllerFailover
 from kcspec.spec.fmap import FMap
@@ -38,16 +39,6 @@ from kcspec.spec.vocabulary import ReplicaAssignment, TopicPartition
 
 PARTITIONS_PER_TOPIC = 1000
 T = TypeVar("T")
-
-
-def peak_rss_mib() -> float:
-    """The process's peak resident set size so far (VmHWM), in MiB."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    import resource
-
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def build_state(partitions: int, brokers: int, rf: int) -> ClusterState:
@@ -99,9 +90,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         return out
 
-    print(
-        f"{platform.python_implementation()} {platform.python_version()}, {args.partitions:,} partitions, "
-        f"RF {args.rf}, {args.brokers} brokers, {args.profile}"
+    harness.print_header(
+        f"{args.partitions:,} partitions, RF {args.rf}, {args.brokers} brokers, {args.profile}"
     )
     state = step("build state", lambda: build_state(args.partitions, args.brokers, args.rf))
     ctl = step("load context", partial(ReferenceController, args.profile, state))

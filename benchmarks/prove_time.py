@@ -8,21 +8,13 @@ the load average before and after is printed because the development machine is 
 from __future__ import annotations
 
 import argparse
-import os
-import platform
-import resource
 import time
 from collections import Counter
 
+import harness  # beside this script
+from harness import process_cpu_seconds as _cpu
 from kcspec.model.z3.prove import DEFAULT_BROKERS, run_proofs
 from kcspec.spec.profiles import PROFILES
-
-
-def _cpu() -> float:
-    """User + system CPU seconds of this process and of its finished children (the worker processes)."""
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def main() -> None:
@@ -30,8 +22,9 @@ def main() -> None:
     parser.add_argument("--brokers", type=int, default=DEFAULT_BROKERS)
     parser.add_argument("--induction", action="store_true")
     args = parser.parse_args()
+    harness.print_header(f"Proof suite time: brokers 1..{args.brokers}, induction={args.induction}")
     rows = []
-    load_before = os.getloadavg()
+    load_before = harness.format_load()
     start, cpu_start = time.perf_counter(), _cpu()
     for name in PROFILES:
         t0, c0 = time.perf_counter(), _cpu()
@@ -39,18 +32,17 @@ def main() -> None:
         counts = Counter(r.status for r in results)
         rows.append((name, time.perf_counter() - t0, _cpu() - c0, counts))
     total, cpu = time.perf_counter() - start, _cpu() - cpu_start
-    load = " ".join(f"{x:.2f}" for x in load_before) + " → " + " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(
-        f"brokers 1..{args.brokers}, induction={args.induction}, Python {platform.python_version()}, load {load}"
+        f"brokers 1..{args.brokers}, induction={args.induction}, load {load_before} → {harness.format_load()}"
     )
-    print("| profile | wall s | CPU s | proved | expected cex | cex | skipped |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
-    for name, secs, cpu_secs, c in rows:
-        print(
-            f"| {name} | {secs:.1f} | {cpu_secs:.1f} | {c['proved']} | {c['expected-counterexample']} | "
-            f"{c['counterexample']} | {c['skipped']} |"
-        )
-    print(f"| **total** | **{total:.1f}** | **{cpu:.1f}** | | | | |")
+    statuses = ("proved", "expected-counterexample", "counterexample", "skipped")
+    table = [
+        (name, f"{secs:.1f}", f"{cpu_secs:.1f}", *(c[k] for k in statuses))
+        for name, secs, cpu_secs, c in rows
+    ]
+    table.append(("**total**", f"**{total:.1f}**", f"**{cpu:.1f}**", "", "", "", ""))
+    columns = ("profile", "wall s", "CPU s", "proved", "expected cex", "cex", "skipped")
+    print(harness.markdown_table(columns, table, "lrrrrrr"))
 
 
 if __name__ == "__main__":

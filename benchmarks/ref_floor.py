@@ -15,13 +15,12 @@ above while it runs the Python reference controller on every transition:
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import sys
 import time
 from collections import deque
 from collections.abc import Hashable
 
+import harness  # beside this script
 from kcspec.model.event_candidates import bootstrap, candidates
 from kcspec.model.explore_config import ExploreConfig
 from kcspec.model.symmetry import canonical_state
@@ -91,9 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--large-depth", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=3, help="time each configuration N times, keep the fastest")
     args = ap.parse_args(argv)
-    print(
-        f"{platform.python_implementation()} {platform.python_version()}, load average {os.getloadavg()[0]:.1f}"
-    )
+    harness.print_header("Reference controller floor (CPU per explored transition)")
     print(
         "| profile | configuration | distinct states | transitions | floor CPU s | µs/transition | states/s bound |"
     )

@@ -15,7 +15,9 @@ installed, editable ``kcspec`` instead of the exported tree), with this environm
 dependencies. The default ``before`` is ``18f573d``, the commit whose figures issue 17 quotes; older trees keep
 the explorer under ``kcspec.conformance.explore``, which is found too.
 
-    .venv/bin/python benchmarks/side_by_side.py [--before REV] [--after REV] [--rounds N] [--repeat N]
+    .venv/bin/python benchmarks/side_by_side.py [--before REV] [--after REV] [--rounds N] [--repeat N] [--smallest]
+
+``--smallest``: ``speed_targets.py``'s one small configuration per profile (a smoke run, not a figure).
 """
 
 from __future__ import annotations
@@ -120,17 +122,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--after", default="HEAD")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument(
+        "--smallest", action="store_true", help="one small configuration per profile (a smoke run)"
+    )
     args = ap.parse_args(argv)
     if args.rounds < 1 or args.repeat < 1:
         ap.error("--rounds and --repeat must be at least 1")
     sys.path.insert(0, str(HERE))
-    import calibration
+    import harness
     import speed_targets
 
     # the speed targets' configurations, as the fields every tree's ExploreConfig has
     fields = ("profile", "brokers", "topics", "partitions", "rf", "depth")
     configs = json.dumps(
-        [{**{f: getattr(c, f) for f in fields}, "faults": sorted(c.faults)} for c in speed_targets.configs()]
+        [
+            {**{f: getattr(c, f) for f in fields}, "faults": sorted(c.faults)}
+            for c in speed_targets.configs(args.smallest)
+        ]
     )
 
     rates: dict[str, list[list[float]]] = {"before": [], "after": []}
@@ -140,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
             which: export(rev, Path(tmp) / which)
             for which, rev in (("before", args.before), ("after", args.after))
         }
-        print(calibration.describe(calibration.calibrate()), flush=True)
+        harness.print_header(f"Explorer rate side by side: {args.before} against {args.after}")
         for r in range(args.rounds):
             for which in ("before", "after"):
                 figures = run(trees[which], args.repeat, configs)

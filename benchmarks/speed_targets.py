@@ -19,6 +19,10 @@ figures are judged only at 1,000,000 partitions (``--partitions`` smaller is for
 when every target is met, 1 otherwise.
 
     .venv/bin/python benchmarks/speed_targets.py [--out FILE] [--repeat N] [--partitions N] [--skip-failover]
+        [--smallest]
+
+``--smallest`` runs one small configuration per profile (3 brokers, RF 2, depth 2) instead of the benchmark's: a
+check that the benchmark runs (``run.py smoke``), not a figure to compare with the targets.
 """
 
 from __future__ import annotations
@@ -26,7 +30,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -37,7 +40,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import calibration  # noqa: E402  (sibling scripts, found through the line above)
+import harness  # noqa: E402  (sibling scripts, found through the line above)
 import ref_floor  # noqa: E402
 from kcspec.conformance.selfcheck.explore.explorer import explore  # noqa: E402
 from kcspec.model.explore_config import ExploreConfig  # noqa: E402
@@ -65,14 +68,19 @@ class Figure:
     load: float
 
 
-def configs() -> list[ExploreConfig]:
+SMALLEST = dict(brokers=3, topics=1, partitions=1, rf=2, depth=2)
+"""The one configuration per profile of ``--smallest`` (a smoke run)."""
+
+
+def configs(smallest: bool = False) -> list[ExploreConfig]:
     """The explorer and floor configurations of the speed targets (``ref_floor.CONFIGS`` and a larger one), both
-    profiles (``side_by_side.py`` runs the same ones)."""
+    profiles (``side_by_side.py`` runs the same ones); with ``smallest``, ``SMALLEST`` for each profile."""
     large = dict(brokers=4, topics=1, partitions=2, rf=3, depth=2)
+    chosen = (SMALLEST,) if smallest else (*ref_floor.CONFIGS, large)
     return [
         ExploreConfig(profile=profile, **params)  # type: ignore[arg-type]
         for profile in PROFILES
-        for params in (*ref_floor.CONFIGS, large)
+        for params in chosen
     ]
 
 
@@ -80,10 +88,10 @@ def _name(cfg: ExploreConfig) -> str:
     return f"{cfg.profile}, {cfg.describe().split(': ', 1)[1]}"
 
 
-def floor_figures(repeat: int) -> list[Figure]:
+def floor_figures(repeat: int, chosen: list[ExploreConfig]) -> list[Figure]:
     """The reference controller's CPU time per transition over each configuration's graph (best of ``repeat``)."""
     out = []
-    for cfg in configs():
+    for cfg in chosen:
         graph, _, transitions = ref_floor.collect(cfg)
         load = os.getloadavg()[0]
         wall = time.perf_counter()
@@ -99,13 +107,13 @@ def floor_figures(repeat: int) -> list[Figure]:
     return out
 
 
-def explore_figures(repeat: int) -> list[Figure]:
+def explore_figures(repeat: int, chosen: list[ExploreConfig]) -> list[Figure]:
     """Distinct states per CPU second of the explorer on each configuration (best of ``repeat``)."""
     for profile in PROFILES:  # the spec's one-off compilation per process is not part of the rate
         SpecMachine(profile)
         InvariantChecker(profile)
     out = []
-    for cfg in configs():
+    for cfg in chosen:
         best: tuple[float, float, int] | None = None
         load = os.getloadavg()[0]
         for _ in range(repeat):
@@ -210,25 +218,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3, help="time each configuration N times, keep the fastest")
     ap.add_argument("--partitions", type=int, default=1_000_000, help="the failover benchmark's cluster size")
     ap.add_argument("--skip-failover", action="store_true", help="leave out the 1M-partition benchmark")
+    ap.add_argument(
+        "--smallest", action="store_true", help="one small configuration per profile (a smoke run)"
+    )
     args = ap.parse_args(argv)
     if args.repeat < 1 or args.partitions < 1:
         ap.error("--repeat and --partitions must be at least 1")
-    start_load = os.getloadavg()[0]
-    started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
-    machine = calibration.calibrate()
-    print(f"  {calibration.describe(machine)}", flush=True)
-    figures = floor_figures(args.repeat)
-    figures += explore_figures(args.repeat)
+    machine = harness.machine()
+    harness.print_header("Speed targets", machine)
+    chosen = configs(args.smallest)
+    figures = floor_figures(args.repeat, chosen)
+    figures += explore_figures(args.repeat, chosen)
     if not args.skip_failover:
         figures += failover_figures(args.partitions)
-    commit = subprocess.run(
-        ["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
-    ).stdout.strip()
     header = (
-        f"Speed targets, {started}, commit {commit or 'unknown'}, {platform.python_implementation()} "
-        f"{platform.python_version()}, {os.cpu_count()} CPUs; load average {start_load:.1f} at the start, "
-        f"{os.getloadavg()[0]:.1f} at the end. Figures are CPU seconds of one process (one core). Machine: "
-        f"{calibration.describe(machine)}; compare figures of different runs only with their calibrations."
+        f"Speed targets, {machine.one_line()}, {harness.format_load()} at the end. Figures are CPU seconds of one "
+        "process (one core); compare figures of different runs only with their calibrations."
     )
     table = render(figures, header)
     print()

@@ -73,8 +73,9 @@ def main() -> None:
     if args.one:
         print(json.dumps(measure(args.one, args.runs, args.steps, args.seed, args.topics, args.partitions)))
         return
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout
-    print(f"commit {commit.strip()}; swarm of {args.runs} walks × {args.steps} steps, seed {args.seed}")
+    import harness  # beside this script (imported here: the --one processes do not need it)
+
+    harness.print_header(f"swarm of {args.runs} walks × {args.steps} steps, seed {args.seed}")
     results = []
     for master in args.masters:
         cmd = [sys.executable, __file__, "--one", master]

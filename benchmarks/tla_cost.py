@@ -173,9 +173,13 @@ def main() -> None:
         help="the results file whose generated section is rewritten",
     )
     args = parser.parse_args()
+    import harness  # beside this script
     from kcspec.model.tla.config import ModelConfig
     from kcspec.model.tla.module import generate
     from kcspec.spec.profiles import get_profile
+    from results_section import write_section
+
+    harness.print_header("The generated TLA+ module's size and static cost")
 
     modules: dict[str, str] = {}
     for commit in args.before_commit:
@@ -185,12 +189,7 @@ def main() -> None:
     modules[f"now ({args.profile}, default model)"] = generate(get_profile(args.profile), ModelConfig()).tla
     section = report(modules)
     print(section)
-    text = args.out.read_text(encoding="utf-8") if args.out.is_file() else ""
-    if BEGIN in text and END in text:
-        text = text[: text.index(BEGIN)] + section + text[text.index(END) + len(END) :]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    args.out.write_text(text, encoding="utf-8")
+    write_section(args.out, section, begin=BEGIN, end=END, title="# The generated TLA+ module: size and cost")
     print(f"written to {args.out}")
 
 

@@ -18,6 +18,7 @@ import os
 import resource
 import time
 
+import harness  # beside this script
 from kcspec.conformance.selfcheck.explore.explorer import search
 from kcspec.conformance.selfcheck.explore.stats import ExploreStats
 from kcspec.conformance.selfcheck.explore.tla_model import model_space
@@ -50,6 +51,9 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError:
         ap.error(f"--bounds {args.bounds!r}: expected four integers CE,LE,ZXID,ZKV")
     config = ModelConfig(2, 1, 1, 2, ce, le, zxid, zkv)
+    harness.print_header(
+        f"2-broker TLA+ model to the fixed point: {config.describe()}, {args.workers} workers"
+    )
     for profile in args.profiles.split(","):
         load0, cpu0, t0 = os.getloadavg(), cpu_seconds(), time.perf_counter()
         shown = [0.0, -1.0]

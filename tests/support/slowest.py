@@ -47,7 +47,12 @@ def cases(path: Path) -> list[tuple[str, str, float]]:
 
 def report(path: Path, top: int) -> str:
     found = cases(path)
-    lines = [f"Slowest {top} of {len(found)} tests ({path.name}):", "", "| seconds | tier | test |", "|---:|---|---|"]
+    lines = [
+        f"Slowest {top} of {len(found)} tests ({path.name}):",
+        "",
+        "| seconds | tier | test |",
+        "|---:|---|---|",
+    ]
     for test, tier, seconds in sorted(found, key=lambda c: -c[2])[:top]:
         lines.append(f"| {seconds:.1f} | {tier} | `{test}` |")
     totals: dict[str, list[float]] = defaultdict(list)
