@@ -337,20 +337,25 @@ def check(
     (out / "tlc-output.txt").write_text(result.raw_output, encoding="utf-8")
     _print_report(result.report, _origins(module_path), console)
     if result.outcome in (Outcome.INVARIANT_VIOLATED, Outcome.DEADLOCK):
-        _write_counterexample(result, kw["profile"], out, console)
+        _write_counterexample(result, kw["profile"], _config(kw), out, console)
     raise click.exceptions.Exit(_exit_code(result.outcome))
 
 
-def _write_counterexample(result: TlcResult, profile: str, out: Path, console: Console) -> None:
+def _write_counterexample(
+    result: TlcResult, profile: str, config: ModelConfig, out: Path, console: Console
+) -> None:
+    """The counterexample as a kcspec trace (``kcspec conformance replay`` replays it). Each step's event is
+    recovered by matching TLC's states against the model's event instances, so the model options must describe
+    the model TLC checked (with ``--module``, the module's own model)."""
     from kcspec.model.tla.counterexample import CounterexampleError, to_trace
-    from kcspec.spec.events import EVENTS_BY_KIND
 
-    params = {kind: tuple(f for f in cls.__dataclass_fields__) for kind, cls in EVENTS_BY_KIND.items()}
     note = f"TLC: {result.outcome.value}" + (f" ({result.report.violated})" if result.report.violated else "")
     try:
-        trace = to_trace(result.trace, profile, params, note)
+        trace = to_trace(result.trace, profile, note=note, config=config)
     except CounterexampleError as exc:
-        console.print(f"[yellow]the counterexample could not be translated to a kcspec trace:[/yellow] {exc}")
+        console.print(
+            f"[yellow]the counterexample could not be translated to a kcspec trace:[/yellow] {escape(str(exc))}"
+        )
         return
     path = out / "counterexample.json"
     path.write_text(trace.to_json(), encoding="utf-8")
