@@ -5,6 +5,7 @@ the trace on the reference controller, and the spec's own steps reach TLC's stat
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -26,8 +27,7 @@ pytestmark = pytest.mark.integration
 
 ONE_BROKER = ModelConfig(1, 1, 1, 1, 1, 1, 2, 0)
 MODEL_OPTIONS = [
-    *(["--brokers", "1", "--topics", "1", "--partitions", "1", "--rf", "1", "--max-controller-epoch", "1", "--max-leader-epoch", "1"]),
-    *(["--max-zxid", "2", "--max-zk-version", "0"]),
+    f"--{name.replace('_', '-')}={value}" for name, value in dataclasses.asdict(ONE_BROKER).items()
 ]
 WEAK = "WeakNoPartitionState"
 """False as soon as the controller writes a partition's state: a few steps, some with arguments."""
