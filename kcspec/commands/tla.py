@@ -477,7 +477,11 @@ def _crosscheck_json(result: CrosscheckResult) -> dict[str, Any]:
     return {
         "verdict": result.verdict.value,
         "message": result.message,
-        "tlc": {"outcome": result.tlc.outcome.value, "distinct_states": result.tlc_distinct},
+        "tlc": {
+            "outcome": result.tlc.outcome.value,
+            "distinct_states": result.tlc_distinct,
+            "version": result.tlc.report.version,
+        },
         "tlc_dumped_states": result.dumped,
         "explorer_distinct_states": result.explorer_distinct,
         "only_tlc": result.only_tlc,
