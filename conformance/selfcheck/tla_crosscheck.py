@@ -141,6 +141,7 @@ def run_crosscheck(
             ),
             tools,
             on_progress=on_tlc_progress,
+            remove_on_death=(work,),
         )
         tlc_distinct = tlc.report.stats.distinct
         if tlc.outcome is not Outcome.OK:
@@ -240,6 +241,55 @@ def _compare(args: CrosscheckArgs, tlc: TlcResult, explored: ExploreResult, dump
     )
 
 
+def record(names: tuple[str, ...] = (), workers: int = 1) -> int:
+    """Crosscheck manifest models with TLC (those named, else every one) and write TLC's count, version and time
+    and the explorer's time beside the explorer's count into ``state_counts.json``; exit status 1 when a model
+    does not agree (nothing is written for it)."""
+    import datetime
+    from dataclasses import replace
+
+    from kcspec.model.tla.manifest import TlcRecord, load, save
+    from kcspec.model.tlc.locate import find_toolchain
+
+    tools = find_toolchain()
+    entries = list(load())
+    status = 0
+    for i, entry in enumerate(entries):
+        if names and entry.name not in names:
+            continue
+        result = run_crosscheck(CrosscheckArgs(entry.profile, entry.config, workers=workers), tools)
+        print(f"{entry.name}: {result.message} (TLC {result.tlc.wall_s:.1f} s)", flush=True)
+        if result.verdict is not CrosscheckOutcome.AGREE or result.tlc_distinct != entry.distinct_states:
+            status = 1
+            continue
+        assert result.explored is not None and result.tlc_distinct is not None
+        entries[i] = replace(
+            entry,
+            tlc=TlcRecord(
+                distinct_states=result.tlc_distinct,
+                version=str(tools.version),
+                workers=workers,
+                tlc_seconds=round(result.tlc.wall_s, 1),
+                explorer_seconds=round(result.explored.stats.seconds, 1),
+                recorded=datetime.date.today().isoformat(),
+            ),
+        )
+        save(tuple(entries))
+    return status
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m kcspec.conformance.selfcheck.tla_crosscheck --record [NAME ...]``: see ``record``."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=record.__doc__)
+    parser.add_argument("--record", action="store_true", required=True, help="write TLC's figures")
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("names", nargs="*", help="manifest model names (default: all)")
+    args = parser.parse_args(argv)
+    return record(tuple(args.names), args.workers)
+
+
 __all__ = [
     "CrosscheckArgs",
     "CrosscheckError",
@@ -248,3 +298,7 @@ __all__ = [
     "StateSample",
     "run_crosscheck",
 ]
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

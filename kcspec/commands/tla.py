@@ -229,7 +229,7 @@ def _origins(path: Path) -> list[list[str | None]] | None:
 
 
 def _print_report(report: TlcReport, origins: list[list[str | None]] | None, console: Console) -> None:
-    t = Table(title="TLC")
+    t = Table(title=escape(report.version) if report.version else "TLC")
     t.add_column("outcome")
     t.add_column("states generated", justify="right")
     t.add_column("distinct states", justify="right")
@@ -327,6 +327,7 @@ def check(
     except ValueError as exc:
         options.fail(str(exc))
     out.mkdir(parents=True, exist_ok=True)
+    console.print(tools.describe(), highlight=False, markup=False, soft_wrap=True)
     with _status_line(console) as say:
 
         def progress(stats: Stats) -> None:
@@ -336,20 +337,25 @@ def check(
     (out / "tlc-output.txt").write_text(result.raw_output, encoding="utf-8")
     _print_report(result.report, _origins(module_path), console)
     if result.outcome in (Outcome.INVARIANT_VIOLATED, Outcome.DEADLOCK):
-        _write_counterexample(result, kw["profile"], out, console)
+        _write_counterexample(result, kw["profile"], _config(kw), out, console)
     raise click.exceptions.Exit(_exit_code(result.outcome))
 
 
-def _write_counterexample(result: TlcResult, profile: str, out: Path, console: Console) -> None:
+def _write_counterexample(
+    result: TlcResult, profile: str, config: ModelConfig, out: Path, console: Console
+) -> None:
+    """The counterexample as a kcspec trace (``kcspec conformance replay`` replays it). Each step's event is
+    recovered by matching TLC's states against the model's event instances, so the model options must describe
+    the model TLC checked (with ``--module``, the module's own model)."""
     from kcspec.model.tla.counterexample import CounterexampleError, to_trace
-    from kcspec.spec.events import EVENTS_BY_KIND
 
-    params = {kind: tuple(f for f in cls.__dataclass_fields__) for kind, cls in EVENTS_BY_KIND.items()}
     note = f"TLC: {result.outcome.value}" + (f" ({result.report.violated})" if result.report.violated else "")
     try:
-        trace = to_trace(result.trace, profile, params, note)
+        trace = to_trace(result.trace, profile, note=note, config=config)
     except CounterexampleError as exc:
-        console.print(f"[yellow]the counterexample could not be translated to a kcspec trace:[/yellow] {exc}")
+        console.print(
+            f"[yellow]the counterexample could not be translated to a kcspec trace:[/yellow] {escape(str(exc))}"
+        )
         return
     path = out / "counterexample.json"
     path.write_text(trace.to_json(), encoding="utf-8")
@@ -410,6 +416,7 @@ def crosscheck(
     except ToolNotFound as exc:
         options.fail(str(exc))
     console = Console()
+    console.print(tools.describe(), highlight=False, markup=False, soft_wrap=True)
     with _status_line(console) as say:
 
         def tlc_progress(stats: Stats) -> None:
@@ -470,7 +477,11 @@ def _crosscheck_json(result: CrosscheckResult) -> dict[str, Any]:
     return {
         "verdict": result.verdict.value,
         "message": result.message,
-        "tlc": {"outcome": result.tlc.outcome.value, "distinct_states": result.tlc_distinct},
+        "tlc": {
+            "outcome": result.tlc.outcome.value,
+            "distinct_states": result.tlc_distinct,
+            "version": result.tlc.report.version,
+        },
         "tlc_dumped_states": result.dumped,
         "explorer_distinct_states": result.explorer_distinct,
         "only_tlc": result.only_tlc,

@@ -62,6 +62,14 @@ def command(
     """
     console = Console(stderr=False)
     opts = VerifyOptions(profiles=profiles or tuple(PROFILES), out=out, tla2tools=tla2tools)
+    if tla2tools:
+        # a TLC the user named (--tla2tools or TLA2TOOLS_JAR) must exist and run: a typo never skips the TLC check
+        from kcspec.model.tlc.locate import ToolNotFound, find_toolchain
+
+        try:
+            find_toolchain(Path(tla2tools))
+        except ToolNotFound as exc:
+            options.fail(str(exc))
     selected = [c for c in CHECKS if not checks or c.name in checks]
     report = VerifyReport()
     start = time.perf_counter()

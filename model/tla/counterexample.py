@@ -1,5 +1,13 @@
 """TLC counterexamples back into kcspec: TLA+ values → canonical JSON → ``ClusterState`` and events → ``Trace``.
 
+TLC prints each step's action label without its arguments (``<BrokerStartup line 3878, col 5 …>``; only a newer
+TLC's ``-dumpTrace json`` has them). A step's event is then recovered from the model's finite event instances
+(``instances.model_events``): of the instances of the labelled action, the first (in the module's order) whose
+spec step from state *i* is enabled and leads exactly to state *i + 1*. When several instances lead to the same
+state the first is taken: they are the same step as far as the state is concerned, and the trace replays the
+same. Arguments TLC did print are used as they are, named by the action's own parameters (``action_params``).
+Nothing here changes the module, so no state count changes.
+
 The generated module keeps the data model's shape (``module``), so the translation is driven by the
 vocabulary's type hints: records by field name, ``TopicPartition`` records to ``"t-0"``, functions to
 maps (TLC prints a function with domain ``1..n`` as a sequence, and ``-dumpTrace json`` writes
@@ -15,6 +23,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kcspec.model.step import SpecMachine
+from kcspec.model.tla.config import ModelConfig
+from kcspec.model.tla.instances import action_params, model_events
 from kcspec.model.tla.module import STATE_VARS
 from kcspec.model.tla.values import NONE_TEXT
 from kcspec.model.tlc.lasso import Lasso
@@ -157,18 +168,73 @@ def event_of(st: TlcTraceState, params: Mapping[str, tuple[str, ...]]) -> Contro
         raise CounterexampleError(str(exc)) from None
 
 
+def match_event(
+    before: ClusterState,
+    after: ClusterState,
+    label: str,
+    profile: str,
+    config: ModelConfig,
+    where: str = "step",
+) -> ControllerEvent:
+    """The first event instance of action ``label`` in the model whose spec step leads from ``before`` to ``after``."""
+    machine = SpecMachine(profile)
+    candidates = [ev for ev in model_events(profile, config) if ev.kind == label]
+    if not candidates:
+        raise CounterexampleError(
+            f"{where}: action {label} has no event instance in the model ({config.describe()})"
+        )
+    for ev in candidates:
+        if machine.enabled(before, ev) and machine.step(before, ev, guard_checked=True).state == after:
+            return ev
+    raise CounterexampleError(
+        f"{where}: none of the {len(candidates)} instance(s) of {label} leads from the previous state to this one "
+        f"(is the model {config.describe()} the one TLC checked?)"
+    )
+
+
+def _step_event(
+    st: TlcTraceState,
+    before: ClusterState,
+    after: ClusterState,
+    profile: str,
+    params: Mapping[str, tuple[str, ...]],
+    config: ModelConfig | None,
+) -> ControllerEvent:
+    act = st.action
+    if act is None:
+        raise CounterexampleError(f"state {st.number} has no action")
+    if act.args or not params.get(act.name, ()) or config is None:
+        return event_of(st, params)
+    return match_event(before, after, act.name, profile, config, f"state {st.number}")
+
+
 def to_trace(
-    states: tuple[TlcTraceState, ...], profile: str, params: Mapping[str, tuple[str, ...]], note: str = ""
+    states: tuple[TlcTraceState, ...],
+    profile: str,
+    params: Mapping[str, tuple[str, ...]] | None = None,
+    note: str = "",
+    *,
+    config: ModelConfig | None = None,
 ) -> Trace:
     """The canonical trace of a TLC counterexample: its initial state and the events that lead to the error.
 
-    Step results are left out: they are recomputed when the trace is replayed (TLC's states hold no requests).
+    ``params`` are the actions' parameter names (default: the spec's, ``action_params``); ``config`` is the
+    model TLC checked: with it, steps printed without arguments are recovered by matching states. Step results
+    are left out: they are recomputed when the trace is replayed (TLC's states hold no requests).
     """
     if not states:
         raise CounterexampleError("the counterexample has no states")
+    names = action_params(profile) if params is None else params
     initial = state_of(states[0])
-    steps = tuple(TraceStep(event_of(st, params)) for st in states[1:])
-    return Trace(profile=profile, initial=initial, steps=steps, note=note)
+    before = initial
+    steps: list[TraceStep] = []
+    for st in states[1:]:
+        if st.action is None or st.action.name not in EVENTS_BY_KIND:
+            event_of(st, names)  # raises, naming the state and its action
+        after = state_of(st)
+        steps.append(TraceStep(_step_event(st, before, after, profile, names, config)))
+        before = after
+    return Trace(profile=profile, initial=initial, steps=tuple(steps), note=note)
 
 
 @dataclass(frozen=True)
@@ -194,7 +260,12 @@ class LassoTrace:
 
 
 def lasso_trace(
-    lasso: Lasso, profile: str, params: Mapping[str, tuple[str, ...]], prop: str = ""
+    lasso: Lasso,
+    profile: str,
+    params: Mapping[str, tuple[str, ...]] | None = None,
+    prop: str = "",
+    *,
+    config: ModelConfig | None = None,
 ) -> LassoTrace:
     """The kcspec form of TLC's lasso: a replayable trace, where the cycle starts and the step that closes it."""
     shape = (
@@ -205,10 +276,12 @@ def lasso_trace(
     note = (
         f"TLC liveness counterexample{f' to {prop}' if prop else ''}: {len(lasso.states)} state(s), {shape}"
     )
-    trace = to_trace(lasso.states, profile, params, note=note)
+    names = action_params(profile) if params is None else params
+    trace = to_trace(lasso.states, profile, names, note=note, config=config)
     back_event: ControllerEvent | None = None
     if lasso.back_action is not None and lasso.loop_to is not None:
         back = TlcTraceState(lasso.loop_to, lasso.back_action, ())
-        back_event = event_of(back, params)
+        before, after = state_of(lasso.states[-1]), state_of(lasso.states[lasso.loop_to - 1])
+        back_event = _step_event(back, before, after, profile, names, config)
     loop_to_step = None if lasso.loop_to is None else lasso.loop_to - 1
     return LassoTrace(trace, loop_to_step, back_event, lasso.stuttering, prop)

@@ -25,10 +25,14 @@ Where Kafka itself is known not to make progress (§12), the violation is expect
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from kcspec.model.evaluate import evaluate
+from kcspec.model.tla.config import ModelConfig
 from kcspec.spec import lang as L
+from kcspec.spec.state import ClusterState
+from kcspec.spec.vocabulary import TopicPartition
 
 
 @dataclass(frozen=True)
@@ -97,10 +101,14 @@ def _reassign_goal(tp: L.Var) -> L.Expr:
 
 
 def _delete_premise(topic: L.Var) -> L.Expr:
+    """Queued for deletion, with partitions, all of whose replicas' brokers are live. "With partitions" excludes
+    the vacuous case TLC found first: a delete request for a topic that does not exist (§8: the controller
+    ignores it, the request stays queued while no broker ever starts), which says nothing about deletion."""
     a = _zk.f("assignments")
     mine = a.keys().filter(lambda tp: tp.f("topic").eq(topic))
     return L.and_(
         _zk.f("delete_topics").contains(topic),
+        mine.non_empty(),
         mine.all(lambda tp: a.get(tp).f("replicas").all(lambda r: _live.contains(r))),
     )
 
@@ -189,6 +197,35 @@ def known_gap(prop: str, profile: str) -> KnownGap | None:
     return next((g for g in KNOWN_GAPS if g.prop == prop and g.profile == profile), None)
 
 
+def domain_values(prop: LivenessProperty, config: ModelConfig) -> tuple[object, ...]:
+    """The values ``prop``'s bound variable ranges over in the model (its partitions or its topics)."""
+    if prop.domain == "Topics":
+        return tuple(config.topic_names)
+    return tuple(TopicPartition(t, p) for t in config.topic_names for p in range(config.partitions))
+
+
+def violated(
+    states: Sequence[ClusterState], cycle_start: int, config: ModelConfig
+) -> tuple[tuple[str, object], ...]:
+    """Which properties a lasso violates, and for which partition or topic: TLC names none.
+
+    The behaviour is ``states[0..n-1]`` and then ``states[cycle_start..n-1]`` forever (a stuttering lasso has
+    ``cycle_start = n - 1``). ``P ~> Q`` is false for ``x`` exactly when some state ``i`` has ``P(x)`` and no state
+    from ``i`` on ever has ``Q(x)``: the states ``min(i, cycle_start)..n-1`` (the rest of the prefix and the
+    cycle, visited forever) all have ``not Q(x)``."""
+    if not 0 <= cycle_start < len(states):
+        raise ValueError(f"cycle start {cycle_start} outside the lasso's {len(states)} states")
+    out: list[tuple[str, object]] = []
+    for prop in PROPERTIES:
+        var = L.var(prop.var)
+        for x in domain_values(prop, config):
+            premise = [bool(evaluate(prop.premise(var), s=st, **{prop.var: x})) for st in states]
+            goal = [bool(evaluate(prop.goal(var), s=st, **{prop.var: x})) for st in states]
+            if any(premise[i] and not any(goal[min(i, cycle_start) :]) for i in range(len(states))):
+                out.append((prop.name, x))
+    return tuple(out)
+
+
 def fair_spec(actions: frozenset[str]) -> str:
     """``FairSpec``: ``Spec`` with weak fairness of each of the controller's own actions the module has."""
     lines = ["FairSpec =="]
@@ -210,4 +247,5 @@ __all__ = [
     "LivenessProperty",
     "fair_spec",
     "known_gap",
+    "violated",
 ]

@@ -32,6 +32,23 @@ class Expected:
     in_verify: bool = True
     """Whether ``kcspec verify`` explores this model and crosschecks it with TLC (the larger 2-broker models,
     minutes each, are left to ``kcspec tla crosscheck``, whose default model they are)."""
+    tlc: TlcRecord | None = None
+    """TLC's own count and time on this model, as last recorded (``python -m
+    kcspec.conformance.selfcheck.tla_crosscheck --record``), beside the explorer's."""
+
+
+@dataclass(frozen=True)
+class TlcRecord:
+    """One recorded crosscheck of a manifest model: TLC's distinct states, its version and workers, and the wall
+    time of each side (seconds, on the machine and load of that day: a record, never a test's bound)."""
+
+    distinct_states: int
+    version: str
+    workers: int
+    tlc_seconds: float
+    explorer_seconds: float
+    recorded: str
+    """The date (YYYY-MM-DD)."""
 
 
 def _config(data: Any, where: str) -> ModelConfig:
@@ -64,9 +81,10 @@ def load(path: Path = MANIFEST) -> tuple[Expected, ...]:
                     _config(entry["config"], where),
                     int(entry["distinct_states"]),
                     bool(entry.get("verify", True)),
+                    TlcRecord(**entry["tlc"]) if "tlc" in entry else None,
                 )
             )
-        except (KeyError, TypeError) as exc:
+        except (KeyError, TypeError, ValueError) as exc:
             raise ManifestError(f"{where}: missing or malformed field {exc}") from None
     if not out:
         raise ManifestError(f"{path}: no models listed under 'models'")
@@ -83,6 +101,7 @@ def save(entries: tuple[Expected, ...], path: Path = MANIFEST) -> None:
             "config": asdict(e.config),
             "distinct_states": e.distinct_states,
             **({} if e.in_verify else {"verify": False}),
+            **({} if e.tlc is None else {"tlc": asdict(e.tlc)}),
         }
         for e in entries
     ]

@@ -9,7 +9,10 @@ TLC_MAIN = "tlc2.TLC"
 
 
 def tlc_argv(args: TlcArgs, tools: Toolchain, *, metadir: str | None = None) -> list[str]:
-    """The argv (module and config by file name: the run's working directory is the module's folder)."""
+    """The argv (module and config by file name: the run's working directory is the module's folder).
+
+    Only options every supported TLC (2.15 and later, ``locate.MINIMUM_VERSION``) accepts, except ``-dumpTrace``,
+    which is passed only to a TLC whose version is known to support it."""
     argv = [str(tools.java), "-XX:+UseParallelGC"]
     if args.heap_mb is not None:
         argv.append(f"-Xmx{args.heap_mb}m")
@@ -21,7 +24,8 @@ def tlc_argv(args: TlcArgs, tools: Toolchain, *, metadir: str | None = None) -> 
         argv += ["-dfid", str(args.depth)]
     if not args.check_deadlock:
         argv.append("-deadlock")
-    if args.dump_trace_json is not None:
+    if args.dump_trace_json is not None and tools.version is not None and tools.version.supports_dump_trace:
+        # TLC 2.15 rejects -dumpTrace; without it the counterexample is read from the -tool output
         argv += ["-dumpTrace", "json", str(args.dump_trace_json)]
     if args.dump_states is not None:
         # TLC adds ".dump" to a file name without it; the name is given with it, so TLC writes exactly there.

@@ -6,15 +6,23 @@ TLC runs in a JVM that must never outlive the run: it is started in its own proc
 SIGINT (Ctrl-C) or SIGTERM while waiting, and whenever the wait ends by an exception. A signal is then
 re-raised as ``TlcInterrupted`` carrying the exit status the command line must end with (130 for SIGINT,
 143 for SIGTERM, the shell's 128 + signal number).
+
+When this process dies without a chance to clean up (SIGKILL: the OOM killer, a CI runner's hard cancel), two
+things still end the run: the JVM is started with ``PR_SET_PDEATHSIG`` = SIGKILL (Linux: the kernel kills it when
+the thread that started it dies), and a watchdog — a tiny Python process in a session of its own, which a kill
+of this process's group does not reach — polls this process; when it is gone, the watchdog kills TLC's group
+and removes the run's temporary folders, then exits. A run that ends normally stops its watchdog.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -68,8 +76,12 @@ def run_tlc(
     *,
     on_progress: ProgressCallback | None = None,
     extra_files: tuple[Path, ...] = (),
+    remove_on_death: tuple[Path, ...] = (),
 ) -> TlcResult:
-    """Run TLC on ``args.module`` in a temporary folder (the caller's folders are never written)."""
+    """Run TLC on ``args.module`` in a temporary folder (the caller's folders are never written).
+
+    ``remove_on_death``: the caller's own temporary folders, removed by the watchdog with the run's folder if
+    this process is killed during the run."""
     with tempfile.TemporaryDirectory(prefix="kcspec-tlc-") as tmp:
         work = Path(tmp)
         shutil.copy(args.module, work / args.module.name)
@@ -86,7 +98,9 @@ def run_tlc(
             dump_states=states,
         )
         argv = tlc_argv(local, tools, metadir=str(work / "states"))
-        raw, code, timed_out, wall = _execute(argv, work, args.timeout_s, on_progress)
+        raw, code, timed_out, wall = _execute(
+            argv, work, args.timeout_s, on_progress, (work, *remove_on_death)
+        )
         report = parse_tool_output(raw, args.module_name)
         if timed_out:
             report = replace(
@@ -106,17 +120,24 @@ def run_tlc(
 
 
 def _execute(
-    argv: list[str], cwd: Path, timeout_s: float | None, on_progress: ProgressCallback | None
+    argv: list[str],
+    cwd: Path,
+    timeout_s: float | None,
+    on_progress: ProgressCallback | None,
+    folders: tuple[Path, ...] = (),
 ) -> tuple[str, int | None, bool, float]:
     start = time.monotonic()
     proc = subprocess.Popen(
         argv,
         cwd=cwd,
+        stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
         start_new_session=True,
+        preexec_fn=_die_with_parent(os.getpid()),
     )
+    watchdog = _start_watchdog(proc.pid, folders)
     lines: list[str] = []
 
     def pump() -> None:
@@ -143,8 +164,64 @@ def _execute(
             # timeout, Ctrl-C, SIGTERM or any other exception: the JVM and its children go with us
             if proc.poll() is None:
                 _kill_group(proc)
+            _stop(watchdog)
     reader.join(timeout=10)
     return "".join(lines), proc.returncode, timed_out, time.monotonic() - start
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent(parent: int) -> Callable[[], None]:
+    """Run in the child before ``exec``: ask the kernel for SIGKILL when the parent dies (Linux only; elsewhere
+    the watchdog alone ends the run), and exit at once when the parent is already gone."""
+
+    def set_pdeathsig() -> None:
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+        if os.getppid() != parent:
+            os._exit(1)
+
+    return set_pdeathsig
+
+
+WATCHDOG = """
+import os, shutil, signal, sys, time
+parent, group, folders = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
+while os.getppid() == parent:
+    time.sleep(0.2)
+try:
+    os.killpg(group, signal.SIGKILL)
+except OSError:
+    pass
+for folder in folders:
+    shutil.rmtree(folder, ignore_errors=True)
+"""
+"""The watchdog's program: when its parent (this process) is gone, kill TLC's process group and remove the
+run's folders. It imports nothing of kcspec, so it starts in a few milliseconds from any installation."""
+
+
+def _start_watchdog(group: int, folders: tuple[Path, ...]) -> subprocess.Popen[bytes] | None:
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-I", "-c", WATCHDOG, str(os.getpid()), str(group), *map(str, folders)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    except OSError:
+        return None  # PR_SET_PDEATHSIG still ends the JVM; only the folders would be left
+
+
+def _stop(watchdog: subprocess.Popen[bytes] | None) -> None:
+    if watchdog is None:
+        return
+    watchdog.kill()
+    watchdog.wait()
 
 
 @contextlib.contextmanager

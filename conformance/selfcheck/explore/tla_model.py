@@ -22,32 +22,14 @@ when the two describe the same state space.
 from __future__ import annotations
 
 import argparse
-import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from kcspec.conformance.selfcheck.explore.explorer import ExploreResult, ExploreStats, SearchSpace, search
 from kcspec.model.tla.bounds import within_bounds
 from kcspec.model.tla.config import ModelConfig
-from kcspec.model.tla.domains import param_domain
+from kcspec.model.tla.instances import model_events
 from kcspec.model.tla.manifest import Expected, load, save
-from kcspec.model.tla.module import action_order
-from kcspec.spec.actions import build_actions
-from kcspec.spec.events import EVENTS_BY_KIND, ControllerEvent
-from kcspec.spec.profiles import get_profile
-
-
-def model_events(profile: str, config: ModelConfig) -> tuple[ControllerEvent, ...]:
-    """Every event instance of the module's ``Next``, in the module's action order."""
-    actions = sorted(build_actions(get_profile(profile)).values(), key=lambda a: action_order(a.name))
-    out: list[ControllerEvent] = []
-    for a in actions:
-        cls = EVENTS_BY_KIND[a.name]
-        names = [p.name for p in a.params]
-        domains = [param_domain(a.name, p).values(config) for p in a.params]
-        for combo in itertools.product(*domains):
-            out.append(cls(**dict(zip(names, combo, strict=True))))
-    return tuple(out)
 
 
 def model_space(profile: str, config: ModelConfig, max_states: int = 1_000_000) -> SearchSpace:

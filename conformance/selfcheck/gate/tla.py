@@ -1,5 +1,5 @@
 """The gate's TLA+ cases: the generated modules parse, the explorer finds the manifest's state counts, and TLC
-agrees with the explorer on the same models (skipped, with how to get TLC, when Java or tla2tools.jar is missing)."""
+agrees with the explorer on the same models (skipped, with how to get TLC, when Java or tla2tools.jar is missing and the user named no jar)."""
 
 from __future__ import annotations
 
@@ -66,14 +66,14 @@ def verify_cases(opts: VerifyOptions) -> Iterator[CaseResult]:
                     run_crosscheck,
                 )
 
+                # a jar the user named that cannot run never gets here: verify.py stops with exit 2
                 reason = tlc_unavailable_reason(jar)
                 if reason is not None:
                     return Verdict.skipped, reason, "", None
-                result = run_crosscheck(
-                    CrosscheckArgs(entry.profile, entry.config, timeout_s=1800), find_toolchain(jar)
-                )
+                tools = find_toolchain(jar)
+                result = run_crosscheck(CrosscheckArgs(entry.profile, entry.config, timeout_s=1800), tools)
                 if result.verdict is CrosscheckOutcome.AGREE and result.tlc_distinct == entry.distinct_states:
-                    return Verdict.passed, result.message, "", None
+                    return Verdict.passed, f"{result.message} ({tools.version})", "", None
                 if result.verdict is CrosscheckOutcome.TLC_FAILED and result.exit_code == EXIT_USAGE:
                     return Verdict.errored, result.message, result.tlc.report.error or "", None
                 return Verdict.failed, result.message, "", None

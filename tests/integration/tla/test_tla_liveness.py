@@ -121,3 +121,38 @@ def test_export_writes_the_liveness_configuration_beside_the_module(tmp_path: Pa
     assert result.exit_code == 0, result.output
     cfg = (tmp_path / "KafkaController_2_8_2_liveness.cfg").read_text()
     assert "SPECIFICATION FairSpec" in cfg and "PROPERTY LeaderEventuallyElected" in cfg
+
+
+def test_tlcs_real_lasso_is_named_and_no_longer_violates_the_fixed_premise() -> None:
+    """TLC 2.18's lasso on the smallest kafka-2.8 model (a delete request for a topic that does not exist, no broker
+    ever starting, then stuttering): it replays as a kcspec trace, and ``violated`` names what it breaks. Under the
+    old, vacuous premise of DeletionEventuallyCompletes it broke that property for t0; with the premise that the
+    topic has partitions it breaks nothing."""
+    from kcspec.model.tla.counterexample import state_of
+    from kcspec.model.tla.liveness import violated
+
+    one_broker = ModelConfig(1, 1, 1, 1, 1, 1, 2, 0)
+    lasso = parse_lasso((TRANSCRIPTS / "liveness_real_tlc2.18_vacuous_deletion.txt").read_text())
+    assert lasso.stuttering and len(lasso.states) == 3
+    lt = lasso_trace(lasso, "kafka-2.8", prop="", config=one_broker)
+    assert [s.event.kind for s in lt.trace.steps] == ["TopicDeletion", "UncleanLeaderElectionEnable"]
+    states = _replay("kafka-2.8", lt.trace.initial, [s.event for s in lt.trace.steps])
+    assert states == [state_of(s) for s in lasso.states]
+    assert violated(states, len(states) - 1, one_broker) == ()
+    # the same lasso against the old premise (queued, and every replica of its (no) partitions live): violated
+    old = L.and_(
+        L.var("s").f("zk").f("delete_topics").contains(L.var("topic")),
+    )
+    assert all(evaluate(old, s=st, topic="t0") for st in states[1:])
+    assert not any(evaluate(DELETION.goal(L.var("topic")), s=st, topic="t0") for st in states[1:])
+
+
+def test_violated_names_the_property_and_its_partition_or_topic() -> None:
+    from kcspec.model.tla.counterexample import state_of
+    from kcspec.model.tla.liveness import violated
+
+    lasso = parse_lasso((TRANSCRIPTS / "liveness_loop.txt").read_text())
+    states = [state_of(s) for s in lasso.states]
+    assert lasso.loop_to is not None
+    found = violated(states, lasso.loop_to - 1, ModelConfig(1, 1, 1, 1, 1, 1, 2, 0))
+    assert ("DeletionEventuallyCompletes", "t0") in found

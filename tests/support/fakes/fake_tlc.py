@@ -53,6 +53,9 @@ def _explored(module: Path, cfg: Path) -> list[ClusterState]:
 
 
 def main(argv: list[str]) -> int:
+    if argv[-1] == "KcspecVersionProbe":  # locate.probe_version: answer with a supported TLC's banner
+        print("TLC2 Version 2.15 of the stand-in (rev: 0000000)")
+        return 255
     if os.environ.get("FAKE_TLC_EXIT") == "violation":
         sys.stdout.write((FIXTURES / "out_tool_violation.txt").read_text())
         return 12

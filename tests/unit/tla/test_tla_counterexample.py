@@ -4,6 +4,7 @@ as ``-dumpTrace json`` data decodes to the same ``ClusterState``; actions become
 from __future__ import annotations
 
 import pytest
+from kcspec.model.tla.config import ModelConfig
 from kcspec.model.tla.counterexample import CounterexampleError, state_of, to_trace
 from kcspec.model.tla.module import STATE_VARS
 from kcspec.model.tla.values import value_text
@@ -85,3 +86,29 @@ def test_bad_traces_name_the_place() -> None:
     s1 = TlcTraceState(2, TlcAction("NoSuchEvent", ()), ())
     with pytest.raises(CounterexampleError, match="not a kcspec event"):
         to_trace((parse_state_text(tlc_text(ClusterState())), s1), "kafka-2.8", {})
+
+
+ONE_BROKER = ModelConfig(1, 1, 1, 1, 1, 1, 2, 0)
+
+
+def test_steps_printed_without_arguments_are_recovered_by_matching_states() -> None:
+    from kcspec.model.step import SpecMachine
+
+    started = SpecMachine("kafka-2.8").step(ClusterState(), BrokerStartup(0)).state
+    s0 = parse_state_text(tlc_text(ClusterState()))
+    s1 = parse_state_text(
+        tlc_text(started, 2, "<BrokerStartup line 3878, col 5 to line 3878, col 30 of module M>")
+    )
+    trace = to_trace((s0, s1), "kafka-2.8", config=ONE_BROKER)
+    assert trace.events == (BrokerStartup(0),)
+    # without the model there is nothing to match against: the missing arguments are named
+    with pytest.raises(
+        CounterexampleError, match=r"BrokerStartup has 0 argument\(s\), expected parameters \('broker_id',\)"
+    ):
+        to_trace((s0, s1), "kafka-2.8")
+    # a step that no instance of the labelled action explains names its state
+    same = parse_state_text(
+        tlc_text(ClusterState(), 2, "<BrokerStartup line 1, col 1 to line 1, col 2 of module M>")
+    )
+    with pytest.raises(CounterexampleError, match=r"state 2: none of the 1 instance\(s\) of BrokerStartup"):
+        to_trace((s0, same), "kafka-2.8", config=ONE_BROKER)

@@ -1,0 +1,101 @@
+"""A real TLC counterexample becomes a kcspec trace that replays: TLC (2.15) checks a generated module with a
+deliberately weakened invariant, prints action labels without arguments, and ``kcspec tla check`` recovers each
+step's event by matching states against the model's event instances; ``kcspec conformance replay`` then replays
+the trace on the reference controller, and the spec's own steps reach TLC's states."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from kcspec.model.step import SpecMachine
+from kcspec.model.tla.config import ModelConfig
+from kcspec.model.tla.counterexample import state_of
+from kcspec.model.tla.instances import action_params
+from kcspec.model.tla.module import generate
+from kcspec.model.tlc.output import parse_output
+from kcspec.spec.profiles import get_profile
+from kcspec.spec.trace import Trace
+
+from kcspec.cli import main
+
+pytestmark = pytest.mark.integration
+
+ONE_BROKER = ModelConfig(1, 1, 1, 1, 1, 1, 2, 0)
+MODEL_OPTIONS = [
+    f"--{name.replace('_', '-')}={value}" for name, value in dataclasses.asdict(ONE_BROKER).items()
+]
+WEAK = "WeakNoPartitionState"
+"""False as soon as the controller writes a partition's state: a few steps, some with arguments."""
+
+
+@pytest.fixture(scope="session")
+def weakened_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
+    """``kcspec tla check`` on the kafka-2.8 one-broker module with the weakened invariant added: its output
+    folder (TLC's transcript and counterexample.json)."""
+    from kcspec.model.tlc.locate import tlc_unavailable_reason
+
+    reason = tlc_unavailable_reason()
+    if reason is not None:
+        pytest.fail(f"no TLC (make setup installs it with the dev extra): {reason}")
+    module = generate(get_profile("kafka-2.8"), ONE_BROKER)
+    folder = tmp_path_factory.mktemp("weakened")
+    lines = module.tla.rstrip("\n").split("\n")
+    assert lines[-1].startswith("====")
+    weak = [f"{WEAK} == DOMAIN zk.partition_states = {{}}", lines[-1]]
+    tla = folder / f"{module.name}.tla"
+    tla.write_text("\n".join([*lines[:-1], *weak]) + "\n", encoding="utf-8")
+    tla.with_suffix(".cfg").write_text(module.cfg + f"INVARIANT {WEAK}\n", encoding="utf-8")
+    out = folder / "out"
+    args = ["tla", "check", "--module", str(tla), "--profile", "kafka-2.8", *MODEL_OPTIONS, "--out", str(out)]
+    args += ["--timeout", "900"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 1, result.output
+    assert parse_output((out / "tlc-output.txt").read_text()).violated == WEAK, result.output
+    return result.output, out
+
+
+def test_the_counterexample_is_written_from_labels_without_arguments(weakened_run: tuple[str, Path]) -> None:
+    _, out = weakened_run
+    report = parse_output((out / "tlc-output.txt").read_text())
+    assert report.trace and all(s.action is None or not s.action.args for s in report.trace), (
+        "TLC 2.15 prints no arguments: the events must have been recovered by matching states"
+    )
+    trace = Trace.from_json((out / "counterexample.json").read_text())
+    assert len(trace.steps) == len(report.trace) - 1
+    assert [s.event.kind for s in trace.steps] == [s.action.name for s in report.trace[1:] if s.action]
+    # the spec's own steps lead through TLC's states, and the last one breaks the weakened invariant
+    machine = SpecMachine("kafka-2.8")
+    state = trace.initial
+    for step, tlc_state in zip(trace.steps, report.trace[1:], strict=True):
+        state = machine.step(state, step.event).state
+        assert state == state_of(tlc_state)
+    assert state.zk.partition_states, "the last state has a partition state"
+    assert any(action_params("kafka-2.8")[s.event.kind] for s in trace.steps), (
+        "no step had arguments to recover"
+    )
+
+
+def test_the_counterexample_replays_on_the_reference_controller(weakened_run: tuple[str, Path]) -> None:
+    _, out = weakened_run
+    sut = f"{sys.executable} -m kcspec serve-reference"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kcspec",
+            "conformance",
+            "replay",
+            str(out / "counterexample.json"),
+            "--sut",
+            sut,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
