@@ -3,9 +3,9 @@
 * **Tiers.** A test's tier is the first folder under ``tests/``: ``unit``, ``integration``, ``quality`` or
   ``slow`` (``tests/README.md`` says what each is for). Each test gets its tier as a marker, so ``-m unit``
   works as well as naming the folder. A unit test's call is meant to take under ``UNIT_CPU_SECONDS`` of CPU
-  time: one over it is named at the end of the run, and one over twice that (times ``KCSPEC_TEST_TIME_SCALE``)
-  fails and says to move it to the integration tier. CPU time, not wall-clock time, and a factor of two of
-  headroom, so that a loaded machine (whose cores do less per second) does not fail it.
+  time: one over it is named at the end of the run, and one over three times that (times
+  ``KCSPEC_TEST_TIME_SCALE``) fails and says to move it to the integration tier. CPU time, not wall-clock time,
+  and a factor of three of headroom, so that a loaded machine (whose cores do less per second) does not fail it.
 * **Stopping.** SIGTERM to the run (a CI job's timeout or cancel, ``timeout``, ``kill``) stops it within
   seconds with exit 143, also with pytest-xdist workers and after a test ran a ``kcspec`` command in-process:
   the signal handlers a test leaves installed are put back after it, and a test ended by kcspec's own
@@ -37,7 +37,7 @@ pytest_plugins = ["tests.support.conformance_fixtures"]
 
 TIERS = ("unit", "integration", "quality", "slow")
 UNIT_CPU_SECONDS = 1.0
-"""The unit tier's target for one test's call (CPU seconds); twice this, times the time scale, fails it."""
+"""The unit tier's target for one test's call (CPU seconds); three times this, times the time scale, fails it."""
 _over_target: list[tuple[str, float]] = []
 
 _TESTS = Path(__file__).resolve().parent
@@ -131,7 +131,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if report.when != "call" or not report.passed or item.get_closest_marker("unit") is None:
         return
     cpu = item.stash.get(_CPU, 0.0)
-    limit = scaled(2 * UNIT_CPU_SECONDS)
+    limit = scaled(3 * UNIT_CPU_SECONDS)
     if cpu > limit:
         report.outcome = "failed"
         report.longrepr = (
