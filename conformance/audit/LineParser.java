@@ -807,7 +807,7 @@ public final class LineParser implements UDF1<String, Row> {
           row[7 + index.length] = status.equals("record") ? null : UTF8String.fromString(text);
           row[8 + index.length] = utf8(out[0]);
           row[9 + index.length] = ownerOf;
-          cube.count(cells, fid, status, out, (Long) row[5]);
+          cube.count(cells, fid, status, out, (Long) row[5], (Long) row[2]);
           if (exhausted && ahead2.isEmpty()) {
             cube.add(cells);
             cells.clear();
@@ -859,7 +859,7 @@ public final class LineParser implements UDF1<String, Row> {
       }
     }
 
-    void count(HashMap<String, long[]> local, int fid, String status, Object[] out, Long ts) {
+    void count(HashMap<String, long[]> local, int fid, String status, Object[] out, Long ts, Long line) {
       String kind = (String) out[5];
       boolean transition = false;
       for (String t : transitionKinds) transition |= t.equals(kind);
@@ -881,12 +881,12 @@ public final class LineParser implements UDF1<String, Row> {
       String key = b.toString();
       long[] c = local.get(key);
       if (c == null) {
-        c = new long[] {0, Long.MAX_VALUE, Long.MIN_VALUE};
+        c = new long[] {0, Long.MAX_VALUE, Long.MIN_VALUE, -1};
         local.put(key, c);
       }
       c[0]++;
       if (ts != null) {
-        c[1] = Math.min(c[1], ts);
+        earliest(c, ts, line == null ? -1 : line);
         c[2] = Math.max(c[2], ts);
       }
     }
@@ -933,7 +933,7 @@ public final class LineParser implements UDF1<String, Row> {
           cells.put(e.getKey(), x.clone());
         } else {
           mine[0] += x[0];
-          mine[1] = Math.min(mine[1], x[1]);
+          if (x[1] != Long.MAX_VALUE) earliest(mine, x[1], x[3]);
           mine[2] = Math.max(mine[2], x[2]);
         }
       }
@@ -958,14 +958,28 @@ public final class LineParser implements UDF1<String, Row> {
       return cells;
     }
 
-    /** The cells as text: per cell its key, then "lines,first,last" (empty for no timestamp), then "\n". */
+    /**
+     * A cell's first timestamp and the line it is on: the least (timestamp, line), so that the line is the
+     * same whatever order the lines were counted in (stats.line_cube takes the same least pair).
+     */
+    private static void earliest(long[] c, long ts, long line) {
+      if (ts < c[1] || (ts == c[1] && line < c[3])) {
+        c[1] = ts;
+        c[3] = line;
+      }
+    }
+
+    /**
+     * The cells as text: per cell its key, then "lines,first,last,line of first" (the last three empty for
+     * no timestamp), then "\n".
+     */
     public String text() {
       StringBuilder b = new StringBuilder();
       for (java.util.Map.Entry<String, long[]> e : cells.entrySet()) {
         long[] c = e.getValue();
         b.append(e.getKey()).append(c[0]).append(',');
-        if (c[1] != Long.MAX_VALUE) b.append(c[1]).append(',').append(c[2]);
-        else b.append(',');
+        if (c[1] != Long.MAX_VALUE) b.append(c[1]).append(',').append(c[2]).append(',').append(c[3]);
+        else b.append(",,");
         b.append('\n');
       }
       return b.toString();

@@ -67,12 +67,18 @@ class Summary:
     """About the audit itself (a profile that does not match the log): shown first."""
     skipped: list[dict[str, str]] = field(default_factory=list)
     """Files found under a directory and not audited: ``file`` and ``why`` (``spark_job.Inputs.skipped``)."""
+    notes: list[str] = field(default_factory=list)
+    """What the reader should know to read the results (where controller epochs start over: ``eras``)."""
+    checked: int | None = None
+    """State transitions the rules checked (log transition records and trace steps)."""
+    unreadable: list[dict[str, str]] = field(default_factory=list)
+    """Folders and files that could not be read (``spark_job.Inputs.unreadable``): ``file`` and ``why``."""
 
     def attention(self, limit: int = 10) -> list[str]:
         """What an operator must look at first, as plain lines (``findings.attention``)."""
         from kcspec.conformance.audit.findings import attention
 
-        return attention(
+        return [f"note: {n}" for n in self.notes[:limit]] + attention(
             self.warnings, self.by_finding, self.finding_sample, self.violation_sample, self.violations, limit
         )
 

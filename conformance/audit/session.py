@@ -157,10 +157,17 @@ def make_session(
     shuffle_partitions: int | None = None,
     app: str = "kcspec-audit",
     input_size: int | None = None,
+    interrupts: bool = False,
 ) -> Any:
     """Start (or reuse) a SparkSession; ``ImportError`` with an install hint if pyspark is missing.
     ``input_size``: the size of what will be audited (``input_bytes``), when known before the JVM starts: a
-    local session for a small input gets ``SMALL_INPUT_JVM_OPTIONS`` (only a JVM started here does)."""
+    local session for a small input gets ``SMALL_INPUT_JVM_OPTIONS`` (only a JVM started here does).
+
+    ``interrupts``: whether this call sets the process's SIGINT and SIGTERM handlers to end the run at once
+    (``quiet_interrupts``): the command line's choice, made inside ``handled_interrupts``, which restores the
+    earlier handlers. Without it (a library call, a test) the process's handlers are after the call what they
+    were before it: pyspark's own SIGINT handler, which ``SparkContext`` installs, is undone."""
+    before = _handlers()
     try:
         from pyspark import SparkConf, SparkContext
         from pyspark.java_gateway import launch_gateway
@@ -215,7 +222,10 @@ def make_session(
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
-    quiet_interrupts()
+    if interrupts:
+        quiet_interrupts()
+    else:
+        _restore(before)
     return spark
 
 
@@ -248,6 +258,35 @@ def quiet_interrupts() -> None:
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, _interrupted)
         signal.signal(signal.SIGTERM, _interrupted)
+
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+Handler = Callable[[int, Any], Any] | int | None
+
+
+def _handlers() -> dict[int, Handler]:
+    return {s: signal.getsignal(s) for s in SIGNALS}
+
+
+def _restore(handlers: dict[int, Handler]) -> None:
+    if threading.current_thread() is threading.main_thread():
+        for s, h in handlers.items():
+            if h is not None:  # None: set by no Python code, cannot be set back from here
+                signal.signal(s, h)
+
+
+@contextmanager
+def handled_interrupts() -> Iterator[None]:
+    """Inside the block, Ctrl-C and SIGTERM end the run at once (``quiet_interrupts``); after it, the process's
+    handlers are what they were. For the command line; library calls leave the handlers alone
+    (``make_session``'s ``interrupts``)."""
+    before = _handlers()
+    quiet_interrupts()
+    try:
+        yield
+    finally:
+        _restore(before)
 
 
 def interrupt_in(exc: BaseException) -> BaseException | None:
