@@ -161,6 +161,11 @@ SAMPLE_LINES = 5_000
 def sample_file(path: Path, lines: int = SAMPLE_LINES) -> list[ParsedLine]:
     """The parse of the first ``lines`` lines of a log (``.gz`` decompressed); what cannot be read is left out
     (the audit reports unreadable input itself)."""
+    return list(parse_lines(str(path), head(path, lines)))
+
+
+def head(path: Path, lines: int) -> list[str]:
+    """The first ``lines`` lines of a file (``.gz`` decompressed), what can be read of them."""
     texts: list[str] = []
     try:
         raw = gzip.open(path, "rb") if path.name.endswith(".gz") else open(path, "rb")  # noqa: SIM115
@@ -171,7 +176,37 @@ def sample_file(path: Path, lines: int = SAMPLE_LINES) -> list[ParsedLine]:
                     break
     except (OSError, EOFError, gzip.BadGzipFile):
         pass
-    return list(parse_lines(str(path), texts))
+    return texts
+
+
+OUT_OF_MODEL: tuple[tuple[str, str], ...] = (
+    ("[QuorumController id=", "a KRaft controller log"),
+    ("org.apache.kafka.controller.QuorumController", "a KRaft controller log"),
+    ("KRaftMigrationDriver", "a ZooKeeper-to-KRaft migration log"),
+    ("KRaftMigrationZkWriter", "a ZooKeeper-to-KRaft migration log"),
+    ("ZkMigrationClient", "a ZooKeeper-to-KRaft migration log"),
+)
+"""Markers of logs whose controller the spec does not model (its ZooKeeper-mode controller, semantics §1):
+the KRaft quorum controller, and the migration from ZooKeeper to KRaft. Decision: such a file is audited as
+any other (its lines are counted), and named in the headline as out of the model, so that its "nothing
+checked" is not read as a healthy history."""
+
+
+OUT_OF_MODEL_LINES = 100
+"""Lines read from the start of each file for ``OUT_OF_MODEL`` markers (nearly every line of such a log has one)."""
+
+
+def out_of_model(paths: Iterable[str], lines: int = SAMPLE_LINES) -> list[str]:
+    """For each file whose first ``lines`` lines show a controller the spec does not model (``OUT_OF_MODEL``),
+    ``<file>: <what> (line <n>), out of the model (…)``; the lines are read, not parsed."""
+    found = []
+    for p in paths:
+        for n, text in enumerate(head(Path(p), lines), 1):
+            what = next((w for marker, w in OUT_OF_MODEL if marker in text), None)
+            if what is not None:
+                found.append(f"{p}: {what} (line {n}), out of the model (ZooKeeper-mode controllers only)")
+                break
+    return found
 
 
 SAMPLE_BUDGET = 200_000
@@ -276,7 +311,16 @@ def version_report(
             f"see stats.json 'version'{quirk}"
         )
     mixed = [name for name, h in histories.items() if h["mixed_versions"]]
-    return {"histories": histories, "warning": warning, "mixed": mixed_warning(mixed, len(groups))}
+    outside = out_of_model([f for files in groups.values() for f in files], min(each, OUT_OF_MODEL_LINES))
+    if outside:
+        more = f" (and {len(outside) - 1} more file(s), see stats.json 'version')" if len(outside) > 1 else ""
+        warning = "; ".join(x for x in (warning, outside[0] + more) if x)
+    return {
+        "histories": histories,
+        "warning": warning,
+        "mixed": mixed_warning(mixed, len(groups)),
+        "out_of_model": outside,
+    }
 
 
 MIXED_CLUSTERS = (

@@ -54,3 +54,28 @@ def test_a_folder_not_audited_or_nothing_checked_is_not_clean() -> None:
     nothing = verdict.judge(3, 3, 0, 0, [_file("kraft.log", 3)], checked=0)
     assert nothing.exit_code == verdict.BAD_INPUT, nothing
     assert "nothing checked" in nothing.problems[0] and "0 state transition(s) checked" in nothing.headline
+
+
+def test_kraft_and_migration_logs_are_named_out_of_the_model(tmp_path: Path) -> None:
+    from kcspec.conformance.audit.layouts import version_report
+
+    kraft = tmp_path / "controller.log"
+    kraft.write_text(
+        "[2023-05-10 12:00:00,123] INFO [QuorumController id=1] Becoming the active controller at epoch 4, "
+        "committed offset 120, committed epoch 3 (org.apache.kafka.controller.QuorumController)\n"
+    )
+    migration = tmp_path / "server.log"
+    migration.write_text(
+        "[2023-05-10 12:01:00,000] INFO [KRaftMigrationDriver id=3000] Completed migration of metadata from "
+        "ZooKeeper to KRaft. 120 records were generated in 54 ms across 1 batches. "
+        "(org.apache.kafka.metadata.migration.KRaftMigrationDriver)\n"
+    )
+    zk = tmp_path / "state-change.log"
+    zk.write_text(LINE)
+    report = version_report({"all files": [str(kraft), str(migration), str(zk)]}, "kafka-2.8")
+    assert report["out_of_model"] == [
+        f"{kraft}: a KRaft controller log (line 1), out of the model (ZooKeeper-mode controllers only)",
+        f"{migration}: a ZooKeeper-to-KRaft migration log (line 1), out of the model (ZooKeeper-mode "
+        "controllers only)",
+    ]
+    assert f"{kraft}: a KRaft controller log" in report["warning"], report
