@@ -213,12 +213,19 @@ def attention(
     violation_sample: Sequence[Mapping[str, Any]],
     violations: int,
     limit: int = 10,
+    groups: Sequence[Mapping[str, Any]] = (),
 ) -> list[str]:
     """What an operator must look at, most urgent first, as plain lines: warnings about the audit itself (a
     profile that does not match the log), violations (each with its line and the earlier line it was compared
     with), then findings by severity (each with its line and exception)."""
     out = [f"WARNING: {w}" for w in warnings]
-    if violations:
+    if violations and groups:
+        out.append(f"{violations} violation(s) of the spec, in {len(groups)} group(s) by rule and signature:")
+        for g in groups[:limit]:
+            out.append(f"  [{g['rule']}] x{g['count']}: {g['signature']}")
+            for v in g["first"]:
+                out += _violation_lines(v, "    ")
+    elif violations:
         out.append(f"{violations} violation(s) of the spec:")
         for v in violation_sample[:limit]:
             out.append(f"  {v.get('file')}:{v.get('line')}: [{v.get('rule')}] {v.get('message')}")
@@ -241,4 +248,16 @@ def attention(
                 out.append(f"      line: {f['text']}")
             if f.get("exception"):
                 out.append(f"      {f['exception']}")
+    return out
+
+
+def _violation_lines(v: Mapping[str, Any], indent: str) -> list[str]:
+    """A violation as the terminal shows it: where, the rule and message, its line and the line it was
+    compared with."""
+    out = [f"{indent}{v.get('file')}:{v.get('line')}: {v.get('message')}"]
+    if v.get("text"):
+        out.append(f"{indent}    line: {v['text']}")
+    if v.get("compared_line") is not None:
+        shown = v.get("compared_text") or ""
+        out.append(f"{indent}    compared with {v.get('compared_file')}:{v.get('compared_line')}: {shown}")
     return out

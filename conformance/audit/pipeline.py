@@ -32,6 +32,7 @@ from kcspec.conformance.audit import (
     findings,
     jvm_parser,
     layouts,
+    lines,
     replay,
     report,
     salvage,
@@ -350,6 +351,7 @@ def _run(
         ("rule", "controller_id", "controller_epoch"),
         first_violations,
     )
+    by_signature = report.violation_groups(vdf) if n_viol else []
     step("writing quarantine")
     quarantine = (
         _union(non_records)
@@ -396,6 +398,10 @@ def _run(
         finding_rows = first_findings.rows()
     violation_rows = first_violations.rows
     finding_sample, violation_sample = findings.with_texts(finding_rows, violation_rows)
+    instances = [x for g in by_signature for x in g["first"]]
+    _, shown = findings.with_texts([], instances)
+    for g in by_signature:  # the first instances with their lines' texts, in the groups' order
+        g["first"], shown = shown[: len(g["first"])], shown[len(g["first"]) :]
 
     step("statistics and coverage")
     files = _file_stats(per_file, (*inputs.kafka_logs, *inputs.traces), dict(broken))
@@ -437,6 +443,7 @@ def _run(
         skipped=[{"file": name, "why": why} for name, why in inputs.skipped],
         notes=notes,
         checked=checked,
+        violation_groups=by_signature,
         unreadable=[{"file": name, "why": why} for name, why in inputs.unreadable],
     )
     report.write_outputs(
@@ -560,6 +567,7 @@ def conclude(
         summary.notes,
         summary.checked,
         [f"{u['file']}: {u['why']}, not audited" for u in summary.unreadable],
+        sum(summary.by_reason.get(r, 0) for r in lines.EXCUSED_REASONS),
     )
     (out / "verdict.json").write_text(json.dumps(v.as_json(), indent=1) + "\n")
     if (out / "summary.html").exists():

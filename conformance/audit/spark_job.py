@@ -312,7 +312,11 @@ def resolve_non_records(parsed: DataFrame, file: str = "file") -> DataFrame:
     run = F.sum(F.col("starts_run").cast("int")).over(w.rowsBetween(Window.unboundedPreceding, 0))
     with_run = starts.withColumn("run", run)
     owner = F.first("head_owner").over(Window.partitionBy(file, "run").orderBy("line"))
-    res = with_run.withColumn("owner", F.when(F.col("attachable"), owner))
+    res = with_run.withColumn("owner", F.when(F.col("attachable"), owner)).withColumn(
+        # a run that starts at the file's first line: nothing but blank and continuation lines before it
+        "run_first",
+        F.min("line").over(Window.partitionBy(file, "run")),
+    )
     status = (
         F.when(F.col("status") == "quarantined", "quarantined")
         .when(F.col("attachable") & F.col("blank"), "blank")
@@ -323,7 +327,9 @@ def resolve_non_records(parsed: DataFrame, file: str = "file") -> DataFrame:
         F.when(F.col("status") == "quarantined", F.col("reason"))
         .when(F.col("attachable") & F.col("blank"), F.lit(None))
         .when(F.col("attachable") & F.col("owner").isNotNull(), F.lit(None))
-        .when(F.col("attachable"), "orphan-continuation")
+        .when(F.col("attachable") & (F.col("run_first") == 1), g.ORPHAN_AT_START)
+        .when(F.col("attachable"), g.ORPHAN_REASONS[0])
+        .when(F.col("text").rlike(g.CONTAINER_PREFIX_REGEX), g.OUT_OF_SCOPE)
         .otherwise("no-layout")
     )
     return res.select(

@@ -95,12 +95,15 @@ def judge(
     notes: Sequence[str] = (),
     checked: int | None = None,
     unaudited: Sequence[str] = (),
+    excused: int = 0,
 ) -> AuditOutcome:
     """The verdict on a run's counts; ``per_file`` rows hold ``file``, ``read``, ``record``, ``continuation``,
     ``blank``, ``quarantined`` and, for a file that broke off, ``unreadable`` (line and reason, in words).
     ``checked``: the state transitions the rules checked; a run that checked none is not clean ("nothing
     checked"). ``unaudited``: inputs that could not be audited (an unreadable folder, an unsupported file),
-    each a problem in words."""
+    each a problem in words. ``excused``: quarantined lines that do not count against ``max_quarantine``
+    (``lines.EXCUSED_REASONS``: continuation lines before the first record of a file cut inside a stack
+    trace, other containers' lines of a multiplexed stream)."""
     problems: list[str] = []
     internal: list[str] = []
     if parsed + quarantined != lines_read:
@@ -133,9 +136,11 @@ def judge(
         # held on (a KRaft log, a controller log without state changes), and an operator must not read it as
         # a healthy history.
         problems.append("nothing checked: no state transition of the model was found in the input")
-    if lines_read and quarantined / lines_read > max_quarantine:
+    counted = quarantined - excused
+    if lines_read and counted / lines_read > max_quarantine:
+        besides = f", besides {excused} out of scope or at the start of a file" if excused else ""
         problems.append(
-            f"{quarantined} of {lines_read} lines quarantined ({100 * quarantined / lines_read:.1f} %, "
+            f"{counted} of {lines_read} lines quarantined ({100 * counted / lines_read:.1f} %{besides}, "
             f"more than the {100 * max_quarantine:g} % allowed by --max-quarantine)"
         )
     return AuditOutcome(violations, tuple(problems), tuple(internal), tuple(warnings), tuple(notes), checked)

@@ -186,7 +186,9 @@ def _audit(
     con = Console()
     # what an operator must look at comes first: the verdict, warnings, violations and findings with their lines
     style = "green" if verdict.exit_code == 0 else "red"
-    con.print(f"[{style}]{escape(verdict.headline)}[/{style}]")
+    con.print(f"[{style}]{escape(verdict.headline)}[/{style}]")  # the verdict, stated once
+    for line in (*verdict.internal, *verdict.problems):
+        con.print(f"  {line}", markup=False)
     for line in summary.attention():
         con.print(line, markup=False)
     table = Table(title=f"kcspec audit ({prof.name}) — {elapsed:.1f}s")
@@ -200,6 +202,12 @@ def _audit(
     table.add_row("  records", str(records))
     table.add_row("  blank or continuation lines", str(summary.parsed - records))
     table.add_row("quarantined", str(summary.quarantined))
+    from kcspec.conformance.audit.lines import EXCUSED_REASONS
+
+    excused = sum(summary.by_reason.get(r, 0) for r in EXCUSED_REASONS)
+    if excused:  # not counted against --max-quarantine
+        table.add_row("  out of scope, or before a file's first record", str(excused))
+    table.add_row("state transitions checked", str(summary.checked))
     table.add_row("violations", str(summary.violations))
     con.print(table)
     added = summary.parsed + summary.quarantined
@@ -213,10 +221,7 @@ def _audit(
         con.print(line, markup=False)
     for rule, n in sorted(summary.by_rule.items()):
         con.print(f"  violation [{rule}]: {n}", markup=False)
-    con.print(f"[{style}]{escape(verdict.headline)}[/{style}]")
-    for line in (*verdict.internal, *verdict.problems):
-        con.print(f"  {line}", markup=False)
-    con.print(f"report: {out / 'summary.html'}")
+    con.print(f"report: {out / 'summary.html'} (exit {verdict.exit_code})")
     sys.exit(verdict.exit_code)
 
 

@@ -124,3 +124,26 @@ def test_a_stale_write_inside_one_era_is_found_and_names_the_newer_epochs_line(
     ], found
     assert (found[0]["compared_file"], found[0]["compared_line"]) == (str(newer.resolve()), 1), found
     assert f"({newer.resolve()}:1)" in found[0]["message"], found[0]["message"]
+
+
+def test_a_flood_of_stale_writes_is_one_group_with_a_count(spark: Any, tmp_path: Path) -> None:
+    d = "2019-03-04"
+    logs = tmp_path / "logs"
+    _write(
+        logs / "controller.log", [_elected(d, "10:00:00,000", 1, 5, 4), _elected(d, "10:05:00,000", 2, 6, 5)]
+    )
+    _write(
+        logs / "state-change.log", [_created(d, f"10:10:{i:02d},000", 1, 5, f"orders-{i}") for i in range(30)]
+    )
+    out = tmp_path / "out"
+    result = CliRunner().invoke(audit_command, [str(logs), "--out", str(out)], catch_exceptions=False)
+    assert result.exit_code == 1, result.output[-2000:]
+    stats = json.loads((out / "stats.json").read_text())
+    [group] = stats["violation_groups"]
+    assert (group["rule"], group["count"], len(group["first"])) == ("stale-controller-write", 30, 3), group
+    assert [x["line"] for x in group["first"]] == [1, 2, 3], group
+    assert all(x["compared_line"] == 2 and x["compared_text"] for x in group["first"]), group
+    assert "[stale-controller-write] x30: " in result.output, result.output[-3000:]
+    assert result.output.count("30 violation(s)") == 2, result.output[
+        -3000:
+    ]  # the verdict, and the group header
