@@ -36,7 +36,8 @@ def _jvms(pid: int) -> list[int]:
             cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        if "java" in cmd and mark in cmd:
+        # the driver JVM, not spark-class's short-lived launcher (whose arguments name the folder too)
+        if "java" in cmd and mark in cmd and "org.apache.spark.launcher.Main" not in cmd:
             found.append(int(d.name))
     return found
 
@@ -71,10 +72,9 @@ def test_the_jvm_ends_with_the_audit(tmp_path: Path, delay: float, signum: int) 
             code = proc.wait(timeout=START_TIMEOUT)
         except subprocess.TimeoutExpired:
             pytest.fail(f"kcspec audit still running {START_TIMEOUT:.0f} s after the signal at {delay} s")
-        left = [p for p in seen if Path(f"/proc/{p}").exists()]
-        gone = _wait(lambda: not [p for p in left if Path(f"/proc/{p}").exists()], START_TIMEOUT)
-        still = [p for p in seen if Path(f"/proc/{p}").exists()]
-        assert gone, f"JVM(s) {still} still running after kcspec ended (signal at {delay} s)"
+        # every JVM of the run, also one that was still starting when the signal came
+        gone = _wait(lambda: not _jvms(proc.pid), START_TIMEOUT)
+        assert gone, f"JVM(s) {seen} / {_jvms(proc.pid)} still running after kcspec ended (signal at {delay} s)"
         err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
         # the signal may come after the audit finished (a small input): then its own exit code stands
         assert code in (128 + signum, 0, 1), f"exit {code} for signal {signum} at {delay} s\n{err[-2000:]}"
