@@ -14,12 +14,14 @@ of a few ``(file, line)`` positions back from the files (violations' offending a
 
 from __future__ import annotations
 
-import gzip
+import io
+import lzma
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from kcspec.conformance.audit import stats
+from kcspec.conformance.audit import layouts, stats
 
 SEVERITIES = ("error", "warning")
 
@@ -166,18 +168,15 @@ def line_texts(wanted: Iterable[tuple[str, int]], limit: int = 2000) -> dict[tup
     for f, numbers in per_file.items():
         last = max(numbers)
         try:
-            stream = (
-                gzip.open(f, "rt", encoding="utf-8", errors="replace", newline=None)  # noqa: SIM115
-                if f.endswith(".gz")
-                else open(f, encoding="utf-8", errors="replace", newline=None)  # noqa: SIM115
-            )
+            raw = layouts.open_log(Path(f))  # decompressed and decoded as the reader does (magic bytes)
+            stream = io.TextIOWrapper(raw, encoding=layouts.encoding(raw), errors="replace", newline=None)
             with stream:
                 for number, text in enumerate(stream, start=1):
                     if number in numbers:
                         out[(f, number)] = text.rstrip("\n")
                     if number >= last:
                         break
-        except (OSError, EOFError, ValueError):
+        except (OSError, EOFError, ValueError, lzma.LZMAError):
             continue
     return out
 

@@ -80,3 +80,16 @@ def test_other_containers_lines_are_out_of_scope() -> None:
         ("quarantined", g.OUT_OF_SCOPE),
         ("quarantined", "no-layout"),
     ], parsed
+
+
+def test_the_lines_shown_are_read_back_as_the_reader_reads_them(tmp_path: Any) -> None:
+    import gzip
+
+    from kcspec.conformance.audit.findings import line_texts
+
+    zipped = tmp_path / "state-change.log"  # gzip by its bytes, whatever its name says
+    zipped.write_bytes(gzip.compress(("\n".join(PADDED) + "\n").encode()))
+    wide = tmp_path / "controller.log"
+    wide.write_bytes(b"\xff\xfe" + ("\r\n".join(PADDED) + "\r\n").encode("utf-16-le"))
+    texts = line_texts([(str(zipped), 2), (str(wide), 1)])
+    assert texts == {(str(zipped), 2): PADDED[1], (str(wide), 1): PADDED[0]}, texts

@@ -74,7 +74,9 @@ def test_the_jvm_ends_with_the_audit(tmp_path: Path, delay: float, signum: int) 
             pytest.fail(f"kcspec audit still running {START_TIMEOUT:.0f} s after the signal at {delay} s")
         # every JVM of the run, also one that was still starting when the signal came
         gone = _wait(lambda: not _jvms(proc.pid), START_TIMEOUT)
-        assert gone, f"JVM(s) {seen} / {_jvms(proc.pid)} still running after kcspec ended (signal at {delay} s)"
+        assert gone, (
+            f"JVM(s) {seen} / {_jvms(proc.pid)} still running after kcspec ended (signal at {delay} s)"
+        )
         err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
         # the signal may come after the audit finished (a small input): then its own exit code stands
         assert code in (128 + signum, 0, 1), f"exit {code} for signal {signum} at {delay} s\n{err[-2000:]}"
