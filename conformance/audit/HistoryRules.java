@@ -88,7 +88,8 @@ public final class HistoryRules {
     "role",
     "broker",
     "text",
-    "reason"
+    "reason",
+    "era"
   };
 
   /**
@@ -159,8 +160,13 @@ public final class HistoryRules {
     final Map<String, List<String>> replicaHidden = new HashMap<>();
     final Map<String, List<String>> partitionHidden = new HashMap<>();
     final Map<String, String[]> names = new HashMap<>();
-    /** (history id, controller epoch) → {when a newer epoch first acted (ts key), its text, that epoch}. */
+    /**
+     * (history id, era, controller epoch) → {when a newer epoch first acted (ts key), its text, that epoch,
+     * the file id and line of that first act (null when unknown)}.
+     */
     final Map<List<Integer>, Object[]> fences = new HashMap<>();
+    /** (history id, controller epoch) of the logs at TRACE: no transition of theirs is hidden. */
+    final java.util.Set<List<Integer>> traced = new java.util.HashSet<>();
     /** (history id, topic) → its deletion intervals: {queued (ts key), completed (ts key) or null, text}. */
     final Map<List<Object>, List<Object[]>> deletions = new HashMap<>();
 
@@ -173,8 +179,15 @@ public final class HistoryRules {
           case "hidden" -> table(u[1], replicaHidden, partitionHidden).put(u[2], rest(u, 3));
           case "fence" ->
               fences.put(
-                  List.of(Integer.valueOf(u[1]), Integer.valueOf(u[2])),
-                  new Object[] {Long.valueOf(u[3]), u[4], Integer.valueOf(u[5])});
+                  List.of(Integer.valueOf(u[1]), Integer.valueOf(u[2]), Integer.valueOf(u[3])),
+                  new Object[] {
+                    Long.valueOf(u[4]),
+                    u[5],
+                    Integer.valueOf(u[6]),
+                    u[7].isEmpty() ? null : Integer.valueOf(u[7]),
+                    u[8].isEmpty() ? null : Long.valueOf(u[8])
+                  });
+          case "traced" -> traced.add(List.of(Integer.valueOf(u[1]), Integer.valueOf(u[2])));
           case "deletion" ->
               deletions
                   .computeIfAbsent(List.of(Integer.valueOf(u[1]), u[2]), k -> new java.util.ArrayList<>())
@@ -285,6 +298,7 @@ public final class HistoryRules {
     private Integer hid;
     private String topic;
     private Integer partition;
+    private Integer era;
     private final HashMap<Element, Earlier<String>> tracked = new HashMap<>();
     private Earlier<Integer> lastWrite;
 
@@ -407,11 +421,18 @@ public final class HistoryRules {
       Integer h = at(r, 0);
       String t = at(r, 1);
       Integer p = at(r, 2);
-      if (!started || !Objects.equals(h, hid) || !Objects.equals(p, partition) || !Objects.equals(t, topic)) {
+      Integer e = at(r, 20);
+      if (!started
+          || !Objects.equals(h, hid)
+          || !Objects.equals(p, partition)
+          || !Objects.equals(t, topic)
+          || !Objects.equals(e, era)) {
+        // a new group, or a new era of its history (eras.py): nothing of the earlier rows is compared with
         started = true;
         hid = h;
         topic = t;
         partition = p;
+        era = e;
         tracked.clear();
         lastWrite = null;
       }
@@ -444,7 +465,11 @@ public final class HistoryRules {
       String from = norm(from1);
       String to = norm(to1);
       List<String> valid = (isReplica ? c.replicaValid : c.partitionValid).get(to);
-      List<String> hidden = (isReplica ? c.replicaHidden : c.partitionHidden).getOrDefault(was, List.of());
+      boolean atTrace = hid != null && row.ce() != null && c.traced.contains(List.of(hid, row.ce()));
+      List<String> hidden =
+          atTrace
+              ? List.of()
+              : (isReplica ? c.replicaHidden : c.partitionHidden).getOrDefault(was, List.of());
       String machine = isReplica ? replicaMachine : partitionMachine;
       String element = isReplica ? cat("replica ", row.replica(), " of ", tp()) : cat("partition ", tp());
       if (valid != null
@@ -551,7 +576,10 @@ public final class HistoryRules {
           emit(row, emptyIsr, cat(emptyIsr.lead(), state), partitionMachine, null);
         }
       }
-      Object[] fence = hid == null || row.ce() == null ? null : c.fences.get(List.of(hid, row.ce()));
+      Object[] fence =
+          hid == null || row.ce() == null || era == null
+              ? null
+              : c.fences.get(List.of(hid, era, row.ce()));
       if (writeKinds.contains(kind) && fence != null && row.ts() != null && row.ts() > (Long) fence[0]) {
         String message =
             cat(
@@ -565,7 +593,12 @@ public final class HistoryRules {
                 fence[2],
                 " acted at ",
                 fence[1]);
-        emit(row, stale, message, null, null);
+        // the line compared with: the newer epoch's first act (its file and line, when the reader knew them)
+        Earlier<Integer> newer =
+            fence[3] == null
+                ? null
+                : new Earlier<>((Integer) fence[2], (Integer) fence[3], (Long) fence[4]);
+        emit(row, stale, message, null, newer);
       }
       if (electionKind.equals(kind)
           && electionTarget.equals(row.to())

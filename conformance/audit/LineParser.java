@@ -87,6 +87,8 @@ public final class LineParser implements UDF1<String, Row> {
     Pattern controllerIdPrefix;
     Pattern brokerIdPrefix;
     Pattern defaultHead;
+    /** lines.CONTAINER_PREFIX_REGEX. */
+    Pattern containerPrefix;
     Pattern defaultTail;
     int nFields;
     boolean[] isInt;
@@ -123,14 +125,15 @@ public final class LineParser implements UDF1<String, Row> {
       blank = Pattern.compile(head[14]);
       continuation = Pattern.compile(head[15]);
       bareContinuation = Pattern.compile(head[16]);
-      nLayouts = (head.length - 17) / 4;
+      containerPrefix = Pattern.compile(head[17]);
+      nLayouts = (head.length - 18) / 4;
       layoutNames = new String[nLayouts];
       layouts = new Pattern[nLayouts];
       roles = new int[nLayouts][];
       heads = new Pattern[nLayouts];
       prefixedHeads = new Pattern[nLayouts];
       for (int i = 0; i < nLayouts; i++) {
-        int b = 17 + 4 * i;
+        int b = 18 + 4 * i;
         layoutNames[i] = head[b];
         layouts[i] = Pattern.compile(head[b + 1]);
         String[] r = head[b + 2].split(",", -1);
@@ -442,7 +445,8 @@ public final class LineParser implements UDF1<String, Row> {
    * Statuses are final (record, continuation, blank, quarantined): continuation lines are resolved while
    * each file is read in order, as reference_parser.parse_lines does. Lines end at \n, \r or \r\n, as
    * for Spark's text source;
-   * files are opened through Hadoop's file systems and decompressed by their extension (.gz), as there.
+   * files are opened through Hadoop's file systems and decompressed by what their first bytes say
+   * ({@link #compression}), and read as UTF-8 or UTF-16 ({@link #charset}).
    * {@code files} holds "file id,history id,length:path" per file (the length in chars); one task reads
    * whole files. A file that cannot be read on (a truncated or corrupt .gz, a file named .gz that is not
    * gzip, an I/O error) ends with one quarantined line that names the error; the audit goes on.
@@ -504,6 +508,9 @@ public final class LineParser implements UDF1<String, Row> {
       } catch (IOException | RuntimeException e) {
         failed = e;
         return -1;
+      } catch (LinkageError | OutOfMemoryError e) {
+        failed = new IOException(e);
+        return -1;
       }
     }
 
@@ -517,8 +524,79 @@ public final class LineParser implements UDF1<String, Row> {
       } catch (IOException | RuntimeException e) {
         failed = e;
         return -1;
+      } catch (LinkageError | OutOfMemoryError e) {
+        failed = new IOException(e);
+        return -1;
       }
     }
+  }
+
+  /** The first {@code n} bytes of {@code in} (fewer at its end), left unread. */
+  static byte[] peek(java.io.BufferedInputStream in, int n) throws IOException {
+    in.mark(n);
+    byte[] b = new byte[n];
+    int got = 0;
+    while (got < n) {
+      int r = in.read(b, got, n - got);
+      if (r < 0) break;
+      got += r;
+    }
+    in.reset();
+    return java.util.Arrays.copyOf(b, got);
+  }
+
+  /**
+   * The compression a file's first bytes say (its magic number), or null for none: gzip, bzip2, xz, lz4
+   * (the frame format of the lz4 tool), zstd. Decision: a file's name does not decide (a .lz4 written by
+   * the lz4 tool is no Hadoop-lz4 block stream, whose codec read its frame header as a block length and ran
+   * out of memory; a .log may be gzipped); what no decoder here knows is read as text.
+   */
+  static String compression(byte[] m) {
+    if (starts(m, 0x1f, 0x8b)) return "gzip";
+    if (starts(m, 'B', 'Z', 'h')) return "bzip2";
+    if (starts(m, 0xfd, '7', 'z', 'X', 'Z', 0x00)) return "xz";
+    if (starts(m, 0x04, 0x22, 0x4d, 0x18)) return "lz4";
+    if (starts(m, 0x28, 0xb5, 0x2f, 0xfd)) return "zstd";
+    return null;
+  }
+
+  private static boolean starts(byte[] m, int... magic) {
+    if (m.length < magic.length) return false;
+    for (int i = 0; i < magic.length; i++) if ((m[i] & 0xff) != magic[i]) return false;
+    return true;
+  }
+
+  /** {@code raw} decompressed by {@code codec} (compression's name; null: as it is). */
+  static InputStream decompressed(String codec, InputStream raw, SerializableConfiguration conf)
+      throws IOException {
+    if (codec == null) return raw;
+    return switch (codec) {
+      case "gzip" -> {
+        CompressionCodec gz = new CompressionCodecFactory(conf.value()).getCodecByName("gzip");
+        yield gz.createInputStream(raw);
+      }
+      case "bzip2" ->
+          new org.apache.commons.compress.compressors.bzip2.BZip2CompressorInputStream(raw, true);
+      case "xz" -> new org.tukaani.xz.XZInputStream(raw);
+      case "lz4" -> new net.jpountz.lz4.LZ4FrameInputStream(raw);
+      case "zstd" -> new com.github.luben.zstd.ZstdInputStream(raw);
+      default -> throw new IOException("unknown compression " + codec);
+    };
+  }
+
+  /**
+   * The text encoding of a (decompressed) file, from its first bytes: UTF-16 by its byte-order mark or by
+   * the zero bytes of ASCII text in it (little or big endian), else UTF-8 (a UTF-8 byte-order mark is
+   * skipped). Decision: Kafka writes UTF-8; a UTF-16 file is a log saved by another tool (a Windows editor,
+   * PowerShell's redirection), and its lines are the same records.
+   */
+  static java.nio.charset.Charset charset(java.io.BufferedInputStream in) throws IOException {
+    byte[] m = peek(in, 4);
+    if (starts(m, 0xff, 0xfe) || starts(m, 0xfe, 0xff)) return StandardCharsets.UTF_16;
+    if (m.length >= 4 && m[0] != 0 && m[1] == 0 && m[2] != 0 && m[3] == 0) return StandardCharsets.UTF_16LE;
+    if (m.length >= 4 && m[0] == 0 && m[1] != 0 && m[2] == 0 && m[3] != 0) return StandardCharsets.UTF_16BE;
+    if (starts(m, 0xef, 0xbb, 0xbf)) in.skip(3);
+    return StandardCharsets.UTF_8;
   }
 
   /** The task side of {@link #readStored}: reads its files line by line and parses each line. */
@@ -643,8 +721,8 @@ public final class LineParser implements UDF1<String, Row> {
                 current = primed ? ahead : in.readLine();
                 ahead = current == null ? null : in.readLine();
                 primed = true;
-              } catch (IOException | RuntimeException e) {
-                return broke(e);
+              } catch (IOException | RuntimeException | LinkageError | OutOfMemoryError e) {
+                return broke(e instanceof Exception x ? x : new IOException(e));
               }
               if (current == null) {
                 if (guard.failed != null) return broke(guard.failed);
@@ -678,13 +756,14 @@ public final class LineParser implements UDF1<String, Row> {
             Path path = new Path(f[0]);
             try {
               FileSystem fs = path.getFileSystem(conf.value());
-              CompressionCodec codec = new CompressionCodecFactory(conf.value()).getCodec(path);
+              java.io.BufferedInputStream raw = new java.io.BufferedInputStream(fs.open(path), 1 << 16);
+              String codec = compression(peek(raw, 6));
               compressed = codec != null;
-              InputStream raw = fs.open(path);
-              guard = new Guard(codec == null ? raw : codec.createInputStream(raw));
-              in = new BufferedReader(new InputStreamReader(guard, StandardCharsets.UTF_8), 1 << 16);
-            } catch (IOException | RuntimeException e) {
-              return broke(e);
+              guard = new Guard(decompressed(codec, raw, conf));
+              java.io.BufferedInputStream text = new java.io.BufferedInputStream(guard, 1 << 16);
+              in = new BufferedReader(new InputStreamReader(text, charset(text)), 1 << 16);
+            } catch (IOException | RuntimeException | LinkageError | OutOfMemoryError e) {
+              return broke(e instanceof Exception x ? x : new IOException(e));
             }
           }
         }
@@ -697,6 +776,8 @@ public final class LineParser implements UDF1<String, Row> {
          */
         long owner;
         int ownerFid = -1;
+        /** A line of file {@code ownerFid} other than a blank or an orphan continuation has been read. */
+        boolean begun;
         /** That record's row, held back until the line after it says whether an exception follows it. */
         Object[] held;
 
@@ -763,6 +844,7 @@ public final class LineParser implements UDF1<String, Row> {
             release();
             owner = 0;
             ownerFid = fid;
+            begun = false;
           }
           String status = (String) out[HEAD + k.nFields];
           String reason = (String) out[7];
@@ -776,7 +858,8 @@ public final class LineParser implements UDF1<String, Row> {
             } else if (k.wrapped.equals(reason) || continuationLine(k, text)) {
               if (owner == 0) {
                 status = "quarantined";
-                reason = "orphan-continuation";
+                // lines.ORPHAN_AT_START: nothing but blank and continuation lines before it in its file
+                reason = begun ? "orphan-continuation" : "orphan-at-start";
               } else {
                 status = "continuation";
                 reason = null;
@@ -785,9 +868,14 @@ public final class LineParser implements UDF1<String, Row> {
               }
             } else {
               status = "quarantined";
-              reason = "no-layout";
+              // lines.OUT_OF_SCOPE: another container's line of a multiplexed stream
+              reason = k.containerPrefix.matcher(text).lookingAt() ? "out-of-scope" : "no-layout";
             }
           }
+          if (!"blank".equals(status)
+              && !"continuation".equals(status)
+              && !"orphan-continuation".equals(reason)
+              && !"orphan-at-start".equals(reason)) begun = true;
           if (!"blank".equals(status) && !"continuation".equals(status)) {
             release();
             owner = "record".equals(status) ? number : 0;
@@ -807,7 +895,7 @@ public final class LineParser implements UDF1<String, Row> {
           row[7 + index.length] = status.equals("record") ? null : UTF8String.fromString(text);
           row[8 + index.length] = utf8(out[0]);
           row[9 + index.length] = ownerOf;
-          cube.count(cells, fid, status, out, (Long) row[5]);
+          cube.count(cells, fid, status, out, (Long) row[5], (Long) row[2]);
           if (exhausted && ahead2.isEmpty()) {
             cube.add(cells);
             cells.clear();
@@ -859,7 +947,7 @@ public final class LineParser implements UDF1<String, Row> {
       }
     }
 
-    void count(HashMap<String, long[]> local, int fid, String status, Object[] out, Long ts) {
+    void count(HashMap<String, long[]> local, int fid, String status, Object[] out, Long ts, Long line) {
       String kind = (String) out[5];
       boolean transition = false;
       for (String t : transitionKinds) transition |= t.equals(kind);
@@ -881,12 +969,12 @@ public final class LineParser implements UDF1<String, Row> {
       String key = b.toString();
       long[] c = local.get(key);
       if (c == null) {
-        c = new long[] {0, Long.MAX_VALUE, Long.MIN_VALUE};
+        c = new long[] {0, Long.MAX_VALUE, Long.MIN_VALUE, -1};
         local.put(key, c);
       }
       c[0]++;
       if (ts != null) {
-        c[1] = Math.min(c[1], ts);
+        earliest(c, ts, line == null ? -1 : line);
         c[2] = Math.max(c[2], ts);
       }
     }
@@ -933,7 +1021,7 @@ public final class LineParser implements UDF1<String, Row> {
           cells.put(e.getKey(), x.clone());
         } else {
           mine[0] += x[0];
-          mine[1] = Math.min(mine[1], x[1]);
+          if (x[1] != Long.MAX_VALUE) earliest(mine, x[1], x[3]);
           mine[2] = Math.max(mine[2], x[2]);
         }
       }
@@ -958,14 +1046,28 @@ public final class LineParser implements UDF1<String, Row> {
       return cells;
     }
 
-    /** The cells as text: per cell its key, then "lines,first,last" (empty for no timestamp), then "\n". */
+    /**
+     * A cell's first timestamp and the line it is on: the least (timestamp, line), so that the line is the
+     * same whatever order the lines were counted in (stats.line_cube takes the same least pair).
+     */
+    private static void earliest(long[] c, long ts, long line) {
+      if (ts < c[1] || (ts == c[1] && line < c[3])) {
+        c[1] = ts;
+        c[3] = line;
+      }
+    }
+
+    /**
+     * The cells as text: per cell its key, then "lines,first,last,line of first" (the last three empty for
+     * no timestamp), then "\n".
+     */
     public String text() {
       StringBuilder b = new StringBuilder();
       for (java.util.Map.Entry<String, long[]> e : cells.entrySet()) {
         long[] c = e.getValue();
         b.append(e.getKey()).append(c[0]).append(',');
-        if (c[1] != Long.MAX_VALUE) b.append(c[1]).append(',').append(c[2]);
-        else b.append(',');
+        if (c[1] != Long.MAX_VALUE) b.append(c[1]).append(',').append(c[2]).append(',').append(c[3]);
+        else b.append(",,");
         b.append('\n');
       }
       return b.toString();

@@ -14,12 +14,14 @@ of a few ``(file, line)`` positions back from the files (violations' offending a
 
 from __future__ import annotations
 
-import gzip
+import io
+import lzma
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from kcspec.conformance.audit import stats
+from kcspec.conformance.audit import layouts, stats
 
 SEVERITIES = ("error", "warning")
 
@@ -166,18 +168,15 @@ def line_texts(wanted: Iterable[tuple[str, int]], limit: int = 2000) -> dict[tup
     for f, numbers in per_file.items():
         last = max(numbers)
         try:
-            stream = (
-                gzip.open(f, "rt", encoding="utf-8", errors="replace", newline=None)  # noqa: SIM115
-                if f.endswith(".gz")
-                else open(f, encoding="utf-8", errors="replace", newline=None)  # noqa: SIM115
-            )
+            raw = layouts.open_log(Path(f))  # decompressed and decoded as the reader does (magic bytes)
+            stream = io.TextIOWrapper(raw, encoding=layouts.encoding(raw), errors="replace", newline=None)
             with stream:
                 for number, text in enumerate(stream, start=1):
                     if number in numbers:
                         out[(f, number)] = text.rstrip("\n")
                     if number >= last:
                         break
-        except (OSError, EOFError, ValueError):
+        except (OSError, EOFError, ValueError, lzma.LZMAError):
             continue
     return out
 
@@ -213,12 +212,19 @@ def attention(
     violation_sample: Sequence[Mapping[str, Any]],
     violations: int,
     limit: int = 10,
+    groups: Sequence[Mapping[str, Any]] = (),
 ) -> list[str]:
     """What an operator must look at, most urgent first, as plain lines: warnings about the audit itself (a
     profile that does not match the log), violations (each with its line and the earlier line it was compared
     with), then findings by severity (each with its line and exception)."""
     out = [f"WARNING: {w}" for w in warnings]
-    if violations:
+    if violations and groups:
+        out.append(f"{violations} violation(s) of the spec, in {len(groups)} group(s) by rule and signature:")
+        for g in groups[:limit]:
+            out.append(f"  [{g['rule']}] x{g['count']}: {g['signature']}")
+            for v in g["first"]:
+                out += _violation_lines(v, "    ")
+    elif violations:
         out.append(f"{violations} violation(s) of the spec:")
         for v in violation_sample[:limit]:
             out.append(f"  {v.get('file')}:{v.get('line')}: [{v.get('rule')}] {v.get('message')}")
@@ -241,4 +247,16 @@ def attention(
                 out.append(f"      line: {f['text']}")
             if f.get("exception"):
                 out.append(f"      {f['exception']}")
+    return out
+
+
+def _violation_lines(v: Mapping[str, Any], indent: str) -> list[str]:
+    """A violation as the terminal shows it: where, the rule and message, its line and the line it was
+    compared with."""
+    out = [f"{indent}{v.get('file')}:{v.get('line')}: {v.get('message')}"]
+    if v.get("text"):
+        out.append(f"{indent}    line: {v['text']}")
+    if v.get("compared_line") is not None:
+        shown = v.get("compared_text") or ""
+        out.append(f"{indent}    compared with {v.get('compared_file')}:{v.get('compared_line')}: {shown}")
     return out

@@ -41,7 +41,7 @@ BRACKET_REST = r"^\[Controller id=\d+(?: epoch=\d+)?\] (.{0,64})"
 """The first 64 characters after a ``[Controller id=…]`` / ``[Controller id=… epoch=…]`` prefix."""
 LEAD_WIDTH = 64
 
-DEFAULT_HEAD = rf"^\[({g.TS})\] ({g.LEVELS}) "
+DEFAULT_HEAD = rf"^\[({g.TS})\] +({g.LEVELS}) +"
 """``lines.DEFAULT_HEAD_REGEX`` with the timestamp and level as groups (the head of ``lines.LAYOUTS[0]``)."""
 DEFAULT_TAIL = rf"{g.LOGGER}\)"
 """``lines.LOGGER_TAIL_REGEX`` with the logger as group 1 (the tail of ``lines.LAYOUTS[0]``), matched whole."""
@@ -162,6 +162,7 @@ def grammar_config() -> str:
         g.BLANK_REGEX,
         g.CONTINUATION_REGEX,
         rf"^(?:{g.CONTINUATION_BODY})$",
+        g.CONTAINER_PREFIX_REGEX,
     ]
     for layout in g.LAYOUTS:
         roles = ",".join(str(layout.group(r)) for r in g.LAYOUT_ROLES)

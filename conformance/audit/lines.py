@@ -76,7 +76,7 @@ layout starts, never by its own shape. The layout's name then carries ``PREFIXED
 PREFIXED = "+prefix"
 
 
-DEFAULT_HEAD_REGEX = rf"^\[{TS}\] (?:{LEVELS}) "
+DEFAULT_HEAD_REGEX = rf"^\[{TS}\] +(?:{LEVELS}) +"
 """The fixed-width head of a ``kafka-default`` line: ``[`` timestamp (23 characters) ``] `` level and a space."""
 LOGGER_TAIL_REGEX = r"^[A-Za-z0-9_.$]+(?::\d+)?\)$"
 """What follows the last `` (`` of a ``kafka-default`` line: the logger, an optional ``:line``, ``)``. The logger
@@ -86,23 +86,24 @@ parser (``jvm_parser``) splits a line there and checks only its short head and t
 LAYOUTS: tuple[Layout, ...] = (
     Layout(
         "kafka-default",
-        rf"^\[({TS})\] ({LEVELS}) (.*) \({LOGGER}\)$",
+        rf"^\[({TS})\] +({LEVELS}) +(.*) \({LOGGER}\)$",
         ("ts", "level", "message", "logger"),
-        "Kafka's config/log4j.properties `[%d] %p %m (%c)%n` (§10.1); `(%c:%L)` accepted",
-        rf"^\[{TS}\] (?:{LEVELS}) ",
+        "Kafka's config/log4j.properties `[%d] %p %m (%c)%n` (§10.1); `(%c:%L)` and a padded level (`%-5p`, "
+        "`%5p`) accepted",
+        rf"^\[{TS}\] +(?:{LEVELS}) +",
     ),
     Layout(
         "strimzi",
-        rf"^({TS}) ({LEVELS}) (.*) \({LOGGER}\) \[[^\]]*\]$",
+        rf"^({TS}) +({LEVELS}) +(.*) \({LOGGER}\) \[[^\]]*\]$",
         ("ts", "level", "message", "logger"),
-        "Strimzi `%d %p %m (%c) [%t]%n`",
-        rf"^{TS} (?:{LEVELS}) ",
+        "Strimzi `%d %p %m (%c) [%t]%n` (level padded or not)",
+        rf"^{TS} +(?:{LEVELS}) +",
     ),
     Layout(
         "logger-dash",
-        rf"^\[?({TS_ANY})\]? ({LEVELS}) ([A-Za-z0-9_.$]+)(?::\d+)? - (.*)$",
+        rf"^\[?({TS_ANY})\]? +({LEVELS}) +([A-Za-z0-9_.$]+)(?::\d+)? - (.*)$",
         ("ts", "level", "logger", "message"),
-        "`%d %p %c:%L - %m%n` (3.x CI builds), with or without brackets and milliseconds",
+        "`%d %p %c:%L - %m%n` (3.x CI builds), with or without brackets and milliseconds, level padded or not",
     ),
     Layout(
         "linkedin",
@@ -196,7 +197,7 @@ LAI = (
 LAI_F = ("leader", "leader_epoch", "isr", "zk_version")
 PSTATE = (
     r"\w*PartitionState\((?:topicName='[^']*', partitionIndex=\d+, )?controllerEpoch=(-?\d+), "
-    r"leader=(-?\d+), leaderEpoch=(-?\d+), isr=\[?([\d, ]*)\]?, zkVersion=(-?\d+), "
+    r"leader=(-?\d+), leaderEpoch=(-?\d+), isr=\[?([\d, ]*)\]?, (?:zkVersion|partitionEpoch)=(-?\d+), "
     r"replicas=\[?([\d, ]*)\]?(?:, [^()]*)?\)"
 )
 PSTATE_F = ("lisr_controller_epoch", "leader", "leader_epoch", "isr", "zk_version", "replicas")
@@ -764,12 +765,29 @@ GENERIC_KINDS = ("controller_message", "broker_message", "other_message")
 QUARANTINE_REASONS: dict[str, str] = {
     "no-layout": "not a log4j record (no timestamp/level/logger layout) and not a continuation of one",
     "orphan-continuation": "a stack-trace/continuation line whose record is missing or quarantined",
+    "out-of-scope": "a line of another container or program in a multiplexed stream (behind a docker-compose "
+    "or kubectl prefix, in no log4j layout): not Kafka's, counted apart, not against --max-quarantine",
+    "orphan-at-start": "a stack-trace/continuation line before the first record of its file (an excerpt or a "
+    "rotated file that starts inside a stack trace): not counted against --max-quarantine",
     "unknown-state-change": "state-change line written by a controller that matches no template of §10",
     "legacy-state-change": "state-change line of a Kafka < 1.0 controller whose format has no template",
     "bad-trace-line": "not a valid canonical-JSON trace line",
     "separator-character": "a field of a template match holds U+0001, the separator the JVM line parser renders "
     "fields with",
 }
+
+OUT_OF_SCOPE = "out-of-scope"
+CONTAINER_PREFIX_REGEX = r"^(?:[A-Za-z0-9][A-Za-z0-9_.-]{0,100} *\| |\[pod/[^\]/]+/[^\]]+\] )"
+"""The prefix a container runtime puts before each line of a multiplexed stream (docker-compose
+``kafka_1        | ``, ``kubectl logs --prefix`` ``[pod/kafka-0/kafka] ``). Decision: such a line in no log4j layout
+is another container's (ZooKeeper's, a client's) or a program's own output beside Kafka's log: out of the
+audit's scope, counted apart (``OUT_OF_SCOPE``), never bad input."""
+ORPHAN_AT_START = "orphan-at-start"
+ORPHAN_REASONS = ("orphan-continuation", ORPHAN_AT_START)
+"""Quarantine reasons of continuation lines without their record; those at the start of a file are no fault
+of the input (the file was cut there), so they do not count against ``--max-quarantine`` (``verdict.judge``)."""
+EXCUSED_REASONS = (ORPHAN_AT_START, OUT_OF_SCOPE)
+"""Quarantine reasons that do not count against ``--max-quarantine``."""
 
 SEPARATOR = "\u0001"
 """Joins rendered regex groups on the JVM; a template match with it inside a field is quarantined."""

@@ -28,9 +28,11 @@ from pathlib import Path
 from typing import Any
 
 from kcspec.conformance.audit import (
+    eras,
     findings,
     jvm_parser,
     layouts,
+    lines,
     replay,
     report,
     salvage,
@@ -86,6 +88,8 @@ OUTPUTS = (
 )
 """What ``run_audit`` (and ``conclude``) write into ``out``, besides ``coverage-*.json``."""
 STATUSES = ("record", "continuation", "blank", "quarantined")
+CHECKED_KINDS = (*replay.HISTORY_KINDS[:2], *replay.FAILED_KINDS)
+"""The records that are state transitions the rules check (the headline's "state transitions checked")."""
 
 
 class OutputExists(ValueError):
@@ -208,6 +212,8 @@ def _run(
     quirky: list[int] = []
     layouts_per_file: dict[str, dict[str, int]] = {}
     version: dict[str, Any] = {}
+    notes: list[str] = []
+    checked = 0
     if inputs.kafka_logs:
         ids = FileIds.of(inputs.kafka_logs, history_key)
         names = ids.column()
@@ -245,7 +251,9 @@ def _run(
             {"file": n, "read": read_per_file[n], "record": records_per_file.get(n, 0)} for n in ids.names
         )
         per_file.extend({"file": ids.names[fid], status: n} for (fid, status), n in sorted(by_status.items()))
-        firsts = stats.epoch_firsts(cells, replay.ACTING_KINDS, ids.history)
+        checked += sum(c.lines for c in cells if c.status == "record" and c.kind in CHECKED_KINDS)
+        found_eras = eras.find(eras.acts_of(cells, replay.ACTING_KINDS, ids.history))
+        notes += [s.describe(ids.names) for s in found_eras.starts]
         deletions = stats.deletion_intervals(cells, ids.history)
         layouts_per_file = stats.layout_counts(cells, ids.names, layouts.NOT_A_RECORD)
         step("inferring the Kafka version from the logs' formats")
@@ -259,7 +267,15 @@ def _run(
             step(f"replaying {len(fids)} log file(s) against profile {name}")
             mine = fids if len(used) > 1 else None
             passes.append(
-                replay.log_pass(split, PROFILES[name], firsts, deletions, mine, passthrough=not passes)
+                replay.log_pass(
+                    split,
+                    PROFILES[name],
+                    found_eras,
+                    deletions,
+                    mine,
+                    passthrough=not passes,
+                    traced=replay.traced_epochs(cells, PROFILES[name], ids.history),
+                )
             )
         # what the passes found, and the findings and quarantined lines the first one passed on: few rows,
         # kept once for the queries below
@@ -316,6 +332,8 @@ def _run(
         # every line has one status, decided where it was decoded
         for r in decoded.groupBy("file", "status").count().collect():
             per_file.append({"file": r["file"], str(r["status"]): r["count"], "read": r["count"]})
+            if r["status"] == "record":
+                checked += int(r["count"])  # each step's states are checked against the one before
         step(f"replaying {len(inputs.traces)} trace file(s) against profile {profile.name}")
         violations.append(replay.trace_rules(facts_df, profile))
 
@@ -333,6 +351,7 @@ def _run(
         ("rule", "controller_id", "controller_epoch"),
         first_violations,
     )
+    by_signature = report.violation_groups(vdf) if n_viol else []
     step("writing quarantine")
     quarantine = (
         _union(non_records)
@@ -379,6 +398,10 @@ def _run(
         finding_rows = first_findings.rows()
     violation_rows = first_violations.rows
     finding_sample, violation_sample = findings.with_texts(finding_rows, violation_rows)
+    instances = [x for g in by_signature for x in g["first"]]
+    _, shown = findings.with_texts([], instances)
+    for g in by_signature:  # the first instances with their lines' texts, in the groups' order
+        g["first"], shown = shown[: len(g["first"])], shown[len(g["first"]) :]
 
     step("statistics and coverage")
     files = _file_stats(per_file, (*inputs.kafka_logs, *inputs.traces), dict(broken))
@@ -418,6 +441,10 @@ def _run(
         version=version,
         warnings=[str(version[k]) for k in ("warning", "mixed") if version.get(k)],
         skipped=[{"file": name, "why": why} for name, why in inputs.skipped],
+        notes=notes,
+        checked=checked,
+        violation_groups=by_signature,
+        unreadable=[{"file": name, "why": why} for name, why in inputs.unreadable],
     )
     report.write_outputs(
         out, summary, [(f"coverage-{m['profile']}-{m['machine']}.json", m) for m in coverage]
@@ -537,6 +564,10 @@ def conclude(
         summary.per_file,
         max_quarantine,
         summary.warnings,
+        summary.notes,
+        summary.checked,
+        [f"{u['file']}: {u['why']}, not audited" for u in summary.unreadable],
+        sum(summary.by_reason.get(r, 0) for r in lines.EXCUSED_REASONS),
     )
     (out / "verdict.json").write_text(json.dumps(v.as_json(), indent=1) + "\n")
     if (out / "summary.html").exists():

@@ -132,6 +132,7 @@ def parse_lines(file: str, texts: Iterable[str], join_wrapped: bool = True) -> I
     wrapped_until = 0  # the last line of the wrapped record being read
     width: int | None = None  # the width the file was wrapped at (known once a record was re-joined)
     previous = -1  # the length of the line before
+    begun = False  # a line other than a blank or an orphan continuation has been read (g.ORPHAN_AT_START)
     for number, text in enumerate(physical, start=1):
         tail = number <= wrapped_until or (join_wrapped and width is not None and previous == width)
         previous = len(text)
@@ -151,6 +152,7 @@ def parse_lines(file: str, texts: Iterable[str], join_wrapped: bool = True) -> I
                     head, wrapped_until, width = joined, number + extra, len(text)
                     break
         if head is not None:
+            begun = True
             layout, ts, level, message, logger = head
             c = classify_message(message, logger)
             status = "quarantined" if c.reason else "record"
@@ -172,22 +174,24 @@ def parse_lines(file: str, texts: Iterable[str], join_wrapped: bool = True) -> I
             )
         elif _rx(g.BLANK_REGEX).search(text):
             yield ParsedLine(file, number, text, "blank", owner=owner)
-        elif tail:
-            yield _attached(file, number, text, owner)
-        elif _rx(g.CONTINUATION_REGEX).search(text):
-            if owner is None:
-                yield ParsedLine(file, number, text, "quarantined", reason="orphan-continuation")
-            else:
-                yield ParsedLine(file, number, text, "continuation", owner=owner)
+        elif tail or _rx(g.CONTINUATION_REGEX).search(text):
+            yield _attached(file, number, text, owner, begun)
         else:
             owner = None
-            yield ParsedLine(file, number, text, "quarantined", reason="no-layout")
+            begun = True
+            outside = _rx(g.CONTAINER_PREFIX_REGEX).search(text) is not None
+            yield ParsedLine(
+                file, number, text, "quarantined", reason=g.OUT_OF_SCOPE if outside else "no-layout"
+            )
 
 
-def _attached(file: str, number: int, text: str, owner: int | None) -> ParsedLine:
-    """A line that belongs to the record above: its continuation, or quarantined when that is no record."""
+def _attached(file: str, number: int, text: str, owner: int | None, begun: bool = True) -> ParsedLine:
+    """A line that belongs to the record above: its continuation, or quarantined when that is no record
+    (``lines.ORPHAN_AT_START`` before the file's first record or other line, an excerpt that starts inside
+    a stack trace)."""
     if owner is None:
-        return ParsedLine(file, number, text, "quarantined", reason="orphan-continuation")
+        reason = g.ORPHAN_REASONS[0] if begun else g.ORPHAN_AT_START
+        return ParsedLine(file, number, text, "quarantined", reason=reason)
     return ParsedLine(file, number, text, "continuation", owner=owner)
 
 

@@ -31,11 +31,12 @@ Decisions where the semantics document is silent:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, TypeVar
 
+from kcspec.conformance.audit import eras as eras_
 from kcspec.conformance.audit import findings, stats
 from kcspec.conformance.audit import lines as g
 from kcspec.spec.profiles import Profile
@@ -188,6 +189,34 @@ def trace_only_targets(profile: Profile, machine: str) -> frozenset[str]:
     return frozenset(s.name for s in profile.partition_valid_previous)
 
 
+def traced_epochs(
+    cells: Iterable[stats.Cell], profile: Profile, history: Sequence[int]
+) -> frozenset[tuple[int, int]]:
+    """(history id, controller epoch) whose log is at TRACE, as the log itself shows: it holds a transition
+    whose success line Kafka logs only at TRACE (``trace_only_targets``: any replica transition; a partition
+    transition to a target the profile's INFO level hides). Such a line comes from ``state.change.logger`` at
+    TRACE, which logs every transition of both machines, so no transition of that controller epoch is hidden
+    and the tracked rules (``history_rules``) check every one.
+
+    Decision: one controller epoch is one controller's logging (the tracked rules compare within an epoch);
+    a log level changed at run time in the middle of an epoch would make this read the whole epoch as TRACE."""
+    traced = {
+        "replica": trace_only_targets(profile, "replica"),
+        "partition": trace_only_targets(profile, "partition"),
+    }
+    out: set[tuple[int, int]] = set()
+    for c in cells:
+        if c.status != "record" or c.controller_epoch is None or c.to_state is None:
+            continue
+        machine = (
+            MACHINES[0] if c.kind == HISTORY_KINDS[0] else MACHINES[1] if c.kind == HISTORY_KINDS[1] else None
+        )
+        to = g.LEGACY_STATE_NAMES.get(c.to_state, c.to_state)
+        if machine is not None and to in traced[machine]:
+            out.add((history[c.fid], c.controller_epoch))
+    return frozenset(out)
+
+
 def hidden_reach(table: Mapping[S, tuple[S, ...]], hidden: frozenset[str]) -> dict[str, list[str]]:
     """state → states reachable from it through transitions whose lines may be absent from an INFO log."""
     succ: dict[str, set[str]] = {}
@@ -227,15 +256,17 @@ def named(violations: DataFrame, names: Column) -> DataFrame:
 def log_rules(
     events: DataFrame,
     profile: Profile,
-    firsts: Mapping[int, Mapping[int, int]],
+    firsts: Mapping[int, Mapping[int, int]] | eras_.Eras,
     deletions: Mapping[tuple[int, str], list[tuple[int, int | None]]],
     names: Column,
     rows: int = 0,
+    traced: Iterable[tuple[int, int]] = (),
 ) -> DataFrame:
     """All violations found in parsed Kafka log records: ``events`` holds the stored parse's records of
     ``WRITE_KINDS`` (others are ignored), with their ``exception`` (a failed transition's first continuation
-    line). ``firsts`` (history id → controller epoch → first ``ts_key`` at which it acted) and ``deletions``
-    (``stats.epoch_firsts`` and ``stats.deletion_intervals``) come from the statistics; ``names`` is an array
+    line). ``firsts`` (``eras.find``'s eras and fences, or for one era per history: history id → controller
+    epoch → first ``ts_key`` at which it acted) and ``deletions`` (``stats.deletion_intervals``) come from the
+    statistics; ``names`` is an array
     column of file names by file id (the leader-epoch rule's message names the earlier write); ``rows``, when
     known, is how many records ``events`` holds (``history_rules`` sorts them in pieces of ``SORT_ROWS``).
 
@@ -248,7 +279,17 @@ def log_rules(
     Decision (measured): the rules about one record were a Spark query of their own (a scan with two
     broadcast joins, then the failed transitions' own scan); in the pass they cost no scan and no join, and
     the shuffle carries the records they read anyway."""
-    return history_rules(events, profile, names, fence_records(firsts), deletion_records(deletions), rows)
+    found = eras_of(firsts)
+    return history_rules(
+        events,
+        profile,
+        names,
+        fence_records(found),
+        deletion_records(deletions),
+        rows,
+        found.starts_of(),
+        traced,
+    )
 
 
 HISTORY_COLUMNS = (
@@ -270,8 +311,11 @@ shuffle."""
 
 HISTORY_KEYS = ("hid", "topic", "partition")
 """A partition history: the rows ``history_rules`` shuffles together and walks as one group."""
-HISTORY_ORDER = ("controller_epoch", "ts", "fid", "line")
-"""The order of a group's rows (ascending, nulls first: Spark's default, as the windows the pass replaced)."""
+ERA = "era"
+"""A row's controller-epoch era in its history (``eras``), computed just before the pass's sort (``_walk``)."""
+HISTORY_ORDER = (ERA, "controller_epoch", "ts", "fid", "line")
+"""The order of a group's rows (ascending, nulls first: Spark's default, as the windows the pass replaced); an
+era's rows come before the next era's, and what the rules remember is reset between eras."""
 
 EPOCH_WRITE_TARGET = "OnlinePartition"
 """The partition transitions (with a leader epoch) that are controller writes of the leader-epoch rule."""
@@ -321,17 +365,40 @@ def history_rows(events: DataFrame) -> DataFrame:
     return rows.withColumn(GROUP, _group())
 
 
-def fence_records(firsts: Mapping[int, Mapping[int, int]]) -> list[list[str]]:
-    """``history_config``'s fence records: per history and controller epoch, when a newer epoch first acted
-    after it (a ``ts_key``, its text) and which (the stale-controller-write rule, §9, I8)."""
-    records = []
-    for history, epochs in sorted(firsts.items()):
-        for e in sorted(epochs):
-            newer = [(epochs[n], n) for n in epochs if n > e]
-            if newer:
-                ts, n = min(newer)
-                records.append(["fence", str(history), str(e), str(ts), str(stats.ts_text(ts)), str(n)])
-    return records
+def eras_of(firsts: Mapping[int, Mapping[int, int]] | eras_.Eras) -> eras_.Eras:
+    """``firsts`` as ``eras.Eras``: as it is, or (history id → controller epoch → first ``ts_key`` at which it
+    acted) one era per history, fenced where a newer epoch first acted (the acts' lines unknown)."""
+    if isinstance(firsts, eras_.Eras):
+        return firsts
+    acts = {
+        h: [eras_.Act(ts, ts, e, -1, None, False) for e, ts in epochs.items()] for h, epochs in firsts.items()
+    }
+    fences = [f for h, mine in acts.items() for f in eras_.fences_of(h, 0, mine)]
+    return eras_.Eras((), tuple(fences))
+
+
+def fence_records(found: eras_.Eras) -> list[list[str]]:
+    """``history_config``'s fence records: per history, era and controller epoch, when a newer epoch first
+    acted after it (a ``ts_key``, its text), which, and where (file id and line, empty when unknown): the
+    stale-controller-write rule (§9, I8) and the line it compares with."""
+
+    def text(v: int | None) -> str:
+        return "" if v is None or v < 0 else str(v)
+
+    return [
+        [
+            "fence",
+            str(f.history),
+            str(f.era),
+            str(f.epoch),
+            str(f.ts),
+            str(stats.ts_text(f.ts)),
+            str(f.newer),
+            text(f.fid),
+            text(f.line),
+        ]
+        for f in found.fences
+    ]
 
 
 def deletion_records(deletions: Mapping[tuple[int, str], list[tuple[int, int | None]]]) -> list[list[str]]:
@@ -345,13 +412,17 @@ def deletion_records(deletions: Mapping[tuple[int, str], list[tuple[int, int | N
 
 
 def history_config(
-    profile: Profile, fences: list[list[str]] | None = None, deletions: list[list[str]] | None = None
+    profile: Profile,
+    fences: list[list[str]] | None = None,
+    deletions: list[list[str]] | None = None,
+    traced: Iterable[tuple[int, int]] = (),
 ) -> str:
     """What ``HistoryRules.java`` reads of the spec and of these rules, as one string (records split by
     U+0003, units by U+0002): the legacy state names (``lines.LEGACY_STATE_NAMES``), both machines' tables
     of valid previous states (the profile's), the states reachable through transitions an INFO log may not
     show (``hidden_reach`` of ``trace_only_targets``), the kinds, states and machine names above and the
-    rules' codes, sections and texts (``RULES``). Nothing of it is restated in Java."""
+    rules' codes, sections and texts (``RULES``), and the controller epochs whose log is at TRACE
+    (``traced_epochs``: no transition hidden). Nothing of it is restated in Java."""
     records = [["legacy", old, new] for old, new in g.LEGACY_STATE_NAMES.items()]
     records += _table_records(
         "replica", profile.replica_valid_previous, trace_only_targets(profile, "replica")
@@ -384,6 +455,7 @@ def history_config(
         records.append([name, code, RULES[code].section, RULES[code].text])
     records += fences or []
     records += deletions or []
+    records += [["traced", str(h), str(e)] for h, e in sorted(traced)]
     return "\u0003".join("\u0002".join(r) for r in records)
 
 
@@ -402,8 +474,11 @@ def history_rules(
     fences: list[list[str]] | None = None,
     deletions: list[list[str]] | None = None,
     rows: int = 0,
+    starts: Mapping[int, list[int]] | None = None,
+    traced: Iterable[tuple[int, int]] = (),
 ) -> DataFrame:
-    """The log rules' pass (``HistoryRules.java``) over one shuffle and one sort of ``events``: the rules about
+    """The log rules' pass (``HistoryRules.java``) over one shuffle and one sort of ``events`` (``starts``:
+    where each history's eras 1, 2, … begin, ``eras.Eras.starts_of``): the rules about
     one record (``log_rules``; with no ``fences`` / ``deletions`` records, no write is fenced and no topic is
     queued for deletion), and the rules comparing a record with an earlier one of its partition history:
 
@@ -411,7 +486,9 @@ def history_rules(
       target of its previous logged transition in the same controller epoch, by position (ts, file, line);
       a new controller rebuilds its states from ZooKeeper without logging transitions, so tracking restarts.
       Decision: the tracked previous state may have moved on through transitions an INFO-level log does not
-      show (their lines are TRACE); a mismatch is reported only when no such hidden path explains it.
+      show (their lines are TRACE); a mismatch is reported only when no such hidden path explains it. In a
+      controller epoch whose log is at TRACE (``traced``, ``traced_epochs``) nothing is hidden: every
+      transition is checked.
     * leader-epoch monotonicity (§11 I6) across controller writes of a partition, by controller epoch, then
       position. §4.3 steps 3c and 4: a partition whose ISR does not hold the replica is not written, yet its
       (unchanged) record is logged "after removing replica"; an ISR removal with the previous leader epoch
@@ -434,7 +511,8 @@ def history_rules(
     the reader's rows as ``shuffled`` leaves them (``log_pass``), findings and quarantined lines included."""
     spark: Any = events.sparkSession
     split = history_rows(events).repartition(spread(spark, rows), GROUP)
-    return violations_of(_walk(split, history_config(profile, fences, deletions)), names)
+    config = history_config(profile, fences, deletions, traced)
+    return violations_of(_walk(split, config, starts), names)
 
 
 def pass_rows(parsed: DataFrame) -> DataFrame:
@@ -481,15 +559,17 @@ def shuffled(rows: DataFrame, records: int) -> DataFrame:
 def log_pass(
     rows: DataFrame,
     profile: Profile,
-    firsts: Mapping[int, Mapping[int, int]],
+    firsts: Mapping[int, Mapping[int, int]] | eras_.Eras,
     deletions: Mapping[tuple[int, str], list[tuple[int, int | None]]],
     fids: list[int] | None = None,
     passthrough: bool = True,
+    traced: Iterable[tuple[int, int]] = (),
 ) -> DataFrame:
     """The log rules' pass over ``shuffled`` rows, as ``log_rules`` describes it, with ``RESULT_COLUMNS``:
     each violation (``what`` = ``OUTPUTS[0]``), and, when ``passthrough``, each finding and quarantined line
     as it came (``OUTPUTS[1]``, ``OUTPUTS[2]``). ``fids``: the files whose records the rules read (all if
-    ``None``; a history audited with another profile is another pass, which passes nothing on)."""
+    ``None``; a history audited with another profile is another pass, which passes nothing on); ``traced``:
+    the (history, controller epoch) pairs whose log is at TRACE (``traced_epochs``)."""
     if fids is not None or not passthrough:
         role = F.coalesce(F.col("role"), F.lit(ROLES["event"]))
         event = role.bitwiseAND(ROLES["event"]) != 0
@@ -498,13 +578,30 @@ def log_pass(
         others = role.bitwiseAND(ROLES["finding"] | ROLES["quarantined"]) if passthrough else F.lit(0)
         rows = rows.withColumn("role", F.when(event, ROLES["event"]).otherwise(0) + others)
         rows = rows.where(F.col("role") > 0)
-    return _walk(rows, history_config(profile, fence_records(firsts), deletion_records(deletions)))
+    found = eras_of(firsts)
+    config = history_config(profile, fence_records(found), deletion_records(deletions), traced)
+    return _walk(rows, config, found.starts_of())
 
 
-def _walk(split: DataFrame, config: str) -> DataFrame:
-    """``HistoryRules.apply`` over ``split`` (rows already partitioned by history) sorted within its
-    partitions by ``GROUP``, ``HISTORY_KEYS`` and ``HISTORY_ORDER``: rows of ``RESULT_SCHEMA``."""
+def era_column(starts: Mapping[int, list[int]] | None) -> Column:
+    """A row's era (``ERA``): how many of its history's era starts (``ts_key``, ascending) its timestamp has
+    reached; 0 without eras or without a timestamp."""
+    if not starts:
+        return F.lit(0)
+    table = F.create_map(
+        *[x for h, ts in sorted(starts.items()) for x in (F.lit(h), F.array(*[F.lit(t) for t in ts]))]
+    )
+    mine = F.coalesce(table[F.col("hid")], F.array().cast("array<long>"))
+    reached = F.filter(mine, lambda s: s <= F.coalesce(F.col("ts"), F.lit(-1)))
+    return F.size(reached)
+
+
+def _walk(split: DataFrame, config: str, starts: Mapping[int, list[int]] | None = None) -> DataFrame:
+    """``HistoryRules.apply`` over ``split`` (rows already partitioned by history) with their ``ERA``
+    (``era_column`` of ``starts``), sorted within its partitions by ``GROUP``, ``HISTORY_KEYS`` and
+    ``HISTORY_ORDER``: rows of ``RESULT_SCHEMA``."""
     spark: Any = split.sparkSession
+    split = split.withColumn(ERA, era_column(starts))
     rows_sorted = split.sortWithinPartitions(GROUP, *HISTORY_KEYS, *HISTORY_ORDER)
     jvm = spark.sparkContext._jvm
     jtype = spark._jsparkSession.parseDataType(_parse_datatype_string(RESULT_SCHEMA).json())
@@ -513,16 +610,22 @@ def _walk(split: DataFrame, config: str) -> DataFrame:
 
 def violations_of(result: DataFrame, names: Column) -> DataFrame:
     """The violations among a pass's ``result`` rows, ``LOG_VIOLATION_COLUMNS``; the leader-epoch message ends
-    with the earlier write's file name (``names``) and line, appended here (the file names live in Python)."""
+    with the earlier write's file name (``names``) and line, the stale-controller-write message with the newer
+    epoch's first act's, appended here (the file names live in Python)."""
     found = result.where(F.col("what") == OUTPUTS[0]).select(*LOG_VIOLATION_COLUMNS)
     epoch = F.col("rule") == HISTORY_RULES[2]
-    earlier = F.concat(
-        F.col("message"),
+    stale = (F.col("rule") == ROW_RULES["rule-stale"]) & F.col("compared_fid").isNotNull()
+    where = F.concat(
         F.element_at(names, F.col("compared_fid") + 1),
         F.lit(":"),
         F.col("compared_line").cast("string"),
     )
-    return found.withColumn("message", F.when(epoch, earlier).otherwise(F.col("message")))
+    message = (
+        F.when(epoch, F.concat(F.col("message"), where))
+        .when(stale, F.concat(F.col("message"), F.lit(" ("), where, F.lit(")")))
+        .otherwise(F.col("message"))
+    )
+    return found.withColumn("message", message)
 
 
 def spread(spark: Any, records: int) -> int:

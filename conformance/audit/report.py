@@ -67,13 +67,28 @@ class Summary:
     """About the audit itself (a profile that does not match the log): shown first."""
     skipped: list[dict[str, str]] = field(default_factory=list)
     """Files found under a directory and not audited: ``file`` and ``why`` (``spark_job.Inputs.skipped``)."""
+    violation_groups: list[dict[str, Any]] = field(default_factory=list)
+    """Violations grouped by rule and signature (``violation_groups``): ``rule``, ``signature``, ``count`` and the
+    ``first`` few, each with its line's ``text`` and the line it was compared with."""
+    notes: list[str] = field(default_factory=list)
+    """What the reader should know to read the results (where controller epochs start over: ``eras``)."""
+    checked: int | None = None
+    """State transitions the rules checked (log transition records and trace steps)."""
+    unreadable: list[dict[str, str]] = field(default_factory=list)
+    """Folders and files that could not be read (``spark_job.Inputs.unreadable``): ``file`` and ``why``."""
 
     def attention(self, limit: int = 10) -> list[str]:
         """What an operator must look at first, as plain lines (``findings.attention``)."""
         from kcspec.conformance.audit.findings import attention
 
-        return attention(
-            self.warnings, self.by_finding, self.finding_sample, self.violation_sample, self.violations, limit
+        return [f"note: {n}" for n in self.notes[:limit]] + attention(
+            self.warnings,
+            self.by_finding,
+            self.finding_sample,
+            self.violation_sample,
+            self.violations,
+            limit,
+            self.violation_groups,
         )
 
     def as_json(self) -> dict[str, Any]:
@@ -237,17 +252,37 @@ def _table(headers: list[str], body: Iterable[Iterable[Any]]) -> str:
 
 
 def render_html(s: Summary) -> str:
-    verdict = "no violations" if s.violations == 0 else f"{s.violations} violation(s)"
+    """The report page; the verdict is put at its top once, by ``verdict.mark_html``."""
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'><title>kcspec audit</title><style>"
         "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin:1em 0}"
         "td,th{border:1px solid #ccc;padding:2px 6px;font-size:90%;text-align:left}"
         ".bad{color:#b00}.ok{color:#070}</style></head><body>",
-        f"<h1>kcspec audit: <span class='{'ok' if s.violations == 0 else 'bad'}'>{verdict}</span></h1>",
-        f"<p>{s.lines_read} lines read = {s.parsed} parsed + {s.quarantined} quarantined.</p>",
+        "<h1>kcspec audit</h1>",
+        f"<p>{s.lines_read} lines read = {s.parsed} parsed + {s.quarantined} quarantined; "
+        f"{s.checked} state transition(s) checked.</p>",
+        *[f"<p>note: {html.escape(n)}</p>" for n in s.notes],
         *_look_first(s),
         "<h2>Violations by rule</h2>",
         _table(["rule", "count"], sorted(s.by_rule.items())),
+        "<h2>Violations by rule and signature</h2>",
+        _table(
+            ["rule", "signature", "count", "first at", "compared with"],
+            [
+                (
+                    g["rule"],
+                    g["signature"],
+                    g["count"],
+                    ", ".join(f"{x['file']}:{x['line']}" for x in g["first"]),
+                    ", ".join(
+                        f"{x['compared_file']}:{x['compared_line']}"
+                        for x in g["first"]
+                        if x.get("compared_line") is not None
+                    ),
+                )
+                for g in s.violation_groups
+            ],
+        ),
         "<h2>Violations (sample)</h2>",
         _table(
             ["file", "line", "rule", "message"],
@@ -372,3 +407,52 @@ def _look_first(s: Summary) -> list[str]:
             )
         )
     return out
+
+
+SIGNATURE = (
+    (r"(partition|replica|topic|of|broker|brokers|controller) [^ ,:()]+", "$1 *"),
+    (r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3}", "<time>"),
+    (r" \([^()]*:\d+\)$", ""),
+    (r"\d+", "N"),
+)
+"""How a violation's message becomes its signature: the partition, replica, topic, broker and controller it
+is about, its times, the line it names and every number are left out (regex, replacement), so that one fault
+repeated over many partitions or writes is one group (a stale controller's 1,126 writes: one row)."""
+FIRST_INSTANCES = 3
+"""The instances each group of violations shows."""
+
+
+def violation_groups(violations: DataFrame, first: int = FIRST_INSTANCES) -> list[dict[str, Any]]:
+    """``violations`` (``replay.VIOLATION_COLUMNS``) by rule and signature (``SIGNATURE``), most first: each
+    group's ``count`` and its ``first`` instances by file and line. Only the groups and their first instances
+    reach the driver."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    sig = F.col("message")
+    for pattern, replacement in SIGNATURE:
+        sig = F.regexp_replace(sig, pattern, replacement)
+    group = Window.partitionBy("rule", "signature")
+    ranked = (
+        violations.withColumn("signature", sig)
+        .withColumn("count", F.count(F.lit(1)).over(group))
+        .withColumn("i", F.row_number().over(group.orderBy("file", "line")))
+        .where(F.col("i") <= first)
+    )
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in ranked.collect():
+        g = out.setdefault(
+            (r["rule"], r["signature"]),
+            {"rule": r["rule"], "signature": r["signature"], "count": int(r["count"]), "first": []},
+        )
+        g["first"].append(
+            {
+                k: r[k]
+                for k in ("file", "line", "ts", "message", "compared_file", "compared_line")
+                if k in r.asDict()
+            }
+        )
+    groups = sorted(out.values(), key=lambda g: (-g["count"], g["rule"], g["signature"]))
+    for g in groups:
+        g["first"].sort(key=lambda x: (str(x["file"]), int(x["line"] or 0)))
+    return groups

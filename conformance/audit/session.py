@@ -157,10 +157,17 @@ def make_session(
     shuffle_partitions: int | None = None,
     app: str = "kcspec-audit",
     input_size: int | None = None,
+    interrupts: bool = False,
 ) -> Any:
     """Start (or reuse) a SparkSession; ``ImportError`` with an install hint if pyspark is missing.
     ``input_size``: the size of what will be audited (``input_bytes``), when known before the JVM starts: a
-    local session for a small input gets ``SMALL_INPUT_JVM_OPTIONS`` (only a JVM started here does)."""
+    local session for a small input gets ``SMALL_INPUT_JVM_OPTIONS`` (only a JVM started here does).
+
+    ``interrupts``: whether this call sets the process's SIGINT and SIGTERM handlers to end the run at once
+    (``quiet_interrupts``): the command line's choice, made inside ``handled_interrupts``, which restores the
+    earlier handlers. Without it (a library call, a test) the process's handlers are after the call what they
+    were before it: pyspark's own SIGINT handler, which ``SparkContext`` installs, is undone."""
+    before = _handlers()
     try:
         from pyspark import SparkConf, SparkContext
         from pyspark.java_gateway import launch_gateway
@@ -205,18 +212,112 @@ def make_session(
             conf.set(key, value)
         prune_spark_dirs(log4j.parent.parent)
         launch: Callable[..., Any] = launch_gateway  # pyspark leaves it unannotated
-        with spark_log_path().open("ab") as log:
-            gateway = launch(conf, popen_kwargs={"stdout": log, "stderr": log})
-        if cds is not None:
-            cds.launched(gateway.proc.pid)  # spark-class execs the JVM: the same process
-        SparkContext(conf=conf, gateway=gateway)
+        with _jvm_ends_with_an_interrupt() as launched:
+            with spark_log_path().open("ab") as log:
+                gateway = launch(conf, popen_kwargs={"stdout": log, "stderr": log})
+            if cds is not None:
+                cds.launched(gateway.proc.pid)  # spark-class execs the JVM: the same process
+            with _sigint_kept(SparkContext):
+                SparkContext(conf=conf, gateway=gateway)
+            launched.clear()  # started: the JVM ends when this process's end closes its stdin
     builder = SparkSession.builder.master(master).appName(app)
     for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
-    quiet_interrupts()
+    if interrupts:
+        quiet_interrupts()
+    else:
+        _restore(before)
     return spark
+
+
+JVM_GRACE_SECONDS = 5.0
+"""How long an interrupted start waits for the JVM to end by itself (its standard input closed), then after
+SIGTERM, before it is killed."""
+
+
+@contextmanager
+def _jvm_ends_with_an_interrupt() -> Iterator[list[Any]]:
+    """The JVM pyspark launches inside the block (its ``Popen``, recorded) is ended if the block does not
+    complete (Ctrl-C, SIGTERM, an error): closed stdin, then SIGTERM, then SIGKILL. The list given holds the
+    processes still to end; the caller empties it once the start has completed.
+
+    Decision (from the orphaned JVMs of signals in the first seconds): a JVM whose start was interrupted
+    never reaches the loop that ends it when its standard input closes (pyspark removed the folder it was to
+    write its port to, and its gateway thread keeps it alive), so it is ended here, by its process id; a JVM
+    that started watches its standard input, which this process's end closes."""
+    from pyspark import java_gateway
+
+    launched: list[Any] = []
+    names = java_gateway.__dict__  # pyspark's module namespace: its Popen is replaced for the block
+    real = names["Popen"]
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        proc = real(*args, **kwargs)
+        launched.append(proc)
+        return proc
+
+    names["Popen"] = recording
+    try:
+        yield launched
+    finally:
+        names["Popen"] = real
+        for proc in launched:
+            end_jvm(proc)
+
+
+def end_jvm(proc: Any, grace: float = JVM_GRACE_SECONDS) -> None:
+    """End the JVM process ``proc`` (a ``Popen``): close its standard input, then SIGTERM, then SIGKILL, each
+    after ``grace`` seconds."""
+    import subprocess
+
+    try:
+        if proc.stdin is not None:
+            proc.stdin.close()
+    except OSError:
+        pass
+    for step in (None, proc.terminate, proc.kill):
+        if step is not None:
+            try:
+                step()
+            except OSError:
+                return
+        try:
+            proc.wait(timeout=grace)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+class _KeepSigint:
+    """The ``signal`` module as pyspark's ``SparkContext`` sees it while it starts: its SIGINT handler
+    (``cancelAllJobs``, then ``KeyboardInterrupt``; installed in the main thread) is not installed, so that a
+    Ctrl-C while the context starts is the process's own interrupt, not a failed start."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(signal, name)
+
+    @staticmethod
+    def signal(signum: int, handler: Any) -> Any:
+        if signum == signal.SIGINT:
+            return signal.getsignal(signum)
+        return signal.signal(signum, handler)
+
+
+@contextmanager
+def _sigint_kept(context_class: type) -> Iterator[None]:
+    """``_KeepSigint`` as the ``signal`` of the module that defines ``context_class`` (pyspark's SparkContext),
+    for the block."""
+    names = sys.modules[context_class.__module__].__dict__
+    if names.get("signal") is not signal:
+        yield
+        return
+    names["signal"] = _KeepSigint()
+    try:
+        yield
+    finally:
+        names["signal"] = signal
 
 
 def driver_java_options(
@@ -248,6 +349,35 @@ def quiet_interrupts() -> None:
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, _interrupted)
         signal.signal(signal.SIGTERM, _interrupted)
+
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+Handler = Callable[[int, Any], Any] | int | None
+
+
+def _handlers() -> dict[int, Handler]:
+    return {s: signal.getsignal(s) for s in SIGNALS}
+
+
+def _restore(handlers: dict[int, Handler]) -> None:
+    if threading.current_thread() is threading.main_thread():
+        for s, h in handlers.items():
+            if h is not None:  # None: set by no Python code, cannot be set back from here
+                signal.signal(s, h)
+
+
+@contextmanager
+def handled_interrupts() -> Iterator[None]:
+    """Inside the block, Ctrl-C and SIGTERM end the run at once (``quiet_interrupts``); after it, the process's
+    handlers are what they were. For the command line; library calls leave the handlers alone
+    (``make_session``'s ``interrupts``)."""
+    before = _handlers()
+    quiet_interrupts()
+    try:
+        yield
+    finally:
+        _restore(before)
 
 
 def interrupt_in(exc: BaseException) -> BaseException | None:

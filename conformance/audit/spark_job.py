@@ -26,6 +26,7 @@
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -54,6 +55,9 @@ class Inputs:
     skipped: tuple[tuple[str, str], ...] = ()
     """Files under a directory that are not audited, each with why (hidden, or ``not_a_log``): reported to the
     user on the terminal, in ``stats.json`` and in the summary's file table, never dropped silently."""
+    unreadable: tuple[tuple[str, str], ...] = ()
+    """Folders and files that could not be listed or read, each with why: the rest is audited, and the run is
+    not clean (``verdict.judge``'s ``unaudited``: exit 2 naming them, unless violations were found)."""
 
 
 HIDDEN = "hidden file"
@@ -113,11 +117,12 @@ def expand_inputs(paths: list[str], fmt: str = "auto") -> Inputs:
     logs: list[str] = []
     trs: list[str] = []
     skipped: list[tuple[str, str]] = []
+    unreadable: list[tuple[str, str]] = []
     for given in paths:
         p = Path(given)
         if not p.exists():
             raise InputError(f"{given}: no such file or directory")
-        files = [p] if p.is_file() else sorted(f for f in p.rglob("*") if f.is_file())
+        files = [p] if p.is_file() else _files_under(p, unreadable)
         if p.is_dir():
             kept: list[Path] = []
             for f in files:
@@ -133,8 +138,26 @@ def expand_inputs(paths: list[str], fmt: str = "auto") -> Inputs:
             (trs if is_trace else logs).append(str(f.resolve()))
     if not logs and not trs:
         also = f" ({len(skipped)} skipped: {skipped[0][1]})" if skipped else ""
+        also += "".join(f"; {name}: {why}" for name, why in unreadable[:3])
         raise InputError(f"{', '.join(paths)}: no input files found{also}")
-    return Inputs(tuple(dict.fromkeys(logs)), tuple(dict.fromkeys(trs)), tuple(dict.fromkeys(skipped)))
+    return Inputs(
+        tuple(dict.fromkeys(logs)),
+        tuple(dict.fromkeys(trs)),
+        tuple(dict.fromkeys(skipped)),
+        tuple(dict.fromkeys(unreadable)),
+    )
+
+
+def _files_under(top: Path, unreadable: list[tuple[str, str]]) -> list[Path]:
+    """The files under ``top``, sorted; a folder that cannot be listed is added to ``unreadable`` with the
+    reason (``Path.rglob`` passes over it in silence: a false "clean")."""
+
+    def failed(err: OSError) -> None:
+        where = str(Path(err.filename).resolve()) if err.filename else str(top.resolve())
+        unreadable.append((where, f"folder not readable ({err.strerror or err})"))
+
+    found = [Path(root) / name for root, _, names in os.walk(top, onerror=failed) for name in names]
+    return sorted(f for f in found if f.is_file())
 
 
 def display_name(uri: str) -> str:
@@ -289,7 +312,11 @@ def resolve_non_records(parsed: DataFrame, file: str = "file") -> DataFrame:
     run = F.sum(F.col("starts_run").cast("int")).over(w.rowsBetween(Window.unboundedPreceding, 0))
     with_run = starts.withColumn("run", run)
     owner = F.first("head_owner").over(Window.partitionBy(file, "run").orderBy("line"))
-    res = with_run.withColumn("owner", F.when(F.col("attachable"), owner))
+    res = with_run.withColumn("owner", F.when(F.col("attachable"), owner)).withColumn(
+        # a run that starts at the file's first line: nothing but blank and continuation lines before it
+        "run_first",
+        F.min("line").over(Window.partitionBy(file, "run")),
+    )
     status = (
         F.when(F.col("status") == "quarantined", "quarantined")
         .when(F.col("attachable") & F.col("blank"), "blank")
@@ -300,7 +327,9 @@ def resolve_non_records(parsed: DataFrame, file: str = "file") -> DataFrame:
         F.when(F.col("status") == "quarantined", F.col("reason"))
         .when(F.col("attachable") & F.col("blank"), F.lit(None))
         .when(F.col("attachable") & F.col("owner").isNotNull(), F.lit(None))
-        .when(F.col("attachable"), "orphan-continuation")
+        .when(F.col("attachable") & (F.col("run_first") == 1), g.ORPHAN_AT_START)
+        .when(F.col("attachable"), g.ORPHAN_REASONS[0])
+        .when(F.col("text").rlike(g.CONTAINER_PREFIX_REGEX), g.OUT_OF_SCOPE)
         .otherwise("no-layout")
     )
     return res.select(

@@ -74,6 +74,8 @@ class Cell:
     lines: int
     first_ts: int | None
     last_ts: int | None
+    first_line: int | None = None
+    """The line of ``first_ts`` (the least line among the cell's lines at that timestamp)."""
 
 
 def ts_key(ts: Column) -> Column:
@@ -116,6 +118,7 @@ def line_cube(stored: DataFrame) -> list[Cell]:
             "fid",
             "status",
             "ts",
+            "line",
             *[c for c in GROUP[2:6]],
             F.when(is_transition, F.col("from_state")).alias("from_state"),
             F.when(is_transition, F.col("to_state")).alias("to_state"),
@@ -128,10 +131,16 @@ def line_cube(stored: DataFrame) -> list[Cell]:
             F.count(F.lit(1)).alias("lines"),
             F.min("ts").alias("first_ts"),
             F.max("ts").alias("last_ts"),
+            F.min(F.when(F.col("ts").isNotNull(), F.struct("ts", "line"))).alias("first_at"),
         )
         .collect()
     )
-    return [Cell(**r.asDict()) for r in cells]
+    out = []
+    for r in cells:
+        d = r.asDict()
+        first_at = d.pop("first_at")
+        out.append(Cell(**d, first_line=None if first_at is None else first_at["line"]))
+    return out
 
 
 def _read_value(text: str, at: int) -> tuple[str | None, int]:
@@ -145,7 +154,7 @@ def _read_value(text: str, at: int) -> tuple[str | None, int]:
 def cells_from_text(text: str) -> list[Cell]:
     """The cells ``LineParser.Cube`` counted while reading (``jvm_parser.cube_text``): per line
     ``fid,`` then status, kind, controller id, broker, controller epoch, from state, to state, deletion topics,
-    deletion timestamp and layout (each ``length:value`` or ``-``), then ``lines,first,last``."""
+    deletion timestamp and layout (each ``length:value`` or ``-``), then ``lines,first,last,line of first``."""
     cells: list[Cell] = []
     at = 0
     while at < len(text):
@@ -157,7 +166,7 @@ def cells_from_text(text: str) -> list[Cell]:
             v, at = _read_value(text, at)
             values.append(v)
         end = text.index("\n", at)
-        lines, first, last = text[at:end].split(",")
+        lines, first, last, first_line = text[at:end].split(",")
         at = end + 1
 
         def num(v: str | None) -> int | None:
@@ -179,6 +188,7 @@ def cells_from_text(text: str) -> list[Cell]:
                 lines=int(lines),
                 first_ts=int(first) if first else None,
                 last_ts=int(last) if last else None,
+                first_line=int(first_line) if first_line else None,
             )
         )
     return cells

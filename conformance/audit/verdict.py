@@ -37,6 +37,11 @@ class AuditOutcome:
     warnings: tuple[str, ...] = ()
     """About the audit itself, not the input (a profile that does not match the log's Kafka version): in the
     headline, without changing the exit code."""
+    notes: tuple[str, ...] = ()
+    """What the reader needs to read the result (where controller epochs start over, ``eras``): the first in
+    the headline, without changing the exit code."""
+    checked: int | None = None
+    """How many state transitions the rules checked (None: not counted)."""
 
     @property
     def exit_code(self) -> int:
@@ -50,10 +55,20 @@ class AuditOutcome:
     def headline(self) -> str:
         if self.internal:
             return f"internal error: {len(self.internal)} count(s) do not add up"
-        parts = [f"{self.violations} violation(s)" if self.violations else "no violations"]
+        if self.violations:
+            parts = [f"{self.violations} violation(s)"]
+        elif self.problems:
+            parts = []
+        else:
+            parts = ["no violations"]
+        if self.checked is not None:
+            parts.append(f"{self.checked} state transition(s) checked")
         if self.problems:
             parts.append(f"NOT CLEAN: {len(self.problems)} input problem(s)")
         parts += [f"WARNING: {w}" for w in self.warnings]
+        if self.notes:
+            more = f" (and {len(self.notes) - 1} more, see the report)" if len(self.notes) > 1 else ""
+            parts.append(f"note: {self.notes[0]}{more}")
         return "; ".join(parts)
 
     def as_json(self) -> dict[str, Any]:
@@ -64,6 +79,8 @@ class AuditOutcome:
             "problems": list(self.problems),
             "internal": list(self.internal),
             "warnings": list(self.warnings),
+            "notes": list(self.notes),
+            "checked": self.checked,
         }
 
 
@@ -75,9 +92,18 @@ def judge(
     per_file: Sequence[Mapping[str, Any]],
     max_quarantine: float = DEFAULT_MAX_QUARANTINE,
     warnings: Sequence[str] = (),
+    notes: Sequence[str] = (),
+    checked: int | None = None,
+    unaudited: Sequence[str] = (),
+    excused: int = 0,
 ) -> AuditOutcome:
     """The verdict on a run's counts; ``per_file`` rows hold ``file``, ``read``, ``record``, ``continuation``,
-    ``blank``, ``quarantined`` and, for a file that broke off, ``unreadable`` (line and reason, in words)."""
+    ``blank``, ``quarantined`` and, for a file that broke off, ``unreadable`` (line and reason, in words).
+    ``checked``: the state transitions the rules checked; a run that checked none is not clean ("nothing
+    checked"). ``unaudited``: inputs that could not be audited (an unreadable folder, an unsupported file),
+    each a problem in words. ``excused``: quarantined lines that do not count against ``max_quarantine``
+    (``lines.EXCUSED_REASONS``: continuation lines before the first record of a file cut inside a stack
+    trace, other containers' lines of a multiplexed stream)."""
     problems: list[str] = []
     internal: list[str] = []
     if parsed + quarantined != lines_read:
@@ -104,12 +130,20 @@ def judge(
             problems.append(f"{f['file']}: yields no record ({what})" + (f": {parts}" if parts else ""))
     if not per_file:
         problems.append("no input file was read")
-    if lines_read and quarantined / lines_read > max_quarantine:
+    problems.extend(unaudited)
+    if checked == 0 and not violations:
+        # Decision: "clean" says the rules held on the history read; with no transition there is nothing they
+        # held on (a KRaft log, a controller log without state changes), and an operator must not read it as
+        # a healthy history.
+        problems.append("nothing checked: no state transition of the model was found in the input")
+    counted = quarantined - excused
+    if lines_read and counted / lines_read > max_quarantine:
+        besides = f", besides {excused} out of scope or at the start of a file" if excused else ""
         problems.append(
-            f"{quarantined} of {lines_read} lines quarantined ({100 * quarantined / lines_read:.1f} %, "
+            f"{counted} of {lines_read} lines quarantined ({100 * counted / lines_read:.1f} %{besides}, "
             f"more than the {100 * max_quarantine:g} % allowed by --max-quarantine)"
         )
-    return AuditOutcome(violations, tuple(problems), tuple(internal), tuple(warnings))
+    return AuditOutcome(violations, tuple(problems), tuple(internal), tuple(warnings), tuple(notes), checked)
 
 
 def mark_html(path: Path, verdict: AuditOutcome) -> None:

@@ -7,6 +7,7 @@ import time
 import traceback
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
@@ -96,6 +97,8 @@ def command(
         inputs = expand_inputs(list(paths), fmt)
     except InputError as exc:
         options.fail(str(exc))
+    for name, why in inputs.unreadable:
+        err.print(f"not audited {name}: {why}", markup=False)
     for name, why in inputs.skipped[:20]:
         err.print(f"skipped {name}: {why}", markup=False)
     if len(inputs.skipped) > 20:
@@ -122,6 +125,23 @@ def command(
         prof = get_profile(name)
         err.print(f"profile {name}: {why}", markup=False)
 
+    from kcspec.conformance.audit.session import handled_interrupts
+
+    with handled_interrupts():
+        _audit(inputs, out, prof, master, history_key, profile, max_quarantine)
+
+
+def _audit(
+    inputs: Any,
+    out: Path,
+    prof: Any,
+    master: str,
+    history_key: str,
+    profile: str | None,
+    max_quarantine: float,
+) -> None:
+    """The audit proper, with the command line's interrupt handling (``session.handled_interrupts``)."""
+    err = Console(stderr=True)
     from kcspec.conformance.audit.pipeline import conclude, run_audit
     from kcspec.conformance.audit.session import input_bytes, keep_spark_log, make_session
 
@@ -130,7 +150,9 @@ def command(
     with Progress(*columns, console=err, transient=True) as progress:
         task = progress.add_task(f"starting Spark ({master}) …", total=None)
         try:
-            spark = make_session(master, input_size=input_bytes((*inputs.kafka_logs, *inputs.traces)))
+            spark = make_session(
+                master, input_size=input_bytes((*inputs.kafka_logs, *inputs.traces)), interrupts=True
+            )
         except Exception as exc:  # the JVM did not start: Java missing, bad --master, …
             progress.stop()
             stop_if_interrupted(exc)
@@ -164,7 +186,9 @@ def command(
     con = Console()
     # what an operator must look at comes first: the verdict, warnings, violations and findings with their lines
     style = "green" if verdict.exit_code == 0 else "red"
-    con.print(f"[{style}]{escape(verdict.headline)}[/{style}]")
+    con.print(f"[{style}]{escape(verdict.headline)}[/{style}]")  # the verdict, stated once
+    for line in (*verdict.internal, *verdict.problems):
+        con.print(f"  {line}", markup=False)
     for line in summary.attention():
         con.print(line, markup=False)
     table = Table(title=f"kcspec audit ({prof.name}) — {elapsed:.1f}s")
@@ -178,6 +202,12 @@ def command(
     table.add_row("  records", str(records))
     table.add_row("  blank or continuation lines", str(summary.parsed - records))
     table.add_row("quarantined", str(summary.quarantined))
+    from kcspec.conformance.audit.lines import EXCUSED_REASONS
+
+    excused = sum(summary.by_reason.get(r, 0) for r in EXCUSED_REASONS)
+    if excused:  # not counted against --max-quarantine
+        table.add_row("  out of scope, or before a file's first record", str(excused))
+    table.add_row("state transitions checked", str(summary.checked))
     table.add_row("violations", str(summary.violations))
     con.print(table)
     added = summary.parsed + summary.quarantined
@@ -191,10 +221,7 @@ def command(
         con.print(line, markup=False)
     for rule, n in sorted(summary.by_rule.items()):
         con.print(f"  violation [{rule}]: {n}", markup=False)
-    con.print(f"[{style}]{escape(verdict.headline)}[/{style}]")
-    for line in (*verdict.internal, *verdict.problems):
-        con.print(f"  {line}", markup=False)
-    con.print(f"report: {out / 'summary.html'}")
+    con.print(f"report: {out / 'summary.html'} (exit {verdict.exit_code})")
     sys.exit(verdict.exit_code)
 
 

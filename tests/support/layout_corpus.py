@@ -1,7 +1,8 @@
 """A corpus generator for the line layouts of real-log FORMATS.md, with the truth of every record it writes.
 
 Every message below is written as Kafka writes it (FORMATS.md §1–§9, one per template family and version
-family); ``corpus`` renders them in every layout (Kafka's default with and without ``:line``, Strimzi, the
+family, Kafka 3.x's request renderings); ``corpus`` renders them in every layout (Kafka's default with and
+without ``:line`` and with log4j's padded level, Strimzi, the
 ``%c:%L - %m`` layout with and without brackets and milliseconds, LinkedIn's), behind the line prefixes of
 container runtimes and log shippers (docker-compose, ``kubectl logs --prefix``, journald), with stack traces
 after ERROR records, records wrapped by a terminal, CRLF line ends and a blank line after every line. The seed
@@ -130,6 +131,15 @@ MESSAGES: tuple[tuple[str, str, str, str], ...] = (
         SCL,
         f"Controller 1 epoch 7 sending UpdateMetadata request {LISR} to brokers Set(1, 2) for partition t-0",
         "umr_sent",
+    ),
+    (
+        "TRACE",
+        SCL,
+        "[Controller id=1 epoch=7] Sending become-leader LeaderAndIsr request LeaderAndIsrPartitionState("
+        "topicName='t', partitionIndex=0, controllerEpoch=7, leader=1, leaderEpoch=3, isr=[1, 2], partitionEpoch=4, "
+        "replicas=[1, 2], addingReplicas=[], removingReplicas=[], isNew=false, leaderRecoveryState=0) to broker 2 "
+        "for partition t-0",
+        "lair_sent",
     ),
     (
         "TRACE",
@@ -267,6 +277,9 @@ LAYOUTS: dict[str, tuple[str, Render]] = {
     "kafka-default-line": ("kafka-default", lambda t, lv, lg, m: f"[{_ts(t)[0]}] {lv} {m} ({lg}:66)"),
     "strimzi": ("strimzi", lambda t, lv, lg, m: f"{_ts(t)[0]} {lv} {m} ({lg}) [controller-event-thread]"),
     "logger-dash": ("logger-dash", lambda t, lv, lg, m: f"{_ts(t)[1]} {lv} {lg}:76 - {m}"),
+    # log4j's padded level (%-5p: "INFO  ", "WARN  "; %5p: " INFO")
+    "kafka-default-padded": ("kafka-default", lambda t, lv, lg, m: f"[{_ts(t)[0]}] {lv:<5} {m} ({lg})"),
+    "logger-dash-padded": ("logger-dash", lambda t, lv, lg, m: f"{_ts(t)[1]} {lv:>5} {lg}:68 - {m}"),
     "logger-dash-brackets": ("logger-dash", lambda t, lv, lg, m: f"[{_ts(t)[0]}] {lv} {lg}:76 - {m}"),
     "linkedin": ("linkedin", lambda t, lv, lg, m: f"{_ts(t)[2]} [{lg.rsplit('.', 1)[-1]}] {m}"),
 }

@@ -23,7 +23,9 @@ def test_grammar_config_carries_every_template_and_field() -> None:
     assert units[13] == str(g.PREFIX_MAX)
     # the reader resolves continuation and blank lines with the grammar's own patterns
     assert units[14:17] == [g.BLANK_REGEX, g.CONTINUATION_REGEX, rf"^(?:{g.CONTINUATION_BODY})$"]
-    assert units[17:] == [
+    # and tells another container's line by its prefix
+    assert units[17] == g.CONTAINER_PREFIX_REGEX
+    assert units[18:] == [
         part
         for layout in g.LAYOUTS
         for part in (

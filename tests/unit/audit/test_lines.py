@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from kcspec.conformance.audit import lines as g
 from kcspec.conformance.audit.reference_parser import ParsedLine, parse_file, parse_lines
 
 from tests.support.paths import SHARED
@@ -253,4 +254,4 @@ def test_real_logs_1_1_and_later_fully_parsed() -> None:
         if number >= 22:  # 1.0.0 and later (SOURCES.md)
             assert quarantined == [], (path.name, quarantined[:3])
         for q in quarantined:
-            assert q.reason in ("legacy-state-change", "orphan-continuation"), (path.name, q)
+            assert q.reason in ("legacy-state-change", *g.ORPHAN_REASONS), (path.name, q)
