@@ -8,7 +8,9 @@ Exit codes (DESIGN.md): 0 pass, 1 a violation or divergence was found (counterex
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import os
 import sys
 import traceback
 
@@ -86,29 +88,30 @@ class KcspecGroup(click.Group):
         return with_exit_codes(command)
 
     def invoke(self, ctx: click.Context) -> object:
-        interrupts.install_sigterm()
-        try:
-            return super().invoke(ctx)
-        except (KeyboardInterrupt, interrupts.Terminated) as e:
-            interrupts.stop_all()
-            code = interrupts.exit_code(e)
-            click.echo(
-                f"\ninterrupted ({'SIGTERM' if code == interrupts.EXIT_SIGTERM else 'Ctrl-C'})", err=True
-            )
-            raise click.exceptions.Exit(code) from None
-        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
-            raise
-        except OSError as e:
-            if e.filename is None:
+        handling = ctx.obj if isinstance(ctx.obj, interrupts.Handling) else interrupts.LIBRARY
+        ctx.meta[options.HANDLING] = handling
+        # The only place where kcspec sets signal handlers: for the length of the command, restored on return
+        # (a command run in-process leaves its caller's handlers as they were).
+        with interrupts.handlers_installed():
+            try:
+                return super().invoke(ctx)
+            except (KeyboardInterrupt, interrupts.Terminated) as e:
+                interrupts.interrupted(e, handling)
+                click.echo(f"\ninterrupted ({interrupts.describe(e)})", err=True)
+                raise click.exceptions.Exit(interrupts.exit_code(e)) from None
+            except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+                raise
+            except OSError as e:
+                if e.filename is None:
+                    raise _internal_error(ctx) from None
+                # A file the system refused (an output under a read-only or vanished folder, a full disk): bad
+                # input of the environment, one line and exit 2, not a failure of kcspec.
+                interrupts.stop_all()
+                what = "cannot write" if options.is_output(e.filename) else "cannot use"
+                click.echo(f"error: {what} {e.filename}: {e.strerror or e}", err=True)
+                raise click.exceptions.Exit(2) from None
+            except Exception:
                 raise _internal_error(ctx) from None
-            # A file the system refused (an output under a read-only or vanished folder, a full disk): bad
-            # input of the environment, one line and exit 2, not a failure of kcspec.
-            interrupts.stop_all()
-            what = "cannot write" if options.is_output(e.filename) else "cannot use"
-            click.echo(f"error: {what} {e.filename}: {e.strerror or e}", err=True)
-            raise click.exceptions.Exit(2) from None
-        except Exception:
-            raise _internal_error(ctx) from None
 
 
 def _internal_error(ctx: click.Context) -> click.exceptions.Exit:
@@ -137,5 +140,16 @@ def main() -> None:
     and a conformance kit for Kafka-compatible controllers."""
 
 
-def run() -> None:  # pragma: no cover - console entry point helper
-    sys.exit(main())
+def run() -> None:
+    """The ``kcspec`` console script (and ``python -m kcspec``): ``main`` with the command line's handling of
+    interrupts (``interrupts.COMMAND_LINE``: every child process of the run is ended), and an interrupted run
+    ends the process at once once it has reported (a worker thread may still be inside C code)."""
+    try:
+        main.main(obj=interrupts.COMMAND_LINE)
+    except SystemExit as e:
+        if e.code in (interrupts.EXIT_SIGINT, interrupts.EXIT_SIGTERM):
+            for stream in (sys.stdout, sys.stderr):
+                with contextlib.suppress(Exception):
+                    stream.flush()
+            os._exit(e.code)
+        raise

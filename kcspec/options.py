@@ -18,6 +18,7 @@ from typing import IO, Any, NoReturn, TypeVar
 
 import click
 
+from kcspec.model import interrupts
 from kcspec.spec.profiles import DEFAULT_PROFILE, PROFILES
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -86,6 +87,18 @@ def report_file(flag: str, name: str, *, help: str) -> Callable[[F], F]:
 def tla2tools(*, help: str = "Path to tla2tools.jar (or set TLA2TOOLS_JAR).") -> Callable[[F], F]:
     """``--tla2tools FILE`` (a string; ``TLA2TOOLS_JAR`` when not given): where TLC is."""
     return click.option("--tla2tools", type=click.Path(dir_okay=False), envvar="TLA2TOOLS_JAR", help=help)
+
+
+HANDLING = "kcspec.interrupts"
+"""The key of ``click.Context.meta`` under which the command group puts the run's ``interrupts.Handling``."""
+
+
+def interrupt_handling() -> interrupts.Handling:
+    """How the running command handles an interrupt (``interrupts.COMMAND_LINE`` in the console script's own
+    process, ``interrupts.LIBRARY`` when a command is run in-process by another program)."""
+    ctx = click.get_current_context(silent=True)
+    found = ctx.meta.get(HANDLING) if ctx is not None else None
+    return found if isinstance(found, interrupts.Handling) else interrupts.LIBRARY
 
 
 def usage_error(message: str) -> NoReturn:

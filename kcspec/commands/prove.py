@@ -15,6 +15,7 @@ from rich.table import Table
 
 from kcspec import options
 from kcspec.model import interrupts
+from kcspec.model.z3 import interrupt as z3_interrupt
 from kcspec.model.z3.induction import DETAILS
 from kcspec.model.z3.prove import DEFAULT_BROKERS, MAX_BROKERS, run_proofs
 from kcspec.model.z3.results import ProofResult
@@ -66,8 +67,10 @@ def command(profiles: tuple[str, ...], brokers: int, induction: bool, json_path:
         with console.status(f"proving {name} …", spinner="dots"):
             # Z3 holds the main thread in C code for seconds at a time: the proofs run in a worker thread so
             # that Ctrl-C ends the run at once (exit 130), with the worker processes and Z3 stopped.
-            with interrupts.stopper(_interrupt_z3):
-                proved = interrupts.run_interruptibly(functools.partial(run_proofs, name, brokers, induction))
+            with interrupts.stopper(z3_interrupt):
+                proved = interrupts.run_interruptibly(
+                    functools.partial(run_proofs, name, brokers, induction), options.interrupt_handling()
+                )
             results += [(name, r) for r in proved]
     total = time.perf_counter() - start
     table = Table(title=f"kcspec prove (brokers 1..{brokers})")
@@ -97,12 +100,6 @@ def command(profiles: tuple[str, ...], brokers: int, induction: bool, json_path:
             )
         )
     sys.exit(1 if failed else 0)
-
-
-def _interrupt_z3() -> None:
-    import z3
-
-    z3.main_ctx().interrupt()
 
 
 def _induction_table(results: list[tuple[str, ProofResult]]) -> Table:

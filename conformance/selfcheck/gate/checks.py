@@ -8,7 +8,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from kcspec.conformance.selfcheck.gate.cases import CaseResult, Check, VerifyOptions, timed
+from kcspec.conformance.selfcheck.gate.cases import CaseResult, Check, VerifyOptions, started, timed
 from kcspec.conformance.verdicts import Verdict
 
 Outcome = tuple[Verdict, str, str, str | None]
@@ -182,12 +182,16 @@ def conformance_self_check(opts: VerifyOptions) -> Iterator[CaseResult]:
 def proofs(opts: VerifyOptions) -> Iterator[CaseResult]:
     """Z3 proofs over the spec: election lemmas up to 8 brokers, transition-table sanity and inductiveness of the
     §11 invariants. Expected counterexamples pass; skipped proofs say why."""
+    from kcspec.model import interrupts
+    from kcspec.model.z3 import interrupt
     from kcspec.model.z3.prove import run_proofs
 
     for profile in opts.profiles:
+        started("prove", f"proof suite [{profile}]")
         start = time.perf_counter()
         try:
-            results = run_proofs(profile)
+            with interrupts.stopper(interrupt):  # an interrupt stops the query in progress
+                results = run_proofs(profile)
         except Exception as exc:  # the gate reports a broken check instead of dying
             yield CaseResult(
                 "prove", f"proof suite [{profile}]", Verdict.errored, f"{type(exc).__name__}: {exc}"
