@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kcspec import options
@@ -88,7 +89,7 @@ def _vectors(source: Path | None, profile: str, console: Console) -> list[object
             options.fail(str(exc))
     gen = generate.generate([profile])
     for ident, reason in gen.unanswered[:3]:
-        console.print(f"[yellow]note:[/yellow] no vector for {ident}: {reason}", markup=True, highlight=False)
+        console.print(f"[yellow]note:[/yellow] {escape(f'no vector for {ident}: {reason}')}", highlight=False)
     if len(gen.unanswered) > 3:
         console.print(
             f"[yellow]note:[/yellow] {len(gen.unanswered)} inputs have no vector (oracles unavailable)"
@@ -278,7 +279,7 @@ def run_cmd(
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(render(report))
-            console.print(f"wrote {path}")
+            console.print(f"wrote {path}", markup=False)
     sys.exit(report.exit_code())
 
 
@@ -303,24 +304,26 @@ def export_cmd(directory: Path, profiles: tuple[str, ...]) -> None:
     n = files.export(gen.vectors, directory, report)
     console = Console()
     console.print(
-        f"wrote {n} vectors to {directory} (oracles: {', '.join(gen.oracles)}; {gen.seconds:.1f} s)"
+        f"wrote {n} vectors to {directory} (oracles: {', '.join(gen.oracles)}; {gen.seconds:.1f} s)",
+        markup=False,
     )
     if gen.unanswered:
         console.print(
             f"[yellow]{len(gen.unanswered)} inputs have no vector[/yellow] (no oracle could answer), e.g. "
-            f"{gen.unanswered[0][0]}: {gen.unanswered[0][1]}",
+            + escape(f"{gen.unanswered[0][0]}: {gen.unanswered[0][1]}"),
             highlight=False,
         )
     if gen.disagreements:
         console.print(
             f"[yellow]{len(gen.disagreements)} inputs dropped because the oracles disagree[/yellow], e.g. "
-            f"{gen.disagreements[0][0]}",
+            + escape(f"{gen.disagreements[0][0]}"),
             highlight=False,
         )
     missing = traceability.uncovered(gen.vectors, chosen)
     if missing:
         console.print(
-            "[yellow]sections without vectors:[/yellow] " + ", ".join(f"{s} ({p})" for s, p in missing)
+            "[yellow]sections without vectors:[/yellow] "
+            + escape(", ".join(f"{s} ({p})" for s, p in missing))
         )
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from kcspec import options
@@ -80,7 +81,7 @@ def command(profiles: tuple[str, ...], budget: str, seed: int | None, database: 
         gaps = result.gaps
         for area, missing in gaps.items():
             if missing:
-                console.print(f"  [yellow]never exercised ({area}):[/] {', '.join(missing)}")
+                console.print(f"  [yellow]never exercised ({escape(area)}):[/] {escape(', '.join(missing))}")
         if result.failure:
             failed = True
             console.print(f"FAILURE ({profile}):\n{result.failure}", markup=False, highlight=False)

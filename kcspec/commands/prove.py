@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from kcspec import options
@@ -77,13 +78,19 @@ def command(profiles: tuple[str, ...], brokers: int, induction: bool, json_path:
     for col in ("profile", "proof", "§", "status", "s"):
         table.add_column(col, justify="right" if col == "s" else "left")
     for name, r in results:
-        table.add_row(name, r.name, r.section, f"[{STYLE[r.status]}]{r.status}[/]", f"{r.seconds:.2f}")
+        table.add_row(
+            escape(name),
+            escape(r.name),
+            escape(r.section),
+            f"[{STYLE[r.status]}]{r.status}[/]",
+            f"{r.seconds:.2f}",
+        )
     console.print(table)
     if induction:
         console.print(_induction_table(results))
     for name, r in results:
         if r.status != "proved":
-            console.print(f"[{STYLE[r.status]}]{r.status}[/] {name} {r.name}:", highlight=False)
+            console.print(f"[{STYLE[r.status]}]{r.status}[/] {escape(f'{name} {r.name}')}:", highlight=False)
             console.print(f"  {r.detail}", markup=False, highlight=False)
     failed = [r for _, r in results if r.failed]
     counts = {s: sum(1 for _, r in results if r.status == s) for s in STYLE}
@@ -111,6 +118,9 @@ def _induction_table(results: list[tuple[str, ProofResult]]) -> Table:
         if r.name.startswith("induction: "):
             summary = r.detail.split(f"\n{DETAILS}\n", 1)[0].replace("\n", "; ")
             table.add_row(
-                name, r.name.removeprefix("induction: "), f"[{STYLE[r.status]}]{r.status}[/]", summary
+                escape(name),
+                escape(r.name.removeprefix("induction: ")),
+                f"[{STYLE[r.status]}]{r.status}[/]",
+                escape(summary),
             )
     return table

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from kcspec import options
@@ -124,7 +125,7 @@ def emit(
 
         mutant = HISTORICAL_BY_NAME[inject]  # the command checked the name
         bug = mutant.active()
-        console.print(f"injecting {inject}: {mutant.wrong}")
+        console.print(f"injecting {inject}: {mutant.wrong}", markup=False)
     ctl = ReferenceController(cfg.profile, trace=trace)
     with bug:
         ends = [_lines(ctl) for _ in walk(ctl, cfg, events, seed)]
@@ -132,7 +133,8 @@ def emit(
     paths = emit_logs(ctl.state_change_log, ctl.controller_log, out)
     lines = len(ctl.state_change_log) + len(ctl.controller_log)
     console.print(
-        f"{n} events ({events} random after the bootstrap), {lines} log lines in {len(paths)} files under {out}"
+        f"{n} events ({events} random after the bootstrap), {lines} log lines in {len(paths)} files under {out}",
+        markup=False,
     )
     if inject is not None:
         # Whether the bug fired is judged by its effect: the same walk (same seed) on the clean reference
@@ -153,8 +155,8 @@ def emit(
                 at = min(at, next((i for i, end in enumerate(ends, start=1) if end[log] > first), n))
         if changed == 0:
             console.print(
-                f"[yellow]warning:[/yellow] {inject} never fired: the logs are identical to a clean run with seed "
-                f"{seed} (try another --seed, more --events or --brokers)",
+                f"[yellow]warning:[/yellow] {escape(inject)} never fired: the logs are identical to a clean run "
+                f"with seed {seed} (try another --seed, more --events or --brokers)",
                 highlight=False,
             )
         else:
@@ -162,6 +164,7 @@ def emit(
                 f"{inject} fired: {changed} log line(s) differ from a clean run with seed {seed}, the first "
                 f"written at event {at}",
                 highlight=False,
+                markup=False,
             )
 
 
@@ -216,11 +219,12 @@ def swarm(
         f"{len(report.partition_edges)}; event kinds: {len(report.events)}"
     )
     for v in report.violations[:5]:
-        console.print(f"[red]seed {v.seed}, step {v.violation_step}[/]: {v.violation}")
+        console.print(f"[red]seed {v.seed}, step {v.violation_step}[/]: {escape(str(v.violation))}")
         console.print(
             f"  replay: kcspec simulate --spark --local --runs 1 --steps {v.violation_step} --seed {v.seed} "
             f"--profile {cfg.profile} --brokers {cfg.brokers} --topics {cfg.topics} "
-            f"--partitions {cfg.partitions} --rf {cfg.rf}"
+            f"--partitions {cfg.partitions} --rf {cfg.rf}",
+            markup=False,
         )
     if json_path is not None:
         json_path.write_text(

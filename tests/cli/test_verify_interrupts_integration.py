@@ -149,3 +149,16 @@ def test_an_interrupted_check_ends_the_run_as_interrupted_never_passed(
         time.sleep(0.1)
     left = [p for p in workers if alive(p)]
     assert not left, f"processes of the run left running after {sig.name}: {left}"
+
+
+def test_without_a_terminal_a_heartbeat_names_what_runs(tmp_path: Path) -> None:
+    """A CI log is never silent for long: while a case runs, a line says which one and for how long."""
+    args = ["--check", "conformance", "--profile", "kafka-2.8", "--out", str(tmp_path)]
+    with _verify(args) as (proc, lines, seen):
+        _wait_for(
+            proc,
+            lines,
+            "... running conformance: reference controller over the protocol [kafka-2.8] for",
+            seen,
+        )
+        _wait_for(proc, lines, "... running conformance", seen)  # and again
