@@ -1,4 +1,4 @@
-"""``kcspec conformance run | export | replay``: test a controller implementation against the spec."""
+"""``kcspec conformance run | export | replay | example-sut``: test a controller implementation against the spec."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ LEVELS = ("elections", "machines", "controller")
 RUN_EXAMPLES = """\b
 Examples:
   kcspec conformance run --sut "kcspec serve-reference"
-  kcspec conformance run --sut "node conformance/examples/node/sut.js" --level machines --junit out.xml
+  kcspec conformance run --sut "node $(kcspec conformance example-sut)" --level machines --junit out.xml
   kcspec conformance run --adapter my_controller:MyController --profile kafka-1.1 --html report.html
 """
 
@@ -350,3 +350,35 @@ def replay_cmd(trace: Path, sut: str | None, adapter: str | None, timeout: float
     except differential.TraceError as exc:
         options.fail(str(exc))
     sys.exit(code)
+
+
+EXAMPLE_SUTS = {"node": "node/sut.js", "buggy": "buggy_controller.py"}
+"""The example SUTs the package ships (``kcspec.conformance.examples``), by name, and their main file."""
+
+
+@command.command(
+    name="example-sut",
+    epilog="""\b
+Examples:
+  kcspec conformance example-sut                       the path of the Node.js example's sut.js
+  kcspec conformance run --sut "node $(kcspec conformance example-sut)" --level controller
+  kcspec conformance example-sut --command             the whole --sut command, ready to paste
+""",
+)
+@click.argument("name", type=click.Choice(sorted(EXAMPLE_SUTS)), default="node")
+@click.option("--command", "as_command", is_flag=True, help="Print the command that runs it (for --sut).")
+def example_sut_cmd(name: str, as_command: bool) -> None:
+    """Print where the installed package keeps an example SUT (the Node.js controller by default; ``buggy`` is
+    a Python controller with a planted bug), so that the README's commands work from a wheel as well as from a
+    checkout."""
+    import shlex
+    from importlib.resources import files
+
+    path = Path(str(files("kcspec.conformance").joinpath("examples", *EXAMPLE_SUTS[name].split("/"))))
+    if not path.is_file():
+        options.fail(f"this installation of kcspec does not ship the {name} example ({path} is missing)")
+    if not as_command:
+        click.echo(str(path))
+        return
+    runner = "node" if path.suffix == ".js" else sys.executable
+    click.echo(f"{shlex.quote(runner)} {shlex.quote(str(path))}")

@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from kcspec import options
+from kcspec.conformance.selfcheck.gate.checks import regenerate_hint
 from kcspec.model.diagrams import catalog
 from kcspec.model.diagrams.coverage import CoverageError, load_coverage
 from kcspec.model.diagrams.render import GraphvizMissing
@@ -149,14 +150,17 @@ def _check(out_dir: Path, profile: str | None, coverage_file: Path | None) -> in
         )
     if not out_dir.is_dir():
         options.fail(f"{out_dir} is not a folder of diagrams (run 'kcspec diagrams' first)")
-    result = catalog.check_folder(out_dir)
+    try:
+        result = catalog.check_folder(out_dir)
+    except CoverageError as e:  # a recorded run the spec no longer accepts (a state renamed, ...)
+        options.fail(f"{e}; {regenerate_hint(out_dir)}")
     for note in result.notes:
         click.echo(f"note: {note}")
     if result.stale:
         runs = out_dir / catalog.COVERAGE_RUNS
         click.echo(
-            f"{len(result.stale)} stale diagram file(s); regenerate with 'kcspec diagrams' "
-            f"(and 'kcspec diagrams --coverage {runs}/<run>.json'):"
+            f"{len(result.stale)} stale diagram file(s); regenerate with 'kcspec diagrams --out {out_dir}' "
+            f"(and 'kcspec diagrams --coverage {runs}/<run>.json --out {out_dir}'):"
         )
         for s in result.stale:
             click.echo(f"  {s}")
