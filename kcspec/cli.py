@@ -9,6 +9,7 @@ Exit codes (DESIGN.md): 0 pass, 1 a violation or divergence was found (counterex
 from __future__ import annotations
 
 import contextlib
+import errno
 import importlib
 import os
 import sys
@@ -18,6 +19,9 @@ import click
 
 from kcspec import options
 from kcspec.model import interrupts
+
+WRITE_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS})
+"""Errors of the environment met while writing an output (a full disk, a quota, a read-only file system)."""
 
 EXIT_INTERNAL = 3
 """Exit status of an internal error (a bug in kcspec), distinct from every verdict."""
@@ -102,6 +106,13 @@ class KcspecGroup(click.Group):
             except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
                 raise
             except OSError as e:
+                if e.filename is None and e.errno in WRITE_ERRORS and options.OUTPUTS:
+                    # a write refused without a file name (the data, not the open, met the full disk): the
+                    # outputs of the command line are named instead
+                    interrupts.stop_all()
+                    where = ", ".join(sorted(str(p) for p in options.OUTPUTS))
+                    click.echo(f"error: cannot write {where}: {e.strerror or e}", err=True)
+                    raise click.exceptions.Exit(2) from None
                 if e.filename is None:
                     raise _internal_error(ctx) from None
                 # A file the system refused (an output under a read-only or vanished folder, a full disk): bad

@@ -14,6 +14,7 @@ from kcspec import options
 from kcspec.conformance.selfcheck.bugzoo.checks import CHECKS, LadderConfig
 from kcspec.conformance.selfcheck.bugzoo.historical import HISTORICAL, HISTORICAL_BY_NAME
 from kcspec.conformance.selfcheck.bugzoo.zoo import ZooRow, run_zoo
+from kcspec.model.files import with_path
 
 
 def _row_cells(row: ZooRow) -> list[str]:
@@ -146,7 +147,10 @@ def command(
         highlight=False,
     )
     if json_path is not None:
-        report.write_json(json_path)
+        try:
+            report.write_json(json_path)
+        except OSError as exc:  # a write's error names no file (a full disk)
+            raise with_path(exc, json_path) from None
         console.print(f"results written to {json_path}", markup=False)
     escaped = report.escaped()
     if escaped:

@@ -14,6 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from kcspec import options
 from kcspec.conformance.adapters.base import Adapter
+from kcspec.model.files import with_path, write_atomically
 from kcspec.spec import profiles as spec_profiles
 
 PROFILES = tuple(spec_profiles.PROFILES)
@@ -277,8 +278,7 @@ def run_cmd(
         (html_out, html_report.render),
     ):
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(render(report))
+            write_atomically(path, render(report))  # a full disk leaves no truncated report
             console.print(f"wrote {path}", markup=False)
     sys.exit(report.exit_code())
 
@@ -292,7 +292,8 @@ Example:
 )
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path), callback=options.output_dir)
 @options.profile(multiple=True, help="Profiles to export (default: all).")
-def export_cmd(directory: Path, profiles: tuple[str, ...]) -> None:
+@options.overwrite_option("DIRECTORY")
+def export_cmd(directory: Path, profiles: tuple[str, ...], overwrite: bool) -> None:
     """Write the vectors as plain JSON files, with their JSON Schema, an index and the traceability report."""
     from kcspec.conformance.vectors import files, generate, traceability
 
@@ -301,7 +302,11 @@ def export_cmd(directory: Path, profiles: tuple[str, ...]) -> None:
     if not gen.vectors:
         options.fail("no vectors could be generated: " + "; ".join(r for _, r in gen.unanswered[:3]))
     report = traceability.report(gen.vectors, chosen)
-    n = files.export(gen.vectors, directory, report)
+    with options.claimed_dir(directory, flag="DIRECTORY", overwrite=overwrite):
+        try:
+            n = files.export(gen.vectors, directory, report)
+        except OSError as exc:  # a write's error names no file (a full disk): the folder is named instead
+            raise with_path(exc, directory) from None
     console = Console()
     console.print(
         f"wrote {n} vectors to {directory} (oracles: {', '.join(gen.oracles)}; {gen.seconds:.1f} s)",

@@ -14,6 +14,7 @@ from kcspec.conformance.selfcheck.gate.checks import regenerate_hint
 from kcspec.model.diagrams import catalog
 from kcspec.model.diagrams.coverage import CoverageError, load_coverage
 from kcspec.model.diagrams.render import GraphvizMissing
+from kcspec.model.files import with_path, write_atomically
 from kcspec.spec import profiles
 
 FORMAT_CHOICES = ("svg", "png", "dot", "all")
@@ -121,8 +122,7 @@ def command(
     try:
         if record_path is not None:
             names = sorted(profiles.PROFILES) if profile is None else [profile]
-            record_path.parent.mkdir(parents=True, exist_ok=True)
-            record_path.write_text(json.dumps(record_scenario_run(names), indent=1) + "\n", encoding="utf-8")
+            write_atomically(record_path, json.dumps(record_scenario_run(names), indent=1) + "\n")
             click.echo(f"wrote {record_path}")
             return
         if check_only:
@@ -141,6 +141,8 @@ def command(
             catalog.write(diagrams, out_dir, _formats(fmt), click.echo)
     except (CoverageError, GraphvizMissing) as e:
         options.usage_error(str(e))
+    except OSError as e:  # a write's error names no file (a full disk): the folder is named instead
+        raise with_path(e, out_dir) from None
 
 
 def _check(out_dir: Path, profile: str | None, coverage_file: Path | None) -> int:

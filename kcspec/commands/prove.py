@@ -16,6 +16,7 @@ from rich.table import Table
 
 from kcspec import options
 from kcspec.model import interrupts
+from kcspec.model.files import write_atomically
 from kcspec.model.z3 import interrupt as z3_interrupt
 from kcspec.model.z3.induction import DETAILS
 from kcspec.model.z3.prove import DEFAULT_BROKERS, MAX_BROKERS, run_proofs
@@ -96,7 +97,8 @@ def command(profiles: tuple[str, ...], brokers: int, induction: bool, json_path:
     counts = {s: sum(1 for _, r in results if r.status == s) for s in STYLE}
     console.print(", ".join(f"{n} {s}" for s, n in counts.items()) + f" in {total:.1f}s")
     if json_path:
-        json_path.write_text(
+        write_atomically(
+            json_path,
             json.dumps(
                 {
                     "brokers": brokers,
@@ -104,7 +106,7 @@ def command(profiles: tuple[str, ...], brokers: int, induction: bool, json_path:
                     "results": [{"profile": n, **asdict(r)} for n, r in results],
                 },
                 indent=2,
-            )
+            ),
         )
     sys.exit(1 if failed else 0)
 

@@ -13,6 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from kcspec import options
+from kcspec.model.files import write_atomically
 
 
 @click.command(name="simulate")
@@ -29,8 +30,10 @@ from kcspec import options
     "emit_logs",
     type=click.Path(file_okay=False, path_type=Path),
     callback=options.output_dir,
-    help="Write the reference controller's state-change.log/controller.log per broker into DIR.",
+    help="Write the reference controller's state-change.log/controller.log per broker into DIR (a new or empty"
+    " folder, or one an earlier --emit-logs made: its old logs are removed first).",
 )
+@options.overwrite_option("--emit-logs")
 @click.option(
     "--events",
     type=click.IntRange(min=0),
@@ -69,6 +72,7 @@ def command(
     runs: int,
     steps: int,
     json_path: Path | None,
+    overwrite: bool,
 ) -> None:
     """Run seeded random walks of the reference controller.
 
@@ -105,7 +109,8 @@ def command(
     seed = seed if seed is not None else random.SystemRandom().randrange(2**31)
     console.print(f"kcspec simulate: seed {seed} (re-run with --seed {seed})")
     if emit_logs is not None:
-        emit(console, cfg, emit_logs, events, seed, trace_level, inject)
+        with options.claimed_dir(emit_logs, flag="--emit-logs", overwrite=overwrite):
+            emit(console, cfg, emit_logs, events, seed, trace_level, inject)
         return
     swarm(console, cfg, runs, steps, seed, None if local else master, json_path)
 
@@ -227,7 +232,8 @@ def swarm(
             markup=False,
         )
     if json_path is not None:
-        json_path.write_text(
+        write_atomically(
+            json_path,
             json.dumps(
                 {
                     "config": vars(cfg) if hasattr(cfg, "__dict__") else str(cfg),
@@ -243,6 +249,6 @@ def swarm(
                 },
                 indent=2,
             )
-            + "\n"
+            + "\n",
         )
     sys.exit(1 if report.violations else 0)
