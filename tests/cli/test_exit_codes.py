@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from kcspec.conformance.selfcheck.bugzoo.historical import HISTORICAL_BY_NAME
 
 from kcspec.cli import main
-from tests.conformance.processes import alive, kcspec_process
+from tests.conformance.processes import alive, descendants, kcspec_process
 
 ROOT = Path(__file__).resolve().parents[2]
 BUGGY = f"{sys.executable} {ROOT / 'conformance' / 'examples' / 'buggy_controller.py'}"
@@ -167,21 +167,6 @@ def test_exit_code(tmp_path: Path, command: str, args: list[str], expected: int,
 # ----------------------------------------------------------------------------------------------- interrupts
 
 
-def _descendants(pid: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            with contextlib.suppress(OSError, IndexError, ValueError):
-                stat = Path(f"/proc/{entry}/stat").read_text()
-                children.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(int(entry))
-    found, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
-
-
 def _started(args: list[str]) -> contextlib.AbstractContextManager[subprocess.Popen[bytes]]:
     return kcspec_process(args)
 
@@ -193,7 +178,7 @@ def _wait_for_workers(proc: subprocess.Popen[bytes], count: int, limit: float) -
             raise AssertionError(
                 f"kcspec ended before it was interrupted: {proc.stderr.read().decode()[-2000:]}"
             )  # type: ignore[union-attr]
-        procs = [p for p in _descendants(proc.pid) if alive(p)]
+        procs = [p for p in descendants(proc.pid) if alive(p)]
         if len(procs) >= count:
             return procs
         time.sleep(0.2)

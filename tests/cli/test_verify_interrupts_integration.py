@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conformance.processes import alive
+from tests.conformance.processes import alive, descendants
 
 pytestmark = pytest.mark.integration
 
@@ -32,21 +32,6 @@ START_LIMIT = 300.0
 """How long a check may take to be seen running (spawning Z3 workers on a loaded machine is slow)."""
 STOP_LIMIT = 30.0
 """How long the run may take to end after the signal; the target (2 s) is recorded in benchmarks, not here."""
-
-
-def _descendants(pid: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            with contextlib.suppress(OSError, IndexError, ValueError):
-                stat = Path(f"/proc/{entry}/stat").read_text()
-                children.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(int(entry))
-    found, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
 
 
 @contextlib.contextmanager
@@ -91,7 +76,7 @@ def _wait_for(proc: subprocess.Popen[str], lines: queue.Queue[str], needle: str,
 
 
 def _interrupt(proc: subprocess.Popen[str], sig: signal.Signals, seen: list[str]) -> tuple[int, list[int]]:
-    workers = [p for p in _descendants(proc.pid) if alive(p)]
+    workers = [p for p in descendants(proc.pid) if alive(p)]
     if sig is signal.SIGINT:
         os.killpg(proc.pid, sig)  # as a terminal does: the whole foreground process group
     else:
