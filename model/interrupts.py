@@ -91,18 +91,27 @@ COMMAND_LINE = Handling(grace_seconds=0.5, end_children=True)
 
 
 @contextlib.contextmanager
-def handlers_installed() -> Iterator[None]:
+def handlers_installed(on_signal: Callable[[int], None] | None = None) -> Iterator[None]:
     """For the length of the block: SIGTERM raises ``Terminated`` and SIGINT ``KeyboardInterrupt`` (unless the
-    process was started with SIGINT ignored, as a shell does for a background job); the handlers found on entry
-    are restored on exit. Only the command line enters it. A no-op outside the main thread (only it may set
-    handlers)."""
+    process was started with SIGINT ignored, as a shell does for a background job), after ``on_signal(signum)``
+    if given (the audit turns py4j's logging off there); the handlers found on entry are restored on exit. The
+    command line enters it for every command; a command may enter it again around a part that needs the hook. A
+    no-op outside the main thread (only it may set handlers)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+
+    def raising(signum: int, frame: object) -> None:
+        if on_signal is not None:
+            on_signal(signum)
+        if signum == signal.SIGTERM:
+            raise Terminated()
+        raise KeyboardInterrupt()
+
     with kept_handlers():
-        signal.signal(signal.SIGTERM, _raise_terminated)
+        signal.signal(signal.SIGTERM, raising if on_signal is not None else _raise_terminated)
         if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
+            signal.signal(signal.SIGINT, raising if on_signal is not None else signal.default_int_handler)
         yield
 
 

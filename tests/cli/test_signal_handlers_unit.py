@@ -105,3 +105,12 @@ def test_kept_handlers_puts_back_what_a_block_installed() -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     assert _handlers() == before
+
+
+def test_a_hook_runs_before_the_interrupt_is_raised_and_the_handlers_come_back() -> None:
+    before = _handlers()
+    heard: list[int] = []
+    with pytest.raises(interrupts.Terminated), interrupts.handlers_installed(on_signal=heard.append):
+        signal.raise_signal(signal.SIGTERM)
+    assert heard == [signal.SIGTERM]
+    assert _handlers() == before
