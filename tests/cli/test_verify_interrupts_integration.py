@@ -97,6 +97,7 @@ CASES = [
     ("explore", "running explore: TLA+ model to the fixed point", signal.SIGINT),
     ("conformance", "running conformance: reference controller over the protocol", signal.SIGINT),
     ("tla", "running tla", signal.SIGINT),
+    ("spec-vs-reference", "running spec-vs-reference", signal.SIGINT),
 ]
 
 
