@@ -128,6 +128,8 @@ CASES: list[tuple[str, list[str], int, str | None]] = [
     ("conformance run", ["--level", "elections"], 2, None),
     ("conformance export", ["{tmp}/vectors", "--profile", "kafka-1.1"], 0, None),
     ("conformance export", ["{tmp}/vectors", "--profile", "kafka-0"], 2, None),
+    ("conformance example-sut", ["--command"], 0, None),
+    ("conformance example-sut", ["no-such-example"], 2, None),
     ("conformance replay", ["{trace}", "--sut", REFERENCE], 0, None),
     ("conformance replay", ["{trace}", "--sut", BUGGY], 1, None),
     ("conformance replay", ["{tmp}/missing.json", "--sut", REFERENCE], 2, None),
