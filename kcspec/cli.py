@@ -8,12 +8,15 @@ Exit codes (DESIGN.md): 0 pass, 1 a violation or divergence was found (counterex
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import errno
 import importlib
 import os
 import sys
+import threading
 import traceback
+from typing import NoReturn
 
 import click
 
@@ -154,13 +157,27 @@ def main() -> None:
 def run() -> None:
     """The ``kcspec`` console script (and ``python -m kcspec``): ``main`` with the command line's handling of
     interrupts (``interrupts.COMMAND_LINE``: every child process of the run is ended), and an interrupted run
-    ends the process at once once it has reported (a worker thread may still be inside C code)."""
+    ends the process promptly once it has reported (``_end_interrupted``: a worker thread may still be inside C
+    code)."""
     try:
         main.main(obj=interrupts.COMMAND_LINE)
     except SystemExit as e:
         if e.code in (interrupts.EXIT_SIGINT, interrupts.EXIT_SIGTERM):
-            for stream in (sys.stdout, sys.stderr):
-                with contextlib.suppress(Exception):
-                    stream.flush()
-            os._exit(e.code)
+            _end_interrupted(e.code)
         raise
+
+
+def _end_interrupted(code: int) -> NoReturn:
+    """End an interrupted run's process: its ``atexit`` clean-ups run (temporary folders are removed), bounded by
+    ``interrupts.GRACE_SECONDS`` (one may wait for a worker pool or a thread still in C code), then the process
+    ends at once, without waiting for the interpreter's shutdown."""
+    watchdog = threading.Timer(interrupts.GRACE_SECONDS, os._exit, args=(code,))
+    watchdog.daemon = True
+    watchdog.start()
+    try:
+        atexit._run_exitfuncs()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(code)

@@ -221,7 +221,7 @@ def end_children(wait_seconds: float = 1.0) -> None:
     children): SIGTERM, then SIGKILL for what is left after ``wait_seconds``. For the command line's own process
     only (``Handling.end_children``)."""
     me = os.getpid()
-    children = _children(me)
+    children = [c for c in _children(me) if c != _resource_tracker()]
     if not children:
         return
 
@@ -240,6 +240,14 @@ def end_children(wait_seconds: float = 1.0) -> None:
             return
         time.sleep(0.05)
     send(signal.SIGKILL)
+
+
+def _resource_tracker() -> int | None:
+    """The pid of ``multiprocessing``'s resource tracker, if this process started one: it is left to end by itself
+    when this process ends (the clean-ups run on exit still talk to it)."""
+    tracker = sys.modules.get("multiprocessing.resource_tracker")
+    pid = getattr(getattr(tracker, "_resource_tracker", None), "_pid", None)
+    return pid if isinstance(pid, int) else None
 
 
 def _ended(pid: int) -> bool:
