@@ -1,7 +1,9 @@
 """Package discovery for the folder-to-namespace mapping of pyproject.toml.
 
 The repository's top-level folders ``spec/``, ``model/``, ``reference_impl/`` and ``conformance/`` install as
-``kcspec.spec``, ``kcspec.model``, ... (DESIGN.md: nothing installs a top-level ``model`` or ``spec``).
+``kcspec.spec``, ``kcspec.model``, ... (DESIGN.md: nothing installs a top-level ``model`` or ``spec``);
+``diagrams/`` (data only) as ``kcspec.diagrams``, so that ``kcspec verify`` from a wheel checks the diagrams the
+package ships.
 ``[tool.setuptools.packages.find]`` cannot combine discovery with such a mapping, so the packages are
 discovered here, folder by folder: every directory is a package (those without ``__init__.py``, such as the
 protocol's schema folder and the example SUTs, as namespace packages that carry data), and a new subpackage
@@ -16,6 +18,7 @@ FOLDERS = {
     "kcspec.model": "model",
     "kcspec.reference_impl": "reference_impl",
     "kcspec.conformance": "conformance",
+    "kcspec.diagrams": "diagrams",
 }
 
 _NOT_PACKAGES = ("*__pycache__*", "*.egg-info*", "*node_modules*")

@@ -1,5 +1,5 @@
 """``python -m kcspec``: the same as the ``kcspec`` command."""
 
-from kcspec.cli import main
+from kcspec.cli import run
 
-main()
+run()

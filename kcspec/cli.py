@@ -8,14 +8,23 @@ Exit codes (DESIGN.md): 0 pass, 1 a violation or divergence was found (counterex
 
 from __future__ import annotations
 
+import atexit
+import contextlib
+import errno
 import importlib
+import os
 import sys
+import threading
 import traceback
+from typing import NoReturn
 
 import click
 
 from kcspec import options
 from kcspec.model import interrupts
+
+WRITE_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS})
+"""Errors of the environment met while writing an output (a full disk, a quota, a read-only file system)."""
 
 EXIT_INTERNAL = 3
 """Exit status of an internal error (a bug in kcspec), distinct from every verdict."""
@@ -86,29 +95,37 @@ class KcspecGroup(click.Group):
         return with_exit_codes(command)
 
     def invoke(self, ctx: click.Context) -> object:
-        interrupts.install_sigterm()
-        try:
-            return super().invoke(ctx)
-        except (KeyboardInterrupt, interrupts.Terminated) as e:
-            interrupts.stop_all()
-            code = interrupts.exit_code(e)
-            click.echo(
-                f"\ninterrupted ({'SIGTERM' if code == interrupts.EXIT_SIGTERM else 'Ctrl-C'})", err=True
-            )
-            raise click.exceptions.Exit(code) from None
-        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
-            raise
-        except OSError as e:
-            if e.filename is None:
+        handling = ctx.obj if isinstance(ctx.obj, interrupts.Handling) else interrupts.LIBRARY
+        ctx.meta[options.HANDLING] = handling
+        # The only place where kcspec sets signal handlers: for the length of the command, restored on return
+        # (a command run in-process leaves its caller's handlers as they were).
+        with interrupts.handlers_installed():
+            try:
+                return super().invoke(ctx)
+            except (KeyboardInterrupt, interrupts.Terminated) as e:
+                interrupts.interrupted(e, handling)
+                click.echo(f"\ninterrupted ({interrupts.describe(e)})", err=True)
+                raise click.exceptions.Exit(interrupts.exit_code(e)) from None
+            except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+                raise
+            except OSError as e:
+                if e.filename is None and e.errno in WRITE_ERRORS and options.OUTPUTS:
+                    # a write refused without a file name (the data, not the open, met the full disk): the
+                    # outputs of the command line are named instead
+                    interrupts.stop_all()
+                    where = ", ".join(sorted(str(p) for p in options.OUTPUTS))
+                    click.echo(f"error: cannot write {where}: {e.strerror or e}", err=True)
+                    raise click.exceptions.Exit(2) from None
+                if e.filename is None:
+                    raise _internal_error(ctx) from None
+                # A file the system refused (an output under a read-only or vanished folder, a full disk): bad
+                # input of the environment, one line and exit 2, not a failure of kcspec.
+                interrupts.stop_all()
+                what = "cannot write" if options.is_output(e.filename) else "cannot use"
+                click.echo(f"error: {what} {e.filename}: {e.strerror or e}", err=True)
+                raise click.exceptions.Exit(2) from None
+            except Exception:
                 raise _internal_error(ctx) from None
-            # A file the system refused (an output under a read-only or vanished folder, a full disk): bad
-            # input of the environment, one line and exit 2, not a failure of kcspec.
-            interrupts.stop_all()
-            what = "cannot write" if options.is_output(e.filename) else "cannot use"
-            click.echo(f"error: {what} {e.filename}: {e.strerror or e}", err=True)
-            raise click.exceptions.Exit(2) from None
-        except Exception:
-            raise _internal_error(ctx) from None
 
 
 def _internal_error(ctx: click.Context) -> click.exceptions.Exit:
@@ -137,5 +154,30 @@ def main() -> None:
     and a conformance kit for Kafka-compatible controllers."""
 
 
-def run() -> None:  # pragma: no cover - console entry point helper
-    sys.exit(main())
+def run() -> None:
+    """The ``kcspec`` console script (and ``python -m kcspec``): ``main`` with the command line's handling of
+    interrupts (``interrupts.COMMAND_LINE``: every child process of the run is ended), and an interrupted run
+    ends the process promptly once it has reported (``_end_interrupted``: a worker thread may still be inside C
+    code)."""
+    try:
+        main.main(obj=interrupts.COMMAND_LINE)
+    except SystemExit as e:
+        if e.code in (interrupts.EXIT_SIGINT, interrupts.EXIT_SIGTERM):
+            _end_interrupted(e.code)
+        raise
+
+
+def _end_interrupted(code: int) -> NoReturn:
+    """End an interrupted run's process: its ``atexit`` clean-ups run (temporary folders are removed), bounded by
+    ``interrupts.GRACE_SECONDS`` (one may wait for a worker pool or a thread still in C code), then the process
+    ends at once, without waiting for the interpreter's shutdown."""
+    watchdog = threading.Timer(interrupts.GRACE_SECONDS, os._exit, args=(code,))
+    watchdog.daemon = True
+    watchdog.start()
+    try:
+        atexit._run_exitfuncs()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(code)

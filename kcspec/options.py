@@ -9,15 +9,20 @@ codes), both click exceptions.
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import fcntl
 import os
+import shutil
+import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any, NoReturn, TypeVar
 
 import click
 
+from kcspec.model import interrupts
 from kcspec.spec.profiles import DEFAULT_PROFILE, PROFILES
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -86,6 +91,18 @@ def report_file(flag: str, name: str, *, help: str) -> Callable[[F], F]:
 def tla2tools(*, help: str = "Path to tla2tools.jar (or set TLA2TOOLS_JAR).") -> Callable[[F], F]:
     """``--tla2tools FILE`` (a string; ``TLA2TOOLS_JAR`` when not given): where TLC is."""
     return click.option("--tla2tools", type=click.Path(dir_okay=False), envvar="TLA2TOOLS_JAR", help=help)
+
+
+HANDLING = "kcspec.interrupts"
+"""The key of ``click.Context.meta`` under which the command group puts the run's ``interrupts.Handling``."""
+
+
+def interrupt_handling() -> interrupts.Handling:
+    """How the running command handles an interrupt (``interrupts.COMMAND_LINE`` in the console script's own
+    process, ``interrupts.LIBRARY`` when a command is run in-process by another program)."""
+    ctx = click.get_current_context(silent=True)
+    found = ctx.meta.get(HANDLING) if ctx is not None else None
+    return found if isinstance(found, interrupts.Handling) else interrupts.LIBRARY
 
 
 def usage_error(message: str) -> NoReturn:
@@ -174,3 +191,75 @@ def is_output(filename: str | os.PathLike[str]) -> bool:
     """Whether ``filename`` is an output given on the command line or lies under one."""
     path = Path(filename).absolute()
     return any(path == out or out in path.parents for out in OUTPUTS)
+
+
+OWNED_MARKER = ".kcspec-output"
+"""The file by which kcspec marks an output folder it made (``claimed_dir``); it also holds the lock of the run
+writing there."""
+LOCK = ".kcspec-lock"
+"""The lock of a run writing into a folder kcspec did not make (``--overwrite``), removed when the run ends."""
+
+
+def overwrite_option(flag: str) -> Callable[[F], F]:
+    """``--overwrite``: write into a non-empty ``flag`` folder that kcspec did not make (its files are kept)."""
+    return click.option(
+        "--overwrite",
+        is_flag=True,
+        help=f"Write into a non-empty {flag} folder that kcspec did not make (files already there are kept).",
+    )
+
+
+@contextlib.contextmanager
+def claimed_dir(path: Path, *, flag: str, overwrite: bool = False) -> Iterator[Path]:
+    """``path`` as the output folder of this run, for the length of the block: one run's output, never mixed
+    with another's.
+
+    * A new or empty folder is made and marked (``OWNED_MARKER``) as kcspec's.
+    * A folder kcspec made before (marked) holds a previous run's output: it is emptied first, so that no file
+      of that run is left beside this run's (a 3-broker log set after a 5-broker one keeps no ``broker-4/``).
+    * A non-empty folder kcspec did not make is refused (exit 2), unless ``overwrite``: its files are not
+      kcspec's to delete.
+    * The marker is locked while the run writes: a second run into the same folder at the same time stops
+      with exit 2 instead of mixing its files with the first one's.
+
+    Decision: emptying a folder kcspec made is what makes two successive runs not mix; a user who wants to
+    keep a run's output chooses another folder."""
+    if path.exists() and not path.is_dir():
+        fail(f"{flag} {path}: it is a file, not a folder")
+    marker = path / OWNED_MARKER
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        owned = marker.exists()
+        foreign = [p for p in path.iterdir() if p.name not in (OWNED_MARKER, LOCK)] if not owned else []
+        if foreign and not overwrite:
+            fail(
+                f"{flag} {path} is not empty and kcspec did not make it ({len(foreign)} entries, e.g. "
+                f"{foreign[0].name}); choose a new or empty folder, or pass --overwrite"
+            )
+        # a folder kcspec did not make is never marked as kcspec's (its files would be emptied by the next run)
+        lock = path / LOCK if foreign else marker
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        fail(f"cannot write {path}: {exc.strerror or exc}")
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "another kcspec run"
+            fail(f"{flag} {path}: {holder} is writing there now; wait for it or choose another folder")
+        if owned:
+            for entry in path.iterdir():
+                if entry.name == OWNED_MARKER:
+                    continue
+                if entry.is_dir() and not entry.is_symlink():
+                    shutil.rmtree(entry)
+                else:
+                    entry.unlink()
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"kcspec run {os.getpid()} ({' '.join(sys.argv[1:3])})\n".encode(), 0)
+        yield path
+    finally:
+        if lock.name == LOCK:
+            with contextlib.suppress(OSError):
+                lock.unlink()
+        os.close(fd)  # releases the lock

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Protocol
 
 from kcspec.model import event_domains
+from kcspec.model.files import write_atomically
 from kcspec.spec.events import (
     ApiPartitionReassignment,
     AutoPreferredReplicaLeaderElection,
@@ -224,7 +225,6 @@ def emit_logs(
     for name, lines in (("state-change.log", state_change), ("controller.log", controller)):
         for broker, broker_lines in sorted(route_lines(lines, default_broker).items()):
             path = directory / f"broker-{broker}" / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text("\n".join(broker_lines) + "\n", encoding="utf-8")
+            write_atomically(path, "\n".join(broker_lines) + "\n")  # a full disk leaves no truncated log
             written.append(path)
     return written

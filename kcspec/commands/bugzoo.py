@@ -7,27 +7,34 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from kcspec import options
 from kcspec.conformance.selfcheck.bugzoo.checks import CHECKS, LadderConfig
 from kcspec.conformance.selfcheck.bugzoo.historical import HISTORICAL, HISTORICAL_BY_NAME
 from kcspec.conformance.selfcheck.bugzoo.zoo import ZooRow, run_zoo
+from kcspec.model.files import with_path
 
 
 def _row_cells(row: ZooRow) -> list[str]:
+    """The row's cells as markup: text from data escaped."""
     if not row.caught:
         ran = ", ".join(f"{c} {s:.1f}s" for c, s, _n in row.stages)
-        return [row.name, row.kind, row.profile, row.ticket, "[bold red]ESCAPED[/bold red]", ran, "—", "—"]
+        cells = [row.name, row.kind, row.profile, row.ticket]
+        return [*map(escape, cells), "[bold red]ESCAPED[/bold red]", escape(ran), "—", "—"]
     return [
-        row.name,
-        row.kind,
-        row.profile,
-        row.ticket,
-        row.check,
-        row.detail,
-        f"{row.seconds:.2f}" if row.seconds is not None else "—",
-        f"{row.events_after_bootstrap} / {row.events_total}",
+        escape(str(x))
+        for x in [
+            row.name,
+            row.kind,
+            row.profile,
+            row.ticket,
+            row.check,
+            row.detail,
+            f"{row.seconds:.2f}" if row.seconds is not None else "—",
+            f"{row.events_after_bootstrap} / {row.events_total}",
+        ]
     ]
 
 
@@ -36,7 +43,9 @@ def _catalogue(console: Console) -> None:
     for col in ("mutant", "kind", "profile", "ticket (fixed in)", "wrong behaviour", "injection"):
         table.add_column(col, overflow="fold")
     for m in HISTORICAL:
-        table.add_row(m.name, m.kind, m.profile, f"{m.ticket} ({m.fixed_in})", m.wrong, m.injection)
+        table.add_row(
+            *map(escape, (m.name, m.kind, m.profile, f"{m.ticket} ({m.fixed_in})", m.wrong, m.injection))
+        )
     console.print(table)
 
 
@@ -115,7 +124,7 @@ def command(
 
         def progress(row: ZooRow) -> None:
             verdict = f"caught by {row.check}" if row.caught else "ESCAPED"
-            status.update(f"{row.name}: {verdict}")
+            status.update(escape(f"{row.name}: {verdict}"))
 
         report = run_zoo(mutants, cfg, progress)  # the baseline also generates the vectors, before any mutant
     if report.baseline_problems:
@@ -138,11 +147,14 @@ def command(
         highlight=False,
     )
     if json_path is not None:
-        report.write_json(json_path)
-        console.print(f"results written to {json_path}")
+        try:
+            report.write_json(json_path)
+        except OSError as exc:  # a write's error names no file (a full disk)
+            raise with_path(exc, json_path) from None
+        console.print(f"results written to {json_path}", markup=False)
     escaped = report.escaped()
     if escaped:
-        console.print(f"[bold red]escaped:[/bold red] {', '.join(r.name for r in escaped)}")
+        console.print(f"[bold red]escaped:[/bold red] {escape(', '.join(r.name for r in escaped))}")
         sys.exit(1)
 
 

@@ -1,4 +1,4 @@
-"""``kcspec conformance run | export | replay``: test a controller implementation against the spec."""
+"""``kcspec conformance run | export | replay | example-sut``: test a controller implementation against the spec."""
 
 from __future__ import annotations
 
@@ -9,10 +9,12 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kcspec import options
 from kcspec.conformance.adapters.base import Adapter
+from kcspec.model.files import with_path, write_atomically
 from kcspec.spec import profiles as spec_profiles
 
 PROFILES = tuple(spec_profiles.PROFILES)
@@ -22,7 +24,7 @@ LEVELS = ("elections", "machines", "controller")
 RUN_EXAMPLES = """\b
 Examples:
   kcspec conformance run --sut "kcspec serve-reference"
-  kcspec conformance run --sut "node conformance/examples/node/sut.js" --level machines --junit out.xml
+  kcspec conformance run --sut "node $(kcspec conformance example-sut)" --level machines --junit out.xml
   kcspec conformance run --adapter my_controller:MyController --profile kafka-1.1 --html report.html
 """
 
@@ -88,7 +90,7 @@ def _vectors(source: Path | None, profile: str, console: Console) -> list[object
             options.fail(str(exc))
     gen = generate.generate([profile])
     for ident, reason in gen.unanswered[:3]:
-        console.print(f"[yellow]note:[/yellow] no vector for {ident}: {reason}", markup=True, highlight=False)
+        console.print(f"[yellow]note:[/yellow] {escape(f'no vector for {ident}: {reason}')}", highlight=False)
     if len(gen.unanswered) > 3:
         console.print(
             f"[yellow]note:[/yellow] {len(gen.unanswered)} inputs have no vector (oracles unavailable)"
@@ -276,9 +278,8 @@ def run_cmd(
         (html_out, html_report.render),
     ):
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(render(report))
-            console.print(f"wrote {path}")
+            write_atomically(path, render(report))  # a full disk leaves no truncated report
+            console.print(f"wrote {path}", markup=False)
     sys.exit(report.exit_code())
 
 
@@ -291,7 +292,8 @@ Example:
 )
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path), callback=options.output_dir)
 @options.profile(multiple=True, help="Profiles to export (default: all).")
-def export_cmd(directory: Path, profiles: tuple[str, ...]) -> None:
+@options.overwrite_option("DIRECTORY")
+def export_cmd(directory: Path, profiles: tuple[str, ...], overwrite: bool) -> None:
     """Write the vectors as plain JSON files, with their JSON Schema, an index and the traceability report."""
     from kcspec.conformance.vectors import files, generate, traceability
 
@@ -300,27 +302,33 @@ def export_cmd(directory: Path, profiles: tuple[str, ...]) -> None:
     if not gen.vectors:
         options.fail("no vectors could be generated: " + "; ".join(r for _, r in gen.unanswered[:3]))
     report = traceability.report(gen.vectors, chosen)
-    n = files.export(gen.vectors, directory, report)
+    with options.claimed_dir(directory, flag="DIRECTORY", overwrite=overwrite):
+        try:
+            n = files.export(gen.vectors, directory, report)
+        except OSError as exc:  # a write's error names no file (a full disk): the folder is named instead
+            raise with_path(exc, directory) from None
     console = Console()
     console.print(
-        f"wrote {n} vectors to {directory} (oracles: {', '.join(gen.oracles)}; {gen.seconds:.1f} s)"
+        f"wrote {n} vectors to {directory} (oracles: {', '.join(gen.oracles)}; {gen.seconds:.1f} s)",
+        markup=False,
     )
     if gen.unanswered:
         console.print(
             f"[yellow]{len(gen.unanswered)} inputs have no vector[/yellow] (no oracle could answer), e.g. "
-            f"{gen.unanswered[0][0]}: {gen.unanswered[0][1]}",
+            + escape(f"{gen.unanswered[0][0]}: {gen.unanswered[0][1]}"),
             highlight=False,
         )
     if gen.disagreements:
         console.print(
             f"[yellow]{len(gen.disagreements)} inputs dropped because the oracles disagree[/yellow], e.g. "
-            f"{gen.disagreements[0][0]}",
+            + escape(f"{gen.disagreements[0][0]}"),
             highlight=False,
         )
     missing = traceability.uncovered(gen.vectors, chosen)
     if missing:
         console.print(
-            "[yellow]sections without vectors:[/yellow] " + ", ".join(f"{s} ({p})" for s, p in missing)
+            "[yellow]sections without vectors:[/yellow] "
+            + escape(", ".join(f"{s} ({p})" for s, p in missing))
         )
 
 
@@ -347,3 +355,35 @@ def replay_cmd(trace: Path, sut: str | None, adapter: str | None, timeout: float
     except differential.TraceError as exc:
         options.fail(str(exc))
     sys.exit(code)
+
+
+EXAMPLE_SUTS = {"node": "node/sut.js", "buggy": "buggy_controller.py"}
+"""The example SUTs the package ships (``kcspec.conformance.examples``), by name, and their main file."""
+
+
+@command.command(
+    name="example-sut",
+    epilog="""\b
+Examples:
+  kcspec conformance example-sut                       the path of the Node.js example's sut.js
+  kcspec conformance run --sut "node $(kcspec conformance example-sut)" --level controller
+  kcspec conformance example-sut --command             the whole --sut command, ready to paste
+""",
+)
+@click.argument("name", type=click.Choice(sorted(EXAMPLE_SUTS)), default="node")
+@click.option("--command", "as_command", is_flag=True, help="Print the command that runs it (for --sut).")
+def example_sut_cmd(name: str, as_command: bool) -> None:
+    """Print where the installed package keeps an example SUT (the Node.js controller by default; ``buggy`` is
+    a Python controller with a planted bug), so that the README's commands work from a wheel as well as from a
+    checkout."""
+    import shlex
+    from importlib.resources import files
+
+    path = Path(str(files("kcspec.conformance").joinpath("examples", *EXAMPLE_SUTS[name].split("/"))))
+    if not path.is_file():
+        options.fail(f"this installation of kcspec does not ship the {name} example ({path} is missing)")
+    if not as_command:
+        click.echo(str(path))
+        return
+    runner = "node" if path.suffix == ".js" else sys.executable
+    click.echo(f"{shlex.quote(runner)} {shlex.quote(str(path))}")

@@ -10,9 +10,11 @@ from pathlib import Path
 import click
 
 from kcspec import options
+from kcspec.conformance.selfcheck.gate.checks import regenerate_hint
 from kcspec.model.diagrams import catalog
 from kcspec.model.diagrams.coverage import CoverageError, load_coverage
 from kcspec.model.diagrams.render import GraphvizMissing
+from kcspec.model.files import with_path, write_atomically
 from kcspec.spec import profiles
 
 FORMAT_CHOICES = ("svg", "png", "dot", "all")
@@ -120,8 +122,7 @@ def command(
     try:
         if record_path is not None:
             names = sorted(profiles.PROFILES) if profile is None else [profile]
-            record_path.parent.mkdir(parents=True, exist_ok=True)
-            record_path.write_text(json.dumps(record_scenario_run(names), indent=1) + "\n", encoding="utf-8")
+            write_atomically(record_path, json.dumps(record_scenario_run(names), indent=1) + "\n")
             click.echo(f"wrote {record_path}")
             return
         if check_only:
@@ -140,6 +141,8 @@ def command(
             catalog.write(diagrams, out_dir, _formats(fmt), click.echo)
     except (CoverageError, GraphvizMissing) as e:
         options.usage_error(str(e))
+    except OSError as e:  # a write's error names no file (a full disk): the folder is named instead
+        raise with_path(e, out_dir) from None
 
 
 def _check(out_dir: Path, profile: str | None, coverage_file: Path | None) -> int:
@@ -149,14 +152,17 @@ def _check(out_dir: Path, profile: str | None, coverage_file: Path | None) -> in
         )
     if not out_dir.is_dir():
         options.fail(f"{out_dir} is not a folder of diagrams (run 'kcspec diagrams' first)")
-    result = catalog.check_folder(out_dir)
+    try:
+        result = catalog.check_folder(out_dir)
+    except CoverageError as e:  # a recorded run the spec no longer accepts (a state renamed, ...)
+        options.fail(f"{e}; {regenerate_hint(out_dir)}")
     for note in result.notes:
         click.echo(f"note: {note}")
     if result.stale:
         runs = out_dir / catalog.COVERAGE_RUNS
         click.echo(
-            f"{len(result.stale)} stale diagram file(s); regenerate with 'kcspec diagrams' "
-            f"(and 'kcspec diagrams --coverage {runs}/<run>.json'):"
+            f"{len(result.stale)} stale diagram file(s); regenerate with 'kcspec diagrams --out {out_dir}' "
+            f"(and 'kcspec diagrams --coverage {runs}/<run>.json --out {out_dir}'):"
         )
         for s in result.stale:
             click.echo(f"  {s}")

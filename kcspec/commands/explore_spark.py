@@ -48,7 +48,7 @@ def run_on_spark(console: Console, cfg: ExploreConfig, master: str) -> ExploreRe
     from kcspec.conformance.audit.session import kept_spark_log
     from kcspec.conformance.selfcheck.explore.explorer import space_of
 
-    console.print(f"exploring {cfg.describe()}; on Spark ({master})")
+    console.print(f"exploring {cfg.describe()}; on Spark ({master})", markup=False)
     started = time.perf_counter()
     try:
         spark = start_session(master)

@@ -11,10 +11,13 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from kcspec import options
 from kcspec.model import interrupts
+from kcspec.model.files import write_atomically
+from kcspec.model.z3 import interrupt as z3_interrupt
 from kcspec.model.z3.induction import DETAILS
 from kcspec.model.z3.prove import DEFAULT_BROKERS, MAX_BROKERS, run_proofs
 from kcspec.model.z3.results import ProofResult
@@ -66,27 +69,36 @@ def command(profiles: tuple[str, ...], brokers: int, induction: bool, json_path:
         with console.status(f"proving {name} …", spinner="dots"):
             # Z3 holds the main thread in C code for seconds at a time: the proofs run in a worker thread so
             # that Ctrl-C ends the run at once (exit 130), with the worker processes and Z3 stopped.
-            with interrupts.stopper(_interrupt_z3):
-                proved = interrupts.run_interruptibly(functools.partial(run_proofs, name, brokers, induction))
+            with interrupts.stopper(z3_interrupt):
+                proved = interrupts.run_interruptibly(
+                    functools.partial(run_proofs, name, brokers, induction), options.interrupt_handling()
+                )
             results += [(name, r) for r in proved]
     total = time.perf_counter() - start
     table = Table(title=f"kcspec prove (brokers 1..{brokers})")
     for col in ("profile", "proof", "§", "status", "s"):
         table.add_column(col, justify="right" if col == "s" else "left")
     for name, r in results:
-        table.add_row(name, r.name, r.section, f"[{STYLE[r.status]}]{r.status}[/]", f"{r.seconds:.2f}")
+        table.add_row(
+            escape(name),
+            escape(r.name),
+            escape(r.section),
+            f"[{STYLE[r.status]}]{r.status}[/]",
+            f"{r.seconds:.2f}",
+        )
     console.print(table)
     if induction:
         console.print(_induction_table(results))
     for name, r in results:
         if r.status != "proved":
-            console.print(f"[{STYLE[r.status]}]{r.status}[/] {name} {r.name}:", highlight=False)
+            console.print(f"[{STYLE[r.status]}]{r.status}[/] {escape(f'{name} {r.name}')}:", highlight=False)
             console.print(f"  {r.detail}", markup=False, highlight=False)
     failed = [r for _, r in results if r.failed]
     counts = {s: sum(1 for _, r in results if r.status == s) for s in STYLE}
     console.print(", ".join(f"{n} {s}" for s, n in counts.items()) + f" in {total:.1f}s")
     if json_path:
-        json_path.write_text(
+        write_atomically(
+            json_path,
             json.dumps(
                 {
                     "brokers": brokers,
@@ -94,15 +106,9 @@ def command(profiles: tuple[str, ...], brokers: int, induction: bool, json_path:
                     "results": [{"profile": n, **asdict(r)} for n, r in results],
                 },
                 indent=2,
-            )
+            ),
         )
     sys.exit(1 if failed else 0)
-
-
-def _interrupt_z3() -> None:
-    import z3
-
-    z3.main_ctx().interrupt()
 
 
 def _induction_table(results: list[tuple[str, ProofResult]]) -> Table:
@@ -114,6 +120,9 @@ def _induction_table(results: list[tuple[str, ProofResult]]) -> Table:
         if r.name.startswith("induction: "):
             summary = r.detail.split(f"\n{DETAILS}\n", 1)[0].replace("\n", "; ")
             table.add_row(
-                name, r.name.removeprefix("induction: "), f"[{STYLE[r.status]}]{r.status}[/]", summary
+                escape(name),
+                escape(r.name.removeprefix("induction: ")),
+                f"[{STYLE[r.status]}]{r.status}[/]",
+                escape(summary),
             )
     return table

@@ -9,9 +9,11 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from kcspec import options
+from kcspec.model.files import write_atomically
 
 
 @click.command(name="simulate")
@@ -28,8 +30,10 @@ from kcspec import options
     "emit_logs",
     type=click.Path(file_okay=False, path_type=Path),
     callback=options.output_dir,
-    help="Write the reference controller's state-change.log/controller.log per broker into DIR.",
+    help="Write the reference controller's state-change.log/controller.log per broker into DIR (a new or empty"
+    " folder, or one an earlier --emit-logs made: its old logs are removed first).",
 )
+@options.overwrite_option("--emit-logs")
 @click.option(
     "--events",
     type=click.IntRange(min=0),
@@ -68,6 +72,7 @@ def command(
     runs: int,
     steps: int,
     json_path: Path | None,
+    overwrite: bool,
 ) -> None:
     """Run seeded random walks of the reference controller.
 
@@ -104,7 +109,8 @@ def command(
     seed = seed if seed is not None else random.SystemRandom().randrange(2**31)
     console.print(f"kcspec simulate: seed {seed} (re-run with --seed {seed})")
     if emit_logs is not None:
-        emit(console, cfg, emit_logs, events, seed, trace_level, inject)
+        with options.claimed_dir(emit_logs, flag="--emit-logs", overwrite=overwrite):
+            emit(console, cfg, emit_logs, events, seed, trace_level, inject)
         return
     swarm(console, cfg, runs, steps, seed, None if local else master, json_path)
 
@@ -124,7 +130,7 @@ def emit(
 
         mutant = HISTORICAL_BY_NAME[inject]  # the command checked the name
         bug = mutant.active()
-        console.print(f"injecting {inject}: {mutant.wrong}")
+        console.print(f"injecting {inject}: {mutant.wrong}", markup=False)
     ctl = ReferenceController(cfg.profile, trace=trace)
     with bug:
         ends = [_lines(ctl) for _ in walk(ctl, cfg, events, seed)]
@@ -132,7 +138,8 @@ def emit(
     paths = emit_logs(ctl.state_change_log, ctl.controller_log, out)
     lines = len(ctl.state_change_log) + len(ctl.controller_log)
     console.print(
-        f"{n} events ({events} random after the bootstrap), {lines} log lines in {len(paths)} files under {out}"
+        f"{n} events ({events} random after the bootstrap), {lines} log lines in {len(paths)} files under {out}",
+        markup=False,
     )
     if inject is not None:
         # Whether the bug fired is judged by its effect: the same walk (same seed) on the clean reference
@@ -153,8 +160,8 @@ def emit(
                 at = min(at, next((i for i, end in enumerate(ends, start=1) if end[log] > first), n))
         if changed == 0:
             console.print(
-                f"[yellow]warning:[/yellow] {inject} never fired: the logs are identical to a clean run with seed "
-                f"{seed} (try another --seed, more --events or --brokers)",
+                f"[yellow]warning:[/yellow] {escape(inject)} never fired: the logs are identical to a clean run "
+                f"with seed {seed} (try another --seed, more --events or --brokers)",
                 highlight=False,
             )
         else:
@@ -162,6 +169,7 @@ def emit(
                 f"{inject} fired: {changed} log line(s) differ from a clean run with seed {seed}, the first "
                 f"written at event {at}",
                 highlight=False,
+                markup=False,
             )
 
 
@@ -216,14 +224,16 @@ def swarm(
         f"{len(report.partition_edges)}; event kinds: {len(report.events)}"
     )
     for v in report.violations[:5]:
-        console.print(f"[red]seed {v.seed}, step {v.violation_step}[/]: {v.violation}")
+        console.print(f"[red]seed {v.seed}, step {v.violation_step}[/]: {escape(str(v.violation))}")
         console.print(
             f"  replay: kcspec simulate --spark --local --runs 1 --steps {v.violation_step} --seed {v.seed} "
             f"--profile {cfg.profile} --brokers {cfg.brokers} --topics {cfg.topics} "
-            f"--partitions {cfg.partitions} --rf {cfg.rf}"
+            f"--partitions {cfg.partitions} --rf {cfg.rf}",
+            markup=False,
         )
     if json_path is not None:
-        json_path.write_text(
+        write_atomically(
+            json_path,
             json.dumps(
                 {
                     "config": vars(cfg) if hasattr(cfg, "__dict__") else str(cfg),
@@ -239,6 +249,6 @@ def swarm(
                 },
                 indent=2,
             )
-            + "\n"
+            + "\n",
         )
     sys.exit(1 if report.violations else 0)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from kcspec import options
@@ -35,7 +36,7 @@ def show(profile: str) -> None:
         t.add_column("target state")
         t.add_column("valid previous states")
         for target, prev in table_data.items():
-            t.add_row(str(target.value), target.name, ", ".join(p.name for p in prev))
+            t.add_row(*map(escape, (str(target.value), target.name, ", ".join(p.name for p in prev))))
         console.print(t)
     flags = Table(title=f"Behaviour flags — {prof.name} (differences from the other profile in bold)")
     flags.add_column("flag")
@@ -44,5 +45,5 @@ def show(profile: str) -> None:
     differing = {name for name, *_ in profiles.differences()}
     for name, value in prof.flags().items():
         style = "bold" if name in differing else ""
-        flags.add_row(name, str(value), profiles._flag_doc(name), style=style)
+        flags.add_row(*map(escape, (name, str(value), profiles._flag_doc(name))), style=style)
     console.print(flags)

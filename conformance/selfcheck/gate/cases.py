@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,10 +52,21 @@ class Check:
 class VerifyReport:
     cases: list[CaseResult] = field(default_factory=list)
     seconds: float = 0.0
+    interrupted: str | None = None
+    """How the run was interrupted (``Ctrl-C``, ``SIGTERM``), or ``None``: an interrupted run never passes."""
+    stopped: str | None = None
+    """Why the run stopped before its last case without being interrupted (``--fail-fast``), or ``None``."""
+    not_run: tuple[str, ...] = ()
+    """The checks of the run that had not started when it stopped."""
 
     @property
     def failed(self) -> list[CaseResult]:
         return [c for c in self.cases if c.status in (Verdict.failed, Verdict.errored)]
+
+    @property
+    def ok(self) -> bool:
+        """The gate passed: nothing failed or errored, and the run was not interrupted."""
+        return not self.failed and self.interrupted is None
 
     def counts(self, check: str | None = None) -> dict[Verdict, int]:
         out = {s: 0 for s in GATE_VERDICTS}
@@ -64,8 +76,22 @@ class VerifyReport:
         return out
 
 
+START_LISTENER: ContextVar[Callable[[str, str], None] | None] = ContextVar(
+    "kcspec_gate_on_start", default=None
+)
+"""Who is told that a case starts (``gate.run``, for the heartbeat of a run without a terminal)."""
+
+
+def started(check: str, name: str) -> None:
+    """Say that the case ``name`` of ``check`` starts (``timed`` does it for every case it runs)."""
+    listener = START_LISTENER.get()
+    if listener is not None:
+        listener(check, name)
+
+
 def timed(check: str, name: str, fn: Callable[[], tuple[Verdict, str, str, str | None]]) -> CaseResult:
     """Run one case; an exception inside the check is an ``errored`` case, not a crash of the gate."""
+    started(check, name)
     start = time.perf_counter()
     try:
         status, message, details, cex = fn()

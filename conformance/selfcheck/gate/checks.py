@@ -8,7 +8,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from kcspec.conformance.selfcheck.gate.cases import CaseResult, Check, VerifyOptions, timed
+from kcspec.conformance.selfcheck.gate.cases import CaseResult, Check, VerifyOptions, started, timed
 from kcspec.conformance.verdicts import Verdict
 
 Outcome = tuple[Verdict, str, str, str | None]
@@ -151,7 +151,8 @@ def conformance_self_check(opts: VerifyOptions) -> Iterator[CaseResult]:
                     details,
                     None,
                 )
-            command = f"{shlex.quote(sys.executable)} -m kcspec serve-reference"
+            # -P: the installed kcspec, never a ``kcspec/`` folder that happens to be in the working directory
+            command = f"{shlex.quote(sys.executable)} -P -m kcspec serve-reference"
             try:
                 report = run(
                     SubprocessAdapter(command, timeout=30.0),
@@ -182,12 +183,16 @@ def conformance_self_check(opts: VerifyOptions) -> Iterator[CaseResult]:
 def proofs(opts: VerifyOptions) -> Iterator[CaseResult]:
     """Z3 proofs over the spec: election lemmas up to 8 brokers, transition-table sanity and inductiveness of the
     §11 invariants. Expected counterexamples pass; skipped proofs say why."""
+    from kcspec.model import interrupts
+    from kcspec.model.z3 import interrupt
     from kcspec.model.z3.prove import run_proofs
 
     for profile in opts.profiles:
+        started("prove", f"proof suite [{profile}]")
         start = time.perf_counter()
         try:
-            results = run_proofs(profile)
+            with interrupts.stopper(interrupt):  # an interrupt stops the query in progress
+                results = run_proofs(profile)
         except Exception as exc:  # the gate reports a broken check instead of dying
             yield CaseResult(
                 "prove", f"proof suite [{profile}]", Verdict.errored, f"{type(exc).__name__}: {exc}"
@@ -219,28 +224,60 @@ def proofs(opts: VerifyOptions) -> Iterator[CaseResult]:
             )
 
 
+def shipped_diagrams() -> Path | None:
+    """The diagrams folder of the installed package (``kcspec.diagrams``: the checkout's ``diagrams/`` in an
+    editable install, the copy shipped in the wheel otherwise), or ``None`` when the package has none."""
+    from importlib.resources import files
+
+    try:
+        folder = Path(str(files("kcspec.diagrams")))
+    except ModuleNotFoundError:
+        return None
+    return folder if folder.is_dir() else None
+
+
+def regenerate_hint(folder: Path) -> str:
+    """How to bring the diagrams of ``folder`` (and its recorded coverage runs) up to date with the spec."""
+    runs = folder / "coverage"
+    return (
+        f"regenerate with `kcspec diagrams --out {folder}`; a recorded run under {runs} is re-recorded with "
+        f"`kcspec diagrams --record-run {runs}/scenarios.json` and its overlays redrawn with "
+        f"`kcspec diagrams --coverage {runs}/scenarios.json --out {folder}`"
+    )
+
+
 def diagrams_fresh(opts: VerifyOptions) -> Iterator[CaseResult]:
-    """The committed diagrams are what the spec generates (``kcspec diagrams --check``)."""
+    """The committed diagrams are what the spec generates (``kcspec diagrams --check``), wherever kcspec runs: the
+    diagrams checked are the installed package's (never a ``diagrams/`` folder that happens to be in the working
+    directory)."""
 
     def case() -> Outcome:
         from kcspec.model.diagrams.catalog import check_folder
+        from kcspec.model.diagrams.coverage import CoverageError
 
-        folder = Path("diagrams")
-        if not folder.is_dir():
-            return Verdict.skipped, "no diagrams/ folder here (run from the repository root)", "", None
+        folder = shipped_diagrams()
+        if folder is None:
+            return (
+                Verdict.skipped,
+                "this installation of kcspec ships no diagrams (kcspec.diagrams)",
+                "",
+                None,
+            )
         try:
             result = check_folder(folder)
         except FileNotFoundError as exc:
             return Verdict.skipped, f"Graphviz is missing: {exc} (install Debian's graphviz)", "", None
+        except CoverageError as exc:  # a recorded run the spec no longer accepts (a state renamed, ...)
+            return Verdict.failed, f"{exc}; {regenerate_hint(folder)}", "", None
         notes = "\n".join(result.notes)
         if result.stale:
             return (
                 Verdict.failed,
-                f"{len(result.stale)} stale diagram(s); run `kcspec diagrams`",
+                f"{len(result.stale)} stale diagram(s) in {folder}; {regenerate_hint(folder)}",
                 "\n".join(str(x) for x in result.stale) + ("\n" + notes if notes else ""),
                 None,
             )
-        return Verdict.passed, f"{len(result.checked)} files match the spec", notes, None
+        return Verdict.passed, f"{len(result.checked)} files in {folder} match the spec", notes, None
 
     yield timed("diagrams", "committed diagrams match the spec", case)
 

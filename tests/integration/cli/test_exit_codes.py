@@ -21,7 +21,7 @@ from kcspec.conformance.selfcheck.bugzoo.historical import HISTORICAL_BY_NAME
 
 from kcspec.cli import main
 from tests.support.paths import ROOT
-from tests.support.processes import alive, kcspec_process
+from tests.support.processes import alive, descendants, kcspec_process
 from tests.support.timing import scaled
 
 BUGGY = f"{sys.executable} {ROOT / 'conformance' / 'examples' / 'buggy_controller.py'}"
@@ -129,6 +129,8 @@ CASES: list[tuple[str, list[str], int, str | None]] = [
     ("conformance run", ["--level", "elections"], 2, None),
     ("conformance export", ["{tmp}/vectors", "--profile", "kafka-1.1"], 0, None),
     ("conformance export", ["{tmp}/vectors", "--profile", "kafka-0"], 2, None),
+    ("conformance example-sut", ["--command"], 0, None),
+    ("conformance example-sut", ["no-such-example"], 2, None),
     ("conformance replay", ["{trace}", "--sut", REFERENCE], 0, None),
     ("conformance replay", ["{trace}", "--sut", BUGGY], 1, None),
     ("conformance replay", ["{tmp}/missing.json", "--sut", REFERENCE], 2, None),
@@ -168,21 +170,6 @@ def test_exit_code(tmp_path: Path, command: str, args: list[str], expected: int,
 # ----------------------------------------------------------------------------------------------- interrupts
 
 
-def _descendants(pid: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            with contextlib.suppress(OSError, IndexError, ValueError):
-                stat = Path(f"/proc/{entry}/stat").read_text()
-                children.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(int(entry))
-    found, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
-
-
 def _started(args: list[str]) -> contextlib.AbstractContextManager[subprocess.Popen[bytes]]:
     return kcspec_process(args)
 
@@ -194,7 +181,7 @@ def _wait_for_workers(proc: subprocess.Popen[bytes], count: int, limit: float) -
             raise AssertionError(
                 f"kcspec ended before it was interrupted: {proc.stderr.read().decode()[-2000:]}"
             )  # type: ignore[union-attr]
-        procs = [p for p in _descendants(proc.pid) if alive(p)]
+        procs = [p for p in descendants(proc.pid) if alive(p)]
         if len(procs) >= count:
             return procs
         time.sleep(0.2)

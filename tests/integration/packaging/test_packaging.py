@@ -68,7 +68,8 @@ def test_every_data_file_matches_a_package_data_pattern() -> None:
     patterns: dict[str, list[str]] = PYPROJECT["tool"]["setuptools"]["package-data"]
     unshipped: list[str] = []
     for package, folder in _package_folders().items():
-        for file in sorted(p for p in folder.iterdir() if p.is_file() and p.suffix not in (".py", ".pyc")):
+        data = (p for p in folder.iterdir() if p.is_file() and p.suffix not in (".py", ".pyc"))
+        for file in sorted(p for p in data if not p.name.startswith(".")):  # .gitignore and such are not data
             ok = False
             for owner, globs in patterns.items():
                 if owner == "*" or owner == package:
