@@ -384,11 +384,15 @@ def _levels(
     the state it was met from (``None`` and the last level if there was none)."""
     workers = len(pool.conns)
 
+    shown = [stats]  # the counts at the last level's end (the workers' transitions included), shown meanwhile
+
     def waiting(expanded: int) -> None:
         if progress is not None:
-            stats.level_expanded = expanded
-            stats.seconds = earlier + time.perf_counter() - start
-            progress(stats)
+            now = shown[0]
+            now.level, now.level_started = stats.level, stats.level_started
+            now.level_expanded = expanded
+            now.seconds = earlier + time.perf_counter() - start
+            progress(now)
 
     while space.depth is None or level < space.depth:
         if stats.level_sizes[level] == 0:
@@ -417,6 +421,7 @@ def _levels(
             if progress is not None:
                 counts.level = level
                 progress(counts)
+                shown[0] = counts
         if stats.distinct_states >= space.max_states and new:
             stats.truncated = True
             stats.frontier_left = new
