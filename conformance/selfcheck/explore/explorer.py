@@ -263,6 +263,7 @@ def _search(
             level += 1
             stats.level_sizes.append(frontier.count)
             stats.seconds = earlier + time.perf_counter() - start
+            stats.fingerprint_bytes = visited.nbytes
             stats.end_level(level)
             if store.kept:
                 save_level(space, store, level, stats, 1, [visited])

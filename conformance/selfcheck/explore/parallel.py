@@ -230,6 +230,7 @@ def _serve(worker: _Worker, conn: Connection) -> None:
                 worker.save(arg)
                 conn.send(None)
             elif request == "stats":
+                worker.stats.fingerprint_bytes = worker.visited.nbytes + worker.known.nbytes
                 conn.send(worker.stats)
             else:
                 break
@@ -352,8 +353,10 @@ def search_parallel(
             if pool.procs and all(p.is_alive() for p in pool.procs):
                 for part in pool.ask_all("stats"):
                     saved.merge_counts(part)
+                    saved.fingerprint_bytes += part.fingerprint_bytes
             pool.close()
         stats.merge_counts(saved)
+        stats.fingerprint_bytes = saved.fingerprint_bytes
         if found is None:
             return finish(space, stats, None, spec, prefix, [], start, None, begun.seconds)
         chain = fingerprint_path(store, level, found.parent)
@@ -413,8 +416,10 @@ def _levels(
         stats.end_level(level)
         if store.kept or progress is not None:
             counts = copy.deepcopy(stats)  # the counts a resumed search started from, and the workers' since
+            counts.fingerprint_bytes = 0
             for part in pool.ask_all("stats"):
                 counts.merge_counts(part)
+                counts.fingerprint_bytes += part.fingerprint_bytes
             if store.kept:
                 pool.ask_all("save", level)
                 save_level(space, store, level, counts, workers)

@@ -39,6 +39,9 @@ class ExploreStats:
     """Its states expanded so far."""
     level_started: float = 0.0
     """``time.perf_counter()`` when its expansion started."""
+    fingerprint_bytes: int = 0
+    """The memory of the search's fingerprint tables (visited, and the workers' sent) when it last looked: what
+    the search keeps per visited state (its frontier and trail are on disk)."""
 
     @property
     def states_per_second(self) -> float:
