@@ -199,17 +199,16 @@ def _search(
         states: dict[Hashable, tuple[Hashable | None, ControllerEvent | None]] | None = None
         if keep_states:
             states = {stepper.key(state): (None, None)}
+        current = read_frontier(store.frontier(level, 0))
         while space.depth is None or level < space.depth:
             size = stats.level_sizes[level]
             if size == 0:
                 break
             stats.begin_level(level)
-            frontier, trail = (
-                FrontierWriter(store.frontier(level + 1, 0)),
-                TrailWriter(store.trail(level + 1, 0)),
-            )
+            frontier = FrontierWriter(store.frontier(level + 1, 0), 0 if store.kept else IN_MEMORY)
+            trail = TrailWriter(store.trail(level + 1, 0))
             try:
-                for fp, rank, state in read_frontier(store.frontier(level, 0)):
+                for fp, rank, state in current:
                     skey = stepper.key(state) if states is not None else None
                     for t in stepper.transitions(state):
                         if isinstance(t, Problem):
@@ -261,6 +260,7 @@ def _search(
                 frontier.close()
                 trail.close()
             level += 1
+            current = frontier.states()
             stats.level_sizes.append(frontier.count)
             stats.seconds = earlier + time.perf_counter() - start
             stats.fingerprint_bytes = visited.nbytes
@@ -272,6 +272,12 @@ def _search(
         return finish(space, stats, None, spec, prefix, [], start, states, earlier)
     finally:
         store.close()
+
+
+IN_MEMORY = 2_000
+"""The states of a level a search that is not checkpointed keeps unpickled in memory before it writes them to disk:
+pickling a state and reading it back costs about as much as a transition, and most levels of a small search are
+smaller than this."""
 
 
 @dataclass(frozen=True)

@@ -57,17 +57,38 @@ _HEAD = struct.Struct("<QQHI")
 
 
 class FrontierWriter:
-    """Appends records (``Record``) to a frontier file, or to the file of successors one worker sends another."""
+    """Appends records (``Record``) to a frontier file, or to the file of successors one worker sends another.
 
-    def __init__(self, path: Path) -> None:
+    With ``memory`` > 0 the first ``memory`` states added with ``add`` are kept as they are, unpickled, and the file
+    is written only if more come (a small level of a search that is not checkpointed never touches the disk)."""
+
+    def __init__(self, path: Path, memory: int = 0) -> None:
         self.path = path
         self.count = 0
-        self._file: IO[bytes] = open(path, "wb")  # noqa: SIM115 - closed by ``close``
+        self._memory = memory
+        self._held: list[tuple[int, int, bytes, object]] = []
+        self._file: IO[bytes] | None = None if memory else open(path, "wb")  # noqa: SIM115 - closed by ``close``
 
     def add(self, fp: int, parent: int, rank: bytes, state: object) -> None:
+        if self._file is None:
+            if len(self._held) < self._memory:
+                self._held.append((fp, parent, rank, state))
+                self.count += 1
+                return
+            self._spill()
         self.add_record((fp, parent, rank, pickle.dumps(state, pickle.HIGHEST_PROTOCOL)))
 
+    def _spill(self) -> None:
+        self._file = open(self.path, "wb")  # noqa: SIM115 - closed by ``close``
+        held, self._held = self._held, []
+        self.count = 0
+        for fp, parent, rank, state in held:
+            self.add_record((fp, parent, rank, pickle.dumps(state, pickle.HIGHEST_PROTOCOL)))
+
     def add_record(self, record: Record) -> None:
+        if self._file is None:
+            self._spill()
+        assert self._file is not None
         fp, parent, rank, data = record
         self._file.write(_HEAD.pack(fp, parent, len(rank), len(data)))
         self._file.write(rank)
@@ -75,7 +96,14 @@ class FrontierWriter:
         self.count += 1
 
     def close(self) -> None:
-        self._file.close()
+        if self._file is not None:
+            self._file.close()
+
+    def states(self) -> Iterator[tuple[int, bytes, Any]]:
+        """The ``(fingerprint, rank, state)`` of every record added, in order (after ``close``)."""
+        if self._file is not None:
+            return read_frontier(self.path)
+        return ((fp, rank, state) for fp, _parent, rank, state in self._held)
 
 
 def read_records(path: Path) -> Iterator[Record]:
