@@ -99,6 +99,12 @@ class FrontierWriter:
         if self._file is not None:
             self._file.close()
 
+    def entries(self) -> Iterator[tuple[int, int, bytes, Any]]:
+        """Every record added, in order (after ``close``): the state itself if it was held in memory, else pickled."""
+        if self._file is not None:
+            return read_records(self.path)
+        return iter(self._held)
+
     def states(self) -> Iterator[tuple[int, bytes, Any]]:
         """The ``(fingerprint, rank, state)`` of every record added, in order (after ``close``)."""
         if self._file is not None:

@@ -44,6 +44,7 @@ from typing import Any
 from kcspec.conformance.reply_diff import Difference
 from kcspec.conformance.selfcheck.explore.collect import young_collections_only
 from kcspec.conformance.selfcheck.explore.explorer import (
+    IN_MEMORY,
     ExploreResult,
     Finding,
     SearchSpace,
@@ -58,7 +59,6 @@ from kcspec.conformance.selfcheck.explore.fingerprint import FingerprintSet
 from kcspec.conformance.selfcheck.explore.levels import (
     FrontierWriter,
     LevelStore,
-    Record,
     TrailWriter,
     owner_of,
     read_records,
@@ -68,6 +68,7 @@ from kcspec.conformance.selfcheck.explore.stepper import Problem, Stepper, rank_
 from kcspec.model.interrupts import stopper, worker_initializer
 from kcspec.model.invariants_check import Violation
 from kcspec.spec.events import ControllerEvent
+from kcspec.spec.state import ClusterState
 
 PROGRESS_SECONDS = 10.0
 """How often the coordinator reports progress while a level is being expanded."""
@@ -126,6 +127,10 @@ class _Worker:
         self.visited = visited
         self.known = FingerprintSet()
         """Fingerprints this worker sent to their owners: known to them, so never sent again."""
+        self.current: FrontierWriter | None = None
+        """The frontier this worker expands next, as its merge wrote it (``None``: read it from its file)."""
+        self.own: FrontierWriter | None = None
+        """The successors of this level this worker owns itself, as its expansion wrote them."""
         self.expanded: Any = None
         """A shared counter of the states this worker has expanded on the current level (progress)."""
 
@@ -133,11 +138,19 @@ class _Worker:
         """Expand this worker's frontier of ``level``; the successors go to the send files of ``level + 1``."""
         me, workers, store = self.index, self.workers, self.store
         visited, known = self.visited, self.known
-        outs = [FrontierWriter(store.send(level + 1, me, w)) for w in range(workers)]
+        memory = 0 if store.kept else IN_MEMORY
+        outs = [
+            FrontierWriter(store.send(level + 1, me, w), memory if w == me else 0) for w in range(workers)
+        ]
+        self.own = outs[me]
         mine: set[int] = set()
+        source = (
+            self.current.entries() if self.current is not None else read_records(store.frontier(level, me))
+        )
+        self.current = None
         try:
-            for fp, _parent, rank, data in read_records(store.frontier(level, me)):
-                state = pickle.loads(data)
+            for fp, _parent, rank, data in source:
+                state: ClusterState = pickle.loads(data) if isinstance(data, bytes) else data
                 for t in self.stepper.transitions(state):
                     if isinstance(t, Problem):
                         return LevelProblem(
@@ -179,27 +192,35 @@ class _Worker:
         """Keep the new states of ``level`` sent to this worker, in ascending rank, checking their state
         invariants; they are its frontier of ``level``."""
         me, store, visited = self.index, self.store, self.visited
-        best: dict[int, Record] = {}
+        best: dict[int, tuple[int, int, bytes, Any]] = {}
         for sender in range(self.workers):
             path = store.send(level, sender, me)
-            for record in read_records(path):
+            own = sender == me and self.own is not None
+            for record in self.own.entries() if own and self.own is not None else read_records(path):
                 fp = record[0]
                 if fp in visited:
                     continue
                 held = best.get(fp)
                 if held is None or record[2] < held[2]:
                     best[fp] = record
-            path.unlink()
+            path.unlink(missing_ok=True)
+        self.own = None
         checker = self.stepper.checker
-        frontier, trail = FrontierWriter(store.frontier(level, me)), TrailWriter(store.trail(level, me))
+        small = not store.kept and len(best) <= IN_MEMORY  # kept unpickled for the next level's expansion
+        frontier = FrontierWriter(store.frontier(level, me), IN_MEMORY if small else 0)
+        trail = TrailWriter(store.trail(level, me))
         problem = None
         try:
-            for record in sorted(best.values(), key=lambda r: r[2]):
-                fp, parent, rank, data = record
+            for fp, parent, rank, data in sorted(best.values(), key=lambda r: r[2]):
                 visited.add(fp)
                 trail.add(fp, parent)
-                frontier.add_record(record)
-                bad = checker.check_state(pickle.loads(data))
+                state = pickle.loads(data) if type(data) is bytes else data
+                if small:
+                    frontier.add(fp, parent, rank, state)
+                else:
+                    pickled = data if type(data) is bytes else pickle.dumps(state, pickle.HIGHEST_PROTOCOL)
+                    frontier.add_record((fp, parent, rank, pickled))
+                bad = checker.check_state(state)
                 if bad:
                     message = "invariant violated: " + ", ".join(v.name for v in bad)
                     problem = LevelProblem(
@@ -209,6 +230,7 @@ class _Worker:
         finally:
             frontier.close()
             trail.close()
+        self.current = frontier
         return _Merged(len(best), frontier.count, problem)
 
     def save(self, level: int) -> None:
