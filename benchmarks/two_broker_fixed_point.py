@@ -6,17 +6,22 @@ refinement and invariants on every step, on ``--workers`` processes. Prints, per
 transitions, depth, wall seconds, the CPU seconds of the process and its workers, and the load average.
 
     .venv/bin/python benchmarks/two_broker_fixed_point.py --workers 2 [--bounds CE,LE,ZXID,ZKV] [--max-states N]
+        [--checkpoint DIR [--resume]]
 
 ``--bounds`` are the model's bounds (controller epoch, leader epoch, zxid, znode version); the default is the
-model ``kcspec tla crosscheck`` checks by default (``CROSSCHECK_DEFAULT``, 1,1,3,0).
+model ``kcspec tla crosscheck`` checks by default (``CROSSCHECK_DEFAULT``, 1,1,3,0). With ``--checkpoint DIR`` (one
+profile) the end of every level is checkpointed in DIR; ``--resume`` continues from it. Each progress line gives the
+resident memory of the process and its workers (``/proc``), so the memory per visited state can be read off.
 """
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import resource
 import time
+from pathlib import Path
 
 import harness  # beside this script
 from kcspec.conformance.selfcheck.explore.explorer import search
@@ -39,13 +44,31 @@ def cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + done.ru_utime + done.ru_stime
 
 
+def resident_mib() -> float:
+    """The resident memory of this process and its live children (the workers), in MiB."""
+    total = 0
+    for pid in [os.getpid(), *(p.pid for p in multiprocessing.active_children())]:
+        try:
+            with open(f"/proc/{pid}/status", encoding="ascii") as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1])
+        except OSError:
+            continue
+    return total / 1024
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--bounds", default=",".join(str(b) for b in DEFAULT_BOUNDS))
     ap.add_argument("--profiles", default="kafka-2.8,kafka-1.1")
     ap.add_argument("--max-states", type=int, default=5_000_000)
+    ap.add_argument("--checkpoint", type=Path, default=None, help="checkpoint every level in this folder")
+    ap.add_argument("--resume", action="store_true", help="continue the checkpoint of --checkpoint")
     args = ap.parse_args(argv)
+    if args.checkpoint is not None and "," in args.profiles:
+        ap.error("--checkpoint explores one profile: give --profiles one name")
     try:
         ce, le, zxid, zkv = (int(x) for x in args.bounds.split(","))
     except ValueError:
@@ -63,16 +86,24 @@ def main(argv: list[str] | None = None) -> int:
         ) -> None:
             # a line every 30 s and at every new depth (with --workers: each level's end, so the lines give the
             # levels' sizes, which tell how fast a model too large to finish is still growing)
-            if time.perf_counter() - shown[0] >= 30 or stats.depth_reached != shown[1]:
-                shown[0], shown[1] = time.perf_counter(), stats.depth_reached
+            if time.perf_counter() - shown[0] >= 60 or len(stats.level_sizes) != shown[1]:
+                shown[0], shown[1] = time.perf_counter(), len(stats.level_sizes)
                 print(
                     f"  {stats.distinct_states:,} states, {stats.transitions:,} transitions, depth "
                     f"{stats.depth_reached}, {time.perf_counter() - t0:.0f} s, {cpu_seconds() - cpu0:.0f} CPU s "
-                    f"(ended workers only), load {os.getloadavg()[0]:.1f}",
+                    f"(ended workers only), load {os.getloadavg()[0]:.1f}; level {stats.level}: "
+                    f"{stats.level_expanded:,} expanded; levels {stats.level_sizes}; "
+                    f"{resident_mib():.0f} MiB resident",
                     flush=True,
                 )
 
-        result = search(model_space(profile, config, args.max_states), progress, workers=args.workers)
+        result = search(
+            model_space(profile, config, args.max_states),
+            progress,
+            workers=args.workers,
+            checkpoint=args.checkpoint,
+            resume=args.resume,
+        )
         wall, cpu = time.perf_counter() - t0, cpu_seconds() - cpu0
         s = result.stats
         verdict = (

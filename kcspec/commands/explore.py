@@ -53,6 +53,17 @@ def faults_option(value: str) -> frozenset[str]:
     help="Explore on Spark: each level's frontier a dataset, expanded and checked on the executors.",
 )
 @click.option("--master", default=None, help="Spark master URL, with --spark [default: local[*]].")
+@click.option(
+    "--checkpoint",
+    type=click.Path(file_okay=False, path_type=Path),
+    callback=options.output_dir,
+    help="Checkpoint the search in this folder at the end of every level (a folder without a checkpoint).",
+)
+@click.option(
+    "--resume",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    help="Continue the search checkpointed in this folder (same options), checkpointing there.",
+)
 @options.out_dir()
 @click.option(
     "--coverage-json",
@@ -73,6 +84,8 @@ def command(
     workers: int | None,
     spark: bool,
     master: str | None,
+    checkpoint: Path | None,
+    resume: Path | None,
     out: Path,
     coverage_json: Path | None,
 ) -> None:
@@ -83,11 +96,15 @@ def command(
     shortest event sequence with the state changes of each step, written as canonical JSON, JSON Lines
     and ITF, and the command exits 1.
 
+    The visited states are kept as 64-bit fingerprints, the frontier on disk. With --checkpoint DIR the search
+    is checkpointed at the end of every level; a run stopped for any reason continues with --resume DIR.
+
     \b
     Examples:
       kcspec explore --profile kafka-1.1 --brokers 3 --partitions 1 --rf 2 --depth 4
       kcspec explore --brokers 3 --depth 3 --faults zk,controller
       kcspec explore --brokers 3 --depth 5 --workers 2
+      kcspec explore --brokers 3 --depth 7 --checkpoint run1   (later: --resume run1)
       kcspec explore --brokers 3 --depth 5 --spark --master spark://host:7077
     """
     console = Console()
@@ -98,6 +115,7 @@ def command(
         cfg.validate()
     except ValueError as exc:
         options.usage_error(str(exc))
+    folder = checkpoint_folder(checkpoint, resume)
     if spark or master is not None:
         from kcspec.commands.explore_spark import run_on_spark
 
@@ -105,6 +123,8 @@ def command(
             options.usage_error("--master needs --spark")
         if workers is not None:
             options.usage_error("--workers and --spark exclude each other (Spark's executors do the work)")
+        if folder is not None:
+            options.usage_error("--checkpoint and --resume are not available with --spark")
         report(console, cfg, run_on_spark(console, cfg, master or "local[*]"), out, coverage_json)
     from kcspec.conformance.selfcheck.explore.explorer import explore
     from kcspec.conformance.selfcheck.explore.parallel import default_workers
@@ -112,10 +132,34 @@ def command(
     if workers is None:
         workers = default_workers()
     console.print(f"exploring {cfg.describe()}; {workers} worker{'s' if workers > 1 else ''}")
+    if resume is not None:
+        console.print(f"resuming the checkpoint in {resume}", markup=False)
+    elif folder is not None:
+        console.print(f"checkpointing every level in {folder}", markup=False)
 
     progress = progress_line(console)
+    try:
+        result = explore(cfg, progress, workers, folder, resume is not None)
+    except ValueError as exc:  # a checkpoint that cannot be resumed
+        options.fail(str(exc))
+    report(console, cfg, result, out, coverage_json)
 
-    report(console, cfg, explore(cfg, progress, workers), out, coverage_json)
+
+def checkpoint_folder(checkpoint: Path | None, resume: Path | None) -> Path | None:
+    """The folder of ``--checkpoint`` or ``--resume`` (a usage error if both name different folders, or if a new
+    checkpoint would overwrite an existing one)."""
+    if resume is not None:
+        if checkpoint is not None and checkpoint.absolute() != resume.absolute():
+            options.usage_error(
+                "--resume DIR checkpoints in DIR: give --checkpoint the same folder or leave it out"
+            )
+        return resume
+    if checkpoint is not None and (checkpoint / "checkpoint.json").exists():
+        options.usage_error(
+            f"--checkpoint {checkpoint} holds a checkpoint already: continue it with --resume {checkpoint}, "
+            "or choose another folder"
+        )
+    return checkpoint
 
 
 def report(

@@ -20,16 +20,41 @@ if TYPE_CHECKING:
     from kcspec.model.explore_config import ExploreConfig
 
 
+PROGRESS_EVERY = 30.0
+"""Seconds between two progress lines when the output is not a terminal (a log)."""
+
+
+def progress_text(stats: ExploreStats) -> str:
+    """The exploration's figures: states, transitions, the level being expanded (how far, and when it will be done
+    at its rate so far) and the sizes of the levels so far."""
+    text = (
+        f"{stats.distinct_states:,} states, {stats.transitions:,} transitions, depth {stats.depth_reached}, "
+        f"{stats.states_per_second:.0f} states/s"
+    )
+    if stats.level < len(stats.level_sizes) and stats.level_sizes[stats.level]:
+        text += f"; level {stats.level}: {stats.level_expanded:,}/{stats.level_sizes[stats.level]:,} expanded"
+        eta = stats.level_eta()
+        if eta is not None:
+            text += f", done in ~{eta / 60:.0f} min" if eta >= 120 else f", done in ~{eta:.0f} s"
+    if stats.level_sizes:
+        sizes = stats.level_sizes[-8:]
+        text += "; levels " + ("… " if len(stats.level_sizes) > 8 else "") + " ".join(f"{n:,}" for n in sizes)
+    return text
+
+
 def progress_line(console: Console) -> Callable[[ExploreStats], None]:
-    """The exploration's figures on one line, rewritten in place (only on a terminal)."""
+    """The exploration's figures on one line: rewritten in place on a terminal; otherwise a line at every level's end
+    and at least every ``PROGRESS_EVERY`` seconds while a level is expanded."""
+    last = [time.monotonic(), -1]
 
     def progress(stats: ExploreStats) -> None:
         if console.is_terminal:
-            console.print(
-                f"  {stats.distinct_states} states, {stats.transitions} transitions, "
-                f"depth {stats.depth_reached}, {stats.states_per_second:.0f} states/s",
-                end="\r",
-            )
+            console.print("  " + progress_text(stats), end="\r", markup=False, highlight=False)
+            return
+        now = time.monotonic()
+        if now - last[0] >= PROGRESS_EVERY or len(stats.level_sizes) != last[1]:
+            last[0], last[1] = now, len(stats.level_sizes)
+            console.print("  " + progress_text(stats), markup=False, highlight=False, soft_wrap=True)
 
     return progress
 

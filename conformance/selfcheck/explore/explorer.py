@@ -7,21 +7,35 @@ reachable state, up to the depth bound:
   failures);
 * **invariants**: every §11 state invariant in every reached state and every step invariant on every
   transition.
-States are deduplicated by a compact key, up to broker-id symmetry when enabled. Because the search is
-breadth-first, the first violation found has a shortest trace; it is rebuilt from parent pointers.
+States are deduplicated by their fingerprints (``fingerprint.py``: a 64-bit digest of the canonical text of the
+state, or of its orbit's representative under broker-id symmetry); the visited set holds only those, and the
+frontier and the parents' fingerprints are on disk, level by level (``levels.py``), where ``--checkpoint`` keeps
+them so that a run can be resumed. Because the search is breadth-first, the first violation found has a shortest
+trace; it is rebuilt from the parents' fingerprints by re-executing the spec along them (``replay``).
 """
 
 from __future__ import annotations
 
 import time
-from collections import deque
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from kcspec.conformance.reply_diff import Difference
 from kcspec.conformance.selfcheck.explore.collect import young_collections_only
+from kcspec.conformance.selfcheck.explore.fingerprint import DEFAULT_SCHEME, FingerprintScheme, FingerprintSet
+from kcspec.conformance.selfcheck.explore.levels import (
+    FrontierWriter,
+    LevelStore,
+    Meta,
+    TrailWriter,
+    check_resumable,
+    owner_of,
+    read_checkpoint,
+    read_frontier,
+)
 from kcspec.conformance.selfcheck.explore.stats import ExploreStats, record_coverage
-from kcspec.conformance.selfcheck.explore.stepper import Problem, Stepper
+from kcspec.conformance.selfcheck.explore.stepper import Problem, Stepper, rank_of
 from kcspec.model.event_candidates import bootstrap, candidates
 from kcspec.model.explore_config import ExploreConfig
 from kcspec.model.invariants_check import Violation
@@ -88,6 +102,7 @@ class SearchSpace:
     depth: int | None
     max_states: int
     keep: Callable[[ClusterState], bool] | None = None
+    fingerprints: FingerprintScheme = field(default=DEFAULT_SCHEME)
 
 
 def space_of(cfg: ExploreConfig) -> SearchSpace:
@@ -105,12 +120,16 @@ def space_of(cfg: ExploreConfig) -> SearchSpace:
 
 
 def explore(
-    cfg: ExploreConfig, progress: Callable[[ExploreStats], None] | None = None, workers: int = 1
+    cfg: ExploreConfig,
+    progress: Callable[[ExploreStats], None] | None = None,
+    workers: int = 1,
+    checkpoint: Path | None = None,
+    resume: bool = False,
 ) -> ExploreResult:
     """Explore the bounded configuration ``cfg`` on ``workers`` processes (raises ``ValueError`` naming a bad
-    option)."""
+    option or a checkpoint that cannot be resumed)."""
     cfg.validate()
-    result = search(space_of(cfg), progress, workers=workers)
+    result = search(space_of(cfg), progress, workers=workers, checkpoint=checkpoint, resume=resume)
     result.config = cfg
     return result
 
@@ -120,17 +139,22 @@ def search(
     progress: Callable[[ExploreStats], None] | None = None,
     keep_states: bool = False,
     workers: int = 1,
+    checkpoint: Path | None = None,
+    resume: bool = False,
 ) -> ExploreResult:
     """Breadth-first search of ``space``, checking refinement and invariants on every step; with ``workers`` > 1
-    on that many processes (``parallel.py``; the states are then not kept)."""
+    on that many processes (``parallel.py``; the states are then not kept). With ``checkpoint`` a folder, the end
+    of every level is checkpointed there; with ``resume`` too, the search continues from its checkpoint."""
+    if resume and checkpoint is None:
+        raise ValueError("resuming needs the checkpoint folder")
     if workers != 1:
         if keep_states:
             raise ValueError("keeping every state needs one worker (--workers 1)")
         from kcspec.conformance.selfcheck.explore.parallel import search_parallel
 
-        return search_parallel(space, workers, progress)
+        return search_parallel(space, workers, progress, checkpoint, resume)
     with young_collections_only():
-        return _search(space, progress, keep_states)
+        return _search(space, progress, keep_states, checkpoint, resume)
 
 
 def start_state(
@@ -151,70 +175,181 @@ def start_state(
 
 
 def _search(
-    space: SearchSpace, progress: Callable[[ExploreStats], None] | None, keep_states: bool
+    space: SearchSpace,
+    progress: Callable[[ExploreStats], None] | None,
+    keep_states: bool,
+    checkpoint: Path | None,
+    resume: bool,
 ) -> ExploreResult:
     stats = ExploreStats()
-    stepper = Stepper(space.profile, space.candidates, space.brokers, space.symmetry, space.keep, stats)
-    spec, checker, key = stepper.spec, stepper.checker, stepper.key
-
+    stepper = Stepper(
+        space.profile, space.candidates, space.brokers, space.symmetry, space.keep, stats, space.fingerprints
+    )
+    spec, checker = stepper.spec, stepper.checker
     start = time.perf_counter()
     state, prefix, finding0 = start_state(space, spec, checker.check_state)
-    root = key(state)
-    parents: dict[Hashable, tuple[Hashable | None, ControllerEvent | None]] = {root: (None, None)}
-    frontier: deque[tuple[ClusterState, Hashable, int]] = deque([(state, root, 0)])
     stats.distinct_states = 1
     if finding0 is not None:
         return finish(space, stats, finding0, spec, prefix, [], start)
+    store = LevelStore(checkpoint)
+    try:
+        begun = begin(space, store, resume, stats, state, stepper.fingerprint(state), 1)
+        visited = begun.visited[0]
+        level, earlier = begun.level, begun.seconds
+        states: dict[Hashable, tuple[Hashable | None, ControllerEvent | None]] | None = None
+        if keep_states:
+            states = {stepper.key(state): (None, None)}
+        current = read_frontier(store.frontier(level, 0))
+        while space.depth is None or level < space.depth:
+            size = stats.level_sizes[level]
+            if size == 0:
+                break
+            stats.begin_level(level)
+            frontier = FrontierWriter(store.frontier(level + 1, 0), 0 if store.kept else IN_MEMORY)
+            trail = TrailWriter(store.trail(level + 1, 0))
+            try:
+                for fp, rank, state in current:
+                    skey = stepper.key(state) if states is not None else None
+                    for t in stepper.transitions(state):
+                        if isinstance(t, Problem):
+                            return _finding(
+                                space, stats, stepper, store, prefix, level, fp, t, start, earlier
+                            )
+                        nfp = t.key
+                        new = nfp is not None and visited.add(nfp)
+                        bad = (
+                            checker.check_state(t.state) + list(t.step_violations)
+                            if new
+                            else t.step_violations
+                        )
+                        if bad:
+                            violated = Problem(
+                                t.event, "invariant", "invariant violated: " + ", ".join(v.name for v in bad)
+                            )
+                            return _finding(
+                                space,
+                                stats,
+                                stepper,
+                                store,
+                                prefix,
+                                level,
+                                fp,
+                                violated,
+                                start,
+                                earlier,
+                                tuple(bad),
+                            )
+                        if not new:
+                            continue
+                        assert nfp is not None
+                        trail.add(nfp, fp)
+                        frontier.add(nfp, fp, rank_of(rank, t.index), t.state)
+                        if states is not None:
+                            states.setdefault(stepper.key(t.state), (skey, t.event))
+                        stats.distinct_states += 1
+                        stats.depth_reached = level + 1
+                        if stats.distinct_states >= space.max_states:
+                            stats.truncated = True
+                            stats.frontier_left = size - stats.level_expanded - 1 + frontier.count
+                            return finish(space, stats, None, spec, prefix, [], start, states, earlier)
+                    stats.level_expanded += 1
+                    if progress is not None and stats.level_expanded % 50 == 0:
+                        stats.seconds = earlier + time.perf_counter() - start
+                        progress(stats)
+            finally:
+                frontier.close()
+                trail.close()
+            level += 1
+            current = frontier.states()
+            stats.level_sizes.append(frontier.count)
+            stats.seconds = earlier + time.perf_counter() - start
+            stats.fingerprint_bytes = visited.nbytes
+            stats.end_level(level)
+            if store.kept:
+                save_level(space, store, level, stats, 1, [visited])
+            if progress is not None:
+                progress(stats)
+        return finish(space, stats, None, spec, prefix, [], start, states, earlier)
+    finally:
+        store.close()
 
-    def found(
-        skey: Hashable,
-        ev: ControllerEvent,
-        kind: str,
-        message: str,
-        differences: tuple[Difference, ...] = (),
-        violations: tuple[Violation, ...] = (),
-    ) -> ExploreResult:
-        return _finding(
-            space, stats, spec, prefix, parents, skey, ev, start, kind, message, differences, violations
-        )
 
-    while frontier:
-        state, skey, depth = frontier.popleft()
-        if space.depth is not None and depth >= space.depth:
-            continue
-        for t in stepper.transitions(state):
-            if isinstance(t, Problem):
-                return found(skey, t.event, t.kind, t.message, differences=t.differences)
-            ev, nkey = t.event, t.key
-            # one look-up of the key decides whether the successor is new (it is recorded at once: a violation
-            # ends the search, whose trace is rebuilt from the parent ``skey``, not from this entry)
-            new = False
-            if nkey is not None:
-                known = len(parents)
-                parents.setdefault(nkey, (skey, ev))
-                new = len(parents) > known
-            bad = checker.check_state(t.state) + list(t.step_violations) if new else list(t.step_violations)
-            if bad:
-                return found(
-                    skey,
-                    ev,
-                    "invariant",
-                    "invariant violated: " + ", ".join(v.name for v in bad),
-                    violations=tuple(bad),
-                )
-            if not new:
-                continue
-            stats.distinct_states += 1
-            stats.depth_reached = max(stats.depth_reached, depth + 1)
-            frontier.append((t.state, nkey, depth + 1))
-            if stats.distinct_states >= space.max_states:
-                stats.truncated = True
-                stats.frontier_left = len(frontier)
-                return finish(space, stats, None, spec, prefix, [], start, parents if keep_states else None)
-        if progress is not None and stats.transitions % 50 == 0:
-            stats.seconds = time.perf_counter() - start
-            progress(stats)
-    return finish(space, stats, None, spec, prefix, [], start, parents if keep_states else None)
+IN_MEMORY = 2_000
+"""The states of a level a search that is not checkpointed keeps unpickled in memory before it writes them to disk:
+pickling a state and reading it back costs about as much as a transition, and most levels of a small search are
+smaller than this."""
+
+
+@dataclass(frozen=True)
+class Begun:
+    """Where a search starts: a level whose frontier is on disk, the visited sets of its workers, and the seconds
+    that earlier runs of a resumed search took."""
+
+    level: int
+    visited: list[FingerprintSet]
+    seconds: float
+
+
+def begin(
+    space: SearchSpace,
+    store: LevelStore,
+    resume: bool,
+    stats: ExploreStats,
+    root: ClusterState,
+    root_fp: int,
+    workers: int,
+) -> Begun:
+    """Level 0 (the initial state) written to ``store``, or, with ``resume``, the checkpoint there read back into
+    ``stats`` and every worker's share of its visited fingerprints (``ValueError`` if it cannot be resumed)."""
+    if resume:
+        meta, saved = read_checkpoint(store.folder)
+        check_resumable(store.folder, meta, space.description, space.fingerprints.name)
+        store.drop_after(meta.level)
+        stats.restore(saved)
+        visited = [FingerprintSet() for _ in range(workers)]
+        for path in store.files("visited", meta.level):
+            for fp in FingerprintSet.from_bytes(path.read_bytes()):
+                visited[owner_of(fp, workers)].add(fp)
+        if meta.workers != workers:
+            store.repartition(meta.level, workers)
+        return Begun(meta.level, visited, meta.seconds)
+    store.drop_after(-1)
+    visited = [FingerprintSet() for _ in range(workers)]
+    visited[owner_of(root_fp, workers)].add(root_fp)
+    for w in range(workers):
+        first = FrontierWriter(store.frontier(0, w))
+        if w == owner_of(root_fp, workers):
+            first.add(root_fp, 0, b"", root)
+        first.close()
+    stats.level_sizes = [1]
+    if store.kept:
+        save_level(space, store, 0, stats, workers, visited)
+    return Begun(0, visited, 0.0)
+
+
+def save_level(
+    space: SearchSpace,
+    store: LevelStore,
+    level: int,
+    stats: ExploreStats,
+    workers: int,
+    visited: list[FingerprintSet] | None = None,
+) -> None:
+    """Checkpoint the end of ``level``: the visited fingerprints (``visited``: each worker's, unless the workers
+    wrote them), then the counts (``levels.py``)."""
+    for w, fps in enumerate(visited or []):
+        store.visited(level, w).write_bytes(fps.to_bytes())
+    meta = Meta(
+        space.description,
+        space.fingerprints.name,
+        workers,
+        level,
+        stats.distinct_states,
+        stats.depth_reached,
+        stats.seconds,
+        list(stats.level_sizes),
+    )
+    store.commit(meta, stats)
 
 
 def _path(
@@ -230,23 +365,57 @@ def _path(
     return list(reversed(events))
 
 
+def fingerprint_path(store: LevelStore, level: int, fp: int) -> list[int]:
+    """The fingerprints of the states from the initial one to the state ``fp`` of ``level``, from the trails."""
+    chain = [fp]
+    for at in range(level, 0, -1):
+        chain.append(store.parent_of(at, chain[-1]))
+    return list(reversed(chain))
+
+
+def replay(
+    space: SearchSpace, stepper: Stepper, root: ClusterState, chain: list[int]
+) -> list[ControllerEvent]:
+    """The events leading through the states ``chain`` (fingerprints, the initial state's first), found again as TLC
+    does: from each state, the first candidate the spec enables whose successor has the next fingerprint. That is
+    the event a breadth-first search first reached that successor by, so the path is the one it recorded."""
+    spec = stepper.spec
+    events: list[ControllerEvent] = []
+    state = root
+    for target in chain[1:]:
+        for ev in space.candidates(state):
+            if not spec.enabled(state, ev):
+                continue
+            nxt = spec.step(state, ev, guard_checked=True).state
+            if (space.keep is None or space.keep(nxt)) and stepper.fingerprint(nxt) == target:
+                events.append(ev)
+                state = nxt
+                break
+        else:
+            raise LookupError(f"no event leads to the state {target:#x} on the recorded path")
+    return events
+
+
 def _finding(
     space: SearchSpace,
     stats: ExploreStats,
-    spec: SpecMachine,
+    stepper: Stepper,
+    store: LevelStore,
     prefix: list[ControllerEvent],
-    parents: dict[Hashable, tuple[Hashable | None, ControllerEvent | None]],
-    skey: Hashable,
-    ev: ControllerEvent,
+    level: int,
+    fp: int,
+    problem: Problem,
     start: float,
-    kind: str,
-    message: str,
-    differences: tuple[Difference, ...] = (),
+    earlier: float,
     violations: tuple[Violation, ...] = (),
 ) -> ExploreResult:
-    path = [*_path(parents, skey), ev]
-    finding = Finding(kind, message, tuple(prefix + path), differences, violations)
-    return finish(space, stats, finding, spec, prefix, path, start)
+    """The result of a search that met ``problem`` on a transition out of the state ``fp`` of ``level``."""
+    state = ClusterState()  # the initial state, rebuilt from the prefix
+    for ev in prefix:
+        state = stepper.spec.step(state, ev).state
+    path = [*replay(space, stepper, state, fingerprint_path(store, level, fp)), problem.event]
+    finding = Finding(problem.kind, problem.message, tuple(prefix + path), problem.differences, violations)
+    return finish(space, stats, finding, stepper.spec, prefix, path, start, None, earlier)
 
 
 def finish(
@@ -258,10 +427,11 @@ def finish(
     path: list[ControllerEvent],
     start: float,
     states: dict[Hashable, tuple[Hashable | None, ControllerEvent | None]] | None = None,
+    earlier: float = 0.0,
 ) -> ExploreResult:
     """The result of a search: its statistics, and for a finding the trace of ``prefix`` + ``path`` replayed on
-    the spec."""
-    stats.seconds = time.perf_counter() - start
+    the spec (``earlier``: the seconds of the runs a resumed search continues)."""
+    stats.seconds = earlier + time.perf_counter() - start
     trace = None
     if finding is not None:
         steps: list[TraceStep] = []

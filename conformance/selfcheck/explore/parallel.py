@@ -1,28 +1,27 @@
 """Breadth-first exploration on several processes (``kcspec explore --workers N``), as TLC's workers do.
 
-The states are partitioned by fingerprint: the state with key ``k`` belongs to worker ``hash(k) % N``, which alone
-stores it, deduplicates it and expands it. The search goes level by level:
+The states are partitioned by fingerprint (``fingerprint.py``): the state with fingerprint ``f`` belongs to worker
+``f % N``, which alone keeps its fingerprint, deduplicates it and expands it. The search goes level by level, its
+files in one folder (``levels.py``):
 
-1. **expand**: every worker computes the checked successors of its share of the level's frontier
-   (``stepper.expand_batch``: refinement and step invariants on every transition) and groups them by owner;
-2. **merge**: the coordinator hands every worker the successors it owns; the worker keeps the ones it has not
-   seen, checks their state invariants and makes them its share of the next level's frontier;
-3. **balance**: when the shares of the next level differ by more than a few states, workers with more than
-   their share hand the surplus to the others to expand (the owner keeps the states' ids and parents), so that
-   no worker waits long for the slowest at the end of the level.
+1. **expand**: every worker expands its share of the level's frontier, in ascending rank (``stepper.rank_of``),
+   checking every transition (``Stepper.transitions``: refinement and step invariants), up to its first problem.
+   A successor it owns is kept for its own merge; one owned by another worker is written to the file of states
+   sent to that worker, unless this worker sent it before (a second fingerprint set, ``known``, remembers what it
+   sent: its owner has it since).
+2. **merge**: every worker reads the successors found for it, keeps per fingerprint the one of least rank that it
+   has not visited, and, in ascending rank, records it (visited set, trail), checks its state invariants (up to the
+   first violation) and writes it to its frontier of the next level.
 
 Every transition is checked once and every new state once, as in one process, so the distinct-state and
-transition counts are the same. A problem found while a level is expanded or merged has a trace of that level's
-length + 1, and no problem was found on an earlier level, so the reported counterexample is a shortest one
-(among several of the same length, the one of the lowest-numbered worker; the fingerprint partition follows
-Python's string hashing, so which one may vary between runs). The trace is rebuilt from parent ids kept by the
-owning workers.
+transition counts are the same. **The counterexample is the one a single process reports, on every run**: among
+the problems of the level (a transition's in step 1, a new state's in step 2) the one of least rank is the one a
+one-process search meets first — each worker expanded, in rank order, every transition of smaller rank than its
+own first problem, and the merge kept every state's least-rank parent, which is the parent one process records.
+The trace is rebuilt, as in one process, from the parents' fingerprints (``explorer.replay``).
 
-Workers are forked from the coordinator, so they share its loaded modules, compiled spec, hash seed (the
-fingerprint partition must agree between processes) and any patch applied to the reference controller (the bug
-zoo's mutants). The successors travel pickled, as plain tuples, each key with the hash its finder computed and
-every map with its cached hash (the hash seed is shared), so no receiver hashes them again; the coordinator
-forwards the bytes without reading them.
+Workers are forked from the coordinator, so they share its loaded modules, compiled spec and any patch applied to
+the reference controller (the bug zoo's mutants). States travel between workers through files, pickled once.
 
 ``--max-states`` is checked at the end of a level, so a truncated search may count part of a level more than one
 process would. With one worker the one-process search (``explorer.search``) runs, not this.
@@ -30,41 +29,49 @@ process would. With one worker the one-process search (``explorer.search``) runs
 
 from __future__ import annotations
 
-import copyreg
-import gc
-import io
+import copy
 import multiprocessing
 import os
 import pickle
 import sys
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 from dataclasses import dataclass
-from multiprocessing.connection import Connection
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
 from typing import Any
 
+from kcspec.conformance.reply_diff import Difference
 from kcspec.conformance.selfcheck.explore.collect import young_collections_only
 from kcspec.conformance.selfcheck.explore.explorer import (
+    IN_MEMORY,
     ExploreResult,
     Finding,
     SearchSpace,
+    begin,
+    fingerprint_path,
     finish,
+    replay,
+    save_level,
     start_state,
 )
-from kcspec.conformance.selfcheck.explore.stats import ExploreStats
-from kcspec.conformance.selfcheck.explore.stepper import (
-    BatchFinding,
-    StateId,
-    Stepper,
-    expand_batch,
+from kcspec.conformance.selfcheck.explore.fingerprint import FingerprintSet
+from kcspec.conformance.selfcheck.explore.levels import (
+    FrontierWriter,
+    LevelStore,
+    TrailWriter,
+    owner_of,
+    read_records,
 )
+from kcspec.conformance.selfcheck.explore.stats import ExploreStats
+from kcspec.conformance.selfcheck.explore.stepper import Problem, Stepper, rank_of
 from kcspec.model.interrupts import stopper, worker_initializer
-from kcspec.model.invariants_check import InvariantChecker
-from kcspec.model.step import SpecMachine
-from kcspec.model.symmetry import canonical_state
+from kcspec.model.invariants_check import Violation
 from kcspec.spec.events import ControllerEvent
-from kcspec.spec.fmap import FMap
 from kcspec.spec.state import ClusterState
+
+PROGRESS_SECONDS = 10.0
+"""How often the coordinator reports progress while a level is being expanded."""
 
 
 def default_workers() -> int:
@@ -75,241 +82,223 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def owner(key: Hashable, workers: int) -> int:
-    """The worker that stores, deduplicates and expands the state with ``key``."""
-    return hash(key) % workers
+@dataclass(frozen=True)
+class LevelProblem:
+    """A worker's first problem on a level, at ``rank``: on the transition ``event`` out of the state ``parent``
+    (``event`` set), or the new state ``state`` of the next level breaking a state invariant (``event`` ``None``)."""
 
-
-def _fmap_with_hash(d: dict[Any, Any], h: int | None) -> FMap[Any, Any]:
-    """An unpickled map with the hash its sender had computed (workers share the coordinator's hash seed)."""
-    m: FMap[Any, Any] = FMap.adopt(d)
-    m._h = h
-    return m
-
-
-def _reduce_fmap(m: FMap[Any, Any]) -> tuple[Any, tuple[dict[Any, Any], int | None]]:
-    return _fmap_with_hash, (m._d, m._h)
-
-
-_DISPATCH = copyreg.dispatch_table.copy()
-_DISPATCH[FMap] = _reduce_fmap
-
-
-def _dumps(obj: object) -> bytes:
-    """``obj`` pickled for another worker: maps keep their cached hashes. ``FMap``'s own pickling leaves the hash
-    out, as another process may hash strings differently; forked workers hash them alike, so a receiver need not
-    hash a transferred state's maps again (its symmetry cache, the invariants and the reference controller's
-    tables look states up by value)."""
-    buf = io.BytesIO()
-    p = pickle.Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL)
-    p.dispatch_table = _DISPATCH
-    p.dump(obj)
-    return buf.getvalue()
-
-
-class _Key:
-    """A state's key with its hash, computed once by the worker that found the state: a key is looked up several
-    times on its way (the finder's known keys, the owner, the owner's states), and a ``ClusterState`` hashes
-    through its nested dataclasses on every look-up. It travels with the key (workers share one hash seed)."""
-
-    __slots__ = ("h", "k")
-
-    def __init__(self, k: Hashable, h: int) -> None:
-        self.k = k
-        self.h = h
-
-    def __hash__(self) -> int:
-        return self.h
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Key) and self.h == other.h and self.k == other.k
-
-    def __reduce__(self) -> tuple[type[_Key], tuple[Hashable, int]]:
-        return _Key, (self.k, self.h)
-
-
-_Sent = tuple[_Key, ClusterState, StateId, ControllerEvent]
-"""A successor on its way to its owner: key, state, parent id, event."""
+    rank: bytes
+    parent: int
+    event: ControllerEvent | None
+    state: int
+    kind: str
+    message: str
+    differences: tuple[Difference, ...] = ()
+    violations: tuple[Violation, ...] = ()
 
 
 @dataclass(frozen=True)
 class _Merged:
     new_states: int
     frontier: int
-    finding: BatchFinding | None
+    problem: LevelProblem | None
 
 
 class _Worker:
-    """One partition of the search: its states' keys, parent ids and frontier."""
+    """One partition of the search: its visited fingerprints and what it sent to other workers."""
 
-    def __init__(self, index: int, workers: int, space: SearchSpace) -> None:
+    def __init__(
+        self, index: int, workers: int, space: SearchSpace, store: LevelStore, visited: FingerprintSet
+    ) -> None:
         self.index = index
         self.workers = workers
+        self.space = space
+        self.store = store
         self.stats = ExploreStats()
         self.stepper = Stepper(
-            space.profile, space.candidates, space.brokers, space.symmetry, space.keep, self.stats
+            space.profile,
+            space.candidates,
+            space.brokers,
+            space.symmetry,
+            space.keep,
+            self.stats,
+            space.fingerprints,
         )
-        self.seen: set[_Key] = set()
-        """The keys of this worker's states, and the keys it sent to their owners on earlier levels (the owners
-        have them now): known either way, so never sent again. A worker receives only keys it owns, so for them
-        this is the set of states it has."""
-        self.parents: list[tuple[StateId | None, ControllerEvent | None]] = []
-        self.frontier: list[tuple[ClusterState, StateId]] = []
-        self.own: list[_Sent] = []
+        self.visited = visited
+        self.known = FingerprintSet()
+        """Fingerprints this worker sent to their owners: known to them, so never sent again."""
+        self.current: FrontierWriter | None = None
+        """The frontier this worker expands next, as its merge wrote it (``None``: read it from its file)."""
+        self.own: FrontierWriter | None = None
+        """The successors of this level this worker owns itself, as its expansion wrote them."""
+        self.expanded: Any = None
+        """A shared counter of the states this worker has expanded on the current level (progress)."""
 
-    def seed(self, key: Hashable, state: ClusterState) -> None:
-        self.seen.add(_Key(key, hash(key)))
-        self.parents.append((None, None))
-        self.frontier.append((state, (self.index, 0)))
-
-    def expand(self) -> tuple[list[bytes | None], BatchFinding | None]:
-        """This level's successors of the worker's frontier, pickled per owning worker (its own kept here)."""
-        successors, finding = expand_batch(self.stepper, self.frontier)
-        self.frontier = []
-        me, workers, seen = self.index, self.workers, self.seen
-        own: dict[_Key, _Sent] = {}
-        groups: list[list[_Sent]] = [[] for _ in range(workers)]
-        for s in successors:
-            key = s.key
-            h = hash(key)  # once: the set look-ups, the owner and the owner's look-ups use it
-            k = _Key(key, h)
-            if k in seen:
-                continue  # known to its owner already: nothing to send
-            # the first of several same-level paths to a state is kept, as one process keeps it
-            w = h % workers
-            if w == me:
-                if k not in own:
-                    own[k] = (k, s.state, s.parent, s.event)
-            else:
-                seen.add(k)  # sent now: a later path to it on this level is a duplicate
-                groups[w].append((k, s.state, s.parent, s.event))
-        self.own = list(own.values())
-        return [_dumps(g) if g else None for g in groups], finding
-
-    def give(self, plan: list[tuple[int, int]]) -> list[tuple[int, bytes]]:
-        """States of this worker's frontier for other workers to expand: ``count`` of them for each ``(worker,
-        count)`` of ``plan``, from the end of the frontier, pickled. Their ids stay this worker's (it keeps their
-        parents), so a trace through them is rebuilt as before."""
-        out = []
-        for to, count in plan:
-            moved = self.frontier[len(self.frontier) - count :]
-            del self.frontier[len(self.frontier) - count :]
-            out.append((to, _dumps(moved)))
-        return out
-
-    def take(self, parts: list[bytes]) -> None:
-        """Add states given by other workers to this worker's frontier, to expand on this level."""
-        for part in parts:
-            self.frontier.extend(pickle.loads(part))
-
-    def merge(self, parts: list[bytes]) -> _Merged:
-        """Keep the unseen successors sent to this worker, checking their state invariants."""
-        incoming = self.own
-        self.own = []
-        collecting = gc.isenabled()
-        gc.disable()  # unpickled states hold no cycles: no collection scans the heap while thousands arrive
+    def expand(self, level: int) -> LevelProblem | None:
+        """Expand this worker's frontier of ``level``; the successors go to the send files of ``level + 1``."""
+        me, workers, store = self.index, self.workers, self.store
+        visited, known = self.visited, self.known
+        memory = 0 if store.kept else IN_MEMORY
+        outs = [
+            FrontierWriter(store.send(level + 1, me, w), memory if w == me else 0) for w in range(workers)
+        ]
+        self.own = outs[me]
+        mine: set[int] = set()
+        source = (
+            self.current.entries() if self.current is not None else read_records(store.frontier(level, me))
+        )
+        self.current = None
         try:
-            for part in parts:
-                incoming.extend(pickle.loads(part))
-            # The states that arrived are kept to the end of the search (or freed at once by reference counting if
-            # already known): moved out of the collector's generations here, they are not traversed by every young
-            # collection that follows (up to a million objects each time). That made their state invariants, checked
-            # below, take twice as long: a worker's merge 0.37 -> 0.20 CPU s at depth 4 (14,211 states). Cyclic
-            # garbage still young at this moment is never collected; the process ends with the search.
-            gc.freeze()
+            for fp, _parent, rank, data in source:
+                state: ClusterState = pickle.loads(data) if isinstance(data, bytes) else data
+                for t in self.stepper.transitions(state):
+                    if isinstance(t, Problem):
+                        return LevelProblem(
+                            rank_of(rank, t.index), fp, t.event, 0, t.kind, t.message, t.differences
+                        )
+                    if t.step_violations:
+                        bad = list(t.step_violations)
+                        if t.key is not None and t.key not in visited:
+                            bad = self.stepper.checker.check_state(t.state) + bad
+                        message = "invariant violated: " + ", ".join(v.name for v in bad)
+                        return LevelProblem(
+                            rank_of(rank, t.index),
+                            fp,
+                            t.event,
+                            0,
+                            "invariant",
+                            message,
+                            violations=tuple(bad),
+                        )
+                    nfp = t.key
+                    if nfp is None:
+                        continue
+                    w = owner_of(nfp, workers)
+                    if w == me:
+                        if nfp in visited or nfp in mine:
+                            continue
+                        mine.add(nfp)  # the first of this level's paths to it in rank order: the least rank
+                    elif not known.add(nfp):
+                        continue
+                    outs[w].add(nfp, fp, rank_of(rank, t.index), t.state)
+                if self.expanded is not None:
+                    self.expanded.value += 1
+            return None
         finally:
-            if collecting:
-                gc.enable()
-        new = 0
+            for out in outs:
+                out.close()
+
+    def merge(self, level: int) -> _Merged:
+        """Keep the new states of ``level`` sent to this worker, in ascending rank, checking their state
+        invariants; they are its frontier of ``level``."""
+        me, store, visited = self.index, self.store, self.visited
+        best: dict[int, tuple[int, int, bytes, Any]] = {}
+        for sender in range(self.workers):
+            path = store.send(level, sender, me)
+            own = sender == me and self.own is not None
+            for record in self.own.entries() if own and self.own is not None else read_records(path):
+                fp = record[0]
+                if fp in visited:
+                    continue
+                held = best.get(fp)
+                if held is None or record[2] < held[2]:
+                    best[fp] = record
+            path.unlink(missing_ok=True)
+        self.own = None
         checker = self.stepper.checker
-        seen = self.seen
-        for k, state, parent, event in incoming:
-            known = len(seen)
-            seen.add(k)
-            if len(seen) == known:
-                continue
-            sid = (self.index, len(self.parents))
-            self.parents.append((parent, event))
-            new += 1
-            bad = checker.check_state(state)
-            if bad:
-                message = "invariant violated: " + ", ".join(v.name for v in bad)
-                return _Merged(
-                    new, 0, BatchFinding(parent, event, "invariant", message, violations=tuple(bad))
-                )
-            self.frontier.append((state, sid))
-        return _Merged(new, len(self.frontier), None)
+        small = not store.kept and len(best) <= IN_MEMORY  # kept unpickled for the next level's expansion
+        frontier = FrontierWriter(store.frontier(level, me), IN_MEMORY if small else 0)
+        trail = TrailWriter(store.trail(level, me))
+        problem = None
+        try:
+            for fp, parent, rank, data in sorted(best.values(), key=lambda r: r[2]):
+                visited.add(fp)
+                trail.add(fp, parent)
+                state = pickle.loads(data) if type(data) is bytes else data
+                if small:
+                    frontier.add(fp, parent, rank, state)
+                else:
+                    pickled = data if type(data) is bytes else pickle.dumps(state, pickle.HIGHEST_PROTOCOL)
+                    frontier.add_record((fp, parent, rank, pickled))
+                bad = checker.check_state(state)
+                if bad:
+                    message = "invariant violated: " + ", ".join(v.name for v in bad)
+                    problem = LevelProblem(
+                        rank, parent, None, fp, "invariant", message, violations=tuple(bad)
+                    )
+                    break
+        finally:
+            frontier.close()
+            trail.close()
+        self.current = frontier
+        return _Merged(len(best), frontier.count, problem)
+
+    def save(self, level: int) -> None:
+        self.store.visited(level, self.index).write_bytes(self.visited.to_bytes())
 
 
-def _serve(index: int, workers: int, space: SearchSpace, conn: Connection) -> None:
+def _serve(worker: _Worker, conn: Connection) -> None:
     """A worker process: answer the coordinator's requests until told to stop."""
     worker_initializer()  # Ctrl-C is the coordinator's to handle; a worker dies with it
-    # (no gc.freeze(): with the inherited objects frozen, the collector's count of long-lived objects starts near
-    # zero and full collections come far more often — measured, the merge step took twice as long)
     with young_collections_only():
-        worker = _Worker(index, workers, space)
-        _answer(worker, conn)
-        # Told to stop: the process ends here, with ``worker`` still held, so its states, keys and parents are not
-        # freed object by object (a tenth of a second at 14,000 states, which the coordinator waited for in
-        # ``_Pool.close``); the system takes the memory back at once. Nothing is left to finalize or flush but the
-        # standard streams (an error still ends the process through ``multiprocessing``, which reports it).
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(0)
-
-
-def _answer(worker: _Worker, conn: Connection) -> None:
-    """Run the coordinator's requests until told to stop."""
-    while True:
-        request, arg = conn.recv()
-        if request == "seed":
-            key, state = arg
-            worker.seed(key, state)
-            conn.send(None)
-        elif request == "expand":
-            conn.send(worker.expand())
-        elif request == "give":
-            conn.send(worker.give(arg))
-        elif request == "take":
-            worker.take(arg)
-            conn.send(None)
-        elif request == "merge":
-            conn.send(worker.merge(arg))
-        elif request == "parent":
-            conn.send(worker.parents[arg])
-        elif request == "stats":
-            conn.send(worker.stats)
-        else:
-            conn.close()
-            return
+        while True:
+            request, arg = conn.recv()
+            if request == "expand":
+                worker.expanded.value = 0
+                conn.send(worker.expand(arg))
+            elif request == "merge":
+                conn.send(worker.merge(arg))
+            elif request == "save":
+                worker.save(arg)
+                conn.send(None)
+            elif request == "stats":
+                worker.stats.fingerprint_bytes = worker.visited.nbytes + worker.known.nbytes
+                conn.send(worker.stats)
+            else:
+                break
+    # the process ends here without freeing its sets object by object; the system takes the memory back at once
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 class _Pool:
-    """The worker processes and their pipes."""
+    """The worker processes, their pipes and their progress counters."""
 
-    def __init__(self, workers: int, space: SearchSpace) -> None:
+    def __init__(self, workers: list[_Worker]) -> None:
         ctx = multiprocessing.get_context("fork")
         self.conns: list[Connection] = []
         self.procs: list[Any] = []
-        for i in range(workers):
+        self.counters = [ctx.Value("q", 0, lock=False) for _ in workers]
+        for worker, counter in zip(workers, self.counters, strict=True):
+            worker.expanded = counter
             mine, theirs = ctx.Pipe()
             p = ctx.Process(
-                target=_serve, args=(i, workers, space, theirs), name=f"kcspec-explore-{i}", daemon=True
+                target=_serve, args=(worker, theirs), name=f"kcspec-explore-{worker.index}", daemon=True
             )
             p.start()
             theirs.close()
             self.conns.append(mine)
             self.procs.append(p)
 
-    def ask(self, worker: int, request: str, arg: object = None) -> Any:
-        self.conns[worker].send((request, arg))
-        return self._answer(worker)
-
-    def ask_all(self, requests: list[tuple[str, object]]) -> list[Any]:
-        """Send every worker its request, then collect the answers (the workers run meanwhile)."""
-        for conn, req in zip(self.conns, requests, strict=True):
-            conn.send(req)
-        return [self._answer(w) for w in range(len(self.conns))]
+    def ask_all(
+        self, request: str, arg: object = None, waiting: Callable[[int], None] | None = None
+    ) -> list[Any]:
+        """Send every worker ``request``, then collect the answers (``waiting`` is called every
+        ``PROGRESS_SECONDS`` with the states expanded so far)."""
+        for conn in self.conns:
+            conn.send((request, arg))
+        pending = set(range(len(self.conns)))
+        answers: list[Any] = [None] * len(self.conns)
+        while pending:
+            ready = wait([self.conns[w] for w in pending], timeout=PROGRESS_SECONDS)
+            for w in list(pending):
+                if self.conns[w] in ready:
+                    answers[w] = self._answer(w)
+                    pending.discard(w)
+            if not ready and waiting is not None:
+                waiting(sum(c.value for c in self.counters))
+        return answers
 
     def _answer(self, worker: int) -> Any:
         try:
@@ -347,122 +336,121 @@ def search_parallel(
     space: SearchSpace,
     workers: int,
     progress: Callable[[ExploreStats], None] | None = None,
+    checkpoint: Path | None = None,
+    resume: bool = False,
 ) -> ExploreResult:
-    """Breadth-first search of ``space`` on ``workers`` processes (the same checks and counts as ``search``)."""
+    """Breadth-first search of ``space`` on ``workers`` processes (the same checks, counts and counterexample as
+    ``search``), checkpointed in ``checkpoint`` at every level's end, or resumed from it."""
     if workers < 1:
         raise ValueError(f"--workers must be ≥ 1, got {workers}")
-    spec = SpecMachine(space.profile)
-    checker = InvariantChecker(space.profile)  # compiled before forking, so every worker inherits it
     stats = ExploreStats(workers=workers)
+    stepper = Stepper(
+        space.profile,
+        space.candidates,
+        space.brokers,
+        space.symmetry,
+        space.keep,
+        ExploreStats(),
+        space.fingerprints,
+    )
+    spec = stepper.spec
     start = time.perf_counter()
-    state, prefix, finding0 = start_state(space, spec, checker.check_state)
+    state, prefix, finding0 = start_state(space, spec, stepper.checker.check_state)
     stats.distinct_states = 1
     if finding0 is not None:
         return finish(space, stats, finding0, spec, prefix, [], start)
-    pool = _Pool(workers, space)
+    store = LevelStore(checkpoint)
     try:
-        with stopper(pool.terminate):
-            return _levels(space, workers, pool, spec, stats, prefix, state, start, progress)
-    except BaseException:
-        pool.terminate()  # an interrupt or an error: the workers' current level is not waited for
-        raise
+        begun = begin(space, store, resume, stats, state, stepper.fingerprint(state), workers)
+        pool = _Pool([_Worker(w, workers, space, store, begun.visited[w]) for w in range(workers)])
+        del begun.visited[:]  # each worker has its own (forked) copy
+        try:
+            with stopper(pool.terminate):
+                found, level = _levels(space, pool, stats, begun.level, begun.seconds, start, store, progress)
+        except BaseException:
+            pool.terminate()  # an interrupt or an error: the workers' current level is not waited for
+            raise
+        finally:
+            saved = ExploreStats()
+            if pool.procs and all(p.is_alive() for p in pool.procs):
+                for part in pool.ask_all("stats"):
+                    saved.merge_counts(part)
+                    saved.fingerprint_bytes += part.fingerprint_bytes
+            pool.close()
+        stats.merge_counts(saved)
+        stats.fingerprint_bytes = saved.fingerprint_bytes
+        if found is None:
+            return finish(space, stats, None, spec, prefix, [], start, None, begun.seconds)
+        chain = fingerprint_path(store, level, found.parent)
+        if found.event is None:
+            chain.append(found.state)
+        path = replay(space, stepper, state, chain)
+        if found.event is not None:
+            path.append(found.event)
+        finding = Finding(
+            found.kind, found.message, tuple(prefix + path), found.differences, found.violations
+        )
+        return finish(space, stats, finding, spec, prefix, path, start, None, begun.seconds)
     finally:
-        pool.close()
+        store.close()
 
 
 def _levels(
     space: SearchSpace,
-    workers: int,
     pool: _Pool,
-    spec: SpecMachine,
     stats: ExploreStats,
-    prefix: list[ControllerEvent],
-    state: ClusterState,
+    level: int,
+    earlier: float,
     start: float,
+    store: LevelStore,
     progress: Callable[[ExploreStats], None] | None,
-) -> ExploreResult:
-    """The level-by-level search, from the bootstrapped ``state``."""
-    root_key = canonical_state(state, space.brokers) if space.symmetry else state
-    pool.ask(owner(root_key, workers), "seed", (root_key, state))
-    level, frontier = 0, 1
-    sizes: list[int] = []
-    found: BatchFinding | None = None
-    while frontier and (space.depth is None or level < space.depth):
-        _balance(pool, sizes)
-        expanded = pool.ask_all([("expand", None)] * workers)
-        found = next((f for _, f in expanded if f is not None), None)
-        if found is None:
-            inboxes = [[out[w] for out, _ in expanded if out[w] is not None] for w in range(workers)]
-            merged: list[_Merged] = pool.ask_all([("merge", inbox) for inbox in inboxes])
-            new = sum(m.new_states for m in merged)
-            sizes = [m.frontier for m in merged]
-            frontier = sum(sizes)
-            stats.distinct_states += new
-            if new:
-                stats.depth_reached = level + 1
-            found = next((m.finding for m in merged if m.finding is not None), None)
-        if found is not None:
-            break
-        level += 1
-        if stats.distinct_states >= space.max_states and frontier:
-            stats.truncated = True
-            stats.frontier_left = frontier
-            break
+) -> tuple[LevelProblem | None, int]:
+    """The level-by-level search from ``level`` (its frontier on disk): the least-rank problem met and the level of
+    the state it was met from (``None`` and the last level if there was none)."""
+    workers = len(pool.conns)
+
+    shown = [stats]  # the counts at the last level's end (the workers' transitions included), shown meanwhile
+
+    def waiting(expanded: int) -> None:
         if progress is not None:
-            shown = ExploreStats(stats.distinct_states, depth_reached=stats.depth_reached, workers=workers)
-            for part in pool.ask_all([("stats", None)] * workers):
-                shown.merge_counts(part)
-            shown.seconds = time.perf_counter() - start
-            progress(shown)
-    for part in pool.ask_all([("stats", None)] * workers):
-        stats.merge_counts(part)
-    if found is None:
-        return finish(space, stats, None, spec, prefix, [], start)
-    path = [*_path(pool, found.parent), found.event]
-    finding = Finding(found.kind, found.message, tuple(prefix + path), found.differences, found.violations)
-    return finish(space, stats, finding, spec, prefix, path, start)
+            now = shown[0]
+            now.level, now.level_started = stats.level, stats.level_started
+            now.level_expanded = expanded
+            now.seconds = earlier + time.perf_counter() - start
+            progress(now)
 
-
-BALANCE_SLACK = 0.01
-"""Frontiers whose sizes differ by at most this fraction of the level (or by a few states) are left as they are."""
-
-
-def _balance(pool: _Pool, sizes: list[int]) -> None:
-    """Even out the workers' frontiers before a level is expanded: a level ends when its slowest worker is done,
-    and the fingerprint partition gives the workers a few percent more or fewer states than their share. Workers
-    with more than their share hand the surplus to those with fewer (``_Worker.give``/``take``); who expands a
-    state changes nothing but the order in which same-level successors reach their owners."""
-    workers = len(sizes)
-    total = sum(sizes)
-    if workers < 2 or max(sizes) - min(sizes) <= max(4, BALANCE_SLACK * total):
-        return
-    share = [total // workers + (1 if w < total % workers else 0) for w in range(workers)]
-    takers = [[w, share[w] - sizes[w]] for w in range(workers) if sizes[w] < share[w]]
-    plans: list[list[tuple[int, int]]] = [[] for _ in range(workers)]
-    for w in range(workers):
-        surplus = sizes[w] - share[w]
-        while surplus > 0 and takers:
-            taker = takers[0]
-            count = min(surplus, taker[1])
-            plans[w].append((taker[0], count))
-            surplus -= count
-            taker[1] -= count
-            if taker[1] == 0:
-                takers.pop(0)
-    given = pool.ask_all([("give", plan) for plan in plans])
-    inboxes: list[list[bytes]] = [[] for _ in range(workers)]
-    for parts in given:
-        for to, part in parts:
-            inboxes[to].append(part)
-    pool.ask_all([("take", inbox) for inbox in inboxes])
-
-
-def _path(pool: _Pool, sid: StateId | None) -> list[ControllerEvent]:
-    """The events from the root to the state ``sid``, from the parent ids its owners keep."""
-    events: list[ControllerEvent] = []
-    while sid is not None:
-        parent, ev = pool.ask(sid[0], "parent", sid[1])
-        if ev is not None:
-            events.append(ev)
-        sid = parent
-    return list(reversed(events))
+    while space.depth is None or level < space.depth:
+        if stats.level_sizes[level] == 0:
+            break
+        stats.begin_level(level)
+        problems: list[LevelProblem] = [p for p in pool.ask_all("expand", level, waiting) if p is not None]
+        merged: list[_Merged] = pool.ask_all("merge", level + 1)
+        problems += [m.problem for m in merged if m.problem is not None]
+        new = sum(m.new_states for m in merged)
+        stats.distinct_states += new
+        if new:
+            stats.depth_reached = level + 1
+        if problems:
+            return min(problems, key=lambda p: p.rank), level
+        level += 1
+        stats.level_sizes.append(new)
+        stats.seconds = earlier + time.perf_counter() - start
+        stats.end_level(level)
+        if store.kept or progress is not None:
+            counts = copy.deepcopy(stats)  # the counts a resumed search started from, and the workers' since
+            counts.fingerprint_bytes = 0
+            for part in pool.ask_all("stats"):
+                counts.merge_counts(part)
+                counts.fingerprint_bytes += part.fingerprint_bytes
+            if store.kept:
+                pool.ask_all("save", level)
+                save_level(space, store, level, counts, workers)
+            if progress is not None:
+                counts.level = level
+                progress(counts)
+                shown[0] = counts
+        if stats.distinct_states >= space.max_states and new:
+            stats.truncated = True
+            stats.frontier_left = new
+            break
+    return None, level

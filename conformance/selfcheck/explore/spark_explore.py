@@ -1,11 +1,11 @@
 """Breadth-first exploration on Spark (``kcspec explore --spark``): the same search, levels spread over executors.
 
-The visited set is an RDD of fingerprint → (level, parent fingerprint, event, state), the state kept only for the
-newest level (the frontier). Each level of the breadth-first search is one Spark job of two stages:
+The visited set is an RDD of fingerprint → (level, parent fingerprint, rank, state), the state kept only for the
+newest level (the frontier); fingerprints are the explorer's own (``fingerprint.py``), the same in every process. Each level of the breadth-first search is one Spark job of two stages:
 
 1. **deduplicate** — the previous level's successors and the visited set are shuffled together by fingerprint
-   (``reduceByKey``, Spark's own shuffle): a fingerprint already visited keeps its entry, a new one keeps one of
-   its parents (the least parent fingerprint). The result is the new visited set; it is kept with
+   (``reduceByKey``, Spark's own shuffle): a fingerprint already visited keeps its entry, a new one keeps its
+   parent of least rank (``stepper.rank_of``), the one a one-process search records. The result is the new visited set; it is kept with
    ``localCheckpoint`` so that the lineage does not grow with the depth.
 2. **expand** — in the same tasks, the new states are the frontier: their state invariants are checked (each is
    new) and they are expanded with the explorer's own ``expand_batch`` (every candidate event through both guards,
@@ -13,17 +13,11 @@ newest level (the frontier). Each level of the breadth-first search is one Spark
    per-task counts come back to the driver; the successors stay on the executors (persisted) for the next
    level's shuffle.
 
-A state's fingerprint is Python's 64-bit ``hash`` of its deduplication key (the state itself, or its orbit's
-canonical representative under symmetry), computed only on the executors: PySpark gives every executor's Python
-workers the same ``PYTHONHASHSEED``, so the hash of a state, whose maps hash their string keys, is the same
-everywhere (states also travel pickled between executors with those cached hashes). The driver sends and receives
-states only as canonical JSON or rebuilds them from events. Two distinct states with equal fingerprints would be
-counted once — as with TLC's 64-bit fingerprints, the chance is about n²/2⁶⁵ for n states (under 10⁻⁷ for 1 M).
-
 A counterexample is rebuilt from the parent fingerprints kept in the visited set (one lookup per step, each in
-the one partition that holds the fingerprint), so it is a shortest one, as breadth-first search gives. A state
-invariant broken by a frontier state gives a trace one step shorter than a problem found while expanding the same
-frontier, so it is preferred.
+the one partition that holds the fingerprint), then the events found again by re-executing the spec along them
+(``explorer.replay``). Among the problems of a level the least-rank one is reported — a new state's broken state
+invariant is compared with the previous level's transition problems, since one process meets it when the state is
+found — so the counterexample is the one a one-process search reports, on every run.
 
 Embedded ``local[*]`` by default; any ``--master`` works unchanged (the executors need kcspec installed).
 ``--max-states`` is honoured at the end of a level, so the count may pass it by part of a level.
@@ -43,12 +37,12 @@ from kcspec.conformance.selfcheck.explore.explorer import (
     Finding,
     SearchSpace,
     finish,
+    replay,
     start_state,
 )
 from kcspec.conformance.selfcheck.explore.stats import ExploreStats
 from kcspec.conformance.selfcheck.explore.stepper import Stepper, Successor, expand_batch
-from kcspec.model.invariants_check import InvariantChecker, Violation
-from kcspec.model.step import SpecMachine
+from kcspec.model.invariants_check import Violation
 from kcspec.spec import codec
 from kcspec.spec.events import ControllerEvent
 from kcspec.spec.state import ClusterState
@@ -57,9 +51,9 @@ Within = Callable[[], AbstractContextManager[Any]]
 """A context entered on the executors around each task (e.g. a bug-zoo mutant's ``active``): in local mode too the
 executors are other processes, so a patch made in the driver does not reach them."""
 
-Entry = tuple[int, int | None, ControllerEvent | None, ClusterState | None]
-"""A visited fingerprint's entry: (level, parent fingerprint, event from the parent, state — only while the state
-is on the frontier)."""
+Entry = tuple[int, int, bytes, ClusterState | None]
+"""A visited fingerprint's entry: (level, parent fingerprint (0 for the initial state), rank — ``stepper.rank_of`` —,
+state — only while the state is on the frontier)."""
 
 _SUCCESSOR, _PROBLEM, _COUNTS = 0, 1, 2
 
@@ -88,10 +82,10 @@ class SparkExploration:
 
 @dataclass(frozen=True)
 class _Problem:
-    """A problem found on an executor: ``rank`` 0 is a frontier state breaking a state invariant (found at the
-    state itself), 1 a problem on a transition out of the frontier state ``at`` (one step longer)."""
+    """A problem found on an executor, at ``rank``: a frontier state ``at`` breaking a state invariant (``event``
+    ``None``), or a problem on the transition ``event`` out of the frontier state ``at``."""
 
-    rank: int
+    rank: bytes
     at: int
     event: ControllerEvent | None
     kind: str
@@ -101,14 +95,15 @@ class _Problem:
 
 
 def _stepper(space: SearchSpace, stats: ExploreStats) -> Stepper:
-    return Stepper(space.profile, space.candidates, space.brokers, space.symmetry, space.keep, stats)
+    return Stepper(
+        space.profile, space.candidates, space.brokers, space.symmetry, space.keep, stats, space.fingerprints
+    )
 
 
-def _root_entry(space: SearchSpace, within: Within | None, text: str) -> tuple[int, Entry]:
-    """The initial state (sent as canonical JSON) with its fingerprint, computed on an executor."""
+def _root_entry(within: Within | None, fp: int, text: str) -> tuple[int, Entry]:
+    """The initial state (sent as canonical JSON) with its fingerprint."""
     with within() if within is not None else nullcontext():
-        state = codec.loads(text, ClusterState)
-        return hash(_stepper(space, ExploreStats()).key(state)), (0, None, None, state)
+        return fp, (0, 0, b"", codec.loads(text, ClusterState))
 
 
 def _expand(
@@ -120,43 +115,52 @@ def _expand(
 ) -> Iterator[tuple[int, Any]]:
     """One task of a level's job, on one partition of the visited set: the states of ``level`` (the frontier, each
     one new) have their state invariants checked (but the initial state's, checked by the driver) and, with
-    ``expand``, their checked successors yielded as ``(_SUCCESSOR, (fingerprint, (parent, event, state)))``; then at
-    most one ``(_PROBLEM, _Problem)`` and ``(_COUNTS, (ExploreStats, frontier states, successors))``."""
+    ``expand``, their checked successors yielded in ascending rank as ``(_SUCCESSOR, (fingerprint, (parent, rank,
+    state)))``; then the least-rank state problem and transition problem (``_PROBLEM``, ``_Problem``) and
+    ``(_COUNTS, (ExploreStats, frontier states, successors))``."""
     stats = ExploreStats()
-    problem: _Problem | None = None
-    frontier = 0
+    problems: list[_Problem] = []
     successors: list[Successor] = []
     with within() if within is not None else nullcontext():
         stepper = _stepper(space, stats)
-        batch: list[tuple[ClusterState, tuple[int, int]]] = []
-        for fp, (at, _parent, _event, state) in rows:
-            if at != level or state is None:
-                continue
-            frontier += 1
-            if level > 0 and problem is None:
+        batch: list[tuple[ClusterState, int, bytes]] = []
+        for fp, (at, _parent, rank, state) in rows:
+            if at == level and state is not None:
+                batch.append((state, fp, rank))
+        batch.sort(key=lambda b: b[2])
+        if level > 0:
+            for state, fp, rank in batch:
                 bad = stepper.checker.check_state(state)
                 if bad:
                     message = "invariant violated: " + ", ".join(v.name for v in bad)
-                    problem = _Problem(0, fp, None, "invariant", message, violations=tuple(bad))
-            batch.append((state, (0, fp)))
+                    problems.append(_Problem(rank, fp, None, "invariant", message, violations=tuple(bad)))
+                    break
         found = None
-        if expand and problem is None:
+        if expand and not problems:
             successors, found = expand_batch(stepper, batch)
     for s in successors:
-        yield _SUCCESSOR, (hash(s.key), (s.parent[1], s.event, s.state))
+        yield _SUCCESSOR, (s.key, (s.parent, s.rank, s.state))
     if found is not None:
-        problem = _Problem(
-            1, found.parent[1], found.event, found.kind, found.message, found.differences, found.violations
+        problems.append(
+            _Problem(
+                found.rank,
+                found.parent,
+                found.event,
+                found.kind,
+                found.message,
+                found.differences,
+                found.violations,
+            )
         )
-    if problem is not None:
+    for problem in problems:
         yield _PROBLEM, problem
-    yield _COUNTS, (stats, frontier, len(successors))
+    yield _COUNTS, (stats, len(batch), len(successors))
 
 
 def _successor_entry(level: int) -> Callable[[tuple[int, Any]], tuple[int, Entry]]:
     def entry(record: tuple[int, Any]) -> tuple[int, Entry]:
-        fp, (parent, event, state) = record[1]
-        return fp, (level, parent, event, state)
+        fp, (parent, rank, state) = record[1]
+        return fp, (level, parent, rank, state)
 
     return entry
 
@@ -167,12 +171,9 @@ def _visited(entry: Entry) -> Entry:
 
 
 def _merge(a: Entry, b: Entry) -> Entry:
-    """Of two entries of one fingerprint, the earlier level (a visited state stays as it is); between parents of the
-    same level, the least parent fingerprint (any parent at that level gives a shortest path)."""
-    if a[0] != b[0]:
-        return a if a[0] < b[0] else b
-    pa, pb = a[1], b[1]
-    return a if pa is None or (pb is not None and pa <= pb) else b
+    """Of two entries of one fingerprint, the earlier level (a visited state stays as it is); between entries of the
+    same level, the least rank: the parent a one-process search records."""
+    return a if (a[0], a[2]) <= (b[0], b[2]) else b
 
 
 def spark_search(
@@ -182,15 +183,17 @@ def spark_search(
     partitions: int | None = None,
     progress: Callable[[ExploreStats], None] | None = None,
 ) -> SparkExploration:
-    """Breadth-first search of ``space`` on the session ``spark``, with the checks of ``search``."""
+    """Breadth-first search of ``space`` on the session ``spark``, with the checks, counts and counterexample of
+    ``search``."""
     from pyspark import StorageLevel
 
     sc = spark.sparkContext
     parts = partitions or sc.defaultParallelism
     stats = ExploreStats(workers=sc.defaultParallelism)
-    spec = SpecMachine(space.profile)
+    stepper = _stepper(space, ExploreStats())
+    spec = stepper.spec
     start = time.perf_counter()
-    state, prefix, finding0 = start_state(space, spec, InvariantChecker(space.profile).check_state)
+    state, prefix, finding0 = start_state(space, spec, stepper.checker.check_state)
     levels: list[LevelCost] = []
 
     def done(finding: Finding | None, path: list[ControllerEvent]) -> SparkExploration:
@@ -201,13 +204,16 @@ def spark_search(
     if finding0 is not None:
         return done(finding0, [])
 
-    text = codec.dumps(state)
-    visited = sc.parallelize([text], 1).map(lambda t: _root_entry(space, within, t))
+    text, root_fp = codec.dumps(state), stepper.fingerprint(state)
+    visited = sc.parallelize([text], 1).map(lambda t: _root_entry(within, root_fp, t))
     _keep(visited)
     depth, previous = 0, cast(tuple[Any, ...], ())
+    pending: list[
+        _Problem
+    ] = []  # the previous level's transition problems, compared with this level's states'
     while True:
         t0 = time.perf_counter()
-        expand = space.depth is None or depth < space.depth
+        expand = not pending and (space.depth is None or depth < space.depth)
         out = visited.mapPartitions(lambda rows, d=depth, e=expand: _expand(space, within, d, e, rows))
         out.persist(StorageLevel.MEMORY_AND_DISK)
         # one job: the deduplication of this level (the shuffle's reduce side, materialising the visited set) and
@@ -226,22 +232,30 @@ def spark_search(
             stats.distinct_states += new
             if new:
                 stats.depth_reached = depth
+        stats.level_sizes.append(new)
         levels.append(LevelCost(depth, new, produced, time.perf_counter() - t0))
         stats.seconds = time.perf_counter() - start
         if progress is not None:
             progress(stats)
-        if problems:
+        # a new state breaking a state invariant is met by one process when it is found, i.e. in the rank order of
+        # the previous level's transitions: compared with their problems, whose ranks have the same length
+        first = min((p for p in problems if p.event is None), key=lambda p: p.rank, default=None)
+        first = min([*pending, *([first] if first is not None else [])], key=lambda p: p.rank, default=None)
+        if first is not None:
             out.unpersist()
-            p = min(problems, key=lambda q: (q.rank, q.at))
-            path = _path(visited, p.at)
-            if p.event is not None:
-                path.append(p.event)
-            finding = Finding(p.kind, p.message, tuple(prefix + path), p.differences, p.violations)
+            chain = _path(visited, first.at)
+            path = replay(space, stepper, state, chain)
+            if first.event is not None:
+                path.append(first.event)
+            finding = Finding(
+                first.kind, first.message, tuple(prefix + path), first.differences, first.violations
+            )
             return done(finding, path)
-        if new == 0 or not expand:
+        pending = [p for p in problems if p.event is not None]
+        if not pending and (new == 0 or not expand):
             out.unpersist()
             break
-        if stats.distinct_states >= space.max_states:
+        if stats.distinct_states >= space.max_states and not pending:
             stats.truncated = True
             stats.frontier_left = new
             out.unpersist()
@@ -281,16 +295,14 @@ def _lookup(visited: Any, fp: int) -> list[Entry]:
     return found
 
 
-def _path(visited: Any, fp: int) -> list[ControllerEvent]:
-    """The events from the initial state to the visited state ``fp``, from the parent fingerprints."""
-    events: list[ControllerEvent] = []
-    cur: int | None = fp
-    while cur is not None:
-        (_level, parent, event, _state), *_ = _lookup(visited, cur)
-        if event is not None:
-            events.append(event)
-        cur = parent
-    return list(reversed(events))
+def _path(visited: Any, fp: int) -> list[int]:
+    """The fingerprints of the states from the initial one to the visited state ``fp``, from the parents'."""
+    chain = [fp]
+    while True:
+        (level, parent, _rank, _state), *_ = _lookup(visited, chain[-1])
+        if level == 0:
+            return list(reversed(chain))
+        chain.append(parent)
 
 
 def start_session(master: str = "local[*]") -> Any:

@@ -8,6 +8,7 @@ several processes exploring parts of one search.
 from __future__ import annotations
 
 import re
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -30,10 +31,45 @@ class ExploreStats:
     events: Counter[str] = field(default_factory=Counter)
     workers: int = 1
     """Processes that explored (``--workers``)."""
+    level_sizes: list[int] = field(default_factory=list)
+    """The states of each level (level 0: the initial state), as far as the search got."""
+    level: int = 0
+    """The level being expanded."""
+    level_expanded: int = 0
+    """Its states expanded so far."""
+    level_started: float = 0.0
+    """``time.perf_counter()`` when its expansion started."""
+    fingerprint_bytes: int = 0
+    """The memory of the search's fingerprint tables (visited, and the workers' sent) when it last looked: what
+    the search keeps per visited state (its frontier and trail are on disk)."""
 
     @property
     def states_per_second(self) -> float:
         return self.distinct_states / self.seconds if self.seconds > 0 else 0.0
+
+    def begin_level(self, level: int) -> None:
+        """The expansion of ``level`` starts now."""
+        self.level, self.level_expanded, self.level_started = level, 0, time.perf_counter()
+
+    def end_level(self, level: int) -> None:
+        """The levels before ``level`` are done (its size is the last of ``level_sizes``)."""
+        self.level, self.level_expanded = level, 0
+
+    def level_eta(self) -> float | None:
+        """Seconds until the level being expanded is done, at the rate it has been expanded so far (``None`` before
+        the first of its states is done): what remains of a level is known, what the next levels hold is not."""
+        if self.level_expanded == 0 or self.level >= len(self.level_sizes):
+            return None
+        spent = time.perf_counter() - self.level_started
+        left = self.level_sizes[self.level] - self.level_expanded
+        return spent / self.level_expanded * max(0, left)
+
+    def restore(self, saved: ExploreStats) -> None:
+        """Take over the counts of a checkpoint (a resumed search goes on counting from them)."""
+        self.distinct_states = saved.distinct_states
+        self.depth_reached = saved.depth_reached
+        self.level_sizes = list(saved.level_sizes)
+        self.merge_counts(saved)
 
     def merge_counts(self, other: ExploreStats) -> None:
         """Add ``other``'s transition and coverage counts (not its states, depth or time) to these."""

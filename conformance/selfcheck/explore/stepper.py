@@ -2,23 +2,34 @@
 
 ``Stepper.transitions(state)`` asks both implementations which candidate events are enabled, runs every enabled
 event through the spec and the reference controller, compares the two results (refinement), records transition
-coverage and checks the step invariants, then yields the successor with its deduplication key (``None`` when the
-successor is outside the bounds). The caller decides whether the successor is new and checks the state
+coverage and checks the step invariants, then yields the successor with its fingerprint (``None`` when the
+successor is outside the bounds): the fingerprint of its deduplication key (the state, or its orbit's canonical
+representative under symmetry; ``fingerprint.py``). The caller decides whether the successor is new and checks the state
 invariants of new states; the generator is lazy, so a caller sees the transitions in candidate order and can stop
 at the first problem.
 
 ``expand_batch`` applies the same checks to a batch of frontier states and returns the successors with their
-parents' ids: the per-level successor computation of a breadth-first search, usable in any process that can
-import this package (the ``--workers`` processes, or executors of a cluster) — its inputs and outputs pickle.
+parents' ids and their ranks: the per-level successor computation of a breadth-first search, usable in any process
+that can import this package (the ``--workers`` processes, or executors of a cluster) — its inputs and outputs
+pickle.
+
+A state's **rank** is the sequence of candidate indices of the path a one-process breadth-first search first
+reaches it by, as bytes (two big-endian bytes per step, so comparing ranks as bytes compares those sequences):
+a one-process search expands a level in the order of its states' ranks and, among the transitions out of one
+state, in candidate order, so among several states, parents or problems of one level the least rank is the one it
+meets first. The ``--workers`` and ``--spark`` searches keep the least rank wherever they have a choice, and so
+find the same parents and the same counterexample as one process, on every run.
 """
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from kcspec.conformance.reply_diff import Difference
 from kcspec.conformance.selfcheck.crosscheck import diff_results
+from kcspec.conformance.selfcheck.explore.fingerprint import DEFAULT_SCHEME, Fingerprinter, FingerprintScheme
 from kcspec.conformance.selfcheck.explore.stats import ExploreStats, record_coverage
 from kcspec.model.invariants_check import InvariantChecker, Violation
 from kcspec.model.step import SpecMachine
@@ -30,13 +41,14 @@ from kcspec.spec.state import ClusterState
 
 @dataclass(frozen=True)
 class Transition:
-    """One checked transition: the event, the spec's post-state, its key (``None``: outside the bounds, cut) and
-    the step invariants it violates."""
+    """One checked transition: the event (the ``index``-th candidate), the spec's post-state, its fingerprint
+    (``None``: outside the bounds, cut) and the step invariants it violates."""
 
     event: ControllerEvent
     state: ClusterState
-    key: Hashable | None
+    key: int | None
     step_violations: tuple[Violation, ...]
+    index: int
 
 
 @dataclass(frozen=True)
@@ -47,6 +59,7 @@ class Problem:
     kind: str  # refinement | enabled | crash
     message: str
     differences: tuple[Difference, ...] = ()
+    index: int = 0
 
 
 class Stepper:
@@ -64,8 +77,10 @@ class Stepper:
         symmetry: bool,
         keep: Callable[[ClusterState], bool] | None,
         stats: ExploreStats,
+        scheme: FingerprintScheme = DEFAULT_SCHEME,
     ) -> None:
         self.spec = SpecMachine(profile)
+        self.fingerprints = Fingerprinter(scheme)
         self.checker = InvariantChecker(profile)
         self.ref = ReferenceController(profile, trace=True)
         self._candidates = candidates
@@ -82,12 +97,19 @@ class Stepper:
             return state  # a frozen value with value equality and a cached hash in its maps: the exact key
         hit = self._canonical.get(state)
         if hit is None:
+            if len(self._canonical) > CANONICAL_CACHE:
+                self._canonical.clear()
             hit = self._canonical[state] = canonical_state(state, self._brokers)
         return hit
+
+    def fingerprint(self, state: ClusterState) -> int:
+        """The fingerprint of ``state``'s deduplication key."""
+        return self.fingerprints(self.key(state))
 
     def transitions(self, state: ClusterState) -> Iterator[Transition | Problem]:
         """The checked transitions out of ``state``, in candidate order; a ``Problem`` ends the sequence."""
         spec, ref = self.spec, self.ref
+        self.fingerprints.forget()  # the sub-texts remembered are those of this state and its successors
         events = self._candidates(state)
         # both guards of every candidate first, on one load of the state (a guard does not change the controller);
         # they are reported below in candidate order, as if asked one candidate at a time
@@ -103,12 +125,12 @@ class Stepper:
             guard_crash = exc
         for i, ev in enumerate(events):
             if i == len(guards):
-                yield Problem(ev, "crash", f"{type(guard_crash).__name__}: {guard_crash}")
+                yield Problem(ev, "crash", f"{type(guard_crash).__name__}: {guard_crash}", index=i)
                 return
             enabled, ref_enabled = guards[i]
             if enabled != ref_enabled:
                 who = "the spec" if enabled else "the reference controller"
-                yield Problem(ev, "enabled", f"only {who} accepts {ev.kind} here")
+                yield Problem(ev, "enabled", f"only {who} accepts {ev.kind} here", index=i)
                 return
             if not enabled:
                 continue
@@ -121,7 +143,7 @@ class Stepper:
                 self._loaded = None
                 actual = ref.handle(ev, guard_checked=True)
             except Exception as exc:
-                yield Problem(ev, "crash", f"{type(exc).__name__}: {exc}")
+                yield Problem(ev, "crash", f"{type(exc).__name__}: {exc}", index=i)
                 return
             self.stats.transitions += 1
             self.stats.events[ev.kind] += 1
@@ -132,35 +154,48 @@ class Stepper:
                     "refinement",
                     f"the reference controller's step differs from the spec ({len(differences)} differences)",
                     tuple(differences),
+                    i,
                 )
                 return
             record_coverage(self.stats, ref.state_change_log, expected)
             bad = self.checker.check_step(state, expected.state, expected.requests)
             # a successor outside the bounds is checked as a step, then cut (it is never a state of the search)
             cut = self._keep is not None and not self._keep(expected.state)
-            yield Transition(ev, expected.state, None if cut else self.key(expected.state), tuple(bad))
+            fp = None if cut else self.fingerprint(expected.state)
+            yield Transition(ev, expected.state, fp, tuple(bad), i)
 
 
-StateId = tuple[int, int]
-"""A state's identity in a partitioned search: (owning worker, sequence number in that worker)."""
+CANONICAL_CACHE = 50_000
+"""The most states whose canonical representative a ``Stepper`` remembers (then it starts again)."""
+
+_STEP = struct.Struct(">H")
+
+
+def rank_of(parent_rank: bytes, index: int) -> bytes:
+    """The rank of the successor by the ``index``-th candidate of a state of rank ``parent_rank``."""
+    return parent_rank + _STEP.pack(index)
 
 
 @dataclass(frozen=True)
 class Successor:
-    """A new-or-not successor found by ``expand_batch``: its key, the state, its parent's id and the event."""
+    """A new-or-not successor found by ``expand_batch``: its fingerprint, the state, its parent's fingerprint, the
+    event and its rank (``rank_of`` the parent's)."""
 
-    key: Hashable
+    key: int
     state: ClusterState
-    parent: StateId
+    parent: int
     event: ControllerEvent
+    rank: bytes
 
 
 @dataclass(frozen=True)
 class BatchFinding:
-    """The first problem of a batch: on the transition ``event`` out of the state ``parent``."""
+    """The first problem of a batch: on the transition ``event`` out of the state ``parent`` (its fingerprint);
+    ``rank`` is the transition's (``rank_of`` the parent's rank and the event's candidate index)."""
 
-    parent: StateId
+    parent: int
     event: ControllerEvent
+    rank: bytes
     kind: str  # refinement | enabled | crash | invariant
     message: str
     differences: tuple[Difference, ...] = ()
@@ -168,9 +203,10 @@ class BatchFinding:
 
 
 def expand_batch(
-    stepper: Stepper, batch: Iterable[tuple[ClusterState, StateId]]
+    stepper: Stepper, batch: Iterable[tuple[ClusterState, int, bytes]]
 ) -> tuple[list[Successor], BatchFinding | None]:
-    """The checked successors of every state of ``batch`` (cut ones left out), or the first problem.
+    """The checked successors of every ``(state, fingerprint, rank)`` of ``batch`` (cut ones left out), up to the
+    first problem. A batch in ascending rank gives its least-rank problem.
 
     Every transition is checked for refinement and step invariants here. A successor violating a step invariant
     is reported with its state invariants too, as a one-process search would when the state is new (a state seen
@@ -178,10 +214,11 @@ def expand_batch(
     them new.
     """
     out: list[Successor] = []
-    for state, sid in batch:
+    for state, sid, rank in batch:
         for t in stepper.transitions(state):
             if isinstance(t, Problem):
-                return out, BatchFinding(sid, t.event, t.kind, t.message, t.differences)
+                where = rank_of(rank, t.index)
+                return out, BatchFinding(sid, t.event, where, t.kind, t.message, t.differences)
             if t.step_violations:
                 bad = list(t.step_violations)
                 if t.key is not None:
@@ -189,10 +226,11 @@ def expand_batch(
                 return out, BatchFinding(
                     sid,
                     t.event,
+                    rank_of(rank, t.index),
                     "invariant",
                     "invariant violated: " + ", ".join(v.name for v in bad),
                     violations=tuple(bad),
                 )
             if t.key is not None:
-                out.append(Successor(t.key, t.state, sid, t.event))
+                out.append(Successor(t.key, t.state, sid, t.event, rank_of(rank, t.index)))
     return out, None

@@ -1,0 +1,299 @@
+"""The files of a breadth-first search, level by level: frontiers, parent trails, visited sets and the checkpoint.
+
+A search keeps in memory only its visited fingerprints (``fingerprint.FingerprintSet``); everything else about a
+level lives in one folder (a temporary one, or the ``--checkpoint`` folder), one file per level and worker:
+
+* ``frontier-LLLL-W.bin`` — the states of level ``L`` owned by worker ``W``, to be expanded, in ascending rank
+  (``stepper.rank_of``): records of the fingerprint, the parent's fingerprint, the rank and the pickled state.
+* ``send-LLLL-F-W.bin`` — (``--workers``) the successors of level ``L`` worker ``F`` found for their owner ``W``,
+  in the same records; removed once ``W`` has merged them.
+* ``trail-LLLL-W.bin`` — for every state of level ``L`` owned by ``W``: its fingerprint and its parent's (two
+  64-bit integers). A counterexample is rebuilt from them: the chain of fingerprints back to the initial state, then
+  the events found again by re-executing the spec along the chain (``explorer.replay``), as TLC does.
+* ``visited-LLLL-W.bin`` — the fingerprints worker ``W`` had visited when level ``L`` was complete (checkpoints
+  only).
+* ``stats-LLLL.pickle`` — the counts at the end of level ``L`` (transitions, coverage);
+* ``checkpoint.json`` — the last complete level, written last, to a temporary name and renamed, so a run killed at
+  any moment leaves the previous checkpoint whole. Files of a level
+  after the checkpoint's are what a killed run left half-written; a resumed run writes them again.
+
+A checkpoint can be resumed with another number of workers: each worker takes the fingerprints and frontier
+states it owns (``fingerprint % workers``) from all the files of the level.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import shutil
+import struct
+import tempfile
+from array import array
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from kcspec.conformance.selfcheck.explore.stats import ExploreStats
+
+FORMAT = 1
+"""The layout version of a checkpoint folder."""
+
+_LENGTH = struct.Struct("<I")
+_CHUNK = 1 << 16
+
+
+def owner_of(fp: int, workers: int) -> int:
+    """The worker that stores, deduplicates and expands the state with fingerprint ``fp``."""
+    return fp % workers
+
+
+Record = tuple[int, int, bytes, bytes]
+"""A state on its way through the files: its fingerprint, its parent's fingerprint (0 for the initial state), its
+rank and the state pickled."""
+
+_HEAD = struct.Struct("<QQHI")
+
+
+class FrontierWriter:
+    """Appends records (``Record``) to a frontier file, or to the file of successors one worker sends another.
+
+    With ``memory`` > 0 the first ``memory`` states added with ``add`` are kept as they are, unpickled, and the file
+    is written only if more come (a small level of a search that is not checkpointed never touches the disk)."""
+
+    def __init__(self, path: Path, memory: int = 0) -> None:
+        self.path = path
+        self.count = 0
+        self._memory = memory
+        self._held: list[tuple[int, int, bytes, object]] = []
+        self._file: IO[bytes] | None = None if memory else open(path, "wb")  # noqa: SIM115 - closed by ``close``
+
+    def add(self, fp: int, parent: int, rank: bytes, state: object) -> None:
+        if self._file is None:
+            if len(self._held) < self._memory:
+                self._held.append((fp, parent, rank, state))
+                self.count += 1
+                return
+            self._spill()
+        self.add_record((fp, parent, rank, pickle.dumps(state, pickle.HIGHEST_PROTOCOL)))
+
+    def _spill(self) -> None:
+        self._file = open(self.path, "wb")  # noqa: SIM115 - closed by ``close``
+        held, self._held = self._held, []
+        self.count = 0
+        for fp, parent, rank, state in held:
+            self.add_record((fp, parent, rank, pickle.dumps(state, pickle.HIGHEST_PROTOCOL)))
+
+    def add_record(self, record: Record) -> None:
+        if self._file is None:
+            self._spill()
+        assert self._file is not None
+        fp, parent, rank, data = record
+        self._file.write(_HEAD.pack(fp, parent, len(rank), len(data)))
+        self._file.write(rank)
+        self._file.write(data)
+        self.count += 1
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+
+    def entries(self) -> Iterator[tuple[int, int, bytes, Any]]:
+        """Every record added, in order (after ``close``): the state itself if it was held in memory, else pickled."""
+        if self._file is not None:
+            return read_records(self.path)
+        return iter(self._held)
+
+    def states(self) -> Iterator[tuple[int, bytes, Any]]:
+        """The ``(fingerprint, rank, state)`` of every record added, in order (after ``close``)."""
+        if self._file is not None:
+            return read_frontier(self.path)
+        return ((fp, rank, state) for fp, _parent, rank, state in self._held)
+
+
+def read_records(path: Path) -> Iterator[Record]:
+    """The records of a file ``FrontierWriter`` wrote, in the order they were written."""
+    with open(path, "rb") as f:
+        while True:
+            head = f.read(_HEAD.size)
+            if not head:
+                return
+            fp, parent, ranklen, size = _HEAD.unpack(head)
+            rank = f.read(ranklen)
+            yield fp, parent, rank, f.read(size)
+
+
+def read_frontier(path: Path) -> Iterator[tuple[int, bytes, Any]]:
+    """The ``(fingerprint, rank, state)`` of every record of a frontier file, in order."""
+    for fp, _parent, rank, data in read_records(path):
+        yield fp, rank, pickle.loads(data)
+
+
+class TrailWriter:
+    """Appends (fingerprint, parent fingerprint) pairs of a level's new states to its trail file."""
+
+    def __init__(self, path: Path) -> None:
+        self._file: IO[bytes] = open(path, "wb")  # noqa: SIM115 - closed by ``close``
+        self._buffer = array("Q")
+
+    def add(self, fp: int, parent: int) -> None:
+        self._buffer.append(fp)
+        self._buffer.append(parent)
+        if len(self._buffer) >= _CHUNK:
+            self._flush()
+
+    def _flush(self) -> None:
+        self._buffer.tofile(self._file)
+        self._buffer = array("Q")
+
+    def close(self) -> None:
+        self._flush()
+        self._file.close()
+
+
+@dataclass
+class Meta:
+    """What ``checkpoint.json`` says: the search it belongs to and how far it got."""
+
+    space: str
+    """The search space's description: a resumed run must explore the same one."""
+    fingerprints: str
+    """The fingerprint scheme's name."""
+    workers: int
+    level: int
+    """The last complete level: its frontier (the states to expand next) and the visited sets are on disk."""
+    distinct_states: int
+    depth_reached: int
+    seconds: float
+    level_sizes: list[int] = field(default_factory=list)
+    format: int = FORMAT
+
+
+class LevelStore:
+    """The folder of one search's level files (a temporary folder unless ``folder`` is given)."""
+
+    def __init__(self, folder: Path | None) -> None:
+        self.kept = folder is not None
+        if folder is None:
+            self.folder = Path(tempfile.mkdtemp(prefix="kcspec-explore-"))
+        else:
+            self.folder = folder
+            folder.mkdir(parents=True, exist_ok=True)
+
+    def frontier(self, level: int, worker: int) -> Path:
+        return self.folder / f"frontier-{level:04d}-{worker}.bin"
+
+    def trail(self, level: int, worker: int) -> Path:
+        return self.folder / f"trail-{level:04d}-{worker}.bin"
+
+    def visited(self, level: int, worker: int) -> Path:
+        return self.folder / f"visited-{level:04d}-{worker}.bin"
+
+    def files(self, kind: str, level: int) -> list[Path]:
+        """Every worker's file of ``kind`` (frontier, trail, visited) for ``level``."""
+        return sorted(self.folder.glob(f"{kind}-{level:04d}-*.bin"))
+
+    def parent_of(self, level: int, fp: int) -> int:
+        """The parent fingerprint of the state ``fp`` of ``level`` (``level`` ≥ 1), from the trail files."""
+        for path in self.files("trail", level):
+            pairs = array("Q")
+            pairs.frombytes(path.read_bytes())
+            fps = pairs[0::2]
+            try:
+                return pairs[2 * fps.index(fp) + 1]
+            except ValueError:
+                continue
+        raise LookupError(f"state {fp:#x} of level {level} is in no trail file of {self.folder}")
+
+    def send(self, level: int, sender: int, worker: int) -> Path:
+        return self.folder / f"send-{level:04d}-{sender}-{worker}.bin"
+
+    def repartition(self, level: int, workers: int) -> None:
+        """Rewrite the frontier files of ``level`` as ``workers`` workers own them (each in ascending rank)."""
+        records = [r for path in self.files("frontier", level) for r in read_records(path)]
+        records.sort(key=lambda r: r[2])
+        for path in self.files("frontier", level):
+            path.unlink()
+        writers = [FrontierWriter(self.frontier(level, w)) for w in range(workers)]
+        for r in records:
+            writers[owner_of(r[0], workers)].add_record(r)
+        for writer in writers:
+            writer.close()
+
+    def commit(self, meta: Meta, stats: ExploreStats) -> None:
+        """Record ``meta.level`` as complete (its frontier and visited files written), then drop the files of the
+        levels before it that a resume no longer needs (frontiers and visited sets; trails are kept)."""
+        _write_atomically(self.stats(meta.level), pickle.dumps(stats, pickle.HIGHEST_PROTOCOL))
+        _write_atomically(self.folder / "checkpoint.json", json.dumps(asdict(meta), indent=1).encode())
+        for pattern in ("frontier-*.bin", "visited-*.bin", "stats-*.pickle"):
+            for path in self.folder.glob(pattern):
+                if int(path.stem.split("-")[1]) < meta.level:
+                    path.unlink()
+
+    def stats(self, level: int) -> Path:
+        return self.folder / f"stats-{level:04d}.pickle"
+
+    def drop_after(self, level: int) -> None:
+        """Remove the files of levels after ``level`` (what a killed run left half-written)."""
+        for path in [*self.folder.glob("*-*-*.bin"), *self.folder.glob("stats-*.pickle")]:
+            if path.name.startswith("send-"):
+                path.unlink()
+                continue
+            if int(path.stem.split("-")[1]) > level:
+                path.unlink()
+
+    def close(self) -> None:
+        """Remove the folder if it is a temporary one."""
+        if not self.kept:
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def read_checkpoint(folder: Path) -> tuple[Meta, ExploreStats]:
+    """The checkpoint of ``folder`` (``ValueError`` naming the folder if there is none or it is unreadable)."""
+    try:
+        doc = json.loads((folder / "checkpoint.json").read_text(encoding="utf-8"))
+        meta = Meta(**doc)
+        stats = pickle.loads((folder / f"stats-{meta.level:04d}.pickle").read_bytes())
+    except FileNotFoundError:
+        raise ValueError(f"--resume {folder}: no checkpoint there (checkpoint.json is missing)") from None
+    except (ValueError, TypeError, pickle.UnpicklingError, EOFError) as exc:
+        raise ValueError(f"--resume {folder}: the checkpoint cannot be read ({exc})") from None
+    if meta.format != FORMAT:
+        raise ValueError(f"--resume {folder}: checkpoint format {meta.format}, this kcspec reads {FORMAT}")
+    if not isinstance(stats, ExploreStats):
+        raise ValueError(f"--resume {folder}: the stats of level {meta.level} hold no exploration counts")
+    return meta, stats
+
+
+def check_resumable(folder: Path, meta: Meta, space: str, fingerprints: str) -> None:
+    """A checkpoint resumes only the search it was written for, with the same fingerprints."""
+    if meta.space != space:
+        raise ValueError(f"--resume {folder}: the checkpoint is of {meta.space!r}, not of {space!r}")
+    if meta.fingerprints != fingerprints:
+        raise ValueError(
+            f"--resume {folder}: the checkpoint's fingerprints are {meta.fingerprints}, not {fingerprints}"
+        )
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+__all__ = [
+    "FrontierWriter",
+    "LevelStore",
+    "Meta",
+    "Record",
+    "TrailWriter",
+    "check_resumable",
+    "owner_of",
+    "read_checkpoint",
+    "read_frontier",
+    "read_records",
+]
