@@ -94,7 +94,7 @@ def test_collision_probability_is_tlcs_estimate() -> None:
 @pytest.mark.integration
 def test_a_fingerprint_is_the_same_under_every_hash_seed() -> None:
     code = (
-        "from tests.integration.test_fingerprint_unit import _bootstrapped\n"
+        "from tests.unit.explore.test_fingerprint import _bootstrapped\n"
         "from kcspec.conformance.selfcheck.explore.fingerprint import Fingerprinter\n"
         "print(Fingerprinter()(_bootstrapped()))\n"
     )
