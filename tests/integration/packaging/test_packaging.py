@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.paths import ROOT
+from tests.support.paths import ROOT, SUPPORT
 from tests.support.timing import scaled
 
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
@@ -138,7 +138,7 @@ def test_the_plugin_can_also_be_named_explicitly(tmp_path: Path, spelling: str) 
 def test_the_plugin_does_not_pass_a_run_in_which_no_vector_ran(tmp_path: Path) -> None:
     """A SUT that declares no capability has every vector skipped: that is not a pass (exit 4, NOTHING RAN)."""
     (tmp_path / "test_own.py").write_text("def test_own():\n    pass\n")
-    fake = ROOT / "tests" / "conformance" / "fakes" / "fake_sut.py"
+    fake = SUPPORT / "fakes" / "fake_sut.py"
     run = subprocess.run(
         [
             *(sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"),
