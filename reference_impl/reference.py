@@ -50,6 +50,7 @@ from kcspec.spec.events import (
     StaleAlterIsrReceived,
     StopReplicaPartitionErrorsReceived,
     StopReplicaResponseReceived,
+    StopReplicaResponseWithoutDeletionReceived,
     TopicCreation,
     TopicDeletion,
     UncleanLeaderElectionEnable,
@@ -81,6 +82,7 @@ EVENT_NAMES = {
     TopicDeletion: "TopicDeletion",
     StopReplicaResponseReceived: "TopicDeletionStopReplicaResponseReceived",
     StopReplicaPartitionErrorsReceived: "TopicDeletionStopReplicaResponseReceived",
+    StopReplicaResponseWithoutDeletionReceived: "TopicDeletionStopReplicaResponseReceived",
     ControlledShutdown: "ControlledShutdown",
     ReplicaLeaderElection: "ReplicaLeaderElection",
     AutoPreferredReplicaLeaderElection: "AutoPreferredReplicaLeaderElection",
@@ -402,6 +404,17 @@ class ReferenceController:
             name, lambda: kc.process_stop_replica_response(event.broker_id, event.partitions, event.error)
         )
 
+    def _on_stop_replica_response_without_deletion_received(
+        self,
+        event: StopReplicaResponseWithoutDeletionReceived,
+        zk: SimulatedZooKeeper,
+        kc: KafkaController,
+        name: str,
+    ) -> None:
+        # the channel manager's callback sees every partition of the response with its request's flag (§3.4)
+        asked = dict.fromkeys(event.partitions, False)
+        self._run(name, lambda: kc.stop_replica_response_callback(event.broker_id, asked, event.error))
+
     def _on_api_partition_reassignment(
         self, event: ApiPartitionReassignment, zk: SimulatedZooKeeper, kc: KafkaController, name: str
     ) -> None:
@@ -637,5 +650,8 @@ _HANDLERS: dict[
     StopReplicaPartitionErrorsReceived: ReferenceController._on_stop_replica_partition_errors_received,
     StaleAlterIsrReceived: ReferenceController._on_stale_alter_isr_received,
     LeaderAndIsrPartitionResultsReceived: ReferenceController._on_leader_and_isr_partition_results_received,
+    StopReplicaResponseWithoutDeletionReceived: (
+        ReferenceController._on_stop_replica_response_without_deletion_received
+    ),
 }
 """Each event type's handler, in the order they were once tested one by one with ``isinstance``."""

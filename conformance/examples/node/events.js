@@ -188,6 +188,16 @@ const EVENTS = {
     environment: () => {},
     controller: (k, e) => k.stopReplicaResponse(e.broker_id, e.partitions, e.partition_errors),
   },
+  StopReplicaResponseWithoutDeletionReceived: {
+    guard: (s, e) =>
+      s.controller.controller_id !== -1 &&
+      e.partitions.length > 0 &&
+      e.partitions.every((tp) => s.controller.replica_states[`${tp}/${e.broker_id}`] === "ReplicaDeletionStarted"),
+    environment: () => {},
+    // §3.4: the StopReplica response callback keeps only partitions whose request asked deletePartition=true
+    // (KAFKA-9946); this request asked none, so no TopicDeletionStopReplicaResponseReceived is enqueued
+    controller: () => {},
+  },
   ApiPartitionReassignment: {
     guard: (s, e) => s.controller.controller_id !== -1 && Object.keys(e.targets || {}).length > 0,
     environment: () => {},
@@ -345,6 +355,7 @@ const FIELDS = {
   StaleAlterIsrReceived: { broker_id: "int", broker_epoch: "int", tp: "tp", leader_epoch: "int", isr: "ints", zk_version: "int" },
   BrokerChange: { new_broker_ids: "ints?", dead_broker_ids: "ints?", bounced_broker_ids: "ints?" },
   LogDirEventNotification: { broker_ids: "ints" },
+  StopReplicaResponseWithoutDeletionReceived: { broker_id: "int", partitions: "tps", error: "bool?" },
 };
 
 const isTp = (v) => typeof v === "string" && /^.+-[0-9]+$/.test(v);
