@@ -7,6 +7,13 @@ the event whose reply differed and the set of differing JSON paths with the conc
 path, ``$.state.zk.partition_states[*].leader_and_isr.leader``; a request keeps its type but not its
 recipient or partitions). A SUT that crashes or hangs on an event has the failure's kind as its single path
 (``<timeout>``). The signature is what a ``--known`` file names to acknowledge a deviation.
+
+Signatures are too fine to count bugs: one wrong election changes the leader in ZooKeeper, in the cache, in
+every request and in the failures, and each combination is another signature. The differential search therefore
+groups divergences by their ``Cause``: the event kind and the *part* of the reply that differs first, in the order
+``PARTS`` (the reply's type, a resignation, ZooKeeper, the controller's context, the configuration, the requests,
+the failures, the results). Decision: the earliest part is the cause, because the later parts follow from it (a
+controller writes ZooKeeper, updates its cache from what it wrote, then tells the brokers).
 """
 
 from __future__ import annotations
@@ -72,3 +79,48 @@ class Signature:
         """A short stable name: the event kind and a hash of the paths."""
         digest = hashlib.sha256("\n".join(self.paths).encode()).hexdigest()[:8]
         return f"{self.event}.{digest}"
+
+
+PARTS: tuple[tuple[str, str], ...] = (
+    ("reply type", "$.type"),
+    ("resignation", "$.state.controller.controller_id"),
+    ("ZooKeeper state", "$.state.zk"),
+    ("controller state", "$.state.controller"),
+    ("configuration", "$.state.config"),
+    ("requests", "$.requests"),
+    ("failures", "$.failures"),
+    ("results", "$.results"),
+)
+"""The parts of a reply, in cause order, each with the JSON path prefix of its members."""
+
+
+def part_of(path: str) -> str:
+    """The part of the reply ``path`` is in (``other`` for a path outside every part)."""
+    if path.startswith("<"):
+        return path.strip("<>")
+    for name, prefix in PARTS:
+        if path == prefix or path.startswith((prefix + ".", prefix + "[")):
+            return name
+    return "other"
+
+
+@dataclass(frozen=True, order=True)
+class Cause:
+    """A group of divergences: the event kind and the first part of the reply that differs."""
+
+    event: str
+    part: str
+
+    @staticmethod
+    def of(signature: Signature) -> Cause:
+        parts = {part_of(p) for p in signature.paths}
+        order = [name for name, _prefix in PARTS]
+        first = min(parts, key=lambda p: order.index(p) if p in order else len(order))
+        return Cause(signature.event, first)
+
+    def render(self) -> str:
+        return f"{self.event}: {self.part}"
+
+    @property
+    def slug(self) -> str:
+        return f"{self.event}.{self.part.replace(' ', '-')}"

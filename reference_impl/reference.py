@@ -196,14 +196,18 @@ class ReferenceController:
     def enabled(self, event: ControllerEvent) -> bool:
         return event_enabled(self.zk, self.kc.ctx, self.config, event, self.version)
 
-    def handle(self, event: ControllerEvent, *, guard_checked: bool = False) -> StepResult:
+    def handle(
+        self, event: ControllerEvent, *, guard_checked: bool = False, sent: list[Request] | None = None
+    ) -> StepResult:
         """One step: guard, environment part, controller part; the canonical post-state and what was sent.
-        ``guard_checked``: the caller has just found ``enabled(event)`` true in this state (not asked again)."""
-        requests, failures = self.run(event, guard_checked=guard_checked)
+        ``guard_checked``: the caller has just found ``enabled(event)`` true in this state (not asked again).
+        ``sent``: a list that receives the requests in the order they were sent (§3.4 ``sendRequestsToBrokers``:
+        each batch's LeaderAndIsr, UpdateMetadata and StopReplica requests, batch after batch)."""
+        requests, failures = self.run(event, guard_checked=guard_checked, sent=sent)
         return step_result(self.snapshot(), requests, failures)
 
     def run(
-        self, event: ControllerEvent, *, guard_checked: bool = False
+        self, event: ControllerEvent, *, guard_checked: bool = False, sent: list[Request] | None = None
     ) -> tuple[frozenset[Request], frozenset[StateChangeFailure]]:
         """``handle`` without building the post-state snapshot (for bulk runs and benchmarks)."""
         if not guard_checked and not self.enabled(event):
@@ -217,6 +221,8 @@ class ReferenceController:
             self._dispatch(event)
             self._forget_configs_of_deleted_topics()
             requests, failures = frozenset(self._sent), frozenset(self._failures)
+            if sent is not None:
+                sent.extend(self._sent)
             # the caller owns them now: the controller keeps no reference (no memory pinned until the next event)
             self._sent.clear()
             self._failures.clear()
