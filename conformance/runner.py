@@ -288,11 +288,13 @@ def run(
     level: Level,
     budget: float | None = None,
     progress: Progress | None = None,
+    session: Session | None = None,
 ) -> RunReport:
-    """Open a session, run the selected vectors, close; ``SessionError`` if the SUT cannot start at all."""
+    """Open a session (unless ``session``, already open, is given), run the selected vectors, close;
+    ``SessionError`` if the SUT cannot start at all."""
     started = time.monotonic()
     selected = select_vectors(vectors, profile, level)
-    session = open_session(adapter, profile)
+    session = session if session is not None else open_session(adapter, profile)
     info = session.info()
     try:
         outcomes = run_vectors(
