@@ -10,8 +10,8 @@ It respects what the SUT declares: only event kinds whose capabilities the SUT d
 generated (``EVENT_CAPABILITIES``), and an ``unsupported`` reply to an event removes that event kind from
 the rest of the run (reported in a note); it never counts as a divergence.
 
-It reports every divergence, not the first: divergences are grouped by cause (the event kind and the first part
-of the reply that differs, ``kcspec.conformance.signature.Cause``), so that one bug is one group, however many
+It reports every divergence, not the first: divergences are grouped by cause (the first part of the reply that
+differs and the first differing path in it, ``kcspec.conformance.signature.Cause``), so that one bug is one group, however many
 signatures (exact sets of differing paths) its divergences have; the first sequence of each group is shrunk
 (chunks of events, then single events, removed while the reference still accepts the sequence and the SUT still
 diverges with the same cause) and written as a trace file (``kcspec.spec.trace.Trace``) that ``kcspec conformance
@@ -609,8 +609,8 @@ def _report(
                 f"{profile}.differential.{found.cause.slug}",
                 "controller",
                 SECTIONS,
-                f"random event sequences (seed {seed}) diverging at {found.cause.event} in the "
-                f"{found.cause.part} ({found.count} sequence(s))",
+                f"random event sequences (seed {seed}) diverging in the {found.cause.part} at "
+                f"{found.cause.path}, first at {found.cause.event} ({found.count} sequence(s))",
                 verdict,
                 reason,
                 div.differences,

@@ -9,11 +9,15 @@ recipient or partitions). A SUT that crashes or hangs on an event has the failur
 (``<timeout>``). The signature is what a ``--known`` file names to acknowledge a deviation.
 
 Signatures are too fine to count bugs: one wrong election changes the leader in ZooKeeper, in the cache, in
-every request and in the failures, and each combination is another signature. The differential search therefore
-groups divergences by their ``Cause``: the event kind and the *part* of the reply that differs first, in the order
-``PARTS`` (the reply's type, a resignation, ZooKeeper, the controller's context, the configuration, the requests,
-the failures, the results). Decision: the earliest part is the cause, because the later parts follow from it (a
-controller writes ZooKeeper, updates its cache from what it wrote, then tells the brokers).
+every request and in the failures, on every event kind that elects, and each combination is another signature.
+The differential search therefore groups divergences by their ``Cause``: the *part* of the reply that differs
+first, in the order ``PARTS`` (the reply's type, a resignation, ZooKeeper, the controller's context, the
+configuration, the requests, the failures, the results), and the first differing path in that part down to the
+part's member, with request types merged (``$.state.zk.partition_states``, ``$.requests[*].controller_epoch``). Decisions: the earliest part is the cause, because the later
+parts follow from it (a controller writes ZooKeeper, updates its cache from what it wrote, then tells the
+brokers); neither the event kind nor the path is part of the cause, because one bug shows on every event kind that
+runs the faulty code and in several members of a part (an unclean election changes a partition's leader, ISR and
+faults consumed); the group's outcome names the event and path of its shrunk trace and every signature met.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kcspec.conformance.reply_diff import Difference
@@ -106,21 +110,34 @@ def part_of(path: str) -> str:
 
 @dataclass(frozen=True, order=True)
 class Cause:
-    """A group of divergences: the event kind and the first part of the reply that differs."""
+    """A group of divergences: the first part of the reply that differs (its identity), with the first differing
+    path in it and the event kind of the divergence the group was first met with (information only)."""
 
-    event: str
     part: str
+    path: str = field(default="", compare=False)
+    event: str = field(default="", compare=False)
+    """The event kind of the divergence the group was first met with (not part of the group's identity)."""
 
     @staticmethod
     def of(signature: Signature) -> Cause:
-        parts = {part_of(p) for p in signature.paths}
         order = [name for name, _prefix in PARTS]
-        first = min(parts, key=lambda p: order.index(p) if p in order else len(order))
-        return Cause(signature.event, first)
+        rank = {name: i for i, name in enumerate(order)}
+        first = min(signature.paths, key=lambda p: (rank.get(part_of(p), len(order)), p))
+        part = part_of(first)
+        path = _REQUEST_TYPE.sub("$.requests[*]", first)
+        prefix = dict(PARTS).get(part, "")
+        if prefix and path.startswith(prefix):  # down to the part's member (a request's field), no deeper
+            member = _MEMBER.match(path[len(prefix) :])
+            path = prefix + (member.group(0) if member else "")
+        return Cause(part, path, signature.event)
 
     def render(self) -> str:
-        return f"{self.event}: {self.part}"
+        return f"{self.part}: {self.path}"
 
     @property
     def slug(self) -> str:
-        return f"{self.event}.{self.part.replace(' ', '-')}"
+        return self.part.replace(" ", "-")
+
+
+_MEMBER = re.compile(r"^(\[[^\]]*\])?(\.[A-Za-z_0-9]+)?")
+_REQUEST_TYPE = re.compile(r"^\$\.requests\[(?:LeaderAndIsr|UpdateMetadata|StopReplica)\]")
