@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import json
 from pathlib import Path
 from typing import ClassVar
 
@@ -135,8 +136,11 @@ def test_the_budget_bounds_a_slow_sut(tmp_path: Path) -> None:
 def test_every_distinct_divergence_is_reported_shrunk_and_replayable(tmp_path: Path) -> None:
     outcomes, notes = _run(UpdateMetadataDeduplicated(), tmp_path, examples=120)
     failed = [o for o in outcomes if o.verdict is Verdict.failed]
-    assert len(failed) >= 2, outcomes
+    assert failed, outcomes
     assert len({o.id for o in failed}) == len(failed)
+    # one bug, one group, however many signatures its divergences have (all listed in the reason)
+    signatures = [sig for o in failed for sig in json.loads(o.reason.split("; signatures met: ", 1)[1])]
+    assert len(signatures) >= 2, signatures
     traces = sorted(tmp_path.glob("divergence-*.json"))
     assert len(traces) == len(failed), (traces, notes)
     for o in failed:

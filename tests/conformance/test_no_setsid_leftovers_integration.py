@@ -12,14 +12,7 @@ from pathlib import Path
 
 import pytest
 
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            state = f.read().rsplit(b")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != b"Z"
+from tests.conformance.processes import alive
 
 
 @pytest.mark.integration
@@ -49,9 +42,9 @@ def test_a_setsid_grandchild_is_gone_after_the_run(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     pid = int(pidfile.read_text())
     deadline = time.monotonic() + 30
-    while _alive(pid) and time.monotonic() < deadline:
+    while alive(pid) and time.monotonic() < deadline:
         time.sleep(0.1)
-    alive = _alive(pid)
-    if alive:
+    still = alive(pid)
+    if still:
         os.kill(pid, 9)  # leave nothing behind ourselves either
-    assert not alive, f"the setsid helper {pid} outlived the run"
+    assert not still, f"the setsid helper {pid} outlived the run"

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import random
-import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -19,6 +18,8 @@ from kcspec.conformance.reference_sut import ReferenceSut
 from kcspec.conformance.reply_diff import diff_replies
 from kcspec.conformance.session_mutants import ORDER_MUTANTS
 from kcspec.spec.requests import LeaderAndIsrRequest, UpdateMetadataRequest
+
+from tests.conformance.processes import controller_run
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "conformance" / "examples" / "mutant_controller.py"
 
@@ -127,28 +128,8 @@ def test_the_mutant_reorders_requests_of_one_broker_only() -> None:
 
 @pytest.mark.integration
 def test_the_default_cli_run_catches_the_wrong_order(tmp_path: Path) -> None:
-    report = tmp_path / "report.json"
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "kcspec",
-            "conformance",
-            "run",
-            "--sut",
-            f"{sys.executable} {EXAMPLE} {ORDER_MUTANTS[0].name}",
-            "--level",
-            "controller",
-            "--json",
-            str(report),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        cwd=tmp_path,
-    )
+    result, failed = controller_run(f"{sys.executable} {EXAMPLE} {ORDER_MUTANTS[0].name}", tmp_path)
     assert result.returncode == 1, result.stdout[-3000:] + result.stderr[-3000:]
-    failed = [o for o in json.loads(report.read_text())["outcomes"] if o["verdict"] == "failed"]
     assert failed
     for o in failed:
         assert o["differences"] and all(d["path"].endswith(".position") for d in o["differences"]), o

@@ -18,6 +18,12 @@ function require_(condition) {
 
 // Each event kind: its guard, its environment part and its controller part, on the Controller `k` (k.s is the
 // state, k.ctx the controller context).
+// A StopReplica response (§8) is about partitions whose replica on the responding broker is being deleted.
+const respondingForStartedReplicas = (s, e) =>
+  s.controller.controller_id !== -1 &&
+  e.partitions.length > 0 &&
+  e.partitions.every((tp) => s.controller.replica_states[`${tp}/${e.broker_id}`] === "ReplicaDeletionStarted");
+
 const EVENTS = {
   ControllerFailover: {
     guard: (s, e) => has(s.zk.brokers, e.broker_id),
@@ -170,10 +176,7 @@ const EVENTS = {
     controller: (k) => k.processTopicDeletion(),
   },
   StopReplicaResponseReceived: {
-    guard: (s, e) =>
-      s.controller.controller_id !== -1 &&
-      e.partitions.length > 0 &&
-      e.partitions.every((tp) => s.controller.replica_states[`${tp}/${e.broker_id}`] === "ReplicaDeletionStarted"),
+    guard: respondingForStartedReplicas,
     environment: () => {},
     controller: (k, e) => k.stopReplicaResponse(e.broker_id, e.partitions, e.error ? e.partitions : []),
   },
@@ -189,10 +192,7 @@ const EVENTS = {
     controller: (k, e) => k.stopReplicaResponse(e.broker_id, e.partitions, e.partition_errors),
   },
   StopReplicaResponseWithoutDeletionReceived: {
-    guard: (s, e) =>
-      s.controller.controller_id !== -1 &&
-      e.partitions.length > 0 &&
-      e.partitions.every((tp) => s.controller.replica_states[`${tp}/${e.broker_id}`] === "ReplicaDeletionStarted"),
+    guard: respondingForStartedReplicas,
     environment: () => {},
     // §3.4: the StopReplica response callback keeps only partitions whose request asked deletePartition=true
     // (KAFKA-9946); this request asked none, so no TopicDeletionStopReplicaResponseReceived is enqueued
