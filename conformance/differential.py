@@ -10,12 +10,13 @@ It respects what the SUT declares: only event kinds whose capabilities the SUT d
 generated (``EVENT_CAPABILITIES``), and an ``unsupported`` reply to an event removes that event kind from
 the rest of the run (reported in a note); it never counts as a divergence.
 
-It reports every divergence, not the first: divergences are grouped by their signature (the event kind
-and the differing JSON paths, ``kcspec.conformance.signature``); the first sequence of each signature is
-shrunk (chunks of events, then single events, removed while the reference still accepts the sequence and
-the SUT still diverges with the same signature) and written as a trace file (``kcspec.spec.trace.Trace``)
-that ``kcspec conformance replay`` runs again. A signature that a ``--known`` file acknowledges gets the
-verdict *known*.
+It reports every divergence, not the first: divergences are grouped by cause (the first part of the reply that
+differs and the first differing path in it, ``kcspec.conformance.signature.Cause``), so that one bug is one group, however many
+signatures (exact sets of differing paths) its divergences have; the first sequence of each group is shrunk
+(chunks of events, then single events, removed while the reference still accepts the sequence and the SUT still
+diverges with the same cause) and written as a trace file (``kcspec.spec.trace.Trace``) that ``kcspec conformance
+replay`` runs again; the group's outcome gives how many sequences met it and its signatures. A group is *known*
+when a ``--known`` entry matches every signature met in it.
 
 The time budget bounds the whole search: no new sequence starts after the deadline and shrinking stops
 there, keeping the smallest sequence found so far. A divergence once found is always reported, shrunk or
@@ -26,6 +27,7 @@ failure.)
 
 from __future__ import annotations
 
+import json
 import random
 import time
 from collections.abc import Callable, Collection, Sequence
@@ -38,7 +40,8 @@ from kcspec.conformance.known import NO_KNOWN, KnownDeviations
 from kcspec.conformance.protocol import messages as m
 from kcspec.conformance.reference_sut import EngineUnavailable, ReferenceSut
 from kcspec.conformance.reply_diff import Difference, diff_replies
-from kcspec.conformance.signature import Signature
+from kcspec.conformance.runner import kind_not_declared
+from kcspec.conformance.signature import Cause, Signature
 from kcspec.conformance.verdicts import Outcome, Verdict
 from kcspec.model.event_candidates import bootstrap, candidates
 from kcspec.model.explore_config import FAULT_KINDS, ExploreConfig
@@ -55,8 +58,8 @@ MAX_SHRINK_RUNS = 120
 """SUT runs spent on shrinking one divergence (at most)."""
 MAX_SHRINK_SECONDS = 5.0
 """Seconds spent on shrinking one divergence (at most): a SUT with many distinct divergences still finishes."""
-MAX_SIGNATURES = 30
-"""Distinct divergences shrunk and reported in one run; further signatures are counted in a note."""
+MAX_GROUPS = 30
+"""Divergence groups (causes) shrunk and reported in one run; further groups are counted in a note."""
 DEFAULT_EXAMPLES = 300
 """Sequences a ``kcspec conformance run --level controller`` tries when ``--differential`` is not given."""
 DEFAULT_SECONDS = 40.0
@@ -79,13 +82,18 @@ def required_capabilities(kind: str) -> frozenset[m.Capability]:
     return EVENT_CAPABILITIES.get(kind, frozenset({m.Capability.controller_events}))
 
 
-def undeclared_kinds(capabilities: Collection[m.Capability]) -> dict[str, str]:
-    """The event kinds a SUT with ``capabilities`` is not sent, each with the reason."""
+def undeclared_kinds(
+    capabilities: Collection[m.Capability], hello: m.HelloReply | None = None
+) -> dict[str, str]:
+    """The event kinds a SUT with ``capabilities`` (and, when given, this ``hello``'s event kinds) is not sent,
+    each with the reason."""
     out: dict[str, str] = {}
     for kind in sorted(EVENTS_BY_KIND):
         missing = sorted(c.name for c in required_capabilities(kind) - set(capabilities))
         if missing:
             out[kind] = f"{', '.join(missing)} not declared"
+        elif hello is not None and not hello.handles(kind):
+            out[kind] = kind_not_declared(hello, kind)
     return out
 
 
@@ -112,6 +120,10 @@ class Divergence:
         return Signature.of(kind, self.differences)
 
     @property
+    def cause(self) -> Cause:
+        return Cause.of(self.signature)
+
+    @property
     def verdict(self) -> Verdict:
         return Verdict.errored if self.failure or self.internal or not self.differences else Verdict.failed
 
@@ -127,6 +139,8 @@ class SutRun:
     """The SUT failed and its session must be started again."""
     load_error: str = ""
     """The SUT refused to load the empty state."""
+    beyond: str | None = None
+    """The kind of the event the SUT answered ``beyond_scope``; the sequence is dropped (counted, not compared)."""
 
 
 def explore_config(profile: str) -> ExploreConfig:
@@ -209,8 +223,9 @@ def events_for(choices: list[int], profile: str, ref: ControllerSut) -> list[Ste
     return out
 
 
-def run_on_sut(adapter: Adapter, steps: Sequence[Step]) -> SutRun:
-    """Run the events on the SUT from the empty state, comparing each reply with the reference's."""
+def run_on_sut(adapter: Adapter, steps: Sequence[Step], order: bool = True) -> SutRun:
+    """Run the events on the SUT from the empty state, comparing each reply with the reference's (with each
+    broker's request order unless ``order`` is false)."""
     events = tuple(e for e, _ in steps)
     expected = tuple(StepResult(r.state, r.requests, r.failures) for _, r in steps)
     i = -1
@@ -222,7 +237,9 @@ def run_on_sut(adapter: Adapter, steps: Sequence[Step]) -> SutRun:
             reply = adapter.call(m.Event(event))
             if isinstance(reply, m.ErrorReply) and reply.code is m.ErrorCode.unsupported:
                 return SutRun(unsupported=event.kind)
-            diffs = diff_replies(ref_reply, reply)
+            if isinstance(reply, m.ErrorReply) and reply.code is m.ErrorCode.beyond_scope:
+                return SutRun(beyond=event.kind)
+            diffs = diff_replies(ref_reply, reply, order=order)
             if diffs:
                 reason = (
                     f"the SUT refused the event: {reply.code.name}: {reply.message}"
@@ -249,10 +266,12 @@ def run_on_sut(adapter: Adapter, steps: Sequence[Step]) -> SutRun:
     return SutRun()
 
 
-def compare_run(adapter: Adapter, steps: list[Step], profile: str = "kafka-2.8") -> Divergence | None:
+def compare_run(
+    adapter: Adapter, steps: list[Step], profile: str = "kafka-2.8", order: bool = True
+) -> Divergence | None:
     """Run the events on the SUT from the empty state; the first step whose reply differs (an ``unsupported``
     reply is not a divergence). A SUT that failed is restarted."""
-    run = run_on_sut(adapter, steps)
+    run = run_on_sut(adapter, steps, order)
     if run.restart:
         restart(adapter, profile)
     if run.load_error:
@@ -299,9 +318,10 @@ def print_divergence(div: Divergence, console: Console, *, differences: bool = T
 
 @dataclass
 class Found:
-    """One signature met by the search: its shrunk divergence, how often it was met, and the trace."""
+    """One group (cause) met by the search: its shrunk divergence, how often it was met, its signatures (each
+    with the differences of its first divergence, for ``--known``), and the trace."""
 
-    signature: Signature
+    cause: Cause
     first_sequence: int
     original_length: int
     divergence: Divergence
@@ -310,6 +330,12 @@ class Found:
     shrink_runs: int = 0
     seconds: float = 0.0
     trace: Path | None = None
+    signatures: dict[Signature, tuple[Difference, ...]] = field(default_factory=dict)
+
+    @property
+    def signature(self) -> Signature:
+        """The signature of the shrunk divergence."""
+        return self.divergence.signature
 
 
 @dataclass
@@ -324,7 +350,9 @@ class Search:
     """Event kinds not generated, with the reason (not declared, or answered ``unsupported``)."""
     sequences: int = 0
     runs: int = 0
-    found: dict[Signature, Found] = field(default_factory=dict)
+    found: dict[Cause, Found] = field(default_factory=dict)
+    beyond: dict[str, int] = field(default_factory=dict)
+    """Sequences dropped because the SUT answered ``beyond_scope``, by the kind of the event it refused."""
     overflow: int = 0
     """Divergences with a new signature met after ``MAX_SIGNATURES`` were already reported."""
     stop_reason: str = ""
@@ -332,6 +360,8 @@ class Search:
     """The verdict of a search that could not go on (``None``: it ran out of sequences or time)."""
     last_run_seconds: float = 0.0
     """Wall time of the last ``run`` (the sequence on the SUT, and its restart after a failure)."""
+    order: bool = True
+    """Each broker's request order is compared (the SUT speaks protocol 1.1 or later)."""
 
     def stop(self, verdict: Verdict | None, reason: str) -> None:
         self.stop_verdict, self.stop_reason = verdict, reason
@@ -342,7 +372,7 @@ class Search:
     def run(self, steps: Sequence[Step]) -> SutRun:
         self.runs += 1
         started = time.monotonic()
-        result = run_on_sut(self.adapter, steps)
+        result = run_on_sut(self.adapter, steps, self.order)
         if result.restart:
             try:
                 restart(self.adapter, self.profile)
@@ -357,7 +387,7 @@ class Search:
         return self.stop_verdict is Verdict.errored
 
     def shrink(self, found: Found) -> None:
-        """Remove chunks of events, then single events, while the SUT still diverges with the same signature."""
+        """Remove chunks of events, then single events, while the SUT still diverges with the same cause."""
         started = time.monotonic()
         stop_at = started + MAX_SHRINK_SECONDS
         best = found.divergence
@@ -376,7 +406,7 @@ class Search:
                     found.shrink_runs += 1
                     result = self.run(steps)
                     div = result.divergence
-                    if div is not None and div.signature == found.signature:
+                    if div is not None and div.cause == found.cause:
                         best = div
                         continue
                 i += chunk
@@ -434,7 +464,8 @@ def run_differential(
     console.print(
         f"differential: {examples} sequences, seed {seed} (re-run with --seed {seed})", highlight=False
     )
-    search = Search(adapter, ref, profile, deadline, undeclared_kinds(hello.capabilities))
+    search = Search(adapter, ref, profile, deadline, undeclared_kinds(hello.capabilities, hello))
+    search.order = hello.protocol_minor >= 1
     try:
         find_divergences(search, examples, seed, console)
     finally:
@@ -480,6 +511,9 @@ def _search(
             verdict = Verdict.not_supported if unsupported else Verdict.errored
             search.stop(verdict, f"the SUT refused to load the empty state: {result.load_error}")
             return
+        if result.beyond is not None:
+            search.beyond[result.beyond] = search.beyond.get(result.beyond, 0) + 1
+            continue
         if result.unsupported is not None:
             search.excluded[result.unsupported] = f"the SUT answered unsupported in sequence {n + 1}"
             console.print(
@@ -504,19 +538,21 @@ def _record(search: Search, result: SutRun, n: int, console: Console) -> Found |
     div = result.divergence
     if div is None:
         return None
-    signature = div.signature
-    seen = search.found.get(signature)
+    cause = div.cause
+    seen = search.found.get(cause)
     if seen is not None:
         seen.count += 1
+        seen.signatures.setdefault(div.signature, div.differences)
         return None
-    if len(search.found) >= MAX_SIGNATURES:
+    if len(search.found) >= MAX_GROUPS:
         search.overflow += 1
         return None
     # its seconds: the sequence that met it, then (in ``shrink``) the shrinking
-    found = Found(signature, n + 1, len(div.events), div, seconds=search.last_run_seconds)
-    search.found[signature] = found
+    found = Found(cause, n + 1, len(div.events), div, seconds=search.last_run_seconds)
+    found.signatures[div.signature] = div.differences
+    search.found[cause] = found
     console.print(
-        f"differential: divergence {len(search.found)} in sequence {n + 1}: {signature.render()}",
+        f"differential: divergence group {len(search.found)} in sequence {n + 1}: {cause.render()}",
         markup=False,
         highlight=False,
     )
@@ -538,23 +574,31 @@ def _report(
     seen_known: set[str] = set()
     for found in search.found.values():
         div = found.divergence
-        path = trace_dir / f"divergence-{profile}-seed{seed}-{found.signature.slug}.json"
+        found.signatures.setdefault(div.signature, div.differences)
+        path = trace_dir / f"divergence-{profile}-seed{seed}-{found.cause.slug}.json"
         write_trace(path, profile, div, seed)
         found.trace = path
-        entry = known.match(found.signature)
+        entries = [known.match(sig, diffs) for sig, diffs in found.signatures.items()]
+        entry = entries[0] if entries and all(e is not None for e in entries) else None
+        unknown = [sig for sig, e in zip(found.signatures, entries, strict=True) if e is None]
         shrink = (
             f"shrunk from {found.original_length} events"
             if found.shrunk
             else f"shrinking stopped early ({found.shrink_runs} runs), from {found.original_length} events"
         )
         reason = (
-            f"{div.reason} at step {div.step + 1} of {len(div.events)} ({shrink}); met in {found.count} of "
-            f"{search.sequences} sequences, first in sequence {found.first_sequence}; signature "
-            f"{found.signature.render()}; trace {path}"
+            f"{div.reason} at step {div.step + 1} of {len(div.events)} ({shrink}); group {found.cause.render()} "
+            f"met in {found.count} of {search.sequences} sequences ({len(found.signatures)} signature(s)), first in "
+            f"sequence {found.first_sequence}; signature {found.signature.render()}; trace {path}"
+        )
+        if unknown and len(unknown) < len(found.signatures):
+            reason += f"; not covered by --known: {unknown[0].render()}"
+        reason += "; signatures met: " + json.dumps(
+            [sig.to_json() for sig in found.signatures], ensure_ascii=False
         )
         verdict = div.verdict
         if entry is not None:
-            seen_known.add(entry.where)
+            seen_known.update(e.where for e in entries if e is not None)
             reason = f"known deviation ({entry.where}: {entry.reason}); {verdict.value}: {reason}"
             verdict = Verdict.known
         else:
@@ -562,10 +606,11 @@ def _report(
             console.print(f"trace written to {path}; replay with: kcspec conformance replay {path} --sut ...")
         outcomes.append(
             Outcome(
-                f"{profile}.differential.{found.signature.slug}",
+                f"{profile}.differential.{found.cause.slug}",
                 "controller",
                 SECTIONS,
-                f"random event sequences (seed {seed}) diverging at {found.signature.event}",
+                f"random event sequences (seed {seed}) diverging in the {found.cause.part} at "
+                f"{found.cause.path}, first at {found.cause.event} ({found.count} sequence(s))",
                 verdict,
                 reason,
                 div.differences,
@@ -580,14 +625,19 @@ def _report(
     notes.insert(
         0,
         f"differential: {search.sequences} of {examples} sequences in {elapsed:.1f} s ({rate:.1f}/s), seed {seed}; "
-        f"{len(search.found)} distinct divergence(s)",
+        f"{len(search.found)} divergence group(s)",
     )
     if search.stop_reason:
         notes.append(f"differential: {search.stop_reason}")
     if search.overflow:
         notes.append(
-            f"differential: {search.overflow} more divergence(s) with new signatures not reported "
-            f"(at most {MAX_SIGNATURES} per run)"
+            f"differential: {search.overflow} more divergence(s) of new groups not reported "
+            f"(at most {MAX_GROUPS} per run)"
+        )
+    if search.beyond:
+        per_kind = ", ".join(f"{n} at {kind}" for kind, n in sorted(search.beyond.items()))
+        notes.append(
+            f"differential: {sum(search.beyond.values())} sequence(s) dropped, answered beyond_scope ({per_kind})"
         )
     for kind, why in sorted(search.excluded.items()):
         notes.append(f"differential: {kind} not generated ({why})")
@@ -632,10 +682,11 @@ def replay_file(path: Path, adapter: Adapter, console: Console) -> int:
             )
         if trace.initial != ClusterState():
             adapter.call(m.Load(trace.initial))
+        order = hello.protocol_minor >= 1
         div = (
-            compare_run(adapter, steps, trace.profile)
+            compare_run(adapter, steps, trace.profile, order)
             if trace.initial == ClusterState()
-            else _compare_from(adapter, steps)
+            else _compare_from(adapter, steps, order)
         )
     except SutFailure as failure:
         console.print(f"[bold red]the SUT failed:[/bold red] {failure}", highlight=False)
@@ -649,11 +700,13 @@ def replay_file(path: Path, adapter: Adapter, console: Console) -> int:
     return 1
 
 
-def _compare_from(adapter: Adapter, steps: list[tuple[ControllerEvent, m.StepReply]]) -> Divergence | None:
+def _compare_from(
+    adapter: Adapter, steps: list[tuple[ControllerEvent, m.StepReply]], order: bool = True
+) -> Divergence | None:
     events = tuple(e for e, _ in steps)
     expected = tuple(StepResult(r.state, r.requests, r.failures) for _, r in steps)
     for i, (event, ref_reply) in enumerate(steps):
-        diffs = diff_replies(ref_reply, adapter.call(m.Event(event)))
+        diffs = diff_replies(ref_reply, adapter.call(m.Event(event)), order=order)
         if diffs:
             return Divergence(events[: i + 1], i, tuple(diffs), "the SUT's reply differs", expected[: i + 1])
     return None

@@ -16,7 +16,16 @@ The file is JSON::
 Each deviation names exactly one of ``vector`` (a vector id, as printed in the report) or ``signature``
 (a divergence signature, as the differential part prints it, ``kcspec.conformance.signature``), and a
 non-empty ``reason``. A divergence matches a signature entry when its event kind is the entry's and each
-of its paths is among the entry's paths. A matching failure is reported with the verdict *known* and does
+of its paths is among the entry's paths. A signature may also name values, and then matches only them::
+
+    {"signature": {"event": "ControllerFailover", "paths": ["$.state.controller.controller_id"],
+                   "values": [{"path": "$.state.controller.controller_id", "expected": 1, "actual": -1}]},
+     "reason": "we resign where Kafka does not (ticket 7)"}
+
+Each value names a path of the entry (general, as the report prints it) and the reference's ``expected`` value,
+the SUT's ``actual`` value, or both (JSON values; a string is compared as the report shows it, ``"(absent)"``
+for a missing member): a difference at that path matches only those values, so the entry cannot hide another
+wrong value at the same place. A matching failure is reported with the verdict *known* and does
 not fail the run.
 
 Stale entries (decided here, and shown in the report):
@@ -39,7 +48,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from kcspec.conformance.signature import Signature
+from kcspec.conformance.reply_diff import Difference, show
+from kcspec.conformance.signature import Signature, general_path
 from kcspec.conformance.verdicts import Outcome, Verdict
 from kcspec.spec import bounded_json
 
@@ -60,6 +70,8 @@ class KnownDeviation:
     """``FILE $.deviations[i]``, for the report."""
     vector: str | None = None
     signature: Signature | None = None
+    values: tuple[NamedValue, ...] = ()
+    """Values the entry names (``signature.values``): a difference at a named path matches only them."""
 
     def describe(self) -> str:
         what = f"vector {self.vector}" if self.vector is not None else f"signature {self.render_signature()}"
@@ -82,11 +94,41 @@ class KnownDeviations:
     def signatures(self) -> tuple[KnownDeviation, ...]:
         return tuple(d for d in self.deviations if d.signature is not None)
 
-    def match(self, signature: Signature) -> KnownDeviation | None:
-        """The first signature entry that covers ``signature``."""
+    def match(
+        self, signature: Signature, differences: Sequence[Difference] | None = None
+    ) -> KnownDeviation | None:
+        """The first signature entry that covers ``signature`` and, where it names values, ``differences``."""
         return next(
-            (d for d in self.signatures if d.signature is not None and d.signature.covers(signature)),
+            (
+                d
+                for d in self.signatures
+                if d.signature is not None
+                and d.signature.covers(signature)
+                and (differences is None or all(_values_match(d.values, x) for x in differences))
+            ),
             None,
+        )
+
+
+def _values_match(values: tuple[NamedValue, ...], d: Difference) -> bool:
+    """``d`` agrees with every value entry naming its (general) path; a path no entry names is any value."""
+    path = general_path(d.path)
+    named = [v for v in values if v.path == path]
+    return not named or any(v.accepts(d) for v in named)
+
+
+@dataclass(frozen=True)
+class NamedValue:
+    """A known difference's values: at ``path`` (general, as in a signature), the reference's ``expected`` and
+    the SUT's ``actual`` JSON values (``None``: any value). A difference at that path matches only these."""
+
+    path: str
+    expected: str | None
+    actual: str | None
+
+    def accepts(self, d: Difference) -> bool:
+        return (self.expected is None or d.expected == self.expected) and (
+            self.actual is None or d.actual == self.actual
         )
 
 
@@ -136,9 +178,9 @@ def parse(data: Any, name: str) -> KnownDeviations:
             key = f"vector {vector}"
             deviation = KnownDeviation(reason, where, vector=vector)
         else:
-            signature = _signature(entry["signature"], f"{where}.signature")
-            key = f"signature {signature.render()}"
-            deviation = KnownDeviation(reason, where, signature=signature)
+            signature, values = _signature(entry["signature"], f"{where}.signature")
+            key = f"signature {signature.render()} {values}"
+            deviation = KnownDeviation(reason, where, signature=signature, values=values)
         if key in seen:
             raise _fail(where, f"{key} is already listed at {seen[key]}")
         seen[key] = where
@@ -146,9 +188,40 @@ def parse(data: Any, name: str) -> KnownDeviations:
     return KnownDeviations(None, tuple(out))
 
 
-def _signature(value: Any, where: str) -> Signature:
-    if not isinstance(value, dict) or set(value) != {"event", "paths"}:
-        raise _fail(where, 'expected {"event": KIND, "paths": [JSON paths]} as the report prints it')
+def _values(value: Any, paths: tuple[str, ...], where: str) -> tuple[NamedValue, ...]:
+    if not isinstance(value, list) or not value:
+        raise _fail(where, 'expected a non-empty list of {"path": P, "expected": V, "actual": V}')
+    out: list[NamedValue] = []
+    for j, item in enumerate(value):
+        at = f"{where}[{j}]"
+        if (
+            not isinstance(item, dict)
+            or "path" not in item
+            or not set(item) <= {"path", "expected", "actual"}
+        ):
+            raise _fail(at, 'expected {"path": P, "expected": V, "actual": V} (expected and actual optional)')
+        path = general_path(_string(item["path"], f"{at}.path"))
+        if path not in paths:
+            raise _fail(f"{at}.path", f"{path!r} is not one of the entry's paths")
+        if "expected" not in item and "actual" not in item:
+            raise _fail(at, "name the expected value, the actual value or both")
+        out.append(
+            NamedValue(
+                path,
+                show(item["expected"]) if "expected" in item else None,
+                show(item["actual"]) if "actual" in item else None,
+            )
+        )
+    return tuple(out)
+
+
+def _signature(value: Any, where: str) -> tuple[Signature, tuple[NamedValue, ...]]:
+    if not isinstance(value, dict) or not {"event", "paths"} <= set(value) <= {"event", "paths", "values"}:
+        raise _fail(
+            where,
+            'expected {"event": KIND, "paths": [JSON paths]} as the report prints it, optionally with '
+            '"values": [{"path": P, "expected": V, "actual": V}]',
+        )
     from kcspec.spec.events import EVENTS_BY_KIND
 
     event = _string(value["event"], f"{where}.event")
@@ -165,7 +238,9 @@ def _signature(value: Any, where: str) -> Signature:
             raise _fail(
                 f"{where}.paths[{j}]", f"expected a JSON path starting with '$' or a <failure>, got {text!r}"
             )
-    return Signature(event, tuple(sorted(set(paths))))
+    signature = Signature(event, tuple(sorted(set(paths))))
+    values = _values(value["values"], signature.paths, f"{where}.values") if "values" in value else ()
+    return signature, values
 
 
 def load(path: Path) -> KnownDeviations:

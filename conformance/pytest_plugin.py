@@ -15,6 +15,12 @@ reason and does not fail the run; a listed vector that passes fails (a stale ent
 strict xfail does; entries that were not checked (their vector did not run, or a divergence signature, which
 only differential testing meets) are listed in the terminal summary. A file that cannot be used is a usage
 error naming the file and the JSON path.
+
+At ``--kcspec-level controller`` the differential part runs too (``--kcspec-differential N`` sequences, the
+CLI's default when not given, 0 turns it off): the search runs while the items are collected (its groups are
+only known then), and each divergence group becomes one item that fails with the group's shrunk counterexample
+and trace (xfailed when ``--kcspec-known`` acknowledges it); no divergence is one passing item. Vectors come from
+the same cache as ``kcspec conformance run``'s.
 """
 
 from __future__ import annotations
@@ -40,6 +46,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--kcspec-level", default="controller", choices=tuple(Level.__members__))
     group.addoption("--kcspec-vectors", default=None, metavar="DIR", help="Exported vectors to run.")
     group.addoption("--kcspec-timeout", type=float, default=10.0, help="Seconds per message.")
+    group.addoption(
+        "--kcspec-differential",
+        type=int,
+        default=None,
+        metavar="N",
+        help="Random event sequences against the reference controller at level controller (default as "
+        "kcspec conformance run; 0: off); one item per divergence group.",
+    )
+    group.addoption("--kcspec-seed", type=int, default=0, help="Seed of the differential search.")
     group.addoption(
         "--kcspec-known",
         default=None,
@@ -146,13 +161,74 @@ class VectorCollector(pytest.Collector):
 
 
 def _load(config: pytest.Config) -> list[Vector]:
-    from kcspec.conformance.vectors import files, generate
+    from kcspec.conformance.vectors import cache, files, generate
 
     profile = str(config.getoption("--kcspec-profile"))
     level = Level[str(config.getoption("--kcspec-level"))]
     source = config.getoption("--kcspec-vectors")
-    vectors = files.load_dir(Path(source)) if source else generate.generate([profile]).vectors
+    if source:
+        vectors = files.load_dir(Path(source))
+    else:
+        cached = cache.load(profile)
+        vectors = cached if cached is not None else generate.generate([profile]).vectors
+        if cached is None:
+            cache.store(profile, list(vectors))
     return runner.select_vectors(vectors, profile, level)
+
+
+class DifferentialItem(pytest.Item):
+    """One divergence group of the differential search (or its single passing outcome)."""
+
+    def __init__(self, *, outcome: Outcome, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.outcome = outcome
+
+    def runtest(self) -> None:
+        o = self.outcome
+        if o.verdict in (Verdict.not_supported, Verdict.skipped):
+            pytest.skip(f"{o.verdict.value}: {o.reason}")
+        if o.verdict is Verdict.known:
+            pytest.xfail(o.reason)
+        if o.verdict is not Verdict.passed:
+            raise ConformanceFailure(_render(o))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, ConformanceFailure):
+            return str(excinfo.value)
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return Path("kcspec-differential"), 0, self.outcome.id
+
+
+def _differential_items(session: pytest.Session, config: pytest.Config) -> list[pytest.Item]:
+    """Run the differential search (at level controller) and make one item per outcome."""
+    import io
+    import tempfile
+
+    from kcspec.conformance import differential
+    from rich.console import Console
+
+    examples = config.getoption("--kcspec-differential")
+    examples = differential.DEFAULT_EXAMPLES if examples is None else int(examples)
+    if Level[str(config.getoption("--kcspec-level"))] is not Level.controller or examples <= 0:
+        return []
+    adapter = SubprocessAdapter(
+        str(config.getoption("--kcspec-sut")), timeout=float(config.getoption("--kcspec-timeout"))
+    )
+    trace_dir = Path(tempfile.mkdtemp(prefix="kcspec-traces-"))
+    outcomes, _notes = differential.run_differential(
+        adapter,
+        profile=str(config.getoption("--kcspec-profile")),
+        examples=examples,
+        seed=int(config.getoption("--kcspec-seed")),
+        trace_dir=trace_dir,
+        budget=differential.DEFAULT_SECONDS,
+        console=Console(file=io.StringIO()),
+        known=_known(config),
+    )
+    parent = VectorCollector.from_parent(session, name="kcspec-differential", vectors=[])
+    return [DifferentialItem.from_parent(parent, name=o.id, outcome=o) for o in outcomes]
 
 
 def pytest_collection_modifyitems(
@@ -163,6 +239,7 @@ def pytest_collection_modifyitems(
     _known(config)  # a bad --kcspec-known file stops the run before any vector
     collector = VectorCollector.from_parent(session, name="kcspec-conformance", vectors=_load(config))
     items.extend(collector.collect())
+    items.extend(_differential_items(session, config))
 
 
 _RAN_KEY = "kcspec_ran"

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from functools import cache
 from typing import Any
 
@@ -19,7 +20,7 @@ from kcspec.conformance.adapters.inprocess import ControllerSut, SutError
 from kcspec.conformance.protocol import messages as m
 from kcspec.spec import codec
 from kcspec.spec.events import ControllerEvent
-from kcspec.spec.requests import StepResult
+from kcspec.spec.requests import Request, StepResult
 from kcspec.spec.state import ClusterState
 from kcspec.spec.vocabulary import (
     ElectionInput,
@@ -53,12 +54,19 @@ def _results(pairs: dict[str, str]) -> Any:
     return FMap(pairs)
 
 
-def step_reply(result: StepResult, results: dict[str, str] | None = None) -> m.StepReply:
+def step_reply(
+    result: StepResult, results: dict[str, str] | None = None, sent: Sequence[Request] = ()
+) -> m.StepReply:
+    """The reply of a step; ``sent``: its requests in the order they were sent (none: the order is not known)."""
     state = result.state
     if not isinstance(state, ClusterState):
         raise TypeError(f"a step result's state is a {type(state).__name__}, not a ClusterState")
     return m.StepReply(
-        state=state, requests=result.requests, failures=result.failures, results=_results(results or {})
+        state=state,
+        requests=result.requests,
+        failures=result.failures,
+        results=_results(results or {}),
+        send_order=m.send_order(sent),
     )
 
 
@@ -90,6 +98,7 @@ class ReferenceSut(ControllerSut):
     version = "1"
     profiles = PROFILES
     capabilities = frozenset(m.Capability)
+    protocol_minor = m.PROTOCOL_MINOR
 
     def __init__(self) -> None:
         self._ri = _import("kcspec.reference_impl")
@@ -117,7 +126,8 @@ class ReferenceSut(ControllerSut):
         ctrl = self._controller()
         if not ctrl.enabled(event):
             raise SutError(m.ErrorCode.not_enabled, f"{event.kind} is not enabled in the loaded state")
-        return step_reply(ctrl.handle(event))
+        sent: list[Request] = []
+        return step_reply(ctrl.handle(event, sent=sent), sent=sent)
 
     def snapshot(self) -> ClusterState:
         state: ClusterState = self._controller().snapshot()
@@ -176,7 +186,10 @@ class ReferenceSut(ControllerSut):
         with contextlib.suppress(self._errors.ControllerMovedException):
             call()
         state: ClusterState = ctrl.snapshot()
-        return state, m.StepReply(state, frozenset(sent[n_sent:]), frozenset(failures[n_failures:]))
+        new = sent[n_sent:]
+        return state, m.StepReply(
+            state, frozenset(new), frozenset(failures[n_failures:]), send_order=m.send_order(new)
+        )
 
     def replica_state_change(
         self, replicas: tuple[PartitionReplica, ...], target: ReplicaState
@@ -184,9 +197,7 @@ class ReferenceSut(ControllerSut):
         machine = self._controller().kc.replica_sm
         groups = self._rsm.group_replicas(dict.fromkeys(replicas))
         state, reply = self._machine_call(machine, lambda: machine.handle_state_changes(groups, target))
-        return m.StepReply(
-            state, reply.requests, reply.failures, _results(element_results_replicas(state, replicas))
-        )
+        return replace(reply, results=_results(element_results_replicas(state, replicas)))
 
     def partition_state_change(
         self, partitions: tuple[TopicPartition, ...], target: PartitionState, election: LeaderElection | None
@@ -196,9 +207,7 @@ class ReferenceSut(ControllerSut):
         state, reply = self._machine_call(
             machine, lambda: machine.handle_state_changes(unique, target, election)
         )
-        return m.StepReply(
-            state, reply.requests, reply.failures, _results(element_results_partitions(state, partitions))
-        )
+        return replace(reply, results=_results(element_results_partitions(state, partitions)))
 
 
 class SpecSut(ControllerSut):

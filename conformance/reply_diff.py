@@ -1,5 +1,10 @@
 """Compare a SUT's reply with the expected one and list the differences as readable, path-named items.
 
+Request order (protocol 1.1): each request carries its ``position`` among the requests to its broker. It is
+compared as one more field of the paired request, so a request sent to a broker out of order is reported as
+``$.requests[UpdateMetadata to broker 1].position: expected 1, got 0``. Only each broker's order is compared:
+every broker has its own queue and send thread (§3.4), so the order across brokers is not observable.
+
 Both replies are brought to canonical JSON first, so sets are order-free. Requests and failures are
 sets (Kafka does not order a batch): they are paired by (type, recipient broker), then, where one broker
 gets several requests of a type, by the partitions they name, and by partition within a request, before
@@ -34,6 +39,13 @@ class Difference:
         return f"{self.path}: expected {self.expected}, got {self.actual}"
 
 
+def show(value: object) -> str:
+    """A value as differences show it (``(absent)`` for a missing member, a string as is when it is that)."""
+    if isinstance(value, str) and value == "(absent)":
+        return value
+    return _show(value)
+
+
 def _show(value: object) -> str:
     if value is _MISSING:
         return "(absent)"
@@ -41,10 +53,14 @@ def _show(value: object) -> str:
     return text if len(text) <= 300 else text[:297] + "..."
 
 
-def normalise(reply: object, unspecified: Iterable[str] = ()) -> dict[str, Any]:
-    """The canonical JSON of a reply without its id, with set-valued lists sorted and unspecified paths removed."""
+def normalise(reply: object, unspecified: Iterable[str] = (), order: bool = True) -> dict[str, Any]:
+    """The canonical JSON of a reply without its id, with set-valued lists sorted and unspecified paths removed;
+    without its requests' ``position`` members unless ``order``."""
     wire = m.to_wire(0, reply)
     del wire["id"]
+    if not order and isinstance(wire.get("requests"), list):
+        for item in wire["requests"]:
+            item.pop("position", None)
     if wire["type"] == "election":
         wire["result"]["recipients"] = sorted(wire["result"]["recipients"])
     for path in unspecified:
@@ -63,11 +79,17 @@ def _remove(data: dict[str, Any], path: str) -> None:
         node.pop(parts[-1], None)
 
 
-def diff_replies(expected: object, actual: object, unspecified: Iterable[str] = ()) -> list[Difference]:
-    """Every difference between two replies (empty list: they agree)."""
+def diff_replies(
+    expected: object, actual: object, unspecified: Iterable[str] = (), order: bool = True
+) -> list[Difference]:
+    """Every difference between two replies (empty list: they agree).
+
+    Requests are compared with their ``position`` (each broker's send order, protocol 1.1) when ``order`` is true
+    and the expected reply knows its order; otherwise as a set only (``order`` false: a SUT of protocol 1.0)."""
     unspecified = tuple(unspecified)
-    exp = normalise(expected, unspecified)
-    act = normalise(actual, unspecified)
+    order = order and not (isinstance(expected, m.StepReply) and not expected.ordered)
+    exp = normalise(expected, unspecified, order)
+    act = normalise(actual, unspecified, order)
     out: list[Difference] = []
     if exp["type"] != act["type"]:
         detail = f"{act.get('code')}: {act.get('message')}" if act["type"] == "error" else act["type"]

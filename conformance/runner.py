@@ -66,6 +66,11 @@ class Session:
         self.hello = reply
         return reply
 
+    @property
+    def ordered(self) -> bool:
+        """Request order is compared: the SUT speaks protocol 1.1 or later (``position`` on every request)."""
+        return self.hello is not None and self.hello.protocol_minor >= 1
+
     def call(self, request: m.RequestMessage) -> m.ResponseMessage:
         self.exchanges += 1
         started = time.monotonic()
@@ -89,6 +94,37 @@ class Session:
 
 
 Progress = Callable[[Outcome], None]
+
+
+def kind_not_declared(hello: m.HelloReply, kind: str) -> str:
+    """Why the SUT is not sent events of ``kind``."""
+    if m.Capability.controller_events not in hello.capabilities:
+        return "the SUT does not declare controller_events"
+    if hello.event_kinds is not None:
+        return f"the SUT does not list event kind {kind} in its hello"
+    since = m.KIND_SINCE.get(kind, 0)
+    return f"event kind {kind} came with protocol 1.{since}; the SUT declares 1.{hello.protocol_minor}"
+
+
+def hello_notes(hello: m.HelloReply) -> list[str]:
+    """The report's notes about the SUT's ``hello``: what was ignored, and what is not compared."""
+    from kcspec.spec.events import EVENTS_BY_KIND
+
+    notes = hello.warnings(EVENTS_BY_KIND)
+    if hello.protocol_minor < 1:
+        notes.append(order_note(hello))
+    skipped = sorted(k for k in EVENTS_BY_KIND if not hello.handles(k))
+    if skipped and m.Capability.controller_events in hello.capabilities:
+        notes.append(f"event kinds not tested (not declared by the SUT, not supported): {', '.join(skipped)}")
+    return notes
+
+
+def order_note(hello: m.HelloReply) -> str:
+    """The report's note for a SUT whose requests are compared as a set (it declares protocol 1.0)."""
+    return (
+        f"request order not compared: the SUT declares protocol 1.{hello.protocol_minor}; each request's "
+        f"position (its place in its broker's send order) came with 1.{m.PROTOCOL_MINOR} (PROTOCOL.md's changelog)"
+    )
 
 
 def select_vectors(vectors: Iterable[Vector], profile: str, level: Level) -> list[Vector]:
@@ -169,6 +205,8 @@ def run_one(session: Session, vector: Vector) -> Outcome:
         return _outcome(vector, Verdict.not_supported, f"the SUT does not declare {', '.join(missing)}")
     if vector.profile not in hello.profiles:
         return _outcome(vector, Verdict.not_supported, f"the SUT does not implement profile {vector.profile}")
+    if isinstance(vector.request, m.Event) and not hello.handles(vector.request.event.kind):
+        return _outcome(vector, Verdict.not_supported, kind_not_declared(hello, vector.request.event.kind))
     started = time.perf_counter()
     try:
         if vector.state is not None:
@@ -199,17 +237,20 @@ def run_one(session: Session, vector: Vector) -> Outcome:
     seconds = time.perf_counter() - started
     if (
         isinstance(reply, m.ErrorReply)
-        and reply.code is m.ErrorCode.unsupported
+        and reply.code in (m.ErrorCode.unsupported, m.ErrorCode.beyond_scope)
         and not isinstance(vector.expected, m.ErrorReply)
     ):
         return _outcome(
-            vector, Verdict.not_supported, f"the SUT answered unsupported: {reply.message}", seconds=seconds
+            vector,
+            Verdict.not_supported,
+            f"the SUT answered {reply.code.name}: {reply.message}",
+            seconds=seconds,
         )
     unspecified = vector.unspecified + (
         ERROR_UNSPECIFIED if isinstance(vector.expected, m.ErrorReply) else ()
     )
     try:
-        diffs = diff_replies(vector.expected, reply, unspecified)
+        diffs = diff_replies(vector.expected, reply, unspecified, order=session.ordered)
     except Exception as exc:  # only an in-process SUT can hand over values of the wrong types
         return _outcome(
             vector,
@@ -247,11 +288,13 @@ def run(
     level: Level,
     budget: float | None = None,
     progress: Progress | None = None,
+    session: Session | None = None,
 ) -> RunReport:
-    """Open a session, run the selected vectors, close; ``SessionError`` if the SUT cannot start at all."""
+    """Open a session (unless ``session``, already open, is given), run the selected vectors, close;
+    ``SessionError`` if the SUT cannot start at all."""
     started = time.monotonic()
     selected = select_vectors(vectors, profile, level)
-    session = open_session(adapter, profile)
+    session = session if session is not None else open_session(adapter, profile)
     info = session.info()
     try:
         outcomes = run_vectors(
@@ -259,7 +302,7 @@ def run(
         )
     finally:
         adapter.close()
-    notes: list[str] = []
+    notes: list[str] = hello_notes(session.hello) if session.hello is not None else []
     if info.profiles and profile not in info.profiles:
         notes.append(f"the SUT does not implement profile {profile}; every vector is not supported")
     return RunReport(

@@ -33,6 +33,7 @@ from kcspec.spec.events import (
     StaleAlterIsrReceived,
     StopReplicaPartitionErrorsReceived,
     StopReplicaResponseReceived,
+    StopReplicaResponseWithoutDeletionReceived,
     TopicCreation,
     TopicDeletion,
     UncleanLeaderElectionEnable,
@@ -112,6 +113,8 @@ def _topic_deletion(profile: str) -> list[ControllerEvent]:
         TopicCreation("d", ((0, 1), (1, 2))),
         BrokerFailure(2),
         TopicDeletion(("d", "nope")),
+        # the response to the retry's StopReplica(delete=false) changes nothing (§3.4, KAFKA-9946)
+        StopReplicaResponseWithoutDeletionReceived(1, (tp("d", 0),)),
         StopReplicaResponseReceived(1, (tp("d", 0),)),
         BrokerStartup(2),
         StopReplicaResponseReceived(0, (tp("d", 0),)),

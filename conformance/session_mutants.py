@@ -7,6 +7,9 @@ told each broker, of the epoch it runs under. Each mutant here is the example co
 memory added and wrongly kept. The memory is empty after every ``load``, so every vector passes; differential
 testing (``kcspec.conformance.differential``) runs several events in one session and sees the difference.
 
+``ORDER_MUTANTS`` are not about memory: they send the right requests in the wrong order to a broker, which the
+vectors and differential testing of protocol 1.1 see (each request's ``position``).
+
 Run one over the subprocess protocol with ``python conformance/examples/mutant_controller.py NAME``. They are
 example SUTs of the kit, so they live in it (``tests/quality/bugzoo/test_session_mutants.py`` checks that the kit catches them).
 """
@@ -27,7 +30,13 @@ from kcspec.spec.requests import (
     UpdateMetadataRequest,
 )
 from kcspec.spec.state import ClusterState
-from kcspec.spec.vocabulary import PartitionReplica
+from kcspec.spec.vocabulary import (
+    LeaderElection,
+    PartitionReplica,
+    PartitionState,
+    ReplicaState,
+    TopicPartition,
+)
 
 
 class SessionMutant(ReferenceSut):
@@ -46,15 +55,11 @@ class SessionMutant(ReferenceSut):
 
     def event(self, event: ControllerEvent) -> m.StepReply:
         reply = super().event(event)
-        requests = frozenset(self.rewrite(sorted(reply.requests, key=_request_key)))
-        return replace(reply, requests=requests)
+        rewritten = self.rewrite(list(reply.send_order))  # each broker's requests in send order
+        return replace(reply, requests=frozenset(rewritten), send_order=m.send_order(rewritten))
 
     def rewrite(self, requests: list[Request]) -> list[Request]:
         raise NotImplementedError
-
-
-def _request_key(r: Request) -> tuple[str, int]:
-    return (type(r).__name__, r.broker)
 
 
 class StaleControllerEpoch(SessionMutant):
@@ -172,6 +177,41 @@ class LiveBrokersNeverShrink(SessionMutant):
         return out
 
 
+class UpdateMetadataBeforeLeaderAndIsr(ReferenceSut):
+    """Not a session mutant: a wrong send order, which every reply with both requests to one broker shows."""
+
+    name = "mutant-update-metadata-first"
+    bug: ClassVar[str] = (
+        "The batch sends a broker its UpdateMetadata before its LeaderAndIsr (§3.4 sends LeaderAndIsr first), "
+        "so the broker serves metadata naming a leader that does not know it leads yet; the requests are the "
+        "right ones, only their order to that broker is wrong (to the lowest broker that gets both)."
+    )
+
+    def event(self, event: ControllerEvent) -> m.StepReply:
+        return _update_metadata_first(super().event(event))
+
+    def replica_state_change(
+        self, replicas: tuple[PartitionReplica, ...], target: ReplicaState
+    ) -> m.StepReply:
+        return _update_metadata_first(super().replica_state_change(replicas, target))
+
+    def partition_state_change(
+        self, partitions: tuple[TopicPartition, ...], target: PartitionState, election: LeaderElection | None
+    ) -> m.StepReply:
+        return _update_metadata_first(super().partition_state_change(partitions, target, election))
+
+
+def _update_metadata_first(reply: m.StepReply) -> m.StepReply:
+    order = list(reply.send_order)
+    for i in range(len(order) - 1):
+        first, then = order[i], order[i + 1]
+        same = first.broker == then.broker
+        if same and isinstance(first, LeaderAndIsrRequest) and isinstance(then, UpdateMetadataRequest):
+            order[i], order[i + 1] = then, first
+            return replace(reply, send_order=tuple(order))
+    return reply
+
+
 SESSION_MUTANTS: tuple[type[SessionMutant], ...] = (
     StaleControllerEpoch,
     UpdateMetadataDeduplicated,
@@ -180,5 +220,7 @@ SESSION_MUTANTS: tuple[type[SessionMutant], ...] = (
     LiveBrokersNeverShrink,
 )
 BY_NAME: dict[str, type[SessionMutant]] = {cls.name: cls for cls in SESSION_MUTANTS}
+ORDER_MUTANTS: tuple[type[ReferenceSut], ...] = (UpdateMetadataBeforeLeaderAndIsr,)
+"""Mutants whose requests are right but sent to a broker in the wrong order (protocol 1.1's ``position``)."""
 
-__all__ = ["BY_NAME", "SESSION_MUTANTS", "SessionMutant"]
+__all__ = ["BY_NAME", "ORDER_MUTANTS", "SESSION_MUTANTS", "SessionMutant", "UpdateMetadataBeforeLeaderAndIsr"]

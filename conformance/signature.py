@@ -7,6 +7,17 @@ the event whose reply differed and the set of differing JSON paths with the conc
 path, ``$.state.zk.partition_states[*].leader_and_isr.leader``; a request keeps its type but not its
 recipient or partitions). A SUT that crashes or hangs on an event has the failure's kind as its single path
 (``<timeout>``). The signature is what a ``--known`` file names to acknowledge a deviation.
+
+Signatures are too fine to count bugs: one wrong election changes the leader in ZooKeeper, in the cache, in
+every request and in the failures, on every event kind that elects, and each combination is another signature.
+The differential search therefore groups divergences by their ``Cause``: the *part* of the reply that differs
+first, in the order ``PARTS`` (the reply's type, a resignation, ZooKeeper, the controller's context, the
+configuration, the requests, the failures, the results), and the first differing path in that part down to the
+part's member, with request types merged (``$.state.zk.partition_states``, ``$.requests[*].controller_epoch``). Decisions: the earliest part is the cause, because the later
+parts follow from it (a controller writes ZooKeeper, updates its cache from what it wrote, then tells the
+brokers); neither the event kind nor the path is part of the cause, because one bug shows on every event kind that
+runs the faulty code and in several members of a part (an unclean election changes a partition's leader, ISR and
+faults consumed); the group's outcome names the event and path of its shrunk trace and every signature met.
 """
 
 from __future__ import annotations
@@ -15,7 +26,7 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kcspec.conformance.reply_diff import Difference
@@ -72,3 +83,61 @@ class Signature:
         """A short stable name: the event kind and a hash of the paths."""
         digest = hashlib.sha256("\n".join(self.paths).encode()).hexdigest()[:8]
         return f"{self.event}.{digest}"
+
+
+PARTS: tuple[tuple[str, str], ...] = (
+    ("reply type", "$.type"),
+    ("resignation", "$.state.controller.controller_id"),
+    ("ZooKeeper state", "$.state.zk"),
+    ("controller state", "$.state.controller"),
+    ("configuration", "$.state.config"),
+    ("requests", "$.requests"),
+    ("failures", "$.failures"),
+    ("results", "$.results"),
+)
+"""The parts of a reply, in cause order, each with the JSON path prefix of its members."""
+
+
+def part_of(path: str) -> str:
+    """The part of the reply ``path`` is in (``other`` for a path outside every part)."""
+    if path.startswith("<"):
+        return path.strip("<>")
+    for name, prefix in PARTS:
+        if path == prefix or path.startswith((prefix + ".", prefix + "[")):
+            return name
+    return "other"
+
+
+@dataclass(frozen=True, order=True)
+class Cause:
+    """A group of divergences: the first part of the reply that differs (its identity), with the first differing
+    path in it and the event kind of the divergence the group was first met with (information only)."""
+
+    part: str
+    path: str = field(default="", compare=False)
+    event: str = field(default="", compare=False)
+    """The event kind of the divergence the group was first met with (not part of the group's identity)."""
+
+    @staticmethod
+    def of(signature: Signature) -> Cause:
+        order = [name for name, _prefix in PARTS]
+        rank = {name: i for i, name in enumerate(order)}
+        first = min(signature.paths, key=lambda p: (rank.get(part_of(p), len(order)), p))
+        part = part_of(first)
+        path = _REQUEST_TYPE.sub("$.requests[*]", first)
+        prefix = dict(PARTS).get(part, "")
+        if prefix and path.startswith(prefix):  # down to the part's member (a request's field), no deeper
+            member = _MEMBER.match(path[len(prefix) :])
+            path = prefix + (member.group(0) if member else "")
+        return Cause(part, path, signature.event)
+
+    def render(self) -> str:
+        return f"{self.part}: {self.path}"
+
+    @property
+    def slug(self) -> str:
+        return self.part.replace(" ", "-")
+
+
+_MEMBER = re.compile(r"^(\[[^\]]*\])?(\.[A-Za-z_0-9]+)?")
+_REQUEST_TYPE = re.compile(r"^\$\.requests\[(?:LeaderAndIsr|UpdateMetadata|StopReplica)\]")

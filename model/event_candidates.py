@@ -37,6 +37,7 @@ from kcspec.spec.events import (
     StaleAlterIsrReceived,
     StopReplicaPartitionErrorsReceived,
     StopReplicaResponseReceived,
+    StopReplicaResponseWithoutDeletionReceived,
     TopicCreation,
     TopicDeletion,
     UncleanLeaderElectionEnable,
@@ -92,6 +93,7 @@ def candidates(s: ClusterState, cfg: ExploreConfig) -> list[ControllerEvent]:
             started.setdefault(pr.replica, []).append(pr.tp)
             out.append(StopReplicaResponseReceived(pr.replica, (pr.tp,)))
             out.append(StopReplicaResponseReceived(pr.replica, (pr.tp,), error=True))
+            out.append(StopReplicaResponseWithoutDeletionReceived(pr.replica, (pr.tp,)))
     for broker, tps in sorted(started.items()):
         if len(tps) > 1:
             out.append(StopReplicaResponseReceived(broker, tuple(tps)))

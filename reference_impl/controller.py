@@ -499,6 +499,18 @@ class KafkaController:
             self.logger.info(f"Removing {scala_set(requested)} since delete topic is disabled")
             zk.delete_topic_deletions(requested, ctx.epoch_zk_version)
 
+    def stop_replica_response_callback(
+        self, broker: int, delete_partition: dict[TopicPartition, bool], error: bool
+    ) -> None:
+        """The response callback of ``sendStopReplicaRequests`` (§3.4): a StopReplica response becomes a
+        ``TopicDeletionStopReplicaResponseReceived`` only for the partitions whose request asked
+        ``deletePartition=true`` (the fix of KAFKA-9946); with none left no event is enqueued. [1.1] registers no
+        callback for delete=false entries (§3.4), which has the same effect. ``delete_partition`` maps each partition
+        of the response to the flag its request carried."""
+        deleted = tuple(tp for tp, delete in delete_partition.items() if delete)
+        if deleted:
+            self.process_stop_replica_response(broker, deleted, error)
+
     def process_stop_replica_response(
         self, broker: int, partitions: tuple[TopicPartition, ...], error: bool
     ) -> None:

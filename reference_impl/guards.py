@@ -35,6 +35,7 @@ from kcspec.spec.events import (
     StaleAlterIsrReceived,
     StopReplicaPartitionErrorsReceived,
     StopReplicaResponseReceived,
+    StopReplicaResponseWithoutDeletionReceived,
     TopicCreation,
     TopicDeletion,
     UncleanLeaderElectionEnable,
@@ -283,7 +284,7 @@ def _stop_replica_response_received(
     zk: SimulatedZooKeeper,
     ctx: ControllerContext,
     config: ClusterConfig,
-    event: StopReplicaResponseReceived,
+    event: StopReplicaResponseReceived | StopReplicaResponseWithoutDeletionReceived,
     version: KafkaVersion,
     active: bool,
     modern: bool,
@@ -495,6 +496,8 @@ _GUARDS: dict[type[ControllerEvent], _Guard] = {
     LeaderAndIsrPartitionResultsReceived: _leader_and_isr_partition_results_received,
     BrokerChange: _broker_change,
     LogDirEventNotification: _log_dir_event_notification,
+    # the response to a StopReplica(delete=false) sent to replicas that are now being deleted (§3.4, §8)
+    StopReplicaResponseWithoutDeletionReceived: _stop_replica_response_received,
 }
 """The guard of each event type, in the order they were once tested one by one with ``isinstance``."""
 

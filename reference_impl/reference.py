@@ -50,6 +50,7 @@ from kcspec.spec.events import (
     StaleAlterIsrReceived,
     StopReplicaPartitionErrorsReceived,
     StopReplicaResponseReceived,
+    StopReplicaResponseWithoutDeletionReceived,
     TopicCreation,
     TopicDeletion,
     UncleanLeaderElectionEnable,
@@ -81,6 +82,7 @@ EVENT_NAMES = {
     TopicDeletion: "TopicDeletion",
     StopReplicaResponseReceived: "TopicDeletionStopReplicaResponseReceived",
     StopReplicaPartitionErrorsReceived: "TopicDeletionStopReplicaResponseReceived",
+    StopReplicaResponseWithoutDeletionReceived: "TopicDeletionStopReplicaResponseReceived",
     ControlledShutdown: "ControlledShutdown",
     ReplicaLeaderElection: "ReplicaLeaderElection",
     AutoPreferredReplicaLeaderElection: "AutoPreferredReplicaLeaderElection",
@@ -194,14 +196,18 @@ class ReferenceController:
     def enabled(self, event: ControllerEvent) -> bool:
         return event_enabled(self.zk, self.kc.ctx, self.config, event, self.version)
 
-    def handle(self, event: ControllerEvent, *, guard_checked: bool = False) -> StepResult:
+    def handle(
+        self, event: ControllerEvent, *, guard_checked: bool = False, sent: list[Request] | None = None
+    ) -> StepResult:
         """One step: guard, environment part, controller part; the canonical post-state and what was sent.
-        ``guard_checked``: the caller has just found ``enabled(event)`` true in this state (not asked again)."""
-        requests, failures = self.run(event, guard_checked=guard_checked)
+        ``guard_checked``: the caller has just found ``enabled(event)`` true in this state (not asked again).
+        ``sent``: a list that receives the requests in the order they were sent (§3.4 ``sendRequestsToBrokers``:
+        each batch's LeaderAndIsr, UpdateMetadata and StopReplica requests, batch after batch)."""
+        requests, failures = self.run(event, guard_checked=guard_checked, sent=sent)
         return step_result(self.snapshot(), requests, failures)
 
     def run(
-        self, event: ControllerEvent, *, guard_checked: bool = False
+        self, event: ControllerEvent, *, guard_checked: bool = False, sent: list[Request] | None = None
     ) -> tuple[frozenset[Request], frozenset[StateChangeFailure]]:
         """``handle`` without building the post-state snapshot (for bulk runs and benchmarks)."""
         if not guard_checked and not self.enabled(event):
@@ -215,6 +221,8 @@ class ReferenceController:
             self._dispatch(event)
             self._forget_configs_of_deleted_topics()
             requests, failures = frozenset(self._sent), frozenset(self._failures)
+            if sent is not None:
+                sent.extend(self._sent)
             # the caller owns them now: the controller keeps no reference (no memory pinned until the next event)
             self._sent.clear()
             self._failures.clear()
@@ -401,6 +409,17 @@ class ReferenceController:
         self._run(
             name, lambda: kc.process_stop_replica_response(event.broker_id, event.partitions, event.error)
         )
+
+    def _on_stop_replica_response_without_deletion_received(
+        self,
+        event: StopReplicaResponseWithoutDeletionReceived,
+        zk: SimulatedZooKeeper,
+        kc: KafkaController,
+        name: str,
+    ) -> None:
+        # the channel manager's callback sees every partition of the response with its request's flag (§3.4)
+        asked = dict.fromkeys(event.partitions, False)
+        self._run(name, lambda: kc.stop_replica_response_callback(event.broker_id, asked, event.error))
 
     def _on_api_partition_reassignment(
         self, event: ApiPartitionReassignment, zk: SimulatedZooKeeper, kc: KafkaController, name: str
@@ -637,5 +656,8 @@ _HANDLERS: dict[
     StopReplicaPartitionErrorsReceived: ReferenceController._on_stop_replica_partition_errors_received,
     StaleAlterIsrReceived: ReferenceController._on_stale_alter_isr_received,
     LeaderAndIsrPartitionResultsReceived: ReferenceController._on_leader_and_isr_partition_results_received,
+    StopReplicaResponseWithoutDeletionReceived: (
+        ReferenceController._on_stop_replica_response_without_deletion_received
+    ),
 }
 """Each event type's handler, in the order they were once tested one by one with ``isinstance``."""

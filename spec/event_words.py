@@ -219,6 +219,19 @@ EVENT_WORDS: dict[str, EventWords] = {
             "throw."
         ),
     ),
+    "StopReplicaResponseWithoutDeletionReceived": EventWords(
+        guard=(
+            "A controller is active, `partitions` is non-empty, and every replica `(p, broker_id)` of "
+            "`partitions` is in `ReplicaDeletionStarted` (the StopReplica(delete=false) of the retry's → "
+            "OfflineReplica call was sent before the StopReplica(delete=true) of its → ReplicaDeletionStarted call)."
+        ),
+        environment="None.",
+        controller=(
+            "None: the response callback counts only partitions whose request asked `deletePartition=true` "
+            "(§3.4, the fix of KAFKA-9946; 1.1 registers no callback for delete=false). The replicas stay in "
+            "`ReplicaDeletionStarted`, no request is sent, the reply's state is the loaded state."
+        ),
+    ),
     "StopReplicaPartitionErrorsReceived": EventWords(
         guard=(
             "A controller is active, `partitions` is non-empty, every replica `(p, broker_id)` of `partitions` is "

@@ -266,6 +266,27 @@ class StopReplicaPartitionErrorsReceived(ControllerEvent):
 
 
 @dataclass(frozen=True)
+class StopReplicaResponseWithoutDeletionReceived(ControllerEvent):
+    """Broker ``broker_id`` answers a StopReplica that asked **no** deletion (``deletePartition=false``) for
+    ``partitions``, while their replicas are in ReplicaDeletionStarted (§3.4, §8).
+
+    This happens on every deletion retry: ``onPartitionDeletion`` moves the replicas to OfflineReplica in one
+    ``handleStateChanges`` call (its batch sends StopReplica(delete=false)) and to ReplicaDeletionStarted in the
+    next (StopReplica(delete=true)), so the first response can arrive after the replicas are Started. Kafka
+    2.8.2's response callback keeps only partitions whose request asked ``deletePartition=true`` (§3.4, the fix of
+    KAFKA-9946) and 1.1.1 registers no callback for delete=false entries: the response changes nothing. A
+    controller that counts it completes (or, with ``error``, fails) a deletion the broker never performed.
+    """
+
+    kind: ClassVar[str] = "StopReplicaResponseWithoutDeletionReceived"
+    section: ClassVar[str] = "§8"
+    exercises: ClassVar[tuple[str, ...]] = ("§3.4",)
+    broker_id: int
+    partitions: tuple[TopicPartition, ...]
+    error: bool = False
+
+
+@dataclass(frozen=True)
 class LeaderAndIsrPartitionResultsReceived(ControllerEvent):
     """Broker ``broker_id`` answers a LeaderAndIsr with NONE for ``online`` and KAFKA_STORAGE_ERROR for
     ``storage_errors`` (§7.5).
@@ -362,6 +383,7 @@ EVENT_TYPES: tuple[type[ControllerEvent], ...] = (
     StaleAlterIsrReceived,
     BrokerChange,
     LogDirEventNotification,
+    StopReplicaResponseWithoutDeletionReceived,
 )
 """Every event type, in a fixed order (used by the codec, generators and coverage reports)."""
 

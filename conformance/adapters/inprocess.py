@@ -57,6 +57,11 @@ class ControllerSut:
     version: ClassVar[str] = "0"
     profiles: ClassVar[tuple[str, ...]] = ("kafka-2.8",)
     capabilities: ClassVar[frozenset[m.Capability]] = frozenset()
+    protocol_minor: ClassVar[int] = m.PROTOCOL_MINOR
+    event_kinds: ClassVar[frozenset[str] | None] = None
+    """The event kinds handled (``HelloReply.event_kinds``); ``None``: every kind of ``protocol_minor``."""
+    """The minor version of protocol v1 implemented (1.1: each request's ``position`` in ``StepReply.send_order``);
+    a SUT written against 1.0 sets 0 and its requests are compared as a set."""
 
     def hello(self, profile: str) -> None:
         """Called when a session opens; ``profile`` is the semantics profile the suite will test."""
@@ -99,6 +104,8 @@ def dispatch(sut: ControllerSut, request: m.RequestMessage) -> m.ResponseMessage
                     implementation=m.Implementation(sut.name, sut.version),
                     profiles=tuple(sut.profiles),
                     capabilities=frozenset(sut.capabilities),
+                    protocol_minor=sut.protocol_minor,
+                    event_kinds=sut.event_kinds,
                 )
             case m.Load(state=state):
                 sut.load(state)

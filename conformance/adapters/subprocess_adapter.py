@@ -15,17 +15,25 @@ other failure, when the SUT exits by itself (the exit is noticed while waiting f
 grandchild keeps the pipe open), on ``close``, when the run is interrupted (``KeyboardInterrupt`` or any
 other ``BaseException`` while waiting) and, as a last resort, when the interpreter exits
 (``atexit``) with a session still open.
+
+A process that leaves the group (``setsid``, a daemonising helper) escapes a group kill, so on Linux the kcspec
+process also makes itself the *subreaper* of its SUTs (``prctl(PR_SET_CHILD_SUBREAPER)``): an orphan among their
+descendants is re-parented to kcspec instead of init. Ending a session then also kills, by process id, every
+descendant of the SUT found in ``/proc`` and every child of kcspec born since the session started (those orphans),
+and reaps them. Where neither exists (not Linux), the group kill is all there is.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import ctypes
 import os
 import select
 import shlex
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections import deque
@@ -53,6 +61,62 @@ def _ready(fd: int, events: int, seconds: float) -> bool:
     poller = select.poll()
     poller.register(fd, events)
     return bool(poller.poll(max(0, int(seconds * 1000 + 0.999))))
+
+
+PR_SET_CHILD_SUBREAPER = 36
+_subreaper: bool | None = None
+
+
+def become_subreaper() -> bool:
+    """Make this process the subreaper of its descendants (Linux); whether it is one."""
+    global _subreaper
+    if _subreaper is None:
+        _subreaper = False
+        if sys.platform.startswith("linux"):
+            with contextlib.suppress(OSError, AttributeError):
+                libc = ctypes.CDLL(None, use_errno=True)
+                _subreaper = libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    return _subreaper
+
+
+def _parents() -> dict[int, int]:
+    """Every process's parent, from ``/proc`` (empty where there is no ``/proc``)."""
+    out: dict[int, int] = {}
+    with contextlib.suppress(OSError):
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry.name}/stat", "rb") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            fields = stat[stat.rfind(b")") + 2 :].split()
+            if len(fields) > 1:
+                out[int(entry.name)] = int(fields[1])
+    return out
+
+
+def descendants(roots: set[int], parents: dict[int, int] | None = None) -> set[int]:
+    """``roots`` and every process below them."""
+    parents = _parents() if parents is None else parents
+    children: dict[int, list[int]] = {}
+    for pid, ppid in parents.items():
+        children.setdefault(ppid, []).append(pid)
+    out: set[int] = set()
+    todo = list(roots)
+    while todo:
+        pid = todo.pop()
+        if pid not in out:
+            out.add(pid)
+            todo.extend(children.get(pid, ()))
+    return out
+
+
+def own_children() -> set[int]:
+    """The current children of this process."""
+    me = os.getpid()
+    return {pid for pid, ppid in _parents().items() if ppid == me}
 
 
 def kill_group(pgid: int, sig: int = signal.SIGKILL) -> None:
@@ -148,6 +212,8 @@ class SubprocessAdapter:
 
     def start(self) -> None:
         self.close()
+        become_subreaper()
+        self._children_before = own_children()
         try:
             self._proc = subprocess.Popen(
                 self.argv,
@@ -193,6 +259,7 @@ class SubprocessAdapter:
         """End the SUT's whole process group: SIGTERM, up to ``grace`` seconds for the SUT to exit, then
         SIGKILL to the group (whatever is left of it: grandchildren, a program behind a wrapper)."""
         pgid = proc.pid
+        tree = descendants({pgid}) - {pgid}  # before the group goes: setsid descendants are still below it
         if proc.poll() is None and grace > 0:
             kill_group(pgid, signal.SIGTERM)
             with contextlib.suppress(subprocess.TimeoutExpired):
@@ -202,12 +269,38 @@ class SubprocessAdapter:
             proc.wait(timeout=5.0)
         with _live_lock:
             _live_groups.discard(pgid)
+        self._kill_escaped(tree)
         for pipe in (proc.stdin, proc.stdout):
             try:
                 if pipe is not None:
                     pipe.close()
             except OSError:
                 pass
+
+    def _kill_escaped(self, tree: set[int]) -> None:
+        """Kill what left the SUT's group: its other descendants, and the orphans re-parented to this process
+        since the session started (as subreaper), with their descendants; reap those that are our children."""
+        parents = _parents()
+        me = os.getpid()
+        orphans = {p for p, pp in parents.items() if pp == me} - getattr(self, "_children_before", set())
+        with _live_lock:
+            others = set(_live_groups)  # other sessions still running (ours is already discarded)
+        victims = descendants((tree | orphans) & set(parents), parents) - descendants(others, parents)
+        for pid in victims:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 2.0
+        pending = victims & (orphans | {p for p in victims if parents.get(p) == me})
+        while pending and time.monotonic() < deadline:
+            for pid in list(pending):
+                try:
+                    done, _status = os.waitpid(pid, os.WNOHANG)
+                except ChildProcessError:
+                    done = pid
+                if done:
+                    pending.discard(pid)
+            if pending:
+                time.sleep(0.01)
 
     def stderr_tail(self) -> str:
         return self._stderr.text() if self._stderr is not None else self._last_stderr

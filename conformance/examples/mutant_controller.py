@@ -12,20 +12,22 @@ from __future__ import annotations
 import sys
 
 from kcspec.conformance.adapters.serve import serve
-from kcspec.conformance.session_mutants import BY_NAME
+from kcspec.conformance.session_mutants import BY_NAME, ORDER_MUTANTS
+
+MUTANTS = {**BY_NAME, **{cls.name: cls for cls in ORDER_MUTANTS}}
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 1 or argv[0] not in (*BY_NAME, "--list"):
+    if len(argv) != 1 or argv[0] not in (*MUTANTS, "--list"):
         print(
-            f"usage: mutant_controller.py NAME | --list  (NAME one of {', '.join(BY_NAME)})", file=sys.stderr
+            f"usage: mutant_controller.py NAME | --list  (NAME one of {', '.join(MUTANTS)})", file=sys.stderr
         )
         return 2
     if argv[0] == "--list":
-        for name, cls in BY_NAME.items():
-            print(f"{name}: {cls.bug}")
+        for name, cls in MUTANTS.items():
+            print(f"{name}: {getattr(cls, 'bug', '')}")
         return 0
-    return serve(BY_NAME[argv[0]]())
+    return serve(MUTANTS[argv[0]]())
 
 
 if __name__ == "__main__":

@@ -179,9 +179,13 @@ KAFKA_INPUTS: tuple[KafkaInput, ...] = (
     KafkaInput(
         "StopReplica response to a request without deletion",
         BOTH,
-        OUT,
-        (),
-        "the controller registers no callback for StopReplica(delete=false): the response is dropped.",
+        E,
+        ("StopReplicaResponseWithoutDeletionReceived",),
+        "2.8.2's callback counts only partitions whose request asked `deletePartition=true` (§3.4, the fix of "
+        "KAFKA-9946) and 1.1.1 registers no callback for delete=false: the response changes nothing, also when "
+        "it names replicas whose deletion has started since (a retry's StopReplica(delete=false) answered after "
+        "its StopReplica(delete=true) was sent). A controller that counts it completes a deletion the broker never "
+        "performed.",
     ),
     # ------------------------------------------------------------------------------- responses and log dirs (§7.5)
     KafkaInput(

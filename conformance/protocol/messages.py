@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import enum
 import json
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kcspec.spec import bounded_json, codec
@@ -30,6 +31,13 @@ from kcspec.spec.vocabulary import (
 )
 
 PROTOCOL_VERSION = 1
+PROTOCOL_MINOR = 1
+"""The minor version of protocol v1 this suite speaks. A SUT declares its own in ``hello`` (``protocol_minor``,
+0 when absent); the session uses the lower of the two, so a SUT written against an older minor keeps working.
+PROTOCOL.md's changelog says what each minor added."""
+WIRE_ONLY = "wire"
+"""``field(metadata={WIRE_ONLY: ...})``: a field that is not a member of the message's JSON object but is written
+into other members by ``to_wire`` (and read back by ``parse_response``); the schema and PROTOCOL.md say how."""
 
 
 class Capability(enum.Enum):
@@ -60,6 +68,10 @@ class ErrorCode(enum.Enum):
     """A state-changing request arrived before any ``load``."""
     internal = "internal"
     """The SUT failed while handling a valid request."""
+    beyond_scope = "beyond_scope"
+    """(1.1) The SUT handles this kind of request but not this instance of it (a state or event it does not
+    model: too many brokers, a combination it leaves out). A vector is not supported; in differential testing the
+    sequence is dropped and counted, and the search goes on."""
 
 
 # ------------------------------------------------------------------------------------------- requests
@@ -147,6 +159,11 @@ class Implementation:
     version: str
 
 
+KIND_SINCE: dict[str, int] = {"StopReplicaResponseWithoutDeletionReceived": 1}
+"""The protocol minor version that added an event kind (every kind not listed is in 1.0): a SUT of an older minor
+that does not list its event kinds is not sent the newer ones."""
+
+
 @dataclass(frozen=True)
 class HelloReply:
     """The SUT's identity, the profiles it implements and its capabilities."""
@@ -155,6 +172,32 @@ class HelloReply:
     implementation: Implementation
     profiles: tuple[str, ...]
     capabilities: frozenset[Capability]
+    protocol_minor: int = 0
+    """The minor version of protocol v1 the SUT implements (PROTOCOL.md's changelog); 0 when absent."""
+    event_kinds: frozenset[str] | None = None
+    """(1.1) The event kinds the SUT handles (with ``controller_events``); absent: every kind of its minor."""
+    unknown_capabilities: tuple[str, ...] = field(default=(), metadata={WIRE_ONLY: "capabilities"})
+    """Capabilities this suite does not know (a SUT written for a later minor): ignored, with a warning. On the
+    wire they are members of ``capabilities``."""
+
+    def handles(self, kind: str) -> bool:
+        """The SUT is sent events of ``kind``: it declares ``controller_events`` and the kind (``event_kinds``, or
+        by default every kind of its protocol minor, ``KIND_SINCE``)."""
+        if Capability.controller_events not in self.capabilities:
+            return False
+        if self.event_kinds is not None:
+            return kind in self.event_kinds
+        return KIND_SINCE.get(kind, 0) <= self.protocol_minor
+
+    def warnings(self, known_kinds: Iterable[str]) -> list[str]:
+        """What this suite ignores of the ``hello``: unknown capabilities and event kinds."""
+        out = [
+            f"the SUT declares capability {c!r}, unknown to this suite: ignored"
+            for c in self.unknown_capabilities
+        ]
+        unknown = sorted(set(self.event_kinds or ()) - set(known_kinds))
+        out += [f"the SUT declares event kind {k!r}, unknown to this suite: ignored" for k in unknown]
+        return out
 
 
 @dataclass(frozen=True)
@@ -178,6 +221,16 @@ class StepReply:
     requests: frozenset[Request]
     failures: frozenset[StateChangeFailure]
     results: FMap[str, str] = field(default_factory=FMap)
+    send_order: tuple[Request, ...] = field(default=(), metadata={WIRE_ONLY: "position"})
+    """The requests in the order the controller sent them to each broker (protocol 1.1): ``send_order(...)``'s
+    canonical form, or empty when the order is not known (an oracle that has none, a SUT of protocol 1.0). On the
+    wire each request of ``requests`` carries its ``position`` instead: its index among the requests to the same
+    broker."""
+
+    @property
+    def ordered(self) -> bool:
+        """The reply says in which order its requests were sent (always true of a reply without requests)."""
+        return not self.requests or (bool(self.send_order) and frozenset(self.send_order) == self.requests)
 
 
 @dataclass(frozen=True)
@@ -224,6 +277,106 @@ class ProtocolError(ValueError):
     """A line that is not a valid protocol message; the message says what and where."""
 
 
+def send_order(sent: Iterable[Request]) -> tuple[Request, ...]:
+    """The canonical send order of requests given in the order they were sent: a request sent again (same type,
+    recipient and content) keeps its first place, and the requests are grouped by recipient broker (ascending),
+    each broker's in its send order. Only each broker's own order is observable (§3.4: one queue and one send
+    thread per broker), so two controllers that interleave brokers differently have the same send order."""
+    first = list(dict.fromkeys(sent))
+    by_broker: dict[int, list[Request]] = {}
+    for r in first:
+        by_broker.setdefault(r.broker, []).append(r)
+    return tuple(r for b in sorted(by_broker) for r in by_broker[b])
+
+
+def positions(order: Iterable[Request]) -> dict[Request, int]:
+    """Each request's index among the requests to its broker, in ``order``."""
+    out: dict[Request, int] = {}
+    count: dict[int, int] = {}
+    for r in order:
+        n = count.get(r.broker, 0)
+        out[r] = n
+        count[r.broker] = n + 1
+    return out
+
+
+def _split_capabilities(payload: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """``payload`` with only the capabilities this suite knows, and the others (strings) in their order."""
+    caps = payload.get("capabilities")
+    if not isinstance(caps, list):
+        return payload, []
+    known = {c.name for c in Capability}
+    unknown = [c for c in caps if isinstance(c, str) and c not in known]
+    if not unknown:
+        return payload, []
+    return {**payload, "capabilities": [c for c in caps if c not in unknown]}, list(dict.fromkeys(unknown))
+
+
+def _encode_step(msg: StepReply, body: dict[str, Any]) -> None:
+    """Write each request's ``position`` into the requests of ``body`` (none when the order is not known)."""
+    order = body.pop("send_order")
+    if not msg.send_order or not msg.ordered:
+        return  # no order, or one that does not list exactly the requests (then none is claimed)
+    by_text = {
+        json.dumps(e, sort_keys=True): n
+        for e, n in zip(order, positions(msg.send_order).values(), strict=True)
+    }
+    for item in body["requests"]:
+        n = by_text.get(json.dumps(item, sort_keys=True))
+        if n is not None:
+            item["position"] = n
+
+
+def _decode_step(payload: dict[str, Any], kind: str, msg_id: int) -> tuple[dict[str, Any], list[int | None]]:
+    """``payload`` without the requests' ``position`` members, and those positions (``None``: absent)."""
+    items = payload.get("requests")
+    if not isinstance(items, list):
+        return payload, []
+    found: list[int | None] = []
+    stripped: list[Any] = []
+    for i, item in enumerate(items):
+        if isinstance(item, dict) and "position" in item:
+            n = item["position"]
+            if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+                raise ProtocolError(
+                    f"response {kind!r} (id {msg_id}): $.requests[{i}].position: expected an integer >= 0, "
+                    f"got {json.dumps(n)}"
+                )
+            found.append(n)
+            stripped.append({k: v for k, v in item.items() if k != "position"})
+        else:
+            found.append(None)
+            stripped.append(item)
+    given = [n for n in found if n is not None]
+    if given and len(given) != len(found):
+        raise ProtocolError(
+            f"response {kind!r} (id {msg_id}): $.requests: every request carries a position or none does "
+            f"({len(given)} of {len(found)} do)"
+        )
+    return {**payload, "requests": stripped}, found
+
+
+def _with_order(
+    msg: StepReply, items: list[Any], found: list[int | None], kind: str, msg_id: int
+) -> StepReply:
+    """``msg`` with the send order its requests' positions give; positions are ranks within a broker (a SUT may
+    number them per broker or across all brokers), two requests to one broker at one position are an error."""
+    if not found or found[0] is None:
+        return msg
+    decoded = [codec.decode(item, Request, f"$.requests[{i}]") for i, item in enumerate(items)]
+    seen: dict[tuple[int, int], int] = {}
+    for i, (r, n) in enumerate(zip(decoded, found, strict=True)):
+        key = (r.broker, n or 0)
+        if key in seen:
+            raise ProtocolError(
+                f"response {kind!r} (id {msg_id}): $.requests[{i}].position: requests {seen[key]} and {i} to "
+                f"broker {r.broker} are both at position {n}"
+            )
+        seen[key] = i
+    ranked = sorted(zip(decoded, found, strict=True), key=lambda rn: (rn[0].broker, rn[1] or 0))
+    return replace(msg, send_order=tuple(r for r, _n in ranked))
+
+
 # ----------------------------------------------------------------------------------------- wire form
 
 
@@ -234,6 +387,10 @@ def to_wire(msg_id: int, message: object) -> dict[str, Any]:
     if name is None:
         raise TypeError(f"{cls.__name__} is not a protocol message")
     body = codec.encode(message)
+    if cls is StepReply:
+        _encode_step(message, body)  # type: ignore[arg-type]
+    elif cls is HelloReply:
+        body["capabilities"] += body.pop("unknown_capabilities")
     return {"id": msg_id, "type": name, **body}
 
 
@@ -257,8 +414,23 @@ def _parse(line: bytes | str, table: dict[str, type[Any]], what: str) -> tuple[i
     if cls is None:
         raise ProtocolError(f"$.type: unknown {what} type {kind!r} (known: {', '.join(table)})")
     payload = {k: v for k, v in data.items() if k not in ("id", "type")}
+    if "send_order" in payload and cls is StepReply:
+        raise ProtocolError(f"{what} {kind!r} (id {msg_id}): $.send_order: unknown field")
+    found: list[int | None] = []
+    unknown: list[str] = []
+    if cls is StepReply:
+        payload, found = _decode_step(payload, str(kind), msg_id)
+    elif cls is HelloReply:
+        if "unknown_capabilities" in payload:
+            raise ProtocolError(f"{what} {kind!r} (id {msg_id}): $.unknown_capabilities: unknown field")
+        payload, unknown = _split_capabilities(payload)
     try:
-        return msg_id, codec.decode(payload, cls, "$")
+        msg = codec.decode(payload, cls, "$")
+        if found:
+            msg = _with_order(msg, payload["requests"], found, str(kind), msg_id)
+        if unknown:
+            msg = replace(msg, unknown_capabilities=tuple(unknown))
+        return msg_id, msg
     except codec.CodecError as exc:
         raise ProtocolError(f"{what} {kind!r} (id {msg_id}): {exc}") from None
 

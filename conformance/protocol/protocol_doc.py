@@ -112,11 +112,20 @@ def json_type(hint: Any) -> str:
     return f"`{getattr(hint, '__name__', hint)}`"
 
 
+POSITION_DEFAULT = "absent (protocol 1.0); required in a `step` reply of protocol 1.1"
+"""The ``position`` row of a broker request's table: its place among the requests to its broker (see *What is
+compared*); the schema has the same member (``schema_gen``)."""
+
+
 def _fields(cls: type) -> list[tuple[str, Any, str]]:
     """(name, JSON type text, default text) of a dataclass's fields."""
+    from kcspec.conformance.protocol.messages import WIRE_ONLY
+
     hints = typing.get_type_hints(cls)
     out = []
     for f in dataclasses.fields(cls):
+        if WIRE_ONLY in f.metadata:
+            continue  # written into other members (a request's ``position``), described there
         if f.default is not dataclasses.MISSING:
             default = json.dumps(_encode_default(f.default))
         elif f.default_factory is not dataclasses.MISSING:
@@ -189,7 +198,9 @@ def state_fields_table() -> str:
 
 def failure_reasons_table() -> str:
     rows = ["| `reason` | reported when |", "|---|---|"]
-    rows += [f"| `{r.value}` | {_cell(FAILURE_REASONS[r])} |" for r in FailureReason]
+    rows += [
+        f"| `{r.name}` | {_cell(FAILURE_REASONS[r])} |" for r in FailureReason
+    ]  # the wire form: the name
     return "\n".join(rows)
 
 
@@ -242,6 +253,8 @@ def records_section() -> str:
             lines += [f'Carries `"type": "{tag}"` first.', ""]
         lines += ["| field | JSON type | default |", "|---|---|---|"]
         lines += [f"| `{n}` | {_cell(t)} | {f'`{d}`' if d else 'required'} |" for n, t, d in _fields(cls)]
+        if tag:
+            lines.append(f"| `position` | integer ≥ 0 | {POSITION_DEFAULT} |")
         out.append("\n".join(lines))
     return "\n\n".join(out)
 

@@ -29,6 +29,11 @@ ERROR_HANDLING: dict[ErrorCode, str] = {
         "When it differs from the expected reply the vector is *errored* (the SUT broke), not *failed*; the "
         "message is reported."
     ),
+    ErrorCode.beyond_scope: (
+        "(1.1) The vector is *not supported*, like `unsupported`. In differential testing the sequence is dropped "
+        "and counted (a note gives the count per event kind) and the search goes on with the next one: the "
+        "event kind stays in the search, since another instance of it may be within the SUT's scope."
+    ),
 }
 """What the runner does when a SUT answers a request with each error code (``conformance/runner.py``)."""
 

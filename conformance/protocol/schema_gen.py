@@ -137,7 +137,14 @@ class SchemaBuilder:
         if cls in _BROKER_REQUEST_NAMES:
             props["type"] = {"const": _BROKER_REQUEST_NAMES[cls]}
             required.append("type")
+            props["position"] = {
+                "type": "integer",
+                "minimum": 0,
+                "description": "protocol 1.1: the request's place among the requests to its broker, in send order",
+            }
         for f in dataclasses.fields(cls):
+            if m.WIRE_ONLY in f.metadata:
+                continue  # written into other members by ``messages.to_wire`` (a request's ``position``)
             props[f.name] = self.of(hints[f.name])
             if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
                 required.append(f.name)

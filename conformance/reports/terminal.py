@@ -41,10 +41,18 @@ def print_report(report: RunReport, console: Console, *, max_details: int = 10) 
     table.add_row("[bold]total[/bold]", *(f"[bold]{counts[v]}[/bold]" for v in Verdict), end_section=True)
     console.print(table)
     bad = [o for o in report.outcomes if o.verdict in (Verdict.failed, Verdict.errored)]
-    for o in bad[:max_details]:
+    groups = [o for o in bad if is_differential(o)]
+    vectors = [o for o in bad if not is_differential(o)]
+    for o in vectors[:max_details]:
         print_outcome(o, console)
-    if len(bad) > max_details:
-        console.print(f"... and {len(bad) - max_details} more (see --json / --junit / --html)")
+    if len(vectors) > max_details:
+        console.print(
+            f"... and {len(vectors) - max_details} more failing vectors (see --json / --junit / --html)"
+        )
+    if groups:  # always shown, however many vectors failed: one group per cause, each with its shrunk trace
+        console.print(f"\n[bold]differential testing: {len(groups)} divergence group(s)[/bold]")
+        for o in groups:
+            print_outcome(o, console)
     rate = report.exchanges_per_second
     if report.nothing_ran():
         console.print(f"[bold red]NOTHING RAN[/bold red]: {report.nothing_ran()}", highlight=False)
@@ -59,6 +67,11 @@ def print_report(report: RunReport, console: Console, *, max_details: int = 10) 
         f"{verdict}: {len(report.outcomes)} vectors in {report.seconds:.2f} s "
         f"({report.exchanges} exchanges, {rate:.0f}/s of exchange time)"
     )
+
+
+def is_differential(o: Outcome) -> bool:
+    """The outcome of a divergence group of differential testing (not of a vector)."""
+    return ".differential." in o.id
 
 
 def print_outcome(o: Outcome, console: Console) -> None:

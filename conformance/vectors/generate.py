@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from kcspec.conformance.adapters.inprocess import ControllerSut, dispatch
 from kcspec.conformance.protocol import messages as m
@@ -90,6 +90,18 @@ def _settle(
         if diffs:
             gen.disagreements.append((ident, tuple(diffs)))
             return None
+    return _with_send_order(first, [a for _n, a in answers])
+
+
+def _with_send_order(first: VectorReply, answers: Sequence[VectorReply]) -> VectorReply:
+    """``first`` with the send order of the first oracle that knows it. Decision: the declarative spec's requests
+    are a set (it states what is sent, not when), so the expected per-broker order comes from the reference
+    controller, whose batches send in §3.4's order; the two agree on everything else."""
+    if not isinstance(first, m.StepReply) or first.ordered:
+        return first
+    for other in answers:
+        if isinstance(other, m.StepReply) and other.ordered and other.requests == first.requests:
+            return replace(first, send_order=other.send_order)
     return first
 
 

@@ -80,15 +80,42 @@ def _load_adapter(
 
 
 def _vectors(source: Path | None, profile: str, console: Console) -> list[object]:
-    from kcspec.conformance.vectors import files, generate
+    """The vectors to run: ``--vectors DIR``, else the cached ones of this version, profile and sources, else
+    generated now (and cached for the next run). Each way says what it did and how long it took."""
+    from kcspec.conformance.vectors import cache, files, generate
     from kcspec.conformance.vectors.model import VectorError
 
+    started = time.monotonic()
     if source is not None:
         try:
-            return list(files.load_dir(source))
+            loaded = list(files.load_dir(source))
         except VectorError as exc:
             options.fail(str(exc))
-    gen = generate.generate([profile])
+        console.print(f"vectors: {len(loaded)} read from {source} in {time.monotonic() - started:.1f} s")
+        return list(loaded)
+    cached = cache.load(profile)
+    if cached is not None:
+        console.print(
+            f"vectors: {len(cached)} of profile {profile} read from the cache {cache.entry_dir(profile)} "
+            f"in {time.monotonic() - started:.1f} s",
+            highlight=False,
+        )
+        return list(cached)
+    with console.status(
+        f"generating the vectors of profile {profile} (once per kcspec version and sources) ..."
+    ):
+        gen = generate.generate([profile])
+    spent = time.monotonic() - started
+    stored = cache.store(profile, list(gen.vectors))
+    console.print(
+        f"vectors: {len(gen.vectors)} generated in {spent:.1f} s ({len(gen.vectors) / max(spent, 1e-9):.0f}/s)"
+        + (
+            f", cached in {stored}"
+            if stored is not None
+            else ", not cached (the cache folder is not writable)"
+        ),
+        highlight=False,
+    )
     for ident, reason in gen.unanswered[:3]:
         console.print(f"[yellow]note:[/yellow] {escape(f'no vector for {ident}: {reason}')}", highlight=False)
     if len(gen.unanswered) > 3:
@@ -150,10 +177,10 @@ def _vectors(source: Path | None, profile: str, console: Console) -> list[object
 @click.option(
     "--trace-dir",
     type=click.Path(path_type=Path),
-    default=Path("conformance-traces"),
+    default=None,
     callback=options.output_dir,
-    show_default=True,
-    help="Where counterexample traces are written.",
+    help="Where counterexample traces are written (default: conformance-traces/ beside the --json report, "
+    "else a new folder kcspec-traces/<profile>-seed<seed>-<time>/ under the cache folder; the run names it).",
 )
 @click.option(
     "--timeout",
@@ -176,7 +203,7 @@ def run_cmd(
     examples: int | None,
     seed: int,
     known_path: Path | None,
-    trace_dir: Path,
+    trace_dir: Path | None,
     timeout: float,
     max_line_bytes: int,
     json_out: Path | None,
@@ -209,9 +236,16 @@ def run_cmd(
         except known_file.KnownFileError as exc:
             options.fail(f"--known: {exc}")
     the_adapter = _load_adapter(sut, adapter, timeout, max_line_bytes, budget)
+    started = time.monotonic()
+    # the SUT first: a wrong --sut is reported at once, before any vector is generated
+    console.print(f"starting the SUT: {the_adapter.description}", highlight=False)
+    try:
+        session = runner.open_session(the_adapter, profile)
+    except runner.SessionError as exc:
+        options.fail(str(exc))
+    _greeted(session, console, time.monotonic() - started)
     vectors = [v for v in _vectors(vectors_dir, profile, console) if isinstance(v, Vector)]
     selected = runner.select_vectors(vectors, profile, Level[level])
-    started = time.monotonic()
     with Progress(
         TextColumn("[progress.description]{task.description}"),
         BarColumn(),
@@ -233,9 +267,14 @@ def run_cmd(
                 level=Level[level],
                 budget=budget,
                 progress=advance,
+                session=session,
             )
         except runner.SessionError as exc:
             options.fail(str(exc))
+    console.print(
+        f"vectors: {len(selected)} run in {report.seconds:.1f} s ({report.exchanges} exchanges)",
+        highlight=False,
+    )
     vector_outcomes, known_notes = known_file.apply_to_vectors(report.outcomes, known)
     diff_outcomes: list[Outcome] = []
     notes: list[str] = []
@@ -247,6 +286,7 @@ def run_cmd(
             if budget is None
             else max(0.0, budget - (time.monotonic() - started))
         )
+        trace_dir = trace_dir or _default_trace_dir(json_out, profile, seed)
         diff_outcomes, notes = differential.run_differential(
             the_adapter,
             profile=profile,
@@ -257,6 +297,8 @@ def run_cmd(
             console=console,
             known=known,
         )
+        if any(o.verdict.value in ("failed", "errored", "known") for o in diff_outcomes):
+            notes.append(f"counterexample traces are in {trace_dir}")
     elif known.signatures:
         notes = [
             f"known deviation not checked (no differential run): {d.describe()}" for d in known.signatures
@@ -281,6 +323,34 @@ def run_cmd(
             write_atomically(path, render(report))  # a full disk leaves no truncated report
             console.print(f"wrote {path}", markup=False)
     sys.exit(report.exit_code())
+
+
+def _greeted(session: object, console: Console, seconds: float) -> None:
+    """Say who answered ``hello``, and what of its ``hello`` is ignored."""
+    from kcspec.conformance.runner import Session
+    from kcspec.spec.events import EVENTS_BY_KIND
+
+    assert isinstance(session, Session) and session.hello is not None
+    h = session.hello
+    console.print(
+        f"SUT {h.implementation.name} {h.implementation.version} answered in {seconds:.1f} s: protocol "
+        f"{h.protocol_version}.{h.protocol_minor}, profiles {', '.join(h.profiles)}, capabilities "
+        f"{', '.join(sorted(c.name for c in h.capabilities)) or 'none'}",
+        highlight=False,
+    )
+    for warning in h.warnings(EVENTS_BY_KIND):
+        console.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
+
+
+def _default_trace_dir(json_out: Path | None, profile: str, seed: int) -> Path:
+    """``conformance-traces/`` beside the JSON report, else a new named folder under the cache folder (never the
+    working folder: a run from a checkout must not write into it)."""
+    if json_out is not None:
+        return json_out.parent / "conformance-traces"
+    from kcspec.conformance.vectors.cache import cache_root
+
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    return cache_root().parent / "kcspec-traces" / f"{profile}-seed{seed}-{stamp}"
 
 
 @command.command(

@@ -118,6 +118,7 @@ def instances(brokers: int, kip455: bool) -> Iterator[Instance]:
     for b in bs:
         for err in (False, True):
             yield _event(E.StopReplicaResponseReceived(b, (TP,), err))
+            yield _event(E.StopReplicaResponseWithoutDeletionReceived(b, (TP,), err))
     targets: list[tuple[int, ...] | None] = [None, *lists]
     if kip455:
         for target in targets:

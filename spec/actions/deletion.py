@@ -1,5 +1,5 @@
 """Topic deletion (§8, ``TopicDeletionManager``): the procedures other handlers call, and the ``TopicDeletion`` and
-``StopReplicaResponseReceived`` actions.
+``StopReplicaResponseReceived`` actions (and the response to a StopReplica without deletion, which changes nothing).
 
 Procedures (each a ``Work`` step; deletion-disabled clusters make the public ones no-ops, §8 preamble):
 ``mark_topic_ineligible_for_deletion``, ``resume_deletion_for_topics``, ``enqueue_topics_for_deletion``,
@@ -14,8 +14,13 @@ from __future__ import annotations
 from kcspec.spec import context
 from kcspec.spec.actions import common
 from kcspec.spec.actions.common import Step
-from kcspec.spec.events import StopReplicaPartitionErrorsReceived, StopReplicaResponseReceived, TopicDeletion
-from kcspec.spec.lang import Action, Block, Expr, and_, if_, let, lift, rule, set_of
+from kcspec.spec.events import (
+    StopReplicaPartitionErrorsReceived,
+    StopReplicaResponseReceived,
+    StopReplicaResponseWithoutDeletionReceived,
+    TopicDeletion,
+)
+from kcspec.spec.lang import Action, Block, Expr, Var, and_, if_, let, lift, rule, set_of
 from kcspec.spec.partition_machine import partition_state_change
 from kcspec.spec.profiles import Profile
 from kcspec.spec.replica_machine import replica_state_change
@@ -438,11 +443,11 @@ def topic_deletion_action(p: Profile) -> Action:
     )
 
 
-def stop_replica_response_action(p: Profile) -> Action:
-    """``StopReplicaResponseReceived(b, P, error)``: ``TopicDeletionStopReplicaResponseReceived`` (§8)."""
-    v = common.param_vars(StopReplicaResponseReceived)
+def _responding_for_started_replicas(v: dict[str, Var]) -> Expr:
+    """A controller is active and every listed partition's replica on the responding broker is in
+    ReplicaDeletionStarted: the state a StopReplica response (§8) is about."""
     s = common.S
-    guard = and_(
+    return and_(
         common.active(s),
         v["partitions"].non_empty(),
         v["partitions"].all(
@@ -451,6 +456,12 @@ def stop_replica_response_action(p: Profile) -> Action:
             )
         ),
     )
+
+
+def stop_replica_response_action(p: Profile) -> Action:
+    """``StopReplicaResponseReceived(b, P, error)``: ``TopicDeletionStopReplicaResponseReceived`` (§8)."""
+    v = common.param_vars(StopReplicaResponseReceived)
+    guard = _responding_for_started_replicas(v)
 
     def controller(w: Expr) -> Expr:
         b = Block()
@@ -508,4 +519,21 @@ def stop_replica_partition_errors_action(p: Profile) -> Action:
         guard=guard,
         environment=None,
         controller=controller,
+    )
+
+
+def stop_replica_response_without_deletion_action(p: Profile) -> Action:
+    """``StopReplicaResponseWithoutDeletionReceived(b, P, error)``: the response to a StopReplica(delete=false).
+
+    §3.4: StopReplica responses become ``TopicDeletionStopReplicaResponseReceived`` only for partitions whose
+    request asked ``deletePartition=true`` (KAFKA-9946); §8 names the same filter. Nothing is left, so no event is
+    enqueued and the state does not change ([1.1]: no callback is registered for delete=false entries, §3.4)."""
+    v = common.param_vars(StopReplicaResponseWithoutDeletionReceived)
+    return common.controller_action(
+        StopReplicaResponseWithoutDeletionReceived,
+        "A broker answers a StopReplica that asked no deletion for partitions whose replicas are being deleted "
+        "(§3.4, §8): the response callback keeps only deletePartition=true partitions, so nothing happens.",
+        guard=_responding_for_started_replicas(v),
+        environment=None,
+        controller=None,
     )

@@ -60,7 +60,11 @@ def builders(profile: Profile) -> list[Builder]:
     ]
     if profile.alter_isr:
         out.append(isr.stale_alter_isr_action)
-    out += [broker_notifications.broker_change_action, broker_notifications.log_dir_event_notification_action]
+    out += [
+        broker_notifications.broker_change_action,
+        broker_notifications.log_dir_event_notification_action,
+        deletion.stop_replica_response_without_deletion_action,
+    ]
     return out
 
 

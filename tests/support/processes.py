@@ -11,6 +11,8 @@ import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from tests.support.timing import scaled
+
 
 def alive(pid: int) -> bool:
     """Whether ``pid`` is a running process (a zombie waiting to be reaped counts as ended)."""
@@ -77,3 +79,17 @@ def kcspec_process(
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+
+
+def controller_run(sut: str, cwd: Path) -> tuple[subprocess.CompletedProcess[str], list[dict[str, object]]]:
+    """The default ``kcspec conformance run --sut SUT --level controller`` (JSON report in ``cwd``): the
+    process and the failed outcomes of its report."""
+    import json
+
+    report = cwd / "report.json"
+    argv = [sys.executable, "-m", "kcspec", "conformance", "run", "--sut", sut, "--level", "controller"]
+    result = subprocess.run(
+        [*argv, "--json", str(report)], capture_output=True, text=True, timeout=scaled(900), cwd=cwd
+    )
+    outcomes = json.loads(report.read_text())["outcomes"] if report.exists() else []
+    return result, [o for o in outcomes if o["verdict"] == "failed"]

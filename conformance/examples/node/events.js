@@ -18,6 +18,12 @@ function require_(condition) {
 
 // Each event kind: its guard, its environment part and its controller part, on the Controller `k` (k.s is the
 // state, k.ctx the controller context).
+// A StopReplica response (§8) is about partitions whose replica on the responding broker is being deleted.
+const respondingForStartedReplicas = (s, e) =>
+  s.controller.controller_id !== -1 &&
+  e.partitions.length > 0 &&
+  e.partitions.every((tp) => s.controller.replica_states[`${tp}/${e.broker_id}`] === "ReplicaDeletionStarted");
+
 const EVENTS = {
   ControllerFailover: {
     guard: (s, e) => has(s.zk.brokers, e.broker_id),
@@ -170,10 +176,7 @@ const EVENTS = {
     controller: (k) => k.processTopicDeletion(),
   },
   StopReplicaResponseReceived: {
-    guard: (s, e) =>
-      s.controller.controller_id !== -1 &&
-      e.partitions.length > 0 &&
-      e.partitions.every((tp) => s.controller.replica_states[`${tp}/${e.broker_id}`] === "ReplicaDeletionStarted"),
+    guard: respondingForStartedReplicas,
     environment: () => {},
     controller: (k, e) => k.stopReplicaResponse(e.broker_id, e.partitions, e.error ? e.partitions : []),
   },
@@ -187,6 +190,13 @@ const EVENTS = {
       !e.partitions.every((tp) => e.partition_errors.includes(tp)),
     environment: () => {},
     controller: (k, e) => k.stopReplicaResponse(e.broker_id, e.partitions, e.partition_errors),
+  },
+  StopReplicaResponseWithoutDeletionReceived: {
+    guard: respondingForStartedReplicas,
+    environment: () => {},
+    // §3.4: the StopReplica response callback keeps only partitions whose request asked deletePartition=true
+    // (KAFKA-9946); this request asked none, so no TopicDeletionStopReplicaResponseReceived is enqueued
+    controller: () => {},
   },
   ApiPartitionReassignment: {
     guard: (s, e) => s.controller.controller_id !== -1 && Object.keys(e.targets || {}).length > 0,
@@ -345,6 +355,7 @@ const FIELDS = {
   StaleAlterIsrReceived: { broker_id: "int", broker_epoch: "int", tp: "tp", leader_epoch: "int", isr: "ints", zk_version: "int" },
   BrokerChange: { new_broker_ids: "ints?", dead_broker_ids: "ints?", bounced_broker_ids: "ints?" },
   LogDirEventNotification: { broker_ids: "ints" },
+  StopReplicaResponseWithoutDeletionReceived: { broker_id: "int", partitions: "tps", error: "bool?" },
 };
 
 const isTp = (v) => typeof v === "string" && /^.+-[0-9]+$/.test(v);

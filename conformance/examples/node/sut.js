@@ -65,6 +65,18 @@ function elect(strategy, inp) {
   }
 }
 
+// Protocol 1.1: each request carries its place among the requests to its broker, in send order (§3.4: one
+// queue per broker; each batch sends LeaderAndIsr, then UpdateMetadata, then StopReplica).
+function withPositions(step) {
+  const next = new Map();
+  const requests = step.requests.map((r) => {
+    const position = next.get(r.broker) || 0;
+    next.set(r.broker, position + 1);
+    return { ...r, position };
+  });
+  return { type: "step", ...step, requests };
+}
+
 function handle(req) {
   switch (req.type) {
     case "hello":
@@ -75,6 +87,7 @@ function handle(req) {
       return {
         type: "hello",
         protocol_version: 1,
+        protocol_minor: 1,
         implementation: { name: "node-example", version: "2.0.0" },
         profiles: PROFILES,
         capabilities: EVENT_PROFILES.includes(profile) ? CAPABILITIES.concat(["controller_events"]) : CAPABILITIES,
@@ -97,7 +110,7 @@ function handle(req) {
         throw e;
       }
       state = step.state;
-      return { type: "step", ...step };
+      return withPositions(step);
     }
     case "partition_state_change": {
       if (state === null) return { type: "error", code: "no_state", message: "no state loaded" };
@@ -109,7 +122,7 @@ function handle(req) {
         throw e;
       }
       state = step.state;
-      return { type: "step", ...step };
+      return withPositions(step);
     }
     case "event": {
       if (!EVENT_PROFILES.includes(profile)) {
@@ -125,7 +138,7 @@ function handle(req) {
         throw e;
       }
       state = step.state;
-      return { type: "step", ...step };
+      return withPositions(step);
     }
     case "snapshot":
       if (state === null) return { type: "error", code: "no_state", message: "no state loaded" };

@@ -322,6 +322,19 @@ def _kafka_6612() -> tuple[Patch, ...]:
     )
 
 
+def _kafka_9946() -> tuple[Patch, ...]:
+    def make(original: Any) -> Any:
+        def stop_replica_response_callback(
+            self: Any, broker: int, delete_partition: Any, error: bool
+        ) -> None:
+            # the bug: every partition of the response counts, whatever its request's deletePartition flag
+            original(self, broker, dict.fromkeys(delete_partition, True), error)
+
+        return stop_replica_response_callback
+
+    return (Patch(_modules()["controller"].KafkaController, "stop_replica_response_callback", make),)
+
+
 HISTORICAL: tuple[Mutant, ...] = (
     Mutant(
         "kafka-1503",
@@ -537,6 +550,18 @@ HISTORICAL: tuple[Mutant, ...] = (
         "KafkaController.on_replicas_become_offline re-implemented without step 7",
         ("§7.4", "§12.4"),
         _kafka_13225(_umr_never),
+    ),
+    Mutant(
+        "kafka-9946",
+        "historical",
+        P28,
+        "KAFKA-9946",
+        "2.6.0",
+        "a StopReplica response counts as a deletion result whatever the request asked: the response to a "
+        "retry's StopReplica(delete=false) completes the replica's deletion before the broker deleted anything",
+        "KafkaController.stop_replica_response_callback wrapped: every partition is passed as deletePartition=true",
+        ("§3.4", "§8"),
+        _kafka_9946,
     ),
     Mutant(
         "hazard-i15-b9",

@@ -243,7 +243,7 @@ def test_node_example_is_a_complete_kafka_2_8_controller(tmp_path: Path) -> None
         assert any(section in o["sections"] for o in events), section
     differential_outcomes = [o for o in report["outcomes"] if ".differential." in o["id"]]
     assert [o["verdict"] for o in differential_outcomes] == ["passed"], differential_outcomes
-    assert any("150 of 150 sequences" in n and "0 distinct divergence" in n for n in report["notes"]), report[
+    assert any("150 of 150 sequences" in n and "0 divergence group" in n for n in report["notes"]), report[
         "notes"
     ]
 

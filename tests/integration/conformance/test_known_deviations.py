@@ -116,7 +116,8 @@ def _signatures(tmp_path: Path) -> list[dict[str, Any]]:
     )
     failed = [o for o in outcomes if o.verdict is Verdict.failed]
     assert failed, outcomes
-    return [json.loads(o.reason.split("signature ", 1)[1].split("; trace ", 1)[0]) for o in failed]
+    # every signature of every group: a group is known when an entry covers each signature met in it
+    return [sig for o in failed for sig in json.loads(o.reason.split("; signatures met: ", 1)[1])]
 
 
 def test_a_known_signature_is_reported_as_known(tmp_path: Path) -> None:
@@ -153,7 +154,7 @@ def test_cli_a_sut_with_its_deviation_acknowledged_passes_and_fails_without(tmp_
     acknowledged = _cli(*args, "--known", str(path), cwd=tmp_path)
     assert acknowledged.returncode == 0, acknowledged.stdout[-3000:] + acknowledged.stderr[-3000:]
     data = json.loads(report.read_text())
-    assert data["counts"]["known"] == len(signatures) and data["counts"]["failed"] == 0
+    assert data["counts"]["known"] >= 1 and data["counts"]["failed"] == 0
     assert data["counts"]["passed"] > 1000
 
 
