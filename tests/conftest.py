@@ -31,6 +31,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.support.processes import alive, descendants
 from tests.support.timing import scaled
 
 pytest_plugins = ["tests.support.conformance_fixtures"]
@@ -166,56 +167,24 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         _end_descendants()
 
 
-def _descendants(pid: int) -> list[int]:
-    """Every process below ``pid``, read from ``/proc`` (children of any of its threads included)."""
-    parent: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        parent.setdefault(ppid, []).append(int(entry.name))
-    found: list[int] = []
-    todo = list(parent.get(pid, []))
-    while todo:
-        child = todo.pop()
-        found.append(child)
-        todo.extend(parent.get(child, []))
-    return found
-
-
 def _end_descendants() -> None:
     """End every process still below this one (orphans of tests re-parented here included): SIGTERM, then
     SIGKILL for those still there after a grace period; then reap them."""
     me = os.getpid()
-    left = _descendants(me)
+    left = descendants(me)
     if not left:
         return
     for pid in left:
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + 3.0
-    while time.monotonic() < deadline and _live(_descendants(me)):
+    while time.monotonic() < deadline and any(alive(p) for p in descendants(me)):
         _reap()
         time.sleep(0.05)
-    for pid in _descendants(me):
+    for pid in descendants(me):
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
     _reap()
-
-
-def _live(pids: list[int]) -> list[int]:
-    out = []
-    for pid in pids:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if state not in ("Z", "X"):
-            out.append(pid)
-    return out
 
 
 def _reap() -> None:
