@@ -27,6 +27,7 @@ CASES: list[tuple[str, list[str], str, bool]] = [
     ("diagrams", [], "--record-run", False),
     ("explore", [], "--out", True),
     ("explore", [], "--coverage-json", False),
+    ("explore", [], "--checkpoint", True),
     ("fuzz", [], "--out", True),
     ("fuzz", [], "--database", True),
     ("prove", [], "--json", False),

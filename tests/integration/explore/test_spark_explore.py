@@ -53,7 +53,14 @@ SMALL_MODELS = [e for e in load() if e.in_verify]
 recorded in ``benchmarks/results/two_broker_fixed_point.md``."""
 
 
-@pytest.mark.parametrize("entry", SMALL_MODELS, ids=[e.name for e in SMALL_MODELS])
+@pytest.mark.parametrize(
+    "entry",
+    # the minimal model of each profile in every run; the others (20-25 s of Spark each) in the slow tier
+    [
+        pytest.param(e, id=e.name, marks=[] if "minimal" in e.name else [pytest.mark.slow])
+        for e in SMALL_MODELS
+    ],
+)
 @pytest.mark.spark
 @needs_spark
 def test_same_distinct_states_as_one_process_on_the_manifest_models(spark: Any, entry: Any) -> None:

@@ -6,17 +6,17 @@ from __future__ import annotations
 import pytest
 from kcspec.model.tla.config import ModelConfig
 from kcspec.model.tla.kinds import KindChecker, KindError, mismatch
-from kcspec.model.tla.manifest import load as load_manifest
-from kcspec.model.tla.module import ModuleError, generate, generate_from
+from kcspec.model.tla.module import ModuleError, generate_from
 from kcspec.model.tla.types import INT, NONE, STR, from_hint, map_of, seq_of, set_of
 from kcspec.spec import lang as L
 from kcspec.spec.fmap import FMap
 from kcspec.spec.lang import Action, Param
-from kcspec.spec.profiles import KAFKA_2_8, get_profile
+from kcspec.spec.profiles import KAFKA_2_8
 from kcspec.spec.vocabulary import LeaderAndIsr, ReplicaAssignment, ReplicaState, TopicPartition
 from kcspec.spec.work import Work
 
 from tests.support import sample_spec
+from tests.support.tla_modules import generated, models
 
 DEFAULT = ModelConfig()
 """The default crosscheck model (``kcspec tla crosscheck`` without options)."""
@@ -74,7 +74,7 @@ def test_kinds_that_tlc_compares() -> None:
 
 
 def test_the_cancel_target_is_the_model_value_no_value() -> None:
-    module = generate(get_profile("kafka-2.8"), DEFAULT)
+    module = generated("kafka-2.8", DEFAULT)
     assert '"None"' not in module.tla
     assert "RfLists \\cup {NoValue}" in module.tla
     declared = module.tla.split("CONSTANTS", 1)[1].split("VARIABLES", 1)[0]  # the declaration may span lines
@@ -82,16 +82,10 @@ def test_the_cancel_target_is_the_model_value_no_value() -> None:
     assert "    NoValue = NoValue" in module.cfg.splitlines()
 
 
-def _models() -> list[tuple[str, ModelConfig]]:
-    out = [(p, DEFAULT) for p in ("kafka-2.8", "kafka-1.1")]
-    out += [(e.profile, e.config) for e in load_manifest()]
-    return out
-
-
-@pytest.mark.parametrize(("profile", "config"), _models(), ids=lambda x: x if isinstance(x, str) else "")
+@pytest.mark.parametrize(("profile", "config"), models())
 def test_every_generated_module_passes_the_kind_check(profile: str, config: ModelConfig) -> None:
     # generation runs the check and raises on the first mismatch; the counts say what it covered
-    module = generate(get_profile(profile), config)
+    module = generated(profile, config)
     checks = dict(module.kind_checks)
     for site in ("=", "\\in", "the branches of IF", "\\cup", "a record field", "a parameter domain"):
         assert checks.get(site, 0) > 0, f"{profile}: no {site!r} was checked ({checks})"

@@ -8,34 +8,28 @@ from __future__ import annotations
 import pytest
 from kcspec.model.tla.config import ModelConfig
 from kcspec.model.tla.layout import MAX_LINE
-from kcspec.model.tla.manifest import load as load_manifest
-from kcspec.model.tla.module import generate
 from kcspec.model.tla.share import share
 from kcspec.model.tla.syntax import SyntaxCheckUnavailable, check_syntax
 from kcspec.model.tla.wrap import wrap_line, wrap_module
 from kcspec.spec import lang as L
 from kcspec.spec.profiles import get_profile
 
-
-def _models() -> list[tuple[str, ModelConfig]]:
-    out = [(p, ModelConfig()) for p in ("kafka-2.8", "kafka-1.1")]
-    out += [(e.profile, e.config) for e in load_manifest()]
-    return out
+from tests.support.tla_modules import generated, models
 
 
 def test_the_default_kafka_2_8_module_is_within_the_size_targets() -> None:
-    module = generate(get_profile("kafka-2.8"), ModelConfig())
+    module = generated("kafka-2.8", ModelConfig())
     size = len(module.tla.encode("utf-8"))
     lines = len(module.tla.splitlines())
     assert size <= 600_000, f"{size:,} bytes"
     assert lines <= 5_000, f"{lines:,} lines"
 
 
-@pytest.mark.parametrize(("profile", "config"), _models(), ids=lambda x: x if isinstance(x, str) else "")
+@pytest.mark.parametrize(("profile", "config"), models())
 def test_every_line_of_every_generated_module_is_at_most_120_characters(
     profile: str, config: ModelConfig
 ) -> None:
-    module = generate(get_profile(profile), config)
+    module = generated(profile, config)
     long = [(n, line) for n, line in enumerate(module.tla.splitlines(), 1) if len(line) > MAX_LINE]
     assert not long, "\n".join(
         f"line {n} ({len(line)} characters): {line.strip()[:80]}" for n, line in long[:5]
@@ -130,7 +124,7 @@ def test_every_disjunct_of_next_has_a_comment_naming_its_event_and_section(profi
     from kcspec.spec.actions import build_actions
 
     actions = build_actions(get_profile(profile))
-    tla = generate(get_profile(profile), ModelConfig()).tla
+    tla = generated(profile, ModelConfig()).tla
     rows = _next_lines(tla)
     disjuncts = [i for i, row in enumerate(rows) if row.startswith("\\/")]
     assert len(disjuncts) == len(actions), f"{len(disjuncts)} disjuncts for {len(actions)} actions"

@@ -6,13 +6,11 @@ from __future__ import annotations
 
 import pytest
 from kcspec.model.tla.config import ModelConfig
-from kcspec.model.tla.manifest import load as load_manifest
-from kcspec.model.tla.module import generate
 from kcspec.model.tla.sany_checks import SanyProblem, check_cfg, check_module, check_tla
 from kcspec.model.tla.syntax import SyntaxCheckUnavailable, check_syntax
-from kcspec.spec.profiles import get_profile
 
 from tests.support.paths import SHARED
+from tests.support.tla_modules import generated, models
 
 
 @pytest.fixture(autouse=True)
@@ -106,15 +104,9 @@ def test_the_configurations_name_only_defined_operators_and_declared_constants()
     assert "M.cfg line 4" in str(check_cfg(bad, names, constants, "M.cfg")[1])
 
 
-def _models() -> list[tuple[str, ModelConfig]]:
-    out = [(p, ModelConfig()) for p in ("kafka-2.8", "kafka-1.1")]
-    out += [(e.profile, e.config) for e in load_manifest()]
-    return out
-
-
-@pytest.mark.parametrize(("profile", "config"), _models(), ids=lambda x: x if isinstance(x, str) else "")
+@pytest.mark.parametrize(("profile", "config"), models())
 def test_every_generated_module_passes_the_sany_checks(profile: str, config: ModelConfig) -> None:
-    module = generate(get_profile(profile), config)
+    module = generated(profile, config)
     assert module.liveness_cfg
     problems = check_module(
         module.tla, {f"{module.name}.cfg": module.cfg, f"{module.name}_liveness.cfg": module.liveness_cfg}

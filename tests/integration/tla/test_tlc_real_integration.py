@@ -27,6 +27,7 @@ from kcspec.model.tlc.run import run_tlc
 from kcspec.spec.profiles import get_profile
 
 from tests.support.paths import SUPPORT
+from tests.support.timing import scaled
 
 pytestmark = pytest.mark.integration
 
@@ -208,12 +209,22 @@ def test_a_signal_to_kcspec_leaves_no_jvm_and_no_temporary_folder(
     proc = subprocess.Popen(argv, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     jvms: list[int] = []
     try:
-        assert _wait_until(lambda: bool(_child_jvms(proc.pid)) or proc.poll() is not None, 300)
-        jvms = _child_jvms(proc.pid)
-        assert jvms, f"TLC never started: {proc.communicate(timeout=60)[0].decode()[-2000:]}"
-        time.sleep(2)  # TLC is parsing or checking
+        # TLC checks the model (a JVM of kcspec's still there 2 s after it was first seen: not a short-lived one)
+        deadline = time.monotonic() + scaled(300)
+        while time.monotonic() < deadline and proc.poll() is None:
+            if _child_jvms(proc.pid):
+                time.sleep(2)
+                jvms = _child_jvms(proc.pid)
+                if jvms:
+                    break
+            time.sleep(0.1)
+        if not jvms:
+            proc.kill()
+            raise AssertionError(
+                f"TLC never started: {proc.communicate(timeout=scaled(60))[0].decode()[-2000:]}"
+            )
         proc.send_signal(signum)
-        output, _ = proc.communicate(timeout=120)
+        output, _ = proc.communicate(timeout=scaled(120))
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -221,5 +232,5 @@ def test_a_signal_to_kcspec_leaves_no_jvm_and_no_temporary_folder(
     assert proc.returncode == expected, output.decode()[-2000:]
     if signum != signal.SIGKILL:
         assert b"interrupted" in output
-    assert _wait_until(lambda: not any(map(_alive, jvms)), 60), f"JVM {jvms} outlived kcspec"
-    assert _wait_until(lambda: not list(tmp.iterdir()), 60), f"left behind: {sorted(tmp.iterdir())}"
+    assert _wait_until(lambda: not any(map(_alive, jvms)), scaled(60)), f"JVM {jvms} outlived kcspec"
+    assert _wait_until(lambda: not list(tmp.iterdir()), scaled(60)), f"left behind: {sorted(tmp.iterdir())}"
