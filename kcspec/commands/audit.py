@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 import traceback
@@ -225,14 +226,25 @@ def _audit(
     sys.exit(verdict.exit_code)
 
 
+CLAIM = ".kcspec-audit"
+"""The file by which a run takes an empty ``--out`` folder as its own (created exclusively: of two runs started
+into the same new folder, one gets it and the other writes into a sub-folder of it instead of mixing files)."""
+
+
 def fresh_out(out: Path) -> Path:
-    """Where this run writes: ``out`` when it does not exist or is empty, else a new sub-folder of it
-    (``run-<UTC time>``, made here), so that nothing already in ``out`` is overwritten or deleted."""
+    """Where this run writes: ``out`` when it does not exist or is empty (taken with ``CLAIM``), else a new
+    sub-folder of it (``run-<UTC time>``, made here), so that nothing already in ``out`` is overwritten or
+    deleted, and two runs into one folder never mix."""
     if out.exists() and not out.is_dir():
         raise NotADirectoryError(20, "exists and is not a directory")
-    if not out.exists() or not any(out.iterdir()):
-        out.mkdir(parents=True, exist_ok=True)
-        return out
+    out.mkdir(parents=True, exist_ok=True)
+    if not any(out.iterdir()):
+        try:
+            os.close(os.open(out / CLAIM, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+        except FileExistsError:
+            pass  # another run took it a moment ago
+        else:
+            return out
     stamp = datetime.now(UTC).strftime("run-%Y%m%dT%H%M%SZ")
     for n in range(1000):
         sub = out / (stamp if n == 0 else f"{stamp}-{n}")

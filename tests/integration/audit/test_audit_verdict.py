@@ -149,3 +149,25 @@ def test_a_file_without_records_says_what_its_lines_are_as_the_totals_count_them
     needle = "b.bin: yields no record (none of its 1610 line(s) is a record): 15 blank, 1595 quarantined"
     assert needle in v.problems, f"{needle!r} not in {v.problems}"
     assert judge(0, 0, 0, 0, [_file("e.log", 0)]).problems == ("e.log: yields no record (empty)",)
+
+
+def test_two_runs_into_one_new_out_never_share_a_folder(tmp_path: Path) -> None:
+    """Two audits started at once into the same new --out: one takes the folder, the other writes into a
+    sub-folder of it (they used to both take the empty folder and mix their outputs)."""
+    import threading
+
+    out = tmp_path / "new-out"
+    barrier = threading.Barrier(8)
+    got: list[Path] = []
+
+    def start() -> None:
+        barrier.wait()
+        got.append(fresh_out(out))
+
+    threads = [threading.Thread(target=start) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(set(got)) == 8, f"runs shared an output folder: {sorted(map(str, got))}"
+    assert got.count(out) == 1
