@@ -16,9 +16,9 @@ from kcspec.spec.state import ClusterState
 from kcspec.commands.explore import command
 from tests.support.explore_cases import CASES
 
-# The models `kcspec verify` explores; the 2-broker crosscheck models (minutes of CPU each) are in
-# tests/slow/test_campaigns.py.
-MANIFEST = [pytest.param(e, id=e.name) for e in load() if e.in_verify]
+# The models `kcspec verify` explores in every run; the 2-broker crosscheck models (minutes of CPU each) in the slow
+# tier.
+MANIFEST = [pytest.param(e, id=e.name, marks=() if e.in_verify else pytest.mark.slow) for e in load()]
 
 
 @pytest.mark.parametrize("entry", MANIFEST)
