@@ -19,7 +19,7 @@ from typing import Any
 from kcspec.conformance.adapters.inprocess import ControllerSut, SutError
 from kcspec.conformance.protocol import messages as m
 from kcspec.spec import codec
-from kcspec.spec.events import ControllerEvent
+from kcspec.spec.events import EVENTS_BY_KIND, ControllerEvent
 from kcspec.spec.requests import Request, StepResult
 from kcspec.spec.state import ClusterState
 from kcspec.spec.vocabulary import (
@@ -211,12 +211,17 @@ class ReferenceSut(ControllerSut):
 
 
 class SpecSut(ControllerSut):
-    """The declarative spec behind protocol v1 (an oracle for vector generation)."""
+    """The declarative spec behind protocol v1 (an oracle for vector generation).
+
+    The spec says what a step sends, not in which order: it speaks protocol 1.0 (no ``position``, its requests
+    compared as a set) and lists every event kind, those of later minor versions included."""
 
     name = "kcspec-spec"
     version = "1"
     profiles = PROFILES
     capabilities = frozenset(m.Capability)
+    protocol_minor = 0
+    event_kinds = frozenset(EVENTS_BY_KIND)
 
     def __init__(self) -> None:
         self._step = _import("kcspec.model.step")

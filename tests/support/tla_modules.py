@@ -8,12 +8,12 @@ import functools
 import pytest
 from kcspec.model.tla.config import ModelConfig
 from kcspec.model.tla.manifest import load as load_manifest
-from kcspec.model.tla.module import Module, generate
+from kcspec.model.tla.module import GeneratedModule, generate
 from kcspec.spec.profiles import get_profile
 
 
 @functools.cache
-def generated(profile: str, config: ModelConfig) -> Module:
+def generated(profile: str, config: ModelConfig) -> GeneratedModule:
     """``generate(profile, config)``, once per process (a module is an immutable value)."""
     return generate(get_profile(profile), config)
 
