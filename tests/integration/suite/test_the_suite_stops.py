@@ -100,3 +100,33 @@ def test_sigterm_ends_a_two_worker_run_with_143_and_leaves_nothing_running(
             proc.kill()
         proc.wait()
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_ctrl_c_ends_a_two_worker_run_as_interrupted_and_leaves_nothing_running(tmp_path: Path) -> None:
+    """Ctrl-C, as a terminal sends it (SIGINT to the whole foreground process group): pytest's own "interrupted"
+    (exit 2) within seconds, and the process a test started in a session of its own (so the terminal's signal
+    never reached it) is ended too."""
+    folder, env = _suite(tmp_path)
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", str(folder)]
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
+    )
+    try:
+        _wait_for(tmp_path / "started", proc)
+        child = int((tmp_path / "child.pid").read_text())
+        os.killpg(proc.pid, signal.SIGINT)
+        try:
+            output, _ = proc.communicate(timeout=scaled(60))
+        except subprocess.TimeoutExpired:
+            pytest.fail("the run went on after Ctrl-C")
+        text = output.decode(errors="replace")
+        assert proc.returncode == 2, f"exit {proc.returncode}, expected 2 (interrupted):\n{text[-3000:]}"
+        deadline = time.monotonic() + scaled(10)
+        while alive(child) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not alive(child), "a process a test started outlived the run"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        shutil.rmtree(folder, ignore_errors=True)
