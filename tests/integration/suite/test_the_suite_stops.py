@@ -60,6 +60,13 @@ def _wait_for(path: Path, proc: subprocess.Popen[bytes]) -> None:
         time.sleep(0.1)
 
 
+def _assert_gone(child: int) -> None:
+    deadline = time.monotonic() + scaled(10)
+    while alive(child) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not alive(child), "a process a test started outlived the run"
+
+
 @pytest.mark.parametrize("through", ["pytest", "make"])
 def test_sigterm_ends_a_two_worker_run_with_143_and_leaves_nothing_running(
     tmp_path: Path, through: str
@@ -91,10 +98,7 @@ def test_sigterm_ends_a_two_worker_run_with_143_and_leaves_nothing_running(
             # (a shell shows 143)
             assert proc.returncode == -signal.SIGTERM, f"exit {proc.returncode}:\n{text[-3000:]}"
             assert "Error 143" in text, f"pytest under make did not end with 143:\n{text[-3000:]}"
-        deadline = time.monotonic() + scaled(10)
-        while alive(child) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not alive(child), "a process a test started outlived the run"
+        _assert_gone(child)
     finally:
         with contextlib.suppress(ProcessLookupError):
             proc.kill()
@@ -121,10 +125,7 @@ def test_ctrl_c_ends_a_two_worker_run_as_interrupted_and_leaves_nothing_running(
             pytest.fail("the run went on after Ctrl-C")
         text = output.decode(errors="replace")
         assert proc.returncode == 2, f"exit {proc.returncode}, expected 2 (interrupted):\n{text[-3000:]}"
-        deadline = time.monotonic() + scaled(10)
-        while alive(child) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not alive(child), "a process a test started outlived the run"
+        _assert_gone(child)
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
