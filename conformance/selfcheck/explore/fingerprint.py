@@ -192,7 +192,7 @@ def _enum_name(value: enum.Enum) -> str:
 
 
 # The four tuple records held by the thousand in a state, written directly: the text ``_tuple`` gives them, without
-# a call per field (``tests/integration/test_fingerprint_unit.py`` checks both agree).
+# a call per field (``tests/unit/explore/test_fingerprint.py`` checks both agree).
 
 
 def _ints(value: tuple[int, ...]) -> str:

@@ -3,7 +3,7 @@ folder holds one run's files (a folder kcspec made is emptied for the next run, 
 unless ``--overwrite``), and a second run into a folder another run is writing stops instead of mixing.
 
 The full disk is a real one (a 64 KB tmpfs, mounted when the test may: root on Linux); the same cases with a
-simulated ``ENOSPC`` are in ``test_outputs_unit.py``."""
+simulated ``ENOSPC`` are in ``tests/unit/cli/test_outputs.py``."""
 
 from __future__ import annotations
 
@@ -18,12 +18,18 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.timing import scaled
+
 pytestmark = pytest.mark.integration
 
 
 def kcspec(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-P", "-m", "kcspec", *args], capture_output=True, text=True, timeout=600, cwd=cwd
+        [sys.executable, "-P", "-m", "kcspec", *args],
+        capture_output=True,
+        text=True,
+        timeout=scaled(600),
+        cwd=cwd,
     )
 
 
@@ -37,7 +43,7 @@ def full_disk(tmp_path: Path) -> Iterator[Path]:
     )
     if made.returncode != 0:
         pytest.skip(
-            f"cannot mount a tmpfs here ({made.stderr.decode().strip()}); test_outputs_unit.py simulates it"
+            f"cannot mount a tmpfs here ({made.stderr.decode().strip()}); tests/unit/cli/test_outputs.py simulates it"
         )
     try:
         yield mount
@@ -130,7 +136,7 @@ def test_two_runs_into_one_folder_cannot_mix(tmp_path: Path) -> None:
         assert f"kcspec run {first.pid}" in second.stderr and "is writing there now" in second.stderr, (
             second.stderr
         )
-        _, err = first.communicate(timeout=600)
+        _, err = first.communicate(timeout=scaled(600))
         assert first.returncode == 0, err
     finally:
         if first.poll() is None:

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.timing import scaled
+
 
 @pytest.mark.integration
 def test_a_wrong_sut_is_reported_before_any_vector(tmp_path: Path) -> None:
@@ -18,7 +20,7 @@ def test_a_wrong_sut_is_reported_before_any_vector(tmp_path: Path) -> None:
         [sys.executable, "-m", "kcspec", "conformance", "run", "--sut", str(tmp_path / "no-such-sut")],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=scaled(300),
         cwd=tmp_path,
         env=env,
     )

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.paths import ROOT
+from tests.support.timing import scaled
 
 EXAMPLE = ROOT / "conformance" / "examples" / "mutant_controller.py"
 
@@ -35,7 +36,7 @@ def test_a_session_mutant_fails_one_differential_item_per_group(tmp_path: Path) 
         ],
         capture_output=True,
         text=True,
-        timeout=900,
+        timeout=scaled(900),
         cwd=tmp_path,
     )
     out = result.stdout

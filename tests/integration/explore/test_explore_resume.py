@@ -19,6 +19,7 @@ from kcspec.conformance.selfcheck.explore.tla_model import model_space
 from kcspec.model.tla.manifest import load
 
 from kcspec.cli import main
+from tests.support.timing import scaled
 
 pytestmark = pytest.mark.integration
 
@@ -58,7 +59,7 @@ def test_a_run_killed_mid_level_resumes_to_the_same_count(tmp_path: Path) -> Non
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=60)
+        proc.wait(timeout=scaled(60))
     killed_at = _checkpointed_level(folder)
     assert 6 <= killed_at < 18, f"checkpoint of level {killed_at}: the run was not stopped in the middle"
 

@@ -1,5 +1,5 @@
 """Locating Java and TLC, the TLC command line, and hermetic runs (with a stand-in ``java`` for the streamed
-progress; the real TLC runs in ``test_tlc_real_integration.py``)."""
+progress; the real TLC runs in ``test_tlc_real.py``)."""
 
 from __future__ import annotations
 

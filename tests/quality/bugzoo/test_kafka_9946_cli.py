@@ -15,6 +15,7 @@ from kcspec.conformance.selfcheck.crosscheck import crosscheck
 from kcspec.spec.events import ControllerEvent, StopReplicaResponseWithoutDeletionReceived
 
 from tests.support.processes import controller_run
+from tests.support.timing import scaled
 
 SERVE = "kcspec.conformance.selfcheck.bugzoo.serve_mutant"
 KIND = StopReplicaResponseWithoutDeletionReceived.kind
@@ -43,5 +44,7 @@ def test_the_default_cli_run_catches_kafka_9946(tmp_path: Path) -> None:
 
 
 def test_serve_mutant_refuses_an_unknown_name() -> None:
-    wrong = subprocess.run([sys.executable, "-m", SERVE, "nope"], capture_output=True, text=True, timeout=60)
+    wrong = subprocess.run(
+        [sys.executable, "-m", SERVE, "nope"], capture_output=True, text=True, timeout=scaled(60)
+    )
     assert wrong.returncode == 2 and "usage" in wrong.stderr

@@ -22,6 +22,7 @@ from kcspec.spec.profiles import get_profile
 from kcspec.spec.trace import Trace
 
 from kcspec.cli import main
+from tests.support.timing import scaled
 
 pytestmark = pytest.mark.integration
 
@@ -96,6 +97,6 @@ def test_the_counterexample_replays_on_the_reference_controller(weakened_run: tu
         ],
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=scaled(600),
     )
     assert done.returncode == 0, done.stdout + done.stderr
