@@ -97,7 +97,8 @@ def command(
     and ITF, and the command exits 1.
 
     The visited states are kept as 64-bit fingerprints, the frontier on disk. With --checkpoint DIR the search
-    is checkpointed at the end of every level; a run stopped for any reason continues with --resume DIR.
+    is checkpointed at the end of every level; a run stopped for any reason continues with --resume DIR, with
+    --workers or --spark alike (on Spark, DIR must be a folder every executor sees).
 
     \b
     Examples:
@@ -106,6 +107,7 @@ def command(
       kcspec explore --brokers 3 --depth 5 --workers 2
       kcspec explore --brokers 3 --depth 7 --checkpoint run1   (later: --resume run1)
       kcspec explore --brokers 3 --depth 5 --spark --master spark://host:7077
+      kcspec explore --brokers 3 --depth 7 --spark --checkpoint run2   (later: --spark --resume run2)
     """
     console = Console()
     cfg = ExploreConfig(
@@ -123,9 +125,8 @@ def command(
             options.usage_error("--master needs --spark")
         if workers is not None:
             options.usage_error("--workers and --spark exclude each other (Spark's executors do the work)")
-        if folder is not None:
-            options.usage_error("--checkpoint and --resume are not available with --spark")
-        report(console, cfg, run_on_spark(console, cfg, master or "local[*]"), out, coverage_json)
+        result = run_on_spark(console, cfg, master or "local[*]", folder, resume is not None)
+        report(console, cfg, result, out, coverage_json)
     from kcspec.conformance.selfcheck.explore.explorer import explore
     from kcspec.conformance.selfcheck.explore.parallel import default_workers
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -31,11 +32,13 @@ def progress_text(stats: ExploreStats) -> str:
         f"{stats.distinct_states:,} states, {stats.transitions:,} transitions, depth {stats.depth_reached}, "
         f"{stats.states_per_second:.0f} states/s"
     )
+    eta = stats.estimate_left()
     if stats.level < len(stats.level_sizes) and stats.level_sizes[stats.level]:
         text += f"; level {stats.level}: {stats.level_expanded:,}/{stats.level_sizes[stats.level]:,} expanded"
-        eta = stats.level_eta()
-        if eta is not None:
-            text += f", done in ~{eta / 60:.0f} min" if eta >= 120 else f", done in ~{eta:.0f} s"
+    elif eta is not None:  # a level whose size is known only at its end (Spark)
+        text += f"; level {stats.level}: being expanded"
+    if eta is not None:
+        text += f", done in ~{eta / 60:.0f} min" if eta >= 120 else f", done in ~{eta:.0f} s"
     if stats.level_sizes:
         sizes = stats.level_sizes[-8:]
         text += "; levels " + ("… " if len(stats.level_sizes) > 8 else "") + " ".join(f"{n:,}" for n in sizes)
@@ -59,8 +62,12 @@ def progress_line(console: Console) -> Callable[[ExploreStats], None]:
     return progress
 
 
-def run_on_spark(console: Console, cfg: ExploreConfig, master: str) -> ExploreResult:
-    """Explore ``cfg`` on a Spark session of ``master``; exit 2 with one line if Spark cannot be used."""
+def run_on_spark(
+    console: Console, cfg: ExploreConfig, master: str, checkpoint: Path | None = None, resume: bool = False
+) -> ExploreResult:
+    """Explore ``cfg`` on a Spark session of ``master``, checkpointing every level in ``checkpoint`` (continuing
+    its checkpoint with ``resume``); exit 2 with one line if Spark cannot be used or the checkpoint cannot be
+    resumed."""
     from kcspec.conformance.audit.master import check_master
 
     bad_master = check_master(master)
@@ -86,7 +93,16 @@ def run_on_spark(console: Console, cfg: ExploreConfig, master: str) -> ExploreRe
         f"Spark started in {time.perf_counter() - started:.1f} s: {spark.sparkContext.defaultParallelism} cores"
     )
 
-    run = spark_search(space_of(cfg), spark, progress=progress_line(console))
+    if resume:
+        console.print(f"resuming the checkpoint in {checkpoint}", markup=False)
+    elif checkpoint is not None:
+        console.print(f"checkpointing every level in {checkpoint}", markup=False)
+    try:
+        run = spark_search(
+            space_of(cfg), spark, progress=progress_line(console), checkpoint=checkpoint, resume=resume
+        )
+    except ValueError as exc:  # a checkpoint that cannot be resumed
+        options.fail(str(exc))
     jobs = sum(level.seconds for level in run.levels)
     console.print(
         f"Spark: {len(run.levels)} levels over {run.partitions} partitions, one job each ({jobs:.1f} s in all)"

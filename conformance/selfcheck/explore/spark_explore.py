@@ -19,16 +19,33 @@ the one partition that holds the fingerprint), then the events found again by re
 invariant is compared with the previous level's transition problems, since one process meets it when the state is
 found — so the counterexample is the one a one-process search reports, on every run.
 
+**Checkpoints** (``--checkpoint DIR``, ``--resume DIR``) have the layout of the one-process and ``--workers``
+searches (``levels.py``), the partitions of the visited set in the place of the workers: the visited set is
+partitioned by ``fingerprint % partitions`` (``owner_key``), the owner a ``--workers`` search with as many workers
+gives a state, so a checkpoint written on Spark resumes with ``--workers`` or one process, and the other way round.
+The tasks of level ``L``'s job write, each for its partition ``P``, ``visited-L-P.bin`` (every fingerprint the
+partition holds), ``trail-L-P.bin`` (the level's states and their parents) and ``frontier-L-P.bin`` (the level's
+states in ascending rank), each to a temporary name renamed when whole (a task run twice writes the same file);
+the driver then writes the counts and ``checkpoint.json``, unless the level ended the search with a problem (a
+resumed run finds it again from the previous checkpoint). A resumed search rebuilds the visited set from the trails
+(so that a counterexample still finds every parent) and the checkpoint's frontier. The folder must be one the
+driver and every executor see at the same path: any local master and ``local-cluster`` do; on a cluster, a shared
+mount.
+
 Embedded ``local[*]`` by default; any ``--master`` works unchanged (the executors need kcspec installed).
 ``--max-states`` is honoured at the end of a level, so the count may pass it by part of a level.
 """
 
 from __future__ import annotations
 
+import os
+import pickle
 import time
+from array import array
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, cast
 
 from kcspec.conformance.reply_diff import Difference
@@ -38,7 +55,17 @@ from kcspec.conformance.selfcheck.explore.explorer import (
     SearchSpace,
     finish,
     replay,
+    save_level,
     start_state,
+)
+from kcspec.conformance.selfcheck.explore.levels import (
+    FrontierWriter,
+    LevelStore,
+    TrailWriter,
+    check_resumable,
+    owner_of,
+    read_checkpoint,
+    read_records,
 )
 from kcspec.conformance.selfcheck.explore.stats import ExploreStats
 from kcspec.conformance.selfcheck.explore.stepper import Stepper, Successor, expand_batch
@@ -111,23 +138,32 @@ def _expand(
     within: Within | None,
     level: int,
     expand: bool,
+    save: str | None,
+    part: int,
     rows: Iterable[tuple[int, Entry]],
 ) -> Iterator[tuple[int, Any]]:
-    """One task of a level's job, on one partition of the visited set: the states of ``level`` (the frontier, each
-    one new) have their state invariants checked (but the initial state's, checked by the driver) and, with
-    ``expand``, their checked successors yielded in ascending rank as ``(_SUCCESSOR, (fingerprint, (parent, rank,
-    state)))``; then the least-rank state problem and transition problem (``_PROBLEM``, ``_Problem``) and
-    ``(_COUNTS, (ExploreStats, frontier states, successors))``."""
+    """One task of a level's job, on the partition ``part`` of the visited set: the states of ``level`` (the
+    frontier, each one new) have their state invariants checked (but the initial state's, checked by the driver)
+    and, with ``expand``, their checked successors yielded in ascending rank as ``(_SUCCESSOR, (fingerprint,
+    (parent, rank, state)))``; then the least-rank state problem and transition problem (``_PROBLEM``,
+    ``_Problem``) and ``(_COUNTS, (ExploreStats, frontier states, successors))``. With ``save`` a checkpoint folder,
+    the partition's files of ``level`` are written there first (``save_partition``)."""
     stats = ExploreStats()
     problems: list[_Problem] = []
     successors: list[Successor] = []
     with within() if within is not None else nullcontext():
         stepper = _stepper(space, stats)
         batch: list[tuple[ClusterState, int, bytes]] = []
-        for fp, (at, _parent, rank, state) in rows:
+        parents: list[tuple[int, int]] = []
+        fps = array("Q")
+        for fp, (at, parent, rank, state) in rows:
+            fps.append(fp)
             if at == level and state is not None:
                 batch.append((state, fp, rank))
+                parents.append((fp, parent))
         batch.sort(key=lambda b: b[2])
+        if save is not None:
+            save_partition(Path(save), level, part, fps, parents, batch)
         if level > 0:
             for state, fp, rank in batch:
                 bad = stepper.checker.check_state(state)
@@ -157,6 +193,43 @@ def _expand(
     yield _COUNTS, (stats, len(batch), len(successors))
 
 
+def save_partition(
+    folder: Path,
+    level: int,
+    part: int,
+    fps: array[int],
+    parents: list[tuple[int, int]],
+    frontier: list[tuple[ClusterState, int, bytes]],
+) -> None:
+    """Write the checkpoint files of partition ``part`` at the end of ``level`` (``levels.py``'s layout, the
+    partition as the worker): its visited fingerprints ``fps``, the level's (fingerprint, parent) pairs (level ≥ 1)
+    and its ``frontier`` states in ascending rank. Each is written to a temporary name and renamed when whole."""
+    store = LevelStore(folder)
+    parent_of = dict(parents)
+    done: list[tuple[Path, Path]] = []
+    visited = store.visited(level, part)
+    tmp = visited.with_name(visited.name + ".tmp")
+    tmp.write_bytes(fps.tobytes())
+    done.append((tmp, visited))
+    if level > 0:
+        trail = store.trail(level, part)
+        tmp = trail.with_name(trail.name + ".tmp")
+        pairs = TrailWriter(tmp)
+        for fp, parent in parents:
+            pairs.add(fp, parent)
+        pairs.close()
+        done.append((tmp, trail))
+    path = store.frontier(level, part)
+    tmp = path.with_name(path.name + ".tmp")
+    writer = FrontierWriter(tmp)
+    for state, fp, rank in frontier:
+        writer.add(fp, parent_of[fp], rank, state)
+    writer.close()
+    done.append((tmp, path))
+    for tmp, path in done:
+        os.replace(tmp, path)
+
+
 def _successor_entry(level: int) -> Callable[[tuple[int, Any]], tuple[int, Entry]]:
     def entry(record: tuple[int, Any]) -> tuple[int, Entry]:
         fp, (parent, rank, state) = record[1]
@@ -176,17 +249,28 @@ def _merge(a: Entry, b: Entry) -> Entry:
     return a if (a[0], a[2]) <= (b[0], b[2]) else b
 
 
+def owner_key(fp: int) -> int:
+    """The partitioning key of a fingerprint: Spark's hash partitioner takes it modulo the partitions, so the
+    partition of ``fp`` is ``levels.owner_of(fp, partitions)``, the worker a ``--workers`` search gives it."""
+    return fp
+
+
 def spark_search(
     space: SearchSpace,
     spark: Any,
     within: Within | None = None,
     partitions: int | None = None,
     progress: Callable[[ExploreStats], None] | None = None,
+    checkpoint: Path | None = None,
+    resume: bool = False,
 ) -> SparkExploration:
     """Breadth-first search of ``space`` on the session ``spark``, with the checks, counts and counterexample of
-    ``search``."""
+    ``search``. With ``checkpoint`` a folder, the end of every level is checkpointed there; with ``resume`` too,
+    the search continues from its checkpoint (``ValueError`` if it cannot be resumed)."""
     from pyspark import StorageLevel
 
+    if resume and checkpoint is None:
+        raise ValueError("resuming needs the checkpoint folder")
     sc = spark.sparkContext
     parts = partitions or sc.defaultParallelism
     stats = ExploreStats(workers=sc.defaultParallelism)
@@ -195,9 +279,10 @@ def spark_search(
     start = time.perf_counter()
     state, prefix, finding0 = start_state(space, spec, stepper.checker.check_state)
     levels: list[LevelCost] = []
+    earlier = 0.0
 
     def done(finding: Finding | None, path: list[ControllerEvent]) -> SparkExploration:
-        result = finish(space, stats, finding, spec, prefix, path, start)
+        result = finish(space, stats, finding, spec, prefix, path, start, None, earlier)
         return SparkExploration(result, sc.master, sc.defaultParallelism, parts, tuple(levels))
 
     stats.distinct_states = 1
@@ -205,42 +290,65 @@ def spark_search(
         return done(finding0, [])
 
     text, root_fp = codec.dumps(state), stepper.fingerprint(state)
-    visited = sc.parallelize([text], 1).map(lambda t: _root_entry(within, root_fp, t))
+    store = LevelStore(checkpoint) if checkpoint is not None else None
+    save = str(checkpoint.absolute()) if checkpoint is not None else None
+    depth, resumed = 0, -1
+    if store is not None and resume:
+        meta, saved = read_checkpoint(store.folder)
+        check_resumable(store.folder, meta, space.description, space.fingerprints.name)
+        store.drop_after(meta.level)
+        stats.restore(saved)
+        depth = resumed = meta.level
+        earlier = meta.seconds
+        visited = _resumed_visited(sc, store, meta.level, root_fp, parts, within)
+    else:
+        if store is not None:
+            store.drop_after(-1)
+        stats.level_sizes = []
+        visited = sc.parallelize([text], 1).map(lambda t: _root_entry(within, root_fp, t))
     _keep(visited)
-    depth, previous = 0, cast(tuple[Any, ...], ())
+    previous = cast(tuple[Any, ...], ())
     pending: list[
         _Problem
     ] = []  # the previous level's transition problems, compared with this level's states'
     while True:
         t0 = time.perf_counter()
         expand = not pending and (space.depth is None or depth < space.depth)
-        out = visited.mapPartitions(lambda rows, d=depth, e=expand: _expand(space, within, d, e, rows))
+        writes = save if depth != resumed else None  # a resumed level's files are the checkpoint's own
+        out = visited.mapPartitionsWithIndex(
+            lambda part, rows, d=depth, e=expand, w=writes: _expand(space, within, d, e, w, part, rows)
+        )
         out.persist(StorageLevel.MEMORY_AND_DISK)
         # one job: the deduplication of this level (the shuffle's reduce side, materialising the visited set) and
         # the expansion of its new states run in the same tasks
-        meta = out.filter(lambda r: r[0] != _SUCCESSOR).map(lambda r: r[1]).collect()
+        meta_rows = out.filter(lambda r: r[0] != _SUCCESSOR).map(lambda r: r[1]).collect()
         for rdd in previous:
             rdd.unpersist()
-        problems = [m for m in meta if isinstance(m, _Problem)]
-        new = produced = 0
-        for m in meta:
-            if isinstance(m, tuple):
-                stats.merge_counts(m[0])
-                new += m[1]
-                produced += m[2]
-        if depth > 0:
-            stats.distinct_states += new
-            if new:
-                stats.depth_reached = depth
-        stats.level_sizes.append(new)
-        levels.append(LevelCost(depth, new, produced, time.perf_counter() - t0))
-        stats.seconds = time.perf_counter() - start
-        if progress is not None:
-            progress(stats)
+        problems = [m for m in meta_rows if isinstance(m, _Problem)]
+        counts = [m for m in meta_rows if isinstance(m, tuple)]
+        new = sum(m[1] for m in counts)
+        produced = sum(m[2] for m in counts)
+        seconds = time.perf_counter() - t0
+        if depth != resumed:
+            if depth > 0:
+                stats.distinct_states += new
+                if new:
+                    stats.depth_reached = depth
+            stats.level_sizes.append(new)
+        stats.seconds = earlier + time.perf_counter() - start
+        levels.append(LevelCost(depth, new, produced, seconds))
         # a new state breaking a state invariant is met by one process when it is found, i.e. in the rank order of
         # the previous level's transitions: compared with their problems, whose ranks have the same length
         first = min((p for p in problems if p.event is None), key=lambda p: p.rank, default=None)
         first = min([*pending, *([first] if first is not None else [])], key=lambda p: p.rank, default=None)
+        if store is not None and writes is not None and first is None:
+            # the end of ``depth``: its files are written; the counts are those before its expansion
+            save_level(space, store, depth, stats, visited.getNumPartitions())
+        for m in counts:
+            stats.merge_counts(m[0])
+        _estimate(stats, depth, new, produced, seconds, levels)
+        if progress is not None:
+            progress(stats)
         if first is not None:
             out.unpersist()
             chain = _path(visited, first.at)
@@ -264,13 +372,56 @@ def spark_search(
             out.filter(lambda r: r[0] == _SUCCESSOR)
             .map(_successor_entry(depth + 1))
             .union(visited.mapValues(_visited))
-            .reduceByKey(_merge, parts)
+            .reduceByKey(_merge, parts, owner_key)
         )
         _keep(merged)  # materialised by the next level's job, which reads every partition
         previous = (out, visited)  # what ``merged`` is computed from: released once the next job has run
         visited = merged
         depth += 1
     return done(None, [])
+
+
+def _estimate(
+    stats: ExploreStats, depth: int, new: int, produced: int, seconds: float, levels: list[LevelCost]
+) -> None:
+    """After the job of ``depth`` (``new`` states expanded into ``produced`` successors in ``seconds``): the next
+    level is being worked on, its size unknown until its job ends. Its states are estimated as the successors times
+    the share of new ones among the previous level's successors, and its time at this job's seconds per state."""
+    stats.end_level(depth + 1)
+    stats.level_started = time.perf_counter()
+    before = levels[-2].successors if len(levels) >= 2 else 0
+    share = new / before if before else 1.0
+    expected = produced * min(1.0, share)
+    stats.level_estimate = seconds / new * expected if new and produced else None
+
+
+def _resumed_visited(
+    sc: Any, store: LevelStore, level: int, root_fp: int, parts: int, within: Within | None
+) -> Any:
+    """The visited set of a checkpoint at the end of ``level``: the initial state, the states of levels 1 to
+    ``level`` - 1 with their parents (from the trails) and the frontier of ``level`` with its states, partitioned by
+    ``owner_key`` as the search partitions it."""
+    files = [(at, str(path)) for at in range(1, level) for path in store.files("trail", at)]
+    files += [(level, str(path)) for path in store.files("frontier", level)]
+    root = sc.parallelize([(root_fp, (0, 0, b"", None))], 1) if level > 0 else None
+    rdd = sc.parallelize(files, max(1, len(files))).flatMap(lambda f: _read_entries(within, level, *f))
+    if root is not None:
+        rdd = rdd.union(root)
+    return rdd.partitionBy(parts, owner_key)
+
+
+def _read_entries(within: Within | None, level: int, at: int, path: str) -> Iterator[tuple[int, Entry]]:
+    """The visited entries of one checkpoint file: a trail's (no rank or state: never on the frontier again) or
+    the frontier's of ``level``."""
+    if at < level:
+        pairs = array("Q")
+        pairs.frombytes(Path(path).read_bytes())
+        for i in range(0, len(pairs), 2):
+            yield pairs[i], (at, pairs[i + 1], b"", None)
+        return
+    with within() if within is not None else nullcontext():
+        for fp, parent, rank, data in read_records(Path(path)):
+            yield fp, (at, parent, rank, pickle.loads(data))
 
 
 def _keep(rdd: Any) -> None:
@@ -284,11 +435,11 @@ def _keep(rdd: Any) -> None:
 
 
 def _lookup(visited: Any, fp: int) -> list[Entry]:
-    """The entries of ``fp`` in the visited set, read from the one partition that holds it. (``RDD.lookup`` would
-    compute that partition with PySpark's ``portable_hash``, which refuses to run in a driver without
-    ``PYTHONHASHSEED``; for an integer key it is ``hash``, the same in every process.)"""
+    """The entries of ``fp`` in the visited set, read from the one partition that holds it (``owner_key``).
+    (``RDD.lookup`` would compute that partition with PySpark's ``portable_hash``, which refuses to run in a
+    driver without ``PYTHONHASHSEED``.)"""
     partitioner = visited.partitioner
-    parts = [hash(fp) % partitioner.numPartitions] if partitioner is not None else None
+    parts = [owner_of(fp, partitioner.numPartitions)] if partitioner is not None else None
     found: list[Entry] = visited.context.runJob(
         visited, lambda rows: [entry for key, entry in rows if key == fp], parts
     )
@@ -313,4 +464,12 @@ def start_session(master: str = "local[*]") -> Any:
     return make_session(master, app="kcspec-explore")
 
 
-__all__ = ["LevelCost", "SparkExploration", "Within", "spark_search", "start_session"]
+__all__ = [
+    "LevelCost",
+    "SparkExploration",
+    "Within",
+    "owner_key",
+    "save_partition",
+    "spark_search",
+    "start_session",
+]

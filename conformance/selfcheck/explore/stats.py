@@ -39,6 +39,9 @@ class ExploreStats:
     """Its states expanded so far."""
     level_started: float = 0.0
     """``time.perf_counter()`` when its expansion started."""
+    level_estimate: float | None = None
+    """Seconds the level being expanded should take, for a search that learns a level's size only when the level is
+    done (``--spark``, ``spark_explore._estimate``); ``None`` where the search counts its states as it goes."""
     fingerprint_bytes: int = 0
     """The memory of the search's fingerprint tables (visited, and the workers' sent) when it last looked: what
     the search keeps per visited state (its frontier and trail are on disk)."""
@@ -63,6 +66,14 @@ class ExploreStats:
         spent = time.perf_counter() - self.level_started
         left = self.level_sizes[self.level] - self.level_expanded
         return spent / self.level_expanded * max(0, left)
+
+    def estimate_left(self) -> float | None:
+        """Seconds until the level being worked on is done: counted (``level_eta``) or estimated
+        (``level_estimate``, less the time spent on the level so far)."""
+        eta = self.level_eta()
+        if eta is not None or self.level_estimate is None:
+            return eta
+        return max(0.0, self.level_estimate - (time.perf_counter() - self.level_started))
 
     def restore(self, saved: ExploreStats) -> None:
         """Take over the counts of a checkpoint (a resumed search goes on counting from them)."""
