@@ -210,7 +210,7 @@ def _search(
             try:
                 for fp, rank, state in current:
                     skey = stepper.key(state) if states is not None else None
-                    for t in stepper.transitions(state):
+                    for t in stepper.transitions(state, fp):
                         if isinstance(t, Problem):
                             return _finding(
                                 space, stats, stepper, store, prefix, level, fp, t, start, earlier

@@ -151,7 +151,7 @@ class _Worker:
         try:
             for fp, _parent, rank, data in source:
                 state: ClusterState = pickle.loads(data) if isinstance(data, bytes) else data
-                for t in self.stepper.transitions(state):
+                for t in self.stepper.transitions(state, fp):
                     if isinstance(t, Problem):
                         return LevelProblem(
                             rank_of(rank, t.index), fp, t.event, 0, t.kind, t.message, t.differences

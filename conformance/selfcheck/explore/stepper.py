@@ -106,8 +106,14 @@ class Stepper:
         """The fingerprint of ``state``'s deduplication key."""
         return self.fingerprints(self.key(state))
 
-    def transitions(self, state: ClusterState) -> Iterator[Transition | Problem]:
-        """The checked transitions out of ``state``, in candidate order; a ``Problem`` ends the sequence."""
+    def transitions(self, state: ClusterState, fp: int | None = None) -> Iterator[Transition | Problem]:
+        """The checked transitions out of ``state``, in candidate order; a ``Problem`` ends the sequence.
+
+        ``fp``: ``state``'s fingerprint, when the caller knows it. A step back to the same state (a third of the
+        transitions of the 2-broker model: a guard-true event that changes nothing, or changes a field and puts it
+        back) then takes it instead of encoding and digesting the post-state again: equal states
+        have one canonical text (a state's schema fixes the type of every position, so value equality never equates,
+        say, ``1`` and ``True`` there). Every check of the step is made as for any other."""
         spec, ref = self.spec, self.ref
         self.fingerprints.forget()  # the sub-texts remembered are those of this state and its successors
         events = self._candidates(state)
@@ -161,8 +167,14 @@ class Stepper:
             bad = self.checker.check_step(state, expected.state, expected.requests)
             # a successor outside the bounds is checked as a step, then cut (it is never a state of the search)
             cut = self._keep is not None and not self._keep(expected.state)
-            fp = None if cut else self.fingerprint(expected.state)
-            yield Transition(ev, expected.state, fp, tuple(bad), i)
+            post = expected.state
+            if cut:
+                key = None
+            elif fp is not None and (post is state or post == state):
+                key = fp
+            else:
+                key = self.fingerprint(post)
+            yield Transition(ev, post, key, tuple(bad), i)
 
 
 CANONICAL_CACHE = 50_000
@@ -215,7 +227,7 @@ def expand_batch(
     """
     out: list[Successor] = []
     for state, sid, rank in batch:
-        for t in stepper.transitions(state):
+        for t in stepper.transitions(state, sid):
             if isinstance(t, Problem):
                 where = rank_of(rank, t.index)
                 return out, BatchFinding(sid, t.event, where, t.kind, t.message, t.differences)
