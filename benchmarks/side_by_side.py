@@ -16,8 +16,11 @@ dependencies. The default ``before`` is ``18f573d``, the commit whose figures is
 the explorer under ``kcspec.conformance.explore``, which is found too.
 
     .venv/bin/python benchmarks/side_by_side.py [--before REV] [--after REV] [--rounds N] [--repeat N] [--smallest]
+        [--two-broker N]
 
 ``--smallest``: ``speed_targets.py``'s one small configuration per profile (a smoke run, not a figure).
+``--two-broker N``: instead, the first ``N`` distinct states of the default 2-broker kafka-2.8 TLA+ model
+(``CROSSCHECK_DEFAULT``, the model TLC is compared on; trees from ``9da68d7`` on).
 """
 
 from __future__ import annotations
@@ -59,16 +62,25 @@ for profile in sorted({params["profile"] for params in configs}):  # the one-off
     InvariantChecker(profile)
 out = []
 for params in configs:
-    cfg = ExploreConfig(**dict(params, faults=frozenset(params["faults"])))
+    if "two_broker_states" in params:  # the default 2-broker TLA+ model, its first states
+        from dataclasses import replace
+        from kcspec.conformance.selfcheck.explore.explorer import search
+        from kcspec.conformance.selfcheck.explore.tla_model import model_space
+        from kcspec.model.tla.config import CROSSCHECK_DEFAULT
+        space = replace(model_space("kafka-2.8", CROSSCHECK_DEFAULT), max_states=params["two_broker_states"])
+        run, what = (lambda: search(space)), "2-broker TLA+ model (CROSSCHECK_DEFAULT), first states"
+    else:
+        cfg = ExploreConfig(**dict(params, faults=frozenset(params["faults"])))
+        run, what = (lambda: explore(cfg)), cfg.describe().split(": ", 1)[1]
     best = None
     for _ in range(repeat):
         cpu = time.process_time()
-        result = explore(cfg)
+        result = run()
         cpu = time.process_time() - cpu
         best = cpu if best is None or cpu < best else best
     if result.finding is not None:
-        raise SystemExit("violation on " + cfg.describe() + ": " + result.finding.message)
-    out.append([cfg.profile, cfg.describe().split(": ", 1)[1], result.stats.distinct_states, best])
+        raise SystemExit("violation on " + what + ": " + result.finding.message)
+    out.append([params["profile"], what, result.stats.distinct_states, best])
 print(json.dumps(out))
 """
 
@@ -125,6 +137,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--smallest", action="store_true", help="one small configuration per profile (a smoke run)"
     )
+    ap.add_argument(
+        "--two-broker",
+        type=int,
+        metavar="N",
+        help="instead: the first N distinct states of the default 2-broker kafka-2.8 TLA+ model (CROSSCHECK_DEFAULT)",
+    )
     args = ap.parse_args(argv)
     if args.rounds < 1 or args.repeat < 1:
         ap.error("--rounds and --repeat must be at least 1")
@@ -135,7 +153,9 @@ def main(argv: list[str] | None = None) -> int:
     # the speed targets' configurations, as the fields every tree's ExploreConfig has
     fields = ("profile", "brokers", "topics", "partitions", "rf", "depth")
     configs = json.dumps(
-        [
+        [{"profile": "kafka-2.8", "two_broker_states": args.two_broker}]
+        if args.two_broker is not None
+        else [
             {**{f: getattr(c, f) for f in fields}, "faults": sorted(c.faults)}
             for c in speed_targets.configs(args.smallest)
         ]
