@@ -4,12 +4,6 @@ is resumed only by the search it was written for."""
 
 from __future__ import annotations
 
-import json
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -19,7 +13,7 @@ from kcspec.conformance.selfcheck.explore.tla_model import model_space
 from kcspec.model.tla.manifest import load
 
 from kcspec.cli import main
-from tests.support.timing import scaled
+from tests.support.checkpoints import kill_at_level
 
 pytestmark = pytest.mark.integration
 
@@ -37,30 +31,10 @@ search(model_space(entry.profile, entry.config), workers=2, checkpoint=Path(sys.
 """
 
 
-def _checkpointed_level(folder: Path) -> int:
-    try:
-        return int(json.loads((folder / "checkpoint.json").read_text())["level"])
-    except (FileNotFoundError, ValueError, KeyError):
-        return -1
-
-
 def test_a_run_killed_mid_level_resumes_to_the_same_count(tmp_path: Path) -> None:
     folder = tmp_path / "run"
-    proc = subprocess.Popen(
-        [sys.executable, "-c", RUN, MODEL.name, str(folder)], start_new_session=True, stderr=subprocess.PIPE
-    )
-    try:
-        deadline = time.monotonic() + 600
-        while _checkpointed_level(folder) < 6:
-            assert proc.poll() is None, f"the run ended before it was killed: {proc.stderr.read()!r}"  # type: ignore[union-attr]
-            assert time.monotonic() < deadline, "no checkpoint of level 6 within 10 minutes"
-            time.sleep(0.02)
-        os.killpg(proc.pid, signal.SIGKILL)  # the coordinator and both workers, in the middle of level 6 or 7
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=scaled(60))
-    killed_at = _checkpointed_level(folder)
+    # SIGKILL to the coordinator and both workers, in the middle of level 6 or 7
+    killed_at = kill_at_level(RUN, [MODEL.name, str(folder)], folder, 6)
     assert 6 <= killed_at < 18, f"checkpoint of level {killed_at}: the run was not stopped in the middle"
 
     space = model_space(MODEL.profile, MODEL.config)

@@ -5,13 +5,7 @@ after a resume is the one an uninterrupted search reports."""
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
-import signal
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from dataclasses import replace
 from importlib.util import find_spec
@@ -27,8 +21,8 @@ from kcspec.conformance.selfcheck.explore.tla_model import model_space
 from kcspec.model.tla.manifest import load
 
 from kcspec.cli import main
+from tests.support.checkpoints import checkpointed_level, kill_at_level
 from tests.support.explore_cases import CASES
-from tests.support.timing import scaled
 
 pytestmark = [
     pytest.mark.integration,
@@ -59,32 +53,12 @@ def spark() -> Iterator[Any]:
     yield start_session("local[2]")
 
 
-def _checkpointed_level(folder: Path) -> int:
-    try:
-        return int(json.loads((folder / "checkpoint.json").read_text())["level"])
-    except (FileNotFoundError, ValueError, KeyError):
-        return -1
-
-
 def test_a_spark_run_killed_mid_run_resumes_to_the_same_count(spark: Any, tmp_path: Path) -> None:
     from kcspec.conformance.selfcheck.explore.spark_explore import spark_search
 
     folder = tmp_path / "run"
-    proc = subprocess.Popen(
-        [sys.executable, "-c", RUN, MODEL.name, str(folder)], start_new_session=True, stderr=subprocess.PIPE
-    )
-    try:
-        deadline = time.monotonic() + scaled(600)
-        while _checkpointed_level(folder) < 4:
-            assert proc.poll() is None, f"the run ended before it was killed: {proc.stderr.read()!r}"  # type: ignore[union-attr]
-            assert time.monotonic() < deadline, "no checkpoint of level 4 within 10 minutes"
-            time.sleep(0.05)
-        os.killpg(proc.pid, signal.SIGKILL)  # the driver, its JVM and the Python workers
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=scaled(60))
-    killed_at = _checkpointed_level(folder)
+    # SIGKILL to the driver, its JVM and the Python workers
+    killed_at = kill_at_level(RUN, [MODEL.name, str(folder)], folder, 4)
     assert 4 <= killed_at < 18, f"checkpoint of level {killed_at}: the run was not stopped in the middle"
     copy = tmp_path / "copy"
     shutil.copytree(folder, copy)
@@ -97,7 +71,7 @@ def test_a_spark_run_killed_mid_run_resumes_to_the_same_count(spark: Any, tmp_pa
     assert resumed.stats.transitions == whole.stats.transitions
     assert resumed.stats.level_sizes == whole.stats.level_sizes
     assert resumed.stats.replica_edges == whole.stats.replica_edges
-    assert _checkpointed_level(folder) == len(whole.stats.level_sizes) - 1  # every level checkpointed
+    assert checkpointed_level(folder) == len(whole.stats.level_sizes) - 1  # every level checkpointed
 
     # the same layout as the other searches': the stopped Spark run continues on two processes
     by_workers = search(space, checkpoint=copy, resume=True, workers=2)
@@ -115,7 +89,7 @@ def test_a_workers_checkpoint_resumes_on_spark(spark: Any, tmp_path: Path) -> No
     # --workers honours --max-states at a level's end: this one stops after level 2, before the last (3)
     stopped = sum(whole.stats.level_sizes[:2]) + 1
     half = explore(replace(cfg, max_states=stopped), workers=2, checkpoint=folder)
-    assert half.stats.truncated and 1 <= _checkpointed_level(folder) < 3
+    assert half.stats.truncated and 1 <= checkpointed_level(folder) < 3
     resumed = spark_search(space_of(cfg), spark, checkpoint=folder, resume=True).result
     assert resumed.finding is None and not resumed.stats.truncated
     assert resumed.stats.distinct_states == whole.stats.distinct_states
@@ -133,7 +107,7 @@ def test_a_counterexample_after_a_resume_is_the_uninterrupted_one(spark: Any, tm
         one = explore(cfg)
     first = spark_search(space_of(cfg), spark, within=bug.active, checkpoint=folder).result
     assert one.finding is not None and first.finding is not None
-    level = _checkpointed_level(folder)
+    level = checkpointed_level(folder)
     assert level >= 1, "no level was checkpointed before the bug was found"
     again = spark_search(space_of(cfg), spark, within=bug.active, checkpoint=folder, resume=True).result
     assert again.finding is not None, f"the resumed search missed {mutant}"
