@@ -35,8 +35,12 @@ def progress_text(stats: ExploreStats) -> str:
     eta = stats.estimate_left()
     if stats.level < len(stats.level_sizes) and stats.level_sizes[stats.level]:
         text += f"; level {stats.level}: {stats.level_expanded:,}/{stats.level_sizes[stats.level]:,} expanded"
-    elif eta is not None:  # a level whose size is known only at its end (Spark)
+    elif (
+        eta is not None or stats.level_tasks is not None
+    ):  # a level whose size is known only at its end (Spark)
         text += f"; level {stats.level}: being expanded"
+        if stats.level_tasks is not None:
+            text += f", {stats.level_tasks[0]}/{stats.level_tasks[1]} tasks"
     if eta is not None:
         text += f", done in ~{eta / 60:.0f} min" if eta >= 120 else f", done in ~{eta:.0f} s"
     if stats.level_sizes:

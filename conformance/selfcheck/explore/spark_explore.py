@@ -40,10 +40,11 @@ from __future__ import annotations
 
 import os
 import pickle
+import threading
 import time
 from array import array
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -307,78 +308,118 @@ def spark_search(
         stats.level_sizes = []
         visited = sc.parallelize([text], 1).map(lambda t: _root_entry(within, root_fp, t))
     _keep(visited)
-    previous = cast(tuple[Any, ...], ())
-    pending: list[
-        _Problem
-    ] = []  # the previous level's transition problems, compared with this level's states'
-    while True:
-        t0 = time.perf_counter()
-        expand = not pending and (space.depth is None or depth < space.depth)
-        writes = save if depth != resumed else None  # a resumed level's files are the checkpoint's own
-        out = visited.mapPartitionsWithIndex(
-            lambda part, rows, d=depth, e=expand, w=writes: _expand(space, within, d, e, w, part, rows)
-        )
-        out.persist(StorageLevel.MEMORY_AND_DISK)
-        # one job: the deduplication of this level (the shuffle's reduce side, materialising the visited set) and
-        # the expansion of its new states run in the same tasks
-        meta_rows = out.filter(lambda r: r[0] != _SUCCESSOR).map(lambda r: r[1]).collect()
-        for rdd in previous:
-            rdd.unpersist()
-        problems = [m for m in meta_rows if isinstance(m, _Problem)]
-        counts = [m for m in meta_rows if isinstance(m, tuple)]
-        new = sum(m[1] for m in counts)
-        produced = sum(m[2] for m in counts)
-        seconds = time.perf_counter() - t0
-        if depth != resumed:
-            if depth > 0:
-                stats.distinct_states += new
-                if new:
-                    stats.depth_reached = depth
-            stats.level_sizes.append(new)
-        stats.seconds = earlier + time.perf_counter() - start
-        levels.append(LevelCost(depth, new, produced, seconds))
-        # a new state breaking a state invariant is met by one process when it is found, i.e. in the rank order of
-        # the previous level's transitions: compared with their problems, whose ranks have the same length
-        first = min((p for p in problems if p.event is None), key=lambda p: p.rank, default=None)
-        first = min([*pending, *([first] if first is not None else [])], key=lambda p: p.rank, default=None)
-        if store is not None and writes is not None and first is None:
-            # the end of ``depth``: its files are written; the counts are those before its expansion
-            save_level(space, store, depth, stats, visited.getNumPartitions())
-        for m in counts:
-            stats.merge_counts(m[0])
-        _estimate(stats, depth, new, produced, seconds, levels)
-        if progress is not None:
-            progress(stats)
-        if first is not None:
-            out.unpersist()
-            chain = _path(visited, first.at)
-            path = replay(space, stepper, state, chain)
-            if first.event is not None:
-                path.append(first.event)
-            finding = Finding(
-                first.kind, first.message, tuple(prefix + path), first.differences, first.violations
+    with _watching(sc, stats, progress):
+        previous = cast(tuple[Any, ...], ())
+        pending: list[
+            _Problem
+        ] = []  # the previous level's transition problems, compared with this level's states'
+        while True:
+            t0 = time.perf_counter()
+            expand = not pending and (space.depth is None or depth < space.depth)
+            writes = save if depth != resumed else None  # a resumed level's files are the checkpoint's own
+            out = visited.mapPartitionsWithIndex(
+                lambda part, rows, d=depth, e=expand, w=writes: _expand(space, within, d, e, w, part, rows)
             )
-            return done(finding, path)
-        pending = [p for p in problems if p.event is not None]
-        if not pending and (new == 0 or not expand):
-            out.unpersist()
-            break
-        if stats.distinct_states >= space.max_states and not pending:
-            stats.truncated = True
-            stats.frontier_left = new
-            out.unpersist()
-            break
-        merged = (
-            out.filter(lambda r: r[0] == _SUCCESSOR)
-            .map(_successor_entry(depth + 1))
-            .union(visited.mapValues(_visited))
-            .reduceByKey(_merge, parts, owner_key)
-        )
-        _keep(merged)  # materialised by the next level's job, which reads every partition
-        previous = (out, visited)  # what ``merged`` is computed from: released once the next job has run
-        visited = merged
-        depth += 1
+            out.persist(StorageLevel.MEMORY_AND_DISK)
+            # one job: the deduplication of this level (the shuffle's reduce side, materialising the visited set) and
+            # the expansion of its new states run in the same tasks
+            meta_rows = out.filter(lambda r: r[0] != _SUCCESSOR).map(lambda r: r[1]).collect()
+            for rdd in previous:
+                rdd.unpersist()
+            problems = [m for m in meta_rows if isinstance(m, _Problem)]
+            counts = [m for m in meta_rows if isinstance(m, tuple)]
+            new = sum(m[1] for m in counts)
+            produced = sum(m[2] for m in counts)
+            seconds = time.perf_counter() - t0
+            if depth != resumed:
+                if depth > 0:
+                    stats.distinct_states += new
+                    if new:
+                        stats.depth_reached = depth
+                stats.level_sizes.append(new)
+            stats.seconds = earlier + time.perf_counter() - start
+            levels.append(LevelCost(depth, new, produced, seconds))
+            # a new state breaking a state invariant is met by one process when it is found, i.e. in the rank order of
+            # the previous level's transitions: compared with their problems, whose ranks have the same length
+            first = min((p for p in problems if p.event is None), key=lambda p: p.rank, default=None)
+            first = min(
+                [*pending, *([first] if first is not None else [])], key=lambda p: p.rank, default=None
+            )
+            if store is not None and writes is not None and first is None:
+                # the end of ``depth``: its files are written; the counts are those before its expansion
+                save_level(space, store, depth, stats, visited.getNumPartitions())
+            for m in counts:
+                stats.merge_counts(m[0])
+            _estimate(stats, depth, new, produced, seconds, levels)
+            if progress is not None:
+                progress(stats)
+            if first is not None:
+                out.unpersist()
+                chain = _path(visited, first.at)
+                path = replay(space, stepper, state, chain)
+                if first.event is not None:
+                    path.append(first.event)
+                finding = Finding(
+                    first.kind, first.message, tuple(prefix + path), first.differences, first.violations
+                )
+                return done(finding, path)
+            pending = [p for p in problems if p.event is not None]
+            if not pending and (new == 0 or not expand):
+                out.unpersist()
+                break
+            if stats.distinct_states >= space.max_states and not pending:
+                stats.truncated = True
+                stats.frontier_left = new
+                out.unpersist()
+                break
+            merged = (
+                out.filter(lambda r: r[0] == _SUCCESSOR)
+                .map(_successor_entry(depth + 1))
+                .union(visited.mapValues(_visited))
+                .reduceByKey(_merge, parts, owner_key)
+            )
+            _keep(merged)  # materialised by the next level's job, which reads every partition
+            previous = (out, visited)  # what ``merged`` is computed from: released once the next job has run
+            visited = merged
+            depth += 1
     return done(None, [])
+
+
+WATCH_SECONDS = 10.0
+"""How often the driver reads how far the running job is (``_watching``)."""
+
+
+@contextmanager
+def _watching(
+    sc: Any, stats: ExploreStats, progress: Callable[[ExploreStats], None] | None
+) -> Iterator[None]:
+    """While the levels run: every ``WATCH_SECONDS`` the tasks done of the running job's active stages
+    (``ExploreStats.level_tasks``, from Spark's status tracker) are reported to ``progress``, so a long level shows
+    how far it is."""
+    if progress is None:
+        yield
+        return
+    stop = threading.Event()
+
+    def watch() -> None:
+        tracker = sc.statusTracker()
+        while not stop.wait(WATCH_SECONDS):
+            done = total = 0
+            for stage in tracker.getActiveStageIds():
+                info = tracker.getStageInfo(stage)
+                if info is not None:
+                    done, total = done + info.numCompletedTasks, total + info.numTasks
+            if total and not stop.is_set():
+                stats.level_tasks = (done, total)
+                progress(stats)
+
+    watcher = threading.Thread(target=watch, name="kcspec-explore-progress", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        watcher.join()
 
 
 def _estimate(
@@ -389,6 +430,7 @@ def _estimate(
     the share of new ones among the previous level's successors, and its time at this job's seconds per state."""
     stats.end_level(depth + 1)
     stats.level_started = time.perf_counter()
+    stats.level_tasks = None
     before = levels[-2].successors if len(levels) >= 2 else 0
     share = new / before if before else 1.0
     expected = produced * min(1.0, share)

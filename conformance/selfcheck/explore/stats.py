@@ -42,6 +42,8 @@ class ExploreStats:
     level_estimate: float | None = None
     """Seconds the level being expanded should take, for a search that learns a level's size only when the level is
     done (``--spark``, ``spark_explore._estimate``); ``None`` where the search counts its states as it goes."""
+    level_tasks: tuple[int, int] | None = None
+    """(tasks done, tasks) of the running job's active stages, for a search run as Spark jobs (``--spark``)."""
     fingerprint_bytes: int = 0
     """The memory of the search's fingerprint tables (visited, and the workers' sent) when it last looked: what
     the search keeps per visited state (its frontier and trail are on disk)."""
