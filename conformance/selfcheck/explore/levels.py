@@ -18,7 +18,9 @@ level lives in one folder (a temporary one, or the ``--checkpoint`` folder), one
   after the checkpoint's are what a killed run left half-written; a resumed run writes them again.
 
 A checkpoint can be resumed with another number of workers: each worker takes the fingerprints and frontier
-states it owns (``fingerprint % workers``) from all the files of the level.
+states it owns (``fingerprint % workers``) from all the files of the level. A search on Spark (``spark_explore.py``)
+writes and reads the same files, its partitions (``fingerprint % partitions``) in the place of the workers, so a
+checkpoint resumes with one process, ``--workers`` or ``--spark`` whichever wrote it.
 """
 
 from __future__ import annotations
