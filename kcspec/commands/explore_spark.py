@@ -38,7 +38,7 @@ def progress_text(stats: ExploreStats) -> str:
     elif (
         eta is not None or stats.level_tasks is not None
     ):  # a level whose size is known only at its end (Spark)
-        text += f"; level {stats.level}: being expanded"
+        text += f"; level {stats.level}: in progress"
         if stats.level_tasks is not None:
             text += f", {stats.level_tasks[0]}/{stats.level_tasks[1]} tasks"
     if eta is not None:

@@ -350,7 +350,8 @@ def spark_search(
                 save_level(space, store, depth, stats, visited.getNumPartitions())
             for m in counts:
                 stats.merge_counts(m[0])
-            _estimate(stats, depth, new, produced, seconds, levels)
+            expands = space.depth is None or depth + 1 < space.depth
+            _estimate(stats, depth, new, produced if expands else 0, seconds, levels)
             if progress is not None:
                 progress(stats)
             if first is not None:
@@ -384,6 +385,9 @@ def spark_search(
             depth += 1
     return done(None, [])
 
+
+ESTIMATE_FROM = 1_000
+"""The fewest states a level's job must have expanded for its seconds per state to estimate the next level's."""
 
 WATCH_SECONDS = 10.0
 """How often the driver reads how far the running job is (``_watching``)."""
@@ -425,16 +429,18 @@ def _watching(
 def _estimate(
     stats: ExploreStats, depth: int, new: int, produced: int, seconds: float, levels: list[LevelCost]
 ) -> None:
-    """After the job of ``depth`` (``new`` states expanded into ``produced`` successors in ``seconds``): the next
-    level is being worked on, its size unknown until its job ends. Its states are estimated as the successors times
-    the share of new ones among the previous level's successors, and its time at this job's seconds per state."""
+    """After the job of ``depth`` (``new`` states expanded into ``produced`` successors in ``seconds``; ``produced``
+    0 if the next level is not expanded): the next level is being worked on, its size unknown until its job ends.
+    Its states are estimated as the successors times the share of new ones among the previous level's successors,
+    and its time at this job's seconds per state — only after a level of ``ESTIMATE_FROM`` states or more: a
+    smaller job's time is Spark's per-job floor (and the Python workers' start), not a cost per state."""
     stats.end_level(depth + 1)
     stats.level_started = time.perf_counter()
     stats.level_tasks = None
     before = levels[-2].successors if len(levels) >= 2 else 0
     share = new / before if before else 1.0
     expected = produced * min(1.0, share)
-    stats.level_estimate = seconds / new * expected if new and produced else None
+    stats.level_estimate = seconds / new * expected if new >= ESTIMATE_FROM and produced else None
 
 
 def _resumed_visited(

@@ -1,5 +1,5 @@
 """The exploration's progress line: a one-process or ``--workers`` level shows its states expanded so far; a Spark
-level, whose size is known only at its end, shows that it is being expanded, its job's tasks done and the time
+level, whose size is known only at its end, shows that it is in progress, its job's tasks done and the time
 estimated from the previous level; both end with the level sizes."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def test_a_spark_level_shows_its_tasks_and_the_estimate() -> None:
     stats.level_estimate = 600.0
     stats.level_tasks = (3, 8)
     text = progress_text(stats)
-    assert "level 2: being expanded, 3/8 tasks, done in ~10 min" in text, text
+    assert "level 2: in progress, 3/8 tasks, done in ~10 min" in text, text
     assert text.endswith("levels 1 6"), text
 
     stats.level_estimate, stats.level_tasks = None, None  # nothing known yet: no claim about the level
