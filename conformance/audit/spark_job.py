@@ -40,7 +40,11 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-TRACE_SUFFIXES = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz")
+TRACE_SUFFIXES = tuple(
+    f".{kind}{codec}" for kind in ("jsonl", "ndjson") for codec in ("", ".gz", ".bz2", ".xz", ".lz4", ".zst")
+)
+"""Names ``--format auto`` takes for JSONL traces: a compression suffix is allowed, but what decompresses a
+trace is its first bytes (``salvage``), never this name."""
 FORMATS = ("auto", "kafka-log", "jsonl")
 
 
