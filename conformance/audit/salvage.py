@@ -100,13 +100,11 @@ def salvage(files: tuple[str, ...], work: Path) -> Salvaged:
         work.mkdir(mode=0o700, parents=True, exist_ok=True)
         copy = work / f"salvaged-{n}.txt"
         decoder = DECODERS.get(codec)
+        error: str | None
         if decoder is None:
             copy.write_bytes(b"")
-            lines, cut, error = (
-                0,
-                False,
-                f"{codec} compression (found by its magic bytes) is not read for traces",
-            )
+            lines, cut = 0, False
+            error = f"{codec} compression (found by its magic bytes) is not read for traces"
         else:
             lines, cut, error = _copy_until_break(Path(name), copy, decoder)
         paths.append(str(copy.resolve()))
