@@ -201,7 +201,7 @@ public final class LineParser implements UDF1<String, Row> {
       part[j] = m.group(r[j] + shift);
       if (r[j] == last && m.end() < text.length()) part[j] = part[j] + text.substring(m.end());
     }
-    out[1] = normaliseTs(part[0]);
+    out[1] = part[0] == null ? null : normaliseTs(part[0]); // lines.UNDATED: no timestamp, never one made up
     out[2] = part[1];
     out[3] = part[2] == null ? "" : part[2];
     out[4] = part[3];
@@ -316,6 +316,7 @@ public final class LineParser implements UDF1<String, Row> {
       boolean dated = hasDate(text); // no date: no layout matches, prefixed or not
       for (int i = 0; dated && anchored && i < k.nLayouts && layout < 0; i++) {
         if (i == 0 && plain) continue; // defaultLayout is this layout's match
+        if (k.roles[i][0] == 0) continue; // undated: tried last
         Matcher m = k.layouts[i].matcher(text);
         if (m.find()) {
           layout = i;
@@ -325,6 +326,7 @@ public final class LineParser implements UDF1<String, Row> {
       // lines.Layout.prefixed without its regex scan: a record starts at a date, or at the "[" before one,
       // so the layouts are tried (in order, each at its leftmost start) only there, 1..prefixMax characters in
       for (int i = 0; dated && i < k.nLayouts && layout < 0; i++) {
+        if (k.roles[i][0] == 0) continue; // undated: never behind a prefix
         for (int at = nextDate(text, 0); at >= 0 && layout < 0 && at <= k.prefixMax + 1; at = nextDate(text, at + 1)) {
           for (int start = at > 0 && text.charAt(at - 1) == '[' ? at - 1 : at; start <= at; start++) {
             if (start < 1 || start > k.prefixMax) continue;
@@ -337,6 +339,16 @@ public final class LineParser implements UDF1<String, Row> {
             }
           }
         }
+      }
+    }
+    // lines.UNDATED: the layouts without a timestamp, whole line only, when no dated layout matched
+    for (int i = 0; text != null && !text.isEmpty() && i < k.nLayouts && layout < 0; i++) {
+      if (k.roles[i][0] != 0) continue;
+      Matcher m = k.layouts[i].matcher(text);
+      if (m.find()) {
+        layout = i;
+        viaPrefix = false;
+        fromLayout(k, i, 0, m, text, out);
       }
     }
     if (layout < 0) {

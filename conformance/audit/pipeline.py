@@ -256,6 +256,7 @@ def _run(
         notes += [s.describe(ids.names) for s in found_eras.starts]
         deletions = stats.deletion_intervals(cells, ids.history)
         layouts_per_file = stats.layout_counts(cells, ids.names, layouts.NOT_A_RECORD)
+        notes += undated_notes(layouts_per_file)
         step("inferring the Kafka version from the logs' formats")
         version = inferring.result()
         hists = version["histories"]
@@ -536,6 +537,25 @@ def finding_counts(cells: Iterable[stats.Cell]) -> tuple[int, Counter[tuple[Any,
         if kind is not None:
             tally[(kind.finding,)] += c.lines
     return sum(tally.values()), tally
+
+
+def undated_notes(per_file: Mapping[str, Mapping[str, int]]) -> list[str]:
+    """A note for the files whose records have no timestamp (``lines.UNDATED`` layouts, from ``per_file``'s
+    layout counts): they are ordered by their position in the file (``lines.LAYOUTS``' decision)."""
+    found = {
+        f: n
+        for f, counts in per_file.items()
+        if (n := sum(k for name, k in counts.items() if name.startswith(lines.UNDATED)))
+    }
+    if not found:
+        return []
+    first, n = next(iter(found.items()))
+    more = f" and {sum(found.values()) - n} in {len(found) - 1} more file(s)" if len(found) > 1 else ""
+    return [
+        f"{n} record(s) without a timestamp in {first}{more}: ordered by their position in the file, before the "
+        "dated records of their controller epoch; their ts is null in the outputs, and no rule compares their "
+        "time with another record's"
+    ]
 
 
 def severity_counts(cells: Iterable[stats.Cell]) -> dict[str, int]:
