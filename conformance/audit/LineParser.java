@@ -457,7 +457,9 @@ public final class LineParser implements UDF1<String, Row> {
    * Statuses are final (record, continuation, blank, quarantined): continuation lines are resolved while
    * each file is read in order, as reference_parser.parse_lines does. Lines end at \n, \r or \r\n, as
    * for Spark's text source;
-   * files are opened through Hadoop's file systems and decompressed by what their first bytes say
+   * files are opened through Hadoop's file systems (a local file directly, without the checksum file
+   * Hadoop's local file system looks for, and with buffers no larger than the file: a folder of thousands of
+   * small rotated files paid both per file) and decompressed by what their first bytes say
    * ({@link #compression}), and read as UTF-8 or UTF-16 ({@link #charset}).
    * {@code files} holds "file id,history id,length:path" per file (the length in chars); one task reads
    * whole files. A file that cannot be read on (a truncated or corrupt .gz, a file named .gz that is not
@@ -768,12 +770,22 @@ public final class LineParser implements UDF1<String, Row> {
             Path path = new Path(f[0]);
             try {
               FileSystem fs = path.getFileSystem(conf.value());
-              java.io.BufferedInputStream raw = new java.io.BufferedInputStream(fs.open(path), 1 << 16);
+              int buffer = 1 << 16;
+              InputStream opened;
+              if (fs instanceof org.apache.hadoop.fs.LocalFileSystem local) {
+                // a local file read as it is: no checksum file looked for, buffers no larger than the file
+                java.io.File file = local.pathToFile(path);
+                buffer = (int) Math.max(1 << 12, Math.min(1 << 16, file.length() + 1));
+                opened = new java.io.FileInputStream(file);
+              } else {
+                opened = fs.open(path);
+              }
+              java.io.BufferedInputStream raw = new java.io.BufferedInputStream(opened, buffer);
               String codec = compression(peek(raw, 6));
               compressed = codec != null;
               guard = new Guard(decompressed(codec, raw, conf));
-              java.io.BufferedInputStream text = new java.io.BufferedInputStream(guard, 1 << 16);
-              in = new BufferedReader(new InputStreamReader(text, charset(text)), 1 << 16);
+              java.io.BufferedInputStream text = new java.io.BufferedInputStream(guard, buffer);
+              in = new BufferedReader(new InputStreamReader(text, charset(text)), buffer);
             } catch (IOException | RuntimeException | LinkageError | OutOfMemoryError e) {
               return broke(e instanceof Exception x ? x : new IOException(e));
             }
