@@ -31,6 +31,14 @@ command on a fresh corpus of about N lines (``kcspec simulate --emit-logs DIR --
 ratio and the targets are written into the generated section of ``--results`` (default
 ``benchmarks/results/audit_throughput.md``; the rest of that file is kept). The machine may be shared: the
 load average is printed with every figure and recorded.
+
+``--small-files N`` (default 5,000; 0: not) adds the case of a real broker's log folder (issue 30): ``N``
+hourly-rotated files (``state-change.log.2026-01-01-00``, ``controller.log.2026-01-01-00``, …) cut, each at a
+record, from one walk of ``--small-files-steps`` events (3,000: about 876,000 lines, as the 9-month folder of a
+Kafka 2.1.1 broker), audited as one cluster in the same session and measured side by side with the
+single-process Python pass over the same files (target: the audit ≤ 3× the Python pass), and the same lines
+concatenated into 2 files audited too (what the files themselves cost). The audit must find no violation and
+quarantine nothing there.
 """
 
 from __future__ import annotations
@@ -48,7 +56,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -145,6 +153,54 @@ def generate(
                 (d / fname).write_text(text.replace(HOUR_PREFIX, hour) if k else text)
             total += len(lines)
     return total, Expected(frozenset(violations), frozenset(quarantined))
+
+
+ROTATED_START = "2026-01-01-00"
+"""The first hour of the small-files folder's names (``controller.log.2026-01-01-00``: log4j's hourly
+``DailyRollingFileAppender`` pattern ``'.'yyyy-MM-dd-HH``, Kafka's config/log4j.properties)."""
+
+
+def small_files(folder: Path, count: int, steps: int, seed: int) -> int:
+    """A broker's log folder of ``count`` hourly-rotated small files (half ``state-change.log.<hour>``, half
+    ``controller.log.<hour>``) cut in order from one seeded random walk of the reference controller at TRACE
+    (``steps`` events; 3,000 give about 876,000 lines, as many as the 9-month folder of issue 30): one clean
+    cluster history, audited as one cluster. Returns the lines written."""
+    cfg = WalkConfig(brokers=5, topics=12, partitions=12, rf=3)
+    ctl = ReferenceController(cfg.profile, trace=True)
+    for _ in walk(ctl, cfg, steps, seed):
+        pass
+    folder.mkdir(parents=True, exist_ok=True)
+    start = datetime.strptime(ROTATED_START, "%Y-%m-%d-%H")
+    total = 0
+    for kind, lines, n in (
+        ("state-change", ctl.state_change_log, count - count // 2),
+        ("controller", ctl.controller_log, count // 2),
+    ):
+        # each file starts at a record (a rotated file is cut between two records, never inside a stack trace)
+        cuts = [next_record(lines, i * len(lines) // n) for i in range(n)] + [len(lines)]
+        for i in range(n):
+            hour = (start + timedelta(hours=i)).strftime("%Y-%m-%d-%H")
+            chunk = lines[cuts[i] : cuts[i + 1]]
+            (folder / f"{kind}.log.{hour}").write_text("".join(x + "\n" for x in chunk))
+            total += len(chunk)
+    return total
+
+
+def next_record(lines: list[str], at: int) -> int:
+    """The index of the first record (a line starting with ``[``) at or after ``at``."""
+    while at < len(lines) and not lines[at].startswith("["):
+        at += 1
+    return at
+
+
+def one_file_each(folder: Path, into: Path) -> None:
+    """``folder``'s rotated files concatenated in name order into one ``state-change.log`` and one
+    ``controller.log`` in ``into``: the same lines in two files."""
+    into.mkdir(parents=True, exist_ok=True)
+    for kind in ("state-change", "controller"):
+        with (into / f"{kind}.log").open("w") as out:
+            for f in sorted(folder.glob(f"{kind}.log.*")):
+                out.write(f.read_text())
 
 
 def stale_corpus(corpus: Path, files: dict[str, list[str]]) -> str | None:
@@ -411,11 +467,16 @@ def descendants(root: int) -> list[int]:
 RESULTS = Path(__file__).resolve().parent / "results" / "audit_throughput.md"
 BEGIN = "<!-- begin: written by benchmarks/audit_throughput.py (its latest run; do not edit by hand) -->"
 END = "<!-- end: written by benchmarks/audit_throughput.py -->"
-FLOOR_TARGET, END_TO_END_TARGET = 1.5, 10.0
+FLOOR_TARGET, END_TO_END_TARGET, SMALL_FILES_TARGET = 1.5, 10.0, 3.0
 
 
 def results_section(
-    args: argparse.Namespace, lines: int, figures: list[Figure], load: list[float], s: report.Summary
+    args: argparse.Namespace,
+    lines: int,
+    figures: list[Figure],
+    load: list[float],
+    s: report.Summary,
+    small: list[Figure] | None = None,
 ) -> str:
     """The run's figures as the results file's generated section: command, machine, the side-by-side table,
     the ratio audit / floor (wall and CPU) and the end-to-end time, each against its target."""
@@ -450,6 +511,24 @@ def results_section(
             f"(target ≤ {END_TO_END_TARGET:.0f} s: {verdict} in this run); the first run "
             f"{first.seconds:.1f} s wall, {first.cpu:.1f} CPU s."
         )
+    if small:
+        python_f, audit_small, joined = small
+        ratio = audit_small.seconds / python_f.seconds
+        verdict = "met" if ratio <= SMALL_FILES_TARGET else "not met"
+        out += [
+            "",
+            "| what | wall s | CPU s | lines/s |",
+            "|---|---:|---:|---:|",
+            python_f.row(),
+            audit_small.row(),
+            joined.row(),
+            "",
+            f"**{args.small_files:,} small files: audit / single-process Python pass = {ratio:.2f} wall** "
+            f"on {audit_small.lines:,} lines (target ≤ {SMALL_FILES_TARGET:.0f}: {verdict} in this run; no "
+            "violation, nothing quarantined); the same lines in 2 files: "
+            f"{joined.seconds / python_f.seconds:.2f} × the Python pass, so the {args.small_files:,} files cost "
+            f"{audit_small.seconds / joined.seconds:.2f} × their lines in 2 files.",
+        ]
     out.append(END)
     return "\n".join(out)
 
@@ -483,6 +562,19 @@ def main() -> None:
         default=10_000,
         metavar="N",
         help="also time `kcspec audit` as a command on a simulated cluster of about N lines (0: not)",
+    )
+    ap.add_argument(
+        "--small-files",
+        type=int,
+        default=5000,
+        metavar="N",
+        help="also audit a folder of N hourly-rotated small files, side by side with the Python pass (0: not)",
+    )
+    ap.add_argument(
+        "--small-files-steps",
+        type=int,
+        default=3000,
+        help="random events of the walk the small files are cut from (3,000: about 876,000 lines)",
     )
     ap.add_argument(
         "--results",
@@ -546,12 +638,14 @@ def main() -> None:
         figures: list[Figure] = []
         load = [os.getloadavg()[0]]
 
-        def measure(what: str, run: Callable[[], object], with_startup: bool = True) -> object:
+        def measure(
+            what: str, run: Callable[[], object], with_startup: bool = True, n: int | None = None
+        ) -> object:
             t, c, p = time.monotonic(), cpu_seconds(jvm_pid), self_cpu()
             result = run()
             dt = time.monotonic() - t + (startup if with_startup else 0.0)
             cpu = cpu_seconds(jvm_pid) - c + self_cpu() - p + (startup_cpu if with_startup else 0.0)
-            figures.append(Figure(what, dt, cpu, lines))
+            figures.append(Figure(what, dt, cpu, lines if n is None else n))
             load.append(os.getloadavg()[0])
             print(f"  {what}: {dt:.1f}s, CPU {cpu:.1f}s; {machine_note()}", flush=True)
             return result
@@ -599,10 +693,56 @@ def main() -> None:
         assert found == expected.violations, sorted(found ^ expected.violations)[:10]
         assert quarantined == expected.quarantined, sorted(quarantined ^ expected.quarantined)[:10]
         print(f"found exactly the {len(found)} injected violations and {len(quarantined)} quarantined lines")
+        small: list[Figure] = []
+        if args.small_files:
+            folder = root / "small-files"
+            shutil.rmtree(folder, ignore_errors=True)
+            n_small = small_files(folder, args.small_files, args.small_files_steps, args.seed)
+            print(
+                f"generated {args.small_files:,} hourly-rotated files, {n_small:,} lines, in {folder}",
+                flush=True,
+            )
+            few = len(figures)
+            small_files_list = expand_inputs([str(folder)]).kafka_logs
+            measure(
+                f"{args.small_files:,} small files: single-process Python pass",
+                lambda: python_pass(small_files_list),
+                with_startup=False,
+                n=n_small,
+            )
+            small_out = root / "out-small-files"
+            shutil.rmtree(small_out, ignore_errors=True)
+            small_out.mkdir()
+            t1, c1 = time.monotonic(), cpu_seconds(jvm_pid)
+            s_small = measure(
+                f"{args.small_files:,} small files: the audit (start-up + run_audit, one cluster)",
+                lambda: run_audit(spark, expand_inputs([str(folder)]), small_out, KAFKA_2_8, step, "cluster"),
+                n=n_small,
+            )
+            assert isinstance(s_small, report.Summary)
+            joined = root / "small-files-joined"
+            shutil.rmtree(joined, ignore_errors=True)
+            one_file_each(folder, joined)
+            joined_out = root / "out-small-files-joined"
+            shutil.rmtree(joined_out, ignore_errors=True)
+            joined_out.mkdir()
+            measure(
+                "the same lines in 2 files: the audit (start-up + run_audit, one cluster)",
+                lambda: run_audit(
+                    spark, expand_inputs([str(joined)]), joined_out, KAFKA_2_8, step, "cluster"
+                ),
+                n=n_small,
+            )
+            assert s_small.lines_read == n_small and s_small.violations == 0 and s_small.quarantined == 0, (
+                s_small.lines_read,
+                s_small.violations,
+                s_small.quarantined,
+            )
+            small = figures[few:]
         if args.end_to_end:
             figures += end_to_end(root, args.end_to_end, args.master, args.seed)
             load.append(os.getloadavg()[0])
-        text = results_section(args, lines, figures, load, s)
+        text = results_section(args, lines, [f for f in figures if f not in small], load, s, small)
         print("\n" + text)
         write_section(args.results, text)
         print(f"results written to {args.results}")

@@ -715,10 +715,15 @@ public final class HistoryRules {
               null,
               null,
               null,
+              null,
+              null,
               null));
     }
 
-    /** A finding or a quarantined line, as the pass read it (no rule, no message, no earlier line). */
+    /**
+     * A finding or a quarantined line, as the pass read it (no rule, no message, no earlier line); a
+     * finding keeps its logged from- and to-state (its severity depends on them: findings.severity_of).
+     */
     private void passOn(InternalRow r, boolean finding) {
       ready.add(
           out(
@@ -741,7 +746,9 @@ public final class HistoryRules {
               copy(r, 17),
               copy(r, 15),
               copy(r, 18),
-              copy(r, 19)));
+              copy(r, 19),
+              copy(r, 10),
+              copy(r, 11)));
     }
   }
 

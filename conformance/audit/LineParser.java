@@ -201,7 +201,7 @@ public final class LineParser implements UDF1<String, Row> {
       part[j] = m.group(r[j] + shift);
       if (r[j] == last && m.end() < text.length()) part[j] = part[j] + text.substring(m.end());
     }
-    out[1] = normaliseTs(part[0]);
+    out[1] = part[0] == null ? null : normaliseTs(part[0]); // lines.UNDATED: no timestamp, never one made up
     out[2] = part[1];
     out[3] = part[2] == null ? "" : part[2];
     out[4] = part[3];
@@ -316,6 +316,7 @@ public final class LineParser implements UDF1<String, Row> {
       boolean dated = hasDate(text); // no date: no layout matches, prefixed or not
       for (int i = 0; dated && anchored && i < k.nLayouts && layout < 0; i++) {
         if (i == 0 && plain) continue; // defaultLayout is this layout's match
+        if (k.roles[i][0] == 0) continue; // undated: tried last
         Matcher m = k.layouts[i].matcher(text);
         if (m.find()) {
           layout = i;
@@ -325,6 +326,7 @@ public final class LineParser implements UDF1<String, Row> {
       // lines.Layout.prefixed without its regex scan: a record starts at a date, or at the "[" before one,
       // so the layouts are tried (in order, each at its leftmost start) only there, 1..prefixMax characters in
       for (int i = 0; dated && i < k.nLayouts && layout < 0; i++) {
+        if (k.roles[i][0] == 0) continue; // undated: never behind a prefix
         for (int at = nextDate(text, 0); at >= 0 && layout < 0 && at <= k.prefixMax + 1; at = nextDate(text, at + 1)) {
           for (int start = at > 0 && text.charAt(at - 1) == '[' ? at - 1 : at; start <= at; start++) {
             if (start < 1 || start > k.prefixMax) continue;
@@ -337,6 +339,16 @@ public final class LineParser implements UDF1<String, Row> {
             }
           }
         }
+      }
+    }
+    // lines.UNDATED: the layouts without a timestamp, whole line only, when no dated layout matched
+    for (int i = 0; text != null && !text.isEmpty() && i < k.nLayouts && layout < 0; i++) {
+      if (k.roles[i][0] != 0) continue;
+      Matcher m = k.layouts[i].matcher(text);
+      if (m.find()) {
+        layout = i;
+        viaPrefix = false;
+        fromLayout(k, i, 0, m, text, out);
       }
     }
     if (layout < 0) {
@@ -445,7 +457,9 @@ public final class LineParser implements UDF1<String, Row> {
    * Statuses are final (record, continuation, blank, quarantined): continuation lines are resolved while
    * each file is read in order, as reference_parser.parse_lines does. Lines end at \n, \r or \r\n, as
    * for Spark's text source;
-   * files are opened through Hadoop's file systems and decompressed by what their first bytes say
+   * files are opened through Hadoop's file systems (a local file directly, without the checksum file
+   * Hadoop's local file system looks for, and with buffers no larger than the file: a folder of thousands of
+   * small rotated files paid both per file) and decompressed by what their first bytes say
    * ({@link #compression}), and read as UTF-8 or UTF-16 ({@link #charset}).
    * {@code files} holds "file id,history id,length:path" per file (the length in chars); one task reads
    * whole files. A file that cannot be read on (a truncated or corrupt .gz, a file named .gz that is not
@@ -756,12 +770,22 @@ public final class LineParser implements UDF1<String, Row> {
             Path path = new Path(f[0]);
             try {
               FileSystem fs = path.getFileSystem(conf.value());
-              java.io.BufferedInputStream raw = new java.io.BufferedInputStream(fs.open(path), 1 << 16);
+              int buffer = 1 << 16;
+              InputStream opened;
+              if (fs instanceof org.apache.hadoop.fs.LocalFileSystem local) {
+                // a local file read as it is: no checksum file looked for, buffers no larger than the file
+                java.io.File file = local.pathToFile(path);
+                buffer = (int) Math.max(1 << 12, Math.min(1 << 16, file.length() + 1));
+                opened = new java.io.FileInputStream(file);
+              } else {
+                opened = fs.open(path);
+              }
+              java.io.BufferedInputStream raw = new java.io.BufferedInputStream(opened, buffer);
               String codec = compression(peek(raw, 6));
               compressed = codec != null;
               guard = new Guard(decompressed(codec, raw, conf));
-              java.io.BufferedInputStream text = new java.io.BufferedInputStream(guard, 1 << 16);
-              in = new BufferedReader(new InputStreamReader(text, charset(text)), 1 << 16);
+              java.io.BufferedInputStream text = new java.io.BufferedInputStream(guard, buffer);
+              in = new BufferedReader(new InputStreamReader(text, charset(text)), buffer);
             } catch (IOException | RuntimeException | LinkageError | OutOfMemoryError e) {
               return broke(e instanceof Exception x ? x : new IOException(e));
             }

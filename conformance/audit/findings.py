@@ -23,7 +23,11 @@ from typing import Any
 
 from kcspec.conformance.audit import layouts, stats
 
-SEVERITIES = ("error", "warning")
+SEVERITIES = ("error", "warning", "expected")
+"""Most urgent first. ``error``: a fault (a transition Kafka's code paths never request from that state, a
+request that failed); ``warning``: trouble of the cluster that Kafka handled as designed (a partition left
+offline, a fenced write, an unclean election); ``expected``: an ERROR line that is Kafka's normal behaviour
+(``EXPECTED``), shown below the others and never as a fault."""
 
 
 @dataclass(frozen=True)
@@ -105,21 +109,123 @@ FINDING_KINDS: dict[str, FindingKind] = {
     )
 }
 
+
+@dataclass(frozen=True)
+class Regrade:
+    """A finding whose logged transition makes it another severity than its kind's: a failed transition of
+    ``kind`` to ``to_state`` from any of ``from_states`` (``None``: from any state) is ``severity``, because
+    ``why`` (the section of ../shared/kafka-semantics.md, or Kafka's source, that says so)."""
+
+    kind: str
+    to_state: str
+    from_states: tuple[str, ...] | None
+    severity: str
+    why: str
+
+
+EXPECTED: tuple[Regrade, ...] = (
+    Regrade(
+        "replica_transition_failed",
+        "NewReplica",
+        None,
+        "expected",
+        "§7.7.2 A2 (and §7.3 step 5, §7.1): every invocation of a reassignment's phase A moves each adding replica "
+        "to NewReplica; one that already has a state (Online after a failover or a broker's restart, New on a "
+        "repeated invocation, a deletion state) is an invalid transition, logged at ERROR and harmless: the "
+        "LeaderAndIsr request went out in A1 (§2.3 step 4: no other effect)",
+    ),
+    Regrade(
+        "replica_transition_failed",
+        "OnlineReplica",
+        ("ReplicaDeletionStarted", "ReplicaDeletionSuccessful"),
+        "expected",
+        "§7.3 step 3: a restarted broker's replicas all go to OnlineReplica, and those of a topic being deleted "
+        "(ReplicaDeletionStarted/Successful) are rejected as invalid transitions (logged); the deletion goes on",
+    ),
+    Regrade(
+        "replica_transition_failed",
+        "ReplicaDeletionIneligible",
+        None,
+        "expected",
+        "§8 onPartitionDeletion and failReplicaDeletion: every replica of a dead broker of a topic being deleted is "
+        "moved to ReplicaDeletionIneligible whatever its state (one still Online on a shutting-down broker, one "
+        "already Ineligible or Successful, and in 1.1 one Offline) and the invalid ones are only logged",
+    ),
+    Regrade(
+        "partition_transition_failed",
+        "OnlinePartition",
+        ("OnlinePartition",),
+        "expected",
+        "§5.2, §7.9, §7.10: a preferred, reassignment or controlled-shutdown election of a partition that has a "
+        "leader and finds no eligible candidate fails and is logged at ERROR; the partition keeps its leader",
+    ),
+    Regrade(
+        "partition_transition_failed",
+        "OnlinePartition",
+        ("OfflinePartition", "NewPartition"),
+        "warning",
+        "§5.2, §6: no replica of the partition is alive (and in the ISR, unless unclean election is on): Kafka "
+        "leaves it offline as designed; the cluster lost the partition's brokers, the controller did no wrong",
+    ),
+)
+"""Decision: which ERROR findings are Kafka's normal behaviour (or the cluster's trouble, not a fault), by the
+kind and logged transition alone (the first ``Regrade`` that matches wins); every other finding keeps its
+kind's severity (``FINDING_KINDS``). A rejected transition not listed here — one no code path of Kafka asks
+for from that state — stays an error. Context (is the topic queued for deletion right now?) is not consulted:
+the listed transitions arise only in the flows named in their ``why``, whatever the moment."""
+
+
+def severity_of(kind: str | None, from_state: str | None, to_state: str | None) -> str | None:
+    """A finding's severity from its kind and logged transition (``EXPECTED``, else its kind's); ``None`` for a
+    record that is no finding."""
+    for r in EXPECTED:
+        if (
+            r.kind == kind
+            and r.to_state == to_state
+            and (r.from_states is None or from_state in r.from_states)
+        ):
+            return r.severity
+    f = FINDING_KINDS.get(kind or "")
+    return None if f is None else f.severity
+
+
+def severity_column(kind: Any, from_state: Any, to_state: Any) -> Any:
+    """``severity_of`` as a Spark column over the three columns."""
+    from pyspark.sql import functions as F
+
+    out: Any = F.create_map(*[F.lit(x) for f in FINDING_KINDS.values() for x in (f.kind, f.severity)])[kind]
+    for r in reversed(EXPECTED):
+        match = (kind == r.kind) & (to_state == r.to_state)
+        if r.from_states is not None:
+            match = match & from_state.isin(*r.from_states)
+        out = F.when(match, F.lit(r.severity)).otherwise(out)
+    return out
+
+
 RECORD_FIELDS = ("kind", "topic", "partition", "controller_id", "controller_epoch", "broker", "exception")
 """A finding's fields as its record has them (the first line of the exception that follows it last)."""
 FINDING_COLUMNS = ("file", "line", "ts", "severity", "finding", "meaning", *RECORD_FIELDS)
 
 
-NARROW_COLUMNS = ("fid", "line", "ts", *RECORD_FIELDS)
+NARROW_COLUMNS = ("fid", "line", "ts", *RECORD_FIELDS, "from_state", "to_state")
 """What a finding's ``FINDING_COLUMNS`` are made of (``dressed``): the record's file id, line, ``ts_key`` and
-fields; a finding's sort moves these only. ``NARROW_ORDER`` sorts them as ``ORDER`` sorts the dressed rows:
+fields, and the logged transition its severity depends on (``severity_of``); a finding's sort moves these only. ``NARROW_ORDER`` sorts them as ``ORDER`` sorts the dressed rows:
 file ids are in the order of the files' names, and a line holds one record."""
 NARROW_ORDER = ("fid", "line", "kind")
 ORDER = ("file", "line", "finding")
 
 
 SAMPLE_KEY = ("severity", "ts", "file", "line")
-"""The findings the summaries show first: errors ("error" sorts before "warning"), then in time order."""
+"""The findings the summaries show first: by severity (in ``SEVERITIES``' order: ``RANKED``), then in time order."""
+RANKED: dict[str, tuple[str, ...]] = {"severity": SEVERITIES}
+"""Key columns that sort by their value's place in a tuple, not by the value itself."""
+
+
+def rank_column(severity: Any) -> Any:
+    """A severity's place in ``SEVERITIES`` (0: most urgent), as a Spark column."""
+    from pyspark.sql import functions as F
+
+    return F.create_map(*[F.lit(x) for i, s in enumerate(SEVERITIES) for x in (s, i)])[severity]
 
 
 def narrow_sample_key() -> tuple[Any, ...]:
@@ -127,8 +233,8 @@ def narrow_sample_key() -> tuple[Any, ...]:
     files' names)."""
     from pyspark.sql import functions as F
 
-    severity = F.create_map(*[F.lit(x) for f in FINDING_KINDS.values() for x in (f.kind, f.severity)])
-    return (severity[F.col("kind")], F.col("ts"), F.col("fid"), F.col("line"))
+    severity = severity_column(F.col("kind"), F.col("from_state"), F.col("to_state"))
+    return (rank_column(severity), F.col("ts"), F.col("fid"), F.col("line"))
 
 
 def narrow(rows: Any) -> Any:
@@ -149,7 +255,7 @@ def dressed(rows: Any, names: Any) -> Any:
         F.element_at(names, F.col("fid") + 1).alias("file"),
         "line",
         stats.ts_column_text(F.col("ts")).alias("ts"),
-        by_kind("severity")[kind].alias("severity"),
+        severity_column(kind, F.col("from_state"), F.col("to_state")).alias("severity"),
         by_kind("finding")[kind].alias("finding"),
         by_kind("meaning")[kind].alias("meaning"),
         *RECORD_FIELDS,
@@ -213,10 +319,12 @@ def attention(
     violations: int,
     limit: int = 10,
     groups: Sequence[Mapping[str, Any]] = (),
+    by_severity: Mapping[str, int] | None = None,
 ) -> list[str]:
     """What an operator must look at, most urgent first, as plain lines: warnings about the audit itself (a
     profile that does not match the log), violations (each with its line and the earlier line it was compared
-    with), then findings by severity (each with its line and exception)."""
+    with), then findings by severity (each with its line and exception; ``by_severity``: their counts)."""
+    by_severity = by_severity or {}
     out = [f"WARNING: {w}" for w in warnings]
     if violations and groups:
         out.append(f"{violations} violation(s) of the spec, in {len(groups)} group(s) by rule and signature:")
@@ -238,7 +346,9 @@ def attention(
     )
     if by_finding:
         counts = ", ".join(f"{k}: {n}" for k, n in sorted(by_finding.items()))
-        out.append(f"{sum(by_finding.values())} finding(s) in the logs ({counts}):")
+        graded = ", ".join(f"{n} {s}" for s in SEVERITIES if (n := by_severity.get(s, 0)))
+        graded = f"; {graded}" if by_severity else ""
+        out.append(f"{sum(by_finding.values())} finding(s) in the logs ({counts}{graded}):")
         for f in ordered[:limit]:
             out.append(
                 f"  {str(f.get('severity')).upper()} {f.get('file')}:{f.get('line')}: {f.get('meaning')}"

@@ -34,6 +34,10 @@ TS_ANY = r"\d{4}[-/]\d{2}[-/]\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[,.]\d{3})?"
 
 LAYOUT_ROLES = ("ts", "level", "logger", "message")
 
+UNDATED = "undated"
+"""The name every layout without a timestamp starts with: what marks a record without a timestamp in the parse
+(its ``layout``; its ``ts`` is null)."""
+
 
 @dataclass(frozen=True)
 class Layout:
@@ -55,8 +59,17 @@ class Layout:
             raise ValueError(f"layout {self.name}: the regex must match the whole line (^…$)")
         if sorted(self.groups) != sorted(set(self.groups)) or not set(self.groups) <= set(LAYOUT_ROLES):
             raise ValueError(f"layout {self.name}: bad group roles {self.groups}")
-        if "message" not in self.groups or "ts" not in self.groups:
-            raise ValueError(f"layout {self.name}: a layout has a timestamp and a message")
+        if "message" not in self.groups:
+            raise ValueError(f"layout {self.name}: a layout has a message")
+        if self.undated and (self.head or not self.name.startswith(UNDATED)):
+            raise ValueError(
+                f"layout {self.name}: a layout without a timestamp is named {UNDATED}… and not wrapped"
+            )
+
+    @property
+    def undated(self) -> bool:
+        """The layout has no timestamp (``UNDATED``): its records take their order from their file position."""
+        return "ts" not in self.groups
 
     def group(self, role: str) -> int:
         """The number of the group holding ``role`` (0 when the layout has none)."""
@@ -111,7 +124,27 @@ LAYOUTS: tuple[Layout, ...] = (
         ("ts", "logger", "message"),
         "LinkedIn's fork `yyyy/MM/dd HH:mm:ss.SSS [Class] %m` (no level)",
     ),
+    Layout(
+        UNDATED,
+        rf"^({LEVELS}) +(.*) \({LOGGER}\)$",
+        ("level", "message", "logger"),
+        "a record without its timestamp, `%p %m (%c)` (pasted from a terminal, or a `%d`-less console pattern)",
+    ),
+    Layout(
+        UNDATED + "-message",
+        rf"^(?:({LEVELS}) +)?(\[(?:Kafka)?Controller id=\d+(?: epoch=\d+)?\] .*)$",
+        ("level", "message"),
+        "a controller's message alone (`[Controller id=1 epoch=3] …`, `[KafkaController id=1] …`), with or "
+        "without its level, pasted without timestamp and logger",
+    ),
 )
+"""Decision: the layouts without a timestamp (``Layout.undated``) come last and are tried only on a line no dated
+layout matches, whole and never behind a line prefix (a prefixed record is found at its date). Such a record
+has no ``ts``: it is never given one. The audit orders a history's records by controller epoch, then
+timestamp (nulls first), then file and line, so records without a timestamp keep their order of position in
+their file; in a file that mixes them with dated records they come before the dated records of their controller
+epoch. The rules that compare times (a write after a newer controller's first act, an election during a topic's
+deletion) pass over them; the report names the files that hold them (``pipeline``'s notes)."""
 
 WRAP_MAX = 8
 """A wrapped record is re-joined from at most this many physical lines (terminal-wrapped logs)."""

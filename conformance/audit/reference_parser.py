@@ -49,6 +49,11 @@ class ParsedLine:
     owner: int | None = None
     """For a continuation: the line number of the record it belongs to."""
 
+    @property
+    def undated(self) -> bool:
+        """A record without a timestamp (``lines.UNDATED`` layout, ``ts`` ``None``): ordered by its file position."""
+        return self.status == "record" and self.ts is None
+
 
 @cache
 def _rx(pattern: str) -> re.Pattern[str]:
@@ -199,14 +204,18 @@ def parse_file(path: Path, name: str | None = None, join_wrapped: bool = True) -
     return list(parse_lines(name or str(path), split_lines(read_text(path)), join_wrapped))
 
 
-def split_layout(text: str) -> tuple[str, str, str | None, str, str] | None:
-    """``(layout, ts, level, message, logger)`` of a line: the first layout of ``lines.LAYOUTS`` that matches the
-    whole line, else the first that matches after a line prefix (its name then ends with ``lines.PREFIXED``).
-    The timestamp is normalised (``lines.normalise_ts``); a layout without a level gives ``None``."""
-    if not _rx(g.DATE_REGEX).search(text):
-        return None  # every layout has a date: a stack frame is no record, prefixed or not
-    for prefixed in (False, True):
+def split_layout(text: str) -> tuple[str, str | None, str | None, str, str] | None:
+    """``(layout, ts, level, message, logger)`` of a line: the first dated layout of ``lines.LAYOUTS`` that
+    matches the whole line, else the first that matches after a line prefix (its name then ends with
+    ``lines.PREFIXED``), else the first layout without a timestamp that matches the whole line (``ts`` ``None``:
+    ``lines.UNDATED``). The timestamp is normalised (``lines.normalise_ts``); a layout without a level gives
+    ``None``."""
+    dated = _rx(g.DATE_REGEX).search(text) is not None  # no date: no dated layout matches, prefixed or not
+    for pass_ in ("whole", "prefixed", "undated"):
+        prefixed = pass_ == "prefixed"
         for layout in g.LAYOUTS:
+            if layout.undated != (pass_ == "undated") or (not dated and not layout.undated):
+                continue
             m = _rx(layout.prefixed if prefixed else layout.regex).search(text)
             if m is not None:
                 shift = 1 if prefixed else 0
@@ -218,9 +227,10 @@ def split_layout(text: str) -> tuple[str, str, str | None, str, str] | None:
                     return m.group(k + shift) if k else None
 
                 name = layout.name + (g.PREFIXED if prefixed else "")
+                ts = part("ts")
                 return (
                     name,
-                    g.normalise_ts(part("ts") or ""),
+                    None if ts is None else g.normalise_ts(ts),
                     part("level"),
                     part("message") or "",
                     part("logger") or "",

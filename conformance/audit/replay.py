@@ -651,10 +651,11 @@ LOG_VIOLATION_SCHEMA = (
 RESULT_SCHEMA = (
     LOG_VIOLATION_SCHEMA
     + ", what string, kind string, broker int, exception string, text string, reason string"
+    + ", from_state string, to_state string"
 )
 """The rows of the log rules' pass (``log_pass``): a violation's ``LOG_VIOLATION_COLUMNS``, or a finding or
-quarantined line passed on (its record's fields, ``kind``, ``broker``, ``exception``; a line's ``text`` and
-``reason``); ``what`` says which (``OUTPUTS``)."""
+quarantined line passed on (its record's fields, ``kind``, ``broker``, ``exception``, a finding's logged
+``from_state`` and ``to_state``; a line's ``text`` and ``reason``); ``what`` says which (``OUTPUTS``)."""
 
 ROLES = {"event": 1, "finding": 2, "quarantined": 4}
 """What a row of the pass is for (bits of ``role``): a record the rules read, a finding, a quarantined line."""

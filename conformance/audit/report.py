@@ -57,6 +57,9 @@ class Summary:
     coverage: list[dict[str, Any]] = field(default_factory=list)
     findings: int = 0
     by_finding: dict[str, int] = field(default_factory=dict)
+    by_severity: dict[str, int] = field(default_factory=dict)
+    """Findings per severity (``findings.SEVERITIES``: ``error`` a fault, ``warning`` the cluster's trouble,
+    ``expected`` an ERROR line that is Kafka's normal behaviour, ``findings.EXPECTED``)."""
     finding_sample: list[dict[str, Any]] = field(default_factory=list)
     """``findings.FINDING_COLUMNS`` and the line's ``text``, errors first."""
     layouts: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -89,6 +92,7 @@ class Summary:
             self.violations,
             limit,
             self.violation_groups,
+            self.by_severity,
         )
 
     def as_json(self) -> dict[str, Any]:
@@ -242,12 +246,27 @@ def write_outputs(out: Path, summary: Summary, coverage_files: Iterable[tuple[st
     (out / "summary.html").write_text(render_html(summary))
 
 
+@dataclass(frozen=True)
+class Cell:
+    """A table cell's text with a CSS class (``SEVERITY_CLASS``)."""
+
+    text: str
+    css: str
+
+
+SEVERITY_CLASS = {"error": "bad", "warning": "warn", "expected": "quiet"}
+"""How each severity of ``findings.SEVERITIES`` is shown: only a fault in red."""
+
+
+def _td(c: Any) -> str:
+    if isinstance(c, Cell):
+        return f"<td class='{c.css}'>{html.escape(c.text)}</td>"
+    return f"<td>{html.escape('' if c is None else str(c))}</td>"
+
+
 def _table(headers: list[str], body: Iterable[Iterable[Any]]) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
-    rows_ = "".join(
-        "<tr>" + "".join(f"<td>{html.escape('' if c is None else str(c))}</td>" for c in r) + "</tr>"
-        for r in body
-    )
+    rows_ = "".join("<tr>" + "".join(_td(c) for c in r) + "</tr>" for r in body)
     return f"<table><tr>{head}</tr>{rows_}</table>"
 
 
@@ -257,7 +276,7 @@ def render_html(s: Summary) -> str:
         "<!doctype html><html><head><meta charset='utf-8'><title>kcspec audit</title><style>"
         "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin:1em 0}"
         "td,th{border:1px solid #ccc;padding:2px 6px;font-size:90%;text-align:left}"
-        ".bad{color:#b00}.ok{color:#070}</style></head><body>",
+        ".bad{color:#b00}.ok{color:#070}.warn{color:#a60}.quiet{color:#777}</style></head><body>",
         "<h1>kcspec audit</h1>",
         f"<p>{s.lines_read} lines read = {s.parsed} parsed + {s.quarantined} quarantined; "
         f"{s.checked} state transition(s) checked.</p>",
@@ -389,13 +408,15 @@ def _look_first(s: Summary) -> list[str]:
         )
     if s.findings:
         counts = ", ".join(f"{k}: {n}" for k, n in sorted(s.by_finding.items()))
+        graded = ", ".join(f"{n} {k}" for k, n in s.by_severity.items())
+        counts += f"; {graded}" if graded else ""
         out.append(f"<h3>{s.findings} finding(s) in the logs ({html.escape(counts)})</h3>")
         out.append(
             _table(
                 ["severity", "finding", "where", "what", "line", "exception"],
                 [
                     (
-                        f["severity"],
+                        Cell(f["severity"], SEVERITY_CLASS.get(str(f["severity"]), "")),
                         f["finding"],
                         f"{f['file']}:{f['line']}",
                         f["meaning"],

@@ -42,6 +42,8 @@ class AuditOutcome:
     the headline, without changing the exit code."""
     checked: int | None = None
     """How many state transitions the rules checked (None: not counted)."""
+    findings: Mapping[str, int] | None = None
+    """The findings per severity (``findings.SEVERITIES``); they never change the exit code."""
 
     @property
     def exit_code(self) -> int:
@@ -81,6 +83,7 @@ class AuditOutcome:
             "warnings": list(self.warnings),
             "notes": list(self.notes),
             "checked": self.checked,
+            "findings": dict(self.findings or {}),
         }
 
 
@@ -96,6 +99,7 @@ def judge(
     checked: int | None = None,
     unaudited: Sequence[str] = (),
     excused: int = 0,
+    findings: Mapping[str, int] | None = None,
 ) -> AuditOutcome:
     """The verdict on a run's counts; ``per_file`` rows hold ``file``, ``read``, ``record``, ``continuation``,
     ``blank``, ``quarantined`` and, for a file that broke off, ``unreadable`` (line and reason, in words).
@@ -103,7 +107,8 @@ def judge(
     checked"). ``unaudited``: inputs that could not be audited (an unreadable folder, an unsupported file),
     each a problem in words. ``excused``: quarantined lines that do not count against ``max_quarantine``
     (``lines.EXCUSED_REASONS``: continuation lines before the first record of a file cut inside a stack
-    trace, other containers' lines of a multiplexed stream)."""
+    trace, other containers' lines of a multiplexed stream). ``findings``: their counts per severity, reported
+    as they are."""
     problems: list[str] = []
     internal: list[str] = []
     if parsed + quarantined != lines_read:
@@ -143,7 +148,9 @@ def judge(
             f"{counted} of {lines_read} lines quarantined ({100 * counted / lines_read:.1f} %{besides}, "
             f"more than the {100 * max_quarantine:g} % allowed by --max-quarantine)"
         )
-    return AuditOutcome(violations, tuple(problems), tuple(internal), tuple(warnings), tuple(notes), checked)
+    return AuditOutcome(
+        violations, tuple(problems), tuple(internal), tuple(warnings), tuple(notes), checked, findings
+    )
 
 
 def mark_html(path: Path, verdict: AuditOutcome) -> None:

@@ -38,13 +38,20 @@ BROKER_1 = [
     f"kafka_1  | [2021-01-10 14:19:30,000] INFO [Controller id=1 epoch=9] Changed partition t-0 from "
     f"OfflinePartition to OnlinePartition with state LeaderAndIsr(leader=2, leaderEpoch=5, isr=List(2), "
     f"zkVersion=1) {SCL}",
+    # a transition no code path of Kafka requests from that state (deletion starts from OfflineReplica): a fault
     f"kafka_1  | [2021-01-10 14:19:31,000] ERROR [Controller id=1 epoch=9] Controller 1 epoch 9 initiated state "
+    f"change of replica 2 for partition t-0 from OnlineReplica to ReplicaDeletionStarted failed {SCL}",
+    "kafka_1  | java.lang.IllegalStateException: Replica [Topic=t,Partition=0,Replica=2] should be in the "
+    "OfflineReplica states before moving to ReplicaDeletionStarted state. Instead it is in OnlineReplica state",
+    "kafka_1  | \tat kafka.controller.ZkReplicaStateMachine.logInvalidTransition(ReplicaStateMachine.scala:442)",
+    # Kafka's normal behaviour during a topic's deletion (§8: a dead broker's replicas go to Ineligible whatever
+    # their state): a finding of the lowest severity
+    f"kafka_1  | [2021-01-10 14:19:31,500] ERROR [Controller id=1 epoch=9] Controller 1 epoch 9 initiated state "
     f"change of replica 2 for partition t-0 from ReplicaDeletionSuccessful to ReplicaDeletionIneligible failed "
     f"{SCL}",
     "kafka_1  | java.lang.IllegalStateException: Replica [Topic=t,Partition=0,Replica=2] should be in the "
     "OfflineReplica,ReplicaDeletionStarted states before moving to ReplicaDeletionIneligible state. Instead it is "
     "in ReplicaDeletionSuccessful state",
-    "kafka_1  | \tat kafka.controller.ZkReplicaStateMachine.logInvalidTransition(ReplicaStateMachine.scala:442)",
 ]
 BROKER_2 = [
     # the same controller's later write, in another broker's folder: leader epoch 3 after 5 (a violation)
@@ -172,6 +179,7 @@ def test_audit_reports_findings_and_violations_with_their_lines(spark: Any, tmp_
     got = {(f["file"], f["line"], f["severity"], f["finding"]) for f in found}
     assert got == {
         (b1, 5, "error", "rejected-transition"),
+        (b1, 8, "expected", "rejected-transition"),
         (b2, 2, "warning", "fenced-write"),
         (b2, 3, "error", "failed-election"),
     }, found
@@ -179,15 +187,18 @@ def test_audit_reports_findings_and_violations_with_their_lines(spark: Any, tmp_
     assert rejected["exception"].startswith("kafka_1  | java.lang.IllegalStateException")
     sample = {(f["file"], f["line"]): f for f in summary.finding_sample}
     assert sample[(b2, 3)]["text"] == BROKER_2[2]
-    assert [f["severity"] for f in summary.finding_sample] == ["error", "error", "warning"]
+    assert [f["severity"] for f in summary.finding_sample] == ["error", "error", "warning", "expected"]
+    assert summary.by_severity == {"error": 2, "warning": 1, "expected": 1}, summary.by_severity
     # the violation spans the two brokers' folders: the offending line and the earlier one it is compared with
     [v] = [v for v in summary.violation_sample if v["rule"] == "leader-epoch-not-increasing"]
     assert (v["file"], v["line"], v["compared_file"], v["compared_line"]) == (b2, 1, b1, 4)
     assert (v["text"], v["compared_text"]) == (BROKER_2[0], BROKER_1[3])
-    assert summary.layouts[b1] == {"kafka-default+prefix": 5, "-": 2}
+    assert summary.layouts[b1] == {"kafka-default+prefix": 6, "-": 3}
     assert summary.layouts[b2] == {"logger-dash": 1, "kafka-default": 2}
     verdict = conclude(out, summary)
     assert verdict.exit_code == 1
+    assert json.loads((out / "verdict.json").read_text())["findings"] == summary.by_severity
+    assert json.loads((out / "stats.json").read_text())["by_severity"] == summary.by_severity
     page = (out / "summary.html").read_text()
     assert page.index("Look at first") < page.index("Violations by rule")
     assert page.index("compared with") < page.index("finding(s) in the logs")
@@ -368,13 +379,15 @@ def test_findings_sorted_narrow_and_dressed_after_come_out_as_if_dressed_first(
             5,
             None if i % 5 else i,
             None if i % 3 else 'kafka.Boom: "x"\tat é',
+            ["OnlineReplica", "OfflinePartition", None][i % 3],
+            ["NewReplica", "OnlinePartition", "ReplicaDeletionStarted", None][i % 4],
         )
         for i in range(100)
     ]
     narrow = spark.createDataFrame(
         rows,
         "fid int, line long, ts long, kind string, topic string, partition int, controller_id int, "
-        "controller_epoch int, broker int, exception string",
+        "controller_epoch int, broker int, exception string, from_state string, to_state string",
     ).repartition(5)
     dressing = report.Dressing(lambda r: findings.dressed(r, names), findings.ORDER)
     monkeypatch.setattr(report, "SPARK_WRITES_FROM", 10**9)

@@ -27,6 +27,7 @@ from kcspec.spec.profiles import KAFKA_2_8
 from tests.support.layout_corpus import corpus
 from tests.support.paths import SHARED
 from tests.support.timing import scaled
+from tests.unit.audit.test_layout_variants import UNDATED
 
 REAL_LOGS = SHARED / "real-logs"
 pytestmark = pytest.mark.spark
@@ -75,7 +76,7 @@ def spark() -> Iterator[Any]:
     yield session
 
 
-def _corpus(tmp: Path, generated: bool = True) -> Path:
+def _corpus(tmp: Path, generated: bool = True, pasted: bool = True) -> Path:
     d = tmp / "logs"
     d.mkdir()
     (d / "state-change.log").write_text("\r\n".join(GOOD + BAD) + "\r\n")
@@ -88,6 +89,10 @@ def _corpus(tmp: Path, generated: bool = True) -> Path:
     for seed, (layout, prefix, wrap) in enumerate(GENERATED if generated else []):
         c = corpus(seed, layout, prefix, records=40, wrap=wrap)
         (d / f"generated-{layout}-{prefix}.log").write_text(c.line_end.join(c.lines) + c.line_end)
+    # lines without a timestamp (pasted from a terminal), and the same after dated records of the file
+    if pasted:
+        (d / "pasted.log").write_text("\n".join(UNDATED) + "\n")
+        (d / "mixed.log").write_text("\n".join(GOOD + UNDATED) + "\n")
     if REAL_LOGS.is_dir():
         for p in sorted(REAL_LOGS.glob("*.log"))[-6:]:
             shutil.copy(p, d / p.name)
@@ -205,7 +210,7 @@ def test_a_file_read_again_is_counted_once(spark: Any, tmp_path: Path) -> None:
 
 
 def test_audit_end_to_end(spark: Any, tmp_path: Path) -> None:
-    d = _corpus(tmp_path, generated=False)
+    d = _corpus(tmp_path, generated=False, pasted=False)
     out = tmp_path / "out"
     out.mkdir()
     summary = run_audit(spark, expand_inputs([str(d)]), out, KAFKA_2_8, lambda s: None, "file")

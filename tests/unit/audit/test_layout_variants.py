@@ -93,3 +93,49 @@ def test_the_lines_shown_are_read_back_as_the_reader_reads_them(tmp_path: Any) -
     wide.write_bytes(b"\xff\xfe" + ("\r\n".join(PADDED) + "\r\n").encode("utf-16-le"))
     texts = line_texts([(str(zipped), 2), (str(wide), 1)])
     assert texts == {(str(zipped), 2): PADDED[1], (str(wide), 1): PADDED[0]}, texts
+
+
+UNDATED = [
+    # pasted from a terminal without the date: `%p %m (%c)`, and a controller's message alone
+    "INFO [Controller id=1] 1 successfully elected as the controller. Epoch incremented to 3 and epoch zk version "
+    "is now 2 (kafka.controller.KafkaController)",
+    "TRACE [Controller id=1 epoch=3] Changed state of replica 2 for partition t-0 from NewReplica to OnlineReplica "
+    "(state.change.logger)",
+    "ERROR [Controller id=1 epoch=3] Controller 1 epoch 3 initiated state change of replica 2 for partition t-0 "
+    "from OnlineReplica to ReplicaDeletionStarted failed (state.change.logger)",
+    "java.lang.IllegalStateException: Replica [Topic=t,Partition=0,Replica=2] should be in the OfflineReplica "
+    "states before moving to ReplicaDeletionStarted state. Instead it is in OnlineReplica state",
+    "[Controller id=1 epoch=3] Changed partition t-0 state from NewPartition to OnlinePartition",
+    "[KafkaController id=1] Starting become controller state transition",
+    "WARN [Controller id=1] Some note",
+    # a dated record beside them keeps its timestamp
+    "[2024-05-01 10:00:00,000] INFO [Controller id=1] Resigned (kafka.controller.KafkaController)",
+    # not a record: a level alone, prose
+    "INFO",
+    "see the lines above",
+]
+
+
+def test_lines_without_a_timestamp_are_records_marked_undated() -> None:
+    parsed = list(parse_lines("pasted.log", UNDATED))
+    got = [(p.status, p.layout, p.ts, p.level, p.kind, p.undated) for p in parsed]
+    assert got == [
+        ("record", "undated", None, "INFO", "controller_elected", True),
+        ("record", "undated", None, "TRACE", "replica_transition", True),
+        ("record", "undated", None, "ERROR", "replica_transition_failed", True),
+        ("continuation", None, None, None, None, False),
+        ("record", "undated-message", None, None, "partition_transition", True),
+        ("record", "undated-message", None, None, "other_message", True),
+        ("record", "undated-message", None, "WARN", "controller_message", True),
+        ("record", "kafka-default", "2024-05-01 10:00:00,000", "INFO", "resigned", False),
+        ("quarantined", None, None, None, None, False),
+        ("quarantined", None, None, None, None, False),
+    ], got
+    assert parsed[1].fields["from_state"] == "NewReplica" and parsed[1].logger == "state.change.logger"
+    assert parsed[3].owner == 3
+
+
+def test_an_undated_layout_is_never_found_behind_a_prefix() -> None:
+    # another container's undated line stays out of scope: only a record's date finds it behind a prefix
+    [p] = parse_lines("compose.log", ["zookeeper_1  | INFO binding to port 0.0.0.0/0.0.0.0:2181 (org.Foo)"])
+    assert (p.status, p.reason) == ("quarantined", g.OUT_OF_SCOPE), p
