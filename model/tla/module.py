@@ -21,7 +21,7 @@ from typing import Any
 from kcspec.model.tla import bounds, domains, liveness
 from kcspec.model.tla import types as ty
 from kcspec.model.tla.config import ModelConfig
-from kcspec.model.tla.emit import Emitter, Procedures
+from kcspec.model.tla.emit import STATE_VARIABLES, Emitter, Procedures
 from kcspec.model.tla.generalise import Generaliser
 from kcspec.model.tla.kinds import KindChecker, KindError
 from kcspec.model.tla.layout import MAX_LINE, Block, Line, concat, indent, text, vstack
@@ -38,7 +38,7 @@ from kcspec.spec.profiles import Profile
 from kcspec.spec.requests import Request
 from kcspec.spec.state import ClusterState
 
-STATE_VARS = ("zk", "controller", "config")
+STATE_VARS = STATE_VARIABLES
 CONSTANT_NAMES = (
     "Brokers",
     "Topics",
@@ -454,6 +454,16 @@ def _generate_from(
         parts.append(("<orders>", _comment(["Orders for sorting (TLA+ compares only integers)."])))
         for d in order_defs:
             parts.append((d.split("(")[0].split(" ")[-1], tuple(Line(x) for x in d.splitlines())))
+    if b.procedures.constants:
+        parts.append(("<literals>", text("")))
+        parts.append(
+            (
+                "<literals>",
+                _comment(["Literal sets, defined once: TLC evaluates a constant definition once."]),
+            )
+        )
+        for lit_name, lit in b.procedures.constants.values():
+            parts.append((lit_name, vstack(text(f"{lit_name} =="), indent(lit, 4))))
     if b.procedures.definitions:
         parts.append(("<procedures>", text("")))
         parts.append(("<procedures>", _comment(["The spec's procedures, one operator each."])))
