@@ -287,6 +287,12 @@ def _exit_code(outcome: Outcome) -> int:
 @click.option(
     "--depth", type=int, default=None, help="Bound the search depth (depth-first iterative deepening)."
 )
+@click.option(
+    "--liveness",
+    is_flag=True,
+    help="Check the liveness properties under the controller's fairness (<Module>_liveness.cfg) instead of the "
+    "invariants.",
+)
 @options.out_dir(default="tla-check", help="Folder for the module, TLC's raw output and the counterexample.")
 def check(
     module_path: Path | None,
@@ -294,15 +300,23 @@ def check(
     workers: int,
     heap_mb: int | None,
     depth: int | None,
+    liveness: bool,
     timeout_s: float | None,
     out: Path,
     **kw: Any,
 ) -> None:
     """Model-check the spec's TLA+ module with TLC (run as a subprocess).
 
+    With --liveness, TLC checks LeaderEventuallyElected, ReassignmentEventuallyCompletes and
+    DeletionEventuallyCompletes under weak fairness of the controller's own actions (model/tla/liveness.py);
+    a counterexample is a lasso, written as a kcspec trace with the properties it violates and whether Kafka is
+    known not to satisfy them there (§12).
+
     \b
-    Example:
+    Examples:
       TLA2TOOLS_JAR=/opt/tla2tools.jar kcspec tla check --brokers 2 --partitions 1 --workers 2 --timeout 900
+      kcspec tla check --liveness --brokers 1 --rf 1 --max-zxid 2 --max-controller-epoch 1 --max-leader-epoch 1 \\
+          --max-zk-version 0
     """
     console = Console()
     try:
@@ -315,9 +329,17 @@ def check(
         module_path = _write(module, out)[0]
     elif not module_path.is_file() or not module_path.with_suffix(".cfg").is_file():
         options.fail(f"--module {module_path}: the .tla file and its .cfg beside it must both exist")
+    config_path = module_path.with_suffix(".cfg")
+    if liveness:
+        config_path = module_path.with_name(f"{module_path.stem}_liveness.cfg")
+        if not config_path.is_file():
+            options.fail(
+                f"--liveness: {config_path} (the liveness configuration beside the module) does not exist"
+            )
     try:
         args = TlcArgs(
             module=module_path,
+            config=config_path,
             workers=workers,
             heap_mb=heap_mb,
             depth=depth,
@@ -338,7 +360,32 @@ def check(
     _print_report(result.report, _origins(module_path), console)
     if result.outcome in (Outcome.INVARIANT_VIOLATED, Outcome.DEADLOCK):
         _write_counterexample(result, kw["profile"], _config(kw), out, console)
+    if result.outcome is Outcome.PROPERTY_VIOLATED:
+        _write_lasso(result, kw["profile"], _config(kw), out, console)
     raise click.exceptions.Exit(_exit_code(result.outcome))
+
+
+def _write_lasso(result: TlcResult, profile: str, config: ModelConfig, out: Path, console: Console) -> None:
+    """A liveness counterexample: the properties it violates (TLC names none), each with the §12 gap that
+    explains it if Kafka is known not to make progress there, and the lasso as a kcspec trace."""
+    from kcspec.model.tla.liveness_report import LivenessError, read_lasso
+
+    try:
+        found = read_lasso(result.raw_output, profile, config)
+    except LivenessError as exc:
+        console.print(
+            f"[yellow]the lasso could not be translated to a kcspec trace:[/yellow] {escape(str(exc))}"
+        )
+        return
+    for line in found.summary_lines():
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
+    path = out / "counterexample.json"
+    path.write_text(found.lasso.trace.to_json(), encoding="utf-8")
+    console.print(
+        f"lasso ({len(found.lasso.trace.steps)} events, {found.shape}) written to {path}",
+        highlight=False,
+        markup=False,
+    )
 
 
 def _write_counterexample(

@@ -28,6 +28,7 @@ from kcspec.model.tla.layout import (
     flat_text,
     indent,
     is_flat,
+    render,
     seq_items,
     tag,
     text,
@@ -90,6 +91,10 @@ def _static_word(key: str, value: str) -> str:
     return value.rsplit(".", 1)[-1].replace("PartitionLeaderElectionStrategy", "")
 
 
+STATE_VARIABLES = ("zk", "controller", "config")
+"""The module's state variables: the fields of ``ClusterState``, which the module-level ``s`` gathers."""
+
+
 class Procedures:
     """The spec's procedures (``lang.Def``), each emitted once as a top-level operator, in the order they
     were completed (so every operator is defined after the ones it calls)."""
@@ -108,6 +113,19 @@ class Procedures:
         self.rule_defs: dict[int, L.Def] = {}
         """The ``Def``s that stand for a group of alike rule copies (``generalise``), emitted as rule operators."""
         self._rule_calls: dict[tuple[object, ...], tuple[str, T]] = {}
+        self.constants: dict[str, tuple[str, Block]] = {}
+        """Literal sets by their text: the name and value of the constant-level definition that holds each."""
+
+    def constant(self, block: Block) -> str:
+        """The name of a constant-level definition with the value ``block`` (a literal), defined once."""
+        key = render(block)
+        if key not in self.constants:
+            n = len(self.constants) + 1
+            while f"Literal{n}" in self.base or f"Literal{n}" in self.op_names:
+                n += 1
+            self.constants[key] = (f"Literal{n}", block)
+            self.op_names.add(f"Literal{n}")
+        return self.constants[key][0]
 
     def operator_name(self, d: L.Def, taken: set[str]) -> str:
         parts = [d.name] + [_static_word(k, v) for k, v in d.static if k != "p" and "kafka-" not in v]
@@ -552,7 +570,12 @@ _HANDLERS: NodeTable[Handler] = NodeTable("the TLA+ emitter (model/tla/emit.py)"
 
 @_HANDLERS.on(L.Const)
 def _t_const(self: Emitter, e: L.Const) -> Out:
-    return Out(value_block(e.value), ATOM, ty.of_value(e.value))
+    block = value_block(e.value)
+    if isinstance(e.value, (frozenset, set)) and len(e.value) > 1:
+        # a constant set is a constant-level definition, which TLC evaluates (and normalises) once, not at
+        # every evaluation of the expression (a step invariant's table of transitions, for example)
+        return Out(text(self.procedures.constant(block)), ATOM, ty.of_value(e.value))
+    return Out(block, ATOM, ty.of_value(e.value))
 
 
 @_HANDLERS.on(L.Var)
@@ -563,6 +586,17 @@ def _t_var(self: Emitter, e: L.Var) -> Out:
 
 @_HANDLERS.on(L.Field)
 def _t_field(self: Emitter, e: L.Field) -> Out:
+    if (
+        isinstance(e.obj, L.Var)
+        and e.obj.name == "s"
+        and e.name in STATE_VARIABLES
+        and self.lookup("s")[0] == "s"
+    ):
+        # ``s.zk`` of the module's ``s`` is the variable ``zk``: TLC builds the record ``s`` at every reference
+        # (a state-level definition is not cached), and looks a module-level name up past every binding in scope
+        ft = ty.field_type(self.lookup("s")[1], e.name)
+        if ft is not None:
+            return Out(text(e.name), ATOM, ft)
     obj = self.emit(e.obj)
     ft = ty.field_type(obj.type, e.name)
     if ft is None:
@@ -661,6 +695,13 @@ def _t_arith(self: Emitter, e: L.Arith) -> Out:
     return self.call("Max" if e.op == "max" else "Min", a, b, t=ty.INT)
 
 
+def _constant(e: L.Expr) -> bool:
+    """``e`` is a literal: a constant, or a sequence or set literal of literals."""
+    if isinstance(e, L.Const):
+        return True
+    return isinstance(e, (L.SetLit, L.SeqLit)) and all(_constant(x) for x in e.elems)
+
+
 @_HANDLERS.on(L.SetLit, L.SeqLit)
 def _t_set_lit_seq_lit(self: Emitter, e: L.SetLit | L.SeqLit) -> Out:
     items = [self.emit(x) for x in e.elems]
@@ -671,7 +712,12 @@ def _t_set_lit_seq_lit(self: Emitter, e: L.SetLit | L.SeqLit) -> Out:
             self.same_kind(site, items[0], i)
         t = ty.unify(t, i.type)
     if isinstance(e, L.SetLit):
-        return Out(seq_items("{", [i.block for i in items], "}"), ATOM, ty.set_of(t))
+        block = seq_items("{", [i.block for i in items], "}")
+        if len(items) > 1 and all(_constant(x) for x in e.elems):
+            # a set of constants is a constant-level definition, which TLC evaluates (and normalises) once,
+            # not at every evaluation of the expression (a step invariant's table of transitions, for example)
+            return Out(text(self.procedures.constant(block)), ATOM, ty.set_of(t))
+        return Out(block, ATOM, ty.set_of(t))
     return Out(seq_items("<<", [i.block for i in items], ">>"), ATOM, ty.seq_of(t))
 
 

@@ -1,9 +1,16 @@
 """Liveness: the three progress properties TLC checks on the generated module, and the known gaps.
 
 Safety (invariants, the crosscheck) says nothing bad happens; these say something good eventually does, which
-only TLC checks here (the explorer has no notion of infinite behaviours). Each property is ``P(x) ~> Q(x)`` for
-every partition or topic ``x`` of the model, with ``P`` and ``Q`` written in the spec's expression language (so
-the Python evaluator can check a counterexample's states too, ``lasso.py``):
+only TLC checks here (the explorer has no notion of infinite behaviours). Each property is
+``<>[]P(x) => []<>Q(x)`` for every partition or topic ``x`` of the model — if the premise holds from some point
+on, the goal holds again and again — with ``P`` and ``Q`` written in the spec's expression language (so the
+Python evaluator can check a counterexample's states too, ``violated``).
+
+Decision: the premise must *stay* true (``<>[]P``), not merely hold once (``P ~> Q``). The premises speak of the
+environment (a live ISR member, live target replicas), which the model lets fail at any time: under ``P ~> Q`` a
+broker that fails right after a reassignment request, and never returns, is a violation (TLC's first lasso with
+the fairness below), although no controller could complete it; that says nothing about the controller. A
+premise that flips forever (a broker bouncing without end) is not covered: no system promises progress then.
 
 * ``LeaderEventuallyElected`` — a partition whose ISR has a live (registered) member eventually has a live leader
   (or no longer exists) (§5.2, §7.4, §11);
@@ -25,19 +32,21 @@ Where Kafka itself is known not to make progress (§12), the violation is expect
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from kcspec.model.evaluate import evaluate
 from kcspec.model.tla.config import ModelConfig
 from kcspec.spec import lang as L
+from kcspec.spec.context import replica
 from kcspec.spec.state import ClusterState
 from kcspec.spec.vocabulary import TopicPartition
 
 
 @dataclass(frozen=True)
 class LivenessProperty:
-    """``\\A x \\in domain : P(x) ~> Q(x)``."""
+    """``\\A x \\in domain : <>[]P(x) => []<>Q(x)``."""
 
     name: str
     section: str
@@ -50,18 +59,39 @@ class LivenessProperty:
 
     def tla(self) -> str:
         v = self.var
-        return f"{self.name} ==\n    \\A {v} \\in {self.domain} : {self.name}_P({v}) ~> {self.name}_Q({v})"
+        return (
+            f"{self.name} ==\n    \\A {v} \\in {self.domain} :\n"
+            f"        <>[]({self.name}_P({v}) /\\ ~{CUT_BY_BOUNDS})\n"
+            f"            => []<>{self.name}_Q({v})"
+        )
 
 
 _s = L.var("s")
 _zk = _s.f("zk")
 _live = _zk.f("brokers").keys()
+_failed_dirs = _s.f("controller").f("offline_replicas")
+
+
+def _online(tp: L.Expr, r: L.Expr) -> L.Expr:
+    """Replica ``r`` of ``tp`` can serve: its broker is registered and the controller has not seen its log dir
+    fail (``replicasOnOfflineDirs``, §3.1, learned from a LeaderAndIsr response with a storage error). A failed
+    log dir stays failed until the broker restarts (an operator replaces the disk): the environment, not the
+    controller, must act, so no premise counts such a replica (TLC's lasso of a deletion that waits forever
+    for a replica on a failed dir, while its broker stays registered, is Kafka's behaviour). Likewise a broker
+    in controlled shutdown (§7.10): the controller treats its replicas as offline (``isReplicaOnline``), and it is
+    the broker that must go on to stop; a model broker that stays "shutting down" forever is the environment's
+    choice."""
+    return L.and_(
+        _live.contains(r),
+        L.not_(_failed_dirs.contains(replica(tp, r))),
+        L.not_(_s.f("controller").f("shutting_down").contains(r)),
+    )
 
 
 def _leader_premise(tp: L.Var) -> L.Expr:
     states = _zk.f("partition_states")
     isr = states.get(tp).f("leader_and_isr").f("isr")
-    return L.and_(states.has(tp), isr.any(lambda b: _live.contains(b)))
+    return L.and_(states.has(tp), isr.any(lambda b: _online(tp, b)))
 
 
 def _leader_goal(tp: L.Var) -> L.Expr:
@@ -92,7 +122,7 @@ def _reassign_premise(tp: L.Var) -> L.Expr:
         _pending(tp),
         a.has(tp),
         states.has(tp),
-        targets.all(lambda r: L.and_(_live.contains(r), isr.contains(r))),
+        targets.all(lambda r: L.and_(_online(tp, r), isr.contains(r))),
     )
 
 
@@ -109,7 +139,7 @@ def _delete_premise(topic: L.Var) -> L.Expr:
     return L.and_(
         _zk.f("delete_topics").contains(topic),
         mine.non_empty(),
-        mine.all(lambda tp: a.get(tp).f("replicas").all(lambda r: _live.contains(r))),
+        mine.all(lambda tp: a.get(tp).f("replicas").all(lambda r: _online(tp, r))),
     )
 
 
@@ -147,18 +177,66 @@ PROPERTIES: tuple[LivenessProperty, ...] = (
     ),
 )
 
-FAIR_ACTIONS: tuple[tuple[str, str, str], ...] = (
-    ("ControllerFailover", "\\E broker_id \\in Brokers : ControllerFailover(broker_id)", "§7.1"),
-    ("AutoPreferredReplicaLeaderElection", "AutoPreferredReplicaLeaderElection", "§7.9"),
-    (
+
+@dataclass(frozen=True)
+class Fairness:
+    """Weak fairness of one of the controller's own actions, with ``ENABLED`` written as a state predicate.
+
+    ``WF_vars(A)`` is ``[]<>~ENABLED <<A>>_vars \\/ []<><<A>>_vars``. TLC evaluates ``ENABLED`` of the generated
+    actions (a quantified action over the spec's procedures) so slowly that a 600-state model made no progress
+    in 15 minutes. Here the condition is ``<A>_Due``: ``when`` holds and some instance ``A(args)`` *moves*
+    (``<A>_Moves``: its guard holds and its outcome differs from the state, within the model's bounds) — the
+    same as ``ENABLED <<A>>_vars`` where ``when`` holds, but an ordinary expression that TLC evaluates once per
+    state. The fairness is then ``[]<>~<A>_Due \\/ []<><<A>>_vars``.
+
+    Two decisions. (1) Only what the controller itself must eventually do is fair; the environment's events
+    (brokers failing and starting, users' requests, ZooKeeper's faults) may happen or not. (2) A step cut off
+    by the model's bounds does not count as enabled (``WithinBounds``): otherwise every behaviour that reaches
+    a bound with the action enabled would be unfair, and so excluded, and a property would pass vacuously at
+    the bounds. The price is the opposite artefact: a lasso may stay at a bound where the controller would act
+    in Kafka; ``cut_by_bounds`` names such lassos, which are then reported as artefacts of the model, not as
+    Kafka's behaviour."""
+
+    action: str
+    binders: str
+    """TLA+ binders of the action's parameters (``broker_id \\in Brokers``), empty for an action without."""
+    args: str
+    """The arguments of the fair instances (a fixed ``FALSE`` for "no error", for example)."""
+    when: str
+    """A further state condition under which the controller must act (``TRUE`` for none)."""
+    section: str
+    why: str
+
+
+FAIR_ACTIONS: tuple[Fairness, ...] = (
+    Fairness(
+        "ControllerFailover",
+        "broker_id \\in Brokers",
+        "broker_id",
+        "zk.controller = -1",
+        "§7.1",
+        "when /controller is absent and a broker is registered, one of them is elected; a failover while a "
+        "controller is active is the environment's (a session expiry), not something that must happen",
+    ),
+    Fairness(
+        "AutoPreferredReplicaLeaderElection",
+        "",
+        "",
+        "TRUE",
+        "§7.9",
+        "the rebalance timer fires periodically: when it would move a leader back to its preferred replica, it does",
+    ),
+    Fairness(
         "StopReplicaResponseReceived",
-        "\\E broker_id \\in Brokers, partitions \\in {<<p>> : p \\in TopicPartitions} :\n"
-        "        StopReplicaResponseReceived(broker_id, partitions, FALSE)",
+        "broker_id \\in Brokers, partitions \\in {<<p>> : p \\in TopicPartitions}",
+        "broker_id, partitions, FALSE",
+        "TRUE",
         "§8",
+        "a live broker answers the controller's StopReplica (delete) request for a replica being deleted, without error",
     ),
 )
-"""The controller's own actions (name, the TLA+ action under ``WF_vars``, section): what happens without anyone
-outside the controller doing anything — a controller is elected, the rebalance timer fires, brokers answer."""
+"""The controller's own actions and when each must eventually happen: what happens without anyone outside the
+controller doing anything — a controller is elected, the rebalance timer fires, brokers answer."""
 
 
 @dataclass(frozen=True)
@@ -170,6 +248,9 @@ class KnownGap:
     ticket: str
     section: str
     explanation: str
+    applies: Callable[[ClusterState, object], bool] | None = None
+    """Whether the gap explains a violation for this partition or topic, judged on a state of the lasso's cycle
+    (``None``: every violation of ``prop`` under ``profile``)."""
 
 
 KNOWN_GAPS: tuple[KnownGap, ...] = (
@@ -188,13 +269,54 @@ KNOWN_GAPS: tuple[KnownGap, ...] = (
         "§12.2 item 8",
         "before 2.0, OfflineReplica skipped replicas of partitions without leadership information, so they never "
         "left their state and the deletion of a partially deleted topic hung",
+        lambda st, topic: any(
+            tp.topic == topic and tp not in st.controller.leadership for tp in st.controller.assignments
+        ),
     ),
 )
 
 
-def known_gap(prop: str, profile: str) -> KnownGap | None:
-    """The recorded §12 gap that explains a violation of ``prop`` under ``profile``, if any."""
-    return next((g for g in KNOWN_GAPS if g.prop == prop and g.profile == profile), None)
+def _deletion_halted_by_failure(state: ClusterState, topic: object) -> bool:
+    """The topic's deletion is halted (ineligible) while none of its replicas is on a dead broker: the halt came
+    from a failed replica deletion, which only a broker startup or a new controller lifts (§8)."""
+    c = state.controller
+    return topic in c.topics_ineligible_for_deletion and all(
+        r in c.live_brokers for tp, a in c.assignments.items() if tp.topic == topic for r in a.replicas
+    )
+
+
+_HALTED_DELETION = (
+    "§8 failReplicaDeletion",
+    "a replica deletion that failed (a StopReplica error) halts the topic's deletion: resumeDeletions moves the "
+    "replica back to OfflineReplica but restarts nothing while the topic is ineligible, and only a broker startup "
+    "(resumeDeletionForTopics) or a controller failover lifts the halt; with every broker staying up, the "
+    "deletion waits forever (TopicDeletionManager, 2.8.2 and 1.1)",
+)
+
+KNOWN_GAPS += tuple(
+    KnownGap(
+        "DeletionEventuallyCompletes",
+        profile,
+        "no ticket (Kafka's design)",
+        _HALTED_DELETION[0],
+        _HALTED_DELETION[1],
+        lambda st, topic: _deletion_halted_by_failure(st, topic),
+    )
+    for profile in ("kafka-2.8", "kafka-1.1")
+)
+
+
+def known_gap(
+    prop: str, profile: str, state: ClusterState | None = None, subject: object = None
+) -> KnownGap | None:
+    """The recorded gap that explains a violation of ``prop`` under ``profile``, if any: with ``state`` (a state
+    of the lasso's cycle) and ``subject`` (its partition or topic), only a gap whose ``applies`` holds there."""
+    for g in KNOWN_GAPS:
+        if g.prop != prop or g.profile != profile:
+            continue
+        if g.applies is None or (state is not None and g.applies(state, subject)):
+            return g
+    return None
 
 
 def domain_values(prop: LivenessProperty, config: ModelConfig) -> tuple[object, ...]:
@@ -210,39 +332,72 @@ def violated(
     """Which properties a lasso violates, and for which partition or topic: TLC names none.
 
     The behaviour is ``states[0..n-1]`` and then ``states[cycle_start..n-1]`` forever (a stuttering lasso has
-    ``cycle_start = n - 1``). ``P ~> Q`` is false for ``x`` exactly when some state ``i`` has ``P(x)`` and no state
-    from ``i`` on ever has ``Q(x)``: the states ``min(i, cycle_start)..n-1`` (the rest of the prefix and the
-    cycle, visited forever) all have ``not Q(x)``."""
+    ``cycle_start = n - 1``). ``<>[]P => []<>Q`` is false for ``x`` exactly when the states visited forever (the
+    cycle) all have ``P(x)`` and none has ``Q(x)``."""
     if not 0 <= cycle_start < len(states):
         raise ValueError(f"cycle start {cycle_start} outside the lasso's {len(states)} states")
+    cycle = states[cycle_start:]
     out: list[tuple[str, object]] = []
     for prop in PROPERTIES:
         var = L.var(prop.var)
         for x in domain_values(prop, config):
-            premise = [bool(evaluate(prop.premise(var), s=st, **{prop.var: x})) for st in states]
-            goal = [bool(evaluate(prop.goal(var), s=st, **{prop.var: x})) for st in states]
-            if any(premise[i] and not any(goal[min(i, cycle_start) :]) for i in range(len(states))):
+            premise = all(bool(evaluate(prop.premise(var), s=st, **{prop.var: x})) for st in cycle)
+            if premise and not any(bool(evaluate(prop.goal(var), s=st, **{prop.var: x})) for st in cycle):
                 out.append((prop.name, x))
     return tuple(out)
 
 
+CUT_BY_BOUNDS = "BoundsStopTheController"
+"""The name of the state predicate: some fair action is due but its step leaves the model's bounds."""
+
+
 def fair_spec(actions: frozenset[str]) -> str:
-    """``FairSpec``: ``Spec`` with weak fairness of each of the controller's own actions the module has."""
-    lines = ["FairSpec =="]
+    """``<A>_Due`` and ``<A>_CutByBounds`` for each fair action the module has, ``BoundsStopTheController``, and
+    ``FairSpec``: ``Spec`` with the fairness of each."""
+    lines: list[str] = []
+    fair = [f for f in FAIR_ACTIONS if f.action in actions]
+    for f in fair:
+        for row in textwrap.wrap(f"{f.section} {f.action} is due: {f.why}.", 100):
+            lines.append(f"(* {row} *)")
+        for name, bounded in (("Due", "WithinBounds(t)"), ("CutByBounds", "~WithinBounds(t)")):
+            lines.append(f"{f.action}_{name} ==")
+            if f.when != "TRUE":
+                lines.append(f"    /\\ {f.when}")
+            call = f"{f.action}_Successor({f.args})" if f.args else f"{f.action}_Successor"
+            if f.binders:
+                lines.append(f"    /\\ \\E {f.binders} :")
+                lines.append(f"           LET t == {call}")
+                lines.append(f"           IN  t # s /\\ {bounded}")
+            else:
+                lines.append(f"    /\\ LET t == {call}")
+                lines.append(f"       IN  t # s /\\ {bounded}")
+        lines.append("")
+    lines.append(
+        "(* A fair action is due, but its step is outside the model's bounds: in Kafka the controller acts *)"
+    )
+    lines.append("(* here, in the model it cannot (the properties exclude such states, liveness.py). *)")
+    lines.append(f"{CUT_BY_BOUNDS} ==")
+    lines += [f"    \\/ {f.action}_CutByBounds" for f in fair] or ["    FALSE"]
+    lines.append("")
+    lines.append("FairSpec ==")
     lines.append("    /\\ Spec")
-    for name, action, section in FAIR_ACTIONS:
-        if name not in actions:
-            continue
-        body = action.replace("\n", "\n       ")
-        lines.append(f"    (* {section} {name} *)")
-        lines.append(f"    /\\ WF_vars({body})")
+    for f in fair:
+        lines.append(f"    (* {f.section} {f.action} *)")
+        lines.append(f"    /\\ \\/ []<>~{f.action}_Due")
+        if f.binders:
+            lines.append(f"       \\/ []<><<\\E {f.binders} :")
+            lines.append(f"                   {f.action}({f.args})>>_vars")
+        else:
+            lines.append(f"       \\/ []<><<{f.action}>>_vars")
     return "\n".join(lines)
 
 
 __all__ = [
+    "CUT_BY_BOUNDS",
     "FAIR_ACTIONS",
     "KNOWN_GAPS",
     "PROPERTIES",
+    "Fairness",
     "KnownGap",
     "LivenessProperty",
     "fair_spec",

@@ -21,7 +21,7 @@ from typing import Any
 from kcspec.model.tla import bounds, domains, liveness
 from kcspec.model.tla import types as ty
 from kcspec.model.tla.config import ModelConfig
-from kcspec.model.tla.emit import Emitter, Procedures
+from kcspec.model.tla.emit import STATE_VARIABLES, Emitter, Procedures
 from kcspec.model.tla.generalise import Generaliser
 from kcspec.model.tla.kinds import KindChecker, KindError
 from kcspec.model.tla.layout import MAX_LINE, Block, Line, concat, indent, text, vstack
@@ -38,7 +38,7 @@ from kcspec.spec.profiles import Profile
 from kcspec.spec.requests import Request
 from kcspec.spec.state import ClusterState
 
-STATE_VARS = ("zk", "controller", "config")
+STATE_VARS = STATE_VARIABLES
 CONSTANT_NAMES = (
     "Brokers",
     "Topics",
@@ -68,6 +68,7 @@ RESERVED = (
         "FairSpec",
         "StateConstraint",
         "StepInvariantsHold",
+        "WithinBounds",
         "TopicPartitions",
         "ReplicaLists",
         "RfLists",
@@ -230,27 +231,55 @@ class _Builder:
     def emitter(self, free: dict[str, tuple[str, ty.T]]) -> Emitter:
         return Emitter(free, set(self.reserved), self.orders, self.procedures)
 
-    def action(self, a: Action, step_invariants: Sequence[Invariant]) -> tuple[str, Block]:
+    def _guard_and_effect(self, a: Action, operator: str) -> tuple[list[str], Block, str, Block]:
+        """The action's parameter names, its guard, the name bound to its outcome and its effect (emitted)."""
         names = [p.name for p in a.params]
         clash = [n for n in names if n in RESERVED]
         if clash:
             raise ModuleError(f"action {a.name}: parameter name(s) {clash} clash with the module's own names")
         free = {"s": ("s", self.state_t), **{p.name: (p.name, ty.from_hint(p.type)) for p in a.params}}
         em = self.emitter(free)
-        em.operator = a.name
+        em.operator = operator
         em.inline_rules.add(a.name)
         em.rules.append(f"{a.name} ({a.section})")
         guard = em.emit(self.rewrite(a.guard))
         w = em.fresh("w")
         effect = em.emit(self.rewrite(a.effect))
+        return names, guard.block, w, effect.block
+
+    def successor(self, a: Action) -> tuple[str, Block]:
+        """``<A>_Successor(params)``: the state the action leads to when its guard holds, else ``s``.
+
+        The fairness conditions (``liveness.fair_spec``) compare it with ``s`` and the model's bounds: this is
+        ``ENABLED <<A>>_vars`` as a state expression, which TLC evaluates like any other, where ``ENABLED`` of
+        these actions costs TLC more than the rest of the liveness check."""
+        op = f"{a.name}_Successor"
+        names, guard, w, effect = self._guard_and_effect(a, op)
+        body = vstack(
+            concat(text("IF "), guard),
+            concat(text("THEN "), vstack(concat(text(f"LET {w} == "), effect), text(f"IN  {w}.state"))),
+            text("ELSE s"),
+        )
+        head = f"{op}({', '.join(names)}) ==" if names else f"{op} =="
+        origin = f"{a.name} ({a.section})"
+        block = vstack(
+            _comment(
+                [f"{a.section} The state {a.name} leads to (s when its guard is false), for its fairness."]
+            ),
+            tuple(Line(line.text, line.origin or origin) for line in vstack(text(head), indent(body, 4))),
+        )
+        return op, block
+
+    def action(self, a: Action, step_invariants: Sequence[Invariant]) -> tuple[str, Block]:
+        names, guard_block, w, effect_block = self._guard_and_effect(a, a.name)
         updates = [text(f"{v}' = {w}.state.{v}") for v in STATE_VARS]
         if step_invariants:
             updates.append(text(f'{STEP_CHECK}({w}, "{a.name}")'))
         post = vstack(*(concat(text("/\\ "), u) for u in updates))
         body = vstack(
-            concat(text("/\\ "), guard.block),
+            concat(text("/\\ "), guard_block),
             concat(
-                text("/\\ "), vstack(concat(text(f"LET {w} == "), effect.block), concat(text("IN  "), post))
+                text("/\\ "), vstack(concat(text(f"LET {w} == "), effect_block), concat(text("IN  "), post))
             ),
         )
         head = f"{a.name}({', '.join(names)}) ==" if names else f"{a.name} =="
@@ -454,6 +483,16 @@ def _generate_from(
         parts.append(("<orders>", _comment(["Orders for sorting (TLA+ compares only integers)."])))
         for d in order_defs:
             parts.append((d.split("(")[0].split(" ")[-1], tuple(Line(x) for x in d.splitlines())))
+    if b.procedures.constants:
+        parts.append(("<literals>", text("")))
+        parts.append(
+            (
+                "<literals>",
+                _comment(["Literal sets, defined once: TLC evaluates a constant definition once."]),
+            )
+        )
+        for lit_name, lit in b.procedures.constants.values():
+            parts.append((lit_name, vstack(text(f"{lit_name} =="), indent(lit, 4))))
     if b.procedures.definitions:
         parts.append(("<procedures>", text("")))
         parts.append(("<procedures>", _comment(["The spec's procedures, one operator each."])))
@@ -476,7 +515,7 @@ def _generate_from(
         ("Next", next_block),
         ("Spec", text("")),
         ("Spec", text("Spec == Init /\\ [][Next]_vars")),
-        *_liveness_parts(b, frozenset(a.name for a in ordered)),
+        *_liveness_parts(b, ordered),
         ("StateConstraint", text("")),
         ("StateConstraint", constraint),
         ("<end>", text("=" * (60 + len(name)))),
@@ -494,14 +533,32 @@ def _generate_from(
     return GeneratedModule(name, tla, cfg, tuple(origins), live_cfg, checks)
 
 
-def _liveness_parts(b: _Builder, actions: frozenset[str]) -> list[tuple[str, Block]]:
-    """The liveness properties (premise and goal operators, the ``~>`` formula) and ``FairSpec``."""
+def _liveness_parts(b: _Builder, actions: Sequence[Action]) -> list[tuple[str, Block]]:
+    """The liveness properties (premise and goal operators, the ``~>`` formula) and ``FairSpec`` with the
+    operators its fairness conditions read (``WithinBounds``, ``<A>_Successor``, ``<A>_Due``)."""
     from kcspec.spec.vocabulary import TopicPartition
 
+    fair = {f.action for f in liveness.FAIR_ACTIONS}
+    bound_free = {name: (const, ty.INT) for name, const in bounds.BOUND_CONSTANTS.items()}
+    within_em = b.emitter({"s": ("s2", b.state_t), **bound_free})
+    within_em.operator = "WithinBounds"
     parts: list[tuple[str, Block]] = [
+        ("WithinBounds", text("")),
+        ("WithinBounds", _comment(["A state within the model's bounds (StateConstraint of the state s2)."])),
+        ("WithinBounds", text("WithinBounds(s2) ==")),
+        ("WithinBounds", indent(within_em.emit(bounds.STATE_CONSTRAINT).block, 4)),
+    ]
+    for a in actions:
+        if a.name in fair:
+            op, blk = b.successor(a)
+            parts += [(op, text("")), (op, blk)]
+    parts += [
         ("FairSpec", text("")),
         ("FairSpec", _comment(["Weak fairness of the controller's own actions (model/tla/liveness.py)."])),
-        ("FairSpec", tuple(Line(x) for x in liveness.fair_spec(actions).splitlines())),
+        (
+            "FairSpec",
+            tuple(Line(x) for x in liveness.fair_spec(frozenset(a.name for a in actions)).splitlines()),
+        ),
     ]
     for prop in liveness.PROPERTIES:
         var_t = ty.T("rec", TopicPartition) if prop.var == "tp" else ty.STR

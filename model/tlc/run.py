@@ -77,11 +77,13 @@ def run_tlc(
     on_progress: ProgressCallback | None = None,
     extra_files: tuple[Path, ...] = (),
     remove_on_death: tuple[Path, ...] = (),
+    stop: threading.Event | None = None,
 ) -> TlcResult:
     """Run TLC on ``args.module`` in a temporary folder (the caller's folders are never written).
 
     ``remove_on_death``: the caller's own temporary folders, removed by the watchdog with the run's folder if
-    this process is killed during the run."""
+    this process is killed during the run. ``stop``: set by another thread (TLC run from a thread of its own
+    beside other work) to end the run; TLC's group is killed and the result's outcome is TLC's partial one."""
     with tempfile.TemporaryDirectory(prefix="kcspec-tlc-") as tmp:
         work = Path(tmp)
         shutil.copy(args.module, work / args.module.name)
@@ -99,7 +101,7 @@ def run_tlc(
         )
         argv = tlc_argv(local, tools, metadir=str(work / "states"))
         raw, code, timed_out, wall = _execute(
-            argv, work, args.timeout_s, on_progress, (work, *remove_on_death)
+            argv, work, args.timeout_s, on_progress, (work, *remove_on_death), stop
         )
         report = parse_tool_output(raw, args.module_name)
         if timed_out:
@@ -125,6 +127,7 @@ def _execute(
     timeout_s: float | None,
     on_progress: ProgressCallback | None,
     folders: tuple[Path, ...] = (),
+    stop: threading.Event | None = None,
 ) -> tuple[str, int | None, bool, float]:
     start = time.monotonic()
     proc = subprocess.Popen(
@@ -157,7 +160,7 @@ def _execute(
     timed_out = False
     with _signals_raise():
         try:
-            proc.wait(timeout=timeout_s)
+            _wait(proc, timeout_s, stop)
         except subprocess.TimeoutExpired:
             timed_out = True
         finally:
@@ -167,6 +170,23 @@ def _execute(
             _stop(watchdog)
     reader.join(timeout=10)
     return "".join(lines), proc.returncode, timed_out, time.monotonic() - start
+
+
+def _wait(proc: subprocess.Popen[str], timeout_s: float | None, stop: threading.Event | None) -> None:
+    """Wait for TLC to end, at most ``timeout_s`` (``TimeoutExpired``), or until ``stop`` is set."""
+    if stop is None:
+        proc.wait(timeout=timeout_s)
+        return
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    while not stop.is_set():
+        step = 0.2 if deadline is None else min(0.2, deadline - time.monotonic())
+        if step <= 0:
+            raise subprocess.TimeoutExpired(proc.args, timeout_s or 0.0)
+        try:
+            proc.wait(timeout=step)
+            return
+        except subprocess.TimeoutExpired:
+            continue
 
 
 PR_SET_PDEATHSIG = 1

@@ -309,5 +309,5 @@ CHECKS: tuple[Check, ...] = (
     ),
     Check("prove", "Z3: election lemmas (≤ 8 brokers), table sanity, inductiveness", proofs, cost=2),
     Check("diagrams", "committed diagrams are what the spec generates", diagrams_fresh),
-    Check("tla", "generated TLA+ parses; TLC model check", tla_cases, cost=2),
+    Check("tla", "generated TLA+ parses; TLC model check and liveness", tla_cases, cost=2),
 )

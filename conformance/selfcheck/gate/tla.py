@@ -1,5 +1,6 @@
-"""The gate's TLA+ cases: the generated modules parse, the explorer finds the manifest's state counts, and TLC
-agrees with the explorer on the same models (skipped, with how to get TLC, when Java or tla2tools.jar is missing and the user named no jar)."""
+"""The gate's TLA+ cases: the generated modules parse, the explorer finds the manifest's state counts, TLC
+agrees with the explorer on the same models, and TLC checks the liveness properties on the smallest model of each
+profile (skipped, with how to get TLC, when Java or tla2tools.jar is missing and the user named no jar)."""
 
 from __future__ import annotations
 
@@ -79,3 +80,39 @@ def verify_cases(opts: VerifyOptions) -> Iterator[CaseResult]:
                 return Verdict.failed, result.message, "", None
 
             yield timed("tlc", f"TLC crosscheck on {entry.name} [{profile}]", tlc)
+
+        yield from _liveness_cases(profile, jar)
+
+
+LIVENESS_MODEL = "one-broker-minimal"
+"""The manifest model (``<name>-<2.8|1.1>``) on which verify checks liveness: seconds per property."""
+
+
+def _liveness_cases(profile: str, jar: Path | None) -> Iterator[CaseResult]:
+    """One case per liveness property on the profile's smallest manifest model: passed when the property holds
+    or TLC's lasso is one of Kafka's known gaps (named in the message), failed on any other lasso."""
+    from kcspec.model.tla.liveness import PROPERTIES
+
+    entry = next(
+        (e for e in load_manifest() if e.profile == profile and e.name.startswith(LIVENESS_MODEL)), None
+    )
+    if entry is None:
+        return
+    for prop in PROPERTIES:
+
+        def live(prop: str = prop, entry: Expected = entry) -> tuple[Verdict, str, str, str | None]:
+            from kcspec.conformance.selfcheck.tla_liveness import LivenessOutcome, check_property
+
+            reason = tlc_unavailable_reason(jar)
+            if reason is not None:
+                return Verdict.skipped, reason, "", None
+            tools = find_toolchain(jar)
+            result = check_property(entry.profile, entry.config, prop, tools, timeout_s=1800)
+            details = "" if result.finding is None else result.finding.lasso.trace.to_json()
+            if result.outcome in (LivenessOutcome.HOLDS, LivenessOutcome.EXPECTED_GAP):
+                return Verdict.passed, f"{result.message} ({tools.version})", "", None
+            if result.outcome is LivenessOutcome.TLC_FAILED:
+                return Verdict.errored, result.message, result.tlc.report.error or "", None
+            return Verdict.failed, result.message, details, None
+
+        yield timed("tlc-liveness", f"TLC liveness {prop} on {entry.name} [{profile}]", live)

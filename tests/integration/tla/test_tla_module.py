@@ -82,7 +82,7 @@ def test_module_structure() -> None:
 def test_lines_map_back_to_rules() -> None:
     m = generate_from(KAFKA_2_8, ModelConfig(), sample_spec.actions(), sample_spec.invariants())
     lines = m.tla.splitlines()
-    n = next(i for i, line in enumerate(lines, 1) if "MapPut(s.zk.brokers, broker_id" in line)
+    n = next(i for i, line in enumerate(lines, 1) if "MapPut(zk.brokers, broker_id" in line)
     origin = m.origin(n)
     # a rule of the spec is an operator of its own, called by the action
     assert (
