@@ -16,7 +16,6 @@ hermetically through ``model/tlc``, runs the explorer, compares) → ``Crosschec
 from __future__ import annotations
 
 import enum
-import sys
 import tempfile
 import threading
 from collections.abc import Callable
@@ -24,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kcspec.conformance.selfcheck.explore.explorer import ExploreResult, ExploreStats
+from kcspec.conformance.selfcheck.explore.levels import SCRATCH_PARENT
 from kcspec.conformance.selfcheck.explore.tla_model import explore_model
 from kcspec.model.tla.config import ModelConfig
 from kcspec.model.tla.counterexample import CounterexampleError, state_of
@@ -168,10 +168,14 @@ class _TlcThread:
 
         return progress
 
+    def stop(self) -> None:
+        """Stop TLC (its process group is killed) and wait for the thread to end."""
+        self._stop.set()
+        while self._thread.is_alive():
+            self._thread.join(timeout=0.2)
+
     def result(self) -> TlcResult:
-        """Wait for TLC's result; when called while an exception unwinds the caller, TLC is stopped first."""
-        if sys.exc_info()[0] is not None:
-            self._stop.set()
+        """Wait for TLC's result (re-raising what its thread raised)."""
         while self._thread.is_alive():
             self._thread.join(timeout=0.2)
         if self._error is not None:
@@ -205,6 +209,7 @@ def run_crosscheck(
         )
         side = _TlcThread(tlc_args, tools, on_tlc_progress, (work,))
         side.start()
+        scratch = SCRATCH_PARENT.set(work)  # the explorer's level files go where the watchdog cleans up too
         try:
             explored: ExploreResult | None = explore_model(
                 args.profile,
@@ -215,8 +220,12 @@ def run_crosscheck(
             )
         except _TlcFailed:
             explored = None
+        except BaseException:
+            side.stop()  # the explorer failed or this process is interrupted (Ctrl-C, SIGTERM): TLC goes too
+            raise
         finally:
-            tlc = side.result()  # stops TLC first when the explorer ended by an exception (Ctrl-C included)
+            SCRATCH_PARENT.reset(scratch)
+        tlc = side.result()
         tlc_distinct = tlc.report.stats.distinct
         if tlc.outcome is not Outcome.OK:
             return CrosscheckResult(

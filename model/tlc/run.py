@@ -37,8 +37,12 @@ from kcspec.model.tlc.output import PROGRESS, Outcome, Stats, TlcReport, parse_t
 from kcspec.model.tlc.trace import TlcTraceState, TraceFormatError, load_json_trace
 
 
-class TlcInterrupted(Exception):
-    """The run was stopped by a signal (TLC's process group has been killed); ``exit_code`` is 128 + signal."""
+class TlcInterrupted(BaseException):
+    """The run was stopped by a signal (TLC's process group has been killed); ``exit_code`` is 128 + signal.
+
+    A ``BaseException``, as ``KeyboardInterrupt`` is: it is raised asynchronously, wherever the main thread is (in
+    the explorer's generated code, during a crosscheck), and no ``except Exception`` on the way may take it for
+    an error of the code it interrupted."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(f"stopped by {signal.Signals(signum).name}; TLC's process group was killed")

@@ -25,6 +25,7 @@ checkpoint resumes with one process, ``--workers`` or ``--spark`` whichever wrot
 
 from __future__ import annotations
 
+import contextvars
 import json
 import os
 import pickle
@@ -172,13 +173,19 @@ class Meta:
     format: int = FORMAT
 
 
+SCRATCH_PARENT: contextvars.ContextVar[Path | None] = contextvars.ContextVar("scratch_parent", default=None)
+"""Where a search without a checkpoint folder makes its temporary folder (``None``: the system's). A caller whose
+own temporary folder is removed even when the process is killed (``tla_crosscheck``: TLC's watchdog) sets it, so
+that a killed search leaves nothing behind either."""
+
+
 class LevelStore:
     """The folder of one search's level files (a temporary folder unless ``folder`` is given)."""
 
     def __init__(self, folder: Path | None) -> None:
         self.kept = folder is not None
         if folder is None:
-            self.folder = Path(tempfile.mkdtemp(prefix="kcspec-explore-"))
+            self.folder = Path(tempfile.mkdtemp(prefix="kcspec-explore-", dir=SCRATCH_PARENT.get()))
         else:
             self.folder = folder
             folder.mkdir(parents=True, exist_ok=True)

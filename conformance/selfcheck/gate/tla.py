@@ -98,7 +98,7 @@ def _liveness_cases(profile: str, jar: Path | None) -> Iterator[CaseResult]:
     )
     if entry is None:
         return
-    for prop in PROPERTIES:
+    for prop in (p.name for p in PROPERTIES):
 
         def live(prop: str = prop, entry: Expected = entry) -> tuple[Verdict, str, str, str | None]:
             from kcspec.conformance.selfcheck.tla_liveness import LivenessOutcome, check_property

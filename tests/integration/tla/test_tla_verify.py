@@ -70,4 +70,8 @@ def test_verify_with_tlc_crosschecks_every_manifest_model(
         case = tlc[f"TLC crosscheck on {e.name} [{e.profile}]"]
         assert case.status is Verdict.passed, f"{e.name}: {case.message}"
         assert f"{e.distinct_states:,} distinct states" in case.message
-    assert all(c.status is Verdict.passed for c in cases), [(c.name, c.message) for c in cases]
+    # the liveness cases need a real TLC (tests/integration/tla/test_tlc_liveness_real.py): this fake answers
+    # crosschecks only
+    others = [c for c in cases if c.check != "tlc-liveness"]
+    assert len(cases) - len(others) == 6, "three liveness properties per profile"
+    assert all(c.status is Verdict.passed for c in others), [(c.name, c.message) for c in others]

@@ -111,3 +111,17 @@ def test_a_missing_liveness_configuration_is_named(tmp_path: Path) -> None:
     )
     assert result.exit_code == 2, result.output
     assert "M_liveness.cfg" in result.output
+
+
+def test_verify_reports_the_liveness_results_as_passed_with_the_gap_named(tools: object) -> None:
+    from kcspec.conformance.selfcheck.gate.tla import _liveness_cases
+    from kcspec.conformance.verdicts import Verdict
+
+    cases = list(_liveness_cases("kafka-2.8", None))
+    assert [c.name.split(" on ")[0] for c in cases] == [
+        "TLC liveness LeaderEventuallyElected",
+        "TLC liveness ReassignmentEventuallyCompletes",
+        "TLC liveness DeletionEventuallyCompletes",
+    ]
+    assert all(c.status is Verdict.passed for c in cases), [(c.name, c.status, c.message) for c in cases]
+    assert "§8 failReplicaDeletion" in cases[-1].message
