@@ -72,6 +72,11 @@ def _on_sigterm(signum: int, frame: object) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     for tier in TIERS:
         config.addinivalue_line("markers", f"{tier}: the {tier} tier (tests/{tier}/; see tests/README.md)")
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        # The tests of Ctrl-C expect what a terminal gives: SIGINT raising KeyboardInterrupt here and at its default
+        # in the processes they start. A suite started as a background job of a non-interactive shell (``cmd &``
+        # in a script) has SIGINT ignored, and every process inherits that: such a test would wait forever.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     if _is_worker(config):
         # A worker ends with the controller, whatever ends the controller (SIGKILL included).
         _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)

@@ -206,7 +206,16 @@ def test_a_signal_to_kcspec_leaves_no_jvm_and_no_temporary_folder(
     tmp.mkdir()
     env = {**os.environ, "TMPDIR": str(tmp), "TLA2TOOLS_JAR": str(tools.jar)}
     argv = [sys.executable, "-m", "kcspec", "tla", "crosscheck", "--profile", "kafka-2.8"]
-    proc = subprocess.Popen(argv, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    # as from a terminal: SIGINT at its default (a pytest-xdist worker ignores it, and an ignored SIGINT is inherited:
+    # kcspec then keeps ignoring it, as a background job of a shell does)
+    proc = subprocess.Popen(
+        argv,
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     jvms: list[int] = []
     try:
         # TLC checks the model (a JVM of kcspec's still there 2 s after it was first seen: not a short-lived one)
