@@ -168,16 +168,18 @@ class _TlcThread:
 
         return progress
 
+    def _join(self) -> None:
+        while self._thread.is_alive():  # short joins: a signal handler runs in between
+            self._thread.join(timeout=0.2)
+
     def stop(self) -> None:
         """Stop TLC (its process group is killed) and wait for the thread to end."""
         self._stop.set()
-        while self._thread.is_alive():
-            self._thread.join(timeout=0.2)
+        self._join()
 
     def result(self) -> TlcResult:
         """Wait for TLC's result (re-raising what its thread raised)."""
-        while self._thread.is_alive():
-            self._thread.join(timeout=0.2)
+        self._join()
         if self._error is not None:
             raise self._error
         assert self._result is not None

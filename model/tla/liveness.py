@@ -253,6 +253,28 @@ class KnownGap:
     (``None``: every violation of ``prop`` under ``profile``)."""
 
 
+def _partition_without_leadership(state: ClusterState, topic: object) -> bool:
+    """A partition of the topic has no leadership information in the controller's cache (KAFKA-6650's case)."""
+    c = state.controller
+    return any(tp.topic == topic and tp not in c.leadership for tp in c.assignments)
+
+
+def _deletion_halted_by_failure(state: ClusterState, topic: object) -> bool:
+    """The topic's deletion is halted (ineligible) while none of its replicas is on a dead broker: the halt came
+    from a failed replica deletion, which only a broker startup or a new controller lifts (§8)."""
+    c = state.controller
+    return topic in c.topics_ineligible_for_deletion and all(
+        r in c.live_brokers for tp, a in c.assignments.items() if tp.topic == topic for r in a.replicas
+    )
+
+
+_HALTED_DELETION = (
+    "a replica deletion that failed (a StopReplica error) halts the topic's deletion: resumeDeletions moves the "
+    "replica back to OfflineReplica but restarts nothing while the topic is ineligible, and only a broker startup "
+    "(resumeDeletionForTopics) or a controller failover lifts the halt; with every broker staying up, the "
+    "deletion waits forever (TopicDeletionManager, 2.8.2 and 1.1)"
+)
+
 KNOWN_GAPS: tuple[KnownGap, ...] = (
     KnownGap(
         "ReassignmentEventuallyCompletes",
@@ -269,40 +291,19 @@ KNOWN_GAPS: tuple[KnownGap, ...] = (
         "§12.2 item 8",
         "before 2.0, OfflineReplica skipped replicas of partitions without leadership information, so they never "
         "left their state and the deletion of a partially deleted topic hung",
-        lambda st, topic: any(
-            tp.topic == topic and tp not in st.controller.leadership for tp in st.controller.assignments
-        ),
+        _partition_without_leadership,
     ),
-)
-
-
-def _deletion_halted_by_failure(state: ClusterState, topic: object) -> bool:
-    """The topic's deletion is halted (ineligible) while none of its replicas is on a dead broker: the halt came
-    from a failed replica deletion, which only a broker startup or a new controller lifts (§8)."""
-    c = state.controller
-    return topic in c.topics_ineligible_for_deletion and all(
-        r in c.live_brokers for tp, a in c.assignments.items() if tp.topic == topic for r in a.replicas
-    )
-
-
-_HALTED_DELETION = (
-    "§8 failReplicaDeletion",
-    "a replica deletion that failed (a StopReplica error) halts the topic's deletion: resumeDeletions moves the "
-    "replica back to OfflineReplica but restarts nothing while the topic is ineligible, and only a broker startup "
-    "(resumeDeletionForTopics) or a controller failover lifts the halt; with every broker staying up, the "
-    "deletion waits forever (TopicDeletionManager, 2.8.2 and 1.1)",
-)
-
-KNOWN_GAPS += tuple(
-    KnownGap(
-        "DeletionEventuallyCompletes",
-        profile,
-        "no ticket (Kafka's design)",
-        _HALTED_DELETION[0],
-        _HALTED_DELETION[1],
-        lambda st, topic: _deletion_halted_by_failure(st, topic),
-    )
-    for profile in ("kafka-2.8", "kafka-1.1")
+    *(
+        KnownGap(
+            "DeletionEventuallyCompletes",
+            profile,
+            "no ticket (Kafka's design)",
+            "§8 failReplicaDeletion",
+            _HALTED_DELETION,
+            _deletion_halted_by_failure,
+        )
+        for profile in ("kafka-2.8", "kafka-1.1")
+    ),
 )
 
 
