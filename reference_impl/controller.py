@@ -38,6 +38,7 @@ from kcspec.reference_impl.errors import (
     StaleBrokerEpochException,
 )
 from kcspec.reference_impl.logs import ControllerLog, Logger, mk_string, render_assignment, scala_set
+from kcspec.reference_impl.mirrors import mirrors
 from kcspec.reference_impl.partition_state_machine import OFFLINE_CLEAN, ZkPartitionStateMachine
 from kcspec.reference_impl.reassignment import Reassignment
 from kcspec.reference_impl.replica_state_machine import ZkReplicaStateMachine
@@ -188,6 +189,7 @@ class KafkaController:
             self.logger.info(f"{ctx.controller_id} successfully elected as the controller")
             self.logger.info(f"Epoch incremented to {ctx.epoch}")
 
+    @mirrors("onControllerFailover")
     def on_controller_failover(self) -> None:
         ctx = self.ctx
         zk = self.zk
@@ -225,6 +227,7 @@ class KafkaController:
         else:
             self._on_preferred_replica_election_legacy(pending, auto=False)
 
+    @mirrors("initializeControllerContext")
     def _initialize_controller_context(self) -> None:
         ctx = self.ctx
         zk = self.zk
@@ -243,6 +246,7 @@ class KafkaController:
         if not modern:
             ctx.legacy_reassignments.update(zk.reassign_partitions)
 
+    @mirrors("fetchPendingPreferredReplicaElections")
     def _fetch_pending_preferred_replica_elections(self) -> list[TopicPartition]:
         ctx = self.ctx
         pending: list[TopicPartition] = []
@@ -261,6 +265,7 @@ class KafkaController:
 
     # ================================================================================ §7.2 – §7.4 brokers
 
+    @mirrors("processBrokerChange")
     def process_broker_change(self) -> None:
         ctx = self.ctx
         current = dict(self.zk.brokers)
@@ -293,6 +298,7 @@ class KafkaController:
             ctx.remove_live_brokers(dead)
             self.on_broker_failure(dead)
 
+    @mirrors("onBrokerStartup")
     def on_broker_startup(self, new_brokers: list[int]) -> None:
         ctx = self.ctx
         self.logger.info(f"New broker startup callback for {mk_string(new_brokers)}")
@@ -331,6 +337,7 @@ class KafkaController:
             )
             self.deletion.resume_deletion_for_topics({pr.tp.topic for pr in deleting})
 
+    @mirrors("onBrokerFailure")
     def on_broker_failure(self, dead_brokers: list[int]) -> None:
         ctx = self.ctx
         self.logger.info(f"Broker failure callback for {mk_string(dead_brokers)}")
@@ -341,6 +348,7 @@ class KafkaController:
             self.logger.info(f"Removed {mk_string(removed)} from list of shutting down brokers.")
         self.on_replicas_become_offline(ctx.replicas_on_brokers(dead_brokers))
 
+    @mirrors("onReplicasBecomeOffline")
     def on_replicas_become_offline(self, replicas: dict[int, list[TopicPartition]]) -> None:
         ctx = self.ctx
         for_deletion: list[PartitionReplica] = []
@@ -366,6 +374,7 @@ class KafkaController:
 
     # ================================================================================ §7.5 LAIR responses
 
+    @mirrors("processLeaderAndIsrResponseReceived")
     def process_leader_and_isr_response(
         self, broker: int, storage_errors: tuple[TopicPartition, ...]
     ) -> None:
@@ -401,6 +410,7 @@ class KafkaController:
         the controller: the model holds no such znodes) → ``onBrokerLogDirFailure``."""
         self.on_broker_log_dir_failure(list(broker_ids))
 
+    @mirrors("onBrokerLogDirFailure")
     def on_broker_log_dir_failure(self, broker_ids: list[int]) -> None:
         """``onBrokerLogDirFailure``: a LeaderAndIsr for every replica on those brokers, to see if they are still
         online (all → OnlineReplica; the responses report the offline ones)."""
@@ -409,6 +419,7 @@ class KafkaController:
 
     # ================================================================================ §7.6 topics
 
+    @mirrors("processTopicChange")
     def process_topic_change(self) -> None:
         ctx = self.ctx
         zk_topics = set(self.zk.partitions_by_topic)
@@ -429,6 +440,7 @@ class KafkaController:
         if added:
             self.on_new_partition_creation(added)
 
+    @mirrors("onNewPartitionCreation")
     def on_new_partition_creation(self, partitions: list[TopicPartition]) -> None:
         ctx = self.ctx
         self.logger.info(f"New partition creation callback for {mk_string(partitions)}")
@@ -437,6 +449,7 @@ class KafkaController:
         self.partition_sm.handle_state_changes(partitions, P.OnlinePartition, OFFLINE_CLEAN)
         self.replica_sm.handle_state_changes(ctx.replicas_for_partitions(partitions), R.OnlineReplica)
 
+    @mirrors("processPartitionModifications")
     def process_partition_modifications(self, topic: str) -> None:
         ctx = self.ctx
         zk = self.zk
@@ -470,6 +483,7 @@ class KafkaController:
 
     # ================================================================================ §8 deletion events
 
+    @mirrors("processTopicDeletion")
     def process_topic_deletion(self) -> None:
         ctx = self.ctx
         zk = self.zk
@@ -544,6 +558,7 @@ class KafkaController:
 
     # ================================================================================ §7.7 / §7.8 reassignment
 
+    @mirrors("maybeResumeReassignments")
     def _maybe_resume_reassignments(
         self, should_resume: Callable[[TopicPartition, ReplicaAssignment], bool]
     ) -> None:
@@ -561,6 +576,7 @@ class KafkaController:
             return reassign_to(fa, target if target is not None else origin_replicas(fa))
         return reassign_to(fa, target) if target is not None else None
 
+    @mirrors("maybeTriggerPartitionReassignment")
     def _maybe_trigger_partition_reassignment(
         self, reassignments: dict[TopicPartition, ReplicaAssignment]
     ) -> dict[TopicPartition, str]:
@@ -585,6 +601,7 @@ class KafkaController:
                 results[tp] = "UNKNOWN_TOPIC_OR_PARTITION"
         return results
 
+    @mirrors("processZkPartitionReassignment")
     def process_zk_partition_reassignment(self) -> set[TopicPartition]:
         if not self.zk.reassign_partitions:
             return set()
@@ -604,6 +621,7 @@ class KafkaController:
             self.reassignment.maybe_remove_from_zk_reassignment(lambda p, _r: p in failed)
         return {tp for tp, err in results.items() if err == "NONE"}
 
+    @mirrors("processApiPartitionReassignment")
     def process_api_partition_reassignment(
         self, targets: dict[TopicPartition, tuple[int, ...] | None]
     ) -> None:
@@ -626,6 +644,7 @@ class KafkaController:
         adding = reassign_to(self.ctx.assignment(tp), replicas).adding
         return set(adding) <= self.ctx.live_broker_ids()
 
+    @mirrors("maybeCompleteReassignment")
     def maybe_complete_reassignment(self, tp: TopicPartition) -> None:
         fa = self.ctx.assignment(tp)
         if self.reassignment.is_reassignment_complete(tp, fa):
@@ -706,6 +725,7 @@ class KafkaController:
 
     # ================================================================================ §7.9 elections
 
+    @mirrors("processReplicaLeaderElection")
     def process_replica_leader_election(
         self, requested: frozenset[TopicPartition], election_type: ElectionType, trigger: ElectionTrigger
     ) -> None:
@@ -740,6 +760,7 @@ class KafkaController:
                 electable.append(tp)
         self.on_replica_election(electable, election_type, trigger)
 
+    @mirrors("onReplicaElection")
     def on_replica_election(
         self, partitions: list[TopicPartition], election_type: ElectionType, trigger: ElectionTrigger
     ) -> None:
@@ -817,6 +838,7 @@ class KafkaController:
         finally:
             self._remove_partitions_from_preferred_replica_election(partitions, auto)
 
+    @mirrors("checkAndTriggerAutoLeaderRebalance")
     def check_and_trigger_auto_leader_rebalance(self) -> None:
         ctx = self.ctx
         self.logger.info("Processing automatic preferred replica leader election")
@@ -864,6 +886,7 @@ class KafkaController:
 
     # ================================================================================ §7.10 controlled shutdown
 
+    @mirrors("doControlledShutdown")
     def do_controlled_shutdown(self, broker: int, broker_epoch: int) -> set[TopicPartition]:
         ctx = self.ctx
         modern = self.version >= KAFKA_2_2
@@ -904,6 +927,7 @@ class KafkaController:
 
     # ================================================================================ §7.11 ISR changes
 
+    @mirrors("processAlterIsr")
     def process_alter_isr(
         self, broker: int, broker_epoch: int, tp: TopicPartition, proposed: LeaderAndIsr
     ) -> None:

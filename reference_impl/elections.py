@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from kcspec.reference_impl.context import ControllerContext, target_replicas
 from kcspec.reference_impl.errors import NoSuchElementException
+from kcspec.reference_impl.mirrors import mirrors
 from kcspec.reference_impl.records import is_plain_record, leader_and_isr
 from kcspec.reference_impl.version import KAFKA_2_2, KAFKA_2_4, KafkaVersion
 from kcspec.spec.vocabulary import ElectionStrategy, LeaderAndIsr, LeaderElection, TopicPartition
@@ -39,6 +40,7 @@ def new_epoch_and_zk_version(lai: LeaderAndIsr) -> LeaderAndIsr:
 # -------------------------------------------------------------------- PartitionLeaderElectionAlgorithms
 
 
+@mirrors("OfflinePartitionLeaderElectionStrategy")
 def offline_partition_leader_election(
     assignment: Sequence[int], isr: Collection[int], live: Collection[int], unclean_enabled: bool
 ) -> int | None:
@@ -53,6 +55,7 @@ def offline_partition_leader_election(
     return None
 
 
+@mirrors("ReassignPartitionLeaderElectionStrategy")
 def reassign_partition_leader_election(
     reassignment: Sequence[int], isr: Collection[int], live: Collection[int]
 ) -> int | None:
@@ -62,6 +65,7 @@ def reassign_partition_leader_election(
     return None
 
 
+@mirrors("PreferredReplicaPartitionLeaderElectionStrategy")
 def preferred_replica_partition_leader_election(
     assignment: Sequence[int], isr: Collection[int], live: Collection[int]
 ) -> int | None:
@@ -70,6 +74,7 @@ def preferred_replica_partition_leader_election(
     return None
 
 
+@mirrors("ControlledShutdownPartitionLeaderElectionStrategy")
 def controlled_shutdown_partition_leader_election(
     assignment: Sequence[int], isr: Collection[int], live: Collection[int], shutting_down: Collection[int]
 ) -> int | None:

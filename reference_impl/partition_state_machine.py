@@ -42,6 +42,7 @@ from kcspec.reference_impl.logs import (
     scala_list,
     scala_set,
 )
+from kcspec.reference_impl.mirrors import mirrors
 from kcspec.reference_impl.records import leader_and_isr, leader_isr_and_epoch
 from kcspec.reference_impl.request_batch import ControllerBrokerRequestBatch
 from kcspec.reference_impl.state_change_logger import StateChangeLogger
@@ -106,6 +107,7 @@ class ZkPartitionStateMachine:
 
     # ------------------------------------------------------------------------------------ startup (§5.4)
 
+    @mirrors("initializePartitionState")
     def startup(self) -> None:
         ctx = self.ctx
         if not ctx.leadership:
@@ -121,6 +123,7 @@ class ZkPartitionStateMachine:
                     ctx.put_partition_state(tp, P.OfflinePartition)
         self.trigger_online_partition_state_change()
 
+    @mirrors("triggerOnlinePartitionStateChange")
     def trigger_online_partition_state_change(self, topic: str | None = None) -> ElectionResults:
         """New and Offline partitions of topics not queued for deletion → Online, Offline strategy, clean."""
         return self.handle_state_changes(
@@ -129,6 +132,12 @@ class ZkPartitionStateMachine:
 
     # ------------------------------------------------------------------------------------ §2.3
 
+    @mirrors(
+        "PartitionStateMachine.handleStateChanges(NewPartition)",
+        "PartitionStateMachine.handleStateChanges(OnlinePartition)",
+        "PartitionStateMachine.handleStateChanges(OfflinePartition)",
+        "PartitionStateMachine.handleStateChanges(NonExistentPartition)",
+    )
     def handle_state_changes(
         self,
         partitions: Sequence[TopicPartition],
@@ -268,6 +277,7 @@ class ZkPartitionStateMachine:
 
     # ------------------------------------------------------------------------------------ §5.2a
 
+    @mirrors("initializeLeaderAndIsrForPartitions")
     def _initialize_leader_and_isr(self, partitions: list[TopicPartition]) -> list[TopicPartition]:
         ctx = self.ctx
         records: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
@@ -336,6 +346,7 @@ class ZkPartitionStateMachine:
 
     # ------------------------------------------------------------------------------------ §5.2b
 
+    @mirrors("electLeaderForPartitions")
     def _elect_leader_for_partitions(
         self, partitions: list[TopicPartition], election: LeaderElection
     ) -> ElectionResults:
@@ -370,6 +381,7 @@ class ZkPartitionStateMachine:
             return FailureReason.WrittenByNewerController
         return FailureReason.NoEligibleLeader
 
+    @mirrors("doElectLeaderForPartitions")
     def _do_elect_leader_for_partitions(
         self, partitions: list[TopicPartition], election: LeaderElection
     ) -> tuple[ElectionResults, list[TopicPartition]]:

@@ -30,6 +30,7 @@ from kcspec.reference_impl.logs import (
     render_assignment,
     render_leader_isr_and_epoch,
 )
+from kcspec.reference_impl.mirrors import mirrors
 from kcspec.reference_impl.records import leader_and_isr, leader_isr_and_epoch
 from kcspec.reference_impl.request_batch import ControllerBrokerRequestBatch
 from kcspec.reference_impl.state_change_logger import StateChangeLogger
@@ -95,6 +96,7 @@ class ZkReplicaStateMachine:
 
     # ------------------------------------------------------------------------------------ startup (§4.8)
 
+    @mirrors("initializeReplicaState")
     def startup(self) -> None:
         """``initializeReplicaState`` then Online for online replicas (2.4+: Offline for the others)."""
         ctx = self.ctx
@@ -144,6 +146,15 @@ class ZkReplicaStateMachine:
 
     # ------------------------------------------------------------------------------------ §2.3
 
+    @mirrors(
+        "ReplicaStateMachine.handleStateChanges(NewReplica)",
+        "ReplicaStateMachine.handleStateChanges(OnlineReplica)",
+        "ReplicaStateMachine.handleStateChanges(OfflineReplica)",
+        "ReplicaStateMachine.handleStateChanges(ReplicaDeletionStarted)",
+        "ReplicaStateMachine.handleStateChanges(ReplicaDeletionSuccessful)",
+        "ReplicaStateMachine.handleStateChanges(ReplicaDeletionIneligible)",
+        "ReplicaStateMachine.handleStateChanges(NonExistentReplica)",
+    )
     def handle_state_changes(self, replicas: ReplicaGroups, target: ReplicaState) -> None:
         if not any(replicas.values()):
             return
@@ -259,6 +270,7 @@ class ZkReplicaStateMachine:
 
     # ------------------------------------------------------------------------------------ §4.1 – §4.7
 
+    @mirrors("NewReplica")
     def _to_new(
         self, broker: int, valid: list[TopicPartition], states: dict[TopicPartition, ReplicaState]
     ) -> None:
@@ -280,6 +292,7 @@ class ZkReplicaStateMachine:
             self._success(broker, tp, current, R.NewReplica)
             states[tp] = R.NewReplica
 
+    @mirrors("OnlineReplica")
     def _to_online(
         self, broker: int, valid: list[TopicPartition], states: dict[TopicPartition, ReplicaState]
     ) -> None:
@@ -319,6 +332,7 @@ class ZkReplicaStateMachine:
                 self._success(broker, tp, current, R.OnlineReplica)
             states[tp] = R.OnlineReplica
 
+    @mirrors("OfflineReplica")
     def _to_offline(
         self, broker: int, valid: list[TopicPartition], states: dict[TopicPartition, ReplicaState]
     ) -> None:
@@ -404,6 +418,7 @@ class ZkReplicaStateMachine:
             if trace:
                 self._success(broker, tp, states[tp], R.OfflineReplica)
 
+    @mirrors("ReplicaDeletionStarted")
     def _to_deletion_started(
         self, broker: int, valid: list[TopicPartition], states: dict[TopicPartition, ReplicaState]
     ) -> None:
@@ -412,6 +427,7 @@ class ZkReplicaStateMachine:
             states[tp] = R.ReplicaDeletionStarted
             self.batch.add_stop_replica((broker,), tp, True)
 
+    @mirrors("ReplicaDeletionSuccessful", "ReplicaDeletionIneligible")
     def _to_simple(
         self, broker: int, valid: list[TopicPartition], states: dict[TopicPartition, ReplicaState]
     ) -> None:
@@ -420,6 +436,7 @@ class ZkReplicaStateMachine:
             self._success(broker, tp, states[tp], target)
             states[tp] = target
 
+    @mirrors("NonExistentReplica")
     def _to_non_existent(
         self, broker: int, valid: list[TopicPartition], states: dict[TopicPartition, ReplicaState]
     ) -> None:
@@ -458,6 +475,7 @@ class ZkReplicaStateMachine:
                     results[tp] = result
         return results
 
+    @mirrors("doRemoveReplicasFromIsr")
     def _do_remove_replicas_from_isr(
         self, broker: int, partitions: list[TopicPartition]
     ) -> tuple[dict[TopicPartition, LeaderIsrAndControllerEpoch | KafkaThrowable], list[TopicPartition]]:

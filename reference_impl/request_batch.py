@@ -35,6 +35,7 @@ from kcspec.reference_impl.logs import (
     mk_string,
     scala_int_set,
 )
+from kcspec.reference_impl.mirrors import mirrors
 from kcspec.reference_impl.records import (
     TUPLE_STATES,
     lair_partition_state,
@@ -286,6 +287,7 @@ class ControllerBrokerRequestBatch:
                 tp, li, fa, is_new or (previous is not None and previous.is_new)
             )
 
+    @mirrors("addLeaderAndIsrRequestForBrokers")
     def add_leader_and_isr_for_partitions(
         self,
         entries: Sequence[
@@ -414,6 +416,7 @@ class ControllerBrokerRequestBatch:
         else:
             self.add_update_metadata((), (tp,))
 
+    @mirrors("addUpdateMetadataRequestForBrokers")
     def add_update_metadata(self, brokers: Iterable[int], partitions: Iterable[TopicPartition]) -> None:
         """``addUpdateMetadataRequestForBrokers`` (§3.4), with the profile's meaning of an empty set."""
         ctx = self.ctx
@@ -500,6 +503,7 @@ class ControllerBrokerRequestBatch:
             if previous is not state:
                 per_broker[tp] = stop_replica_partition_state(tp, previous.delete_partition or delete, epoch)
 
+    @mirrors("addStopReplicaRequestForBrokers")
     def add_stop_replica_for_partitions(
         self, brokers: Iterable[int], partitions: Sequence[TopicPartition], delete: bool
     ) -> None:
@@ -579,6 +583,7 @@ class ControllerBrokerRequestBatch:
                         leaders[broker] = leaders.get(broker, 0) + 1
         return {broker: (parts, leaders.get(broker, 0)) for broker, parts in sets.items()}
 
+    @mirrors("sendRequestsToBrokers")
     def send(self, controller_epoch: int) -> None:
         """``sendRequestsToBrokers``: LeaderAndIsr, then UpdateMetadata, then StopReplica; then clear."""
         if not (self._lair or self.update_metadata_brokers or self.stop_replica):

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 
 from kcspec.reference_impl.context import ControllerContext
 from kcspec.reference_impl.logs import ControllerLog, Logger, mk_string
+from kcspec.reference_impl.mirrors import mirrors
 from kcspec.reference_impl.partition_state_machine import ZkPartitionStateMachine
 from kcspec.reference_impl.replica_state_machine import ZkReplicaStateMachine
 from kcspec.reference_impl.version import KAFKA_2_4, KafkaVersion
@@ -87,11 +88,13 @@ class TopicDeletionManager:
     def is_topic_queued_up_for_deletion(self, topic: str) -> bool:
         return self.enabled and topic in self.ctx.topics_to_be_deleted
 
+    @mirrors("enqueueTopicsForDeletion")
     def enqueue_topics_for_deletion(self, topics: set[str]) -> None:
         if self.enabled:
             self.ctx.topics_to_be_deleted.update(topics)
             self.resume_deletions()
 
+    @mirrors("resumeDeletionForTopics")
     def resume_deletion_for_topics(self, topics: Iterable[str]) -> None:
         if self.enabled:
             resume = set(topics) & self.ctx.topics_to_be_deleted
@@ -99,11 +102,13 @@ class TopicDeletionManager:
                 self.ctx.topics_ineligible_for_deletion.difference_update(resume)
                 self.resume_deletions()
 
+    @mirrors("completeReplicaDeletion")
     def complete_replica_deletion(self, replicas: list[PartitionReplica]) -> None:
         done = [pr for pr in replicas if self.is_topic_queued_up_for_deletion(pr.tp.topic)]
         self.replica_sm.handle_state_changes(_group(done), R.ReplicaDeletionSuccessful)
         self.resume_deletions()
 
+    @mirrors("failReplicaDeletion")
     def fail_replica_deletion(self, replicas: list[PartitionReplica]) -> None:
         if not self.enabled:
             return
@@ -115,6 +120,7 @@ class TopicDeletionManager:
             )
             self.resume_deletions()
 
+    @mirrors("markTopicIneligibleForDeletion")
     def mark_topic_ineligible_for_deletion(self, topics: set[str], reason: str) -> None:
         if self.enabled:
             halted = topics & self.ctx.topics_to_be_deleted
@@ -133,6 +139,7 @@ class TopicDeletionManager:
 
     # ------------------------------------------------------------------------------------ resumeDeletions
 
+    @mirrors("resumeDeletions")
     def resume_deletions(self) -> None:
         queued = sorted(self.ctx.topics_to_be_deleted)
         if queued:
@@ -195,6 +202,7 @@ class TopicDeletionManager:
                     f"Not retrying deletion of topic {topic} at this time since it is marked ineligible for deletion"
                 )
 
+    @mirrors("completeDeleteTopic")
     def _complete_delete_topic(self, topic: str) -> None:
         ctx = self.ctx
         successful = ctx.replicas_in_state(topic, R.ReplicaDeletionSuccessful)
@@ -208,6 +216,7 @@ class TopicDeletionManager:
 
     # ------------------------------------------------------------------------------------ onTopicDeletion
 
+    @mirrors("onTopicDeletion")
     def _on_topic_deletion(self, topics: list[str]) -> None:
         ctx = self.ctx
         if self.modern:
@@ -242,6 +251,7 @@ class TopicDeletionManager:
                     dead.setdefault(b, []).append(tp)
         return retry, dead
 
+    @mirrors("onPartitionDeletion")
     def _on_partition_deletion(self, topics: list[str]) -> None:
         all_dead: list[dict[int, list[TopicPartition]]] = []
         all_retry: list[dict[int, list[TopicPartition]]] = []

@@ -41,7 +41,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kcspec.spec import context
+from kcspec.spec import context, spans
 from kcspec.spec.field_paths import check_fields
 from kcspec.spec.lang import Expr, Invariant, Var, and_, if_, lit, or_, rec, seq_of, set_of
 from kcspec.spec.profiles import Profile
@@ -150,6 +150,7 @@ def _reachable(
     return frozenset(out)
 
 
+@spans.builder
 def _inv(name: str, section: str, kind: str, doc: str, expr: Expr) -> Invariant:
     return Invariant(name=name, section=section, doc=doc, kind=kind, expr=expr)
 

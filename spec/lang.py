@@ -33,8 +33,11 @@ import functools
 import inspect
 import itertools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
+
+from kcspec.spec import spans
+from kcspec.spec.spans import Span
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -479,6 +482,8 @@ class Def:
     body: Expr
     static: tuple[tuple[str, str], ...] = ()
     """The static (build-time) arguments that chose this body, rendered, for names and documentation."""
+    span: Span | None = None
+    """Where the procedure is written (its function's ``def`` line, ``spans``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -496,6 +501,8 @@ class Rule(Expr):
     name: str
     section: str
     body: Expr
+    span: Span | None = field(default=None, compare=False)
+    """Where the rule is written (``spans``); not part of its value: equal rules written twice are equal."""
 
 
 # ---------------------------------------------------------------------------------------------- builders
@@ -620,7 +627,8 @@ def build_map(keys: object, fn: Callable[[Var], object]) -> Expr:
 
 
 def rule(name: str, section: str, body: object) -> Expr:
-    return Rule(name, section, lift(body))
+    """A named step of the spec citing its § (``Rule``), with the line that wrote it (``spans.caller``)."""
+    return Rule(name, section, lift(body), spans.caller())
 
 
 def cond(*branches: tuple[object, object], otherwise: object) -> Expr:
@@ -699,7 +707,8 @@ def procedure(name: str, section: str) -> Callable[[_F], _F]:
                         f"procedure {name} ({section}) is not closed: its body reads {sorted(loose)}; pass them "
                         "as expression arguments"
                     )
-                d = Def(name, section, params, body, tuple((n, _static_text(v)) for n, v in static))
+                statics = tuple((n, _static_text(v)) for n, v in static)
+                d = Def(name, section, params, body, statics, spans.of_function(fn))
                 cache[key] = d
             return Call(d, tuple(dyn_values))
 
@@ -833,6 +842,12 @@ class Action:
     params: tuple[Param, ...]
     guard: Expr
     effect: Expr
+    span: Span | None = field(default=None, compare=False)
+    """Where the action is built (``spans.caller`` when not given)."""
+
+    def __post_init__(self) -> None:
+        if self.span is None:
+            object.__setattr__(self, "span", spans.caller())
 
 
 @dataclass(frozen=True)
@@ -845,3 +860,9 @@ class Invariant:
     doc: str
     kind: str
     expr: Expr
+    span: Span | None = field(default=None, compare=False)
+    """Where the invariant is built (``spans.caller`` when not given)."""
+
+    def __post_init__(self) -> None:
+        if self.span is None:
+            object.__setattr__(self, "span", spans.caller())

@@ -216,6 +216,58 @@ def export(out: Path, **kw: Any) -> None:
     )
 
 
+@command.command(name="modules")
+@click.option(
+    "--check",
+    "check_only",
+    is_flag=True,
+    help="Exit 1 when a committed module is stale, missing or left over.",
+)
+@click.option(
+    "--out",
+    "folder",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    callback=options.output_dir,
+    help="Folder of the committed modules (default: model/tla/modules of this checkout).",
+)
+def modules(check_only: bool, folder: Path | None) -> None:
+    """Write (or --check) the TLA+ modules of the manifest's models (model/tla/state_counts.json), committed so
+    that a rule change shows its TLA+ diff in review.
+
+    \b
+    Examples:
+      kcspec tla modules            rewrite model/tla/modules/<model>/ from the spec
+      kcspec tla modules --check    exit 1 if a committed module is stale
+    """
+    from kcspec.model.tla import committed
+
+    target = committed.MODULES if folder is None else folder
+    if folder is None and not target.parent.joinpath("state_counts.json").is_file():
+        options.fail(f"{target.parent} is not a checkout's model/tla folder; give --out")
+    if check_only and not target.is_dir():
+        options.fail(f"{target} does not exist (run 'kcspec tla modules' first)")
+    try:
+        want = committed.expected_files()
+    except ModuleError as exc:
+        options.fail(f"cannot generate the TLA+ modules: {exc}")
+    if check_only:
+        result = committed.check(target, want)
+        if not result.up_to_date:
+            click.echo(
+                f"{target}: the committed TLA+ modules differ from the spec; regenerate with 'kcspec tla modules'"
+            )
+            for line in result.lines():
+                click.echo(f"  {line}")
+            raise click.exceptions.Exit(EXIT_VIOLATION)
+        click.echo(f"TLA+ modules up to date: {result.checked} file(s) in {target} match the spec")
+        return
+    changed = committed.write(target, want)
+    click.echo(f"{len(changed)} file(s) written or removed in {target} ({len(want)} expected)")
+    for path in changed:
+        click.echo(f"  {path}")
+
+
 def _origins(path: Path) -> list[list[str | None]] | None:
     mapping = path.with_suffix(".map.json")
     if not mapping.is_file():

@@ -39,6 +39,7 @@ from kcspec.model.tla.share import share
 from kcspec.model.tla.types import T
 from kcspec.model.tla.values import value_block
 from kcspec.spec import lang as L
+from kcspec.spec.spans import Span
 
 
 class TlaBackendError(ValueError):
@@ -115,6 +116,16 @@ class Procedures:
         self._rule_calls: dict[tuple[object, ...], tuple[str, T]] = {}
         self.constants: dict[str, tuple[str, Block]] = {}
         """Literal sets by their text: the name and value of the constant-level definition that holds each."""
+        self.spans: dict[str, Span] = {}
+        """Where each origin (``"name (§)"`` of a rule, procedure, action or invariant) is written in ``spec/``:
+        the first span seen for it (``kcspec.spec.spans``), for the module's source map."""
+
+    def cite(self, origin: str, section: str, name: str, span: Span | None, extra: str = "") -> str:
+        """The comment above an operator: its § and name, and where the spec writes it; records the span."""
+        if span is not None:
+            self.spans.setdefault(origin, span)
+        where = f", {span}" if span is not None else ""
+        return f"(* {section} {name}{extra}{where} *)"
 
     def constant(self, block: Block) -> str:
         """The name of a constant-level definition with the value ``block`` (a literal), defined once."""
@@ -175,7 +186,7 @@ class Procedures:
             self.op_names.add(name)
             self.rule_names[key] = name
             head = f"{name}({', '.join(params)}) ==" if params else f"{name} =="
-            comment = f"(* {e.section} {e.name} *)"
+            comment = self.cite(origin, e.section, e.name, e.span)
             block = tag(vstack(text(comment), text(head), indent(body.block, 4)), origin)
             self.definitions.append((name, block))
         if not args:
@@ -212,7 +223,7 @@ class Procedures:
             self.op_names.add(name)
             self.rule_names[text_key] = name
             head = f"{name}({', '.join(params)}) ==" if params else f"{name} =="
-            comment = f"(* {d.section} {d.name} *)"
+            comment = self.cite(origin, d.section, d.name, d.span)
             block = tag(vstack(text(comment), text(head), indent(body.block, 4)), origin)
             self.definitions.append((name, block))
         self._rule_calls[key] = (name, body.type)
@@ -239,7 +250,7 @@ class Procedures:
         body = em.emit(share(d.body))
         head = f"{name}({', '.join(params)}) ==" if params else f"{name} =="
         statics = ", ".join(f"{k}={v}" for k, v in d.static)
-        comment = f"(* {d.section} {d.name}" + (f" [{statics}]" if statics else "") + " *)"
+        comment = self.cite(origin, d.section, d.name, d.span, f" [{statics}]" if statics else "")
         block = tag(vstack(text(comment), text(head), indent(body.block, 4)), origin)
         self.definitions.append((name, block))
         self.names[key] = (name, body.type)
@@ -902,7 +913,7 @@ def _t_rule(self: Emitter, e: L.Rule) -> Out:
     finally:
         self.rules.pop()
     origin = f"{e.name} ({e.section})"
-    comment = text(f"(* {e.section} {e.name} *)", origin)
+    comment = text(self.procedures.cite(origin, e.section, e.name, e.span), origin)
     return Out(tag(vstack(comment, body.block), origin), LOWEST, body.type)
 
 

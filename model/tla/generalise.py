@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from kcspec.model.tla.share import _parts, _rebuild
 from kcspec.spec import lang as L
+from kcspec.spec.spans import Span
 
 _BINDER_FIELDS: dict[type, tuple[str, ...]] = {
     L.Let: ("name",),
@@ -286,7 +287,7 @@ class Generaliser:
         hit = self._defs.get(id(d))
         if hit is None:
             body = self.rewrite(d.body)
-            hit = d if body is d.body else L.Def(d.name, d.section, d.params, body, d.static)
+            hit = d if body is d.body else L.Def(d.name, d.section, d.params, body, d.static, d.span)
             self._defs[id(d)] = hit
             self._keep += [d, hit]
         return hit
@@ -322,7 +323,9 @@ class Generaliser:
             return self._merged[id(d)]
         first = group[members[0]]
         common = tuple(kv for kv in first.static if all(kv in group[i].static for i in members))
-        new = L.Def(first.name, first.section, first.params + tuple(merged.holes), merged.body, common)
+        new = L.Def(
+            first.name, first.section, first.params + tuple(merged.holes), merged.body, common, first.span
+        )
         self._keep.append(new)
         for k, i in enumerate(members):
             self._merged[id(group[i])] = (new, tuple(merged.values[h][k] for h in merged.holes))
@@ -335,7 +338,7 @@ class Generaliser:
         key = (r.name, r.section)
         if key not in self._clusters:
             if key in self._in_progress:  # a rule inside a copy of itself: left as it is
-                return L.Rule(r.name, r.section, self.rewrite(r.body))
+                return L.Rule(r.name, r.section, self.rewrite(r.body), r.span)
             self._in_progress.add(key)
             try:
                 self._clusters[key] = self._cluster(key)
@@ -343,7 +346,7 @@ class Generaliser:
                 self._in_progress.discard(key)
         member = self._member_of.get(id(r))
         if member is None:
-            return L.Rule(r.name, r.section, self.rewrite(r.body))
+            return L.Rule(r.name, r.section, self.rewrite(r.body), r.span)
         template, k, d = member
         return L.Call(d, tuple(template.values[h][k] for h in template.holes))
 
@@ -367,7 +370,14 @@ class Generaliser:
             if template is None:  # alike pairwise, not all together: left as they are
                 continue
             template.members = [id(copies[j]) for j in members]
-            d = L.Def(key[0], key[1], tuple(template.holes), template.body)
+            # alike copies written in several places: the operator cites the first of their spans
+            d = L.Def(
+                key[0],
+                key[1],
+                tuple(template.holes),
+                template.body,
+                span=_first_span([copies[j] for j in members]),
+            )
             self.rule_defs[id(d)] = d
             self._keep.append(d)
             for k, j in enumerate(members):
@@ -541,6 +551,11 @@ def _hint(e: L.Expr) -> str:
     if isinstance(e, L.Const):
         return "c"
     return "x"
+
+
+def _first_span(rules: list[L.Rule]) -> Span | None:
+    """The first (by file and line) of the places where ``rules`` are written."""
+    return min((r.span for r in rules if r.span is not None), default=None)
 
 
 __all__ = ["Generaliser"]

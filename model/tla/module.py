@@ -108,10 +108,12 @@ class ModuleError(ValueError):
 
 @dataclass(frozen=True)
 class LineOrigin:
-    """Where a line of the generated module comes from: the top-level definition and the innermost rule."""
+    """Where a line of the generated module comes from: the top-level definition, the innermost rule and where
+    the spec writes that rule (``spec/elections.py:80``)."""
 
     definition: str
     rule: str | None
+    span: str | None = None
 
 
 @dataclass(frozen=True)
@@ -131,7 +133,8 @@ class GeneratedModule:
 
     def source_map_json(self) -> str:
         return json.dumps(
-            {"module": self.name, "lines": [[o.definition, o.rule] for o in self.origins]}, indent=None
+            {"module": self.name, "lines": [[o.definition, o.rule, o.span] for o in self.origins]},
+            indent=None,
         )
 
 
@@ -284,11 +287,13 @@ class _Builder:
         )
         head = f"{a.name}({', '.join(names)}) ==" if names else f"{a.name} =="
         origin = f"{a.name} ({a.section})"
+        if a.span is not None:
+            self.procedures.spans.setdefault(origin, a.span)
+        where = self.sources.get(a.name) or (str(a.span) if a.span is not None else "")
         block = vstack(
             _comment(
                 [
-                    f"{a.section} {a.name}"
-                    + (f" (spec: {self.sources[a.name]})" if a.name in self.sources else ""),
+                    f"{a.section} {a.name}" + (f" (spec: {where})" if where else ""),
                     *_doc_lines(a.doc),
                     *_not_in_models_lines(a.name),
                 ]
@@ -315,8 +320,11 @@ class _Builder:
         em.rules.append(f"{inv.name} ({inv.section})")
         body = em.emit(self.rewrite(inv.expr))
         origin = f"{inv.name} ({inv.section})"
+        if inv.span is not None:
+            self.procedures.spans.setdefault(origin, inv.span)
+        where = f" (spec: {inv.span})" if inv.span is not None else ""
         block = vstack(
-            _comment([f"{inv.section} {inv.name}", *_doc_lines(inv.doc)]),
+            _comment([f"{inv.section} {inv.name}{where}", *_doc_lines(inv.doc)]),
             tuple(
                 Line(line.text, line.origin or origin) for line in vstack(text(head), indent(body.block, 4))
             ),
@@ -525,7 +533,9 @@ def _generate_from(
     numbered = [(definition, line) for definition, blk in parts for line in blk]
     for n, piece in wrap_module([line.text.rstrip() for _, line in numbered]):  # at most MAX_LINE characters
         lines.append(piece)
-        origins.append(LineOrigin(numbered[n][0], numbered[n][1].origin))
+        origin = numbered[n][1].origin
+        span = b.procedures.spans.get(origin) if origin is not None else None
+        origins.append(LineOrigin(numbered[n][0], origin, None if span is None else str(span)))
     tla = "\n".join(lines) + "\n"
     cfg = _cfg(profile, config, name, [n for n, _ in inv_blocks if n.startswith("Inv_")])
     checks = tuple(sorted(b.procedures.kinds.counts.items()))
@@ -659,8 +669,8 @@ def _generate(profile: Profile, config: ModelConfig) -> GeneratedModule:
     for build in builders(profile):
         action = build(profile)
         actions.append(action)
-        where = build.__module__.replace("kcspec.", "", 1).replace(".", "/")
-        sources[action.name] = f"{where}.py {getattr(build, '__qualname__', '?')}"
+        where = action.span or build.__module__.replace("kcspec.", "", 1).replace(".", "/") + ".py"
+        sources[action.name] = f"{where} {getattr(build, '__qualname__', '?')}"
     return generate_from(profile, config, actions, invariants, sources=sources)
 
 

@@ -22,7 +22,7 @@ import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kcspec.spec import batch, zk
+from kcspec.spec import batch, spans, zk
 from kcspec.spec.events import ControllerEvent
 from kcspec.spec.fmap import FMap
 from kcspec.spec.lang import (
@@ -305,6 +305,7 @@ S = Var("s")
 """The ``ClusterState`` before the step."""
 
 
+@spans.builder
 def controller_action(
     event: type[ControllerEvent],
     doc: str,

@@ -18,6 +18,7 @@ from kcspec.spec.state import ClusterState
 from kcspec.spec.vocabulary import TopicPartition
 
 from tests.support import sample_spec
+from tests.support.paths import ROOT
 
 
 def _syntax(text: str) -> list[str]:
@@ -69,8 +70,8 @@ def test_module_structure() -> None:
         "Spec == Init /\\ [][Next]_vars",
         "Inv_LeaderInIsr ==",
         "StepInv_ControllerEpochMonotonic(s2, requests) ==",
-        "(* §7.2 registerBroker *)",
-        "(* §7.3 BrokerStartup *)",
+        "(* §7.2 registerBroker, tests/support/sample_spec.py:",
+        "(* §7.3 BrokerStartup (spec: tests/support/sample_spec.py:",
     ):
         assert needle in m.tla, needle
     assert "Brokers = {0, 1, 2}" in m.cfg
@@ -90,6 +91,10 @@ def test_lines_map_back_to_rules() -> None:
         and origin.definition == "RegisterBroker"
         and origin.rule == "registerBroker (§7.2)"
     )
+    # ... and says where the rule is written: the line of the sample spec that calls rule("registerBroker", …)
+    assert origin.span is not None and origin.span.startswith("tests/support/sample_spec.py:"), origin
+    path, line = origin.span.rsplit(":", 1)
+    assert '"registerBroker"' in (ROOT / path).read_text().splitlines()[int(line) - 1], origin.span
     action = lines[lines.index("BrokerStartup(broker_id) ==") :]
     assert any("RegisterBroker(broker_id)" in line for line in action[: action.index("")])
     guard = next(i for i, line in enumerate(lines, 1) if "broker_id >= 0" in line)
@@ -207,5 +212,7 @@ def test_procedures_become_operators() -> None:
     assert m.tla.count("BumpZxid(state, by) ==") == 1
     assert "state.zk.zxid + by" in m.tla
     assert "BumpZxid(BumpZxid(s, 1), 2)" in m.tla and "BumpZxid(s, 1)" in m.tla
-    assert "(* §3.3 bump_zxid *)" in m.tla
+    assert (
+        "(* §3.3 bump_zxid, tests/integration/tla/test_tla_module.py:" in m.tla
+    )  # where the procedure is written
     assert _syntax(m.tla) == []
