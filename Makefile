@@ -5,6 +5,7 @@
 #   make test-slow  the slow tier (long explorations and campaigns)
 #   make lint       ruff; make typecheck: mypy --strict; make package-check: the wheel, installed and run
 #   make bench NAME=…   one benchmark of benchmarks/manifest.toml at full size; make bench-smoke: all at their smallest
+#   make generated  regenerate what is derived from spec/ and committed: diagrams, TLA+ modules, docs/rules.md
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -12,7 +13,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.kcspec-installed
 PYTEST_SEED ?= 0
 
-.PHONY: run setup test test-fast test-slow lint typecheck check bench bench-speed bench-smoke clean package-check
+.PHONY: run setup test test-fast test-slow lint typecheck check bench bench-speed bench-smoke clean package-check generated
 
 run: setup
 	$(BIN)/kcspec verify
@@ -57,6 +58,12 @@ typecheck: setup
 	cd .mypy-src && MYPYPATH=. ../$(BIN)/mypy --config-file ../pyproject.toml -p kcspec
 
 check: lint typecheck test
+
+# After a change to spec/: the committed artefacts that derive from it (the tests fail while one is stale).
+generated: setup
+	$(BIN)/kcspec diagrams --out diagrams
+	$(BIN)/kcspec tla modules
+	$(BIN)/kcspec spec rules --out docs/rules.md
 
 # Build the sdist and wheel, install the wheel into a fresh virtualenv and run the installed tool from outside
 # the repository (a wheel that cannot start is caught here, not by a user).
