@@ -12,8 +12,8 @@ broker that fails right after a reassignment request, and never returns, is a vi
 the fairness below), although no controller could complete it; that says nothing about the controller. A
 premise that flips forever (a broker bouncing without end) is not covered: no system promises progress then.
 
-* ``LeaderEventuallyElected`` — a partition whose ISR has a live (registered) member eventually has a live leader
-  (or no longer exists) (§5.2, §7.4, §11);
+* ``LeaderEventuallyElected`` — a partition whose ISR has a live (registered) member, of a topic not queued for
+  deletion, eventually has a live leader (or no longer exists) (§5.2, §7.4, §8, §11);
 * ``ReassignmentEventuallyCompletes`` — a reassignment whose target replicas are all live and all in the ISR (they
   caught up) eventually completes: no adding/removing replicas and no ``/admin/reassign_partitions`` entry
   (§7.7, §7.8);
@@ -89,9 +89,16 @@ def _online(tp: L.Expr, r: L.Expr) -> L.Expr:
 
 
 def _leader_premise(tp: L.Var) -> L.Expr:
+    """The partition exists, its ISR has an online member, and its topic is not queued for deletion: Kafka elects
+    no leader for a topic queued for deletion (§8; ``onReplicasBecomeOffline`` and
+    ``triggerOnlinePartitionStateChange`` leave such partitions out, and invariant I13 forbids the election), so
+    there the progress asked for is the deletion's (``DeletionEventuallyCompletes``). Without this clause TLC's
+    first lasso on the 2-broker model was exactly that: the leader fails after ``TopicDeletion``, deletion waits
+    for it (ineligible, §8), and no leader is elected."""
     states = _zk.f("partition_states")
     isr = states.get(tp).f("leader_and_isr").f("isr")
-    return L.and_(states.has(tp), isr.any(lambda b: _online(tp, b)))
+    queued = _zk.f("delete_topics").contains(tp.f("topic"))
+    return L.and_(states.has(tp), isr.any(lambda b: _online(tp, b)), L.not_(queued))
 
 
 def _leader_goal(tp: L.Var) -> L.Expr:
@@ -150,8 +157,9 @@ def _delete_goal(topic: L.Var) -> L.Expr:
 PROPERTIES: tuple[LivenessProperty, ...] = (
     LivenessProperty(
         "LeaderEventuallyElected",
-        "§5.2, §7.4",
-        "A partition whose ISR has a live member eventually has a live leader (or is deleted).",
+        "§5.2, §7.4, §8",
+        "A partition whose ISR has a live member, of a topic not queued for deletion, eventually has a live leader "
+        "(or is deleted).",
         "tp",
         "TopicPartitions",
         _leader_premise,

@@ -158,3 +158,27 @@ def test_violated_names_the_property_and_its_partition_or_topic() -> None:
     assert lasso.loop_to is not None
     found = violated(states, lasso.loop_to - 1, ModelConfig(1, 1, 1, 1, 1, 1, 2, 0))
     assert ("DeletionEventuallyCompletes", "t0") in found
+
+
+def test_no_leader_is_asked_for_a_partition_of_a_topic_queued_for_deletion() -> None:
+    """TLC 2.15's lasso on the 2-broker kafka-2.8 model: broker 1 leads t0-0, shuts down and fails after
+    ``TopicDeletion``; deletion waits for broker 1 (§8) and Kafka elects no leader for a topic queued for deletion
+    (I13). It replays as a kcspec trace; with the premise that excludes such topics it violates nothing, and
+    without that clause it was a violation of ``LeaderEventuallyElected`` (what TLC reported)."""
+    from kcspec.model.tla.counterexample import state_of
+    from kcspec.model.tla.liveness import violated
+
+    leader = next(p for p in PROPERTIES if p.name == "LeaderEventuallyElected")
+    two_brokers = ModelConfig(2, 1, 1, 2, 1, 1, 3, 0)
+    lasso = parse_lasso((TRANSCRIPTS / "liveness_real_tlc2.15_leader_of_deleting_topic.txt").read_text())
+    assert lasso.stuttering
+    lt = lasso_trace(lasso, "kafka-2.8", prop="", config=two_brokers)
+    kinds = [s.event.kind for s in lt.trace.steps]
+    assert kinds.index("TopicDeletion") < kinds.index("BrokerFailure"), kinds
+    states = _replay("kafka-2.8", lt.trace.initial, [s.event for s in lt.trace.steps])
+    assert states == [state_of(s) for s in lasso.states]
+    assert violated(states, len(states) - 1, two_brokers) == ()
+    last = states[-1]
+    tp = next(iter(last.zk.partition_states))
+    assert "t0" in last.zk.delete_topics and not evaluate(leader.goal(L.var("tp")), s=last, tp=tp)
+    assert not evaluate(leader.premise(L.var("tp")), s=last, tp=tp)

@@ -4665,14 +4665,15 @@ FairSpec ==
        \/ []<><<\E broker_id \in Brokers, partitions \in {<<p>> : p \in TopicPartitions} :
                    StopReplicaResponseReceived(broker_id, partitions, FALSE)>>_vars
 
-(* §5.2, §7.4 LeaderEventuallyElected: A partition whose ISR has a live member eventually has a *)
-(* live leader (or is deleted). *)
+(* §5.2, §7.4, §8 LeaderEventuallyElected: A partition whose ISR has a live member, of a topic not *)
+(* queued for deletion, eventually has a live leader (or is deleted). *)
 LeaderEventuallyElected_P(tp) ==
     /\ tp \in DOMAIN zk.partition_states
     /\ \E b \in Range(zk.partition_states[tp].leader_and_isr.isr) :
            /\ b \in DOMAIN zk.brokers
            /\ ~([tp |-> tp, replica |-> b] \in controller.offline_replicas)
            /\ ~(b \in controller.shutting_down)
+    /\ ~(tp.topic \in zk.delete_topics)
 LeaderEventuallyElected_Q(tp) ==
     \/ ~(tp \in DOMAIN zk.partition_states)
     \/ zk.partition_states[tp].leader_and_isr.leader \in DOMAIN zk.brokers
