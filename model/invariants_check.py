@@ -18,9 +18,12 @@ class Violation:
     name: str
     section: str
     doc: str
+    span: str = ""
+    """Where ``spec/`` writes the invariant (``spec/invariants.py:162``)."""
 
     def __str__(self) -> str:
-        return f"{self.name} ({self.section}): {self.doc}"
+        where = f" [{self.span}]" if self.span else ""
+        return f"{self.name} ({self.section}): {self.doc}{where}"
 
 
 class InvariantChecker:
@@ -49,7 +52,7 @@ class InvariantChecker:
 
 
 def _violation(inv: Invariant) -> Violation:
-    return Violation(inv.name, inv.section, inv.doc)
+    return Violation(inv.name, inv.section, inv.doc, "" if inv.span is None else str(inv.span))
 
 
 _STATE_FREE = ("s",)

@@ -76,13 +76,13 @@ def command(profiles: tuple[str, ...], brokers: int, induction: bool, json_path:
             results += [(name, r) for r in proved]
     total = time.perf_counter() - start
     table = Table(title=f"kcspec prove (brokers 1..{brokers})")
-    for col in ("profile", "proof", "§", "status", "s"):
+    for col in ("profile", "proof", "§ and where spec/ writes it", "status", "s"):
         table.add_column(col, justify="right" if col == "s" else "left")
     for name, r in results:
         table.add_row(
             escape(name),
             escape(r.name),
-            escape(r.section),
+            escape(f"{r.section} {r.span}".strip()),
             f"[{STYLE[r.status]}]{r.status}[/]",
             f"{r.seconds:.2f}",
         )

@@ -243,8 +243,9 @@ def modules(check_only: bool, folder: Path | None) -> None:
     from kcspec.model.tla import committed
 
     target = committed.MODULES if folder is None else folder
-    if folder is None and not target.parent.joinpath("state_counts.json").is_file():
-        options.fail(f"{target.parent} is not a checkout's model/tla folder; give --out")
+    if folder is None and not (committed.MODULES.parents[2] / "pyproject.toml").is_file():
+        # an installed package: its model/tla folder is not where modules are committed
+        options.fail(f"{committed.MODULES.parents[2]} is not a checkout of kcspec; give --out FOLDER")
     if check_only and not target.is_dir():
         options.fail(f"{target} does not exist (run 'kcspec tla modules' first)")
     try:

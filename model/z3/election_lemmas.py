@@ -414,8 +414,24 @@ def prove_strategy(profile: Profile, strategy: ElectionStrategy, max_brokers: in
             status, detail = "counterexample", f"expected a counterexample ({reason}) but the lemma holds"
         else:
             status, detail = "proved", f"every input over 1..{max_brokers} brokers; {domain}"
-        results.append(ProofResult(name, lm.section, status, seconds[lm.name], detail))
+        results.append(
+            ProofResult(name, lm.section, status, seconds[lm.name], detail, _span(expr, strategy.name))
+        )
     return results
+
+
+def _span(expr: L.Expr, rule: str) -> str:
+    """Where the spec writes the rule ``rule`` that ``expr`` (a strategy's election) applies, or ``""``."""
+    stack, seen = [expr], set()
+    while stack:
+        e = stack.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, L.Rule) and e.name == rule and e.span is not None:
+            return str(e.span)
+        stack.extend(L.children(e))
+    return ""
 
 
 def prove_elections(profile: Profile, max_brokers: int) -> list[ProofResult]:

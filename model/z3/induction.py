@@ -391,6 +391,9 @@ def _verdict(profile: Profile, inv: Invariant, kind: str, pair: _Pair) -> Induct
 
 def summarize(profile: Profile, verdicts: Sequence[InductionOutcome]) -> list[ProofResult]:
     """One ``ProofResult`` per invariant: its worst verdict over the actions, with the per-action verdicts."""
+    from kcspec.spec.invariants import invariants as spec_invariants
+
+    spans = {i.name: str(i.span) for i in spec_invariants(profile) if i.span is not None}
     by_inv: dict[str, list[InductionOutcome]] = {}
     for v in verdicts:
         by_inv.setdefault(v.invariant, []).append(v)
@@ -416,7 +419,12 @@ def summarize(profile: Profile, verdicts: Sequence[InductionOutcome]) -> list[Pr
             lines += [DETAILS, *details]
         out.append(
             ProofResult(
-                f"induction: {name}", vs[0].section, status, sum(v.seconds for v in vs), "\n".join(lines)
+                f"induction: {name}",
+                vs[0].section,
+                status,
+                sum(v.seconds for v in vs),
+                "\n".join(lines),
+                spans.get(name, ""),
             )
         )
     return out

@@ -28,6 +28,8 @@ class ProofResult:
     status: str
     seconds: float
     detail: str
+    span: str = ""
+    """Where ``spec/`` writes the rule the proof is about (``spec/elections.py:102``), when there is one."""
 
     @property
     def failed(self) -> bool:
