@@ -45,4 +45,6 @@ def test_exploration_finds_the_imbalance_double_decrement() -> None:
     assert "$.metrics.preferred_replica_imbalance_count: expected 0, got -1" in text, text
     assert result.trace is not None
     kinds = [step.event.kind for step in result.trace.steps]
-    assert kinds[-2:] == ["TopicDeletion", "TopicDeletion"], text  # the second deletion re-queues the first topic
+    assert kinds[-2:] == ["TopicDeletion", "TopicDeletion"], (
+        text
+    )  # the second deletion re-queues the first topic
