@@ -31,6 +31,7 @@ from typing import Any
 
 import z3
 from kcspec.model.z3 import values as V
+from kcspec.model.z3.induction_family import Vars
 from kcspec.model.z3.results import ProofResult, check_goal
 from kcspec.model.z3.symbolic import Domain, SymbolicEvaluator
 from kcspec.spec.fmap import FMap
@@ -38,8 +39,6 @@ from kcspec.spec.metrics import offline_partition_count, preferred_replica_imbal
 from kcspec.spec.profiles import Profile
 from kcspec.spec.state import ClusterState, ControllerContext
 from kcspec.spec.vocabulary import (
-    LeaderAndIsr,
-    LeaderIsrAndControllerEpoch,
     PartitionState,
     ReplicaAssignment,
     TopicPartition,
@@ -66,59 +65,30 @@ class Context:
     constraints: tuple[Any, ...]
 
 
-class _Vars:
-    def __init__(self, prefix: str) -> None:
-        self.prefix = prefix
-        self.constraints: list[Any] = []
-
-    def integer(self, name: str, lo: int, hi: int) -> Any:
-        v = z3.Int(f"{self.prefix}{name}")
-        self.constraints.append(z3.And(v >= lo, v <= hi))
-        return v
-
-    def flag(self, name: str) -> Any:
-        return z3.Bool(f"{self.prefix}{name}")
-
-    def brokers(self, name: str) -> V.SColl:
-        """Any sequence of distinct brokers of length ≤ ``BROKERS``."""
-        values = [self.integer(f"{name}_{i}", 0, BROKERS - 1) for i in range(BROKERS)]
-        self.constraints.append(z3.Distinct(*values))
-        return V.SColl("seq", tuple((self.flag(f"{name}_in_{i}"), v) for i, v in enumerate(values)))
-
-    def leadership(self, name: str) -> V.SRec:
-        lai = V.SRec(
-            LeaderAndIsr,
-            (
-                ("leader", self.integer(f"{name}_leader", -1, BROKERS - 1)),
-                ("leader_epoch", 0),
-                ("isr", self.brokers(f"{name}_isr")),
-                ("zk_version", 0),
-            ),
-        )
-        return V.SRec(LeaderIsrAndControllerEpoch, (("leader_and_isr", lai), ("controller_epoch", 0)))
-
-    def assignment(self, name: str) -> V.SRec:
-        return V.SRec(
-            ReplicaAssignment,
-            (
-                ("replicas", self.brokers(f"{name}_replicas")),
-                ("adding", self.brokers(f"{name}_adding")),
-                ("removing", ()),
-            ),
-        )
+def _assignment(v: Vars, name: str) -> V.SRec:
+    """Any assignment: replicas and adding replicas each any sequence of distinct brokers."""
+    return V.SRec(
+        ReplicaAssignment,
+        (
+            ("replicas", v.isr(f"{name}_replicas", BROKERS)),
+            ("adding", v.isr(f"{name}_adding", BROKERS)),
+            ("removing", ()),
+        ),
+    )
 
 
 def context(prefix: str = "") -> Context:
     """A symbolic active 2.8 context of the shape in the module docstring."""
-    v = _Vars(prefix)
-    sort, _ = V.enum_sort(PartitionState)
+    v = Vars(prefix)
     states = V.SMap(
-        tuple((v.flag(f"ps_{tp}"), tp, z3.Const(f"{prefix}ps_{tp}_v", sort)) for tp in PARTITIONS)
+        tuple((v.boolean(f"ps_{tp}"), tp, v.enum(f"ps_{tp}_v", PartitionState)) for tp in PARTITIONS)
     )
-    leadership = V.SMap(tuple((v.flag(f"li_{tp}"), tp, v.leadership(f"li_{tp}")) for tp in PARTITIONS))
-    assignments = V.SMap(tuple((v.flag(f"fa_{tp}"), tp, v.assignment(f"fa_{tp}")) for tp in PARTITIONS))
-    queued = V.SColl("set", tuple((v.flag(f"queued_{t}"), t) for t in TOPICS))
-    started = V.SColl("set", tuple((v.flag(f"started_{t}"), t) for t in TOPICS))
+    leadership = V.SMap(
+        tuple((v.boolean(f"li_{tp}"), tp, v.leadership(f"li_{tp}", BROKERS)) for tp in PARTITIONS)
+    )
+    assignments = V.SMap(tuple((v.boolean(f"fa_{tp}"), tp, _assignment(v, f"fa_{tp}")) for tp in PARTITIONS))
+    queued = V.SColl("set", tuple((v.boolean(f"queued_{t}"), t) for t in TOPICS))
+    started = V.SColl("set", tuple((v.boolean(f"started_{t}"), t) for t in TOPICS))
     state = _state(states, leadership, assignments, queued, started)
     return Context(state, states, leadership, assignments, queued, started, tuple(v.constraints))
 
@@ -228,40 +198,35 @@ def put_partition_state(cx: Context) -> Mutation:
     return Mutation(_state(states, cx.leadership, cx.assignments, cx.queued, cx.started), "offline", delta)
 
 
-def put_partition_leadership_info(cx: Context) -> Mutation:
-    """``putPartitionLeadershipInfo(t-0, li)``: −old contribution + new one, with the partition's assignment, unless
-    the topic is queued for deletion."""
-    v = _Vars("new_")
-    li = v.leadership("li")
-    li_p, old = _entry(cx.leadership, TARGET)
+def _imbalance_update(cx: Context, new_li: bool) -> Mutation:
+    """A new cached leadership (``new_li``) or a new assignment of t-0: −its old contribution + its new one, unless
+    the topic is queued for deletion (``updatePreferredReplicaImbalanceMetric``)."""
+    v = Vars("new_")
+    li_p, li = _entry(cx.leadership, TARGET)
     fa_p, fa = _entry(cx.assignments, TARGET)
-    queued = V.member(TARGET.topic, cx.queued)
+    if new_li:
+        li2, li2_p, fa2, fa2_p = v.leadership("li", BROKERS), True, fa, fa_p
+        leadership, assignments = V.map_put(cx.leadership, TARGET, li2), cx.assignments
+    else:
+        li2, li2_p, fa2, fa2_p = li, li_p, _assignment(v, "fa"), True
+        leadership, assignments = cx.leadership, V.map_put(cx.assignments, TARGET, fa2)
     delta = z3.If(
-        V.bool_term(queued),
+        V.bool_term(V.member(TARGET.topic, cx.queued)),
         z3.IntVal(0),
-        _imbalanced(li, fa, True, fa_p) - _imbalanced(old, fa, li_p, fa_p),
+        _imbalanced(li2, fa2, li2_p, fa2_p) - _imbalanced(li, fa, li_p, fa_p),
     )
-    leadership = V.map_put(cx.leadership, TARGET, li)
-    state = _state(cx.states, leadership, cx.assignments, cx.queued, cx.started)
+    state = _state(cx.states, leadership, assignments, cx.queued, cx.started)
     return Mutation(state, "imbalance", delta, tuple(v.constraints))
+
+
+def put_partition_leadership_info(cx: Context) -> Mutation:
+    """``putPartitionLeadershipInfo(t-0, li)``, with the partition's assignment."""
+    return _imbalance_update(cx, new_li=True)
 
 
 def update_partition_full_replica_assignment(cx: Context) -> Mutation:
-    """``updatePartitionFullReplicaAssignment(t-0, fa)``: −old contribution + new one, with the partition's cached
-    leadership, unless the topic is queued for deletion."""
-    v = _Vars("new_")
-    fa = v.assignment("fa")
-    li_p, li = _entry(cx.leadership, TARGET)
-    fa_p, old = _entry(cx.assignments, TARGET)
-    queued = V.member(TARGET.topic, cx.queued)
-    delta = z3.If(
-        V.bool_term(queued),
-        z3.IntVal(0),
-        _imbalanced(li, fa, li_p, True) - _imbalanced(li, old, li_p, fa_p),
-    )
-    assignments = V.map_put(cx.assignments, TARGET, fa)
-    state = _state(cx.states, cx.leadership, assignments, cx.queued, cx.started)
-    return Mutation(state, "imbalance", delta, tuple(v.constraints))
+    """``updatePartitionFullReplicaAssignment(t-0, fa)``, with the partition's cached leadership."""
+    return _imbalance_update(cx, new_li=False)
 
 
 def _queue(cx: Context, only_new: bool) -> Mutation:
