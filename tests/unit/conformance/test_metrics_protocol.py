@@ -22,7 +22,10 @@ def test_metrics_go_on_the_wire_only_when_there_are_some() -> None:
     assert "metrics" not in json.loads(m.to_line(1, EMPTY))
     with_metrics = m.StepReply(ClusterState(), frozenset(), frozenset(), metrics=ControllerMetrics(2, 1))
     line = m.to_line(1, with_metrics)
-    assert json.loads(line)["metrics"] == {"offline_partition_count": 2, "preferred_replica_imbalance_count": 1}
+    assert json.loads(line)["metrics"] == {
+        "offline_partition_count": 2,
+        "preferred_replica_imbalance_count": 1,
+    }
     assert m.parse_response(line)[1] == with_metrics
 
 
