@@ -223,9 +223,9 @@ def events_for(choices: list[int], profile: str, ref: ControllerSut) -> list[Ste
     return out
 
 
-def run_on_sut(adapter: Adapter, steps: Sequence[Step], order: bool = True) -> SutRun:
+def run_on_sut(adapter: Adapter, steps: Sequence[Step], order: bool = True, metrics: bool = True) -> SutRun:
     """Run the events on the SUT from the empty state, comparing each reply with the reference's (with each
-    broker's request order unless ``order`` is false)."""
+    broker's request order unless ``order`` is false, with the controller metrics unless ``metrics`` is false)."""
     events = tuple(e for e, _ in steps)
     expected = tuple(StepResult(r.state, r.requests, r.failures) for _, r in steps)
     i = -1
@@ -239,7 +239,7 @@ def run_on_sut(adapter: Adapter, steps: Sequence[Step], order: bool = True) -> S
                 return SutRun(unsupported=event.kind)
             if isinstance(reply, m.ErrorReply) and reply.code is m.ErrorCode.beyond_scope:
                 return SutRun(beyond=event.kind)
-            diffs = diff_replies(ref_reply, reply, order=order)
+            diffs = diff_replies(ref_reply, reply, order=order, metrics=metrics)
             if diffs:
                 reason = (
                     f"the SUT refused the event: {reply.code.name}: {reply.message}"
@@ -267,11 +267,15 @@ def run_on_sut(adapter: Adapter, steps: Sequence[Step], order: bool = True) -> S
 
 
 def compare_run(
-    adapter: Adapter, steps: list[Step], profile: str = "kafka-2.8", order: bool = True
+    adapter: Adapter,
+    steps: list[Step],
+    profile: str = "kafka-2.8",
+    order: bool = True,
+    metrics: bool = True,
 ) -> Divergence | None:
     """Run the events on the SUT from the empty state; the first step whose reply differs (an ``unsupported``
     reply is not a divergence). A SUT that failed is restarted."""
-    run = run_on_sut(adapter, steps, order)
+    run = run_on_sut(adapter, steps, order, metrics)
     if run.restart:
         restart(adapter, profile)
     if run.load_error:
@@ -362,6 +366,8 @@ class Search:
     """Wall time of the last ``run`` (the sequence on the SUT, and its restart after a failure)."""
     order: bool = True
     """Each broker's request order is compared (the SUT speaks protocol 1.1 or later)."""
+    metrics: bool = True
+    """The controller metrics of step replies are compared (the SUT declares the ``metrics`` capability)."""
 
     def stop(self, verdict: Verdict | None, reason: str) -> None:
         self.stop_verdict, self.stop_reason = verdict, reason
@@ -372,7 +378,7 @@ class Search:
     def run(self, steps: Sequence[Step]) -> SutRun:
         self.runs += 1
         started = time.monotonic()
-        result = run_on_sut(self.adapter, steps, self.order)
+        result = run_on_sut(self.adapter, steps, self.order, self.metrics)
         if result.restart:
             try:
                 restart(self.adapter, self.profile)
@@ -466,6 +472,7 @@ def run_differential(
     )
     search = Search(adapter, ref, profile, deadline, undeclared_kinds(hello.capabilities, hello))
     search.order = hello.protocol_minor >= 1
+    search.metrics = m.Capability.metrics in hello.capabilities
     try:
         find_divergences(search, examples, seed, console)
     finally:
@@ -683,10 +690,11 @@ def replay_file(path: Path, adapter: Adapter, console: Console) -> int:
         if trace.initial != ClusterState():
             adapter.call(m.Load(trace.initial))
         order = hello.protocol_minor >= 1
+        metrics = m.Capability.metrics in hello.capabilities
         div = (
-            compare_run(adapter, steps, trace.profile, order)
+            compare_run(adapter, steps, trace.profile, order, metrics)
             if trace.initial == ClusterState()
-            else _compare_from(adapter, steps, order)
+            else _compare_from(adapter, steps, order, metrics)
         )
     except SutFailure as failure:
         console.print(f"[bold red]the SUT failed:[/bold red] {failure}", highlight=False)
@@ -701,12 +709,15 @@ def replay_file(path: Path, adapter: Adapter, console: Console) -> int:
 
 
 def _compare_from(
-    adapter: Adapter, steps: list[tuple[ControllerEvent, m.StepReply]], order: bool = True
+    adapter: Adapter,
+    steps: list[tuple[ControllerEvent, m.StepReply]],
+    order: bool = True,
+    metrics: bool = True,
 ) -> Divergence | None:
     events = tuple(e for e, _ in steps)
     expected = tuple(StepResult(r.state, r.requests, r.failures) for _, r in steps)
     for i, (event, ref_reply) in enumerate(steps):
-        diffs = diff_replies(ref_reply, adapter.call(m.Event(event)), order=order)
+        diffs = diff_replies(ref_reply, adapter.call(m.Event(event)), order=order, metrics=metrics)
         if diffs:
             return Divergence(events[: i + 1], i, tuple(diffs), "the SUT's reply differs", expected[: i + 1])
     return None

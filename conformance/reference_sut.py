@@ -20,7 +20,7 @@ from kcspec.conformance.adapters.inprocess import ControllerSut, SutError
 from kcspec.conformance.protocol import messages as m
 from kcspec.spec import codec
 from kcspec.spec.events import EVENTS_BY_KIND, ControllerEvent
-from kcspec.spec.requests import Request, StepResult
+from kcspec.spec.requests import ControllerMetrics, Request, StepResult
 from kcspec.spec.state import ClusterState
 from kcspec.spec.vocabulary import (
     ElectionInput,
@@ -55,9 +55,13 @@ def _results(pairs: dict[str, str]) -> Any:
 
 
 def step_reply(
-    result: StepResult, results: dict[str, str] | None = None, sent: Sequence[Request] = ()
+    result: StepResult,
+    results: dict[str, str] | None = None,
+    sent: Sequence[Request] = (),
+    metrics: ControllerMetrics | None = None,
 ) -> m.StepReply:
-    """The reply of a step; ``sent``: its requests in the order they were sent (none: the order is not known)."""
+    """The reply of a step; ``sent``: its requests in the order they were sent (none: the order is not known);
+    ``metrics``: the controller's gauges after the step (an ``event``)."""
     state = result.state
     if not isinstance(state, ClusterState):
         raise TypeError(f"a step result's state is a {type(state).__name__}, not a ClusterState")
@@ -67,6 +71,7 @@ def step_reply(
         failures=result.failures,
         results=_results(results or {}),
         send_order=m.send_order(sent),
+        metrics=metrics,
     )
 
 
@@ -127,7 +132,7 @@ class ReferenceSut(ControllerSut):
         if not ctrl.enabled(event):
             raise SutError(m.ErrorCode.not_enabled, f"{event.kind} is not enabled in the loaded state")
         sent: list[Request] = []
-        return step_reply(ctrl.handle(event, sent=sent), sent=sent)
+        return step_reply(ctrl.handle(event, sent=sent), sent=sent, metrics=ctrl.metrics())
 
     def snapshot(self) -> ClusterState:
         state: ClusterState = self._controller().snapshot()
@@ -276,7 +281,9 @@ class SpecSut(ControllerSut):
         state = self._loaded()
         if not machine.enabled(state, event):
             raise SutError(m.ErrorCode.not_enabled, f"{event.kind} is not enabled in the loaded state")
-        reply = step_reply(machine.step(state, event))
+        result = machine.step(state, event)
+        metrics = _import("kcspec.model.metrics").spec_metrics(self.profile, result.state)
+        reply = step_reply(result, metrics=metrics)
         self._state = reply.state
         return reply
 

@@ -80,13 +80,19 @@ def _remove(data: dict[str, Any], path: str) -> None:
 
 
 def diff_replies(
-    expected: object, actual: object, unspecified: Iterable[str] = (), order: bool = True
+    expected: object,
+    actual: object,
+    unspecified: Iterable[str] = (),
+    order: bool = True,
+    metrics: bool = True,
 ) -> list[Difference]:
     """Every difference between two replies (empty list: they agree).
 
     Requests are compared with their ``position`` (each broker's send order, protocol 1.1) when ``order`` is true
-    and the expected reply knows its order; otherwise as a set only (``order`` false: a SUT of protocol 1.0)."""
-    unspecified = tuple(unspecified)
+    and the expected reply knows its order; otherwise as a set only (``order`` false: a SUT of protocol 1.0).
+    A step reply's ``metrics`` (protocol 1.2) are compared when ``metrics`` is true (the SUT declares the
+    ``metrics`` capability)."""
+    unspecified = tuple(unspecified) + (() if metrics else ("$.metrics",))
     order = order and not (isinstance(expected, m.StepReply) and not expected.ordered)
     exp = normalise(expected, unspecified, order)
     act = normalise(actual, unspecified, order)

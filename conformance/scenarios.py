@@ -534,6 +534,47 @@ def _broker_change_during_reassignment_near_misses(profile: str) -> list[Control
     ]
 
 
+def _offline_partitions_count(profile: str) -> list[ControllerEvent]:
+    """Kafka's ``PartitionStateMachineTest.testUpdatingOfflinePartitionsCount`` (2.8.2) as events: the four
+    partitions of ``test`` on broker 0 go OfflinePartition when it fails (OfflinePartitionsCount 4) and back to
+    OnlinePartition when it returns (0). The controller is broker 1, which hosts none of them."""
+    return [
+        BrokerStartup(0),
+        BrokerStartup(1),
+        ControllerFailover(1),
+        TopicCreation("test", ((0,), (0,), (0,), (0,))),
+        BrokerFailure(0),
+        BrokerStartup(0),
+    ]
+
+
+def _offline_partitions_count_during_deletion(profile: str) -> list[ControllerEvent]:
+    """Kafka's ``PartitionStateMachineTest.testUpdatingOfflinePartitionsCountDuringTopicDeletion`` (2.8.2) as events:
+    four offline partitions (OfflinePartitionsCount 4), then their topic is deleted; 2.8 moves them to
+    NonExistentPartition when the deletion starts (§8 ``onTopicDeletion`` step 1), so the count drops to 0 although
+    the deletion halts on the dead replicas. (1.1 counts cached leaders not on a registered broker, topics queued for
+    deletion left out: 0 as well.)"""
+    return [*_offline_partitions_count(profile)[:-1], TopicDeletion(("test",))]
+
+
+def _imbalance_concurrent_topic_deletion(profile: str) -> list[ControllerEvent]:
+    """Kafka's ``ControllerContextTest.testPreferredReplicaImbalanceMetricOnConcurrentTopicDeletion`` (3.3.0,
+    KAFKA-13572) as events: ``t1``'s preferred replica 1 shuts down (PreferredReplicaImbalanceCount 1); deleting
+    ``t0`` sets its leader to −1 (no longer its preferred replica); deleting ``t1`` while ``t0`` is still queued
+    re-reads ``/admin/delete_topics`` and queues both. The count ends at 0 (Kafka 2.8.2, before the fix, cleaned
+    ``t0`` again: −1)."""
+    return [
+        BrokerStartup(0),
+        BrokerStartup(1),
+        ControllerFailover(0),
+        TopicCreation("t0", ((0, 1),)),
+        TopicCreation("t1", ((1, 0),)),
+        ControlledShutdown(1),
+        TopicDeletion(("t0",)),
+        TopicDeletion(("t1",)),
+    ]
+
+
 SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "create-fail-restart",
@@ -698,6 +739,27 @@ SCENARIOS: tuple[Scenario, ...] = (
         _broker_batches_near_misses,
     ),
     Scenario(
+        "offline-partitions-count",
+        ("§3.1", "§7.4", "§7.3"),
+        "OfflinePartitionsCount through a broker failure and return "
+        "(PartitionStateMachineTest.testUpdatingOfflinePartitionsCount)",
+        _offline_partitions_count,
+    ),
+    Scenario(
+        "offline-partitions-count-during-deletion",
+        ("§3.1", "§8"),
+        "offline partitions leave OfflinePartitionsCount when their topic's deletion starts "
+        "(PartitionStateMachineTest.testUpdatingOfflinePartitionsCountDuringTopicDeletion)",
+        _offline_partitions_count_during_deletion,
+    ),
+    Scenario(
+        "imbalance-concurrent-topic-deletion",
+        ("§3.1", "§8", "§12.4"),
+        "a second topic deletion while the first is queued leaves PreferredReplicaImbalanceCount at 0 "
+        "(ControllerContextTest.testPreferredReplicaImbalanceMetricOnConcurrentTopicDeletion, KAFKA-13572)",
+        _imbalance_concurrent_topic_deletion,
+    ),
+    Scenario(
         "broker-change-during-reassignment",
         ("§7.2", "§7.7"),
         "several brokers change at once before a reassignment; while it is in flight such a BrokerChange is not "
@@ -708,3 +770,11 @@ SCENARIOS: tuple[Scenario, ...] = (
 )
 
 SCENARIOS_BY_NAME = {s.name: s for s in SCENARIOS}
+
+METRIC_CHECKPOINTS: dict[str, tuple[tuple[int, int | None, int | None], ...]] = {
+    "offline-partitions-count": ((5, 4, None), (6, 0, None)),
+    "offline-partitions-count-during-deletion": ((5, 4, None), (6, 0, None)),
+    "imbalance-concurrent-topic-deletion": ((8, None, 0),),
+}
+"""What the Kafka test each scenario ports asserts, in both profiles: (after step n counted from 1,
+OfflinePartitionsCount, PreferredReplicaImbalanceCount), ``None`` where the test asserts nothing."""

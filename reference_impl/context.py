@@ -12,6 +12,15 @@ indexes that Kafka computes by scanning (the results are the same, only faster):
 The two assignment indexes are built lazily after a bulk ``load_assignments`` (a failover loads every
 partition at once and may never need them); a few single-broker questions are answered by scanning meanwhile.
 
+The two gauges Kafka 2.8.2 keeps here, ``offlinePartitionCount`` and ``preferredReplicaImbalanceCount`` (§3.1), are
+counters updated where Kafka updates them (``put_partition_state(s)``, ``put_leadership(s)``,
+``update_assignment``, ``queue_topic_deletion``, ``remove_topic``), never recomputed, except once when a context
+is built from a snapshot (``recount_metrics``: Kafka builds its context event by event from ZooKeeper; a loaded
+state arrives whole). ``queue_topic_deletion`` counts only topics not already queued: that is KAFKA-13572's fix
+(3.3.0). Kafka 2.8.2 itself cleans an already queued topic's partitions again each time a ``TopicDeletion`` event
+re-reads ``/admin/delete_topics`` — a double decrement that can make the gauge negative; the reference keeps the
+gauge equal to its definition instead, and the 2.8.2 code is a mutant (``tests/quality/explore``).
+
 Replica states are stored per broker (``replica_states[b][tp]``) to avoid one object per replica. The 1.1
 topic-deletion sets, which Kafka keeps in ``TopicDeletionManager``, live here too (the snapshot folds them in
 the same fields, as the canonical ``ClusterState`` does).
@@ -84,6 +93,18 @@ def reassign_to(fa: ReplicaAssignment, target: tuple[int, ...]) -> ReplicaAssign
     )
 
 
+def has_preferred_leader(fa: ReplicaAssignment, li: LeaderIsrAndControllerEpoch) -> bool:
+    """``hasPreferredLeader`` (§3.1, 2.6+): the leader is the preferred replica (head of the assignment); while the
+    preferred replica is being added, until it is in the ISR. An empty assignment counts as balanced (Kafka would
+    throw on ``replicas.head``)."""
+    if not fa.replicas:
+        return True
+    preferred = fa.replicas[0]
+    if fa.adding and preferred in fa.adding:
+        return preferred not in li.leader_and_isr.isr
+    return li.leader_and_isr.leader == preferred
+
+
 def remove_replica(fa: ReplicaAssignment, replica: int) -> ReplicaAssignment:
     """``removeReplica(r)``: r leaves replicas, adding and removing (§4.7)."""
     return ReplicaAssignment(
@@ -121,6 +142,8 @@ class ControllerContext:
         self.topics_to_be_deleted: set[str] = set()
         self.topics_with_deletion_started: set[str] = set()
         self.topics_ineligible_for_deletion: set[str] = set()
+        self.offline_partition_count = 0
+        self.preferred_replica_imbalance_count = 0
 
     def copy(self) -> ControllerContext:
         """An equal context sharing no mutable container with this one (maps, sets and the maps and sets inside
@@ -149,6 +172,8 @@ class ControllerContext:
         c.topics_to_be_deleted = self.topics_to_be_deleted.copy()
         c.topics_with_deletion_started = self.topics_with_deletion_started.copy()
         c.topics_ineligible_for_deletion = self.topics_ineligible_for_deletion.copy()
+        c.offline_partition_count = self.offline_partition_count
+        c.preferred_replica_imbalance_count = self.preferred_replica_imbalance_count
         return c
 
     # ------------------------------------------------------------------------------------ brokers
@@ -227,8 +252,9 @@ class ControllerContext:
     def load_assignments(self, assignments: Mapping[TopicPartition, ReplicaAssignment]) -> None:
         """``update_assignment`` for every partition of ``assignments``, in order (failover, snapshot load).
 
-        On a context without assignments the indexes are built only when first needed."""
-        if self.assignments or not self._indexed:
+        On a context without assignments (nor leadership, so no imbalance to count) the indexes are built only when
+        first needed."""
+        if self.assignments or not self._indexed or self.leadership:
             for tp, fa in assignments.items():
                 self.update_assignment(tp, fa)
             return
@@ -266,6 +292,13 @@ class ControllerContext:
         """``updatePartitionFullReplicaAssignment`` (keeps the per-broker and per-topic indexes)."""
         self._ensure_indexed()
         old = self.assignments.get(tp)
+        li = self.leadership.get(tp)
+        if li is not None and tp.topic not in self.topics_to_be_deleted:
+            # ``updatePreferredReplicaImbalanceMetric(tp, previous, LI, Some(new), LI)``
+            if old is not None and not has_preferred_leader(old, li):
+                self.preferred_replica_imbalance_count -= 1
+            if not has_preferred_leader(fa, li):
+                self.preferred_replica_imbalance_count += 1
         if old is None:
             self._partitions_by_topic.setdefault(tp.topic, {})[tp] = None
             old_replicas: tuple[int, ...] = ()
@@ -315,7 +348,10 @@ class ControllerContext:
         return self.replicas_for_partitions(self.partitions_by_topic.get(topic, ()))
 
     def remove_topic(self, topic: str) -> None:
-        """``removeTopic`` (§3.1): queue/started sets, allTopics, assignments, leadership; not partition states."""
+        """``removeTopic`` (§3.1): queue/started sets, allTopics, assignments, leadership; not partition states. The
+        imbalance of a topic not queued for deletion is cleaned first (a queued one's was, when it was queued)."""
+        if topic not in self.topics_to_be_deleted:
+            self._clean_preferred_replica_imbalance(topic)
         self.topics_to_be_deleted.discard(topic)
         self.topics_with_deletion_started.discard(topic)
         self.all_topics.discard(topic)
@@ -331,7 +367,9 @@ class ControllerContext:
     # ------------------------------------------------------------------------------------ leadership
 
     def put_leadership(self, tp: TopicPartition, li: LeaderIsrAndControllerEpoch) -> None:
+        """``putPartitionLeadershipInfo`` (keeps the leader index and the imbalance gauge)."""
         old = self.leadership.get(tp)
+        self._update_imbalance(tp, old, li)
         new_leader = li.leader_and_isr.leader
         if old is not None:
             old_leader = old.leader_and_isr.leader
@@ -349,6 +387,9 @@ class ControllerContext:
         olds: Iterable[LeaderIsrAndControllerEpoch | None] = (
             list(map(leadership.get, records)) if leadership else repeat(None)
         )
+        if self.assignments:  # ``repeat(None)`` or a list: both can be zipped again below
+            for (tp, li), old in zip(records.items(), olds, strict=False):
+                self._update_imbalance(tp, old, li)
         leadership.update(records if type(records) is dict else copy_map(records))  # the keys' stored hashes
         gained: dict[int, list[TopicPartition]] = {}
         for (tp, li), old in zip(records.items(), olds, strict=False):
@@ -369,6 +410,48 @@ class ControllerContext:
                 leaders[leader] = set(tps)
             else:
                 on.update(tps)
+
+    def _update_imbalance(
+        self, tp: TopicPartition, old: LeaderIsrAndControllerEpoch | None, li: LeaderIsrAndControllerEpoch
+    ) -> None:
+        """``updatePreferredReplicaImbalanceMetric(tp, Some(FA), old, Some(FA), Some(li))`` of
+        ``putPartitionLeadershipInfo``: FA is the partition's assignment, empty when unknown."""
+        if tp.topic in self.topics_to_be_deleted:
+            return
+        fa = self.assignments.get(tp, EMPTY_ASSIGNMENT)
+        if old is not None and not has_preferred_leader(fa, old):
+            self.preferred_replica_imbalance_count -= 1
+        if not has_preferred_leader(fa, li):
+            self.preferred_replica_imbalance_count += 1
+
+    def _clean_preferred_replica_imbalance(self, topic: str) -> None:
+        """``cleanPreferredReplicaImbalanceMetric(topic)``: the topic's imbalanced partitions leave the gauge."""
+        for tp in self.partitions_by_topic.get(topic, ()):
+            li = self.leadership.get(tp)
+            if li is not None and not has_preferred_leader(self.assignments[tp], li):
+                self.preferred_replica_imbalance_count -= 1
+
+    def queue_topic_deletion(self, topics: Iterable[str]) -> None:
+        """``queueTopicDeletion`` as fixed by KAFKA-13572 (see the module docstring): topics not yet queued are
+        queued and their imbalance cleaned, once."""
+        newly = set(topics) - self.topics_to_be_deleted
+        self.topics_to_be_deleted.update(newly)
+        for topic in sorted(newly):
+            self._clean_preferred_replica_imbalance(topic)
+
+    def recount_metrics(self) -> None:
+        """Both gauges from scratch, as the bookkeeping would have them had the context been built event by event
+        (a context loaded from a snapshot)."""
+        started = self.topics_with_deletion_started
+        self.offline_partition_count = sum(
+            1 for tp, state in self.partition_states.items() if state is _OFFLINE and tp.topic not in started
+        )
+        deleting = self.topics_to_be_deleted
+        self.preferred_replica_imbalance_count = sum(
+            1
+            for tp, li in self.leadership.items()
+            if tp.topic not in deleting and not has_preferred_leader(self.assignment(tp), li)
+        )
 
     def remove_leadership(self, tp: TopicPartition) -> None:
         old = self.leadership.pop(tp, None)
@@ -439,6 +522,10 @@ class ControllerContext:
         return self.partition_states.get(tp, PartitionState.NonExistentPartition)
 
     def put_partition_state(self, tp: TopicPartition, state: PartitionState) -> None:
+        """``putPartitionState`` (keeps the New/Offline index and the offline-partition gauge)."""
+        old = self.partition_states.get(tp)
+        if (old is _OFFLINE) is not (state is _OFFLINE) and tp.topic not in self.topics_with_deletion_started:
+            self.offline_partition_count += 1 if state is _OFFLINE else -1
         self.partition_states[tp] = state
         if state is _NEW or state is _OFFLINE:
             self.new_or_offline[tp] = None
@@ -448,6 +535,7 @@ class ControllerContext:
     def put_partition_states(self, tps: Iterable[TopicPartition], state: PartitionState) -> None:
         """``put_partition_state(tp, state)`` for every partition of ``tps``."""
         update = dict.fromkeys(tps, state)
+        self._count_offline(update, state)
         self.partition_states.update(update)
         new_or_offline = self.new_or_offline
         if state is _NEW or state is _OFFLINE:
@@ -461,6 +549,18 @@ class ControllerContext:
             if len(remaining) != len(new_or_offline):
                 new_or_offline.clear()
                 new_or_offline.update(dict.fromkeys(remaining))
+
+    def _count_offline(self, tps: Iterable[TopicPartition], state: PartitionState) -> None:
+        """``updatePartitionStateMetrics`` of ``putPartitionState(tp, state)`` for each of ``tps``, before the put:
+        entering OfflinePartition +1, leaving it −1, unless the topic's deletion has started."""
+        started = self.topics_with_deletion_started
+        states = self.partition_states
+        if state is _OFFLINE:
+            changed = sum(1 for tp in tps if states.get(tp) is not _OFFLINE and tp.topic not in started)
+            self.offline_partition_count += changed
+        elif self.new_or_offline:  # no partition in New or Offline: none leaves Offline
+            changed = sum(1 for tp in tps if states.get(tp) is _OFFLINE and tp.topic not in started)
+            self.offline_partition_count -= changed
 
     def partitions_in_new_or_offline(self, topic: str | None = None) -> list[TopicPartition]:
         deleting = self.topics_to_be_deleted

@@ -26,7 +26,7 @@ from kcspec.reference_impl.guards import event_enabled
 from kcspec.reference_impl.logs import DEFAULT_START, ControllerLog
 from kcspec.reference_impl.records import cluster_state, step_result
 from kcspec.reference_impl.snapshot import from_canonical, to_canonical
-from kcspec.reference_impl.version import KAFKA_2_1, KAFKA_2_2, KAFKA_2_4, version_for_profile
+from kcspec.reference_impl.version import KAFKA_2_1, KAFKA_2_2, KAFKA_2_4, KAFKA_2_6, version_for_profile
 from kcspec.reference_impl.zookeeper import SimulatedZooKeeper
 from kcspec.spec.events import (
     ApiPartitionReassignment,
@@ -58,7 +58,7 @@ from kcspec.spec.events import (
     ZkPartitionReassignment,
     ZombieControllerWrite,
 )
-from kcspec.spec.requests import Request, StateChangeFailure, StepResult
+from kcspec.spec.requests import ControllerMetrics, Request, StateChangeFailure, StepResult
 from kcspec.spec.state import ClusterState, ZkState
 from kcspec.spec.state import ControllerContext as CanonicalContext
 from kcspec.spec.vocabulary import (
@@ -178,6 +178,30 @@ class ReferenceController:
 
     def snapshot(self) -> ClusterState:
         return cluster_state(self.zk.snapshot(), to_canonical(self.kc.ctx), self.config)
+
+    def metrics(self) -> ControllerMetrics:
+        """The gauges ``OfflinePartitionsCount`` and ``PreferredReplicaImbalanceCount`` now (§3.1): 2.6+ the
+        counters the context keeps (KAFKA-10040); before, ``KafkaController.updateMetrics`` recomputes both after
+        every event (1.1.1: offline = cached leader not live-or-shutting-down, imbalance = cached leader not the
+        head of the assignment, topics queued for deletion left out, 0 when not active)."""
+        ctx = self.kc.ctx
+        if self.version >= KAFKA_2_6:
+            return ControllerMetrics(ctx.offline_partition_count, ctx.preferred_replica_imbalance_count)
+        if ctx.controller_id == -1:
+            return ControllerMetrics(0, 0)
+        live = ctx.live_broker_epochs
+        deleting = ctx.topics_to_be_deleted
+        offline = sum(
+            1
+            for tp, li in ctx.leadership.items()
+            if li.leader_and_isr.leader not in live and tp.topic not in deleting
+        )
+        imbalance = 0
+        for tp, fa in ctx.assignments.items():
+            li = ctx.leadership.get(tp)
+            if li is not None and fa.replicas and li.leader_and_isr.leader != fa.replicas[0]:
+                imbalance += tp.topic not in deleting
+        return ControllerMetrics(offline, imbalance)
 
     def _incarnation(self, controller_id: int, ctx: object = None) -> KafkaController:
         return KafkaController(

@@ -99,4 +99,5 @@ def from_canonical(c: CanonicalContext) -> ControllerContext:
     ctx.topics_to_be_deleted = set(c.topics_to_be_deleted)
     ctx.topics_with_deletion_started = set(c.topics_with_deletion_started)
     ctx.topics_ineligible_for_deletion = set(c.topics_ineligible_for_deletion)
+    ctx.recount_metrics()
     return ctx

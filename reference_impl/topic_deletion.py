@@ -75,7 +75,7 @@ class TopicDeletionManager:
         """Failover step 5: queue the pending deletions, mark ineligible ones; delete the znodes if disabled."""
         ctx = self.ctx
         if self.enabled:
-            ctx.topics_to_be_deleted.update(to_delete)
+            ctx.queue_topic_deletion(to_delete)
             ctx.topics_ineligible_for_deletion.update(ineligible & ctx.topics_to_be_deleted)
         else:
             self.logger.info(f"Removing {mk_string(sorted(to_delete))} since delete topic is disabled")
@@ -91,7 +91,7 @@ class TopicDeletionManager:
     @mirrors("enqueueTopicsForDeletion")
     def enqueue_topics_for_deletion(self, topics: set[str]) -> None:
         if self.enabled:
-            self.ctx.topics_to_be_deleted.update(topics)
+            self.ctx.queue_topic_deletion(topics)
             self.resume_deletions()
 
     @mirrors("resumeDeletionForTopics")

@@ -39,7 +39,8 @@ KAFKA_2_4 = KafkaVersion(2, 4)
 KAFKA_2_5 = KafkaVersion(2, 5)
 """KAFKA-9212 (reassignment epoch bump updates the cache)."""
 KAFKA_2_6 = KafkaVersion(2, 6)
-"""KIP-570 (StopReplica leader epoch), KAFKA-8470 (INFO partition lines), KAFKA-9866 (auto rebalance ISR check)."""
+"""KIP-570 (StopReplica leader epoch), KAFKA-8470 (INFO partition lines), KAFKA-9866 (auto rebalance ISR check),
+KAFKA-10040 (controller gauges kept by ``ControllerContext``)."""
 KAFKA_2_7 = KafkaVersion(2, 7)
 """KAFKA-10314 (isNew for adding replicas), AlterIsr (KIP-497)."""
 KAFKA_2_8 = KafkaVersion(2, 8)

@@ -76,6 +76,11 @@ class Profile:
     """§7.9 (KIP-460): the ReplicaLeaderElection handler — admin-triggered preferred/unclean elections exist, unknown
     partitions are skipped, partitions already led as wanted get no election. 1.1's PreferredReplicaLeaderElection
     only skips topics queued for deletion and dereferences LI/AR of every listed partition afterwards."""
+    incremental_metrics: bool
+    """§3.1, KAFKA-10040 (2.6): ``offlinePartitionCount`` counts partitions in OfflinePartition (``putPartitionState``
+    bookkeeping, topics with deletion started left out) and ``preferredReplicaImbalanceCount`` honours an adding
+    preferred replica, both kept by ``ControllerContext``. 1.1 recomputes both after every event
+    (``KafkaController.updateMetrics``): offline = cached leader not live-or-shutting-down, partition state ignored."""
 
     def flags(self) -> dict[str, bool]:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.type in ("bool", bool)}
@@ -110,6 +115,7 @@ KAFKA_2_8 = Profile(
     topic_deletion_batched=True,
     auto_rebalance_batched=True,
     kip460_replica_election=True,
+    incremental_metrics=True,
 )
 
 KAFKA_1_1 = Profile(
@@ -141,6 +147,7 @@ KAFKA_1_1 = Profile(
     topic_deletion_batched=False,
     auto_rebalance_batched=False,
     kip460_replica_election=False,
+    incremental_metrics=False,
 )
 
 PROFILES: dict[str, Profile] = {p.name: p for p in (KAFKA_2_8, KAFKA_1_1)}

@@ -239,6 +239,19 @@ class StateChangeFailure:
 
 
 @dataclass(frozen=True)
+class ControllerMetrics:
+    """The controller's gauges that its state determines (§3.1; ``kafka.controller:type=KafkaController``).
+
+    Derived values, not state: the spec defines each from a ``ClusterState`` (``spec/metrics.py``); a controller
+    reports the values it keeps (Kafka 2.8.2 keeps both incrementally in ``ControllerContext``)."""
+
+    offline_partition_count: int
+    """``OfflinePartitionsCount``."""
+    preferred_replica_imbalance_count: int
+    """``PreferredReplicaImbalanceCount``."""
+
+
+@dataclass(frozen=True)
 class StepResult:
     """What one controller step did: the post-state, the requests sent, and the per-element failures."""
 

@@ -17,7 +17,7 @@ from typing import Any
 from kcspec.spec import bounded_json, codec
 from kcspec.spec.events import ControllerEvent
 from kcspec.spec.fmap import FMap
-from kcspec.spec.requests import Request, StateChangeFailure
+from kcspec.spec.requests import ControllerMetrics, Request, StateChangeFailure
 from kcspec.spec.state import ClusterState
 from kcspec.spec.vocabulary import (
     ElectionInput,
@@ -31,7 +31,7 @@ from kcspec.spec.vocabulary import (
 )
 
 PROTOCOL_VERSION = 1
-PROTOCOL_MINOR = 1
+PROTOCOL_MINOR = 2
 """The minor version of protocol v1 this suite speaks. A SUT declares its own in ``hello`` (``protocol_minor``,
 0 when absent); the session uses the lower of the two, so a SUT written against an older minor keeps working.
 PROTOCOL.md's changelog says what each minor added."""
@@ -53,6 +53,8 @@ class Capability(enum.Enum):
     """``event``: whole controller events (§7, §8)."""
     fault_injection = "fault_injection"
     """Loaded states and events that arm one-shot ZooKeeper faults (§3.3)."""
+    metrics = "metrics"
+    """(1.2) ``step`` replies to ``event`` carry ``metrics``: the controller's gauges after the event (§3.1)."""
 
 
 class ErrorCode(enum.Enum):
@@ -226,6 +228,9 @@ class StepReply:
     canonical form, or empty when the order is not known (an oracle that has none, a SUT of protocol 1.0). On the
     wire each request of ``requests`` carries its ``position`` instead: its index among the requests to the same
     broker."""
+    metrics: ControllerMetrics | None = None
+    """(1.2) The controller's gauges after an ``event`` step (§3.1), from a SUT that declares ``metrics``; absent
+    otherwise. Compared with the spec's definitions of them on the post-state (``spec/metrics.py``)."""
 
     @property
     def ordered(self) -> bool:
@@ -313,7 +318,10 @@ def _split_capabilities(payload: dict[str, Any]) -> tuple[dict[str, Any], list[s
 
 
 def _encode_step(msg: StepReply, body: dict[str, Any]) -> None:
-    """Write each request's ``position`` into the requests of ``body`` (none when the order is not known)."""
+    """Write each request's ``position`` into the requests of ``body`` (none when the order is not known); leave out
+    ``metrics`` when there are none."""
+    if body.get("metrics") is None:
+        body.pop("metrics", None)  # absent, not null: the reply of a SUT without the metrics capability
     order = body.pop("send_order")
     if not msg.send_order or not msg.ordered:
         return  # no order, or one that does not list exactly the requests (then none is claimed)

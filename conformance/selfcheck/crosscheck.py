@@ -1,7 +1,8 @@
 """Run event sequences through the declarative spec and the reference controller side by side.
 
 At every step: both must agree whether the event can happen; their ``StepResult``s must be equal
-(post-state, requests as a set, failures); the spec's §11 invariants must hold in the post-state and
+(post-state, requests as a set, failures); the reference controller's kept gauges must equal the spec's metric
+definitions on the post-state (``diff_metrics``); the spec's §11 invariants must hold in the post-state and
 over the step. The first disagreement is a ``Divergence`` with a readable report and a replayable
 trace (the events up to and including the diverging one, with the spec's results).
 """
@@ -9,17 +10,18 @@ trace (the events up to and including the diverging one, with the spec's results
 from __future__ import annotations
 
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 from kcspec.conformance.protocol.messages import StepReply
 from kcspec.conformance.reply_diff import Difference, diff_replies
 from kcspec.model.invariants_check import InvariantChecker, Violation
+from kcspec.model.metrics import spec_metrics
 from kcspec.model.step import SpecMachine
 from kcspec.reference_impl import ReferenceController
 from kcspec.spec import codec
 from kcspec.spec.events import ControllerEvent
-from kcspec.spec.requests import StepResult
+from kcspec.spec.requests import ControllerMetrics, StepResult
 from kcspec.spec.state import ClusterState
 from kcspec.spec.trace import Trace, TraceStep
 
@@ -31,6 +33,19 @@ def diff_results(expected: StepResult, actual: StepResult) -> list[Difference]:
     if _equal(expected, actual) or expected == actual:  # the common case needs no structural diff
         return []
     return diff_replies(_reply(expected), _reply(actual))
+
+
+def diff_metrics(profile: str, state: ClusterState, reported: ControllerMetrics) -> list[Difference]:
+    """The gauges a controller reports after a step against the spec's definitions on the step's post-state
+    ``state``: one ``$.metrics.<name>`` difference per gauge that is not what the state says it must be."""
+    expected = spec_metrics(profile, state)
+    if expected == reported:
+        return []
+    return [
+        Difference(f"$.metrics.{f.name}", str(getattr(expected, f.name)), str(getattr(reported, f.name)))
+        for f in fields(ControllerMetrics)
+        if getattr(expected, f.name) != getattr(reported, f.name)
+    ]
 
 
 def _equal(expected: StepResult, actual: StepResult) -> bool:
@@ -154,7 +169,7 @@ def crosscheck(
             return outcome(
                 Divergence(i, event, "error", "the reference controller failed: " + _crash(exc)), event
             )
-        differences = diff_results(expected, actual)
+        differences = diff_results(expected, actual) or diff_metrics(profile, expected.state, ref.metrics())
         if differences:
             steps.append(TraceStep(event, expected))
             return outcome(

@@ -75,7 +75,7 @@ def run_walk(
 ) -> WalkResult:
     """One checked walk (top-level and picklable, so Spark executors can run it)."""
     from kcspec.conformance.audit.reference_parser import parse_lines
-    from kcspec.conformance.selfcheck.crosscheck import diff_results
+    from kcspec.conformance.selfcheck.crosscheck import diff_metrics, diff_results
     from kcspec.model.invariants_check import InvariantChecker
     from kcspec.model.step import SpecMachine
     from kcspec.reference_impl import ReferenceController
@@ -99,7 +99,7 @@ def run_walk(
         ref.controller_log.clear()
         expected = spec.step(state, ev)
         actual = ref.handle(ev)
-        diffs = diff_results(expected, actual)
+        diffs = diff_results(expected, actual) or diff_metrics(profile, expected.state, ref.metrics())
         if diffs:
             return f"{ev.kind}: the reference controller differs from the spec: " + "; ".join(
                 d.render() for d in diffs[:3]

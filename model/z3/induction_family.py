@@ -85,8 +85,8 @@ def shapes(brokers: int) -> list[Shape]:
     return out
 
 
-class _Vars:
-    """Fresh bounded Z3 variables, recording their range constraints."""
+class Vars:
+    """Fresh bounded Z3 variables, recording their range constraints (also used by ``metric_lemmas``)."""
 
     def __init__(self, prefix: str) -> None:
         self.prefix = prefix
@@ -132,7 +132,7 @@ def _rec(cls: type, **fields: Any) -> Any:
     return V.make_record(cls, out)
 
 
-def _zk(v: _Vars, brokers: int, shape: Shape, epochs: dict[int, Any]) -> Any:
+def _zk(v: Vars, brokers: int, shape: Shape, epochs: dict[int, Any]) -> Any:
     zxid = v.integer("zxid", 1, EPOCHS)
     regs = []
     for b in shape.registered:
@@ -151,7 +151,7 @@ def _zk(v: _Vars, brokers: int, shape: Shape, epochs: dict[int, Any]) -> Any:
     )
 
 
-def _context(v: _Vars, brokers: int, shape: Shape, epochs: dict[int, Any]) -> Any:
+def _context(v: Vars, brokers: int, shape: Shape, epochs: dict[int, Any]) -> Any:
     live = [(True, b, epochs[b]) for b in shape.registered]
     return _rec(
         ControllerContext,
@@ -179,7 +179,7 @@ def _context(v: _Vars, brokers: int, shape: Shape, epochs: dict[int, Any]) -> An
     )
 
 
-def _config(v: _Vars) -> Any:
+def _config(v: Vars) -> Any:
     return _rec(
         ClusterConfig,
         unclean_leader_election_enable=v.boolean("unclean_enabled"),
@@ -190,7 +190,7 @@ def _config(v: _Vars) -> Any:
 def family(shape: Shape, same_epochs: bool, brokers: int = 2) -> Family:
     """The family of ``shape`` over brokers ``0..brokers-1``. ``same_epochs``: the context's broker epochs are
     the registered ones (W6 in 2.8); otherwise they are free (1.1 does not notice a bounce, §7.2)."""
-    v = _Vars("")
+    v = Vars("")
     zk_epochs = {b: v.integer(f"broker_epoch_{b}", 0, EPOCHS) for b in shape.registered}
     live_epochs = (
         zk_epochs if same_epochs else {b: v.integer(f"live_epoch_{b}", 0, EPOCHS) for b in shape.registered}

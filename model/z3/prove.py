@@ -1,4 +1,5 @@
-"""The proof suite of ``kcspec prove``: table sanity, election lemmas and inductiveness, per profile.
+"""The proof suite of ``kcspec prove``: table sanity, election lemmas, metric bookkeeping and inductiveness, per
+profile.
 
 ``run_proofs(profile, brokers)`` is the API (``kcspec verify`` can include it); ``brokers`` bounds the
 election lemmas (every input over 1..brokers brokers). Each part reports ``ProofResult``s; a part that
@@ -10,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kcspec.model.z3.election_lemmas import prove_elections
+from kcspec.model.z3.metric_lemmas import prove_metric_bookkeeping
 from kcspec.model.z3.results import ProofResult
 from kcspec.model.z3.table_sanity import prove_tables
 from kcspec.spec.profiles import Profile, get_profile
@@ -38,6 +40,7 @@ def parts(brokers: int, induction: bool) -> list[tuple[str, Callable[[Profile], 
     return [
         ("transition tables", prove_tables),
         ("election lemmas", lambda p: prove_elections(p, brokers)),
+        ("metric bookkeeping", prove_metric_bookkeeping),
         ("inductive invariants", prove_induction if induction else _induction_not_run),
     ]
 

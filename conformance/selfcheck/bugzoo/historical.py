@@ -23,6 +23,7 @@ P11 = "kafka-1.1"
 
 
 def _modules() -> dict[str, Any]:
+    import kcspec.reference_impl.context as context
     import kcspec.reference_impl.controller as controller
     import kcspec.reference_impl.elections as elections
     import kcspec.reference_impl.partition_state_machine as partition_state_machine
@@ -34,6 +35,7 @@ def _modules() -> dict[str, Any]:
     import kcspec.reference_impl.zookeeper as zookeeper
 
     return {
+        "context": context,
         "controller": controller,
         "elections": elections,
         "psm": partition_state_machine,
@@ -335,6 +337,20 @@ def _kafka_9946() -> tuple[Patch, ...]:
     return (Patch(_modules()["controller"].KafkaController, "stop_replica_response_callback", make),)
 
 
+def _kafka_13572() -> tuple[Patch, ...]:
+    def make(_original: Any) -> Any:
+        def queue_topic_deletion(self: Any, topics: Any) -> None:
+            # 2.8.2: no difference with the topics already queued, so a queued topic is cleaned again
+            given = set(topics)
+            self.topics_to_be_deleted.update(given)
+            for topic in sorted(given):
+                self._clean_preferred_replica_imbalance(topic)
+
+        return queue_topic_deletion
+
+    return (Patch(_modules()["context"].ControllerContext, "queue_topic_deletion", make),)
+
+
 HISTORICAL: tuple[Mutant, ...] = (
     Mutant(
         "kafka-1503",
@@ -562,6 +578,20 @@ HISTORICAL: tuple[Mutant, ...] = (
         "KafkaController.stop_replica_response_callback wrapped: every partition is passed as deletePartition=true",
         ("§3.4", "§8"),
         _kafka_9946,
+    ),
+    Mutant(
+        "kafka-13572",
+        "historical",
+        P28,
+        "KAFKA-13572",
+        "3.3.0",
+        "Kafka 2.8.2's own code, before the 3.3 fix the reference controller keeps: every TopicDeletion event "
+        "re-queues the topics already queued and cleans their imbalance again, so PreferredReplicaImbalanceCount "
+        "is decremented twice for a queued partition whose leader is not its preferred replica (and can go "
+        "negative)",
+        "ControllerContext.queue_topic_deletion replaced by one that cleans every given topic",
+        ("§3.1", "§8", "§12.4"),
+        _kafka_13572,
     ),
     Mutant(
         "hazard-i15-b9",

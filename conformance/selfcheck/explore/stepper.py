@@ -28,7 +28,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from kcspec.conformance.reply_diff import Difference
-from kcspec.conformance.selfcheck.crosscheck import diff_results
+from kcspec.conformance.selfcheck.crosscheck import diff_metrics, diff_results
 from kcspec.conformance.selfcheck.explore.fingerprint import DEFAULT_SCHEME, Fingerprinter, FingerprintScheme
 from kcspec.conformance.selfcheck.explore.stats import ExploreStats, record_coverage
 from kcspec.model.invariants_check import InvariantChecker, Violation
@@ -79,6 +79,7 @@ class Stepper:
         stats: ExploreStats,
         scheme: FingerprintScheme = DEFAULT_SCHEME,
     ) -> None:
+        self.profile = profile
         self.spec = SpecMachine(profile)
         self.fingerprints = Fingerprinter(scheme)
         self.checker = InvariantChecker(profile)
@@ -153,7 +154,9 @@ class Stepper:
                 return
             self.stats.transitions += 1
             self.stats.events[ev.kind] += 1
-            differences = diff_results(expected, actual)
+            differences = diff_results(expected, actual) or diff_metrics(
+                self.profile, expected.state, ref.metrics()
+            )
             if differences:
                 yield Problem(
                     ev,

@@ -3,7 +3,8 @@
 There is one rule per event kind (every controller event and environment action of
 ``kcspec.spec.events``); a rule's precondition is that the spec enables at least one event of its
 kind in the current state, and the rule draws one of them. After every step: the reference
-controller's ``StepResult`` must equal the spec's, and every §11 invariant must hold. A failure is
+controller's ``StepResult`` must equal the spec's, its kept gauges the spec's metric definitions, and every §11
+invariant must hold. A failure is
 raised as an ``AssertionError`` whose message is a readable account of the step; Hypothesis shrinks the
 run to a minimal event sequence, and the shrunk sequence is written as a replayable trace.
 """
@@ -17,7 +18,7 @@ from typing import Any, ClassVar
 
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
-from kcspec.conformance.selfcheck.crosscheck import diff_results
+from kcspec.conformance.selfcheck.crosscheck import diff_metrics, diff_results
 from kcspec.conformance.selfcheck.explore.explorer import ExploreStats, record_coverage
 from kcspec.model.event_candidates import bootstrap, candidates
 from kcspec.model.explore_config import FAULT_KINDS, ExploreConfig
@@ -132,7 +133,9 @@ class ControllerMachine(RuleBasedStateMachine):
         self.ref.controller_log.clear()
         actual = self.ref.handle(event)
         self.steps.append(TraceStep(event, expected))
-        differences = diff_results(expected, actual)
+        differences = diff_results(expected, actual) or diff_metrics(
+            self.profile, expected.state, self.ref.metrics()
+        )
         if differences:
             self.fail(
                 event,

@@ -223,7 +223,9 @@ def test_node_example_is_a_complete_kafka_2_8_controller(tmp_path: Path) -> None
     report = json.loads(report_path.read_text())
     failing = [(o["id"], o.get("reason")) for o in report["outcomes"] if o["verdict"] != "passed"]
     assert done.returncode == 0 and not failing, (failing[:5], done.stdout[-3000:])
-    assert set(report["sut"]["capabilities"]) == {c.name for c in m.Capability}
+    # every capability but the controller metrics (protocol 1.2), which the report says are not compared
+    assert set(report["sut"]["capabilities"]) == {c.name for c in m.Capability} - {"metrics"}
+    assert any("controller metrics not compared" in note for note in report["notes"]), report["notes"]
     events = [o for o in report["outcomes"] if ".event." in o["id"]]
     assert len(events) > 250
     for section in (
