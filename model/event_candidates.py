@@ -72,9 +72,8 @@ def candidates(s: ClusterState, cfg: ExploreConfig) -> list[ControllerEvent]:
                 out.append(ControllerFailover(b))
         else:
             out.append(BrokerStartup(b))
-    zk_topics = {tp.topic for tp in zk.assignments}
     for i, t in enumerate(cfg.topic_names):
-        if t not in zk_topics:
+        if t not in zk.topics:
             out.append(TopicCreation(t, cfg.assignment(i)))
             continue
         if t not in zk.delete_topics:

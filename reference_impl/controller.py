@@ -231,7 +231,7 @@ class KafkaController:
         ctx.add_live_brokers(dict(zk.brokers))
         modern = self.version >= KAFKA_2_4
         assignments = dict(zk.assignments)
-        ctx.all_topics.update(topic for topic, tps in zk.partitions_by_topic.items() if tps)
+        ctx.all_topics.update(zk.topics)
         for tp, fa in assignments.items():
             if fa.adding or fa.removing:
                 if modern:
@@ -411,7 +411,7 @@ class KafkaController:
 
     def process_topic_change(self) -> None:
         ctx = self.ctx
-        zk_topics = set(self.zk.partitions_by_topic)
+        zk_topics = set(self.zk.topics)
         new_topics = sorted(zk_topics - ctx.all_topics)
         deleted = sorted(ctx.all_topics - zk_topics)
         ctx.all_topics = set(zk_topics)

@@ -239,11 +239,7 @@ def _topic_creation(
     active: bool,
     modern: bool,
 ) -> bool:
-    return (
-        event.topic not in zk.partitions_by_topic
-        and bool(event.replicas)
-        and _valid_replica_lists(event.replicas)
-    )
+    return event.topic not in zk.topics and bool(event.replicas) and _valid_replica_lists(event.replicas)
 
 
 def _partition_expansion(

@@ -168,6 +168,7 @@ _STATE_FIELDS: dict[type, tuple[str, ...]] = {
         "controller_epoch",
         "controller_epoch_zk_version",
         "brokers",
+        "topics",
         "assignments",
         "partition_states",
         "delete_topics",

@@ -385,8 +385,13 @@ class ReferenceController:
     def _on_topic_creation(
         self, event: TopicCreation, zk: SimulatedZooKeeper, kc: KafkaController, name: str
     ) -> None:
-        for i, replicas in enumerate(event.replicas):
-            zk.add_assignment(TopicPartition(event.topic, i), ReplicaAssignment(replicas))
+        zk.create_topic(
+            event.topic,
+            {
+                TopicPartition(event.topic, i): ReplicaAssignment(replicas)
+                for i, replicas in enumerate(event.replicas)
+            },
+        )
         self._run(name, kc.process_topic_change)
 
     def _on_partition_expansion(

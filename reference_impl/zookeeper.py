@@ -1,7 +1,8 @@
 """A simulated ZooKeeper holding the znodes the controller reads and writes (§3.3, §7, §9).
 
 It is the mutable twin of ``ZkState``: ``/controller``, ``/controller_epoch`` (value and stat version),
-``/brokers/ids``, topic assignments, partition-state znodes (their version is the ``zk_version`` of the stored
+``/brokers/ids``, the topic znodes (``topics``, which exist apart from their partitions: a topic znode may hold
+no partition) and their assignments, partition-state znodes (their version is the ``zk_version`` of the stored
 ``LeaderAndIsr``), the admin znodes, pending ISR-change notifications and injected one-shot faults.
 
 Controller writes are fenced in 2.8 (KAFKA-6082): every write is a ``multi`` with a ``CheckOp`` on the
@@ -50,6 +51,8 @@ class SimulatedZooKeeper:
         self.controller_epoch = state.controller_epoch
         self.controller_epoch_zk_version = state.controller_epoch_zk_version
         self.brokers: dict[int, int] = copy_map(state.brokers)
+        self.topics: set[str] = set(state.topics)
+        """The children of ``/brokers/topics``; ``partitions_by_topic`` indexes their partition maps."""
         self.assignments: dict[TopicPartition, ReplicaAssignment] = copy_map(state.assignments)
         self.partitions_by_topic: dict[str, list[TopicPartition]] = {}
         for tp in self.assignments:
@@ -75,6 +78,7 @@ class SimulatedZooKeeper:
         c.controller_epoch = self.controller_epoch
         c.controller_epoch_zk_version = self.controller_epoch_zk_version
         c.brokers = self.brokers.copy()
+        c.topics = self.topics.copy()
         c.assignments = self.assignments.copy()
         c.partitions_by_topic = {topic: tps.copy() for topic, tps in self.partitions_by_topic.items()}
         c.partition_states = self.partition_states.copy()
@@ -93,6 +97,7 @@ class SimulatedZooKeeper:
             controller_epoch=self.controller_epoch,
             controller_epoch_zk_version=self.controller_epoch_zk_version,
             brokers=FMap(self.brokers),
+            topics=frozenset(self.topics),
             assignments=FMap(self.assignments),
             partition_states=FMap(self.partition_states),
             delete_topics=frozenset(self.delete_topics),
@@ -218,15 +223,22 @@ class SimulatedZooKeeper:
     def set_topic_assignment(
         self, topic: str, assignment: Mapping[TopicPartition, ReplicaAssignment], expected_zk_version: int
     ) -> str:
-        """``setTopicAssignmentRaw``: replace the whole topic znode; ``NONODE`` if the topic has none."""
+        """``setTopicAssignmentRaw``: replace the whole topic znode's data; ``NONODE`` if the topic znode does not
+        exist (a topic znode without partitions exists)."""
         self.check_controller_epoch(expected_zk_version)
-        if topic not in self.partitions_by_topic:
+        if topic not in self.topics:
             return "NONODE"
-        for tp in self.partitions_by_topic.pop(topic):
+        for tp in self.partitions_by_topic.pop(topic, ()):
             del self.assignments[tp]
         for tp, fa in assignment.items():
             self.add_assignment(tp, fa)
         return "OK"
+
+    def create_topic(self, topic: str, assignment: Mapping[TopicPartition, ReplicaAssignment]) -> None:
+        """``createTopicAssignment`` (by the admin client, not the controller): the topic znode with its partitions."""
+        self.topics.add(topic)
+        for tp, fa in assignment.items():
+            self.add_assignment(tp, fa)
 
     def add_assignment(self, tp: TopicPartition, fa: ReplicaAssignment) -> None:
         if tp not in self.assignments:
@@ -236,6 +248,7 @@ class SimulatedZooKeeper:
     def delete_topic(self, topic: str, expected_zk_version: int) -> None:
         """``deleteTopic``: ``/brokers/topics/<t>`` (assignments, partition states), configs, the deletion znode."""
         self.check_controller_epoch(expected_zk_version)
+        self.topics.discard(topic)
         for tp in self.partitions_by_topic.pop(topic, ()):
             del self.assignments[tp]
             self.partition_states.pop(tp, None)

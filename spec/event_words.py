@@ -105,11 +105,12 @@ EVENT_WORDS: dict[str, EventWords] = {
     ),
     "TopicCreation": EventWords(
         guard=(
-            "No partition of `topic` exists in `zk.assignments`; `replicas` is non-empty; every `replicas[i]` is "
+            "`topic` has no topic znode (`topic ∉ zk.topics`); `replicas` is non-empty; every `replicas[i]` is "
             "non-empty, without duplicates, of ids ≥ 0."
         ),
         environment=(
-            "`zk.assignments[topic-i] := {replicas: replicas[i], adding: [], removing: []}` for every i."
+            "`zk.topics ∪= {topic}`; `zk.assignments[topic-i] := {replicas: replicas[i], adding: [], removing: []}` "
+            "for every i."
         ),
         controller=("`TopicChange` (§7.6): `onNewPartitionCreation` for the new partitions."),
     ),

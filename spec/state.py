@@ -40,8 +40,15 @@ class ZkState:
     """Stat version of ``/controller_epoch``; 2.8 fences every controller write on it (§3.3, §9)."""
     brokers: FMap[int, int] = field(default_factory=FMap)
     """``/brokers/ids``: registered broker id → broker epoch (the registration's czxid)."""
+    topics: frozenset[str] = frozenset()
+    """Children of ``/brokers/topics``: the topic znodes. A topic znode is state of its own, apart from its
+    partitions: its data (the partition map) is the entries of ``assignments`` for its partitions, and it may have
+    none — KAFKA-6612's restore writes back only the partitions that have a state znode (§7.6,
+    ``KafkaController.processPartitionModifications``, ``restorePartitionReplicaAssignment``), and the topic
+    still exists (``getAllTopicsInCluster`` lists it) until ``completeDeleteTopic`` deletes the znode (§8)."""
     assignments: FMap[TopicPartition, ReplicaAssignment] = field(default_factory=FMap)
-    """``/brokers/topics/<t>``: the full assignment of every partition of every topic."""
+    """The data of the topic znodes ``/brokers/topics/<t>``: the full assignment of every partition of every
+    topic; every partition's topic is in ``topics``."""
     partition_states: FMap[TopicPartition, LeaderIsrAndControllerEpoch] = field(default_factory=FMap)
     """``/brokers/topics/<t>/partitions/<p>/state``; the zk version lives in the LeaderAndIsr."""
     delete_topics: frozenset[str] = frozenset()

@@ -110,6 +110,11 @@ FIELD_ROLES: dict[str, FieldRole] = {
         ("BrokerStartup", "BrokerBounce", "BrokerChange"),
         "a registration takes the current value as its epoch.",
     ),
+    "zk.topics": FieldRole(
+        Role.shared,
+        ("TopicCreation",),
+        "the controller deletes a topic's znode when its deletion completes.",
+    ),
     "zk.assignments": FieldRole(
         Role.shared,
         ("TopicCreation", "PartitionExpansion"),

@@ -214,17 +214,23 @@ def topic_assignment_in_zk(zkt: Expr, topic: object) -> Expr:
     return zkt.f("assignments").keys().filter(lambda tp: tp.f("topic").eq(topic))
 
 
+def topic_znode_exists(zkt: Expr, topic: object) -> Expr:
+    """The topic znode ``/brokers/topics/<t>`` exists (with or without partitions)."""
+    return zkt.f("topics").contains(topic)
+
+
 def write_topic_assignment(p: Profile, w: Expr, topic: object, assignment: object) -> Expr:
     """``setTopicAssignmentRaw`` (§7.7.2 U1/B6, §7.8.2 steps 1/10, §7.6): replace the topic znode's partition map
     by ``assignment`` (an ``FMap`` partition → ``ReplicaAssignment``). An ``Attempt``: NONODE (the topic znode
-    does not exist) throws IllegalStateException; a failed CheckOp raises ControllerMovedException."""
+    does not exist — a topic znode without partitions exists) throws IllegalStateException; a failed CheckOp
+    raises ControllerMovedException."""
     return rule(
         "setTopicAssignment",
         "§7.7.2",
         let(
             w,
             lambda x: if_(
-                topic_assignment_in_zk(zk_of(x), topic).is_empty(),
+                ~topic_znode_exists(zk_of(x), topic),
                 thrown(x),
                 ok(
                     fenced_zk(

@@ -136,6 +136,7 @@ def complete_delete_topic(p: Profile, w: Expr, topic: object) -> Expr:
         )
         return b.in_(
             z.with_(
+                topics=z.f("topics").minus(set_of(topic)),
                 assignments=z.f("assignments").delete_all(tps),
                 partition_states=z.f("partition_states").delete_all(tps),
                 faults=z.f("faults").delete_all(tps),

@@ -34,9 +34,10 @@ def elect_controller(w: Expr, broker: Expr) -> Expr:
 
 def initialize_controller_context(p: Profile, w: Expr, broker: Expr) -> Expr:
     """``initializeControllerContext`` (§7.1 steps 3–4), an ``Attempt``: epoch from ZooKeeper, ISR-change
-    notifications deleted, live brokers with their epochs, topics, assignments, reassigning partitions (2.8: FA with
-    adding/removing replicas; 1.1: the ``/admin/reassign_partitions`` content), then the leadership cache read from
-    the state znodes of every assigned partition (exactly as stored)."""
+    notifications deleted, live brokers with their epochs, topics (``getAllTopicsInCluster``: the topic znodes,
+    with or without partitions), assignments, reassigning partitions (2.8: FA with adding/removing replicas; 1.1:
+    the ``/admin/reassign_partitions`` content), then the leadership cache read from the state znodes of every
+    assigned partition (exactly as stored)."""
     z = common.zk_of(w)
     fresh = ControllerContext()
     base = common.st(w).with_(
@@ -46,7 +47,7 @@ def initialize_controller_context(p: Profile, w: Expr, broker: Expr) -> Expr:
             epoch_zk_version=z.f("controller_epoch_zk_version"),
             live_brokers=z.f("brokers"),
             shutting_down=fresh.shutting_down,
-            all_topics=z.f("assignments").keys().map(lambda tp: tp.f("topic")),
+            all_topics=z.f("topics"),
             assignments=z.f("assignments"),
             partitions_being_reassigned=z.f("assignments")
             .keys()

@@ -249,7 +249,8 @@ class Controller extends PartitionCall {
     zk.isr_change_notifications = [];
     // initializeControllerContext
     c.live_brokers = { ...zk.brokers };
-    c.all_topics = uniq(Object.keys(zk.assignments).map(topicOf)).sort(byName);
+    // getAllTopicsInCluster: the topic znodes, with or without partitions
+    c.all_topics = zk.topics.slice().sort(byName);
     c.assignments = structuredClone(zk.assignments);
     c.partitions_being_reassigned = Object.keys(zk.assignments)
       .filter((tp) => this.isBeingReassigned(zk.assignments[tp]))
@@ -349,7 +350,7 @@ class Controller extends PartitionCall {
 
   processTopicChange() {
     const c = this.ctx;
-    const zkTopics = uniq(Object.keys(this.s.zk.assignments).map(topicOf)).sort(byName);
+    const zkTopics = this.s.zk.topics.slice().sort(byName);
     const fresh = zkTopics.filter((t) => !c.all_topics.includes(t));
     const gone = c.all_topics.filter((t) => !zkTopics.includes(t));
     c.all_topics = zkTopics;
@@ -368,8 +369,13 @@ class Controller extends PartitionCall {
     const toAdd = inZk.filter((tp) => c.assignments[tp] === undefined).sort(byPartition);
     if (this.queuedForDeletion(topic)) {
       if (toAdd.length > 0) {
+        // KAFKA-6612: the topic znode is rewritten with the partitions that have a state znode, with their
+        // in-memory assignments; it may be left with none, and the topic znode still exists
         this.checkFence();
-        for (const tp of toAdd) delete zk.assignments[tp];
+        for (const tp of inZk) {
+          if (has(zk.partition_states, tp)) zk.assignments[tp] = structuredClone(c.assignments[tp]);
+          else delete zk.assignments[tp];
+        }
       }
       return;
     }
@@ -411,6 +417,7 @@ class Controller extends PartitionCall {
     const zk = this.s.zk;
     this.replicaChange(this.topicReplicasIn(topic, "ReplicaDeletionSuccessful"), "NonExistentReplica");
     this.checkFence();
+    zk.topics = minus(zk.topics, [topic]);
     for (const tp of Object.keys(zk.assignments)) if (topicOf(tp) === topic) delete zk.assignments[tp];
     for (const tp of Object.keys(zk.partition_states)) if (topicOf(tp) === topic) delete zk.partition_states[tp];
     // a fault belongs to its znode: it goes with the topic's partition-state znodes (PROTOCOL.md)
@@ -587,8 +594,8 @@ class Controller extends PartitionCall {
     const faCur = this.assignment(tp);
     if (!(sameList(faCur.replicas, faNew.replicas) && sameList(faCur.adding, faNew.adding) && sameList(faCur.removing, faNew.removing))) {
       this.checkFence();
-      if (!Object.keys(zk.assignments).some((p) => topicOf(p) === topicOf(tp))) {
-        throw new EventFailed(`the topic of ${tp} has no current assignment`);
+      if (!zk.topics.includes(topicOf(tp))) {
+        throw new EventFailed(`the topic znode of ${tp} does not exist`);
       }
       zk.assignments[tp] = structuredClone(faNew);
       c.assignments[tp] = structuredClone(faNew);

@@ -138,8 +138,10 @@ const EVENTS = {
   },
   TopicCreation: {
     guard: (s, e) =>
-      partitionsOf(s.zk, e.topic).length === 0 && Array.isArray(e.replicas) && e.replicas.length > 0 && e.replicas.every(validReplicaList),
+      !s.zk.topics.includes(e.topic) && Array.isArray(e.replicas) && e.replicas.length > 0 && e.replicas.every(validReplicaList),
     environment: (k, e) => {
+      // the topic znode /brokers/topics/<t> with its partition map
+      k.s.zk.topics = k.s.zk.topics.concat([e.topic]).sort();
       e.replicas.forEach((replicas, i) => {
         k.s.zk.assignments[`${e.topic}-${i}`] = { replicas: replicas.slice(), adding: [], removing: [] };
       });

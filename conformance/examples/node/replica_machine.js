@@ -500,6 +500,7 @@ function withDefaults(state) {
     controller_epoch: 0,
     controller_epoch_zk_version: 0,
     brokers: {},
+    topics: [],
     assignments: {},
     partition_states: {},
     delete_topics: [],
