@@ -26,7 +26,7 @@ from kcspec.reference_impl.guards import event_enabled
 from kcspec.reference_impl.logs import DEFAULT_START, ControllerLog
 from kcspec.reference_impl.records import cluster_state, step_result
 from kcspec.reference_impl.snapshot import from_canonical, to_canonical
-from kcspec.reference_impl.version import KAFKA_2_1, KAFKA_2_2, KAFKA_2_4, version_for_profile
+from kcspec.reference_impl.version import KAFKA_2_1, KAFKA_2_2, KAFKA_2_4, uses_topic_id, version_for_profile
 from kcspec.reference_impl.zookeeper import SimulatedZooKeeper
 from kcspec.spec.events import (
     ApiPartitionReassignment,
@@ -391,6 +391,7 @@ class ReferenceController:
                 TopicPartition(event.topic, i): ReplicaAssignment(replicas)
                 for i, replicas in enumerate(event.replicas)
             },
+            with_topic_id=uses_topic_id(self.version, self.config),
         )
         self._run(name, kc.process_topic_change)
 

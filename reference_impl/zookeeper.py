@@ -53,6 +53,8 @@ class SimulatedZooKeeper:
         self.brokers: dict[int, int] = copy_map(state.brokers)
         self.topics: set[str] = set(state.topics)
         """The children of ``/brokers/topics``; ``partitions_by_topic`` indexes their partition maps."""
+        self.topic_ids: dict[str, int] = copy_map(state.topic_ids)
+        """The ``topic_id`` of the topic znodes that have one (KIP-516)."""
         self.assignments: dict[TopicPartition, ReplicaAssignment] = copy_map(state.assignments)
         self.partitions_by_topic: dict[str, list[TopicPartition]] = {}
         for tp in self.assignments:
@@ -79,6 +81,7 @@ class SimulatedZooKeeper:
         c.controller_epoch_zk_version = self.controller_epoch_zk_version
         c.brokers = self.brokers.copy()
         c.topics = self.topics.copy()
+        c.topic_ids = self.topic_ids.copy()
         c.assignments = self.assignments.copy()
         c.partitions_by_topic = {topic: tps.copy() for topic, tps in self.partitions_by_topic.items()}
         c.partition_states = self.partition_states.copy()
@@ -98,6 +101,7 @@ class SimulatedZooKeeper:
             controller_epoch_zk_version=self.controller_epoch_zk_version,
             brokers=FMap(self.brokers),
             topics=frozenset(self.topics),
+            topic_ids=FMap(self.topic_ids),
             assignments=FMap(self.assignments),
             partition_states=FMap(self.partition_states),
             delete_topics=frozenset(self.delete_topics),
@@ -221,24 +225,59 @@ class SimulatedZooKeeper:
         return codes
 
     def set_topic_assignment(
-        self, topic: str, assignment: Mapping[TopicPartition, ReplicaAssignment], expected_zk_version: int
+        self,
+        topic: str,
+        topic_id: int | None,
+        assignment: Mapping[TopicPartition, ReplicaAssignment],
+        expected_zk_version: int,
     ) -> str:
-        """``setTopicAssignmentRaw``: replace the whole topic znode's data; ``NONODE`` if the topic znode does not
-        exist (a topic znode without partitions exists)."""
+        """``setTopicAssignmentRaw(topic, topicId, assignment)``: replace the whole topic znode's data (its topic ID
+        too: none when ``topic_id`` is ``None``); ``NONODE`` if the topic znode does not exist (a topic znode without
+        partitions exists)."""
         self.check_controller_epoch(expected_zk_version)
         if topic not in self.topics:
             return "NONODE"
+        if topic_id is None:
+            self.topic_ids.pop(topic, None)
+        else:
+            self.topic_ids[topic] = topic_id
         for tp in self.partitions_by_topic.pop(topic, ()):
             del self.assignments[tp]
         for tp, fa in assignment.items():
             self.add_assignment(tp, fa)
         return "OK"
 
-    def create_topic(self, topic: str, assignment: Mapping[TopicPartition, ReplicaAssignment]) -> None:
-        """``createTopicAssignment`` (by the admin client, not the controller): the topic znode with its partitions."""
+    def create_topic(
+        self, topic: str, assignment: Mapping[TopicPartition, ReplicaAssignment], with_topic_id: bool
+    ) -> None:
+        """``createTopicAssignment(topic, topicId, assignment)`` (by the admin client, not the controller): the topic
+        znode with its partitions, and a fresh topic ID if ``with_topic_id``."""
         self.topics.add(topic)
+        if with_topic_id:
+            self.topic_ids[topic] = self.new_topic_id()
         for tp, fa in assignment.items():
             self.add_assignment(tp, fa)
+
+    def new_topic_id(self) -> int:
+        """``Uuid.randomUuid()`` in the model: the least positive integer no topic znode holds (the decision is
+        written in ``spec/state.py``, ``ZkState.topic_ids``)."""
+        used = set(self.topic_ids.values())
+        candidate = 1
+        while candidate in used:
+            candidate += 1
+        return candidate
+
+    def set_topic_ids(self, topics: Iterable[str], expected_zk_version: int) -> dict[str, int]:
+        """``setTopicIds``: a fresh ID written into each topic znode of ``topics`` (none has one), in the given
+        order; fenced (ControllerMovedException, nothing written). Returns topic → new ID."""
+        names = list(topics)
+        if not names:
+            return {}
+        self.check_controller_epoch(expected_zk_version)
+        written: dict[str, int] = {}
+        for topic in names:
+            written[topic] = self.topic_ids[topic] = self.new_topic_id()
+        return written
 
     def add_assignment(self, tp: TopicPartition, fa: ReplicaAssignment) -> None:
         if tp not in self.assignments:
@@ -249,6 +288,7 @@ class SimulatedZooKeeper:
         """``deleteTopic``: ``/brokers/topics/<t>`` (assignments, partition states), configs, the deletion znode."""
         self.check_controller_epoch(expected_zk_version)
         self.topics.discard(topic)
+        self.topic_ids.pop(topic, None)
         for tp in self.partitions_by_topic.pop(topic, ()):
             del self.assignments[tp]
             self.partition_states.pop(tp, None)

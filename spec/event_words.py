@@ -110,7 +110,8 @@ EVENT_WORDS: dict[str, EventWords] = {
         ),
         environment=(
             "`zk.topics ∪= {topic}`; `zk.assignments[topic-i] := {replicas: replicas[i], adding: [], removing: []}` "
-            "for every i."
+            "for every i; 2.8 with `config.inter_broker_protocol` ≥ 2.8-IV0: `zk.topic_ids[topic] :=` the least "
+            "positive integer no topic znode holds."
         ),
         controller=("`TopicChange` (§7.6): `onNewPartitionCreation` for the new partitions."),
     ),

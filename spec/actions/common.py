@@ -223,7 +223,8 @@ def write_topic_assignment(p: Profile, w: Expr, topic: object, assignment: objec
     """``setTopicAssignmentRaw`` (§7.7.2 U1/B6, §7.8.2 steps 1/10, §7.6): replace the topic znode's partition map
     by ``assignment`` (an ``FMap`` partition → ``ReplicaAssignment``). An ``Attempt``: NONODE (the topic znode
     does not exist — a topic znode without partitions exists) throws IllegalStateException; a failed CheckOp
-    raises ControllerMovedException."""
+    raises ControllerMovedException. The znode's topic ID is the context's (``setTopicAssignment(topic,
+    controllerContext.topicIds.get(topic), ...)``, KIP-516): none when the context has none."""
     return rule(
         "setTopicAssignment",
         "§7.7.2",
@@ -237,9 +238,14 @@ def write_topic_assignment(p: Profile, w: Expr, topic: object, assignment: objec
                         p,
                         x,
                         lambda z: z.with_(
+                            topic_ids=if_(
+                                ctx(x).f("topic_ids").has(topic),
+                                z.f("topic_ids").put(topic, ctx(x).f("topic_ids").get(topic)),
+                                z.f("topic_ids").delete_all(set_of(topic)),
+                            ),
                             assignments=z.f("assignments")
                             .delete_all(topic_assignment_in_zk(z, topic))
-                            .merge(assignment)
+                            .merge(assignment),
                         ),
                     )
                 ),

@@ -8,7 +8,7 @@ A topic exists in ZooKeeper iff its topic znode ``/brokers/topics/<t>`` does (``
 from __future__ import annotations
 
 from kcspec.spec import context
-from kcspec.spec.actions import common, deletion
+from kcspec.spec.actions import common, deletion, topic_ids
 from kcspec.spec.events import PartitionExpansion, TopicCreation
 from kcspec.spec.lang import Action, Block, Expr, and_, build_map, if_, let, rule, set_of
 from kcspec.spec.partition_machine import partition_state_change
@@ -48,8 +48,8 @@ def zk_topics(w: Expr) -> Expr:
 
 def process_topic_change(p: Profile, w: Expr) -> Expr:
     """``TopicChange`` (§7.6): new topics = ZK − known, deleted = known − ZK; ``allTopics`` := ZK topics; deleted
-    topics are removed from the context; the new topics' assignments are read into the context and their partitions
-    go through ``onNewPartitionCreation``."""
+    topics are removed from the context; ``processTopicIds`` for the new topics (2.8, ``topic_ids.py``); the new
+    topics' assignments are read into the context and their partitions go through ``onNewPartitionCreation``."""
 
     def body(x: Expr) -> Expr:
         b = Block()
@@ -63,9 +63,15 @@ def process_topic_change(p: Profile, w: Expr) -> Expr:
                 x,
                 lambda y: common.set_ctx(y, all_topics=topics),
                 lambda y: common.work_fold(deleted.sorted(), y, lambda acc, t: deletion.remove_topic(acc, t)),
-                lambda y: common.set_ctx(
+                lambda y: topic_ids.process_topic_ids(p, y, new),
+                lambda y: common.unless_moved(
                     y,
-                    assignments=common.ctx(y).f("assignments").merge(zka.delete_all(zka.keys().minus(added))),
+                    lambda v: common.set_ctx(
+                        v,
+                        assignments=common.ctx(v)
+                        .f("assignments")
+                        .merge(zka.delete_all(zka.keys().minus(added))),
+                    ),
                 ),
                 lambda y: if_(new.is_empty(), y, on_new_partition_creation(p, y, added)),
             )
@@ -122,7 +128,8 @@ def process_partition_modifications(p: Profile, w: Expr, topic: Expr) -> Expr:
 def topic_creation_action(p: Profile) -> Action:
     """``TopicCreation(t, R)`` (§7.6): ``/brokers/topics/t`` is created with partition i assigned ``R[i]``. Only a
     topic without a topic znode can be created (``AdminZkClient.validateTopicCreate`` throws TopicExistsException
-    when ``/brokers/topics/t`` exists, with or without partitions)."""
+    when ``/brokers/topics/t`` exists, with or without partitions). 2.8 with IBP ≥ 2.8-IV0: the znode carries a fresh
+    topic ID (``createTopicWithAssignment(..., usesTopicId)``, ``topic_ids.py``)."""
     v = common.param_vars(TopicCreation)
     t, reps = v["topic"], v["replicas"]
     s = common.S
@@ -137,6 +144,11 @@ def topic_creation_action(p: Profile) -> Action:
         environment=lambda w: common.set_zk(
             w,
             topics=common.zk_of(w).f("topics").union(set_of(t)),
+            topic_ids=if_(
+                topic_ids.uses_topic_id(p, common.st(w)),
+                topic_ids.with_new_topic_ids(common.zk_of(w), set_of(t)).f("topic_ids"),
+                common.zk_of(w).f("topic_ids"),
+            ),
             assignments=common.zk_of(w).f("assignments").merge(common.indexed_assignments(t, reps)),
         ),
         controller=lambda w: process_topic_change(p, w),

@@ -142,6 +142,8 @@ const EVENTS = {
     environment: (k, e) => {
       // the topic znode /brokers/topics/<t> with its partition map
       k.s.zk.topics = k.s.zk.topics.concat([e.topic]).sort();
+      // KIP-516: the admin client gives the topic znode a fresh topic ID when the IBP uses them
+      if (k.usesTopicId()) k.s.zk.topic_ids[e.topic] = k.newTopicId();
       e.replicas.forEach((replicas, i) => {
         k.s.zk.assignments[`${e.topic}-${i}`] = { replicas: replicas.slice(), adding: [], removing: [] };
       });
@@ -409,6 +411,7 @@ function withConfig(state) {
       unclean_topics: [],
       auto_leader_rebalance_enable: true,
       leader_imbalance_per_broker_percentage: 10,
+      inter_broker_protocol: "KAFKA_2_8_IV1",
       ...(state.config || {}),
     },
   };
