@@ -165,6 +165,28 @@ def _topic_znode_without_partitions_failover(profile: str) -> list[ControllerEve
     return events if profile == LEGACY else [*events, TopicCreation("e", ((0, 1),))]
 
 
+def _create_fault(profile: str) -> list[ControllerEvent]:
+    """A connection loss armed on the path of a state znode still to be created: the New → Online transition of the
+    broker's startup throws in ``createTopicPartitionStatesRaw`` (§5.2a step 4: the partition stays NewPartition),
+    then the next attempt creates it (PartitionStateMachineTest
+    ``testNewPartitionToOnlinePartitionTransitionZkUtilsExceptionFromCreateStates``)."""
+    return [
+        *cluster(1),
+        TopicCreation("c", ((1,), (1, 0))),
+        ZkFaultInjection(tp("c", 0), ZkFault.CONNECTIONLOSS),
+        BrokerStartup(1),
+        ControllerFailover(1),
+    ]
+
+
+def _create_fault_near_misses(profile: str) -> list[ControllerEvent]:
+    """A BADVERSION needs an existing znode: not on the path of one still to be created."""
+    return [
+        ZkFaultInjection(tp("c", 2), ZkFault.CONNECTIONLOSS),
+        ZkFaultInjection(tp("nope", 0), ZkFault.BADVERSION),
+    ]
+
+
 def _zk_reassignment(profile: str) -> list[ControllerEvent]:
     p = tp("r", 0)
     return [
@@ -600,6 +622,13 @@ SCENARIOS: tuple[Scenario, ...] = (
         ("§7.6", "§8", "§7.1"),
         "a topic znode without partitions at controller failover: its deletion completes, it can be created again",
         _topic_znode_without_partitions_failover,
+    ),
+    Scenario(
+        "create-fault",
+        ("§5.2a", "§3.3"),
+        "createTopicPartitionStatesRaw throws (a connection loss): the partitions stay NewPartition",
+        _create_fault,
+        _create_fault_near_misses,
     ),
     Scenario(
         "zk-reassignment",

@@ -192,6 +192,9 @@ def _partition_events(
     if li is not None and "zk" in cfg.faults and tp not in zk.faults:
         out.append(ZkFaultInjection(tp, ZkFault.BADVERSION))
         out.append(ZkFaultInjection(tp, ZkFault.CONNECTIONLOSS))
+    elif tp in zk.assignments and "zk" in cfg.faults and tp not in zk.faults:
+        # no state znode yet: a connection loss waits for its creation (createTopicPartitionStatesRaw throws)
+        out.append(ZkFaultInjection(tp, ZkFault.CONNECTIONLOSS))
     if "logdir" in cfg.faults and c.controller_id >= 0:
         for b in replicas:
             offline = any(pr.tp == tp and pr.replica == b for pr in c.offline_replicas)

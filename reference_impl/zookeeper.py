@@ -11,7 +11,9 @@ fault is consumed. A write of an empty map is not sent to ZooKeeper at all (so i
 no fencing. Faults (ARCHITECTURE.md): ``BADVERSION`` fails the next conditional ``setData`` of that znode
 (the partition is returned for retry; a mismatching expected version is a BADVERSION too); ``CONNECTIONLOSS``
 makes the next *read* of that znode throw — a read of several znodes throws if any of them has one armed and
-consumes every ``CONNECTIONLOSS`` armed on the znodes it read. Creations ignore faults. Deleting a topic deletes
+consumes every ``CONNECTIONLOSS`` armed on the znodes it read; a ``CONNECTIONLOSS`` armed on the path of a state
+znode still to be created makes its ``createTopicPartitionStatesRaw`` call throw the same way (BADVERSION is ignored
+by creations). Deleting a topic deletes
 its partition-state znodes together with any fault armed on them (decision: the fault belongs to the znode).
 """
 
@@ -207,10 +209,13 @@ class SimulatedZooKeeper:
     def create_topic_partition_states(
         self, records: Mapping[TopicPartition, LeaderIsrAndControllerEpoch], expected_zk_version: int
     ) -> dict[TopicPartition, str]:
-        """``createTopicPartitionStatesRaw``: result code per partition (``OK`` or ``NODEEXISTS``)."""
+        """``createTopicPartitionStatesRaw``: result code per partition (``OK`` or ``NODEEXISTS``). A CONNECTIONLOSS
+        armed on the path of one of them throws ``KeeperException`` before the call reaches ZooKeeper (no CheckOp
+        evaluated, nothing created), consuming every CONNECTIONLOSS armed on the call's paths."""
         codes: dict[TopicPartition, str] = {}
         if not records:
             return codes
+        self._consume_connection_loss(list(records))
         self.check_controller_epoch(expected_zk_version)
         states = self.partition_states
         if not states or not any(map(states.__contains__, records)):

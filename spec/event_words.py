@@ -213,12 +213,16 @@ EVENT_WORDS: dict[str, EventWords] = {
         ),
     ),
     "ZkFaultInjection": EventWords(
-        guard=("`tp` has a partition-state znode and no fault armed on it."),
+        guard=(
+            "No fault is armed on `tp`, and `tp` has a partition-state znode, or `fault` is `CONNECTIONLOSS` and `tp` "
+            "is in `zk.assignments` (its state znode is still to be created)."
+        ),
         environment=("`zk.faults[tp] := fault`."),
         controller=(
             "None. The fault is consumed by the controller's next access to that znode: `BADVERSION` fails the "
             "next conditional write (the controller re-reads and retries), `CONNECTIONLOSS` makes the next read "
-            "throw."
+            "throw, or the next `createTopicPartitionStatesRaw` of that znode (the whole call throws: its partitions "
+            "stay NewPartition, each logged as failed with target NewPartition, §5.2a step 4)."
         ),
     ),
     "StopReplicaResponseWithoutDeletionReceived": EventWords(

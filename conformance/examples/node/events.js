@@ -321,7 +321,10 @@ const EVENTS = {
     controller: (k, e) => k.triggerOnlinePartitionStateChange(e.topic ? e.topic : undefined),
   },
   ZkFaultInjection: {
-    guard: (s, e) => s.zk.partition_states[e.tp] !== undefined && !has(s.zk.faults, e.tp),
+    // on a state znode, or (CONNECTIONLOSS only) on the path of one still to be created: its create throws
+    guard: (s, e) =>
+      !has(s.zk.faults, e.tp) &&
+      (s.zk.partition_states[e.tp] !== undefined || (s.zk.assignments[e.tp] !== undefined && e.fault === "CONNECTIONLOSS")),
     environment: (k, e) => {
       k.s.zk.faults[e.tp] = e.fault;
     },
