@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
 from kcspec.conformance.selfcheck.crosscheck import crosscheck
 from kcspec.model.step import SpecMachine
 from kcspec.spec.events import (
@@ -112,40 +113,24 @@ def test_topic_id_created_on_upgrade() -> None:
     assert s.zk.topic_ids == s.controller.topic_ids == FMap({"t1": 1}), s
 
 
-def test_topic_id_migration_and_handling() -> None:
-    """``ControllerIntegrationTest.testTopicIdMigrationAndHandling``: after the upgrade gave the topic an ID, a
-    reassignment rewrites its znode with that ID (``setTopicAssignment`` writes the context's ID)."""
-    old = _run(
-        _initial(IBP_2_7),
+@pytest.mark.parametrize(("created_under", "reassigned_under"), [(IBP_2_7, IBP_2_8), (IBP_2_8, IBP_2_7)])
+def test_topic_id_migration_and_handling(
+    created_under: InterBrokerProtocol, reassigned_under: InterBrokerProtocol
+) -> None:
+    """``ControllerIntegrationTest.testTopicIdMigrationAndHandling`` (created under 2.7, upgraded to 2.8: the new
+    controller gives the topic an ID) and ``testTopicIdMigrationAndHandlingWithOlderVersion`` (created under 2.8,
+    downgraded to 2.7: the controller still reads the znode's ID into its context, "If we don't have IBP 2.8, but
+    are running 2.8 code, put any topic IDs from the ZNode in controller context"). Either way a reassignment then
+    rewrites the topic znode with that ID (``setTopicAssignment`` writes the context's ID)."""
+    first = _run(
+        _initial(created_under),
         BrokerStartup(0),
         BrokerStartup(1),
         ControllerFailover(0),
         TopicCreation("t1", ((0,),)),
     )
     s = _run(
-        _upgraded(old, IBP_2_8),
-        ControllerResignation(),
-        ControllerFailover(0),
-        ApiPartitionReassignment(FMap({T1: (1,)})),
-    )
-    assert s.zk.assignments[T1].adding == (1,), s  # the znode was rewritten: the reassignment is in flight
-    assert s.zk.topic_ids == s.controller.topic_ids == FMap({"t1": 1}), s
-
-
-def test_topic_id_migration_and_handling_with_older_version() -> None:
-    """``ControllerIntegrationTest.testTopicIdMigrationAndHandlingWithOlderVersion``: a topic got its ID under 2.8;
-    after a downgrade to IBP 2.7 the controller still reads the ID into its context ("If we don't have IBP 2.8, but
-    are running 2.8 code, put any topic IDs from the ZNode in controller context") and a reassignment keeps it in
-    the znode."""
-    new = _run(
-        _initial(IBP_2_8),
-        BrokerStartup(0),
-        BrokerStartup(1),
-        ControllerFailover(0),
-        TopicCreation("t1", ((0,),)),
-    )
-    s = _run(
-        _upgraded(new, IBP_2_7),
+        _upgraded(first, reassigned_under),
         ControllerResignation(),
         ControllerFailover(0),
         ApiPartitionReassignment(FMap({T1: (1,)})),
