@@ -48,7 +48,12 @@ def build_state(partitions: int, brokers: int, rf: int) -> ClusterState:
         start = i % brokers
         replicas = tuple((start + k) % brokers for k in range(rf))
         assignments[TopicPartition(f"topic-{topic}", p)] = ReplicaAssignment(replicas)
-    zk = ZkState(brokers=FMap({b: 10 + b for b in range(brokers)}), assignments=FMap(assignments), zxid=100)
+    zk = ZkState(
+        brokers=FMap({b: 10 + b for b in range(brokers)}),
+        topics=frozenset(tp.topic for tp in assignments),
+        assignments=FMap(assignments),
+        zxid=100,
+    )
     return ClusterState(zk=zk)
 
 

@@ -139,6 +139,54 @@ def _partition_expansion(profile: str) -> list[ControllerEvent]:
     ]
 
 
+def _topic_znode_without_partitions(profile: str) -> list[ControllerEvent]:
+    """2.8: adding a partition to a topic queued for deletion whose partition never had a state znode leaves its
+    topic znode with no partition (KAFKA-6612, §7.6); the topic still exists through another topic's creation
+    (TopicChange), with its replica being deleted. 1.1 keeps the partitions (no restore)."""
+    return [
+        *cluster(1),
+        TopicCreation("e", ((1,),)),
+        TopicDeletion(("e",)),
+        BrokerStartup(1),
+        PartitionExpansion("e", ((1,), (0,))),
+        TopicCreation("f", ((0,),)),
+    ]
+
+
+def _topic_znode_without_partitions_near_misses(profile: str) -> list[ControllerEvent]:
+    """e's topic znode exists (2.8: with no partition), so e cannot be created."""
+    return [TopicCreation("e", ((0,),))]
+
+
+def _topic_znode_without_partitions_failover(profile: str) -> list[ControllerEvent]:
+    """Then a controller failover: 2.8's new context has e without partitions, so e's deletion completes at once and
+    deletes its topic znode (§7.1 step 5, §8), after which e can be created again; 1.1 still has e's partitions."""
+    events = [*_topic_znode_without_partitions(profile), ControllerFailover(1)]
+    return events if profile == LEGACY else [*events, TopicCreation("e", ((0, 1),))]
+
+
+def _create_fault(profile: str) -> list[ControllerEvent]:
+    """A connection loss armed on the path of a state znode still to be created: the New → Online transition of the
+    broker's startup throws in ``createTopicPartitionStatesRaw`` (§5.2a step 4: the partition stays NewPartition),
+    then the next attempt creates it (PartitionStateMachineTest
+    ``testNewPartitionToOnlinePartitionTransitionZkUtilsExceptionFromCreateStates``)."""
+    return [
+        *cluster(1),
+        TopicCreation("c", ((1,), (1, 0))),
+        ZkFaultInjection(tp("c", 0), ZkFault.CONNECTIONLOSS),
+        BrokerStartup(1),
+        ControllerFailover(1),
+    ]
+
+
+def _create_fault_near_misses(profile: str) -> list[ControllerEvent]:
+    """A BADVERSION needs an existing znode: not on the path of one still to be created."""
+    return [
+        ZkFaultInjection(tp("c", 2), ZkFault.CONNECTIONLOSS),
+        ZkFaultInjection(tp("nope", 0), ZkFault.BADVERSION),
+    ]
+
+
 def _zk_reassignment(profile: str) -> list[ControllerEvent]:
     p = tp("r", 0)
     return [
@@ -602,6 +650,26 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         "partition-expansion", ("§7.6", "§8"), "adding partitions, also during deletion", _partition_expansion
+    ),
+    Scenario(
+        "topic-znode-without-partitions",
+        ("§7.6", "§8", "§7.1"),
+        "a topic znode restored to no partition during deletion: the topic still exists",
+        _topic_znode_without_partitions,
+        _topic_znode_without_partitions_near_misses,
+    ),
+    Scenario(
+        "topic-znode-without-partitions-failover",
+        ("§7.6", "§8", "§7.1"),
+        "a topic znode without partitions at controller failover: its deletion completes, it can be created again",
+        _topic_znode_without_partitions_failover,
+    ),
+    Scenario(
+        "create-fault",
+        ("§5.2a", "§3.3"),
+        "createTopicPartitionStatesRaw throws (a connection loss): the partitions stay NewPartition",
+        _create_fault,
+        _create_fault_near_misses,
     ),
     Scenario(
         "zk-reassignment",

@@ -72,9 +72,8 @@ def candidates(s: ClusterState, cfg: ExploreConfig) -> list[ControllerEvent]:
                 out.append(ControllerFailover(b))
         else:
             out.append(BrokerStartup(b))
-    zk_topics = {tp.topic for tp in zk.assignments}
     for i, t in enumerate(cfg.topic_names):
-        if t not in zk_topics:
+        if t not in zk.topics:
             out.append(TopicCreation(t, cfg.assignment(i)))
             continue
         if t not in zk.delete_topics:
@@ -192,6 +191,9 @@ def _partition_events(
                 out.append(IsrChange(tp, (*lai.isr, y)))
     if li is not None and "zk" in cfg.faults and tp not in zk.faults:
         out.append(ZkFaultInjection(tp, ZkFault.BADVERSION))
+        out.append(ZkFaultInjection(tp, ZkFault.CONNECTIONLOSS))
+    elif tp in zk.assignments and "zk" in cfg.faults and tp not in zk.faults:
+        # no state znode yet: a connection loss waits for its creation (createTopicPartitionStatesRaw throws)
         out.append(ZkFaultInjection(tp, ZkFault.CONNECTIONLOSS))
     if "logdir" in cfg.faults and c.controller_id >= 0:
         for b in replicas:

@@ -126,6 +126,8 @@ class ControllerContext:
         self._live: set[int] = set()
         self.replicas_on_offline_dirs: dict[int, set[TopicPartition]] = {}
         self.all_topics: set[str] = set()
+        self.topic_ids: dict[str, int] = {}
+        """``topicIds`` (2.8, KIP-516)."""
         self.assignments: dict[TopicPartition, ReplicaAssignment] = {}
         self._partitions_by_topic: dict[str, dict[TopicPartition, None]] = {}
         self._replicas_by_broker: dict[int, dict[TopicPartition, None]] = {}
@@ -157,6 +159,7 @@ class ControllerContext:
         c._live = self._live.copy()
         c.replicas_on_offline_dirs = {b: tps.copy() for b, tps in self.replicas_on_offline_dirs.items()}
         c.all_topics = self.all_topics.copy()
+        c.topic_ids = self.topic_ids.copy()
         c.assignments = self.assignments.copy()
         c._partitions_by_topic = {t: tps.copy() for t, tps in self._partitions_by_topic.items()}
         c._replicas_by_broker = {b: tps.copy() for b, tps in self._replicas_by_broker.items()}
@@ -348,13 +351,15 @@ class ControllerContext:
         return self.replicas_for_partitions(self.partitions_by_topic.get(topic, ()))
 
     def remove_topic(self, topic: str) -> None:
-        """``removeTopic`` (§3.1): queue/started sets, allTopics, assignments, leadership; not partition states. The
-        imbalance of a topic not queued for deletion is cleaned first (a queued one's was, when it was queued)."""
+        """``removeTopic`` (§3.1): queue/started sets, allTopics, topicIds, assignments, leadership; not partition
+        states. The imbalance of a topic not queued for deletion is cleaned first (a queued one's was, when it was
+        queued)."""
         if topic not in self.topics_to_be_deleted:
             self._clean_preferred_replica_imbalance(topic)
         self.topics_to_be_deleted.discard(topic)
         self.topics_with_deletion_started.discard(topic)
         self.all_topics.discard(topic)
+        self.topic_ids.pop(topic, None)
         self._ensure_indexed()
         for tp in self._partitions_by_topic.pop(topic, {}):
             fa = self.assignments.pop(tp)

@@ -50,7 +50,9 @@ from kcspec.reference_impl.version import (
     KAFKA_2_2,
     KAFKA_2_4,
     KAFKA_2_6,
+    KAFKA_2_8,
     KafkaVersion,
+    uses_topic_id,
 )
 from kcspec.reference_impl.zookeeper import SimulatedZooKeeper
 from kcspec.spec.requests import Request, StateChangeFailure
@@ -101,13 +103,13 @@ class KafkaController:
         self.logger = Logger(
             log, log.controller, "kafka.controller.KafkaController", f"[Controller id={cid}] "
         )
-        self.batch = ControllerBrokerRequestBatch(self.ctx, version, log, sent, self.scl)
+        self.batch = ControllerBrokerRequestBatch(self.ctx, version, log, sent, self.scl, config)
         self.replica_sm = ZkReplicaStateMachine(
             self.ctx,
             zk,
             version,
             log,
-            ControllerBrokerRequestBatch(self.ctx, version, log, sent, self.scl),
+            ControllerBrokerRequestBatch(self.ctx, version, log, sent, self.scl, config),
             self.scl,
             failures,
         )
@@ -116,7 +118,7 @@ class KafkaController:
             zk,
             version,
             log,
-            ControllerBrokerRequestBatch(self.ctx, version, log, sent, self.scl),
+            ControllerBrokerRequestBatch(self.ctx, version, log, sent, self.scl, config),
             self.scl,
             failures,
             config,
@@ -166,6 +168,8 @@ class KafkaController:
         self.config = config
         self.partition_sm.config = config
         self.deletion.config = config
+        for batch in (self.batch, self.replica_sm.batch, self.partition_sm.batch):
+            batch.config = config
 
     def send_update_metadata(self, brokers: Iterable[int], partitions: list[TopicPartition]) -> None:
         """``sendUpdateMetadataRequest`` with the controller's own batch."""
@@ -234,7 +238,8 @@ class KafkaController:
         ctx.add_live_brokers(dict(zk.brokers))
         modern = self.version >= KAFKA_2_4
         assignments = dict(zk.assignments)
-        ctx.all_topics.update(topic for topic, tps in zk.partitions_by_topic.items() if tps)
+        ctx.all_topics.update(zk.topics)
+        self.process_topic_ids(sorted(ctx.all_topics))
         for tp, fa in assignments.items():
             if fa.adding or fa.removing:
                 if modern:
@@ -422,13 +427,14 @@ class KafkaController:
     @mirrors("processTopicChange")
     def process_topic_change(self) -> None:
         ctx = self.ctx
-        zk_topics = set(self.zk.partitions_by_topic)
+        zk_topics = set(self.zk.topics)
         new_topics = sorted(zk_topics - ctx.all_topics)
         deleted = sorted(ctx.all_topics - zk_topics)
         ctx.all_topics = set(zk_topics)
         added = self.zk.partitions_of(new_topics)
         for t in deleted:
             ctx.remove_topic(t)
+        self.process_topic_ids(new_topics)
         for tp in added:
             fa = self.zk.assignments[tp]
             ctx.update_assignment(tp, fa if self.version >= KAFKA_2_4 else ReplicaAssignment(fa.replicas))
@@ -439,6 +445,22 @@ class KafkaController:
         )
         if added:
             self.on_new_partition_creation(added)
+
+    @mirrors("processTopicIds")
+    def process_topic_ids(self, topics: list[str]) -> None:
+        """``processTopicIds`` (2.8, KIP-516): with ``usesTopicId`` the topic znodes of ``topics`` without an ID get
+        one (``setTopicIds``, fenced); the IDs of all of them are added to ``topicIds`` — read from ZooKeeper under
+        an older IBP as well ("If we don't have IBP 2.8, but are running 2.8 code, put any topic IDs from the ZNode
+        in controller context")."""
+        if self.version < KAFKA_2_8:
+            return
+        zk = self.zk
+        if uses_topic_id(self.version, self.config):
+            zk.set_topic_ids([t for t in topics if t not in zk.topic_ids], self.ctx.epoch_zk_version)
+        for t in topics:
+            topic_id = zk.topic_ids.get(t)
+            if topic_id is not None:
+                self.ctx.topic_ids[t] = topic_id
 
     @mirrors("onNewPartitionCreation")
     def on_new_partition_creation(self, partitions: list[TopicPartition]) -> None:
@@ -464,7 +486,7 @@ class KafkaController:
                     )
                     self.logger.info(f"Restoring the partition replica assignment for topic {topic}")
                     existing = {tp: ctx.assignment(tp) for tp in in_zk if tp in zk.partition_states}
-                    zk.set_topic_assignment(topic, existing, ctx.epoch_zk_version)
+                    zk.set_topic_assignment(topic, ctx.topic_ids.get(topic), existing, ctx.epoch_zk_version)
                 else:
                     self.logger.info(
                         "Ignoring partition change during topic deletion as no new partitions are added"

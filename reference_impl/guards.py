@@ -43,7 +43,14 @@ from kcspec.spec.events import (
     ZkPartitionReassignment,
     ZombieControllerWrite,
 )
-from kcspec.spec.vocabulary import ClusterConfig, ElectionTrigger, ElectionType, ReplicaState, TopicPartition
+from kcspec.spec.vocabulary import (
+    ClusterConfig,
+    ElectionTrigger,
+    ElectionType,
+    ReplicaState,
+    TopicPartition,
+    ZkFault,
+)
 
 
 def _valid_replica_lists(replicas: tuple[tuple[int, ...], ...]) -> bool:
@@ -239,11 +246,7 @@ def _topic_creation(
     active: bool,
     modern: bool,
 ) -> bool:
-    return (
-        event.topic not in zk.partitions_by_topic
-        and bool(event.replicas)
-        and _valid_replica_lists(event.replicas)
-    )
+    return event.topic not in zk.topics and bool(event.replicas) and _valid_replica_lists(event.replicas)
 
 
 def _partition_expansion(
@@ -394,7 +397,12 @@ def _zk_fault_injection(
     active: bool,
     modern: bool,
 ) -> bool:
-    return event.tp in zk.partition_states and event.tp not in zk.faults
+    if event.tp in zk.faults:
+        return False
+    # a CONNECTIONLOSS may also wait on the path of a state znode still to be created (its create throws)
+    return event.tp in zk.partition_states or (
+        event.tp in zk.assignments and event.fault is ZkFault.CONNECTIONLOSS
+    )
 
 
 def _stale_alter_isr_received(

@@ -122,7 +122,9 @@ class Reassignment:
         ctx = self.ctx
         topic_assignment = {p: ctx.assignments[p] for p in ctx.partitions_for_topic(tp.topic)}
         topic_assignment[tp] = fa
-        code = self.zk.set_topic_assignment(tp.topic, topic_assignment, ctx.epoch_zk_version)
+        code = self.zk.set_topic_assignment(
+            tp.topic, ctx.topic_ids.get(tp.topic), topic_assignment, ctx.epoch_zk_version
+        )
         if code == "NONODE":
             raise IllegalStateException(
                 f"Failed to update assignment for {tp} since the topic has no current assignment"
@@ -285,7 +287,9 @@ class Reassignment:
         ctx = self.ctx
         topic_assignment = {p: ctx.assignments[p] for p in ctx.partitions_for_topic(tp.topic)}
         topic_assignment[tp] = ReplicaAssignment(replicas)
-        code = self.zk.set_topic_assignment(tp.topic, topic_assignment, ctx.epoch_zk_version)
+        code = self.zk.set_topic_assignment(
+            tp.topic, ctx.topic_ids.get(tp.topic), topic_assignment, ctx.epoch_zk_version
+        )
         if code == "NONODE":
             raise IllegalStateException(
                 f"Failed to update assignment for {tp} since the topic has no current assignment"

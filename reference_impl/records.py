@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from kcspec.spec.fmap import FMap
 from kcspec.spec.requests import (
     LeaderAndIsrPartitionState,
     LeaderAndIsrRequest,
@@ -168,6 +169,8 @@ _STATE_FIELDS: dict[type, tuple[str, ...]] = {
         "controller_epoch",
         "controller_epoch_zk_version",
         "brokers",
+        "topics",
+        "topic_ids",
         "assignments",
         "partition_states",
         "delete_topics",
@@ -185,6 +188,7 @@ _STATE_FIELDS: dict[type, tuple[str, ...]] = {
         "shutting_down",
         "offline_replicas",
         "all_topics",
+        "topic_ids",
         "assignments",
         "leadership",
         "partitions_being_reassigned",
@@ -230,14 +234,18 @@ def cluster_state(zk: ZkState, controller: CanonicalContext, config: ClusterConf
 
 # ------------------------------------------------------------------------------------- the requests sent
 
+NO_TOPIC_IDS: FMap[str, int] = FMap()
+"""The topic IDs of a request whose version has none (before IBP 2.8-IV1, and 1.1)."""
+
 _REQUEST_FIELDS: dict[type, tuple[str, ...]] = {
-    LeaderAndIsrRequest: ("broker", "controller_id", "controller_epoch", "partition_states"),
+    LeaderAndIsrRequest: ("broker", "controller_id", "controller_epoch", "partition_states", "topic_ids"),
     UpdateMetadataRequest: (
         "broker",
         "controller_id",
         "controller_epoch",
         "live_brokers",
         "partition_states",
+        "topic_ids",
     ),
     StopReplicaRequest: ("broker", "controller_id", "controller_epoch", "partition_states"),
 }
@@ -250,9 +258,10 @@ def leader_and_isr_request(
     controller_id: int,
     controller_epoch: int,
     partition_states: frozenset[LeaderAndIsrPartitionState],
+    topic_ids: FMap[str, int] = NO_TOPIC_IDS,
 ) -> LeaderAndIsrRequest:
     if not REQUEST_FAST:  # pragma: no cover - only when the request records change shape
-        return LeaderAndIsrRequest(broker, controller_id, controller_epoch, partition_states)
+        return LeaderAndIsrRequest(broker, controller_id, controller_epoch, partition_states, topic_ids)
     o = _new(LeaderAndIsrRequest)
     _set(
         o,
@@ -262,6 +271,7 @@ def leader_and_isr_request(
             "controller_id": controller_id,
             "controller_epoch": controller_epoch,
             "partition_states": partition_states,
+            "topic_ids": topic_ids,
         },
     )
     return o
@@ -273,9 +283,12 @@ def update_metadata_request(
     controller_epoch: int,
     live_brokers: frozenset[int],
     partition_states: frozenset[UpdateMetadataPartitionState],
+    topic_ids: FMap[str, int] = NO_TOPIC_IDS,
 ) -> UpdateMetadataRequest:
     if not REQUEST_FAST:  # pragma: no cover - only when the request records change shape
-        return UpdateMetadataRequest(broker, controller_id, controller_epoch, live_brokers, partition_states)
+        return UpdateMetadataRequest(
+            broker, controller_id, controller_epoch, live_brokers, partition_states, topic_ids
+        )
     o = _new(UpdateMetadataRequest)
     _set(
         o,
@@ -286,6 +299,7 @@ def update_metadata_request(
             "controller_epoch": controller_epoch,
             "live_brokers": live_brokers,
             "partition_states": partition_states,
+            "topic_ids": topic_ids,
         },
     )
     return o

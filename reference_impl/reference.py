@@ -26,7 +26,14 @@ from kcspec.reference_impl.guards import event_enabled
 from kcspec.reference_impl.logs import DEFAULT_START, ControllerLog
 from kcspec.reference_impl.records import cluster_state, step_result
 from kcspec.reference_impl.snapshot import from_canonical, to_canonical
-from kcspec.reference_impl.version import KAFKA_2_1, KAFKA_2_2, KAFKA_2_4, KAFKA_2_6, version_for_profile
+from kcspec.reference_impl.version import (
+    KAFKA_2_1,
+    KAFKA_2_2,
+    KAFKA_2_4,
+    KAFKA_2_6,
+    uses_topic_id,
+    version_for_profile,
+)
 from kcspec.reference_impl.zookeeper import SimulatedZooKeeper
 from kcspec.spec.events import (
     ApiPartitionReassignment,
@@ -409,8 +416,14 @@ class ReferenceController:
     def _on_topic_creation(
         self, event: TopicCreation, zk: SimulatedZooKeeper, kc: KafkaController, name: str
     ) -> None:
-        for i, replicas in enumerate(event.replicas):
-            zk.add_assignment(TopicPartition(event.topic, i), ReplicaAssignment(replicas))
+        zk.create_topic(
+            event.topic,
+            {
+                TopicPartition(event.topic, i): ReplicaAssignment(replicas)
+                for i, replicas in enumerate(event.replicas)
+            },
+            with_topic_id=uses_topic_id(self.version, self.config),
+        )
         self._run(name, kc.process_topic_change)
 
     def _on_partition_expansion(

@@ -37,6 +37,7 @@ from kcspec.reference_impl.logs import (
 )
 from kcspec.reference_impl.mirrors import mirrors
 from kcspec.reference_impl.records import (
+    NO_TOPIC_IDS,
     TUPLE_STATES,
     lair_partition_state,
     leader_and_isr_request,
@@ -46,7 +47,8 @@ from kcspec.reference_impl.records import (
     update_metadata_request,
 )
 from kcspec.reference_impl.state_change_logger import StateChangeLogger
-from kcspec.reference_impl.version import KAFKA_2_4, KAFKA_2_6, KafkaVersion
+from kcspec.reference_impl.version import KAFKA_2_4, KAFKA_2_6, KafkaVersion, requests_carry_topic_ids
+from kcspec.spec.fmap import FMap
 from kcspec.spec.requests import (
     LeaderAndIsrPartitionState,
     LeaderAndIsrRequest,
@@ -58,6 +60,7 @@ from kcspec.spec.vocabulary import (
     EPOCH_DURING_DELETE,
     LEADER_DURING_DELETE,
     NO_EPOCH,
+    ClusterConfig,
     LeaderIsrAndControllerEpoch,
     ReplicaAssignment,
     TopicPartition,
@@ -74,9 +77,12 @@ class ControllerBrokerRequestBatch:
         log: ControllerLog,
         sent: list[Request],
         state_change_logger: StateChangeLogger,
+        config: ClusterConfig | None = None,
     ) -> None:
         self.ctx = ctx
         self.version = version
+        self.config = config if config is not None else ClusterConfig()
+        """The broker's config: its ``inter_broker_protocol`` decides whether requests carry topic IDs."""
         self.log = log
         self.sent = sent
         self.kip455 = version >= KAFKA_2_4
@@ -595,6 +601,7 @@ class ControllerBrokerRequestBatch:
         targets = ctx.live_broker_epochs
         cid = ctx.controller_id
         modern = self.kip455
+        carry_ids = requests_carry_topic_ids(self.version, self.config)
         log = self.state_change_logger.with_controller_epoch(controller_epoch)
         trace = self.log.trace_enabled
         ordered: dict[int, dict[TopicPartition, LeaderAndIsrPartitionState]] = {}
@@ -616,7 +623,13 @@ class ControllerBrokerRequestBatch:
             else:
                 parts, leaders = by_broker[broker]
                 states_set = frozenset().union(*parts)
-            request = leader_and_isr_request(broker, cid, controller_epoch, states_set)
+            request = leader_and_isr_request(
+                broker,
+                cid,
+                controller_epoch,
+                states_set,
+                self._topic_ids(st.tp.topic for st in states_set) if carry_ids else NO_TOPIC_IDS,
+            )
             if broker not in targets:
                 self._warn_dropped(self._render_lair(request), broker)
                 continue
@@ -649,6 +662,7 @@ class ControllerBrokerRequestBatch:
         if self.update_metadata_brokers:
             umr = self._umr
             partition_states = frozenset([entry[3] for entry in umr.values()])
+            umr_topic_ids = self._topic_ids(tp.topic for tp in umr) if carry_ids else NO_TOPIC_IDS
             live = frozenset(targets)
             if modern:
                 log.info(
@@ -662,7 +676,9 @@ class ControllerBrokerRequestBatch:
                         f"{scala_int_set(self.update_metadata_brokers)} for partition {tp}"
                     )
             for broker in sorted(self.update_metadata_brokers):
-                request_umr = update_metadata_request(broker, cid, controller_epoch, live, partition_states)
+                request_umr = update_metadata_request(
+                    broker, cid, controller_epoch, live, partition_states, umr_topic_ids
+                )
                 if broker not in targets:
                     if not modern:
                         self._warn_dropped(
@@ -694,6 +710,11 @@ class ControllerBrokerRequestBatch:
                 log.info(f"Sending StopReplica request for {len(sr_states)} replicas to broker {broker}")
             self.sent.append(request_sr)
         self.clear()
+
+    def _topic_ids(self, topics: Iterable[str]) -> FMap[str, int]:
+        """``topicIds`` of a LeaderAndIsr v5 / UpdateMetadata v7: each topic's ID, ``Uuid.ZERO_UUID`` (0) if none."""
+        ids = self.ctx.topic_ids
+        return FMap({topic: ids.get(topic, 0) for topic in set(topics)})
 
     def _warn_dropped(self, rendered: str, broker: int) -> None:
         self.channel_log.warn(f"Not sending request {rendered} to broker {broker}, since it is offline.")

@@ -58,6 +58,7 @@ def to_canonical(ctx: ControllerContext) -> CanonicalContext:
             PartitionReplica(tp, b) for b, tps in ctx.replicas_on_offline_dirs.items() for tp in tps
         ),
         all_topics=frozenset(ctx.all_topics),
+        topic_ids=FMap(ctx.topic_ids),
         assignments=FMap(ctx.assignments),
         leadership=FMap(ctx.leadership),
         partitions_being_reassigned=frozenset(ctx.partitions_being_reassigned),
@@ -80,6 +81,7 @@ def from_canonical(c: CanonicalContext) -> ControllerContext:
     for pr in c.offline_replicas:
         ctx.replicas_on_offline_dirs.setdefault(pr.replica, set()).add(pr.tp)
     ctx.all_topics = set(c.all_topics)
+    ctx.topic_ids = copy_map(c.topic_ids)
     ctx.load_assignments(c.assignments)
     ctx.put_leaderships(c.leadership)
     ctx.partitions_being_reassigned = set(c.partitions_being_reassigned)

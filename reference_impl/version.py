@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from kcspec.spec.vocabulary import ClusterConfig, InterBrokerProtocol
+
 
 class KafkaVersion(NamedTuple):
     """A Kafka release ``major.minor``; ordered, so ``version >= KAFKA_2_4`` reads like Kafka's IBP checks.
@@ -44,6 +46,7 @@ KAFKA-10040 (controller gauges kept by ``ControllerContext``)."""
 KAFKA_2_7 = KafkaVersion(2, 7)
 """KAFKA-10314 (isNew for adding replicas), AlterIsr (KIP-497)."""
 KAFKA_2_8 = KafkaVersion(2, 8)
+"""KIP-516 topic IDs (as the inter-broker protocol allows: ``uses_topic_id``, ``requests_carry_topic_ids``)."""
 
 PROFILES: dict[str, KafkaVersion] = {"kafka-2.8": KAFKA_2_8, "kafka-1.1": KAFKA_1_1}
 """Profile name → the Kafka version the reference controller behaves as."""
@@ -56,3 +59,16 @@ def version_for_profile(profile: str) -> KafkaVersion:
     except KeyError:
         known = ", ".join(PROFILES)
         raise ValueError(f"unknown profile {profile!r}; known profiles: {known}") from None
+
+
+def uses_topic_id(version: KafkaVersion, config: ClusterConfig) -> bool:
+    """``KafkaConfig.usesTopicId``: 2.8 code with ``interBrokerProtocolVersion >= KAFKA_2_8_IV0``."""
+    return version >= KAFKA_2_8 and config.inter_broker_protocol in (
+        InterBrokerProtocol.KAFKA_2_8_IV0,
+        InterBrokerProtocol.KAFKA_2_8_IV1,
+    )
+
+
+def requests_carry_topic_ids(version: KafkaVersion, config: ClusterConfig) -> bool:
+    """LeaderAndIsr v5 / UpdateMetadata v7 (``interBrokerProtocolVersion >= KAFKA_2_8_IV1``) carry topic IDs."""
+    return version >= KAFKA_2_8 and config.inter_broker_protocol is InterBrokerProtocol.KAFKA_2_8_IV1

@@ -1,7 +1,8 @@
 """A simulated ZooKeeper holding the znodes the controller reads and writes (§3.3, §7, §9).
 
 It is the mutable twin of ``ZkState``: ``/controller``, ``/controller_epoch`` (value and stat version),
-``/brokers/ids``, topic assignments, partition-state znodes (their version is the ``zk_version`` of the stored
+``/brokers/ids``, the topic znodes (``topics``, which exist apart from their partitions: a topic znode may hold
+no partition) and their assignments, partition-state znodes (their version is the ``zk_version`` of the stored
 ``LeaderAndIsr``), the admin znodes, pending ISR-change notifications and injected one-shot faults.
 
 Controller writes are fenced in 2.8 (KAFKA-6082): every write is a ``multi`` with a ``CheckOp`` on the
@@ -10,7 +11,9 @@ fault is consumed. A write of an empty map is not sent to ZooKeeper at all (so i
 no fencing. Faults (ARCHITECTURE.md): ``BADVERSION`` fails the next conditional ``setData`` of that znode
 (the partition is returned for retry; a mismatching expected version is a BADVERSION too); ``CONNECTIONLOSS``
 makes the next *read* of that znode throw — a read of several znodes throws if any of them has one armed and
-consumes every ``CONNECTIONLOSS`` armed on the znodes it read. Creations ignore faults. Deleting a topic deletes
+consumes every ``CONNECTIONLOSS`` armed on the znodes it read; a ``CONNECTIONLOSS`` armed on the path of a state
+znode still to be created makes its ``createTopicPartitionStatesRaw`` call throw the same way (BADVERSION is ignored
+by creations). Deleting a topic deletes
 its partition-state znodes together with any fault armed on them (decision: the fault belongs to the znode).
 """
 
@@ -50,6 +53,10 @@ class SimulatedZooKeeper:
         self.controller_epoch = state.controller_epoch
         self.controller_epoch_zk_version = state.controller_epoch_zk_version
         self.brokers: dict[int, int] = copy_map(state.brokers)
+        self.topics: set[str] = set(state.topics)
+        """The children of ``/brokers/topics``; ``partitions_by_topic`` indexes their partition maps."""
+        self.topic_ids: dict[str, int] = copy_map(state.topic_ids)
+        """The ``topic_id`` of the topic znodes that have one (KIP-516)."""
         self.assignments: dict[TopicPartition, ReplicaAssignment] = copy_map(state.assignments)
         self.partitions_by_topic: dict[str, list[TopicPartition]] = {}
         for tp in self.assignments:
@@ -75,6 +82,8 @@ class SimulatedZooKeeper:
         c.controller_epoch = self.controller_epoch
         c.controller_epoch_zk_version = self.controller_epoch_zk_version
         c.brokers = self.brokers.copy()
+        c.topics = self.topics.copy()
+        c.topic_ids = self.topic_ids.copy()
         c.assignments = self.assignments.copy()
         c.partitions_by_topic = {topic: tps.copy() for topic, tps in self.partitions_by_topic.items()}
         c.partition_states = self.partition_states.copy()
@@ -93,6 +102,8 @@ class SimulatedZooKeeper:
             controller_epoch=self.controller_epoch,
             controller_epoch_zk_version=self.controller_epoch_zk_version,
             brokers=FMap(self.brokers),
+            topics=frozenset(self.topics),
+            topic_ids=FMap(self.topic_ids),
             assignments=FMap(self.assignments),
             partition_states=FMap(self.partition_states),
             delete_topics=frozenset(self.delete_topics),
@@ -198,10 +209,13 @@ class SimulatedZooKeeper:
     def create_topic_partition_states(
         self, records: Mapping[TopicPartition, LeaderIsrAndControllerEpoch], expected_zk_version: int
     ) -> dict[TopicPartition, str]:
-        """``createTopicPartitionStatesRaw``: result code per partition (``OK`` or ``NODEEXISTS``)."""
+        """``createTopicPartitionStatesRaw``: result code per partition (``OK`` or ``NODEEXISTS``). A CONNECTIONLOSS
+        armed on the path of one of them throws ``KeeperException`` before the call reaches ZooKeeper (no CheckOp
+        evaluated, nothing created), consuming every CONNECTIONLOSS armed on the call's paths."""
         codes: dict[TopicPartition, str] = {}
         if not records:
             return codes
+        self._consume_connection_loss(list(records))
         self.check_controller_epoch(expected_zk_version)
         states = self.partition_states
         if not states or not any(map(states.__contains__, records)):
@@ -216,17 +230,59 @@ class SimulatedZooKeeper:
         return codes
 
     def set_topic_assignment(
-        self, topic: str, assignment: Mapping[TopicPartition, ReplicaAssignment], expected_zk_version: int
+        self,
+        topic: str,
+        topic_id: int | None,
+        assignment: Mapping[TopicPartition, ReplicaAssignment],
+        expected_zk_version: int,
     ) -> str:
-        """``setTopicAssignmentRaw``: replace the whole topic znode; ``NONODE`` if the topic has none."""
+        """``setTopicAssignmentRaw(topic, topicId, assignment)``: replace the whole topic znode's data (its topic ID
+        too: none when ``topic_id`` is ``None``); ``NONODE`` if the topic znode does not exist (a topic znode without
+        partitions exists)."""
         self.check_controller_epoch(expected_zk_version)
-        if topic not in self.partitions_by_topic:
+        if topic not in self.topics:
             return "NONODE"
-        for tp in self.partitions_by_topic.pop(topic):
+        if topic_id is None:
+            self.topic_ids.pop(topic, None)
+        else:
+            self.topic_ids[topic] = topic_id
+        for tp in self.partitions_by_topic.pop(topic, ()):
             del self.assignments[tp]
         for tp, fa in assignment.items():
             self.add_assignment(tp, fa)
         return "OK"
+
+    def create_topic(
+        self, topic: str, assignment: Mapping[TopicPartition, ReplicaAssignment], with_topic_id: bool
+    ) -> None:
+        """``createTopicAssignment(topic, topicId, assignment)`` (by the admin client, not the controller): the topic
+        znode with its partitions, and a fresh topic ID if ``with_topic_id``."""
+        self.topics.add(topic)
+        if with_topic_id:
+            self.topic_ids[topic] = self.new_topic_id()
+        for tp, fa in assignment.items():
+            self.add_assignment(tp, fa)
+
+    def new_topic_id(self) -> int:
+        """``Uuid.randomUuid()`` in the model: the least positive integer no topic znode holds (the decision is
+        written in ``spec/state.py``, ``ZkState.topic_ids``)."""
+        used = set(self.topic_ids.values())
+        candidate = 1
+        while candidate in used:
+            candidate += 1
+        return candidate
+
+    def set_topic_ids(self, topics: Iterable[str], expected_zk_version: int) -> dict[str, int]:
+        """``setTopicIds``: a fresh ID written into each topic znode of ``topics`` (none has one), in the given
+        order; fenced (ControllerMovedException, nothing written). Returns topic → new ID."""
+        names = list(topics)
+        if not names:
+            return {}
+        self.check_controller_epoch(expected_zk_version)
+        written: dict[str, int] = {}
+        for topic in names:
+            written[topic] = self.topic_ids[topic] = self.new_topic_id()
+        return written
 
     def add_assignment(self, tp: TopicPartition, fa: ReplicaAssignment) -> None:
         if tp not in self.assignments:
@@ -236,6 +292,8 @@ class SimulatedZooKeeper:
     def delete_topic(self, topic: str, expected_zk_version: int) -> None:
         """``deleteTopic``: ``/brokers/topics/<t>`` (assignments, partition states), configs, the deletion znode."""
         self.check_controller_epoch(expected_zk_version)
+        self.topics.discard(topic)
+        self.topic_ids.pop(topic, None)
         for tp in self.partitions_by_topic.pop(topic, ()):
             del self.assignments[tp]
             self.partition_states.pop(tp, None)

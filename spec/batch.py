@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kcspec.spec import context
+from kcspec.spec.fmap import FMap
 from kcspec.spec.lang import (
     Block,
     Const,
@@ -54,7 +55,12 @@ from kcspec.spec.vocabulary import (
     INITIAL_ZK_VERSION,
     LEADER_DURING_DELETE,
     NO_EPOCH,
+    InterBrokerProtocol,
 )
+
+NO_TOPIC_IDS: FMap[str, int] = FMap()
+ZERO_UUID = 0
+"""``Uuid.ZERO_UUID``: the topic ID a request carries for a topic the context has no ID of."""
 
 EMPTY_BATCH = RequestBatch()
 
@@ -328,34 +334,56 @@ def add_stop_replica(p: Profile, w: object, brokers: object, tp: object, delete:
 def send(p: Profile, w: object) -> Expr:
     """``sendRequestsToBrokers(ctrlEpoch)`` (§3.4): one LeaderAndIsr, UpdateMetadata and StopReplica request per
     recipient broker, carrying the controller's id and epoch; recipients that are not live-or-shutting-down at
-    send time are dropped; UMR ``live_brokers`` is the live-or-shutting-down set; the batch is cleared."""
+    send time are dropped; UMR ``live_brokers`` is the live-or-shutting-down set; the batch is cleared. 2.8 with
+    IBP 2.8-IV1: LeaderAndIsr (v5) and UpdateMetadata (v7) carry the ID of each of their topics from
+    ``controllerContext.topicIds``, the zero UUID for a topic without one (``ControllerChannelManager``
+    ``sendLeaderAndIsrRequest`` / ``sendUpdateMetadataRequests``, KIP-516)."""
 
     def body(wv: Expr) -> Expr:
         c = wv.f("state", "controller")
         pending = wv.f("batch")
         block = Block()
+        ids = block.let("ids", c.f("topic_ids"))
+        carry = block.let(
+            "carry", wv.f("state", "config", "inter_broker_protocol").eq(InterBrokerProtocol.KAFKA_2_8_IV1)
+        )
+
+        def topic_ids_of(states: Expr) -> Expr:
+            """The request's topic IDs (KIP-516): every topic of ``states`` → its context ID, else the zero UUID;
+            none before IBP 2.8-IV1 (LeaderAndIsr < v5, UpdateMetadata < v7) and in 1.1."""
+            if not p.topic_ids:
+                return lit(NO_TOPIC_IDS)
+            return if_(
+                carry,
+                build_map(states.map(lambda ps: ps.f("tp", "topic")), lambda t: ids.get_or(t, ZERO_UUID)),
+                lit(NO_TOPIC_IDS),
+            )
+
         live = block.let("live", c.f("live_brokers").keys())
         lair = block.let("lair", pending.f("leader_and_isr"))
         sr = block.let("sr", pending.f("stop_replica"))
         ump = block.let("ump", pending.f("update_metadata_partitions"))
-        leader_and_isr = (
-            lair.keys()
-            .map(lambda k: k.f("replica"))
-            .inter(live)
-            .map(
-                lambda br: rec(
+
+        def lair_request(br: Expr) -> Expr:
+            one = Block()
+            states = one.let(
+                "states", lair.keys().filter(lambda k: k.f("replica").eq(br)).map(lambda k: lair.get(k))
+            )
+            return one.in_(
+                rec(
                     LeaderAndIsrRequest,
                     broker=br,
                     controller_id=c.f("controller_id"),
                     controller_epoch=c.f("epoch"),
-                    partition_states=lair.keys()
-                    .filter(lambda k: k.f("replica").eq(br))
-                    .map(lambda k: lair.get(k)),
+                    partition_states=states,
+                    topic_ids=topic_ids_of(states),
                 )
             )
-        )
+
+        leader_and_isr = lair.keys().map(lambda k: k.f("replica")).inter(live).map(lair_request)
         umr = Block()
         states = umr.let("states", ump.keys().map(lambda k: ump.get(k)))
+        umr_topic_ids = umr.let("umr_topic_ids", topic_ids_of(states))
         update_metadata = umr.in_(
             pending.f("update_metadata_brokers")
             .inter(live)
@@ -367,6 +395,7 @@ def send(p: Profile, w: object) -> Expr:
                     controller_epoch=c.f("epoch"),
                     live_brokers=live,
                     partition_states=states,
+                    topic_ids=umr_topic_ids,
                 )
             )
         )

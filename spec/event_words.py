@@ -105,11 +105,13 @@ EVENT_WORDS: dict[str, EventWords] = {
     ),
     "TopicCreation": EventWords(
         guard=(
-            "No partition of `topic` exists in `zk.assignments`; `replicas` is non-empty; every `replicas[i]` is "
+            "`topic` has no topic znode (`topic ∉ zk.topics`); `replicas` is non-empty; every `replicas[i]` is "
             "non-empty, without duplicates, of ids ≥ 0."
         ),
         environment=(
-            "`zk.assignments[topic-i] := {replicas: replicas[i], adding: [], removing: []}` for every i."
+            "`zk.topics ∪= {topic}`; `zk.assignments[topic-i] := {replicas: replicas[i], adding: [], removing: []}` "
+            "for every i; 2.8 with `config.inter_broker_protocol` ≥ 2.8-IV0: `zk.topic_ids[topic] :=` the least "
+            "positive integer no topic znode holds."
         ),
         controller=("`TopicChange` (§7.6): `onNewPartitionCreation` for the new partitions."),
     ),
@@ -211,12 +213,16 @@ EVENT_WORDS: dict[str, EventWords] = {
         ),
     ),
     "ZkFaultInjection": EventWords(
-        guard=("`tp` has a partition-state znode and no fault armed on it."),
+        guard=(
+            "No fault is armed on `tp`, and `tp` has a partition-state znode, or `fault` is `CONNECTIONLOSS` and `tp` "
+            "is in `zk.assignments` (its state znode is still to be created)."
+        ),
         environment=("`zk.faults[tp] := fault`."),
         controller=(
             "None. The fault is consumed by the controller's next access to that znode: `BADVERSION` fails the "
             "next conditional write (the controller re-reads and retries), `CONNECTIONLOSS` makes the next read "
-            "throw."
+            "throw, or the next `createTopicPartitionStatesRaw` of that znode (the whole call throws: its partitions "
+            "stay NewPartition, each logged as failed with target NewPartition, §5.2a step 4)."
         ),
     ),
     "StopReplicaResponseWithoutDeletionReceived": EventWords(

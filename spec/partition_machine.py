@@ -150,7 +150,21 @@ def initialize_leader_and_isr(p: Profile, w: Expr, tps: Expr) -> Expr:
         w1 = batch.add_leader_and_isr_bulk(
             p, w1, created, lambda tp: recs.get(tp).f("leader_and_isr", "isr"), True
         )
-        return if_(cr.f("moved"), fenced, b.in_(_put_states(w1, created, PartitionState.OnlinePartition)))
+        # the whole call threw (§5.2a step 4): every partition with a live replica is logged as failed from its
+        # current state with the target printed as NewPartition (Kafka's quirk); nothing is initialised
+        threw = _failures(
+            _failures(
+                w.with_(state=cr.f("state")), no_live, ONLINE_NAME, FailureReason.NoAssignedReplicaAlive, new
+            ),
+            recs.keys(),
+            new,
+            FailureReason.ZkError,
+        )
+        return if_(
+            cr.f("moved"),
+            fenced,
+            if_(cr.f("threw"), threw, b.in_(_put_states(w1, created, PartitionState.OnlinePartition))),
+        )
 
     b = Block()
     no_live = b.let("no_live", tps.filter(lambda tp: live_of(tp).is_empty()))

@@ -72,6 +72,9 @@ class Profile:
     auto_rebalance_batched: bool
     """§7.9, KAFKA-7299: the auto rebalance elects the candidates of one preferred broker in one call (1.1: one
     onPreferredReplicaElection call per partition)."""
+    topic_ids: bool
+    """KIP-516 (2.8): topics have IDs — in the topic znode, in ``controllerContext.topicIds``, in LeaderAndIsr and
+    UpdateMetadata — as the cluster's ``inter_broker_protocol`` allows (1.1: no topic IDs, whatever the setting)."""
     kip460_replica_election: bool
     """§7.9 (KIP-460): the ReplicaLeaderElection handler — admin-triggered preferred/unclean elections exist, unknown
     partitions are skipped, partitions already led as wanted get no election. 1.1's PreferredReplicaLeaderElection
@@ -114,6 +117,7 @@ KAFKA_2_8 = Profile(
     broker_failure_umr_only_without_offline_leaders=True,
     topic_deletion_batched=True,
     auto_rebalance_batched=True,
+    topic_ids=True,
     kip460_replica_election=True,
     incremental_metrics=True,
 )
@@ -146,6 +150,7 @@ KAFKA_1_1 = Profile(
     broker_failure_umr_only_without_offline_leaders=True,
     topic_deletion_batched=False,
     auto_rebalance_batched=False,
+    topic_ids=False,
     kip460_replica_election=False,
     incremental_metrics=False,
 )

@@ -165,6 +165,10 @@ class LeaderAndIsrRequest:
     controller_id: int
     controller_epoch: int
     partition_states: frozenset[LeaderAndIsrPartitionState]
+    topic_ids: FMap[str, int] = field(default_factory=FMap)
+    """LeaderAndIsr v5 (2.8, IBP ≥ 2.8-IV1, KIP-516): the ID of every topic of ``partition_states``,
+    ``controllerContext.topicIds.getOrElse(topic, Uuid.ZERO_UUID)`` (0 = the zero UUID,
+    ``ControllerChannelManager.sendRequestsToBrokers``); empty when the request version has no topic IDs."""
 
 
 @dataclass(frozen=True)
@@ -174,6 +178,9 @@ class UpdateMetadataRequest:
     controller_epoch: int
     live_brokers: frozenset[int]
     partition_states: frozenset[UpdateMetadataPartitionState]
+    topic_ids: FMap[str, int] = field(default_factory=FMap)
+    """UpdateMetadata v7 (2.8, IBP ≥ 2.8-IV1, KIP-516): each topic state's ``topicId`` for every topic of
+    ``partition_states`` (0 = the zero UUID); empty when the request version has no topic IDs."""
 
 
 @dataclass(frozen=True)

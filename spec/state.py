@@ -40,8 +40,21 @@ class ZkState:
     """Stat version of ``/controller_epoch``; 2.8 fences every controller write on it (§3.3, §9)."""
     brokers: FMap[int, int] = field(default_factory=FMap)
     """``/brokers/ids``: registered broker id → broker epoch (the registration's czxid)."""
+    topics: frozenset[str] = frozenset()
+    """Children of ``/brokers/topics``: the topic znodes. A topic znode is state of its own, apart from its
+    partitions: its data (the partition map) is the entries of ``assignments`` for its partitions, and it may have
+    none — KAFKA-6612's restore writes back only the partitions that have a state znode (§7.6,
+    ``KafkaController.processPartitionModifications``, ``restorePartitionReplicaAssignment``), and the topic
+    still exists (``getAllTopicsInCluster`` lists it) until ``completeDeleteTopic`` deletes the znode (§8)."""
+    topic_ids: FMap[str, int] = field(default_factory=FMap)
+    """The ``topic_id`` field of the topic znodes (KIP-516, version 3 of their JSON); a topic without one has no
+    entry (created under an IBP before 2.8, or by 1.1). Decision (Kafka draws a random UUID): an ID is a small
+    positive integer, the least one no topic znode holds (``spec/actions/topic_ids.py``), so that exploration stays
+    finite and every run reproducible; IDs are distinct among existing topics, as the controller's
+    ``topicIds``/``topicNames`` maps need, but a topic created again may get the ID its deleted predecessor had."""
     assignments: FMap[TopicPartition, ReplicaAssignment] = field(default_factory=FMap)
-    """``/brokers/topics/<t>``: the full assignment of every partition of every topic."""
+    """The data of the topic znodes ``/brokers/topics/<t>``: the full assignment of every partition of every
+    topic; every partition's topic is in ``topics``."""
     partition_states: FMap[TopicPartition, LeaderIsrAndControllerEpoch] = field(default_factory=FMap)
     """``/brokers/topics/<t>/partitions/<p>/state``; the zk version lives in the LeaderAndIsr."""
     delete_topics: frozenset[str] = frozenset()
@@ -73,6 +86,8 @@ class ControllerContext:
     offline_replicas: frozenset[PartitionReplica] = frozenset()
     """``replicasOnOfflineDirs`` flattened to (partition, broker) pairs."""
     all_topics: frozenset[str] = frozenset()
+    topic_ids: FMap[str, int] = field(default_factory=FMap)
+    """``topicIds`` (2.8, KIP-516): topic → ID, as read from (or written to) the topic znodes."""
     assignments: FMap[TopicPartition, ReplicaAssignment] = field(default_factory=FMap)
     """``partitionAssignments`` (FA); in 1.1 adding/removing are always empty."""
     leadership: FMap[TopicPartition, LeaderIsrAndControllerEpoch] = field(default_factory=FMap)

@@ -86,6 +86,20 @@ class ElectionTrigger(enum.Enum):
     AutoTriggered = "AutoTriggered"
 
 
+class InterBrokerProtocol(enum.Enum):
+    """``inter.broker.protocol.version`` values the 2.8 controller's checks tell apart (``ApiVersion``), oldest first.
+
+    Only the checks the model has are told apart: ``usesTopicId`` (≥ 2.8-IV0, KIP-516: topic IDs created and
+    written to the topic znodes) and the request versions that carry topic IDs (LeaderAndIsr v5, UpdateMetadata v7:
+    ≥ 2.8-IV1). The 2.8 behaviours decided by IBP ≥ 2.7-IV2 (AlterIsr) are the ``kafka-2.8`` profile's own flags, so
+    the oldest value offered is 2.7-IV2. The ``kafka-1.1`` profile has no IBP check of these: it ignores the setting.
+    """
+
+    KAFKA_2_7_IV2 = "2.7-IV2"
+    KAFKA_2_8_IV0 = "2.8-IV0"
+    KAFKA_2_8_IV1 = "2.8-IV1"
+
+
 class ZkFault(enum.Enum):
     """One-shot faults the simulated ZooKeeper can inject into the next write of a partition-state znode (§3.3)."""
 
@@ -277,6 +291,9 @@ class ClusterConfig:
     """Topics whose ``unclean.leader.election.enable`` override is true."""
     auto_leader_rebalance_enable: bool = True
     leader_imbalance_per_broker_percentage: int = 10
+    inter_broker_protocol: InterBrokerProtocol = InterBrokerProtocol.KAFKA_2_8_IV1
+    """``inter.broker.protocol.version`` of the cluster (2.8.2's default, the latest: 2.8-IV1); read by the
+    ``kafka-2.8`` profile only."""
 
 
 __all__ = [
@@ -293,6 +310,7 @@ __all__ = [
     "ElectionTrigger",
     "ElectionType",
     "FMap",
+    "InterBrokerProtocol",
     "LeaderAndIsr",
     "LeaderIsrAndControllerEpoch",
     "PartitionReplica",

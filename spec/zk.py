@@ -14,14 +14,20 @@ Names exported (all return ``Expr``; ``s`` is an ``Expr[ClusterState]``):
 * ``update_leader_and_isr(p, s, updates)`` — ``updateLeaderAndIsr`` (§3.3): ``updates`` maps partitions to the
   ``LeaderAndIsr`` to write, whose ``zk_version`` is the *expected* version. Evaluates to a ``ZkWrite``.
 * ``create_partition_states(p, s, records)`` — ``createTopicPartitionStatesRaw`` (§3.3, §5.2a): create state
-  znodes at version 0, ``NODEEXISTS`` per partition. Evaluates to a ``ZkCreate``.
+  znodes at version 0, ``NODEEXISTS`` per partition; the whole call throws when a ``CONNECTIONLOSS`` fault is armed
+  on the path of one of them. Evaluates to a ``ZkCreate``.
 
 Fault consumption (ARCHITECTURE.md): ``BADVERSION`` fails the next conditional ``setData`` of that znode (the
 partition goes to the retry list and the fault is removed); a write whose expected version differs from the
 znode's version is also a BADVERSION. When the fencing ``CheckOp`` fails the whole ``multi`` is rejected before
 any ``setData`` runs: nothing is written and no fault is consumed. A write or create of an empty map is not
-sent to ZooKeeper at all (so it is not fenced either). Creation ignores faults (they are armed on ``setData``
-and reads). Every successful write increments the znode's version by exactly 1 and stores the writer's
+sent to ZooKeeper at all (so it is not fenced either). Creation ignores BADVERSION; a ``CONNECTIONLOSS`` armed on
+the path of a state znode still to be created (the fault's znode need not exist) makes the whole
+``createTopicPartitionStatesRaw`` call throw before it reaches ZooKeeper — Kafka's pipelined creates fail together
+with the client's exception (PartitionStateMachineTest
+``testNewPartitionToOnlinePartitionTransitionZkUtilsExceptionFromCreateStates``) — so nothing is created, the
+CheckOp is not evaluated (no ControllerMovedException) and every CONNECTIONLOSS armed on the call's paths is
+consumed (decision, as for reads). Every successful write increments the znode's version by exactly 1 and stores the writer's
 controller epoch.
 """
 
@@ -56,12 +62,14 @@ class ZkWrite:
 
 @dataclass(frozen=True)
 class ZkCreate:
-    """The outcome of one ``createTopicPartitionStatesRaw`` call: created znodes, NODEEXISTS ones, fencing failure."""
+    """The outcome of one ``createTopicPartitionStatesRaw`` call: created znodes, NODEEXISTS ones, fencing failure,
+    and ``threw``: the whole call threw (a CONNECTIONLOSS fault), nothing created."""
 
     state: ClusterState
     created: frozenset[TopicPartition]
     exists: frozenset[TopicPartition]
     moved: bool
+    threw: bool = False
 
 
 def fenced_write_ok(p: Profile, s: Expr) -> Expr:
@@ -166,7 +174,8 @@ def create_partition_states(p: Profile, s: object, records: object) -> Expr:
     """``createTopicPartitionStatesRaw(records, ctrlEpochZkVersion)`` (§3.3, §5.2a) → ``ZkCreate``.
 
     ``records`` maps partitions to the ``LeaderIsrAndControllerEpoch`` to create; each znode is created at version
-    0 unless it exists (NODEEXISTS, reported per partition). 2.8: a failing CheckOp makes the call ``moved``.
+    0 unless it exists (NODEEXISTS, reported per partition). A CONNECTIONLOSS armed on one of their paths: the call
+    ``threw`` (those faults consumed, nothing else changed). 2.8: a failing CheckOp makes the call ``moved``.
     """
 
     def body(sv: Expr, recs: Expr) -> Expr:
@@ -181,12 +190,25 @@ def create_partition_states(p: Profile, s: object, records: object) -> Expr:
             ),
         )
         written = sv.with_at("zk", partition_states=zk.f("partition_states").merge(at_version_0))
-        return b.in_(rec(ZkCreate, state=written, created=created, exists=exists, moved=False))
+        return b.in_(rec(ZkCreate, state=written, created=created, exists=exists, moved=False, threw=False))
 
     def guarded(sv: Expr, recs: Expr) -> Expr:
-        nothing = rec(ZkCreate, state=sv, created=frozenset(), exists=frozenset(), moved=False)
-        moved = rec(ZkCreate, state=sv, created=frozenset(), exists=frozenset(), moved=True)
-        return if_(recs.is_empty(), nothing, if_(fenced_write_ok(p, sv), body(sv, recs), moved))
+        none: frozenset[TopicPartition] = frozenset()
+        nothing = rec(ZkCreate, state=sv, created=none, exists=none, moved=False, threw=False)
+        moved = rec(ZkCreate, state=sv, created=none, exists=none, moved=True, threw=False)
+        lost = rec(
+            ZkCreate,
+            state=consume_read_faults(sv, recs.keys()),
+            created=none,
+            exists=none,
+            moved=False,
+            threw=True,
+        )
+        return if_(
+            recs.is_empty(),
+            nothing,
+            if_(read_fails(sv, recs.keys()), lost, if_(fenced_write_ok(p, sv), body(sv, recs), moved)),
+        )
 
     b = Block()
     sv = b.let("sv", s)

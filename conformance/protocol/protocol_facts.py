@@ -110,6 +110,18 @@ FIELD_ROLES: dict[str, FieldRole] = {
         ("BrokerStartup", "BrokerBounce", "BrokerChange"),
         "a registration takes the current value as its epoch.",
     ),
+    "zk.topics": FieldRole(
+        Role.shared,
+        ("TopicCreation",),
+        "the controller deletes a topic's znode when its deletion completes.",
+    ),
+    "zk.topic_ids": FieldRole(
+        Role.shared,
+        ("TopicCreation",),
+        "2.8 with IBP ≥ 2.8-IV0: the created topic znode has an ID; the controller gives one to every topic znode "
+        "without one (TopicChange, failover), writes the context's ID with every topic assignment it writes and "
+        "deletes it with the topic.",
+    ),
     "zk.assignments": FieldRole(
         Role.shared,
         ("TopicCreation", "PartitionExpansion"),
@@ -148,6 +160,9 @@ FIELD_ROLES: dict[str, FieldRole] = {
     ),
     "config.auto_leader_rebalance_enable": FieldRole(Role.harness, (), "no event changes it."),
     "config.leader_imbalance_per_broker_percentage": FieldRole(Role.harness, (), "no event changes it."),
+    "config.inter_broker_protocol": FieldRole(
+        Role.harness, (), "no event changes it; read by the kafka-2.8 profile only (topic IDs, KIP-516)."
+    ),
 }
 """Role of every ``zk.*`` and ``config.*`` field; every ``controller.*`` field is ``Role.controller``."""
 

@@ -142,7 +142,7 @@ def random_event(rng: random.Random, s: ClusterState, cfg: WalkConfig) -> Contro
         if not zk.reassign_partitions:
             return ZkPartitionReassignment(FMap({tp: target}))
         return None
-    topics = sorted({tp.topic for tp in zk.assignments})
+    topics = sorted(zk.topics)
     if family == "delete" and topics and rng.random() < 0.3:
         return TopicDeletion((rng.choice(topics),))
     if family == "create":

@@ -135,6 +135,7 @@ def base_state() -> ClusterState:
             controller_epoch=1,
             controller_epoch_zk_version=1,
             brokers=brokers,
+            topics=frozenset({T0.topic, T1.topic}),
             assignments=assignments,
             partition_states=FMap({T0: li}),
             zxid=13,
@@ -201,6 +202,7 @@ def _other_topic_deleting(s: ClusterState) -> ClusterState:
         s,
         zk=replace(
             s.zk,
+            topics=s.zk.topics | {U0.topic},
             assignments=s.zk.assignments.set(U0, fa),
             partition_states=s.zk.partition_states.set(U0, li),
             delete_topics=frozenset({"u"}),

@@ -101,6 +101,7 @@ def probe_state(
         controller_epoch=1,
         controller_epoch_zk_version=1,
         brokers=brokers,
+        topics=frozenset({"t"}),
         assignments=assignments,
         partition_states=FMap({TP: li}) if li else FMap(),
         zxid=20,

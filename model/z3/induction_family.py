@@ -144,6 +144,7 @@ def _zk(v: Vars, brokers: int, shape: Shape, epochs: dict[int, Any]) -> Any:
         controller_epoch=v.integer("zk_controller_epoch", 0, EPOCHS),
         controller_epoch_zk_version=v.integer("zk_controller_epoch_version", 0, EPOCHS),
         brokers=V.SMap(tuple(regs)),
+        topics=frozenset({TOPIC}),
         assignments=FMap({TP: ReplicaAssignment(tuple(range(brokers)))}),
         partition_states=V.SMap(((v.boolean("zk_state_exists"), TP, v.leadership("zk", brokers)),)),
         delete_topics=V.SColl("set", ((v.boolean("zk_delete_topic"), TOPIC),)),

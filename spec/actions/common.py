@@ -214,26 +214,38 @@ def topic_assignment_in_zk(zkt: Expr, topic: object) -> Expr:
     return zkt.f("assignments").keys().filter(lambda tp: tp.f("topic").eq(topic))
 
 
+def topic_znode_exists(zkt: Expr, topic: object) -> Expr:
+    """The topic znode ``/brokers/topics/<t>`` exists (with or without partitions)."""
+    return zkt.f("topics").contains(topic)
+
+
 def write_topic_assignment(p: Profile, w: Expr, topic: object, assignment: object) -> Expr:
     """``setTopicAssignmentRaw`` (§7.7.2 U1/B6, §7.8.2 steps 1/10, §7.6): replace the topic znode's partition map
     by ``assignment`` (an ``FMap`` partition → ``ReplicaAssignment``). An ``Attempt``: NONODE (the topic znode
-    does not exist) throws IllegalStateException; a failed CheckOp raises ControllerMovedException."""
+    does not exist — a topic znode without partitions exists) throws IllegalStateException; a failed CheckOp
+    raises ControllerMovedException. The znode's topic ID is the context's (``setTopicAssignment(topic,
+    controllerContext.topicIds.get(topic), ...)``, KIP-516): none when the context has none."""
     return rule(
         "setTopicAssignment",
         "§7.7.2",
         let(
             w,
             lambda x: if_(
-                topic_assignment_in_zk(zk_of(x), topic).is_empty(),
+                ~topic_znode_exists(zk_of(x), topic),
                 thrown(x),
                 ok(
                     fenced_zk(
                         p,
                         x,
                         lambda z: z.with_(
+                            topic_ids=if_(
+                                ctx(x).f("topic_ids").has(topic),
+                                z.f("topic_ids").put(topic, ctx(x).f("topic_ids").get(topic)),
+                                z.f("topic_ids").delete_all(set_of(topic)),
+                            ),
                             assignments=z.f("assignments")
                             .delete_all(topic_assignment_in_zk(z, topic))
-                            .merge(assignment)
+                            .merge(assignment),
                         ),
                     )
                 ),

@@ -100,8 +100,8 @@ def mark_topic_ineligible_for_deletion(w: Expr, topics: object) -> Expr:
 
 
 def remove_topic(w: Expr, topic: object) -> Expr:
-    """``ControllerContext.removeTopic(t)`` (§3.1): drop t from the deletion sets, ``allTopics``, the assignments and
-    the leadership cache; partition states are kept."""
+    """``ControllerContext.removeTopic(t)`` (§3.1): drop t from the deletion sets, ``allTopics``, ``topicIds``, the
+    assignments and the leadership cache; partition states are kept."""
     b = Block()
     c = b.let("c", common.ctx(w))
     tps = b.let("tps", c.f("assignments").keys().filter(lambda tp: tp.f("topic").eq(topic)))
@@ -111,6 +111,7 @@ def remove_topic(w: Expr, topic: object) -> Expr:
             topics_to_be_deleted=c.f("topics_to_be_deleted").minus(set_of(topic)),
             topics_with_deletion_started=c.f("topics_with_deletion_started").minus(set_of(topic)),
             all_topics=c.f("all_topics").minus(set_of(topic)),
+            topic_ids=c.f("topic_ids").delete_all(set_of(topic)),
             assignments=c.f("assignments").delete_all(tps),
             leadership=c.f("leadership").delete_all(tps),
         )
@@ -136,6 +137,8 @@ def complete_delete_topic(p: Profile, w: Expr, topic: object) -> Expr:
         )
         return b.in_(
             z.with_(
+                topics=z.f("topics").minus(set_of(topic)),
+                topic_ids=z.f("topic_ids").delete_all(set_of(topic)),
                 assignments=z.f("assignments").delete_all(tps),
                 partition_states=z.f("partition_states").delete_all(tps),
                 faults=z.f("faults").delete_all(tps),

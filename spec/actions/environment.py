@@ -7,7 +7,7 @@ from kcspec.spec.actions import common
 from kcspec.spec.events import NewerControllerElected, ZkFaultInjection, ZombieControllerWrite
 from kcspec.spec.lang import Action, Expr, and_, rec
 from kcspec.spec.profiles import Profile
-from kcspec.spec.vocabulary import LeaderIsrAndControllerEpoch
+from kcspec.spec.vocabulary import LeaderIsrAndControllerEpoch, ZkFault
 
 
 def newer_controller_elected_action(p: Profile) -> Action:
@@ -66,7 +66,9 @@ def zombie_controller_write_action(p: Profile) -> Action:
 
 
 def zk_fault_injection_action(p: Profile) -> Action:
-    """``ZkFaultInjection(tp, f)`` (§3.3): arm a one-shot fault on the state znode of tp."""
+    """``ZkFaultInjection(tp, f)`` (§3.3): arm a one-shot fault on the state znode of tp — or, CONNECTIONLOSS only, on
+    the path of the state znode of an assigned partition that has none yet: its creation then throws
+    (``createTopicPartitionStatesRaw``, ``spec/zk.py``)."""
     v = common.param_vars(ZkFaultInjection)
     tp = v["tp"]
     s = common.S
@@ -74,7 +76,11 @@ def zk_fault_injection_action(p: Profile) -> Action:
         ZkFaultInjection,
         "A one-shot ZooKeeper fault (BADVERSION on the next conditional write, CONNECTIONLOSS on the next read) is "
         "armed on a partition-state znode (§3.3).",
-        guard=and_(s.f("zk", "partition_states").has(tp), ~s.f("zk", "faults").has(tp)),
+        guard=and_(
+            s.f("zk", "partition_states").has(tp)
+            | (s.f("zk", "assignments").has(tp) & v["fault"].eq(ZkFault.CONNECTIONLOSS)),
+            ~s.f("zk", "faults").has(tp),
+        ),
         environment=lambda w: common.set_zk(w, faults=common.zk_of(w).f("faults").put(tp, v["fault"])),
         controller=None,
     )

@@ -10,7 +10,14 @@ resuming a reassignment, a pending preferred election on a partition without lea
 from __future__ import annotations
 
 from kcspec.spec import context
-from kcspec.spec.actions import common, deletion, elections, reassignment_kip455, reassignment_legacy
+from kcspec.spec.actions import (
+    common,
+    deletion,
+    elections,
+    reassignment_kip455,
+    reassignment_legacy,
+    topic_ids,
+)
 from kcspec.spec.events import ControllerChange, ControllerFailover, ControllerResignation
 from kcspec.spec.lang import Action, Block, Expr, and_, if_, let, rule
 from kcspec.spec.partition_machine import initialize_partition_state, trigger_online_partition_state_change
@@ -34,9 +41,11 @@ def elect_controller(w: Expr, broker: Expr) -> Expr:
 
 def initialize_controller_context(p: Profile, w: Expr, broker: Expr) -> Expr:
     """``initializeControllerContext`` (§7.1 steps 3–4), an ``Attempt``: epoch from ZooKeeper, ISR-change
-    notifications deleted, live brokers with their epochs, topics, assignments, reassigning partitions (2.8: FA with
-    adding/removing replicas; 1.1: the ``/admin/reassign_partitions`` content), then the leadership cache read from
-    the state znodes of every assigned partition (exactly as stored)."""
+    notifications deleted, live brokers with their epochs, topics (``getAllTopicsInCluster``: the topic znodes,
+    with or without partitions), ``processTopicIds`` for all of them (2.8, ``topic_ids.py``: a failed CheckOp makes
+    the failover throw), assignments, reassigning partitions (2.8: FA with adding/removing replicas; 1.1:
+    the ``/admin/reassign_partitions`` content), then the leadership cache read from the state znodes of every
+    assigned partition (exactly as stored)."""
     z = common.zk_of(w)
     fresh = ControllerContext()
     base = common.st(w).with_(
@@ -46,7 +55,7 @@ def initialize_controller_context(p: Profile, w: Expr, broker: Expr) -> Expr:
             epoch_zk_version=z.f("controller_epoch_zk_version"),
             live_brokers=z.f("brokers"),
             shutting_down=fresh.shutting_down,
-            all_topics=z.f("assignments").keys().map(lambda tp: tp.f("topic")),
+            all_topics=z.f("topics"),
             assignments=z.f("assignments"),
             partitions_being_reassigned=z.f("assignments")
             .keys()
@@ -60,10 +69,13 @@ def initialize_controller_context(p: Profile, w: Expr, broker: Expr) -> Expr:
         zk=z.with_(isr_change_notifications=frozenset()),
     )
     b = Block()
-    x = b.let("x", w.with_(state=base))
-    refreshed = common.then_work(
-        common.read_state_znodes(x, z.f("assignments").keys()),
-        lambda y: common.refresh_leadership_cache(y, z.f("assignments").keys()),
+    x = b.let("x", topic_ids.process_topic_ids(p, w.with_(state=base), z.f("topics")))
+    refreshed = common.then(
+        common.ok(x),
+        lambda y: common.then_work(
+            common.read_state_znodes(y, z.f("assignments").keys()),
+            lambda v: common.refresh_leadership_cache(v, z.f("assignments").keys()),
+        ),
     )
     return rule("initializeControllerContext", "§7.1", b.in_(refreshed))
 

@@ -1,15 +1,16 @@
 """Topic creation and partition expansion (§7.6): ``TopicChange``, ``PartitionModifications`` and
 ``onNewPartitionCreation``, and the ``TopicCreation`` / ``PartitionExpansion`` actions.
 
-A topic exists in ZooKeeper (``/brokers/topics/<t>``) iff ``zk.assignments`` has a partition of it.
+A topic exists in ZooKeeper iff its topic znode ``/brokers/topics/<t>`` does (``zk.topics``), whatever its partition map
+(``zk.assignments``) holds: KAFKA-6612's restore may leave it no partition (§7.6).
 """
 
 from __future__ import annotations
 
 from kcspec.spec import context
-from kcspec.spec.actions import common, deletion
+from kcspec.spec.actions import common, deletion, topic_ids
 from kcspec.spec.events import PartitionExpansion, TopicCreation
-from kcspec.spec.lang import Action, Block, Expr, and_, build_map, if_, let, rule
+from kcspec.spec.lang import Action, Block, Expr, and_, build_map, if_, let, rule, set_of
 from kcspec.spec.partition_machine import partition_state_change
 from kcspec.spec.profiles import Profile
 from kcspec.spec.replica_machine import replica_state_change
@@ -41,14 +42,14 @@ def on_new_partition_creation(p: Profile, w: Expr, partitions: object) -> Expr:
 
 
 def zk_topics(w: Expr) -> Expr:
-    """The children of ``/brokers/topics``."""
-    return common.zk_of(w).f("assignments").keys().map(lambda tp: tp.f("topic"))
+    """The children of ``/brokers/topics`` (``getAllTopicsInCluster``): the topic znodes, partitions or none."""
+    return common.zk_of(w).f("topics")
 
 
 def process_topic_change(p: Profile, w: Expr) -> Expr:
     """``TopicChange`` (§7.6): new topics = ZK − known, deleted = known − ZK; ``allTopics`` := ZK topics; deleted
-    topics are removed from the context; the new topics' assignments are read into the context and their partitions
-    go through ``onNewPartitionCreation``."""
+    topics are removed from the context; ``processTopicIds`` for the new topics (2.8, ``topic_ids.py``); the new
+    topics' assignments are read into the context and their partitions go through ``onNewPartitionCreation``."""
 
     def body(x: Expr) -> Expr:
         b = Block()
@@ -62,9 +63,15 @@ def process_topic_change(p: Profile, w: Expr) -> Expr:
                 x,
                 lambda y: common.set_ctx(y, all_topics=topics),
                 lambda y: common.work_fold(deleted.sorted(), y, lambda acc, t: deletion.remove_topic(acc, t)),
-                lambda y: common.set_ctx(
+                lambda y: topic_ids.process_topic_ids(p, y, new),
+                lambda y: common.unless_moved(
                     y,
-                    assignments=common.ctx(y).f("assignments").merge(zka.delete_all(zka.keys().minus(added))),
+                    lambda v: common.set_ctx(
+                        v,
+                        assignments=common.ctx(v)
+                        .f("assignments")
+                        .merge(zka.delete_all(zka.keys().minus(added))),
+                    ),
                 ),
                 lambda y: if_(new.is_empty(), y, on_new_partition_creation(p, y, added)),
             )
@@ -119,7 +126,10 @@ def process_partition_modifications(p: Profile, w: Expr, topic: Expr) -> Expr:
 
 
 def topic_creation_action(p: Profile) -> Action:
-    """``TopicCreation(t, R)`` (§7.6): ``/brokers/topics/t`` is created with partition i assigned ``R[i]``."""
+    """``TopicCreation(t, R)`` (§7.6): ``/brokers/topics/t`` is created with partition i assigned ``R[i]``. Only a
+    topic without a topic znode can be created (``AdminZkClient.validateTopicCreate`` throws TopicExistsException
+    when ``/brokers/topics/t`` exists, with or without partitions). 2.8 with IBP ≥ 2.8-IV0: the znode carries a fresh
+    topic ID (``createTopicWithAssignment(..., usesTopicId)``, ``topic_ids.py``)."""
     v = common.param_vars(TopicCreation)
     t, reps = v["topic"], v["replicas"]
     s = common.S
@@ -127,12 +137,19 @@ def topic_creation_action(p: Profile) -> Action:
         TopicCreation,
         "A topic znode is created; the controller handles TopicChange and onNewPartitionCreation (§7.6).",
         guard=and_(
-            ~s.f("zk", "assignments").keys().any(lambda tp: tp.f("topic").eq(t)),
+            ~s.f("zk", "topics").contains(t),
             reps.non_empty(),
             reps.all(common.valid_replica_list),
         ),
         environment=lambda w: common.set_zk(
-            w, assignments=common.zk_of(w).f("assignments").merge(common.indexed_assignments(t, reps))
+            w,
+            topics=common.zk_of(w).f("topics").union(set_of(t)),
+            topic_ids=if_(
+                topic_ids.uses_topic_id(p, common.st(w)),
+                topic_ids.with_new_topic_ids(common.zk_of(w), set_of(t)).f("topic_ids"),
+                common.zk_of(w).f("topic_ids"),
+            ),
+            assignments=common.zk_of(w).f("assignments").merge(common.indexed_assignments(t, reps)),
         ),
         controller=lambda w: process_topic_change(p, w),
     )

@@ -94,6 +94,7 @@ def cluster(
         controller_epoch=epoch if zk_controller_epoch is None else zk_controller_epoch,
         controller_epoch_zk_version=epoch_zk_version if zk_epoch_zk_version is None else zk_epoch_zk_version,
         brokers=FMap(live),
+        topics=frozenset(t.topic for t in assigns),
         assignments=FMap(assigns),
         partition_states=FMap(zk_states),
         delete_topics=frozenset(queued),

@@ -43,6 +43,7 @@ zk_states = st.builds(
     controller_epoch=st.integers(min_value=0, max_value=9),
     controller_epoch_zk_version=st.integers(min_value=0, max_value=9),
     brokers=fmaps(broker_ids, st.integers(min_value=1, max_value=99)),
+    topics=st.frozensets(topics, max_size=3),
     assignments=fmaps(tps, assignments),
     partition_states=fmaps(tps, li),
     delete_topics=st.frozensets(topics, max_size=2),

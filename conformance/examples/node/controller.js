@@ -136,6 +136,7 @@ class Controller extends PartitionCall {
     c.topics_to_be_deleted = minus(c.topics_to_be_deleted, [topic]);
     c.topics_with_deletion_started = minus(c.topics_with_deletion_started, [topic]);
     c.all_topics = minus(c.all_topics, [topic]);
+    delete c.topic_ids[topic];
     for (const tp of Object.keys(c.assignments)) {
       if (topicOf(tp) === topic) {
         delete c.assignments[tp];
@@ -249,7 +250,9 @@ class Controller extends PartitionCall {
     zk.isr_change_notifications = [];
     // initializeControllerContext
     c.live_brokers = { ...zk.brokers };
-    c.all_topics = uniq(Object.keys(zk.assignments).map(topicOf)).sort(byName);
+    // getAllTopicsInCluster: the topic znodes, with or without partitions
+    c.all_topics = zk.topics.slice().sort(byName);
+    this.processTopicIds(c.all_topics);
     c.assignments = structuredClone(zk.assignments);
     c.partitions_being_reassigned = Object.keys(zk.assignments)
       .filter((tp) => this.isBeingReassigned(zk.assignments[tp]))
@@ -349,16 +352,44 @@ class Controller extends PartitionCall {
 
   processTopicChange() {
     const c = this.ctx;
-    const zkTopics = uniq(Object.keys(this.s.zk.assignments).map(topicOf)).sort(byName);
+    const zkTopics = this.s.zk.topics.slice().sort(byName);
     const fresh = zkTopics.filter((t) => !c.all_topics.includes(t));
     const gone = c.all_topics.filter((t) => !zkTopics.includes(t));
     c.all_topics = zkTopics;
     for (const t of gone) this.removeTopic(t);
+    this.processTopicIds(fresh);
     const tps = Object.keys(this.s.zk.assignments)
       .filter((tp) => fresh.includes(topicOf(tp)))
       .sort(byPartition);
     for (const tp of tps) c.assignments[tp] = structuredClone(this.s.zk.assignments[tp]);
     this.onNewPartitionCreation(tps);
+  }
+
+  // KIP-516 model IDs: the least positive integer no topic znode holds (the spec's decision, ZkState.topic_ids).
+  newTopicId() {
+    const used = new Set(Object.values(this.s.zk.topic_ids));
+    let id = 1;
+    while (used.has(id)) id += 1;
+    return id;
+  }
+
+  // processTopicIds: fresh IDs (one fenced write) for the topic znodes without one when the IBP uses topic IDs;
+  // every ID read into the context, whatever the IBP.
+  processTopicIds(topics) {
+    const zk = this.s.zk;
+    const missing = topics.filter((t) => !has(zk.topic_ids, t)).sort(byName);
+    if (this.usesTopicId() && missing.length > 0) {
+      this.checkFence();
+      for (const t of missing) zk.topic_ids[t] = this.newTopicId();
+    }
+    for (const t of topics) if (has(zk.topic_ids, t)) this.ctx.topic_ids[t] = zk.topic_ids[t];
+  }
+
+  // setTopicAssignment writes the context's topic ID (none: no topic_id field) with the partition map.
+  writeTopicId(topic) {
+    const zk = this.s.zk;
+    if (has(this.ctx.topic_ids, topic)) zk.topic_ids[topic] = this.ctx.topic_ids[topic];
+    else delete zk.topic_ids[topic];
   }
 
   processPartitionModifications(topic) {
@@ -368,8 +399,14 @@ class Controller extends PartitionCall {
     const toAdd = inZk.filter((tp) => c.assignments[tp] === undefined).sort(byPartition);
     if (this.queuedForDeletion(topic)) {
       if (toAdd.length > 0) {
+        // KAFKA-6612: the topic znode is rewritten with the partitions that have a state znode, with their
+        // in-memory assignments; it may be left with none, and the topic znode still exists
         this.checkFence();
-        for (const tp of toAdd) delete zk.assignments[tp];
+        this.writeTopicId(topic);
+        for (const tp of inZk) {
+          if (has(zk.partition_states, tp)) zk.assignments[tp] = structuredClone(c.assignments[tp]);
+          else delete zk.assignments[tp];
+        }
       }
       return;
     }
@@ -411,6 +448,8 @@ class Controller extends PartitionCall {
     const zk = this.s.zk;
     this.replicaChange(this.topicReplicasIn(topic, "ReplicaDeletionSuccessful"), "NonExistentReplica");
     this.checkFence();
+    zk.topics = minus(zk.topics, [topic]);
+    delete zk.topic_ids[topic];
     for (const tp of Object.keys(zk.assignments)) if (topicOf(tp) === topic) delete zk.assignments[tp];
     for (const tp of Object.keys(zk.partition_states)) if (topicOf(tp) === topic) delete zk.partition_states[tp];
     // a fault belongs to its znode: it goes with the topic's partition-state znodes (PROTOCOL.md)
@@ -587,9 +626,10 @@ class Controller extends PartitionCall {
     const faCur = this.assignment(tp);
     if (!(sameList(faCur.replicas, faNew.replicas) && sameList(faCur.adding, faNew.adding) && sameList(faCur.removing, faNew.removing))) {
       this.checkFence();
-      if (!Object.keys(zk.assignments).some((p) => topicOf(p) === topicOf(tp))) {
-        throw new EventFailed(`the topic of ${tp} has no current assignment`);
+      if (!zk.topics.includes(topicOf(tp))) {
+        throw new EventFailed(`the topic znode of ${tp} does not exist`);
       }
+      this.writeTopicId(topicOf(tp));
       zk.assignments[tp] = structuredClone(faNew);
       c.assignments[tp] = structuredClone(faNew);
       const unneeded = minus(faCur.replicas, faNew.replicas);
@@ -617,6 +657,7 @@ class Controller extends PartitionCall {
     }
     this.stopRemovedReplicas(tp, removing);
     this.checkFence();
+    this.writeTopicId(topicOf(tp));
     zk.assignments[tp] = { replicas: target.slice(), adding: [], removing: [] };
     // removePartitionFromReassigningPartitions
     if (!c.partitions_being_reassigned.includes(tp)) throw new EventFailed(`${tp} is not being reassigned`);

@@ -138,8 +138,12 @@ const EVENTS = {
   },
   TopicCreation: {
     guard: (s, e) =>
-      partitionsOf(s.zk, e.topic).length === 0 && Array.isArray(e.replicas) && e.replicas.length > 0 && e.replicas.every(validReplicaList),
+      !s.zk.topics.includes(e.topic) && Array.isArray(e.replicas) && e.replicas.length > 0 && e.replicas.every(validReplicaList),
     environment: (k, e) => {
+      // the topic znode /brokers/topics/<t> with its partition map
+      k.s.zk.topics = k.s.zk.topics.concat([e.topic]).sort();
+      // KIP-516: the admin client gives the topic znode a fresh topic ID when the IBP uses them
+      if (k.usesTopicId()) k.s.zk.topic_ids[e.topic] = k.newTopicId();
       e.replicas.forEach((replicas, i) => {
         k.s.zk.assignments[`${e.topic}-${i}`] = { replicas: replicas.slice(), adding: [], removing: [] };
       });
@@ -317,7 +321,10 @@ const EVENTS = {
     controller: (k, e) => k.triggerOnlinePartitionStateChange(e.topic ? e.topic : undefined),
   },
   ZkFaultInjection: {
-    guard: (s, e) => s.zk.partition_states[e.tp] !== undefined && !has(s.zk.faults, e.tp),
+    // on a state znode, or (CONNECTIONLOSS only) on the path of one still to be created: its create throws
+    guard: (s, e) =>
+      !has(s.zk.faults, e.tp) &&
+      (s.zk.partition_states[e.tp] !== undefined || (s.zk.assignments[e.tp] !== undefined && e.fault === "CONNECTIONLOSS")),
     environment: (k, e) => {
       k.s.zk.faults[e.tp] = e.fault;
     },
@@ -407,6 +414,7 @@ function withConfig(state) {
       unclean_topics: [],
       auto_leader_rebalance_enable: true,
       leader_imbalance_per_broker_percentage: 10,
+      inter_broker_protocol: "KAFKA_2_8_IV1",
       ...(state.config || {}),
     },
   };

@@ -139,6 +139,14 @@ class PartitionCall extends Call {
     }
     if (records.size === 0) return [];
     const zk = this.s.zk;
+    // a CONNECTIONLOSS on one of the paths: the whole create throws before reaching ZooKeeper (§5.2a step 4);
+    // every partition of the call is logged as failed with target NewPartition, none is initialised
+    const lost = Array.from(records.keys()).filter((tp) => this.fault(tp) === "CONNECTIONLOSS");
+    if (lost.length > 0) {
+      for (const tp of lost) delete zk.faults[tp];
+      for (const tp of records.keys()) this.failPartition(tp, this.partitionState(tp), NEW, "ZkError");
+      return [];
+    }
     if (this.b.fencing && zk.controller_epoch_zk_version !== this.ctx.epoch_zk_version) {
       throw new ControllerMoved("the /controller_epoch CheckOp failed");
     }

@@ -47,6 +47,7 @@ const BEHAVIOUR = {
     stopReplicaLeaderEpoch: true, // §3.4 KIP-570
     umrEmptyMeansAll: false, // §3.4
     umrCarriesDeleting: false, // §3.4 [1.1]
+    topicIds: true, // KIP-516, as the inter-broker protocol allows
   },
   "kafka-1.1": {
     valid: validPrevious(false),
@@ -55,10 +56,13 @@ const BEHAVIOUR = {
     stopReplicaLeaderEpoch: false,
     umrEmptyMeansAll: true,
     umrCarriesDeleting: true,
+    topicIds: false,
   },
 };
 
 class ControllerMoved extends Error {}
+
+const hasKey = (obj, key) => Object.prototype.hasOwnProperty.call(obj, String(key));
 
 // ---------------------------------------------------------------------------------------------- names
 
@@ -93,6 +97,24 @@ class Call {
 
   get ctx() {
     return this.s.controller;
+  }
+
+  // The inter-broker protocol (KIP-516): 2.8-IV0 and later create topic IDs, 2.8-IV1 sends them in requests.
+  ibp() {
+    return (this.s.config || {}).inter_broker_protocol || "KAFKA_2_8_IV1";
+  }
+
+  usesTopicId() {
+    return this.b.topicIds && ["KAFKA_2_8_IV0", "KAFKA_2_8_IV1"].includes(this.ibp());
+  }
+
+  // LeaderAndIsr v5 / UpdateMetadata v7: every topic of the states -> its ID (0: the zero UUID); none before.
+  requestTopicIds(states) {
+    const out = {};
+    if (!this.b.topicIds || this.ibp() !== "KAFKA_2_8_IV1") return out;
+    const ids = this.ctx.topic_ids || {};
+    for (const t of states.map((st) => topicOf(st.tp)).sort()) out[t] = hasKey(ids, t) ? ids[t] : 0;
+    return out;
   }
 
   liveOrShuttingDown() {
@@ -233,7 +255,12 @@ class Call {
       return out;
     };
     for (const [broker, states] of perBroker(this.lair)) {
-      this.sent.push({ type: "LeaderAndIsr", ...header(broker), partition_states: states });
+      this.sent.push({
+        type: "LeaderAndIsr",
+        ...header(broker),
+        partition_states: states,
+        topic_ids: this.requestTopicIds(states),
+      });
     }
     const umrStates = Array.from(this.umrPartitions.values());
     const liveList = Array.from(live).sort((a, b) => a - b);
@@ -244,6 +271,7 @@ class Call {
         ...header(broker),
         live_brokers: liveList,
         partition_states: umrStates,
+        topic_ids: this.requestTopicIds(umrStates),
       });
     }
     for (const [broker, states] of perBroker(this.stopReplica)) {
@@ -500,6 +528,8 @@ function withDefaults(state) {
     controller_epoch: 0,
     controller_epoch_zk_version: 0,
     brokers: {},
+    topics: [],
+    topic_ids: {},
     assignments: {},
     partition_states: {},
     delete_topics: [],
@@ -518,6 +548,7 @@ function withDefaults(state) {
     shutting_down: [],
     offline_replicas: [],
     all_topics: [],
+    topic_ids: {},
     assignments: {},
     leadership: {},
     partitions_being_reassigned: [],

@@ -58,7 +58,12 @@ def benchmark_cluster(partitions: int, brokers: int, rf: int, per_topic: int = 1
         )
         for i in range(partitions)
     }
-    zk = ZkState(brokers=FMap({b: 10 + b for b in range(brokers)}), assignments=FMap(assignments), zxid=100)
+    zk = ZkState(
+        brokers=FMap({b: 10 + b for b in range(brokers)}),
+        topics=frozenset(tp.topic for tp in assignments),
+        assignments=FMap(assignments),
+        zxid=100,
+    )
     return ClusterState(zk=zk)
 
 

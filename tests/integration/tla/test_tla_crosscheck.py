@@ -157,7 +157,7 @@ def test_crosscheck_agrees_when_both_sides_reach_the_same_states(
 ) -> None:
     result = _run(tmp_path, tiny_states, monkeypatch)
     assert result.verdict is CrosscheckOutcome.AGREE, result.message
-    assert result.tlc_distinct == result.explorer_distinct == result.dumped == 600
+    assert result.tlc_distinct == result.explorer_distinct == result.dumped == 828
     assert "-dump" in result.tlc.argv
 
 

@@ -5,6 +5,8 @@ with both implementations agreeing and every invariant holding, in both profiles
 from __future__ import annotations
 
 import pytest
+from kcspec.conformance.protocol import messages as m
+from kcspec.conformance.reference_sut import ReferenceSut, SpecSut
 from kcspec.conformance.selfcheck.crosscheck import crosscheck
 from kcspec.spec.events import (
     ApiPartitionReassignment,
@@ -25,6 +27,7 @@ from kcspec.spec.events import (
     ZombieControllerWrite,
 )
 from kcspec.spec.fmap import FMap
+from kcspec.spec.state import ClusterState
 from kcspec.spec.vocabulary import TopicPartition, ZkFault
 
 T0 = TopicPartition("t0", 0)
@@ -122,7 +125,31 @@ def _restore_keeps_topic_config(profile: str) -> list[ControllerEvent]:
     ]
 
 
+def _restore_keeps_topic_znode(profile: str) -> list[ControllerEvent]:
+    """Found by ``kcspec fuzz --budget 60s --seed 887560551`` (W10 violated, 2.8): adding a partition to a topic
+    queued for deletion whose only partition never got a state znode restores the topic znode to no partitions
+    (KAFKA-6612, §7.6) while its replica on broker 1 is being deleted. When the topic's existence was read from its
+    partitions, the next TopicChange took t1 for deleted and dropped it from the deletion queue with the replica
+    still in ReplicaDeletionStarted. The topic znode exists apart from its partitions: t1 stays, a second
+    TopicCreation of t1 is not enabled, and the StopReplica response completes the deletion, which deletes the znode
+    so that t1 can be created again. (1.1 neither restores nor resumes the deletion at the broker's startup: the
+    sequence up to the second TopicCreation must agree there too.)"""
+    events: list[ControllerEvent] = [
+        BrokerStartup(0),
+        ControllerFailover(0),
+        TopicCreation("t1", ((1,),)),
+        TopicDeletion(("t1",)),
+        BrokerStartup(1),
+        PartitionExpansion("t1", ((1,), (0,))),
+        TopicCreation("t2", ((0,),)),
+    ]
+    if profile == "kafka-1.1":
+        return events
+    return [*events, StopReplicaResponseReceived(1, (TopicPartition("t1", 0),)), TopicCreation("t1", ((0,),))]
+
+
 CASES = {
+    "restore-keeps-topic-znode": _restore_keeps_topic_znode,
     "restore-keeps-topic-config": _restore_keeps_topic_config,
     "alter-isr-completes-reassignment": _alter_isr_completes_reassignment,
     "failover-that-throws": _failover_that_throws,
@@ -164,3 +191,23 @@ def test_kafka_1_1_controlled_shutdown_elects_for_a_topic_queued_for_deletion() 
     assert [v.name.split()[0] for v in outcome.divergence.violations] == ["I13"]
     fenced = crosscheck("zombie-then-controlled-shutdown", "kafka-2.8", events)  # 2.8 fences the zombie
     assert fenced.ok, fenced.report()
+
+
+def test_a_topic_znode_restored_to_no_partitions_still_exists() -> None:
+    """The state after the KAFKA-6612 restore of ``restore-keeps-topic-znode`` (2.8): t1's topic znode has no
+    partition and t1 is still known and queued for deletion on both engines."""
+    events = _restore_keeps_topic_znode("kafka-2.8")[:7]
+    for sut in (ReferenceSut(), SpecSut()):
+        state = ClusterState()
+        sut.hello("kafka-2.8")
+        sut.load(state)
+        for event in events:
+            reply = sut.event(event)
+            assert isinstance(reply, m.StepReply), (type(sut).__name__, event, reply)
+            state = reply.state
+        zk, ctx = state.zk, state.controller
+        assert "t1" in zk.topics and not any(tp.topic == "t1" for tp in zk.assignments), (
+            type(sut).__name__,
+            zk,
+        )
+        assert "t1" in ctx.all_topics and "t1" in ctx.topics_to_be_deleted, (type(sut).__name__, ctx)

@@ -28,6 +28,7 @@ STATE = ClusterState(
         controller=1,
         controller_epoch=1,
         brokers=FMap({0: 1, 1: 2}),
+        topics=frozenset({TP.topic}),
         assignments=FMap({TP: ReplicaAssignment((1, 0))}),
         partition_states=FMap({TP: LeaderIsrAndControllerEpoch(LeaderAndIsr(1, 0, (1, 0), 0), 1)}),
         delete_topics=frozenset({"t0"}),

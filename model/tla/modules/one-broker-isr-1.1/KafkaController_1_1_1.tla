@@ -142,6 +142,7 @@ OnControllerResignation(x) ==
                            shutting_down |-> {},
                            offline_replicas |-> {},
                            all_topics |-> {},
+                           topic_ids |-> <<>>,
                            assignments |-> <<>>,
                            leadership |-> <<>>,
                            partitions_being_reassigned |-> {},
@@ -152,7 +153,7 @@ OnControllerResignation(x) ==
                            topics_with_deletion_started |-> {},
                            topics_ineligible_for_deletion |-> {}]]]
 
-(* §7.1 initializeControllerContext, spec/actions/failover.py:68 *)
+(* §7.1 initializeControllerContext, spec/actions/failover.py:80 *)
 InitializeControllerContext(w, broker_id, v) ==
     LET x == [w EXCEPT
                  !.state = [w.state EXCEPT
@@ -163,40 +164,46 @@ InitializeControllerContext(w, broker_id, v) ==
                                        !.epoch_zk_version = w.state.zk.controller_epoch_zk_version,
                                        !.live_brokers = w.state.zk.brokers,
                                        !.shutting_down = {},
-                                       !.all_topics = {tp.topic : tp \in v},
+                                       !.all_topics = w.state.zk.topics,
                                        !.assignments = w.state.zk.assignments,
                                        !.partitions_being_reassigned = {},
                                        !.legacy_reassignments = w.state.zk.reassign_partitions],
                                !.zk = [w.state.zk EXCEPT !.isr_change_notifications = {}]]]
-        x2 ==
-            IF \E tp2 \in v : tp2 \in DOMAIN x.state.zk.faults /\ x.state.zk.faults[tp2] = "CONNECTIONLOSS"
-            THEN
-                [work |->
-                     [x EXCEPT
-                         !.state =
-                             [x.state EXCEPT
-                                 !.zk = [x.state.zk EXCEPT
-                                            !.faults = MapDelAll(
-                                                           x.state.zk.faults,
-                                                           {tp3 \in v : tp3 \in DOMAIN x.state.zk.faults /\
-                                                               x.state.zk.faults[tp3] = "CONNECTIONLOSS"})]]
-                                                                                                            ],
-                 error |-> TRUE]
-            ELSE [work |-> x, error |-> FALSE]
+        x2 == [work |-> x, error |-> FALSE]
     IN  IF x2.error \/ x2.work.moved
         THEN x2
-        ELSE [work |-> LET x3 == x2.work
-                           states == x3.state.zk.partition_states
-                       IN  [x3 EXCEPT
-                               !.state = [x3.state EXCEPT
-                                             !.controller =
-                                                 [x3.state.controller EXCEPT
-                                                     !.leadership =
-                                                         MapMerge(
-                                                             x3.state.controller.leadership,
-                                                             [tp5 \in {tp4 \in v : tp4 \in DOMAIN states} |-> states[
-                                                                 tp5]])]]],
-              error |-> FALSE]
+        ELSE
+            LET x3 == x2.work
+                x4 ==
+                    IF \E tp \in v : tp \in DOMAIN x3.state.zk.faults /\ x3.state.zk.faults[tp] = "CONNECTIONLOSS"
+                    THEN
+                        [work |->
+                             [x3 EXCEPT
+                                 !.state =
+                                     [x3.state EXCEPT
+                                         !.zk =
+                                             [x3.state.zk EXCEPT
+                                                 !.faults = MapDelAll(
+                                                                x3.state.zk.faults,
+                                                                {tp2 \in v : tp2 \in DOMAIN x3.state.zk.faults /\
+                                                                    x3.state.zk.faults[tp2] = "CONNECTIONLOSS"})]]
+                                                                                                                  ],
+                         error |-> TRUE]
+                    ELSE [work |-> x3, error |-> FALSE]
+            IN  IF x4.error \/ x4.work.moved
+                THEN x4
+                ELSE [work |-> LET x5 == x4.work
+                                   states == x5.state.zk.partition_states
+                               IN  [x5 EXCEPT
+                                       !.state = [x5.state EXCEPT
+                                                     !.controller =
+                                                         [x5.state.controller EXCEPT
+                                                             !.leadership =
+                                                                 MapMerge(
+                                                                     x5.state.controller.leadership,
+                                                                     [tp4 \in {tp3 \in v : tp3 \in DOMAIN states} |->
+                                                                         states[tp4]])]]],
+                      error |-> FALSE]
 
 (* §3.1 liveBrokerIds, spec/context.py:37 *)
 LiveBrokerIds(state) ==
@@ -206,7 +213,7 @@ LiveBrokerIds(state) ==
 IsReplicaOnline(r, live, tp, w) ==
     r \in live /\ ~([tp |-> tp, replica |-> r] \in w.state.controller.offline_replicas)
 
-(* §7.1 fetchTopicDeletionsInProgress, spec/actions/failover.py:104 *)
+(* §7.1 fetchTopicDeletionsInProgress, spec/actions/failover.py:116 *)
 FetchTopicDeletionsInProgress(x) ==
     LET x2 == x.work
     IN  IF x2.state.config.delete_topic_enable
@@ -247,7 +254,7 @@ FetchTopicDeletionsInProgress(x) ==
                                           \ x2.state.zk.delete_topics]]]
                 ELSE [x2 EXCEPT !.moved = TRUE]
 
-(* §3.4 addUpdateMetadataRequestForBrokers, spec/batch.py:268 *)
+(* §3.4 addUpdateMetadataRequestForBrokers, spec/batch.py:274 *)
 AddUpdateMetadataRequestForBrokers(w, tps, brokers) ==
     IF w.moved
     THEN w
@@ -279,49 +286,52 @@ AddUpdateMetadataRequestForBrokers(w, tps, brokers) ==
                                                                         LAMBDA r : ~IsReplicaOnline(r, live, tp3,
                                                                                                     w))]])]]
 
-(* §3.4 add_update_metadata [p=kafka-1.1, tps=frozenset()], spec/batch.py:243 *)
+(* §3.4 add_update_metadata [p=kafka-1.1, tps=frozenset()], spec/batch.py:249 *)
 AddUpdateMetadata(w, brokers) ==
     AddUpdateMetadataRequestForBrokers(w, {}, brokers)
 
-(* §3.4 sendRequestsToBrokers, spec/batch.py:392 *)
+(* §3.4 sendRequestsToBrokers, spec/batch.py:421 *)
 SendRequestsToBrokers(w) ==
     IF w.moved
     THEN w
-    ELSE
-        LET live == DOMAIN w.state.controller.live_brokers
-            lair == w.batch.leader_and_isr
-            sr == w.batch.stop_replica
-            ump == w.batch.update_metadata_partitions
-        IN  [w EXCEPT
-                !.batch = [leader_and_isr |-> <<>>,
-                           update_metadata_brokers |-> {},
-                           update_metadata_partitions |-> <<>>,
-                           stop_replica |-> <<>>],
-                !.sent = ((w.sent
-                           \cup {[type |-> "LeaderAndIsr",
-                                  broker |-> br,
-                                  controller_id |-> w.state.controller.controller_id,
-                                  controller_epoch |-> w.state.controller.epoch,
-                                  partition_states |-> {lair[k3] : k3 \in {k2 \in (DOMAIN lair) : k2.replica = br}}] :
-                                      br \in
-                                      ({k.replica : k \in (DOMAIN lair)} \cap live)})
-                          \cup (LET states == {ump[k4] : k4 \in (DOMAIN ump)}
-                                IN  {[type |-> "UpdateMetadata",
-                                      broker |-> br2,
-                                      controller_id |-> w.state.controller.controller_id,
-                                      controller_epoch |-> w.state.controller.epoch,
-                                      live_brokers |-> live,
-                                      partition_states |-> states] : br2 \in (w.batch.update_metadata_brokers
-                                          \cap live)}))
-                         \cup {[type |-> "StopReplica",
-                                broker |-> br3,
-                                controller_id |-> w.state.controller.controller_id,
-                                controller_epoch |-> w.state.controller.epoch,
-                                partition_states |-> {sr[k7] : k7 \in {k6 \in (DOMAIN sr) : k6.replica = br3}}] :
-                                    br3 \in
-                                    ({k5.replica : k5 \in (DOMAIN sr)} \cap live)}]
+    ELSE LET ids == w.state.controller.topic_ids
+             carry == w.state.config.inter_broker_protocol = "KAFKA_2_8_IV1"
+             live == DOMAIN w.state.controller.live_brokers
+             lair == w.batch.leader_and_isr
+             sr == w.batch.stop_replica
+             ump == w.batch.update_metadata_partitions
+         IN  [w EXCEPT
+                 !.batch = [leader_and_isr |-> <<>>,
+                            update_metadata_brokers |-> {},
+                            update_metadata_partitions |-> <<>>,
+                            stop_replica |-> <<>>],
+                 !.sent = ((w.sent
+                            \cup {(LET states == {lair[k3] : k3 \in {k2 \in (DOMAIN lair) : k2.replica = br}}
+                                   IN  [type |-> "LeaderAndIsr",
+                                        broker |-> br,
+                                        controller_id |-> w.state.controller.controller_id,
+                                        controller_epoch |-> w.state.controller.epoch,
+                                        partition_states |-> states,
+                                        topic_ids |-> <<>>]) : br \in ({k.replica : k \in (DOMAIN lair)} \cap live)})
+                           \cup (LET states2 == {ump[k4] : k4 \in (DOMAIN ump)}
+                                     umr_topic_ids == <<>>
+                                 IN  {[type |-> "UpdateMetadata",
+                                       broker |-> br2,
+                                       controller_id |-> w.state.controller.controller_id,
+                                       controller_epoch |-> w.state.controller.epoch,
+                                       live_brokers |-> live,
+                                       partition_states |-> states2,
+                                       topic_ids |-> umr_topic_ids] : br2 \in (w.batch.update_metadata_brokers
+                                           \cap live)}))
+                          \cup {[type |-> "StopReplica",
+                                 broker |-> br3,
+                                 controller_id |-> w.state.controller.controller_id,
+                                 controller_epoch |-> w.state.controller.epoch,
+                                 partition_states |-> {sr[k7] : k7 \in {k6 \in (DOMAIN sr) : k6.replica = br3}}] :
+                                     br3 \in
+                                     ({k5.replica : k5 \in (DOMAIN sr)} \cap live)}]
 
-(* §3.4 send [p=kafka-1.1], spec/batch.py:327 *)
+(* §3.4 send [p=kafka-1.1], spec/batch.py:333 *)
 Send(w) ==
     SendRequestsToBrokers(w)
 
@@ -356,11 +366,11 @@ InitializeReplicaState2(w) ==
 InitializeReplicaState(w) ==
     InitializeReplicaState2(w)
 
-(* §3.4 add_update_metadata [p=kafka-1.1], spec/batch.py:243 *)
+(* §3.4 add_update_metadata [p=kafka-1.1], spec/batch.py:249 *)
 AddUpdateMetadata2(w, brokers, tps) ==
     AddUpdateMetadataRequestForBrokers(w, tps, brokers)
 
-(* §3.4 addLeaderAndIsrRequestForBrokers, spec/batch.py:179 *)
+(* §3.4 addLeaderAndIsrRequestForBrokers, spec/batch.py:185 *)
 AddLeaderAndIsrRequestForBrokers(w, keys, c) ==
     IF w.moved
     THEN w
@@ -392,7 +402,7 @@ AddLeaderAndIsrRequestForBrokers(w, keys, c) ==
                  DOMAIN w.state.controller.live_brokers,
                  {k3.tp : k3 \in keys})
 
-(* §3.4 add_leader_and_isr_keys [p=kafka-1.1], spec/batch.py:156 *)
+(* §3.4 add_leader_and_isr_keys [p=kafka-1.1], spec/batch.py:162 *)
 AddLeaderAndIsrKeys(w, keys, is_new) ==
     AddLeaderAndIsrRequestForBrokers(w, keys, is_new)
 
@@ -484,7 +494,7 @@ ReplicaStateMachineHandleStateChangesOnlineReplica(w, replicas) ==
 ReplicaStateChangeOnlineReplica(w, replicas) ==
     ReplicaStateMachineHandleStateChangesOnlineReplica(w, replicas)
 
-(* §5.4 initializePartitionState, spec/partition_machine.py:416 *)
+(* §5.4 initializePartitionState, spec/partition_machine.py:430 *)
 InitializePartitionState2(w) ==
     IF w.moved
     THEN w
@@ -506,36 +516,53 @@ InitializePartitionState2(w) ==
                                             THEN "OnlinePartition"
                                             ELSE "OfflinePartition"])]]]
 
-(* §5.4 initialize_partition_state [p=kafka-1.1], spec/partition_machine.py:392 *)
+(* §5.4 initialize_partition_state [p=kafka-1.1], spec/partition_machine.py:406 *)
 InitializePartitionState(w) ==
     InitializePartitionState2(w)
 
-(* §3.3 createTopicPartitionStatesRaw, spec/zk.py:194 *)
+(* §3.3 createTopicPartitionStatesRaw, spec/zk.py:216 *)
 CreateTopicPartitionStatesRaw(w, recs) ==
     LET sv == w.state
     IN  IF Cardinality(DOMAIN recs) = 0
-        THEN [state |-> sv, created |-> {}, exists |-> {}, moved |-> FALSE]
+        THEN [state |-> sv, created |-> {}, exists |-> {}, moved |-> FALSE, threw |-> FALSE]
         ELSE
-            IF TRUE
+            IF \E tp \in DOMAIN recs : tp \in DOMAIN sv.zk.faults /\ sv.zk.faults[tp] = "CONNECTIONLOSS"
             THEN
-                LET exists == {tp \in (DOMAIN recs) : tp \in DOMAIN sv.zk.partition_states}
-                    created == DOMAIN recs \ exists
-                IN  [state |->
-                         [sv EXCEPT
-                             !.zk = [sv.zk EXCEPT
-                                        !.partition_states =
-                                            MapMerge(
-                                                sv.zk.partition_states,
-                                                [tp2 \in created |->
-                                                    [recs[tp2] EXCEPT !.leader_and_isr = [recs[
-                                                        tp2].leader_and_isr EXCEPT !.zk_version = 0]]])]]
-                                                        ,
-                     created |-> created,
-                     exists |-> exists,
-                     moved |-> FALSE]
-            ELSE [state |-> sv, created |-> {}, exists |-> {}, moved |-> TRUE]
+                [state |->
+                     [sv EXCEPT
+                         !.zk =
+                             [sv.zk EXCEPT
+                                 !.faults = MapDelAll(
+                                                sv.zk.faults,
+                                                {tp2 \in (DOMAIN recs) : tp2 \in DOMAIN sv.zk.faults /\ sv.zk.faults[
+                                                    tp2] = "CONNECTIONLOSS"})]]
+                                                                                                        ,
+                 created |-> {},
+                 exists |-> {},
+                 moved |-> FALSE,
+                 threw |-> TRUE]
+            ELSE
+                IF TRUE
+                THEN
+                    LET exists == {tp3 \in (DOMAIN recs) : tp3 \in DOMAIN sv.zk.partition_states}
+                        created == DOMAIN recs \ exists
+                    IN  [state |->
+                             [sv EXCEPT
+                                 !.zk = [sv.zk EXCEPT
+                                            !.partition_states =
+                                                MapMerge(
+                                                    sv.zk.partition_states,
+                                                    [tp4 \in created |->
+                                                        [recs[tp4] EXCEPT !.leader_and_isr = [recs[
+                                                            tp4].leader_and_isr EXCEPT !.zk_version = 0]]])]]
+                                                            ,
+                         created |-> created,
+                         exists |-> exists,
+                         moved |-> FALSE,
+                         threw |-> FALSE]
+                ELSE [state |-> sv, created |-> {}, exists |-> {}, moved |-> TRUE, threw |-> FALSE]
 
-(* §3.4 addLeaderAndIsrRequestForBrokers, spec/batch.py:153 *)
+(* §3.4 addLeaderAndIsrRequestForBrokers, spec/batch.py:159 *)
 AddLeaderAndIsrRequestForBrokers2(w, cr, created, recs, no_live) ==
     LET wv ==
             [w EXCEPT
@@ -598,7 +625,7 @@ AddLeaderAndIsrRequestForBrokers2(w, cr, created, recs, no_live) ==
                     DOMAIN wv3.state.controller.live_brokers,
                     created)
 
-(* §5.2a initializeLeaderAndIsrForPartitions, spec/partition_machine.py:159 *)
+(* §5.2a initializeLeaderAndIsrForPartitions, spec/partition_machine.py:173 *)
 InitializeLeaderAndIsrForPartitions(tps, w, liveBrokerIds) ==
     LET no_live ==
             {tp \in tps :
@@ -628,15 +655,43 @@ InitializeLeaderAndIsrForPartitions(tps, w, liveBrokerIds) ==
                                 from_state |-> "NewPartition",
                                 target |-> "OnlinePartition",
                                 reason |-> "NoAssignedReplicaAlive"] : tp3 \in no_live}]
+        ELSE IF cr.threw
+        THEN LET wv2 == [w EXCEPT !.state = cr.state]
+                 wv3 == [wv2 EXCEPT
+                            !.failures =
+                                wv2.failures
+                                \cup {[machine |-> "partition",
+                                       tp |-> tp4,
+                                       replica |-> -1,
+                                       from_state |-> "NewPartition",
+                                       target |-> "OnlinePartition",
+                                       reason |-> "NoAssignedReplicaAlive"] : tp4 \in no_live}]
+             IN  [wv3 EXCEPT
+                     !.failures =
+                         wv3.failures
+                         \cup {(LET v == GetOr(wv3.state.controller.partition_states, tp5, "NonExistentPartition")
+                                IN  [machine |-> "partition",
+                                     tp |-> tp5,
+                                     replica |-> -1,
+                                     from_state |->
+                                         IF v = "NewPartition"
+                                         THEN "NewPartition"
+                                         ELSE IF v = "OnlinePartition"
+                                         THEN "OnlinePartition"
+                                         ELSE IF v = "OfflinePartition"
+                                         THEN "OfflinePartition"
+                                         ELSE IF v = "NonExistentPartition" THEN "NonExistentPartition" ELSE "",
+                                     target |-> "NewPartition",
+                                     reason |-> "ZkError"]) : tp5 \in (DOMAIN recs)}]
         ELSE
             LET created == cr.created
-                wv2 == AddLeaderAndIsrRequestForBrokers2(w, cr, created, recs, no_live)
-            IN  [wv2 EXCEPT
+                wv4 == AddLeaderAndIsrRequestForBrokers2(w, cr, created, recs, no_live)
+            IN  [wv4 EXCEPT
                     !.state =
-                        [wv2.state EXCEPT
+                        [wv4.state EXCEPT
                             !.controller =
-                                [wv2.state.controller EXCEPT
-                                    !.partition_states = MapMerge(wv2.state.controller.partition_states,
+                                [wv4.state.controller EXCEPT
+                                    !.partition_states = MapMerge(wv4.state.controller.partition_states,
                                                                   [_e \in created |-> "OnlinePartition"])]]
                                         ]
 
@@ -717,7 +772,7 @@ ControlledShutdownPartitionLeaderElectionStrategy(inp) ==
 ElectControlledShutdown(inp) ==
     ControlledShutdownPartitionLeaderElectionStrategy(inp)
 
-(* §3.3 updateLeaderAndIsr, spec/zk.py:162 *)
+(* §3.3 updateLeaderAndIsr, spec/zk.py:170 *)
 UpdateLeaderAndIsr(s1, with_r, x) ==
     IF Cardinality(DOMAIN x) = 0
     THEN [state |-> s1, records |-> <<>>, retry |-> {}, failed |-> {}, moved |-> FALSE]
@@ -748,7 +803,7 @@ UpdateLeaderAndIsr(s1, with_r, x) ==
                  moved |-> FALSE]
         ELSE [state |-> s1, records |-> <<>>, retry |-> {}, failed |-> {}, moved |-> TRUE]
 
-(* §3.4 addLeaderAndIsrRequestForBrokers, spec/batch.py:153 *)
+(* §3.4 addLeaderAndIsrRequestForBrokers, spec/batch.py:159 *)
 AddLeaderAndIsrRequestForBrokers3(work, wr, missing, newer, no_leader, results) ==
     LET wv ==
             [work EXCEPT
@@ -862,7 +917,7 @@ AddLeaderAndIsrRequestForBrokers3(work, wr, missing, newer, no_leader, results) 
                             DOMAIN wv5.state.controller.live_brokers,
                             ts)
 
-(* §5.2b doElectLeaderForPartitions, spec/partition_machine.py:252 *)
+(* §5.2b doElectLeaderForPartitions, spec/partition_machine.py:266 *)
 DoElectLeaderForPartitions(tps, work, elect_case) ==
     IF \E tp \in tps : tp \in DOMAIN work.state.zk.faults /\ work.state.zk.faults[tp] = "CONNECTIONLOSS"
     THEN
@@ -935,7 +990,7 @@ DoElectLeaderForPartitions(tps, work, elect_case) ==
                   retry |-> wr.retry,
                   threw |-> FALSE]
 
-(* §5.2b electLeaderForPartitions, spec/partition_machine.py:296 *)
+(* §5.2b electLeaderForPartitions, spec/partition_machine.py:310 *)
 ElectLeaderForPartitions(tps, w, c) ==
     LET r1 == DoElectLeaderForPartitions(tps, w, c)
     IN  IF Cardinality(r1.retry) = 0 \/ r1.threw
@@ -968,7 +1023,7 @@ ElectLeaderForPartitions(tps, w, c) ==
 
 (* §5.2 elect_leader_for_partitions [p=kafka-1.1, *)
 (* election=LeaderElection(strategy=<ElectionStrategy.OfflinePartitionLeaderElectionStrategy: 'offline'>, *)
-(* allow_unclean=False)], spec/partition_machine.py:274 *)
+(* allow_unclean=False)], spec/partition_machine.py:288 *)
 ElectLeaderForPartitionsOffline(w, tps) ==
     ElectLeaderForPartitions(tps, w, "Offline")
 
@@ -985,7 +1040,7 @@ ReassignPartitionLeaderElectionStrategy(inp) ==
 ElectReassign(inp) ==
     ReassignPartitionLeaderElectionStrategy(inp)
 
-(* §5.2b doElectLeaderForPartitions, spec/partition_machine.py:252 *)
+(* §5.2b doElectLeaderForPartitions, spec/partition_machine.py:266 *)
 DoElectLeaderForPartitions2(tps, work) ==
     IF \E tp \in tps : tp \in DOMAIN work.state.zk.faults /\ work.state.zk.faults[tp] = "CONNECTIONLOSS"
     THEN
@@ -1068,7 +1123,7 @@ DoElectLeaderForPartitions2(tps, work) ==
                            retry |-> wr.retry,
                            threw |-> FALSE]
 
-(* §5.2b electLeaderForPartitions, spec/partition_machine.py:296 *)
+(* §5.2b electLeaderForPartitions, spec/partition_machine.py:310 *)
 ElectLeaderForPartitions2(tps, w) ==
     LET r1 == DoElectLeaderForPartitions2(tps, w)
     IN  IF Cardinality(r1.retry) = 0 \/ r1.threw
@@ -1101,23 +1156,23 @@ ElectLeaderForPartitions2(tps, w) ==
 
 (* §5.2 elect_leader_for_partitions [p=kafka-1.1, *)
 (* election=LeaderElection(strategy=<ElectionStrategy.ReassignPartitionLeaderElectionStrategy: 'reassign'>, *)
-(* allow_unclean=False)], spec/partition_machine.py:274 *)
+(* allow_unclean=False)], spec/partition_machine.py:288 *)
 ElectLeaderForPartitionsReassign(w, tps) ==
     ElectLeaderForPartitions2(tps, w)
 
 (* §5.2 elect_leader_for_partitions [p=kafka-1.1, *)
 (* election=LeaderElection(strategy=<ElectionStrategy.PreferredReplicaPartitionLeaderElectionStrategy: 'preferred'>, *)
-(* allow_unclean=False)], spec/partition_machine.py:274 *)
+(* allow_unclean=False)], spec/partition_machine.py:288 *)
 ElectLeaderForPartitionsPreferred(w, tps) ==
     ElectLeaderForPartitions(tps, w, "PreferredReplica")
 
 (* §5.2 elect_leader_for_partitions [p=kafka-1.1, *)
 (* election=LeaderElection(strategy=<ElectionStrategy.ControlledShutdownPartitionLeaderElectionStrategy: *)
-(* 'controlled_shutdown'>, allow_unclean=False)], spec/partition_machine.py:274 *)
+(* 'controlled_shutdown'>, allow_unclean=False)], spec/partition_machine.py:288 *)
 ElectLeaderForPartitionsControlledShutdown(w, tps) ==
     ElectLeaderForPartitions(tps, w, "ControlledShutdown")
 
-(* §5.2 OnlinePartition, spec/partition_machine.py:321 *)
+(* §5.2 OnlinePartition, spec/partition_machine.py:335 *)
 OnlinePartition(valid, w1, elect_leader_for_partitions_case) ==
     LET uninit == {tp \in valid : w1.state.controller.partition_states[tp] = "NewPartition"}
         w12 == IF Cardinality(uninit) = 0 THEN w1 ELSE InitializeLeaderAndIsr(w1, uninit)
@@ -1132,7 +1187,7 @@ OnlinePartition(valid, w1, elect_leader_for_partitions_case) ==
         THEN ElectLeaderForPartitionsPreferred(w12, to_elect)
         ELSE ElectLeaderForPartitionsControlledShutdown(w12, to_elect)
 
-(* §2.3 PartitionStateMachine.handleStateChanges(OnlinePartition), spec/partition_machine.py:356 *)
+(* §2.3 PartitionStateMachine.handleStateChanges(OnlinePartition), spec/partition_machine.py:370 *)
 PartitionStateMachineHandleStateChangesOnlinePartition(w, partitions, c) ==
     IF w.moved
     THEN w
@@ -1167,11 +1222,11 @@ PartitionStateMachineHandleStateChangesOnlinePartition(w, partitions, c) ==
 
 (* §5 partition_state_change [p=kafka-1.1, target=OnlinePartition, *)
 (* election=LeaderElection(strategy=<ElectionStrategy.OfflinePartitionLeaderElectionStrategy: 'offline'>, *)
-(* allow_unclean=False)], spec/partition_machine.py:326 *)
+(* allow_unclean=False)], spec/partition_machine.py:340 *)
 PartitionStateChangeOnlinePartitionOffline(w, partitions) ==
     PartitionStateMachineHandleStateChangesOnlinePartition(w, partitions, "offline")
 
-(* §5.4 triggerOnlinePartitionStateChange, spec/partition_machine.py:389 *)
+(* §5.4 triggerOnlinePartitionStateChange, spec/partition_machine.py:403 *)
 TriggerOnlinePartitionStateChange2(w) ==
     IF w.moved
     THEN w
@@ -1181,11 +1236,11 @@ TriggerOnlinePartitionStateChange2(w) ==
                           w.state.controller.partition_states[tp] \in Literal5} :
                  ~(tp2.topic \in w.state.controller.topics_to_be_deleted)})
 
-(* §5.4 trigger_online_partition_state_change [p=kafka-1.1, topic=None], spec/partition_machine.py:370 *)
+(* §5.4 trigger_online_partition_state_change [p=kafka-1.1, topic=None], spec/partition_machine.py:384 *)
 TriggerOnlinePartitionStateChange(w) ==
     TriggerOnlinePartitionStateChange2(w)
 
-(* §7.1 startStateMachines, spec/actions/failover.py:131 *)
+(* §7.1 startStateMachines, spec/actions/failover.py:143 *)
 StartStateMachines(x) ==
     LET y == InitializeReplicaState(x.work)
         all_r ==
@@ -1230,7 +1285,7 @@ MarkTopicIneligibleForDeletion(v, x) ==
                                        \cup (x \cap v.state.controller.topics_to_be_deleted)]]]
     ELSE v
 
-(* §7.7.2 updateLeaderEpoch, spec/actions/common.py:412 *)
+(* §7.7.2 updateLeaderEpoch, spec/actions/common.py:424 *)
 UpdateLeaderEpoch(t, work) ==
     LET ts == {t}
         x ==
@@ -1314,7 +1369,7 @@ UpdateLeaderEpoch(t, work) ==
                                      ELSE IF t \in zw2.retry THEN attempt3 ELSE [work |-> work3, error |-> FALSE]
                     ELSE [work |-> work2, error |-> FALSE]
 
-(* §3.4 addLeaderAndIsrRequestForBrokers, spec/batch.py:153 *)
+(* §3.4 addLeaderAndIsrRequestForBrokers, spec/batch.py:159 *)
 AddLeaderAndIsrRequestForBrokers4(w, tp, brokers, leader_isr) ==
     IF w.moved
     THEN w
@@ -1348,7 +1403,7 @@ AddLeaderAndIsrRequestForBrokers4(w, tp, brokers, leader_isr) ==
                         DOMAIN w.state.controller.live_brokers,
                         ts)
 
-(* §3.4 add_leader_and_isr [p=kafka-1.1, is_new=False], spec/batch.py:182 *)
+(* §3.4 add_leader_and_isr [p=kafka-1.1, is_new=False], spec/batch.py:188 *)
 AddLeaderAndIsr(w, brokers, tp, leader_isr) ==
     AddLeaderAndIsrRequestForBrokers4(w, tp, brokers, leader_isr)
 
@@ -1364,11 +1419,11 @@ UpdateLeaderEpochAndSendRequest(t, work, ar2) ==
 
 (* §5 partition_state_change [p=kafka-1.1, target=OnlinePartition, *)
 (* election=LeaderElection(strategy=<ElectionStrategy.ReassignPartitionLeaderElectionStrategy: 'reassign'>, *)
-(* allow_unclean=False)], spec/partition_machine.py:326 *)
+(* allow_unclean=False)], spec/partition_machine.py:340 *)
 PartitionStateChangeOnlinePartitionReassign(w, partitions) ==
     PartitionStateMachineHandleStateChangesOnlinePartition(w, partitions, "reassign")
 
-(* §3.4 addStopReplicaRequestForBrokers, spec/batch.py:310 *)
+(* §3.4 addStopReplicaRequestForBrokers, spec/batch.py:316 *)
 AddStopReplicaRequestForBrokers(w, replicas, c) ==
     IF w.moved
     THEN w
@@ -1383,7 +1438,7 @@ AddStopReplicaRequestForBrokers(w, replicas, c) ==
                                             delete_partition |-> c \/ (k2 \in DOMAIN sr /\ sr[k2].delete_partition),
                                             leader_epoch |-> -1]])]]
 
-(* §3.4 add_stop_replica_bulk [p=kafka-1.1], spec/batch.py:290 *)
+(* §3.4 add_stop_replica_bulk [p=kafka-1.1], spec/batch.py:296 *)
 AddStopReplicaBulk(w, replicas, delete) ==
     AddStopReplicaRequestForBrokers(w, replicas, delete)
 
@@ -1559,7 +1614,7 @@ DoRemoveReplicasFromIsr(retry, work, b) ==
                      done |-> done,
                      retry |-> wr.retry]
 
-(* §3.4 addLeaderAndIsrRequestForBrokers, spec/batch.py:153 *)
+(* §3.4 addLeaderAndIsrRequestForBrokers, spec/batch.py:159 *)
 AddLeaderAndIsrRequestForBrokers5(r2, x, b) ==
     LET wv == r2.work
     IN  IF wv.moved
@@ -1873,10 +1928,10 @@ ReplicaStateMachineHandleStateChangesNonExistentReplica(w, replicas) ==
 ReplicaStateChangeNonExistentReplica(w, replicas) ==
     ReplicaStateMachineHandleStateChangesNonExistentReplica(w, replicas)
 
-(* §7.7.2 setTopicAssignment, spec/actions/common.py:221 *)
+(* §7.7.2 setTopicAssignment, spec/actions/common.py:228 *)
 SetTopicAssignment(x, t, ar2) ==
     LET x2 == x.work
-    IN  IF Cardinality({tp \in (DOMAIN x2.state.zk.assignments) : tp.topic = t.topic}) = 0
+    IN  IF ~(t.topic \in x2.state.zk.topics)
         THEN [work |-> x2, error |-> TRUE]
         ELSE
             [work |->
@@ -1889,21 +1944,26 @@ SetTopicAssignment(x, t, ar2) ==
                              !.state =
                                  [x2.state EXCEPT
                                      !.zk = [x2.state.zk EXCEPT
+                                                !.topic_ids =
+                                                    IF t.topic \in DOMAIN x2.state.controller.topic_ids
+                                                    THEN MapPut(x2.state.zk.topic_ids, t.topic,
+                                                                x2.state.controller.topic_ids[t.topic])
+                                                    ELSE MapDelAll(x2.state.zk.topic_ids, {t.topic}),
                                                 !.assignments =
                                                     MapMerge(
                                                         MapDelAll(x2.state.zk.assignments,
-                                                                  {tp2 \in (DOMAIN x2.state.zk.assignments) : tp2.topic
+                                                                  {tp \in (DOMAIN x2.state.zk.assignments) : tp.topic
                                                                       = t.topic}),
                                                         MapPut(
                                                             LET fa == x.work.state.controller.assignments
                                                             IN  MapDelAll(fa,
-                                                                          {tp3 \in (DOMAIN fa) : tp3.topic # t.topic}),
+                                                                          {tp2 \in (DOMAIN fa) : tp2.topic # t.topic}),
                                                             t,
                                                             [replicas |-> ar2, adding |-> <<>>, removing |-> <<>>]))]]]
                      ELSE [x2 EXCEPT !.moved = TRUE],
              error |-> FALSE]
 
-(* §5.3 OfflinePartition, spec/partition_machine.py:323 *)
+(* §5.3 OfflinePartition, spec/partition_machine.py:337 *)
 OfflinePartition(w1, valid) ==
     [w1 EXCEPT
         !.state =
@@ -1914,7 +1974,7 @@ OfflinePartition(w1, valid) ==
                                                       [_e \in valid |-> "OfflinePartition"])]]
                             ]
 
-(* §2.3 PartitionStateMachine.handleStateChanges(OfflinePartition), spec/partition_machine.py:356 *)
+(* §2.3 PartitionStateMachine.handleStateChanges(OfflinePartition), spec/partition_machine.py:370 *)
 PartitionStateMachineHandleStateChangesOfflinePartition(w, partitions) ==
     IF w.moved
     THEN w
@@ -1947,11 +2007,11 @@ PartitionStateMachineHandleStateChangesOfflinePartition(w, partitions) ==
                                        reason |-> "InvalidTransition"]) : tp3 \in (partitions \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE OfflinePartition(w1, valid))
 
-(* §5 partition_state_change [p=kafka-1.1, target=OfflinePartition, election=None], spec/partition_machine.py:326 *)
+(* §5 partition_state_change [p=kafka-1.1, target=OfflinePartition, election=None], spec/partition_machine.py:340 *)
 PartitionStateChangeOfflinePartition(w, partitions) ==
     PartitionStateMachineHandleStateChangesOfflinePartition(w, partitions)
 
-(* §5.3 NonExistentPartition, spec/partition_machine.py:323 *)
+(* §5.3 NonExistentPartition, spec/partition_machine.py:337 *)
 NonExistentPartition(w1, valid) ==
     [w1 EXCEPT
         !.state =
@@ -1962,7 +2022,7 @@ NonExistentPartition(w1, valid) ==
                                                       [_e \in valid |-> "NonExistentPartition"])]]
                             ]
 
-(* §2.3 PartitionStateMachine.handleStateChanges(NonExistentPartition), spec/partition_machine.py:356 *)
+(* §2.3 PartitionStateMachine.handleStateChanges(NonExistentPartition), spec/partition_machine.py:370 *)
 PartitionStateMachineHandleStateChangesNonExistentPartition(w, partitions) ==
     IF w.moved
     THEN w
@@ -1995,11 +2055,11 @@ PartitionStateMachineHandleStateChangesNonExistentPartition(w, partitions) ==
                                        reason |-> "InvalidTransition"]) : tp3 \in (partitions \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE NonExistentPartition(w1, valid))
 
-(* §5 partition_state_change [p=kafka-1.1, target=NonExistentPartition, election=None], spec/partition_machine.py:326 *)
+(* §5 partition_state_change [p=kafka-1.1, target=NonExistentPartition, election=None], spec/partition_machine.py:340 *)
 PartitionStateChangeNonExistentPartition(w, partitions) ==
     PartitionStateMachineHandleStateChangesNonExistentPartition(w, partitions)
 
-(* §8 completeDeleteTopic, spec/actions/deletion.py:179 *)
+(* §8 completeDeleteTopic, spec/actions/deletion.py:182 *)
 CompleteDeleteTopic(acc, x) ==
     LET v == ReplicaStateChangeNonExistentReplica(
                  acc,
@@ -2030,6 +2090,8 @@ CompleteDeleteTopic(acc, x) ==
                                 !.zk = LET tps == {tp5 \in (DOMAIN v3.state.zk.assignments
                                     \cup DOMAIN v3.state.zk.partition_states) : tp5.topic = x}
                                        IN  [v3.state.zk EXCEPT
+                                               !.topics = v3.state.zk.topics \ {x},
+                                               !.topic_ids = MapDelAll(v3.state.zk.topic_ids, {x}),
                                                !.assignments = MapDelAll(v3.state.zk.assignments, tps),
                                                !.partition_states = MapDelAll(v3.state.zk.partition_states, tps),
                                                !.faults = MapDelAll(v3.state.zk.faults, tps),
@@ -2053,11 +2115,12 @@ CompleteDeleteTopic(acc, x) ==
                                                  !.topics_to_be_deleted = c.topics_to_be_deleted \ {x},
                                                  !.topics_with_deletion_started = c.topics_with_deletion_started \ {x},
                                                  !.all_topics = c.all_topics \ {x},
+                                                 !.topic_ids = MapDelAll(c.topic_ids, {x}),
                                                  !.assignments = MapDelAll(c.assignments, tps2),
                                                  !.leadership = MapDelAll(c.leadership, tps2)]]]
     IN  v6
 
-(* §8 retryDeletionForIneligibleReplicas, spec/actions/deletion.py:256 *)
+(* §8 retryDeletionForIneligibleReplicas, spec/actions/deletion.py:259 *)
 RetryDeletionForIneligibleReplicas(acc, x) ==
     ReplicaStateChangeOfflineReplica(
         acc,
@@ -2124,7 +2187,7 @@ ReplicaStateMachineHandleStateChangesReplicaDeletionIneligible(w, replicas) ==
 ReplicaStateChangeReplicaDeletionIneligible(w, replicas) ==
     ReplicaStateMachineHandleStateChangesReplicaDeletionIneligible(w, replicas)
 
-(* §8 onPartitionDeletion, spec/actions/deletion.py:208 *)
+(* §8 onPartitionDeletion, spec/actions/deletion.py:211 *)
 OnPartitionDeletion(v, x) ==
     LET all_r ==
             UNION
@@ -2142,7 +2205,7 @@ OnPartitionDeletion(v, x) ==
         v5 == MarkTopicIneligibleForDeletion(v4, {pr3.tp.topic : pr3 \in dead})
     IN  v5
 
-(* §8 onTopicDeletion, spec/actions/deletion.py:245 *)
+(* §8 onTopicDeletion, spec/actions/deletion.py:248 *)
 OnTopicDeletion(v, x) ==
     LET v2 == AddUpdateMetadata2(
                   v,
@@ -2152,7 +2215,7 @@ OnTopicDeletion(v, x) ==
         v4 == OnPartitionDeletion(v3, x)
     IN  v4
 
-(* §8 resumeDeletions, spec/actions/deletion.py:309 *)
+(* §8 resumeDeletions, spec/actions/deletion.py:312 *)
 ResumeDeletions(v) ==
     LET RECURSIVE fold(_, _)
         fold(acc, rest) ==
@@ -2248,7 +2311,7 @@ ResumeDeletions(v) ==
                         IN  v4, Tail(rest))
     IN  fold(v, SortStr(v.state.controller.topics_to_be_deleted))
 
-(* §8 resumeDeletionForTopics, spec/actions/deletion.py:324 *)
+(* §8 resumeDeletionForTopics, spec/actions/deletion.py:327 *)
 ResumeDeletionForTopics(x, x2) ==
     LET x3 == x.work
         resumed == x2 \cap x3.state.controller.topics_to_be_deleted
@@ -2519,7 +2582,7 @@ MaybeTriggerPartitionReassignment(x, m) ==
 
 (* §5 partition_state_change [p=kafka-1.1, target=OnlinePartition, *)
 (* election=LeaderElection(strategy=<ElectionStrategy.PreferredReplicaPartitionLeaderElectionStrategy: 'preferred'>, *)
-(* allow_unclean=False)], spec/partition_machine.py:326 *)
+(* allow_unclean=False)], spec/partition_machine.py:340 *)
 PartitionStateChangeOnlinePartitionPreferred(w, partitions) ==
     PartitionStateMachineHandleStateChangesOnlinePartition(w, partitions, "preferred")
 
@@ -2540,7 +2603,7 @@ OnReplicaElection(x, ps) ==
              ELSE [x2 EXCEPT !.moved = TRUE]
         ELSE x2
 
-(* §7.1 fetchPendingPreferredReplicaElections, spec/actions/failover.py:166 *)
+(* §7.1 fetchPendingPreferredReplicaElections, spec/actions/failover.py:178 *)
 FetchPendingPreferredReplicaElections(x) ==
     LET x2 == x.work
         listed == x2.state.zk.preferred_replica_election
@@ -2565,13 +2628,13 @@ FetchPendingPreferredReplicaElections(x) ==
              error |-> FALSE]
         ELSE [work |-> x2, error |-> TRUE]
 
-(* §7.12 triggerControllerMove, spec/actions/common.py:287 *)
+(* §7.12 triggerControllerMove, spec/actions/common.py:299 *)
 TriggerControllerMove(a) ==
     LET x == a.work
     IN  OnControllerResignation(
             [x EXCEPT !.state = [x.state EXCEPT !.zk = [x.state.zk EXCEPT !.controller = -1]]])
 
-(* §7.1 onControllerFailover, spec/actions/failover.py:195 *)
+(* §7.1 onControllerFailover, spec/actions/failover.py:207 *)
 OnControllerFailover(w, broker_id, v) ==
     LET x == InitializeControllerContext(w, broker_id, v)
         v2 == IF x.error \/ x.work.moved THEN x ELSE [work |-> FetchTopicDeletionsInProgress(x), error |-> FALSE]
@@ -2655,7 +2718,7 @@ OnBrokerStartup(onBrokerFailure, bnc) ==
                     error |-> FALSE]
     IN  v7
 
-(* §8 failReplicaDeletion, spec/actions/deletion.py:356 *)
+(* §8 failReplicaDeletion, spec/actions/deletion.py:359 *)
 FailReplicaDeletion(v, r_del) ==
     LET failed == {pr \in r_del : pr.tp.topic \in v.state.controller.topics_to_be_deleted}
     IN  IF v.state.config.delete_topic_enable /\ Cardinality(failed) > 0
@@ -2752,7 +2815,7 @@ ProcessBrokerChange(w) ==
 
 (* §5 partition_state_change [p=kafka-1.1, target=OnlinePartition, *)
 (* election=LeaderElection(strategy=<ElectionStrategy.ControlledShutdownPartitionLeaderElectionStrategy: *)
-(* 'controlled_shutdown'>, allow_unclean=False)], spec/partition_machine.py:326 *)
+(* 'controlled_shutdown'>, allow_unclean=False)], spec/partition_machine.py:340 *)
 PartitionStateChangeOnlinePartitionControlledShutdown(w, partitions) ==
     PartitionStateMachineHandleStateChangesOnlinePartition(w, partitions, "controlled_shutdown")
 
@@ -2779,7 +2842,7 @@ DoControlledShutdown(w, broker_id) ==
         IN  v3
     ELSE w
 
-(* §5.1 NewPartition, spec/partition_machine.py:323 *)
+(* §5.1 NewPartition, spec/partition_machine.py:337 *)
 NewPartition(w1, valid) ==
     [w1 EXCEPT
         !.state =
@@ -2790,7 +2853,7 @@ NewPartition(w1, valid) ==
                                                       [_e \in valid |-> "NewPartition"])]]
                             ]
 
-(* §2.3 PartitionStateMachine.handleStateChanges(NewPartition), spec/partition_machine.py:356 *)
+(* §2.3 PartitionStateMachine.handleStateChanges(NewPartition), spec/partition_machine.py:370 *)
 PartitionStateMachineHandleStateChangesNewPartition(w, partitions) ==
     IF w.moved
     THEN w
@@ -2823,11 +2886,11 @@ PartitionStateMachineHandleStateChangesNewPartition(w, partitions) ==
                                        reason |-> "InvalidTransition"]) : tp3 \in (partitions \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE NewPartition(w1, valid))
 
-(* §5 partition_state_change [p=kafka-1.1, target=NewPartition, election=None], spec/partition_machine.py:326 *)
+(* §5 partition_state_change [p=kafka-1.1, target=NewPartition, election=None], spec/partition_machine.py:340 *)
 PartitionStateChangeNewPartition(w, partitions) ==
     PartitionStateMachineHandleStateChangesNewPartition(w, partitions)
 
-(* §7.6 onNewPartitionCreation, spec/actions/topics.py:40 *)
+(* §7.6 onNewPartitionCreation, spec/actions/topics.py:41 *)
 OnNewPartitionCreation(to_add, x) ==
     LET v == PartitionStateChangeNewPartition(x, to_add)
         v2 ==
@@ -2849,13 +2912,13 @@ OnNewPartitionCreation(to_add, x) ==
                          IN  [i2 \in DOMAIN q2 |-> LET r2 == q2[i2] IN [tp |-> tp2, replica |-> r2]]) : tp2 \in to_add})
     IN  v4
 
-(* §7.6 processTopicChange, spec/actions/topics.py:73 *)
+(* §7.6 processTopicChange, spec/actions/topics.py:80 *)
 ProcessTopicChange(w) ==
-    LET topics == {tp.topic : tp \in (DOMAIN w.state.zk.assignments)}
+    LET topics == w.state.zk.topics
         new == topics \ w.state.controller.all_topics
         deleted == w.state.controller.all_topics \ topics
         zka == w.state.zk.assignments
-        added == {tp2 \in (DOMAIN zka) : tp2.topic \in new}
+        added == {tp \in (DOMAIN zka) : tp.topic \in new}
         v == [w EXCEPT
                  !.state = [w.state EXCEPT !.controller = [w.state.controller EXCEPT !.all_topics = topics]]]
         v2 ==
@@ -2864,7 +2927,7 @@ ProcessTopicChange(w) ==
                     IF rest = <<>> THEN acc
                     ELSE fold(LET x == Head(rest) IN
                                   LET c == acc.state.controller
-                                      tps == {tp3 \in (DOMAIN c.assignments) : tp3.topic = x}
+                                      tps == {tp2 \in (DOMAIN c.assignments) : tp2.topic = x}
                                   IN  [acc EXCEPT
                                           !.state = [acc.state EXCEPT
                                                         !.controller =
@@ -2873,21 +2936,25 @@ ProcessTopicChange(w) ==
                                                                 !.topics_with_deletion_started
                                                                     = c.topics_with_deletion_started \ {x},
                                                                 !.all_topics = c.all_topics \ {x},
+                                                                !.topic_ids = MapDelAll(c.topic_ids, {x}),
                                                                 !.assignments = MapDelAll(c.assignments, tps),
                                                                 !.leadership = MapDelAll(c.leadership, tps)]]],
                                                                     Tail(rest))
             IN  fold(v, SortStr(deleted))
         v3 ==
-            [v2 EXCEPT
-                !.state = [v2.state EXCEPT
-                              !.controller =
-                                  [v2.state.controller EXCEPT
-                                      !.assignments = MapMerge(v2.state.controller.assignments,
-                                                               MapDelAll(zka, DOMAIN zka \ added))]]]
+            IF v2.moved
+            THEN v2
+            ELSE
+                [v2 EXCEPT
+                    !.state = [v2.state EXCEPT
+                                  !.controller =
+                                      [v2.state.controller EXCEPT
+                                          !.assignments = MapMerge(v2.state.controller.assignments,
+                                                                   MapDelAll(zka, DOMAIN zka \ added))]]]
         v4 == IF Cardinality(new) = 0 THEN v3 ELSE OnNewPartitionCreation(added, v3)
     IN  v4
 
-(* §7.6 processPartitionModifications, spec/actions/topics.py:118 *)
+(* §7.6 processPartitionModifications, spec/actions/topics.py:125 *)
 ProcessPartitionModifications(w, topic) ==
     LET zk_part == MapDelAll(w.state.zk.assignments, {tp \in (DOMAIN w.state.zk.assignments) : tp.topic # topic})
         to_add ==
@@ -2912,7 +2979,7 @@ ProcessPartitionModifications(w, topic) ==
                                                              MapDelAll(zk_part, DOMAIN zk_part \ to_add))]]]
                                         )
 
-(* §8 enqueueTopicsForDeletion, spec/actions/deletion.py:336 *)
+(* §8 enqueueTopicsForDeletion, spec/actions/deletion.py:339 *)
 EnqueueTopicsForDeletion(x, known) ==
     LET x2 == MarkTopicIneligibleForDeletion(
                   x,
@@ -2927,7 +2994,7 @@ EnqueueTopicsForDeletion(x, known) ==
                                                \cup known]]])
         ELSE x2
 
-(* §8 processTopicDeletion, spec/actions/deletion.py:429 *)
+(* §8 processTopicDeletion, spec/actions/deletion.py:432 *)
 ProcessTopicDeletion(w) ==
     LET requested == w.state.zk.delete_topics
         unknown == requested \ w.state.controller.all_topics
@@ -2959,7 +3026,7 @@ ProcessTopicDeletion(w) ==
                 ELSE [v2 EXCEPT !.moved = TRUE]
     IN  v3
 
-(* §8 completeReplicaDeletion, spec/actions/deletion.py:363 *)
+(* §8 completeReplicaDeletion, spec/actions/deletion.py:366 *)
 CompleteReplicaDeletion(v, x) ==
     LET v2 == ReplicaStateChangeReplicaDeletionSuccessful(
                   v,
@@ -3225,6 +3292,7 @@ Inv_W4_no_context_without_a_controller ==
           shutting_down |-> {},
           offline_replicas |-> {},
           all_topics |-> {},
+          topic_ids |-> <<>>,
           assignments |-> <<>>,
           leadership |-> <<>>,
           partitions_being_reassigned |-> {},
@@ -3360,7 +3428,8 @@ StepInv_I18_every_LeaderAndIsr_is_accompanied_by_UpdateMetadata(s2, requests) ==
            broker |-> r.broker,
            controller_id |-> r.controller_id,
            controller_epoch |-> r.controller_epoch,
-           partition_states |-> r.partition_states]
+           partition_states |-> r.partition_states,
+           topic_ids |-> <<>>]
         => (\A ps \in r.partition_states :
                 \E u \in requests :
                     /\ u.broker = r.broker
@@ -3369,7 +3438,8 @@ StepInv_I18_every_LeaderAndIsr_is_accompanied_by_UpdateMetadata(s2, requests) ==
                             broker |-> u.broker,
                             controller_id |-> u.controller_id,
                             controller_epoch |-> u.controller_epoch,
-                            partition_states |-> u.partition_states])
+                            partition_states |-> u.partition_states,
+                            topic_ids |-> <<>>])
                     /\ ~(u
                          = [type |-> "StopReplica",
                             broker |-> u.broker,
@@ -3538,6 +3608,8 @@ Init ==
              controller_epoch |-> 0,
              controller_epoch_zk_version |-> 0,
              brokers |-> <<>>,
+             topics |-> {},
+             topic_ids |-> <<>>,
              assignments |-> <<>>,
              partition_states |-> <<>>,
              delete_topics |-> {},
@@ -3554,6 +3626,7 @@ Init ==
          shutting_down |-> {},
          offline_replicas |-> {},
          all_topics |-> {},
+         topic_ids |-> <<>>,
          assignments |-> <<>>,
          leadership |-> <<>>,
          partitions_being_reassigned |-> {},
@@ -3567,9 +3640,10 @@ Init ==
                  unclean_leader_election_enable |-> FALSE,
                  unclean_topics |-> {},
                  auto_leader_rebalance_enable |-> TRUE,
-                 leader_imbalance_per_broker_percentage |-> 10]
+                 leader_imbalance_per_broker_percentage |-> 10,
+                 inter_broker_protocol |-> "KAFKA_2_8_IV1"]
 
-(* §7.1 ControllerFailover (spec: spec/actions/failover.py:204 controller_failover_action) *)
+(* §7.1 ControllerFailover (spec: spec/actions/failover.py:216 controller_failover_action) *)
 (* The active controller (if any) resigns and the broker wins the controller election; it *)
 (* increments the controller epoch and runs onControllerFailover (§7.1). *)
 ControllerFailover(broker_id) ==
@@ -3587,7 +3661,7 @@ ControllerFailover(broker_id) ==
                zk2 == state.zk
                v == IF state.controller.controller_id # -1 THEN OnControllerResignation(work) ELSE work
                state2 == v.state
-           IN  (* §7.1 ControllerFailover, spec/actions/failover.py:211 *)
+           IN  (* §7.1 ControllerFailover, spec/actions/failover.py:223 *)
                LET w2 == [v EXCEPT
                              !.state = [state2 EXCEPT
                                            !.zk = [state2.zk EXCEPT
@@ -3603,7 +3677,7 @@ ControllerFailover(broker_id) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ControllerFailover")
 
-(* §7.12 ControllerResignation (spec: spec/actions/failover.py:218 controller_resignation_action) *)
+(* §7.12 ControllerResignation (spec: spec/actions/failover.py:230 controller_resignation_action) *)
 (* The active controller's ZooKeeper session expires: /controller is deleted and the controller *)
 (* resigns. *)
 ControllerResignation ==
@@ -3617,7 +3691,7 @@ ControllerResignation ==
                              failures |-> {},
                              moved |-> FALSE]
                     state == work.state
-                IN  (* §7.12 ControllerResignation, spec/actions/failover.py:218 *)
+                IN  (* §7.12 ControllerResignation, spec/actions/failover.py:230 *)
                     LET w2 == [work EXCEPT !.state = [state EXCEPT !.zk = [state.zk EXCEPT !.controller = -1]]]
                     IN  IF w2.state.controller.controller_id # -1
                         THEN LET x == OnControllerResignation(w2) IN IF x.moved THEN OnControllerResignation(x) ELSE x
@@ -3655,11 +3729,11 @@ NewerControllerElected(broker_id) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "NewerControllerElected")
 
-(* §7.12 ControllerChange (spec: spec/actions/failover.py:230 controller_change_action) *)
+(* §7.12 ControllerChange (spec: spec/actions/failover.py:242 controller_change_action) *)
 (* The active controller sees that /controller names another broker (or none) and resigns (§7.12). *)
 ControllerChange ==
     /\ controller.controller_id # -1 /\ zk.controller # controller.controller_id
-    /\ LET w == (* §7.12 ControllerChange, spec/actions/failover.py:230 *)
+    /\ LET w == (* §7.12 ControllerChange, spec/actions/failover.py:242 *)
                 LET w2 == [state |-> s,
                            batch |-> [leader_and_isr |-> <<>>,
                                       update_metadata_brokers |-> {},
@@ -3826,10 +3900,10 @@ ControlledShutdown(broker_id, broker_epoch) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ControlledShutdown")
 
-(* §7.6 TopicCreation (spec: spec/actions/topics.py:126 topic_creation_action) *)
+(* §7.6 TopicCreation (spec: spec/actions/topics.py:136 topic_creation_action) *)
 (* A topic znode is created; the controller handles TopicChange and onNewPartitionCreation (§7.6). *)
 TopicCreation(topic, replicas) ==
-    /\ /\ ~(\E tp \in DOMAIN zk.assignments : tp.topic = topic)
+    /\ /\ ~(topic \in zk.topics)
        /\ Len(replicas) > 0
        /\ \A replicas2 \in Range(replicas) :
               /\ Len(replicas2) > 0
@@ -3846,33 +3920,62 @@ TopicCreation(topic, replicas) ==
                         moved |-> FALSE]
                state == work.state
                zk2 == state.zk
-           IN  (* §7.6 TopicCreation, spec/actions/topics.py:126 *)
+           IN  (* §7.6 TopicCreation, spec/actions/topics.py:136 *)
                LET w2 ==
                        [work EXCEPT
                            !.state =
                                [state EXCEPT
-                                   !.zk = [zk2 EXCEPT
-                                              !.assignments =
-                                                  MapMerge(
-                                                      zk2.assignments,
-                                                      (LET RECURSIVE fold(_, _)
-                                                           fold(acc, rest) ==
-                                                               IF rest = <<>> THEN acc
-                                                               ELSE fold(LET r2 == Head(rest) IN
-                                                                             [acc EXCEPT
-                                                                                 !.assignments =
-                                                                                     MapPut(
-                                                                                         acc.assignments,
-                                                                                         [topic |-> topic,
-                                                                                             partition |->
-                                                                                                 acc.next_index],
-                                                                                         [replicas |-> r2,
-                                                                                             adding |-> <<>>,
-                                                                                                 removing |-> <<>>]),
-                                                                                 !.next_index = acc.next_index + 1],
-                                                                                     Tail(rest))
-                                                       IN  fold([assignments |-> <<>>, next_index |-> 0],
-                                                                replicas)).assignments)]]]
+                                   !.zk =
+                                       [zk2 EXCEPT
+                                           !.topics = zk2.topics \cup {topic},
+                                           !.topic_ids =
+                                               IF FALSE
+                                               THEN
+                                                   (LET RECURSIVE fold(_, _)
+                                                        fold(z, rest) ==
+                                                            IF rest = <<>> THEN z
+                                                            ELSE fold(LET t == Head(rest) IN
+                                                                          IF t \in DOMAIN z.topic_ids
+                                                                          THEN z
+                                                                          ELSE [z EXCEPT
+                                                                                   !.topic_ids =
+                                                                                       MapPut(
+                                                                                           z.topic_ids,
+                                                                                           t,
+                                                                                           LET RECURSIVE fold2(_, _)
+                                                                                               fold2(acc, rest2) ==
+                                                                                                   IF rest2 = <<>>
+                                                                                                       THEN acc
+                                                                                                   ELSE fold2(LET i ==
+                                                                                                       Head(rest2)
+                                                                                                           IN IF acc = i
+                                                                                     THEN acc + 1 ELSE acc, Tail(rest2))
+                                                                                           IN  fold2(1, SortInt({
+                                                                                               z.topic_ids[t2] : t2
+                                                                              \in (DOMAIN z.topic_ids)})))], Tail(rest))
+                                                    IN  fold(zk2, SortStr({topic}))).topic_ids
+                                               ELSE zk2.topic_ids,
+                                           !.assignments =
+                                               MapMerge(
+                                                   zk2.assignments,
+                                                   (LET RECURSIVE fold3(_, _)
+                                                        fold3(acc2, rest3) ==
+                                                            IF rest3 = <<>> THEN acc2
+                                                            ELSE fold3(LET r2 == Head(rest3) IN
+                                                                           [acc2 EXCEPT
+                                                                               !.assignments =
+                                                                                   MapPut(
+                                                                                       acc2.assignments,
+                                                                                       [topic |-> topic,
+                                                                                           partition |->
+                                                                                               acc2.next_index],
+                                                                                       [replicas |-> r2,
+                                                                                           adding |-> <<>>,
+                                                                                               removing |-> <<>>]),
+                                                                               !.next_index = acc2.next_index + 1],
+                                                                                   Tail(rest3))
+                                                    IN  fold3([assignments |-> <<>>, next_index |-> 0],
+                                                              replicas)).assignments)]]]
                IN  IF w2.state.controller.controller_id # -1
                    THEN LET x == ProcessTopicChange(w2) IN IF x.moved THEN OnControllerResignation(x) ELSE x
                    ELSE w2
@@ -3881,7 +3984,7 @@ TopicCreation(topic, replicas) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "TopicCreation")
 
-(* §7.6 PartitionExpansion (spec: spec/actions/topics.py:168 partition_expansion_action) *)
+(* §7.6 PartitionExpansion (spec: spec/actions/topics.py:185 partition_expansion_action) *)
 (* Partitions are added to a topic znode; the controller handles PartitionModifications (§7.6). *)
 PartitionExpansion(topic, replicas) ==
     /\ LET ex == {tp \in (DOMAIN zk.assignments) : tp.topic = topic}
@@ -3915,7 +4018,7 @@ PartitionExpansion(topic, replicas) ==
                         moved |-> FALSE]
                state == work.state
                zk2 == state.zk
-           IN  (* §7.6 PartitionExpansion, spec/actions/topics.py:168 *)
+           IN  (* §7.6 PartitionExpansion, spec/actions/topics.py:185 *)
                LET cur == zk2.assignments
                    w2 ==
                        [work EXCEPT
@@ -3953,7 +4056,7 @@ PartitionExpansion(topic, replicas) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "PartitionExpansion")
 
-(* §8 TopicDeletion (spec: spec/actions/deletion.py:435 topic_deletion_action) *)
+(* §8 TopicDeletion (spec: spec/actions/deletion.py:438 topic_deletion_action) *)
 (* Topics are marked for deletion under /admin/delete_topics and the controller handles *)
 (* TopicDeletion (§8). *)
 TopicDeletion(topics) ==
@@ -3969,7 +4072,7 @@ TopicDeletion(topics) ==
                         moved |-> FALSE]
                state == work.state
                zk2 == state.zk
-           IN  (* §8 TopicDeletion, spec/actions/deletion.py:435 *)
+           IN  (* §8 TopicDeletion, spec/actions/deletion.py:438 *)
                LET w2 == [work EXCEPT
                              !.state = [state EXCEPT !.zk = [zk2 EXCEPT !.delete_topics = zk2.delete_topics \cup Range(
                                  topics)]]]
@@ -3981,7 +4084,7 @@ TopicDeletion(topics) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "TopicDeletion")
 
-(* §8 StopReplicaResponseReceived (spec: spec/actions/deletion.py:475 stop_replica_response_action) *)
+(* §8 StopReplicaResponseReceived (spec: spec/actions/deletion.py:478 stop_replica_response_action) *)
 (* A broker answers StopReplica(delete=true) for partitions of topics being deleted (§8): errors *)
 (* fail the replicas' deletion (ReplicaDeletionIneligible), successes complete it *)
 (* (ReplicaDeletionSuccessful). *)
@@ -3991,7 +4094,7 @@ StopReplicaResponseReceived(broker_id, partitions, error) ==
        /\ \A tp \in Range(partitions) :
               GetOr(controller.replica_states, [tp |-> tp, replica |-> broker_id], "NonExistentReplica")
               = "ReplicaDeletionStarted"
-    /\ LET w == (* §8 StopReplicaResponseReceived, spec/actions/deletion.py:475 *)
+    /\ LET w == (* §8 StopReplicaResponseReceived, spec/actions/deletion.py:478 *)
                 LET w2 == [state |-> s,
                            batch |-> [leader_and_isr |-> <<>>,
                                       update_metadata_brokers |-> {},
@@ -4215,11 +4318,12 @@ UncleanLeaderElectionEnable(topic) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "UncleanLeaderElectionEnable")
 
-(* §3.3 ZkFaultInjection (spec: spec/actions/environment.py:73 zk_fault_injection_action) *)
+(* §3.3 ZkFaultInjection (spec: spec/actions/environment.py:75 zk_fault_injection_action) *)
 (* A one-shot ZooKeeper fault (BADVERSION on the next conditional write, CONNECTIONLOSS on the next *)
 (* read) is armed on a partition-state znode (§3.3). *)
 ZkFaultInjection(tp, fault) ==
-    /\ tp \in DOMAIN zk.partition_states /\ ~(tp \in DOMAIN zk.faults)
+    /\ /\ tp \in DOMAIN zk.partition_states \/ (tp \in DOMAIN zk.assignments /\ fault = "CONNECTIONLOSS")
+       /\ ~(tp \in DOMAIN zk.faults)
     /\ LET w == LET work == [state |-> s,
                              batch |-> [leader_and_isr |-> <<>>,
                                         update_metadata_brokers |-> {},
@@ -4230,14 +4334,14 @@ ZkFaultInjection(tp, fault) ==
                              moved |-> FALSE]
                     state == work.state
                     zk2 == state.zk
-                IN  (* §3.3 ZkFaultInjection, spec/actions/environment.py:73 *)
+                IN  (* §3.3 ZkFaultInjection, spec/actions/environment.py:75 *)
                     [work EXCEPT !.state = [state EXCEPT !.zk = [zk2 EXCEPT !.faults = MapPut(zk2.faults, tp, fault)]]]
        IN  /\ zk' = w.state.zk
            /\ controller' = w.state.controller
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ZkFaultInjection")
 
-(* §8 StopReplicaPartitionErrorsReceived (spec: spec/actions/deletion.py:514 stop_replica_partition_errors_action) *)
+(* §8 StopReplicaPartitionErrorsReceived (spec: spec/actions/deletion.py:517 stop_replica_partition_errors_action) *)
 (* A broker answers StopReplica(delete=true) with an error for some partitions of topics being *)
 (* deleted and none for the others (§8): the failed replicas' deletion fails *)
 (* (ReplicaDeletionIneligible), the others' completes (ReplicaDeletionSuccessful). *)
@@ -4251,7 +4355,7 @@ StopReplicaPartitionErrorsReceived(broker_id, partitions, partition_errors) ==
        /\ Range(partition_errors) \subseteq Range(partitions)
        /\ ~(Range(partitions) \subseteq Range(partition_errors))
     /\ LET w ==
-           (* §8 StopReplicaPartitionErrorsReceived, spec/actions/deletion.py:514 *)
+           (* §8 StopReplicaPartitionErrorsReceived, spec/actions/deletion.py:517 *)
            LET w2 == [state |-> s,
                       batch |-> [leader_and_isr |-> <<>>,
                                  update_metadata_brokers |-> {},
@@ -4414,7 +4518,7 @@ LogDirEventNotification(broker_ids) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "LogDirEventNotification")
 
-(* §8 StopReplicaResponseWithoutDeletionReceived (spec: spec/actions/deletion.py:532 *)
+(* §8 StopReplicaResponseWithoutDeletionReceived (spec: spec/actions/deletion.py:535 *)
 (* stop_replica_response_without_deletion_action) *)
 (* A broker answers a StopReplica that asked no deletion for partitions whose replicas are being *)
 (* deleted (§3.4, §8): the response callback keeps only deletePartition=true partitions, so nothing *)
@@ -4431,7 +4535,7 @@ StopReplicaResponseWithoutDeletionReceived(broker_id, partitions, error) ==
        /\ \A tp \in Range(partitions) :
               GetOr(controller.replica_states, [tp |-> tp, replica |-> broker_id], "NonExistentReplica")
               = "ReplicaDeletionStarted"
-    /\ LET w == (* §8 StopReplicaResponseWithoutDeletionReceived, spec/actions/deletion.py:532 *)
+    /\ LET w == (* §8 StopReplicaResponseWithoutDeletionReceived, spec/actions/deletion.py:535 *)
                 [state |-> s,
                  batch |-> [leader_and_isr |-> <<>>,
                             update_metadata_brokers |-> {},
@@ -4549,7 +4653,7 @@ ControllerFailover_Successor(broker_id) ==
                 zk2 == state.zk
                 v == IF state.controller.controller_id # -1 THEN OnControllerResignation(work) ELSE work
                 state2 == v.state
-            IN  (* §7.1 ControllerFailover, spec/actions/failover.py:211 *)
+            IN  (* §7.1 ControllerFailover, spec/actions/failover.py:223 *)
                 LET w2 == [v EXCEPT
                               !.state = [state2 EXCEPT
                                             !.zk = [state2.zk EXCEPT
@@ -4571,7 +4675,7 @@ StopReplicaResponseReceived_Successor(broker_id, partitions, error) ==
               GetOr(controller.replica_states, [tp |-> tp, replica |-> broker_id], "NonExistentReplica")
               = "ReplicaDeletionStarted"
     THEN
-        LET w == (* §8 StopReplicaResponseReceived, spec/actions/deletion.py:475 *)
+        LET w == (* §8 StopReplicaResponseReceived, spec/actions/deletion.py:478 *)
                  LET w2 == [state |-> s,
                             batch |-> [leader_and_isr |-> <<>>,
                                        update_metadata_brokers |-> {},
