@@ -9,8 +9,6 @@ import gzip
 from pathlib import Path
 
 import pytest
-from kcspec.conformance.selfcheck.explore.tla_model import explore_model
-from kcspec.model.tla.counterexample import state_of
 from kcspec.model.tla.manifest import load
 from kcspec.model.tla.module import generate
 from kcspec.model.tlc.dump import parse_dump
@@ -42,17 +40,14 @@ def test_the_recorded_kafka_2_8_failure_is_what_the_no_value_encoding_removes() 
     assert '"None"' not in module.tla and "RfLists \\cup {NoValue}" in module.tla
 
 
-def test_the_recorded_kafka_1_1_run_reaches_exactly_the_explorers_states() -> None:
+def test_the_recorded_kafka_1_1_run_is_read_state_for_state() -> None:
+    """TLC 2.18's own state dump of the spec of its day (one-broker-isr-1.1, then 2,320 states) is read into as
+    many distinct TLA+ values as TLC reported. They are no longer today's ``ClusterState``s (the state has gained
+    the topic znodes and topic IDs since), so whether TLC and the explorer reach the same states is checked live,
+    with the project's TLC, by ``test_tlc_real.py``'s crosschecks of every manifest model, which read TLC's dump
+    of the spec as it is now."""
     report = parse_tool_output(_corpus("kafka-1.1_b1_rf1_tool_out.txt").read_text(), "KafkaController_1_1_1")
     assert report.outcome is Outcome.OK and report.stats.distinct == RECORDED_DISTINCT
-    entry = next(e for e in load() if e.name == "one-broker-isr-1.1")
-    if entry.distinct_states != RECORDED_DISTINCT:
-        pytest.skip(
-            f"the recorded corpus has the {RECORDED_DISTINCT:,} states of the spec at its commit; the spec's state "
-            f"space has changed since ({entry.distinct_states:,} in state_counts.json): record the corpus again"
-        )
     with gzip.open(_corpus("kafka-1.1_b1_rf1_dump.txt.gz"), "rt") as f:
-        tlc_states = {state_of(st) for st in parse_dump(f)}
-    explored = explore_model("kafka-1.1", entry.config, keep_states=True)
-    assert explored.states is not None
-    assert tlc_states == set(explored.states)
+        dumped = list(parse_dump(f))
+    assert len(dumped) == RECORDED_DISTINCT
