@@ -5,7 +5,7 @@ records where ``spec/`` writes it: ``kcspec.spec.spans``). For one name, a ``Rul
 
 * where the spec writes it (file and line per profile) and its §;
 * its TLA+ operator(s) in the module of the profile's smallest manifest model — the committed file and line
-  (``model/tla/modules/``, in a checkout) or the generated module's line (an installed package);
+  (``docs/tla/``, in a checkout) or the generated module's line (an installed package);
 * the diagrams that draw it (a state, an election strategy or an event of ``diagrams/*.dot``);
 * its Z3 lemmas with their status, where the prover has lemmas about it (the election strategies, proved here
   over 1..``brokers`` brokers); an invariant's inductiveness is a whole-profile check of ``kcspec prove``;
@@ -54,7 +54,7 @@ class TlaOperator:
     model: str
     operator: str
     where: str
-    """``model/tla/modules/<model>/<Module>.tla:<line>``, or ``<Module>.tla (generated):<line>``."""
+    """``docs/tla/<model>/<Module>.tla:<line>``, or ``<Module>.tla (generated):<line>``."""
 
 
 @dataclass(frozen=True, order=True)

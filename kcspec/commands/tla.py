@@ -229,7 +229,7 @@ def export(out: Path, **kw: Any) -> None:
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
     callback=options.output_dir,
-    help="Folder of the committed modules (default: model/tla/modules of this checkout).",
+    help="Folder of the committed modules (default: docs/tla of this checkout).",
 )
 def modules(check_only: bool, folder: Path | None) -> None:
     """Write (or --check) the TLA+ modules of the manifest's models (model/tla/state_counts.json), committed so
@@ -237,15 +237,15 @@ def modules(check_only: bool, folder: Path | None) -> None:
 
     \b
     Examples:
-      kcspec tla modules            rewrite model/tla/modules/<model>/ from the spec
+      kcspec tla modules            rewrite docs/tla/<model>/ from the spec
       kcspec tla modules --check    exit 1 if a committed module is stale
     """
     from kcspec.model.tla import committed
 
     target = committed.MODULES if folder is None else folder
-    if folder is None and not (committed.MODULES.parents[2] / "pyproject.toml").is_file():
-        # an installed package: its model/tla folder is not where modules are committed
-        options.fail(f"{committed.MODULES.parents[2]} is not a checkout of kcspec; give --out FOLDER")
+    if folder is None and not (committed.ROOT / "pyproject.toml").is_file():
+        # an installed package: there is no checkout whose docs/tla to rewrite
+        options.fail(f"{committed.ROOT} is not a checkout of kcspec; give --out FOLDER")
     if check_only and not target.is_dir():
         options.fail(f"{target} does not exist (run 'kcspec tla modules' first)")
     try:

@@ -1,7 +1,7 @@
-"""The TLA+ modules of the manifest's small models, committed under ``model/tla/modules/`` and checked for staleness.
+"""The TLA+ modules of the manifest's small models, committed under ``docs/tla/`` and checked for staleness.
 
 A change to a rule of ``spec/`` shows its TLA+ diff in review: each model of ``state_counts.json`` has a folder
-``model/tla/modules/<model>/`` with the generated ``<Module>.tla``, its ``.cfg`` and ``_liveness.cfg`` — exactly
+``docs/tla/<model>/`` with the generated ``<Module>.tla``, its ``.cfg`` and ``_liveness.cfg`` — exactly
 what ``kcspec tla export`` writes for that model (the line-to-rule ``.map.json`` is left out: it is derived, and
 every operator's comment already cites its rule's § and the line of ``spec/`` that writes it).
 
@@ -20,8 +20,12 @@ from kcspec.model.tla.manifest import load as load_manifest
 from kcspec.model.tla.module import generate
 from kcspec.spec.profiles import get_profile
 
-MODULES = Path(__file__).with_name("modules")
-"""The committed modules' folder in a checkout (absent from an installed package, which ships no modules)."""
+ROOT = Path(__file__).resolve().parents[2]
+"""The checkout's root (the folder holding ``model/``); in an installed package, the package's folder."""
+
+MODULES = ROOT / "docs" / "tla"
+"""The committed modules' folder in a checkout: beside ``docs/rules.md``, outside the installed packages (a wheel
+ships no modules: they are review material, and ``kcspec tla export`` writes any model's)."""
 
 
 def expected_files(entries: tuple[Expected, ...] | None = None) -> dict[str, str]:

@@ -22,7 +22,9 @@ def test_the_default_kafka_2_8_module_is_within_the_size_targets() -> None:
     size = len(module.tla.encode("utf-8"))
     lines = len(module.tla.splitlines())
     assert size <= 600_000, f"{size:,} bytes"
-    assert lines <= 5_000, f"{lines:,} lines"
+    # 5,000 until 2026-11-28; the topic znode, topic IDs and create faults (issue 28) added 132 lines of Kafka's
+    # behaviour to this module, not generator overhead (benchmarks/results/tla_cost.md)
+    assert lines <= 5_500, f"{lines:,} lines"
 
 
 @pytest.mark.parametrize(("profile", "config"), models())
