@@ -40,14 +40,21 @@ def mirrors(*rules: str) -> Callable[[_F], _F]:
 
     def deco(fn: _F) -> _F:
         code = fn.__code__
-        path = Path(code.co_filename).resolve()
+        path = Path(code.co_filename)
+        if not (path.is_absolute() and path.is_file()):
+            # code compiled from text (a mutant of the reference, re-executing its source) is no place in the
+            # source tree: only the functions of the modules as written are counterparts
+            return fn
+        path = path.resolve()
         try:
             where = path.relative_to(_ROOT).as_posix()
         except ValueError:
             where = path.as_posix()
         here = Counterpart(where, code.co_firstlineno, fn.__qualname__)
         for rule in rules:
-            COUNTERPARTS.setdefault(rule, []).append(here)
+            known = COUNTERPARTS.setdefault(rule, [])
+            if here not in known:  # a module imported twice (reloaded) marks its functions once
+                known.append(here)
         return fn
 
     return deco

@@ -127,3 +127,13 @@ def test_a_stale_module_and_a_stale_doc_are_found(tmp_path: Path) -> None:
     doc.write_text(rule_index.DOC_TITLE + "\n")
     stale = CliRunner().invoke(main, ["spec", "rules", "--check", "--out", str(doc)])
     assert stale.exit_code == 1 and "stale" in stale.output, stale.output
+
+
+def test_a_mutant_compiled_from_text_adds_no_counterpart() -> None:
+    """The bug zoo re-executes reference modules' source under names like ``<mutant …>``: their functions are not
+    places in the source tree, and the cards must not list them (in a test process that ran the zoo first they
+    did, and a card named the checkout's folder as a file)."""
+    before = {k: list(v) for k, v in COUNTERPARTS.items()}
+    source = "from kcspec.reference_impl.mirrors import mirrors\n\n@mirrors('OnlineReplica')\ndef _to_online(): ...\n"
+    exec(compile(source, "<mutant kafka-0000 at reference_impl/replica_state_machine.py>", "exec"), {})
+    assert {k: list(v) for k, v in COUNTERPARTS.items()} == before
