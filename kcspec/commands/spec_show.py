@@ -109,7 +109,10 @@ def _print_card(c: RuleCard, console: Console) -> None:
     shown = [f"{m.path}:{m.line}" for m in c.tests[:8]]
     if len(c.tests) > 8:
         shown.append(f"… and {len(c.tests) - 8} more")
-    put("tests", [f"{len(c.tests)} line(s) cite {', '.join(c.sections)}", *shown] if c.tests else [])
+    from kcspec.conformance.selfcheck.rule_index import ROOT
+
+    none = [] if (ROOT / "tests").is_dir() else ["not counted: no tests folder here (an installed package)"]
+    put("tests", [f"{len(c.tests)} line(s) cite {', '.join(c.sections)}", *shown] if c.tests else none)
     vectors = [f"{n} vector(s) of {p}" for p, n in sorted(c.vectors.items())]
     put(
         "vectors",
