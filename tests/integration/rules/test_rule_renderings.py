@@ -107,8 +107,8 @@ def test_show_rule_prints_the_card_and_an_unknown_name_is_exit_2_with_close_name
 
 
 def test_committed_tla_modules_and_rules_doc_are_up_to_date() -> None:
-    stale = committed.check()
-    assert stale.up_to_date, "regenerate with 'kcspec tla modules':\n" + "\n".join(stale.lines())
+    modules = CliRunner().invoke(main, ["tla", "modules", "--check"])
+    assert modules.exit_code == 0 and "TLA+ modules up to date: 18 file(s)" in modules.output, modules.output
     result = CliRunner().invoke(main, ["spec", "rules", "--check", "--out", str(ROOT / "docs" / "rules.md")])
     assert result.exit_code == 0, result.output
 
