@@ -57,6 +57,8 @@ def show(profile: str, rule: str | None, list_rules: bool, brokers: int, as_json
                 click.echo(name)
             return
         assert rule is not None
+        if not rule.strip():
+            options.usage_error("--rule needs a rule's name ('kcspec spec show --rules' lists them)")
         try:
             c = rule_index.card(rule, brokers=brokers)
         except rule_index.UnknownRule as exc:

@@ -104,6 +104,8 @@ def test_show_rule_prints_the_card_and_an_unknown_name_is_exit_2_with_close_name
     assert bad.exit_code == 2, bad.output
     assert "no rule of the spec is named 'PartitionLeaderElection'" in bad.output
     assert "OfflinePartitionLeaderElectionStrategy" in bad.output
+    empty = runner.invoke(main, ["spec", "show", "--rule", " "])
+    assert empty.exit_code == 2 and "--rule needs a rule's name" in empty.output, empty.output
 
 
 def test_committed_tla_modules_and_rules_doc_are_up_to_date() -> None:
