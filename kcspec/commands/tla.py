@@ -341,6 +341,14 @@ def _exit_code(outcome: Outcome) -> int:
     "--depth", type=int, default=None, help="Bound the search depth (depth-first iterative deepening)."
 )
 @click.option(
+    "--seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="TLC's random seed and fingerprint polynomial (seed mod 131): with one worker the same seed gives the "
+    "same run, and the same lasso under --liveness.",
+)
+@click.option(
     "--liveness",
     is_flag=True,
     help="Check the liveness properties under the controller's fairness (<Module>_liveness.cfg) instead of the "
@@ -353,6 +361,7 @@ def check(
     workers: int,
     heap_mb: int | None,
     depth: int | None,
+    seed: int,
     liveness: bool,
     timeout_s: float | None,
     out: Path,
@@ -398,11 +407,21 @@ def check(
             depth=depth,
             timeout_s=timeout_s,
             dump_trace_json=out / "trace.tlc.json",
+            seed=seed,
         )
     except ValueError as exc:
-        options.fail(str(exc))
+        options.fail(f"--seed: {exc}" if "seed" in str(exc) else str(exc))
     out.mkdir(parents=True, exist_ok=True)
     console.print(tools.describe(), highlight=False, markup=False, soft_wrap=True)
+    repeat = (
+        "repeats this run" if args.workers == 1 else "repeats TLC's choices (the workers' order still varies)"
+    )
+    console.print(
+        f"seed {args.seed} (fingerprint polynomial {args.fingerprint}): --seed {args.seed} {repeat}",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
     with _status_line(console) as say:
 
         def progress(stats: Stats) -> None:

@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+FINGERPRINT_POLYNOMIALS = 131
+"""TLC's ``-fp`` takes 0 to 130 (the irreducible polynomials of ``tlc2.util.FP64``, 2.15 and later)."""
+
 
 @dataclass(frozen=True)
 class TlcArgs:
@@ -17,6 +20,12 @@ class TlcArgs:
     ``dump_trace_json`` asks TLC to write the counterexample as JSON to that path; ``dump_states`` asks TLC
     to write every distinct state it reaches to that path (``-dump``, TLC's text format); ``check_deadlock``
     is TLC's deadlock check (``-deadlock`` turns it *off*); ``extra`` is passed to TLC verbatim.
+
+    ``seed`` fixes TLC's two random choices, which it otherwise makes afresh on every run: the fingerprint
+    polynomial (``-fp``, one of TLC's 131, ``seed % 131``) and its random seed (``-seed``). The polynomial decides
+    the order in which TLC's liveness checker walks the behaviour graph, so without it two runs of one model can
+    report two different lassos (seen in CI: one run's lasso was not the next run's). With one worker and a fixed
+    seed, a run is repeatable; the report prints the seed so that a user can re-run it.
     """
 
     module: Path
@@ -28,6 +37,7 @@ class TlcArgs:
     dump_trace_json: Path | None = None
     dump_states: Path | None = None
     check_deadlock: bool = False
+    seed: int = 0
     extra: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
@@ -39,8 +49,15 @@ class TlcArgs:
             raise ValueError(f"heap must be at least 64 MiB, got {self.heap_mb}")
         if self.depth is not None and self.depth < 1:
             raise ValueError(f"depth must be >= 1, got {self.depth}")
+        if not -(2**63) <= self.seed < 2**63:
+            raise ValueError(f"seed must fit in a signed 64-bit integer (TLC's -seed), got {self.seed}")
         if self.timeout_s is not None and self.timeout_s <= 0:
             raise ValueError(f"timeout must be > 0 seconds, got {self.timeout_s}")
+
+    @property
+    def fingerprint(self) -> int:
+        """TLC's ``-fp``: the index of the fingerprint polynomial, ``0 <= fp <= 130``."""
+        return self.seed % FINGERPRINT_POLYNOMIALS
 
     @property
     def config_path(self) -> Path:

@@ -19,6 +19,7 @@ def tlc_argv(args: TlcArgs, tools: Toolchain, *, metadir: str | None = None) -> 
     argv += ["-cp", str(tools.jar), TLC_MAIN, "-tool", "-cleanup"]
     argv += ["-workers", "auto" if args.workers == 0 else str(args.workers)]
     argv += ["-config", args.config_path.name]
+    argv += ["-fp", str(args.fingerprint), "-seed", str(args.seed)]
     if args.depth is not None:
         # -dfid runs depth-first iterative deepening up to the bound; breadth-first TLC has no depth bound.
         argv += ["-dfid", str(args.depth)]

@@ -98,8 +98,9 @@ def test_tla_check_liveness_names_the_property_and_the_gap(tmp_path: Path, tools
     args += [f"--max-zxid={c.max_zxid}", f"--max-zk-version={c.max_zk_version}"]
     result = CliRunner().invoke(main, [*args, "--timeout", str(scaled(600))])
     assert result.exit_code == 1, result.output
-    assert "DeletionEventuallyCompletes violated for t0: expected" in result.output
-    assert (tmp_path / "out" / "counterexample.json").is_file()
+    assert "DeletionEventuallyCompletes violated for t0: expected" in result.output, result.output
+    assert "seed 0 (fingerprint polynomial 0): --seed 0 repeats this run" in result.output, result.output
+    assert (tmp_path / "out" / "counterexample.json").is_file(), result.output
 
 
 def test_a_missing_liveness_configuration_is_named(tmp_path: Path) -> None:

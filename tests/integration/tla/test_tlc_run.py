@@ -80,10 +80,21 @@ def test_argv(tmp_path: Path) -> None:
     assert argv[argv.index("-dumpTrace") + 1 : argv.index("-dumpTrace") + 3] == ["json", "t.json"]
     assert "-deadlock" in argv
     assert argv[-1] == "M.tla"
+    # TLC's fingerprint polynomial and seed are fixed (a run is repeatable), from one seed
+    assert argv[argv.index("-fp") + 1 : argv.index("-fp") + 4] == ["0", "-seed", "0"]
+    seeded = tlc_argv(TlcArgs(module=tmp_path / "M.tla", seed=-8752519074653487572), tools_of(v218))
+    assert seeded[seeded.index("-fp") + 1] == str(-8752519074653487572 % 131)
+    assert seeded[seeded.index("-seed") + 1] == "-8752519074653487572"
+    with pytest.raises(ValueError, match="64-bit"):
+        TlcArgs(module=tmp_path / "M.tla", seed=2**63)
     # TLC 2.15 rejects -dumpTrace (and a TLC of unknown version is not given it)
     for version in (parse_version("TLC2 Version 2.15 of Day Month 20?? (rev: d5b5a7f)"), None):
         tools = Toolchain(Path("/usr/bin/java"), Path("/opt/tla2tools.jar"), version)
         assert "-dumpTrace" not in tlc_argv(args, tools)
+
+
+def tools_of(version: object) -> Toolchain:
+    return Toolchain(Path("/usr/bin/java"), Path("/opt/tla2tools.jar"), version)  # type: ignore[arg-type]
 
 
 def test_versions_are_read_from_tlcs_banner() -> None:
