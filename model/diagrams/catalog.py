@@ -16,7 +16,7 @@ from pathlib import Path
 from kcspec.model.diagrams import elections, events, machines, reassignment
 from kcspec.model.diagrams.coverage import MachineCoverage
 from kcspec.model.diagrams.dot import Graph, render_dot
-from kcspec.model.diagrams.effects import MACHINE_NOTES, machine_effects
+from kcspec.model.diagrams.effects import MACHINE_NOTES, machine_effects, target_tooltips
 from kcspec.model.diagrams.render import dot_version, render, svg_generator_version
 from kcspec.spec.profiles import PROFILES
 
@@ -41,16 +41,20 @@ def spec_diagrams(profiles: Iterable[str] | None = None) -> list[Diagram]:
     for name in names:
         prof = PROFILES[name]
         for m in machines.MACHINES:
-            out.append(
-                Diagram(f"{m}-{name}", machines.state_machine_graph(prof, m, machine_effects(prof, m)))
+            graph = machines.state_machine_graph(
+                prof, m, machine_effects(prof, m), tooltips=target_tooltips(prof, m)
             )
+            out.append(Diagram(f"{m}-{name}", graph))
         out.append(Diagram(f"elections-{name}", elections.elections_graph(prof)))
         out.append(Diagram(f"reassignment-{name}", reassignment.reassignment_graph(prof)))
         out.append(Diagram(f"events-{name}", events.events_graph(prof)))
     if profiles is None:
         for m in machines.MACHINES:
             effects = {n: machine_effects(p, m) for n, p in PROFILES.items()}
-            out.append(Diagram(f"{m}-comparison", machines.comparison_graph(m, effects, MACHINE_NOTES[m])))
+            tips = {n: target_tooltips(p, m) for n, p in PROFILES.items()}
+            out.append(
+                Diagram(f"{m}-comparison", machines.comparison_graph(m, effects, MACHINE_NOTES[m], tips))
+            )
     return out
 
 
@@ -60,7 +64,14 @@ def coverage_diagrams(entries: list[MachineCoverage]) -> list[Diagram]:
     for mc in entries:
         prof = PROFILES[mc.profile]
         effects = machine_effects(prof, mc.machine)
-        graph = machines.state_machine_graph(prof, mc.machine, effects, mc.overlay, MACHINE_NOTES[mc.machine])
+        graph = machines.state_machine_graph(
+            prof,
+            mc.machine,
+            effects,
+            mc.overlay,
+            MACHINE_NOTES[mc.machine],
+            target_tooltips(prof, mc.machine),
+        )
         out.append(Diagram(f"coverage-{mc.machine}-{mc.profile}", graph))
     return out
 

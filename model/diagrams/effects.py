@@ -330,9 +330,9 @@ def _reached(machine: str, work: Work, target: str) -> bool:
     return pstate is not None and pstate.name == target
 
 
-def target_sections(profile: Profile, machine: str) -> dict[str, str]:
-    """The § of each target's rule, read from the ``Rule`` node named after the target in the spec's tree."""
-    out: dict[str, str] = {}
+def target_rules(profile: Profile, machine: str) -> dict[str, L.Rule]:
+    """The ``Rule`` node named after each target state in the spec's tree of the state change (its § and span)."""
+    out: dict[str, L.Rule] = {}
     enum = ReplicaState if machine == "replica" else PartitionState
     for target in enum:
         election = (
@@ -345,10 +345,24 @@ def target_sections(profile: Profile, machine: str) -> dict[str, str]:
         while stack:
             e = stack.pop()
             if isinstance(e, L.Rule) and e.name == target.name:
-                out[target.name] = e.section
+                out[target.name] = e
                 break
             stack.extend(L.children(e))
     return out
+
+
+def target_sections(profile: Profile, machine: str) -> dict[str, str]:
+    """The § of each target's rule."""
+    return {name: r.section for name, r in target_rules(profile, machine).items()}
+
+
+def target_tooltips(profile: Profile, machine: str) -> dict[str, str]:
+    """Per target state, the edge tooltip that says where the spec writes the transition's rule: its §, the
+    rule's name and its span (``§5.2 OnlinePartition, spec/partition_machine.py:337``)."""
+    return {
+        name: f"{r.section} {r.name}" + (f", {r.span}" if r.span is not None else "")
+        for name, r in target_rules(profile, machine).items()
+    }
 
 
 def machine_effects(profile: Profile, machine: str) -> dict[EdgeKey, tuple[str, ...]]:

@@ -85,9 +85,12 @@ def _state_nodes(machine: str) -> tuple[tuple[Node, ...], tuple[Subgraph, ...]]:
     return tuple(nodes), ranks
 
 
-def _edge(machine: str, edge: EdgeKey, a: Attrs) -> Edge:
+def _edge(machine: str, edge: EdgeKey, a: Attrs, tooltip: str | None = None) -> Edge:
     """A transition edge. Edges back into the initial state are written head-first with ``dir=back`` (drawn
-    the same) so that Graphviz ranks the initial state at the top."""
+    the same) so that Graphviz ranks the initial state at the top. ``tooltip`` (where the spec writes the
+    target's rule) shows when the pointer rests on the edge or its label in the SVG."""
+    if tooltip is not None:
+        a = (*a, ("tooltip", tooltip), ("labeltooltip", tooltip))
     if edge[1] == initial_state(machine) and edge[0] != edge[1]:
         return Edge(edge[1], edge[0], (*a, ("dir", "back")))
     return Edge(edge[0], edge[1], a)
@@ -127,8 +130,11 @@ def state_machine_graph(
     effects: EdgeEffects,
     overlay: Overlay | None = None,
     notes: tuple[str, ...] = (),
+    tooltips: Mapping[str, str] | None = None,
 ) -> Graph:
-    """The state machine of ``profile``; with ``overlay``, coloured by coverage."""
+    """The state machine of ``profile``; with ``overlay``, coloured by coverage. ``tooltips`` maps a target
+    state to where the spec writes its rule (``effects.target_tooltips``), shown on the edges into it."""
+    tips = tooltips or {}
     nodes, ranks = _state_nodes(machine)
     edges = [_start_edge(machine)]
     table_edges = valid_edges(profile, machine)
@@ -144,10 +150,10 @@ def state_machine_graph(
     if overlay is None:
         for e in table_edges:
             lines = _effects_or_fail(effects, e, f"{profile.name} {machine} machine")
-            edges.append(_edge(machine, e, attrs(label=_label(lines), color=S.COMMON)))
+            edges.append(_edge(machine, e, attrs(label=_label(lines), color=S.COMMON), tips.get(e[1])))
     else:
         title = f"Coverage: {title}"
-        edges.extend(_overlay_edges(profile, machine, effects, table_edges, overlay))
+        edges.extend(_overlay_edges(profile, machine, effects, table_edges, overlay, tips))
         rows = [
             S.LegendRow("box", S.INITIAL_FILL, "implicit initial state (double border)"),
             S.LegendRow("line", _heat(1, 10), "taken rarely (thin, light); label: times taken, §", 1),
@@ -193,7 +199,12 @@ def _width(count: int, top: int) -> str:
 
 
 def _overlay_edges(
-    profile: Profile, machine: str, effects: EdgeEffects, table_edges: tuple[EdgeKey, ...], overlay: Overlay
+    profile: Profile,
+    machine: str,
+    effects: EdgeEffects,
+    table_edges: tuple[EdgeKey, ...],
+    overlay: Overlay,
+    tips: Mapping[str, str],
 ) -> list[Edge]:
     top = max([*overlay.taken.values(), *overlay.invalid.values(), 1])
     out: list[Edge] = []
@@ -204,7 +215,7 @@ def _overlay_edges(
             a = attrs(label=f"×{n}\n{lines[-1]}", color=_heat(n, top), penwidth=_width(n, top))
         else:
             a = attrs(label=f"never taken\n{lines[-1]}", color=S.NEVER, fontcolor=S.NEVER, style="dotted")
-        out.append(_edge(machine, e, a))
+        out.append(_edge(machine, e, a, tips.get(e[1])))
     for e in sorted(overlay.invalid):
         n = overlay.invalid[e]
         out.append(
@@ -231,9 +242,21 @@ def machine_flag_differences(machine: str) -> list[tuple[str, str, bool, bool]]:
 
 
 def comparison_graph(
-    machine: str, effects_by_profile: Mapping[str, EdgeEffects], notes: tuple[str, ...] = ()
+    machine: str,
+    effects_by_profile: Mapping[str, EdgeEffects],
+    notes: tuple[str, ...] = (),
+    tooltips_by_profile: Mapping[str, Mapping[str, str]] | None = None,
 ) -> Graph:
-    """Both profiles' machine in one drawing: common edges grey, edges or effects that differ highlighted."""
+    """Both profiles' machine in one drawing: common edges grey, edges or effects that differ highlighted; an
+    edge's tooltip says where each profile's spec writes the target's rule."""
+    tips_by = tooltips_by_profile or {}
+
+    def tip(e: EdgeKey) -> str | None:
+        found = {
+            t for name in ("kafka-2.8", "kafka-1.1") if (t := tips_by.get(name, {}).get(e[1])) is not None
+        }
+        return " / ".join(sorted(found)) if found else None
+
     new, old = PROFILES["kafka-2.8"], PROFILES["kafka-1.1"]
     e_new, e_old = valid_edges(new, machine), valid_edges(old, machine)
     eff_new, eff_old = effects_by_profile[new.name], effects_by_profile[old.name]
@@ -243,7 +266,7 @@ def comparison_graph(
         if e in e_new and e in e_old:
             a, b = _effects_or_fail(eff_new, e, "kafka-2.8"), _effects_or_fail(eff_old, e, "kafka-1.1")
             if a == b:
-                edges.append(_edge(machine, e, attrs(label=_label(a), color=S.COMMON)))
+                edges.append(_edge(machine, e, attrs(label=_label(a), color=S.COMMON), tip(e)))
             else:
                 same = tuple(x for x in a if x in b)
                 label = _label(
@@ -254,17 +277,32 @@ def comparison_graph(
                     )
                 )
                 edges.append(
-                    _edge(machine, e, attrs(label=label, color=S.DIFFERS, fontcolor=S.DIFFERS, penwidth="2"))
+                    _edge(
+                        machine,
+                        e,
+                        attrs(label=label, color=S.DIFFERS, fontcolor=S.DIFFERS, penwidth="2"),
+                        tip(e),
+                    )
                 )
         elif e in e_new:
             label = _label(("kafka-2.8 only", *_effects_or_fail(eff_new, e, "kafka-2.8")))
             edges.append(
-                _edge(machine, e, attrs(label=label, color=S.ONLY_28, fontcolor=S.ONLY_28, penwidth="2.5"))
+                _edge(
+                    machine,
+                    e,
+                    attrs(label=label, color=S.ONLY_28, fontcolor=S.ONLY_28, penwidth="2.5"),
+                    tip(e),
+                )
             )
         else:
             label = _label(("kafka-1.1 only", *_effects_or_fail(eff_old, e, "kafka-1.1")))
             edges.append(
-                _edge(machine, e, attrs(label=label, color=S.ONLY_11, fontcolor=S.ONLY_11, penwidth="2.5"))
+                _edge(
+                    machine,
+                    e,
+                    attrs(label=label, color=S.ONLY_11, fontcolor=S.ONLY_11, penwidth="2.5"),
+                    tip(e),
+                )
             )
     rows = (
         S.LegendRow("line", S.COMMON, "same transition and effect in both profiles"),

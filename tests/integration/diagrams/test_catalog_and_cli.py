@@ -106,3 +106,30 @@ def test_event_map_and_flows_are_read_from_the_actions() -> None:
 def test_recorded_run_is_reproducible() -> None:
     committed = (COMMITTED / catalog.COVERAGE_RUNS / "scenarios.json").read_text(encoding="utf-8")
     assert json.dumps(record_scenario_run(["kafka-1.1", "kafka-2.8"]), indent=1) + "\n" == committed
+
+
+def test_each_machine_edge_says_where_the_spec_writes_its_rule(spec_diagrams: list[catalog.Diagram]) -> None:
+    """Hovering an edge of a state-machine diagram names the target's rule, its § and the line that writes it."""
+    for d in spec_diagrams:
+        if not d.name.startswith(("replica-", "partition-")):
+            continue
+        transitions = [e for e in d.graph.edges if e.tail != "start" and e.head != "start"]
+        assert transitions, d.name
+        for e in transitions:
+            a = dict(e.attrs)
+            tip = a.get("tooltip")
+            assert isinstance(tip, str) and a.get("labeltooltip") == tip, (
+                f"{d.name}: {e.tail} -> {e.head}: {a}"
+            )
+            for one in tip.split(" / "):
+                section, _, rest = one.partition(" ")
+                name, _, where = rest.partition(", ")
+                path, _, line = where.rpartition(":")
+                assert section.startswith("§") and path.startswith("spec/"), f"{d.name}: {one!r}"
+                target = e.tail if dict(e.attrs).get("dir") == "back" else e.head
+                assert name == target, f"{d.name}: the edge into {target} cites the rule {name!r}"
+                lines = (ROOT / path).read_text(encoding="utf-8").splitlines()
+                text = " ".join(lines[int(line) - 1 : int(line) + 2])  # the call, its name on the next line
+                assert "rule(" in text and (f'"{name}"' in text or "target.name" in text), (
+                    f"{d.name}: {one!r} points at {text.strip()!r}"
+                )
