@@ -53,6 +53,7 @@ def spark() -> Iterator[Any]:
     yield start_session("local[2]")
 
 
+@pytest.mark.slow  # a minute of Spark; the one-process kill-and-resume test (test_explore_resume.py) runs in every run
 def test_a_spark_run_killed_mid_run_resumes_to_the_same_count(spark: Any, tmp_path: Path) -> None:
     from kcspec.conformance.selfcheck.explore.spark_explore import spark_search
 
