@@ -226,6 +226,7 @@ def check_context(mutant: Mutant, cfg: LadderConfig, deadline: float) -> tuple[D
 
 
 def explore_configs(profile: str, depth: int) -> list[Any]:
+    """The explore stage's models, smallest first (each about a second of CPU at the ladder's depth)."""
     from kcspec.model.explore_config import FAULT_KINDS, ExploreConfig
 
     return [
@@ -234,6 +235,8 @@ def explore_configs(profile: str, depth: int) -> list[Any]:
             profile=profile, brokers=3, partitions=1, rf=2, depth=depth, faults=frozenset(FAULT_KINDS)
         ),
         ExploreConfig(profile=profile, brokers=3, partitions=1, rf=3, depth=depth),
+        # two topics: a deletion event while another topic is queued (KAFKA-13572 re-queues the queued one)
+        ExploreConfig(profile=profile, brokers=3, topics=2, partitions=1, rf=2, depth=depth),
     ]
 
 
