@@ -170,7 +170,14 @@ class _Checker:
             els = self.infer(e.els)
             return then if then is not None else els
         if isinstance(e, Rule):
-            return self.infer(e.body)
+            if e.span is None:
+                return self.infer(e.body)
+            where = self.where
+            self.where = f"{where}, rule {e.name} ({e.section}, {e.span})"
+            try:
+                return self.infer(e.body)
+            finally:
+                self.where = where
         if isinstance(e, Call):
             return self._call(e.fn, e.args)
         if isinstance(e, Filter):
@@ -236,7 +243,8 @@ class _Checker:
                 if self.env.get(param) is None:
                     self._bind(param, t)
             where = self.where
-            self.where = f"{where}, procedure {fn.name} ({fn.section})"
+            at = "" if fn.span is None else f", {fn.span}"
+            self.where = f"{where}, procedure {fn.name} ({fn.section}{at})"
             try:
                 self.infer(fn.body)
             finally:
@@ -255,5 +263,6 @@ def check_fields(e: Expr, env: Mapping[str, Type], where: str) -> None:
 def check_action(profile_name: str, action: Action) -> None:
     """``check_fields`` over the guard and the effect of a controller action (``s`` and its parameters typed)."""
     env: dict[str, Type] = {"s": ClusterState, **{param.name: param.type for param in action.params}}
-    check_fields(action.guard, env, f"{profile_name} action {action.name} (guard)")
-    check_fields(action.effect, env, f"{profile_name} action {action.name}")
+    at = "" if action.span is None else f" ({action.span})"
+    check_fields(action.guard, env, f"{profile_name} action {action.name}{at} (guard)")
+    check_fields(action.effect, env, f"{profile_name} action {action.name}{at}")

@@ -4,13 +4,14 @@ trees of the nested ``let``/``with_`` they replace, and a misspelt field path fa
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import re
 
 import pytest
 from kcspec.spec.actions import registry
 from kcspec.spec.field_paths import FieldPathError, check_action, check_fields
 from kcspec.spec.invariants import invariants
-from kcspec.spec.lang import Action, Block, Expr, Let, Var, let, rec
+from kcspec.spec.lang import Action, Block, Expr, Let, Var, let, rec, rule
 from kcspec.spec.profiles import PROFILES
 from kcspec.spec.state import ClusterState
 from kcspec.spec.work import Work
@@ -95,5 +96,20 @@ def test_building_the_actions_fails_on_a_misspelt_field(monkeypatch: pytest.Monk
 
     monkeypatch.setattr(registry, "builders", lambda p: [misspelt])
     monkeypatch.setattr(registry, "_checked", set())
-    with pytest.raises(FieldPathError, match=r"action \w+: ControllerContext has no field 'live_brokrs'"):
+    with pytest.raises(
+        FieldPathError, match=r"action \w+ \(spec/[\w/]+\.py:\d+\): ControllerContext has no field"
+    ):
         registry.build(profile)
+
+
+def test_a_misspelt_field_names_the_rule_and_the_line_that_writes_it() -> None:
+    """An error raised while the spec is built says where spec/ (here: this test) writes the faulty rule."""
+    line = inspect.currentframe().f_lineno + 1  # type: ignore[union-attr]
+    bad = rule("ReadsAMisspeltField", "§0", Var("w").f("state", "controler"))
+    with pytest.raises(FieldPathError) as err:
+        check_fields(Var("w").with_(moved=bad), {"w": Work}, "rule under test")
+    message = str(err.value)
+    assert f"rule ReadsAMisspeltField (§0, tests/unit/foundation/test_spec_helpers.py:{line})" in message, (
+        message
+    )
+    assert "ClusterState has no field 'controler'" in message, message
