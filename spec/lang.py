@@ -21,7 +21,7 @@ named procedures (``procedure`` → ``Def``/``Call``, the spec's operators), bui
 times.
 
 Writing helpers that build exactly the trees of their nested forms: ``Block`` (sequential ``LET`` bindings
-written top to bottom, ``b.let("name", value)`` … ``b.in_(body)``) and ``Expr.with_at`` (an update of a record
+written top to bottom, ``b.name = value`` … ``b.in_(body)``) and ``Expr.with_at`` (an update of a record
 nested inside another without a pyramid of ``with_``). Field names are checked against the record types when
 the spec is built (``kcspec.spec.field_paths``).
 """
@@ -547,38 +547,65 @@ def let(value: object, fn: Callable[[Var], Expr]) -> Expr:
 
 
 class Block:
-    """Sequential ``LET`` bindings written top to bottom, the way Kafka's handler code reads::
+    """Sequential ``LET`` bindings written top to bottom, the way Kafka's handler code reads; a step is named
+    once, where it is bound::
 
         b = Block()
-        dead = b.let("dead", replicas.filter(lambda pr: ~is_online(s, pr)))
-        w1 = b.let("w1", replica_state_change(p, w, dead, ReplicaDeletionIneligible))
-        return b.in_(mark_topic_ineligible_for_deletion(w1, topics_of(dead)))
+        b.dead = replicas.filter(lambda pr: ~is_online(s, pr))
+        b.w1 = replica_state_change(p, w, b.dead, ReplicaDeletionIneligible)
+        return b.in_(mark_topic_ineligible_for_deletion(b.w1, topics_of(b.dead)))
 
-    builds the same tree as the nested ``let(value, lambda dead: let(value2, lambda w1: body))``: every
-    ``let`` names a fresh variable ``<name>_<n>`` (the name a lambda parameter would have given it) after
-    its value is built, and ``in_`` wraps the body in the ``Let`` nodes, first binding outermost.
-    A block is used once: ``in_`` may be called a single time.
+    builds the same tree as the nested ``let(value, lambda dead: let(value2, lambda w1: body))``. Assigning
+    ``b.name = value`` binds a fresh variable ``<name>_<n>`` (the name a lambda parameter would have given it;
+    the TLA+ module prints it as ``name``) to the value, built before the binding, so ``b.w = f(b.w)`` reads the
+    previous step ``w`` and binds a new one; reading ``b.name`` is that variable; ``in_`` wraps the body in the
+    ``Let`` nodes, first binding outermost. Reading a name no step has bound is an error naming it and the names
+    bound so far. A block is used once: ``in_`` may be called a single time, and nothing is bound after it.
+
+    Why attributes (and not ``name = b.let(value)``): the block has to know each step's name to print it (the
+    TLA+ ``LET`` names, the spec's dump), and an attribute's name is the one thing Python hands to the object
+    it is assigned on; a local variable's name is not, short of reading the caller's bytecode.
     """
 
-    __slots__ = ("_bindings", "_closed")
+    __slots__ = ("_bindings", "_closed", "_steps")
+    _bindings: list[tuple[str, Expr]]
+    _closed: bool
+    _steps: dict[str, Var]
 
     def __init__(self) -> None:
-        self._bindings: list[tuple[str, Expr]] = []
-        self._closed = False
+        object.__setattr__(self, "_bindings", [])
+        object.__setattr__(self, "_closed", False)
+        object.__setattr__(self, "_steps", {})
 
-    def let(self, name: str, value: object) -> Var:
-        """Bind ``value`` to a fresh variable named after ``name``; later steps and the body may read it."""
+    def __setattr__(self, name: str, value: object) -> None:
+        """``b.name = value``: bind ``value`` to a fresh variable named after ``name``."""
+        if name.startswith("_") or name == "in_":
+            raise ValueError(
+                f"Block: {name!r} cannot name a step (a step's name is a word not starting with _)"
+            )
         if self._closed:
-            raise ValueError(f"Block.let({name!r}): the block was already closed by in_()")
+            raise ValueError(f"Block: step {name!r} bound after the block was closed by in_()")
         v = Var(f"{name}_{next(_counter)}")
         self._bindings.append((v.name, lift(value)))
-        return v
+        self._steps[name] = v
+
+    def __getattr__(self, name: str) -> Var:
+        """``b.name``: the variable of the latest step bound as ``name``."""
+        if name.startswith("_"):
+            raise AttributeError(name)
+        step = self._steps.get(name)
+        if step is None:
+            bound = ", ".join(self._steps) or "none"
+            raise AttributeError(
+                f"Block: step {name!r} is read before it is bound (steps bound so far: {bound})"
+            )
+        return step
 
     def in_(self, body: object) -> Expr:
         """The body under every binding of the block."""
         if self._closed:
             raise ValueError("Block.in_(): the block was already closed")
-        self._closed = True
+        object.__setattr__(self, "_closed", True)
         result = lift(body)
         for name, value in reversed(self._bindings):
             result = Let(name, value, result)

@@ -124,36 +124,34 @@ def update_leader_and_isr(
         zk = sv.f("zk")
         ce = sv.f("controller", "epoch") if controller_epoch is None else lift(controller_epoch)
         b = Block()
-        keys = b.let("keys", ups.keys())
-        nonode = b.let("nonode", keys.filter(lambda tp: ~znode_exists(sv, tp)))
-        retry = b.let(
-            "retry",
-            keys.minus(nonode).filter(
-                lambda tp: (
-                    _fault_is(sv, tp, ZkFault.BADVERSION)
-                    | znode(sv, tp).f("leader_and_isr", "zk_version").ne(ups.get(tp).f("zk_version"))
-                )
-            ),
+        b.keys = ups.keys()
+        b.nonode = b.keys.filter(lambda tp: ~znode_exists(sv, tp))
+        b.retry = b.keys.minus(b.nonode).filter(
+            lambda tp: (
+                _fault_is(sv, tp, ZkFault.BADVERSION)
+                | znode(sv, tp).f("leader_and_isr", "zk_version").ne(ups.get(tp).f("zk_version"))
+            )
         )
-        records = b.let(
-            "records",
-            build_map(
-                keys.minus(nonode).minus(retry),
-                lambda tp: rec(
-                    LeaderIsrAndControllerEpoch,
-                    leader_and_isr=ups.get(tp).with_(
-                        zk_version=znode(sv, tp).f("leader_and_isr", "zk_version") + 1
-                    ),
-                    controller_epoch=ce,
+        b.records = build_map(
+            b.keys.minus(b.nonode).minus(b.retry),
+            lambda tp: rec(
+                LeaderIsrAndControllerEpoch,
+                leader_and_isr=ups.get(tp).with_(
+                    zk_version=znode(sv, tp).f("leader_and_isr", "zk_version") + 1
                 ),
+                controller_epoch=ce,
             ),
         )
         written = sv.with_at(
             "zk",
-            partition_states=zk.f("partition_states").merge(records),
-            faults=zk.f("faults").delete_all(retry.filter(lambda tp: _fault_is(sv, tp, ZkFault.BADVERSION))),
+            partition_states=zk.f("partition_states").merge(b.records),
+            faults=zk.f("faults").delete_all(
+                b.retry.filter(lambda tp: _fault_is(sv, tp, ZkFault.BADVERSION))
+            ),
         )
-        return b.in_(rec(ZkWrite, state=written, records=records, retry=retry, failed=nonode, moved=False))
+        return b.in_(
+            rec(ZkWrite, state=written, records=b.records, retry=b.retry, failed=b.nonode, moved=False)
+        )
 
     def guarded(sv: Expr, ups: Expr) -> Expr:
         nothing = rec(
@@ -165,9 +163,9 @@ def update_leader_and_isr(
         return if_(ups.is_empty(), nothing, if_(fenced_write_ok(p, sv), body(sv, ups), moved))
 
     b = Block()
-    sv = b.let("sv", s)
-    ups = b.let("ups", updates)
-    return rule("updateLeaderAndIsr", "§3.3", b.in_(guarded(sv, ups)))
+    b.sv = s
+    b.ups = updates
+    return rule("updateLeaderAndIsr", "§3.3", b.in_(guarded(b.sv, b.ups)))
 
 
 def create_partition_states(p: Profile, s: object, records: object) -> Expr:
@@ -181,16 +179,18 @@ def create_partition_states(p: Profile, s: object, records: object) -> Expr:
     def body(sv: Expr, recs: Expr) -> Expr:
         zk = sv.f("zk")
         b = Block()
-        exists = b.let("exists", recs.keys().filter(lambda tp: znode_exists(sv, tp)))
-        created = b.let("created", recs.keys().minus(exists))
+        b.exists = recs.keys().filter(lambda tp: znode_exists(sv, tp))
+        b.created = recs.keys().minus(b.exists)
         at_version_0 = build_map(
-            created,
+            b.created,
             lambda tp: recs.get(tp).with_(
                 leader_and_isr=recs.get(tp).f("leader_and_isr").with_(zk_version=0)
             ),
         )
         written = sv.with_at("zk", partition_states=zk.f("partition_states").merge(at_version_0))
-        return b.in_(rec(ZkCreate, state=written, created=created, exists=exists, moved=False, threw=False))
+        return b.in_(
+            rec(ZkCreate, state=written, created=b.created, exists=b.exists, moved=False, threw=False)
+        )
 
     def guarded(sv: Expr, recs: Expr) -> Expr:
         none: frozenset[TopicPartition] = frozenset()
@@ -211,6 +211,6 @@ def create_partition_states(p: Profile, s: object, records: object) -> Expr:
         )
 
     b = Block()
-    sv = b.let("sv", s)
-    recs = b.let("recs", records)
-    return rule("createTopicPartitionStatesRaw", "§3.3", b.in_(guarded(sv, recs)))
+    b.sv = s
+    b.recs = records
+    return rule("createTopicPartitionStatesRaw", "§3.3", b.in_(guarded(b.sv, b.recs)))

@@ -335,7 +335,7 @@ SendRequestsToBrokers(w) ==
 Send(w) ==
     SendRequestsToBrokers(w)
 
-(* §4.8 initializeReplicaState, spec/replica_machine.py:403 *)
+(* §4.8 initializeReplicaState, spec/replica_machine.py:393 *)
 InitializeReplicaState2(w) ==
     IF w.moved
     THEN w
@@ -362,7 +362,7 @@ InitializeReplicaState2(w) ==
                                             THEN "OnlineReplica"
                                             ELSE "ReplicaDeletionIneligible"])]]]
 
-(* §4.8 initialize_replica_state [p=kafka-1.1], spec/replica_machine.py:384 *)
+(* §4.8 initialize_replica_state [p=kafka-1.1], spec/replica_machine.py:374 *)
 InitializeReplicaState(w) ==
     InitializeReplicaState2(w)
 
@@ -406,7 +406,7 @@ AddLeaderAndIsrRequestForBrokers(w, keys, c) ==
 AddLeaderAndIsrKeys(w, keys, is_new) ==
     AddLeaderAndIsrRequestForBrokers(w, keys, is_new)
 
-(* §4.2 OnlineReplica, spec/replica_machine.py:333 *)
+(* §4.2 OnlineReplica, spec/replica_machine.py:329 *)
 OnlineReplica(valid, w1) ==
     LET RECURSIVE fold(_, _)
         fold(acc, rest) ==
@@ -452,7 +452,7 @@ OnlineReplica(valid, w1) ==
                                                           , Tail(rest))
     IN  fold(w1, SortInt({pr.replica : pr \in valid}))
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(OnlineReplica), spec/replica_machine.py:375 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(OnlineReplica), spec/replica_machine.py:365 *)
 ReplicaStateMachineHandleStateChangesOnlineReplica(w, replicas) ==
     IF w.moved
     THEN w
@@ -490,11 +490,11 @@ ReplicaStateMachineHandleStateChangesOnlineReplica(w, replicas) ==
                                        reason |-> "InvalidTransition"]) : pr3 \in (replicas \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE OnlineReplica(valid, w1))
 
-(* §4 replica_state_change [p=kafka-1.1, target=OnlineReplica], spec/replica_machine.py:352 *)
+(* §4 replica_state_change [p=kafka-1.1, target=OnlineReplica], spec/replica_machine.py:348 *)
 ReplicaStateChangeOnlineReplica(w, replicas) ==
     ReplicaStateMachineHandleStateChangesOnlineReplica(w, replicas)
 
-(* §5.4 initializePartitionState, spec/partition_machine.py:430 *)
+(* §5.4 initializePartitionState, spec/partition_machine.py:419 *)
 InitializePartitionState2(w) ==
     IF w.moved
     THEN w
@@ -516,7 +516,7 @@ InitializePartitionState2(w) ==
                                             THEN "OnlinePartition"
                                             ELSE "OfflinePartition"])]]]
 
-(* §5.4 initialize_partition_state [p=kafka-1.1], spec/partition_machine.py:406 *)
+(* §5.4 initialize_partition_state [p=kafka-1.1], spec/partition_machine.py:395 *)
 InitializePartitionState(w) ==
     InitializePartitionState2(w)
 
@@ -772,7 +772,7 @@ ControlledShutdownPartitionLeaderElectionStrategy(inp) ==
 ElectControlledShutdown(inp) ==
     ControlledShutdownPartitionLeaderElectionStrategy(inp)
 
-(* §3.3 updateLeaderAndIsr, spec/zk.py:170 *)
+(* §3.3 updateLeaderAndIsr, spec/zk.py:168 *)
 UpdateLeaderAndIsr(s1, with_r, x) ==
     IF Cardinality(DOMAIN x) = 0
     THEN [state |-> s1, records |-> <<>>, retry |-> {}, failed |-> {}, moved |-> FALSE]
@@ -917,7 +917,7 @@ AddLeaderAndIsrRequestForBrokers3(work, wr, missing, newer, no_leader, results) 
                             DOMAIN wv5.state.controller.live_brokers,
                             ts)
 
-(* §5.2b doElectLeaderForPartitions, spec/partition_machine.py:266 *)
+(* §5.2b doElectLeaderForPartitions, spec/partition_machine.py:261 *)
 DoElectLeaderForPartitions(tps, work, elect_case) ==
     IF \E tp \in tps : tp \in DOMAIN work.state.zk.faults /\ work.state.zk.faults[tp] = "CONNECTIONLOSS"
     THEN
@@ -990,7 +990,7 @@ DoElectLeaderForPartitions(tps, work, elect_case) ==
                   retry |-> wr.retry,
                   threw |-> FALSE]
 
-(* §5.2b electLeaderForPartitions, spec/partition_machine.py:310 *)
+(* §5.2b electLeaderForPartitions, spec/partition_machine.py:305 *)
 ElectLeaderForPartitions(tps, w, c) ==
     LET r1 == DoElectLeaderForPartitions(tps, w, c)
     IN  IF Cardinality(r1.retry) = 0 \/ r1.threw
@@ -1023,7 +1023,7 @@ ElectLeaderForPartitions(tps, w, c) ==
 
 (* §5.2 elect_leader_for_partitions [p=kafka-1.1, *)
 (* election=LeaderElection(strategy=<ElectionStrategy.OfflinePartitionLeaderElectionStrategy: 'offline'>, *)
-(* allow_unclean=False)], spec/partition_machine.py:288 *)
+(* allow_unclean=False)], spec/partition_machine.py:283 *)
 ElectLeaderForPartitionsOffline(w, tps) ==
     ElectLeaderForPartitions(tps, w, "Offline")
 
@@ -1040,7 +1040,7 @@ ReassignPartitionLeaderElectionStrategy(inp) ==
 ElectReassign(inp) ==
     ReassignPartitionLeaderElectionStrategy(inp)
 
-(* §5.2b doElectLeaderForPartitions, spec/partition_machine.py:266 *)
+(* §5.2b doElectLeaderForPartitions, spec/partition_machine.py:261 *)
 DoElectLeaderForPartitions2(tps, work) ==
     IF \E tp \in tps : tp \in DOMAIN work.state.zk.faults /\ work.state.zk.faults[tp] = "CONNECTIONLOSS"
     THEN
@@ -1123,7 +1123,7 @@ DoElectLeaderForPartitions2(tps, work) ==
                            retry |-> wr.retry,
                            threw |-> FALSE]
 
-(* §5.2b electLeaderForPartitions, spec/partition_machine.py:310 *)
+(* §5.2b electLeaderForPartitions, spec/partition_machine.py:305 *)
 ElectLeaderForPartitions2(tps, w) ==
     LET r1 == DoElectLeaderForPartitions2(tps, w)
     IN  IF Cardinality(r1.retry) = 0 \/ r1.threw
@@ -1156,23 +1156,23 @@ ElectLeaderForPartitions2(tps, w) ==
 
 (* §5.2 elect_leader_for_partitions [p=kafka-1.1, *)
 (* election=LeaderElection(strategy=<ElectionStrategy.ReassignPartitionLeaderElectionStrategy: 'reassign'>, *)
-(* allow_unclean=False)], spec/partition_machine.py:288 *)
+(* allow_unclean=False)], spec/partition_machine.py:283 *)
 ElectLeaderForPartitionsReassign(w, tps) ==
     ElectLeaderForPartitions2(tps, w)
 
 (* §5.2 elect_leader_for_partitions [p=kafka-1.1, *)
 (* election=LeaderElection(strategy=<ElectionStrategy.PreferredReplicaPartitionLeaderElectionStrategy: 'preferred'>, *)
-(* allow_unclean=False)], spec/partition_machine.py:288 *)
+(* allow_unclean=False)], spec/partition_machine.py:283 *)
 ElectLeaderForPartitionsPreferred(w, tps) ==
     ElectLeaderForPartitions(tps, w, "PreferredReplica")
 
 (* §5.2 elect_leader_for_partitions [p=kafka-1.1, *)
 (* election=LeaderElection(strategy=<ElectionStrategy.ControlledShutdownPartitionLeaderElectionStrategy: *)
-(* 'controlled_shutdown'>, allow_unclean=False)], spec/partition_machine.py:288 *)
+(* 'controlled_shutdown'>, allow_unclean=False)], spec/partition_machine.py:283 *)
 ElectLeaderForPartitionsControlledShutdown(w, tps) ==
     ElectLeaderForPartitions(tps, w, "ControlledShutdown")
 
-(* §5.2 OnlinePartition, spec/partition_machine.py:335 *)
+(* §5.2 OnlinePartition, spec/partition_machine.py:330 *)
 OnlinePartition(valid, w1, elect_leader_for_partitions_case) ==
     LET uninit == {tp \in valid : w1.state.controller.partition_states[tp] = "NewPartition"}
         w12 == IF Cardinality(uninit) = 0 THEN w1 ELSE InitializeLeaderAndIsr(w1, uninit)
@@ -1187,7 +1187,7 @@ OnlinePartition(valid, w1, elect_leader_for_partitions_case) ==
         THEN ElectLeaderForPartitionsPreferred(w12, to_elect)
         ELSE ElectLeaderForPartitionsControlledShutdown(w12, to_elect)
 
-(* §2.3 PartitionStateMachine.handleStateChanges(OnlinePartition), spec/partition_machine.py:370 *)
+(* §2.3 PartitionStateMachine.handleStateChanges(OnlinePartition), spec/partition_machine.py:359 *)
 PartitionStateMachineHandleStateChangesOnlinePartition(w, partitions, c) ==
     IF w.moved
     THEN w
@@ -1222,11 +1222,11 @@ PartitionStateMachineHandleStateChangesOnlinePartition(w, partitions, c) ==
 
 (* §5 partition_state_change [p=kafka-1.1, target=OnlinePartition, *)
 (* election=LeaderElection(strategy=<ElectionStrategy.OfflinePartitionLeaderElectionStrategy: 'offline'>, *)
-(* allow_unclean=False)], spec/partition_machine.py:340 *)
+(* allow_unclean=False)], spec/partition_machine.py:335 *)
 PartitionStateChangeOnlinePartitionOffline(w, partitions) ==
     PartitionStateMachineHandleStateChangesOnlinePartition(w, partitions, "offline")
 
-(* §5.4 triggerOnlinePartitionStateChange, spec/partition_machine.py:403 *)
+(* §5.4 triggerOnlinePartitionStateChange, spec/partition_machine.py:392 *)
 TriggerOnlinePartitionStateChange2(w) ==
     IF w.moved
     THEN w
@@ -1236,11 +1236,11 @@ TriggerOnlinePartitionStateChange2(w) ==
                           w.state.controller.partition_states[tp] \in Literal5} :
                  ~(tp2.topic \in w.state.controller.topics_to_be_deleted)})
 
-(* §5.4 trigger_online_partition_state_change [p=kafka-1.1, topic=None], spec/partition_machine.py:384 *)
+(* §5.4 trigger_online_partition_state_change [p=kafka-1.1, topic=None], spec/partition_machine.py:373 *)
 TriggerOnlinePartitionStateChange(w) ==
     TriggerOnlinePartitionStateChange2(w)
 
-(* §7.1 startStateMachines, spec/actions/failover.py:143 *)
+(* §7.1 startStateMachines, spec/actions/failover.py:139 *)
 StartStateMachines(x) ==
     LET y == InitializeReplicaState(x.work)
         all_r ==
@@ -1285,7 +1285,7 @@ MarkTopicIneligibleForDeletion(v, x) ==
                                        \cup (x \cap v.state.controller.topics_to_be_deleted)]]]
     ELSE v
 
-(* §7.7.2 updateLeaderEpoch, spec/actions/common.py:424 *)
+(* §7.7.2 updateLeaderEpoch, spec/actions/common.py:423 *)
 UpdateLeaderEpoch(t, work) ==
     LET ts == {t}
         x ==
@@ -1419,7 +1419,7 @@ UpdateLeaderEpochAndSendRequest(t, work, ar2) ==
 
 (* §5 partition_state_change [p=kafka-1.1, target=OnlinePartition, *)
 (* election=LeaderElection(strategy=<ElectionStrategy.ReassignPartitionLeaderElectionStrategy: 'reassign'>, *)
-(* allow_unclean=False)], spec/partition_machine.py:340 *)
+(* allow_unclean=False)], spec/partition_machine.py:335 *)
 PartitionStateChangeOnlinePartitionReassign(w, partitions) ==
     PartitionStateMachineHandleStateChangesOnlinePartition(w, partitions, "reassign")
 
@@ -1442,7 +1442,7 @@ AddStopReplicaRequestForBrokers(w, replicas, c) ==
 AddStopReplicaBulk(w, replicas, delete) ==
     AddStopReplicaRequestForBrokers(w, replicas, delete)
 
-(* §4.3 doRemoveReplicasFromIsr, spec/replica_machine.py:202 *)
+(* §4.3 doRemoveReplicasFromIsr, spec/replica_machine.py:192 *)
 DoRemoveReplicasFromIsr(retry, work, b) ==
     IF \E tp \in retry : tp \in DOMAIN work.state.zk.faults /\ work.state.zk.faults[tp] = "CONNECTIONLOSS"
     THEN
@@ -1661,7 +1661,7 @@ AddLeaderAndIsrRequestForBrokers5(r2, x, b) ==
                              DOMAIN wv.state.controller.live_brokers,
                              ts)
 
-(* §4.3 OfflineReplica, spec/replica_machine.py:337 *)
+(* §4.3 OfflineReplica, spec/replica_machine.py:333 *)
 OfflineReplica(valid, w1) ==
     LET RECURSIVE fold(_, _)
         fold(acc, rest) ==
@@ -1714,7 +1714,7 @@ OfflineReplica(valid, w1) ==
                                                                                            , Tail(rest))
     IN  fold(w1, SortInt({pr.replica : pr \in valid}))
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(OfflineReplica), spec/replica_machine.py:375 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(OfflineReplica), spec/replica_machine.py:365 *)
 ReplicaStateMachineHandleStateChangesOfflineReplica(w, replicas) ==
     IF w.moved
     THEN w
@@ -1752,11 +1752,11 @@ ReplicaStateMachineHandleStateChangesOfflineReplica(w, replicas) ==
                                        reason |-> "InvalidTransition"]) : pr3 \in (replicas \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE OfflineReplica(valid, w1))
 
-(* §4 replica_state_change [p=kafka-1.1, target=OfflineReplica], spec/replica_machine.py:352 *)
+(* §4 replica_state_change [p=kafka-1.1, target=OfflineReplica], spec/replica_machine.py:348 *)
 ReplicaStateChangeOfflineReplica(w, replicas) ==
     ReplicaStateMachineHandleStateChangesOfflineReplica(w, replicas)
 
-(* §4.4 ReplicaDeletionStarted, spec/replica_machine.py:341 *)
+(* §4.4 ReplicaDeletionStarted, spec/replica_machine.py:337 *)
 ReplicaDeletionStarted(w1, valid) ==
     AddStopReplicaBulk(
         [w1 EXCEPT
@@ -1770,7 +1770,7 @@ ReplicaDeletionStarted(w1, valid) ==
         valid,
         TRUE)
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(ReplicaDeletionStarted), spec/replica_machine.py:375 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(ReplicaDeletionStarted), spec/replica_machine.py:365 *)
 ReplicaStateMachineHandleStateChangesReplicaDeletionStarted(w, replicas) ==
     IF w.moved
     THEN w
@@ -1808,11 +1808,11 @@ ReplicaStateMachineHandleStateChangesReplicaDeletionStarted(w, replicas) ==
                                        reason |-> "InvalidTransition"]) : pr3 \in (replicas \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE ReplicaDeletionStarted(w1, valid))
 
-(* §4 replica_state_change [p=kafka-1.1, target=ReplicaDeletionStarted], spec/replica_machine.py:352 *)
+(* §4 replica_state_change [p=kafka-1.1, target=ReplicaDeletionStarted], spec/replica_machine.py:348 *)
 ReplicaStateChangeReplicaDeletionStarted(w, replicas) ==
     ReplicaStateMachineHandleStateChangesReplicaDeletionStarted(w, replicas)
 
-(* §4.6 ReplicaDeletionSuccessful, spec/replica_machine.py:349 *)
+(* §4.6 ReplicaDeletionSuccessful, spec/replica_machine.py:345 *)
 ReplicaDeletionSuccessful(w1, valid) ==
     [w1 EXCEPT
         !.state =
@@ -1823,7 +1823,7 @@ ReplicaDeletionSuccessful(w1, valid) ==
                                                     [_e \in valid |-> "ReplicaDeletionSuccessful"])]
                             ]]
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(ReplicaDeletionSuccessful), spec/replica_machine.py:375 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(ReplicaDeletionSuccessful), spec/replica_machine.py:365 *)
 ReplicaStateMachineHandleStateChangesReplicaDeletionSuccessful(w, replicas) ==
     IF w.moved
     THEN w
@@ -1861,11 +1861,11 @@ ReplicaStateMachineHandleStateChangesReplicaDeletionSuccessful(w, replicas) ==
                                        reason |-> "InvalidTransition"]) : pr3 \in (replicas \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE ReplicaDeletionSuccessful(w1, valid))
 
-(* §4 replica_state_change [p=kafka-1.1, target=ReplicaDeletionSuccessful], spec/replica_machine.py:352 *)
+(* §4 replica_state_change [p=kafka-1.1, target=ReplicaDeletionSuccessful], spec/replica_machine.py:348 *)
 ReplicaStateChangeReplicaDeletionSuccessful(w, replicas) ==
     ReplicaStateMachineHandleStateChangesReplicaDeletionSuccessful(w, replicas)
 
-(* §4.7 NonExistentReplica, spec/replica_machine.py:347 *)
+(* §4.7 NonExistentReplica, spec/replica_machine.py:343 *)
 NonExistentReplica(valid, w1) ==
     LET tps == {pr.tp : pr \in valid}
     IN  [w1 EXCEPT
@@ -1886,7 +1886,7 @@ NonExistentReplica(valid, w1) ==
                                                 !.removing = SelectSeq(fa.removing, LAMBDA e3 : e3 \notin gone)]]),
                             !.replica_states = MapDelAll(w1.state.controller.replica_states, valid)]]]
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(NonExistentReplica), spec/replica_machine.py:375 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(NonExistentReplica), spec/replica_machine.py:365 *)
 ReplicaStateMachineHandleStateChangesNonExistentReplica(w, replicas) ==
     IF w.moved
     THEN w
@@ -1924,7 +1924,7 @@ ReplicaStateMachineHandleStateChangesNonExistentReplica(w, replicas) ==
                                        reason |-> "InvalidTransition"]) : pr3 \in (replicas \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE NonExistentReplica(valid, w1))
 
-(* §4 replica_state_change [p=kafka-1.1, target=NonExistentReplica], spec/replica_machine.py:352 *)
+(* §4 replica_state_change [p=kafka-1.1, target=NonExistentReplica], spec/replica_machine.py:348 *)
 ReplicaStateChangeNonExistentReplica(w, replicas) ==
     ReplicaStateMachineHandleStateChangesNonExistentReplica(w, replicas)
 
@@ -1963,7 +1963,7 @@ SetTopicAssignment(x, t, ar2) ==
                      ELSE [x2 EXCEPT !.moved = TRUE],
              error |-> FALSE]
 
-(* §5.3 OfflinePartition, spec/partition_machine.py:337 *)
+(* §5.3 OfflinePartition, spec/partition_machine.py:332 *)
 OfflinePartition(w1, valid) ==
     [w1 EXCEPT
         !.state =
@@ -1974,7 +1974,7 @@ OfflinePartition(w1, valid) ==
                                                       [_e \in valid |-> "OfflinePartition"])]]
                             ]
 
-(* §2.3 PartitionStateMachine.handleStateChanges(OfflinePartition), spec/partition_machine.py:370 *)
+(* §2.3 PartitionStateMachine.handleStateChanges(OfflinePartition), spec/partition_machine.py:359 *)
 PartitionStateMachineHandleStateChangesOfflinePartition(w, partitions) ==
     IF w.moved
     THEN w
@@ -2007,11 +2007,11 @@ PartitionStateMachineHandleStateChangesOfflinePartition(w, partitions) ==
                                        reason |-> "InvalidTransition"]) : tp3 \in (partitions \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE OfflinePartition(w1, valid))
 
-(* §5 partition_state_change [p=kafka-1.1, target=OfflinePartition, election=None], spec/partition_machine.py:340 *)
+(* §5 partition_state_change [p=kafka-1.1, target=OfflinePartition, election=None], spec/partition_machine.py:335 *)
 PartitionStateChangeOfflinePartition(w, partitions) ==
     PartitionStateMachineHandleStateChangesOfflinePartition(w, partitions)
 
-(* §5.3 NonExistentPartition, spec/partition_machine.py:337 *)
+(* §5.3 NonExistentPartition, spec/partition_machine.py:332 *)
 NonExistentPartition(w1, valid) ==
     [w1 EXCEPT
         !.state =
@@ -2022,7 +2022,7 @@ NonExistentPartition(w1, valid) ==
                                                       [_e \in valid |-> "NonExistentPartition"])]]
                             ]
 
-(* §2.3 PartitionStateMachine.handleStateChanges(NonExistentPartition), spec/partition_machine.py:370 *)
+(* §2.3 PartitionStateMachine.handleStateChanges(NonExistentPartition), spec/partition_machine.py:359 *)
 PartitionStateMachineHandleStateChangesNonExistentPartition(w, partitions) ==
     IF w.moved
     THEN w
@@ -2055,11 +2055,11 @@ PartitionStateMachineHandleStateChangesNonExistentPartition(w, partitions) ==
                                        reason |-> "InvalidTransition"]) : tp3 \in (partitions \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE NonExistentPartition(w1, valid))
 
-(* §5 partition_state_change [p=kafka-1.1, target=NonExistentPartition, election=None], spec/partition_machine.py:340 *)
+(* §5 partition_state_change [p=kafka-1.1, target=NonExistentPartition, election=None], spec/partition_machine.py:335 *)
 PartitionStateChangeNonExistentPartition(w, partitions) ==
     PartitionStateMachineHandleStateChangesNonExistentPartition(w, partitions)
 
-(* §8 completeDeleteTopic, spec/actions/deletion.py:182 *)
+(* §8 completeDeleteTopic, spec/actions/deletion.py:181 *)
 CompleteDeleteTopic(acc, x) ==
     LET v == ReplicaStateChangeNonExistentReplica(
                  acc,
@@ -2134,7 +2134,7 @@ RetryDeletionForIneligibleReplicas(acc, x) ==
                                     \in ts})}) :
             GetOr(acc.state.controller.replica_states, pr, "NonExistentReplica") = "ReplicaDeletionIneligible"})
 
-(* §4.5 ReplicaDeletionIneligible, spec/replica_machine.py:349 *)
+(* §4.5 ReplicaDeletionIneligible, spec/replica_machine.py:345 *)
 ReplicaDeletionIneligible(w1, valid) ==
     [w1 EXCEPT
         !.state =
@@ -2145,7 +2145,7 @@ ReplicaDeletionIneligible(w1, valid) ==
                                                     [_e \in valid |-> "ReplicaDeletionIneligible"])]
                             ]]
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(ReplicaDeletionIneligible), spec/replica_machine.py:375 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(ReplicaDeletionIneligible), spec/replica_machine.py:365 *)
 ReplicaStateMachineHandleStateChangesReplicaDeletionIneligible(w, replicas) ==
     IF w.moved
     THEN w
@@ -2183,11 +2183,11 @@ ReplicaStateMachineHandleStateChangesReplicaDeletionIneligible(w, replicas) ==
                                        reason |-> "InvalidTransition"]) : pr3 \in (replicas \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE ReplicaDeletionIneligible(w1, valid))
 
-(* §4 replica_state_change [p=kafka-1.1, target=ReplicaDeletionIneligible], spec/replica_machine.py:352 *)
+(* §4 replica_state_change [p=kafka-1.1, target=ReplicaDeletionIneligible], spec/replica_machine.py:348 *)
 ReplicaStateChangeReplicaDeletionIneligible(w, replicas) ==
     ReplicaStateMachineHandleStateChangesReplicaDeletionIneligible(w, replicas)
 
-(* §8 onPartitionDeletion, spec/actions/deletion.py:211 *)
+(* §8 onPartitionDeletion, spec/actions/deletion.py:207 *)
 OnPartitionDeletion(v, x) ==
     LET all_r ==
             UNION
@@ -2215,7 +2215,7 @@ OnTopicDeletion(v, x) ==
         v4 == OnPartitionDeletion(v3, x)
     IN  v4
 
-(* §8 resumeDeletions, spec/actions/deletion.py:312 *)
+(* §8 resumeDeletions, spec/actions/deletion.py:314 *)
 ResumeDeletions(v) ==
     LET RECURSIVE fold(_, _)
         fold(acc, rest) ==
@@ -2311,7 +2311,7 @@ ResumeDeletions(v) ==
                         IN  v4, Tail(rest))
     IN  fold(v, SortStr(v.state.controller.topics_to_be_deleted))
 
-(* §8 resumeDeletionForTopics, spec/actions/deletion.py:327 *)
+(* §8 resumeDeletionForTopics, spec/actions/deletion.py:330 *)
 ResumeDeletionForTopics(x, x2) ==
     LET x3 == x.work
         resumed == x2 \cap x3.state.controller.topics_to_be_deleted
@@ -2327,7 +2327,7 @@ ResumeDeletionForTopics(x, x2) ==
                                               )
         ELSE x3
 
-(* §4.1 NewReplica, spec/replica_machine.py:331 *)
+(* §4.1 NewReplica, spec/replica_machine.py:327 *)
 NewReplica(valid, w1) ==
     LET leaders == {pr \in valid :
                        /\ pr.tp \in DOMAIN w1.state.controller.leadership
@@ -2367,7 +2367,7 @@ NewReplica(valid, w1) ==
             {pr3 \in ok : pr3.tp \in DOMAIN w1.state.controller.leadership},
             TRUE)
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(NewReplica), spec/replica_machine.py:375 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(NewReplica), spec/replica_machine.py:365 *)
 ReplicaStateMachineHandleStateChangesNewReplica(w, replicas) ==
     IF w.moved
     THEN w
@@ -2405,11 +2405,11 @@ ReplicaStateMachineHandleStateChangesNewReplica(w, replicas) ==
                                        reason |-> "InvalidTransition"]) : pr3 \in (replicas \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE NewReplica(valid, w1))
 
-(* §4 replica_state_change [p=kafka-1.1, target=NewReplica], spec/replica_machine.py:352 *)
+(* §4 replica_state_change [p=kafka-1.1, target=NewReplica], spec/replica_machine.py:348 *)
 ReplicaStateChangeNewReplica(w, replicas) ==
     ReplicaStateMachineHandleStateChangesNewReplica(w, replicas)
 
-(* §7.8.2 onPartitionReassignment, spec/actions/reassignment_legacy.py:199 *)
+(* §7.8.2 onPartitionReassignment, spec/actions/reassignment_legacy.py:197 *)
 OnPartitionReassignment(x, work) ==
     LET ts == {x}
         x2 ==
@@ -2553,7 +2553,7 @@ OnPartitionReassignment(x, work) ==
                              error |-> FALSE]
                 IN  v16
 
-(* §7.8.1 maybeTriggerPartitionReassignment, spec/actions/reassignment_legacy.py:234 *)
+(* §7.8.1 maybeTriggerPartitionReassignment, spec/actions/reassignment_legacy.py:233 *)
 MaybeTriggerPartitionReassignment(x, m) ==
     LET RECURSIVE fold(_, _)
         fold(acc, rest) ==
@@ -2582,7 +2582,7 @@ MaybeTriggerPartitionReassignment(x, m) ==
 
 (* §5 partition_state_change [p=kafka-1.1, target=OnlinePartition, *)
 (* election=LeaderElection(strategy=<ElectionStrategy.PreferredReplicaPartitionLeaderElectionStrategy: 'preferred'>, *)
-(* allow_unclean=False)], spec/partition_machine.py:340 *)
+(* allow_unclean=False)], spec/partition_machine.py:335 *)
 PartitionStateChangeOnlinePartitionPreferred(w, partitions) ==
     PartitionStateMachineHandleStateChangesOnlinePartition(w, partitions, "preferred")
 
@@ -2603,7 +2603,7 @@ OnReplicaElection(x, ps) ==
              ELSE [x2 EXCEPT !.moved = TRUE]
         ELSE x2
 
-(* §7.1 fetchPendingPreferredReplicaElections, spec/actions/failover.py:178 *)
+(* §7.1 fetchPendingPreferredReplicaElections, spec/actions/failover.py:174 *)
 FetchPendingPreferredReplicaElections(x) ==
     LET x2 == x.work
         listed == x2.state.zk.preferred_replica_election
@@ -2634,7 +2634,7 @@ TriggerControllerMove(a) ==
     IN  OnControllerResignation(
             [x EXCEPT !.state = [x.state EXCEPT !.zk = [x.state.zk EXCEPT !.controller = -1]]])
 
-(* §7.1 onControllerFailover, spec/actions/failover.py:207 *)
+(* §7.1 onControllerFailover, spec/actions/failover.py:205 *)
 OnControllerFailover(w, broker_id, v) ==
     LET x == InitializeControllerContext(w, broker_id, v)
         v2 == IF x.error \/ x.work.moved THEN x ELSE [work |-> FetchTopicDeletionsInProgress(x), error |-> FALSE]
@@ -2656,7 +2656,7 @@ OnControllerFailover(w, broker_id, v) ==
         v9 == IF v8.error \/ v8.work.moved THEN v8 ELSE FetchPendingPreferredReplicaElections(v8)
     IN  IF v9.error /\ ~v9.work.moved THEN TriggerControllerMove(v9) ELSE v9.work
 
-(* §7.3 onBrokerStartup, spec/actions/brokers.py:101 *)
+(* §7.3 onBrokerStartup, spec/actions/brokers.py:98 *)
 OnBrokerStartup(onBrokerFailure, bnc) ==
     LET x == [onBrokerFailure EXCEPT
                  !.state = [onBrokerFailure.state EXCEPT
@@ -2718,7 +2718,7 @@ OnBrokerStartup(onBrokerFailure, bnc) ==
                     error |-> FALSE]
     IN  v7
 
-(* §8 failReplicaDeletion, spec/actions/deletion.py:359 *)
+(* §8 failReplicaDeletion, spec/actions/deletion.py:361 *)
 FailReplicaDeletion(v, r_del) ==
     LET failed == {pr \in r_del : pr.tp.topic \in v.state.controller.topics_to_be_deleted}
     IN  IF v.state.config.delete_topic_enable /\ Cardinality(failed) > 0
@@ -2728,7 +2728,7 @@ FailReplicaDeletion(v, r_del) ==
              IN  v4
         ELSE v
 
-(* §7.4 onReplicasBecomeOffline, spec/actions/brokers.py:142 *)
+(* §7.4 onReplicasBecomeOffline, spec/actions/brokers.py:134 *)
 OnReplicasBecomeOffline(x, x2) ==
     LET r_del == {pr \in x2 : pr.tp.topic \in x.state.controller.topics_to_be_deleted}
         r_keep == x2 \ r_del
@@ -2750,7 +2750,7 @@ OnReplicasBecomeOffline(x, x2) ==
               ELSE v2
     IN  v5
 
-(* §7.4 onBrokerFailure, spec/actions/brokers.py:165 *)
+(* §7.4 onBrokerFailure, spec/actions/brokers.py:154 *)
 OnBrokerFailure(x, dead) ==
     LET work == [x.work EXCEPT
                     !.state = [x.work.state EXCEPT
@@ -2783,7 +2783,7 @@ OnBrokerFailure(x, dead) ==
                      IN  [i \in DOMAIN q |-> LET r2 == q[i] IN [tp |-> tp, replica |-> r2]]) : tp \in
                          (DOMAIN x2.state.controller.assignments)})
 
-(* §7.2 processBrokerChange, spec/actions/brokers.py:229 *)
+(* §7.2 processBrokerChange, spec/actions/brokers.py:222 *)
 ProcessBrokerChange(w) ==
     LET v == DOMAIN w.state.controller.live_brokers
         v2 == DOMAIN w.state.zk.brokers
@@ -2815,7 +2815,7 @@ ProcessBrokerChange(w) ==
 
 (* §5 partition_state_change [p=kafka-1.1, target=OnlinePartition, *)
 (* election=LeaderElection(strategy=<ElectionStrategy.ControlledShutdownPartitionLeaderElectionStrategy: *)
-(* 'controlled_shutdown'>, allow_unclean=False)], spec/partition_machine.py:340 *)
+(* 'controlled_shutdown'>, allow_unclean=False)], spec/partition_machine.py:335 *)
 PartitionStateChangeOnlinePartitionControlledShutdown(w, partitions) ==
     PartitionStateMachineHandleStateChangesOnlinePartition(w, partitions, "controlled_shutdown")
 
@@ -2842,7 +2842,7 @@ DoControlledShutdown(w, broker_id) ==
         IN  v3
     ELSE w
 
-(* §5.1 NewPartition, spec/partition_machine.py:337 *)
+(* §5.1 NewPartition, spec/partition_machine.py:332 *)
 NewPartition(w1, valid) ==
     [w1 EXCEPT
         !.state =
@@ -2853,7 +2853,7 @@ NewPartition(w1, valid) ==
                                                       [_e \in valid |-> "NewPartition"])]]
                             ]
 
-(* §2.3 PartitionStateMachine.handleStateChanges(NewPartition), spec/partition_machine.py:370 *)
+(* §2.3 PartitionStateMachine.handleStateChanges(NewPartition), spec/partition_machine.py:359 *)
 PartitionStateMachineHandleStateChangesNewPartition(w, partitions) ==
     IF w.moved
     THEN w
@@ -2886,7 +2886,7 @@ PartitionStateMachineHandleStateChangesNewPartition(w, partitions) ==
                                        reason |-> "InvalidTransition"]) : tp3 \in (partitions \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE NewPartition(w1, valid))
 
-(* §5 partition_state_change [p=kafka-1.1, target=NewPartition, election=None], spec/partition_machine.py:340 *)
+(* §5 partition_state_change [p=kafka-1.1, target=NewPartition, election=None], spec/partition_machine.py:335 *)
 PartitionStateChangeNewPartition(w, partitions) ==
     PartitionStateMachineHandleStateChangesNewPartition(w, partitions)
 
@@ -2912,7 +2912,7 @@ OnNewPartitionCreation(to_add, x) ==
                          IN  [i2 \in DOMAIN q2 |-> LET r2 == q2[i2] IN [tp |-> tp2, replica |-> r2]]) : tp2 \in to_add})
     IN  v4
 
-(* §7.6 processTopicChange, spec/actions/topics.py:80 *)
+(* §7.6 processTopicChange, spec/actions/topics.py:82 *)
 ProcessTopicChange(w) ==
     LET topics == w.state.zk.topics
         new == topics \ w.state.controller.all_topics
@@ -2979,7 +2979,7 @@ ProcessPartitionModifications(w, topic) ==
                                                              MapDelAll(zk_part, DOMAIN zk_part \ to_add))]]]
                                         )
 
-(* §8 enqueueTopicsForDeletion, spec/actions/deletion.py:339 *)
+(* §8 enqueueTopicsForDeletion, spec/actions/deletion.py:342 *)
 EnqueueTopicsForDeletion(x, known) ==
     LET x2 == MarkTopicIneligibleForDeletion(
                   x,
@@ -2994,7 +2994,7 @@ EnqueueTopicsForDeletion(x, known) ==
                                                \cup known]]])
         ELSE x2
 
-(* §8 processTopicDeletion, spec/actions/deletion.py:432 *)
+(* §8 processTopicDeletion, spec/actions/deletion.py:436 *)
 ProcessTopicDeletion(w) ==
     LET requested == w.state.zk.delete_topics
         unknown == requested \ w.state.controller.all_topics
@@ -3026,7 +3026,7 @@ ProcessTopicDeletion(w) ==
                 ELSE [v2 EXCEPT !.moved = TRUE]
     IN  v3
 
-(* §8 completeReplicaDeletion, spec/actions/deletion.py:366 *)
+(* §8 completeReplicaDeletion, spec/actions/deletion.py:370 *)
 CompleteReplicaDeletion(v, x) ==
     LET v2 == ReplicaStateChangeReplicaDeletionSuccessful(
                   v,
@@ -3034,7 +3034,7 @@ CompleteReplicaDeletion(v, x) ==
         v3 == ResumeDeletions(v2)
     IN  v3
 
-(* §7.9 processReplicaLeaderElection, spec/actions/elections.py:129 *)
+(* §7.9 processReplicaLeaderElection, spec/actions/elections.py:121 *)
 ProcessReplicaLeaderElection(w, trigger, partitions) ==
     LET ps == {tp \in (IF trigger = "ZkTriggered" THEN w.state.zk.preferred_replica_election ELSE partitions) :
                   ~(tp.topic \in w.state.controller.topics_to_be_deleted)}
@@ -3044,7 +3044,7 @@ ProcessReplicaLeaderElection(w, trigger, partitions) ==
 OnReplicaElection2(acc, x) ==
     LET x2 == PartitionStateChangeOnlinePartitionPreferred(acc, {x}) IN x2
 
-(* §7.9 checkAndTriggerAutoLeaderRebalance, spec/actions/elections.py:263 *)
+(* §7.9 checkAndTriggerAutoLeaderRebalance, spec/actions/elections.py:255 *)
 CheckAndTriggerAutoLeaderRebalance(w) ==
     LET parts ==
             {tp \in (DOMAIN w.state.controller.assignments) :
@@ -3158,7 +3158,7 @@ IsrChangeNotification(w) ==
                                               = x2.state.zk.isr_change_notifications \ tps]]]
                     ELSE [x2 EXCEPT !.moved = TRUE]
 
-(* §7.8.1 PartitionReassignmentIsrChange, spec/actions/reassignment_legacy.py:283 *)
+(* §7.8.1 PartitionReassignmentIsrChange, spec/actions/reassignment_legacy.py:282 *)
 PartitionReassignmentIsrChange(v, tp) ==
     IF tp \in DOMAIN v.state.controller.legacy_reassignments
     THEN
@@ -3187,7 +3187,7 @@ PartitionReassignmentIsrChange(v, tp) ==
                  ELSE [work |-> x.work, error |-> FALSE]
     ELSE [work |-> v, error |-> FALSE]
 
-(* §7.5 processLeaderAndIsrResponseReceived, spec/actions/brokers.py:300 *)
+(* §7.5 processLeaderAndIsrResponseReceived, spec/actions/brokers.py:293 *)
 ProcessLeaderAndIsrResponseReceived(x, storage_errors, broker_id) ==
     LET offline == {[tp |-> tp, replica |-> broker_id] : tp \in Range(storage_errors)}
         newly == offline \ x.state.controller.offline_replicas
@@ -3643,7 +3643,7 @@ Init ==
                  leader_imbalance_per_broker_percentage |-> 10,
                  inter_broker_protocol |-> "KAFKA_2_8_IV1"]
 
-(* §7.1 ControllerFailover (spec: spec/actions/failover.py:216 controller_failover_action) *)
+(* §7.1 ControllerFailover (spec: spec/actions/failover.py:214 controller_failover_action) *)
 (* The active controller (if any) resigns and the broker wins the controller election; it *)
 (* increments the controller epoch and runs onControllerFailover (§7.1). *)
 ControllerFailover(broker_id) ==
@@ -3661,7 +3661,7 @@ ControllerFailover(broker_id) ==
                zk2 == state.zk
                v == IF state.controller.controller_id # -1 THEN OnControllerResignation(work) ELSE work
                state2 == v.state
-           IN  (* §7.1 ControllerFailover, spec/actions/failover.py:223 *)
+           IN  (* §7.1 ControllerFailover, spec/actions/failover.py:221 *)
                LET w2 == [v EXCEPT
                              !.state = [state2 EXCEPT
                                            !.zk = [state2.zk EXCEPT
@@ -3677,7 +3677,7 @@ ControllerFailover(broker_id) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ControllerFailover")
 
-(* §7.12 ControllerResignation (spec: spec/actions/failover.py:230 controller_resignation_action) *)
+(* §7.12 ControllerResignation (spec: spec/actions/failover.py:228 controller_resignation_action) *)
 (* The active controller's ZooKeeper session expires: /controller is deleted and the controller *)
 (* resigns. *)
 ControllerResignation ==
@@ -3691,7 +3691,7 @@ ControllerResignation ==
                              failures |-> {},
                              moved |-> FALSE]
                     state == work.state
-                IN  (* §7.12 ControllerResignation, spec/actions/failover.py:230 *)
+                IN  (* §7.12 ControllerResignation, spec/actions/failover.py:228 *)
                     LET w2 == [work EXCEPT !.state = [state EXCEPT !.zk = [state.zk EXCEPT !.controller = -1]]]
                     IN  IF w2.state.controller.controller_id # -1
                         THEN LET x == OnControllerResignation(w2) IN IF x.moved THEN OnControllerResignation(x) ELSE x
@@ -3729,11 +3729,11 @@ NewerControllerElected(broker_id) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "NewerControllerElected")
 
-(* §7.12 ControllerChange (spec: spec/actions/failover.py:242 controller_change_action) *)
+(* §7.12 ControllerChange (spec: spec/actions/failover.py:240 controller_change_action) *)
 (* The active controller sees that /controller names another broker (or none) and resigns (§7.12). *)
 ControllerChange ==
     /\ controller.controller_id # -1 /\ zk.controller # controller.controller_id
-    /\ LET w == (* §7.12 ControllerChange, spec/actions/failover.py:242 *)
+    /\ LET w == (* §7.12 ControllerChange, spec/actions/failover.py:240 *)
                 LET w2 == [state |-> s,
                            batch |-> [leader_and_isr |-> <<>>,
                                       update_metadata_brokers |-> {},
@@ -3788,7 +3788,7 @@ ZombieControllerWrite(tp, leader, isr, controller_epoch) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ZombieControllerWrite")
 
-(* §7.3 BrokerStartup (spec: spec/actions/brokers.py:236 broker_startup_action) *)
+(* §7.3 BrokerStartup (spec: spec/actions/brokers.py:229 broker_startup_action) *)
 (* A broker registers in /brokers/ids (its czxid is its broker epoch); the controller handles *)
 (* BrokerChange and runs onBrokerStartup (§7.2, §7.3). *)
 BrokerStartup(broker_id) ==
@@ -3805,7 +3805,7 @@ BrokerStartup(broker_id) ==
                state == work.state
                zk2 == state.zk
                zxid == zk2.zxid
-           IN  (* §7.3 BrokerStartup, spec/actions/brokers.py:236 *)
+           IN  (* §7.3 BrokerStartup, spec/actions/brokers.py:229 *)
                LET w2 == [work EXCEPT
                              !.state = [state EXCEPT
                                            !.zk = [zk2 EXCEPT !.brokers = MapPut(zk2.brokers, broker_id, zxid),
@@ -3818,7 +3818,7 @@ BrokerStartup(broker_id) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "BrokerStartup")
 
-(* §7.4 BrokerFailure (spec: spec/actions/brokers.py:255 broker_failure_action) *)
+(* §7.4 BrokerFailure (spec: spec/actions/brokers.py:248 broker_failure_action) *)
 (* A broker's registration disappears; the controller handles BrokerChange and runs onBrokerFailure *)
 (* (§7.4); if the failed broker was the controller, its context is simply gone. *)
 BrokerFailure(broker_id) ==
@@ -3835,7 +3835,7 @@ BrokerFailure(broker_id) ==
                state == work.state
                zk2 == state.zk
                controller2 == zk2.controller
-           IN  (* §7.4 BrokerFailure, spec/actions/brokers.py:255 *)
+           IN  (* §7.4 BrokerFailure, spec/actions/brokers.py:248 *)
                LET w2 == [work EXCEPT
                              !.state = [state EXCEPT
                                            !.zk = [zk2 EXCEPT
@@ -3853,7 +3853,7 @@ BrokerFailure(broker_id) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "BrokerFailure")
 
-(* §7.2 BrokerBounce (spec: spec/actions/brokers.py:278 broker_bounce_action) *)
+(* §7.2 BrokerBounce (spec: spec/actions/brokers.py:271 broker_bounce_action) *)
 (* A broker re-registers with a new epoch before the controller notices it left (§7.2). *)
 BrokerBounce(broker_id) ==
     /\ broker_id \in DOMAIN zk.brokers /\ broker_id # controller.controller_id
@@ -3868,7 +3868,7 @@ BrokerBounce(broker_id) ==
                     state == work.state
                     zk2 == state.zk
                     zxid == zk2.zxid
-                IN  (* §7.2 BrokerBounce, spec/actions/brokers.py:278 *)
+                IN  (* §7.2 BrokerBounce, spec/actions/brokers.py:271 *)
                     [work EXCEPT
                         !.state = [state EXCEPT
                                       !.zk = [zk2 EXCEPT !.brokers = MapPut(zk2.brokers, broker_id, zxid),
@@ -4056,7 +4056,7 @@ PartitionExpansion(topic, replicas) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "PartitionExpansion")
 
-(* §8 TopicDeletion (spec: spec/actions/deletion.py:438 topic_deletion_action) *)
+(* §8 TopicDeletion (spec: spec/actions/deletion.py:442 topic_deletion_action) *)
 (* Topics are marked for deletion under /admin/delete_topics and the controller handles *)
 (* TopicDeletion (§8). *)
 TopicDeletion(topics) ==
@@ -4072,7 +4072,7 @@ TopicDeletion(topics) ==
                         moved |-> FALSE]
                state == work.state
                zk2 == state.zk
-           IN  (* §8 TopicDeletion, spec/actions/deletion.py:438 *)
+           IN  (* §8 TopicDeletion, spec/actions/deletion.py:442 *)
                LET w2 == [work EXCEPT
                              !.state = [state EXCEPT !.zk = [zk2 EXCEPT !.delete_topics = zk2.delete_topics \cup Range(
                                  topics)]]]
@@ -4084,7 +4084,7 @@ TopicDeletion(topics) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "TopicDeletion")
 
-(* §8 StopReplicaResponseReceived (spec: spec/actions/deletion.py:478 stop_replica_response_action) *)
+(* §8 StopReplicaResponseReceived (spec: spec/actions/deletion.py:484 stop_replica_response_action) *)
 (* A broker answers StopReplica(delete=true) for partitions of topics being deleted (§8): errors *)
 (* fail the replicas' deletion (ReplicaDeletionIneligible), successes complete it *)
 (* (ReplicaDeletionSuccessful). *)
@@ -4094,7 +4094,7 @@ StopReplicaResponseReceived(broker_id, partitions, error) ==
        /\ \A tp \in Range(partitions) :
               GetOr(controller.replica_states, [tp |-> tp, replica |-> broker_id], "NonExistentReplica")
               = "ReplicaDeletionStarted"
-    /\ LET w == (* §8 StopReplicaResponseReceived, spec/actions/deletion.py:478 *)
+    /\ LET w == (* §8 StopReplicaResponseReceived, spec/actions/deletion.py:484 *)
                 LET w2 == [state |-> s,
                            batch |-> [leader_and_isr |-> <<>>,
                                       update_metadata_brokers |-> {},
@@ -4114,7 +4114,7 @@ StopReplicaResponseReceived(broker_id, partitions, error) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "StopReplicaResponseReceived")
 
-(* §7.8 ZkPartitionReassignment (spec: spec/actions/reassignment_legacy.py:303 zk_partition_reassignment_action) *)
+(* §7.8 ZkPartitionReassignment (spec: spec/actions/reassignment_legacy.py:304 zk_partition_reassignment_action) *)
 (* /admin/reassign_partitions is created; the controller handles PartitionReassignment with the *)
 (* legacy 12-step algorithm (§7.8). *)
 ZkPartitionReassignment(targets) ==
@@ -4129,7 +4129,7 @@ ZkPartitionReassignment(targets) ==
                         failures |-> {},
                         moved |-> FALSE]
                state == work.state
-           IN  (* §7.8 ZkPartitionReassignment, spec/actions/reassignment_legacy.py:303 *)
+           IN  (* §7.8 ZkPartitionReassignment, spec/actions/reassignment_legacy.py:304 *)
                LET w2 == [work EXCEPT !.state = [state EXCEPT !.zk = [state.zk EXCEPT !.reassign_partitions = targets]]]
                IN  IF w2.state.controller.controller_id # -1
                    THEN
@@ -4152,7 +4152,7 @@ ZkPartitionReassignment(targets) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ZkPartitionReassignment")
 
-(* §7.9 ReplicaLeaderElection (spec: spec/actions/elections.py:156 replica_leader_election_action) *)
+(* §7.9 ReplicaLeaderElection (spec: spec/actions/elections.py:148 replica_leader_election_action) *)
 (* A preferred (ZooKeeper or admin) or unclean (admin, 2.8) leader election is requested (§7.9). *)
 ReplicaLeaderElection(partitions, election_type, trigger) ==
     /\ /\ controller.controller_id # -1
@@ -4170,7 +4170,7 @@ ReplicaLeaderElection(partitions, election_type, trigger) ==
                         failures |-> {},
                         moved |-> FALSE]
                state == work.state
-           IN  (* §7.9 ReplicaLeaderElection, spec/actions/elections.py:156 *)
+           IN  (* §7.9 ReplicaLeaderElection, spec/actions/elections.py:148 *)
                LET w2 == IF trigger = "ZkTriggered"
                          THEN [work EXCEPT
                                   !.state = [state EXCEPT !.zk = [state.zk EXCEPT !.preferred_replica_election
@@ -4185,12 +4185,12 @@ ReplicaLeaderElection(partitions, election_type, trigger) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ReplicaLeaderElection")
 
-(* §7.9 AutoPreferredReplicaLeaderElection (spec: spec/actions/elections.py:269 *)
+(* §7.9 AutoPreferredReplicaLeaderElection (spec: spec/actions/elections.py:261 *)
 (* auto_preferred_replica_leader_election_action) *)
 (* The scheduled leader-imbalance check runs (auto.leader.rebalance.enable) (§7.9). *)
 AutoPreferredReplicaLeaderElection ==
     /\ controller.controller_id # -1 /\ config.auto_leader_rebalance_enable
-    /\ LET w == (* §7.9 AutoPreferredReplicaLeaderElection, spec/actions/elections.py:269 *)
+    /\ LET w == (* §7.9 AutoPreferredReplicaLeaderElection, spec/actions/elections.py:261 *)
                 LET w2 == [state |-> s,
                            batch |-> [leader_and_isr |-> <<>>,
                                       update_metadata_brokers |-> {},
@@ -4261,7 +4261,7 @@ IsrChange(tp, isr) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "IsrChange")
 
-(* §7.5 LeaderAndIsrResponseReceived (spec: spec/actions/brokers.py:308 leader_and_isr_response_action) *)
+(* §7.5 LeaderAndIsrResponseReceived (spec: spec/actions/brokers.py:301 leader_and_isr_response_action) *)
 (* A broker answers a LeaderAndIsr request with KAFKA_STORAGE_ERROR for some partitions (offline *)
 (* log directory); they are marked offline (§7.5). *)
 LeaderAndIsrResponseReceived(broker_id, storage_errors) ==
@@ -4273,7 +4273,7 @@ LeaderAndIsrResponseReceived(broker_id, storage_errors) ==
               \in Range(
                       GetOr(controller.assignments, tp,
                             [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>]).replicas)
-    /\ LET w == (* §7.5 LeaderAndIsrResponseReceived, spec/actions/brokers.py:308 *)
+    /\ LET w == (* §7.5 LeaderAndIsrResponseReceived, spec/actions/brokers.py:301 *)
                 LET w2 == [state |-> s,
                            batch |-> [leader_and_isr |-> <<>>,
                                       update_metadata_brokers |-> {},
@@ -4291,7 +4291,7 @@ LeaderAndIsrResponseReceived(broker_id, storage_errors) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "LeaderAndIsrResponseReceived")
 
-(* §6 UncleanLeaderElectionEnable (spec: spec/actions/elections.py:290 unclean_leader_election_enable_action) *)
+(* §6 UncleanLeaderElectionEnable (spec: spec/actions/elections.py:282 unclean_leader_election_enable_action) *)
 (* unclean.leader.election.enable is set to true for a topic or as the broker default (§6). *)
 UncleanLeaderElectionEnable(topic) ==
     /\ TRUE
@@ -4306,7 +4306,7 @@ UncleanLeaderElectionEnable(topic) ==
                         moved |-> FALSE]
                state == work.state
                config2 == state.config
-           IN  (* §6 UncleanLeaderElectionEnable, spec/actions/elections.py:290 *)
+           IN  (* §6 UncleanLeaderElectionEnable, spec/actions/elections.py:282 *)
                IF topic = ""
                THEN [work EXCEPT
                         !.state = [state EXCEPT !.config = [config2 EXCEPT !.unclean_leader_election_enable = TRUE]]]
@@ -4341,7 +4341,7 @@ ZkFaultInjection(tp, fault) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ZkFaultInjection")
 
-(* §8 StopReplicaPartitionErrorsReceived (spec: spec/actions/deletion.py:517 stop_replica_partition_errors_action) *)
+(* §8 StopReplicaPartitionErrorsReceived (spec: spec/actions/deletion.py:523 stop_replica_partition_errors_action) *)
 (* A broker answers StopReplica(delete=true) with an error for some partitions of topics being *)
 (* deleted and none for the others (§8): the failed replicas' deletion fails *)
 (* (ReplicaDeletionIneligible), the others' completes (ReplicaDeletionSuccessful). *)
@@ -4355,7 +4355,7 @@ StopReplicaPartitionErrorsReceived(broker_id, partitions, partition_errors) ==
        /\ Range(partition_errors) \subseteq Range(partitions)
        /\ ~(Range(partitions) \subseteq Range(partition_errors))
     /\ LET w ==
-           (* §8 StopReplicaPartitionErrorsReceived, spec/actions/deletion.py:517 *)
+           (* §8 StopReplicaPartitionErrorsReceived, spec/actions/deletion.py:523 *)
            LET w2 == [state |-> s,
                       batch |-> [leader_and_isr |-> <<>>,
                                  update_metadata_brokers |-> {},
@@ -4379,7 +4379,7 @@ StopReplicaPartitionErrorsReceived(broker_id, partitions, partition_errors) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "StopReplicaPartitionErrorsReceived")
 
-(* §7.5 LeaderAndIsrPartitionResultsReceived (spec: spec/actions/brokers.py:337 *)
+(* §7.5 LeaderAndIsrPartitionResultsReceived (spec: spec/actions/brokers.py:330 *)
 (* leader_and_isr_partition_results_action) *)
 (* A broker answers a LeaderAndIsr request with NONE for some partitions (they are no longer *)
 (* offline) and KAFKA_STORAGE_ERROR for others (they are marked offline) (§7.5). *)
@@ -4399,7 +4399,7 @@ LeaderAndIsrPartitionResultsReceived(broker_id, online, storage_errors) ==
                       GetOr(controller.assignments, tp2,
                             [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>]).replicas)
     /\ LET w ==
-           (* §7.5 LeaderAndIsrPartitionResultsReceived, spec/actions/brokers.py:337 *)
+           (* §7.5 LeaderAndIsrPartitionResultsReceived, spec/actions/brokers.py:330 *)
            LET w2 == [state |-> s,
                       batch |-> [leader_and_isr |-> <<>>,
                                  update_metadata_brokers |-> {},
@@ -4518,7 +4518,7 @@ LogDirEventNotification(broker_ids) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "LogDirEventNotification")
 
-(* §8 StopReplicaResponseWithoutDeletionReceived (spec: spec/actions/deletion.py:535 *)
+(* §8 StopReplicaResponseWithoutDeletionReceived (spec: spec/actions/deletion.py:541 *)
 (* stop_replica_response_without_deletion_action) *)
 (* A broker answers a StopReplica that asked no deletion for partitions whose replicas are being *)
 (* deleted (§3.4, §8): the response callback keeps only deletePartition=true partitions, so nothing *)
@@ -4535,7 +4535,7 @@ StopReplicaResponseWithoutDeletionReceived(broker_id, partitions, error) ==
        /\ \A tp \in Range(partitions) :
               GetOr(controller.replica_states, [tp |-> tp, replica |-> broker_id], "NonExistentReplica")
               = "ReplicaDeletionStarted"
-    /\ LET w == (* §8 StopReplicaResponseWithoutDeletionReceived, spec/actions/deletion.py:535 *)
+    /\ LET w == (* §8 StopReplicaResponseWithoutDeletionReceived, spec/actions/deletion.py:541 *)
                 [state |-> s,
                  batch |-> [leader_and_isr |-> <<>>,
                             update_metadata_brokers |-> {},
@@ -4653,7 +4653,7 @@ ControllerFailover_Successor(broker_id) ==
                 zk2 == state.zk
                 v == IF state.controller.controller_id # -1 THEN OnControllerResignation(work) ELSE work
                 state2 == v.state
-            IN  (* §7.1 ControllerFailover, spec/actions/failover.py:223 *)
+            IN  (* §7.1 ControllerFailover, spec/actions/failover.py:221 *)
                 LET w2 == [v EXCEPT
                               !.state = [state2 EXCEPT
                                             !.zk = [state2.zk EXCEPT
@@ -4675,7 +4675,7 @@ StopReplicaResponseReceived_Successor(broker_id, partitions, error) ==
               GetOr(controller.replica_states, [tp |-> tp, replica |-> broker_id], "NonExistentReplica")
               = "ReplicaDeletionStarted"
     THEN
-        LET w == (* §8 StopReplicaResponseReceived, spec/actions/deletion.py:478 *)
+        LET w == (* §8 StopReplicaResponseReceived, spec/actions/deletion.py:484 *)
                  LET w2 == [state |-> s,
                             batch |-> [leader_and_isr |-> <<>>,
                                        update_metadata_brokers |-> {},
@@ -4697,7 +4697,7 @@ StopReplicaResponseReceived_Successor(broker_id, partitions, error) ==
 AutoPreferredReplicaLeaderElection_Successor ==
     IF controller.controller_id # -1 /\ config.auto_leader_rebalance_enable
     THEN
-        LET w == (* §7.9 AutoPreferredReplicaLeaderElection, spec/actions/elections.py:269 *)
+        LET w == (* §7.9 AutoPreferredReplicaLeaderElection, spec/actions/elections.py:261 *)
                  LET w2 == [state |-> s,
                             batch |-> [leader_and_isr |-> <<>>,
                                        update_metadata_brokers |-> {},
