@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from kcspec.spec import batch, context, element_states, zk
 from kcspec.spec.elections import elect, election_input
-from kcspec.spec.lang import Block, Expr, build_map, cond, if_, let, lit, procedure, rec, rule
+from kcspec.spec.lang import Block, Expr, build_map, cond, if_, lit, procedure, rec, rule
 from kcspec.spec.profiles import Profile
 from kcspec.spec.requests import MACHINE_PARTITION, FailureReason, RequestBatch, StateChangeFailure
 from kcspec.spec.vocabulary import (
@@ -177,42 +177,12 @@ def initialize_leader_and_isr(p: Profile, w: Expr, tps: Expr) -> Expr:
 
 
 def _election_round(p: Profile, w: Expr, remaining: Expr, election: LeaderElection) -> Expr:
-    """One ``doElectLeaderForPartitions(remaining, strategy)`` round (§5.2b steps 1–4) → ``ElectionRound``."""
-    s = w.f("state")
+    """One ``doElectLeaderForPartitions(remaining, strategy)`` round (§5.2b steps 1–4) → ``ElectionRound``: the
+    znode round of ``zk.leader_and_isr_round`` that writes the leader and ISR the strategy elects (§6) for every
+    candidate that has one."""
 
-    def after_read(s1: Expr) -> Expr:
-        body = _after_read(s1)
-        if (
-            p.kip455_reassignment
-            or election.strategy is not ElectionStrategy.ReassignPartitionLeaderElectionStrategy
-        ):
-            return body
-        # [1.1] ``leaderForReassign`` reads ``partitionsBeingReassigned(tp).newReplicas`` for every partition whose
-        # znode was read (not missing, not written by a newer controller): for one that is not being reassigned that
-        # throws NoSuchElementException, before this round's failures are logged. ``handleStateChanges``' catch-all
-        # logs it in controller.log ("Error while moving some partitions to OnlinePartition state", §2.3 step 7):
-        # no per-partition failure, no state change, nothing sent (the unsent batch is dropped).
+    def updates(s1: Expr, b: Block) -> Expr:
         zkps = s1.f("zk", "partition_states")
-        legacy = s1.f("controller", "legacy_reassignments")
-        read_ok = remaining.filter(lambda tp: zkps.has(tp) & ~zk.written_by_newer_controller(s1, tp))
-        return if_(
-            read_ok.any(lambda tp: ~legacy.has(tp)),
-            rec(
-                ElectionRound,
-                work=w.with_(state=s1, batch=lit(RequestBatch())),
-                elected=frozenset(),
-                retry=frozenset(),
-                threw=True,
-            ),
-            body,
-        )
-
-    def _after_read(s1: Expr) -> Expr:
-        zkps = s1.f("zk", "partition_states")
-        b = Block()
-        b.missing = remaining.filter(lambda tp: ~zkps.has(tp))
-        b.newer = remaining.minus(b.missing).filter(lambda tp: zk.written_by_newer_controller(s1, tp))
-        b.cands = remaining.minus(b.missing).minus(b.newer)
         b.results = build_map(
             b.cands,
             lambda tp: elect(
@@ -234,49 +204,58 @@ def _election_round(p: Profile, w: Expr, remaining: Expr, election: LeaderElecti
                 )
             )
 
-        b.wr = zk.update_leader_and_isr(p, s1, build_map(b.cands.minus(b.no_leader), elected_record))
+        return build_map(b.cands.minus(b.no_leader), elected_record)
 
-        def written(wr: Expr) -> Expr:
-            w1 = w.with_(state=_set_leadership(wr.f("state"), wr.f("records")))
-            w1 = _failures(w1, b.missing, ONLINE_NAME, FailureReason.LeaderAndIsrMissing)
-            w1 = _failures(w1, b.newer, ONLINE_NAME, FailureReason.WrittenByNewerController)
-            w1 = _failures(w1, b.no_leader, ONLINE_NAME, FailureReason.NoEligibleLeader)
-            w1 = _failures(w1, wr.f("failed"), ONLINE_NAME, FailureReason.ZkError)
-            w1 = batch.add_leader_and_isr_bulk(
-                p, w1, wr.f("records").keys(), lambda tp: b.results.get(tp).f("recipients"), False
-            )
-            return rec(
-                ElectionRound, work=w1, elected=wr.f("records").keys(), retry=wr.f("retry"), threw=False
-            )
-
-        fenced = rec(
-            ElectionRound,
-            work=w.with_(state=s1, moved=True),
-            elected=frozenset(),
-            retry=frozenset(),
-            threw=False,
+    def written(s1: Expr, b: Block) -> Expr:
+        wr = b.wr
+        w1 = w.with_(state=_set_leadership(wr.f("state"), wr.f("records")))
+        w1 = _failures(w1, b.missing, ONLINE_NAME, FailureReason.LeaderAndIsrMissing)
+        w1 = _failures(w1, b.newer, ONLINE_NAME, FailureReason.WrittenByNewerController)
+        w1 = _failures(w1, b.no_leader, ONLINE_NAME, FailureReason.NoEligibleLeader)
+        w1 = _failures(w1, wr.f("failed"), ONLINE_NAME, FailureReason.ZkError)
+        w1 = batch.add_leader_and_isr_bulk(
+            p, w1, wr.f("records").keys(), lambda tp: b.results.get(tp).f("recipients"), False
         )
-        return b.in_(if_(b.wr.f("moved"), fenced, written(b.wr)))
+        return rec(ElectionRound, work=w1, elected=wr.f("records").keys(), retry=wr.f("retry"), threw=False)
 
-    return rule(
-        "doElectLeaderForPartitions",
-        "§5.2b",
-        if_(
-            zk.read_fails(s, remaining),
+    def legacy_reassign_read(s1: Expr, body: Expr) -> Expr:
+        # [1.1] ``leaderForReassign`` reads ``partitionsBeingReassigned(tp).newReplicas`` for every partition whose
+        # znode was read (not missing, not written by a newer controller): for one that is not being reassigned that
+        # throws NoSuchElementException, before this round's failures are logged. ``handleStateChanges``' catch-all
+        # logs it in controller.log ("Error while moving some partitions to OnlinePartition state", §2.3 step 7):
+        # no per-partition failure, no state change, nothing sent (the unsent batch is dropped).
+        zkps = s1.f("zk", "partition_states")
+        legacy = s1.f("controller", "legacy_reassignments")
+        read_ok = remaining.filter(lambda tp: zkps.has(tp) & ~zk.written_by_newer_controller(s1, tp))
+        return if_(
+            read_ok.any(lambda tp: ~legacy.has(tp)),
             rec(
                 ElectionRound,
-                work=_failures(
-                    w.with_(state=zk.consume_read_faults(s, remaining)),
-                    remaining,
-                    ONLINE_NAME,
-                    FailureReason.ZkError,
-                ),
+                work=w.with_(state=s1, batch=lit(RequestBatch())),
                 elected=frozenset(),
                 retry=frozenset(),
-                threw=False,
+                threw=True,
             ),
-            let(zk.consume_read_faults(s, remaining), after_read),
+            body,
+        )
+
+    legacy_reassign = (
+        not p.kip455_reassignment
+        and election.strategy is ElectionStrategy.ReassignPartitionLeaderElectionStrategy
+    )
+    return zk.leader_and_isr_round(
+        p,
+        "doElectLeaderForPartitions",
+        "§5.2b",
+        w,
+        remaining,
+        nothing_done=lambda work: rec(
+            ElectionRound, work=work, elected=frozenset(), retry=frozenset(), threw=False
         ),
+        failed=lambda work, tps, reason: _failures(work, tps, ONLINE_NAME, reason),
+        updates=updates,
+        written=written,
+        after_read=legacy_reassign_read if legacy_reassign else None,
     )
 
 

@@ -140,73 +140,54 @@ def _to_online_broker(p: Profile, w: Expr, broker: Expr, prs: Expr) -> Expr:
 
 
 def _isr_removal_round(p: Profile, w: Expr, broker: Expr, remaining: Expr) -> Expr:
-    """One ``doRemoveReplicasFromIsr(broker, remaining)`` round (§4.3 step 3a–e) → ``IsrRemoval``."""
-    s = w.f("state")
+    """One ``doRemoveReplicasFromIsr(broker, remaining)`` round (§4.3 step 3a–e) → ``IsrRemoval``: the znode
+    round of ``zk.leader_and_isr_round`` that drops ``broker`` from the ISR (and from the leadership) of every
+    candidate whose ISR holds it."""
 
-    def after_read(s1: Expr) -> Expr:
-        zkps = s1.f("zk", "partition_states")
-        my_epoch = s1.f("controller", "epoch")
-
-        def without_broker(lai: Expr) -> Expr:
-            return lai.with_(
-                leader=if_(lai.f("leader").eq(broker), NO_LEADER, lai.f("leader")),
-                leader_epoch=lai.f("leader_epoch") + 1,
-                isr=if_(lai.f("isr").size().eq(1), lai.f("isr"), lai.f("isr").minus(set_of(broker))),
-            )
-
-        b = Block()
-        b.missing = remaining.filter(lambda tp: ~zkps.has(tp))
-        b.newer = remaining.minus(b.missing).filter(lambda tp: zk.written_by_newer_controller(s1, tp))
-        b.cands = remaining.minus(b.missing).minus(b.newer)
-        b.with_r = b.cands.filter(lambda tp: zkps.get(tp).f("leader_and_isr", "isr").contains(broker))
-        b.wr = zk.update_leader_and_isr(
-            p, s1, build_map(b.with_r, lambda tp: let(zkps.get(tp).f("leader_and_isr"), without_broker))
+    def without_broker(lai: Expr) -> Expr:
+        return lai.with_(
+            leader=if_(lai.f("leader").eq(broker), NO_LEADER, lai.f("leader")),
+            leader_epoch=lai.f("leader_epoch") + 1,
+            isr=if_(lai.f("isr").size().eq(1), lai.f("isr"), lai.f("isr").minus(set_of(broker))),
         )
 
-        def written(wr: Expr) -> Expr:
-            out = Block()
-            out.done = wr.f("records").keys().union(b.cands.minus(b.with_r))
-            out.s2 = wr.f("state")
-            cached = build_map(
-                out.done,
-                lambda tp: rec(
-                    LeaderIsrAndControllerEpoch,
-                    leader_and_isr=out.s2.f("zk", "partition_states").get(tp).f("leader_and_isr"),
-                    controller_epoch=my_epoch,
-                ),
-            )
-            w2 = w.with_(
-                state=out.s2.with_at(
-                    "controller", leadership=out.s2.f("controller", "leadership").merge(cached)
-                )
-            )
-            vanished = b.missing.filter(lambda tp: ~context.queued_for_deletion(s1, tp.f("topic")))
-            w2 = _partition_failures(w2, vanished, broker, FailureReason.LeaderAndIsrPathEmpty)
-            w2 = _partition_failures(w2, b.newer, broker, FailureReason.WrittenByNewerController)
-            w2 = _partition_failures(w2, wr.f("failed"), broker, FailureReason.ZkError)
-            return out.in_(rec(IsrRemoval, work=w2, done=out.done, retry=wr.f("retry")))
+    def updates(s1: Expr, b: Block) -> Expr:
+        zkps = s1.f("zk", "partition_states")
+        b.with_r = b.cands.filter(lambda tp: zkps.get(tp).f("leader_and_isr", "isr").contains(broker))
+        return build_map(b.with_r, lambda tp: let(zkps.get(tp).f("leader_and_isr"), without_broker))
 
-        fenced = rec(IsrRemoval, work=w.with_(state=s1, moved=True), done=frozenset(), retry=frozenset())
-        return b.in_(if_(b.wr.f("moved"), fenced, written(b.wr)))
+    def written(s1: Expr, b: Block) -> Expr:
+        my_epoch = s1.f("controller", "epoch")
+        out = Block()
+        out.done = b.wr.f("records").keys().union(b.cands.minus(b.with_r))
+        out.s2 = b.wr.f("state")
+        cached = build_map(
+            out.done,
+            lambda tp: rec(
+                LeaderIsrAndControllerEpoch,
+                leader_and_isr=out.s2.f("zk", "partition_states").get(tp).f("leader_and_isr"),
+                controller_epoch=my_epoch,
+            ),
+        )
+        w2 = w.with_(
+            state=out.s2.with_at("controller", leadership=out.s2.f("controller", "leadership").merge(cached))
+        )
+        vanished = b.missing.filter(lambda tp: ~context.queued_for_deletion(s1, tp.f("topic")))
+        w2 = _partition_failures(w2, vanished, broker, FailureReason.LeaderAndIsrPathEmpty)
+        w2 = _partition_failures(w2, b.newer, broker, FailureReason.WrittenByNewerController)
+        w2 = _partition_failures(w2, b.wr.f("failed"), broker, FailureReason.ZkError)
+        return out.in_(rec(IsrRemoval, work=w2, done=out.done, retry=b.wr.f("retry")))
 
-    return rule(
+    return zk.leader_and_isr_round(
+        p,
         "doRemoveReplicasFromIsr",
         "§4.3",
-        if_(
-            zk.read_fails(s, remaining),
-            rec(
-                IsrRemoval,
-                work=_partition_failures(
-                    w.with_(state=zk.consume_read_faults(s, remaining)),
-                    remaining,
-                    broker,
-                    FailureReason.ZkError,
-                ),
-                done=frozenset(),
-                retry=frozenset(),
-            ),
-            let(zk.consume_read_faults(s, remaining), after_read),
-        ),
+        w,
+        remaining,
+        nothing_done=lambda work: rec(IsrRemoval, work=work, done=frozenset(), retry=frozenset()),
+        failed=lambda work, tps, reason: _partition_failures(work, tps, broker, reason),
+        updates=updates,
+        written=written,
     )
 
 

@@ -13,6 +13,9 @@ Names exported (all return ``Expr``; ``s`` is an ``Expr[ClusterState]``):
   the controller's epoch (§3.3, both versions).
 * ``update_leader_and_isr(p, s, updates)`` — ``updateLeaderAndIsr`` (§3.3): ``updates`` maps partitions to the
   ``LeaderAndIsr`` to write, whose ``zk_version`` is the *expected* version. Evaluates to a ``ZkWrite``.
+* ``leader_and_isr_round(p, name, section, w, remaining, …)`` — one round of the read-modify-write of the state
+  znodes that both state machines run (``doRemoveReplicasFromIsr`` §4.3, ``doElectLeaderForPartitions`` §5.2b):
+  read, sort the read, write conditionally, handle the read fault and the fenced write.
 * ``create_partition_states(p, s, records)`` — ``createTopicPartitionStatesRaw`` (§3.3, §5.2a): create state
   znodes at version 0, ``NODEEXISTS`` per partition; the whole call throws when a ``CONNECTIONLOSS`` fault is armed
   on the path of one of them. Evaluates to a ``ZkCreate``.
@@ -33,11 +36,14 @@ controller epoch.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from kcspec.spec import spans
 from kcspec.spec.fmap import FMap
-from kcspec.spec.lang import Block, Expr, build_map, if_, lift, lit, rec, rule
+from kcspec.spec.lang import Block, Expr, build_map, if_, let, lift, lit, rec, rule
 from kcspec.spec.profiles import Profile
+from kcspec.spec.requests import FailureReason
 from kcspec.spec.state import ClusterState
 from kcspec.spec.vocabulary import LeaderIsrAndControllerEpoch, TopicPartition, ZkFault
 
@@ -166,6 +172,64 @@ def update_leader_and_isr(
     b.sv = s
     b.ups = updates
     return rule("updateLeaderAndIsr", "§3.3", b.in_(guarded(b.sv, b.ups)))
+
+
+@spans.builder
+def leader_and_isr_round(
+    p: Profile,
+    name: str,
+    section: str,
+    w: Expr,
+    remaining: Expr,
+    *,
+    nothing_done: Callable[[Expr], Expr],
+    failed: Callable[[Expr, Expr, FailureReason], Expr],
+    updates: Callable[[Expr, Block], Expr],
+    written: Callable[[Expr, Block], Expr],
+    after_read: Callable[[Expr, Expr], Expr] | None = None,
+) -> Expr:
+    """One round of the read-modify-write of the state znodes of ``remaining`` (§3.3), the shape both state
+    machines share: ``doRemoveReplicasFromIsr`` (replica machine, §4.3 step 3) and ``doElectLeaderForPartitions``
+    (partition machine, §5.2b steps 1–4). The round's result is the caller's record (``IsrRemoval``,
+    ``ElectionRound``); ``nothing_done(work)`` is that record with ``work`` and no partition done or to retry,
+    ``failed(work, tps, reason)`` logs one state-change failure per partition of ``tps``.
+
+    1. Read the znodes (``getTopicPartitionStatesRaw``); a CONNECTIONLOSS armed on one of them fails the whole
+       read (``read_fails``, the faults consumed): every partition fails with ``ZkError``, nothing is done.
+    2. Sort the read, in the state ``s1`` after it: ``b.missing`` (no znode), ``b.newer`` (written by a newer
+       controller, §3.3) and ``b.cands`` (the rest), steps of the round's block ``b``.
+    3. ``updates(s1, b)`` binds the round's own steps on ``b`` and returns the map of the ``LeaderAndIsr`` to write;
+       ``b.wr`` is ``updateLeaderAndIsr`` of it (conditional on each znode's version: BADVERSION → retry).
+    4. A rejected fencing CheckOp (2.8, ControllerMovedException) is ``moved``: nothing done, ``moved`` set.
+    5. Otherwise ``written(s1, b)`` is the result, reading ``b.wr`` and the sorted sets.
+
+    ``after_read(s1, round)`` may wrap steps 2–5 (the 1.1 reassignment election's ``NoSuchElementException``).
+    The rule ``name``/``section`` names the round; its span is the caller's line (``spans.builder``).
+    """
+    s = w.f("state")
+
+    def sorted_and_written(s1: Expr) -> Expr:
+        zkps = s1.f("zk", "partition_states")
+        b = Block()
+        b.missing = remaining.filter(lambda tp: ~zkps.has(tp))
+        b.newer = remaining.minus(b.missing).filter(lambda tp: written_by_newer_controller(s1, tp))
+        b.cands = remaining.minus(b.missing).minus(b.newer)
+        new_records = updates(s1, b)
+        b.wr = update_leader_and_isr(p, s1, new_records)
+        fenced = nothing_done(w.with_(state=s1, moved=True))
+        return b.in_(if_(b.wr.f("moved"), fenced, written(s1, b)))
+
+    def read(s1: Expr) -> Expr:
+        return sorted_and_written(s1) if after_read is None else after_read(s1, sorted_and_written(s1))
+
+    read_failed = nothing_done(
+        failed(w.with_(state=consume_read_faults(s, remaining)), remaining, FailureReason.ZkError)
+    )
+    return rule(
+        name,
+        section,
+        if_(read_fails(s, remaining), read_failed, let(consume_read_faults(s, remaining), read)),
+    )
 
 
 def create_partition_states(p: Profile, s: object, records: object) -> Expr:
