@@ -266,20 +266,16 @@ def elect_leader_for_partitions(p: Profile, w: Expr, tps: Expr, election: Leader
     def finish(wd: Expr, elected: Expr, threw: Expr) -> Expr:
         return if_(wd.f("moved") | threw, wd, _put_states(wd, elected, PartitionState.OnlinePartition))
 
-    def second(r1: Expr) -> Expr:
-        again = r1.f("retry") if p.election_retry_remaining_only else tps
-        b = Block()
-        b.r2 = _election_round(p, r1.f("work"), again, election)
-        return b.in_(finish(b.r2.f("work"), r1.f("elected").union(b.r2.f("elected")), b.r2.f("threw")))
-
-    b = Block()
-    b.r1 = _election_round(p, w, tps, election)
-    body = b.in_(
-        if_(
-            b.r1.f("retry").is_empty() | b.r1.f("threw"),
-            finish(b.r1.f("work"), b.r1.f("elected"), b.r1.f("threw")),
-            second(b.r1),
-        )
+    body = zk.at_most_two_rounds(
+        Block(),
+        lambda work, remaining: _election_round(p, work, remaining, election),
+        w,
+        tps,
+        done="elected",
+        # [1.1] on BADVERSION the second round re-elects the original full list (§5.2b, bumping epochs again)
+        again=lambda r1: r1.f("retry") if p.election_retry_remaining_only else tps,
+        finish=lambda last, elected: finish(last.f("work"), elected, last.f("threw")),
+        stop=lambda r1: r1.f("threw"),
     )
     return rule("electLeaderForPartitions", "§5.2b", body)
 

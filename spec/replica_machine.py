@@ -242,18 +242,14 @@ def _to_offline_broker(p: Profile, w: Expr, broker: Expr, prs: Expr) -> Expr:
         b = Block()
         b.tps = prs.map(lambda pr: pr.f("tp"))
         b.p_l = b.tps.filter(lambda tp: lead.has(tp))
-        b.r1 = _isr_removal_round(p, wa, broker, b.p_l)
-        retry = Block()
-        retry.r2 = _isr_removal_round(p, b.r1.f("work"), broker, b.r1.f("retry"))
-        retried = retry.in_(
-            finish(retry.r2.f("work"), b.r1.f("done").union(retry.r2.f("done")), b.tps.minus(b.p_l))
-        )
-        return b.in_(
-            if_(
-                b.r1.f("retry").is_empty(),
-                finish(b.r1.f("work"), b.r1.f("done"), b.tps.minus(b.p_l)),
-                retried,
-            )
+        return zk.at_most_two_rounds(
+            b,
+            lambda work, remaining: _isr_removal_round(p, work, broker, remaining),
+            wa,
+            b.p_l,
+            done="done",
+            again=lambda r1: r1.f("retry"),
+            finish=lambda last, done: finish(last.f("work"), done, b.tps.minus(b.p_l)),
         )
 
     return batch.unless_moved(batch.add_stop_replica_bulk(p, w, prs, False), lambda wa: body(wa))

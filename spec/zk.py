@@ -15,7 +15,8 @@ Names exported (all return ``Expr``; ``s`` is an ``Expr[ClusterState]``):
   ``LeaderAndIsr`` to write, whose ``zk_version`` is the *expected* version. Evaluates to a ``ZkWrite``.
 * ``leader_and_isr_round(p, name, section, w, remaining, …)`` — one round of the read-modify-write of the state
   znodes that both state machines run (``doRemoveReplicasFromIsr`` §4.3, ``doElectLeaderForPartitions`` §5.2b):
-  read, sort the read, write conditionally, handle the read fault and the fenced write.
+  read, sort the read, write conditionally, handle the read fault and the fenced write; ``at_most_two_rounds``
+  runs it again for the partitions whose write met a BADVERSION.
 * ``create_partition_states(p, s, records)`` — ``createTopicPartitionStatesRaw`` (§3.3, §5.2a): create state
   znodes at version 0, ``NODEEXISTS`` per partition; the whole call throws when a ``CONNECTIONLOSS`` fault is armed
   on the path of one of them. Evaluates to a ``ZkCreate``.
@@ -230,6 +231,36 @@ def leader_and_isr_round(
         section,
         if_(read_fails(s, remaining), read_failed, let(consume_read_faults(s, remaining), read)),
     )
+
+
+def at_most_two_rounds(
+    b: Block,
+    round_: Callable[[Expr, Expr], Expr],
+    w: Expr,
+    tps: Expr,
+    *,
+    done: str,
+    again: Callable[[Expr], Expr],
+    finish: Callable[[Expr, Expr], Expr],
+    stop: Callable[[Expr], Expr] | None = None,
+) -> Expr:
+    """Kafka's ``while (remaining.nonEmpty)`` loop around a ``leader_and_isr_round`` (§4.3 step 3, §5.2b), closing
+    the block ``b``: ``b.r1`` is the first round over ``tps`` from ``w``; when it leaves partitions to retry (and
+    ``stop(b.r1)`` does not hold), a second round ``r2`` runs over ``again(b.r1)`` from the first round's work.
+    ``finish(last, done)`` is the result from the last round and the union of the rounds' ``done`` fields.
+
+    Decision (bounding Kafka's loop, the one ``partition_machine``'s and ``_to_offline_broker``'s docstrings state):
+    two rounds. A retry comes from a BADVERSION, the second round re-reads the znodes, and an injected fault is
+    one-shot, so one armed fault makes at most one retry round.
+    """
+    b.r1 = round_(w, tps)
+    retry = Block()
+    retry.r2 = round_(b.r1.f("work"), again(b.r1))
+    retried = retry.in_(finish(retry.r2, b.r1.f(done).union(retry.r2.f(done))))
+    one_round = b.r1.f("retry").is_empty()
+    if stop is not None:
+        one_round = one_round | stop(b.r1)
+    return b.in_(if_(one_round, finish(b.r1, b.r1.f(done)), retried))
 
 
 def create_partition_states(p: Profile, s: object, records: object) -> Expr:
