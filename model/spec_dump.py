@@ -11,6 +11,8 @@ normalisations that make it independent of how and in which order the spec was b
 * procedures (``Def``) are printed once each, under their name and static arguments, and a ``Call`` names
   the procedure instead of repeating its body; procedures with the same name and static arguments but
   different bodies get ``#2``, ``#3`` … in order of first appearance;
+* with ``expand``, an operator defined as a tree of other nodes (``EnumName``, a chain of ``IF``s) is printed as
+  that tree, so that replacing the tree by the operator can be checked to change nothing else;
 * spans (file and line) are left out: they say where a rule is written, not what it says, and move whenever a
   line is added above it. Sets are printed sorted, maps by sorted key.
 
@@ -46,24 +48,34 @@ _BINDERS: dict[type, tuple[str, ...]] = {
 """The node kinds that bind a variable, and the fields that name it."""
 
 
-def dump(profile: Profile) -> str:
-    """The canonical text of every action, invariant and procedure of ``profile``."""
-    return "".join(_Dumper(profile).lines())
+def dump(profile: Profile, *, expand: bool = False) -> str:
+    """The canonical text of every action, invariant and procedure of ``profile``; with ``expand``, operators
+    that stand for a tree of other nodes (``EnumName``: a chain of ``IF``s) are printed as that tree."""
+    return "".join(_Dumper(profile, expand).lines())
 
 
-def dump_all(names: tuple[str, ...] = tuple(PROFILES)) -> str:
+def dump_all(names: tuple[str, ...] = tuple(PROFILES), *, expand: bool = False) -> str:
     """The dumps of the named profiles (all of them by default), one after the other."""
-    return "".join(dump(PROFILES[n]) for n in names)
+    return "".join(dump(PROFILES[n], expand=expand) for n in names)
+
+
+def expr_text(e: L.Expr, *, expand: bool = False) -> str:
+    """The canonical text of one expression, as the dump prints it (its fresh variables renumbered)."""
+    return _Dumper(None, expand).expr(e, {}, 0)
 
 
 class _Dumper:
-    def __init__(self, profile: Profile) -> None:
+    def __init__(self, profile: Profile | None, expand: bool = False) -> None:
         self.profile = profile
+        self.expand = expand
+        self.kept: list[L.Expr] = []
+        """The expanded trees, kept alive while the dump runs (its memo is keyed by ``id``)."""
         self.def_ids: dict[int, str] = {}
         self.defs: list[L.Def] = []
         self.taken: dict[str, int] = {}
 
     def lines(self) -> Iterator[str]:
+        assert self.profile is not None
         yield f"=== profile {self.profile.name}\n"
         units: list[str] = []
         for action in build_actions(self.profile).values():
@@ -130,6 +142,12 @@ class _Dumper:
         hit = memo.get(id(e))
         if hit is not None:
             return hit
+        if self.expand and isinstance(e, L.EnumName):
+            expanded = e.expanded()
+            self.kept.append(expanded)
+            node = self._tree(expanded, names, memo)
+            memo[id(e)] = node
+            return node
         kind = type(e).__name__
         scalars: list[str] = []
         subs: list[tuple[str, _Node]] = []

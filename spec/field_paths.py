@@ -29,6 +29,7 @@ from kcspec.spec.lang import (
     Call,
     Const,
     Def,
+    EnumName,
     Expr,
     Field,
     Filter,
@@ -171,6 +172,9 @@ class _Checker:
             return then if then is not None else els
         if isinstance(e, Rule):
             return self.infer(e.body)
+        if isinstance(e, EnumName):
+            self.infer(e.arg)
+            return None
         if isinstance(e, Call):
             return self._call(e.fn, e.args)
         if isinstance(e, Filter):

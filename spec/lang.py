@@ -15,7 +15,7 @@ if-then-else; boolean connectives; integer comparison and arithmetic; set and se
 membership, union/intersection/difference, subset, size; filter and image over sets and sequences
 (order-preserving on sequences); sorting a set into a sequence and a left fold over a sequence
 (for effects whose order matters); bounded quantifiers; "first element of a sequence such that";
-head, append, concat, distinct; finite maps (get, has, put, delete, keys, build, merge); the
+head, append, concat, distinct; the name of an enum member (``enum_name``); finite maps (get, has, put, delete, keys, build, merge); the
 annotation ``Rule`` that names a sub-expression and cites the semantics section it comes from; and
 named procedures (``procedure`` → ``Def``/``Call``, the spec's operators), built once and used many
 times.
@@ -29,6 +29,7 @@ the spec is built (``kcspec.spec.field_paths``).
 from __future__ import annotations
 
 import dataclasses
+import enum
 import functools
 import inspect
 import itertools
@@ -261,6 +262,20 @@ class If(Expr):
     cond: Expr
     then: Expr
     els: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class EnumName(Expr):
+    """The name of a member of the enum ``enum_type`` (``ReplicaState.OnlineReplica`` → ``"OnlineReplica"``), as Kafka
+    logs it: one operator instead of a chain of ``IF``s comparing the value with every member. ``arg`` must be a
+    member of ``enum_type`` (the spec only ever applies it to a value of that type)."""
+
+    arg: Expr
+    enum_type: type[enum.Enum]
+
+    def expanded(self) -> Expr:
+        """The chain of ``IF``s the operator stands for (its definition, for checking that it means the same)."""
+        return cond(*((self.arg.eq(m), m.name) for m in self.enum_type), otherwise="")
 
 
 @dataclass(frozen=True, slots=True)
@@ -610,6 +625,11 @@ class Block:
         for name, value in reversed(self._bindings):
             result = Let(name, value, result)
         return result
+
+
+def enum_name(value: object, enum_type: type[enum.Enum]) -> Expr:
+    """The name of ``value``, a member of ``enum_type``, as a string (``EnumName``)."""
+    return EnumName(lift(value), enum_type)
 
 
 def if_(cond: object, then: object, els: object) -> Expr:

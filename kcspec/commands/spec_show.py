@@ -169,7 +169,12 @@ def rules(out: Path, check_only: bool) -> None:
     callback=options.output_file,
     help="Write the dump to this file instead of standard output.",
 )
-def dump(profile: str | None, out: Path | None) -> None:
+@click.option(
+    "--expand",
+    is_flag=True,
+    help="Print operators that stand for a tree of other nodes (the name of an enum member) as that tree.",
+)
+def dump(profile: str | None, out: Path | None, expand: bool) -> None:
     """Print the spec's canonical dump: every action, invariant and procedure of the profile(s), deterministic,
     with fresh variables renumbered and spans left out, so that a refactoring of spec/ can be checked to leave
     the spec unchanged (compare two dumps with cmp or diff).
@@ -181,7 +186,10 @@ def dump(profile: str | None, out: Path | None) -> None:
     """
     from kcspec.model import spec_dump
 
-    text = spec_dump.dump(profiles.get_profile(profile)) if profile else spec_dump.dump_all()
+    if profile:
+        text = spec_dump.dump(profiles.get_profile(profile), expand=expand)
+    else:
+        text = spec_dump.dump_all(expand=expand)
     if out is None:
         click.echo(text, nl=False)
         return

@@ -335,7 +335,7 @@ SendRequestsToBrokers(w) ==
 Send(w) ==
     SendRequestsToBrokers(w)
 
-(* §4.8 initializeReplicaState, spec/replica_machine.py:393 *)
+(* §4.8 initializeReplicaState, spec/replica_machine.py:370 *)
 InitializeReplicaState2(w) ==
     IF w.moved
     THEN w
@@ -362,7 +362,7 @@ InitializeReplicaState2(w) ==
                                             THEN "OnlineReplica"
                                             ELSE "ReplicaDeletionIneligible"])]]]
 
-(* §4.8 initialize_replica_state [p=kafka-1.1], spec/replica_machine.py:374 *)
+(* §4.8 initialize_replica_state [p=kafka-1.1], spec/replica_machine.py:351 *)
 InitializeReplicaState(w) ==
     InitializeReplicaState2(w)
 
@@ -406,7 +406,7 @@ AddLeaderAndIsrRequestForBrokers(w, keys, c) ==
 AddLeaderAndIsrKeys(w, keys, is_new) ==
     AddLeaderAndIsrRequestForBrokers(w, keys, is_new)
 
-(* §4.2 OnlineReplica, spec/replica_machine.py:329 *)
+(* §4.2 OnlineReplica, spec/replica_machine.py:306 *)
 OnlineReplica(valid, w1) ==
     LET RECURSIVE fold(_, _)
         fold(acc, rest) ==
@@ -452,7 +452,7 @@ OnlineReplica(valid, w1) ==
                                                           , Tail(rest))
     IN  fold(w1, SortInt({pr.replica : pr \in valid}))
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(OnlineReplica), spec/replica_machine.py:365 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(OnlineReplica), spec/replica_machine.py:342 *)
 ReplicaStateMachineHandleStateChangesOnlineReplica(w, replicas) ==
     IF w.moved
     THEN w
@@ -468,33 +468,19 @@ ReplicaStateMachineHandleStateChangesOnlineReplica(w, replicas) ==
              w1 == [wv EXCEPT
                        !.failures =
                            wv.failures
-                           \cup {(LET v == GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica")
-                                  IN  [machine |-> "replica",
-                                       tp |-> pr3.tp,
-                                       replica |-> pr3.replica,
-                                       from_state |->
-                                           IF v = "NewReplica"
-                                           THEN "NewReplica"
-                                           ELSE IF v = "OnlineReplica"
-                                           THEN "OnlineReplica"
-                                           ELSE IF v = "OfflineReplica"
-                                           THEN "OfflineReplica"
-                                           ELSE IF v = "ReplicaDeletionStarted"
-                                           THEN "ReplicaDeletionStarted"
-                                           ELSE IF v = "ReplicaDeletionSuccessful"
-                                           THEN "ReplicaDeletionSuccessful"
-                                           ELSE IF v = "ReplicaDeletionIneligible"
-                                           THEN "ReplicaDeletionIneligible"
-                                           ELSE IF v = "NonExistentReplica" THEN "NonExistentReplica" ELSE "",
-                                       target |-> "OnlineReplica",
-                                       reason |-> "InvalidTransition"]) : pr3 \in (replicas \ valid)}]
+                           \cup {[machine |-> "replica",
+                                  tp |-> pr3.tp,
+                                  replica |-> pr3.replica,
+                                  from_state |-> GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica"),
+                                  target |-> "OnlineReplica",
+                                  reason |-> "InvalidTransition"] : pr3 \in (replicas \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE OnlineReplica(valid, w1))
 
-(* §4 replica_state_change [p=kafka-1.1, target=OnlineReplica], spec/replica_machine.py:348 *)
+(* §4 replica_state_change [p=kafka-1.1, target=OnlineReplica], spec/replica_machine.py:325 *)
 ReplicaStateChangeOnlineReplica(w, replicas) ==
     ReplicaStateMachineHandleStateChangesOnlineReplica(w, replicas)
 
-(* §5.4 initializePartitionState, spec/partition_machine.py:419 *)
+(* §5.4 initializePartitionState, spec/partition_machine.py:394 *)
 InitializePartitionState2(w) ==
     IF w.moved
     THEN w
@@ -516,11 +502,11 @@ InitializePartitionState2(w) ==
                                             THEN "OnlinePartition"
                                             ELSE "OfflinePartition"])]]]
 
-(* §5.4 initialize_partition_state [p=kafka-1.1], spec/partition_machine.py:395 *)
+(* §5.4 initialize_partition_state [p=kafka-1.1], spec/partition_machine.py:370 *)
 InitializePartitionState(w) ==
     InitializePartitionState2(w)
 
-(* §3.3 createTopicPartitionStatesRaw, spec/zk.py:216 *)
+(* §3.3 createTopicPartitionStatesRaw, spec/zk.py:311 *)
 CreateTopicPartitionStatesRaw(w, recs) ==
     LET sv == w.state
     IN  IF Cardinality(DOMAIN recs) = 0
@@ -669,20 +655,13 @@ InitializeLeaderAndIsrForPartitions(tps, w, liveBrokerIds) ==
              IN  [wv3 EXCEPT
                      !.failures =
                          wv3.failures
-                         \cup {(LET v == GetOr(wv3.state.controller.partition_states, tp5, "NonExistentPartition")
-                                IN  [machine |-> "partition",
-                                     tp |-> tp5,
-                                     replica |-> -1,
-                                     from_state |->
-                                         IF v = "NewPartition"
-                                         THEN "NewPartition"
-                                         ELSE IF v = "OnlinePartition"
-                                         THEN "OnlinePartition"
-                                         ELSE IF v = "OfflinePartition"
-                                         THEN "OfflinePartition"
-                                         ELSE IF v = "NonExistentPartition" THEN "NonExistentPartition" ELSE "",
-                                     target |-> "NewPartition",
-                                     reason |-> "ZkError"]) : tp5 \in (DOMAIN recs)}]
+                         \cup {[machine |-> "partition",
+                                tp |-> tp5,
+                                replica |-> -1,
+                                from_state |-> GetOr(wv3.state.controller.partition_states, tp5,
+                                                     "NonExistentPartition"),
+                                target |-> "NewPartition",
+                                reason |-> "ZkError"] : tp5 \in (DOMAIN recs)}]
         ELSE
             LET created == cr.created
                 wv4 == AddLeaderAndIsrRequestForBrokers2(w, cr, created, recs, no_live)
@@ -772,7 +751,7 @@ ControlledShutdownPartitionLeaderElectionStrategy(inp) ==
 ElectControlledShutdown(inp) ==
     ControlledShutdownPartitionLeaderElectionStrategy(inp)
 
-(* §3.3 updateLeaderAndIsr, spec/zk.py:168 *)
+(* §3.3 updateLeaderAndIsr, spec/zk.py:175 *)
 UpdateLeaderAndIsr(s1, with_r, x) ==
     IF Cardinality(DOMAIN x) = 0
     THEN [state |-> s1, records |-> <<>>, retry |-> {}, failed |-> {}, moved |-> FALSE]
@@ -814,71 +793,39 @@ AddLeaderAndIsrRequestForBrokers3(work, wr, missing, newer, no_leader, results) 
         wv2 == [wv EXCEPT
                    !.failures =
                        wv.failures
-                       \cup {(LET v == GetOr(wv.state.controller.partition_states, tp, "NonExistentPartition")
-                              IN  [machine |-> "partition",
-                                   tp |-> tp,
-                                   replica |-> -1,
-                                   from_state |->
-                                       IF v = "NewPartition"
-                                       THEN "NewPartition"
-                                       ELSE IF v = "OnlinePartition"
-                                       THEN "OnlinePartition"
-                                       ELSE IF v = "OfflinePartition"
-                                       THEN "OfflinePartition"
-                                       ELSE IF v = "NonExistentPartition" THEN "NonExistentPartition" ELSE "",
-                                   target |-> "OnlinePartition",
-                                   reason |-> "LeaderAndIsrMissing"]) : tp \in missing}]
+                       \cup {[machine |-> "partition",
+                              tp |-> tp,
+                              replica |-> -1,
+                              from_state |-> GetOr(wv.state.controller.partition_states, tp, "NonExistentPartition"),
+                              target |-> "OnlinePartition",
+                              reason |-> "LeaderAndIsrMissing"] : tp \in missing}]
         wv3 == [wv2 EXCEPT
                    !.failures =
                        wv2.failures
-                       \cup {(LET v2 == GetOr(wv2.state.controller.partition_states, tp2, "NonExistentPartition")
-                              IN  [machine |-> "partition",
-                                   tp |-> tp2,
-                                   replica |-> -1,
-                                   from_state |->
-                                       IF v2 = "NewPartition"
-                                       THEN "NewPartition"
-                                       ELSE IF v2 = "OnlinePartition"
-                                       THEN "OnlinePartition"
-                                       ELSE IF v2 = "OfflinePartition"
-                                       THEN "OfflinePartition"
-                                       ELSE IF v2 = "NonExistentPartition" THEN "NonExistentPartition" ELSE "",
-                                   target |-> "OnlinePartition",
-                                   reason |-> "WrittenByNewerController"]) : tp2 \in newer}]
+                       \cup {[machine |-> "partition",
+                              tp |-> tp2,
+                              replica |-> -1,
+                              from_state |-> GetOr(wv2.state.controller.partition_states, tp2, "NonExistentPartition"),
+                              target |-> "OnlinePartition",
+                              reason |-> "WrittenByNewerController"] : tp2 \in newer}]
         wv4 == [wv3 EXCEPT
                    !.failures =
                        wv3.failures
-                       \cup {(LET v3 == GetOr(wv3.state.controller.partition_states, tp3, "NonExistentPartition")
-                              IN  [machine |-> "partition",
-                                   tp |-> tp3,
-                                   replica |-> -1,
-                                   from_state |->
-                                       IF v3 = "NewPartition"
-                                       THEN "NewPartition"
-                                       ELSE IF v3 = "OnlinePartition"
-                                       THEN "OnlinePartition"
-                                       ELSE IF v3 = "OfflinePartition"
-                                       THEN "OfflinePartition"
-                                       ELSE IF v3 = "NonExistentPartition" THEN "NonExistentPartition" ELSE "",
-                                   target |-> "OnlinePartition",
-                                   reason |-> "NoEligibleLeader"]) : tp3 \in no_leader}]
+                       \cup {[machine |-> "partition",
+                              tp |-> tp3,
+                              replica |-> -1,
+                              from_state |-> GetOr(wv3.state.controller.partition_states, tp3, "NonExistentPartition"),
+                              target |-> "OnlinePartition",
+                              reason |-> "NoEligibleLeader"] : tp3 \in no_leader}]
         wv5 == [wv4 EXCEPT
                    !.failures =
                        wv4.failures
-                       \cup {(LET v4 == GetOr(wv4.state.controller.partition_states, tp4, "NonExistentPartition")
-                              IN  [machine |-> "partition",
-                                   tp |-> tp4,
-                                   replica |-> -1,
-                                   from_state |->
-                                       IF v4 = "NewPartition"
-                                       THEN "NewPartition"
-                                       ELSE IF v4 = "OnlinePartition"
-                                       THEN "OnlinePartition"
-                                       ELSE IF v4 = "OfflinePartition"
-                                       THEN "OfflinePartition"
-                                       ELSE IF v4 = "NonExistentPartition" THEN "NonExistentPartition" ELSE "",
-                                   target |-> "OnlinePartition",
-                                   reason |-> "ZkError"]) : tp4 \in wr.failed}]
+                       \cup {[machine |-> "partition",
+                              tp |-> tp4,
+                              replica |-> -1,
+                              from_state |-> GetOr(wv4.state.controller.partition_states, tp4, "NonExistentPartition"),
+                              target |-> "OnlinePartition",
+                              reason |-> "ZkError"] : tp4 \in wr.failed}]
     IN  IF wv5.moved
         THEN wv5
         ELSE
@@ -917,7 +864,7 @@ AddLeaderAndIsrRequestForBrokers3(work, wr, missing, newer, no_leader, results) 
                             DOMAIN wv5.state.controller.live_brokers,
                             ts)
 
-(* §5.2b doElectLeaderForPartitions, spec/partition_machine.py:261 *)
+(* §5.2b doElectLeaderForPartitions, spec/partition_machine.py:246 *)
 DoElectLeaderForPartitions(tps, work, elect_case) ==
     IF \E tp \in tps : tp \in DOMAIN work.state.zk.faults /\ work.state.zk.faults[tp] = "CONNECTIONLOSS"
     THEN
@@ -936,20 +883,12 @@ DoElectLeaderForPartitions(tps, work, elect_case) ==
              IN  [wv EXCEPT
                      !.failures =
                          wv.failures
-                         \cup {(LET v == GetOr(wv.state.controller.partition_states, tp3, "NonExistentPartition")
-                                IN  [machine |-> "partition",
-                                     tp |-> tp3,
-                                     replica |-> -1,
-                                     from_state |->
-                                         IF v = "NewPartition"
-                                         THEN "NewPartition"
-                                         ELSE IF v = "OnlinePartition"
-                                         THEN "OnlinePartition"
-                                         ELSE IF v = "OfflinePartition"
-                                         THEN "OfflinePartition"
-                                         ELSE IF v = "NonExistentPartition" THEN "NonExistentPartition" ELSE "",
-                                     target |-> "OnlinePartition",
-                                     reason |-> "ZkError"]) : tp3 \in tps}],
+                         \cup {[machine |-> "partition",
+                                tp |-> tp3,
+                                replica |-> -1,
+                                from_state |-> GetOr(wv.state.controller.partition_states, tp3, "NonExistentPartition"),
+                                target |-> "OnlinePartition",
+                                reason |-> "ZkError"] : tp3 \in tps}],
          elected |-> {},
          retry |-> {},
          threw |-> FALSE]
@@ -990,7 +929,7 @@ DoElectLeaderForPartitions(tps, work, elect_case) ==
                   retry |-> wr.retry,
                   threw |-> FALSE]
 
-(* §5.2b electLeaderForPartitions, spec/partition_machine.py:305 *)
+(* §5.2b electLeaderForPartitions, spec/partition_machine.py:280 *)
 ElectLeaderForPartitions(tps, w, c) ==
     LET r1 == DoElectLeaderForPartitions(tps, w, c)
     IN  IF Cardinality(r1.retry) = 0 \/ r1.threw
@@ -1023,7 +962,7 @@ ElectLeaderForPartitions(tps, w, c) ==
 
 (* §5.2 elect_leader_for_partitions [p=kafka-1.1, *)
 (* election=LeaderElection(strategy=<ElectionStrategy.OfflinePartitionLeaderElectionStrategy: 'offline'>, *)
-(* allow_unclean=False)], spec/partition_machine.py:283 *)
+(* allow_unclean=False)], spec/partition_machine.py:262 *)
 ElectLeaderForPartitionsOffline(w, tps) ==
     ElectLeaderForPartitions(tps, w, "Offline")
 
@@ -1040,7 +979,7 @@ ReassignPartitionLeaderElectionStrategy(inp) ==
 ElectReassign(inp) ==
     ReassignPartitionLeaderElectionStrategy(inp)
 
-(* §5.2b doElectLeaderForPartitions, spec/partition_machine.py:261 *)
+(* §5.2b doElectLeaderForPartitions, spec/partition_machine.py:246 *)
 DoElectLeaderForPartitions2(tps, work) ==
     IF \E tp \in tps : tp \in DOMAIN work.state.zk.faults /\ work.state.zk.faults[tp] = "CONNECTIONLOSS"
     THEN
@@ -1059,20 +998,12 @@ DoElectLeaderForPartitions2(tps, work) ==
              IN  [wv EXCEPT
                      !.failures =
                          wv.failures
-                         \cup {(LET v == GetOr(wv.state.controller.partition_states, tp3, "NonExistentPartition")
-                                IN  [machine |-> "partition",
-                                     tp |-> tp3,
-                                     replica |-> -1,
-                                     from_state |->
-                                         IF v = "NewPartition"
-                                         THEN "NewPartition"
-                                         ELSE IF v = "OnlinePartition"
-                                         THEN "OnlinePartition"
-                                         ELSE IF v = "OfflinePartition"
-                                         THEN "OfflinePartition"
-                                         ELSE IF v = "NonExistentPartition" THEN "NonExistentPartition" ELSE "",
-                                     target |-> "OnlinePartition",
-                                     reason |-> "ZkError"]) : tp3 \in tps}],
+                         \cup {[machine |-> "partition",
+                                tp |-> tp3,
+                                replica |-> -1,
+                                from_state |-> GetOr(wv.state.controller.partition_states, tp3, "NonExistentPartition"),
+                                target |-> "OnlinePartition",
+                                reason |-> "ZkError"] : tp3 \in tps}],
          elected |-> {},
          retry |-> {},
          threw |-> FALSE]
@@ -1123,7 +1054,7 @@ DoElectLeaderForPartitions2(tps, work) ==
                            retry |-> wr.retry,
                            threw |-> FALSE]
 
-(* §5.2b electLeaderForPartitions, spec/partition_machine.py:305 *)
+(* §5.2b electLeaderForPartitions, spec/partition_machine.py:280 *)
 ElectLeaderForPartitions2(tps, w) ==
     LET r1 == DoElectLeaderForPartitions2(tps, w)
     IN  IF Cardinality(r1.retry) = 0 \/ r1.threw
@@ -1156,23 +1087,23 @@ ElectLeaderForPartitions2(tps, w) ==
 
 (* §5.2 elect_leader_for_partitions [p=kafka-1.1, *)
 (* election=LeaderElection(strategy=<ElectionStrategy.ReassignPartitionLeaderElectionStrategy: 'reassign'>, *)
-(* allow_unclean=False)], spec/partition_machine.py:283 *)
+(* allow_unclean=False)], spec/partition_machine.py:262 *)
 ElectLeaderForPartitionsReassign(w, tps) ==
     ElectLeaderForPartitions2(tps, w)
 
 (* §5.2 elect_leader_for_partitions [p=kafka-1.1, *)
 (* election=LeaderElection(strategy=<ElectionStrategy.PreferredReplicaPartitionLeaderElectionStrategy: 'preferred'>, *)
-(* allow_unclean=False)], spec/partition_machine.py:283 *)
+(* allow_unclean=False)], spec/partition_machine.py:262 *)
 ElectLeaderForPartitionsPreferred(w, tps) ==
     ElectLeaderForPartitions(tps, w, "PreferredReplica")
 
 (* §5.2 elect_leader_for_partitions [p=kafka-1.1, *)
 (* election=LeaderElection(strategy=<ElectionStrategy.ControlledShutdownPartitionLeaderElectionStrategy: *)
-(* 'controlled_shutdown'>, allow_unclean=False)], spec/partition_machine.py:283 *)
+(* 'controlled_shutdown'>, allow_unclean=False)], spec/partition_machine.py:262 *)
 ElectLeaderForPartitionsControlledShutdown(w, tps) ==
     ElectLeaderForPartitions(tps, w, "ControlledShutdown")
 
-(* §5.2 OnlinePartition, spec/partition_machine.py:330 *)
+(* §5.2 OnlinePartition, spec/partition_machine.py:305 *)
 OnlinePartition(valid, w1, elect_leader_for_partitions_case) ==
     LET uninit == {tp \in valid : w1.state.controller.partition_states[tp] = "NewPartition"}
         w12 == IF Cardinality(uninit) = 0 THEN w1 ELSE InitializeLeaderAndIsr(w1, uninit)
@@ -1187,7 +1118,7 @@ OnlinePartition(valid, w1, elect_leader_for_partitions_case) ==
         THEN ElectLeaderForPartitionsPreferred(w12, to_elect)
         ELSE ElectLeaderForPartitionsControlledShutdown(w12, to_elect)
 
-(* §2.3 PartitionStateMachine.handleStateChanges(OnlinePartition), spec/partition_machine.py:359 *)
+(* §2.3 PartitionStateMachine.handleStateChanges(OnlinePartition), spec/partition_machine.py:334 *)
 PartitionStateMachineHandleStateChangesOnlinePartition(w, partitions, c) ==
     IF w.moved
     THEN w
@@ -1204,29 +1135,22 @@ PartitionStateMachineHandleStateChangesOnlinePartition(w, partitions, c) ==
              w1 == [wv EXCEPT
                        !.failures =
                            wv.failures
-                           \cup {(LET v == GetOr(wv.state.controller.partition_states, tp3, "NonExistentPartition")
-                                  IN  [machine |-> "partition",
-                                       tp |-> tp3,
-                                       replica |-> -1,
-                                       from_state |->
-                                           IF v = "NewPartition"
-                                           THEN "NewPartition"
-                                           ELSE IF v = "OnlinePartition"
-                                           THEN "OnlinePartition"
-                                           ELSE IF v = "OfflinePartition"
-                                           THEN "OfflinePartition"
-                                           ELSE IF v = "NonExistentPartition" THEN "NonExistentPartition" ELSE "",
-                                       target |-> "OnlinePartition",
-                                       reason |-> "InvalidTransition"]) : tp3 \in (partitions \ valid)}]
+                           \cup {[machine |-> "partition",
+                                  tp |-> tp3,
+                                  replica |-> -1,
+                                  from_state |-> GetOr(wv.state.controller.partition_states, tp3,
+                                                       "NonExistentPartition"),
+                                  target |-> "OnlinePartition",
+                                  reason |-> "InvalidTransition"] : tp3 \in (partitions \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE OnlinePartition(valid, w1, c))
 
 (* §5 partition_state_change [p=kafka-1.1, target=OnlinePartition, *)
 (* election=LeaderElection(strategy=<ElectionStrategy.OfflinePartitionLeaderElectionStrategy: 'offline'>, *)
-(* allow_unclean=False)], spec/partition_machine.py:335 *)
+(* allow_unclean=False)], spec/partition_machine.py:310 *)
 PartitionStateChangeOnlinePartitionOffline(w, partitions) ==
     PartitionStateMachineHandleStateChangesOnlinePartition(w, partitions, "offline")
 
-(* §5.4 triggerOnlinePartitionStateChange, spec/partition_machine.py:392 *)
+(* §5.4 triggerOnlinePartitionStateChange, spec/partition_machine.py:367 *)
 TriggerOnlinePartitionStateChange2(w) ==
     IF w.moved
     THEN w
@@ -1236,7 +1160,7 @@ TriggerOnlinePartitionStateChange2(w) ==
                           w.state.controller.partition_states[tp] \in Literal5} :
                  ~(tp2.topic \in w.state.controller.topics_to_be_deleted)})
 
-(* §5.4 trigger_online_partition_state_change [p=kafka-1.1, topic=None], spec/partition_machine.py:373 *)
+(* §5.4 trigger_online_partition_state_change [p=kafka-1.1, topic=None], spec/partition_machine.py:348 *)
 TriggerOnlinePartitionStateChange(w) ==
     TriggerOnlinePartitionStateChange2(w)
 
@@ -1419,7 +1343,7 @@ UpdateLeaderEpochAndSendRequest(t, work, ar2) ==
 
 (* §5 partition_state_change [p=kafka-1.1, target=OnlinePartition, *)
 (* election=LeaderElection(strategy=<ElectionStrategy.ReassignPartitionLeaderElectionStrategy: 'reassign'>, *)
-(* allow_unclean=False)], spec/partition_machine.py:335 *)
+(* allow_unclean=False)], spec/partition_machine.py:310 *)
 PartitionStateChangeOnlinePartitionReassign(w, partitions) ==
     PartitionStateMachineHandleStateChangesOnlinePartition(w, partitions, "reassign")
 
@@ -1442,7 +1366,7 @@ AddStopReplicaRequestForBrokers(w, replicas, c) ==
 AddStopReplicaBulk(w, replicas, delete) ==
     AddStopReplicaRequestForBrokers(w, replicas, delete)
 
-(* §4.3 doRemoveReplicasFromIsr, spec/replica_machine.py:192 *)
+(* §4.3 doRemoveReplicasFromIsr, spec/replica_machine.py:181 *)
 DoRemoveReplicasFromIsr(retry, work, b) ==
     IF \E tp \in retry : tp \in DOMAIN work.state.zk.faults /\ work.state.zk.faults[tp] = "CONNECTIONLOSS"
     THEN
@@ -1461,26 +1385,12 @@ DoRemoveReplicasFromIsr(retry, work, b) ==
              IN  [wv EXCEPT
                      !.failures =
                          wv.failures
-                         \cup {(LET v == GetOr(wv.state.controller.replica_states, pr, "NonExistentReplica")
-                                IN  [machine |-> "replica",
-                                     tp |-> pr.tp,
-                                     replica |-> pr.replica,
-                                     from_state |->
-                                         IF v = "NewReplica"
-                                         THEN "NewReplica"
-                                         ELSE IF v = "OnlineReplica"
-                                         THEN "OnlineReplica"
-                                         ELSE IF v = "OfflineReplica"
-                                         THEN "OfflineReplica"
-                                         ELSE IF v = "ReplicaDeletionStarted"
-                                         THEN "ReplicaDeletionStarted"
-                                         ELSE IF v = "ReplicaDeletionSuccessful"
-                                         THEN "ReplicaDeletionSuccessful"
-                                         ELSE IF v = "ReplicaDeletionIneligible"
-                                         THEN "ReplicaDeletionIneligible"
-                                         ELSE IF v = "NonExistentReplica" THEN "NonExistentReplica" ELSE "",
-                                     target |-> "OfflineReplica",
-                                     reason |-> "ZkError"]) : pr \in {[tp |-> tp3, replica |-> b] : tp3 \in retry}}],
+                         \cup {[machine |-> "replica",
+                                tp |-> pr.tp,
+                                replica |-> pr.replica,
+                                from_state |-> GetOr(wv.state.controller.replica_states, pr, "NonExistentReplica"),
+                                target |-> "OfflineReplica",
+                                reason |-> "ZkError"] : pr \in {[tp |-> tp3, replica |-> b] : tp3 \in retry}}],
          done |-> {},
          retry |-> {}]
     ELSE
@@ -1529,88 +1439,40 @@ DoRemoveReplicasFromIsr(retry, work, b) ==
                                      !.failures =
                                          wv2.failures
                                          \cup
-                                             {(LET v2 == GetOr(wv2.state.controller.replica_states, pr2,
-                                                               "NonExistentReplica")
-                                               IN  [machine |-> "replica",
-                                                    tp |-> pr2.tp,
-                                                    replica |-> pr2.replica,
-                                                    from_state |->
-                                                        IF v2 = "NewReplica"
-                                                        THEN "NewReplica"
-                                                        ELSE IF v2 = "OnlineReplica"
-                                                        THEN "OnlineReplica"
-                                                        ELSE IF v2 = "OfflineReplica"
-                                                        THEN "OfflineReplica"
-                                                        ELSE IF v2 = "ReplicaDeletionStarted"
-                                                        THEN "ReplicaDeletionStarted"
-                                                        ELSE IF v2 = "ReplicaDeletionSuccessful"
-                                                        THEN "ReplicaDeletionSuccessful"
-                                                        ELSE IF v2 = "ReplicaDeletionIneligible"
-                                                        THEN "ReplicaDeletionIneligible"
-                                                        ELSE IF v2 = "NonExistentReplica" THEN "NonExistentReplica"
-                                                            ELSE "",
-                                                    target |-> "OfflineReplica",
-                                                    reason |-> "LeaderAndIsrPathEmpty"]) : pr2 \in
-                                                        {[tp |-> tp11,
-                                                            replica |-> b] : tp11 \in {tp10 \in missing : ~(tp10.topic
-                                                                \in s1.controller.topics_to_be_deleted)}}
-                                                            }]
-                             wv4 ==
-                                 [wv3 EXCEPT
-                                     !.failures =
-                                         wv3.failures
-                                         \cup {(LET v3 == GetOr(wv3.state.controller.replica_states, pr3,
-                                                                "NonExistentReplica")
-                                                IN  [machine |-> "replica",
-                                                     tp |-> pr3.tp,
-                                                     replica |-> pr3.replica,
-                                                     from_state |->
-                                                         IF v3 = "NewReplica"
-                                                         THEN "NewReplica"
-                                                         ELSE IF v3 = "OnlineReplica"
-                                                         THEN "OnlineReplica"
-                                                         ELSE IF v3 = "OfflineReplica"
-                                                         THEN "OfflineReplica"
-                                                         ELSE IF v3 = "ReplicaDeletionStarted"
-                                                         THEN "ReplicaDeletionStarted"
-                                                         ELSE IF v3 = "ReplicaDeletionSuccessful"
-                                                         THEN "ReplicaDeletionSuccessful"
-                                                         ELSE IF v3 = "ReplicaDeletionIneligible"
-                                                         THEN "ReplicaDeletionIneligible"
-                                                         ELSE IF v3 = "NonExistentReplica" THEN "NonExistentReplica"
-                                                             ELSE "",
-                                                     target |-> "OfflineReplica",
-                                                     reason |-> "WrittenByNewerController"]) : pr3 \in {[tp |-> tp12,
-                                                                                                         replica |->
-                                                                                                             b] : tp12
-                                                                                                            \in newer}}]
+                                             {[machine |-> "replica",
+                                               tp |-> pr2.tp,
+                                               replica |-> pr2.replica,
+                                               from_state |-> GetOr(wv2.state.controller.replica_states, pr2,
+                                                                    "NonExistentReplica"),
+                                               target |-> "OfflineReplica",
+                                               reason |-> "LeaderAndIsrPathEmpty"] : pr2 \in
+                                                   {[tp |-> tp11,
+                                                       replica |-> b] : tp11 \in {tp10 \in missing : ~(tp10.topic
+                                                           \in s1.controller.topics_to_be_deleted)}}
+                                                       }]
+                             wv4 == [wv3 EXCEPT
+                                        !.failures =
+                                            wv3.failures
+                                            \cup {[machine |-> "replica",
+                                                   tp |-> pr3.tp,
+                                                   replica |-> pr3.replica,
+                                                   from_state |-> GetOr(wv3.state.controller.replica_states, pr3,
+                                                                        "NonExistentReplica"),
+                                                   target |-> "OfflineReplica",
+                                                   reason |-> "WrittenByNewerController"] : pr3 \in {[tp |-> tp12,
+                                                                                                      replica |-> b] :
+                                                                                                       tp12 \in newer}}]
                          IN  [wv4 EXCEPT
                                  !.failures =
                                      wv4.failures
-                                     \cup {(LET v4 == GetOr(wv4.state.controller.replica_states, pr4,
-                                                            "NonExistentReplica")
-                                            IN  [machine |-> "replica",
-                                                 tp |-> pr4.tp,
-                                                 replica |-> pr4.replica,
-                                                 from_state |->
-                                                     IF v4 = "NewReplica"
-                                                     THEN "NewReplica"
-                                                     ELSE IF v4 = "OnlineReplica"
-                                                     THEN "OnlineReplica"
-                                                     ELSE IF v4 = "OfflineReplica"
-                                                     THEN "OfflineReplica"
-                                                     ELSE IF v4 = "ReplicaDeletionStarted"
-                                                     THEN "ReplicaDeletionStarted"
-                                                     ELSE IF v4 = "ReplicaDeletionSuccessful"
-                                                     THEN "ReplicaDeletionSuccessful"
-                                                     ELSE IF v4 = "ReplicaDeletionIneligible"
-                                                     THEN "ReplicaDeletionIneligible"
-                                                     ELSE IF v4 = "NonExistentReplica" THEN "NonExistentReplica"
-                                                         ELSE "",
-                                                 target |-> "OfflineReplica",
-                                                 reason |-> "ZkError"]) : pr4 \in {[tp |-> tp13,
-                                                                                    replica |-> b] : tp13
-                                                                                        \in wr.failed}}],
+                                     \cup {[machine |-> "replica",
+                                            tp |-> pr4.tp,
+                                            replica |-> pr4.replica,
+                                            from_state |-> GetOr(wv4.state.controller.replica_states, pr4,
+                                                                 "NonExistentReplica"),
+                                            target |-> "OfflineReplica",
+                                            reason |-> "ZkError"] : pr4 \in {[tp |-> tp13,
+                                                                              replica |-> b] : tp13 \in wr.failed}}],
                      done |-> done,
                      retry |-> wr.retry]
 
@@ -1661,7 +1523,7 @@ AddLeaderAndIsrRequestForBrokers5(r2, x, b) ==
                              DOMAIN wv.state.controller.live_brokers,
                              ts)
 
-(* §4.3 OfflineReplica, spec/replica_machine.py:333 *)
+(* §4.3 OfflineReplica, spec/replica_machine.py:310 *)
 OfflineReplica(valid, w1) ==
     LET RECURSIVE fold(_, _)
         fold(acc, rest) ==
@@ -1714,7 +1576,7 @@ OfflineReplica(valid, w1) ==
                                                                                            , Tail(rest))
     IN  fold(w1, SortInt({pr.replica : pr \in valid}))
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(OfflineReplica), spec/replica_machine.py:365 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(OfflineReplica), spec/replica_machine.py:342 *)
 ReplicaStateMachineHandleStateChangesOfflineReplica(w, replicas) ==
     IF w.moved
     THEN w
@@ -1730,33 +1592,19 @@ ReplicaStateMachineHandleStateChangesOfflineReplica(w, replicas) ==
              w1 == [wv EXCEPT
                        !.failures =
                            wv.failures
-                           \cup {(LET v == GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica")
-                                  IN  [machine |-> "replica",
-                                       tp |-> pr3.tp,
-                                       replica |-> pr3.replica,
-                                       from_state |->
-                                           IF v = "NewReplica"
-                                           THEN "NewReplica"
-                                           ELSE IF v = "OnlineReplica"
-                                           THEN "OnlineReplica"
-                                           ELSE IF v = "OfflineReplica"
-                                           THEN "OfflineReplica"
-                                           ELSE IF v = "ReplicaDeletionStarted"
-                                           THEN "ReplicaDeletionStarted"
-                                           ELSE IF v = "ReplicaDeletionSuccessful"
-                                           THEN "ReplicaDeletionSuccessful"
-                                           ELSE IF v = "ReplicaDeletionIneligible"
-                                           THEN "ReplicaDeletionIneligible"
-                                           ELSE IF v = "NonExistentReplica" THEN "NonExistentReplica" ELSE "",
-                                       target |-> "OfflineReplica",
-                                       reason |-> "InvalidTransition"]) : pr3 \in (replicas \ valid)}]
+                           \cup {[machine |-> "replica",
+                                  tp |-> pr3.tp,
+                                  replica |-> pr3.replica,
+                                  from_state |-> GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica"),
+                                  target |-> "OfflineReplica",
+                                  reason |-> "InvalidTransition"] : pr3 \in (replicas \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE OfflineReplica(valid, w1))
 
-(* §4 replica_state_change [p=kafka-1.1, target=OfflineReplica], spec/replica_machine.py:348 *)
+(* §4 replica_state_change [p=kafka-1.1, target=OfflineReplica], spec/replica_machine.py:325 *)
 ReplicaStateChangeOfflineReplica(w, replicas) ==
     ReplicaStateMachineHandleStateChangesOfflineReplica(w, replicas)
 
-(* §4.4 ReplicaDeletionStarted, spec/replica_machine.py:337 *)
+(* §4.4 ReplicaDeletionStarted, spec/replica_machine.py:314 *)
 ReplicaDeletionStarted(w1, valid) ==
     AddStopReplicaBulk(
         [w1 EXCEPT
@@ -1770,7 +1618,7 @@ ReplicaDeletionStarted(w1, valid) ==
         valid,
         TRUE)
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(ReplicaDeletionStarted), spec/replica_machine.py:365 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(ReplicaDeletionStarted), spec/replica_machine.py:342 *)
 ReplicaStateMachineHandleStateChangesReplicaDeletionStarted(w, replicas) ==
     IF w.moved
     THEN w
@@ -1786,33 +1634,19 @@ ReplicaStateMachineHandleStateChangesReplicaDeletionStarted(w, replicas) ==
              w1 == [wv EXCEPT
                        !.failures =
                            wv.failures
-                           \cup {(LET v == GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica")
-                                  IN  [machine |-> "replica",
-                                       tp |-> pr3.tp,
-                                       replica |-> pr3.replica,
-                                       from_state |->
-                                           IF v = "NewReplica"
-                                           THEN "NewReplica"
-                                           ELSE IF v = "OnlineReplica"
-                                           THEN "OnlineReplica"
-                                           ELSE IF v = "OfflineReplica"
-                                           THEN "OfflineReplica"
-                                           ELSE IF v = "ReplicaDeletionStarted"
-                                           THEN "ReplicaDeletionStarted"
-                                           ELSE IF v = "ReplicaDeletionSuccessful"
-                                           THEN "ReplicaDeletionSuccessful"
-                                           ELSE IF v = "ReplicaDeletionIneligible"
-                                           THEN "ReplicaDeletionIneligible"
-                                           ELSE IF v = "NonExistentReplica" THEN "NonExistentReplica" ELSE "",
-                                       target |-> "ReplicaDeletionStarted",
-                                       reason |-> "InvalidTransition"]) : pr3 \in (replicas \ valid)}]
+                           \cup {[machine |-> "replica",
+                                  tp |-> pr3.tp,
+                                  replica |-> pr3.replica,
+                                  from_state |-> GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica"),
+                                  target |-> "ReplicaDeletionStarted",
+                                  reason |-> "InvalidTransition"] : pr3 \in (replicas \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE ReplicaDeletionStarted(w1, valid))
 
-(* §4 replica_state_change [p=kafka-1.1, target=ReplicaDeletionStarted], spec/replica_machine.py:348 *)
+(* §4 replica_state_change [p=kafka-1.1, target=ReplicaDeletionStarted], spec/replica_machine.py:325 *)
 ReplicaStateChangeReplicaDeletionStarted(w, replicas) ==
     ReplicaStateMachineHandleStateChangesReplicaDeletionStarted(w, replicas)
 
-(* §4.6 ReplicaDeletionSuccessful, spec/replica_machine.py:345 *)
+(* §4.6 ReplicaDeletionSuccessful, spec/replica_machine.py:322 *)
 ReplicaDeletionSuccessful(w1, valid) ==
     [w1 EXCEPT
         !.state =
@@ -1823,7 +1657,7 @@ ReplicaDeletionSuccessful(w1, valid) ==
                                                     [_e \in valid |-> "ReplicaDeletionSuccessful"])]
                             ]]
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(ReplicaDeletionSuccessful), spec/replica_machine.py:365 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(ReplicaDeletionSuccessful), spec/replica_machine.py:342 *)
 ReplicaStateMachineHandleStateChangesReplicaDeletionSuccessful(w, replicas) ==
     IF w.moved
     THEN w
@@ -1839,33 +1673,19 @@ ReplicaStateMachineHandleStateChangesReplicaDeletionSuccessful(w, replicas) ==
              w1 == [wv EXCEPT
                        !.failures =
                            wv.failures
-                           \cup {(LET v == GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica")
-                                  IN  [machine |-> "replica",
-                                       tp |-> pr3.tp,
-                                       replica |-> pr3.replica,
-                                       from_state |->
-                                           IF v = "NewReplica"
-                                           THEN "NewReplica"
-                                           ELSE IF v = "OnlineReplica"
-                                           THEN "OnlineReplica"
-                                           ELSE IF v = "OfflineReplica"
-                                           THEN "OfflineReplica"
-                                           ELSE IF v = "ReplicaDeletionStarted"
-                                           THEN "ReplicaDeletionStarted"
-                                           ELSE IF v = "ReplicaDeletionSuccessful"
-                                           THEN "ReplicaDeletionSuccessful"
-                                           ELSE IF v = "ReplicaDeletionIneligible"
-                                           THEN "ReplicaDeletionIneligible"
-                                           ELSE IF v = "NonExistentReplica" THEN "NonExistentReplica" ELSE "",
-                                       target |-> "ReplicaDeletionSuccessful",
-                                       reason |-> "InvalidTransition"]) : pr3 \in (replicas \ valid)}]
+                           \cup {[machine |-> "replica",
+                                  tp |-> pr3.tp,
+                                  replica |-> pr3.replica,
+                                  from_state |-> GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica"),
+                                  target |-> "ReplicaDeletionSuccessful",
+                                  reason |-> "InvalidTransition"] : pr3 \in (replicas \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE ReplicaDeletionSuccessful(w1, valid))
 
-(* §4 replica_state_change [p=kafka-1.1, target=ReplicaDeletionSuccessful], spec/replica_machine.py:348 *)
+(* §4 replica_state_change [p=kafka-1.1, target=ReplicaDeletionSuccessful], spec/replica_machine.py:325 *)
 ReplicaStateChangeReplicaDeletionSuccessful(w, replicas) ==
     ReplicaStateMachineHandleStateChangesReplicaDeletionSuccessful(w, replicas)
 
-(* §4.7 NonExistentReplica, spec/replica_machine.py:343 *)
+(* §4.7 NonExistentReplica, spec/replica_machine.py:320 *)
 NonExistentReplica(valid, w1) ==
     LET tps == {pr.tp : pr \in valid}
     IN  [w1 EXCEPT
@@ -1886,7 +1706,7 @@ NonExistentReplica(valid, w1) ==
                                                 !.removing = SelectSeq(fa.removing, LAMBDA e3 : e3 \notin gone)]]),
                             !.replica_states = MapDelAll(w1.state.controller.replica_states, valid)]]]
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(NonExistentReplica), spec/replica_machine.py:365 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(NonExistentReplica), spec/replica_machine.py:342 *)
 ReplicaStateMachineHandleStateChangesNonExistentReplica(w, replicas) ==
     IF w.moved
     THEN w
@@ -1902,29 +1722,15 @@ ReplicaStateMachineHandleStateChangesNonExistentReplica(w, replicas) ==
              w1 == [wv EXCEPT
                        !.failures =
                            wv.failures
-                           \cup {(LET v == GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica")
-                                  IN  [machine |-> "replica",
-                                       tp |-> pr3.tp,
-                                       replica |-> pr3.replica,
-                                       from_state |->
-                                           IF v = "NewReplica"
-                                           THEN "NewReplica"
-                                           ELSE IF v = "OnlineReplica"
-                                           THEN "OnlineReplica"
-                                           ELSE IF v = "OfflineReplica"
-                                           THEN "OfflineReplica"
-                                           ELSE IF v = "ReplicaDeletionStarted"
-                                           THEN "ReplicaDeletionStarted"
-                                           ELSE IF v = "ReplicaDeletionSuccessful"
-                                           THEN "ReplicaDeletionSuccessful"
-                                           ELSE IF v = "ReplicaDeletionIneligible"
-                                           THEN "ReplicaDeletionIneligible"
-                                           ELSE IF v = "NonExistentReplica" THEN "NonExistentReplica" ELSE "",
-                                       target |-> "NonExistentReplica",
-                                       reason |-> "InvalidTransition"]) : pr3 \in (replicas \ valid)}]
+                           \cup {[machine |-> "replica",
+                                  tp |-> pr3.tp,
+                                  replica |-> pr3.replica,
+                                  from_state |-> GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica"),
+                                  target |-> "NonExistentReplica",
+                                  reason |-> "InvalidTransition"] : pr3 \in (replicas \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE NonExistentReplica(valid, w1))
 
-(* §4 replica_state_change [p=kafka-1.1, target=NonExistentReplica], spec/replica_machine.py:348 *)
+(* §4 replica_state_change [p=kafka-1.1, target=NonExistentReplica], spec/replica_machine.py:325 *)
 ReplicaStateChangeNonExistentReplica(w, replicas) ==
     ReplicaStateMachineHandleStateChangesNonExistentReplica(w, replicas)
 
@@ -1963,7 +1769,7 @@ SetTopicAssignment(x, t, ar2) ==
                      ELSE [x2 EXCEPT !.moved = TRUE],
              error |-> FALSE]
 
-(* §5.3 OfflinePartition, spec/partition_machine.py:332 *)
+(* §5.3 OfflinePartition, spec/partition_machine.py:307 *)
 OfflinePartition(w1, valid) ==
     [w1 EXCEPT
         !.state =
@@ -1974,7 +1780,7 @@ OfflinePartition(w1, valid) ==
                                                       [_e \in valid |-> "OfflinePartition"])]]
                             ]
 
-(* §2.3 PartitionStateMachine.handleStateChanges(OfflinePartition), spec/partition_machine.py:359 *)
+(* §2.3 PartitionStateMachine.handleStateChanges(OfflinePartition), spec/partition_machine.py:334 *)
 PartitionStateMachineHandleStateChangesOfflinePartition(w, partitions) ==
     IF w.moved
     THEN w
@@ -1991,27 +1797,20 @@ PartitionStateMachineHandleStateChangesOfflinePartition(w, partitions) ==
              w1 == [wv EXCEPT
                        !.failures =
                            wv.failures
-                           \cup {(LET v == GetOr(wv.state.controller.partition_states, tp3, "NonExistentPartition")
-                                  IN  [machine |-> "partition",
-                                       tp |-> tp3,
-                                       replica |-> -1,
-                                       from_state |->
-                                           IF v = "NewPartition"
-                                           THEN "NewPartition"
-                                           ELSE IF v = "OnlinePartition"
-                                           THEN "OnlinePartition"
-                                           ELSE IF v = "OfflinePartition"
-                                           THEN "OfflinePartition"
-                                           ELSE IF v = "NonExistentPartition" THEN "NonExistentPartition" ELSE "",
-                                       target |-> "OfflinePartition",
-                                       reason |-> "InvalidTransition"]) : tp3 \in (partitions \ valid)}]
+                           \cup {[machine |-> "partition",
+                                  tp |-> tp3,
+                                  replica |-> -1,
+                                  from_state |-> GetOr(wv.state.controller.partition_states, tp3,
+                                                       "NonExistentPartition"),
+                                  target |-> "OfflinePartition",
+                                  reason |-> "InvalidTransition"] : tp3 \in (partitions \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE OfflinePartition(w1, valid))
 
-(* §5 partition_state_change [p=kafka-1.1, target=OfflinePartition, election=None], spec/partition_machine.py:335 *)
+(* §5 partition_state_change [p=kafka-1.1, target=OfflinePartition, election=None], spec/partition_machine.py:310 *)
 PartitionStateChangeOfflinePartition(w, partitions) ==
     PartitionStateMachineHandleStateChangesOfflinePartition(w, partitions)
 
-(* §5.3 NonExistentPartition, spec/partition_machine.py:332 *)
+(* §5.3 NonExistentPartition, spec/partition_machine.py:307 *)
 NonExistentPartition(w1, valid) ==
     [w1 EXCEPT
         !.state =
@@ -2022,7 +1821,7 @@ NonExistentPartition(w1, valid) ==
                                                       [_e \in valid |-> "NonExistentPartition"])]]
                             ]
 
-(* §2.3 PartitionStateMachine.handleStateChanges(NonExistentPartition), spec/partition_machine.py:359 *)
+(* §2.3 PartitionStateMachine.handleStateChanges(NonExistentPartition), spec/partition_machine.py:334 *)
 PartitionStateMachineHandleStateChangesNonExistentPartition(w, partitions) ==
     IF w.moved
     THEN w
@@ -2039,23 +1838,16 @@ PartitionStateMachineHandleStateChangesNonExistentPartition(w, partitions) ==
              w1 == [wv EXCEPT
                        !.failures =
                            wv.failures
-                           \cup {(LET v == GetOr(wv.state.controller.partition_states, tp3, "NonExistentPartition")
-                                  IN  [machine |-> "partition",
-                                       tp |-> tp3,
-                                       replica |-> -1,
-                                       from_state |->
-                                           IF v = "NewPartition"
-                                           THEN "NewPartition"
-                                           ELSE IF v = "OnlinePartition"
-                                           THEN "OnlinePartition"
-                                           ELSE IF v = "OfflinePartition"
-                                           THEN "OfflinePartition"
-                                           ELSE IF v = "NonExistentPartition" THEN "NonExistentPartition" ELSE "",
-                                       target |-> "NonExistentPartition",
-                                       reason |-> "InvalidTransition"]) : tp3 \in (partitions \ valid)}]
+                           \cup {[machine |-> "partition",
+                                  tp |-> tp3,
+                                  replica |-> -1,
+                                  from_state |-> GetOr(wv.state.controller.partition_states, tp3,
+                                                       "NonExistentPartition"),
+                                  target |-> "NonExistentPartition",
+                                  reason |-> "InvalidTransition"] : tp3 \in (partitions \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE NonExistentPartition(w1, valid))
 
-(* §5 partition_state_change [p=kafka-1.1, target=NonExistentPartition, election=None], spec/partition_machine.py:335 *)
+(* §5 partition_state_change [p=kafka-1.1, target=NonExistentPartition, election=None], spec/partition_machine.py:310 *)
 PartitionStateChangeNonExistentPartition(w, partitions) ==
     PartitionStateMachineHandleStateChangesNonExistentPartition(w, partitions)
 
@@ -2134,7 +1926,7 @@ RetryDeletionForIneligibleReplicas(acc, x) ==
                                     \in ts})}) :
             GetOr(acc.state.controller.replica_states, pr, "NonExistentReplica") = "ReplicaDeletionIneligible"})
 
-(* §4.5 ReplicaDeletionIneligible, spec/replica_machine.py:345 *)
+(* §4.5 ReplicaDeletionIneligible, spec/replica_machine.py:322 *)
 ReplicaDeletionIneligible(w1, valid) ==
     [w1 EXCEPT
         !.state =
@@ -2145,7 +1937,7 @@ ReplicaDeletionIneligible(w1, valid) ==
                                                     [_e \in valid |-> "ReplicaDeletionIneligible"])]
                             ]]
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(ReplicaDeletionIneligible), spec/replica_machine.py:365 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(ReplicaDeletionIneligible), spec/replica_machine.py:342 *)
 ReplicaStateMachineHandleStateChangesReplicaDeletionIneligible(w, replicas) ==
     IF w.moved
     THEN w
@@ -2161,29 +1953,15 @@ ReplicaStateMachineHandleStateChangesReplicaDeletionIneligible(w, replicas) ==
              w1 == [wv EXCEPT
                        !.failures =
                            wv.failures
-                           \cup {(LET v == GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica")
-                                  IN  [machine |-> "replica",
-                                       tp |-> pr3.tp,
-                                       replica |-> pr3.replica,
-                                       from_state |->
-                                           IF v = "NewReplica"
-                                           THEN "NewReplica"
-                                           ELSE IF v = "OnlineReplica"
-                                           THEN "OnlineReplica"
-                                           ELSE IF v = "OfflineReplica"
-                                           THEN "OfflineReplica"
-                                           ELSE IF v = "ReplicaDeletionStarted"
-                                           THEN "ReplicaDeletionStarted"
-                                           ELSE IF v = "ReplicaDeletionSuccessful"
-                                           THEN "ReplicaDeletionSuccessful"
-                                           ELSE IF v = "ReplicaDeletionIneligible"
-                                           THEN "ReplicaDeletionIneligible"
-                                           ELSE IF v = "NonExistentReplica" THEN "NonExistentReplica" ELSE "",
-                                       target |-> "ReplicaDeletionIneligible",
-                                       reason |-> "InvalidTransition"]) : pr3 \in (replicas \ valid)}]
+                           \cup {[machine |-> "replica",
+                                  tp |-> pr3.tp,
+                                  replica |-> pr3.replica,
+                                  from_state |-> GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica"),
+                                  target |-> "ReplicaDeletionIneligible",
+                                  reason |-> "InvalidTransition"] : pr3 \in (replicas \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE ReplicaDeletionIneligible(w1, valid))
 
-(* §4 replica_state_change [p=kafka-1.1, target=ReplicaDeletionIneligible], spec/replica_machine.py:348 *)
+(* §4 replica_state_change [p=kafka-1.1, target=ReplicaDeletionIneligible], spec/replica_machine.py:325 *)
 ReplicaStateChangeReplicaDeletionIneligible(w, replicas) ==
     ReplicaStateMachineHandleStateChangesReplicaDeletionIneligible(w, replicas)
 
@@ -2327,7 +2105,7 @@ ResumeDeletionForTopics(x, x2) ==
                                               )
         ELSE x3
 
-(* §4.1 NewReplica, spec/replica_machine.py:327 *)
+(* §4.1 NewReplica, spec/replica_machine.py:304 *)
 NewReplica(valid, w1) ==
     LET leaders == {pr \in valid :
                        /\ pr.tp \in DOMAIN w1.state.controller.leadership
@@ -2337,26 +2115,13 @@ NewReplica(valid, w1) ==
             LET wv == [w1 EXCEPT
                           !.failures =
                               w1.failures
-                              \cup {(LET v == GetOr(w1.state.controller.replica_states, pr2, "NonExistentReplica")
-                                     IN  [machine |-> "replica",
-                                          tp |-> pr2.tp,
-                                          replica |-> pr2.replica,
-                                          from_state |->
-                                              IF v = "NewReplica"
-                                              THEN "NewReplica"
-                                              ELSE IF v = "OnlineReplica"
-                                              THEN "OnlineReplica"
-                                              ELSE IF v = "OfflineReplica"
-                                              THEN "OfflineReplica"
-                                              ELSE IF v = "ReplicaDeletionStarted"
-                                              THEN "ReplicaDeletionStarted"
-                                              ELSE IF v = "ReplicaDeletionSuccessful"
-                                              THEN "ReplicaDeletionSuccessful"
-                                              ELSE IF v = "ReplicaDeletionIneligible"
-                                              THEN "ReplicaDeletionIneligible"
-                                              ELSE IF v = "NonExistentReplica" THEN "NonExistentReplica" ELSE "",
-                                          target |-> "OfflineReplica",
-                                          reason |-> "NewReplicaIsLeader"]) : pr2 \in leaders}]
+                              \cup {[machine |-> "replica",
+                                     tp |-> pr2.tp,
+                                     replica |-> pr2.replica,
+                                     from_state |-> GetOr(w1.state.controller.replica_states, pr2,
+                                                          "NonExistentReplica"),
+                                     target |-> "OfflineReplica",
+                                     reason |-> "NewReplicaIsLeader"] : pr2 \in leaders}]
             IN  [wv EXCEPT
                     !.state = [wv.state EXCEPT
                                   !.controller =
@@ -2367,7 +2132,7 @@ NewReplica(valid, w1) ==
             {pr3 \in ok : pr3.tp \in DOMAIN w1.state.controller.leadership},
             TRUE)
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(NewReplica), spec/replica_machine.py:365 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(NewReplica), spec/replica_machine.py:342 *)
 ReplicaStateMachineHandleStateChangesNewReplica(w, replicas) ==
     IF w.moved
     THEN w
@@ -2383,29 +2148,15 @@ ReplicaStateMachineHandleStateChangesNewReplica(w, replicas) ==
              w1 == [wv EXCEPT
                        !.failures =
                            wv.failures
-                           \cup {(LET v == GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica")
-                                  IN  [machine |-> "replica",
-                                       tp |-> pr3.tp,
-                                       replica |-> pr3.replica,
-                                       from_state |->
-                                           IF v = "NewReplica"
-                                           THEN "NewReplica"
-                                           ELSE IF v = "OnlineReplica"
-                                           THEN "OnlineReplica"
-                                           ELSE IF v = "OfflineReplica"
-                                           THEN "OfflineReplica"
-                                           ELSE IF v = "ReplicaDeletionStarted"
-                                           THEN "ReplicaDeletionStarted"
-                                           ELSE IF v = "ReplicaDeletionSuccessful"
-                                           THEN "ReplicaDeletionSuccessful"
-                                           ELSE IF v = "ReplicaDeletionIneligible"
-                                           THEN "ReplicaDeletionIneligible"
-                                           ELSE IF v = "NonExistentReplica" THEN "NonExistentReplica" ELSE "",
-                                       target |-> "NewReplica",
-                                       reason |-> "InvalidTransition"]) : pr3 \in (replicas \ valid)}]
+                           \cup {[machine |-> "replica",
+                                  tp |-> pr3.tp,
+                                  replica |-> pr3.replica,
+                                  from_state |-> GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica"),
+                                  target |-> "NewReplica",
+                                  reason |-> "InvalidTransition"] : pr3 \in (replicas \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE NewReplica(valid, w1))
 
-(* §4 replica_state_change [p=kafka-1.1, target=NewReplica], spec/replica_machine.py:348 *)
+(* §4 replica_state_change [p=kafka-1.1, target=NewReplica], spec/replica_machine.py:325 *)
 ReplicaStateChangeNewReplica(w, replicas) ==
     ReplicaStateMachineHandleStateChangesNewReplica(w, replicas)
 
@@ -2582,7 +2333,7 @@ MaybeTriggerPartitionReassignment(x, m) ==
 
 (* §5 partition_state_change [p=kafka-1.1, target=OnlinePartition, *)
 (* election=LeaderElection(strategy=<ElectionStrategy.PreferredReplicaPartitionLeaderElectionStrategy: 'preferred'>, *)
-(* allow_unclean=False)], spec/partition_machine.py:335 *)
+(* allow_unclean=False)], spec/partition_machine.py:310 *)
 PartitionStateChangeOnlinePartitionPreferred(w, partitions) ==
     PartitionStateMachineHandleStateChangesOnlinePartition(w, partitions, "preferred")
 
@@ -2815,7 +2566,7 @@ ProcessBrokerChange(w) ==
 
 (* §5 partition_state_change [p=kafka-1.1, target=OnlinePartition, *)
 (* election=LeaderElection(strategy=<ElectionStrategy.ControlledShutdownPartitionLeaderElectionStrategy: *)
-(* 'controlled_shutdown'>, allow_unclean=False)], spec/partition_machine.py:335 *)
+(* 'controlled_shutdown'>, allow_unclean=False)], spec/partition_machine.py:310 *)
 PartitionStateChangeOnlinePartitionControlledShutdown(w, partitions) ==
     PartitionStateMachineHandleStateChangesOnlinePartition(w, partitions, "controlled_shutdown")
 
@@ -2842,7 +2593,7 @@ DoControlledShutdown(w, broker_id) ==
         IN  v3
     ELSE w
 
-(* §5.1 NewPartition, spec/partition_machine.py:332 *)
+(* §5.1 NewPartition, spec/partition_machine.py:307 *)
 NewPartition(w1, valid) ==
     [w1 EXCEPT
         !.state =
@@ -2853,7 +2604,7 @@ NewPartition(w1, valid) ==
                                                       [_e \in valid |-> "NewPartition"])]]
                             ]
 
-(* §2.3 PartitionStateMachine.handleStateChanges(NewPartition), spec/partition_machine.py:359 *)
+(* §2.3 PartitionStateMachine.handleStateChanges(NewPartition), spec/partition_machine.py:334 *)
 PartitionStateMachineHandleStateChangesNewPartition(w, partitions) ==
     IF w.moved
     THEN w
@@ -2870,23 +2621,16 @@ PartitionStateMachineHandleStateChangesNewPartition(w, partitions) ==
              w1 == [wv EXCEPT
                        !.failures =
                            wv.failures
-                           \cup {(LET v == GetOr(wv.state.controller.partition_states, tp3, "NonExistentPartition")
-                                  IN  [machine |-> "partition",
-                                       tp |-> tp3,
-                                       replica |-> -1,
-                                       from_state |->
-                                           IF v = "NewPartition"
-                                           THEN "NewPartition"
-                                           ELSE IF v = "OnlinePartition"
-                                           THEN "OnlinePartition"
-                                           ELSE IF v = "OfflinePartition"
-                                           THEN "OfflinePartition"
-                                           ELSE IF v = "NonExistentPartition" THEN "NonExistentPartition" ELSE "",
-                                       target |-> "NewPartition",
-                                       reason |-> "InvalidTransition"]) : tp3 \in (partitions \ valid)}]
+                           \cup {[machine |-> "partition",
+                                  tp |-> tp3,
+                                  replica |-> -1,
+                                  from_state |-> GetOr(wv.state.controller.partition_states, tp3,
+                                                       "NonExistentPartition"),
+                                  target |-> "NewPartition",
+                                  reason |-> "InvalidTransition"] : tp3 \in (partitions \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE NewPartition(w1, valid))
 
-(* §5 partition_state_change [p=kafka-1.1, target=NewPartition, election=None], spec/partition_machine.py:335 *)
+(* §5 partition_state_change [p=kafka-1.1, target=NewPartition, election=None], spec/partition_machine.py:310 *)
 PartitionStateChangeNewPartition(w, partitions) ==
     PartitionStateMachineHandleStateChangesNewPartition(w, partitions)
 

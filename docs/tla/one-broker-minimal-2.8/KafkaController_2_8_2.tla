@@ -405,7 +405,7 @@ SendRequestsToBrokers(w) ==
 Send(w) ==
     SendRequestsToBrokers(w)
 
-(* §4.8 initializeReplicaState, spec/replica_machine.py:393 *)
+(* §4.8 initializeReplicaState, spec/replica_machine.py:370 *)
 InitializeReplicaState2(w) ==
     IF w.moved
     THEN w
@@ -432,7 +432,7 @@ InitializeReplicaState2(w) ==
                                             THEN "OnlineReplica"
                                             ELSE "ReplicaDeletionIneligible"])]]]
 
-(* §4.8 initialize_replica_state [p=kafka-2.8], spec/replica_machine.py:374 *)
+(* §4.8 initialize_replica_state [p=kafka-2.8], spec/replica_machine.py:351 *)
 InitializeReplicaState(w) ==
     InitializeReplicaState2(w)
 
@@ -476,7 +476,7 @@ AddLeaderAndIsrRequestForBrokers(w, keys, c) ==
 AddLeaderAndIsrKeys(w, keys, is_new) ==
     AddLeaderAndIsrRequestForBrokers(w, keys, is_new)
 
-(* §4.2 OnlineReplica, spec/replica_machine.py:329 *)
+(* §4.2 OnlineReplica, spec/replica_machine.py:306 *)
 OnlineReplica(valid, w1) ==
     LET RECURSIVE fold(_, _)
         fold(acc, rest) ==
@@ -522,7 +522,7 @@ OnlineReplica(valid, w1) ==
                                                           , Tail(rest))
     IN  fold(w1, SortInt({pr.replica : pr \in valid}))
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(OnlineReplica), spec/replica_machine.py:365 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(OnlineReplica), spec/replica_machine.py:342 *)
 ReplicaStateMachineHandleStateChangesOnlineReplica(w, replicas) ==
     IF w.moved
     THEN w
@@ -538,29 +538,15 @@ ReplicaStateMachineHandleStateChangesOnlineReplica(w, replicas) ==
              w1 == [wv EXCEPT
                        !.failures =
                            wv.failures
-                           \cup {(LET v == GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica")
-                                  IN  [machine |-> "replica",
-                                       tp |-> pr3.tp,
-                                       replica |-> pr3.replica,
-                                       from_state |->
-                                           IF v = "NewReplica"
-                                           THEN "NewReplica"
-                                           ELSE IF v = "OnlineReplica"
-                                           THEN "OnlineReplica"
-                                           ELSE IF v = "OfflineReplica"
-                                           THEN "OfflineReplica"
-                                           ELSE IF v = "ReplicaDeletionStarted"
-                                           THEN "ReplicaDeletionStarted"
-                                           ELSE IF v = "ReplicaDeletionSuccessful"
-                                           THEN "ReplicaDeletionSuccessful"
-                                           ELSE IF v = "ReplicaDeletionIneligible"
-                                           THEN "ReplicaDeletionIneligible"
-                                           ELSE IF v = "NonExistentReplica" THEN "NonExistentReplica" ELSE "",
-                                       target |-> "OnlineReplica",
-                                       reason |-> "InvalidTransition"]) : pr3 \in (replicas \ valid)}]
+                           \cup {[machine |-> "replica",
+                                  tp |-> pr3.tp,
+                                  replica |-> pr3.replica,
+                                  from_state |-> GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica"),
+                                  target |-> "OnlineReplica",
+                                  reason |-> "InvalidTransition"] : pr3 \in (replicas \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE OnlineReplica(valid, w1))
 
-(* §4 replica_state_change [p=kafka-2.8, target=OnlineReplica], spec/replica_machine.py:348 *)
+(* §4 replica_state_change [p=kafka-2.8, target=OnlineReplica], spec/replica_machine.py:325 *)
 ReplicaStateChangeOnlineReplica(w, replicas) ==
     ReplicaStateMachineHandleStateChangesOnlineReplica(w, replicas)
 
@@ -588,7 +574,7 @@ AddStopReplicaRequestForBrokers(w, replicas, c) ==
 AddStopReplicaBulk(w, replicas, delete) ==
     AddStopReplicaRequestForBrokers(w, replicas, delete)
 
-(* §3.3 updateLeaderAndIsr, spec/zk.py:168 *)
+(* §3.3 updateLeaderAndIsr, spec/zk.py:175 *)
 UpdateLeaderAndIsr(s1, with_r, x) ==
     IF Cardinality(DOMAIN x) = 0
     THEN [state |-> s1, records |-> <<>>, retry |-> {}, failed |-> {}, moved |-> FALSE]
@@ -619,7 +605,7 @@ UpdateLeaderAndIsr(s1, with_r, x) ==
                  moved |-> FALSE]
         ELSE [state |-> s1, records |-> <<>>, retry |-> {}, failed |-> {}, moved |-> TRUE]
 
-(* §4.3 doRemoveReplicasFromIsr, spec/replica_machine.py:192 *)
+(* §4.3 doRemoveReplicasFromIsr, spec/replica_machine.py:181 *)
 DoRemoveReplicasFromIsr(retry, work, b) ==
     IF \E tp \in retry : tp \in DOMAIN work.state.zk.faults /\ work.state.zk.faults[tp] = "CONNECTIONLOSS"
     THEN
@@ -638,26 +624,12 @@ DoRemoveReplicasFromIsr(retry, work, b) ==
              IN  [wv EXCEPT
                      !.failures =
                          wv.failures
-                         \cup {(LET v == GetOr(wv.state.controller.replica_states, pr, "NonExistentReplica")
-                                IN  [machine |-> "replica",
-                                     tp |-> pr.tp,
-                                     replica |-> pr.replica,
-                                     from_state |->
-                                         IF v = "NewReplica"
-                                         THEN "NewReplica"
-                                         ELSE IF v = "OnlineReplica"
-                                         THEN "OnlineReplica"
-                                         ELSE IF v = "OfflineReplica"
-                                         THEN "OfflineReplica"
-                                         ELSE IF v = "ReplicaDeletionStarted"
-                                         THEN "ReplicaDeletionStarted"
-                                         ELSE IF v = "ReplicaDeletionSuccessful"
-                                         THEN "ReplicaDeletionSuccessful"
-                                         ELSE IF v = "ReplicaDeletionIneligible"
-                                         THEN "ReplicaDeletionIneligible"
-                                         ELSE IF v = "NonExistentReplica" THEN "NonExistentReplica" ELSE "",
-                                     target |-> "OfflineReplica",
-                                     reason |-> "ZkError"]) : pr \in {[tp |-> tp3, replica |-> b] : tp3 \in retry}}],
+                         \cup {[machine |-> "replica",
+                                tp |-> pr.tp,
+                                replica |-> pr.replica,
+                                from_state |-> GetOr(wv.state.controller.replica_states, pr, "NonExistentReplica"),
+                                target |-> "OfflineReplica",
+                                reason |-> "ZkError"] : pr \in {[tp |-> tp3, replica |-> b] : tp3 \in retry}}],
          done |-> {},
          retry |-> {}]
     ELSE
@@ -706,88 +678,40 @@ DoRemoveReplicasFromIsr(retry, work, b) ==
                                      !.failures =
                                          wv2.failures
                                          \cup
-                                             {(LET v2 == GetOr(wv2.state.controller.replica_states, pr2,
-                                                               "NonExistentReplica")
-                                               IN  [machine |-> "replica",
-                                                    tp |-> pr2.tp,
-                                                    replica |-> pr2.replica,
-                                                    from_state |->
-                                                        IF v2 = "NewReplica"
-                                                        THEN "NewReplica"
-                                                        ELSE IF v2 = "OnlineReplica"
-                                                        THEN "OnlineReplica"
-                                                        ELSE IF v2 = "OfflineReplica"
-                                                        THEN "OfflineReplica"
-                                                        ELSE IF v2 = "ReplicaDeletionStarted"
-                                                        THEN "ReplicaDeletionStarted"
-                                                        ELSE IF v2 = "ReplicaDeletionSuccessful"
-                                                        THEN "ReplicaDeletionSuccessful"
-                                                        ELSE IF v2 = "ReplicaDeletionIneligible"
-                                                        THEN "ReplicaDeletionIneligible"
-                                                        ELSE IF v2 = "NonExistentReplica" THEN "NonExistentReplica"
-                                                            ELSE "",
-                                                    target |-> "OfflineReplica",
-                                                    reason |-> "LeaderAndIsrPathEmpty"]) : pr2 \in
-                                                        {[tp |-> tp11,
-                                                            replica |-> b] : tp11 \in {tp10 \in missing : ~(tp10.topic
-                                                                \in s1.controller.topics_to_be_deleted)}}
-                                                            }]
-                             wv4 ==
-                                 [wv3 EXCEPT
-                                     !.failures =
-                                         wv3.failures
-                                         \cup {(LET v3 == GetOr(wv3.state.controller.replica_states, pr3,
-                                                                "NonExistentReplica")
-                                                IN  [machine |-> "replica",
-                                                     tp |-> pr3.tp,
-                                                     replica |-> pr3.replica,
-                                                     from_state |->
-                                                         IF v3 = "NewReplica"
-                                                         THEN "NewReplica"
-                                                         ELSE IF v3 = "OnlineReplica"
-                                                         THEN "OnlineReplica"
-                                                         ELSE IF v3 = "OfflineReplica"
-                                                         THEN "OfflineReplica"
-                                                         ELSE IF v3 = "ReplicaDeletionStarted"
-                                                         THEN "ReplicaDeletionStarted"
-                                                         ELSE IF v3 = "ReplicaDeletionSuccessful"
-                                                         THEN "ReplicaDeletionSuccessful"
-                                                         ELSE IF v3 = "ReplicaDeletionIneligible"
-                                                         THEN "ReplicaDeletionIneligible"
-                                                         ELSE IF v3 = "NonExistentReplica" THEN "NonExistentReplica"
-                                                             ELSE "",
-                                                     target |-> "OfflineReplica",
-                                                     reason |-> "WrittenByNewerController"]) : pr3 \in {[tp |-> tp12,
-                                                                                                         replica |->
-                                                                                                             b] : tp12
-                                                                                                            \in newer}}]
+                                             {[machine |-> "replica",
+                                               tp |-> pr2.tp,
+                                               replica |-> pr2.replica,
+                                               from_state |-> GetOr(wv2.state.controller.replica_states, pr2,
+                                                                    "NonExistentReplica"),
+                                               target |-> "OfflineReplica",
+                                               reason |-> "LeaderAndIsrPathEmpty"] : pr2 \in
+                                                   {[tp |-> tp11,
+                                                       replica |-> b] : tp11 \in {tp10 \in missing : ~(tp10.topic
+                                                           \in s1.controller.topics_to_be_deleted)}}
+                                                       }]
+                             wv4 == [wv3 EXCEPT
+                                        !.failures =
+                                            wv3.failures
+                                            \cup {[machine |-> "replica",
+                                                   tp |-> pr3.tp,
+                                                   replica |-> pr3.replica,
+                                                   from_state |-> GetOr(wv3.state.controller.replica_states, pr3,
+                                                                        "NonExistentReplica"),
+                                                   target |-> "OfflineReplica",
+                                                   reason |-> "WrittenByNewerController"] : pr3 \in {[tp |-> tp12,
+                                                                                                      replica |-> b] :
+                                                                                                       tp12 \in newer}}]
                          IN  [wv4 EXCEPT
                                  !.failures =
                                      wv4.failures
-                                     \cup {(LET v4 == GetOr(wv4.state.controller.replica_states, pr4,
-                                                            "NonExistentReplica")
-                                            IN  [machine |-> "replica",
-                                                 tp |-> pr4.tp,
-                                                 replica |-> pr4.replica,
-                                                 from_state |->
-                                                     IF v4 = "NewReplica"
-                                                     THEN "NewReplica"
-                                                     ELSE IF v4 = "OnlineReplica"
-                                                     THEN "OnlineReplica"
-                                                     ELSE IF v4 = "OfflineReplica"
-                                                     THEN "OfflineReplica"
-                                                     ELSE IF v4 = "ReplicaDeletionStarted"
-                                                     THEN "ReplicaDeletionStarted"
-                                                     ELSE IF v4 = "ReplicaDeletionSuccessful"
-                                                     THEN "ReplicaDeletionSuccessful"
-                                                     ELSE IF v4 = "ReplicaDeletionIneligible"
-                                                     THEN "ReplicaDeletionIneligible"
-                                                     ELSE IF v4 = "NonExistentReplica" THEN "NonExistentReplica"
-                                                         ELSE "",
-                                                 target |-> "OfflineReplica",
-                                                 reason |-> "ZkError"]) : pr4 \in {[tp |-> tp13,
-                                                                                    replica |-> b] : tp13
-                                                                                        \in wr.failed}}],
+                                     \cup {[machine |-> "replica",
+                                            tp |-> pr4.tp,
+                                            replica |-> pr4.replica,
+                                            from_state |-> GetOr(wv4.state.controller.replica_states, pr4,
+                                                                 "NonExistentReplica"),
+                                            target |-> "OfflineReplica",
+                                            reason |-> "ZkError"] : pr4 \in {[tp |-> tp13,
+                                                                              replica |-> b] : tp13 \in wr.failed}}],
                      done |-> done,
                      retry |-> wr.retry]
 
@@ -838,7 +762,7 @@ AddLeaderAndIsrRequestForBrokers2(r2, x, b) ==
                              DOMAIN wv.state.controller.live_brokers,
                              ts)
 
-(* §4.3 OfflineReplica, spec/replica_machine.py:333 *)
+(* §4.3 OfflineReplica, spec/replica_machine.py:310 *)
 OfflineReplica(valid, w1) ==
     LET RECURSIVE fold(_, _)
         fold(acc, rest) ==
@@ -929,7 +853,7 @@ OfflineReplica(valid, w1) ==
                                                             tps \ p_l), Tail(rest))
     IN  fold(w1, SortInt({pr.replica : pr \in valid}))
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(OfflineReplica), spec/replica_machine.py:365 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(OfflineReplica), spec/replica_machine.py:342 *)
 ReplicaStateMachineHandleStateChangesOfflineReplica(w, replicas) ==
     IF w.moved
     THEN w
@@ -945,33 +869,19 @@ ReplicaStateMachineHandleStateChangesOfflineReplica(w, replicas) ==
              w1 == [wv EXCEPT
                        !.failures =
                            wv.failures
-                           \cup {(LET v == GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica")
-                                  IN  [machine |-> "replica",
-                                       tp |-> pr3.tp,
-                                       replica |-> pr3.replica,
-                                       from_state |->
-                                           IF v = "NewReplica"
-                                           THEN "NewReplica"
-                                           ELSE IF v = "OnlineReplica"
-                                           THEN "OnlineReplica"
-                                           ELSE IF v = "OfflineReplica"
-                                           THEN "OfflineReplica"
-                                           ELSE IF v = "ReplicaDeletionStarted"
-                                           THEN "ReplicaDeletionStarted"
-                                           ELSE IF v = "ReplicaDeletionSuccessful"
-                                           THEN "ReplicaDeletionSuccessful"
-                                           ELSE IF v = "ReplicaDeletionIneligible"
-                                           THEN "ReplicaDeletionIneligible"
-                                           ELSE IF v = "NonExistentReplica" THEN "NonExistentReplica" ELSE "",
-                                       target |-> "OfflineReplica",
-                                       reason |-> "InvalidTransition"]) : pr3 \in (replicas \ valid)}]
+                           \cup {[machine |-> "replica",
+                                  tp |-> pr3.tp,
+                                  replica |-> pr3.replica,
+                                  from_state |-> GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica"),
+                                  target |-> "OfflineReplica",
+                                  reason |-> "InvalidTransition"] : pr3 \in (replicas \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE OfflineReplica(valid, w1))
 
-(* §4 replica_state_change [p=kafka-2.8, target=OfflineReplica], spec/replica_machine.py:348 *)
+(* §4 replica_state_change [p=kafka-2.8, target=OfflineReplica], spec/replica_machine.py:325 *)
 ReplicaStateChangeOfflineReplica(w, replicas) ==
     ReplicaStateMachineHandleStateChangesOfflineReplica(w, replicas)
 
-(* §5.4 initializePartitionState, spec/partition_machine.py:419 *)
+(* §5.4 initializePartitionState, spec/partition_machine.py:394 *)
 InitializePartitionState2(w) ==
     IF w.moved
     THEN w
@@ -993,11 +903,11 @@ InitializePartitionState2(w) ==
                                             THEN "OnlinePartition"
                                             ELSE "OfflinePartition"])]]]
 
-(* §5.4 initialize_partition_state [p=kafka-2.8], spec/partition_machine.py:395 *)
+(* §5.4 initialize_partition_state [p=kafka-2.8], spec/partition_machine.py:370 *)
 InitializePartitionState(w) ==
     InitializePartitionState2(w)
 
-(* §3.3 createTopicPartitionStatesRaw, spec/zk.py:216 *)
+(* §3.3 createTopicPartitionStatesRaw, spec/zk.py:311 *)
 CreateTopicPartitionStatesRaw(w, recs) ==
     LET sv == w.state
     IN  IF Cardinality(DOMAIN recs) = 0
@@ -1146,20 +1056,13 @@ InitializeLeaderAndIsrForPartitions(tps, w, liveBrokerIds) ==
              IN  [wv3 EXCEPT
                      !.failures =
                          wv3.failures
-                         \cup {(LET v == GetOr(wv3.state.controller.partition_states, tp5, "NonExistentPartition")
-                                IN  [machine |-> "partition",
-                                     tp |-> tp5,
-                                     replica |-> -1,
-                                     from_state |->
-                                         IF v = "NewPartition"
-                                         THEN "NewPartition"
-                                         ELSE IF v = "OnlinePartition"
-                                         THEN "OnlinePartition"
-                                         ELSE IF v = "OfflinePartition"
-                                         THEN "OfflinePartition"
-                                         ELSE IF v = "NonExistentPartition" THEN "NonExistentPartition" ELSE "",
-                                     target |-> "NewPartition",
-                                     reason |-> "ZkError"]) : tp5 \in (DOMAIN recs)}]
+                         \cup {[machine |-> "partition",
+                                tp |-> tp5,
+                                replica |-> -1,
+                                from_state |-> GetOr(wv3.state.controller.partition_states, tp5,
+                                                     "NonExistentPartition"),
+                                target |-> "NewPartition",
+                                reason |-> "ZkError"] : tp5 \in (DOMAIN recs)}]
         ELSE
             LET created == cr.created
                 wv4 == AddLeaderAndIsrRequestForBrokers3(w, cr, created, recs, no_live)
@@ -1277,71 +1180,39 @@ AddLeaderAndIsrRequestForBrokers4(work, wr, missing, newer, no_leader, results) 
         wv2 == [wv EXCEPT
                    !.failures =
                        wv.failures
-                       \cup {(LET v == GetOr(wv.state.controller.partition_states, tp, "NonExistentPartition")
-                              IN  [machine |-> "partition",
-                                   tp |-> tp,
-                                   replica |-> -1,
-                                   from_state |->
-                                       IF v = "NewPartition"
-                                       THEN "NewPartition"
-                                       ELSE IF v = "OnlinePartition"
-                                       THEN "OnlinePartition"
-                                       ELSE IF v = "OfflinePartition"
-                                       THEN "OfflinePartition"
-                                       ELSE IF v = "NonExistentPartition" THEN "NonExistentPartition" ELSE "",
-                                   target |-> "OnlinePartition",
-                                   reason |-> "LeaderAndIsrMissing"]) : tp \in missing}]
+                       \cup {[machine |-> "partition",
+                              tp |-> tp,
+                              replica |-> -1,
+                              from_state |-> GetOr(wv.state.controller.partition_states, tp, "NonExistentPartition"),
+                              target |-> "OnlinePartition",
+                              reason |-> "LeaderAndIsrMissing"] : tp \in missing}]
         wv3 == [wv2 EXCEPT
                    !.failures =
                        wv2.failures
-                       \cup {(LET v2 == GetOr(wv2.state.controller.partition_states, tp2, "NonExistentPartition")
-                              IN  [machine |-> "partition",
-                                   tp |-> tp2,
-                                   replica |-> -1,
-                                   from_state |->
-                                       IF v2 = "NewPartition"
-                                       THEN "NewPartition"
-                                       ELSE IF v2 = "OnlinePartition"
-                                       THEN "OnlinePartition"
-                                       ELSE IF v2 = "OfflinePartition"
-                                       THEN "OfflinePartition"
-                                       ELSE IF v2 = "NonExistentPartition" THEN "NonExistentPartition" ELSE "",
-                                   target |-> "OnlinePartition",
-                                   reason |-> "WrittenByNewerController"]) : tp2 \in newer}]
+                       \cup {[machine |-> "partition",
+                              tp |-> tp2,
+                              replica |-> -1,
+                              from_state |-> GetOr(wv2.state.controller.partition_states, tp2, "NonExistentPartition"),
+                              target |-> "OnlinePartition",
+                              reason |-> "WrittenByNewerController"] : tp2 \in newer}]
         wv4 == [wv3 EXCEPT
                    !.failures =
                        wv3.failures
-                       \cup {(LET v3 == GetOr(wv3.state.controller.partition_states, tp3, "NonExistentPartition")
-                              IN  [machine |-> "partition",
-                                   tp |-> tp3,
-                                   replica |-> -1,
-                                   from_state |->
-                                       IF v3 = "NewPartition"
-                                       THEN "NewPartition"
-                                       ELSE IF v3 = "OnlinePartition"
-                                       THEN "OnlinePartition"
-                                       ELSE IF v3 = "OfflinePartition"
-                                       THEN "OfflinePartition"
-                                       ELSE IF v3 = "NonExistentPartition" THEN "NonExistentPartition" ELSE "",
-                                   target |-> "OnlinePartition",
-                                   reason |-> "NoEligibleLeader"]) : tp3 \in no_leader}]
+                       \cup {[machine |-> "partition",
+                              tp |-> tp3,
+                              replica |-> -1,
+                              from_state |-> GetOr(wv3.state.controller.partition_states, tp3, "NonExistentPartition"),
+                              target |-> "OnlinePartition",
+                              reason |-> "NoEligibleLeader"] : tp3 \in no_leader}]
         wv5 == [wv4 EXCEPT
                    !.failures =
                        wv4.failures
-                       \cup {(LET v4 == GetOr(wv4.state.controller.partition_states, tp4, "NonExistentPartition")
-                              IN  [machine |-> "partition",
-                                   tp |-> tp4,
-                                   replica |-> -1,
-                                   from_state |->
-                                       IF v4 = "NewPartition"
-                                       THEN "NewPartition"
-                                       ELSE IF v4 = "OnlinePartition"
-                                       THEN "OnlinePartition"
-                                       ELSE IF v4 = "OfflinePartition"
-                                       THEN "OfflinePartition"
-                                       ELSE IF v4 = "NonExistentPartition" THEN "NonExistentPartition" ELSE "",
-                                   target |-> "OnlinePartition",
-                                   reason |-> "ZkError"]) : tp4 \in wr.failed}]
+                       \cup {[machine |-> "partition",
+                              tp |-> tp4,
+                              replica |-> -1,
+                              from_state |-> GetOr(wv4.state.controller.partition_states, tp4, "NonExistentPartition"),
+                              target |-> "OnlinePartition",
+                              reason |-> "ZkError"] : tp4 \in wr.failed}]
     IN  IF wv5.moved
         THEN wv5
         ELSE
@@ -1380,7 +1251,7 @@ AddLeaderAndIsrRequestForBrokers4(work, wr, missing, newer, no_leader, results) 
                             DOMAIN wv5.state.controller.live_brokers,
                             ts)
 
-(* §5.2b doElectLeaderForPartitions, spec/partition_machine.py:261 *)
+(* §5.2b doElectLeaderForPartitions, spec/partition_machine.py:246 *)
 DoElectLeaderForPartitions(retry, work, c, elect_case) ==
     IF \E tp \in retry : tp \in DOMAIN work.state.zk.faults /\ work.state.zk.faults[tp] = "CONNECTIONLOSS"
     THEN
@@ -1399,20 +1270,12 @@ DoElectLeaderForPartitions(retry, work, c, elect_case) ==
              IN  [wv EXCEPT
                      !.failures =
                          wv.failures
-                         \cup {(LET v == GetOr(wv.state.controller.partition_states, tp3, "NonExistentPartition")
-                                IN  [machine |-> "partition",
-                                     tp |-> tp3,
-                                     replica |-> -1,
-                                     from_state |->
-                                         IF v = "NewPartition"
-                                         THEN "NewPartition"
-                                         ELSE IF v = "OnlinePartition"
-                                         THEN "OnlinePartition"
-                                         ELSE IF v = "OfflinePartition"
-                                         THEN "OfflinePartition"
-                                         ELSE IF v = "NonExistentPartition" THEN "NonExistentPartition" ELSE "",
-                                     target |-> "OnlinePartition",
-                                     reason |-> "ZkError"]) : tp3 \in retry}],
+                         \cup {[machine |-> "partition",
+                                tp |-> tp3,
+                                replica |-> -1,
+                                from_state |-> GetOr(wv.state.controller.partition_states, tp3, "NonExistentPartition"),
+                                target |-> "OnlinePartition",
+                                reason |-> "ZkError"] : tp3 \in retry}],
          elected |-> {},
          retry |-> {},
          threw |-> FALSE]
@@ -1454,7 +1317,7 @@ DoElectLeaderForPartitions(retry, work, c, elect_case) ==
                   retry |-> wr.retry,
                   threw |-> FALSE]
 
-(* §5.2b electLeaderForPartitions, spec/partition_machine.py:305 *)
+(* §5.2b electLeaderForPartitions, spec/partition_machine.py:280 *)
 ElectLeaderForPartitions2(tps, w, c, c2) ==
     LET r1 == DoElectLeaderForPartitions(tps, w, c, c2)
     IN  IF Cardinality(r1.retry) = 0 \/ r1.threw
@@ -1485,11 +1348,11 @@ ElectLeaderForPartitions2(tps, w, c, c2) ==
                                                             [_e2 \in r1.elected \cup r2.elected |->
                                                                 "OnlinePartition"])]]]
 
-(* §5.2 elect_leader_for_partitions [p=kafka-2.8], spec/partition_machine.py:283 *)
+(* §5.2 elect_leader_for_partitions [p=kafka-2.8], spec/partition_machine.py:262 *)
 ElectLeaderForPartitions(w, tps, election, election2) ==
     ElectLeaderForPartitions2(tps, w, election, election2)
 
-(* §5.2 OnlinePartition, spec/partition_machine.py:330 *)
+(* §5.2 OnlinePartition, spec/partition_machine.py:305 *)
 OnlinePartition(valid, w1, c, c2) ==
     LET uninit == {tp \in valid : w1.state.controller.partition_states[tp] = "NewPartition"}
         w12 == IF Cardinality(uninit) = 0 THEN w1 ELSE InitializeLeaderAndIsr(w1, uninit)
@@ -1498,7 +1361,7 @@ OnlinePartition(valid, w1, c, c2) ==
         THEN w12
         ELSE ElectLeaderForPartitions(w12, to_elect, c, c2)
 
-(* §2.3 PartitionStateMachine.handleStateChanges(OnlinePartition), spec/partition_machine.py:359 *)
+(* §2.3 PartitionStateMachine.handleStateChanges(OnlinePartition), spec/partition_machine.py:334 *)
 PartitionStateMachineHandleStateChangesOnlinePartition(w, partitions, c, c2) ==
     IF w.moved
     THEN w
@@ -1515,29 +1378,22 @@ PartitionStateMachineHandleStateChangesOnlinePartition(w, partitions, c, c2) ==
              w1 == [wv EXCEPT
                        !.failures =
                            wv.failures
-                           \cup {(LET v == GetOr(wv.state.controller.partition_states, tp3, "NonExistentPartition")
-                                  IN  [machine |-> "partition",
-                                       tp |-> tp3,
-                                       replica |-> -1,
-                                       from_state |->
-                                           IF v = "NewPartition"
-                                           THEN "NewPartition"
-                                           ELSE IF v = "OnlinePartition"
-                                           THEN "OnlinePartition"
-                                           ELSE IF v = "OfflinePartition"
-                                           THEN "OfflinePartition"
-                                           ELSE IF v = "NonExistentPartition" THEN "NonExistentPartition" ELSE "",
-                                       target |-> "OnlinePartition",
-                                       reason |-> "InvalidTransition"]) : tp3 \in (partitions \ valid)}]
+                           \cup {[machine |-> "partition",
+                                  tp |-> tp3,
+                                  replica |-> -1,
+                                  from_state |-> GetOr(wv.state.controller.partition_states, tp3,
+                                                       "NonExistentPartition"),
+                                  target |-> "OnlinePartition",
+                                  reason |-> "InvalidTransition"] : tp3 \in (partitions \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE OnlinePartition(valid, w1, c, c2))
 
 (* §5 partition_state_change [p=kafka-2.8, target=OnlinePartition, *)
 (* election=LeaderElection(strategy=<ElectionStrategy.OfflinePartitionLeaderElectionStrategy: 'offline'>, *)
-(* allow_unclean=False)], spec/partition_machine.py:335 *)
+(* allow_unclean=False)], spec/partition_machine.py:310 *)
 PartitionStateChangeOnlinePartitionOffline(w, partitions) ==
     PartitionStateMachineHandleStateChangesOnlinePartition(w, partitions, FALSE, "Offline")
 
-(* §5.4 triggerOnlinePartitionStateChange, spec/partition_machine.py:392 *)
+(* §5.4 triggerOnlinePartitionStateChange, spec/partition_machine.py:367 *)
 TriggerOnlinePartitionStateChange2(w) ==
     IF w.moved
     THEN w
@@ -1547,7 +1403,7 @@ TriggerOnlinePartitionStateChange2(w) ==
                           w.state.controller.partition_states[tp] \in Literal5} :
                  ~(tp2.topic \in w.state.controller.topics_to_be_deleted)})
 
-(* §5.4 trigger_online_partition_state_change [p=kafka-2.8, topic=None], spec/partition_machine.py:373 *)
+(* §5.4 trigger_online_partition_state_change [p=kafka-2.8, topic=None], spec/partition_machine.py:348 *)
 TriggerOnlinePartitionStateChange(w) ==
     TriggerOnlinePartitionStateChange2(w)
 
@@ -1619,7 +1475,7 @@ SetTopicAssignment(work, t, done) ==
                  ELSE [work EXCEPT !.moved = TRUE],
          error |-> FALSE]
 
-(* §4.4 ReplicaDeletionStarted, spec/replica_machine.py:337 *)
+(* §4.4 ReplicaDeletionStarted, spec/replica_machine.py:314 *)
 ReplicaDeletionStarted(w1, valid) ==
     AddStopReplicaBulk(
         [w1 EXCEPT
@@ -1633,7 +1489,7 @@ ReplicaDeletionStarted(w1, valid) ==
         valid,
         TRUE)
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(ReplicaDeletionStarted), spec/replica_machine.py:365 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(ReplicaDeletionStarted), spec/replica_machine.py:342 *)
 ReplicaStateMachineHandleStateChangesReplicaDeletionStarted(w, replicas) ==
     IF w.moved
     THEN w
@@ -1649,33 +1505,19 @@ ReplicaStateMachineHandleStateChangesReplicaDeletionStarted(w, replicas) ==
              w1 == [wv EXCEPT
                        !.failures =
                            wv.failures
-                           \cup {(LET v == GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica")
-                                  IN  [machine |-> "replica",
-                                       tp |-> pr3.tp,
-                                       replica |-> pr3.replica,
-                                       from_state |->
-                                           IF v = "NewReplica"
-                                           THEN "NewReplica"
-                                           ELSE IF v = "OnlineReplica"
-                                           THEN "OnlineReplica"
-                                           ELSE IF v = "OfflineReplica"
-                                           THEN "OfflineReplica"
-                                           ELSE IF v = "ReplicaDeletionStarted"
-                                           THEN "ReplicaDeletionStarted"
-                                           ELSE IF v = "ReplicaDeletionSuccessful"
-                                           THEN "ReplicaDeletionSuccessful"
-                                           ELSE IF v = "ReplicaDeletionIneligible"
-                                           THEN "ReplicaDeletionIneligible"
-                                           ELSE IF v = "NonExistentReplica" THEN "NonExistentReplica" ELSE "",
-                                       target |-> "ReplicaDeletionStarted",
-                                       reason |-> "InvalidTransition"]) : pr3 \in (replicas \ valid)}]
+                           \cup {[machine |-> "replica",
+                                  tp |-> pr3.tp,
+                                  replica |-> pr3.replica,
+                                  from_state |-> GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica"),
+                                  target |-> "ReplicaDeletionStarted",
+                                  reason |-> "InvalidTransition"] : pr3 \in (replicas \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE ReplicaDeletionStarted(w1, valid))
 
-(* §4 replica_state_change [p=kafka-2.8, target=ReplicaDeletionStarted], spec/replica_machine.py:348 *)
+(* §4 replica_state_change [p=kafka-2.8, target=ReplicaDeletionStarted], spec/replica_machine.py:325 *)
 ReplicaStateChangeReplicaDeletionStarted(w, replicas) ==
     ReplicaStateMachineHandleStateChangesReplicaDeletionStarted(w, replicas)
 
-(* §4.6 ReplicaDeletionSuccessful, spec/replica_machine.py:345 *)
+(* §4.6 ReplicaDeletionSuccessful, spec/replica_machine.py:322 *)
 ReplicaDeletionSuccessful(w1, valid) ==
     [w1 EXCEPT
         !.state =
@@ -1686,7 +1528,7 @@ ReplicaDeletionSuccessful(w1, valid) ==
                                                     [_e \in valid |-> "ReplicaDeletionSuccessful"])]
                             ]]
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(ReplicaDeletionSuccessful), spec/replica_machine.py:365 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(ReplicaDeletionSuccessful), spec/replica_machine.py:342 *)
 ReplicaStateMachineHandleStateChangesReplicaDeletionSuccessful(w, replicas) ==
     IF w.moved
     THEN w
@@ -1702,33 +1544,19 @@ ReplicaStateMachineHandleStateChangesReplicaDeletionSuccessful(w, replicas) ==
              w1 == [wv EXCEPT
                        !.failures =
                            wv.failures
-                           \cup {(LET v == GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica")
-                                  IN  [machine |-> "replica",
-                                       tp |-> pr3.tp,
-                                       replica |-> pr3.replica,
-                                       from_state |->
-                                           IF v = "NewReplica"
-                                           THEN "NewReplica"
-                                           ELSE IF v = "OnlineReplica"
-                                           THEN "OnlineReplica"
-                                           ELSE IF v = "OfflineReplica"
-                                           THEN "OfflineReplica"
-                                           ELSE IF v = "ReplicaDeletionStarted"
-                                           THEN "ReplicaDeletionStarted"
-                                           ELSE IF v = "ReplicaDeletionSuccessful"
-                                           THEN "ReplicaDeletionSuccessful"
-                                           ELSE IF v = "ReplicaDeletionIneligible"
-                                           THEN "ReplicaDeletionIneligible"
-                                           ELSE IF v = "NonExistentReplica" THEN "NonExistentReplica" ELSE "",
-                                       target |-> "ReplicaDeletionSuccessful",
-                                       reason |-> "InvalidTransition"]) : pr3 \in (replicas \ valid)}]
+                           \cup {[machine |-> "replica",
+                                  tp |-> pr3.tp,
+                                  replica |-> pr3.replica,
+                                  from_state |-> GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica"),
+                                  target |-> "ReplicaDeletionSuccessful",
+                                  reason |-> "InvalidTransition"] : pr3 \in (replicas \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE ReplicaDeletionSuccessful(w1, valid))
 
-(* §4 replica_state_change [p=kafka-2.8, target=ReplicaDeletionSuccessful], spec/replica_machine.py:348 *)
+(* §4 replica_state_change [p=kafka-2.8, target=ReplicaDeletionSuccessful], spec/replica_machine.py:325 *)
 ReplicaStateChangeReplicaDeletionSuccessful(w, replicas) ==
     ReplicaStateMachineHandleStateChangesReplicaDeletionSuccessful(w, replicas)
 
-(* §4.7 NonExistentReplica, spec/replica_machine.py:343 *)
+(* §4.7 NonExistentReplica, spec/replica_machine.py:320 *)
 NonExistentReplica(valid, w1) ==
     LET tps == {pr.tp : pr \in valid}
     IN  [w1 EXCEPT
@@ -1749,7 +1577,7 @@ NonExistentReplica(valid, w1) ==
                                                 !.removing = SelectSeq(fa.removing, LAMBDA e3 : e3 \notin gone)]]),
                             !.replica_states = MapDelAll(w1.state.controller.replica_states, valid)]]]
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(NonExistentReplica), spec/replica_machine.py:365 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(NonExistentReplica), spec/replica_machine.py:342 *)
 ReplicaStateMachineHandleStateChangesNonExistentReplica(w, replicas) ==
     IF w.moved
     THEN w
@@ -1765,29 +1593,15 @@ ReplicaStateMachineHandleStateChangesNonExistentReplica(w, replicas) ==
              w1 == [wv EXCEPT
                        !.failures =
                            wv.failures
-                           \cup {(LET v == GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica")
-                                  IN  [machine |-> "replica",
-                                       tp |-> pr3.tp,
-                                       replica |-> pr3.replica,
-                                       from_state |->
-                                           IF v = "NewReplica"
-                                           THEN "NewReplica"
-                                           ELSE IF v = "OnlineReplica"
-                                           THEN "OnlineReplica"
-                                           ELSE IF v = "OfflineReplica"
-                                           THEN "OfflineReplica"
-                                           ELSE IF v = "ReplicaDeletionStarted"
-                                           THEN "ReplicaDeletionStarted"
-                                           ELSE IF v = "ReplicaDeletionSuccessful"
-                                           THEN "ReplicaDeletionSuccessful"
-                                           ELSE IF v = "ReplicaDeletionIneligible"
-                                           THEN "ReplicaDeletionIneligible"
-                                           ELSE IF v = "NonExistentReplica" THEN "NonExistentReplica" ELSE "",
-                                       target |-> "NonExistentReplica",
-                                       reason |-> "InvalidTransition"]) : pr3 \in (replicas \ valid)}]
+                           \cup {[machine |-> "replica",
+                                  tp |-> pr3.tp,
+                                  replica |-> pr3.replica,
+                                  from_state |-> GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica"),
+                                  target |-> "NonExistentReplica",
+                                  reason |-> "InvalidTransition"] : pr3 \in (replicas \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE NonExistentReplica(valid, w1))
 
-(* §4 replica_state_change [p=kafka-2.8, target=NonExistentReplica], spec/replica_machine.py:348 *)
+(* §4 replica_state_change [p=kafka-2.8, target=NonExistentReplica], spec/replica_machine.py:325 *)
 ReplicaStateChangeNonExistentReplica(w, replicas) ==
     ReplicaStateMachineHandleStateChangesNonExistentReplica(w, replicas)
 
@@ -1991,7 +1805,7 @@ UpdateLeaderEpochAndSendRequest(t, work, fa) ==
 
 (* §5 partition_state_change [p=kafka-2.8, target=OnlinePartition, *)
 (* election=LeaderElection(strategy=<ElectionStrategy.ReassignPartitionLeaderElectionStrategy: 'reassign'>, *)
-(* allow_unclean=False)], spec/partition_machine.py:335 *)
+(* allow_unclean=False)], spec/partition_machine.py:310 *)
 PartitionStateChangeOnlinePartitionReassign(w, partitions) ==
     PartitionStateMachineHandleStateChangesOnlinePartition(w, partitions, FALSE, "Reassign")
 
@@ -2109,7 +1923,7 @@ RetryDeletionForIneligibleReplicas(v, retry) ==
                           {tp \in (DOMAIN v.state.controller.assignments) : tp.topic \in retry}}) :
             GetOr(v.state.controller.replica_states, pr, "NonExistentReplica") = "ReplicaDeletionIneligible"})
 
-(* §5.3 OfflinePartition, spec/partition_machine.py:332 *)
+(* §5.3 OfflinePartition, spec/partition_machine.py:307 *)
 OfflinePartition(w1, valid) ==
     [w1 EXCEPT
         !.state =
@@ -2120,7 +1934,7 @@ OfflinePartition(w1, valid) ==
                                                       [_e \in valid |-> "OfflinePartition"])]]
                             ]
 
-(* §2.3 PartitionStateMachine.handleStateChanges(OfflinePartition), spec/partition_machine.py:359 *)
+(* §2.3 PartitionStateMachine.handleStateChanges(OfflinePartition), spec/partition_machine.py:334 *)
 PartitionStateMachineHandleStateChangesOfflinePartition(w, partitions) ==
     IF w.moved
     THEN w
@@ -2137,27 +1951,20 @@ PartitionStateMachineHandleStateChangesOfflinePartition(w, partitions) ==
              w1 == [wv EXCEPT
                        !.failures =
                            wv.failures
-                           \cup {(LET v == GetOr(wv.state.controller.partition_states, tp3, "NonExistentPartition")
-                                  IN  [machine |-> "partition",
-                                       tp |-> tp3,
-                                       replica |-> -1,
-                                       from_state |->
-                                           IF v = "NewPartition"
-                                           THEN "NewPartition"
-                                           ELSE IF v = "OnlinePartition"
-                                           THEN "OnlinePartition"
-                                           ELSE IF v = "OfflinePartition"
-                                           THEN "OfflinePartition"
-                                           ELSE IF v = "NonExistentPartition" THEN "NonExistentPartition" ELSE "",
-                                       target |-> "OfflinePartition",
-                                       reason |-> "InvalidTransition"]) : tp3 \in (partitions \ valid)}]
+                           \cup {[machine |-> "partition",
+                                  tp |-> tp3,
+                                  replica |-> -1,
+                                  from_state |-> GetOr(wv.state.controller.partition_states, tp3,
+                                                       "NonExistentPartition"),
+                                  target |-> "OfflinePartition",
+                                  reason |-> "InvalidTransition"] : tp3 \in (partitions \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE OfflinePartition(w1, valid))
 
-(* §5 partition_state_change [p=kafka-2.8, target=OfflinePartition, election=None], spec/partition_machine.py:335 *)
+(* §5 partition_state_change [p=kafka-2.8, target=OfflinePartition, election=None], spec/partition_machine.py:310 *)
 PartitionStateChangeOfflinePartition(w, partitions) ==
     PartitionStateMachineHandleStateChangesOfflinePartition(w, partitions)
 
-(* §5.3 NonExistentPartition, spec/partition_machine.py:332 *)
+(* §5.3 NonExistentPartition, spec/partition_machine.py:307 *)
 NonExistentPartition(w1, valid) ==
     [w1 EXCEPT
         !.state =
@@ -2168,7 +1975,7 @@ NonExistentPartition(w1, valid) ==
                                                       [_e \in valid |-> "NonExistentPartition"])]]
                             ]
 
-(* §2.3 PartitionStateMachine.handleStateChanges(NonExistentPartition), spec/partition_machine.py:359 *)
+(* §2.3 PartitionStateMachine.handleStateChanges(NonExistentPartition), spec/partition_machine.py:334 *)
 PartitionStateMachineHandleStateChangesNonExistentPartition(w, partitions) ==
     IF w.moved
     THEN w
@@ -2185,27 +1992,20 @@ PartitionStateMachineHandleStateChangesNonExistentPartition(w, partitions) ==
              w1 == [wv EXCEPT
                        !.failures =
                            wv.failures
-                           \cup {(LET v == GetOr(wv.state.controller.partition_states, tp3, "NonExistentPartition")
-                                  IN  [machine |-> "partition",
-                                       tp |-> tp3,
-                                       replica |-> -1,
-                                       from_state |->
-                                           IF v = "NewPartition"
-                                           THEN "NewPartition"
-                                           ELSE IF v = "OnlinePartition"
-                                           THEN "OnlinePartition"
-                                           ELSE IF v = "OfflinePartition"
-                                           THEN "OfflinePartition"
-                                           ELSE IF v = "NonExistentPartition" THEN "NonExistentPartition" ELSE "",
-                                       target |-> "NonExistentPartition",
-                                       reason |-> "InvalidTransition"]) : tp3 \in (partitions \ valid)}]
+                           \cup {[machine |-> "partition",
+                                  tp |-> tp3,
+                                  replica |-> -1,
+                                  from_state |-> GetOr(wv.state.controller.partition_states, tp3,
+                                                       "NonExistentPartition"),
+                                  target |-> "NonExistentPartition",
+                                  reason |-> "InvalidTransition"] : tp3 \in (partitions \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE NonExistentPartition(w1, valid))
 
-(* §5 partition_state_change [p=kafka-2.8, target=NonExistentPartition, election=None], spec/partition_machine.py:335 *)
+(* §5 partition_state_change [p=kafka-2.8, target=NonExistentPartition, election=None], spec/partition_machine.py:310 *)
 PartitionStateChangeNonExistentPartition(w, partitions) ==
     PartitionStateMachineHandleStateChangesNonExistentPartition(w, partitions)
 
-(* §4.5 ReplicaDeletionIneligible, spec/replica_machine.py:345 *)
+(* §4.5 ReplicaDeletionIneligible, spec/replica_machine.py:322 *)
 ReplicaDeletionIneligible(w1, valid) ==
     [w1 EXCEPT
         !.state =
@@ -2216,7 +2016,7 @@ ReplicaDeletionIneligible(w1, valid) ==
                                                     [_e \in valid |-> "ReplicaDeletionIneligible"])]
                             ]]
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(ReplicaDeletionIneligible), spec/replica_machine.py:365 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(ReplicaDeletionIneligible), spec/replica_machine.py:342 *)
 ReplicaStateMachineHandleStateChangesReplicaDeletionIneligible(w, replicas) ==
     IF w.moved
     THEN w
@@ -2232,29 +2032,15 @@ ReplicaStateMachineHandleStateChangesReplicaDeletionIneligible(w, replicas) ==
              w1 == [wv EXCEPT
                        !.failures =
                            wv.failures
-                           \cup {(LET v == GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica")
-                                  IN  [machine |-> "replica",
-                                       tp |-> pr3.tp,
-                                       replica |-> pr3.replica,
-                                       from_state |->
-                                           IF v = "NewReplica"
-                                           THEN "NewReplica"
-                                           ELSE IF v = "OnlineReplica"
-                                           THEN "OnlineReplica"
-                                           ELSE IF v = "OfflineReplica"
-                                           THEN "OfflineReplica"
-                                           ELSE IF v = "ReplicaDeletionStarted"
-                                           THEN "ReplicaDeletionStarted"
-                                           ELSE IF v = "ReplicaDeletionSuccessful"
-                                           THEN "ReplicaDeletionSuccessful"
-                                           ELSE IF v = "ReplicaDeletionIneligible"
-                                           THEN "ReplicaDeletionIneligible"
-                                           ELSE IF v = "NonExistentReplica" THEN "NonExistentReplica" ELSE "",
-                                       target |-> "ReplicaDeletionIneligible",
-                                       reason |-> "InvalidTransition"]) : pr3 \in (replicas \ valid)}]
+                           \cup {[machine |-> "replica",
+                                  tp |-> pr3.tp,
+                                  replica |-> pr3.replica,
+                                  from_state |-> GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica"),
+                                  target |-> "ReplicaDeletionIneligible",
+                                  reason |-> "InvalidTransition"] : pr3 \in (replicas \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE ReplicaDeletionIneligible(w1, valid))
 
-(* §4 replica_state_change [p=kafka-2.8, target=ReplicaDeletionIneligible], spec/replica_machine.py:348 *)
+(* §4 replica_state_change [p=kafka-2.8, target=ReplicaDeletionIneligible], spec/replica_machine.py:325 *)
 ReplicaStateChangeReplicaDeletionIneligible(w, replicas) ==
     ReplicaStateMachineHandleStateChangesReplicaDeletionIneligible(w, replicas)
 
@@ -2415,7 +2201,7 @@ ReassignmentPhaseB(fa, x, t) ==
                ELSE [work |-> ResumeDeletionForTopics(v9, {t.topic}), error |-> FALSE]
     IN  v10
 
-(* §4.1 NewReplica, spec/replica_machine.py:327 *)
+(* §4.1 NewReplica, spec/replica_machine.py:304 *)
 NewReplica(valid, w1) ==
     LET leaders == {pr \in valid :
                        /\ pr.tp \in DOMAIN w1.state.controller.leadership
@@ -2425,26 +2211,13 @@ NewReplica(valid, w1) ==
             LET wv == [w1 EXCEPT
                           !.failures =
                               w1.failures
-                              \cup {(LET v == GetOr(w1.state.controller.replica_states, pr2, "NonExistentReplica")
-                                     IN  [machine |-> "replica",
-                                          tp |-> pr2.tp,
-                                          replica |-> pr2.replica,
-                                          from_state |->
-                                              IF v = "NewReplica"
-                                              THEN "NewReplica"
-                                              ELSE IF v = "OnlineReplica"
-                                              THEN "OnlineReplica"
-                                              ELSE IF v = "OfflineReplica"
-                                              THEN "OfflineReplica"
-                                              ELSE IF v = "ReplicaDeletionStarted"
-                                              THEN "ReplicaDeletionStarted"
-                                              ELSE IF v = "ReplicaDeletionSuccessful"
-                                              THEN "ReplicaDeletionSuccessful"
-                                              ELSE IF v = "ReplicaDeletionIneligible"
-                                              THEN "ReplicaDeletionIneligible"
-                                              ELSE IF v = "NonExistentReplica" THEN "NonExistentReplica" ELSE "",
-                                          target |-> "OfflineReplica",
-                                          reason |-> "NewReplicaIsLeader"]) : pr2 \in leaders}]
+                              \cup {[machine |-> "replica",
+                                     tp |-> pr2.tp,
+                                     replica |-> pr2.replica,
+                                     from_state |-> GetOr(w1.state.controller.replica_states, pr2,
+                                                          "NonExistentReplica"),
+                                     target |-> "OfflineReplica",
+                                     reason |-> "NewReplicaIsLeader"] : pr2 \in leaders}]
             IN  [wv EXCEPT
                     !.state = [wv.state EXCEPT
                                   !.controller =
@@ -2455,7 +2228,7 @@ NewReplica(valid, w1) ==
             {pr3 \in ok : pr3.tp \in DOMAIN w1.state.controller.leadership},
             TRUE)
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(NewReplica), spec/replica_machine.py:365 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(NewReplica), spec/replica_machine.py:342 *)
 ReplicaStateMachineHandleStateChangesNewReplica(w, replicas) ==
     IF w.moved
     THEN w
@@ -2471,29 +2244,15 @@ ReplicaStateMachineHandleStateChangesNewReplica(w, replicas) ==
              w1 == [wv EXCEPT
                        !.failures =
                            wv.failures
-                           \cup {(LET v == GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica")
-                                  IN  [machine |-> "replica",
-                                       tp |-> pr3.tp,
-                                       replica |-> pr3.replica,
-                                       from_state |->
-                                           IF v = "NewReplica"
-                                           THEN "NewReplica"
-                                           ELSE IF v = "OnlineReplica"
-                                           THEN "OnlineReplica"
-                                           ELSE IF v = "OfflineReplica"
-                                           THEN "OfflineReplica"
-                                           ELSE IF v = "ReplicaDeletionStarted"
-                                           THEN "ReplicaDeletionStarted"
-                                           ELSE IF v = "ReplicaDeletionSuccessful"
-                                           THEN "ReplicaDeletionSuccessful"
-                                           ELSE IF v = "ReplicaDeletionIneligible"
-                                           THEN "ReplicaDeletionIneligible"
-                                           ELSE IF v = "NonExistentReplica" THEN "NonExistentReplica" ELSE "",
-                                       target |-> "NewReplica",
-                                       reason |-> "InvalidTransition"]) : pr3 \in (replicas \ valid)}]
+                           \cup {[machine |-> "replica",
+                                  tp |-> pr3.tp,
+                                  replica |-> pr3.replica,
+                                  from_state |-> GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica"),
+                                  target |-> "NewReplica",
+                                  reason |-> "InvalidTransition"] : pr3 \in (replicas \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE NewReplica(valid, w1))
 
-(* §4 replica_state_change [p=kafka-2.8, target=NewReplica], spec/replica_machine.py:348 *)
+(* §4 replica_state_change [p=kafka-2.8, target=NewReplica], spec/replica_machine.py:325 *)
 ReplicaStateChangeNewReplica(w, replicas) ==
     ReplicaStateMachineHandleStateChangesNewReplica(w, replicas)
 
@@ -2630,7 +2389,7 @@ MaybeResumeReassignments(tr, zk_keys) ==
 
 (* §5 partition_state_change [p=kafka-2.8, target=OnlinePartition, *)
 (* election=LeaderElection(strategy=<ElectionStrategy.PreferredReplicaPartitionLeaderElectionStrategy: 'preferred'>, *)
-(* allow_unclean=False)], spec/partition_machine.py:335 *)
+(* allow_unclean=False)], spec/partition_machine.py:310 *)
 PartitionStateChangeOnlinePartitionPreferred(w, partitions) ==
     PartitionStateMachineHandleStateChangesOnlinePartition(w, partitions, FALSE, "PreferredReplica")
 
@@ -2867,7 +2626,7 @@ ProcessBrokerChange(w) ==
 
 (* §5 partition_state_change [p=kafka-2.8, target=OnlinePartition, *)
 (* election=LeaderElection(strategy=<ElectionStrategy.ControlledShutdownPartitionLeaderElectionStrategy: *)
-(* 'controlled_shutdown'>, allow_unclean=False)], spec/partition_machine.py:335 *)
+(* 'controlled_shutdown'>, allow_unclean=False)], spec/partition_machine.py:310 *)
 PartitionStateChangeOnlinePartitionControlledShutdown(w, partitions) ==
     PartitionStateMachineHandleStateChangesOnlinePartition(w, partitions, FALSE, "ControlledShutdown")
 
@@ -2897,7 +2656,7 @@ DoControlledShutdown(w, broker_id, broker_epoch) ==
         IN  v3
     ELSE w
 
-(* §5.1 NewPartition, spec/partition_machine.py:332 *)
+(* §5.1 NewPartition, spec/partition_machine.py:307 *)
 NewPartition(w1, valid) ==
     [w1 EXCEPT
         !.state =
@@ -2908,7 +2667,7 @@ NewPartition(w1, valid) ==
                                                       [_e \in valid |-> "NewPartition"])]]
                             ]
 
-(* §2.3 PartitionStateMachine.handleStateChanges(NewPartition), spec/partition_machine.py:359 *)
+(* §2.3 PartitionStateMachine.handleStateChanges(NewPartition), spec/partition_machine.py:334 *)
 PartitionStateMachineHandleStateChangesNewPartition(w, partitions) ==
     IF w.moved
     THEN w
@@ -2925,23 +2684,16 @@ PartitionStateMachineHandleStateChangesNewPartition(w, partitions) ==
              w1 == [wv EXCEPT
                        !.failures =
                            wv.failures
-                           \cup {(LET v == GetOr(wv.state.controller.partition_states, tp3, "NonExistentPartition")
-                                  IN  [machine |-> "partition",
-                                       tp |-> tp3,
-                                       replica |-> -1,
-                                       from_state |->
-                                           IF v = "NewPartition"
-                                           THEN "NewPartition"
-                                           ELSE IF v = "OnlinePartition"
-                                           THEN "OnlinePartition"
-                                           ELSE IF v = "OfflinePartition"
-                                           THEN "OfflinePartition"
-                                           ELSE IF v = "NonExistentPartition" THEN "NonExistentPartition" ELSE "",
-                                       target |-> "NewPartition",
-                                       reason |-> "InvalidTransition"]) : tp3 \in (partitions \ valid)}]
+                           \cup {[machine |-> "partition",
+                                  tp |-> tp3,
+                                  replica |-> -1,
+                                  from_state |-> GetOr(wv.state.controller.partition_states, tp3,
+                                                       "NonExistentPartition"),
+                                  target |-> "NewPartition",
+                                  reason |-> "InvalidTransition"] : tp3 \in (partitions \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE NewPartition(w1, valid))
 
-(* §5 partition_state_change [p=kafka-2.8, target=NewPartition, election=None], spec/partition_machine.py:335 *)
+(* §5 partition_state_change [p=kafka-2.8, target=NewPartition, election=None], spec/partition_machine.py:310 *)
 PartitionStateChangeNewPartition(w, partitions) ==
     PartitionStateMachineHandleStateChangesNewPartition(w, partitions)
 
@@ -3172,7 +2924,7 @@ ProcessApiPartitionReassignment(w, targets) ==
 
 (* §5 partition_state_change [p=kafka-2.8, target=OnlinePartition, *)
 (* election=LeaderElection(strategy=<ElectionStrategy.OfflinePartitionLeaderElectionStrategy: 'offline'>, *)
-(* allow_unclean=True)], spec/partition_machine.py:335 *)
+(* allow_unclean=True)], spec/partition_machine.py:310 *)
 PartitionStateChangeOnlinePartitionOfflineAllowUnclean(w, partitions) ==
     PartitionStateMachineHandleStateChangesOnlinePartition(w, partitions, TRUE, "Offline")
 
@@ -3395,7 +3147,7 @@ ProcessLeaderAndIsrResponseReceived(x, storage_errors, broker_id) ==
                             ]
     IN  IF Cardinality(newly) = 0 THEN y ELSE OnReplicasBecomeOffline(y, newly)
 
-(* §5.4 triggerOnlinePartitionStateChange, spec/partition_machine.py:392 *)
+(* §5.4 triggerOnlinePartitionStateChange, spec/partition_machine.py:367 *)
 TriggerOnlinePartitionStateChange4(w, topic) ==
     IF w.moved
     THEN w
@@ -3405,7 +3157,7 @@ TriggerOnlinePartitionStateChange4(w, topic) ==
                           w.state.controller.partition_states[tp] \in Literal5 /\ tp.topic = topic} :
                  ~(tp2.topic \in w.state.controller.topics_to_be_deleted)})
 
-(* §5.4 trigger_online_partition_state_change [p=kafka-2.8], spec/partition_machine.py:373 *)
+(* §5.4 trigger_online_partition_state_change [p=kafka-2.8], spec/partition_machine.py:348 *)
 TriggerOnlinePartitionStateChange3(w, topic) ==
     TriggerOnlinePartitionStateChange4(w, topic)
 

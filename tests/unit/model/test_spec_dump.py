@@ -9,7 +9,7 @@ from kcspec.spec.vocabulary import ReplicaState
 
 
 def _text(e: L.Expr) -> str:
-    return spec_dump._Dumper.__new__(spec_dump._Dumper).expr(e, {}, 0)
+    return spec_dump.expr_text(e)
 
 
 def _tree() -> L.Expr:
@@ -37,3 +37,10 @@ def test_a_different_tree_prints_differently() -> None:
 def test_sets_print_sorted_and_enums_by_name() -> None:
     text = _text(L.lit(frozenset({"b", "a", "c"})).contains(L.lit(ReplicaState.OnlineReplica)))
     assert "{'a', 'b', 'c'}" in text and "ReplicaState.OnlineReplica" in text
+
+
+def test_expand_prints_the_enum_name_operator_as_the_if_chain_it_stands_for() -> None:
+    op = L.enum_name(L.var("st"), ReplicaState)
+    assert "(EnumName enum_type=ReplicaState" in _text(op)
+    assert spec_dump.expr_text(op, expand=True) == _text(op.expanded())
+    assert "EnumName" not in spec_dump.expr_text(op, expand=True)
