@@ -35,17 +35,6 @@ from kcspec.spec.invariants import invariants
 from kcspec.spec.profiles import PROFILES, Profile
 
 _FRESH = re.compile(r"^(.*)_(\d+)$")
-_BINDERS: dict[type, tuple[str, ...]] = {
-    L.Let: ("name",),
-    L.Filter: ("var",),
-    L.Image: ("var",),
-    L.BigUnion: ("var",),
-    L.Quant: ("var",),
-    L.First: ("var",),
-    L.Fold: ("acc", "var"),
-    L.MapBuild: ("var",),
-}
-"""The node kinds that bind a variable, and the fields that name it."""
 
 
 def dump(profile: Profile, *, expand: bool = False) -> str:
@@ -161,7 +150,7 @@ class _Dumper:
                 (f"{p}=", self._tree(a, names, memo)) for p, a in zip(e.fn.params, e.args, strict=True)
             )
         else:
-            binders = _BINDERS.get(type(e), ())
+            binders = L.BINDER_FIELDS.get(type(e), ())
             for f in dataclasses.fields(e):  # type: ignore[arg-type]
                 value = getattr(e, f.name)
                 if f.name == "span":

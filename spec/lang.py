@@ -772,6 +772,19 @@ def _contains_expr(value: object) -> bool:
     return False
 
 
+BINDER_FIELDS: dict[type, tuple[str, ...]] = {
+    Let: ("name",),
+    Filter: ("var",),
+    Quant: ("var",),
+    First: ("var",),
+    Image: ("var",),
+    BigUnion: ("var",),
+    MapBuild: ("var",),
+    Fold: ("acc", "var"),
+}
+"""The node kinds that bind a variable, and the fields that name the variables they bind."""
+
+
 def free_vars(e: Expr, _memo: dict[int, frozenset[str]] | None = None) -> frozenset[str]:
     """The variables an expression reads that it does not bind itself."""
     memo = _memo if _memo is not None else {}

@@ -161,14 +161,7 @@ def rules(out: Path, check_only: bool) -> None:
 
 @command.command(name="dump")
 @options.profile(optional=True, help="The profile to dump (default: every profile, one after the other).")
-@click.option(
-    "--out",
-    "out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    callback=options.output_file,
-    help="Write the dump to this file instead of standard output.",
-)
+@options.report_file("--out", "out", help="Write the dump to this file instead of standard output.")
 @click.option(
     "--expand",
     is_flag=True,
