@@ -446,6 +446,11 @@ def _g_if(self: _Gen, e: L.If) -> str:
     return r
 
 
+@_HANDLERS.on(L.EnumName)
+def _g_enum_name(self: _Gen, e: L.EnumName) -> str:
+    return f"{self.c(e.arg)}.name"
+
+
 @_HANDLERS.on(L.Not)
 def _g_not(self: _Gen, e: L.Not) -> str:
     return f"(not {self.truth(self.c(e.arg))})"

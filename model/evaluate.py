@@ -153,6 +153,19 @@ def _c_if(self: Compiler, e: L.If) -> Fn:
     return lambda env: then(env) if cnd(env) else els(env)
 
 
+@_TABLE.on(L.EnumName)
+def _c_enum_name(self: Compiler, e: L.EnumName) -> Fn:
+    arg, cls, where = self.c(e.arg), e.enum_type, self.where()
+
+    def name(env: Env) -> Any:
+        v = arg(env)
+        if not isinstance(v, cls):
+            raise EvalError(f"the name of a {cls.__name__} applied to {v!r} (rule {where})")
+        return v.name
+
+    return name
+
+
 @_TABLE.on(L.Not)
 def _c_not(self: Compiler, e: L.Not) -> Fn:
     arg = self.c(e.arg)

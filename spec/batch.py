@@ -89,20 +89,20 @@ def with_batch(w: Expr, **updates: object) -> Expr:
 def _lair_state(s: Expr, key: Expr, is_new: Expr, existing: Expr, li_of: Callable[[Expr], Expr]) -> Expr:
     tp = key.f("tp")
     b = Block()
-    li = b.let("li", li_of(tp))
-    fa = b.let("fa", context.assignment(s, tp))
+    b.li = li_of(tp)
+    b.fa = context.assignment(s, tp)
     return b.in_(
         rec(
             LeaderAndIsrPartitionState,
             tp=tp,
-            controller_epoch=li.f("controller_epoch"),
-            leader=li.f("leader_and_isr", "leader"),
-            leader_epoch=li.f("leader_and_isr", "leader_epoch"),
-            isr=li.f("leader_and_isr", "isr"),
-            zk_version=li.f("leader_and_isr", "zk_version"),
-            replicas=fa.f("replicas"),
-            adding=fa.f("adding"),
-            removing=fa.f("removing"),
+            controller_epoch=b.li.f("controller_epoch"),
+            leader=b.li.f("leader_and_isr", "leader"),
+            leader_epoch=b.li.f("leader_and_isr", "leader_epoch"),
+            isr=b.li.f("leader_and_isr", "isr"),
+            zk_version=b.li.f("leader_and_isr", "zk_version"),
+            replicas=b.fa.f("replicas"),
+            adding=b.fa.f("adding"),
+            removing=b.fa.f("removing"),
             is_new=is_new | (existing.has(key) & existing.get(key).f("is_new")),
         )
     )
@@ -113,11 +113,11 @@ def _add_lair(
 ) -> Expr:
     s = wv.f("state")
     b = Block()
-    lair = b.let("lair", wv.f("batch", "leader_and_isr"))
-    states = build_map(keys, lambda k: _lair_state(s, k, lift(is_new), lair, li_of))
+    b.lair = wv.f("batch", "leader_and_isr")
+    states = build_map(keys, lambda k: _lair_state(s, k, lift(is_new), b.lair, li_of))
     return b.in_(
         add_update_metadata(
-            p, with_batch(wv, leader_and_isr=lair.merge(states)), context.live_or_shutting_down(s), ts
+            p, with_batch(wv, leader_and_isr=b.lair.merge(states)), context.live_or_shutting_down(s), ts
         )
     )
 
@@ -151,8 +151,8 @@ def add_leader_and_isr_bulk(
 
         def add(ts: Expr) -> Expr:
             b = Block()
-            keys = b.let("keys", ts.flat_map(keys_of))
-            return if_(ts.is_empty(), wv, b.in_(_add_lair(p, wv, ts, keys, is_new, li_of)))
+            b.keys = ts.flat_map(keys_of)
+            return if_(ts.is_empty(), wv, b.in_(_add_lair(p, wv, ts, b.keys, is_new, li_of)))
 
         return bind(tps, add)
 
@@ -212,20 +212,20 @@ def add_leader_and_isr(
 def umr_partition_state(s: Expr, live: Expr, offline: Expr, tp: Expr) -> Expr:
     """The UMR partition state of ``tp`` computed now (§3.4 ``updateMetadataRequestPartitionInfo``)."""
     b = Block()
-    li = b.let("li", context.leadership(s, tp))
-    ar = b.let("ar", context.replicas(s, tp))
-    deleting = b.let("deleting", context.queued_for_deletion(s, tp.f("topic")))
+    b.li = context.leadership(s, tp)
+    b.ar = context.replicas(s, tp)
+    b.deleting = context.queued_for_deletion(s, tp.f("topic"))
     return b.in_(
         rec(
             UpdateMetadataPartitionState,
             tp=tp,
-            controller_epoch=li.f("controller_epoch"),
-            leader=if_(deleting, LEADER_DURING_DELETE, li.f("leader_and_isr", "leader")),
-            leader_epoch=if_(deleting, INITIAL_LEADER_EPOCH, li.f("leader_and_isr", "leader_epoch")),
-            isr=li.f("leader_and_isr", "isr"),
-            zk_version=if_(deleting, INITIAL_ZK_VERSION, li.f("leader_and_isr", "zk_version")),
-            replicas=ar,
-            offline_replicas=ar.filter(lambda r: ~context.is_online_with(live, offline, r, tp)),
+            controller_epoch=b.li.f("controller_epoch"),
+            leader=if_(b.deleting, LEADER_DURING_DELETE, b.li.f("leader_and_isr", "leader")),
+            leader_epoch=if_(b.deleting, INITIAL_LEADER_EPOCH, b.li.f("leader_and_isr", "leader_epoch")),
+            isr=b.li.f("leader_and_isr", "isr"),
+            zk_version=if_(b.deleting, INITIAL_ZK_VERSION, b.li.f("leader_and_isr", "zk_version")),
+            replicas=b.ar,
+            offline_replicas=b.ar.filter(lambda r: ~context.is_online_with(live, offline, r, tp)),
         )
     )
 
@@ -255,11 +255,11 @@ def add_update_metadata(p: Profile, w: object, brokers: object, tps: object) -> 
     def body(wv: Expr) -> Expr:
         s = wv.f("state")
         b = Block()
-        parts = b.let("parts", update_metadata_partitions(p, s, lift(tps)))
-        live = b.let("live", context.live_brokers(s))
+        b.parts = update_metadata_partitions(p, s, lift(tps))
+        b.live = context.live_brokers(s)
         states = build_map(
-            parts.filter(lambda tp: context.has_leadership(s, tp)),
-            lambda tp: umr_partition_state(s, live, context.offline_dir_replicas(s), tp),
+            b.parts.filter(lambda tp: context.has_leadership(s, tp)),
+            lambda tp: umr_partition_state(s, b.live, context.offline_dir_replicas(s), tp),
         )
         return b.in_(
             with_batch(
@@ -301,17 +301,17 @@ def add_stop_replica_bulk(p: Profile, w: object, replicas: object, delete: objec
     def body(wv: Expr) -> Expr:
         s = wv.f("state")
         b = Block()
-        sr = b.let("sr", wv.f("batch", "stop_replica"))
+        b.sr = wv.f("batch", "stop_replica")
         states = build_map(
             lift(replicas).to_set().filter(lambda k: k.f("replica").ge(0)),
             lambda k: rec(
                 StopReplicaPartitionState,
                 tp=k.f("tp"),
-                delete_partition=lift(delete) | (sr.has(k) & sr.get(k).f("delete_partition")),
+                delete_partition=lift(delete) | (b.sr.has(k) & b.sr.get(k).f("delete_partition")),
                 leader_epoch=stop_replica_leader_epoch(p, s, k.f("tp")),
             ),
         )
-        return b.in_(with_batch(wv, stop_replica=sr.merge(states)))
+        return b.in_(with_batch(wv, stop_replica=b.sr.merge(states)))
 
     return rule("addStopReplicaRequestForBrokers", "§3.4", unless_moved(w, body))
 
@@ -343,10 +343,8 @@ def send(p: Profile, w: object) -> Expr:
         c = wv.f("state", "controller")
         pending = wv.f("batch")
         block = Block()
-        ids = block.let("ids", c.f("topic_ids"))
-        carry = block.let(
-            "carry", wv.f("state", "config", "inter_broker_protocol").eq(InterBrokerProtocol.KAFKA_2_8_IV1)
-        )
+        block.ids = c.f("topic_ids")
+        block.carry = wv.f("state", "config", "inter_broker_protocol").eq(InterBrokerProtocol.KAFKA_2_8_IV1)
 
         def topic_ids_of(states: Expr) -> Expr:
             """The request's topic IDs (KIP-516): every topic of ``states`` → its context ID, else the zero UUID;
@@ -354,20 +352,22 @@ def send(p: Profile, w: object) -> Expr:
             if not p.topic_ids:
                 return lit(NO_TOPIC_IDS)
             return if_(
-                carry,
-                build_map(states.map(lambda ps: ps.f("tp", "topic")), lambda t: ids.get_or(t, ZERO_UUID)),
+                block.carry,
+                build_map(
+                    states.map(lambda ps: ps.f("tp", "topic")), lambda t: block.ids.get_or(t, ZERO_UUID)
+                ),
                 lit(NO_TOPIC_IDS),
             )
 
-        live = block.let("live", c.f("live_brokers").keys())
-        lair = block.let("lair", pending.f("leader_and_isr"))
-        sr = block.let("sr", pending.f("stop_replica"))
-        ump = block.let("ump", pending.f("update_metadata_partitions"))
+        block.live = c.f("live_brokers").keys()
+        block.lair = pending.f("leader_and_isr")
+        block.sr = pending.f("stop_replica")
+        block.ump = pending.f("update_metadata_partitions")
 
         def lair_request(br: Expr) -> Expr:
             one = Block()
-            states = one.let(
-                "states", lair.keys().filter(lambda k: k.f("replica").eq(br)).map(lambda k: lair.get(k))
+            one.states = (
+                block.lair.keys().filter(lambda k: k.f("replica").eq(br)).map(lambda k: block.lair.get(k))
             )
             return one.in_(
                 rec(
@@ -375,43 +375,43 @@ def send(p: Profile, w: object) -> Expr:
                     broker=br,
                     controller_id=c.f("controller_id"),
                     controller_epoch=c.f("epoch"),
-                    partition_states=states,
-                    topic_ids=topic_ids_of(states),
+                    partition_states=one.states,
+                    topic_ids=topic_ids_of(one.states),
                 )
             )
 
-        leader_and_isr = lair.keys().map(lambda k: k.f("replica")).inter(live).map(lair_request)
+        leader_and_isr = block.lair.keys().map(lambda k: k.f("replica")).inter(block.live).map(lair_request)
         umr = Block()
-        states = umr.let("states", ump.keys().map(lambda k: ump.get(k)))
-        umr_topic_ids = umr.let("umr_topic_ids", topic_ids_of(states))
+        umr.states = block.ump.keys().map(lambda k: block.ump.get(k))
+        umr.umr_topic_ids = topic_ids_of(umr.states)
         update_metadata = umr.in_(
             pending.f("update_metadata_brokers")
-            .inter(live)
+            .inter(block.live)
             .map(
                 lambda br: rec(
                     UpdateMetadataRequest,
                     broker=br,
                     controller_id=c.f("controller_id"),
                     controller_epoch=c.f("epoch"),
-                    live_brokers=live,
-                    partition_states=states,
-                    topic_ids=umr_topic_ids,
+                    live_brokers=block.live,
+                    partition_states=umr.states,
+                    topic_ids=umr.umr_topic_ids,
                 )
             )
         )
         stop_replica = (
-            sr.keys()
+            block.sr.keys()
             .map(lambda k: k.f("replica"))
-            .inter(live)
+            .inter(block.live)
             .map(
                 lambda br: rec(
                     StopReplicaRequest,
                     broker=br,
                     controller_id=c.f("controller_id"),
                     controller_epoch=c.f("epoch"),
-                    partition_states=sr.keys()
+                    partition_states=block.sr.keys()
                     .filter(lambda k: k.f("replica").eq(br))
-                    .map(lambda k: sr.get(k)),
+                    .map(lambda k: block.sr.get(k)),
                 )
             )
         )

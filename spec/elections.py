@@ -83,20 +83,20 @@ def offline_election(inp: Expr) -> Expr:
     isr = inp.f("leader_and_isr", "isr")
     online = inp.f("online")
     b = Block()
-    clean = b.let("clean", ar.first(lambda r: online.contains(r) & isr.contains(r), NO_LEADER))
+    b.clean = ar.first(lambda r: online.contains(r) & isr.contains(r), NO_LEADER)
     unclean = if_(unclean_allowed(inp), ar.first(lambda r: online.contains(r), NO_LEADER), NO_LEADER)
-    leader = b.let("leader", if_(clean.ne(NO_LEADER), clean, unclean))
+    b.leader = if_(b.clean.ne(NO_LEADER), b.clean, unclean)
     new_isr = cond(
-        (leader.eq(NO_LEADER), isr),
-        (isr.contains(leader), isr.filter(lambda r: online.contains(r))),
-        otherwise=seq_of(leader),
+        (b.leader.eq(NO_LEADER), isr),
+        (isr.contains(b.leader), isr.filter(lambda r: online.contains(r))),
+        otherwise=seq_of(b.leader),
     )
     body = b.in_(
         _result(
-            leader,
+            b.leader,
             new_isr,
             ar.filter(lambda r: online.contains(r)),
-            unclean=clean.eq(NO_LEADER) & leader.ne(NO_LEADER),
+            unclean=b.clean.eq(NO_LEADER) & b.leader.ne(NO_LEADER),
         )
     )
     return rule("OfflinePartitionLeaderElectionStrategy", "§6", body)

@@ -10,12 +10,12 @@ from __future__ import annotations
 import enum
 
 from kcspec.spec import batch
-from kcspec.spec.lang import Expr, build_map, cond
+from kcspec.spec.lang import Expr, build_map, enum_name
 
 
 def state_name(state: Expr, states: type[enum.Enum]) -> Expr:
     """The Kafka name of a state of enum ``states``, as logged."""
-    return cond(*((state.eq(v), v.name) for v in states), otherwise="")
+    return enum_name(state, states)
 
 
 def set_states(w: Expr, field: str, states: Expr) -> Expr:

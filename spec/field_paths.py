@@ -29,6 +29,7 @@ from kcspec.spec.lang import (
     Call,
     Const,
     Def,
+    EnumName,
     Expr,
     Field,
     Filter,
@@ -178,6 +179,9 @@ class _Checker:
                 return self.infer(e.body)
             finally:
                 self.where = where
+        if isinstance(e, EnumName):
+            self.infer(e.arg)
+            return None
         if isinstance(e, Call):
             return self._call(e.fn, e.args)
         if isinstance(e, Filter):

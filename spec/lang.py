@@ -15,13 +15,13 @@ if-then-else; boolean connectives; integer comparison and arithmetic; set and se
 membership, union/intersection/difference, subset, size; filter and image over sets and sequences
 (order-preserving on sequences); sorting a set into a sequence and a left fold over a sequence
 (for effects whose order matters); bounded quantifiers; "first element of a sequence such that";
-head, append, concat, distinct; finite maps (get, has, put, delete, keys, build, merge); the
+head, append, concat, distinct; the name of an enum member (``enum_name``); finite maps (get, has, put, delete, keys, build, merge); the
 annotation ``Rule`` that names a sub-expression and cites the semantics section it comes from; and
 named procedures (``procedure`` → ``Def``/``Call``, the spec's operators), built once and used many
 times.
 
 Writing helpers that build exactly the trees of their nested forms: ``Block`` (sequential ``LET`` bindings
-written top to bottom, ``b.let("name", value)`` … ``b.in_(body)``) and ``Expr.with_at`` (an update of a record
+written top to bottom, ``b.name = value`` … ``b.in_(body)``) and ``Expr.with_at`` (an update of a record
 nested inside another without a pyramid of ``with_``). Field names are checked against the record types when
 the spec is built (``kcspec.spec.field_paths``).
 """
@@ -29,6 +29,7 @@ the spec is built (``kcspec.spec.field_paths``).
 from __future__ import annotations
 
 import dataclasses
+import enum
 import functools
 import inspect
 import itertools
@@ -261,6 +262,20 @@ class If(Expr):
     cond: Expr
     then: Expr
     els: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class EnumName(Expr):
+    """The name of a member of the enum ``enum_type`` (``ReplicaState.OnlineReplica`` → ``"OnlineReplica"``), as Kafka
+    logs it: one operator instead of a chain of ``IF``s comparing the value with every member. ``arg`` must be a
+    member of ``enum_type`` (the spec only ever applies it to a value of that type)."""
+
+    arg: Expr
+    enum_type: type[enum.Enum]
+
+    def expanded(self) -> Expr:
+        """The chain of ``IF``s the operator stands for (its definition, for checking that it means the same)."""
+        return cond(*((self.arg.eq(m), m.name) for m in self.enum_type), otherwise="")
 
 
 @dataclass(frozen=True, slots=True)
@@ -547,42 +562,74 @@ def let(value: object, fn: Callable[[Var], Expr]) -> Expr:
 
 
 class Block:
-    """Sequential ``LET`` bindings written top to bottom, the way Kafka's handler code reads::
+    """Sequential ``LET`` bindings written top to bottom, the way Kafka's handler code reads; a step is named
+    once, where it is bound::
 
         b = Block()
-        dead = b.let("dead", replicas.filter(lambda pr: ~is_online(s, pr)))
-        w1 = b.let("w1", replica_state_change(p, w, dead, ReplicaDeletionIneligible))
-        return b.in_(mark_topic_ineligible_for_deletion(w1, topics_of(dead)))
+        b.dead = replicas.filter(lambda pr: ~is_online(s, pr))
+        b.w1 = replica_state_change(p, w, b.dead, ReplicaDeletionIneligible)
+        return b.in_(mark_topic_ineligible_for_deletion(b.w1, topics_of(b.dead)))
 
-    builds the same tree as the nested ``let(value, lambda dead: let(value2, lambda w1: body))``: every
-    ``let`` names a fresh variable ``<name>_<n>`` (the name a lambda parameter would have given it) after
-    its value is built, and ``in_`` wraps the body in the ``Let`` nodes, first binding outermost.
-    A block is used once: ``in_`` may be called a single time.
+    builds the same tree as the nested ``let(value, lambda dead: let(value2, lambda w1: body))``. Assigning
+    ``b.name = value`` binds a fresh variable ``<name>_<n>`` (the name a lambda parameter would have given it;
+    the TLA+ module prints it as ``name``) to the value, built before the binding, so ``b.w = f(b.w)`` reads the
+    previous step ``w`` and binds a new one; reading ``b.name`` is that variable; ``in_`` wraps the body in the
+    ``Let`` nodes, first binding outermost. Reading a name no step has bound is an error naming it and the names
+    bound so far. A block is used once: ``in_`` may be called a single time, and nothing is bound after it.
+
+    Why attributes (and not ``name = b.let(value)``): the block has to know each step's name to print it (the
+    TLA+ ``LET`` names, the spec's dump), and an attribute's name is the one thing Python hands to the object
+    it is assigned on; a local variable's name is not, short of reading the caller's bytecode.
     """
 
-    __slots__ = ("_bindings", "_closed")
+    __slots__ = ("_bindings", "_closed", "_steps")
+    _bindings: list[tuple[str, Expr]]
+    _closed: bool
+    _steps: dict[str, Var]
 
     def __init__(self) -> None:
-        self._bindings: list[tuple[str, Expr]] = []
-        self._closed = False
+        object.__setattr__(self, "_bindings", [])
+        object.__setattr__(self, "_closed", False)
+        object.__setattr__(self, "_steps", {})
 
-    def let(self, name: str, value: object) -> Var:
-        """Bind ``value`` to a fresh variable named after ``name``; later steps and the body may read it."""
+    def __setattr__(self, name: str, value: object) -> None:
+        """``b.name = value``: bind ``value`` to a fresh variable named after ``name``."""
+        if name.startswith("_") or name == "in_":
+            raise ValueError(
+                f"Block: {name!r} cannot name a step (a step's name is a word not starting with _)"
+            )
         if self._closed:
-            raise ValueError(f"Block.let({name!r}): the block was already closed by in_()")
+            raise ValueError(f"Block: step {name!r} bound after the block was closed by in_()")
         v = Var(f"{name}_{next(_counter)}")
         self._bindings.append((v.name, lift(value)))
-        return v
+        self._steps[name] = v
+
+    def __getattr__(self, name: str) -> Var:
+        """``b.name``: the variable of the latest step bound as ``name``."""
+        if name.startswith("_"):
+            raise AttributeError(name)
+        step = self._steps.get(name)
+        if step is None:
+            bound = ", ".join(self._steps) or "none"
+            raise AttributeError(
+                f"Block: step {name!r} is read before it is bound (steps bound so far: {bound})"
+            )
+        return step
 
     def in_(self, body: object) -> Expr:
         """The body under every binding of the block."""
         if self._closed:
             raise ValueError("Block.in_(): the block was already closed")
-        self._closed = True
+        object.__setattr__(self, "_closed", True)
         result = lift(body)
         for name, value in reversed(self._bindings):
             result = Let(name, value, result)
         return result
+
+
+def enum_name(value: object, enum_type: type[enum.Enum]) -> Expr:
+    """The name of ``value``, a member of ``enum_type``, as a string (``EnumName``)."""
+    return EnumName(lift(value), enum_type)
 
 
 def if_(cond: object, then: object, els: object) -> Expr:
@@ -723,6 +770,19 @@ def _contains_expr(value: object) -> bool:
     if isinstance(value, tuple | list | frozenset | set):
         return any(_contains_expr(v) for v in value)
     return False
+
+
+BINDER_FIELDS: dict[type, tuple[str, ...]] = {
+    Let: ("name",),
+    Filter: ("var",),
+    Quant: ("var",),
+    First: ("var",),
+    Image: ("var",),
+    BigUnion: ("var",),
+    MapBuild: ("var",),
+    Fold: ("acc", "var"),
+}
+"""The node kinds that bind a variable, and the fields that name the variables they bind."""
 
 
 def free_vars(e: Expr, _memo: dict[int, frozenset[str]] | None = None) -> frozenset[str]:

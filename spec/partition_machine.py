@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from kcspec.spec import batch, context, element_states, zk
 from kcspec.spec.elections import elect, election_input
-from kcspec.spec.lang import Block, Expr, build_map, cond, if_, let, lit, procedure, rec, rule
+from kcspec.spec.lang import Block, Expr, build_map, cond, if_, lit, procedure, rec, rule
 from kcspec.spec.profiles import Profile
 from kcspec.spec.requests import MACHINE_PARTITION, FailureReason, RequestBatch, StateChangeFailure
 from kcspec.spec.vocabulary import (
@@ -121,15 +121,15 @@ def initialize_leader_and_isr(p: Profile, w: Expr, tps: Expr) -> Expr:
 
     def first_leader(tp: Expr) -> Expr:
         b = Block()
-        lr = b.let("lr", live_of(tp))
+        b.lr = live_of(tp)
         return b.in_(
             rec(
                 LeaderIsrAndControllerEpoch,
                 leader_and_isr=rec(
                     LeaderAndIsr,
-                    leader=lr.head(-1),
+                    leader=b.lr.head(-1),
                     leader_epoch=INITIAL_LEADER_EPOCH,
-                    isr=lr,
+                    isr=b.lr,
                     zk_version=INITIAL_ZK_VERSION,
                 ),
                 controller_epoch=my_epoch,
@@ -143,12 +143,12 @@ def initialize_leader_and_isr(p: Profile, w: Expr, tps: Expr) -> Expr:
             w.with_(moved=True), no_live, ONLINE_NAME, FailureReason.NoAssignedReplicaAlive, new
         )
         b = Block()
-        created = b.let("created", cr.f("created"))
-        w1 = w.with_(state=_set_leadership(cr.f("state"), build_map(created, recs.get)))
+        b.created = cr.f("created")
+        w1 = w.with_(state=_set_leadership(cr.f("state"), build_map(b.created, recs.get)))
         w1 = _failures(w1, no_live, ONLINE_NAME, FailureReason.NoAssignedReplicaAlive, new)
         w1 = _failures(w1, cr.f("exists"), ONLINE_NAME, FailureReason.NodeExists, new)
         w1 = batch.add_leader_and_isr_bulk(
-            p, w1, created, lambda tp: recs.get(tp).f("leader_and_isr", "isr"), True
+            p, w1, b.created, lambda tp: recs.get(tp).f("leader_and_isr", "isr"), True
         )
         # the whole call threw (§5.2a step 4): every partition with a live replica is logged as failed from its
         # current state with the target printed as NewPartition (Kafka's quirk); nothing is initialised
@@ -163,30 +163,62 @@ def initialize_leader_and_isr(p: Profile, w: Expr, tps: Expr) -> Expr:
         return if_(
             cr.f("moved"),
             fenced,
-            if_(cr.f("threw"), threw, b.in_(_put_states(w1, created, PartitionState.OnlinePartition))),
+            if_(cr.f("threw"), threw, b.in_(_put_states(w1, b.created, PartitionState.OnlinePartition))),
         )
 
     b = Block()
-    no_live = b.let("no_live", tps.filter(lambda tp: live_of(tp).is_empty()))
-    recs = b.let("recs", build_map(tps.minus(no_live), first_leader))
-    cr = b.let("cr", zk.create_partition_states(p, s, recs))
-    return rule("initializeLeaderAndIsrForPartitions", "§5.2a", b.in_(after_create(recs, no_live, cr)))
+    b.no_live = tps.filter(lambda tp: live_of(tp).is_empty())
+    b.recs = build_map(tps.minus(b.no_live), first_leader)
+    b.cr = zk.create_partition_states(p, s, b.recs)
+    return rule("initializeLeaderAndIsrForPartitions", "§5.2a", b.in_(after_create(b.recs, b.no_live, b.cr)))
 
 
 # ------------------------------------------------------------------------------------------- §5.2b
 
 
 def _election_round(p: Profile, w: Expr, remaining: Expr, election: LeaderElection) -> Expr:
-    """One ``doElectLeaderForPartitions(remaining, strategy)`` round (§5.2b steps 1–4) → ``ElectionRound``."""
-    s = w.f("state")
+    """One ``doElectLeaderForPartitions(remaining, strategy)`` round (§5.2b steps 1–4) → ``ElectionRound``: the
+    znode round of ``zk.leader_and_isr_round`` that writes the leader and ISR the strategy elects (§6) for every
+    candidate that has one."""
 
-    def after_read(s1: Expr) -> Expr:
-        body = _after_read(s1)
-        if (
-            p.kip455_reassignment
-            or election.strategy is not ElectionStrategy.ReassignPartitionLeaderElectionStrategy
-        ):
-            return body
+    def updates(s1: Expr, b: Block) -> Expr:
+        zkps = s1.f("zk", "partition_states")
+        b.results = build_map(
+            b.cands,
+            lambda tp: elect(
+                p,
+                election.strategy,
+                election_input(p, s1, tp, zkps.get(tp).f("leader_and_isr"), election),
+            ),
+        )
+        b.no_leader = b.cands.filter(lambda tp: b.results.get(tp).f("leader").eq(-1))
+
+        def elected_record(tp: Expr) -> Expr:
+            r = Block()
+            r.lai = zkps.get(tp).f("leader_and_isr")
+            return r.in_(
+                r.lai.with_(
+                    leader=b.results.get(tp).f("leader"),
+                    leader_epoch=r.lai.f("leader_epoch") + 1,
+                    isr=b.results.get(tp).f("isr"),
+                )
+            )
+
+        return build_map(b.cands.minus(b.no_leader), elected_record)
+
+    def written(s1: Expr, b: Block) -> Expr:
+        wr = b.wr
+        w1 = w.with_(state=_set_leadership(wr.f("state"), wr.f("records")))
+        w1 = _failures(w1, b.missing, ONLINE_NAME, FailureReason.LeaderAndIsrMissing)
+        w1 = _failures(w1, b.newer, ONLINE_NAME, FailureReason.WrittenByNewerController)
+        w1 = _failures(w1, b.no_leader, ONLINE_NAME, FailureReason.NoEligibleLeader)
+        w1 = _failures(w1, wr.f("failed"), ONLINE_NAME, FailureReason.ZkError)
+        w1 = batch.add_leader_and_isr_bulk(
+            p, w1, wr.f("records").keys(), lambda tp: b.results.get(tp).f("recipients"), False
+        )
+        return rec(ElectionRound, work=w1, elected=wr.f("records").keys(), retry=wr.f("retry"), threw=False)
+
+    def legacy_reassign_read(s1: Expr, body: Expr) -> Expr:
         # [1.1] ``leaderForReassign`` reads ``partitionsBeingReassigned(tp).newReplicas`` for every partition whose
         # znode was read (not missing, not written by a newer controller): for one that is not being reassigned that
         # throws NoSuchElementException, before this round's failures are logged. ``handleStateChanges``' catch-all
@@ -207,81 +239,23 @@ def _election_round(p: Profile, w: Expr, remaining: Expr, election: LeaderElecti
             body,
         )
 
-    def _after_read(s1: Expr) -> Expr:
-        zkps = s1.f("zk", "partition_states")
-        b = Block()
-        missing = b.let("missing", remaining.filter(lambda tp: ~zkps.has(tp)))
-        newer = b.let(
-            "newer", remaining.minus(missing).filter(lambda tp: zk.written_by_newer_controller(s1, tp))
-        )
-        cands = b.let("cands", remaining.minus(missing).minus(newer))
-        results = b.let(
-            "results",
-            build_map(
-                cands,
-                lambda tp: elect(
-                    p,
-                    election.strategy,
-                    election_input(p, s1, tp, zkps.get(tp).f("leader_and_isr"), election),
-                ),
-            ),
-        )
-        no_leader = b.let("no_leader", cands.filter(lambda tp: results.get(tp).f("leader").eq(-1)))
-
-        def elected_record(tp: Expr) -> Expr:
-            b = Block()
-            lai = b.let("lai", zkps.get(tp).f("leader_and_isr"))
-            return b.in_(
-                lai.with_(
-                    leader=results.get(tp).f("leader"),
-                    leader_epoch=lai.f("leader_epoch") + 1,
-                    isr=results.get(tp).f("isr"),
-                )
-            )
-
-        wr = b.let("wr", zk.update_leader_and_isr(p, s1, build_map(cands.minus(no_leader), elected_record)))
-
-        def written(wr: Expr) -> Expr:
-            w1 = w.with_(state=_set_leadership(wr.f("state"), wr.f("records")))
-            w1 = _failures(w1, missing, ONLINE_NAME, FailureReason.LeaderAndIsrMissing)
-            w1 = _failures(w1, newer, ONLINE_NAME, FailureReason.WrittenByNewerController)
-            w1 = _failures(w1, no_leader, ONLINE_NAME, FailureReason.NoEligibleLeader)
-            w1 = _failures(w1, wr.f("failed"), ONLINE_NAME, FailureReason.ZkError)
-            w1 = batch.add_leader_and_isr_bulk(
-                p, w1, wr.f("records").keys(), lambda tp: results.get(tp).f("recipients"), False
-            )
-            return rec(
-                ElectionRound, work=w1, elected=wr.f("records").keys(), retry=wr.f("retry"), threw=False
-            )
-
-        fenced = rec(
-            ElectionRound,
-            work=w.with_(state=s1, moved=True),
-            elected=frozenset(),
-            retry=frozenset(),
-            threw=False,
-        )
-        return b.in_(if_(wr.f("moved"), fenced, written(wr)))
-
-    return rule(
+    legacy_reassign = (
+        not p.kip455_reassignment
+        and election.strategy is ElectionStrategy.ReassignPartitionLeaderElectionStrategy
+    )
+    return zk.leader_and_isr_round(
+        p,
         "doElectLeaderForPartitions",
         "§5.2b",
-        if_(
-            zk.read_fails(s, remaining),
-            rec(
-                ElectionRound,
-                work=_failures(
-                    w.with_(state=zk.consume_read_faults(s, remaining)),
-                    remaining,
-                    ONLINE_NAME,
-                    FailureReason.ZkError,
-                ),
-                elected=frozenset(),
-                retry=frozenset(),
-                threw=False,
-            ),
-            let(zk.consume_read_faults(s, remaining), after_read),
+        w,
+        remaining,
+        nothing_done=lambda work: rec(
+            ElectionRound, work=work, elected=frozenset(), retry=frozenset(), threw=False
         ),
+        failed=lambda work, tps, reason: _failures(work, tps, ONLINE_NAME, reason),
+        updates=updates,
+        written=written,
+        after_read=legacy_reassign_read if legacy_reassign else None,
     )
 
 
@@ -292,20 +266,16 @@ def elect_leader_for_partitions(p: Profile, w: Expr, tps: Expr, election: Leader
     def finish(wd: Expr, elected: Expr, threw: Expr) -> Expr:
         return if_(wd.f("moved") | threw, wd, _put_states(wd, elected, PartitionState.OnlinePartition))
 
-    def second(r1: Expr) -> Expr:
-        again = r1.f("retry") if p.election_retry_remaining_only else tps
-        b = Block()
-        r2 = b.let("r2", _election_round(p, r1.f("work"), again, election))
-        return b.in_(finish(r2.f("work"), r1.f("elected").union(r2.f("elected")), r2.f("threw")))
-
-    b = Block()
-    r1 = b.let("r1", _election_round(p, w, tps, election))
-    body = b.in_(
-        if_(
-            r1.f("retry").is_empty() | r1.f("threw"),
-            finish(r1.f("work"), r1.f("elected"), r1.f("threw")),
-            second(r1),
-        )
+    body = zk.at_most_two_rounds(
+        Block(),
+        lambda work, remaining: _election_round(p, work, remaining, election),
+        w,
+        tps,
+        done="elected",
+        # [1.1] on BADVERSION the second round re-elects the original full list (§5.2b, bumping epochs again)
+        again=lambda r1: r1.f("retry") if p.election_retry_remaining_only else tps,
+        finish=lambda last, elected: finish(last.f("work"), elected, last.f("threw")),
+        stop=lambda r1: r1.f("threw"),
     )
     return rule("electLeaderForPartitions", "§5.2b", body)
 
@@ -316,16 +286,16 @@ def elect_leader_for_partitions(p: Profile, w: Expr, tps: Expr, election: Leader
 def _to_online(p: Profile, w: Expr, valid: Expr, election: LeaderElection | None) -> Expr:
     states = w.f("state", "controller", "partition_states")
     b = Block()
-    uninit = b.let("uninit", valid.filter(lambda tp: states.get(tp).eq(PartitionState.NewPartition)))
-    w1 = b.let("w1", if_(uninit.is_empty(), w, initialize_leader_and_isr(p, w, uninit)))
-    to_elect = b.let("to_elect", valid.minus(uninit))
+    b.uninit = valid.filter(lambda tp: states.get(tp).eq(PartitionState.NewPartition))
+    b.w1 = if_(b.uninit.is_empty(), w, initialize_leader_and_isr(p, w, b.uninit))
+    b.to_elect = valid.minus(b.uninit)
     # election=None with partitions to elect: Kafka's IllegalArgumentException, the batch is discarded unsent
     elected = (
-        w1.with_(batch=batch.EMPTY_BATCH)
+        b.w1.with_(batch=batch.EMPTY_BATCH)
         if election is None
-        else elect_leader_for_partitions(p, w1, to_elect, election)
+        else elect_leader_for_partitions(p, b.w1, b.to_elect, election)
     )
-    return b.in_(if_(to_elect.is_empty() | w1.f("moved"), w1, elected))
+    return b.in_(if_(b.to_elect.is_empty() | b.w1.f("moved"), b.w1, elected))
 
 
 def _apply_target(
@@ -347,25 +317,19 @@ def partition_state_change(
     def call(wv: Expr, ps: Expr) -> Expr:
         current = wv.f("state", "controller", "partition_states")
         b = Block()
-        states = b.let(
-            "states",
-            current.merge(
-                build_map(
-                    ps.filter(lambda tp: ~current.has(tp)), lambda _tp: PartitionState.NonExistentPartition
-                )
-            ),
+        b.states = current.merge(
+            build_map(ps.filter(lambda tp: ~current.has(tp)), lambda _tp: PartitionState.NonExistentPartition)
         )
-        valid = b.let("valid", ps.filter(lambda tp: valid_prev.contains(states.get(tp))))
-        w1 = b.let(
-            "w1",
-            _failures(
-                _set_partition_states(wv, states),
-                ps.minus(valid),
-                target.name,
-                FailureReason.InvalidTransition,
-            ),
+        b.valid = ps.filter(lambda tp: valid_prev.contains(b.states.get(tp)))
+        b.w1 = _failures(
+            _set_partition_states(wv, b.states),
+            ps.minus(b.valid),
+            target.name,
+            FailureReason.InvalidTransition,
         )
-        return b.in_(batch.send(p, if_(valid.is_empty(), w1, _apply_target(p, w1, valid, target, election))))
+        return b.in_(
+            batch.send(p, if_(b.valid.is_empty(), b.w1, _apply_target(p, b.w1, b.valid, target, election)))
+        )
 
     return rule(
         f"PartitionStateMachine.handleStateChanges({target.name})",
@@ -411,14 +375,14 @@ def initialize_partition_state(p: Profile, w: object) -> Expr:
     def body(wv: Expr) -> Expr:
         s = wv.f("state")
         b = Block()
-        live = b.let("live", context.live_brokers(s))
+        b.live = context.live_brokers(s)
         states = build_map(
             context.all_partitions(s),
             lambda tp: cond(
                 (~context.has_leadership(s, tp), PartitionState.NewPartition),
                 (
                     context.is_online_with(
-                        live, context.offline_dir_replicas(s), context.leader_of(s, tp), tp
+                        b.live, context.offline_dir_replicas(s), context.leader_of(s, tp), tp
                     ),
                     PartitionState.OnlinePartition,
                 ),

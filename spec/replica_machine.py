@@ -96,20 +96,17 @@ def _to_new(p: Profile, w: Expr, valid: Expr) -> Expr:
     partitions with leadership info get LAIR(isNew = true) to themselves (+ UMR); RS := NewReplica."""
     lead = w.f("state", "controller", "leadership")
     b = Block()
-    leaders = b.let(
-        "leaders",
-        valid.filter(
-            lambda pr: (
-                lead.has(pr.f("tp")) & lead.get(pr.f("tp")).f("leader_and_isr", "leader").eq(pr.f("replica"))
-            )
-        ),
+    b.leaders = valid.filter(
+        lambda pr: (
+            lead.has(pr.f("tp")) & lead.get(pr.f("tp")).f("leader_and_isr", "leader").eq(pr.f("replica"))
+        )
     )
-    ok = b.let("ok", valid.minus(leaders))
-    refused = _failures(w, leaders, ReplicaState.OfflineReplica.name, FailureReason.NewReplicaIsLeader)
-    with_leadership = ok.filter(lambda pr: lead.has(pr.f("tp")))
+    b.ok = valid.minus(b.leaders)
+    refused = _failures(w, b.leaders, ReplicaState.OfflineReplica.name, FailureReason.NewReplicaIsLeader)
+    with_leadership = b.ok.filter(lambda pr: lead.has(pr.f("tp")))
     return b.in_(
         batch.add_leader_and_isr_keys(
-            p, _put_states(refused, ok, ReplicaState.NewReplica), with_leadership, True
+            p, _put_states(refused, b.ok, ReplicaState.NewReplica), with_leadership, True
         )
     )
 
@@ -124,20 +121,18 @@ def _to_online_broker(p: Profile, w: Expr, broker: Expr, prs: Expr) -> Expr:
     states = s.f("controller", "replica_states")
     assigns = s.f("controller", "assignments")
     b = Block()
-    from_new = b.let("from_new", prs.filter(lambda pr: states.get(pr).eq(ReplicaState.NewReplica)))
-    appended = b.let(
-        "appended",
-        from_new.filter(lambda pr: ~context.replicas(s, pr.f("tp")).contains(broker)).map(
-            lambda pr: pr.f("tp")
-        ),
+    b.from_new = prs.filter(lambda pr: states.get(pr).eq(ReplicaState.NewReplica))
+    b.appended = b.from_new.filter(lambda pr: ~context.replicas(s, pr.f("tp")).contains(broker)).map(
+        lambda pr: pr.f("tp")
     )
     grown = build_map(
-        appended, lambda tp: context.assignment(s, tp).with_(replicas=context.replicas(s, tp).append(broker))
+        b.appended,
+        lambda tp: context.assignment(s, tp).with_(replicas=context.replicas(s, tp).append(broker)),
     )
-    w1 = b.let("w1", w.with_at("state", "controller", assignments=assigns.merge(grown)))
-    others = prs.minus(from_new).filter(lambda pr: context.has_leadership(s, pr.f("tp")))
+    b.w1 = w.with_at("state", "controller", assignments=assigns.merge(grown))
+    others = prs.minus(b.from_new).filter(lambda pr: context.has_leadership(s, pr.f("tp")))
     return b.in_(
-        _put_states(batch.add_leader_and_isr_keys(p, w1, others, False), prs, ReplicaState.OnlineReplica)
+        _put_states(batch.add_leader_and_isr_keys(p, b.w1, others, False), prs, ReplicaState.OnlineReplica)
     )
 
 
@@ -145,78 +140,54 @@ def _to_online_broker(p: Profile, w: Expr, broker: Expr, prs: Expr) -> Expr:
 
 
 def _isr_removal_round(p: Profile, w: Expr, broker: Expr, remaining: Expr) -> Expr:
-    """One ``doRemoveReplicasFromIsr(broker, remaining)`` round (§4.3 step 3a–e) → ``IsrRemoval``."""
-    s = w.f("state")
+    """One ``doRemoveReplicasFromIsr(broker, remaining)`` round (§4.3 step 3a–e) → ``IsrRemoval``: the znode
+    round of ``zk.leader_and_isr_round`` that drops ``broker`` from the ISR (and from the leadership) of every
+    candidate whose ISR holds it."""
 
-    def after_read(s1: Expr) -> Expr:
+    def without_broker(lai: Expr) -> Expr:
+        return lai.with_(
+            leader=if_(lai.f("leader").eq(broker), NO_LEADER, lai.f("leader")),
+            leader_epoch=lai.f("leader_epoch") + 1,
+            isr=if_(lai.f("isr").size().eq(1), lai.f("isr"), lai.f("isr").minus(set_of(broker))),
+        )
+
+    def updates(s1: Expr, b: Block) -> Expr:
         zkps = s1.f("zk", "partition_states")
+        b.with_r = b.cands.filter(lambda tp: zkps.get(tp).f("leader_and_isr", "isr").contains(broker))
+        return build_map(b.with_r, lambda tp: let(zkps.get(tp).f("leader_and_isr"), without_broker))
+
+    def written(s1: Expr, b: Block) -> Expr:
         my_epoch = s1.f("controller", "epoch")
-
-        def without_broker(lai: Expr) -> Expr:
-            return lai.with_(
-                leader=if_(lai.f("leader").eq(broker), NO_LEADER, lai.f("leader")),
-                leader_epoch=lai.f("leader_epoch") + 1,
-                isr=if_(lai.f("isr").size().eq(1), lai.f("isr"), lai.f("isr").minus(set_of(broker))),
-            )
-
-        b = Block()
-        missing = b.let("missing", remaining.filter(lambda tp: ~zkps.has(tp)))
-        newer = b.let(
-            "newer", remaining.minus(missing).filter(lambda tp: zk.written_by_newer_controller(s1, tp))
-        )
-        cands = b.let("cands", remaining.minus(missing).minus(newer))
-        with_r = b.let(
-            "with_r", cands.filter(lambda tp: zkps.get(tp).f("leader_and_isr", "isr").contains(broker))
-        )
-        wr = b.let(
-            "wr",
-            zk.update_leader_and_isr(
-                p, s1, build_map(with_r, lambda tp: let(zkps.get(tp).f("leader_and_isr"), without_broker))
+        out = Block()
+        out.done = b.wr.f("records").keys().union(b.cands.minus(b.with_r))
+        out.s2 = b.wr.f("state")
+        cached = build_map(
+            out.done,
+            lambda tp: rec(
+                LeaderIsrAndControllerEpoch,
+                leader_and_isr=out.s2.f("zk", "partition_states").get(tp).f("leader_and_isr"),
+                controller_epoch=my_epoch,
             ),
         )
+        w2 = w.with_(
+            state=out.s2.with_at("controller", leadership=out.s2.f("controller", "leadership").merge(cached))
+        )
+        vanished = b.missing.filter(lambda tp: ~context.queued_for_deletion(s1, tp.f("topic")))
+        w2 = _partition_failures(w2, vanished, broker, FailureReason.LeaderAndIsrPathEmpty)
+        w2 = _partition_failures(w2, b.newer, broker, FailureReason.WrittenByNewerController)
+        w2 = _partition_failures(w2, b.wr.f("failed"), broker, FailureReason.ZkError)
+        return out.in_(rec(IsrRemoval, work=w2, done=out.done, retry=b.wr.f("retry")))
 
-        def written(wr: Expr) -> Expr:
-            b = Block()
-            done = b.let("done", wr.f("records").keys().union(cands.minus(with_r)))
-            s2 = b.let("s2", wr.f("state"))
-            cached = build_map(
-                done,
-                lambda tp: rec(
-                    LeaderIsrAndControllerEpoch,
-                    leader_and_isr=s2.f("zk", "partition_states").get(tp).f("leader_and_isr"),
-                    controller_epoch=my_epoch,
-                ),
-            )
-            w2 = w.with_(
-                state=s2.with_at("controller", leadership=s2.f("controller", "leadership").merge(cached))
-            )
-            vanished = missing.filter(lambda tp: ~context.queued_for_deletion(s1, tp.f("topic")))
-            w2 = _partition_failures(w2, vanished, broker, FailureReason.LeaderAndIsrPathEmpty)
-            w2 = _partition_failures(w2, newer, broker, FailureReason.WrittenByNewerController)
-            w2 = _partition_failures(w2, wr.f("failed"), broker, FailureReason.ZkError)
-            return b.in_(rec(IsrRemoval, work=w2, done=done, retry=wr.f("retry")))
-
-        fenced = rec(IsrRemoval, work=w.with_(state=s1, moved=True), done=frozenset(), retry=frozenset())
-        return b.in_(if_(wr.f("moved"), fenced, written(wr)))
-
-    return rule(
+    return zk.leader_and_isr_round(
+        p,
         "doRemoveReplicasFromIsr",
         "§4.3",
-        if_(
-            zk.read_fails(s, remaining),
-            rec(
-                IsrRemoval,
-                work=_partition_failures(
-                    w.with_(state=zk.consume_read_faults(s, remaining)),
-                    remaining,
-                    broker,
-                    FailureReason.ZkError,
-                ),
-                done=frozenset(),
-                retry=frozenset(),
-            ),
-            let(zk.consume_read_faults(s, remaining), after_read),
-        ),
+        w,
+        remaining,
+        nothing_done=lambda work: rec(IsrRemoval, work=work, done=frozenset(), retry=frozenset()),
+        failed=lambda work, tps, reason: _partition_failures(work, tps, broker, reason),
+        updates=updates,
+        written=written,
     )
 
 
@@ -269,14 +240,16 @@ def _to_offline_broker(p: Profile, w: Expr, broker: Expr, prs: Expr) -> Expr:
 
     def body(wa: Expr) -> Expr:
         b = Block()
-        tps = b.let("tps", prs.map(lambda pr: pr.f("tp")))
-        p_l = b.let("p_l", tps.filter(lambda tp: lead.has(tp)))
-        r1 = b.let("r1", _isr_removal_round(p, wa, broker, p_l))
-        retry = Block()
-        r2 = retry.let("r2", _isr_removal_round(p, r1.f("work"), broker, r1.f("retry")))
-        retried = retry.in_(finish(r2.f("work"), r1.f("done").union(r2.f("done")), tps.minus(p_l)))
-        return b.in_(
-            if_(r1.f("retry").is_empty(), finish(r1.f("work"), r1.f("done"), tps.minus(p_l)), retried)
+        b.tps = prs.map(lambda pr: pr.f("tp"))
+        b.p_l = b.tps.filter(lambda tp: lead.has(tp))
+        return zk.at_most_two_rounds(
+            b,
+            lambda work, remaining: _isr_removal_round(p, work, broker, remaining),
+            wa,
+            b.p_l,
+            done="done",
+            again=lambda r1: r1.f("retry"),
+            finish=lambda last, done: finish(last.f("work"), done, b.tps.minus(b.p_l)),
         )
 
     return batch.unless_moved(batch.add_stop_replica_bulk(p, w, prs, False), lambda wa: body(wa))
@@ -292,23 +265,23 @@ def _to_non_existent(w: Expr, valid: Expr) -> Expr:
 
     def shrunk(tp: Expr) -> Expr:
         b = Block()
-        gone = b.let("gone", valid.filter(lambda pr: pr.f("tp").eq(tp)).map(lambda pr: pr.f("replica")))
-        fa = b.let("fa", context.assignment(s, tp))
+        b.gone = valid.filter(lambda pr: pr.f("tp").eq(tp)).map(lambda pr: pr.f("replica"))
+        b.fa = context.assignment(s, tp)
         return b.in_(
-            fa.with_(
-                replicas=fa.f("replicas").minus(gone),
-                adding=fa.f("adding").minus(gone),
-                removing=fa.f("removing").minus(gone),
+            b.fa.with_(
+                replicas=b.fa.f("replicas").minus(b.gone),
+                adding=b.fa.f("adding").minus(b.gone),
+                removing=b.fa.f("removing").minus(b.gone),
             )
         )
 
     b = Block()
-    tps = b.let("tps", valid.map(lambda pr: pr.f("tp")))
+    b.tps = valid.map(lambda pr: pr.f("tp"))
     return b.in_(
         w.with_at(
             "state",
             "controller",
-            assignments=c.f("assignments").merge(build_map(tps, shrunk)),
+            assignments=c.f("assignments").merge(build_map(b.tps, shrunk)),
             replica_states=c.f("replica_states").delete_all(valid),
         )
     )
@@ -357,20 +330,14 @@ def replica_state_change(p: Profile, w: object, replicas: object, target: Replic
     def call(wv: Expr, rs: Expr) -> Expr:
         current = wv.f("state", "controller", "replica_states")
         b = Block()
-        states = b.let(
-            "states",
-            current.merge(
-                build_map(rs.filter(lambda pr: ~current.has(pr)), lambda _pr: ReplicaState.NonExistentReplica)
-            ),
+        b.states = current.merge(
+            build_map(rs.filter(lambda pr: ~current.has(pr)), lambda _pr: ReplicaState.NonExistentReplica)
         )
-        valid = b.let("valid", rs.filter(lambda pr: valid_prev.contains(states.get(pr))))
-        w1 = b.let(
-            "w1",
-            _failures(
-                _set_replica_states(wv, states), rs.minus(valid), target.name, FailureReason.InvalidTransition
-            ),
+        b.valid = rs.filter(lambda pr: valid_prev.contains(b.states.get(pr)))
+        b.w1 = _failures(
+            _set_replica_states(wv, b.states), rs.minus(b.valid), target.name, FailureReason.InvalidTransition
         )
-        return b.in_(batch.send(p, if_(valid.is_empty(), w1, _apply_target(p, w1, valid, target))))
+        return b.in_(batch.send(p, if_(b.valid.is_empty(), b.w1, _apply_target(p, b.w1, b.valid, target))))
 
     return rule(
         f"ReplicaStateMachine.handleStateChanges({target.name})",
@@ -389,11 +356,11 @@ def initialize_replica_state(p: Profile, w: object) -> Expr:
     def body(wv: Expr) -> Expr:
         s = wv.f("state")
         b = Block()
-        live = b.let("live", context.live_brokers(s))
+        b.live = context.live_brokers(s)
         states = build_map(
             context.replicas_of_partitions(s, context.all_partitions(s)),
             lambda pr: if_(
-                context.is_online_with(live, context.offline_dir_replicas(s), pr.f("replica"), pr.f("tp")),
+                context.is_online_with(b.live, context.offline_dir_replicas(s), pr.f("replica"), pr.f("tp")),
                 ReplicaState.OnlineReplica,
                 ReplicaState.ReplicaDeletionIneligible,
             ),

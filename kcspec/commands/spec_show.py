@@ -1,5 +1,6 @@
 """``kcspec spec show``: a profile's transition tables and behaviour flags, or every rendering of one rule
-(``--rule NAME``); ``kcspec spec rules``: write or check ``docs/rules.md``."""
+(``--rule NAME``); ``kcspec spec rules``: write or check ``docs/rules.md``; ``kcspec spec dump``: the spec's
+canonical text (``kcspec.model.spec_dump``)."""
 
 from __future__ import annotations
 
@@ -156,3 +157,34 @@ def rules(out: Path, check_only: bool) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text, encoding="utf-8")
     click.echo(f"wrote {out} ({len(rule_index.rule_names())} rules)")
+
+
+@command.command(name="dump")
+@options.profile(optional=True, help="The profile to dump (default: every profile, one after the other).")
+@options.report_file("--out", "out", help="Write the dump to this file instead of standard output.")
+@click.option(
+    "--expand",
+    is_flag=True,
+    help="Print operators that stand for a tree of other nodes (the name of an enum member) as that tree.",
+)
+def dump(profile: str | None, out: Path | None, expand: bool) -> None:
+    """Print the spec's canonical dump: every action, invariant and procedure of the profile(s), deterministic,
+    with fresh variables renumbered and spans left out, so that a refactoring of spec/ can be checked to leave
+    the spec unchanged (compare two dumps with cmp or diff).
+
+    \b
+    Examples:
+      kcspec spec dump --out /tmp/before.txt
+      kcspec spec dump --profile kafka-1.1 | less
+    """
+    from kcspec.model import spec_dump
+
+    if profile:
+        text = spec_dump.dump(profiles.get_profile(profile), expand=expand)
+    else:
+        text = spec_dump.dump_all(expand=expand)
+    if out is None:
+        click.echo(text, nl=False)
+        return
+    out.write_text(text, encoding="utf-8")
+    click.echo(f"wrote {out} ({text.count(chr(10))} lines)")

@@ -126,6 +126,11 @@ def _if(w: _Printer, e: L.If) -> str:
     return f"if {w.p(e.cond)} then {w.p(e.then)} else {w.p(e.els)}"
 
 
+@_on(L.EnumName)
+def _enum_name(w: _Printer, e: L.EnumName) -> str:
+    return f"name({w.p(e.arg)})"
+
+
 @_on(L.Not)
 def _not(w: _Printer, e: L.Not) -> str:
     return f"¬{_atom(w.p(e.arg))}"

@@ -672,6 +672,13 @@ def _t_if(self: Emitter, e: L.If) -> Out:
     )
 
 
+@_HANDLERS.on(L.EnumName)
+def _t_enum_name(self: Emitter, e: L.EnumName) -> Out:
+    # an enum member is its name in the TLA+ module (``values.value_block``): the name of a value is the value
+    arg = self.emit(e.arg)
+    return Out(arg.block, arg.prec, ty.STR)
+
+
 @_HANDLERS.on(L.Not)
 def _t_not(self: Emitter, e: L.Not) -> Out:
     arg = self.emit(e.arg)

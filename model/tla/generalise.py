@@ -29,16 +29,7 @@ from kcspec.model.tla.share import _parts, _rebuild
 from kcspec.spec import lang as L
 from kcspec.spec.spans import Span
 
-_BINDER_FIELDS: dict[type, tuple[str, ...]] = {
-    L.Let: ("name",),
-    L.Filter: ("var",),
-    L.Quant: ("var",),
-    L.First: ("var",),
-    L.Image: ("var",),
-    L.BigUnion: ("var",),
-    L.MapBuild: ("var",),
-    L.Fold: ("acc", "var"),
-}
+_BINDER_FIELDS = L.BINDER_FIELDS
 """The fields holding the names a binding construct binds."""
 
 _SCOPE_FIELD: dict[type, str] = {

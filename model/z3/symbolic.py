@@ -138,6 +138,9 @@ class SymbolicEvaluator:
         els = self._under(V.b_not(c), e.els, env)
         return V.merge(c, then, els)
 
+    def _enum_name(self, e: L.EnumName, env: dict[str, Any]) -> Any:
+        return V.enum_name(e.enum_type, self._e(e.arg, env))
+
     def _not(self, e: L.Not, env: dict[str, Any]) -> Any:
         return V.b_not(V.as_bool(self._e(e.arg, env)))
 
@@ -434,6 +437,7 @@ for _kind, _method in (
     (L.With, SymbolicEvaluator._with),
     (L.Let, SymbolicEvaluator._let),
     (L.If, SymbolicEvaluator._if),
+    (L.EnumName, SymbolicEvaluator._enum_name),
     (L.Not, SymbolicEvaluator._not),
     (L.And, SymbolicEvaluator._and),
     (L.Or, SymbolicEvaluator._or),

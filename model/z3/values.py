@@ -174,6 +174,20 @@ def enum_sort(cls: type[enum.Enum]) -> tuple[Any, dict[Any, Any]]:
     return found
 
 
+def enum_name(cls: type[enum.Enum], v: Any) -> Any:
+    """The name of ``v``, a member of ``cls`` (concrete) or a term of its ``EnumSort``, as a string (term)."""
+    if isinstance(v, cls):
+        return v.name
+    if not is_z3(v):
+        raise SymbolicError(f"the name of a {cls.__name__} applied to {type(v).__name__} value {v!r}")
+    consts = enum_sort(cls)[1]
+    *firsts, last = list(cls)
+    term = z3.StringVal(last.name)
+    for m in reversed(firsts):
+        term = z3.If(v == consts[m], z3.StringVal(m.name), term)
+    return term
+
+
 def scalar_term(v: Any) -> Any:
     """The Z3 term of a concrete scalar, or the term itself."""
     if is_z3(v):

@@ -68,33 +68,30 @@ def on_broker_startup(p: Profile, w: Expr, new_brokers: Expr) -> Expr:
 
     def resume_deletion(y: Expr, hosted: Expr) -> Expr:
         b = Block()
-        deleting = b.let(
-            "deleting",
-            hosted.filter(lambda pr: context.queued_for_deletion(common.st(y), pr.f("tp", "topic"))),
-        )
+        b.deleting = hosted.filter(lambda pr: context.queued_for_deletion(common.st(y), pr.f("tp", "topic")))
         return b.in_(
             if_(
-                deleting.is_empty(),
+                b.deleting.is_empty(),
                 y,
-                deletion.resume_deletion_for_topics(p, y, deleting.map(lambda pr: pr.f("tp", "topic"))),
+                deletion.resume_deletion_for_topics(p, y, b.deleting.map(lambda pr: pr.f("tp", "topic"))),
             )
         )
 
     def body(x: Expr) -> Expr:
         b = Block()
-        hosted = b.let("hosted", context.replicas_on_brokers(common.st(x), new_brokers))
+        b.hosted = context.replicas_on_brokers(common.st(x), new_brokers)
         started = common.pipe(
             x,
             lambda y: clear_offline_dirs(y, new_brokers),
             umrs,
-            lambda y: replica_state_change(p, y, hosted, ReplicaState.OnlineReplica),
+            lambda y: replica_state_change(p, y, b.hosted, ReplicaState.OnlineReplica),
             lambda y: trigger_online_partition_state_change(p, y),
         )
         return b.in_(
             common.attempt_pipe(
                 common.ok(started),
                 lambda y: resume(p, y, new_brokers),
-                common.as_attempt(lambda y: resume_deletion(y, hosted)),
+                common.as_attempt(lambda y: resume_deletion(y, b.hosted)),
             )
         )
 
@@ -111,26 +108,21 @@ def on_replicas_become_offline(p: Profile, w: Expr, replicas: object) -> Expr:
     def body(x: Expr) -> Expr:
         s = common.st(x)
         b = Block()
-        r_del = b.let(
-            "r_del", lift(replicas).filter(lambda pr: context.queued_for_deletion(s, pr.f("tp", "topic")))
+        b.r_del = lift(replicas).filter(lambda pr: context.queued_for_deletion(s, pr.f("tp", "topic")))
+        b.r_keep = lift(replicas).minus(b.r_del)
+        b.p_off = context.partitions_with_offline_leader(s)
+        b.y1 = partition_state_change(p, x, b.p_off, PartitionState.OfflinePartition, None)
+        b.electable = context.partitions_in_states(
+            common.st(b.y1), frozenset({PartitionState.OfflinePartition, PartitionState.NewPartition})
         )
-        r_keep = b.let("r_keep", lift(replicas).minus(r_del))
-        p_off = b.let("p_off", context.partitions_with_offline_leader(s))
-        y1 = b.let("y1", partition_state_change(p, x, p_off, PartitionState.OfflinePartition, None))
-        electable = b.let(
-            "electable",
-            context.partitions_in_states(
-                common.st(y1), frozenset({PartitionState.OfflinePartition, PartitionState.NewPartition})
-            ),
-        )
-        y2 = b.let("y2", trigger_online_partition_state_change(p, y1))
+        b.y2 = trigger_online_partition_state_change(p, b.y1)
         return b.in_(
             common.pipe(
-                y2,
-                lambda y: replica_state_change(p, y, r_keep, ReplicaState.OfflineReplica),
-                lambda y: if_(r_del.is_empty(), y, deletion.fail_replica_deletion(p, y, r_del)),
+                b.y2,
+                lambda y: replica_state_change(p, y, b.r_keep, ReplicaState.OfflineReplica),
+                lambda y: if_(b.r_del.is_empty(), y, deletion.fail_replica_deletion(p, y, b.r_del)),
                 lambda y: if_(
-                    umr_condition(p, p_off, r_keep, electable, y2),
+                    umr_condition(p, b.p_off, b.r_keep, b.electable, b.y2),
                     common.send_update_metadata(
                         p, y, context.live_or_shutting_down(common.st(y)), frozenset()
                     ),
@@ -156,16 +148,13 @@ def on_broker_failure(p: Profile, w: Expr, dead: Expr) -> Expr:
     """``onBrokerFailure(B)`` (§7.4): clear offline dirs, drop B from the shutting-down set, and
     ``onReplicasBecomeOffline`` of every replica hosted by B."""
     b = Block()
-    x = b.let(
-        "x",
-        common.set_ctx(
-            clear_offline_dirs(w, dead), shutting_down=common.ctx(w).f("shutting_down").minus(dead)
-        ),
+    b.x = common.set_ctx(
+        clear_offline_dirs(w, dead), shutting_down=common.ctx(w).f("shutting_down").minus(dead)
     )
     return rule(
         "onBrokerFailure",
         "§7.4",
-        b.in_(on_replicas_become_offline(p, x, context.replicas_on_brokers(common.st(x), dead))),
+        b.in_(on_replicas_become_offline(p, b.x, context.replicas_on_brokers(common.st(b.x), dead))),
     )
 
 
@@ -208,19 +197,23 @@ def process_broker_change(p: Profile, w: Expr) -> Expr:
             else lift(frozenset())
         )
         block = Block()
-        new = block.let("new", registered.keys().minus(known.keys()))
-        bnc = block.let("bnc", bounced)
-        dead = block.let("dead", known.keys().minus(registered.keys()))
+        block.new = registered.keys().minus(known.keys())
+        block.bnc = bounced
+        block.dead = known.keys().minus(registered.keys())
         return block.in_(
             common.attempt_pipe(
-                common.ok(x if p.bounce_detection else remove_live_brokers(x, dead)),
+                common.ok(x if p.bounce_detection else remove_live_brokers(x, block.dead)),
                 lambda y: if_(
-                    new.is_empty(), common.ok(y), on_broker_startup(p, add_live_brokers(y, new), new)
+                    block.new.is_empty(),
+                    common.ok(y),
+                    on_broker_startup(p, add_live_brokers(y, block.new), block.new),
                 ),
-                lambda y: if_(bnc.is_empty(), common.ok(y), restart(y, bnc)),
+                lambda y: if_(block.bnc.is_empty(), common.ok(y), restart(y, block.bnc)),
                 common.as_attempt(
                     lambda y: if_(
-                        dead.is_empty(), y, on_broker_failure(p, remove_live_brokers(y, dead), dead)
+                        block.dead.is_empty(),
+                        y,
+                        on_broker_failure(p, remove_live_brokers(y, block.dead), block.dead),
                     )
                 ),
             ).f("work")
@@ -292,11 +285,11 @@ def process_leader_and_isr_response(p: Profile, w: Expr, broker: Expr, storage_e
     """``LeaderAndIsrResponseReceived`` (§7.5): partitions answered KAFKA_STORAGE_ERROR join the broker's offline
     dirs; the newly offline ones go through ``onReplicasBecomeOffline``."""
     b = Block()
-    x = b.let("x", w)
-    offline = b.let("offline", storage_errors.to_set().map(lambda tp: context.replica(tp, broker)))
-    newly = b.let("newly", offline.minus(common.ctx(x).f("offline_replicas")))
-    y = b.let("y", common.set_ctx(x, offline_replicas=common.ctx(x).f("offline_replicas").union(offline)))
-    handled = b.in_(if_(newly.is_empty(), y, on_replicas_become_offline(p, y, newly)))
+    b.x = w
+    b.offline = storage_errors.to_set().map(lambda tp: context.replica(tp, broker))
+    b.newly = b.offline.minus(common.ctx(b.x).f("offline_replicas"))
+    b.y = common.set_ctx(b.x, offline_replicas=common.ctx(b.x).f("offline_replicas").union(b.offline))
+    handled = b.in_(if_(b.newly.is_empty(), b.y, on_replicas_become_offline(p, b.y, b.newly)))
     return rule("processLeaderAndIsrResponseReceived", "§7.5", handled)
 
 

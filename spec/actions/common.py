@@ -349,56 +349,55 @@ def read_state_znodes(w: Expr, tps: object) -> Expr:
     """A controller read of the state znodes of ``tps`` (``getTopicPartitionStates``) as an ``Attempt``: it throws
     when a CONNECTIONLOSS fault is armed on one of them (the faults are consumed, ``zk.read_fails``)."""
     b = Block()
-    x = b.let("x", w)
-    ts = b.let("ts", tps)
-    failed = thrown(x.with_(state=zk.consume_read_faults(st(x), ts)))
-    return b.in_(if_(zk.read_fails(st(x), ts), failed, ok(x)))
+    b.x = w
+    b.ts = tps
+    failed = thrown(b.x.with_(state=zk.consume_read_faults(st(b.x), b.ts)))
+    return b.in_(if_(zk.read_fails(st(b.x), b.ts), failed, ok(b.x)))
 
 
 def refresh_leadership_cache(w: Expr, tps: object) -> Expr:
     """``updateLeaderAndIsrCache(P)`` after a successful read: LI(p) := the znode exactly as stored (its controller
     epoch kept) for every p ∈ P whose znode exists (§7.1 step 4, §7.11)."""
     b = Block()
-    x = b.let("x", w)
-    states = b.let("states", zk_of(x).f("partition_states"))
-    read = build_map(lift(tps).filter(lambda tp: states.has(tp)), lambda tp: states.get(tp))
-    return b.in_(set_ctx(x, leadership=ctx(x).f("leadership").merge(read)))
+    b.x = w
+    b.states = zk_of(b.x).f("partition_states")
+    read = build_map(lift(tps).filter(lambda tp: b.states.has(tp)), lambda tp: b.states.get(tp))
+    return b.in_(set_ctx(b.x, leadership=ctx(b.x).f("leadership").merge(read)))
 
 
 def _update_leader_epoch_once(p: Profile, w: Expr, tp: Expr, cache: bool, retries: int) -> Expr:
     def write(x: Expr) -> Expr:
         s = st(x)
         b = Block()
-        zw = b.let(
-            "zw",
-            zk.update_leader_and_isr(
-                p,
-                s,
-                build_map(
-                    set_of(tp),
-                    lambda t: (
-                        zk.znode(s, t)
-                        .f("leader_and_isr")
-                        .with_(leader_epoch=zk.znode(s, t).f("leader_and_isr", "leader_epoch") + 1)
-                    ),
+        b.zw = zk.update_leader_and_isr(
+            p,
+            s,
+            build_map(
+                set_of(tp),
+                lambda t: (
+                    zk.znode(s, t)
+                    .f("leader_and_isr")
+                    .with_(leader_epoch=zk.znode(s, t).f("leader_and_isr", "leader_epoch") + 1)
                 ),
             ),
         )
         written = Block()
-        y = written.let("y", x.with_(state=zw.f("state")))
+        written.y = x.with_(state=b.zw.f("state"))
         cached = written.in_(
-            set_ctx(y, leadership=ctx(y).f("leadership").put(tp, zw.f("records").get(tp))) if cache else y
+            set_ctx(written.y, leadership=ctx(written.y).f("leadership").put(tp, b.zw.f("records").get(tp)))
+            if cache
+            else written.y
         )
         retried = (
-            _update_leader_epoch_once(p, x.with_(state=zw.f("state")), tp, cache, retries - 1)
+            _update_leader_epoch_once(p, x.with_(state=b.zw.f("state")), tp, cache, retries - 1)
             if retries > 0
-            else thrown(x.with_(state=zw.f("state")))
+            else thrown(x.with_(state=b.zw.f("state")))
         )
         return b.in_(
             cond(
-                (zw.f("moved"), ok(x.with_(moved=True))),
-                (zw.f("failed").contains(tp), thrown(x.with_(state=zw.f("state")))),
-                (zw.f("retry").contains(tp), retried),
+                (b.zw.f("moved"), ok(x.with_(moved=True))),
+                (b.zw.f("failed").contains(tp), thrown(x.with_(state=b.zw.f("state")))),
+                (b.zw.f("retry").contains(tp), retried),
                 otherwise=ok(cached),
             )
         )
@@ -420,9 +419,9 @@ def update_leader_epoch(p: Profile, w: Expr, tp: object, cache: bool) -> Expr:
     one-shot, so one retry always suffices); a failed CheckOp → ControllerMovedException. On success the znode
     holds the new record; ``cache`` (2.8, KAFKA-9212) also puts it in the leadership cache (1.1 does not)."""
     b = Block()
-    t = b.let("t", tp)
+    b.t = tp
     return rule(
-        "updateLeaderEpoch", "§7.7.2", b.in_(_update_leader_epoch_once(p, lift(w), t, cache, retries=1))
+        "updateLeaderEpoch", "§7.7.2", b.in_(_update_leader_epoch_once(p, lift(w), b.t, cache, retries=1))
     )
 
 

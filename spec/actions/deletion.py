@@ -91,29 +91,29 @@ def mark_topic_ineligible_for_deletion(w: Expr, topics: object) -> Expr:
     Note (code-derived): callers that mark before enqueuing (``TopicDeletion``) mark nothing for topics that are
     not yet queued."""
     b = Block()
-    x = b.let("x", w)
-    queued = lift(topics).to_set().inter(common.ctx(x).f("topics_to_be_deleted"))
+    b.x = w
+    queued = lift(topics).to_set().inter(common.ctx(b.x).f("topics_to_be_deleted"))
     marked = common.set_ctx(
-        x, topics_ineligible_for_deletion=common.ctx(x).f("topics_ineligible_for_deletion").union(queued)
+        b.x, topics_ineligible_for_deletion=common.ctx(b.x).f("topics_ineligible_for_deletion").union(queued)
     )
-    return rule("markTopicIneligibleForDeletion", "§8", b.in_(if_(deletion_enabled(x), marked, x)))
+    return rule("markTopicIneligibleForDeletion", "§8", b.in_(if_(deletion_enabled(b.x), marked, b.x)))
 
 
 def remove_topic(w: Expr, topic: object) -> Expr:
     """``ControllerContext.removeTopic(t)`` (§3.1): drop t from the deletion sets, ``allTopics``, ``topicIds``, the
     assignments and the leadership cache; partition states are kept."""
     b = Block()
-    c = b.let("c", common.ctx(w))
-    tps = b.let("tps", c.f("assignments").keys().filter(lambda tp: tp.f("topic").eq(topic)))
+    b.c = common.ctx(w)
+    b.tps = b.c.f("assignments").keys().filter(lambda tp: tp.f("topic").eq(topic))
     return b.in_(
         common.set_ctx(
             w,
-            topics_to_be_deleted=c.f("topics_to_be_deleted").minus(set_of(topic)),
-            topics_with_deletion_started=c.f("topics_with_deletion_started").minus(set_of(topic)),
-            all_topics=c.f("all_topics").minus(set_of(topic)),
-            topic_ids=c.f("topic_ids").delete_all(set_of(topic)),
-            assignments=c.f("assignments").delete_all(tps),
-            leadership=c.f("leadership").delete_all(tps),
+            topics_to_be_deleted=b.c.f("topics_to_be_deleted").minus(set_of(topic)),
+            topics_with_deletion_started=b.c.f("topics_with_deletion_started").minus(set_of(topic)),
+            all_topics=b.c.f("all_topics").minus(set_of(topic)),
+            topic_ids=b.c.f("topic_ids").delete_all(set_of(topic)),
+            assignments=b.c.f("assignments").delete_all(b.tps),
+            leadership=b.c.f("leadership").delete_all(b.tps),
         )
     )
 
@@ -128,20 +128,19 @@ def complete_delete_topic(p: Profile, w: Expr, topic: object) -> Expr:
 
     def without_topic(z: Expr) -> Expr:
         b = Block()
-        tps = b.let(
-            "tps",
+        b.tps = (
             z.f("assignments")
             .keys()
             .union(z.f("partition_states").keys())
-            .filter(lambda tp: tp.f("topic").eq(topic)),
+            .filter(lambda tp: tp.f("topic").eq(topic))
         )
         return b.in_(
             z.with_(
                 topics=z.f("topics").minus(set_of(topic)),
                 topic_ids=z.f("topic_ids").delete_all(set_of(topic)),
-                assignments=z.f("assignments").delete_all(tps),
-                partition_states=z.f("partition_states").delete_all(tps),
-                faults=z.f("faults").delete_all(tps),
+                assignments=z.f("assignments").delete_all(b.tps),
+                partition_states=z.f("partition_states").delete_all(b.tps),
+                faults=z.f("faults").delete_all(b.tps),
                 delete_topics=z.f("delete_topics").minus(set_of(topic)),
             )
         )
@@ -190,21 +189,18 @@ def on_partition_deletion(p: Profile, w: Expr, topics: object) -> Expr:
     def body(x: Expr) -> Expr:
         s = common.st(x)
         b = Block()
-        all_r = b.let("all_r", replicas_of_topics(s, topics))
-        dead = b.let("dead", all_r.filter(lambda pr: ~context.is_online(s, pr.f("replica"), pr.f("tp"))))
-        retry = b.let(
-            "retry",
-            all_r.minus(dead).filter(
-                lambda pr: context.replica_state(s, pr).ne(ReplicaState.ReplicaDeletionSuccessful)
-            ),
+        b.all_r = replicas_of_topics(s, topics)
+        b.dead = b.all_r.filter(lambda pr: ~context.is_online(s, pr.f("replica"), pr.f("tp")))
+        b.retry = b.all_r.minus(b.dead).filter(
+            lambda pr: context.replica_state(s, pr).ne(ReplicaState.ReplicaDeletionSuccessful)
         )
         return b.in_(
             common.pipe(
                 x,
-                lambda y: replica_state_change(p, y, dead, ReplicaState.ReplicaDeletionIneligible),
-                lambda y: replica_state_change(p, y, retry, ReplicaState.OfflineReplica),
-                lambda y: replica_state_change(p, y, retry, ReplicaState.ReplicaDeletionStarted),
-                lambda y: mark_topic_ineligible_for_deletion(y, dead.map(lambda pr: pr.f("tp", "topic"))),
+                lambda y: replica_state_change(p, y, b.dead, ReplicaState.ReplicaDeletionIneligible),
+                lambda y: replica_state_change(p, y, b.retry, ReplicaState.OfflineReplica),
+                lambda y: replica_state_change(p, y, b.retry, ReplicaState.ReplicaDeletionStarted),
+                lambda y: mark_topic_ineligible_for_deletion(y, b.dead.map(lambda pr: pr.f("tp", "topic"))),
             )
         )
 
@@ -220,23 +216,27 @@ def on_topic_deletion(p: Profile, w: Expr, topics: object) -> Expr:
 
         def begin(x: Expr) -> Expr:
             b = Block()
-            unseen = b.let("unseen", lift(topics).minus(common.ctx(x).f("topics_with_deletion_started")))
+            b.unseen = lift(topics).minus(common.ctx(x).f("topics_with_deletion_started"))
             started = Block()
-            parts = started.let("parts", partitions_of_topics(common.st(x), unseen))
+            started.parts = partitions_of_topics(common.st(x), b.unseen)
             start = started.in_(
                 common.pipe(
                     x,
-                    lambda y: partition_state_change(p, y, parts, PartitionState.OfflinePartition, None),
-                    lambda y: partition_state_change(p, y, parts, PartitionState.NonExistentPartition, None),
+                    lambda y: partition_state_change(
+                        p, y, started.parts, PartitionState.OfflinePartition, None
+                    ),
+                    lambda y: partition_state_change(
+                        p, y, started.parts, PartitionState.NonExistentPartition, None
+                    ),
                     lambda y: common.set_ctx(
                         y,
                         topics_with_deletion_started=common.ctx(y)
                         .f("topics_with_deletion_started")
-                        .union(unseen),
+                        .union(b.unseen),
                     ),
                 )
             )
-            return b.in_(if_(unseen.is_empty(), x, start))
+            return b.in_(if_(b.unseen.is_empty(), x, start))
 
         steps.append(begin)
     steps += [
@@ -252,14 +252,14 @@ def retry_deletion_for_ineligible_replicas(p: Profile, w: Expr, topics: object) 
     """``retryDeletionForIneligibleReplicas(T)`` / [1.1] ``markTopicForDeletionRetry(t)``: every
     ReplicaDeletionIneligible replica of T → OfflineReplica (§8)."""
     b = Block()
-    x = b.let("x", w)
-    ineligible = replicas_of_topics(common.st(x), topics).filter(
-        lambda pr: context.replica_state(common.st(x), pr).eq(ReplicaState.ReplicaDeletionIneligible)
+    b.x = w
+    ineligible = replicas_of_topics(common.st(b.x), topics).filter(
+        lambda pr: context.replica_state(common.st(b.x), pr).eq(ReplicaState.ReplicaDeletionIneligible)
     )
     return rule(
         "retryDeletionForIneligibleReplicas",
         "§8",
-        b.in_(replica_state_change(p, x, ineligible, ReplicaState.OfflineReplica)),
+        b.in_(replica_state_change(p, b.x, ineligible, ReplicaState.OfflineReplica)),
     )
 
 
@@ -275,18 +275,20 @@ def resume_deletions(p: Profile, w: Expr) -> Expr:
         def body(x: Expr) -> Expr:
             s = common.st(x)
             b = Block()
-            queued = b.let("queued", common.ctx(x).f("topics_to_be_deleted"))
-            done = b.let("done", queued.filter(lambda t: all_replicas_deleted(s, t)))
-            retry = b.let("retry", queued.filter(lambda t: retry_candidate(s, t)))
-            eligible = b.let("eligible", queued.minus(done).filter(lambda t: eligible_for_deletion(s, t)))
+            b.queued = common.ctx(x).f("topics_to_be_deleted")
+            b.done = b.queued.filter(lambda t: all_replicas_deleted(s, t))
+            b.retry = b.queued.filter(lambda t: retry_candidate(s, t))
+            b.eligible = b.queued.minus(b.done).filter(lambda t: eligible_for_deletion(s, t))
             return b.in_(
                 common.pipe(
                     x,
                     lambda y: common.work_fold(
-                        done.sorted(), y, lambda acc, t: complete_delete_topic(p, acc, t)
+                        b.done.sorted(), y, lambda acc, t: complete_delete_topic(p, acc, t)
                     ),
-                    lambda y: if_(retry.is_empty(), y, retry_deletion_for_ineligible_replicas(p, y, retry)),
-                    lambda y: if_(eligible.is_empty(), y, on_topic_deletion(p, y, eligible)),
+                    lambda y: if_(
+                        b.retry.is_empty(), y, retry_deletion_for_ineligible_replicas(p, y, b.retry)
+                    ),
+                    lambda y: if_(b.eligible.is_empty(), y, on_topic_deletion(p, y, b.eligible)),
                 )
             )
 
@@ -308,36 +310,37 @@ def resume_deletions(p: Profile, w: Expr) -> Expr:
         )
 
     b = Block()
-    x = b.let("x", w)
+    b.x = w
     return rule(
         "resumeDeletions",
         "§8",
-        b.in_(common.work_fold(common.ctx(x).f("topics_to_be_deleted").sorted(), x, one_topic)),
+        b.in_(common.work_fold(common.ctx(b.x).f("topics_to_be_deleted").sorted(), b.x, one_topic)),
     )
 
 
 def resume_deletion_for_topics(p: Profile, w: Expr, topics: object) -> Expr:
     """``resumeDeletionForTopics(T)`` (§8): T ∩ queued leaves the ineligible set; if non-empty, ``resumeDeletions``."""
     b = Block()
-    x = b.let("x", w)
-    resumed = b.let("resumed", lift(topics).to_set().inter(common.ctx(x).f("topics_to_be_deleted")))
+    b.x = w
+    b.resumed = lift(topics).to_set().inter(common.ctx(b.x).f("topics_to_be_deleted"))
     eligible_again = common.set_ctx(
-        x, topics_ineligible_for_deletion=common.ctx(x).f("topics_ineligible_for_deletion").minus(resumed)
+        b.x,
+        topics_ineligible_for_deletion=common.ctx(b.x).f("topics_ineligible_for_deletion").minus(b.resumed),
     )
     return rule(
         "resumeDeletionForTopics",
         "§8",
-        b.in_(if_(deletion_enabled(x) & resumed.non_empty(), resume_deletions(p, eligible_again), x)),
+        b.in_(if_(deletion_enabled(b.x) & b.resumed.non_empty(), resume_deletions(p, eligible_again), b.x)),
     )
 
 
 def enqueue_topics_for_deletion(p: Profile, w: Expr, topics: object) -> Expr:
     """``enqueueTopicsForDeletion(T)`` (§8): queue T and ``resumeDeletions`` (deletion enabled only)."""
     b = Block()
-    x = b.let("x", w)
-    queued = common.set_ctx(x, topics_to_be_deleted=common.ctx(x).f("topics_to_be_deleted").union(topics))
+    b.x = w
+    queued = common.set_ctx(b.x, topics_to_be_deleted=common.ctx(b.x).f("topics_to_be_deleted").union(topics))
     return rule(
-        "enqueueTopicsForDeletion", "§8", b.in_(if_(deletion_enabled(x), resume_deletions(p, queued), x))
+        "enqueueTopicsForDeletion", "§8", b.in_(if_(deletion_enabled(b.x), resume_deletions(p, queued), b.x))
     )
 
 
@@ -345,30 +348,31 @@ def fail_replica_deletion(p: Profile, w: Expr, replicas: object) -> Expr:
     """``failReplicaDeletion(R)`` (§8): replicas of queued topics → ReplicaDeletionIneligible, their topics marked
     ineligible ("replica deletion failure"), ``resumeDeletions`` (deletion enabled only)."""
     b = Block()
-    x = b.let("x", w)
-    failed = b.let(
-        "failed",
-        lift(replicas).filter(lambda pr: context.queued_for_deletion(common.st(x), pr.f("tp", "topic"))),
+    b.x = w
+    b.failed = lift(replicas).filter(
+        lambda pr: context.queued_for_deletion(common.st(b.x), pr.f("tp", "topic"))
     )
     fail = common.pipe(
-        x,
-        lambda y: replica_state_change(p, y, failed, ReplicaState.ReplicaDeletionIneligible),
-        lambda y: mark_topic_ineligible_for_deletion(y, failed.map(lambda pr: pr.f("tp", "topic"))),
+        b.x,
+        lambda y: replica_state_change(p, y, b.failed, ReplicaState.ReplicaDeletionIneligible),
+        lambda y: mark_topic_ineligible_for_deletion(y, b.failed.map(lambda pr: pr.f("tp", "topic"))),
         lambda y: resume_deletions(p, y),
     )
-    return rule("failReplicaDeletion", "§8", b.in_(if_(deletion_enabled(x) & failed.non_empty(), fail, x)))
+    return rule(
+        "failReplicaDeletion", "§8", b.in_(if_(deletion_enabled(b.x) & b.failed.non_empty(), fail, b.x))
+    )
 
 
 def complete_replica_deletion(p: Profile, w: Expr, replicas: object) -> Expr:
     """``completeReplicaDeletion(R)`` (§8): replicas of queued topics → ReplicaDeletionSuccessful; ``resumeDeletions``."""
     b = Block()
-    x = b.let("x", w)
+    b.x = w
     return rule(
         "completeReplicaDeletion",
         "§8",
         b.in_(
             common.pipe(
-                x,
+                b.x,
                 lambda y: replica_state_change(
                     p,
                     y,
@@ -386,8 +390,8 @@ def complete_replica_deletion(p: Profile, w: Expr, replicas: object) -> Expr:
 def try_topic_deletion(p: Profile, w: Expr) -> Expr:
     """``tryTopicDeletion()`` (§7.1 step 10): ``resumeDeletions`` if deletion is enabled."""
     b = Block()
-    x = b.let("x", w)
-    return b.in_(if_(deletion_enabled(x), resume_deletions(p, x), x))
+    b.x = w
+    return b.in_(if_(deletion_enabled(b.x), resume_deletions(p, b.x), b.x))
 
 
 # ------------------------------------------------------------------------------------------------ actions
@@ -401,28 +405,28 @@ def process_topic_deletion(p: Profile, w: Expr) -> Expr:
 
     def body(x: Expr) -> Expr:
         b = Block()
-        requested = b.let("requested", common.zk_of(x).f("delete_topics"))
-        unknown = b.let("unknown", requested.minus(common.ctx(x).f("all_topics")))
-        known = b.let("known", requested.minus(unknown))
+        b.requested = common.zk_of(x).f("delete_topics")
+        b.unknown = b.requested.minus(common.ctx(x).f("all_topics"))
+        b.known = b.requested.minus(b.unknown)
 
         def enqueue(v: Expr) -> Expr:
-            marked = mark_topic_ineligible_for_deletion(v, known.inter(reassigning_topics(p, common.st(v))))
-            return enqueue_topics_for_deletion(p, marked, known)
+            marked = mark_topic_ineligible_for_deletion(v, b.known.inter(reassigning_topics(p, common.st(v))))
+            return enqueue_topics_for_deletion(p, marked, b.known)
 
         def enqueue_known(y: Expr) -> Expr:  # deletion enabled
-            return if_(known.is_empty(), y, common.unless_moved(y, enqueue))
+            return if_(b.known.is_empty(), y, common.unless_moved(y, enqueue))
 
         def drop_known(y: Expr) -> Expr:  # deletion disabled: the request znodes are deleted
             return if_(
-                known.is_empty(),
+                b.known.is_empty(),
                 y,
-                common.fenced_zk(p, y, lambda z: z.with_(delete_topics=z.f("delete_topics").minus(known))),
+                common.fenced_zk(p, y, lambda z: z.with_(delete_topics=z.f("delete_topics").minus(b.known))),
             )
 
         drop_unknown = common.when(
-            lambda _y: unknown.non_empty(),
+            lambda _y: b.unknown.non_empty(),
             lambda y: common.fenced_zk(
-                p, y, lambda z: z.with_(delete_topics=z.f("delete_topics").minus(unknown))
+                p, y, lambda z: z.with_(delete_topics=z.f("delete_topics").minus(b.unknown))
             ),
         )
         return b.in_(
@@ -468,11 +472,13 @@ def stop_replica_response_action(p: Profile) -> Action:
 
     def controller(w: Expr) -> Expr:
         b = Block()
-        replicas = b.let(
-            "replicas", v["partitions"].to_set().map(lambda tp: context.replica(tp, v["broker_id"]))
-        )
+        b.replicas = v["partitions"].to_set().map(lambda tp: context.replica(tp, v["broker_id"]))
         return b.in_(
-            if_(v["error"], fail_replica_deletion(p, w, replicas), complete_replica_deletion(p, w, replicas))
+            if_(
+                v["error"],
+                fail_replica_deletion(p, w, b.replicas),
+                complete_replica_deletion(p, w, b.replicas),
+            )
         )
 
     return common.controller_action(

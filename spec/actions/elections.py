@@ -102,29 +102,21 @@ def process_replica_leader_election(p: Profile, w: Expr, requested: Expr, etype:
                 lambda ps: on_replica_election(p, x, ps, PREFERRED, ElectionTrigger.ZkTriggered),
             )
         b = Block()
-        live = b.let(
-            "live",
-            source.filter(
-                lambda tp: (
-                    context.all_partitions(s).contains(tp) & ~context.queued_for_deletion(s, tp.f("topic"))
-                )
-            ),
+        b.live = source.filter(
+            lambda tp: context.all_partitions(s).contains(tp) & ~context.queued_for_deletion(s, tp.f("topic"))
         )
         needs_election = Block()
-        electable = needs_election.let(
-            "electable",
-            live.filter(
-                lambda tp: if_(
-                    etype.eq(ElectionType.PREFERRED),
-                    context.leader_of(s, tp).ne(context.replicas(s, tp).head(NO_LEADER))
-                    | ~lift(p.preferred_already_led_filter),
-                    context.leader_of(s, tp).eq(NO_LEADER)
-                    | ~context.live_brokers(s).contains(context.leader_of(s, tp)),
-                )
-            ),
+        needs_election.electable = b.live.filter(
+            lambda tp: if_(
+                etype.eq(ElectionType.PREFERRED),
+                context.leader_of(s, tp).ne(context.replicas(s, tp).head(NO_LEADER))
+                | ~lift(p.preferred_already_led_filter),
+                context.leader_of(s, tp).eq(NO_LEADER)
+                | ~context.live_brokers(s).contains(context.leader_of(s, tp)),
+            )
         )
-        elect = needs_election.in_(dispatch(p, x, electable, etype, trigger))
-        return b.in_(if_(live.all(lambda tp: context.has_leadership(s, tp)), elect, x))
+        elect = needs_election.in_(dispatch(p, x, needs_election.electable, etype, trigger))
+        return b.in_(if_(b.live.all(lambda tp: context.has_leadership(s, tp)), elect, x))
 
     return rule("processReplicaLeaderElection", "§7.9", let(w, body))
 

@@ -69,9 +69,9 @@ def initialize_controller_context(p: Profile, w: Expr, broker: Expr) -> Expr:
         zk=z.with_(isr_change_notifications=frozenset()),
     )
     b = Block()
-    x = b.let("x", topic_ids.process_topic_ids(p, w.with_(state=base), z.f("topics")))
+    b.x = topic_ids.process_topic_ids(p, w.with_(state=base), z.f("topics"))
     refreshed = common.then(
-        common.ok(x),
+        common.ok(b.x),
         lambda y: common.then_work(
             common.read_state_znodes(y, z.f("assignments").keys()),
             lambda v: common.refresh_leadership_cache(v, z.f("assignments").keys()),
@@ -122,21 +122,17 @@ def start_state_machines(p: Profile, w: Expr) -> Expr:
 
     def replica_startup(x: Expr) -> Expr:
         b = Block()
-        y = b.let("y", initialize_replica_state(p, x))
-        all_r = b.let(
-            "all_r", context.replicas_of_partitions(common.st(y), context.all_partitions(common.st(y)))
-        )
-        online = b.let(
-            "online", all_r.filter(lambda pr: context.is_online(common.st(y), pr.f("replica"), pr.f("tp")))
-        )
+        b.y = initialize_replica_state(p, x)
+        b.all_r = context.replicas_of_partitions(common.st(b.y), context.all_partitions(common.st(b.y)))
+        b.online = b.all_r.filter(lambda pr: context.is_online(common.st(b.y), pr.f("replica"), pr.f("tp")))
         offline_dead: list[common.Step] = (
-            [lambda v: replica_state_change(p, v, all_r.minus(online), ReplicaState.OfflineReplica)]
+            [lambda v: replica_state_change(p, v, b.all_r.minus(b.online), ReplicaState.OfflineReplica)]
             if p.startup_offlines_dead_replicas
             else []
         )
         return b.in_(
             common.pipe(
-                y, lambda v: replica_state_change(p, v, online, ReplicaState.OnlineReplica), *offline_dead
+                b.y, lambda v: replica_state_change(p, v, b.online, ReplicaState.OnlineReplica), *offline_dead
             )
         )
 
@@ -160,9 +156,9 @@ def pending_preferred_replica_elections(p: Profile, w: Expr) -> Expr:
     def body(x: Expr) -> Expr:
         s = common.st(x)
         b = Block()
-        listed = b.let("listed", common.zk_of(x).f("preferred_replica_election"))
-        existing = b.let("existing", listed.filter(lambda tp: context.replicas(s, tp).non_empty()))
-        not_led_by_preferred = existing.filter(
+        b.listed = common.zk_of(x).f("preferred_replica_election")
+        b.existing = b.listed.filter(lambda tp: context.replicas(s, tp).non_empty())
+        not_led_by_preferred = b.existing.filter(
             lambda tp: (
                 context.leader_of(s, tp).ne(context.replicas(s, tp).head(-1))
                 & ~context.queued_for_deletion(s, tp.f("topic"))
@@ -173,7 +169,7 @@ def pending_preferred_replica_elections(p: Profile, w: Expr) -> Expr:
                 p, x, not_led_by_preferred, elections.PREFERRED, ElectionTrigger.ZkTriggered
             )
         )
-        return b.in_(if_(existing.all(lambda tp: context.has_leadership(s, tp)), elect, common.thrown(x)))
+        return b.in_(if_(b.existing.all(lambda tp: context.has_leadership(s, tp)), elect, common.thrown(x)))
 
     return rule("fetchPendingPreferredReplicaElections", "§7.1", let(w, body))
 
@@ -200,9 +196,11 @@ def on_controller_failover(p: Profile, w: Expr, broker: Expr) -> Expr:
         lambda x: pending_preferred_replica_elections(p, x),
     )
     b = Block()
-    a = b.let("a", attempt)
+    b.a = attempt
     ended = if_(
-        a.f("error") & ~a.f("work", "moved"), common.trigger_controller_move(p, a.f("work")), a.f("work")
+        b.a.f("error") & ~b.a.f("work", "moved"),
+        common.trigger_controller_move(p, b.a.f("work")),
+        b.a.f("work"),
     )
     return rule("onControllerFailover", "§7.1", b.in_(ended))
 
@@ -211,8 +209,8 @@ def controller_failover_action(p: Profile) -> Action:
     """``ControllerFailover(b)`` (§7.1, §7.12)."""
     b = common.param_vars(ControllerFailover)["broker_id"]
     block = Block()
-    w = block.let("w", elect_controller(common.start_work(common.S), b))
-    effect = block.in_(common.finish(on_controller_failover(p, w, b)))
+    block.w = elect_controller(common.start_work(common.S), b)
+    effect = block.in_(common.finish(on_controller_failover(p, block.w, b)))
     return Action(
         name=ControllerFailover.kind,
         section=ControllerFailover.section,

@@ -39,21 +39,21 @@ def process_alter_isr(p: Profile, w: Expr, tp: Expr, leader: Expr, proposed: Exp
 
     def write(x: Expr) -> Expr:
         b = Block()
-        zw = b.let(
-            "zw", zk.update_leader_and_isr(p, common.st(x), build_map(set_of(tp), lambda _t: proposed))
-        )
+        b.zw = zk.update_leader_and_isr(p, common.st(x), build_map(set_of(tp), lambda _t: proposed))
         written = Block()
-        y = written.let("y", x.with_(state=zw.f("state")))
-        a = written.let("a", common.read_state_znodes(y, set_of(tp)))
-        refreshed = send_umr(p, common.refresh_leadership_cache(a.f("work"), set_of(tp)), tp)
+        written.y = x.with_(state=b.zw.f("state"))
+        written.a = common.read_state_znodes(written.y, set_of(tp))
+        refreshed = send_umr(p, common.refresh_leadership_cache(written.a.f("work"), set_of(tp)), tp)
         completed = written.in_(
-            if_(a.f("error"), a.f("work"), maybe_complete(p, refreshed, tp, proposed.f("isr")))
+            if_(
+                written.a.f("error"), written.a.f("work"), maybe_complete(p, refreshed, tp, proposed.f("isr"))
+            )
         )
         return b.in_(
             cond(
-                (zw.f("moved"), x),
-                (zw.f("records").has(tp), completed),
-                otherwise=send_umr(p, x.with_(state=zw.f("state")), tp),
+                (b.zw.f("moved"), x),
+                (b.zw.f("records").has(tp), completed),
+                otherwise=send_umr(p, x.with_(state=b.zw.f("state")), tp),
             )
         )
 
@@ -117,24 +117,24 @@ def isr_change_notification(p: Profile, w: Expr) -> Expr:
 
     def body(x: Expr) -> Expr:
         b = Block()
-        tps = b.let("tps", common.zk_of(x).f("isr_change_notifications"))
+        b.tps = common.zk_of(x).f("isr_change_notifications")
         read = Block()
-        a = read.let("a", common.read_state_znodes(x, tps))
+        read.a = common.read_state_znodes(x, b.tps)
         refreshed = common.send_update_metadata(
             p,
-            common.refresh_leadership_cache(a.f("work"), tps),
-            context.live_or_shutting_down(common.st(a.f("work"))),
-            tps,
+            common.refresh_leadership_cache(read.a.f("work"), b.tps),
+            context.live_or_shutting_down(common.st(read.a.f("work"))),
+            b.tps,
         )
         # the notifications are deleted in a ``finally``: also when the read throws
         deleted = read.in_(
             common.fenced_zk(
                 p,
-                if_(a.f("error"), a.f("work"), refreshed),
-                lambda z: z.with_(isr_change_notifications=z.f("isr_change_notifications").minus(tps)),
+                if_(read.a.f("error"), read.a.f("work"), refreshed),
+                lambda z: z.with_(isr_change_notifications=z.f("isr_change_notifications").minus(b.tps)),
             )
         )
-        return b.in_(if_(tps.is_empty(), x, deleted))
+        return b.in_(if_(b.tps.is_empty(), x, deleted))
 
     return rule("IsrChangeNotification", "§7.11", let(w, body))
 

@@ -57,10 +57,10 @@ def being_reassigned(fa: Expr) -> Expr:
 def reassign_to(fa: Expr, target: object) -> Expr:
     """``reassignTo(T)`` (§3.1): full = distinct(T ++ origin), adding = full − origin, removing = full − T."""
     b = Block()
-    origin = b.let("origin", context.origin_replicas_of(fa))
-    full = b.let("full", lift(target).concat(origin).distinct())
+    b.origin = context.origin_replicas_of(fa)
+    b.full = lift(target).concat(b.origin).distinct()
     return b.in_(
-        rec(ReplicaAssignment, replicas=full, adding=full.minus(origin), removing=full.minus(target))
+        rec(ReplicaAssignment, replicas=b.full, adding=b.full.minus(b.origin), removing=b.full.minus(target))
     )
 
 
@@ -71,13 +71,13 @@ def stop_removed_replicas(p: Profile, w: Expr, tp: object, removed: object) -> E
     """``stopRemovedReplicasOfReassignedPartition(tp, R)`` (§7.7.2 B4+B5, U3): R → OfflineReplica →
     ReplicaDeletionStarted → ReplicaDeletionSuccessful → NonExistentReplica, four state-machine calls."""
     b = Block()
-    prs = b.let("prs", lift(removed).to_set().map(lambda r: context.replica(tp, r)))
+    b.prs = lift(removed).to_set().map(lambda r: context.replica(tp, r))
     stopped = common.pipe(
         w,
-        lambda x: replica_state_change(p, x, prs, ReplicaState.OfflineReplica),
-        lambda x: replica_state_change(p, x, prs, ReplicaState.ReplicaDeletionStarted),
-        lambda x: replica_state_change(p, x, prs, ReplicaState.ReplicaDeletionSuccessful),
-        lambda x: replica_state_change(p, x, prs, ReplicaState.NonExistentReplica),
+        lambda x: replica_state_change(p, x, b.prs, ReplicaState.OfflineReplica),
+        lambda x: replica_state_change(p, x, b.prs, ReplicaState.ReplicaDeletionStarted),
+        lambda x: replica_state_change(p, x, b.prs, ReplicaState.ReplicaDeletionSuccessful),
+        lambda x: replica_state_change(p, x, b.prs, ReplicaState.NonExistentReplica),
     )
     return rule("stopRemovedReplicasOfReassignedPartition", "§7.7.2", b.in_(stopped))
 
@@ -123,21 +123,21 @@ def move_reassigned_partition_leader_if_required(p: Profile, w: Expr, tp: object
     """``moveReassignedPartitionLeaderIfRequired`` (§7.7.2 B3), an ``Attempt`` (no cached leadership throws):
     leader ∉ TRS or not online → Reassign election (a failed election is only logged); else epoch bump + LAIR."""
     b = Block()
-    x = b.let("x", w)
+    b.x = w
     moved = Block()
-    leader = moved.let("leader", context.leader_of(common.st(x), tp))
-    elect = common.ok(partition_state_change(p, x, set_of(tp), PartitionState.OnlinePartition, REASSIGN))
+    moved.leader = context.leader_of(common.st(b.x), tp)
+    elect = common.ok(partition_state_change(p, b.x, set_of(tp), PartitionState.OnlinePartition, REASSIGN))
     move = moved.in_(
         if_(
-            fa.f("replicas").contains(leader) & context.is_online(common.st(x), leader, tp),
-            update_leader_epoch_and_send_request(p, x, tp, fa),
+            fa.f("replicas").contains(moved.leader) & context.is_online(common.st(b.x), moved.leader, tp),
+            update_leader_epoch_and_send_request(p, b.x, tp, fa),
             elect,
         )
     )
     return rule(
         "moveReassignedPartitionLeaderIfRequired",
         "§7.7.2",
-        b.in_(if_(~context.has_leadership(common.st(x), tp), common.thrown(x), move)),
+        b.in_(if_(~context.has_leadership(common.st(b.x), tp), common.thrown(b.x), move)),
     )
 
 
@@ -148,17 +148,23 @@ def maybe_remove_from_zk_reassignment(p: Profile, w: Expr, remove: Callable[[Exp
 
     def rewritten(z: Expr) -> Expr:
         b = Block()
-        m = b.let("m", z.f("reassign_partitions"))
+        b.m = z.f("reassign_partitions")
         return b.in_(
-            z.with_(reassign_partitions=m.delete_all(m.keys().filter(lambda t: remove(t, m.get(t)))))
+            z.with_(reassign_partitions=b.m.delete_all(b.m.keys().filter(lambda t: remove(t, b.m.get(t)))))
         )
 
     b = Block()
-    x = b.let("x", w)
+    b.x = w
     return rule(
         "maybeRemoveFromZkReassignment",
         "§7.7.1",
-        b.in_(if_(common.zk_of(x).f("reassign_partitions").is_empty(), x, common.fenced_zk(p, x, rewritten))),
+        b.in_(
+            if_(
+                common.zk_of(b.x).f("reassign_partitions").is_empty(),
+                b.x,
+                common.fenced_zk(p, b.x, rewritten),
+            )
+        ),
     )
 
 
@@ -166,9 +172,9 @@ def remove_partition_from_reassigning_partitions(p: Profile, w: Expr, tp: object
     """``removePartitionFromReassigningPartitions(tp, fa)`` (§7.7.2 B7), an ``Attempt``: tp must be reassigning
     (else IllegalStateException); drop ZK entries ``(tp, fa.replicas)`` (KAFKA-9478: other targets stay); forget tp."""
     b = Block()
-    x = b.let("x", w)
+    b.x = w
     removed = common.pipe(
-        x,
+        b.x,
         lambda y: maybe_remove_from_zk_reassignment(
             p, y, lambda t, replicas: t.eq(tp) & replicas.eq(fa.f("replicas"))
         ),
@@ -181,8 +187,8 @@ def remove_partition_from_reassigning_partitions(p: Profile, w: Expr, tp: object
         "§7.7.2",
         b.in_(
             if_(
-                ~common.ctx(x).f("partitions_being_reassigned").contains(tp),
-                common.thrown(x),
+                ~common.ctx(b.x).f("partitions_being_reassigned").contains(tp),
+                common.thrown(b.x),
                 common.ok(removed),
             )
         ),
@@ -207,13 +213,13 @@ def update_current_reassignment(p: Profile, w: Expr, tp: Expr, fa_new: Expr) -> 
 
     def stop_unneeded(y: Expr, fa_cur: Expr) -> Expr:
         b = Block()
-        unneeded = b.let("unneeded", fa_cur.f("replicas").minus(fa_new.f("replicas")))
-        return b.in_(if_(unneeded.is_empty(), y, stop_removed_replicas(p, y, tp, unneeded)))
+        b.unneeded = fa_cur.f("replicas").minus(fa_new.f("replicas"))
+        return b.in_(if_(b.unneeded.is_empty(), y, stop_removed_replicas(p, y, tp, b.unneeded)))
 
     b = Block()
-    x = b.let("x", w)
-    fa_cur = b.let("fa_cur", context.assignment(common.st(x), tp))
-    updated = b.in_(if_(fa_cur.ne(fa_new), change(x, fa_cur), common.ok(x)))
+    b.x = w
+    b.fa_cur = context.assignment(common.st(b.x), tp)
+    updated = b.in_(if_(b.fa_cur.ne(fa_new), change(b.x, b.fa_cur), common.ok(b.x)))
     return rule(
         "updateCurrentReassignment",
         "§7.7.2",
@@ -250,7 +256,7 @@ def phase_b(p: Profile, w: Expr, tp: Expr, fa: Expr) -> Expr:
     B7 forget the reassignment (ZK entry too); B8 UMR for tp; B9 ``resumeDeletionForTopics({topic})``."""
     completed = rec(ReplicaAssignment, replicas=context.target_replicas_of(fa), adding=(), removing=())
     b = Block()
-    done = b.let("done", completed)
+    b.done = completed
     phase = common.attempt_pipe(
         common.ok(
             common.pipe(
@@ -261,13 +267,13 @@ def phase_b(p: Profile, w: Expr, tp: Expr, fa: Expr) -> Expr:
                     fa.f("adding").to_set().map(lambda r: context.replica(tp, r)),
                     ReplicaState.OnlineReplica,
                 ),
-                lambda x: common.set_ctx(x, assignments=common.ctx(x).f("assignments").put(tp, done)),
+                lambda x: common.set_ctx(x, assignments=common.ctx(x).f("assignments").put(tp, b.done)),
             )
         ),
-        lambda x: move_reassigned_partition_leader_if_required(p, x, tp, done),
+        lambda x: move_reassigned_partition_leader_if_required(p, x, tp, b.done),
         common.as_attempt(lambda x: stop_removed_replicas(p, x, tp, fa.f("removing"))),
-        lambda x: common.update_replica_assignment_for_partition(p, x, tp, done),
-        lambda x: remove_partition_from_reassigning_partitions(p, x, tp, done),
+        lambda x: common.update_replica_assignment_for_partition(p, x, tp, b.done),
+        lambda x: remove_partition_from_reassigning_partitions(p, x, tp, b.done),
         common.as_attempt(
             lambda x: common.send_update_metadata(
                 p, x, context.live_or_shutting_down(common.st(x)), set_of(tp)
@@ -282,13 +288,16 @@ def on_partition_reassignment(p: Profile, w: Expr, tp: object, fa_new: object) -
     """``onPartitionReassignment(tp, FA_new)`` (§7.7.2), an ``Attempt``: mark the topic ineligible for deletion,
     Phase U, then Phase A if the reassignment is not complete, else Phase B."""
     b = Block()
-    t = b.let("t", tp)
-    fa = b.let("fa", fa_new)
-    marked = deletion.mark_topic_ineligible_for_deletion(lift(w), set_of(t.f("topic")))
+    b.t = tp
+    b.fa = fa_new
+    marked = deletion.mark_topic_ineligible_for_deletion(lift(w), set_of(b.t.f("topic")))
     reassignment = common.then(
-        update_current_reassignment(p, marked, t, fa),
+        update_current_reassignment(p, marked, b.t, b.fa),
         lambda x: is_reassignment_complete(
-            x, t, fa, lambda y, complete: if_(complete, phase_b(p, y, t, fa), phase_a(p, y, t, fa))
+            x,
+            b.t,
+            b.fa,
+            lambda y, complete: if_(complete, phase_b(p, y, b.t, b.fa), phase_a(p, y, b.t, b.fa)),
         ),
     )
     return rule("onPartitionReassignment", "§7.7.2", b.in_(reassignment))
@@ -317,8 +326,8 @@ def maybe_trigger_partition_reassignment(p: Profile, w: Expr, reassignments: Exp
 
     def triggered(acc: Expr, x: Expr, tp: Expr, failed: Expr) -> Expr:
         b = Block()
-        a = b.let("a", on_partition_reassignment(p, x, tp, reassignments.get(tp)))
-        return b.in_(acc.with_(work=a.f("work"), failed=if_(a.f("error"), failed, acc.f("failed"))))
+        b.a = on_partition_reassignment(p, x, tp, reassignments.get(tp))
+        return b.in_(acc.with_(work=b.a.f("work"), failed=if_(b.a.f("error"), failed, acc.f("failed"))))
 
     return rule(
         "maybeTriggerPartitionReassignment",
@@ -332,23 +341,24 @@ def process_zk_partition_reassignment(p: Profile, w: Expr) -> Expr:
     entry is built with ``reassignTo(target)`` (no validation), triggered, and the failed ones removed from the
     znode."""
     b = Block()
-    x = b.let("x", w)
-    m = b.let("m", common.zk_of(x).f("reassign_partitions"))
+    b.x = w
+    b.m = common.zk_of(b.x).f("reassign_partitions")
     trigger = Block()
-    tr = trigger.let(
-        "tr",
-        maybe_trigger_partition_reassignment(
-            p, x, build_map(m.keys(), lambda tp: reassign_to(context.assignment(common.st(x), tp), m.get(tp)))
-        ),
+    trigger.tr = maybe_trigger_partition_reassignment(
+        p,
+        b.x,
+        build_map(b.m.keys(), lambda tp: reassign_to(context.assignment(common.st(b.x), tp), b.m.get(tp))),
     )
-    failed_removed = tr.with_(
-        work=maybe_remove_from_zk_reassignment(p, tr.f("work"), lambda t, _r: tr.f("failed").contains(t))
+    failed_removed = trigger.tr.with_(
+        work=maybe_remove_from_zk_reassignment(
+            p, trigger.tr.f("work"), lambda t, _r: trigger.tr.f("failed").contains(t)
+        )
     )
-    triggered = trigger.in_(if_(tr.f("failed").is_empty(), tr, failed_removed))
+    triggered = trigger.in_(if_(trigger.tr.f("failed").is_empty(), trigger.tr, failed_removed))
     return rule(
         "processZkPartitionReassignment",
         "§7.7.1",
-        b.in_(if_(m.is_empty(), rec(Triggered, work=x, failed=frozenset()), triggered)),
+        b.in_(if_(b.m.is_empty(), rec(Triggered, work=b.x, failed=frozenset()), triggered)),
     )
 
 
@@ -359,13 +369,13 @@ def maybe_resume_reassignments(p: Profile, w: Expr, should_resume: Callable[[Exp
 
     def resume(y: Expr, tp: Expr) -> Expr:
         b = Block()
-        fa = b.let("fa", context.assignment(common.st(y), tp))
-        return b.in_(if_(should_resume(tp, fa), on_partition_reassignment(p, y, tp, fa), common.ok(y)))
+        b.fa = context.assignment(common.st(y), tp)
+        return b.in_(if_(should_resume(tp, b.fa), on_partition_reassignment(p, y, tp, b.fa), common.ok(y)))
 
     b = Block()
-    x = b.let("x", w)
+    b.x = w
     resumed = common.attempt_fold(
-        common.ctx(x).f("partitions_being_reassigned").sorted(), common.ok(x), resume
+        common.ctx(b.x).f("partitions_being_reassigned").sorted(), common.ok(b.x), resume
     )
     return rule("maybeResumeReassignments", "§7.7.1", b.in_(resumed))
 
@@ -381,11 +391,11 @@ def initialize_partition_reassignments(p: Profile, w: Expr) -> Expr:
     """``initializePartitionReassignments`` (§7.1 step 9): the ZooKeeper path first (it supersedes), then resume the
     remaining API reassignments. An ``Attempt``."""
     b = Block()
-    zk_keys = b.let("zk_keys", common.zk_of(lift(w)).f("reassign_partitions").keys())
-    tr = b.let("tr", process_zk_partition_reassignment(p, w))
+    b.zk_keys = common.zk_of(lift(w)).f("reassign_partitions").keys()
+    b.tr = process_zk_partition_reassignment(p, w)
     return b.in_(
         maybe_resume_reassignments(
-            p, tr.f("work"), lambda tp, _fa: ~(zk_keys.contains(tp) & ~tr.f("failed").contains(tp))
+            p, b.tr.f("work"), lambda tp, _fa: ~(b.zk_keys.contains(tp) & ~b.tr.f("failed").contains(tp))
         )
     )
 
@@ -394,10 +404,13 @@ def maybe_complete_reassignment(p: Profile, w: Expr, tp: object) -> Expr:
     """``maybeCompleteReassignment(tp)`` (§7.7.1): if ``isReassignmentComplete(tp, FA(tp))`` then
     ``onPartitionReassignment(tp, FA(tp))``. An ``Attempt``."""
     b = Block()
-    x = b.let("x", w)
-    fa = b.let("fa", context.assignment(common.st(x), tp))
+    b.x = w
+    b.fa = context.assignment(common.st(b.x), tp)
     completed = is_reassignment_complete(
-        x, tp, fa, lambda y, complete: if_(complete, on_partition_reassignment(p, y, tp, fa), common.ok(y))
+        b.x,
+        tp,
+        b.fa,
+        lambda y, complete: if_(complete, on_partition_reassignment(p, y, tp, b.fa), common.ok(y)),
     )
     return rule("maybeCompleteReassignment", "§7.7.1", b.in_(completed))
 
@@ -421,9 +434,9 @@ def maybe_build_reassignment(s: Expr, tp: Expr, target: Expr) -> Expr:
     """``maybeBuildReassignment(tp, target)`` (§7.7.1); ``target`` may be ``None`` (cancel). Only called when it
     yields an assignment (see ``buildable``)."""
     b = Block()
-    fa = b.let("fa", context.assignment(s, tp))
+    b.fa = context.assignment(s, tp)
     return b.in_(
-        if_(target.eq(None), reassign_to(fa, context.origin_replicas_of(fa)), reassign_to(fa, target))
+        if_(target.eq(None), reassign_to(b.fa, context.origin_replicas_of(b.fa)), reassign_to(b.fa, target))
     )
 
 
@@ -440,16 +453,13 @@ def process_api_partition_reassignment(p: Profile, w: Expr, targets: Expr) -> Ex
     """``processApiPartitionReassignment`` (§7.7.1): validate and build every request against the state before, drop
     the accepted partitions from ``/admin/reassign_partitions`` (API supersedes ZK), then trigger them."""
     b = Block()
-    x = b.let("x", w)
-    accepted = b.let(
-        "accepted",
-        build_map(
-            targets.keys().filter(lambda tp: buildable(common.st(x), tp, targets.get(tp))),
-            lambda tp: maybe_build_reassignment(common.st(x), tp, targets.get(tp)),
-        ),
+    b.x = w
+    b.accepted = build_map(
+        targets.keys().filter(lambda tp: buildable(common.st(b.x), tp, targets.get(tp))),
+        lambda tp: maybe_build_reassignment(common.st(b.x), tp, targets.get(tp)),
     )
-    superseded = maybe_remove_from_zk_reassignment(p, x, lambda t, _r: accepted.has(t))
-    triggered = maybe_trigger_partition_reassignment(p, superseded, accepted).f("work")
+    superseded = maybe_remove_from_zk_reassignment(p, b.x, lambda t, _r: b.accepted.has(t))
+    triggered = maybe_trigger_partition_reassignment(p, superseded, b.accepted).f("work")
     return rule("processApiPartitionReassignment", "§7.7.1", b.in_(triggered))
 
 

@@ -72,11 +72,11 @@ def remove_partition_from_reassigned_partitions(p: Profile, w: Expr, tp: object)
     """``removePartitionFromReassignedPartitions(tp)`` (§7.8.1): ``/admin/reassign_partitions`` := the in-memory
     reassignments without tp (deleted when empty; the re-enqueued event finds no znode), then forget tp."""
     b = Block()
-    remaining = b.let("remaining", common.ctx(lift(w)).f("legacy_reassignments").delete(tp))
+    b.remaining = common.ctx(lift(w)).f("legacy_reassignments").delete(tp)
     removed = common.pipe(
         w,
-        lambda x: common.fenced_zk(p, x, lambda z: z.with_(reassign_partitions=remaining)),
-        lambda x: common.unless_moved(x, lambda y: common.set_ctx(y, legacy_reassignments=remaining)),
+        lambda x: common.fenced_zk(p, x, lambda z: z.with_(reassign_partitions=b.remaining)),
+        lambda x: common.unless_moved(x, lambda y: common.set_ctx(y, legacy_reassignments=b.remaining)),
     )
     return rule("removePartitionFromReassignedPartitions", "§7.8.1", b.in_(removed))
 
@@ -85,14 +85,14 @@ def stop_old_replicas(p: Profile, w: Expr, tp: Expr, old: Expr) -> Expr:
     """Steps 8–9 (``stopOldReplicasOfReassignedPartition``): OAR − RAR → OfflineReplica → ReplicaDeletionStarted →
     ReplicaDeletionSuccessful → NonExistentReplica."""
     b = Block()
-    prs = b.let("prs", old.map(lambda r: context.replica(tp, r)))
+    b.prs = old.map(lambda r: context.replica(tp, r))
     return b.in_(
         common.pipe(
             w,
-            lambda x: replica_state_change(p, x, prs, ReplicaState.OfflineReplica),
-            lambda x: replica_state_change(p, x, prs, ReplicaState.ReplicaDeletionStarted),
-            lambda x: replica_state_change(p, x, prs, ReplicaState.ReplicaDeletionSuccessful),
-            lambda x: replica_state_change(p, x, prs, ReplicaState.NonExistentReplica),
+            lambda x: replica_state_change(p, x, b.prs, ReplicaState.OfflineReplica),
+            lambda x: replica_state_change(p, x, b.prs, ReplicaState.ReplicaDeletionStarted),
+            lambda x: replica_state_change(p, x, b.prs, ReplicaState.ReplicaDeletionSuccessful),
+            lambda x: replica_state_change(p, x, b.prs, ReplicaState.NonExistentReplica),
         )
     )
 
@@ -101,38 +101,36 @@ def move_reassigned_partition_leader_if_required(p: Profile, w: Expr, tp: Expr) 
     """Steps 6–7 (§7.8.2), an ``Attempt`` (no cached leadership throws): AR := RAR in memory only; leader ∉ RAR or
     not online → Reassign election (failure only logged); else epoch bump + LAIR to OAR ∪ RAR with replicas RAR."""
     b = Block()
-    x = b.let("x", w)
+    b.x = w
     move = Block()
-    leader = move.let("leader", context.leader_of(common.st(x), tp))
-    old_and_new = move.let("old_and_new", context.replicas(common.st(x), tp))
-    y = move.let(
-        "y", common.set_ctx(x, assignments=common.ctx(x).f("assignments").put(tp, plain(rar_of(x, tp))))
-    )
-    elect = common.ok(partition_state_change(p, y, set_of(tp), PartitionState.OnlinePartition, REASSIGN))
+    move.leader = context.leader_of(common.st(b.x), tp)
+    move.old_and_new = context.replicas(common.st(b.x), tp)
+    move.y = common.set_ctx(b.x, assignments=common.ctx(b.x).f("assignments").put(tp, plain(rar_of(b.x, tp))))
+    elect = common.ok(partition_state_change(p, move.y, set_of(tp), PartitionState.OnlinePartition, REASSIGN))
     moved = move.in_(
         if_(
-            rar_of(x, tp).contains(leader) & context.is_online(common.st(y), leader, tp),
-            update_leader_epoch_and_send_request(p, y, tp, old_and_new),
+            rar_of(b.x, tp).contains(move.leader) & context.is_online(common.st(move.y), move.leader, tp),
+            update_leader_epoch_and_send_request(p, move.y, tp, move.old_and_new),
             elect,
         )
     )
-    return b.in_(if_(~context.has_leadership(common.st(x), tp), common.thrown(x), moved))
+    return b.in_(if_(~context.has_leadership(common.st(b.x), tp), common.thrown(b.x), moved))
 
 
 def not_caught_up(p: Profile, w: Expr, tp: Expr) -> Expr:
     """Steps 1–3 (§7.8.2): AR' = distinct(RAR ++ AR) written to ZK and memory; epoch bump + LAIR to AR'; every
     RAR − OAR replica → NewReplica, one call each."""
     b = Block()
-    rar = b.let("rar", rar_of(w, tp))
-    ar = b.let("ar", context.replicas(common.st(w), tp))
-    ar2 = b.let("ar2", rar.concat(ar).distinct())
+    b.rar = rar_of(w, tp)
+    b.ar = context.replicas(common.st(w), tp)
+    b.ar2 = b.rar.concat(b.ar).distinct()
     return b.in_(
         common.attempt_pipe(
-            update_assigned_replicas_for_partition(p, w, tp, ar2),
-            lambda x: update_leader_epoch_and_send_request(p, x, tp, ar2),
+            update_assigned_replicas_for_partition(p, w, tp, b.ar2),
+            lambda x: update_leader_epoch_and_send_request(p, x, tp, b.ar2),
             common.as_attempt(
                 lambda x: common.work_fold(
-                    rar.to_set().minus(ar.to_set()).sorted(),
+                    b.rar.to_set().minus(b.ar.to_set()).sorted(),
                     x,
                     lambda acc, r: replica_state_change(
                         p, acc, set_of(context.replica(tp, r)), ReplicaState.NewReplica
@@ -146,13 +144,13 @@ def not_caught_up(p: Profile, w: Expr, tp: Expr) -> Expr:
 def caught_up(p: Profile, w: Expr, tp: Expr) -> Expr:
     """Steps 5–12 (§7.8.2) and ``resumeDeletionForTopics({topic})``."""
     b = Block()
-    rar = b.let("rar", rar_of(w, tp))
-    old = b.let("old", context.replicas(common.st(w), tp).to_set().minus(rar.to_set()))
+    b.rar = rar_of(w, tp)
+    b.old = context.replicas(common.st(w), tp).to_set().minus(b.rar.to_set())
     return b.in_(
         common.attempt_pipe(
             common.ok(
                 common.work_fold(
-                    rar,
+                    b.rar,
                     w,
                     lambda acc, r: replica_state_change(
                         p, acc, set_of(context.replica(tp, r)), ReplicaState.OnlineReplica
@@ -160,8 +158,8 @@ def caught_up(p: Profile, w: Expr, tp: Expr) -> Expr:
                 )
             ),
             lambda x: move_reassigned_partition_leader_if_required(p, x, tp),
-            common.as_attempt(lambda x: stop_old_replicas(p, x, tp, old)),
-            lambda x: update_assigned_replicas_for_partition(p, x, tp, rar),
+            common.as_attempt(lambda x: stop_old_replicas(p, x, tp, b.old)),
+            lambda x: update_assigned_replicas_for_partition(p, x, tp, b.rar),
             common.as_attempt(lambda x: remove_partition_from_reassigned_partitions(p, x, tp)),
             common.as_attempt(
                 lambda x: common.send_update_metadata(
@@ -189,12 +187,12 @@ def on_partition_reassignment(p: Profile, w: Expr, tp: object) -> Expr:
     """``onPartitionReassignment(tp, ctx)`` (§7.8.2), an ``Attempt``: not all RAR in the ZK ISR → steps 1–3; else
     steps 5–12."""
     b = Block()
-    t = b.let("t", tp)
+    b.t = tp
     reassignment = are_replicas_in_isr(
         lift(w),
-        t,
-        rar_of(lift(w), t),
-        lambda x, in_isr: if_(in_isr, caught_up(p, x, t), not_caught_up(p, x, t)),
+        b.t,
+        rar_of(lift(w), b.t),
+        lambda x, in_isr: if_(in_isr, caught_up(p, x, b.t), not_caught_up(p, x, b.t)),
     )
     return rule("onPartitionReassignment", "§7.8.2", b.in_(reassignment))
 
@@ -219,22 +217,23 @@ def maybe_trigger_partition_reassignment(p: Profile, w: Expr, tps: Expr) -> Expr
 
     def triggered(x: Expr, tp: Expr) -> Expr:
         b = Block()
-        a = b.let(
-            "a",
-            on_partition_reassignment(
-                p, deletion.mark_topic_ineligible_for_deletion(x, set_of(tp.f("topic"))), tp
-            ),
+        b.a = on_partition_reassignment(
+            p, deletion.mark_topic_ineligible_for_deletion(x, set_of(tp.f("topic"))), tp
         )
         return b.in_(
-            if_(a.f("error"), common.ok(remove_partition_from_reassigned_partitions(p, a.f("work"), tp)), a)
+            if_(
+                b.a.f("error"),
+                common.ok(remove_partition_from_reassigned_partitions(p, b.a.f("work"), tp)),
+                b.a,
+            )
         )
 
     b = Block()
-    x = b.let("x", w)
+    b.x = w
     return rule(
         "maybeTriggerPartitionReassignment",
         "§7.8.1",
-        b.in_(common.attempt_fold(lift(tps).sorted(), common.ok(x), one)),
+        b.in_(common.attempt_fold(lift(tps).sorted(), common.ok(b.x), one)),
     )
 
 
@@ -248,18 +247,18 @@ def resume_on_broker_startup(p: Profile, w: Expr, new_brokers: Expr) -> Expr:
     """§7.3 step 5 [1.1]: ``onPartitionReassignment`` for every partition being reassigned whose RAR contains a new
     broker (ascending; no ``try``). An ``Attempt``."""
     b = Block()
-    x = b.let("x", w)
+    b.x = w
     affected = (
-        common.ctx(x)
+        common.ctx(b.x)
         .f("legacy_reassignments")
         .keys()
-        .filter(lambda tp: rar_of(x, tp).any(lambda r: new_brokers.contains(r)))
+        .filter(lambda tp: rar_of(b.x, tp).any(lambda r: new_brokers.contains(r)))
         .sorted()
     )
     return b.in_(
         common.attempt_fold(
             affected,
-            common.ok(x),
+            common.ok(b.x),
             lambda y, tp: if_(
                 common.ctx(y).f("legacy_reassignments").has(tp),
                 on_partition_reassignment(p, y, tp),
@@ -273,17 +272,17 @@ def partition_reassignment_isr_change(p: Profile, w: Expr, tp: object) -> Expr:
     """``PartitionReassignmentIsrChange(tp)`` (§7.8.1), an ``Attempt``: if tp is being reassigned, read its state
     znode; if every RAR member is in the ISR, ``onPartitionReassignment`` (absent znode: only an error line)."""
     b = Block()
-    x = b.let("x", w)
+    b.x = w
     checked = are_replicas_in_isr(
-        x,
+        b.x,
         lift(tp),
-        rar_of(x, tp),
+        rar_of(b.x, tp),
         lambda y, in_isr: if_(in_isr, on_partition_reassignment(p, y, tp), common.ok(y)),
     )
     return rule(
         "PartitionReassignmentIsrChange",
         "§7.8.1",
-        b.in_(if_(common.ctx(x).f("legacy_reassignments").has(tp), checked, common.ok(x))),
+        b.in_(if_(common.ctx(b.x).f("legacy_reassignments").has(tp), checked, common.ok(b.x))),
     )
 
 
@@ -291,10 +290,12 @@ def process_partition_reassignment(p: Profile, w: Expr) -> Expr:
     """1.1 ``PartitionReassignment`` event (§7.8.1): if ``/admin/reassign_partitions`` exists, first record every
     entry in ``partitionsBeingReassigned`` (KAFKA-6193), then ``maybeTriggerPartitionReassignment`` of them all."""
     b = Block()
-    x = b.let("x", w)
-    m = b.let("m", common.zk_of(x).f("reassign_partitions"))
-    recorded = common.set_ctx(x, legacy_reassignments=common.ctx(x).f("legacy_reassignments").merge(m))
-    return b.in_(if_(m.is_empty(), x, maybe_trigger_partition_reassignment(p, recorded, m.keys()).f("work")))
+    b.x = w
+    b.m = common.zk_of(b.x).f("reassign_partitions")
+    recorded = common.set_ctx(b.x, legacy_reassignments=common.ctx(b.x).f("legacy_reassignments").merge(b.m))
+    return b.in_(
+        if_(b.m.is_empty(), b.x, maybe_trigger_partition_reassignment(p, recorded, b.m.keys()).f("work"))
+    )
 
 
 def zk_partition_reassignment_action(p: Profile) -> Action:

@@ -53,29 +53,29 @@ def do_controlled_shutdown(p: Profile, w: Expr, broker: Expr, broker_epoch: Expr
 
     def body(x: Expr) -> Expr:
         b = Block()
-        y = b.let(
-            "y", common.set_ctx(x, shutting_down=common.ctx(x).f("shutting_down").union(set_of(broker)))
-        )
-        act = b.let("act", partitions_to_act_on(p, common.st(y), broker))
-        led = b.let("led", act.filter(lambda tp: context.leader_of(common.st(y), tp).eq(broker)))
-        followed = b.let("followed", act.minus(led).map(lambda tp: context.replica(tp, broker)))
+        b.y = common.set_ctx(x, shutting_down=common.ctx(x).f("shutting_down").union(set_of(broker)))
+        b.act = partitions_to_act_on(p, common.st(b.y), broker)
+        b.led = b.act.filter(lambda tp: context.leader_of(common.st(b.y), tp).eq(broker))
+        b.followed = b.act.minus(b.led).map(lambda tp: context.replica(tp, broker))
         return b.in_(
             common.pipe(
-                y,
+                b.y,
                 lambda z: partition_state_change(
-                    p, z, led, PartitionState.OnlinePartition, CONTROLLED_SHUTDOWN
+                    p, z, b.led, PartitionState.OnlinePartition, CONTROLLED_SHUTDOWN
                 ),
-                lambda z: if_(followed.is_empty(), z, send(p, add_stop_replica_bulk(p, z, followed, False))),
-                lambda z: replica_state_change(p, z, followed, ReplicaState.OfflineReplica),
+                lambda z: if_(
+                    b.followed.is_empty(), z, send(p, add_stop_replica_bulk(p, z, b.followed, False))
+                ),
+                lambda z: replica_state_change(p, z, b.followed, ReplicaState.OfflineReplica),
             )
         )
 
     b = Block()
-    x = b.let("x", w)
+    b.x = w
     return rule(
         "doControlledShutdown",
         "§7.10",
-        b.in_(if_(accepted(p, common.st(x), broker, broker_epoch), body(x), x)),
+        b.in_(if_(accepted(p, common.st(b.x), broker, broker_epoch), body(b.x), b.x)),
     )
 
 

@@ -62,17 +62,17 @@ def process_topic_ids(p: Profile, w: Expr, topics: object) -> Expr:
 
     def body(x: Expr) -> Expr:
         b = Block()
-        ts = b.let("ts", lift(topics))
-        missing = ts.filter(lambda t: ~common.zk_of(x).f("topic_ids").has(t))
+        b.ts = lift(topics)
+        missing = b.ts.filter(lambda t: ~common.zk_of(x).f("topic_ids").has(t))
         written = if_(
             uses_topic_id(p, common.st(x)) & missing.non_empty(),
-            common.fenced_zk(p, x, lambda z: with_new_topic_ids(z, ts)),
+            common.fenced_zk(p, x, lambda z: with_new_topic_ids(z, b.ts)),
             x,
         )
 
         def add_to_context(y: Expr) -> Expr:
             ids = common.zk_of(y).f("topic_ids")
-            read = ids.delete_all(ids.keys().minus(ts))
+            read = ids.delete_all(ids.keys().minus(b.ts))
             return common.set_ctx(y, topic_ids=common.ctx(y).f("topic_ids").merge(read))
 
         return b.in_(common.unless_moved(written, add_to_context))

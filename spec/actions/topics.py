@@ -24,17 +24,17 @@ def on_new_partition_creation(p: Profile, w: Expr, partitions: object) -> Expr:
     (Offline strategy, unused for new partitions, §5.2a); their replicas → OnlineReplica. Topics queued for
     deletion are not filtered."""
     b = Block()
-    ps = b.let("ps", partitions)
+    b.ps = partitions
     creation = b.in_(
         common.pipe(
             w,
-            lambda x: partition_state_change(p, x, ps, PartitionState.NewPartition, None),
+            lambda x: partition_state_change(p, x, b.ps, PartitionState.NewPartition, None),
             lambda x: replica_state_change(
-                p, x, context.replicas_of_partitions(common.st(x), ps), ReplicaState.NewReplica
+                p, x, context.replicas_of_partitions(common.st(x), b.ps), ReplicaState.NewReplica
             ),
-            lambda x: partition_state_change(p, x, ps, PartitionState.OnlinePartition, OFFLINE_CLEAN),
+            lambda x: partition_state_change(p, x, b.ps, PartitionState.OnlinePartition, OFFLINE_CLEAN),
             lambda x: replica_state_change(
-                p, x, context.replicas_of_partitions(common.st(x), ps), ReplicaState.OnlineReplica
+                p, x, context.replicas_of_partitions(common.st(x), b.ps), ReplicaState.OnlineReplica
             ),
         )
     )
@@ -53,27 +53,29 @@ def process_topic_change(p: Profile, w: Expr) -> Expr:
 
     def body(x: Expr) -> Expr:
         b = Block()
-        topics = b.let("topics", zk_topics(x))
-        new = b.let("new", topics.minus(common.ctx(x).f("all_topics")))
-        deleted = b.let("deleted", common.ctx(x).f("all_topics").minus(topics))
-        zka = b.let("zka", common.zk_of(x).f("assignments"))
-        added = b.let("added", zka.keys().filter(lambda tp: new.contains(tp.f("topic"))))
+        b.topics = zk_topics(x)
+        b.new = b.topics.minus(common.ctx(x).f("all_topics"))
+        b.deleted = common.ctx(x).f("all_topics").minus(b.topics)
+        b.zka = common.zk_of(x).f("assignments")
+        b.added = b.zka.keys().filter(lambda tp: b.new.contains(tp.f("topic")))
         return b.in_(
             common.pipe(
                 x,
-                lambda y: common.set_ctx(y, all_topics=topics),
-                lambda y: common.work_fold(deleted.sorted(), y, lambda acc, t: deletion.remove_topic(acc, t)),
-                lambda y: topic_ids.process_topic_ids(p, y, new),
+                lambda y: common.set_ctx(y, all_topics=b.topics),
+                lambda y: common.work_fold(
+                    b.deleted.sorted(), y, lambda acc, t: deletion.remove_topic(acc, t)
+                ),
+                lambda y: topic_ids.process_topic_ids(p, y, b.new),
                 lambda y: common.unless_moved(
                     y,
                     lambda v: common.set_ctx(
                         v,
                         assignments=common.ctx(v)
                         .f("assignments")
-                        .merge(zka.delete_all(zka.keys().minus(added))),
+                        .merge(b.zka.delete_all(b.zka.keys().minus(b.added))),
                     ),
                 ),
-                lambda y: if_(new.is_empty(), y, on_new_partition_creation(p, y, added)),
+                lambda y: if_(b.new.is_empty(), y, on_new_partition_creation(p, y, b.added)),
             )
         )
 
@@ -91,8 +93,8 @@ def process_partition_modifications(p: Profile, w: Expr, topic: Expr) -> Expr:
 
         def restored(z: Expr) -> Expr:
             b = Block()
-            existing = b.let("existing", zk_part.keys().filter(lambda tp: z.f("partition_states").has(tp)))
-            in_memory = build_map(existing, lambda tp: context.assignment(common.st(x), tp))
+            b.existing = zk_part.keys().filter(lambda tp: z.f("partition_states").has(tp))
+            in_memory = build_map(b.existing, lambda tp: context.assignment(common.st(x), tp))
             return b.in_(z.with_(assignments=z.f("assignments").delete_all(zk_part.keys()).merge(in_memory)))
 
         return if_(
@@ -104,21 +106,19 @@ def process_partition_modifications(p: Profile, w: Expr, topic: Expr) -> Expr:
     def body(x: Expr) -> Expr:
         zka = common.zk_of(x).f("assignments")
         b = Block()
-        zk_part = b.let("zk_part", zka.delete_all(zka.keys().filter(lambda tp: tp.f("topic").ne(topic))))
-        to_add = b.let(
-            "to_add", zk_part.keys().filter(lambda tp: context.replicas(common.st(x), tp).is_empty())
-        )
+        b.zk_part = zka.delete_all(zka.keys().filter(lambda tp: tp.f("topic").ne(topic)))
+        b.to_add = b.zk_part.keys().filter(lambda tp: context.replicas(common.st(x), tp).is_empty())
         stored = common.set_ctx(
             x,
             assignments=common.ctx(x)
             .f("assignments")
-            .merge(zk_part.delete_all(zk_part.keys().minus(to_add))),
+            .merge(b.zk_part.delete_all(b.zk_part.keys().minus(b.to_add))),
         )
         return b.in_(
             if_(
                 context.queued_for_deletion(common.st(x), topic),
-                queued(x, zk_part, to_add),
-                if_(to_add.is_empty(), x, on_new_partition_creation(p, stored, to_add)),
+                queued(x, b.zk_part, b.to_add),
+                if_(b.to_add.is_empty(), x, on_new_partition_creation(p, stored, b.to_add)),
             )
         )
 
@@ -164,23 +164,23 @@ def partition_expansion_action(p: Profile) -> Action:
     existing = zka.keys().filter(lambda tp: tp.f("topic").eq(t))
     indexed = common.indexed_assignments(t, reps)
     b = Block()
-    ex = b.let("ex", existing)
-    m = b.let("m", indexed)
+    b.ex = existing
+    b.m = indexed
     guard = b.in_(
         and_(
-            ex.non_empty(),
-            reps.size().gt(ex.size()),
-            ex.all(lambda tp: m.has(tp) & m.get(tp).f("replicas").eq(zka.get(tp).f("replicas"))),
-            m.keys().minus(ex).all(lambda tp: common.valid_replica_list(m.get(tp).f("replicas"))),
+            b.ex.non_empty(),
+            reps.size().gt(b.ex.size()),
+            b.ex.all(lambda tp: b.m.has(tp) & b.m.get(tp).f("replicas").eq(zka.get(tp).f("replicas"))),
+            b.m.keys().minus(b.ex).all(lambda tp: common.valid_replica_list(b.m.get(tp).f("replicas"))),
         )
     )
 
     def environment(w: Expr) -> Expr:
         b = Block()
-        cur = b.let("cur", common.zk_of(w).f("assignments"))
+        b.cur = common.zk_of(w).f("assignments")
         added = Block()
-        m = added.let("m", common.indexed_assignments(t, reps))
-        return b.in_(common.set_zk(w, assignments=added.in_(cur.merge(m.delete_all(cur.keys())))))
+        added.m = common.indexed_assignments(t, reps)
+        return b.in_(common.set_zk(w, assignments=added.in_(b.cur.merge(added.m.delete_all(b.cur.keys())))))
 
     return common.controller_action(
         PartitionExpansion,

@@ -335,7 +335,7 @@ SendRequestsToBrokers(w) ==
 Send(w) ==
     SendRequestsToBrokers(w)
 
-(* §4.8 initializeReplicaState, spec/replica_machine.py:403 *)
+(* §4.8 initializeReplicaState, spec/replica_machine.py:370 *)
 InitializeReplicaState2(w) ==
     IF w.moved
     THEN w
@@ -362,7 +362,7 @@ InitializeReplicaState2(w) ==
                                             THEN "OnlineReplica"
                                             ELSE "ReplicaDeletionIneligible"])]]]
 
-(* §4.8 initialize_replica_state [p=kafka-1.1], spec/replica_machine.py:384 *)
+(* §4.8 initialize_replica_state [p=kafka-1.1], spec/replica_machine.py:351 *)
 InitializeReplicaState(w) ==
     InitializeReplicaState2(w)
 
@@ -406,7 +406,7 @@ AddLeaderAndIsrRequestForBrokers(w, keys, c) ==
 AddLeaderAndIsrKeys(w, keys, is_new) ==
     AddLeaderAndIsrRequestForBrokers(w, keys, is_new)
 
-(* §4.2 OnlineReplica, spec/replica_machine.py:333 *)
+(* §4.2 OnlineReplica, spec/replica_machine.py:306 *)
 OnlineReplica(valid, w1) ==
     LET RECURSIVE fold(_, _)
         fold(acc, rest) ==
@@ -452,7 +452,7 @@ OnlineReplica(valid, w1) ==
                                                           , Tail(rest))
     IN  fold(w1, SortInt({pr.replica : pr \in valid}))
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(OnlineReplica), spec/replica_machine.py:375 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(OnlineReplica), spec/replica_machine.py:342 *)
 ReplicaStateMachineHandleStateChangesOnlineReplica(w, replicas) ==
     IF w.moved
     THEN w
@@ -468,33 +468,19 @@ ReplicaStateMachineHandleStateChangesOnlineReplica(w, replicas) ==
              w1 == [wv EXCEPT
                        !.failures =
                            wv.failures
-                           \cup {(LET v == GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica")
-                                  IN  [machine |-> "replica",
-                                       tp |-> pr3.tp,
-                                       replica |-> pr3.replica,
-                                       from_state |->
-                                           IF v = "NewReplica"
-                                           THEN "NewReplica"
-                                           ELSE IF v = "OnlineReplica"
-                                           THEN "OnlineReplica"
-                                           ELSE IF v = "OfflineReplica"
-                                           THEN "OfflineReplica"
-                                           ELSE IF v = "ReplicaDeletionStarted"
-                                           THEN "ReplicaDeletionStarted"
-                                           ELSE IF v = "ReplicaDeletionSuccessful"
-                                           THEN "ReplicaDeletionSuccessful"
-                                           ELSE IF v = "ReplicaDeletionIneligible"
-                                           THEN "ReplicaDeletionIneligible"
-                                           ELSE IF v = "NonExistentReplica" THEN "NonExistentReplica" ELSE "",
-                                       target |-> "OnlineReplica",
-                                       reason |-> "InvalidTransition"]) : pr3 \in (replicas \ valid)}]
+                           \cup {[machine |-> "replica",
+                                  tp |-> pr3.tp,
+                                  replica |-> pr3.replica,
+                                  from_state |-> GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica"),
+                                  target |-> "OnlineReplica",
+                                  reason |-> "InvalidTransition"] : pr3 \in (replicas \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE OnlineReplica(valid, w1))
 
-(* §4 replica_state_change [p=kafka-1.1, target=OnlineReplica], spec/replica_machine.py:352 *)
+(* §4 replica_state_change [p=kafka-1.1, target=OnlineReplica], spec/replica_machine.py:325 *)
 ReplicaStateChangeOnlineReplica(w, replicas) ==
     ReplicaStateMachineHandleStateChangesOnlineReplica(w, replicas)
 
-(* §5.4 initializePartitionState, spec/partition_machine.py:430 *)
+(* §5.4 initializePartitionState, spec/partition_machine.py:394 *)
 InitializePartitionState2(w) ==
     IF w.moved
     THEN w
@@ -516,11 +502,11 @@ InitializePartitionState2(w) ==
                                             THEN "OnlinePartition"
                                             ELSE "OfflinePartition"])]]]
 
-(* §5.4 initialize_partition_state [p=kafka-1.1], spec/partition_machine.py:406 *)
+(* §5.4 initialize_partition_state [p=kafka-1.1], spec/partition_machine.py:370 *)
 InitializePartitionState(w) ==
     InitializePartitionState2(w)
 
-(* §3.3 createTopicPartitionStatesRaw, spec/zk.py:216 *)
+(* §3.3 createTopicPartitionStatesRaw, spec/zk.py:311 *)
 CreateTopicPartitionStatesRaw(w, recs) ==
     LET sv == w.state
     IN  IF Cardinality(DOMAIN recs) = 0
@@ -669,20 +655,13 @@ InitializeLeaderAndIsrForPartitions(tps, w, liveBrokerIds) ==
              IN  [wv3 EXCEPT
                      !.failures =
                          wv3.failures
-                         \cup {(LET v == GetOr(wv3.state.controller.partition_states, tp5, "NonExistentPartition")
-                                IN  [machine |-> "partition",
-                                     tp |-> tp5,
-                                     replica |-> -1,
-                                     from_state |->
-                                         IF v = "NewPartition"
-                                         THEN "NewPartition"
-                                         ELSE IF v = "OnlinePartition"
-                                         THEN "OnlinePartition"
-                                         ELSE IF v = "OfflinePartition"
-                                         THEN "OfflinePartition"
-                                         ELSE IF v = "NonExistentPartition" THEN "NonExistentPartition" ELSE "",
-                                     target |-> "NewPartition",
-                                     reason |-> "ZkError"]) : tp5 \in (DOMAIN recs)}]
+                         \cup {[machine |-> "partition",
+                                tp |-> tp5,
+                                replica |-> -1,
+                                from_state |-> GetOr(wv3.state.controller.partition_states, tp5,
+                                                     "NonExistentPartition"),
+                                target |-> "NewPartition",
+                                reason |-> "ZkError"] : tp5 \in (DOMAIN recs)}]
         ELSE
             LET created == cr.created
                 wv4 == AddLeaderAndIsrRequestForBrokers2(w, cr, created, recs, no_live)
@@ -772,7 +751,7 @@ ControlledShutdownPartitionLeaderElectionStrategy(inp) ==
 ElectControlledShutdown(inp) ==
     ControlledShutdownPartitionLeaderElectionStrategy(inp)
 
-(* §3.3 updateLeaderAndIsr, spec/zk.py:170 *)
+(* §3.3 updateLeaderAndIsr, spec/zk.py:175 *)
 UpdateLeaderAndIsr(s1, with_r, x) ==
     IF Cardinality(DOMAIN x) = 0
     THEN [state |-> s1, records |-> <<>>, retry |-> {}, failed |-> {}, moved |-> FALSE]
@@ -814,71 +793,39 @@ AddLeaderAndIsrRequestForBrokers3(work, wr, missing, newer, no_leader, results) 
         wv2 == [wv EXCEPT
                    !.failures =
                        wv.failures
-                       \cup {(LET v == GetOr(wv.state.controller.partition_states, tp, "NonExistentPartition")
-                              IN  [machine |-> "partition",
-                                   tp |-> tp,
-                                   replica |-> -1,
-                                   from_state |->
-                                       IF v = "NewPartition"
-                                       THEN "NewPartition"
-                                       ELSE IF v = "OnlinePartition"
-                                       THEN "OnlinePartition"
-                                       ELSE IF v = "OfflinePartition"
-                                       THEN "OfflinePartition"
-                                       ELSE IF v = "NonExistentPartition" THEN "NonExistentPartition" ELSE "",
-                                   target |-> "OnlinePartition",
-                                   reason |-> "LeaderAndIsrMissing"]) : tp \in missing}]
+                       \cup {[machine |-> "partition",
+                              tp |-> tp,
+                              replica |-> -1,
+                              from_state |-> GetOr(wv.state.controller.partition_states, tp, "NonExistentPartition"),
+                              target |-> "OnlinePartition",
+                              reason |-> "LeaderAndIsrMissing"] : tp \in missing}]
         wv3 == [wv2 EXCEPT
                    !.failures =
                        wv2.failures
-                       \cup {(LET v2 == GetOr(wv2.state.controller.partition_states, tp2, "NonExistentPartition")
-                              IN  [machine |-> "partition",
-                                   tp |-> tp2,
-                                   replica |-> -1,
-                                   from_state |->
-                                       IF v2 = "NewPartition"
-                                       THEN "NewPartition"
-                                       ELSE IF v2 = "OnlinePartition"
-                                       THEN "OnlinePartition"
-                                       ELSE IF v2 = "OfflinePartition"
-                                       THEN "OfflinePartition"
-                                       ELSE IF v2 = "NonExistentPartition" THEN "NonExistentPartition" ELSE "",
-                                   target |-> "OnlinePartition",
-                                   reason |-> "WrittenByNewerController"]) : tp2 \in newer}]
+                       \cup {[machine |-> "partition",
+                              tp |-> tp2,
+                              replica |-> -1,
+                              from_state |-> GetOr(wv2.state.controller.partition_states, tp2, "NonExistentPartition"),
+                              target |-> "OnlinePartition",
+                              reason |-> "WrittenByNewerController"] : tp2 \in newer}]
         wv4 == [wv3 EXCEPT
                    !.failures =
                        wv3.failures
-                       \cup {(LET v3 == GetOr(wv3.state.controller.partition_states, tp3, "NonExistentPartition")
-                              IN  [machine |-> "partition",
-                                   tp |-> tp3,
-                                   replica |-> -1,
-                                   from_state |->
-                                       IF v3 = "NewPartition"
-                                       THEN "NewPartition"
-                                       ELSE IF v3 = "OnlinePartition"
-                                       THEN "OnlinePartition"
-                                       ELSE IF v3 = "OfflinePartition"
-                                       THEN "OfflinePartition"
-                                       ELSE IF v3 = "NonExistentPartition" THEN "NonExistentPartition" ELSE "",
-                                   target |-> "OnlinePartition",
-                                   reason |-> "NoEligibleLeader"]) : tp3 \in no_leader}]
+                       \cup {[machine |-> "partition",
+                              tp |-> tp3,
+                              replica |-> -1,
+                              from_state |-> GetOr(wv3.state.controller.partition_states, tp3, "NonExistentPartition"),
+                              target |-> "OnlinePartition",
+                              reason |-> "NoEligibleLeader"] : tp3 \in no_leader}]
         wv5 == [wv4 EXCEPT
                    !.failures =
                        wv4.failures
-                       \cup {(LET v4 == GetOr(wv4.state.controller.partition_states, tp4, "NonExistentPartition")
-                              IN  [machine |-> "partition",
-                                   tp |-> tp4,
-                                   replica |-> -1,
-                                   from_state |->
-                                       IF v4 = "NewPartition"
-                                       THEN "NewPartition"
-                                       ELSE IF v4 = "OnlinePartition"
-                                       THEN "OnlinePartition"
-                                       ELSE IF v4 = "OfflinePartition"
-                                       THEN "OfflinePartition"
-                                       ELSE IF v4 = "NonExistentPartition" THEN "NonExistentPartition" ELSE "",
-                                   target |-> "OnlinePartition",
-                                   reason |-> "ZkError"]) : tp4 \in wr.failed}]
+                       \cup {[machine |-> "partition",
+                              tp |-> tp4,
+                              replica |-> -1,
+                              from_state |-> GetOr(wv4.state.controller.partition_states, tp4, "NonExistentPartition"),
+                              target |-> "OnlinePartition",
+                              reason |-> "ZkError"] : tp4 \in wr.failed}]
     IN  IF wv5.moved
         THEN wv5
         ELSE
@@ -917,7 +864,7 @@ AddLeaderAndIsrRequestForBrokers3(work, wr, missing, newer, no_leader, results) 
                             DOMAIN wv5.state.controller.live_brokers,
                             ts)
 
-(* §5.2b doElectLeaderForPartitions, spec/partition_machine.py:266 *)
+(* §5.2b doElectLeaderForPartitions, spec/partition_machine.py:246 *)
 DoElectLeaderForPartitions(tps, work, elect_case) ==
     IF \E tp \in tps : tp \in DOMAIN work.state.zk.faults /\ work.state.zk.faults[tp] = "CONNECTIONLOSS"
     THEN
@@ -936,20 +883,12 @@ DoElectLeaderForPartitions(tps, work, elect_case) ==
              IN  [wv EXCEPT
                      !.failures =
                          wv.failures
-                         \cup {(LET v == GetOr(wv.state.controller.partition_states, tp3, "NonExistentPartition")
-                                IN  [machine |-> "partition",
-                                     tp |-> tp3,
-                                     replica |-> -1,
-                                     from_state |->
-                                         IF v = "NewPartition"
-                                         THEN "NewPartition"
-                                         ELSE IF v = "OnlinePartition"
-                                         THEN "OnlinePartition"
-                                         ELSE IF v = "OfflinePartition"
-                                         THEN "OfflinePartition"
-                                         ELSE IF v = "NonExistentPartition" THEN "NonExistentPartition" ELSE "",
-                                     target |-> "OnlinePartition",
-                                     reason |-> "ZkError"]) : tp3 \in tps}],
+                         \cup {[machine |-> "partition",
+                                tp |-> tp3,
+                                replica |-> -1,
+                                from_state |-> GetOr(wv.state.controller.partition_states, tp3, "NonExistentPartition"),
+                                target |-> "OnlinePartition",
+                                reason |-> "ZkError"] : tp3 \in tps}],
          elected |-> {},
          retry |-> {},
          threw |-> FALSE]
@@ -990,7 +929,7 @@ DoElectLeaderForPartitions(tps, work, elect_case) ==
                   retry |-> wr.retry,
                   threw |-> FALSE]
 
-(* §5.2b electLeaderForPartitions, spec/partition_machine.py:310 *)
+(* §5.2b electLeaderForPartitions, spec/partition_machine.py:280 *)
 ElectLeaderForPartitions(tps, w, c) ==
     LET r1 == DoElectLeaderForPartitions(tps, w, c)
     IN  IF Cardinality(r1.retry) = 0 \/ r1.threw
@@ -1023,7 +962,7 @@ ElectLeaderForPartitions(tps, w, c) ==
 
 (* §5.2 elect_leader_for_partitions [p=kafka-1.1, *)
 (* election=LeaderElection(strategy=<ElectionStrategy.OfflinePartitionLeaderElectionStrategy: 'offline'>, *)
-(* allow_unclean=False)], spec/partition_machine.py:288 *)
+(* allow_unclean=False)], spec/partition_machine.py:262 *)
 ElectLeaderForPartitionsOffline(w, tps) ==
     ElectLeaderForPartitions(tps, w, "Offline")
 
@@ -1040,7 +979,7 @@ ReassignPartitionLeaderElectionStrategy(inp) ==
 ElectReassign(inp) ==
     ReassignPartitionLeaderElectionStrategy(inp)
 
-(* §5.2b doElectLeaderForPartitions, spec/partition_machine.py:266 *)
+(* §5.2b doElectLeaderForPartitions, spec/partition_machine.py:246 *)
 DoElectLeaderForPartitions2(tps, work) ==
     IF \E tp \in tps : tp \in DOMAIN work.state.zk.faults /\ work.state.zk.faults[tp] = "CONNECTIONLOSS"
     THEN
@@ -1059,20 +998,12 @@ DoElectLeaderForPartitions2(tps, work) ==
              IN  [wv EXCEPT
                      !.failures =
                          wv.failures
-                         \cup {(LET v == GetOr(wv.state.controller.partition_states, tp3, "NonExistentPartition")
-                                IN  [machine |-> "partition",
-                                     tp |-> tp3,
-                                     replica |-> -1,
-                                     from_state |->
-                                         IF v = "NewPartition"
-                                         THEN "NewPartition"
-                                         ELSE IF v = "OnlinePartition"
-                                         THEN "OnlinePartition"
-                                         ELSE IF v = "OfflinePartition"
-                                         THEN "OfflinePartition"
-                                         ELSE IF v = "NonExistentPartition" THEN "NonExistentPartition" ELSE "",
-                                     target |-> "OnlinePartition",
-                                     reason |-> "ZkError"]) : tp3 \in tps}],
+                         \cup {[machine |-> "partition",
+                                tp |-> tp3,
+                                replica |-> -1,
+                                from_state |-> GetOr(wv.state.controller.partition_states, tp3, "NonExistentPartition"),
+                                target |-> "OnlinePartition",
+                                reason |-> "ZkError"] : tp3 \in tps}],
          elected |-> {},
          retry |-> {},
          threw |-> FALSE]
@@ -1123,7 +1054,7 @@ DoElectLeaderForPartitions2(tps, work) ==
                            retry |-> wr.retry,
                            threw |-> FALSE]
 
-(* §5.2b electLeaderForPartitions, spec/partition_machine.py:310 *)
+(* §5.2b electLeaderForPartitions, spec/partition_machine.py:280 *)
 ElectLeaderForPartitions2(tps, w) ==
     LET r1 == DoElectLeaderForPartitions2(tps, w)
     IN  IF Cardinality(r1.retry) = 0 \/ r1.threw
@@ -1156,23 +1087,23 @@ ElectLeaderForPartitions2(tps, w) ==
 
 (* §5.2 elect_leader_for_partitions [p=kafka-1.1, *)
 (* election=LeaderElection(strategy=<ElectionStrategy.ReassignPartitionLeaderElectionStrategy: 'reassign'>, *)
-(* allow_unclean=False)], spec/partition_machine.py:288 *)
+(* allow_unclean=False)], spec/partition_machine.py:262 *)
 ElectLeaderForPartitionsReassign(w, tps) ==
     ElectLeaderForPartitions2(tps, w)
 
 (* §5.2 elect_leader_for_partitions [p=kafka-1.1, *)
 (* election=LeaderElection(strategy=<ElectionStrategy.PreferredReplicaPartitionLeaderElectionStrategy: 'preferred'>, *)
-(* allow_unclean=False)], spec/partition_machine.py:288 *)
+(* allow_unclean=False)], spec/partition_machine.py:262 *)
 ElectLeaderForPartitionsPreferred(w, tps) ==
     ElectLeaderForPartitions(tps, w, "PreferredReplica")
 
 (* §5.2 elect_leader_for_partitions [p=kafka-1.1, *)
 (* election=LeaderElection(strategy=<ElectionStrategy.ControlledShutdownPartitionLeaderElectionStrategy: *)
-(* 'controlled_shutdown'>, allow_unclean=False)], spec/partition_machine.py:288 *)
+(* 'controlled_shutdown'>, allow_unclean=False)], spec/partition_machine.py:262 *)
 ElectLeaderForPartitionsControlledShutdown(w, tps) ==
     ElectLeaderForPartitions(tps, w, "ControlledShutdown")
 
-(* §5.2 OnlinePartition, spec/partition_machine.py:335 *)
+(* §5.2 OnlinePartition, spec/partition_machine.py:305 *)
 OnlinePartition(valid, w1, elect_leader_for_partitions_case) ==
     LET uninit == {tp \in valid : w1.state.controller.partition_states[tp] = "NewPartition"}
         w12 == IF Cardinality(uninit) = 0 THEN w1 ELSE InitializeLeaderAndIsr(w1, uninit)
@@ -1187,7 +1118,7 @@ OnlinePartition(valid, w1, elect_leader_for_partitions_case) ==
         THEN ElectLeaderForPartitionsPreferred(w12, to_elect)
         ELSE ElectLeaderForPartitionsControlledShutdown(w12, to_elect)
 
-(* §2.3 PartitionStateMachine.handleStateChanges(OnlinePartition), spec/partition_machine.py:370 *)
+(* §2.3 PartitionStateMachine.handleStateChanges(OnlinePartition), spec/partition_machine.py:334 *)
 PartitionStateMachineHandleStateChangesOnlinePartition(w, partitions, c) ==
     IF w.moved
     THEN w
@@ -1204,29 +1135,22 @@ PartitionStateMachineHandleStateChangesOnlinePartition(w, partitions, c) ==
              w1 == [wv EXCEPT
                        !.failures =
                            wv.failures
-                           \cup {(LET v == GetOr(wv.state.controller.partition_states, tp3, "NonExistentPartition")
-                                  IN  [machine |-> "partition",
-                                       tp |-> tp3,
-                                       replica |-> -1,
-                                       from_state |->
-                                           IF v = "NewPartition"
-                                           THEN "NewPartition"
-                                           ELSE IF v = "OnlinePartition"
-                                           THEN "OnlinePartition"
-                                           ELSE IF v = "OfflinePartition"
-                                           THEN "OfflinePartition"
-                                           ELSE IF v = "NonExistentPartition" THEN "NonExistentPartition" ELSE "",
-                                       target |-> "OnlinePartition",
-                                       reason |-> "InvalidTransition"]) : tp3 \in (partitions \ valid)}]
+                           \cup {[machine |-> "partition",
+                                  tp |-> tp3,
+                                  replica |-> -1,
+                                  from_state |-> GetOr(wv.state.controller.partition_states, tp3,
+                                                       "NonExistentPartition"),
+                                  target |-> "OnlinePartition",
+                                  reason |-> "InvalidTransition"] : tp3 \in (partitions \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE OnlinePartition(valid, w1, c))
 
 (* §5 partition_state_change [p=kafka-1.1, target=OnlinePartition, *)
 (* election=LeaderElection(strategy=<ElectionStrategy.OfflinePartitionLeaderElectionStrategy: 'offline'>, *)
-(* allow_unclean=False)], spec/partition_machine.py:340 *)
+(* allow_unclean=False)], spec/partition_machine.py:310 *)
 PartitionStateChangeOnlinePartitionOffline(w, partitions) ==
     PartitionStateMachineHandleStateChangesOnlinePartition(w, partitions, "offline")
 
-(* §5.4 triggerOnlinePartitionStateChange, spec/partition_machine.py:403 *)
+(* §5.4 triggerOnlinePartitionStateChange, spec/partition_machine.py:367 *)
 TriggerOnlinePartitionStateChange2(w) ==
     IF w.moved
     THEN w
@@ -1236,11 +1160,11 @@ TriggerOnlinePartitionStateChange2(w) ==
                           w.state.controller.partition_states[tp] \in Literal5} :
                  ~(tp2.topic \in w.state.controller.topics_to_be_deleted)})
 
-(* §5.4 trigger_online_partition_state_change [p=kafka-1.1, topic=None], spec/partition_machine.py:384 *)
+(* §5.4 trigger_online_partition_state_change [p=kafka-1.1, topic=None], spec/partition_machine.py:348 *)
 TriggerOnlinePartitionStateChange(w) ==
     TriggerOnlinePartitionStateChange2(w)
 
-(* §7.1 startStateMachines, spec/actions/failover.py:143 *)
+(* §7.1 startStateMachines, spec/actions/failover.py:139 *)
 StartStateMachines(x) ==
     LET y == InitializeReplicaState(x.work)
         all_r ==
@@ -1285,7 +1209,7 @@ MarkTopicIneligibleForDeletion(v, x) ==
                                        \cup (x \cap v.state.controller.topics_to_be_deleted)]]]
     ELSE v
 
-(* §7.7.2 updateLeaderEpoch, spec/actions/common.py:424 *)
+(* §7.7.2 updateLeaderEpoch, spec/actions/common.py:423 *)
 UpdateLeaderEpoch(t, work) ==
     LET ts == {t}
         x ==
@@ -1419,7 +1343,7 @@ UpdateLeaderEpochAndSendRequest(t, work, ar2) ==
 
 (* §5 partition_state_change [p=kafka-1.1, target=OnlinePartition, *)
 (* election=LeaderElection(strategy=<ElectionStrategy.ReassignPartitionLeaderElectionStrategy: 'reassign'>, *)
-(* allow_unclean=False)], spec/partition_machine.py:340 *)
+(* allow_unclean=False)], spec/partition_machine.py:310 *)
 PartitionStateChangeOnlinePartitionReassign(w, partitions) ==
     PartitionStateMachineHandleStateChangesOnlinePartition(w, partitions, "reassign")
 
@@ -1442,7 +1366,7 @@ AddStopReplicaRequestForBrokers(w, replicas, c) ==
 AddStopReplicaBulk(w, replicas, delete) ==
     AddStopReplicaRequestForBrokers(w, replicas, delete)
 
-(* §4.3 doRemoveReplicasFromIsr, spec/replica_machine.py:202 *)
+(* §4.3 doRemoveReplicasFromIsr, spec/replica_machine.py:181 *)
 DoRemoveReplicasFromIsr(retry, work, b) ==
     IF \E tp \in retry : tp \in DOMAIN work.state.zk.faults /\ work.state.zk.faults[tp] = "CONNECTIONLOSS"
     THEN
@@ -1461,26 +1385,12 @@ DoRemoveReplicasFromIsr(retry, work, b) ==
              IN  [wv EXCEPT
                      !.failures =
                          wv.failures
-                         \cup {(LET v == GetOr(wv.state.controller.replica_states, pr, "NonExistentReplica")
-                                IN  [machine |-> "replica",
-                                     tp |-> pr.tp,
-                                     replica |-> pr.replica,
-                                     from_state |->
-                                         IF v = "NewReplica"
-                                         THEN "NewReplica"
-                                         ELSE IF v = "OnlineReplica"
-                                         THEN "OnlineReplica"
-                                         ELSE IF v = "OfflineReplica"
-                                         THEN "OfflineReplica"
-                                         ELSE IF v = "ReplicaDeletionStarted"
-                                         THEN "ReplicaDeletionStarted"
-                                         ELSE IF v = "ReplicaDeletionSuccessful"
-                                         THEN "ReplicaDeletionSuccessful"
-                                         ELSE IF v = "ReplicaDeletionIneligible"
-                                         THEN "ReplicaDeletionIneligible"
-                                         ELSE IF v = "NonExistentReplica" THEN "NonExistentReplica" ELSE "",
-                                     target |-> "OfflineReplica",
-                                     reason |-> "ZkError"]) : pr \in {[tp |-> tp3, replica |-> b] : tp3 \in retry}}],
+                         \cup {[machine |-> "replica",
+                                tp |-> pr.tp,
+                                replica |-> pr.replica,
+                                from_state |-> GetOr(wv.state.controller.replica_states, pr, "NonExistentReplica"),
+                                target |-> "OfflineReplica",
+                                reason |-> "ZkError"] : pr \in {[tp |-> tp3, replica |-> b] : tp3 \in retry}}],
          done |-> {},
          retry |-> {}]
     ELSE
@@ -1529,88 +1439,40 @@ DoRemoveReplicasFromIsr(retry, work, b) ==
                                      !.failures =
                                          wv2.failures
                                          \cup
-                                             {(LET v2 == GetOr(wv2.state.controller.replica_states, pr2,
-                                                               "NonExistentReplica")
-                                               IN  [machine |-> "replica",
-                                                    tp |-> pr2.tp,
-                                                    replica |-> pr2.replica,
-                                                    from_state |->
-                                                        IF v2 = "NewReplica"
-                                                        THEN "NewReplica"
-                                                        ELSE IF v2 = "OnlineReplica"
-                                                        THEN "OnlineReplica"
-                                                        ELSE IF v2 = "OfflineReplica"
-                                                        THEN "OfflineReplica"
-                                                        ELSE IF v2 = "ReplicaDeletionStarted"
-                                                        THEN "ReplicaDeletionStarted"
-                                                        ELSE IF v2 = "ReplicaDeletionSuccessful"
-                                                        THEN "ReplicaDeletionSuccessful"
-                                                        ELSE IF v2 = "ReplicaDeletionIneligible"
-                                                        THEN "ReplicaDeletionIneligible"
-                                                        ELSE IF v2 = "NonExistentReplica" THEN "NonExistentReplica"
-                                                            ELSE "",
-                                                    target |-> "OfflineReplica",
-                                                    reason |-> "LeaderAndIsrPathEmpty"]) : pr2 \in
-                                                        {[tp |-> tp11,
-                                                            replica |-> b] : tp11 \in {tp10 \in missing : ~(tp10.topic
-                                                                \in s1.controller.topics_to_be_deleted)}}
-                                                            }]
-                             wv4 ==
-                                 [wv3 EXCEPT
-                                     !.failures =
-                                         wv3.failures
-                                         \cup {(LET v3 == GetOr(wv3.state.controller.replica_states, pr3,
-                                                                "NonExistentReplica")
-                                                IN  [machine |-> "replica",
-                                                     tp |-> pr3.tp,
-                                                     replica |-> pr3.replica,
-                                                     from_state |->
-                                                         IF v3 = "NewReplica"
-                                                         THEN "NewReplica"
-                                                         ELSE IF v3 = "OnlineReplica"
-                                                         THEN "OnlineReplica"
-                                                         ELSE IF v3 = "OfflineReplica"
-                                                         THEN "OfflineReplica"
-                                                         ELSE IF v3 = "ReplicaDeletionStarted"
-                                                         THEN "ReplicaDeletionStarted"
-                                                         ELSE IF v3 = "ReplicaDeletionSuccessful"
-                                                         THEN "ReplicaDeletionSuccessful"
-                                                         ELSE IF v3 = "ReplicaDeletionIneligible"
-                                                         THEN "ReplicaDeletionIneligible"
-                                                         ELSE IF v3 = "NonExistentReplica" THEN "NonExistentReplica"
-                                                             ELSE "",
-                                                     target |-> "OfflineReplica",
-                                                     reason |-> "WrittenByNewerController"]) : pr3 \in {[tp |-> tp12,
-                                                                                                         replica |->
-                                                                                                             b] : tp12
-                                                                                                            \in newer}}]
+                                             {[machine |-> "replica",
+                                               tp |-> pr2.tp,
+                                               replica |-> pr2.replica,
+                                               from_state |-> GetOr(wv2.state.controller.replica_states, pr2,
+                                                                    "NonExistentReplica"),
+                                               target |-> "OfflineReplica",
+                                               reason |-> "LeaderAndIsrPathEmpty"] : pr2 \in
+                                                   {[tp |-> tp11,
+                                                       replica |-> b] : tp11 \in {tp10 \in missing : ~(tp10.topic
+                                                           \in s1.controller.topics_to_be_deleted)}}
+                                                       }]
+                             wv4 == [wv3 EXCEPT
+                                        !.failures =
+                                            wv3.failures
+                                            \cup {[machine |-> "replica",
+                                                   tp |-> pr3.tp,
+                                                   replica |-> pr3.replica,
+                                                   from_state |-> GetOr(wv3.state.controller.replica_states, pr3,
+                                                                        "NonExistentReplica"),
+                                                   target |-> "OfflineReplica",
+                                                   reason |-> "WrittenByNewerController"] : pr3 \in {[tp |-> tp12,
+                                                                                                      replica |-> b] :
+                                                                                                       tp12 \in newer}}]
                          IN  [wv4 EXCEPT
                                  !.failures =
                                      wv4.failures
-                                     \cup {(LET v4 == GetOr(wv4.state.controller.replica_states, pr4,
-                                                            "NonExistentReplica")
-                                            IN  [machine |-> "replica",
-                                                 tp |-> pr4.tp,
-                                                 replica |-> pr4.replica,
-                                                 from_state |->
-                                                     IF v4 = "NewReplica"
-                                                     THEN "NewReplica"
-                                                     ELSE IF v4 = "OnlineReplica"
-                                                     THEN "OnlineReplica"
-                                                     ELSE IF v4 = "OfflineReplica"
-                                                     THEN "OfflineReplica"
-                                                     ELSE IF v4 = "ReplicaDeletionStarted"
-                                                     THEN "ReplicaDeletionStarted"
-                                                     ELSE IF v4 = "ReplicaDeletionSuccessful"
-                                                     THEN "ReplicaDeletionSuccessful"
-                                                     ELSE IF v4 = "ReplicaDeletionIneligible"
-                                                     THEN "ReplicaDeletionIneligible"
-                                                     ELSE IF v4 = "NonExistentReplica" THEN "NonExistentReplica"
-                                                         ELSE "",
-                                                 target |-> "OfflineReplica",
-                                                 reason |-> "ZkError"]) : pr4 \in {[tp |-> tp13,
-                                                                                    replica |-> b] : tp13
-                                                                                        \in wr.failed}}],
+                                     \cup {[machine |-> "replica",
+                                            tp |-> pr4.tp,
+                                            replica |-> pr4.replica,
+                                            from_state |-> GetOr(wv4.state.controller.replica_states, pr4,
+                                                                 "NonExistentReplica"),
+                                            target |-> "OfflineReplica",
+                                            reason |-> "ZkError"] : pr4 \in {[tp |-> tp13,
+                                                                              replica |-> b] : tp13 \in wr.failed}}],
                      done |-> done,
                      retry |-> wr.retry]
 
@@ -1661,7 +1523,7 @@ AddLeaderAndIsrRequestForBrokers5(r2, x, b) ==
                              DOMAIN wv.state.controller.live_brokers,
                              ts)
 
-(* §4.3 OfflineReplica, spec/replica_machine.py:337 *)
+(* §4.3 OfflineReplica, spec/replica_machine.py:310 *)
 OfflineReplica(valid, w1) ==
     LET RECURSIVE fold(_, _)
         fold(acc, rest) ==
@@ -1714,7 +1576,7 @@ OfflineReplica(valid, w1) ==
                                                                                            , Tail(rest))
     IN  fold(w1, SortInt({pr.replica : pr \in valid}))
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(OfflineReplica), spec/replica_machine.py:375 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(OfflineReplica), spec/replica_machine.py:342 *)
 ReplicaStateMachineHandleStateChangesOfflineReplica(w, replicas) ==
     IF w.moved
     THEN w
@@ -1730,33 +1592,19 @@ ReplicaStateMachineHandleStateChangesOfflineReplica(w, replicas) ==
              w1 == [wv EXCEPT
                        !.failures =
                            wv.failures
-                           \cup {(LET v == GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica")
-                                  IN  [machine |-> "replica",
-                                       tp |-> pr3.tp,
-                                       replica |-> pr3.replica,
-                                       from_state |->
-                                           IF v = "NewReplica"
-                                           THEN "NewReplica"
-                                           ELSE IF v = "OnlineReplica"
-                                           THEN "OnlineReplica"
-                                           ELSE IF v = "OfflineReplica"
-                                           THEN "OfflineReplica"
-                                           ELSE IF v = "ReplicaDeletionStarted"
-                                           THEN "ReplicaDeletionStarted"
-                                           ELSE IF v = "ReplicaDeletionSuccessful"
-                                           THEN "ReplicaDeletionSuccessful"
-                                           ELSE IF v = "ReplicaDeletionIneligible"
-                                           THEN "ReplicaDeletionIneligible"
-                                           ELSE IF v = "NonExistentReplica" THEN "NonExistentReplica" ELSE "",
-                                       target |-> "OfflineReplica",
-                                       reason |-> "InvalidTransition"]) : pr3 \in (replicas \ valid)}]
+                           \cup {[machine |-> "replica",
+                                  tp |-> pr3.tp,
+                                  replica |-> pr3.replica,
+                                  from_state |-> GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica"),
+                                  target |-> "OfflineReplica",
+                                  reason |-> "InvalidTransition"] : pr3 \in (replicas \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE OfflineReplica(valid, w1))
 
-(* §4 replica_state_change [p=kafka-1.1, target=OfflineReplica], spec/replica_machine.py:352 *)
+(* §4 replica_state_change [p=kafka-1.1, target=OfflineReplica], spec/replica_machine.py:325 *)
 ReplicaStateChangeOfflineReplica(w, replicas) ==
     ReplicaStateMachineHandleStateChangesOfflineReplica(w, replicas)
 
-(* §4.4 ReplicaDeletionStarted, spec/replica_machine.py:341 *)
+(* §4.4 ReplicaDeletionStarted, spec/replica_machine.py:314 *)
 ReplicaDeletionStarted(w1, valid) ==
     AddStopReplicaBulk(
         [w1 EXCEPT
@@ -1770,7 +1618,7 @@ ReplicaDeletionStarted(w1, valid) ==
         valid,
         TRUE)
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(ReplicaDeletionStarted), spec/replica_machine.py:375 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(ReplicaDeletionStarted), spec/replica_machine.py:342 *)
 ReplicaStateMachineHandleStateChangesReplicaDeletionStarted(w, replicas) ==
     IF w.moved
     THEN w
@@ -1786,33 +1634,19 @@ ReplicaStateMachineHandleStateChangesReplicaDeletionStarted(w, replicas) ==
              w1 == [wv EXCEPT
                        !.failures =
                            wv.failures
-                           \cup {(LET v == GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica")
-                                  IN  [machine |-> "replica",
-                                       tp |-> pr3.tp,
-                                       replica |-> pr3.replica,
-                                       from_state |->
-                                           IF v = "NewReplica"
-                                           THEN "NewReplica"
-                                           ELSE IF v = "OnlineReplica"
-                                           THEN "OnlineReplica"
-                                           ELSE IF v = "OfflineReplica"
-                                           THEN "OfflineReplica"
-                                           ELSE IF v = "ReplicaDeletionStarted"
-                                           THEN "ReplicaDeletionStarted"
-                                           ELSE IF v = "ReplicaDeletionSuccessful"
-                                           THEN "ReplicaDeletionSuccessful"
-                                           ELSE IF v = "ReplicaDeletionIneligible"
-                                           THEN "ReplicaDeletionIneligible"
-                                           ELSE IF v = "NonExistentReplica" THEN "NonExistentReplica" ELSE "",
-                                       target |-> "ReplicaDeletionStarted",
-                                       reason |-> "InvalidTransition"]) : pr3 \in (replicas \ valid)}]
+                           \cup {[machine |-> "replica",
+                                  tp |-> pr3.tp,
+                                  replica |-> pr3.replica,
+                                  from_state |-> GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica"),
+                                  target |-> "ReplicaDeletionStarted",
+                                  reason |-> "InvalidTransition"] : pr3 \in (replicas \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE ReplicaDeletionStarted(w1, valid))
 
-(* §4 replica_state_change [p=kafka-1.1, target=ReplicaDeletionStarted], spec/replica_machine.py:352 *)
+(* §4 replica_state_change [p=kafka-1.1, target=ReplicaDeletionStarted], spec/replica_machine.py:325 *)
 ReplicaStateChangeReplicaDeletionStarted(w, replicas) ==
     ReplicaStateMachineHandleStateChangesReplicaDeletionStarted(w, replicas)
 
-(* §4.6 ReplicaDeletionSuccessful, spec/replica_machine.py:349 *)
+(* §4.6 ReplicaDeletionSuccessful, spec/replica_machine.py:322 *)
 ReplicaDeletionSuccessful(w1, valid) ==
     [w1 EXCEPT
         !.state =
@@ -1823,7 +1657,7 @@ ReplicaDeletionSuccessful(w1, valid) ==
                                                     [_e \in valid |-> "ReplicaDeletionSuccessful"])]
                             ]]
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(ReplicaDeletionSuccessful), spec/replica_machine.py:375 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(ReplicaDeletionSuccessful), spec/replica_machine.py:342 *)
 ReplicaStateMachineHandleStateChangesReplicaDeletionSuccessful(w, replicas) ==
     IF w.moved
     THEN w
@@ -1839,33 +1673,19 @@ ReplicaStateMachineHandleStateChangesReplicaDeletionSuccessful(w, replicas) ==
              w1 == [wv EXCEPT
                        !.failures =
                            wv.failures
-                           \cup {(LET v == GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica")
-                                  IN  [machine |-> "replica",
-                                       tp |-> pr3.tp,
-                                       replica |-> pr3.replica,
-                                       from_state |->
-                                           IF v = "NewReplica"
-                                           THEN "NewReplica"
-                                           ELSE IF v = "OnlineReplica"
-                                           THEN "OnlineReplica"
-                                           ELSE IF v = "OfflineReplica"
-                                           THEN "OfflineReplica"
-                                           ELSE IF v = "ReplicaDeletionStarted"
-                                           THEN "ReplicaDeletionStarted"
-                                           ELSE IF v = "ReplicaDeletionSuccessful"
-                                           THEN "ReplicaDeletionSuccessful"
-                                           ELSE IF v = "ReplicaDeletionIneligible"
-                                           THEN "ReplicaDeletionIneligible"
-                                           ELSE IF v = "NonExistentReplica" THEN "NonExistentReplica" ELSE "",
-                                       target |-> "ReplicaDeletionSuccessful",
-                                       reason |-> "InvalidTransition"]) : pr3 \in (replicas \ valid)}]
+                           \cup {[machine |-> "replica",
+                                  tp |-> pr3.tp,
+                                  replica |-> pr3.replica,
+                                  from_state |-> GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica"),
+                                  target |-> "ReplicaDeletionSuccessful",
+                                  reason |-> "InvalidTransition"] : pr3 \in (replicas \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE ReplicaDeletionSuccessful(w1, valid))
 
-(* §4 replica_state_change [p=kafka-1.1, target=ReplicaDeletionSuccessful], spec/replica_machine.py:352 *)
+(* §4 replica_state_change [p=kafka-1.1, target=ReplicaDeletionSuccessful], spec/replica_machine.py:325 *)
 ReplicaStateChangeReplicaDeletionSuccessful(w, replicas) ==
     ReplicaStateMachineHandleStateChangesReplicaDeletionSuccessful(w, replicas)
 
-(* §4.7 NonExistentReplica, spec/replica_machine.py:347 *)
+(* §4.7 NonExistentReplica, spec/replica_machine.py:320 *)
 NonExistentReplica(valid, w1) ==
     LET tps == {pr.tp : pr \in valid}
     IN  [w1 EXCEPT
@@ -1886,7 +1706,7 @@ NonExistentReplica(valid, w1) ==
                                                 !.removing = SelectSeq(fa.removing, LAMBDA e3 : e3 \notin gone)]]),
                             !.replica_states = MapDelAll(w1.state.controller.replica_states, valid)]]]
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(NonExistentReplica), spec/replica_machine.py:375 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(NonExistentReplica), spec/replica_machine.py:342 *)
 ReplicaStateMachineHandleStateChangesNonExistentReplica(w, replicas) ==
     IF w.moved
     THEN w
@@ -1902,29 +1722,15 @@ ReplicaStateMachineHandleStateChangesNonExistentReplica(w, replicas) ==
              w1 == [wv EXCEPT
                        !.failures =
                            wv.failures
-                           \cup {(LET v == GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica")
-                                  IN  [machine |-> "replica",
-                                       tp |-> pr3.tp,
-                                       replica |-> pr3.replica,
-                                       from_state |->
-                                           IF v = "NewReplica"
-                                           THEN "NewReplica"
-                                           ELSE IF v = "OnlineReplica"
-                                           THEN "OnlineReplica"
-                                           ELSE IF v = "OfflineReplica"
-                                           THEN "OfflineReplica"
-                                           ELSE IF v = "ReplicaDeletionStarted"
-                                           THEN "ReplicaDeletionStarted"
-                                           ELSE IF v = "ReplicaDeletionSuccessful"
-                                           THEN "ReplicaDeletionSuccessful"
-                                           ELSE IF v = "ReplicaDeletionIneligible"
-                                           THEN "ReplicaDeletionIneligible"
-                                           ELSE IF v = "NonExistentReplica" THEN "NonExistentReplica" ELSE "",
-                                       target |-> "NonExistentReplica",
-                                       reason |-> "InvalidTransition"]) : pr3 \in (replicas \ valid)}]
+                           \cup {[machine |-> "replica",
+                                  tp |-> pr3.tp,
+                                  replica |-> pr3.replica,
+                                  from_state |-> GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica"),
+                                  target |-> "NonExistentReplica",
+                                  reason |-> "InvalidTransition"] : pr3 \in (replicas \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE NonExistentReplica(valid, w1))
 
-(* §4 replica_state_change [p=kafka-1.1, target=NonExistentReplica], spec/replica_machine.py:352 *)
+(* §4 replica_state_change [p=kafka-1.1, target=NonExistentReplica], spec/replica_machine.py:325 *)
 ReplicaStateChangeNonExistentReplica(w, replicas) ==
     ReplicaStateMachineHandleStateChangesNonExistentReplica(w, replicas)
 
@@ -1963,7 +1769,7 @@ SetTopicAssignment(x, t, ar2) ==
                      ELSE [x2 EXCEPT !.moved = TRUE],
              error |-> FALSE]
 
-(* §5.3 OfflinePartition, spec/partition_machine.py:337 *)
+(* §5.3 OfflinePartition, spec/partition_machine.py:307 *)
 OfflinePartition(w1, valid) ==
     [w1 EXCEPT
         !.state =
@@ -1974,7 +1780,7 @@ OfflinePartition(w1, valid) ==
                                                       [_e \in valid |-> "OfflinePartition"])]]
                             ]
 
-(* §2.3 PartitionStateMachine.handleStateChanges(OfflinePartition), spec/partition_machine.py:370 *)
+(* §2.3 PartitionStateMachine.handleStateChanges(OfflinePartition), spec/partition_machine.py:334 *)
 PartitionStateMachineHandleStateChangesOfflinePartition(w, partitions) ==
     IF w.moved
     THEN w
@@ -1991,27 +1797,20 @@ PartitionStateMachineHandleStateChangesOfflinePartition(w, partitions) ==
              w1 == [wv EXCEPT
                        !.failures =
                            wv.failures
-                           \cup {(LET v == GetOr(wv.state.controller.partition_states, tp3, "NonExistentPartition")
-                                  IN  [machine |-> "partition",
-                                       tp |-> tp3,
-                                       replica |-> -1,
-                                       from_state |->
-                                           IF v = "NewPartition"
-                                           THEN "NewPartition"
-                                           ELSE IF v = "OnlinePartition"
-                                           THEN "OnlinePartition"
-                                           ELSE IF v = "OfflinePartition"
-                                           THEN "OfflinePartition"
-                                           ELSE IF v = "NonExistentPartition" THEN "NonExistentPartition" ELSE "",
-                                       target |-> "OfflinePartition",
-                                       reason |-> "InvalidTransition"]) : tp3 \in (partitions \ valid)}]
+                           \cup {[machine |-> "partition",
+                                  tp |-> tp3,
+                                  replica |-> -1,
+                                  from_state |-> GetOr(wv.state.controller.partition_states, tp3,
+                                                       "NonExistentPartition"),
+                                  target |-> "OfflinePartition",
+                                  reason |-> "InvalidTransition"] : tp3 \in (partitions \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE OfflinePartition(w1, valid))
 
-(* §5 partition_state_change [p=kafka-1.1, target=OfflinePartition, election=None], spec/partition_machine.py:340 *)
+(* §5 partition_state_change [p=kafka-1.1, target=OfflinePartition, election=None], spec/partition_machine.py:310 *)
 PartitionStateChangeOfflinePartition(w, partitions) ==
     PartitionStateMachineHandleStateChangesOfflinePartition(w, partitions)
 
-(* §5.3 NonExistentPartition, spec/partition_machine.py:337 *)
+(* §5.3 NonExistentPartition, spec/partition_machine.py:307 *)
 NonExistentPartition(w1, valid) ==
     [w1 EXCEPT
         !.state =
@@ -2022,7 +1821,7 @@ NonExistentPartition(w1, valid) ==
                                                       [_e \in valid |-> "NonExistentPartition"])]]
                             ]
 
-(* §2.3 PartitionStateMachine.handleStateChanges(NonExistentPartition), spec/partition_machine.py:370 *)
+(* §2.3 PartitionStateMachine.handleStateChanges(NonExistentPartition), spec/partition_machine.py:334 *)
 PartitionStateMachineHandleStateChangesNonExistentPartition(w, partitions) ==
     IF w.moved
     THEN w
@@ -2039,27 +1838,20 @@ PartitionStateMachineHandleStateChangesNonExistentPartition(w, partitions) ==
              w1 == [wv EXCEPT
                        !.failures =
                            wv.failures
-                           \cup {(LET v == GetOr(wv.state.controller.partition_states, tp3, "NonExistentPartition")
-                                  IN  [machine |-> "partition",
-                                       tp |-> tp3,
-                                       replica |-> -1,
-                                       from_state |->
-                                           IF v = "NewPartition"
-                                           THEN "NewPartition"
-                                           ELSE IF v = "OnlinePartition"
-                                           THEN "OnlinePartition"
-                                           ELSE IF v = "OfflinePartition"
-                                           THEN "OfflinePartition"
-                                           ELSE IF v = "NonExistentPartition" THEN "NonExistentPartition" ELSE "",
-                                       target |-> "NonExistentPartition",
-                                       reason |-> "InvalidTransition"]) : tp3 \in (partitions \ valid)}]
+                           \cup {[machine |-> "partition",
+                                  tp |-> tp3,
+                                  replica |-> -1,
+                                  from_state |-> GetOr(wv.state.controller.partition_states, tp3,
+                                                       "NonExistentPartition"),
+                                  target |-> "NonExistentPartition",
+                                  reason |-> "InvalidTransition"] : tp3 \in (partitions \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE NonExistentPartition(w1, valid))
 
-(* §5 partition_state_change [p=kafka-1.1, target=NonExistentPartition, election=None], spec/partition_machine.py:340 *)
+(* §5 partition_state_change [p=kafka-1.1, target=NonExistentPartition, election=None], spec/partition_machine.py:310 *)
 PartitionStateChangeNonExistentPartition(w, partitions) ==
     PartitionStateMachineHandleStateChangesNonExistentPartition(w, partitions)
 
-(* §8 completeDeleteTopic, spec/actions/deletion.py:182 *)
+(* §8 completeDeleteTopic, spec/actions/deletion.py:181 *)
 CompleteDeleteTopic(acc, x) ==
     LET v == ReplicaStateChangeNonExistentReplica(
                  acc,
@@ -2134,7 +1926,7 @@ RetryDeletionForIneligibleReplicas(acc, x) ==
                                     \in ts})}) :
             GetOr(acc.state.controller.replica_states, pr, "NonExistentReplica") = "ReplicaDeletionIneligible"})
 
-(* §4.5 ReplicaDeletionIneligible, spec/replica_machine.py:349 *)
+(* §4.5 ReplicaDeletionIneligible, spec/replica_machine.py:322 *)
 ReplicaDeletionIneligible(w1, valid) ==
     [w1 EXCEPT
         !.state =
@@ -2145,7 +1937,7 @@ ReplicaDeletionIneligible(w1, valid) ==
                                                     [_e \in valid |-> "ReplicaDeletionIneligible"])]
                             ]]
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(ReplicaDeletionIneligible), spec/replica_machine.py:375 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(ReplicaDeletionIneligible), spec/replica_machine.py:342 *)
 ReplicaStateMachineHandleStateChangesReplicaDeletionIneligible(w, replicas) ==
     IF w.moved
     THEN w
@@ -2161,33 +1953,19 @@ ReplicaStateMachineHandleStateChangesReplicaDeletionIneligible(w, replicas) ==
              w1 == [wv EXCEPT
                        !.failures =
                            wv.failures
-                           \cup {(LET v == GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica")
-                                  IN  [machine |-> "replica",
-                                       tp |-> pr3.tp,
-                                       replica |-> pr3.replica,
-                                       from_state |->
-                                           IF v = "NewReplica"
-                                           THEN "NewReplica"
-                                           ELSE IF v = "OnlineReplica"
-                                           THEN "OnlineReplica"
-                                           ELSE IF v = "OfflineReplica"
-                                           THEN "OfflineReplica"
-                                           ELSE IF v = "ReplicaDeletionStarted"
-                                           THEN "ReplicaDeletionStarted"
-                                           ELSE IF v = "ReplicaDeletionSuccessful"
-                                           THEN "ReplicaDeletionSuccessful"
-                                           ELSE IF v = "ReplicaDeletionIneligible"
-                                           THEN "ReplicaDeletionIneligible"
-                                           ELSE IF v = "NonExistentReplica" THEN "NonExistentReplica" ELSE "",
-                                       target |-> "ReplicaDeletionIneligible",
-                                       reason |-> "InvalidTransition"]) : pr3 \in (replicas \ valid)}]
+                           \cup {[machine |-> "replica",
+                                  tp |-> pr3.tp,
+                                  replica |-> pr3.replica,
+                                  from_state |-> GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica"),
+                                  target |-> "ReplicaDeletionIneligible",
+                                  reason |-> "InvalidTransition"] : pr3 \in (replicas \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE ReplicaDeletionIneligible(w1, valid))
 
-(* §4 replica_state_change [p=kafka-1.1, target=ReplicaDeletionIneligible], spec/replica_machine.py:352 *)
+(* §4 replica_state_change [p=kafka-1.1, target=ReplicaDeletionIneligible], spec/replica_machine.py:325 *)
 ReplicaStateChangeReplicaDeletionIneligible(w, replicas) ==
     ReplicaStateMachineHandleStateChangesReplicaDeletionIneligible(w, replicas)
 
-(* §8 onPartitionDeletion, spec/actions/deletion.py:211 *)
+(* §8 onPartitionDeletion, spec/actions/deletion.py:207 *)
 OnPartitionDeletion(v, x) ==
     LET all_r ==
             UNION
@@ -2215,7 +1993,7 @@ OnTopicDeletion(v, x) ==
         v4 == OnPartitionDeletion(v3, x)
     IN  v4
 
-(* §8 resumeDeletions, spec/actions/deletion.py:312 *)
+(* §8 resumeDeletions, spec/actions/deletion.py:314 *)
 ResumeDeletions(v) ==
     LET RECURSIVE fold(_, _)
         fold(acc, rest) ==
@@ -2311,7 +2089,7 @@ ResumeDeletions(v) ==
                         IN  v4, Tail(rest))
     IN  fold(v, SortStr(v.state.controller.topics_to_be_deleted))
 
-(* §8 resumeDeletionForTopics, spec/actions/deletion.py:327 *)
+(* §8 resumeDeletionForTopics, spec/actions/deletion.py:330 *)
 ResumeDeletionForTopics(x, x2) ==
     LET x3 == x.work
         resumed == x2 \cap x3.state.controller.topics_to_be_deleted
@@ -2327,7 +2105,7 @@ ResumeDeletionForTopics(x, x2) ==
                                               )
         ELSE x3
 
-(* §4.1 NewReplica, spec/replica_machine.py:331 *)
+(* §4.1 NewReplica, spec/replica_machine.py:304 *)
 NewReplica(valid, w1) ==
     LET leaders == {pr \in valid :
                        /\ pr.tp \in DOMAIN w1.state.controller.leadership
@@ -2337,26 +2115,13 @@ NewReplica(valid, w1) ==
             LET wv == [w1 EXCEPT
                           !.failures =
                               w1.failures
-                              \cup {(LET v == GetOr(w1.state.controller.replica_states, pr2, "NonExistentReplica")
-                                     IN  [machine |-> "replica",
-                                          tp |-> pr2.tp,
-                                          replica |-> pr2.replica,
-                                          from_state |->
-                                              IF v = "NewReplica"
-                                              THEN "NewReplica"
-                                              ELSE IF v = "OnlineReplica"
-                                              THEN "OnlineReplica"
-                                              ELSE IF v = "OfflineReplica"
-                                              THEN "OfflineReplica"
-                                              ELSE IF v = "ReplicaDeletionStarted"
-                                              THEN "ReplicaDeletionStarted"
-                                              ELSE IF v = "ReplicaDeletionSuccessful"
-                                              THEN "ReplicaDeletionSuccessful"
-                                              ELSE IF v = "ReplicaDeletionIneligible"
-                                              THEN "ReplicaDeletionIneligible"
-                                              ELSE IF v = "NonExistentReplica" THEN "NonExistentReplica" ELSE "",
-                                          target |-> "OfflineReplica",
-                                          reason |-> "NewReplicaIsLeader"]) : pr2 \in leaders}]
+                              \cup {[machine |-> "replica",
+                                     tp |-> pr2.tp,
+                                     replica |-> pr2.replica,
+                                     from_state |-> GetOr(w1.state.controller.replica_states, pr2,
+                                                          "NonExistentReplica"),
+                                     target |-> "OfflineReplica",
+                                     reason |-> "NewReplicaIsLeader"] : pr2 \in leaders}]
             IN  [wv EXCEPT
                     !.state = [wv.state EXCEPT
                                   !.controller =
@@ -2367,7 +2132,7 @@ NewReplica(valid, w1) ==
             {pr3 \in ok : pr3.tp \in DOMAIN w1.state.controller.leadership},
             TRUE)
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(NewReplica), spec/replica_machine.py:375 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(NewReplica), spec/replica_machine.py:342 *)
 ReplicaStateMachineHandleStateChangesNewReplica(w, replicas) ==
     IF w.moved
     THEN w
@@ -2383,33 +2148,19 @@ ReplicaStateMachineHandleStateChangesNewReplica(w, replicas) ==
              w1 == [wv EXCEPT
                        !.failures =
                            wv.failures
-                           \cup {(LET v == GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica")
-                                  IN  [machine |-> "replica",
-                                       tp |-> pr3.tp,
-                                       replica |-> pr3.replica,
-                                       from_state |->
-                                           IF v = "NewReplica"
-                                           THEN "NewReplica"
-                                           ELSE IF v = "OnlineReplica"
-                                           THEN "OnlineReplica"
-                                           ELSE IF v = "OfflineReplica"
-                                           THEN "OfflineReplica"
-                                           ELSE IF v = "ReplicaDeletionStarted"
-                                           THEN "ReplicaDeletionStarted"
-                                           ELSE IF v = "ReplicaDeletionSuccessful"
-                                           THEN "ReplicaDeletionSuccessful"
-                                           ELSE IF v = "ReplicaDeletionIneligible"
-                                           THEN "ReplicaDeletionIneligible"
-                                           ELSE IF v = "NonExistentReplica" THEN "NonExistentReplica" ELSE "",
-                                       target |-> "NewReplica",
-                                       reason |-> "InvalidTransition"]) : pr3 \in (replicas \ valid)}]
+                           \cup {[machine |-> "replica",
+                                  tp |-> pr3.tp,
+                                  replica |-> pr3.replica,
+                                  from_state |-> GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica"),
+                                  target |-> "NewReplica",
+                                  reason |-> "InvalidTransition"] : pr3 \in (replicas \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE NewReplica(valid, w1))
 
-(* §4 replica_state_change [p=kafka-1.1, target=NewReplica], spec/replica_machine.py:352 *)
+(* §4 replica_state_change [p=kafka-1.1, target=NewReplica], spec/replica_machine.py:325 *)
 ReplicaStateChangeNewReplica(w, replicas) ==
     ReplicaStateMachineHandleStateChangesNewReplica(w, replicas)
 
-(* §7.8.2 onPartitionReassignment, spec/actions/reassignment_legacy.py:199 *)
+(* §7.8.2 onPartitionReassignment, spec/actions/reassignment_legacy.py:197 *)
 OnPartitionReassignment(x, work) ==
     LET ts == {x}
         x2 ==
@@ -2553,7 +2304,7 @@ OnPartitionReassignment(x, work) ==
                              error |-> FALSE]
                 IN  v16
 
-(* §7.8.1 maybeTriggerPartitionReassignment, spec/actions/reassignment_legacy.py:234 *)
+(* §7.8.1 maybeTriggerPartitionReassignment, spec/actions/reassignment_legacy.py:233 *)
 MaybeTriggerPartitionReassignment(x, m) ==
     LET RECURSIVE fold(_, _)
         fold(acc, rest) ==
@@ -2582,7 +2333,7 @@ MaybeTriggerPartitionReassignment(x, m) ==
 
 (* §5 partition_state_change [p=kafka-1.1, target=OnlinePartition, *)
 (* election=LeaderElection(strategy=<ElectionStrategy.PreferredReplicaPartitionLeaderElectionStrategy: 'preferred'>, *)
-(* allow_unclean=False)], spec/partition_machine.py:340 *)
+(* allow_unclean=False)], spec/partition_machine.py:310 *)
 PartitionStateChangeOnlinePartitionPreferred(w, partitions) ==
     PartitionStateMachineHandleStateChangesOnlinePartition(w, partitions, "preferred")
 
@@ -2603,7 +2354,7 @@ OnReplicaElection(x, ps) ==
              ELSE [x2 EXCEPT !.moved = TRUE]
         ELSE x2
 
-(* §7.1 fetchPendingPreferredReplicaElections, spec/actions/failover.py:178 *)
+(* §7.1 fetchPendingPreferredReplicaElections, spec/actions/failover.py:174 *)
 FetchPendingPreferredReplicaElections(x) ==
     LET x2 == x.work
         listed == x2.state.zk.preferred_replica_election
@@ -2634,7 +2385,7 @@ TriggerControllerMove(a) ==
     IN  OnControllerResignation(
             [x EXCEPT !.state = [x.state EXCEPT !.zk = [x.state.zk EXCEPT !.controller = -1]]])
 
-(* §7.1 onControllerFailover, spec/actions/failover.py:207 *)
+(* §7.1 onControllerFailover, spec/actions/failover.py:205 *)
 OnControllerFailover(w, broker_id, v) ==
     LET x == InitializeControllerContext(w, broker_id, v)
         v2 == IF x.error \/ x.work.moved THEN x ELSE [work |-> FetchTopicDeletionsInProgress(x), error |-> FALSE]
@@ -2656,7 +2407,7 @@ OnControllerFailover(w, broker_id, v) ==
         v9 == IF v8.error \/ v8.work.moved THEN v8 ELSE FetchPendingPreferredReplicaElections(v8)
     IN  IF v9.error /\ ~v9.work.moved THEN TriggerControllerMove(v9) ELSE v9.work
 
-(* §7.3 onBrokerStartup, spec/actions/brokers.py:101 *)
+(* §7.3 onBrokerStartup, spec/actions/brokers.py:98 *)
 OnBrokerStartup(onBrokerFailure, bnc) ==
     LET x == [onBrokerFailure EXCEPT
                  !.state = [onBrokerFailure.state EXCEPT
@@ -2718,7 +2469,7 @@ OnBrokerStartup(onBrokerFailure, bnc) ==
                     error |-> FALSE]
     IN  v7
 
-(* §8 failReplicaDeletion, spec/actions/deletion.py:359 *)
+(* §8 failReplicaDeletion, spec/actions/deletion.py:361 *)
 FailReplicaDeletion(v, r_del) ==
     LET failed == {pr \in r_del : pr.tp.topic \in v.state.controller.topics_to_be_deleted}
     IN  IF v.state.config.delete_topic_enable /\ Cardinality(failed) > 0
@@ -2728,7 +2479,7 @@ FailReplicaDeletion(v, r_del) ==
              IN  v4
         ELSE v
 
-(* §7.4 onReplicasBecomeOffline, spec/actions/brokers.py:142 *)
+(* §7.4 onReplicasBecomeOffline, spec/actions/brokers.py:134 *)
 OnReplicasBecomeOffline(x, x2) ==
     LET r_del == {pr \in x2 : pr.tp.topic \in x.state.controller.topics_to_be_deleted}
         r_keep == x2 \ r_del
@@ -2750,7 +2501,7 @@ OnReplicasBecomeOffline(x, x2) ==
               ELSE v2
     IN  v5
 
-(* §7.4 onBrokerFailure, spec/actions/brokers.py:165 *)
+(* §7.4 onBrokerFailure, spec/actions/brokers.py:154 *)
 OnBrokerFailure(x, dead) ==
     LET work == [x.work EXCEPT
                     !.state = [x.work.state EXCEPT
@@ -2783,7 +2534,7 @@ OnBrokerFailure(x, dead) ==
                      IN  [i \in DOMAIN q |-> LET r2 == q[i] IN [tp |-> tp, replica |-> r2]]) : tp \in
                          (DOMAIN x2.state.controller.assignments)})
 
-(* §7.2 processBrokerChange, spec/actions/brokers.py:229 *)
+(* §7.2 processBrokerChange, spec/actions/brokers.py:222 *)
 ProcessBrokerChange(w) ==
     LET v == DOMAIN w.state.controller.live_brokers
         v2 == DOMAIN w.state.zk.brokers
@@ -2815,7 +2566,7 @@ ProcessBrokerChange(w) ==
 
 (* §5 partition_state_change [p=kafka-1.1, target=OnlinePartition, *)
 (* election=LeaderElection(strategy=<ElectionStrategy.ControlledShutdownPartitionLeaderElectionStrategy: *)
-(* 'controlled_shutdown'>, allow_unclean=False)], spec/partition_machine.py:340 *)
+(* 'controlled_shutdown'>, allow_unclean=False)], spec/partition_machine.py:310 *)
 PartitionStateChangeOnlinePartitionControlledShutdown(w, partitions) ==
     PartitionStateMachineHandleStateChangesOnlinePartition(w, partitions, "controlled_shutdown")
 
@@ -2842,7 +2593,7 @@ DoControlledShutdown(w, broker_id) ==
         IN  v3
     ELSE w
 
-(* §5.1 NewPartition, spec/partition_machine.py:337 *)
+(* §5.1 NewPartition, spec/partition_machine.py:307 *)
 NewPartition(w1, valid) ==
     [w1 EXCEPT
         !.state =
@@ -2853,7 +2604,7 @@ NewPartition(w1, valid) ==
                                                       [_e \in valid |-> "NewPartition"])]]
                             ]
 
-(* §2.3 PartitionStateMachine.handleStateChanges(NewPartition), spec/partition_machine.py:370 *)
+(* §2.3 PartitionStateMachine.handleStateChanges(NewPartition), spec/partition_machine.py:334 *)
 PartitionStateMachineHandleStateChangesNewPartition(w, partitions) ==
     IF w.moved
     THEN w
@@ -2870,23 +2621,16 @@ PartitionStateMachineHandleStateChangesNewPartition(w, partitions) ==
              w1 == [wv EXCEPT
                        !.failures =
                            wv.failures
-                           \cup {(LET v == GetOr(wv.state.controller.partition_states, tp3, "NonExistentPartition")
-                                  IN  [machine |-> "partition",
-                                       tp |-> tp3,
-                                       replica |-> -1,
-                                       from_state |->
-                                           IF v = "NewPartition"
-                                           THEN "NewPartition"
-                                           ELSE IF v = "OnlinePartition"
-                                           THEN "OnlinePartition"
-                                           ELSE IF v = "OfflinePartition"
-                                           THEN "OfflinePartition"
-                                           ELSE IF v = "NonExistentPartition" THEN "NonExistentPartition" ELSE "",
-                                       target |-> "NewPartition",
-                                       reason |-> "InvalidTransition"]) : tp3 \in (partitions \ valid)}]
+                           \cup {[machine |-> "partition",
+                                  tp |-> tp3,
+                                  replica |-> -1,
+                                  from_state |-> GetOr(wv.state.controller.partition_states, tp3,
+                                                       "NonExistentPartition"),
+                                  target |-> "NewPartition",
+                                  reason |-> "InvalidTransition"] : tp3 \in (partitions \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE NewPartition(w1, valid))
 
-(* §5 partition_state_change [p=kafka-1.1, target=NewPartition, election=None], spec/partition_machine.py:340 *)
+(* §5 partition_state_change [p=kafka-1.1, target=NewPartition, election=None], spec/partition_machine.py:310 *)
 PartitionStateChangeNewPartition(w, partitions) ==
     PartitionStateMachineHandleStateChangesNewPartition(w, partitions)
 
@@ -2912,7 +2656,7 @@ OnNewPartitionCreation(to_add, x) ==
                          IN  [i2 \in DOMAIN q2 |-> LET r2 == q2[i2] IN [tp |-> tp2, replica |-> r2]]) : tp2 \in to_add})
     IN  v4
 
-(* §7.6 processTopicChange, spec/actions/topics.py:80 *)
+(* §7.6 processTopicChange, spec/actions/topics.py:82 *)
 ProcessTopicChange(w) ==
     LET topics == w.state.zk.topics
         new == topics \ w.state.controller.all_topics
@@ -2979,7 +2723,7 @@ ProcessPartitionModifications(w, topic) ==
                                                              MapDelAll(zk_part, DOMAIN zk_part \ to_add))]]]
                                         )
 
-(* §8 enqueueTopicsForDeletion, spec/actions/deletion.py:339 *)
+(* §8 enqueueTopicsForDeletion, spec/actions/deletion.py:342 *)
 EnqueueTopicsForDeletion(x, known) ==
     LET x2 == MarkTopicIneligibleForDeletion(
                   x,
@@ -2994,7 +2738,7 @@ EnqueueTopicsForDeletion(x, known) ==
                                                \cup known]]])
         ELSE x2
 
-(* §8 processTopicDeletion, spec/actions/deletion.py:432 *)
+(* §8 processTopicDeletion, spec/actions/deletion.py:436 *)
 ProcessTopicDeletion(w) ==
     LET requested == w.state.zk.delete_topics
         unknown == requested \ w.state.controller.all_topics
@@ -3026,7 +2770,7 @@ ProcessTopicDeletion(w) ==
                 ELSE [v2 EXCEPT !.moved = TRUE]
     IN  v3
 
-(* §8 completeReplicaDeletion, spec/actions/deletion.py:366 *)
+(* §8 completeReplicaDeletion, spec/actions/deletion.py:370 *)
 CompleteReplicaDeletion(v, x) ==
     LET v2 == ReplicaStateChangeReplicaDeletionSuccessful(
                   v,
@@ -3034,7 +2778,7 @@ CompleteReplicaDeletion(v, x) ==
         v3 == ResumeDeletions(v2)
     IN  v3
 
-(* §7.9 processReplicaLeaderElection, spec/actions/elections.py:129 *)
+(* §7.9 processReplicaLeaderElection, spec/actions/elections.py:121 *)
 ProcessReplicaLeaderElection(w, trigger, partitions) ==
     LET ps == {tp \in (IF trigger = "ZkTriggered" THEN w.state.zk.preferred_replica_election ELSE partitions) :
                   ~(tp.topic \in w.state.controller.topics_to_be_deleted)}
@@ -3044,7 +2788,7 @@ ProcessReplicaLeaderElection(w, trigger, partitions) ==
 OnReplicaElection2(acc, x) ==
     LET x2 == PartitionStateChangeOnlinePartitionPreferred(acc, {x}) IN x2
 
-(* §7.9 checkAndTriggerAutoLeaderRebalance, spec/actions/elections.py:263 *)
+(* §7.9 checkAndTriggerAutoLeaderRebalance, spec/actions/elections.py:255 *)
 CheckAndTriggerAutoLeaderRebalance(w) ==
     LET parts ==
             {tp \in (DOMAIN w.state.controller.assignments) :
@@ -3158,7 +2902,7 @@ IsrChangeNotification(w) ==
                                               = x2.state.zk.isr_change_notifications \ tps]]]
                     ELSE [x2 EXCEPT !.moved = TRUE]
 
-(* §7.8.1 PartitionReassignmentIsrChange, spec/actions/reassignment_legacy.py:283 *)
+(* §7.8.1 PartitionReassignmentIsrChange, spec/actions/reassignment_legacy.py:282 *)
 PartitionReassignmentIsrChange(v, tp) ==
     IF tp \in DOMAIN v.state.controller.legacy_reassignments
     THEN
@@ -3187,7 +2931,7 @@ PartitionReassignmentIsrChange(v, tp) ==
                  ELSE [work |-> x.work, error |-> FALSE]
     ELSE [work |-> v, error |-> FALSE]
 
-(* §7.5 processLeaderAndIsrResponseReceived, spec/actions/brokers.py:300 *)
+(* §7.5 processLeaderAndIsrResponseReceived, spec/actions/brokers.py:293 *)
 ProcessLeaderAndIsrResponseReceived(x, storage_errors, broker_id) ==
     LET offline == {[tp |-> tp, replica |-> broker_id] : tp \in Range(storage_errors)}
         newly == offline \ x.state.controller.offline_replicas
@@ -3643,7 +3387,7 @@ Init ==
                  leader_imbalance_per_broker_percentage |-> 10,
                  inter_broker_protocol |-> "KAFKA_2_8_IV1"]
 
-(* §7.1 ControllerFailover (spec: spec/actions/failover.py:216 controller_failover_action) *)
+(* §7.1 ControllerFailover (spec: spec/actions/failover.py:214 controller_failover_action) *)
 (* The active controller (if any) resigns and the broker wins the controller election; it *)
 (* increments the controller epoch and runs onControllerFailover (§7.1). *)
 ControllerFailover(broker_id) ==
@@ -3661,7 +3405,7 @@ ControllerFailover(broker_id) ==
                zk2 == state.zk
                v == IF state.controller.controller_id # -1 THEN OnControllerResignation(work) ELSE work
                state2 == v.state
-           IN  (* §7.1 ControllerFailover, spec/actions/failover.py:223 *)
+           IN  (* §7.1 ControllerFailover, spec/actions/failover.py:221 *)
                LET w2 == [v EXCEPT
                              !.state = [state2 EXCEPT
                                            !.zk = [state2.zk EXCEPT
@@ -3677,7 +3421,7 @@ ControllerFailover(broker_id) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ControllerFailover")
 
-(* §7.12 ControllerResignation (spec: spec/actions/failover.py:230 controller_resignation_action) *)
+(* §7.12 ControllerResignation (spec: spec/actions/failover.py:228 controller_resignation_action) *)
 (* The active controller's ZooKeeper session expires: /controller is deleted and the controller *)
 (* resigns. *)
 ControllerResignation ==
@@ -3691,7 +3435,7 @@ ControllerResignation ==
                              failures |-> {},
                              moved |-> FALSE]
                     state == work.state
-                IN  (* §7.12 ControllerResignation, spec/actions/failover.py:230 *)
+                IN  (* §7.12 ControllerResignation, spec/actions/failover.py:228 *)
                     LET w2 == [work EXCEPT !.state = [state EXCEPT !.zk = [state.zk EXCEPT !.controller = -1]]]
                     IN  IF w2.state.controller.controller_id # -1
                         THEN LET x == OnControllerResignation(w2) IN IF x.moved THEN OnControllerResignation(x) ELSE x
@@ -3729,11 +3473,11 @@ NewerControllerElected(broker_id) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "NewerControllerElected")
 
-(* §7.12 ControllerChange (spec: spec/actions/failover.py:242 controller_change_action) *)
+(* §7.12 ControllerChange (spec: spec/actions/failover.py:240 controller_change_action) *)
 (* The active controller sees that /controller names another broker (or none) and resigns (§7.12). *)
 ControllerChange ==
     /\ controller.controller_id # -1 /\ zk.controller # controller.controller_id
-    /\ LET w == (* §7.12 ControllerChange, spec/actions/failover.py:242 *)
+    /\ LET w == (* §7.12 ControllerChange, spec/actions/failover.py:240 *)
                 LET w2 == [state |-> s,
                            batch |-> [leader_and_isr |-> <<>>,
                                       update_metadata_brokers |-> {},
@@ -3788,7 +3532,7 @@ ZombieControllerWrite(tp, leader, isr, controller_epoch) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ZombieControllerWrite")
 
-(* §7.3 BrokerStartup (spec: spec/actions/brokers.py:236 broker_startup_action) *)
+(* §7.3 BrokerStartup (spec: spec/actions/brokers.py:229 broker_startup_action) *)
 (* A broker registers in /brokers/ids (its czxid is its broker epoch); the controller handles *)
 (* BrokerChange and runs onBrokerStartup (§7.2, §7.3). *)
 BrokerStartup(broker_id) ==
@@ -3805,7 +3549,7 @@ BrokerStartup(broker_id) ==
                state == work.state
                zk2 == state.zk
                zxid == zk2.zxid
-           IN  (* §7.3 BrokerStartup, spec/actions/brokers.py:236 *)
+           IN  (* §7.3 BrokerStartup, spec/actions/brokers.py:229 *)
                LET w2 == [work EXCEPT
                              !.state = [state EXCEPT
                                            !.zk = [zk2 EXCEPT !.brokers = MapPut(zk2.brokers, broker_id, zxid),
@@ -3818,7 +3562,7 @@ BrokerStartup(broker_id) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "BrokerStartup")
 
-(* §7.4 BrokerFailure (spec: spec/actions/brokers.py:255 broker_failure_action) *)
+(* §7.4 BrokerFailure (spec: spec/actions/brokers.py:248 broker_failure_action) *)
 (* A broker's registration disappears; the controller handles BrokerChange and runs onBrokerFailure *)
 (* (§7.4); if the failed broker was the controller, its context is simply gone. *)
 BrokerFailure(broker_id) ==
@@ -3835,7 +3579,7 @@ BrokerFailure(broker_id) ==
                state == work.state
                zk2 == state.zk
                controller2 == zk2.controller
-           IN  (* §7.4 BrokerFailure, spec/actions/brokers.py:255 *)
+           IN  (* §7.4 BrokerFailure, spec/actions/brokers.py:248 *)
                LET w2 == [work EXCEPT
                              !.state = [state EXCEPT
                                            !.zk = [zk2 EXCEPT
@@ -3853,7 +3597,7 @@ BrokerFailure(broker_id) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "BrokerFailure")
 
-(* §7.2 BrokerBounce (spec: spec/actions/brokers.py:278 broker_bounce_action) *)
+(* §7.2 BrokerBounce (spec: spec/actions/brokers.py:271 broker_bounce_action) *)
 (* A broker re-registers with a new epoch before the controller notices it left (§7.2). *)
 BrokerBounce(broker_id) ==
     /\ broker_id \in DOMAIN zk.brokers /\ broker_id # controller.controller_id
@@ -3868,7 +3612,7 @@ BrokerBounce(broker_id) ==
                     state == work.state
                     zk2 == state.zk
                     zxid == zk2.zxid
-                IN  (* §7.2 BrokerBounce, spec/actions/brokers.py:278 *)
+                IN  (* §7.2 BrokerBounce, spec/actions/brokers.py:271 *)
                     [work EXCEPT
                         !.state = [state EXCEPT
                                       !.zk = [zk2 EXCEPT !.brokers = MapPut(zk2.brokers, broker_id, zxid),
@@ -4056,7 +3800,7 @@ PartitionExpansion(topic, replicas) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "PartitionExpansion")
 
-(* §8 TopicDeletion (spec: spec/actions/deletion.py:438 topic_deletion_action) *)
+(* §8 TopicDeletion (spec: spec/actions/deletion.py:442 topic_deletion_action) *)
 (* Topics are marked for deletion under /admin/delete_topics and the controller handles *)
 (* TopicDeletion (§8). *)
 TopicDeletion(topics) ==
@@ -4072,7 +3816,7 @@ TopicDeletion(topics) ==
                         moved |-> FALSE]
                state == work.state
                zk2 == state.zk
-           IN  (* §8 TopicDeletion, spec/actions/deletion.py:438 *)
+           IN  (* §8 TopicDeletion, spec/actions/deletion.py:442 *)
                LET w2 == [work EXCEPT
                              !.state = [state EXCEPT !.zk = [zk2 EXCEPT !.delete_topics = zk2.delete_topics \cup Range(
                                  topics)]]]
@@ -4084,7 +3828,7 @@ TopicDeletion(topics) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "TopicDeletion")
 
-(* §8 StopReplicaResponseReceived (spec: spec/actions/deletion.py:478 stop_replica_response_action) *)
+(* §8 StopReplicaResponseReceived (spec: spec/actions/deletion.py:484 stop_replica_response_action) *)
 (* A broker answers StopReplica(delete=true) for partitions of topics being deleted (§8): errors *)
 (* fail the replicas' deletion (ReplicaDeletionIneligible), successes complete it *)
 (* (ReplicaDeletionSuccessful). *)
@@ -4094,7 +3838,7 @@ StopReplicaResponseReceived(broker_id, partitions, error) ==
        /\ \A tp \in Range(partitions) :
               GetOr(controller.replica_states, [tp |-> tp, replica |-> broker_id], "NonExistentReplica")
               = "ReplicaDeletionStarted"
-    /\ LET w == (* §8 StopReplicaResponseReceived, spec/actions/deletion.py:478 *)
+    /\ LET w == (* §8 StopReplicaResponseReceived, spec/actions/deletion.py:484 *)
                 LET w2 == [state |-> s,
                            batch |-> [leader_and_isr |-> <<>>,
                                       update_metadata_brokers |-> {},
@@ -4114,7 +3858,7 @@ StopReplicaResponseReceived(broker_id, partitions, error) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "StopReplicaResponseReceived")
 
-(* §7.8 ZkPartitionReassignment (spec: spec/actions/reassignment_legacy.py:303 zk_partition_reassignment_action) *)
+(* §7.8 ZkPartitionReassignment (spec: spec/actions/reassignment_legacy.py:304 zk_partition_reassignment_action) *)
 (* /admin/reassign_partitions is created; the controller handles PartitionReassignment with the *)
 (* legacy 12-step algorithm (§7.8). *)
 ZkPartitionReassignment(targets) ==
@@ -4129,7 +3873,7 @@ ZkPartitionReassignment(targets) ==
                         failures |-> {},
                         moved |-> FALSE]
                state == work.state
-           IN  (* §7.8 ZkPartitionReassignment, spec/actions/reassignment_legacy.py:303 *)
+           IN  (* §7.8 ZkPartitionReassignment, spec/actions/reassignment_legacy.py:304 *)
                LET w2 == [work EXCEPT !.state = [state EXCEPT !.zk = [state.zk EXCEPT !.reassign_partitions = targets]]]
                IN  IF w2.state.controller.controller_id # -1
                    THEN
@@ -4152,7 +3896,7 @@ ZkPartitionReassignment(targets) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ZkPartitionReassignment")
 
-(* §7.9 ReplicaLeaderElection (spec: spec/actions/elections.py:156 replica_leader_election_action) *)
+(* §7.9 ReplicaLeaderElection (spec: spec/actions/elections.py:148 replica_leader_election_action) *)
 (* A preferred (ZooKeeper or admin) or unclean (admin, 2.8) leader election is requested (§7.9). *)
 ReplicaLeaderElection(partitions, election_type, trigger) ==
     /\ /\ controller.controller_id # -1
@@ -4170,7 +3914,7 @@ ReplicaLeaderElection(partitions, election_type, trigger) ==
                         failures |-> {},
                         moved |-> FALSE]
                state == work.state
-           IN  (* §7.9 ReplicaLeaderElection, spec/actions/elections.py:156 *)
+           IN  (* §7.9 ReplicaLeaderElection, spec/actions/elections.py:148 *)
                LET w2 == IF trigger = "ZkTriggered"
                          THEN [work EXCEPT
                                   !.state = [state EXCEPT !.zk = [state.zk EXCEPT !.preferred_replica_election
@@ -4185,12 +3929,12 @@ ReplicaLeaderElection(partitions, election_type, trigger) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ReplicaLeaderElection")
 
-(* §7.9 AutoPreferredReplicaLeaderElection (spec: spec/actions/elections.py:269 *)
+(* §7.9 AutoPreferredReplicaLeaderElection (spec: spec/actions/elections.py:261 *)
 (* auto_preferred_replica_leader_election_action) *)
 (* The scheduled leader-imbalance check runs (auto.leader.rebalance.enable) (§7.9). *)
 AutoPreferredReplicaLeaderElection ==
     /\ controller.controller_id # -1 /\ config.auto_leader_rebalance_enable
-    /\ LET w == (* §7.9 AutoPreferredReplicaLeaderElection, spec/actions/elections.py:269 *)
+    /\ LET w == (* §7.9 AutoPreferredReplicaLeaderElection, spec/actions/elections.py:261 *)
                 LET w2 == [state |-> s,
                            batch |-> [leader_and_isr |-> <<>>,
                                       update_metadata_brokers |-> {},
@@ -4261,7 +4005,7 @@ IsrChange(tp, isr) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "IsrChange")
 
-(* §7.5 LeaderAndIsrResponseReceived (spec: spec/actions/brokers.py:308 leader_and_isr_response_action) *)
+(* §7.5 LeaderAndIsrResponseReceived (spec: spec/actions/brokers.py:301 leader_and_isr_response_action) *)
 (* A broker answers a LeaderAndIsr request with KAFKA_STORAGE_ERROR for some partitions (offline *)
 (* log directory); they are marked offline (§7.5). *)
 LeaderAndIsrResponseReceived(broker_id, storage_errors) ==
@@ -4273,7 +4017,7 @@ LeaderAndIsrResponseReceived(broker_id, storage_errors) ==
               \in Range(
                       GetOr(controller.assignments, tp,
                             [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>]).replicas)
-    /\ LET w == (* §7.5 LeaderAndIsrResponseReceived, spec/actions/brokers.py:308 *)
+    /\ LET w == (* §7.5 LeaderAndIsrResponseReceived, spec/actions/brokers.py:301 *)
                 LET w2 == [state |-> s,
                            batch |-> [leader_and_isr |-> <<>>,
                                       update_metadata_brokers |-> {},
@@ -4291,7 +4035,7 @@ LeaderAndIsrResponseReceived(broker_id, storage_errors) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "LeaderAndIsrResponseReceived")
 
-(* §6 UncleanLeaderElectionEnable (spec: spec/actions/elections.py:290 unclean_leader_election_enable_action) *)
+(* §6 UncleanLeaderElectionEnable (spec: spec/actions/elections.py:282 unclean_leader_election_enable_action) *)
 (* unclean.leader.election.enable is set to true for a topic or as the broker default (§6). *)
 UncleanLeaderElectionEnable(topic) ==
     /\ TRUE
@@ -4306,7 +4050,7 @@ UncleanLeaderElectionEnable(topic) ==
                         moved |-> FALSE]
                state == work.state
                config2 == state.config
-           IN  (* §6 UncleanLeaderElectionEnable, spec/actions/elections.py:290 *)
+           IN  (* §6 UncleanLeaderElectionEnable, spec/actions/elections.py:282 *)
                IF topic = ""
                THEN [work EXCEPT
                         !.state = [state EXCEPT !.config = [config2 EXCEPT !.unclean_leader_election_enable = TRUE]]]
@@ -4341,7 +4085,7 @@ ZkFaultInjection(tp, fault) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ZkFaultInjection")
 
-(* §8 StopReplicaPartitionErrorsReceived (spec: spec/actions/deletion.py:517 stop_replica_partition_errors_action) *)
+(* §8 StopReplicaPartitionErrorsReceived (spec: spec/actions/deletion.py:523 stop_replica_partition_errors_action) *)
 (* A broker answers StopReplica(delete=true) with an error for some partitions of topics being *)
 (* deleted and none for the others (§8): the failed replicas' deletion fails *)
 (* (ReplicaDeletionIneligible), the others' completes (ReplicaDeletionSuccessful). *)
@@ -4355,7 +4099,7 @@ StopReplicaPartitionErrorsReceived(broker_id, partitions, partition_errors) ==
        /\ Range(partition_errors) \subseteq Range(partitions)
        /\ ~(Range(partitions) \subseteq Range(partition_errors))
     /\ LET w ==
-           (* §8 StopReplicaPartitionErrorsReceived, spec/actions/deletion.py:517 *)
+           (* §8 StopReplicaPartitionErrorsReceived, spec/actions/deletion.py:523 *)
            LET w2 == [state |-> s,
                       batch |-> [leader_and_isr |-> <<>>,
                                  update_metadata_brokers |-> {},
@@ -4379,7 +4123,7 @@ StopReplicaPartitionErrorsReceived(broker_id, partitions, partition_errors) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "StopReplicaPartitionErrorsReceived")
 
-(* §7.5 LeaderAndIsrPartitionResultsReceived (spec: spec/actions/brokers.py:337 *)
+(* §7.5 LeaderAndIsrPartitionResultsReceived (spec: spec/actions/brokers.py:330 *)
 (* leader_and_isr_partition_results_action) *)
 (* A broker answers a LeaderAndIsr request with NONE for some partitions (they are no longer *)
 (* offline) and KAFKA_STORAGE_ERROR for others (they are marked offline) (§7.5). *)
@@ -4399,7 +4143,7 @@ LeaderAndIsrPartitionResultsReceived(broker_id, online, storage_errors) ==
                       GetOr(controller.assignments, tp2,
                             [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>]).replicas)
     /\ LET w ==
-           (* §7.5 LeaderAndIsrPartitionResultsReceived, spec/actions/brokers.py:337 *)
+           (* §7.5 LeaderAndIsrPartitionResultsReceived, spec/actions/brokers.py:330 *)
            LET w2 == [state |-> s,
                       batch |-> [leader_and_isr |-> <<>>,
                                  update_metadata_brokers |-> {},
@@ -4518,7 +4262,7 @@ LogDirEventNotification(broker_ids) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "LogDirEventNotification")
 
-(* §8 StopReplicaResponseWithoutDeletionReceived (spec: spec/actions/deletion.py:535 *)
+(* §8 StopReplicaResponseWithoutDeletionReceived (spec: spec/actions/deletion.py:541 *)
 (* stop_replica_response_without_deletion_action) *)
 (* A broker answers a StopReplica that asked no deletion for partitions whose replicas are being *)
 (* deleted (§3.4, §8): the response callback keeps only deletePartition=true partitions, so nothing *)
@@ -4535,7 +4279,7 @@ StopReplicaResponseWithoutDeletionReceived(broker_id, partitions, error) ==
        /\ \A tp \in Range(partitions) :
               GetOr(controller.replica_states, [tp |-> tp, replica |-> broker_id], "NonExistentReplica")
               = "ReplicaDeletionStarted"
-    /\ LET w == (* §8 StopReplicaResponseWithoutDeletionReceived, spec/actions/deletion.py:535 *)
+    /\ LET w == (* §8 StopReplicaResponseWithoutDeletionReceived, spec/actions/deletion.py:541 *)
                 [state |-> s,
                  batch |-> [leader_and_isr |-> <<>>,
                             update_metadata_brokers |-> {},
@@ -4653,7 +4397,7 @@ ControllerFailover_Successor(broker_id) ==
                 zk2 == state.zk
                 v == IF state.controller.controller_id # -1 THEN OnControllerResignation(work) ELSE work
                 state2 == v.state
-            IN  (* §7.1 ControllerFailover, spec/actions/failover.py:223 *)
+            IN  (* §7.1 ControllerFailover, spec/actions/failover.py:221 *)
                 LET w2 == [v EXCEPT
                               !.state = [state2 EXCEPT
                                             !.zk = [state2.zk EXCEPT
@@ -4675,7 +4419,7 @@ StopReplicaResponseReceived_Successor(broker_id, partitions, error) ==
               GetOr(controller.replica_states, [tp |-> tp, replica |-> broker_id], "NonExistentReplica")
               = "ReplicaDeletionStarted"
     THEN
-        LET w == (* §8 StopReplicaResponseReceived, spec/actions/deletion.py:478 *)
+        LET w == (* §8 StopReplicaResponseReceived, spec/actions/deletion.py:484 *)
                  LET w2 == [state |-> s,
                             batch |-> [leader_and_isr |-> <<>>,
                                        update_metadata_brokers |-> {},
@@ -4697,7 +4441,7 @@ StopReplicaResponseReceived_Successor(broker_id, partitions, error) ==
 AutoPreferredReplicaLeaderElection_Successor ==
     IF controller.controller_id # -1 /\ config.auto_leader_rebalance_enable
     THEN
-        LET w == (* §7.9 AutoPreferredReplicaLeaderElection, spec/actions/elections.py:269 *)
+        LET w == (* §7.9 AutoPreferredReplicaLeaderElection, spec/actions/elections.py:261 *)
                  LET w2 == [state |-> s,
                             batch |-> [leader_and_isr |-> <<>>,
                                        update_metadata_brokers |-> {},

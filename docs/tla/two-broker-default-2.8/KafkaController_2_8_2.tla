@@ -405,7 +405,7 @@ SendRequestsToBrokers(w) ==
 Send(w) ==
     SendRequestsToBrokers(w)
 
-(* §4.8 initializeReplicaState, spec/replica_machine.py:403 *)
+(* §4.8 initializeReplicaState, spec/replica_machine.py:370 *)
 InitializeReplicaState2(w) ==
     IF w.moved
     THEN w
@@ -432,7 +432,7 @@ InitializeReplicaState2(w) ==
                                             THEN "OnlineReplica"
                                             ELSE "ReplicaDeletionIneligible"])]]]
 
-(* §4.8 initialize_replica_state [p=kafka-2.8], spec/replica_machine.py:384 *)
+(* §4.8 initialize_replica_state [p=kafka-2.8], spec/replica_machine.py:351 *)
 InitializeReplicaState(w) ==
     InitializeReplicaState2(w)
 
@@ -476,7 +476,7 @@ AddLeaderAndIsrRequestForBrokers(w, keys, c) ==
 AddLeaderAndIsrKeys(w, keys, is_new) ==
     AddLeaderAndIsrRequestForBrokers(w, keys, is_new)
 
-(* §4.2 OnlineReplica, spec/replica_machine.py:333 *)
+(* §4.2 OnlineReplica, spec/replica_machine.py:306 *)
 OnlineReplica(valid, w1) ==
     LET RECURSIVE fold(_, _)
         fold(acc, rest) ==
@@ -522,7 +522,7 @@ OnlineReplica(valid, w1) ==
                                                           , Tail(rest))
     IN  fold(w1, SortInt({pr.replica : pr \in valid}))
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(OnlineReplica), spec/replica_machine.py:375 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(OnlineReplica), spec/replica_machine.py:342 *)
 ReplicaStateMachineHandleStateChangesOnlineReplica(w, replicas) ==
     IF w.moved
     THEN w
@@ -538,29 +538,15 @@ ReplicaStateMachineHandleStateChangesOnlineReplica(w, replicas) ==
              w1 == [wv EXCEPT
                        !.failures =
                            wv.failures
-                           \cup {(LET v == GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica")
-                                  IN  [machine |-> "replica",
-                                       tp |-> pr3.tp,
-                                       replica |-> pr3.replica,
-                                       from_state |->
-                                           IF v = "NewReplica"
-                                           THEN "NewReplica"
-                                           ELSE IF v = "OnlineReplica"
-                                           THEN "OnlineReplica"
-                                           ELSE IF v = "OfflineReplica"
-                                           THEN "OfflineReplica"
-                                           ELSE IF v = "ReplicaDeletionStarted"
-                                           THEN "ReplicaDeletionStarted"
-                                           ELSE IF v = "ReplicaDeletionSuccessful"
-                                           THEN "ReplicaDeletionSuccessful"
-                                           ELSE IF v = "ReplicaDeletionIneligible"
-                                           THEN "ReplicaDeletionIneligible"
-                                           ELSE IF v = "NonExistentReplica" THEN "NonExistentReplica" ELSE "",
-                                       target |-> "OnlineReplica",
-                                       reason |-> "InvalidTransition"]) : pr3 \in (replicas \ valid)}]
+                           \cup {[machine |-> "replica",
+                                  tp |-> pr3.tp,
+                                  replica |-> pr3.replica,
+                                  from_state |-> GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica"),
+                                  target |-> "OnlineReplica",
+                                  reason |-> "InvalidTransition"] : pr3 \in (replicas \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE OnlineReplica(valid, w1))
 
-(* §4 replica_state_change [p=kafka-2.8, target=OnlineReplica], spec/replica_machine.py:352 *)
+(* §4 replica_state_change [p=kafka-2.8, target=OnlineReplica], spec/replica_machine.py:325 *)
 ReplicaStateChangeOnlineReplica(w, replicas) ==
     ReplicaStateMachineHandleStateChangesOnlineReplica(w, replicas)
 
@@ -588,7 +574,7 @@ AddStopReplicaRequestForBrokers(w, replicas, c) ==
 AddStopReplicaBulk(w, replicas, delete) ==
     AddStopReplicaRequestForBrokers(w, replicas, delete)
 
-(* §3.3 updateLeaderAndIsr, spec/zk.py:170 *)
+(* §3.3 updateLeaderAndIsr, spec/zk.py:175 *)
 UpdateLeaderAndIsr(s1, with_r, x) ==
     IF Cardinality(DOMAIN x) = 0
     THEN [state |-> s1, records |-> <<>>, retry |-> {}, failed |-> {}, moved |-> FALSE]
@@ -619,7 +605,7 @@ UpdateLeaderAndIsr(s1, with_r, x) ==
                  moved |-> FALSE]
         ELSE [state |-> s1, records |-> <<>>, retry |-> {}, failed |-> {}, moved |-> TRUE]
 
-(* §4.3 doRemoveReplicasFromIsr, spec/replica_machine.py:202 *)
+(* §4.3 doRemoveReplicasFromIsr, spec/replica_machine.py:181 *)
 DoRemoveReplicasFromIsr(retry, work, b) ==
     IF \E tp \in retry : tp \in DOMAIN work.state.zk.faults /\ work.state.zk.faults[tp] = "CONNECTIONLOSS"
     THEN
@@ -638,26 +624,12 @@ DoRemoveReplicasFromIsr(retry, work, b) ==
              IN  [wv EXCEPT
                      !.failures =
                          wv.failures
-                         \cup {(LET v == GetOr(wv.state.controller.replica_states, pr, "NonExistentReplica")
-                                IN  [machine |-> "replica",
-                                     tp |-> pr.tp,
-                                     replica |-> pr.replica,
-                                     from_state |->
-                                         IF v = "NewReplica"
-                                         THEN "NewReplica"
-                                         ELSE IF v = "OnlineReplica"
-                                         THEN "OnlineReplica"
-                                         ELSE IF v = "OfflineReplica"
-                                         THEN "OfflineReplica"
-                                         ELSE IF v = "ReplicaDeletionStarted"
-                                         THEN "ReplicaDeletionStarted"
-                                         ELSE IF v = "ReplicaDeletionSuccessful"
-                                         THEN "ReplicaDeletionSuccessful"
-                                         ELSE IF v = "ReplicaDeletionIneligible"
-                                         THEN "ReplicaDeletionIneligible"
-                                         ELSE IF v = "NonExistentReplica" THEN "NonExistentReplica" ELSE "",
-                                     target |-> "OfflineReplica",
-                                     reason |-> "ZkError"]) : pr \in {[tp |-> tp3, replica |-> b] : tp3 \in retry}}],
+                         \cup {[machine |-> "replica",
+                                tp |-> pr.tp,
+                                replica |-> pr.replica,
+                                from_state |-> GetOr(wv.state.controller.replica_states, pr, "NonExistentReplica"),
+                                target |-> "OfflineReplica",
+                                reason |-> "ZkError"] : pr \in {[tp |-> tp3, replica |-> b] : tp3 \in retry}}],
          done |-> {},
          retry |-> {}]
     ELSE
@@ -706,88 +678,40 @@ DoRemoveReplicasFromIsr(retry, work, b) ==
                                      !.failures =
                                          wv2.failures
                                          \cup
-                                             {(LET v2 == GetOr(wv2.state.controller.replica_states, pr2,
-                                                               "NonExistentReplica")
-                                               IN  [machine |-> "replica",
-                                                    tp |-> pr2.tp,
-                                                    replica |-> pr2.replica,
-                                                    from_state |->
-                                                        IF v2 = "NewReplica"
-                                                        THEN "NewReplica"
-                                                        ELSE IF v2 = "OnlineReplica"
-                                                        THEN "OnlineReplica"
-                                                        ELSE IF v2 = "OfflineReplica"
-                                                        THEN "OfflineReplica"
-                                                        ELSE IF v2 = "ReplicaDeletionStarted"
-                                                        THEN "ReplicaDeletionStarted"
-                                                        ELSE IF v2 = "ReplicaDeletionSuccessful"
-                                                        THEN "ReplicaDeletionSuccessful"
-                                                        ELSE IF v2 = "ReplicaDeletionIneligible"
-                                                        THEN "ReplicaDeletionIneligible"
-                                                        ELSE IF v2 = "NonExistentReplica" THEN "NonExistentReplica"
-                                                            ELSE "",
-                                                    target |-> "OfflineReplica",
-                                                    reason |-> "LeaderAndIsrPathEmpty"]) : pr2 \in
-                                                        {[tp |-> tp11,
-                                                            replica |-> b] : tp11 \in {tp10 \in missing : ~(tp10.topic
-                                                                \in s1.controller.topics_to_be_deleted)}}
-                                                            }]
-                             wv4 ==
-                                 [wv3 EXCEPT
-                                     !.failures =
-                                         wv3.failures
-                                         \cup {(LET v3 == GetOr(wv3.state.controller.replica_states, pr3,
-                                                                "NonExistentReplica")
-                                                IN  [machine |-> "replica",
-                                                     tp |-> pr3.tp,
-                                                     replica |-> pr3.replica,
-                                                     from_state |->
-                                                         IF v3 = "NewReplica"
-                                                         THEN "NewReplica"
-                                                         ELSE IF v3 = "OnlineReplica"
-                                                         THEN "OnlineReplica"
-                                                         ELSE IF v3 = "OfflineReplica"
-                                                         THEN "OfflineReplica"
-                                                         ELSE IF v3 = "ReplicaDeletionStarted"
-                                                         THEN "ReplicaDeletionStarted"
-                                                         ELSE IF v3 = "ReplicaDeletionSuccessful"
-                                                         THEN "ReplicaDeletionSuccessful"
-                                                         ELSE IF v3 = "ReplicaDeletionIneligible"
-                                                         THEN "ReplicaDeletionIneligible"
-                                                         ELSE IF v3 = "NonExistentReplica" THEN "NonExistentReplica"
-                                                             ELSE "",
-                                                     target |-> "OfflineReplica",
-                                                     reason |-> "WrittenByNewerController"]) : pr3 \in {[tp |-> tp12,
-                                                                                                         replica |->
-                                                                                                             b] : tp12
-                                                                                                            \in newer}}]
+                                             {[machine |-> "replica",
+                                               tp |-> pr2.tp,
+                                               replica |-> pr2.replica,
+                                               from_state |-> GetOr(wv2.state.controller.replica_states, pr2,
+                                                                    "NonExistentReplica"),
+                                               target |-> "OfflineReplica",
+                                               reason |-> "LeaderAndIsrPathEmpty"] : pr2 \in
+                                                   {[tp |-> tp11,
+                                                       replica |-> b] : tp11 \in {tp10 \in missing : ~(tp10.topic
+                                                           \in s1.controller.topics_to_be_deleted)}}
+                                                       }]
+                             wv4 == [wv3 EXCEPT
+                                        !.failures =
+                                            wv3.failures
+                                            \cup {[machine |-> "replica",
+                                                   tp |-> pr3.tp,
+                                                   replica |-> pr3.replica,
+                                                   from_state |-> GetOr(wv3.state.controller.replica_states, pr3,
+                                                                        "NonExistentReplica"),
+                                                   target |-> "OfflineReplica",
+                                                   reason |-> "WrittenByNewerController"] : pr3 \in {[tp |-> tp12,
+                                                                                                      replica |-> b] :
+                                                                                                       tp12 \in newer}}]
                          IN  [wv4 EXCEPT
                                  !.failures =
                                      wv4.failures
-                                     \cup {(LET v4 == GetOr(wv4.state.controller.replica_states, pr4,
-                                                            "NonExistentReplica")
-                                            IN  [machine |-> "replica",
-                                                 tp |-> pr4.tp,
-                                                 replica |-> pr4.replica,
-                                                 from_state |->
-                                                     IF v4 = "NewReplica"
-                                                     THEN "NewReplica"
-                                                     ELSE IF v4 = "OnlineReplica"
-                                                     THEN "OnlineReplica"
-                                                     ELSE IF v4 = "OfflineReplica"
-                                                     THEN "OfflineReplica"
-                                                     ELSE IF v4 = "ReplicaDeletionStarted"
-                                                     THEN "ReplicaDeletionStarted"
-                                                     ELSE IF v4 = "ReplicaDeletionSuccessful"
-                                                     THEN "ReplicaDeletionSuccessful"
-                                                     ELSE IF v4 = "ReplicaDeletionIneligible"
-                                                     THEN "ReplicaDeletionIneligible"
-                                                     ELSE IF v4 = "NonExistentReplica" THEN "NonExistentReplica"
-                                                         ELSE "",
-                                                 target |-> "OfflineReplica",
-                                                 reason |-> "ZkError"]) : pr4 \in {[tp |-> tp13,
-                                                                                    replica |-> b] : tp13
-                                                                                        \in wr.failed}}],
+                                     \cup {[machine |-> "replica",
+                                            tp |-> pr4.tp,
+                                            replica |-> pr4.replica,
+                                            from_state |-> GetOr(wv4.state.controller.replica_states, pr4,
+                                                                 "NonExistentReplica"),
+                                            target |-> "OfflineReplica",
+                                            reason |-> "ZkError"] : pr4 \in {[tp |-> tp13,
+                                                                              replica |-> b] : tp13 \in wr.failed}}],
                      done |-> done,
                      retry |-> wr.retry]
 
@@ -838,7 +762,7 @@ AddLeaderAndIsrRequestForBrokers2(r2, x, b) ==
                              DOMAIN wv.state.controller.live_brokers,
                              ts)
 
-(* §4.3 OfflineReplica, spec/replica_machine.py:337 *)
+(* §4.3 OfflineReplica, spec/replica_machine.py:310 *)
 OfflineReplica(valid, w1) ==
     LET RECURSIVE fold(_, _)
         fold(acc, rest) ==
@@ -929,7 +853,7 @@ OfflineReplica(valid, w1) ==
                                                             tps \ p_l), Tail(rest))
     IN  fold(w1, SortInt({pr.replica : pr \in valid}))
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(OfflineReplica), spec/replica_machine.py:375 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(OfflineReplica), spec/replica_machine.py:342 *)
 ReplicaStateMachineHandleStateChangesOfflineReplica(w, replicas) ==
     IF w.moved
     THEN w
@@ -945,33 +869,19 @@ ReplicaStateMachineHandleStateChangesOfflineReplica(w, replicas) ==
              w1 == [wv EXCEPT
                        !.failures =
                            wv.failures
-                           \cup {(LET v == GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica")
-                                  IN  [machine |-> "replica",
-                                       tp |-> pr3.tp,
-                                       replica |-> pr3.replica,
-                                       from_state |->
-                                           IF v = "NewReplica"
-                                           THEN "NewReplica"
-                                           ELSE IF v = "OnlineReplica"
-                                           THEN "OnlineReplica"
-                                           ELSE IF v = "OfflineReplica"
-                                           THEN "OfflineReplica"
-                                           ELSE IF v = "ReplicaDeletionStarted"
-                                           THEN "ReplicaDeletionStarted"
-                                           ELSE IF v = "ReplicaDeletionSuccessful"
-                                           THEN "ReplicaDeletionSuccessful"
-                                           ELSE IF v = "ReplicaDeletionIneligible"
-                                           THEN "ReplicaDeletionIneligible"
-                                           ELSE IF v = "NonExistentReplica" THEN "NonExistentReplica" ELSE "",
-                                       target |-> "OfflineReplica",
-                                       reason |-> "InvalidTransition"]) : pr3 \in (replicas \ valid)}]
+                           \cup {[machine |-> "replica",
+                                  tp |-> pr3.tp,
+                                  replica |-> pr3.replica,
+                                  from_state |-> GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica"),
+                                  target |-> "OfflineReplica",
+                                  reason |-> "InvalidTransition"] : pr3 \in (replicas \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE OfflineReplica(valid, w1))
 
-(* §4 replica_state_change [p=kafka-2.8, target=OfflineReplica], spec/replica_machine.py:352 *)
+(* §4 replica_state_change [p=kafka-2.8, target=OfflineReplica], spec/replica_machine.py:325 *)
 ReplicaStateChangeOfflineReplica(w, replicas) ==
     ReplicaStateMachineHandleStateChangesOfflineReplica(w, replicas)
 
-(* §5.4 initializePartitionState, spec/partition_machine.py:430 *)
+(* §5.4 initializePartitionState, spec/partition_machine.py:394 *)
 InitializePartitionState2(w) ==
     IF w.moved
     THEN w
@@ -993,11 +903,11 @@ InitializePartitionState2(w) ==
                                             THEN "OnlinePartition"
                                             ELSE "OfflinePartition"])]]]
 
-(* §5.4 initialize_partition_state [p=kafka-2.8], spec/partition_machine.py:406 *)
+(* §5.4 initialize_partition_state [p=kafka-2.8], spec/partition_machine.py:370 *)
 InitializePartitionState(w) ==
     InitializePartitionState2(w)
 
-(* §3.3 createTopicPartitionStatesRaw, spec/zk.py:216 *)
+(* §3.3 createTopicPartitionStatesRaw, spec/zk.py:311 *)
 CreateTopicPartitionStatesRaw(w, recs) ==
     LET sv == w.state
     IN  IF Cardinality(DOMAIN recs) = 0
@@ -1146,20 +1056,13 @@ InitializeLeaderAndIsrForPartitions(tps, w, liveBrokerIds) ==
              IN  [wv3 EXCEPT
                      !.failures =
                          wv3.failures
-                         \cup {(LET v == GetOr(wv3.state.controller.partition_states, tp5, "NonExistentPartition")
-                                IN  [machine |-> "partition",
-                                     tp |-> tp5,
-                                     replica |-> -1,
-                                     from_state |->
-                                         IF v = "NewPartition"
-                                         THEN "NewPartition"
-                                         ELSE IF v = "OnlinePartition"
-                                         THEN "OnlinePartition"
-                                         ELSE IF v = "OfflinePartition"
-                                         THEN "OfflinePartition"
-                                         ELSE IF v = "NonExistentPartition" THEN "NonExistentPartition" ELSE "",
-                                     target |-> "NewPartition",
-                                     reason |-> "ZkError"]) : tp5 \in (DOMAIN recs)}]
+                         \cup {[machine |-> "partition",
+                                tp |-> tp5,
+                                replica |-> -1,
+                                from_state |-> GetOr(wv3.state.controller.partition_states, tp5,
+                                                     "NonExistentPartition"),
+                                target |-> "NewPartition",
+                                reason |-> "ZkError"] : tp5 \in (DOMAIN recs)}]
         ELSE
             LET created == cr.created
                 wv4 == AddLeaderAndIsrRequestForBrokers3(w, cr, created, recs, no_live)
@@ -1277,71 +1180,39 @@ AddLeaderAndIsrRequestForBrokers4(work, wr, missing, newer, no_leader, results) 
         wv2 == [wv EXCEPT
                    !.failures =
                        wv.failures
-                       \cup {(LET v == GetOr(wv.state.controller.partition_states, tp, "NonExistentPartition")
-                              IN  [machine |-> "partition",
-                                   tp |-> tp,
-                                   replica |-> -1,
-                                   from_state |->
-                                       IF v = "NewPartition"
-                                       THEN "NewPartition"
-                                       ELSE IF v = "OnlinePartition"
-                                       THEN "OnlinePartition"
-                                       ELSE IF v = "OfflinePartition"
-                                       THEN "OfflinePartition"
-                                       ELSE IF v = "NonExistentPartition" THEN "NonExistentPartition" ELSE "",
-                                   target |-> "OnlinePartition",
-                                   reason |-> "LeaderAndIsrMissing"]) : tp \in missing}]
+                       \cup {[machine |-> "partition",
+                              tp |-> tp,
+                              replica |-> -1,
+                              from_state |-> GetOr(wv.state.controller.partition_states, tp, "NonExistentPartition"),
+                              target |-> "OnlinePartition",
+                              reason |-> "LeaderAndIsrMissing"] : tp \in missing}]
         wv3 == [wv2 EXCEPT
                    !.failures =
                        wv2.failures
-                       \cup {(LET v2 == GetOr(wv2.state.controller.partition_states, tp2, "NonExistentPartition")
-                              IN  [machine |-> "partition",
-                                   tp |-> tp2,
-                                   replica |-> -1,
-                                   from_state |->
-                                       IF v2 = "NewPartition"
-                                       THEN "NewPartition"
-                                       ELSE IF v2 = "OnlinePartition"
-                                       THEN "OnlinePartition"
-                                       ELSE IF v2 = "OfflinePartition"
-                                       THEN "OfflinePartition"
-                                       ELSE IF v2 = "NonExistentPartition" THEN "NonExistentPartition" ELSE "",
-                                   target |-> "OnlinePartition",
-                                   reason |-> "WrittenByNewerController"]) : tp2 \in newer}]
+                       \cup {[machine |-> "partition",
+                              tp |-> tp2,
+                              replica |-> -1,
+                              from_state |-> GetOr(wv2.state.controller.partition_states, tp2, "NonExistentPartition"),
+                              target |-> "OnlinePartition",
+                              reason |-> "WrittenByNewerController"] : tp2 \in newer}]
         wv4 == [wv3 EXCEPT
                    !.failures =
                        wv3.failures
-                       \cup {(LET v3 == GetOr(wv3.state.controller.partition_states, tp3, "NonExistentPartition")
-                              IN  [machine |-> "partition",
-                                   tp |-> tp3,
-                                   replica |-> -1,
-                                   from_state |->
-                                       IF v3 = "NewPartition"
-                                       THEN "NewPartition"
-                                       ELSE IF v3 = "OnlinePartition"
-                                       THEN "OnlinePartition"
-                                       ELSE IF v3 = "OfflinePartition"
-                                       THEN "OfflinePartition"
-                                       ELSE IF v3 = "NonExistentPartition" THEN "NonExistentPartition" ELSE "",
-                                   target |-> "OnlinePartition",
-                                   reason |-> "NoEligibleLeader"]) : tp3 \in no_leader}]
+                       \cup {[machine |-> "partition",
+                              tp |-> tp3,
+                              replica |-> -1,
+                              from_state |-> GetOr(wv3.state.controller.partition_states, tp3, "NonExistentPartition"),
+                              target |-> "OnlinePartition",
+                              reason |-> "NoEligibleLeader"] : tp3 \in no_leader}]
         wv5 == [wv4 EXCEPT
                    !.failures =
                        wv4.failures
-                       \cup {(LET v4 == GetOr(wv4.state.controller.partition_states, tp4, "NonExistentPartition")
-                              IN  [machine |-> "partition",
-                                   tp |-> tp4,
-                                   replica |-> -1,
-                                   from_state |->
-                                       IF v4 = "NewPartition"
-                                       THEN "NewPartition"
-                                       ELSE IF v4 = "OnlinePartition"
-                                       THEN "OnlinePartition"
-                                       ELSE IF v4 = "OfflinePartition"
-                                       THEN "OfflinePartition"
-                                       ELSE IF v4 = "NonExistentPartition" THEN "NonExistentPartition" ELSE "",
-                                   target |-> "OnlinePartition",
-                                   reason |-> "ZkError"]) : tp4 \in wr.failed}]
+                       \cup {[machine |-> "partition",
+                              tp |-> tp4,
+                              replica |-> -1,
+                              from_state |-> GetOr(wv4.state.controller.partition_states, tp4, "NonExistentPartition"),
+                              target |-> "OnlinePartition",
+                              reason |-> "ZkError"] : tp4 \in wr.failed}]
     IN  IF wv5.moved
         THEN wv5
         ELSE
@@ -1380,7 +1251,7 @@ AddLeaderAndIsrRequestForBrokers4(work, wr, missing, newer, no_leader, results) 
                             DOMAIN wv5.state.controller.live_brokers,
                             ts)
 
-(* §5.2b doElectLeaderForPartitions, spec/partition_machine.py:266 *)
+(* §5.2b doElectLeaderForPartitions, spec/partition_machine.py:246 *)
 DoElectLeaderForPartitions(retry, work, c, elect_case) ==
     IF \E tp \in retry : tp \in DOMAIN work.state.zk.faults /\ work.state.zk.faults[tp] = "CONNECTIONLOSS"
     THEN
@@ -1399,20 +1270,12 @@ DoElectLeaderForPartitions(retry, work, c, elect_case) ==
              IN  [wv EXCEPT
                      !.failures =
                          wv.failures
-                         \cup {(LET v == GetOr(wv.state.controller.partition_states, tp3, "NonExistentPartition")
-                                IN  [machine |-> "partition",
-                                     tp |-> tp3,
-                                     replica |-> -1,
-                                     from_state |->
-                                         IF v = "NewPartition"
-                                         THEN "NewPartition"
-                                         ELSE IF v = "OnlinePartition"
-                                         THEN "OnlinePartition"
-                                         ELSE IF v = "OfflinePartition"
-                                         THEN "OfflinePartition"
-                                         ELSE IF v = "NonExistentPartition" THEN "NonExistentPartition" ELSE "",
-                                     target |-> "OnlinePartition",
-                                     reason |-> "ZkError"]) : tp3 \in retry}],
+                         \cup {[machine |-> "partition",
+                                tp |-> tp3,
+                                replica |-> -1,
+                                from_state |-> GetOr(wv.state.controller.partition_states, tp3, "NonExistentPartition"),
+                                target |-> "OnlinePartition",
+                                reason |-> "ZkError"] : tp3 \in retry}],
          elected |-> {},
          retry |-> {},
          threw |-> FALSE]
@@ -1454,7 +1317,7 @@ DoElectLeaderForPartitions(retry, work, c, elect_case) ==
                   retry |-> wr.retry,
                   threw |-> FALSE]
 
-(* §5.2b electLeaderForPartitions, spec/partition_machine.py:310 *)
+(* §5.2b electLeaderForPartitions, spec/partition_machine.py:280 *)
 ElectLeaderForPartitions2(tps, w, c, c2) ==
     LET r1 == DoElectLeaderForPartitions(tps, w, c, c2)
     IN  IF Cardinality(r1.retry) = 0 \/ r1.threw
@@ -1485,11 +1348,11 @@ ElectLeaderForPartitions2(tps, w, c, c2) ==
                                                             [_e2 \in r1.elected \cup r2.elected |->
                                                                 "OnlinePartition"])]]]
 
-(* §5.2 elect_leader_for_partitions [p=kafka-2.8], spec/partition_machine.py:288 *)
+(* §5.2 elect_leader_for_partitions [p=kafka-2.8], spec/partition_machine.py:262 *)
 ElectLeaderForPartitions(w, tps, election, election2) ==
     ElectLeaderForPartitions2(tps, w, election, election2)
 
-(* §5.2 OnlinePartition, spec/partition_machine.py:335 *)
+(* §5.2 OnlinePartition, spec/partition_machine.py:305 *)
 OnlinePartition(valid, w1, c, c2) ==
     LET uninit == {tp \in valid : w1.state.controller.partition_states[tp] = "NewPartition"}
         w12 == IF Cardinality(uninit) = 0 THEN w1 ELSE InitializeLeaderAndIsr(w1, uninit)
@@ -1498,7 +1361,7 @@ OnlinePartition(valid, w1, c, c2) ==
         THEN w12
         ELSE ElectLeaderForPartitions(w12, to_elect, c, c2)
 
-(* §2.3 PartitionStateMachine.handleStateChanges(OnlinePartition), spec/partition_machine.py:370 *)
+(* §2.3 PartitionStateMachine.handleStateChanges(OnlinePartition), spec/partition_machine.py:334 *)
 PartitionStateMachineHandleStateChangesOnlinePartition(w, partitions, c, c2) ==
     IF w.moved
     THEN w
@@ -1515,29 +1378,22 @@ PartitionStateMachineHandleStateChangesOnlinePartition(w, partitions, c, c2) ==
              w1 == [wv EXCEPT
                        !.failures =
                            wv.failures
-                           \cup {(LET v == GetOr(wv.state.controller.partition_states, tp3, "NonExistentPartition")
-                                  IN  [machine |-> "partition",
-                                       tp |-> tp3,
-                                       replica |-> -1,
-                                       from_state |->
-                                           IF v = "NewPartition"
-                                           THEN "NewPartition"
-                                           ELSE IF v = "OnlinePartition"
-                                           THEN "OnlinePartition"
-                                           ELSE IF v = "OfflinePartition"
-                                           THEN "OfflinePartition"
-                                           ELSE IF v = "NonExistentPartition" THEN "NonExistentPartition" ELSE "",
-                                       target |-> "OnlinePartition",
-                                       reason |-> "InvalidTransition"]) : tp3 \in (partitions \ valid)}]
+                           \cup {[machine |-> "partition",
+                                  tp |-> tp3,
+                                  replica |-> -1,
+                                  from_state |-> GetOr(wv.state.controller.partition_states, tp3,
+                                                       "NonExistentPartition"),
+                                  target |-> "OnlinePartition",
+                                  reason |-> "InvalidTransition"] : tp3 \in (partitions \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE OnlinePartition(valid, w1, c, c2))
 
 (* §5 partition_state_change [p=kafka-2.8, target=OnlinePartition, *)
 (* election=LeaderElection(strategy=<ElectionStrategy.OfflinePartitionLeaderElectionStrategy: 'offline'>, *)
-(* allow_unclean=False)], spec/partition_machine.py:340 *)
+(* allow_unclean=False)], spec/partition_machine.py:310 *)
 PartitionStateChangeOnlinePartitionOffline(w, partitions) ==
     PartitionStateMachineHandleStateChangesOnlinePartition(w, partitions, FALSE, "Offline")
 
-(* §5.4 triggerOnlinePartitionStateChange, spec/partition_machine.py:403 *)
+(* §5.4 triggerOnlinePartitionStateChange, spec/partition_machine.py:367 *)
 TriggerOnlinePartitionStateChange2(w) ==
     IF w.moved
     THEN w
@@ -1547,11 +1403,11 @@ TriggerOnlinePartitionStateChange2(w) ==
                           w.state.controller.partition_states[tp] \in Literal5} :
                  ~(tp2.topic \in w.state.controller.topics_to_be_deleted)})
 
-(* §5.4 trigger_online_partition_state_change [p=kafka-2.8, topic=None], spec/partition_machine.py:384 *)
+(* §5.4 trigger_online_partition_state_change [p=kafka-2.8, topic=None], spec/partition_machine.py:348 *)
 TriggerOnlinePartitionStateChange(w) ==
     TriggerOnlinePartitionStateChange2(w)
 
-(* §7.1 startStateMachines, spec/actions/failover.py:143 *)
+(* §7.1 startStateMachines, spec/actions/failover.py:139 *)
 StartStateMachines(x) ==
     LET y == InitializeReplicaState(x.work)
         all_r ==
@@ -1619,7 +1475,7 @@ SetTopicAssignment(work, t, done) ==
                  ELSE [work EXCEPT !.moved = TRUE],
          error |-> FALSE]
 
-(* §4.4 ReplicaDeletionStarted, spec/replica_machine.py:341 *)
+(* §4.4 ReplicaDeletionStarted, spec/replica_machine.py:314 *)
 ReplicaDeletionStarted(w1, valid) ==
     AddStopReplicaBulk(
         [w1 EXCEPT
@@ -1633,7 +1489,7 @@ ReplicaDeletionStarted(w1, valid) ==
         valid,
         TRUE)
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(ReplicaDeletionStarted), spec/replica_machine.py:375 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(ReplicaDeletionStarted), spec/replica_machine.py:342 *)
 ReplicaStateMachineHandleStateChangesReplicaDeletionStarted(w, replicas) ==
     IF w.moved
     THEN w
@@ -1649,33 +1505,19 @@ ReplicaStateMachineHandleStateChangesReplicaDeletionStarted(w, replicas) ==
              w1 == [wv EXCEPT
                        !.failures =
                            wv.failures
-                           \cup {(LET v == GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica")
-                                  IN  [machine |-> "replica",
-                                       tp |-> pr3.tp,
-                                       replica |-> pr3.replica,
-                                       from_state |->
-                                           IF v = "NewReplica"
-                                           THEN "NewReplica"
-                                           ELSE IF v = "OnlineReplica"
-                                           THEN "OnlineReplica"
-                                           ELSE IF v = "OfflineReplica"
-                                           THEN "OfflineReplica"
-                                           ELSE IF v = "ReplicaDeletionStarted"
-                                           THEN "ReplicaDeletionStarted"
-                                           ELSE IF v = "ReplicaDeletionSuccessful"
-                                           THEN "ReplicaDeletionSuccessful"
-                                           ELSE IF v = "ReplicaDeletionIneligible"
-                                           THEN "ReplicaDeletionIneligible"
-                                           ELSE IF v = "NonExistentReplica" THEN "NonExistentReplica" ELSE "",
-                                       target |-> "ReplicaDeletionStarted",
-                                       reason |-> "InvalidTransition"]) : pr3 \in (replicas \ valid)}]
+                           \cup {[machine |-> "replica",
+                                  tp |-> pr3.tp,
+                                  replica |-> pr3.replica,
+                                  from_state |-> GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica"),
+                                  target |-> "ReplicaDeletionStarted",
+                                  reason |-> "InvalidTransition"] : pr3 \in (replicas \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE ReplicaDeletionStarted(w1, valid))
 
-(* §4 replica_state_change [p=kafka-2.8, target=ReplicaDeletionStarted], spec/replica_machine.py:352 *)
+(* §4 replica_state_change [p=kafka-2.8, target=ReplicaDeletionStarted], spec/replica_machine.py:325 *)
 ReplicaStateChangeReplicaDeletionStarted(w, replicas) ==
     ReplicaStateMachineHandleStateChangesReplicaDeletionStarted(w, replicas)
 
-(* §4.6 ReplicaDeletionSuccessful, spec/replica_machine.py:349 *)
+(* §4.6 ReplicaDeletionSuccessful, spec/replica_machine.py:322 *)
 ReplicaDeletionSuccessful(w1, valid) ==
     [w1 EXCEPT
         !.state =
@@ -1686,7 +1528,7 @@ ReplicaDeletionSuccessful(w1, valid) ==
                                                     [_e \in valid |-> "ReplicaDeletionSuccessful"])]
                             ]]
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(ReplicaDeletionSuccessful), spec/replica_machine.py:375 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(ReplicaDeletionSuccessful), spec/replica_machine.py:342 *)
 ReplicaStateMachineHandleStateChangesReplicaDeletionSuccessful(w, replicas) ==
     IF w.moved
     THEN w
@@ -1702,33 +1544,19 @@ ReplicaStateMachineHandleStateChangesReplicaDeletionSuccessful(w, replicas) ==
              w1 == [wv EXCEPT
                        !.failures =
                            wv.failures
-                           \cup {(LET v == GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica")
-                                  IN  [machine |-> "replica",
-                                       tp |-> pr3.tp,
-                                       replica |-> pr3.replica,
-                                       from_state |->
-                                           IF v = "NewReplica"
-                                           THEN "NewReplica"
-                                           ELSE IF v = "OnlineReplica"
-                                           THEN "OnlineReplica"
-                                           ELSE IF v = "OfflineReplica"
-                                           THEN "OfflineReplica"
-                                           ELSE IF v = "ReplicaDeletionStarted"
-                                           THEN "ReplicaDeletionStarted"
-                                           ELSE IF v = "ReplicaDeletionSuccessful"
-                                           THEN "ReplicaDeletionSuccessful"
-                                           ELSE IF v = "ReplicaDeletionIneligible"
-                                           THEN "ReplicaDeletionIneligible"
-                                           ELSE IF v = "NonExistentReplica" THEN "NonExistentReplica" ELSE "",
-                                       target |-> "ReplicaDeletionSuccessful",
-                                       reason |-> "InvalidTransition"]) : pr3 \in (replicas \ valid)}]
+                           \cup {[machine |-> "replica",
+                                  tp |-> pr3.tp,
+                                  replica |-> pr3.replica,
+                                  from_state |-> GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica"),
+                                  target |-> "ReplicaDeletionSuccessful",
+                                  reason |-> "InvalidTransition"] : pr3 \in (replicas \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE ReplicaDeletionSuccessful(w1, valid))
 
-(* §4 replica_state_change [p=kafka-2.8, target=ReplicaDeletionSuccessful], spec/replica_machine.py:352 *)
+(* §4 replica_state_change [p=kafka-2.8, target=ReplicaDeletionSuccessful], spec/replica_machine.py:325 *)
 ReplicaStateChangeReplicaDeletionSuccessful(w, replicas) ==
     ReplicaStateMachineHandleStateChangesReplicaDeletionSuccessful(w, replicas)
 
-(* §4.7 NonExistentReplica, spec/replica_machine.py:347 *)
+(* §4.7 NonExistentReplica, spec/replica_machine.py:320 *)
 NonExistentReplica(valid, w1) ==
     LET tps == {pr.tp : pr \in valid}
     IN  [w1 EXCEPT
@@ -1749,7 +1577,7 @@ NonExistentReplica(valid, w1) ==
                                                 !.removing = SelectSeq(fa.removing, LAMBDA e3 : e3 \notin gone)]]),
                             !.replica_states = MapDelAll(w1.state.controller.replica_states, valid)]]]
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(NonExistentReplica), spec/replica_machine.py:375 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(NonExistentReplica), spec/replica_machine.py:342 *)
 ReplicaStateMachineHandleStateChangesNonExistentReplica(w, replicas) ==
     IF w.moved
     THEN w
@@ -1765,29 +1593,15 @@ ReplicaStateMachineHandleStateChangesNonExistentReplica(w, replicas) ==
              w1 == [wv EXCEPT
                        !.failures =
                            wv.failures
-                           \cup {(LET v == GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica")
-                                  IN  [machine |-> "replica",
-                                       tp |-> pr3.tp,
-                                       replica |-> pr3.replica,
-                                       from_state |->
-                                           IF v = "NewReplica"
-                                           THEN "NewReplica"
-                                           ELSE IF v = "OnlineReplica"
-                                           THEN "OnlineReplica"
-                                           ELSE IF v = "OfflineReplica"
-                                           THEN "OfflineReplica"
-                                           ELSE IF v = "ReplicaDeletionStarted"
-                                           THEN "ReplicaDeletionStarted"
-                                           ELSE IF v = "ReplicaDeletionSuccessful"
-                                           THEN "ReplicaDeletionSuccessful"
-                                           ELSE IF v = "ReplicaDeletionIneligible"
-                                           THEN "ReplicaDeletionIneligible"
-                                           ELSE IF v = "NonExistentReplica" THEN "NonExistentReplica" ELSE "",
-                                       target |-> "NonExistentReplica",
-                                       reason |-> "InvalidTransition"]) : pr3 \in (replicas \ valid)}]
+                           \cup {[machine |-> "replica",
+                                  tp |-> pr3.tp,
+                                  replica |-> pr3.replica,
+                                  from_state |-> GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica"),
+                                  target |-> "NonExistentReplica",
+                                  reason |-> "InvalidTransition"] : pr3 \in (replicas \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE NonExistentReplica(valid, w1))
 
-(* §4 replica_state_change [p=kafka-2.8, target=NonExistentReplica], spec/replica_machine.py:352 *)
+(* §4 replica_state_change [p=kafka-2.8, target=NonExistentReplica], spec/replica_machine.py:325 *)
 ReplicaStateChangeNonExistentReplica(w, replicas) ==
     ReplicaStateMachineHandleStateChangesNonExistentReplica(w, replicas)
 
@@ -1800,7 +1614,7 @@ StopRemovedReplicasOfReassignedPartition(removing, t, x) ==
         v4 == ReplicaStateChangeNonExistentReplica(v3, prs)
     IN  v4
 
-(* §7.7.2 updateCurrentReassignment, spec/actions/reassignment_kip455.py:217 *)
+(* §7.7.2 updateCurrentReassignment, spec/actions/reassignment_kip455.py:223 *)
 UpdateCurrentReassignment(work, t, fa) ==
     LET x == MarkTopicIneligibleForDeletion(work, {t.topic})
         fa_cur == GetOr(x.state.controller.assignments, t, [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>])
@@ -1839,7 +1653,7 @@ UpdateCurrentReassignment(work, t, fa) ==
                                                ,
              error |-> FALSE]
 
-(* §7.7.2 updateLeaderEpoch, spec/actions/common.py:424 *)
+(* §7.7.2 updateLeaderEpoch, spec/actions/common.py:423 *)
 UpdateLeaderEpoch(t, work) ==
     LET ts == {t}
         x ==
@@ -1991,7 +1805,7 @@ UpdateLeaderEpochAndSendRequest(t, work, fa) ==
 
 (* §5 partition_state_change [p=kafka-2.8, target=OnlinePartition, *)
 (* election=LeaderElection(strategy=<ElectionStrategy.ReassignPartitionLeaderElectionStrategy: 'reassign'>, *)
-(* allow_unclean=False)], spec/partition_machine.py:340 *)
+(* allow_unclean=False)], spec/partition_machine.py:310 *)
 PartitionStateChangeOnlinePartitionReassign(w, partitions) ==
     PartitionStateMachineHandleStateChangesOnlinePartition(w, partitions, FALSE, "Reassign")
 
@@ -2024,7 +1838,7 @@ MaybeRemoveFromZkReassignment(x, t, done) ==
                                                = done.replicas})]]]
             ELSE [x EXCEPT !.moved = TRUE]
 
-(* §7.7.2 removePartitionFromReassigningPartitions, spec/actions/reassignment_kip455.py:179 *)
+(* §7.7.2 removePartitionFromReassigningPartitions, spec/actions/reassignment_kip455.py:185 *)
 RemovePartitionFromReassigningPartitions(x, t, done) ==
     LET x2 == x.work
     IN  IF ~(t \in x2.state.controller.partitions_being_reassigned)
@@ -2041,7 +1855,7 @@ RemovePartitionFromReassigningPartitions(x, t, done) ==
                  IN  v2,
              error |-> FALSE]
 
-(* §8 completeDeleteTopic, spec/actions/deletion.py:182 *)
+(* §8 completeDeleteTopic, spec/actions/deletion.py:181 *)
 CompleteDeleteTopic(acc, x) ==
     LET v == ReplicaStateChangeNonExistentReplica(
                  acc,
@@ -2109,7 +1923,7 @@ RetryDeletionForIneligibleReplicas(v, retry) ==
                           {tp \in (DOMAIN v.state.controller.assignments) : tp.topic \in retry}}) :
             GetOr(v.state.controller.replica_states, pr, "NonExistentReplica") = "ReplicaDeletionIneligible"})
 
-(* §5.3 OfflinePartition, spec/partition_machine.py:337 *)
+(* §5.3 OfflinePartition, spec/partition_machine.py:307 *)
 OfflinePartition(w1, valid) ==
     [w1 EXCEPT
         !.state =
@@ -2120,7 +1934,7 @@ OfflinePartition(w1, valid) ==
                                                       [_e \in valid |-> "OfflinePartition"])]]
                             ]
 
-(* §2.3 PartitionStateMachine.handleStateChanges(OfflinePartition), spec/partition_machine.py:370 *)
+(* §2.3 PartitionStateMachine.handleStateChanges(OfflinePartition), spec/partition_machine.py:334 *)
 PartitionStateMachineHandleStateChangesOfflinePartition(w, partitions) ==
     IF w.moved
     THEN w
@@ -2137,27 +1951,20 @@ PartitionStateMachineHandleStateChangesOfflinePartition(w, partitions) ==
              w1 == [wv EXCEPT
                        !.failures =
                            wv.failures
-                           \cup {(LET v == GetOr(wv.state.controller.partition_states, tp3, "NonExistentPartition")
-                                  IN  [machine |-> "partition",
-                                       tp |-> tp3,
-                                       replica |-> -1,
-                                       from_state |->
-                                           IF v = "NewPartition"
-                                           THEN "NewPartition"
-                                           ELSE IF v = "OnlinePartition"
-                                           THEN "OnlinePartition"
-                                           ELSE IF v = "OfflinePartition"
-                                           THEN "OfflinePartition"
-                                           ELSE IF v = "NonExistentPartition" THEN "NonExistentPartition" ELSE "",
-                                       target |-> "OfflinePartition",
-                                       reason |-> "InvalidTransition"]) : tp3 \in (partitions \ valid)}]
+                           \cup {[machine |-> "partition",
+                                  tp |-> tp3,
+                                  replica |-> -1,
+                                  from_state |-> GetOr(wv.state.controller.partition_states, tp3,
+                                                       "NonExistentPartition"),
+                                  target |-> "OfflinePartition",
+                                  reason |-> "InvalidTransition"] : tp3 \in (partitions \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE OfflinePartition(w1, valid))
 
-(* §5 partition_state_change [p=kafka-2.8, target=OfflinePartition, election=None], spec/partition_machine.py:340 *)
+(* §5 partition_state_change [p=kafka-2.8, target=OfflinePartition, election=None], spec/partition_machine.py:310 *)
 PartitionStateChangeOfflinePartition(w, partitions) ==
     PartitionStateMachineHandleStateChangesOfflinePartition(w, partitions)
 
-(* §5.3 NonExistentPartition, spec/partition_machine.py:337 *)
+(* §5.3 NonExistentPartition, spec/partition_machine.py:307 *)
 NonExistentPartition(w1, valid) ==
     [w1 EXCEPT
         !.state =
@@ -2168,7 +1975,7 @@ NonExistentPartition(w1, valid) ==
                                                       [_e \in valid |-> "NonExistentPartition"])]]
                             ]
 
-(* §2.3 PartitionStateMachine.handleStateChanges(NonExistentPartition), spec/partition_machine.py:370 *)
+(* §2.3 PartitionStateMachine.handleStateChanges(NonExistentPartition), spec/partition_machine.py:334 *)
 PartitionStateMachineHandleStateChangesNonExistentPartition(w, partitions) ==
     IF w.moved
     THEN w
@@ -2185,27 +1992,20 @@ PartitionStateMachineHandleStateChangesNonExistentPartition(w, partitions) ==
              w1 == [wv EXCEPT
                        !.failures =
                            wv.failures
-                           \cup {(LET v == GetOr(wv.state.controller.partition_states, tp3, "NonExistentPartition")
-                                  IN  [machine |-> "partition",
-                                       tp |-> tp3,
-                                       replica |-> -1,
-                                       from_state |->
-                                           IF v = "NewPartition"
-                                           THEN "NewPartition"
-                                           ELSE IF v = "OnlinePartition"
-                                           THEN "OnlinePartition"
-                                           ELSE IF v = "OfflinePartition"
-                                           THEN "OfflinePartition"
-                                           ELSE IF v = "NonExistentPartition" THEN "NonExistentPartition" ELSE "",
-                                       target |-> "NonExistentPartition",
-                                       reason |-> "InvalidTransition"]) : tp3 \in (partitions \ valid)}]
+                           \cup {[machine |-> "partition",
+                                  tp |-> tp3,
+                                  replica |-> -1,
+                                  from_state |-> GetOr(wv.state.controller.partition_states, tp3,
+                                                       "NonExistentPartition"),
+                                  target |-> "NonExistentPartition",
+                                  reason |-> "InvalidTransition"] : tp3 \in (partitions \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE NonExistentPartition(w1, valid))
 
-(* §5 partition_state_change [p=kafka-2.8, target=NonExistentPartition, election=None], spec/partition_machine.py:340 *)
+(* §5 partition_state_change [p=kafka-2.8, target=NonExistentPartition, election=None], spec/partition_machine.py:310 *)
 PartitionStateChangeNonExistentPartition(w, partitions) ==
     PartitionStateMachineHandleStateChangesNonExistentPartition(w, partitions)
 
-(* §4.5 ReplicaDeletionIneligible, spec/replica_machine.py:349 *)
+(* §4.5 ReplicaDeletionIneligible, spec/replica_machine.py:322 *)
 ReplicaDeletionIneligible(w1, valid) ==
     [w1 EXCEPT
         !.state =
@@ -2216,7 +2016,7 @@ ReplicaDeletionIneligible(w1, valid) ==
                                                     [_e \in valid |-> "ReplicaDeletionIneligible"])]
                             ]]
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(ReplicaDeletionIneligible), spec/replica_machine.py:375 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(ReplicaDeletionIneligible), spec/replica_machine.py:342 *)
 ReplicaStateMachineHandleStateChangesReplicaDeletionIneligible(w, replicas) ==
     IF w.moved
     THEN w
@@ -2232,33 +2032,19 @@ ReplicaStateMachineHandleStateChangesReplicaDeletionIneligible(w, replicas) ==
              w1 == [wv EXCEPT
                        !.failures =
                            wv.failures
-                           \cup {(LET v == GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica")
-                                  IN  [machine |-> "replica",
-                                       tp |-> pr3.tp,
-                                       replica |-> pr3.replica,
-                                       from_state |->
-                                           IF v = "NewReplica"
-                                           THEN "NewReplica"
-                                           ELSE IF v = "OnlineReplica"
-                                           THEN "OnlineReplica"
-                                           ELSE IF v = "OfflineReplica"
-                                           THEN "OfflineReplica"
-                                           ELSE IF v = "ReplicaDeletionStarted"
-                                           THEN "ReplicaDeletionStarted"
-                                           ELSE IF v = "ReplicaDeletionSuccessful"
-                                           THEN "ReplicaDeletionSuccessful"
-                                           ELSE IF v = "ReplicaDeletionIneligible"
-                                           THEN "ReplicaDeletionIneligible"
-                                           ELSE IF v = "NonExistentReplica" THEN "NonExistentReplica" ELSE "",
-                                       target |-> "ReplicaDeletionIneligible",
-                                       reason |-> "InvalidTransition"]) : pr3 \in (replicas \ valid)}]
+                           \cup {[machine |-> "replica",
+                                  tp |-> pr3.tp,
+                                  replica |-> pr3.replica,
+                                  from_state |-> GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica"),
+                                  target |-> "ReplicaDeletionIneligible",
+                                  reason |-> "InvalidTransition"] : pr3 \in (replicas \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE ReplicaDeletionIneligible(w1, valid))
 
-(* §4 replica_state_change [p=kafka-2.8, target=ReplicaDeletionIneligible], spec/replica_machine.py:352 *)
+(* §4 replica_state_change [p=kafka-2.8, target=ReplicaDeletionIneligible], spec/replica_machine.py:325 *)
 ReplicaStateChangeReplicaDeletionIneligible(w, replicas) ==
     ReplicaStateMachineHandleStateChangesReplicaDeletionIneligible(w, replicas)
 
-(* §8 onPartitionDeletion, spec/actions/deletion.py:211 *)
+(* §8 onPartitionDeletion, spec/actions/deletion.py:207 *)
 OnPartitionDeletion(v, eligible) ==
     LET all_r ==
             UNION
@@ -2302,7 +2088,7 @@ OnTopicDeletion(eligible, v) ==
         v8 == OnPartitionDeletion(v7, eligible)
     IN  v8
 
-(* §8 resumeDeletions, spec/actions/deletion.py:293 *)
+(* §8 resumeDeletions, spec/actions/deletion.py:295 *)
 ResumeDeletions(v) ==
     LET v2 == DOMAIN v.state.controller.assignments
         queued == v.state.controller.topics_to_be_deleted
@@ -2368,7 +2154,7 @@ ResumeDeletions(v) ==
         v5 == IF Cardinality(eligible) = 0 THEN v4 ELSE OnTopicDeletion(eligible, v4)
     IN  v5
 
-(* §8 resumeDeletionForTopics, spec/actions/deletion.py:327 *)
+(* §8 resumeDeletionForTopics, spec/actions/deletion.py:330 *)
 ResumeDeletionForTopics(x, x2) ==
     LET x3 == x.work
         resumed == x2 \cap x3.state.controller.topics_to_be_deleted
@@ -2384,7 +2170,7 @@ ResumeDeletionForTopics(x, x2) ==
                                               )
         ELSE x3
 
-(* §7.7.2 reassignmentPhaseB, spec/actions/reassignment_kip455.py:278 *)
+(* §7.7.2 reassignmentPhaseB, spec/actions/reassignment_kip455.py:284 *)
 ReassignmentPhaseB(fa, x, t) ==
     LET done == [replicas |-> TargetReplicas(fa), adding |-> <<>>, removing |-> <<>>]
         x2 ==
@@ -2415,7 +2201,7 @@ ReassignmentPhaseB(fa, x, t) ==
                ELSE [work |-> ResumeDeletionForTopics(v9, {t.topic}), error |-> FALSE]
     IN  v10
 
-(* §4.1 NewReplica, spec/replica_machine.py:331 *)
+(* §4.1 NewReplica, spec/replica_machine.py:304 *)
 NewReplica(valid, w1) ==
     LET leaders == {pr \in valid :
                        /\ pr.tp \in DOMAIN w1.state.controller.leadership
@@ -2425,26 +2211,13 @@ NewReplica(valid, w1) ==
             LET wv == [w1 EXCEPT
                           !.failures =
                               w1.failures
-                              \cup {(LET v == GetOr(w1.state.controller.replica_states, pr2, "NonExistentReplica")
-                                     IN  [machine |-> "replica",
-                                          tp |-> pr2.tp,
-                                          replica |-> pr2.replica,
-                                          from_state |->
-                                              IF v = "NewReplica"
-                                              THEN "NewReplica"
-                                              ELSE IF v = "OnlineReplica"
-                                              THEN "OnlineReplica"
-                                              ELSE IF v = "OfflineReplica"
-                                              THEN "OfflineReplica"
-                                              ELSE IF v = "ReplicaDeletionStarted"
-                                              THEN "ReplicaDeletionStarted"
-                                              ELSE IF v = "ReplicaDeletionSuccessful"
-                                              THEN "ReplicaDeletionSuccessful"
-                                              ELSE IF v = "ReplicaDeletionIneligible"
-                                              THEN "ReplicaDeletionIneligible"
-                                              ELSE IF v = "NonExistentReplica" THEN "NonExistentReplica" ELSE "",
-                                          target |-> "OfflineReplica",
-                                          reason |-> "NewReplicaIsLeader"]) : pr2 \in leaders}]
+                              \cup {[machine |-> "replica",
+                                     tp |-> pr2.tp,
+                                     replica |-> pr2.replica,
+                                     from_state |-> GetOr(w1.state.controller.replica_states, pr2,
+                                                          "NonExistentReplica"),
+                                     target |-> "OfflineReplica",
+                                     reason |-> "NewReplicaIsLeader"] : pr2 \in leaders}]
             IN  [wv EXCEPT
                     !.state = [wv.state EXCEPT
                                   !.controller =
@@ -2455,7 +2228,7 @@ NewReplica(valid, w1) ==
             {pr3 \in ok : pr3.tp \in DOMAIN w1.state.controller.leadership},
             TRUE)
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(NewReplica), spec/replica_machine.py:375 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(NewReplica), spec/replica_machine.py:342 *)
 ReplicaStateMachineHandleStateChangesNewReplica(w, replicas) ==
     IF w.moved
     THEN w
@@ -2471,33 +2244,19 @@ ReplicaStateMachineHandleStateChangesNewReplica(w, replicas) ==
              w1 == [wv EXCEPT
                        !.failures =
                            wv.failures
-                           \cup {(LET v == GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica")
-                                  IN  [machine |-> "replica",
-                                       tp |-> pr3.tp,
-                                       replica |-> pr3.replica,
-                                       from_state |->
-                                           IF v = "NewReplica"
-                                           THEN "NewReplica"
-                                           ELSE IF v = "OnlineReplica"
-                                           THEN "OnlineReplica"
-                                           ELSE IF v = "OfflineReplica"
-                                           THEN "OfflineReplica"
-                                           ELSE IF v = "ReplicaDeletionStarted"
-                                           THEN "ReplicaDeletionStarted"
-                                           ELSE IF v = "ReplicaDeletionSuccessful"
-                                           THEN "ReplicaDeletionSuccessful"
-                                           ELSE IF v = "ReplicaDeletionIneligible"
-                                           THEN "ReplicaDeletionIneligible"
-                                           ELSE IF v = "NonExistentReplica" THEN "NonExistentReplica" ELSE "",
-                                       target |-> "NewReplica",
-                                       reason |-> "InvalidTransition"]) : pr3 \in (replicas \ valid)}]
+                           \cup {[machine |-> "replica",
+                                  tp |-> pr3.tp,
+                                  replica |-> pr3.replica,
+                                  from_state |-> GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica"),
+                                  target |-> "NewReplica",
+                                  reason |-> "InvalidTransition"] : pr3 \in (replicas \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE NewReplica(valid, w1))
 
-(* §4 replica_state_change [p=kafka-2.8, target=NewReplica], spec/replica_machine.py:352 *)
+(* §4 replica_state_change [p=kafka-2.8, target=NewReplica], spec/replica_machine.py:325 *)
 ReplicaStateChangeNewReplica(w, replicas) ==
     ReplicaStateMachineHandleStateChangesNewReplica(w, replicas)
 
-(* §7.7.2 reassignmentPhaseA, spec/actions/reassignment_kip455.py:232 *)
+(* §7.7.2 reassignmentPhaseA, spec/actions/reassignment_kip455.py:238 *)
 ReassignmentPhaseA(t, x, fa) ==
     LET x2 == UpdateLeaderEpochAndSendRequest(t, x.work, fa)
     IN  IF x2.error \/ x2.work.moved
@@ -2513,7 +2272,7 @@ ReassignmentPhaseA(t, x, fa) ==
                  IN  fold(x2.work, fa.adding),
              error |-> FALSE]
 
-(* §7.7.2 onPartitionReassignment, spec/actions/reassignment_kip455.py:294 *)
+(* §7.7.2 onPartitionReassignment, spec/actions/reassignment_kip455.py:303 *)
 OnPartitionReassignment(x, fa, work) ==
     LET x2 == UpdateCurrentReassignment(work, x, fa)
     IN  IF x2.error \/ x2.work.moved
@@ -2548,7 +2307,7 @@ OnPartitionReassignment(x, fa, work) ==
                          THEN ReassignmentPhaseB(fa, x4, x)
                          ELSE ReassignmentPhaseA(x, x4, fa)
 
-(* §7.7.1 maybeTriggerPartitionReassignment, spec/actions/reassignment_kip455.py:323 *)
+(* §7.7.1 maybeTriggerPartitionReassignment, spec/actions/reassignment_kip455.py:332 *)
 MaybeTriggerPartitionReassignment(x, x2) ==
     LET RECURSIVE fold(_, _)
         fold(acc, rest) ==
@@ -2589,7 +2348,7 @@ MaybeRemoveFromZkReassignment2(tr) ==
                                                  ]
                 ELSE [x EXCEPT !.moved = TRUE]
 
-(* §7.7.1 processZkPartitionReassignment, spec/actions/reassignment_kip455.py:348 *)
+(* §7.7.1 processZkPartitionReassignment, spec/actions/reassignment_kip455.py:358 *)
 ProcessZkPartitionReassignment(w) ==
     LET m == w.state.zk.reassign_partitions
     IN  IF Cardinality(DOMAIN m) = 0
@@ -2608,7 +2367,7 @@ ProcessZkPartitionReassignment(w) ==
                         w)
             IN  IF Cardinality(tr.failed) = 0 THEN tr ELSE [tr EXCEPT !.work = MaybeRemoveFromZkReassignment2(tr)]
 
-(* §7.7.1 maybeResumeReassignments, spec/actions/reassignment_kip455.py:370 *)
+(* §7.7.1 maybeResumeReassignments, spec/actions/reassignment_kip455.py:380 *)
 MaybeResumeReassignments(tr, zk_keys) ==
     LET x == tr.work
     IN  LET RECURSIVE fold(_, _)
@@ -2630,7 +2389,7 @@ MaybeResumeReassignments(tr, zk_keys) ==
 
 (* §5 partition_state_change [p=kafka-2.8, target=OnlinePartition, *)
 (* election=LeaderElection(strategy=<ElectionStrategy.PreferredReplicaPartitionLeaderElectionStrategy: 'preferred'>, *)
-(* allow_unclean=False)], spec/partition_machine.py:340 *)
+(* allow_unclean=False)], spec/partition_machine.py:310 *)
 PartitionStateChangeOnlinePartitionPreferred(w, partitions) ==
     PartitionStateMachineHandleStateChangesOnlinePartition(w, partitions, FALSE, "PreferredReplica")
 
@@ -2646,7 +2405,7 @@ OnReplicaElection(x, electable, partition_state_change_case) ==
                  !.state = [x2.state EXCEPT !.zk = [x2.state.zk EXCEPT !.preferred_replica_election = {}]]]
         ELSE [x2 EXCEPT !.moved = TRUE]
 
-(* §7.1 fetchPendingPreferredReplicaElections, spec/actions/failover.py:178 *)
+(* §7.1 fetchPendingPreferredReplicaElections, spec/actions/failover.py:174 *)
 FetchPendingPreferredReplicaElections(x) ==
     LET x2 == x.work
         listed == x2.state.zk.preferred_replica_election
@@ -2682,7 +2441,7 @@ TriggerControllerMove(a) ==
                  ELSE x)
         ELSE x
 
-(* §7.1 onControllerFailover, spec/actions/failover.py:207 *)
+(* §7.1 onControllerFailover, spec/actions/failover.py:205 *)
 OnControllerFailover(w, broker_id, v) ==
     LET x == InitializeControllerContext(w, broker_id, v)
         v2 == IF x.error \/ x.work.moved THEN x ELSE [work |-> FetchTopicDeletionsInProgress(x), error |-> FALSE]
@@ -2706,7 +2465,7 @@ OnControllerFailover(w, broker_id, v) ==
         v9 == IF v8.error \/ v8.work.moved THEN v8 ELSE FetchPendingPreferredReplicaElections(v8)
     IN  IF v9.error /\ ~v9.work.moved THEN TriggerControllerMove(v9) ELSE v9.work
 
-(* §7.7.1 maybeResumeReassignments, spec/actions/reassignment_kip455.py:370 *)
+(* §7.7.1 maybeResumeReassignments, spec/actions/reassignment_kip455.py:380 *)
 MaybeResumeReassignments2(x, bnc) ==
     LET x2 == x.work
     IN  LET RECURSIVE fold(_, _)
@@ -2726,7 +2485,7 @@ MaybeResumeReassignments2(x, bnc) ==
                 [work |-> x2, error |-> FALSE],
                 SortTopicPartition(x2.state.controller.partitions_being_reassigned))
 
-(* §7.3 onBrokerStartup, spec/actions/brokers.py:101 *)
+(* §7.3 onBrokerStartup, spec/actions/brokers.py:98 *)
 OnBrokerStartup(onBrokerFailure, bnc) ==
     LET x == [onBrokerFailure EXCEPT
                  !.state = [onBrokerFailure.state EXCEPT
@@ -2778,7 +2537,7 @@ OnBrokerStartup(onBrokerFailure, bnc) ==
                     error |-> FALSE]
     IN  v9
 
-(* §8 failReplicaDeletion, spec/actions/deletion.py:359 *)
+(* §8 failReplicaDeletion, spec/actions/deletion.py:361 *)
 FailReplicaDeletion(v, r_del) ==
     LET failed == {pr \in r_del : pr.tp.topic \in v.state.controller.topics_to_be_deleted}
     IN  IF v.state.config.delete_topic_enable /\ Cardinality(failed) > 0
@@ -2788,7 +2547,7 @@ FailReplicaDeletion(v, r_del) ==
              IN  v4
         ELSE v
 
-(* §7.4 onReplicasBecomeOffline, spec/actions/brokers.py:142 *)
+(* §7.4 onReplicasBecomeOffline, spec/actions/brokers.py:134 *)
 OnReplicasBecomeOffline(x, x2) ==
     LET r_del == {pr \in x2 : pr.tp.topic \in x.state.controller.topics_to_be_deleted}
         r_keep == x2 \ r_del
@@ -2810,7 +2569,7 @@ OnReplicasBecomeOffline(x, x2) ==
               ELSE v2
     IN  v5
 
-(* §7.4 onBrokerFailure, spec/actions/brokers.py:165 *)
+(* §7.4 onBrokerFailure, spec/actions/brokers.py:154 *)
 OnBrokerFailure(x, dead) ==
     LET work == [x.work EXCEPT
                     !.state = [x.work.state EXCEPT
@@ -2843,7 +2602,7 @@ OnBrokerFailure(x, dead) ==
                      IN  [i \in DOMAIN q |-> LET r2 == q[i] IN [tp |-> tp, replica |-> r2]]) : tp \in
                          (DOMAIN x2.state.controller.assignments)})
 
-(* §7.2 processBrokerChange, spec/actions/brokers.py:229 *)
+(* §7.2 processBrokerChange, spec/actions/brokers.py:222 *)
 ProcessBrokerChange(w) ==
     LET v == DOMAIN w.state.controller.live_brokers
         v2 == DOMAIN w.state.zk.brokers
@@ -2867,7 +2626,7 @@ ProcessBrokerChange(w) ==
 
 (* §5 partition_state_change [p=kafka-2.8, target=OnlinePartition, *)
 (* election=LeaderElection(strategy=<ElectionStrategy.ControlledShutdownPartitionLeaderElectionStrategy: *)
-(* 'controlled_shutdown'>, allow_unclean=False)], spec/partition_machine.py:340 *)
+(* 'controlled_shutdown'>, allow_unclean=False)], spec/partition_machine.py:310 *)
 PartitionStateChangeOnlinePartitionControlledShutdown(w, partitions) ==
     PartitionStateMachineHandleStateChangesOnlinePartition(w, partitions, FALSE, "ControlledShutdown")
 
@@ -2897,7 +2656,7 @@ DoControlledShutdown(w, broker_id, broker_epoch) ==
         IN  v3
     ELSE w
 
-(* §5.1 NewPartition, spec/partition_machine.py:337 *)
+(* §5.1 NewPartition, spec/partition_machine.py:307 *)
 NewPartition(w1, valid) ==
     [w1 EXCEPT
         !.state =
@@ -2908,7 +2667,7 @@ NewPartition(w1, valid) ==
                                                       [_e \in valid |-> "NewPartition"])]]
                             ]
 
-(* §2.3 PartitionStateMachine.handleStateChanges(NewPartition), spec/partition_machine.py:370 *)
+(* §2.3 PartitionStateMachine.handleStateChanges(NewPartition), spec/partition_machine.py:334 *)
 PartitionStateMachineHandleStateChangesNewPartition(w, partitions) ==
     IF w.moved
     THEN w
@@ -2925,23 +2684,16 @@ PartitionStateMachineHandleStateChangesNewPartition(w, partitions) ==
              w1 == [wv EXCEPT
                        !.failures =
                            wv.failures
-                           \cup {(LET v == GetOr(wv.state.controller.partition_states, tp3, "NonExistentPartition")
-                                  IN  [machine |-> "partition",
-                                       tp |-> tp3,
-                                       replica |-> -1,
-                                       from_state |->
-                                           IF v = "NewPartition"
-                                           THEN "NewPartition"
-                                           ELSE IF v = "OnlinePartition"
-                                           THEN "OnlinePartition"
-                                           ELSE IF v = "OfflinePartition"
-                                           THEN "OfflinePartition"
-                                           ELSE IF v = "NonExistentPartition" THEN "NonExistentPartition" ELSE "",
-                                       target |-> "NewPartition",
-                                       reason |-> "InvalidTransition"]) : tp3 \in (partitions \ valid)}]
+                           \cup {[machine |-> "partition",
+                                  tp |-> tp3,
+                                  replica |-> -1,
+                                  from_state |-> GetOr(wv.state.controller.partition_states, tp3,
+                                                       "NonExistentPartition"),
+                                  target |-> "NewPartition",
+                                  reason |-> "InvalidTransition"] : tp3 \in (partitions \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE NewPartition(w1, valid))
 
-(* §5 partition_state_change [p=kafka-2.8, target=NewPartition, election=None], spec/partition_machine.py:340 *)
+(* §5 partition_state_change [p=kafka-2.8, target=NewPartition, election=None], spec/partition_machine.py:310 *)
 PartitionStateChangeNewPartition(w, partitions) ==
     PartitionStateMachineHandleStateChangesNewPartition(w, partitions)
 
@@ -2967,7 +2719,7 @@ OnNewPartitionCreation(to_add, x) ==
                          IN  [i2 \in DOMAIN q2 |-> LET r2 == q2[i2] IN [tp |-> tp2, replica |-> r2]]) : tp2 \in to_add})
     IN  v4
 
-(* §7.6 processTopicChange, spec/actions/topics.py:80 *)
+(* §7.6 processTopicChange, spec/actions/topics.py:82 *)
 ProcessTopicChange(w) ==
     LET topics == w.state.zk.topics
         new == topics \ w.state.controller.all_topics
@@ -3060,7 +2812,7 @@ ProcessPartitionModifications(w, topic) ==
                                                              MapDelAll(zk_part, DOMAIN zk_part \ to_add))]]]
                                         )
 
-(* §8 enqueueTopicsForDeletion, spec/actions/deletion.py:339 *)
+(* §8 enqueueTopicsForDeletion, spec/actions/deletion.py:342 *)
 EnqueueTopicsForDeletion(x, known) ==
     LET x2 == MarkTopicIneligibleForDeletion(
                   x,
@@ -3075,7 +2827,7 @@ EnqueueTopicsForDeletion(x, known) ==
                                                \cup known]]])
         ELSE x2
 
-(* §8 processTopicDeletion, spec/actions/deletion.py:432 *)
+(* §8 processTopicDeletion, spec/actions/deletion.py:436 *)
 ProcessTopicDeletion(w) ==
     LET requested == w.state.zk.delete_topics
         unknown == requested \ w.state.controller.all_topics
@@ -3107,7 +2859,7 @@ ProcessTopicDeletion(w) ==
                 ELSE [v2 EXCEPT !.moved = TRUE]
     IN  v3
 
-(* §8 completeReplicaDeletion, spec/actions/deletion.py:366 *)
+(* §8 completeReplicaDeletion, spec/actions/deletion.py:370 *)
 CompleteReplicaDeletion(v, x) ==
     LET v2 == ReplicaStateChangeReplicaDeletionSuccessful(
                   v,
@@ -3134,7 +2886,7 @@ MaybeRemoveFromZkReassignment3(x, accepted) ==
                                        ]
             ELSE [x EXCEPT !.moved = TRUE]
 
-(* §7.7.1 processApiPartitionReassignment, spec/actions/reassignment_kip455.py:453 *)
+(* §7.7.1 processApiPartitionReassignment, spec/actions/reassignment_kip455.py:463 *)
 ProcessApiPartitionReassignment(w, targets) ==
     LET accepted ==
             [tp2 \in
@@ -3172,7 +2924,7 @@ ProcessApiPartitionReassignment(w, targets) ==
 
 (* §5 partition_state_change [p=kafka-2.8, target=OnlinePartition, *)
 (* election=LeaderElection(strategy=<ElectionStrategy.OfflinePartitionLeaderElectionStrategy: 'offline'>, *)
-(* allow_unclean=True)], spec/partition_machine.py:340 *)
+(* allow_unclean=True)], spec/partition_machine.py:310 *)
 PartitionStateChangeOnlinePartitionOfflineAllowUnclean(w, partitions) ==
     PartitionStateMachineHandleStateChangesOnlinePartition(w, partitions, TRUE, "Offline")
 
@@ -3182,7 +2934,7 @@ OnReplicaElection2(x, electable, partition_state_change_case) ==
     THEN PartitionStateChangeOnlinePartitionOfflineAllowUnclean(x, electable)
     ELSE PartitionStateChangeOnlinePartitionPreferred(x, electable)
 
-(* §7.9 processReplicaLeaderElection, spec/actions/elections.py:129 *)
+(* §7.9 processReplicaLeaderElection, spec/actions/elections.py:121 *)
 ProcessReplicaLeaderElection(w, trigger, partitions, election_type) ==
     LET live == {tp \in (IF trigger = "ZkTriggered" THEN w.state.zk.preferred_replica_election ELSE partitions) :
                     /\ tp \in DOMAIN w.state.controller.assignments
@@ -3225,7 +2977,7 @@ OnReplicaElection3(acc, not_pref, x) ==
                          # -1})
     IN  x2
 
-(* §7.9 checkAndTriggerAutoLeaderRebalance, spec/actions/elections.py:263 *)
+(* §7.9 checkAndTriggerAutoLeaderRebalance, spec/actions/elections.py:255 *)
 CheckAndTriggerAutoLeaderRebalance(w) ==
     LET parts ==
             {tp \in (DOMAIN w.state.controller.assignments) :
@@ -3272,7 +3024,7 @@ CheckAndTriggerAutoLeaderRebalance(w) ==
                                [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>]).replicas,
                          -1) : tp2 \in parts}))
 
-(* §7.7.1 maybeCompleteReassignment, spec/actions/reassignment_kip455.py:402 *)
+(* §7.7.1 maybeCompleteReassignment, spec/actions/reassignment_kip455.py:415 *)
 MaybeCompleteReassignment(x, tp) ==
     LET v == AddUpdateMetadata2(x, DOMAIN x.state.controller.live_brokers, {tp})
         v2 == Send(v)
@@ -3382,7 +3134,7 @@ AlterIsrReceived(w, tp, isr) ==
         THEN ProcessAlterIsr(w, tp, leader, leader_and_isr.leader_epoch, isr, leader_and_isr.zk_version)
         ELSE w
 
-(* §7.5 processLeaderAndIsrResponseReceived, spec/actions/brokers.py:300 *)
+(* §7.5 processLeaderAndIsrResponseReceived, spec/actions/brokers.py:293 *)
 ProcessLeaderAndIsrResponseReceived(x, storage_errors, broker_id) ==
     LET offline == {[tp |-> tp, replica |-> broker_id] : tp \in Range(storage_errors)}
         newly == offline \ x.state.controller.offline_replicas
@@ -3395,7 +3147,7 @@ ProcessLeaderAndIsrResponseReceived(x, storage_errors, broker_id) ==
                             ]
     IN  IF Cardinality(newly) = 0 THEN y ELSE OnReplicasBecomeOffline(y, newly)
 
-(* §5.4 triggerOnlinePartitionStateChange, spec/partition_machine.py:403 *)
+(* §5.4 triggerOnlinePartitionStateChange, spec/partition_machine.py:367 *)
 TriggerOnlinePartitionStateChange4(w, topic) ==
     IF w.moved
     THEN w
@@ -3405,7 +3157,7 @@ TriggerOnlinePartitionStateChange4(w, topic) ==
                           w.state.controller.partition_states[tp] \in Literal5 /\ tp.topic = topic} :
                  ~(tp2.topic \in w.state.controller.topics_to_be_deleted)})
 
-(* §5.4 trigger_online_partition_state_change [p=kafka-2.8], spec/partition_machine.py:384 *)
+(* §5.4 trigger_online_partition_state_change [p=kafka-2.8], spec/partition_machine.py:348 *)
 TriggerOnlinePartitionStateChange3(w, topic) ==
     TriggerOnlinePartitionStateChange4(w, topic)
 
@@ -3895,7 +3647,7 @@ Init ==
                  leader_imbalance_per_broker_percentage |-> 10,
                  inter_broker_protocol |-> "KAFKA_2_8_IV1"]
 
-(* §7.1 ControllerFailover (spec: spec/actions/failover.py:216 controller_failover_action) *)
+(* §7.1 ControllerFailover (spec: spec/actions/failover.py:214 controller_failover_action) *)
 (* The active controller (if any) resigns and the broker wins the controller election; it *)
 (* increments the controller epoch and runs onControllerFailover (§7.1). *)
 ControllerFailover(broker_id) ==
@@ -3913,7 +3665,7 @@ ControllerFailover(broker_id) ==
                zk2 == state.zk
                v == IF state.controller.controller_id # -1 THEN OnControllerResignation(work) ELSE work
                state2 == v.state
-           IN  (* §7.1 ControllerFailover, spec/actions/failover.py:223 *)
+           IN  (* §7.1 ControllerFailover, spec/actions/failover.py:221 *)
                LET w2 == [v EXCEPT
                              !.state = [state2 EXCEPT
                                            !.zk = [state2.zk EXCEPT
@@ -3929,7 +3681,7 @@ ControllerFailover(broker_id) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ControllerFailover")
 
-(* §7.12 ControllerResignation (spec: spec/actions/failover.py:230 controller_resignation_action) *)
+(* §7.12 ControllerResignation (spec: spec/actions/failover.py:228 controller_resignation_action) *)
 (* The active controller's ZooKeeper session expires: /controller is deleted and the controller *)
 (* resigns. *)
 ControllerResignation ==
@@ -3943,7 +3695,7 @@ ControllerResignation ==
                              failures |-> {},
                              moved |-> FALSE]
                     state == work.state
-                IN  (* §7.12 ControllerResignation, spec/actions/failover.py:230 *)
+                IN  (* §7.12 ControllerResignation, spec/actions/failover.py:228 *)
                     LET w2 == [work EXCEPT !.state = [state EXCEPT !.zk = [state.zk EXCEPT !.controller = -1]]]
                     IN  IF w2.state.controller.controller_id # -1
                         THEN LET x == OnControllerResignation(w2) IN IF x.moved THEN OnControllerResignation(x) ELSE x
@@ -3981,11 +3733,11 @@ NewerControllerElected(broker_id) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "NewerControllerElected")
 
-(* §7.12 ControllerChange (spec: spec/actions/failover.py:242 controller_change_action) *)
+(* §7.12 ControllerChange (spec: spec/actions/failover.py:240 controller_change_action) *)
 (* The active controller sees that /controller names another broker (or none) and resigns (§7.12). *)
 ControllerChange ==
     /\ controller.controller_id # -1 /\ zk.controller # controller.controller_id
-    /\ LET w == (* §7.12 ControllerChange, spec/actions/failover.py:242 *)
+    /\ LET w == (* §7.12 ControllerChange, spec/actions/failover.py:240 *)
                 LET w2 == [state |-> s,
                            batch |-> [leader_and_isr |-> <<>>,
                                       update_metadata_brokers |-> {},
@@ -4022,7 +3774,7 @@ ZombieControllerWrite(tp, leader, isr, controller_epoch) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ZombieControllerWrite")
 
-(* §7.3 BrokerStartup (spec: spec/actions/brokers.py:236 broker_startup_action) *)
+(* §7.3 BrokerStartup (spec: spec/actions/brokers.py:229 broker_startup_action) *)
 (* A broker registers in /brokers/ids (its czxid is its broker epoch); the controller handles *)
 (* BrokerChange and runs onBrokerStartup (§7.2, §7.3). *)
 BrokerStartup(broker_id) ==
@@ -4039,7 +3791,7 @@ BrokerStartup(broker_id) ==
                state == work.state
                zk2 == state.zk
                zxid == zk2.zxid
-           IN  (* §7.3 BrokerStartup, spec/actions/brokers.py:236 *)
+           IN  (* §7.3 BrokerStartup, spec/actions/brokers.py:229 *)
                LET w2 == [work EXCEPT
                              !.state = [state EXCEPT
                                            !.zk = [zk2 EXCEPT !.brokers = MapPut(zk2.brokers, broker_id, zxid),
@@ -4052,7 +3804,7 @@ BrokerStartup(broker_id) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "BrokerStartup")
 
-(* §7.4 BrokerFailure (spec: spec/actions/brokers.py:255 broker_failure_action) *)
+(* §7.4 BrokerFailure (spec: spec/actions/brokers.py:248 broker_failure_action) *)
 (* A broker's registration disappears; the controller handles BrokerChange and runs onBrokerFailure *)
 (* (§7.4); if the failed broker was the controller, its context is simply gone. *)
 BrokerFailure(broker_id) ==
@@ -4069,7 +3821,7 @@ BrokerFailure(broker_id) ==
                state == work.state
                zk2 == state.zk
                controller2 == zk2.controller
-           IN  (* §7.4 BrokerFailure, spec/actions/brokers.py:255 *)
+           IN  (* §7.4 BrokerFailure, spec/actions/brokers.py:248 *)
                LET w2 == [work EXCEPT
                              !.state = [state EXCEPT
                                            !.zk = [zk2 EXCEPT
@@ -4087,7 +3839,7 @@ BrokerFailure(broker_id) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "BrokerFailure")
 
-(* §7.2 BrokerBounce (spec: spec/actions/brokers.py:278 broker_bounce_action) *)
+(* §7.2 BrokerBounce (spec: spec/actions/brokers.py:271 broker_bounce_action) *)
 (* A broker re-registers with a new epoch before the controller notices it left (§7.2). *)
 BrokerBounce(broker_id) ==
     /\ broker_id \in DOMAIN zk.brokers /\ broker_id # controller.controller_id
@@ -4103,7 +3855,7 @@ BrokerBounce(broker_id) ==
                state == work.state
                zk2 == state.zk
                zxid == zk2.zxid
-           IN  (* §7.2 BrokerBounce, spec/actions/brokers.py:278 *)
+           IN  (* §7.2 BrokerBounce, spec/actions/brokers.py:271 *)
                LET w2 == [work EXCEPT
                              !.state = [state EXCEPT
                                            !.zk = [zk2 EXCEPT !.brokers = MapPut(zk2.brokers, broker_id, zxid),
@@ -4296,7 +4048,7 @@ PartitionExpansion(topic, replicas) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "PartitionExpansion")
 
-(* §8 TopicDeletion (spec: spec/actions/deletion.py:438 topic_deletion_action) *)
+(* §8 TopicDeletion (spec: spec/actions/deletion.py:442 topic_deletion_action) *)
 (* Topics are marked for deletion under /admin/delete_topics and the controller handles *)
 (* TopicDeletion (§8). *)
 TopicDeletion(topics) ==
@@ -4312,7 +4064,7 @@ TopicDeletion(topics) ==
                         moved |-> FALSE]
                state == work.state
                zk2 == state.zk
-           IN  (* §8 TopicDeletion, spec/actions/deletion.py:438 *)
+           IN  (* §8 TopicDeletion, spec/actions/deletion.py:442 *)
                LET w2 == [work EXCEPT
                              !.state = [state EXCEPT !.zk = [zk2 EXCEPT !.delete_topics = zk2.delete_topics \cup Range(
                                  topics)]]]
@@ -4324,7 +4076,7 @@ TopicDeletion(topics) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "TopicDeletion")
 
-(* §8 StopReplicaResponseReceived (spec: spec/actions/deletion.py:478 stop_replica_response_action) *)
+(* §8 StopReplicaResponseReceived (spec: spec/actions/deletion.py:484 stop_replica_response_action) *)
 (* A broker answers StopReplica(delete=true) for partitions of topics being deleted (§8): errors *)
 (* fail the replicas' deletion (ReplicaDeletionIneligible), successes complete it *)
 (* (ReplicaDeletionSuccessful). *)
@@ -4334,7 +4086,7 @@ StopReplicaResponseReceived(broker_id, partitions, error) ==
        /\ \A tp \in Range(partitions) :
               GetOr(controller.replica_states, [tp |-> tp, replica |-> broker_id], "NonExistentReplica")
               = "ReplicaDeletionStarted"
-    /\ LET w == (* §8 StopReplicaResponseReceived, spec/actions/deletion.py:478 *)
+    /\ LET w == (* §8 StopReplicaResponseReceived, spec/actions/deletion.py:484 *)
                 LET w2 == [state |-> s,
                            batch |-> [leader_and_isr |-> <<>>,
                                       update_metadata_brokers |-> {},
@@ -4354,12 +4106,12 @@ StopReplicaResponseReceived(broker_id, partitions, error) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "StopReplicaResponseReceived")
 
-(* §7.7 ApiPartitionReassignment (spec: spec/actions/reassignment_kip455.py:459 api_partition_reassignment_action) *)
+(* §7.7 ApiPartitionReassignment (spec: spec/actions/reassignment_kip455.py:469 api_partition_reassignment_action) *)
 (* An admin client alters partition reassignments (target list, or None to cancel) (§7.7.1, *)
 (* KIP-455). *)
 ApiPartitionReassignment(targets) ==
     /\ controller.controller_id # -1 /\ Cardinality(DOMAIN targets) > 0
-    /\ LET w == (* §7.7 ApiPartitionReassignment, spec/actions/reassignment_kip455.py:459 *)
+    /\ LET w == (* §7.7 ApiPartitionReassignment, spec/actions/reassignment_kip455.py:469 *)
                 LET w2 == [state |-> s,
                            batch |-> [leader_and_isr |-> <<>>,
                                       update_metadata_brokers |-> {},
@@ -4377,7 +4129,7 @@ ApiPartitionReassignment(targets) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ApiPartitionReassignment")
 
-(* §7.7 ZkPartitionReassignment (spec: spec/actions/reassignment_kip455.py:471 zk_partition_reassignment_action) *)
+(* §7.7 ZkPartitionReassignment (spec: spec/actions/reassignment_kip455.py:481 zk_partition_reassignment_action) *)
 (* /admin/reassign_partitions is created; the controller handles ZkPartitionReassignment (§7.7.1). *)
 ZkPartitionReassignment(targets) ==
     /\ Cardinality(DOMAIN targets) > 0 /\ Cardinality(DOMAIN zk.reassign_partitions) = 0
@@ -4390,7 +4142,7 @@ ZkPartitionReassignment(targets) ==
                              failures |-> {},
                              moved |-> FALSE]
                     state == work.state
-                IN  (* §7.7 ZkPartitionReassignment, spec/actions/reassignment_kip455.py:471 *)
+                IN  (* §7.7 ZkPartitionReassignment, spec/actions/reassignment_kip455.py:481 *)
                     LET w2 == [work EXCEPT !.state = [state EXCEPT !.zk = [state.zk EXCEPT !.reassign_partitions
                         = targets]]]
                     IN  IF w2.state.controller.controller_id # -1
@@ -4402,7 +4154,7 @@ ZkPartitionReassignment(targets) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ZkPartitionReassignment")
 
-(* §7.9 ReplicaLeaderElection (spec: spec/actions/elections.py:156 replica_leader_election_action) *)
+(* §7.9 ReplicaLeaderElection (spec: spec/actions/elections.py:148 replica_leader_election_action) *)
 (* A preferred (ZooKeeper or admin) or unclean (admin, 2.8) leader election is requested (§7.9). *)
 ReplicaLeaderElection(partitions, election_type, trigger) ==
     /\ /\ controller.controller_id # -1
@@ -4420,7 +4172,7 @@ ReplicaLeaderElection(partitions, election_type, trigger) ==
                         failures |-> {},
                         moved |-> FALSE]
                state == work.state
-           IN  (* §7.9 ReplicaLeaderElection, spec/actions/elections.py:156 *)
+           IN  (* §7.9 ReplicaLeaderElection, spec/actions/elections.py:148 *)
                LET w2 == IF trigger = "ZkTriggered"
                          THEN [work EXCEPT
                                   !.state = [state EXCEPT !.zk = [state.zk EXCEPT !.preferred_replica_election
@@ -4435,12 +4187,12 @@ ReplicaLeaderElection(partitions, election_type, trigger) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ReplicaLeaderElection")
 
-(* §7.9 AutoPreferredReplicaLeaderElection (spec: spec/actions/elections.py:269 *)
+(* §7.9 AutoPreferredReplicaLeaderElection (spec: spec/actions/elections.py:261 *)
 (* auto_preferred_replica_leader_election_action) *)
 (* The scheduled leader-imbalance check runs (auto.leader.rebalance.enable) (§7.9). *)
 AutoPreferredReplicaLeaderElection ==
     /\ controller.controller_id # -1 /\ config.auto_leader_rebalance_enable
-    /\ LET w == (* §7.9 AutoPreferredReplicaLeaderElection, spec/actions/elections.py:269 *)
+    /\ LET w == (* §7.9 AutoPreferredReplicaLeaderElection, spec/actions/elections.py:261 *)
                 LET w2 == [state |-> s,
                            batch |-> [leader_and_isr |-> <<>>,
                                       update_metadata_brokers |-> {},
@@ -4487,7 +4239,7 @@ IsrChange(tp, isr) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "IsrChange")
 
-(* §7.5 LeaderAndIsrResponseReceived (spec: spec/actions/brokers.py:308 leader_and_isr_response_action) *)
+(* §7.5 LeaderAndIsrResponseReceived (spec: spec/actions/brokers.py:301 leader_and_isr_response_action) *)
 (* A broker answers a LeaderAndIsr request with KAFKA_STORAGE_ERROR for some partitions (offline *)
 (* log directory); they are marked offline (§7.5). *)
 LeaderAndIsrResponseReceived(broker_id, storage_errors) ==
@@ -4499,7 +4251,7 @@ LeaderAndIsrResponseReceived(broker_id, storage_errors) ==
               \in Range(
                       GetOr(controller.assignments, tp,
                             [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>]).replicas)
-    /\ LET w == (* §7.5 LeaderAndIsrResponseReceived, spec/actions/brokers.py:308 *)
+    /\ LET w == (* §7.5 LeaderAndIsrResponseReceived, spec/actions/brokers.py:301 *)
                 LET w2 == [state |-> s,
                            batch |-> [leader_and_isr |-> <<>>,
                                       update_metadata_brokers |-> {},
@@ -4517,7 +4269,7 @@ LeaderAndIsrResponseReceived(broker_id, storage_errors) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "LeaderAndIsrResponseReceived")
 
-(* §6 UncleanLeaderElectionEnable (spec: spec/actions/elections.py:290 unclean_leader_election_enable_action) *)
+(* §6 UncleanLeaderElectionEnable (spec: spec/actions/elections.py:282 unclean_leader_election_enable_action) *)
 (* unclean.leader.election.enable is set to true for a topic or as the broker default (§6). *)
 UncleanLeaderElectionEnable(topic) ==
     /\ TRUE
@@ -4532,7 +4284,7 @@ UncleanLeaderElectionEnable(topic) ==
                         moved |-> FALSE]
                state == work.state
                config2 == state.config
-           IN  (* §6 UncleanLeaderElectionEnable, spec/actions/elections.py:290 *)
+           IN  (* §6 UncleanLeaderElectionEnable, spec/actions/elections.py:282 *)
                LET w2 ==
                        IF topic = ""
                        THEN [work EXCEPT
@@ -4575,7 +4327,7 @@ ZkFaultInjection(tp, fault) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ZkFaultInjection")
 
-(* §8 StopReplicaPartitionErrorsReceived (spec: spec/actions/deletion.py:517 stop_replica_partition_errors_action) *)
+(* §8 StopReplicaPartitionErrorsReceived (spec: spec/actions/deletion.py:523 stop_replica_partition_errors_action) *)
 (* A broker answers StopReplica(delete=true) with an error for some partitions of topics being *)
 (* deleted and none for the others (§8): the failed replicas' deletion fails *)
 (* (ReplicaDeletionIneligible), the others' completes (ReplicaDeletionSuccessful). *)
@@ -4589,7 +4341,7 @@ StopReplicaPartitionErrorsReceived(broker_id, partitions, partition_errors) ==
        /\ Range(partition_errors) \subseteq Range(partitions)
        /\ ~(Range(partitions) \subseteq Range(partition_errors))
     /\ LET w ==
-           (* §8 StopReplicaPartitionErrorsReceived, spec/actions/deletion.py:517 *)
+           (* §8 StopReplicaPartitionErrorsReceived, spec/actions/deletion.py:523 *)
            LET w2 == [state |-> s,
                       batch |-> [leader_and_isr |-> <<>>,
                                  update_metadata_brokers |-> {},
@@ -4613,7 +4365,7 @@ StopReplicaPartitionErrorsReceived(broker_id, partitions, partition_errors) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "StopReplicaPartitionErrorsReceived")
 
-(* §7.5 LeaderAndIsrPartitionResultsReceived (spec: spec/actions/brokers.py:337 *)
+(* §7.5 LeaderAndIsrPartitionResultsReceived (spec: spec/actions/brokers.py:330 *)
 (* leader_and_isr_partition_results_action) *)
 (* A broker answers a LeaderAndIsr request with NONE for some partitions (they are no longer *)
 (* offline) and KAFKA_STORAGE_ERROR for others (they are marked offline) (§7.5). *)
@@ -4633,7 +4385,7 @@ LeaderAndIsrPartitionResultsReceived(broker_id, online, storage_errors) ==
                       GetOr(controller.assignments, tp2,
                             [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>]).replicas)
     /\ LET w ==
-           (* §7.5 LeaderAndIsrPartitionResultsReceived, spec/actions/brokers.py:337 *)
+           (* §7.5 LeaderAndIsrPartitionResultsReceived, spec/actions/brokers.py:330 *)
            LET w2 == [state |-> s,
                       batch |-> [leader_and_isr |-> <<>>,
                                  update_metadata_brokers |-> {},
@@ -4798,7 +4550,7 @@ LogDirEventNotification(broker_ids) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "LogDirEventNotification")
 
-(* §8 StopReplicaResponseWithoutDeletionReceived (spec: spec/actions/deletion.py:535 *)
+(* §8 StopReplicaResponseWithoutDeletionReceived (spec: spec/actions/deletion.py:541 *)
 (* stop_replica_response_without_deletion_action) *)
 (* A broker answers a StopReplica that asked no deletion for partitions whose replicas are being *)
 (* deleted (§3.4, §8): the response callback keeps only deletePartition=true partitions, so nothing *)
@@ -4815,7 +4567,7 @@ StopReplicaResponseWithoutDeletionReceived(broker_id, partitions, error) ==
        /\ \A tp \in Range(partitions) :
               GetOr(controller.replica_states, [tp |-> tp, replica |-> broker_id], "NonExistentReplica")
               = "ReplicaDeletionStarted"
-    /\ LET w == (* §8 StopReplicaResponseWithoutDeletionReceived, spec/actions/deletion.py:535 *)
+    /\ LET w == (* §8 StopReplicaResponseWithoutDeletionReceived, spec/actions/deletion.py:541 *)
                 [state |-> s,
                  batch |-> [leader_and_isr |-> <<>>,
                             update_metadata_brokers |-> {},
@@ -4943,7 +4695,7 @@ ControllerFailover_Successor(broker_id) ==
                 zk2 == state.zk
                 v == IF state.controller.controller_id # -1 THEN OnControllerResignation(work) ELSE work
                 state2 == v.state
-            IN  (* §7.1 ControllerFailover, spec/actions/failover.py:223 *)
+            IN  (* §7.1 ControllerFailover, spec/actions/failover.py:221 *)
                 LET w2 == [v EXCEPT
                               !.state = [state2 EXCEPT
                                             !.zk = [state2.zk EXCEPT
@@ -4965,7 +4717,7 @@ StopReplicaResponseReceived_Successor(broker_id, partitions, error) ==
               GetOr(controller.replica_states, [tp |-> tp, replica |-> broker_id], "NonExistentReplica")
               = "ReplicaDeletionStarted"
     THEN
-        LET w == (* §8 StopReplicaResponseReceived, spec/actions/deletion.py:478 *)
+        LET w == (* §8 StopReplicaResponseReceived, spec/actions/deletion.py:484 *)
                  LET w2 == [state |-> s,
                             batch |-> [leader_and_isr |-> <<>>,
                                        update_metadata_brokers |-> {},
@@ -4987,7 +4739,7 @@ StopReplicaResponseReceived_Successor(broker_id, partitions, error) ==
 AutoPreferredReplicaLeaderElection_Successor ==
     IF controller.controller_id # -1 /\ config.auto_leader_rebalance_enable
     THEN
-        LET w == (* §7.9 AutoPreferredReplicaLeaderElection, spec/actions/elections.py:269 *)
+        LET w == (* §7.9 AutoPreferredReplicaLeaderElection, spec/actions/elections.py:261 *)
                  LET w2 == [state |-> s,
                             batch |-> [leader_and_isr |-> <<>>,
                                        update_metadata_brokers |-> {},

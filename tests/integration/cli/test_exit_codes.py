@@ -109,6 +109,8 @@ CASES: list[tuple[str, list[str], int, str | None]] = [
     ("spec show", ["--profile", "kafka-9"], 2, None),
     ("spec show", ["--rule", "no-such-rule"], 2, None),
     ("spec rules", ["--check", "--out", "{tmp}/missing.md"], 2, None),
+    ("spec dump", ["--profile", "kafka-1.1", "--out", "{tmp}/dump.txt"], 0, None),
+    ("spec dump", ["--profile", "kafka-9"], 2, None),
     ("verify", ["--check", "spec-vs-reference", "--profile", "kafka-2.8", "--out", "{tmp}"], 0, None),
     ("verify", ["--check", "spec-vs-reference", "--profile", "kafka-2.8", "--out", "{tmp}"], 1, "kafka-1503"),
     ("verify", ["--check", "no-such-check"], 2, None),

@@ -33,6 +33,7 @@ CASES: list[tuple[str, list[str], str, bool]] = [
     ("prove", [], "--json", False),
     ("simulate", [], "--emit-logs", True),
     ("simulate", ["--spark"], "--json", False),
+    ("spec dump", [], "--out", False),
     ("spec rules", [], "--out", False),
     ("tla export", [], "--out", True),
     ("tla check", [], "--out", True),

@@ -57,6 +57,11 @@ CASES: dict[str, Callable[[], L.Expr]] = {
         seq.eq(L.seq_of(1, 2)), sset.eq(seq.to_set()), lai.eq(lai.with_(leader=n))
     ),
     "cmp-strings-enums": lambda: L.seq_of(t.eq("a"), rs.eq(ReplicaState.OnlineReplica), rs.ne(rs)),
+    "enum-name": lambda: L.seq_of(
+        L.enum_name(rs, ReplicaState),
+        L.enum_name(ReplicaState.OfflineReplica, ReplicaState),
+        L.enum_name(rs, ReplicaState).eq("OnlineReplica"),
+    ),
     "arith": lambda: L.seq_of(n + 2, n - seq.size(), L.maximum(n, 3), L.Arith("min", n, L.lit(1))),
     "set-seq-literals": lambda: L.seq_of(L.set_of(n, 1, n), L.seq_of(n, n).size(), L.set_of(n, 1).size()),
     "member": lambda: L.seq_of(seq.contains(n), sset.contains(n), L.set_of(1, 2).contains(n)),

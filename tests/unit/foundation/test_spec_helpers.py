@@ -33,19 +33,53 @@ def test_block_builds_the_nested_lets_it_replaces() -> None:
         lambda live: let(live.minus(s.f("controller", "shutting_down")), lambda up: up.size()),
     )
     b = Block()
-    live = b.let("live", s.f("controller", "live_brokers").keys())
-    up = b.let("up", live.minus(s.f("controller", "shutting_down")))
-    flat = b.in_(up.size())
+    b.live = s.f("controller", "live_brokers").keys()
+    b.up = b.live.minus(s.f("controller", "shutting_down"))
+    flat = b.in_(b.up.size())
     assert isinstance(flat, Let) and flat.name.startswith("live_")
     assert _canonical(flat) == _canonical(nested)
 
 
+def test_a_step_is_named_once_where_it_is_bound_and_a_rebinding_reads_the_previous_step() -> None:
+    b = Block()
+    b.w = Var("w")
+    first = b.w
+    b.w = b.w.with_(moved=True)
+    assert b.w != first and b.w.name.startswith("w_") and first.name.startswith("w_")
+    tree = b.in_(b.w)
+    assert isinstance(tree, Let) and tree.name == first.name
+    assert isinstance(tree.body, Let) and tree.body.value == first.with_(moved=True)
+    assert tree.body.body == Var(tree.body.name)
+
+
+def test_reading_an_unbound_step_names_it_and_the_bound_ones() -> None:
+    b = Block()
+    b.live = Var("s").f("controller", "live_brokers")
+    with pytest.raises(
+        AttributeError, match=r"step 'lvie' is read before it is bound \(steps bound so far: live\)"
+    ):
+        _ = b.lvie
+    with pytest.raises(
+        AttributeError, match=r"step 'up' is read before it is bound \(steps bound so far: none\)"
+    ):
+        _ = Block().up
+
+
+def test_a_step_cannot_take_a_private_or_the_closing_name() -> None:
+    with pytest.raises(ValueError, match="'_x' cannot name a step"):
+        Block()._x = 1
+    with pytest.raises(ValueError, match="'in_' cannot name a step"):
+        Block().in_ = 1  # type: ignore[method-assign]
+
+
 def test_a_block_is_closed_once() -> None:
     b = Block()
-    b.let("x", 1)
+    b.x = 1
     b.in_(2)
+    with pytest.raises(ValueError, match="step 'y' bound after the block was closed"):
+        b.y = 3
     with pytest.raises(ValueError, match="already closed"):
-        b.let("y", 3)
+        b.in_(3)
 
 
 def test_with_at_is_the_pyramid_of_with() -> None:

@@ -1,14 +1,17 @@
-"""Partition-state znode writes and reads (§3.3): fencing, BADVERSION, NONODE, CONNECTIONLOSS, versions."""
+"""Partition-state znode writes and reads (§3.3): fencing, BADVERSION, NONODE, CONNECTIONLOSS, versions, and the
+read-modify-write round both state machines share (``leader_and_isr_round``)."""
 
 from __future__ import annotations
 
 from kcspec.spec import zk as Z
 from kcspec.spec.fmap import FMap
-from kcspec.spec.lang import Var, lit
+from kcspec.spec.lang import Expr, Rule, Var, build_map, lit, seq_of
 from kcspec.spec.profiles import KAFKA_1_1, KAFKA_2_8
+from kcspec.spec.requests import FailureReason
 from kcspec.spec.vocabulary import LeaderAndIsr, LeaderIsrAndControllerEpoch, ZkFault
+from kcspec.spec.work import Work
 
-from tests.support.builders import cluster, run, tp
+from tests.support.builders import cluster, li, run, tp
 
 T0, T1, T2 = tp("t-0"), tp("t-1"), tp("t-2")
 
@@ -95,3 +98,52 @@ def test_read_side_check_compares_stored_controller_epoch() -> None:
         zk_leadership={"t-0": LeaderIsrAndControllerEpoch(LeaderAndIsr(1, 0, (1,), 0), 2)},
     )
     assert run(Z.written_by_newer_controller(Var("s"), lit(T0)), s=s) is True
+
+
+def _round(remaining: frozenset[object]) -> Expr:
+    """A ``leader_and_isr_round`` that sets every candidate's leader to −1, reporting what each callback saw."""
+    return Z.leader_and_isr_round(
+        KAFKA_2_8,
+        "roundUnderTest",
+        "§3.3",
+        Var("w"),
+        lit(remaining),
+        nothing_done=lambda work: seq_of("nothing done", work.f("moved"), work.f("state", "zk", "faults")),
+        failed=lambda work, tps, reason: work.with_(
+            moved=tps.size().eq(3) & lit(reason is FailureReason.ZkError)
+        ),
+        updates=lambda s1, b: build_map(
+            b.cands, lambda t: s1.f("zk", "partition_states").get(t).f("leader_and_isr").with_(leader=-1)
+        ),
+        written=lambda s1, b: seq_of(
+            "written", b.missing, b.newer, b.wr.f("records").keys(), b.wr.f("retry")
+        ),
+    )
+
+
+def test_the_shared_round_sorts_the_read_writes_the_candidates_and_retries_badversion() -> None:
+    s = state(
+        epoch=4,
+        zk_controller_epoch=4,
+        zk_leadership={"t-0": li((1, [1, 2], 3, 5), 4), "t-1": li((2, [2, 1], 1, 1), 9)},
+        faults={"t-0": ZkFault.BADVERSION},
+    )
+    got = run(_round(frozenset({T0, T1, T2})), w=Work(s))
+    assert got == ("written", frozenset({T2}), frozenset({T1}), frozenset(), frozenset({T0}))
+
+
+def test_the_round_is_a_rule_written_where_the_caller_builds_it() -> None:
+    built = _round(frozenset({T0}))
+    assert isinstance(built, Rule) and built.name == "roundUnderTest" and built.section == "§3.3"
+    assert built.span is not None and built.span.path == "tests/unit/spec_core/test_zk.py", built.span
+
+
+def test_a_read_fault_fails_every_partition_of_the_round_and_is_consumed() -> None:
+    s = state(faults={"t-1": ZkFault.CONNECTIONLOSS})
+    nothing, failed_all, faults = run(_round(frozenset({T0, T1, T2})), w=Work(s))
+    assert (nothing, failed_all, dict(faults)) == ("nothing done", True, {})
+
+
+def test_a_fenced_write_does_nothing_and_sets_moved() -> None:
+    s = state(epoch=4, zk_controller_epoch=4, zk_epoch_zk_version=2)
+    assert run(_round(frozenset({T0})), w=Work(s))[:2] == ("nothing done", True)
