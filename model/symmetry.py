@@ -2,7 +2,7 @@
 
 Broker ids are interchangeable in the controller's logic except through their *order* (Kafka picks
 the first replica in assignment order, never the smallest id; the spec processes brokers in ascending
-id only where Kafka iterates a hash map, ARCHITECTURE.md). So the explorer may treat two states that
+id only where Kafka iterates a hash map, docs/contracts.md). So the explorer may treat two states that
 differ by a permutation of broker ids as one — the reduction TLC's SYMMETRY does — as long as it is
 applied to whole states. Where ascending-id processing makes results order-dependent, symmetry
 reduction is an over-approximation of distinctness; the explorer reports it is in use.

@@ -7,7 +7,7 @@ inactive one (``controller_id = -1``).
 
 Decisions where the semantics document is silent (besides those in the other modules):
 * ``ControllerMovedException`` raised while handling any event — including controlled shutdown, whose ``Try``
-  would swallow it in Kafka — makes the controller resign (§7 preamble, ARCHITECTURE.md).
+  would swallow it in Kafka — makes the controller resign (§7 preamble, docs/contracts.md).
 * Partitions and brokers are processed in ascending order wherever Kafka iterates a hash map or set.
 * 2.8 AlterIsr: the cache is refreshed with the written record and the current controller epoch (§7.11 "cache
   refreshed from ZK"); the idempotent case (``Right(current)``) also triggers ``maybeCompleteReassignment``.

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 
 class EventNotEnabled(ValueError):
-    """The event cannot happen in this state: its guard (ARCHITECTURE.md, environment semantics) is false."""
+    """The event cannot happen in this state: its guard (docs/contracts.md, environment semantics) is false."""
 
 
 class KafkaThrowable(Exception):

@@ -1,4 +1,4 @@
-"""The guard of every event: can it happen in this state? (ARCHITECTURE.md, environment semantics table.)
+"""The guard of every event: can it happen in this state? (docs/contracts.md, environment semantics table.)
 
 Written independently of the spec's actions from the table's "guard" column, and evaluated on the mutable
 simulated ZooKeeper and context (no snapshot is built). "Active" means a controller is active

@@ -4,7 +4,7 @@
 helpers for both profiles; the event handlers that trigger it live in ``controller.py``.
 
 Decisions where the semantics document is silent: partitions are processed in ascending order where Kafka iterates
-a hash map; legacy step 1 orders ``AR' = distinct(RAR ++ AR)`` (ARCHITECTURE.md decision); the legacy new-only
+a hash map; legacy step 1 orders ``AR' = distinct(RAR ++ AR)`` (docs/contracts.md decision); the legacy new-only
 replicas are started in ascending broker order.
 """
 

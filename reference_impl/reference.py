@@ -1,7 +1,7 @@
 """``ReferenceController``: the public face of the reference implementation (the step contract).
 
 ``handle(event)`` checks the guard, runs the environment part of the event on the simulated ZooKeeper (and
-config), then the controller part on the active ``KafkaController`` (ARCHITECTURE.md table), and returns the
+config), then the controller part on the active ``KafkaController`` (docs/contracts.md table), and returns the
 canonical post-state with every request sent and every failure logged during the event.
 
 Exception handling around the controller part follows Kafka's event loop (§7 preamble): a

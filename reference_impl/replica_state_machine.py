@@ -1,12 +1,12 @@
 """``ZkReplicaStateMachine`` (§4, §2.3): replica transitions, processed broker by broker.
 
 A call ``handle_state_changes(replicas, target)`` takes the replicas grouped by broker (broker → partitions).
-Brokers are processed in ascending id (ARCHITECTURE.md decision; Kafka uses hash order), partitions of one
+Brokers are processed in ascending id (docs/contracts.md decision; Kafka uses hash order), partitions of one
 broker in the order given. Replicas without a state get the implicit NonExistentReplica entry first (the entry
 stays even when the transition is then rejected, as ``putReplicaStateIfNotExists`` does). Invalid transitions
 are logged and recorded as failures and have no other effect. Each call ends with ``sendRequestsToBrokers``.
 2.8 rethrows ``ControllerMovedException`` (after an ERROR line); every other modelled exception is logged and
-swallowed, and the batch is cleared (the "wedged batch" hazard of §2.3 is not modelled, ARCHITECTURE.md).
+swallowed, and the batch is cleared (the "wedged batch" hazard of §2.3 is not modelled, docs/contracts.md).
 """
 
 from __future__ import annotations

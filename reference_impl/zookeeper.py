@@ -8,7 +8,7 @@ no partition) and their assignments, partition-state znodes (their version is th
 Controller writes are fenced in 2.8 (KAFKA-6082): every write is a ``multi`` with a ``CheckOp`` on the
 ``/controller_epoch`` version; when it fails ``ControllerMovedException`` is raised, nothing is written and no
 fault is consumed. A write of an empty map is not sent to ZooKeeper at all (so it is not fenced either). 1.1 has
-no fencing. Faults (ARCHITECTURE.md): ``BADVERSION`` fails the next conditional ``setData`` of that znode
+no fencing. Faults (docs/contracts.md): ``BADVERSION`` fails the next conditional ``setData`` of that znode
 (the partition is returned for retry; a mismatching expected version is a BADVERSION too); ``CONNECTIONLOSS``
 makes the next *read* of that znode throw — a read of several znodes throws if any of them has one armed and
 consumes every ``CONNECTIONLOSS`` armed on the znodes it read; a ``CONNECTIONLOSS`` armed on the path of a state

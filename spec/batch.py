@@ -279,7 +279,7 @@ def add_update_metadata(p: Profile, w: object, brokers: object, tps: object) -> 
 
 def stop_replica_leader_epoch(p: Profile, s: Expr, tp: Expr) -> Expr:
     """StopReplica ``leaderEpoch`` (§3.4, KIP-570): −2 while the topic is queued for deletion, else the cached
-    epoch, else −1. 1.1 has no such field: −1 (ARCHITECTURE.md step contract)."""
+    epoch, else −1. 1.1 has no such field: −1 (docs/contracts.md step contract)."""
     if not p.stop_replica_leader_epoch:
         return lit(NO_EPOCH)
     return if_(

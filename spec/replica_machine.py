@@ -8,7 +8,7 @@
 3. replicas whose state is not a valid previous state of ``target`` (per profile, §2.1) get one
    ``StateChangeFailure(InvalidTransition)`` and no other effect;
 4. the target rule of §4.1–§4.7 is applied to the valid replicas. OnlineReplica and OfflineReplica are processed
-   broker by broker in ascending broker id (Kafka: hash order; ARCHITECTURE.md ordering decision), each
+   broker by broker in ascending broker id (Kafka: hash order; docs/contracts.md ordering decision), each
    broker's partitions together; the other targets have no cross-replica interaction and are applied at once;
 5. ``send``.
 

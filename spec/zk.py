@@ -21,7 +21,7 @@ Names exported (all return ``Expr``; ``s`` is an ``Expr[ClusterState]``):
   znodes at version 0, ``NODEEXISTS`` per partition; the whole call throws when a ``CONNECTIONLOSS`` fault is armed
   on the path of one of them. Evaluates to a ``ZkCreate``.
 
-Fault consumption (ARCHITECTURE.md): ``BADVERSION`` fails the next conditional ``setData`` of that znode (the
+Fault consumption (docs/contracts.md): ``BADVERSION`` fails the next conditional ``setData`` of that znode (the
 partition goes to the retry list and the fault is removed); a write whose expected version differs from the
 znode's version is also a BADVERSION. When the fencing ``CheckOp`` fails the whole ``multi`` is rejected before
 any ``setData`` runs: nothing is written and no fault is consumed. A write or create of an empty map is not

@@ -121,7 +121,7 @@ class PartitionStateChange:
 
 @dataclass(frozen=True)
 class Event:
-    """Handle one controller event (environment part and controller part, ARCHITECTURE.md)."""
+    """Handle one controller event (environment part and controller part, docs/contracts.md)."""
 
     event: ControllerEvent
 

@@ -11,7 +11,7 @@ fenced writes of ZooKeeper znodes other than partition states, and the action co
   the ``/controller_epoch`` version that fails with ControllerMovedException (§3.3, KAFKA-6082); in 1.1 an
   unconditional write.
 * ``controller_action`` builds an ``Action`` whose effect is "environment part, then — if a controller is
-  active — the controller part, then resignation if ControllerMovedException was raised" (ARCHITECTURE.md,
+  active — the controller part, then resignation if ControllerMovedException was raised" (docs/contracts.md,
   the step contract).
 """
 
@@ -444,7 +444,7 @@ def indexed_assignments(topic: object, replicas: object) -> Expr:
 
 
 def valid_replica_list(replicas: Expr) -> Expr:
-    """A replica list an admin tool may write: non-empty, distinct, ids ≥ 0 (ARCHITECTURE.md event table)."""
+    """A replica list an admin tool may write: non-empty, distinct, ids ≥ 0 (docs/contracts.md event table)."""
     return (
         replicas.non_empty() & replicas.to_set().size().eq(replicas.size()) & replicas.all(lambda r: r.ge(0))
     )

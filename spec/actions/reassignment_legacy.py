@@ -3,7 +3,7 @@ branches, ``maybeTriggerPartitionReassignment``, ``removePartitionFromReassigned
 check, and the ``ZkPartitionReassignment`` action (1.1's ``PartitionReassignment`` event).
 
 RAR is ``controller.legacy_reassignments[tp]``; AR the in-memory assignment; OAR the AR before step 1.
-Decisions: step 1 orders ``AR' = distinct(RAR ++ AR)`` (ARCHITECTURE.md); ``newOnly`` (step 3) and the
+Decisions: step 1 orders ``AR' = distinct(RAR ++ AR)`` (docs/contracts.md); ``newOnly`` (step 3) and the
 partitions of ``maybeTriggerPartitionReassignment`` are handled in ascending order (Kafka: hash order).
 Procedures that can throw return an ``Attempt`` (``common.Attempt``).
 """

@@ -1,4 +1,4 @@
-"""ARCHITECTURE.md's file manifest lists every module of the tree, and nothing that is gone.
+"""The file manifest (``docs/manifest.md``, generated) lists every module of the tree, and nothing that is gone.
 
 Regenerate the manifest (one line per module: its docstring's first sentence) with
 
@@ -14,9 +14,9 @@ from pathlib import Path
 
 from tests.support.paths import ROOT
 
-DOC = ROOT / "ARCHITECTURE.md"
+DOC = ROOT / "docs" / "manifest.md"
 FOLDERS = ("spec", "model", "reference_impl", "conformance", "kcspec")
-HEADING = "## File manifest"
+HEADING = "# File manifest"
 WIDTH = 190
 _ENTRY = re.compile(r"^- `([^`]+)` — ")
 
@@ -53,11 +53,12 @@ def render() -> str:
     out = [
         HEADING,
         "",
-        "One line per module: its docstring's first sentence "
-        "(`python -m tests.unit.foundation.test_architecture_manifest` regenerates it).",
+        "One line per module: its docstring's first sentence, generated: "
+        "`python -m tests.unit.foundation.test_architecture_manifest` regenerates it, and a test fails when it is "
+        "stale. The map of these folders is `ARCHITECTURE.md`.",
     ]
     for folder in FOLDERS:
-        out += ["", f"### `{folder}/`", ""]
+        out += ["", f"## `{folder}/`", ""]
         for path in modules():
             rel = path.relative_to(ROOT)
             if rel.parts[0] == folder:
@@ -70,13 +71,11 @@ def test_the_manifest_lists_every_module_and_no_other() -> None:
     documented = listed()
     missing, gone = sorted(actual - documented), sorted(documented - actual)
     assert not missing and not gone, (
-        f"ARCHITECTURE.md's file manifest is stale: not listed {missing}; listed but gone {gone}. "
+        f"docs/manifest.md is stale: not listed {missing}; listed but gone {gone}. "
         "Regenerate it with: python -m tests.unit.foundation.test_architecture_manifest"
     )
 
 
 if __name__ == "__main__":
-    text = DOC.read_text()
-    head = text[: text.index(HEADING)]
-    DOC.write_text(head + render())
+    DOC.write_text(render())
     print(f"{DOC}: {len(modules())} modules", file=sys.stderr)
