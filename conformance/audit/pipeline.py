@@ -32,11 +32,9 @@ from kcspec.conformance.audit import (
     findings,
     jvm_parser,
     layouts,
-    lines,
     replay,
     report,
     salvage,
-    session,
     stats,
     verdict,
 )
@@ -48,6 +46,8 @@ from kcspec.conformance.audit.spark_job import (
     stored_parse,
     trace_parts,
 )
+from kcspec.model.kafka_log import lines
+from kcspec.model.spark import session
 from kcspec.spec.profiles import PROFILES, Profile
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F

@@ -106,7 +106,7 @@ def command(
         err.print(
             f"skipped {len(inputs.skipped) - 20} more file(s) (all listed in OUT/stats.json)", markup=False
         )
-    from kcspec.conformance.audit.master import check_master
+    from kcspec.model.spark.master import check_master
 
     bad_master = check_master(master)
     if bad_master is not None:
@@ -126,7 +126,7 @@ def command(
         prof = get_profile(name)
         err.print(f"profile {name}: {why}", markup=False)
 
-    from kcspec.conformance.audit.session import handled_interrupts
+    from kcspec.model.spark.session import handled_interrupts
 
     with handled_interrupts():
         _audit(inputs, out, prof, master, history_key, profile, max_quarantine)
@@ -144,7 +144,8 @@ def _audit(
     """The audit proper, with the command line's interrupt handling (``session.handled_interrupts``)."""
     err = Console(stderr=True)
     from kcspec.conformance.audit.pipeline import conclude, run_audit
-    from kcspec.conformance.audit.session import input_bytes, keep_spark_log, make_session
+    from kcspec.conformance.audit.session import make_session
+    from kcspec.model.spark.session import input_bytes, keep_spark_log
 
     start = time.monotonic()
     columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
@@ -203,7 +204,7 @@ def _audit(
     table.add_row("  records", str(records))
     table.add_row("  blank or continuation lines", str(summary.parsed - records))
     table.add_row("quarantined", str(summary.quarantined))
-    from kcspec.conformance.audit.lines import EXCUSED_REASONS
+    from kcspec.model.kafka_log.lines import EXCUSED_REASONS
 
     excused = sum(summary.by_reason.get(r, 0) for r in EXCUSED_REASONS)
     if excused:  # not counted against --max-quarantine
@@ -277,7 +278,7 @@ def quarantine_lines(sample: list[dict[str, object]], shown: int = 5) -> list[st
 def stop_if_interrupted(exc: BaseException) -> None:
     """Re-raise the Ctrl-C or SIGTERM behind ``exc`` (the command group ends the run with one line, 130 or
     143): an interrupt never reads as an internal error or a failed start."""
-    from kcspec.conformance.audit.session import interrupt_in
+    from kcspec.model.spark.session import interrupt_in
 
     interrupt = interrupt_in(exc)
     if interrupt is not None:

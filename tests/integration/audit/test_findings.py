@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from kcspec.conformance.audit import layouts
 from kcspec.conformance.audit.findings import attention, line_texts
-from kcspec.conformance.audit.reference_parser import parse_lines
 from kcspec.conformance.audit.verdict import judge
+from kcspec.model.kafka_log.reference_parser import parse_lines
 
 SCL = "(state.change.logger)"
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 from kcspec.conformance.audit import jvm_parser
-from kcspec.conformance.audit import lines as g
+from kcspec.model.kafka_log import lines as g
 
 
 @pytest.fixture

@@ -14,7 +14,6 @@ import pytest
 pytest.importorskip("pyspark", reason="pyspark not installed: pip install 'kcspec[spark]'")
 
 from kcspec.conformance.audit.pipeline import run_audit
-from kcspec.conformance.audit.reference_parser import parse_file
 from kcspec.conformance.audit.spark_job import (
     expand_inputs,
     numbered_lines,
@@ -22,6 +21,7 @@ from kcspec.conformance.audit.spark_job import (
     resolve_non_records,
     stored_parse,
 )
+from kcspec.model.kafka_log.reference_parser import parse_file
 from kcspec.spec.profiles import KAFKA_2_8
 
 from tests.support.layout_corpus import corpus

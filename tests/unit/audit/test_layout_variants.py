@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from kcspec.conformance.audit import lines as g
 from kcspec.conformance.audit import verdict
-from kcspec.conformance.audit.reference_parser import parse_lines
+from kcspec.model.kafka_log import lines as g
+from kcspec.model.kafka_log.reference_parser import parse_lines
 
 LAIR_3X = (
     "[2023-04-03 08:15:02,871] TRACE [Controller id=1 epoch=4] Sending become-leader LeaderAndIsr request "

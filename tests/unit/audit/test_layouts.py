@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from kcspec.conformance.audit import layouts
-from kcspec.conformance.audit import lines as g
-from kcspec.conformance.audit.reference_parser import ParsedLine, parse_file, parse_lines
+from kcspec.model.kafka_log import lines as g
+from kcspec.model.kafka_log.reference_parser import ParsedLine, parse_file, parse_lines
 
 from tests.support.layout_corpus import LAYOUTS, PREFIXES, Corpus, corpus
 from tests.support.paths import SHARED
