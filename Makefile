@@ -54,7 +54,7 @@ lint: setup
 typecheck: setup
 	rm -rf .mypy-src && mkdir -p .mypy-src/kcspec
 	for f in kcspec/*; do ln -s "$$PWD/$$f" .mypy-src/kcspec/; done
-	for d in spec model reference_impl conformance; do ln -s "$$PWD/$$d" .mypy-src/kcspec/$$d; done
+	for d in spec model reference_impl audit conformance; do ln -s "$$PWD/$$d" .mypy-src/kcspec/$$d; done
 	cd .mypy-src && MYPYPATH=. ../$(BIN)/mypy --config-file ../pyproject.toml -p kcspec
 
 check: lint typecheck test

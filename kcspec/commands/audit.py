@@ -91,7 +91,7 @@ def command(
     except KeyError as exc:
         options.fail(f"--profile: {exc.args[0]}")
     try:
-        from kcspec.conformance.audit.spark_job import InputError, expand_inputs
+        from kcspec.audit.spark_job import InputError, expand_inputs
     except ImportError:
         options.fail("pyspark is not installed: pip install 'kcspec[spark]' (needs Java 17)")
     try:
@@ -120,7 +120,7 @@ def command(
     if out != Path(out_dir):
         err.print(f"--out {out_dir} is not empty: writing into {out}", markup=False)
     if profile is None and inputs.kafka_logs:
-        from kcspec.conformance.audit.layouts import chosen_profile
+        from kcspec.audit.layouts import chosen_profile
 
         name, why = chosen_profile(inputs.kafka_logs, DEFAULT_PROFILE)
         prof = get_profile(name)
@@ -143,8 +143,8 @@ def _audit(
 ) -> None:
     """The audit proper, with the command line's interrupt handling (``session.handled_interrupts``)."""
     err = Console(stderr=True)
-    from kcspec.conformance.audit.pipeline import conclude, run_audit
-    from kcspec.conformance.audit.session import make_session
+    from kcspec.audit.pipeline import conclude, run_audit
+    from kcspec.audit.session import make_session
     from kcspec.model.spark.session import input_bytes, keep_spark_log
 
     start = time.monotonic()
@@ -168,7 +168,7 @@ def _audit(
             progress.update(task, description=f"{text} …")
             progress.console.print(f"[dim]{time.monotonic() - start:7.1f}s[/dim] {text}")
 
-        from kcspec.conformance.audit.spark_job import ParserUnavailable
+        from kcspec.audit.spark_job import ParserUnavailable
 
         try:
             summary = run_audit(

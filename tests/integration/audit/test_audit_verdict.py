@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kcspec.conformance.audit.verdict import judge, mark_html
+from kcspec.audit.verdict import judge, mark_html
 from kcspec.model.spark.master import check_master
 
 from kcspec.commands.audit import fresh_out

@@ -14,9 +14,9 @@ import pytest
 
 pytest.importorskip("pyspark", reason="pyspark not installed: pip install 'kcspec[spark]'")
 
-from kcspec.conformance.audit.pipeline import run_audit
-from kcspec.conformance.audit.session import make_session
-from kcspec.conformance.audit.spark_job import expand_inputs
+from kcspec.audit.pipeline import run_audit
+from kcspec.audit.session import make_session
+from kcspec.audit.spark_job import expand_inputs
 from kcspec.model.spark import session
 from kcspec.spec.profiles import KAFKA_2_8
 

@@ -1,7 +1,7 @@
-"""The command line is the top layer: nothing under ``spec/``, ``model/``, ``reference_impl/`` or ``conformance/``
-(the gate of ``kcspec verify`` included) imports ``kcspec.commands``, ``kcspec.cli``, ``kcspec.options`` or click;
-and the kit for implementers (``conformance/`` and its subpackages other than ``audit/`` and ``selfcheck/``) imports
-neither the checks of kcspec itself (``conformance/selfcheck/``) nor the Spark audit (``conformance/audit/``).
+"""The command line is the top layer: nothing under ``spec/``, ``model/``, ``reference_impl/``, ``conformance/`` or
+``audit/`` (the gate of ``kcspec verify`` included) imports ``kcspec.commands``, ``kcspec.cli``, ``kcspec.options`` or
+click; and the kit for implementers (``conformance/`` and its subpackages other than ``selfcheck/``) imports
+neither the checks of kcspec itself (``conformance/selfcheck/``) nor the Spark audit (``audit/``).
 
 Every import statement counts, also those inside functions (the checks import lazily), so a violation is found
 whether or not a test happens to run the function.
@@ -18,10 +18,10 @@ from tests.support.paths import ROOT
 from tests.support.timing import scaled
 
 REPO = ROOT
-BELOW_THE_CLI = ("spec", "model", "reference_impl", "conformance")
+BELOW_THE_CLI = ("spec", "model", "reference_impl", "conformance", "audit")
 CLI_MODULES = ("kcspec.commands", "kcspec.cli", "kcspec.options", "click")
 KIT = "conformance"
-ABOVE_THE_KIT = ("kcspec.conformance.selfcheck", "kcspec.conformance.audit")
+ABOVE_THE_KIT = ("kcspec.conformance.selfcheck", "kcspec.audit")
 GATE = (
     "kcspec.conformance.selfcheck.gate",
     "kcspec.conformance.selfcheck.gate.cases",
@@ -66,10 +66,9 @@ def _upward_imports(source: str, filename: str) -> list[str]:
 
 
 def _kit_modules() -> list[Path]:
-    """Every module of the kit: ``conformance/`` without ``audit/`` and ``selfcheck/``."""
+    """Every module of the kit: ``conformance/`` without ``selfcheck/``."""
     root = REPO / KIT
-    above = tuple(root / name for name in ("audit", "selfcheck"))
-    return [p for p in sorted(root.rglob("*.py")) if not any(p.is_relative_to(a) for a in above)]
+    return [p for p in sorted(root.rglob("*.py")) if not p.is_relative_to(root / "selfcheck")]
 
 
 def test_the_detector_finds_cli_imports_in_every_form() -> None:
@@ -122,15 +121,15 @@ def test_the_detector_finds_imports_from_the_kit_upward() -> None:
     source = (
         "from kcspec.conformance.selfcheck.explore.events import candidates\n"
         "def f():\n"
-        "    import kcspec.conformance.audit.lines\n"
+        "    import kcspec.audit.lines\n"
         "from kcspec.conformance import selfcheck\n"
         "from kcspec.conformance.runner import run\n"
-        "from kcspec.conformance.auditing import x\n"
+        "from kcspec.auditing import x\n"
     )
     assert _upward_imports(source, "x.py") == [
         "x.py:1: imports kcspec.conformance.selfcheck.explore.events",
         "x.py:1: imports kcspec.conformance.selfcheck.explore.events.candidates",
-        "x.py:3: imports kcspec.conformance.audit.lines",
+        "x.py:3: imports kcspec.audit.lines",
         "x.py:4: imports kcspec.conformance.selfcheck",
     ]
 
@@ -149,6 +148,6 @@ def test_the_kit_imports_neither_selfcheck_nor_the_audit() -> None:
     for path in modules:
         problems += _upward_imports(path.read_text(encoding="utf-8"), str(path.relative_to(REPO)))
     assert not problems, (
-        "the kit for implementers imports from conformance/selfcheck/ or conformance/audit/ (move what it needs\n"
+        "the kit for implementers imports from conformance/selfcheck/ or audit/ (move what it needs\n"
         "into the kit or below it, as ARCHITECTURE.md's 'Layers and imports' says):\n" + "\n".join(problems)
     )

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kcspec.conformance.audit import (
+from kcspec.audit import (
     eras,
     findings,
     jvm_parser,
@@ -38,7 +38,7 @@ from kcspec.conformance.audit import (
     stats,
     verdict,
 )
-from kcspec.conformance.audit.spark_job import (
+from kcspec.audit.spark_job import (
     Inputs,
     decode_trace_lines,
     history_of,

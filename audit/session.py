@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kcspec.conformance.audit import class_cache, jvm_parser
+from kcspec.audit import class_cache, jvm_parser
 from kcspec.model.spark import session
 
 
