@@ -3,7 +3,7 @@
 #   make test       unit, integration and quality tiers on every core (slow tests excluded), fixed seed
 #   make test-fast  the unit tier alone (about two minutes): run it before every commit
 #   make test-slow  the slow tier (long explorations and campaigns)
-#   make lint       ruff; make typecheck: mypy --strict; make package-check: the wheel, installed and run
+#   make lint       ruff and lint-imports (the layer contracts); make typecheck: mypy --strict; make package-check: the wheel, installed and run
 #   make bench NAME=…   one benchmark of benchmarks/manifest.toml at full size; make bench-smoke: all at their smallest
 #   make generated  regenerate what is derived from spec/ and committed: diagrams, TLA+ modules, docs/rules.md
 
@@ -46,16 +46,18 @@ test-fast: setup
 test-slow: setup
 	$(PYTEST) -q -n $(WORKERS) --dist loadfile -m slow tests
 
+# lint-imports checks the layer contracts of pyproject.toml ([tool.importlinter]).
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	bash .ci/import-tree .import-tree
+	cd .import-tree && ../$(BIN)/lint-imports --no-cache --no-logo
 
-# mypy cannot follow setuptools' package-dir mapping, so it checks a symlink tree laid out as installed.
+# Neither mypy nor import-linter follows setuptools' package-dir mapping: both read a symlink tree laid out as
+# installed (.ci/import-tree).
 typecheck: setup
-	rm -rf .mypy-src && mkdir -p .mypy-src/kcspec
-	for f in kcspec/*; do ln -s "$$PWD/$$f" .mypy-src/kcspec/; done
-	for d in spec model reference_impl conformance; do ln -s "$$PWD/$$d" .mypy-src/kcspec/$$d; done
-	cd .mypy-src && MYPYPATH=. ../$(BIN)/mypy --config-file ../pyproject.toml -p kcspec
+	bash .ci/import-tree .import-tree
+	cd .import-tree && MYPYPATH=. ../$(BIN)/mypy --config-file ../pyproject.toml -p kcspec
 
 check: lint typecheck test
 

@@ -1,7 +1,7 @@
 """Package discovery for the folder-to-namespace mapping of pyproject.toml.
 
-The repository's top-level folders ``spec/``, ``model/``, ``reference_impl/`` and ``conformance/`` install as
-``kcspec.spec``, ``kcspec.model``, ... (DESIGN.md: nothing installs a top-level ``model`` or ``spec``);
+The repository's top-level folders ``spec/``, ``model/``, ``reference_impl/``, ``conformance/`` and ``audit/``
+install as ``kcspec.spec``, ``kcspec.model``, ... (DESIGN.md: nothing installs a top-level ``model`` or ``spec``);
 ``diagrams/`` (data only) as ``kcspec.diagrams``, so that ``kcspec verify`` from a wheel checks the diagrams the
 package ships.
 ``[tool.setuptools.packages.find]`` cannot combine discovery with such a mapping, so the packages are
@@ -18,6 +18,7 @@ FOLDERS = {
     "kcspec.model": "model",
     "kcspec.reference_impl": "reference_impl",
     "kcspec.conformance": "conformance",
+    "kcspec.audit": "audit",
     "kcspec.diagrams": "diagrams",
 }
 

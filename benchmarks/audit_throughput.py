@@ -61,10 +61,10 @@ from pathlib import Path
 from typing import Any
 
 import harness  # beside this script
-from kcspec.conformance.audit import jvm_parser, report
-from kcspec.conformance.audit.pipeline import run_audit
-from kcspec.conformance.audit.session import make_session
-from kcspec.conformance.audit.spark_job import expand_inputs
+from kcspec.audit import jvm_parser, report
+from kcspec.audit.pipeline import run_audit
+from kcspec.audit.session import make_session
+from kcspec.audit.spark_job import expand_inputs
 from kcspec.conformance.selfcheck.simulate import WalkConfig, route_lines, walk
 from kcspec.reference_impl.logs import DEFAULT_START
 from kcspec.reference_impl.reference import ReferenceController
@@ -265,7 +265,7 @@ BEFORE_STORED_COLUMNS = (
 def ceiling(spark: Any, corpus: Path, note: Callable[[str], None]) -> None:
     """What Spark costs on this corpus before any audit logic: read and count, read and parse (noop sink),
     read, parse and one shuffle and sort of the records by partition, read, parse and store as Parquet."""
-    from kcspec.conformance.audit import pipeline, spark_job
+    from kcspec.audit import pipeline, spark_job
 
     files = expand_inputs([str(corpus)]).kafka_logs
     raw = spark_job.raw_lines(spark, files)
@@ -358,7 +358,7 @@ class Figure:
 def floor(spark: Any, corpus: Path) -> None:
     """Spark's own floor on ``corpus``: read + parse (the JVM reader, as the audit) + one shuffle and sort of
     the records by partition, to a no-op sink."""
-    from kcspec.conformance.audit import pipeline
+    from kcspec.audit import pipeline
 
     files = expand_inputs([str(corpus)]).kafka_logs
     stored = pipeline.ceiling_variants(spark, files)["the stored parse (JVM reader)"]

@@ -30,9 +30,9 @@ def cores(master: str) -> int:
 
 def measure(master: str, runs: int, steps: int, seed: int, topics: int, partitions: int) -> dict[str, object]:
     """One swarm on ``master`` (in this process): its figures as a dict."""
-    from kcspec.conformance.audit.session import make_session
     from kcspec.conformance.selfcheck.simulate import WalkConfig
     from kcspec.conformance.selfcheck.swarm import run_swarm, run_walk
+    from kcspec.model.spark.session import make_session
 
     cfg = WalkConfig(brokers=5, topics=topics, partitions=partitions, rf=3)
     spark = make_session(master, app="kcspec-simulate")  # started here: run_swarm reuses it, then stops it

@@ -93,7 +93,7 @@ def module_at(commit: str, profile: str) -> str:
         package.mkdir(parents=True)
         for entry in (tree / "kcspec").iterdir():
             (package / entry.name).symlink_to(entry)
-        for folder in ("spec", "model", "reference_impl", "conformance"):
+        for folder in ("spec", "model", "reference_impl", "conformance", "audit"):
             if (tree / folder).is_dir():
                 (package / folder).symlink_to(tree / folder)
         code = (

@@ -38,7 +38,7 @@ from kcspec.conformance.adapters.base import Adapter, SutFailure
 from kcspec.conformance.adapters.inprocess import ControllerSut, dispatch
 from kcspec.conformance.known import NO_KNOWN, KnownDeviations
 from kcspec.conformance.protocol import messages as m
-from kcspec.conformance.reference_sut import EngineUnavailable, ReferenceSut
+from kcspec.conformance.reference_sut import ReferenceSut
 from kcspec.conformance.reply_diff import Difference, diff_replies
 from kcspec.conformance.runner import kind_not_declared
 from kcspec.conformance.signature import Cause, Signature
@@ -454,10 +454,7 @@ def run_differential(
             seconds=time.monotonic() - started,
         )
 
-    try:
-        ref = ReferenceSut()
-    except EngineUnavailable as exc:
-        return [single(Verdict.skipped, f"the reference controller is unavailable: {exc}")], []
+    ref = ReferenceSut()
     try:
         adapter.start()
         hello = adapter.call(m.Hello(m.PROTOCOL_VERSION, profile))
@@ -664,10 +661,7 @@ def replay_file(path: Path, adapter: Adapter, console: Console) -> int:
         raise TraceError(f"{path}: cannot read: {exc}") from None
     except codec.CodecError as exc:
         raise TraceError(str(exc)) from None
-    try:
-        ref = ReferenceSut()
-    except EngineUnavailable as exc:
-        raise TraceError(f"the reference controller is unavailable: {exc}") from None
+    ref = ReferenceSut()
     dispatch(ref, m.Hello(m.PROTOCOL_VERSION, trace.profile))
     state = trace.initial
     steps: list[tuple[ControllerEvent, m.StepReply]] = []

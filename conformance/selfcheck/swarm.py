@@ -74,9 +74,9 @@ def run_walk(
     profile: str, brokers: int, topics: int, partitions: int, rf: int, steps: int, seed: int
 ) -> WalkResult:
     """One checked walk (top-level and picklable, so Spark executors can run it)."""
-    from kcspec.conformance.audit.reference_parser import parse_lines
     from kcspec.conformance.selfcheck.crosscheck import diff_metrics, diff_results
     from kcspec.model.invariants_check import InvariantChecker
+    from kcspec.model.kafka_log.reference_parser import parse_lines
     from kcspec.model.step import SpecMachine
     from kcspec.reference_impl import ReferenceController
     from kcspec.spec.state import ClusterState
@@ -191,7 +191,7 @@ def run_swarm(
     if spark_master is None:
         results = [run_walk(*args, s) for s in seeds]
     else:
-        from kcspec.conformance.audit.session import make_session
+        from kcspec.model.spark.session import make_session
 
         # Executors run walks in Python workers: they must import kcspec. Locally that is this interpreter;
         # on a cluster, install kcspec on the executors (or set PYSPARK_PYTHON to an interpreter that has it).

@@ -91,7 +91,7 @@ def command(
     except KeyError as exc:
         options.fail(f"--profile: {exc.args[0]}")
     try:
-        from kcspec.conformance.audit.spark_job import InputError, expand_inputs
+        from kcspec.audit.spark_job import InputError, expand_inputs
     except ImportError:
         options.fail("pyspark is not installed: pip install 'kcspec[spark]' (needs Java 17)")
     try:
@@ -106,7 +106,7 @@ def command(
         err.print(
             f"skipped {len(inputs.skipped) - 20} more file(s) (all listed in OUT/stats.json)", markup=False
         )
-    from kcspec.conformance.audit.master import check_master
+    from kcspec.model.spark.master import check_master
 
     bad_master = check_master(master)
     if bad_master is not None:
@@ -120,13 +120,13 @@ def command(
     if out != Path(out_dir):
         err.print(f"--out {out_dir} is not empty: writing into {out}", markup=False)
     if profile is None and inputs.kafka_logs:
-        from kcspec.conformance.audit.layouts import chosen_profile
+        from kcspec.audit.layouts import chosen_profile
 
         name, why = chosen_profile(inputs.kafka_logs, DEFAULT_PROFILE)
         prof = get_profile(name)
         err.print(f"profile {name}: {why}", markup=False)
 
-    from kcspec.conformance.audit.session import handled_interrupts
+    from kcspec.model.spark.session import handled_interrupts
 
     with handled_interrupts():
         _audit(inputs, out, prof, master, history_key, profile, max_quarantine)
@@ -143,8 +143,9 @@ def _audit(
 ) -> None:
     """The audit proper, with the command line's interrupt handling (``session.handled_interrupts``)."""
     err = Console(stderr=True)
-    from kcspec.conformance.audit.pipeline import conclude, run_audit
-    from kcspec.conformance.audit.session import input_bytes, keep_spark_log, make_session
+    from kcspec.audit.pipeline import conclude, run_audit
+    from kcspec.audit.session import make_session
+    from kcspec.model.spark.session import input_bytes, keep_spark_log
 
     start = time.monotonic()
     columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
@@ -167,7 +168,7 @@ def _audit(
             progress.update(task, description=f"{text} …")
             progress.console.print(f"[dim]{time.monotonic() - start:7.1f}s[/dim] {text}")
 
-        from kcspec.conformance.audit.spark_job import ParserUnavailable
+        from kcspec.audit.spark_job import ParserUnavailable
 
         try:
             summary = run_audit(
@@ -203,7 +204,7 @@ def _audit(
     table.add_row("  records", str(records))
     table.add_row("  blank or continuation lines", str(summary.parsed - records))
     table.add_row("quarantined", str(summary.quarantined))
-    from kcspec.conformance.audit.lines import EXCUSED_REASONS
+    from kcspec.model.kafka_log.lines import EXCUSED_REASONS
 
     excused = sum(summary.by_reason.get(r, 0) for r in EXCUSED_REASONS)
     if excused:  # not counted against --max-quarantine
@@ -277,7 +278,7 @@ def quarantine_lines(sample: list[dict[str, object]], shown: int = 5) -> list[st
 def stop_if_interrupted(exc: BaseException) -> None:
     """Re-raise the Ctrl-C or SIGTERM behind ``exc`` (the command group ends the run with one line, 130 or
     143): an interrupt never reads as an internal error or a failed start."""
-    from kcspec.conformance.audit.session import interrupt_in
+    from kcspec.model.spark.session import interrupt_in
 
     interrupt = interrupt_in(exc)
     if interrupt is not None:

@@ -72,7 +72,7 @@ def run_on_spark(
     """Explore ``cfg`` on a Spark session of ``master``, checkpointing every level in ``checkpoint`` (continuing
     its checkpoint with ``resume``); exit 2 with one line if Spark cannot be used or the checkpoint cannot be
     resumed."""
-    from kcspec.conformance.audit.master import check_master
+    from kcspec.model.spark.master import check_master
 
     bad_master = check_master(master)
     if bad_master is not None:
@@ -81,8 +81,8 @@ def run_on_spark(
         from kcspec.conformance.selfcheck.explore.spark_explore import spark_search, start_session
     except ImportError as exc:  # pragma: no cover - depends on the environment
         options.fail(str(exc))
-    from kcspec.conformance.audit.session import kept_spark_log
     from kcspec.conformance.selfcheck.explore.explorer import space_of
+    from kcspec.model.spark.session import kept_spark_log
 
     console.print(f"exploring {cfg.describe()}; on Spark ({master})", markup=False)
     started = time.perf_counter()

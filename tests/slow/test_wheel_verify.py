@@ -33,6 +33,7 @@ SOURCES = (
     "model",
     "reference_impl",
     "conformance",
+    "audit",
     "diagrams",
 )
 CHECKS = ("spec-vs-reference", "conformance", "diagrams")

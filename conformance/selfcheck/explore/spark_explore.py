@@ -505,9 +505,9 @@ def _path(visited: Any, fp: int) -> list[int]:
 
 
 def start_session(master: str = "local[*]") -> Any:
-    """A Spark session for exploring, started as the audit starts its own (``conformance.audit.session``: Spark's
+    """A Spark session for exploring, started as the audit starts its own (``model/spark/session.py``: Spark's
     output kept in a private log folder, the driver on the loopback interface in local mode)."""
-    from kcspec.conformance.audit.session import make_session
+    from kcspec.model.spark.session import make_session
 
     return make_session(master, app="kcspec-explore")
 

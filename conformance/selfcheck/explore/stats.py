@@ -12,7 +12,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
-from kcspec.conformance.audit.reference_parser import parse_lines
+from kcspec.model.kafka_log.reference_parser import parse_lines
 from kcspec.reference_impl.logs import LogLines
 from kcspec.spec.requests import FailureReason, StepResult
 

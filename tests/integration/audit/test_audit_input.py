@@ -74,7 +74,7 @@ def _good_cluster(d: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[Any]:
-    from kcspec.conformance.audit.session import make_session
+    from kcspec.audit.session import make_session
 
     yield make_session("local[2]", shuffle_partitions=2, app="kcspec-test-audit-input")
 
@@ -93,7 +93,7 @@ def _show(result: Result) -> str:
 
 
 def test_local_driver_listens_on_loopback_and_reads_a_private_configuration(spark: Any) -> None:
-    from kcspec.conformance.audit.session import conf_dir
+    from kcspec.model.spark.session import conf_dir
 
     conf = spark.sparkContext.getConf()
     assert conf.get("spark.driver.bindAddress") == "127.0.0.1"

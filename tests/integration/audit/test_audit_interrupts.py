@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
-from kcspec.conformance.audit import session
 from kcspec.model import interrupts
+from kcspec.model.spark import session
 
 from kcspec.commands.audit import stop_if_interrupted
 from tests.support.timing import scaled
@@ -68,7 +68,7 @@ def test_the_signal_handler_silences_logging_and_raises_the_interrupt() -> None:
 
 _CHILD = """
 import os, signal, sys, time
-from kcspec.conformance.audit import session
+from kcspec.model.spark import session
 print(session.conf_dir(), flush=True)
 how = sys.argv[1]
 if how == "error":
@@ -105,7 +105,7 @@ def test_keep_spark_log_copies_the_log_into_the_output(tmp_path: Path) -> None:
 
 
 def test_a_log_named_as_the_only_evidence_is_kept() -> None:
-    child = "from kcspec.conformance.audit import session; print(session.kept_spark_log().parent)"
+    child = "from kcspec.model.spark import session; print(session.kept_spark_log().parent)"
     proc = subprocess.run(
         [sys.executable, "-c", child], capture_output=True, text=True, timeout=scaled(60), check=True
     )

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kcspec.conformance.audit.master import check_master
-from kcspec.conformance.audit.verdict import judge, mark_html
+from kcspec.audit.verdict import judge, mark_html
+from kcspec.model.spark.master import check_master
 
 from kcspec.commands.audit import fresh_out
 

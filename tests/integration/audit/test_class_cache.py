@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kcspec.conformance.audit import class_cache, jvm_parser
+from kcspec.audit import class_cache, jvm_parser
 
 pytestmark = pytest.mark.skipif(class_cache._java() is None, reason="no java")
 OPTIONS = ("-XX:TieredStopAtLevel=1",)

@@ -73,7 +73,7 @@ def lz4_frame(data: bytes) -> bytes:
 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[Any]:
-    from kcspec.conformance.audit.session import make_session
+    from kcspec.audit.session import make_session
 
     yield make_session("local[2]", shuffle_partitions=2, app="kcspec-test-compressed")
 

@@ -73,7 +73,7 @@ def _history(day: str, ts: str, broker: int, epoch: int, partition: str) -> list
 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[Any]:
-    from kcspec.conformance.audit.session import make_session
+    from kcspec.audit.session import make_session
 
     yield make_session("local[2]", shuffle_partitions=2, app="kcspec-test-eras")
 

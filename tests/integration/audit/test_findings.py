@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kcspec.conformance.audit import layouts
-from kcspec.conformance.audit.findings import attention, line_texts
-from kcspec.conformance.audit.reference_parser import parse_lines
-from kcspec.conformance.audit.verdict import judge
+from kcspec.audit import layouts
+from kcspec.audit.findings import attention, line_texts
+from kcspec.audit.verdict import judge
+from kcspec.model.kafka_log.reference_parser import parse_lines
 
 SCL = "(state.change.logger)"
 
@@ -154,15 +154,15 @@ def test_attention_puts_warnings_then_violations_then_errors_first() -> None:
 @pytest.fixture(scope="module")
 def spark() -> Iterator[Any]:
     pytest.importorskip("pyspark", reason="pyspark not installed: pip install 'kcspec[spark]'")
-    from kcspec.conformance.audit.session import make_session
+    from kcspec.audit.session import make_session
 
     yield make_session("local[2]", shuffle_partitions=2, app="kcspec-test-findings")
 
 
 @pytest.mark.spark
 def test_audit_reports_findings_and_violations_with_their_lines(spark: Any, tmp_path: Path) -> None:
-    from kcspec.conformance.audit.pipeline import conclude, run_audit
-    from kcspec.conformance.audit.spark_job import expand_inputs
+    from kcspec.audit.pipeline import conclude, run_audit
+    from kcspec.audit.spark_job import expand_inputs
     from kcspec.spec.profiles import KAFKA_2_8
 
     logs = tmp_path / "logs"
@@ -231,8 +231,8 @@ def test_fenced_zookeeper_and_controller_writes_are_findings(spark: Any, tmp_pat
     """A controller whose ZooKeeper write failed its epoch-znode version check (2.x ``ControllerMovedException``),
     a leader whose conditional ISR write was rejected (stale zkVersion) and a broker fencing an old controller's
     request are warnings with their line and, for the controller, the exception that explains it."""
-    from kcspec.conformance.audit.pipeline import run_audit
-    from kcspec.conformance.audit.spark_job import expand_inputs
+    from kcspec.audit.pipeline import run_audit
+    from kcspec.audit.spark_job import expand_inputs
     from kcspec.spec.profiles import KAFKA_2_8
 
     logs = tmp_path / "logs"
@@ -256,8 +256,8 @@ def test_fenced_zookeeper_and_controller_writes_are_findings(spark: Any, tmp_pat
 
 @pytest.mark.spark
 def test_a_0_8_1_log_with_the_default_profile_is_a_headline_warning(spark: Any, tmp_path: Path) -> None:
-    from kcspec.conformance.audit.pipeline import conclude, run_audit
-    from kcspec.conformance.audit.spark_job import expand_inputs
+    from kcspec.audit.pipeline import conclude, run_audit
+    from kcspec.audit.spark_job import expand_inputs
     from kcspec.spec.profiles import KAFKA_2_8
 
     log = tmp_path / "state-change.log"
@@ -311,7 +311,7 @@ def test_jsonl_outputs_are_streamed_in_order_a_bounded_piece_at_a_time(
 ) -> None:
     """The driver never holds a whole output: with pieces of 7 rows, 100 shuffled rows still come out in
     order (a 10 M-line corpus's findings in a few partitions ran the driver out of heap)."""
-    from kcspec.conformance.audit import report
+    from kcspec.audit import report
 
     monkeypatch.setattr(report, "ROWS_PER_FETCH", 7)
     rows = [(f"f{i % 3}", (i * 37) % 101, f"r{i % 2}") for i in range(100)]
@@ -328,8 +328,8 @@ def test_large_jsonl_outputs_are_written_by_spark_with_the_same_lines_counts_and
     """From ``SPARK_WRITES_FROM`` rows on, Spark's JSON writer writes the output: the same lines, byte for byte,
     as the driver's stream (order, compact JSON, nulls, quotes, backslashes, tabs, non-ASCII text), and the
     same tallies and samples."""
-    from kcspec.conformance.audit import report
-    from kcspec.conformance.audit.pipeline import _First, _Least
+    from kcspec.audit import report
+    from kcspec.audit.pipeline import _First, _Least
 
     texts = ["plain", 'quote " and \\ backslash', "tab\there", "é ü 漢字 🙂", None]
     rows = [
@@ -361,8 +361,8 @@ def test_findings_sorted_narrow_and_dressed_after_come_out_as_if_dressed_first(
     """Findings are sorted as narrow rows (file ids, ts keys, kinds) and dressed after the sort (file names,
     texts): the lines, counts and sample are those of the dressed rows sorted as such, streamed or written by
     Spark, with counts given by the caller or counted."""
-    from kcspec.conformance.audit import findings, report
-    from kcspec.conformance.audit.pipeline import _Least
+    from kcspec.audit import findings, report
+    from kcspec.audit.pipeline import _Least
     from pyspark.sql import functions as F
 
     names = F.array(*[F.lit(f"/logs/broker-{i}/state-change.log") for i in range(3)])

@@ -14,7 +14,7 @@ import pytest
 
 pytest.importorskip("pyspark", reason="pyspark not installed: pip install 'kcspec[spark]'")
 
-from kcspec.conformance.audit import replay
+from kcspec.audit import replay
 from kcspec.spec.profiles import KAFKA_2_8
 
 pytestmark = pytest.mark.spark
@@ -203,7 +203,7 @@ def _events() -> list[tuple[Any, ...]]:
 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[Any]:
-    from kcspec.conformance.audit.session import make_session
+    from kcspec.audit.session import make_session
 
     yield make_session("local[2]", shuffle_partitions=3, app="kcspec-test-history-pass")
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kcspec.conformance.audit import layouts
+from kcspec.audit import layouts
 
 LOG_0_8_1 = [
     "[2014-02-02 02:01:45,400] TRACE Controller 0 epoch 2 changed partition [test,0] state from NotExists to New "

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from kcspec.conformance.audit import jvm_parser
-from kcspec.conformance.audit import lines as g
+from kcspec.audit import jvm_parser
+from kcspec.model.kafka_log import lines as g
 
 
 @pytest.fixture
@@ -59,7 +59,7 @@ def test_without_javac_the_audit_of_kafka_logs_stops_saying_why(
 ) -> None:
     """There is one parser of Kafka logs: without it the audit does not fall back to another that would read
     the same logs differently (no re-joined wrapped records, no salvaged .gz); it stops with the reason."""
-    from kcspec.conformance.audit import spark_job
+    from kcspec.audit import spark_job
 
     monkeypatch.setattr(jvm_parser, "_javac", lambda: None)
     monkeypatch.setattr(jvm_parser, "available", lambda spark: False)

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kcspec.conformance.audit import jvm_parser
+from kcspec.audit import jvm_parser
 
 pytestmark = pytest.mark.skipif(jvm_parser._javac() is None, reason="no javac")
 

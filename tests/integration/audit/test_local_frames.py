@@ -10,8 +10,8 @@ import pytest
 
 pytest.importorskip("pyspark", reason="pyspark not installed: pip install 'kcspec[spark]'")
 
-from kcspec.conformance.audit.local_frames import local_frame
-from kcspec.conformance.audit.session import make_session
+from kcspec.audit.local_frames import local_frame
+from kcspec.audit.session import make_session
 
 pytestmark = pytest.mark.spark
 

@@ -9,7 +9,7 @@ import lzma
 import zlib
 from pathlib import Path
 
-from kcspec.conformance.audit.salvage import salvage
+from kcspec.audit.salvage import salvage
 
 LINES = [f'{{"step": {i}, "note": "line {i}"}}' for i in range(20_000)]
 

@@ -12,7 +12,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from kcspec.conformance.audit.session import (
+from kcspec.model.spark.session import (
     CONF_PREFIX,
     LOG4J2,
     LOG_KEEP_SECONDS,

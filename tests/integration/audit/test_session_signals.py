@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("pyspark", reason="pyspark not installed: pip install 'kcspec[spark]'")
 
-from kcspec.conformance.audit import session
+from kcspec.model.spark import session
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 

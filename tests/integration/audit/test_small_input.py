@@ -14,9 +14,10 @@ import pytest
 
 pytest.importorskip("pyspark", reason="pyspark not installed: pip install 'kcspec[spark]'")
 
-from kcspec.conformance.audit import session
-from kcspec.conformance.audit.pipeline import run_audit
-from kcspec.conformance.audit.spark_job import expand_inputs
+from kcspec.audit.pipeline import run_audit
+from kcspec.audit.session import make_session
+from kcspec.audit.spark_job import expand_inputs
+from kcspec.model.spark import session
 from kcspec.spec.profiles import KAFKA_2_8
 
 from tests.integration.audit.test_spark_job import GOOD, _corpus
@@ -27,7 +28,7 @@ COMPARED = ("violations.jsonl", "quarantine.jsonl", "findings.jsonl", "stats.jso
 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[Any]:
-    yield session.make_session("local[2]", shuffle_partitions=2)
+    yield make_session("local[2]", shuffle_partitions=2)
 
 
 def test_small_input_settings_change_nothing_but_how_spark_evaluates(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kcspec.conformance.audit import session
+from kcspec.model.spark import session
 
 LOG4J = Path("/nonexistent/log4j2.properties")
 

@@ -13,15 +13,15 @@ import pytest
 
 pytest.importorskip("pyspark", reason="pyspark not installed: pip install 'kcspec[spark]'")
 
-from kcspec.conformance.audit.pipeline import run_audit
-from kcspec.conformance.audit.reference_parser import parse_file
-from kcspec.conformance.audit.spark_job import (
+from kcspec.audit.pipeline import run_audit
+from kcspec.audit.spark_job import (
     expand_inputs,
     numbered_lines,
     parse_kafka,
     resolve_non_records,
     stored_parse,
 )
+from kcspec.model.kafka_log.reference_parser import parse_file
 from kcspec.spec.profiles import KAFKA_2_8
 
 from tests.support.layout_corpus import corpus
@@ -70,7 +70,7 @@ README = "# Notes\n\nThese are the broker logs of the incident.\n"
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
-    from kcspec.conformance.audit.session import make_session
+    from kcspec.audit.session import make_session
 
     session = make_session("local[2]", shuffle_partitions=2)
     yield session
@@ -100,7 +100,7 @@ def _corpus(tmp: Path, generated: bool = True, pasted: bool = True) -> Path:
 
 
 def test_spark_parse_equals_reference(spark: Any, tmp_path: Path) -> None:
-    from kcspec.conformance.audit import jvm_parser
+    from kcspec.audit import jvm_parser
 
     if not jvm_parser.available(spark):
         pytest.skip(jvm_parser.status(spark))
@@ -142,9 +142,9 @@ def test_spark_parse_equals_reference(spark: Any, tmp_path: Path) -> None:
 def test_stored_parse_equals_reference(spark: Any, tmp_path: Path) -> None:
     """The stored parse (file and history ids, line numbers, long timestamps, the stored fields, wrapped records
     re-joined) against the reference parser, on files whose names need escaping in a URI."""
-    from kcspec.conformance.audit import jvm_parser
-    from kcspec.conformance.audit.pipeline import FileIds
-    from kcspec.conformance.audit.stats import line_cube, ts_text
+    from kcspec.audit import jvm_parser
+    from kcspec.audit.pipeline import FileIds
+    from kcspec.audit.stats import line_cube, ts_text
 
     if not jvm_parser.available(spark):
         pytest.skip(jvm_parser.status(spark))
@@ -196,7 +196,7 @@ def test_a_file_read_again_is_counted_once(spark: Any, tmp_path: Path) -> None:
     """The reader runs in the map stage of the log rules' shuffle, whose tasks Spark runs again when their
     output is lost (and each run reports its counts): the cells count every file once however often it is
     read. Computing the parse twice runs every reading task twice."""
-    from kcspec.conformance.audit.pipeline import FileIds
+    from kcspec.audit.pipeline import FileIds
 
     d = _corpus(tmp_path)
     ids = FileIds.of(expand_inputs([str(d)]).kafka_logs, "dir")
@@ -295,8 +295,8 @@ def test_the_reader_resolves_blank_and_continuation_lines_as_the_reference_parse
     """Lines that a prefix, a bracket or a colon make look blank or continued (the reader tries its regexes only
     where they can match, and the prefix-free continuation first): statuses, reasons and owners as the
     reference parser's, and each record's exception its first continuation line."""
-    from kcspec.conformance.audit import jvm_parser
-    from kcspec.conformance.audit.pipeline import FileIds
+    from kcspec.audit import jvm_parser
+    from kcspec.audit.pipeline import FileIds
 
     if not jvm_parser.available(spark):
         pytest.skip(jvm_parser.status(spark))

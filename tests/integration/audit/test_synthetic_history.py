@@ -13,8 +13,8 @@ import pytest
 
 pytest.importorskip("pyspark", reason="pyspark not installed: pip install 'kcspec[spark]'")
 
-from kcspec.conformance.audit.pipeline import run_audit
-from kcspec.conformance.audit.spark_job import expand_inputs
+from kcspec.audit.pipeline import run_audit
+from kcspec.audit.spark_job import expand_inputs
 from kcspec.conformance.selfcheck.bugzoo.historical import HISTORICAL_BY_NAME
 from kcspec.conformance.selfcheck.simulate import WalkConfig, emit_logs, walk
 from kcspec.reference_impl import ReferenceController
@@ -28,7 +28,7 @@ BUG_MARK = "should be in the ReplicaDeletionStarted states"  # what kafka-8237's
 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[Any]:
-    from kcspec.conformance.audit.session import make_session
+    from kcspec.audit.session import make_session
 
     session = make_session("local[2]", shuffle_partitions=4, app="kcspec-test-synthetic")
     yield session

@@ -69,7 +69,7 @@ INFO = [
 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[Any]:
-    from kcspec.conformance.audit.session import make_session
+    from kcspec.audit.session import make_session
 
     yield make_session("local[2]", shuffle_partitions=2, app="kcspec-test-trace-level")
 

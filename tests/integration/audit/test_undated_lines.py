@@ -26,7 +26,7 @@ DATE = re.compile(r"^\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3}\] ")
 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[Any]:
-    from kcspec.conformance.audit.session import make_session
+    from kcspec.audit.session import make_session
 
     yield make_session("local[2]", shuffle_partitions=2, app="kcspec-test-undated")
 

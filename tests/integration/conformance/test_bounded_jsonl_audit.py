@@ -1,6 +1,6 @@
 """``kcspec audit`` on a JSON Lines trace: a line nested 1,000 levels deep or holding a 4,400-digit integer
 is a quarantined line with the reason, not a crash of the Spark job (the lines are decoded by
-``kcspec.conformance.audit.traces.decode_line`` through the bounded JSON reader)."""
+``kcspec.audit.traces.decode_line`` through the bounded JSON reader)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import pytest
 
 pytest.importorskip("pyspark", reason="pyspark not installed: pip install 'kcspec[spark]'")
 
-from kcspec.conformance.audit.pipeline import run_audit
-from kcspec.conformance.audit.spark_job import expand_inputs
+from kcspec.audit.pipeline import run_audit
+from kcspec.audit.spark_job import expand_inputs
 from kcspec.spec.profiles import KAFKA_2_8
 
 from tests.unit.audit.test_traces import reference_trace_lines
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.spark
 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[Any]:
-    from kcspec.conformance.audit.session import make_session
+    from kcspec.audit.session import make_session
 
     yield make_session("local[1]", shuffle_partitions=1)
 

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from kcspec.conformance.audit.traces import TRACE_KEYS, decode_line
+from kcspec.audit.traces import TRACE_KEYS, decode_line
 from kcspec.model.event_candidates import bootstrap
 from kcspec.model.explore_config import ExploreConfig
 from kcspec.spec.state import ClusterState

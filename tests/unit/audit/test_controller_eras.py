@@ -5,8 +5,8 @@ fenced on its own with the line of the newer epoch's first act."""
 
 from __future__ import annotations
 
-from kcspec.conformance.audit import eras
-from kcspec.conformance.audit.stats import Cell
+from kcspec.audit import eras
+from kcspec.audit.stats import Cell
 
 ELECTED, WRITE = "controller_elected", "partition_transition"
 

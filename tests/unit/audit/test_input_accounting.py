@@ -11,8 +11,8 @@ import pytest
 
 pytest.importorskip("pyspark", reason="pyspark not installed: pip install 'kcspec[spark]'")
 
-from kcspec.conformance.audit import verdict
-from kcspec.conformance.audit.spark_job import expand_inputs
+from kcspec.audit import verdict
+from kcspec.audit.spark_job import expand_inputs
 
 LINE = (
     "[2021-06-01 10:00:01,000] TRACE [Controller id=1 epoch=3] Changed state of replica 1 for partition "
@@ -57,7 +57,7 @@ def test_a_folder_not_audited_or_nothing_checked_is_not_clean() -> None:
 
 
 def test_kraft_and_migration_logs_are_named_out_of_the_model(tmp_path: Path) -> None:
-    from kcspec.conformance.audit.layouts import version_report
+    from kcspec.audit.layouts import version_report
 
     kraft = tmp_path / "controller.log"
     kraft.write_text(

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from kcspec.conformance.audit import lines as g
-from kcspec.conformance.audit import verdict
-from kcspec.conformance.audit.reference_parser import parse_lines
+from kcspec.audit import verdict
+from kcspec.model.kafka_log import lines as g
+from kcspec.model.kafka_log.reference_parser import parse_lines
 
 LAIR_3X = (
     "[2023-04-03 08:15:02,871] TRACE [Controller id=1 epoch=4] Sending become-leader LeaderAndIsr request "
@@ -85,7 +85,7 @@ def test_other_containers_lines_are_out_of_scope() -> None:
 def test_the_lines_shown_are_read_back_as_the_reader_reads_them(tmp_path: Any) -> None:
     import gzip
 
-    from kcspec.conformance.audit.findings import line_texts
+    from kcspec.audit.findings import line_texts
 
     zipped = tmp_path / "state-change.log"  # gzip by its bytes, whatever its name says
     zipped.write_bytes(gzip.compress(("\n".join(PADDED) + "\n").encode()))

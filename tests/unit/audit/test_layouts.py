@@ -8,9 +8,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from kcspec.conformance.audit import layouts
-from kcspec.conformance.audit import lines as g
-from kcspec.conformance.audit.reference_parser import ParsedLine, parse_file, parse_lines
+from kcspec.audit import layouts
+from kcspec.model.kafka_log import lines as g
+from kcspec.model.kafka_log.reference_parser import ParsedLine, parse_file, parse_lines
 
 from tests.support.layout_corpus import LAYOUTS, PREFIXES, Corpus, corpus
 from tests.support.paths import SHARED
@@ -97,7 +97,7 @@ def test_prefix_is_found_by_where_a_record_starts() -> None:
 
 
 def test_per_file_layout_report() -> None:
-    from kcspec.conformance.audit.layouts import layout_counts
+    from kcspec.audit.layouts import layout_counts
 
     c = corpus(3, "strimzi", "docker-compose", records=30)
     parsed = list(parse_lines("gen.log", c.lines))
@@ -166,7 +166,7 @@ def test_a_line_after_a_full_width_line_is_its_rest_once_the_file_is_known_wrapp
 def test_real_corpus_folder_as_one_cluster_is_reported_honestly() -> None:
     """The folder of the real corpus: its ``.md`` documents are skipped and said to be, every log is audited, and
     files of Kafka 0.8 to 3.1 in one history are flagged as probably several clusters."""
-    from kcspec.conformance.audit.spark_job import expand_inputs
+    from kcspec.audit.spark_job import expand_inputs
 
     inputs = expand_inputs([str(REAL_LOGS)])
     assert set(inputs.kafka_logs) == {str(p.resolve()) for p in REAL_LOGS.glob("*.log")}

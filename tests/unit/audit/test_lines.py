@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from kcspec.conformance.audit import lines as g
-from kcspec.conformance.audit.reference_parser import ParsedLine, parse_file, parse_lines
+from kcspec.model.kafka_log import lines as g
+from kcspec.model.kafka_log.reference_parser import ParsedLine, parse_file, parse_lines
 
 from tests.support.paths import SHARED
 

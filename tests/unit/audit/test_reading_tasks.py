@@ -12,8 +12,8 @@ import pytest
 
 pytest.importorskip("pyspark", reason="pyspark not installed: pip install 'kcspec[spark]'")
 
-from kcspec.conformance.audit import layouts
-from kcspec.conformance.audit.spark_job import TASK_BYTES, reading_tasks
+from kcspec.audit import layouts
+from kcspec.audit.spark_job import TASK_BYTES, reading_tasks
 
 
 def _spark(cores: int) -> Any:

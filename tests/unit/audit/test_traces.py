@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from kcspec.conformance.audit.traces import INITIAL, decode_line
+from kcspec.audit.traces import INITIAL, decode_line
 from kcspec.conformance.selfcheck.simulate import WalkConfig, bootstrap
 from kcspec.reference_impl.reference import ReferenceController
 from kcspec.spec.state import ClusterState

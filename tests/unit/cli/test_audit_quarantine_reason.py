@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kcspec.conformance.audit.traces import decode_line
+from kcspec.audit.traces import decode_line
 from kcspec.model.event_candidates import bootstrap
 from kcspec.model.explore_config import ExploreConfig
 from kcspec.spec.state import ClusterState

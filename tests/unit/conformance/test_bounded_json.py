@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from kcspec.conformance.audit import traces
+from kcspec.audit import traces
 from kcspec.conformance.protocol import messages as m
 from kcspec.conformance.vectors import files
 from kcspec.model.diagrams.coverage import CoverageError, load_coverage

@@ -15,7 +15,7 @@ from pathlib import Path
 from tests.support.paths import ROOT
 
 DOC = ROOT / "docs" / "manifest.md"
-FOLDERS = ("spec", "model", "reference_impl", "conformance", "kcspec")
+FOLDERS = ("spec", "model", "reference_impl", "conformance", "audit", "kcspec")
 HEADING = "# File manifest"
 WIDTH = 190
 _ENTRY = re.compile(r"^- `([^`]+)` — ")

@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from kcspec.conformance.audit import stats
+from kcspec.audit import stats
 
 ELECTION_KINDS = ("controller_elected",)
 """Records of a controller's election with its new epoch (the lines that show the znode's value)."""

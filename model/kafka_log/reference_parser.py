@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from kcspec.conformance.audit import lines as g
+from kcspec.model.kafka_log import lines as g
 
 FieldValue = int | str | None
 

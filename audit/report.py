@@ -82,7 +82,7 @@ class Summary:
 
     def attention(self, limit: int = 10) -> list[str]:
         """What an operator must look at first, as plain lines (``findings.attention``)."""
-        from kcspec.conformance.audit.findings import attention
+        from kcspec.audit.findings import attention
 
         return [f"note: {n}" for n in self.notes[:limit]] + attention(
             self.warnings,

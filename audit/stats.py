@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kcspec.conformance.audit import lines as g
+from kcspec.model.kafka_log import lines as g
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 

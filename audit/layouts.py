@@ -23,7 +23,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from kcspec.conformance.audit.reference_parser import ParsedLine, parse_lines
+from kcspec.model.kafka_log.reference_parser import ParsedLine, parse_lines
 
 NOT_A_RECORD = "-"
 

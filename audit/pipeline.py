@@ -27,20 +27,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kcspec.conformance.audit import (
+from kcspec.audit import (
     eras,
     findings,
     jvm_parser,
     layouts,
-    lines,
     replay,
     report,
     salvage,
-    session,
     stats,
     verdict,
 )
-from kcspec.conformance.audit.spark_job import (
+from kcspec.audit.spark_job import (
     Inputs,
     decode_trace_lines,
     history_of,
@@ -48,6 +46,8 @@ from kcspec.conformance.audit.spark_job import (
     stored_parse,
     trace_parts,
 )
+from kcspec.model.kafka_log import lines
+from kcspec.model.spark import session
 from kcspec.spec.profiles import PROFILES, Profile
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F

@@ -39,7 +39,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from kcspec.conformance.audit import jvm_parser
+from kcspec.audit import jvm_parser
 
 FOLDER = "spark-cds"
 OPT_OUT = "KCSPEC_AUDIT_CLASS_CACHE"

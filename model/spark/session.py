@@ -1,4 +1,5 @@
-"""A SparkSession for the audit, with Spark's own console output kept out of the user's terminal.
+"""A SparkSession for kcspec's Spark runs (the audit, the explorer, the swarm), with Spark's own console output
+kept out of the user's terminal.
 
 The JVM is launched with its stdout and stderr captured in a log file (``spark_log_path()``), so the
 JVM's start-up warnings, Spark's log-level banner and any later Spark log line land there, never on the
@@ -7,13 +8,14 @@ progress bar and the UI are off. ``local[*]`` by default; any ``--master`` URL w
 so that casts of absent numbers give NULL (the parser relies on it). Whole-stage code generation is kept
 to methods HotSpot compiles (``hugeMethodLimit`` 8000 bytes): a larger generated method would run in the
 bytecode interpreter, so Spark generates per-expression code for that part of the plan instead.
-The jar of the JVM line parser (``jvm_parser``) is compiled at first use and put on the driver's class path
-(without ``javac`` there is none, and an audit of Kafka logs stops saying why).
+A caller adds its own settings (the audit: the jar of its JVM line parser on the driver's class path) and, for a
+small local session, a class-data archive of the driver JVM (the audit's ``class_cache``): ``make_session``'s
+``extra_settings`` and ``archive``, so that this module knows nothing of the audit.
 
 Nothing of it is shared or predictable: each process gets its own configuration folder from ``mkdtemp``
 (mode 0700, ``kcspec-audit-spark-<pid>-<random>`` in the temporary directory), which is ``SPARK_CONF_DIR``
 unless the user set one (or the session is a small local one mapping archived classes: then an empty folder of
-the user's private cache, ``class_cache``), and holds the log4j2 configuration and the JVM log (``spark.log``). A folder that
+the user's private cache, the audit's ``class_cache``), and holds the log4j2 configuration and the JVM log (``spark.log``). A folder that
 someone else could have prepared (say with a ``spark-defaults.conf`` injecting JVM options) is never used.
 A process removes its own folder when it exits (``atexit``: a normal end, an error, Ctrl-C and SIGTERM all
 leave through it; ``keep_spark_log`` first copies the JVM log of a failed run into its output folder). The
@@ -37,9 +39,8 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from kcspec.conformance.audit import class_cache, jvm_parser
 from kcspec.model import interrupts
 
 LOOPBACK = "127.0.0.1"
@@ -61,7 +62,9 @@ logger.wscg.level = off
 
 
 CONF_PREFIX = "kcspec-audit-spark-"
-"""The name of a process's configuration folder: this prefix, the process id, ``-``, mkdtemp's random part."""
+"""The name of a process's configuration folder: this prefix, the process id, ``-``, mkdtemp's random part.
+Decision: the prefix the audit's sessions had before this module served the explorer and the swarm too, so that
+``prune_spark_dirs`` still finds the folders that earlier versions left."""
 
 _conf_dirs: list[Path] = []
 
@@ -152,16 +155,35 @@ def _running(pid: int) -> bool:
     return True
 
 
+class ArchivePlan(Protocol):
+    """What a small local session's driver JVM gets from a class-data archive (the audit's ``class_cache.Plan``):
+    extra JVM options, the ``SPARK_CONF_DIR`` to use, and what to do once the JVM runs (``launched(pid)``)."""
+
+    @property
+    def options(self) -> tuple[str, ...]: ...
+
+    @property
+    def conf_dir(self) -> Path: ...
+
+    @property
+    def launched(self) -> Callable[[int], None]: ...
+
+
 def make_session(
     master: str = "local[*]",
     shuffle_partitions: int | None = None,
-    app: str = "kcspec-audit",
+    app: str = "kcspec",
     input_size: int | None = None,
     interrupts: bool = False,
+    extra_settings: Callable[[], dict[str, str]] = dict,
+    archive: Callable[[tuple[str, ...]], ArchivePlan | None] | None = None,
 ) -> Any:
     """Start (or reuse) a SparkSession; ``ImportError`` with an install hint if pyspark is missing.
-    ``input_size``: the size of what will be audited (``input_bytes``), when known before the JVM starts: a
+    ``input_size``: the size of what will be read (``input_bytes``), when known before the JVM starts: a
     local session for a small input gets ``SMALL_INPUT_JVM_OPTIONS`` (only a JVM started here does).
+    ``extra_settings``: the caller's own Spark settings, asked for once pyspark is known to be there (the audit's
+    JVM line parser jar); ``archive``: asked, with the JVM options of a small input, for the class-data archive
+    of a small local session's driver JVM (``None``: none).
 
     ``interrupts``: whether this call sets the process's SIGINT and SIGTERM handlers to end the run at once
     (``quiet_interrupts``): the command line's choice, made inside ``handled_interrupts``, which restores the
@@ -180,8 +202,8 @@ def make_session(
     # a small local session's JVM maps the classes an earlier one archived (class_cache): its class path, which
     # holds SPARK_CONF_DIR, must then be the same at every run: an empty private folder of the cache
     cds = (
-        class_cache.plan(SMALL_INPUT_JVM_OPTIONS)
-        if small and SparkContext._active_spark_context is None
+        archive(SMALL_INPUT_JVM_OPTIONS)
+        if archive is not None and small and SparkContext._active_spark_context is None
         else None
     )
     if cds is not None:
@@ -202,8 +224,7 @@ def make_session(
     }
     if local:  # nothing listens beyond this machine: the driver's ports are on the loopback interface
         settings.update({"spark.driver.bindAddress": LOOPBACK, "spark.driver.host": LOOPBACK})
-    # the JVM line parser (jvm_parser); without javac the session has none and an audit of Kafka logs says why
-    settings.update(jvm_parser.session_settings())
+    settings.update(extra_settings())
     if SparkContext._active_spark_context is None:
         # Python workers (the trace decoder) must run this interpreter, where kcspec is installed
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -324,7 +345,7 @@ def driver_java_options(
     log4j: Path, master: str, input_size: int | None, archive: tuple[str, ...] = ()
 ) -> str:
     """The driver's (and executors') JVM options: the log4j2 configuration, and ``SMALL_INPUT_JVM_OPTIONS``
-    and ``archive`` (``class_cache.Plan.options``) for a local session whose input is known to be small."""
+    and ``archive`` (``ArchivePlan.options``) for a local session whose input is known to be small."""
     options = [f"-Dlog4j2.configurationFile=file:{log4j}"]
     if master.startswith("local") and input_size is not None and input_size <= SMALL_INPUT_BYTES:
         options += [*SMALL_INPUT_JVM_OPTIONS, *archive]

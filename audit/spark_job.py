@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from kcspec.conformance.audit import jvm_parser, stats, traces
-from kcspec.conformance.audit import lines as g
+from kcspec.audit import jvm_parser, stats, traces
+from kcspec.model.kafka_log import lines as g
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T

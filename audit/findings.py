@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kcspec.conformance.audit import layouts, stats
+from kcspec.audit import layouts, stats
 
 SEVERITIES = ("error", "warning", "expected")
 """Most urgent first. ``error``: a fault (a transition Kafka's code paths never request from that state, a

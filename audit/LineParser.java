@@ -36,7 +36,7 @@ import org.apache.spark.util.AccumulatorV2;
 import org.apache.spark.util.SerializableConfiguration;
 
 /**
- * The audit's line parser as one JVM function: the grammar of conformance/audit/lines.py, given to the
+ * The audit's line parser as one JVM function: the grammar of model/kafka_log/lines.py, given to the
  * constructor as data (see jvm_parser.py), evaluated with the same rules as the Spark-expression parser of
  * spark_job.parse_kafka. One physical line in, one row out: layout, ts, level, logger, message, kind,
  * template, reason, the fields of lines.ALL_FIELDS, status.

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from kcspec.conformance.audit import layouts
+from kcspec.audit import layouts
 
 HADOOP_SUFFIXES = (".gz", ".bz2", ".deflate", ".lz4", ".snappy", ".zst", ".xz")
 """Names Hadoop's codec factory decodes by: a file so named is never handed to Spark as it is."""

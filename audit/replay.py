@@ -36,9 +36,9 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, TypeVar
 
-from kcspec.conformance.audit import eras as eras_
-from kcspec.conformance.audit import findings, stats
-from kcspec.conformance.audit import lines as g
+from kcspec.audit import eras as eras_
+from kcspec.audit import findings, stats
+from kcspec.model.kafka_log import lines as g
 from kcspec.spec.profiles import Profile
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F

@@ -29,8 +29,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from kcspec.conformance.audit import lines as g
-from kcspec.conformance.audit import stats
+from kcspec.audit import stats
+from kcspec.model.kafka_log import lines as g
 
 CLASS_NAME = "kcspec.audit.LineParser"
 SOURCES = tuple(sorted(Path(__file__).parent.glob("*.java")))
