@@ -330,6 +330,8 @@ def attention(
         out.append(f"{violations} violation(s) of the spec, in {len(groups)} group(s) by rule and signature:")
         for g in groups[:limit]:
             out.append(f"  [{g['rule']}] x{g['count']}: {g['signature']}")
+            if g.get("spec"):
+                out.append(f"    checks {', '.join(g['spec'])}")
             for v in g["first"]:
                 out += _violation_lines(v, "    ")
     elif violations:

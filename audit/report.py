@@ -286,7 +286,7 @@ def render_html(s: Summary) -> str:
         _table(["rule", "count"], sorted(s.by_rule.items())),
         "<h2>Violations by rule and signature</h2>",
         _table(
-            ["rule", "signature", "count", "first at", "compared with"],
+            ["rule", "signature", "count", "first at", "compared with", "what it checks in spec/"],
             [
                 (
                     g["rule"],
@@ -298,6 +298,7 @@ def render_html(s: Summary) -> str:
                         for x in g["first"]
                         if x.get("compared_line") is not None
                     ),
+                    ", ".join(g.get("spec", ())),
                 )
                 for g in s.violation_groups
             ],
@@ -445,7 +446,8 @@ FIRST_INSTANCES = 3
 
 def violation_groups(violations: DataFrame, first: int = FIRST_INSTANCES) -> list[dict[str, Any]]:
     """``violations`` (``replay.VIOLATION_COLUMNS``) by rule and signature (``SIGNATURE``), most first: each
-    group's ``count`` and its ``first`` instances by file and line. Only the groups and their first instances
+    group's ``count``, its ``first`` instances by file and line, and ``spec``: where ``spec/`` writes what the rule
+    checks (``rule_spans.where``). Only the groups and their first instances
     reach the driver."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
@@ -473,7 +475,10 @@ def violation_groups(violations: DataFrame, first: int = FIRST_INSTANCES) -> lis
                 if k in r.asDict()
             }
         )
+    from kcspec.audit.rule_spans import where
+
     groups = sorted(out.values(), key=lambda g: (-g["count"], g["rule"], g["signature"]))
     for g in groups:
         g["first"].sort(key=lambda x: (str(x["file"]), int(x["line"] or 0)))
+        g["spec"] = list(where(str(g["rule"])))  # where spec/ writes what the rule checks
     return groups

@@ -13,12 +13,14 @@ checkout's root, or the installed package's), so they read the same in both.
 
 from __future__ import annotations
 
+import ast
 import functools
+import inspect
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from types import CodeType, FrameType
+from types import CodeType, FrameType, ModuleType
 from typing import TypeVar
 
 _ROOT = Path(__file__).resolve().parent.parent
@@ -62,9 +64,28 @@ def _is_language(filename: str) -> bool:
 
 
 def of_function(fn: Callable[..., object]) -> Span:
-    """The span of a function's ``def`` line (a procedure's span)."""
+    """The span of a function's ``def`` line (a procedure's span; a decorated function's own ``def``, through
+    ``__wrapped__``)."""
+    fn = inspect.unwrap(fn)
     code = fn.__code__
     return Span(_relative(code.co_filename), code.co_firstlineno)
+
+
+def of_assignment(module: ModuleType, name: str) -> Span:
+    """The span of the line that assigns the module-level ``name`` of ``module`` (a table such as
+    ``tables.PARTITION_VALID_PREVIOUS``); ``KeyError`` naming it when the module assigns no such name."""
+    filename = module.__file__ or ""
+    for node in ast.parse(Path(filename).read_text(encoding="utf-8")).body:
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else [node.target]
+            if isinstance(node, ast.AnnAssign)
+            else []
+        )
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+            return Span(_relative(filename), node.lineno)
+    raise KeyError(f"{module.__name__} assigns no {name}")
 
 
 def caller() -> Span | None:
@@ -79,4 +100,4 @@ def caller() -> Span | None:
     return None
 
 
-__all__ = ["Span", "builder", "caller", "of_function"]
+__all__ = ["Span", "builder", "caller", "of_assignment", "of_function"]

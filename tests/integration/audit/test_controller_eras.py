@@ -144,6 +144,9 @@ def test_a_flood_of_stale_writes_is_one_group_with_a_count(spark: Any, tmp_path:
     assert [x["line"] for x in group["first"]] == [1, 2, 3], group
     assert all(x["compared_line"] == 2 and x["compared_text"] for x in group["first"]), group
     assert "[stale-controller-write] x30: " in result.output, result.output[-3000:]
+    # the rule leads back to the invariant of spec/ it checks (§9, I8)
+    assert group["spec"] and all(p.startswith("spec/invariants.py:") for p in group["spec"]), group
+    assert f"checks {', '.join(group['spec'])}" in result.output, result.output[-3000:]
     assert result.output.count("30 violation(s)") == 2, result.output[
         -3000:
     ]  # the verdict, and the group header
