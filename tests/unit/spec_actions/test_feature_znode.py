@@ -12,11 +12,11 @@ versioning as the model's 2.7-IV2.
 from __future__ import annotations
 
 import pytest
-from kcspec.conformance.selfcheck.crosscheck import crosscheck
-from kcspec.model.step import SpecMachine
 from kcspec.spec.events import BrokerStartup, ControllerEvent, ControllerFailover, ControllerResignation
 from kcspec.spec.state import ClusterState, ZkState
 from kcspec.spec.vocabulary import ClusterConfig, FeatureZNodeStatus, InterBrokerProtocol
+
+from tests.support.spec_scenarios import run_on_both_engines
 
 ABSENT = FeatureZNodeStatus.Absent
 DISABLED = FeatureZNodeStatus.Disabled
@@ -24,15 +24,7 @@ ENABLED = FeatureZNodeStatus.Enabled
 
 
 def _run(initial: ClusterState, *events: ControllerEvent, profile: str = "kafka-2.8") -> ClusterState:
-    """Run ``events`` from ``initial`` on both engines (they must agree, with every invariant holding); the final
-    state."""
-    outcome = crosscheck("feature-znode", profile, events, initial)
-    assert outcome.ok, outcome.report()
-    machine = SpecMachine(profile)
-    state = initial
-    for event in events:
-        state = machine.step(state, event).state
-    return state
+    return run_on_both_engines("feature-znode", initial, events, profile)
 
 
 def _cluster(status: FeatureZNodeStatus, version: int) -> ClusterState:
