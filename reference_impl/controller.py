@@ -50,11 +50,12 @@ from kcspec.reference_impl.version import (
     KAFKA_2_2,
     KAFKA_2_4,
     KAFKA_2_6,
+    KAFKA_2_7,
     KAFKA_2_8,
     KafkaVersion,
     uses_topic_id,
 )
-from kcspec.reference_impl.zookeeper import SimulatedZooKeeper
+from kcspec.reference_impl.zookeeper import UNKNOWN_VERSION, SimulatedZooKeeper
 from kcspec.spec.requests import Request, StateChangeFailure
 from kcspec.spec.vocabulary import (
     NO_LEADER,
@@ -63,6 +64,7 @@ from kcspec.spec.vocabulary import (
     ElectionStrategy,
     ElectionTrigger,
     ElectionType,
+    FeatureZNodeStatus,
     LeaderAndIsr,
     LeaderElection,
     PartitionReplica,
@@ -197,6 +199,10 @@ class KafkaController:
     def on_controller_failover(self) -> None:
         ctx = self.ctx
         zk = self.zk
+        if self.version >= KAFKA_2_7:
+            # maybeSetupFeatureVersioning: the model's IBP values are all >= 2.7-IV0 (isFeatureVersioningSupported),
+            # so disableFeatureVersioning is never taken (the decision: InterBrokerProtocol's docstring).
+            self._enable_feature_versioning()
         zk.delete_isr_change_notifications(ctx.epoch_zk_version)
         self._initialize_controller_context()
         to_delete = set(zk.delete_topics)
@@ -230,6 +236,18 @@ class KafkaController:
             self.on_replica_election(pending, ElectionType.PREFERRED, ElectionTrigger.ZkTriggered)
         else:
             self._on_preferred_replica_election_legacy(pending, auto=False)
+
+    @mirrors("enableFeatureVersioning")
+    def _enable_feature_versioning(self) -> None:
+        """KIP-584: ``/feature`` created Enabled when absent; a Disabled znode switched to Enabled with its features
+        cleared (they are always empty in 2.8.2); an Enabled one left unmodified. Kafka's INFO lines ("Creating
+        FeatureZNode ...", "Updating FeatureZNode ...") are not reproduced in the controller log (no check reads
+        them)."""
+        status, version = self.zk.get_feature_znode()
+        if version == UNKNOWN_VERSION:
+            self.zk.create_feature_znode(FeatureZNodeStatus.Enabled)
+        elif status is not FeatureZNodeStatus.Enabled:
+            self.zk.update_feature_znode(FeatureZNodeStatus.Enabled)
 
     @mirrors("initializeControllerContext")
     def _initialize_controller_context(self) -> None:

@@ -177,6 +177,8 @@ _STATE_FIELDS: dict[type, tuple[str, ...]] = {
         "reassign_partitions",
         "preferred_replica_election",
         "isr_change_notifications",
+        "feature_znode",
+        "feature_znode_zk_version",
         "faults",
         "zxid",
     ),

@@ -44,7 +44,7 @@ KAFKA_2_6 = KafkaVersion(2, 6)
 """KIP-570 (StopReplica leader epoch), KAFKA-8470 (INFO partition lines), KAFKA-9866 (auto rebalance ISR check),
 KAFKA-10040 (controller gauges kept by ``ControllerContext``)."""
 KAFKA_2_7 = KafkaVersion(2, 7)
-"""KAFKA-10314 (isNew for adding replicas), AlterIsr (KIP-497)."""
+"""KAFKA-10314 (isNew for adding replicas), AlterIsr (KIP-497), the ``/feature`` znode set up at failover (KIP-584)."""
 KAFKA_2_8 = KafkaVersion(2, 8)
 """KIP-516 topic IDs (as the inter-broker protocol allows: ``uses_topic_id``, ``requests_carry_topic_ids``)."""
 

@@ -27,6 +27,7 @@ from kcspec.reference_impl.records import zk_state
 from kcspec.spec.fmap import FMap
 from kcspec.spec.state import ZkState
 from kcspec.spec.vocabulary import (
+    FeatureZNodeStatus,
     LeaderAndIsr,
     LeaderIsrAndControllerEpoch,
     ReplicaAssignment,
@@ -35,6 +36,8 @@ from kcspec.spec.vocabulary import (
 )
 
 _tuple_new = tuple.__new__
+UNKNOWN_VERSION = -1
+"""``ZkVersion.UnknownVersion``: the version ``getDataAndVersion`` reports for an absent znode."""
 _LEADER_AND_ISR = LeaderAndIsr
 _LEADER_ISR_AND_EPOCH = LeaderIsrAndControllerEpoch
 
@@ -70,6 +73,12 @@ class SimulatedZooKeeper:
         self.reassign_partitions: dict[TopicPartition, tuple[int, ...]] = copy_map(state.reassign_partitions)
         self.preferred_replica_election: set[TopicPartition] = set(state.preferred_replica_election)
         self.isr_change_notifications: set[TopicPartition] = set(state.isr_change_notifications)
+        self.feature_status: FeatureZNodeStatus | None = (
+            None if state.feature_znode is FeatureZNodeStatus.Absent else state.feature_znode
+        )
+        """``/feature`` (KIP-584): its status, ``None`` while the znode is absent (its features are always empty)."""
+        self.feature_version = state.feature_znode_zk_version
+        """Its stat version (kept as given while absent, so that an absent znode's state is reported unchanged)."""
         self.faults: dict[TopicPartition, ZkFault] = copy_map(state.faults)
         self.zxid = state.zxid
 
@@ -92,6 +101,8 @@ class SimulatedZooKeeper:
         c.reassign_partitions = self.reassign_partitions.copy()
         c.preferred_replica_election = self.preferred_replica_election.copy()
         c.isr_change_notifications = self.isr_change_notifications.copy()
+        c.feature_status = self.feature_status
+        c.feature_version = self.feature_version
         c.faults = self.faults.copy()
         c.zxid = self.zxid
         return c
@@ -110,6 +121,8 @@ class SimulatedZooKeeper:
             reassign_partitions=FMap(self.reassign_partitions),
             preferred_replica_election=frozenset(self.preferred_replica_election),
             isr_change_notifications=frozenset(self.isr_change_notifications),
+            feature_znode=FeatureZNodeStatus.Absent if self.feature_status is None else self.feature_status,
+            feature_znode_zk_version=self.feature_version,
             faults=FMap(self.faults),
             zxid=self.zxid,
         )
@@ -322,6 +335,23 @@ class SimulatedZooKeeper:
     def delete_isr_change_notifications(self, expected_zk_version: int) -> None:
         self.check_controller_epoch(expected_zk_version)
         self.isr_change_notifications.clear()
+
+    def get_feature_znode(self) -> tuple[FeatureZNodeStatus | None, int]:
+        """``getDataAndVersion(FeatureZNode.path)``: the status (``None``: absent) and the version (absent:
+        ``ZkVersion.UnknownVersion``)."""
+        return self.feature_status, UNKNOWN_VERSION if self.feature_status is None else self.feature_version
+
+    def create_feature_znode(self, status: FeatureZNodeStatus) -> int:
+        """``createFeatureZNode``: a plain create, not fenced by the controller epoch; returns its version (0)."""
+        self.feature_status = status
+        self.feature_version = 0
+        return self.feature_version
+
+    def update_feature_znode(self, status: FeatureZNodeStatus) -> int:
+        """``updateFeatureZNode``: setData with ``MatchAnyVersion``, not fenced; returns the new version."""
+        self.feature_status = status
+        self.feature_version += 1
+        return self.feature_version
 
     def delete_controller(self, expected_zk_version: int | None) -> None:
         """Delete ``/controller`` (2.8: fenced by the epoch zk version; 1.1 unconditionally, ``None``)."""

@@ -75,6 +75,9 @@ class Profile:
     topic_ids: bool
     """KIP-516 (2.8): topics have IDs — in the topic znode, in ``controllerContext.topicIds``, in LeaderAndIsr and
     UpdateMetadata — as the cluster's ``inter_broker_protocol`` allows (1.1: no topic IDs, whatever the setting)."""
+    feature_versioning: bool
+    """§7.1 step 1, KIP-584 (2.7+): failover sets up the ``/feature`` znode (``maybeSetupFeatureVersioning``; in the
+    model always ``enableFeatureVersioning``, see ``InterBrokerProtocol``). 1.1 predates KIP-584: no ``/feature``."""
     kip460_replica_election: bool
     """§7.9 (KIP-460): the ReplicaLeaderElection handler — admin-triggered preferred/unclean elections exist, unknown
     partitions are skipped, partitions already led as wanted get no election. 1.1's PreferredReplicaLeaderElection
@@ -118,6 +121,7 @@ KAFKA_2_8 = Profile(
     topic_deletion_batched=True,
     auto_rebalance_batched=True,
     topic_ids=True,
+    feature_versioning=True,
     kip460_replica_election=True,
     incremental_metrics=True,
 )
@@ -151,6 +155,7 @@ KAFKA_1_1 = Profile(
     topic_deletion_batched=False,
     auto_rebalance_batched=False,
     topic_ids=False,
+    feature_versioning=False,
     kip460_replica_election=False,
     incremental_metrics=False,
 )

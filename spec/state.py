@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from kcspec.spec.fmap import FMap
 from kcspec.spec.vocabulary import (
     ClusterConfig,
+    FeatureZNodeStatus,
     LeaderIsrAndControllerEpoch,
     PartitionReplica,
     PartitionState,
@@ -65,6 +66,12 @@ class ZkState:
     """``/admin/preferred_replica_election``; empty means the znode is absent."""
     isr_change_notifications: frozenset[TopicPartition] = frozenset()
     """Partitions named by pending ``/isr_change_notification`` znodes (1.1 and IBP < 2.7)."""
+    feature_znode: FeatureZNodeStatus = FeatureZNodeStatus.Absent
+    """``/feature`` (KIP-584, 2.7+): absent, or its status (its finalized features are always empty in 2.8.2:
+    ``FeatureZNodeStatus``). Set up by every 2.8 failover (§7.1 step 1, ``spec/actions/features.py``); 1.1 has no
+    such znode and never writes it."""
+    feature_znode_zk_version: int = 0
+    """Stat version of ``/feature``: 0 when created, +1 per update (``updateFeatureZNode``); 0 while absent."""
     faults: FMap[TopicPartition, ZkFault] = field(default_factory=FMap)
     """One-shot faults armed on partition-state znodes."""
     zxid: int = 1

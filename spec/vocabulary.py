@@ -93,11 +93,35 @@ class InterBrokerProtocol(enum.Enum):
     written to the topic znodes) and the request versions that carry topic IDs (LeaderAndIsr v5, UpdateMetadata v7:
     ≥ 2.8-IV1). The 2.8 behaviours decided by IBP ≥ 2.7-IV2 (AlterIsr) are the ``kafka-2.8`` profile's own flags, so
     the oldest value offered is 2.7-IV2. The ``kafka-1.1`` profile has no IBP check of these: it ignores the setting.
+
+    Decision (KIP-584, §7.1 step 1): values below 2.7-IV0 are kept out, so ``config.isFeatureVersioningSupported``
+    (IBP ≥ 2.7-IV0) always holds under ``kafka-2.8`` and failover always takes ``enableFeatureVersioning``;
+    ``disableFeatureVersioning`` (IBP < 2.7-IV0: the ``/feature`` znode set to Disabled, its features cleared) is
+    not reachable in the model. Offering those values would also turn AlterIsr off (IBP < 2.7-IV2 sends ISR changes
+    as ZooKeeper notifications), making every ISR path depend on the IBP instead of the profile's ``alter_isr``
+    flag: a large change for a znode the state machines never read. A ``Disabled`` znode can still be given as
+    initial state (written by an older IBP before the upgrade); the controller then enables it.
     """
 
     KAFKA_2_7_IV2 = "2.7-IV2"
     KAFKA_2_8_IV0 = "2.8-IV0"
     KAFKA_2_8_IV1 = "2.8-IV1"
+
+
+class FeatureZNodeStatus(enum.Enum):
+    """The ``/feature`` znode (KIP-584, ``FeatureZNode``) as ZooKeeper state: ``Absent``, or present with Kafka's
+    ``FeatureZNodeStatus`` (``Disabled``/``Enabled``).
+
+    The znode's other field, the finalized features, is not modelled: Kafka 2.8.2 defines no feature
+    (``BrokerFeatures.defaultSupportedFeatures`` is empty), so the features the controller writes —
+    ``defaultFinalizedFeatures`` when it creates the znode, ``emptyFinalizedFeatures`` when it clears them — are
+    always empty, and ``Enabled`` keeps an existing (empty) set. ``Absent`` is the model's own value (Kafka reads the
+    znode's version as ``ZkVersion.UnknownVersion``), as ``controller = -1`` stands for an absent ``/controller``.
+    """
+
+    Absent = "Absent"
+    Disabled = "Disabled"
+    Enabled = "Enabled"
 
 
 class ZkFault(enum.Enum):
@@ -310,6 +334,7 @@ __all__ = [
     "ElectionTrigger",
     "ElectionType",
     "FMap",
+    "FeatureZNodeStatus",
     "InterBrokerProtocol",
     "LeaderAndIsr",
     "LeaderIsrAndControllerEpoch",

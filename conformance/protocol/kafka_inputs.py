@@ -340,7 +340,13 @@ KAFKA_INPUTS: tuple[KafkaInput, ...] = (
         "1.1.1 has no event: the new value is only read at the next election.",
     ),
     # ----------------------------------------------------------------------------------------------- other inputs
-    KafkaInput("UpdateFeatures", "2.8.2", OUT, (), "feature versioning (KIP-584) is not part of the model."),
+    KafkaInput(
+        "UpdateFeatures",
+        "2.8.2",
+        OUT,
+        (),
+        "finalizing features (KIP-584) is not part of the model: only the `/feature` znode's setup at failover is (§7.1).",
+    ),
     KafkaInput(
         "ZooKeeper faults (BADVERSION, CONNECTIONLOSS) on partition-state znodes",
         BOTH,

@@ -146,6 +146,19 @@ FIELD_ROLES: dict[str, FieldRole] = {
     "zk.isr_change_notifications": FieldRole(
         Role.shared, ("IsrChange",), "1.1; the controller deletes the notifications it processed."
     ),
+    "zk.feature_znode": FieldRole(
+        Role.shared,
+        (),
+        "2.8 (KIP-584, §7.1 step 1): every controller failover sets `/feature` up — created `Enabled` when "
+        "`Absent`, a `Disabled` znode switched to `Enabled`, an `Enabled` one left alone. No event's environment "
+        "writes it; an initial state may hold any status. 1.1 never touches it.",
+    ),
+    "zk.feature_znode_zk_version": FieldRole(
+        Role.shared,
+        (),
+        "2.8: 0 when failover creates `/feature`, + 1 when it switches a `Disabled` one to `Enabled`; unchanged "
+        "otherwise (and kept as loaded while the znode is `Absent`).",
+    ),
     "zk.faults": FieldRole(
         Role.shared,
         ("ZkFaultInjection",),

@@ -143,7 +143,7 @@ def machine_cases(profile: str) -> Iterator[inputs.Case]:
 
 def event_cases(profile: str, oracle: ControllerSut) -> Iterator[inputs.Case]:
     """Every step of every built-in scenario (§7–§9), from the state the oracle reached before it, and
-    one event that is not enabled per scenario."""
+    one event that is not enabled per scenario; then the failovers of the ported ``/feature`` tests."""
     from kcspec.conformance.scenarios import SCENARIOS
 
     for scenario in SCENARIOS:
@@ -185,6 +185,7 @@ def event_cases(profile: str, oracle: ControllerSut) -> Iterator[inputs.Case]:
                 state,
                 m.Event(BrokerStartup(registered[0])),
             )
+    yield from inputs.feature_znode_cases()
 
 
 def _event_text(event: ControllerEvent) -> str:

@@ -10,11 +10,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from kcspec.conformance.protocol import messages as m
+from kcspec.spec.events import ControllerFailover
 from kcspec.spec.fmap import FMap
 from kcspec.spec.state import ClusterState, ControllerContext, ZkState
 from kcspec.spec.vocabulary import (
     ElectionInput,
     ElectionStrategy,
+    FeatureZNodeStatus,
     LeaderAndIsr,
     LeaderElection,
     LeaderIsrAndControllerEpoch,
@@ -452,3 +454,46 @@ def partition_cases(valid_previous: dict[PartitionState, tuple[PartitionState, .
         _with_partition_state(base_state(), T0, PartitionState.OfflinePartition),
         m.PartitionStateChange((T0, T1), PartitionState.OnlinePartition, ELECTIONS[0][1]),
     )
+
+
+# ------------------------------------------------------------------------------------- the /feature znode
+
+FEATURE_ZNODE_TESTS: tuple[tuple[str, FeatureZNodeStatus], ...] = (
+    (
+        "testControllerFeatureZNodeSetupWhenFeatureVersioningIsEnabledWithNonExistingFeatureZNode",
+        FeatureZNodeStatus.Absent,
+    ),
+    (
+        "testControllerFeatureZNodeSetupWhenFeatureVersioningIsEnabledWithDisabledExistingFeatureZNode",
+        FeatureZNodeStatus.Disabled,
+    ),
+    (
+        "testControllerFeatureZNodeSetupWhenFeatureVersioningIsEnabledWithEnabledExistingFeatureZNode",
+        FeatureZNodeStatus.Enabled,
+    ),
+)
+"""Kafka 2.8.2 ``ControllerIntegrationTest`` methods on the ``/feature`` znode that the model can express (the
+``...IsDisabled...`` ones need an IBP below 2.7-IV0: ``InterBrokerProtocol``), with the znode each starts with."""
+
+
+def feature_znode_cases() -> Iterator[Case]:
+    """The first failover of a one-broker cluster whose ZooKeeper holds ``/feature`` as each Kafka test sets it up
+    (at version 3 when present, so that an update shows as version 4): 2.8 creates or enables it (§7.1 step 1), 1.1
+    leaves it alone."""
+    for test, status in FEATURE_ZNODE_TESTS:
+        state = ClusterState(
+            zk=ZkState(
+                brokers=FMap({0: 1}),
+                zxid=2,
+                feature_znode=status,
+                feature_znode_zk_version=0 if status is FeatureZNodeStatus.Absent else 3,
+            )
+        )
+        yield Case(
+            f"event.feature-znode.{status.value.lower()}.ControllerFailover",
+            ("§7.1",),
+            f"ControllerIntegrationTest.{test}: broker 0 fails over with /feature {status.value}",
+            frozenset({m.Capability.controller_events}),
+            state,
+            m.Event(ControllerFailover(0)),
+        )

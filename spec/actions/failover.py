@@ -14,6 +14,7 @@ from kcspec.spec.actions import (
     common,
     deletion,
     elections,
+    features,
     reassignment_kip455,
     reassignment_legacy,
     topic_ids,
@@ -175,7 +176,8 @@ def pending_preferred_replica_elections(p: Profile, w: Expr) -> Expr:
 
 
 def on_controller_failover(p: Profile, w: Expr, broker: Expr) -> Expr:
-    """``onControllerFailover`` (§7.1 steps 3–11) on the work after the election; an exception ends it with
+    """``onControllerFailover`` (§7.1 steps 1, 3–11) on the work after the election: the ``/feature`` znode set up
+    first (2.8, ``features.py``), then the context and the state machines; an exception ends it with
     ``triggerControllerMove``."""
     reassignments = (
         reassignment_kip455.initialize_partition_reassignments
@@ -183,7 +185,7 @@ def on_controller_failover(p: Profile, w: Expr, broker: Expr) -> Expr:
         else reassignment_legacy.initialize_partition_reassignments
     )
     attempt = common.attempt_pipe(
-        initialize_controller_context(p, w, broker),
+        initialize_controller_context(p, features.enable_feature_versioning(p, w), broker),
         common.as_attempt(lambda x: fetch_topic_deletions_in_progress(p, x)),
         common.as_attempt(
             lambda x: common.send_update_metadata(

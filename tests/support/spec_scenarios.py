@@ -117,3 +117,19 @@ def with_topic(
 ) -> Scenario:
     """A started cluster with one topic created through the controller."""
     return start(profile, brokers).run(TopicCreation(topic, tuple(tuple(r) for r in replicas)))
+
+
+def run_on_both_engines(
+    name: str, initial: ClusterState, events: Sequence[ControllerEvent], profile: str = "kafka-2.8"
+) -> ClusterState:
+    """Run ``events`` from ``initial`` on the spec and on the reference controller (``crosscheck``: every step must
+    agree and keep every invariant, else the failure shows the divergence); the final state."""
+    from kcspec.conformance.selfcheck.crosscheck import crosscheck
+
+    outcome = crosscheck(name, profile, tuple(events), initial)
+    assert outcome.ok, outcome.report()
+    machine = SpecMachine(profile)
+    state = initial
+    for event in events:
+        state = machine.step(state, event).state
+    return state

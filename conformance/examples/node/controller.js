@@ -234,6 +234,20 @@ class Controller extends PartitionCall {
 
   // ------------------------------------------------------------------------------------------ §7.1
 
+  // enableFeatureVersioning: /feature created Enabled (version 0) when absent, a Disabled znode switched to Enabled
+  // (version + 1), an Enabled one left unmodified. Its finalized features are always empty in 2.8.2 (not reported).
+  // Neither write is fenced by the controller epoch.
+  enableFeatureVersioning() {
+    const zk = this.s.zk;
+    if (zk.feature_znode === "Absent") {
+      zk.feature_znode = "Enabled";
+      zk.feature_znode_zk_version = 0;
+    } else if (zk.feature_znode !== "Enabled") {
+      zk.feature_znode = "Enabled";
+      zk.feature_znode_zk_version += 1;
+    }
+  }
+
   // onControllerFailover; any exception but ControllerMoved ends in triggerControllerMove (§7.1 step 3).
   onControllerFailover() {
     try {
@@ -247,6 +261,9 @@ class Controller extends PartitionCall {
   doControllerFailover() {
     const zk = this.s.zk;
     const c = this.ctx;
+    // maybeSetupFeatureVersioning (KIP-584, §7.1 step 1): the model's IBP values are all >= 2.7-IV0, so it is
+    // always enableFeatureVersioning (events run for kafka-2.8 only; 1.1 has no /feature znode).
+    this.enableFeatureVersioning();
     zk.isr_change_notifications = [];
     // initializeControllerContext
     c.live_brokers = { ...zk.brokers };

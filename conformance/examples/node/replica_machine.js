@@ -536,6 +536,8 @@ function withDefaults(state) {
     reassign_partitions: {},
     preferred_replica_election: [],
     isr_change_notifications: [],
+    feature_znode: "Absent",
+    feature_znode_zk_version: 0,
     faults: {},
     zxid: 1,
     ...(state.zk || {}),

@@ -158,6 +158,21 @@ OnControllerResignation(x) ==
                            topics_with_deletion_started |-> {},
                            topics_ineligible_for_deletion |-> {}]]]
 
+(* §7.1 enableFeatureVersioning, spec/actions/features.py:47 *)
+EnableFeatureVersioning(w) ==
+    LET z == w.state.zk
+    IN  IF z.feature_znode = "Absent"
+        THEN [w EXCEPT
+                 !.state = [w.state EXCEPT
+                               !.zk = [w.state.zk EXCEPT !.feature_znode = "Enabled", !.feature_znode_zk_version = 0]]]
+        ELSE IF z.feature_znode = "Disabled"
+        THEN [w EXCEPT
+                 !.state = [w.state EXCEPT
+                               !.zk = [w.state.zk EXCEPT
+                                          !.feature_znode = "Enabled",
+                                          !.feature_znode_zk_version = z.feature_znode_zk_version + 1]]]
+        ELSE w
+
 (* §7.6 processTopicIds, spec/actions/topic_ids.py:80 *)
 ProcessTopicIds(v, new) ==
     IF v.moved
@@ -215,28 +230,27 @@ ProcessTopicIds(v, new) ==
                                                    MapDelAll(x.state.zk.topic_ids,
                                                              DOMAIN x.state.zk.topic_ids \ new))]]]
 
-(* §7.1 initializeControllerContext, spec/actions/failover.py:80 *)
-InitializeControllerContext(w, broker_id, v) ==
+(* §7.1 initializeControllerContext, spec/actions/failover.py:81 *)
+InitializeControllerContext(enableFeatureVersioning, state, broker_id, zk2, topics, assignments, v) ==
     LET x ==
             ProcessTopicIds(
-                [w EXCEPT
+                [enableFeatureVersioning EXCEPT
                     !.state =
-                        [w.state EXCEPT
+                        [state EXCEPT
                             !.controller =
-                                [w.state.controller EXCEPT
+                                [state.controller EXCEPT
                                     !.controller_id = broker_id,
-                                    !.epoch = w.state.zk.controller_epoch,
-                                    !.epoch_zk_version = w.state.zk.controller_epoch_zk_version,
-                                    !.live_brokers = w.state.zk.brokers,
+                                    !.epoch = zk2.controller_epoch,
+                                    !.epoch_zk_version = zk2.controller_epoch_zk_version,
+                                    !.live_brokers = zk2.brokers,
                                     !.shutting_down = {},
-                                    !.all_topics = w.state.zk.topics,
-                                    !.assignments = w.state.zk.assignments,
-                                    !.partitions_being_reassigned =
-                                        {tp \in v : LET v2 == w.state.zk.assignments[tp] IN Len(v2.adding) > 0 \/ Len(
-                                            v2.removing) > 0},
+                                    !.all_topics = topics,
+                                    !.assignments = assignments,
+                                    !.partitions_being_reassigned = {tp \in v : Len(assignments[tp].adding) > 0 \/ Len(
+                                        assignments[tp].removing) > 0},
                                     !.legacy_reassignments = <<>>],
-                            !.zk = [w.state.zk EXCEPT !.isr_change_notifications = {}]]],
-                w.state.zk.topics)
+                            !.zk = [zk2 EXCEPT !.isr_change_notifications = {}]]],
+                topics)
         x2 == [work |-> x, error |-> FALSE]
     IN  IF x2.error \/ x2.work.moved
         THEN x2
@@ -281,7 +295,7 @@ LiveBrokerIds(state) ==
 IsReplicaOnline(r, live, tp, w) ==
     r \in live /\ ~([tp |-> tp, replica |-> r] \in w.state.controller.offline_replicas)
 
-(* §7.1 fetchTopicDeletionsInProgress, spec/actions/failover.py:116 *)
+(* §7.1 fetchTopicDeletionsInProgress, spec/actions/failover.py:117 *)
 FetchTopicDeletionsInProgress(x) ==
     LET x2 == x.work
     IN  IF x2.state.config.delete_topic_enable
@@ -1407,7 +1421,7 @@ TriggerOnlinePartitionStateChange2(w) ==
 TriggerOnlinePartitionStateChange(w) ==
     TriggerOnlinePartitionStateChange2(w)
 
-(* §7.1 startStateMachines, spec/actions/failover.py:139 *)
+(* §7.1 startStateMachines, spec/actions/failover.py:140 *)
 StartStateMachines(x) ==
     LET y == InitializeReplicaState(x.work)
         all_r ==
@@ -2405,7 +2419,7 @@ OnReplicaElection(x, electable, partition_state_change_case) ==
                  !.state = [x2.state EXCEPT !.zk = [x2.state.zk EXCEPT !.preferred_replica_election = {}]]]
         ELSE [x2 EXCEPT !.moved = TRUE]
 
-(* §7.1 fetchPendingPreferredReplicaElections, spec/actions/failover.py:174 *)
+(* §7.1 fetchPendingPreferredReplicaElections, spec/actions/failover.py:175 *)
 FetchPendingPreferredReplicaElections(x) ==
     LET x2 == x.work
         listed == x2.state.zk.preferred_replica_election
@@ -2441,9 +2455,9 @@ TriggerControllerMove(a) ==
                  ELSE x)
         ELSE x
 
-(* §7.1 onControllerFailover, spec/actions/failover.py:205 *)
-OnControllerFailover(w, broker_id, v) ==
-    LET x == InitializeControllerContext(w, broker_id, v)
+(* §7.1 onControllerFailover, spec/actions/failover.py:207 *)
+OnControllerFailover(enableFeatureVersioning, state, broker_id, zk2, topics, assignments, v) ==
+    LET x == InitializeControllerContext(enableFeatureVersioning, state, broker_id, zk2, topics, assignments, v)
         v2 == IF x.error \/ x.work.moved THEN x ELSE [work |-> FetchTopicDeletionsInProgress(x), error |-> FALSE]
         v5 == IF v2.error \/ v2.work.moved
               THEN v2
@@ -3620,6 +3634,8 @@ Init ==
              reassign_partitions |-> <<>>,
              preferred_replica_election |-> {},
              isr_change_notifications |-> {},
+             feature_znode |-> "Absent",
+             feature_znode_zk_version |-> 0,
              faults |-> <<>>,
              zxid |-> 1]
     /\ controller =
@@ -3647,7 +3663,7 @@ Init ==
                  leader_imbalance_per_broker_percentage |-> 10,
                  inter_broker_protocol |-> "KAFKA_2_8_IV1"]
 
-(* §7.1 ControllerFailover (spec: spec/actions/failover.py:214 controller_failover_action) *)
+(* §7.1 ControllerFailover (spec: spec/actions/failover.py:216 controller_failover_action) *)
 (* The active controller (if any) resigns and the broker wins the controller election; it *)
 (* increments the controller epoch and runs onControllerFailover (§7.1). *)
 ControllerFailover(broker_id) ==
@@ -3665,7 +3681,7 @@ ControllerFailover(broker_id) ==
                zk2 == state.zk
                v == IF state.controller.controller_id # -1 THEN OnControllerResignation(work) ELSE work
                state2 == v.state
-           IN  (* §7.1 ControllerFailover, spec/actions/failover.py:221 *)
+           IN  (* §7.1 ControllerFailover, spec/actions/failover.py:223 *)
                LET w2 == [v EXCEPT
                              !.state = [state2 EXCEPT
                                            !.zk = [state2.zk EXCEPT
@@ -3673,15 +3689,20 @@ ControllerFailover(broker_id) ==
                                                       !.controller_epoch = zk2.controller_epoch + 1,
                                                       !.controller_epoch_zk_version
                                                           = zk2.controller_epoch_zk_version + 1]]]
-                   v2 == DOMAIN w2.state.zk.assignments
-                   x == OnControllerFailover(w2, broker_id, v2)
+                   enableFeatureVersioning == EnableFeatureVersioning(w2)
+                   state3 == enableFeatureVersioning.state
+                   zk3 == state3.zk
+                   assignments == zk3.assignments
+                   topics == zk3.topics
+                   v2 == DOMAIN assignments
+                   x == OnControllerFailover(enableFeatureVersioning, state3, broker_id, zk3, topics, assignments, v2)
                IN  IF x.moved THEN OnControllerResignation(x) ELSE x
        IN  /\ zk' = w.state.zk
            /\ controller' = w.state.controller
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ControllerFailover")
 
-(* §7.12 ControllerResignation (spec: spec/actions/failover.py:228 controller_resignation_action) *)
+(* §7.12 ControllerResignation (spec: spec/actions/failover.py:230 controller_resignation_action) *)
 (* The active controller's ZooKeeper session expires: /controller is deleted and the controller *)
 (* resigns. *)
 ControllerResignation ==
@@ -3695,7 +3716,7 @@ ControllerResignation ==
                              failures |-> {},
                              moved |-> FALSE]
                     state == work.state
-                IN  (* §7.12 ControllerResignation, spec/actions/failover.py:228 *)
+                IN  (* §7.12 ControllerResignation, spec/actions/failover.py:230 *)
                     LET w2 == [work EXCEPT !.state = [state EXCEPT !.zk = [state.zk EXCEPT !.controller = -1]]]
                     IN  IF w2.state.controller.controller_id # -1
                         THEN LET x == OnControllerResignation(w2) IN IF x.moved THEN OnControllerResignation(x) ELSE x
@@ -3733,11 +3754,11 @@ NewerControllerElected(broker_id) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "NewerControllerElected")
 
-(* §7.12 ControllerChange (spec: spec/actions/failover.py:240 controller_change_action) *)
+(* §7.12 ControllerChange (spec: spec/actions/failover.py:242 controller_change_action) *)
 (* The active controller sees that /controller names another broker (or none) and resigns (§7.12). *)
 ControllerChange ==
     /\ controller.controller_id # -1 /\ zk.controller # controller.controller_id
-    /\ LET w == (* §7.12 ControllerChange, spec/actions/failover.py:240 *)
+    /\ LET w == (* §7.12 ControllerChange, spec/actions/failover.py:242 *)
                 LET w2 == [state |-> s,
                            batch |-> [leader_and_isr |-> <<>>,
                                       update_metadata_brokers |-> {},
@@ -4695,7 +4716,7 @@ ControllerFailover_Successor(broker_id) ==
                 zk2 == state.zk
                 v == IF state.controller.controller_id # -1 THEN OnControllerResignation(work) ELSE work
                 state2 == v.state
-            IN  (* §7.1 ControllerFailover, spec/actions/failover.py:221 *)
+            IN  (* §7.1 ControllerFailover, spec/actions/failover.py:223 *)
                 LET w2 == [v EXCEPT
                               !.state = [state2 EXCEPT
                                             !.zk = [state2.zk EXCEPT
@@ -4703,8 +4724,13 @@ ControllerFailover_Successor(broker_id) ==
                                                        !.controller_epoch = zk2.controller_epoch + 1,
                                                        !.controller_epoch_zk_version
                                                            = zk2.controller_epoch_zk_version + 1]]]
-                    v2 == DOMAIN w2.state.zk.assignments
-                    x == OnControllerFailover(w2, broker_id, v2)
+                    enableFeatureVersioning == EnableFeatureVersioning(w2)
+                    state3 == enableFeatureVersioning.state
+                    zk3 == state3.zk
+                    assignments == zk3.assignments
+                    topics == zk3.topics
+                    v2 == DOMAIN assignments
+                    x == OnControllerFailover(enableFeatureVersioning, state3, broker_id, zk3, topics, assignments, v2)
                 IN  IF x.moved THEN OnControllerResignation(x) ELSE x
         IN  w.state
     ELSE s

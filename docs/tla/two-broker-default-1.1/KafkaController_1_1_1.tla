@@ -153,7 +153,7 @@ OnControllerResignation(x) ==
                            topics_with_deletion_started |-> {},
                            topics_ineligible_for_deletion |-> {}]]]
 
-(* §7.1 initializeControllerContext, spec/actions/failover.py:80 *)
+(* §7.1 initializeControllerContext, spec/actions/failover.py:81 *)
 InitializeControllerContext(w, broker_id, v) ==
     LET x == [w EXCEPT
                  !.state = [w.state EXCEPT
@@ -213,7 +213,7 @@ LiveBrokerIds(state) ==
 IsReplicaOnline(r, live, tp, w) ==
     r \in live /\ ~([tp |-> tp, replica |-> r] \in w.state.controller.offline_replicas)
 
-(* §7.1 fetchTopicDeletionsInProgress, spec/actions/failover.py:116 *)
+(* §7.1 fetchTopicDeletionsInProgress, spec/actions/failover.py:117 *)
 FetchTopicDeletionsInProgress(x) ==
     LET x2 == x.work
     IN  IF x2.state.config.delete_topic_enable
@@ -1164,7 +1164,7 @@ TriggerOnlinePartitionStateChange2(w) ==
 TriggerOnlinePartitionStateChange(w) ==
     TriggerOnlinePartitionStateChange2(w)
 
-(* §7.1 startStateMachines, spec/actions/failover.py:139 *)
+(* §7.1 startStateMachines, spec/actions/failover.py:140 *)
 StartStateMachines(x) ==
     LET y == InitializeReplicaState(x.work)
         all_r ==
@@ -2354,7 +2354,7 @@ OnReplicaElection(x, ps) ==
              ELSE [x2 EXCEPT !.moved = TRUE]
         ELSE x2
 
-(* §7.1 fetchPendingPreferredReplicaElections, spec/actions/failover.py:174 *)
+(* §7.1 fetchPendingPreferredReplicaElections, spec/actions/failover.py:175 *)
 FetchPendingPreferredReplicaElections(x) ==
     LET x2 == x.work
         listed == x2.state.zk.preferred_replica_election
@@ -2385,7 +2385,7 @@ TriggerControllerMove(a) ==
     IN  OnControllerResignation(
             [x EXCEPT !.state = [x.state EXCEPT !.zk = [x.state.zk EXCEPT !.controller = -1]]])
 
-(* §7.1 onControllerFailover, spec/actions/failover.py:205 *)
+(* §7.1 onControllerFailover, spec/actions/failover.py:207 *)
 OnControllerFailover(w, broker_id, v) ==
     LET x == InitializeControllerContext(w, broker_id, v)
         v2 == IF x.error \/ x.work.moved THEN x ELSE [work |-> FetchTopicDeletionsInProgress(x), error |-> FALSE]
@@ -3360,6 +3360,8 @@ Init ==
              reassign_partitions |-> <<>>,
              preferred_replica_election |-> {},
              isr_change_notifications |-> {},
+             feature_znode |-> "Absent",
+             feature_znode_zk_version |-> 0,
              faults |-> <<>>,
              zxid |-> 1]
     /\ controller =
@@ -3387,7 +3389,7 @@ Init ==
                  leader_imbalance_per_broker_percentage |-> 10,
                  inter_broker_protocol |-> "KAFKA_2_8_IV1"]
 
-(* §7.1 ControllerFailover (spec: spec/actions/failover.py:214 controller_failover_action) *)
+(* §7.1 ControllerFailover (spec: spec/actions/failover.py:216 controller_failover_action) *)
 (* The active controller (if any) resigns and the broker wins the controller election; it *)
 (* increments the controller epoch and runs onControllerFailover (§7.1). *)
 ControllerFailover(broker_id) ==
@@ -3405,7 +3407,7 @@ ControllerFailover(broker_id) ==
                zk2 == state.zk
                v == IF state.controller.controller_id # -1 THEN OnControllerResignation(work) ELSE work
                state2 == v.state
-           IN  (* §7.1 ControllerFailover, spec/actions/failover.py:221 *)
+           IN  (* §7.1 ControllerFailover, spec/actions/failover.py:223 *)
                LET w2 == [v EXCEPT
                              !.state = [state2 EXCEPT
                                            !.zk = [state2.zk EXCEPT
@@ -3421,7 +3423,7 @@ ControllerFailover(broker_id) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ControllerFailover")
 
-(* §7.12 ControllerResignation (spec: spec/actions/failover.py:228 controller_resignation_action) *)
+(* §7.12 ControllerResignation (spec: spec/actions/failover.py:230 controller_resignation_action) *)
 (* The active controller's ZooKeeper session expires: /controller is deleted and the controller *)
 (* resigns. *)
 ControllerResignation ==
@@ -3435,7 +3437,7 @@ ControllerResignation ==
                              failures |-> {},
                              moved |-> FALSE]
                     state == work.state
-                IN  (* §7.12 ControllerResignation, spec/actions/failover.py:228 *)
+                IN  (* §7.12 ControllerResignation, spec/actions/failover.py:230 *)
                     LET w2 == [work EXCEPT !.state = [state EXCEPT !.zk = [state.zk EXCEPT !.controller = -1]]]
                     IN  IF w2.state.controller.controller_id # -1
                         THEN LET x == OnControllerResignation(w2) IN IF x.moved THEN OnControllerResignation(x) ELSE x
@@ -3473,11 +3475,11 @@ NewerControllerElected(broker_id) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "NewerControllerElected")
 
-(* §7.12 ControllerChange (spec: spec/actions/failover.py:240 controller_change_action) *)
+(* §7.12 ControllerChange (spec: spec/actions/failover.py:242 controller_change_action) *)
 (* The active controller sees that /controller names another broker (or none) and resigns (§7.12). *)
 ControllerChange ==
     /\ controller.controller_id # -1 /\ zk.controller # controller.controller_id
-    /\ LET w == (* §7.12 ControllerChange, spec/actions/failover.py:240 *)
+    /\ LET w == (* §7.12 ControllerChange, spec/actions/failover.py:242 *)
                 LET w2 == [state |-> s,
                            batch |-> [leader_and_isr |-> <<>>,
                                       update_metadata_brokers |-> {},
@@ -4397,7 +4399,7 @@ ControllerFailover_Successor(broker_id) ==
                 zk2 == state.zk
                 v == IF state.controller.controller_id # -1 THEN OnControllerResignation(work) ELSE work
                 state2 == v.state
-            IN  (* §7.1 ControllerFailover, spec/actions/failover.py:221 *)
+            IN  (* §7.1 ControllerFailover, spec/actions/failover.py:223 *)
                 LET w2 == [v EXCEPT
                               !.state = [state2 EXCEPT
                                             !.zk = [state2.zk EXCEPT

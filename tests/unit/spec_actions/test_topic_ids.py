@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from kcspec.conformance.selfcheck.crosscheck import crosscheck
 from kcspec.model.step import SpecMachine
 from kcspec.spec.events import (
     ApiPartitionReassignment,
@@ -28,6 +27,8 @@ from kcspec.spec.requests import LeaderAndIsrRequest, UpdateMetadataRequest
 from kcspec.spec.state import ClusterState
 from kcspec.spec.vocabulary import ClusterConfig, InterBrokerProtocol, TopicPartition
 
+from tests.support.spec_scenarios import run_on_both_engines
+
 IBP_2_7 = InterBrokerProtocol.KAFKA_2_7_IV2
 IBP_2_8 = InterBrokerProtocol.KAFKA_2_8_IV1
 T1 = TopicPartition("t1", 0)
@@ -38,15 +39,7 @@ def _initial(ibp: InterBrokerProtocol) -> ClusterState:
 
 
 def _run(initial: ClusterState, *events: ControllerEvent, profile: str = "kafka-2.8") -> ClusterState:
-    """Run ``events`` from ``initial`` on both engines (they must agree, with every invariant holding); the final
-    state."""
-    outcome = crosscheck("topic-ids", profile, events, initial)
-    assert outcome.ok, outcome.report()
-    machine = SpecMachine(profile)
-    state = initial
-    for event in events:
-        state = machine.step(state, event).state
-    return state
+    return run_on_both_engines("topic-ids", initial, events, profile)
 
 
 def _upgraded(state: ClusterState, ibp: InterBrokerProtocol) -> ClusterState:
