@@ -10,7 +10,8 @@ Files written to ``--out``:
   "valid": true|false}]}``: every edge of the profile's table (count 0 when never logged) plus every
   logged edge that the table does not allow (``valid: false``);
 * ``stats.json`` — line counts (read = parsed + quarantined, per file), records per kind, per-broker and
-  per-controller-epoch statistics, violations per rule;
+  per-controller-epoch statistics, violations per rule, and the violations grouped by rule and signature, each
+  group with the places of ``spec/`` its rule checks (``Summary.violation_groups``);
 * ``summary.html`` — all of the above for a person, led by what to look at first: warnings about the audit
   (a profile that does not match the log), violations with their line and the earlier line they were
   compared with, findings (rejected transitions, failed elections, fenced writes) with their line;
@@ -71,8 +72,9 @@ class Summary:
     skipped: list[dict[str, str]] = field(default_factory=list)
     """Files found under a directory and not audited: ``file`` and ``why`` (``spark_job.Inputs.skipped``)."""
     violation_groups: list[dict[str, Any]] = field(default_factory=list)
-    """Violations grouped by rule and signature (``violation_groups``): ``rule``, ``signature``, ``count`` and the
-    ``first`` few, each with its line's ``text`` and the line it was compared with."""
+    """Violations grouped by rule and signature (``violation_groups``): ``rule``, ``signature``, ``count``, the
+    ``first`` few, each with its line's ``text`` and the line it was compared with, and ``spec``: the places of
+    ``spec/`` (``path:line``, relative to the folder holding ``spec/``) that write what the rule checks."""
     notes: list[str] = field(default_factory=list)
     """What the reader should know to read the results (where controller epochs start over: ``eras``)."""
     checked: int | None = None
