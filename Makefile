@@ -38,7 +38,7 @@ PYTEST := $(BIN)/pytest -p no:cacheprovider --hypothesis-seed=$(PYTEST_SEED)
 WORKERS ?= auto
 
 test: setup
-	$(PYTEST) -q -n $(WORKERS) --dist loadfile -m "not slow" tests/unit tests/integration tests/quality
+	$(PYTEST) -q -n $(WORKERS) --dist loadfile --durations=25 -m "not slow" tests/unit tests/integration tests/quality
 
 test-fast: setup
 	$(PYTEST) -q -n $(WORKERS) -m "not slow" tests/unit

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from kcspec.conformance import differential
 from kcspec.conformance.adapters.inprocess import ControllerSut, InProcessAdapter
-from kcspec.conformance.session_mutants import ORDER_MUTANTS, SESSION_MUTANTS
+from kcspec.conformance.session_mutants import ORDER_MUTANTS
 from kcspec.conformance.signature import Cause, Signature, part_of
 from kcspec.conformance.verdicts import Verdict
 from rich.console import Console
@@ -50,8 +50,10 @@ def test_a_cause_is_the_first_part_of_the_reply_that_differs() -> None:
 @pytest.mark.integration
 @pytest.mark.parametrize(
     "make",
-    [_buggy, *(lambda c=c: c for c in (*SESSION_MUTANTS, *ORDER_MUTANTS))],
-    ids=["buggy-controller", *(c.name for c in (*SESSION_MUTANTS, *ORDER_MUTANTS))],
+    # the session mutants' groups are checked by test_session_mutants.py, in the same differential run that
+    # shows the vectors miss them (one run per mutant instead of two)
+    [_buggy, *(lambda c=c: c for c in ORDER_MUTANTS)],
+    ids=["buggy-controller", *(c.name for c in ORDER_MUTANTS)],
 )
 def test_each_bug_gives_at_most_three_groups(make: object, tmp_path: Path) -> None:
     cls = make()  # type: ignore[operator]

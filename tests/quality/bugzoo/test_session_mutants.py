@@ -53,6 +53,11 @@ def test_the_vectors_pass_and_the_differential_catches_it(cls: type[SessionMutan
     )
     failed = [o for o in outcomes if o.verdict is Verdict.failed]
     assert failed, (outcomes, notes)
+    # grouped by cause: at most three groups, each with its count of sequences and one shrunk trace
+    assert len(failed) <= 3, [o.id for o in outcomes]
+    assert len(list(tmp_path.glob("divergence-*.json"))) == len(failed)
+    for o in failed:
+        assert " sequence(s))" in o.description and "trace " in o.reason, o
     for trace in tmp_path.glob("divergence-*.json"):
         assert differential.replay_file(trace, InProcessAdapter(cls()), Console(file=io.StringIO())) == 1
         assert (
