@@ -12,7 +12,8 @@ that token, or is that token), and 3 right of every ``/\\`` or ``\\/`` written o
 bullet opened on the line); and no break comes before a ``/\\`` or ``\\/`` of the line, whose list may go
 on in the next lines, aligned with it. Breaking a line between two tokens changes nothing else: a line break is
 white space. A comma inside brackets is aligned with the first item after its opening bracket when that is further
-right. A comment line is wrapped into several comment lines.
+right. ``[]`` is TLA+'s "always" operator (``[]<>P``, ``[][Next]_vars``), one token, not a pair of brackets: no
+break inside it. A comment line is wrapped into several comment lines.
 """
 
 from __future__ import annotations
@@ -100,6 +101,9 @@ def _points(line: str) -> list[_Point]:
                 bound = max(bound, i + 3)
             elif line.startswith(" ", i + 2):  # after an infix junction
                 out.append(_Point(i + 3, i + 2, bound, len(stack), False))
+            i += 2
+            continue
+        if line.startswith("[]", i):  # the temporal "always" (and the box of [][Next]_vars): no bracket
             i += 2
             continue
         opener = next((o for o in _OPENERS if line.startswith(o, i)), None)

@@ -5,6 +5,8 @@ module at most 120 characters, repeated sub-expressions written once (``share``)
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from kcspec.model.tla.config import ModelConfig
 from kcspec.model.tla.layout import MAX_LINE
@@ -86,6 +88,22 @@ def test_a_line_is_broken_after_a_comma_right_of_its_bullet_and_never_before_a_b
     assert wrap_line(bullet_late) == [bullet_late]  # nothing may move the last bullet: left as it is
     string = '    /\\ x = "' + "a, b " * 30 + '"'
     assert wrap_line(string) == [string]  # no break inside a string
+
+
+def test_the_always_operator_is_never_broken_in_two() -> None:
+    """``[]`` is one token of TLA+ (``[]<>Q``, ``[][Next]_vars``): a break between its two characters would make
+    it a pair of brackets, which SANY rejects."""
+    premise = "LeaderEventuallyElected_P(tp) /\\ ~BoundsStopTheController"
+    for line in (
+        f"        <>[]({premise}) => []<>LeaderEventuallyElected_Q(tp) \\/ []<>" + "Q" * 40,
+        "Spec == Init /\\ " + "Fairness_" * 11 + " /\\ [][Next]_vars",
+    ):
+        pieces = wrap_line(line)
+        assert len(pieces) > 1, f"no break found in {line!r}"
+        assert " ".join(p.strip() for p in pieces) == line.strip(), pieces  # breaks only between tokens
+        assert not any(
+            a.endswith("[") and b.lstrip().startswith("]") for a, b in itertools.pairwise(pieces)
+        ), "a break inside []:\n" + "\n".join(pieces)
 
 
 def test_a_repeated_sub_expression_becomes_one_let_definition() -> None:
