@@ -32,9 +32,17 @@ def _results() -> dict[str, str]:
 
 
 def _marks(bench: run.Benchmark) -> list[pytest.MarkDecorator]:
+    """The tier of a benchmark's smoke run.
+
+    The benchmarks that start Spark (audit_throughput, explore_spark, swarm_rate) cost 25–60 s each at their
+    smallest size — a Spark driver or two per run, what their figures measure — and the code they drive is tested
+    in ``make test`` by the audit's and the Spark explorer's own integration tests. Their smoke runs are in the
+    slow tier (``make test-slow``), so that CI's ``make test`` keeps to its time; every other benchmark's smoke run
+    stays in ``make test``.
+    """
     marks = [pytest.mark.integration]
     if "spark" in bench.needs:
-        marks.append(pytest.mark.spark)
+        marks += [pytest.mark.spark, pytest.mark.slow]
     return marks
 
 
