@@ -1,4 +1,5 @@
-"""The §10 line grammar through the pure-Python reference parser (fast, no Spark)."""
+"""The §10 line grammar of `model/kafka_log/` (shared by the audit and the checks) through the pure-Python reference
+parser (fast, no Spark)."""
 
 from __future__ import annotations
 
