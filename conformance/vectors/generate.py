@@ -10,7 +10,7 @@ gap is visible, never silent.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
 from kcspec.conformance.adapters.inprocess import ControllerSut, dispatch
@@ -143,29 +143,20 @@ def machine_cases(profile: str) -> Iterator[inputs.Case]:
 
 def event_cases(profile: str, oracle: ControllerSut) -> Iterator[inputs.Case]:
     """Every step of every built-in scenario (§7–§9), from the state the oracle reached before it, and
-    one event that is not enabled per scenario; then the failovers of the ported ``/feature`` tests."""
+    one event that is not enabled per scenario; then the failovers of the ported ``/feature`` tests and every step
+    of the ported topic-ID tests."""
     from kcspec.conformance.scenarios import SCENARIOS
 
     for scenario in SCENARIOS:
-        events = scenario.events(profile)
-        state = ClusterState()
         dispatch(oracle, m.Hello(m.PROTOCOL_VERSION, profile))
-        for i, event in enumerate(events):
-            fault = isinstance(event, ZkFaultInjection) or bool(state.zk.faults)
-            caps = {m.Capability.controller_events} | ({m.Capability.fault_injection} if fault else set())
-            yield inputs.Case(
-                f"event.{scenario.name}.{i:02d}.{event.kind}",
-                (event.section, *event.exercises, *scenario.sections),
-                f"scenario {scenario.name}, step {i + 1}: {_event_text(event)}",
-                frozenset(caps),
-                state,
-                m.Event(event),
-            )
-            dispatch(oracle, m.Load(state))
-            reply = dispatch(oracle, m.Event(event))
-            if not isinstance(reply, m.StepReply):
-                break
-            state = reply.state
+        state, _ = yield from _steps(
+            oracle,
+            scenario.name,
+            f"scenario {scenario.name}",
+            scenario.sections,
+            ClusterState(),
+            scenario.events(profile),
+        )
         for j, miss in enumerate(scenario.not_enabled(profile)):
             yield inputs.Case(
                 f"event.{scenario.name}.not-enabled.{j:02d}.{miss.kind}",
@@ -186,6 +177,56 @@ def event_cases(profile: str, oracle: ControllerSut) -> Iterator[inputs.Case]:
                 m.Event(BrokerStartup(registered[0])),
             )
     yield from inputs.feature_znode_cases()
+    yield from _kafka_test_cases(profile, oracle)
+
+
+def _steps(
+    oracle: ControllerSut,
+    name: str,
+    text: str,
+    sections: tuple[str, ...],
+    state: ClusterState,
+    events: Sequence[ControllerEvent],
+    first: int = 0,
+) -> Generator[inputs.Case, None, tuple[ClusterState, bool]]:
+    """A vector per event, each from the state the oracle reached before it (numbered from ``first``). Returns the
+    last state the oracle reached, and whether every event stepped (the events after one that did not are left
+    out: they would have no state to start from)."""
+    for i, event in enumerate(events, start=first):
+        fault = isinstance(event, ZkFaultInjection) or bool(state.zk.faults)
+        caps = {m.Capability.controller_events} | ({m.Capability.fault_injection} if fault else set())
+        yield inputs.Case(
+            f"event.{name}.{i:02d}.{event.kind}",
+            (event.section, *event.exercises, *sections),
+            f"{text}, step {i + 1}: {_event_text(event)}",
+            frozenset(caps),
+            state,
+            m.Event(event),
+        )
+        dispatch(oracle, m.Load(state))
+        reply = dispatch(oracle, m.Event(event))
+        if not isinstance(reply, m.StepReply):
+            return state, False
+        state = reply.state
+    return state, True
+
+
+def _kafka_test_cases(profile: str, oracle: ControllerSut) -> Iterator[inputs.Case]:
+    """Every step of the ported topic-ID tests of Kafka's ``ControllerIntegrationTest`` (``inputs.TOPIC_ID_TESTS``):
+    each phase starts from the state the last one reached, with the phase's IBP in its config."""
+    for sequence in inputs.TOPIC_ID_TESTS:
+        if profile not in sequence.profiles:
+            continue
+        dispatch(oracle, m.Hello(m.PROTOCOL_VERSION, profile))
+        state, done = ClusterState(), 0
+        for ibp, events in sequence.phases:
+            state = replace(state, config=replace(state.config, inter_broker_protocol=ibp))
+            state, stepped = yield from _steps(
+                oracle, f"kafka-test.{sequence.name}", sequence.doc, sequence.sections, state, events, done
+            )
+            if not stepped:
+                break
+            done += len(events)
 
 
 def _event_text(event: ControllerEvent) -> str:

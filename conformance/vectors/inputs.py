@@ -10,13 +10,22 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from kcspec.conformance.protocol import messages as m
-from kcspec.spec.events import ControllerFailover
+from kcspec.spec.events import (
+    ApiPartitionReassignment,
+    BrokerFailure,
+    BrokerStartup,
+    ControllerEvent,
+    ControllerFailover,
+    ControllerResignation,
+    TopicCreation,
+)
 from kcspec.spec.fmap import FMap
 from kcspec.spec.state import ClusterState, ControllerContext, ZkState
 from kcspec.spec.vocabulary import (
     ElectionInput,
     ElectionStrategy,
     FeatureZNodeStatus,
+    InterBrokerProtocol,
     LeaderAndIsr,
     LeaderElection,
     LeaderIsrAndControllerEpoch,
@@ -497,3 +506,112 @@ def feature_znode_cases() -> Iterator[Case]:
             state,
             m.Event(ControllerFailover(0)),
         )
+
+
+# ------------------------------------------------------------------------------- topic IDs (KIP-516)
+
+
+Phase = tuple[InterBrokerProtocol, tuple[ControllerEvent, ...]]
+"""Events run under one IBP."""
+
+
+@dataclass(frozen=True)
+class KafkaTestSequence:
+    """A test method of Kafka 2.8.2's ``ControllerIntegrationTest`` as kcspec events, in phases.
+
+    Kafka's test restarts its brokers with another ``inter.broker.protocol.version`` between phases; here the
+    state a phase reached is the next phase's, with ``config.inter_broker_protocol`` set to that phase's IBP (a
+    cluster setting of the model, §7.6). Kafka's tests use IBP 2.7-IV0 for "before topic IDs"; the model's oldest
+    value is 2.7-IV2, the same for topic IDs (``InterBrokerProtocol``)."""
+
+    name: str
+    """The Kafka test method, or a name for a case no Kafka test has (a part of the vectors' ids)."""
+    doc: str
+    """What the sequence shows, citing the Kafka test."""
+    sections: tuple[str, ...]
+    profiles: tuple[str, ...]
+    phases: tuple[Phase, ...]
+
+
+_IV2_7 = InterBrokerProtocol.KAFKA_2_7_IV2
+_IV2_8 = InterBrokerProtocol.KAFKA_2_8_IV1
+_ONE_BROKER = (BrokerStartup(0), ControllerFailover(0))
+_TWO_BROKERS = (BrokerStartup(0), BrokerStartup(1), ControllerFailover(0))
+_T1 = TopicCreation("t1", ((0,),))
+_REELECT = (ControllerResignation(), ControllerFailover(0))
+
+
+def _kafka_test(
+    name: str, sections: tuple[str, ...], profiles: tuple[str, ...], phases: tuple[Phase, ...]
+) -> KafkaTestSequence:
+    return KafkaTestSequence(name, f"ControllerIntegrationTest.{name}", sections, profiles, phases)
+
+
+def _migration(created: InterBrokerProtocol, reassigned: InterBrokerProtocol, name: str) -> KafkaTestSequence:
+    return _kafka_test(
+        name,
+        ("§7.6", "§7.1", "§7.7.1"),
+        ("kafka-2.8",),
+        (
+            (created, (*_TWO_BROKERS, _T1)),
+            (reassigned, (*_REELECT, ApiPartitionReassignment(FMap({TopicPartition("t1", 0): (1,)})))),
+        ),
+    )
+
+
+TOPIC_ID_TESTS: tuple[KafkaTestSequence, ...] = (
+    _kafka_test(
+        "testTopicIdsAreAdded",
+        ("§7.6",),
+        ("kafka-2.8",),
+        ((_IV2_8, (*_ONE_BROKER, _T1, TopicCreation("t2", ((0,),)))),),
+    ),
+    _kafka_test("testTopicIdsAreNotAdded", ("§7.6",), ("kafka-2.8",), ((_IV2_7, (*_ONE_BROKER, _T1)),)),
+    _kafka_test(
+        "testTopicIdPersistsThroughControllerReelection",
+        ("§7.6", "§7.1"),
+        ("kafka-2.8",),
+        ((_IV2_8, (*_ONE_BROKER, _T1)), (_IV2_8, _REELECT)),
+    ),
+    _kafka_test(
+        "testNoTopicIdPersistsThroughControllerReelection",
+        ("§7.6", "§7.1"),
+        ("kafka-2.8",),
+        ((_IV2_7, (*_ONE_BROKER, _T1)), (_IV2_7, _REELECT)),
+    ),
+    _kafka_test(
+        "testTopicIdPersistsThroughControllerRestart",
+        ("§7.6", "§7.1", "§7.4"),
+        ("kafka-2.8",),
+        (
+            (_IV2_8, (*_TWO_BROKERS, TopicCreation("t1", ((0, 1),)))),
+            (_IV2_8, (BrokerFailure(0), ControllerFailover(1), BrokerStartup(0), ControllerFailover(0))),
+        ),
+    ),
+    _kafka_test(
+        "testTopicIdCreatedOnUpgrade",
+        ("§7.6", "§7.1"),
+        ("kafka-2.8",),
+        ((_IV2_7, (*_ONE_BROKER, _T1)), (_IV2_8, _REELECT)),
+    ),
+    _migration(_IV2_7, _IV2_8, "testTopicIdMigrationAndHandling"),
+    _migration(_IV2_8, _IV2_7, "testTopicIdMigrationAndHandlingWithOlderVersion"),
+    KafkaTestSequence(
+        "ibp-2_8-IV0",
+        "IBP 2.8-IV0: the topic gets an ID, which LeaderAndIsr (v4) and UpdateMetadata (v6) do not carry (KIP-516)",
+        ("§7.6", "§3.4"),
+        ("kafka-2.8",),
+        ((InterBrokerProtocol.KAFKA_2_8_IV0, (*_ONE_BROKER, _T1)),),
+    ),
+    KafkaTestSequence(
+        "kafka-1_1-no-topic-ids",
+        "kafka-1.1 ignores the IBP setting: no topic gets an ID",
+        ("§7.6",),
+        ("kafka-1.1",),
+        ((_IV2_8, (*_ONE_BROKER, _T1)),),
+    ),
+)
+"""Kafka 2.8.2's ``ControllerIntegrationTest`` topic-ID test methods (the ones named after them), plus the two
+cases of the model no Kafka test has: IBP 2.8-IV0, where topics get IDs but LeaderAndIsr (< v5) and UpdateMetadata
+(< v7) do not carry them, and the kafka-1.1 profile. ``tests/unit/spec_actions/test_topic_ids.py`` asserts on both
+engines what each Kafka test asserts; the vector generator turns every step into a vector."""

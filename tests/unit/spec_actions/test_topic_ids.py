@@ -1,10 +1,10 @@
 """Topic IDs (KIP-516): the topic-ID test methods of Kafka 2.8.2's ``ControllerIntegrationTest`` as kcspec sequences.
 
-Each test runs its events on the spec and on the reference controller (``crosscheck``: every step agrees and keeps
-every invariant) and then asserts what the Kafka test asserts on the final state, which both engines reached. An IBP
-upgrade or downgrade (Kafka restarts the brokers with another ``inter.broker.protocol.version``) is the state of
-the first phase with its config changed, loaded for the second phase. Kafka's tests use IBP 2.7-IV0 for "before
-topic IDs"; the model's oldest value is 2.7-IV2, the same for topic IDs (``InterBrokerProtocol``).
+Each test runs the events of its sequence (``conformance/vectors/inputs.py`` ``TOPIC_ID_TESTS``, which also become
+conformance vectors, step by step) on the spec and on the reference controller (every step agrees and keeps every
+invariant), and then asserts what the Kafka test asserts on the states both engines reached at the end of each
+phase. An IBP upgrade or downgrade (Kafka restarts the brokers with another ``inter.broker.protocol.version``) is
+the state of one phase with its config changed, loaded for the next.
 """
 
 from __future__ import annotations
@@ -12,14 +12,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from kcspec.conformance.vectors.inputs import TOPIC_ID_TESTS
 from kcspec.model.step import SpecMachine
 from kcspec.spec.events import (
-    ApiPartitionReassignment,
-    BrokerFailure,
     BrokerStartup,
     ControllerEvent,
     ControllerFailover,
-    ControllerResignation,
     TopicCreation,
 )
 from kcspec.spec.fmap import FMap
@@ -29,9 +27,9 @@ from kcspec.spec.vocabulary import ClusterConfig, InterBrokerProtocol, TopicPart
 
 from tests.support.spec_scenarios import run_on_both_engines
 
-IBP_2_7 = InterBrokerProtocol.KAFKA_2_7_IV2
 IBP_2_8 = InterBrokerProtocol.KAFKA_2_8_IV1
 T1 = TopicPartition("t1", 0)
+SEQUENCES = {sequence.name: sequence for sequence in TOPIC_ID_TESTS}
 
 
 def _initial(ibp: InterBrokerProtocol) -> ClusterState:
@@ -42,20 +40,40 @@ def _run(initial: ClusterState, *events: ControllerEvent, profile: str = "kafka-
     return run_on_both_engines("topic-ids", initial, events, profile)
 
 
-def _upgraded(state: ClusterState, ibp: InterBrokerProtocol) -> ClusterState:
-    return replace(state, config=replace(state.config, inter_broker_protocol=ibp))
+def _phases(name: str) -> list[ClusterState]:
+    """The states both engines reach at the end of each phase of the sequence ``name``."""
+    sequence = SEQUENCES[name]
+    (profile,) = sequence.profiles
+    state, ends = ClusterState(), []
+    for ibp, events in sequence.phases:
+        state = _run(
+            replace(state, config=replace(state.config, inter_broker_protocol=ibp)), *events, profile=profile
+        )
+        ends.append(state)
+    return ends
+
+
+def test_every_sequence_is_asserted_on() -> None:
+    """Each ported sequence has its test here (a sequence added without one is a vector with no Kafka assertion)."""
+    asserted = {
+        "testTopicIdsAreAdded",
+        "testTopicIdsAreNotAdded",
+        "testTopicIdPersistsThroughControllerReelection",
+        "testNoTopicIdPersistsThroughControllerReelection",
+        "testTopicIdPersistsThroughControllerRestart",
+        "testTopicIdCreatedOnUpgrade",
+        "testTopicIdMigrationAndHandling",
+        "testTopicIdMigrationAndHandlingWithOlderVersion",
+        "ibp-2_8-IV0",
+        "kafka-1_1-no-topic-ids",
+    }
+    assert set(SEQUENCES) == asserted, sorted(set(SEQUENCES) ^ asserted)
 
 
 def test_topic_ids_are_added() -> None:
     """``ControllerIntegrationTest.testTopicIdsAreAdded``: each created topic has an ID, the same in the controller's
     context and in its topic znode, and two topics have different IDs."""
-    s = _run(
-        _initial(IBP_2_8),
-        BrokerStartup(0),
-        ControllerFailover(0),
-        TopicCreation("t1", ((0,),)),
-        TopicCreation("t2", ((0,),)),
-    )
+    (s,) = _phases("testTopicIdsAreAdded")
     ids = s.controller.topic_ids
     assert set(ids) == {"t1", "t2"} and ids["t1"] != ids["t2"], s
     assert s.zk.topic_ids == ids, s
@@ -63,71 +81,49 @@ def test_topic_ids_are_added() -> None:
 
 def test_topic_ids_are_not_added() -> None:
     """``ControllerIntegrationTest.testTopicIdsAreNotAdded``: under an IBP before 2.8 no topic gets an ID."""
-    s = _run(_initial(IBP_2_7), BrokerStartup(0), ControllerFailover(0), TopicCreation("t1", ((0,),)))
+    (s,) = _phases("testTopicIdsAreNotAdded")
     assert not s.controller.topic_ids and not s.zk.topic_ids, s
 
 
 def test_topic_id_persists_through_controller_reelection() -> None:
     """``ControllerIntegrationTest.testTopicIdPersistsThroughControllerReelection``: the ID a topic had under the
     first controller is the one the re-elected controller reads."""
-    created = _run(_initial(IBP_2_8), BrokerStartup(0), ControllerFailover(0), TopicCreation("t1", ((0,),)))
-    s = _run(created, ControllerResignation(), ControllerFailover(0))
+    created, s = _phases("testTopicIdPersistsThroughControllerReelection")
     assert s.controller.topic_ids == created.controller.topic_ids == FMap({"t1": 1}), s
 
 
 def test_no_topic_id_persists_through_controller_reelection() -> None:
     """``ControllerIntegrationTest.testNoTopicIdPersistsThroughControllerReelection``: under IBP 2.7 a topic still
     has no ID after a re-election."""
-    created = _run(_initial(IBP_2_7), BrokerStartup(0), ControllerFailover(0), TopicCreation("t1", ((0,),)))
-    s = _run(created, ControllerResignation(), ControllerFailover(0))
+    _created, s = _phases("testNoTopicIdPersistsThroughControllerReelection")
     assert not s.controller.topic_ids and not s.zk.topic_ids, s
 
 
 def test_topic_id_persists_through_controller_restart() -> None:
     """``ControllerIntegrationTest.testTopicIdPersistsThroughControllerRestart``: the controller's broker dies and
     comes back (another controller in between); the topic keeps its ID."""
-    created = _run(
-        _initial(IBP_2_8),
-        BrokerStartup(0),
-        BrokerStartup(1),
-        ControllerFailover(0),
-        TopicCreation("t1", ((0, 1),)),
-    )
-    s = _run(created, BrokerFailure(0), ControllerFailover(1), BrokerStartup(0), ControllerFailover(0))
+    created, s = _phases("testTopicIdPersistsThroughControllerRestart")
     assert s.controller.topic_ids == created.zk.topic_ids == s.zk.topic_ids == FMap({"t1": 1}), s
 
 
 def test_topic_id_created_on_upgrade() -> None:
     """``ControllerIntegrationTest.testTopicIdCreatedOnUpgrade``: a topic created under IBP 2.7 has no ID; after the
     upgrade to 2.8 the new controller writes one into its znode and its context."""
-    old = _run(_initial(IBP_2_7), BrokerStartup(0), ControllerFailover(0), TopicCreation("t1", ((0,),)))
+    old, s = _phases("testTopicIdCreatedOnUpgrade")
     assert not old.zk.topic_ids
-    s = _run(_upgraded(old, IBP_2_8), ControllerResignation(), ControllerFailover(0))
     assert s.zk.topic_ids == s.controller.topic_ids == FMap({"t1": 1}), s
 
 
-@pytest.mark.parametrize(("created_under", "reassigned_under"), [(IBP_2_7, IBP_2_8), (IBP_2_8, IBP_2_7)])
-def test_topic_id_migration_and_handling(
-    created_under: InterBrokerProtocol, reassigned_under: InterBrokerProtocol
-) -> None:
+@pytest.mark.parametrize(
+    "name", ["testTopicIdMigrationAndHandling", "testTopicIdMigrationAndHandlingWithOlderVersion"]
+)
+def test_topic_id_migration_and_handling(name: str) -> None:
     """``ControllerIntegrationTest.testTopicIdMigrationAndHandling`` (created under 2.7, upgraded to 2.8: the new
     controller gives the topic an ID) and ``testTopicIdMigrationAndHandlingWithOlderVersion`` (created under 2.8,
     downgraded to 2.7: the controller still reads the znode's ID into its context, "If we don't have IBP 2.8, but
     are running 2.8 code, put any topic IDs from the ZNode in controller context"). Either way a reassignment then
     rewrites the topic znode with that ID (``setTopicAssignment`` writes the context's ID)."""
-    first = _run(
-        _initial(created_under),
-        BrokerStartup(0),
-        BrokerStartup(1),
-        ControllerFailover(0),
-        TopicCreation("t1", ((0,),)),
-    )
-    s = _run(
-        _upgraded(first, reassigned_under),
-        ControllerResignation(),
-        ControllerFailover(0),
-        ApiPartitionReassignment(FMap({T1: (1,)})),
-    )
+    _first, s = _phases(name)
     assert s.zk.assignments[T1].adding == (1,), s  # the znode was rewritten: the reassignment is in flight
     assert s.zk.topic_ids == s.controller.topic_ids == FMap({"t1": 1}), s
 
@@ -146,15 +142,11 @@ def test_requests_carry_topic_ids_from_ibp_2_8_iv1() -> None:
     for ibp, profile in ((InterBrokerProtocol.KAFKA_2_8_IV0, "kafka-2.8"), (IBP_2_8, "kafka-1.1")):
         sent = requests(ibp, profile)
         assert sent and all(not r.topic_ids for r in sent), (ibp, profile, sent)
+    (iv0,) = _phases("ibp-2_8-IV0")  # the IDs exist under 2.8-IV0: only the wire lacks them
+    assert iv0.zk.topic_ids == iv0.controller.topic_ids == FMap({"t1": 1}), iv0
 
 
 def test_kafka_1_1_has_no_topic_ids() -> None:
     """The kafka-1.1 profile ignores the IBP setting: no topic gets an ID."""
-    s = _run(
-        _initial(IBP_2_8),
-        BrokerStartup(0),
-        ControllerFailover(0),
-        TopicCreation("t1", ((0,),)),
-        profile="kafka-1.1",
-    )
+    (s,) = _phases("kafka-1_1-no-topic-ids")
     assert not s.controller.topic_ids and not s.zk.topic_ids, s
