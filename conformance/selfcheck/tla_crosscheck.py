@@ -3,11 +3,15 @@
 Both sides explore the same abstraction (``conformance/selfcheck/explore/tla_model.py``): the empty cluster as the
 initial state, every action of the spec with every parameter value of the model's domains, the model's
 bounds as a constraint, no symmetry reduction on either side, no depth bound. TLC writes every distinct
-state it reaches (``-dump``); the explorer keeps every distinct state of the reference controller. The two
-agree when TLC's distinct-state count equals the explorer's **and** the two sets of states are equal; when
-they differ, states reachable in one and not the other are reported — the explorer's with the shortest
-event sequence that reaches them, TLC's as TLC wrote them (in breadth-first order, so the first ones
-are the shallowest).
+state it reaches (``-dump``); the explorer (one process, or ``explorer_workers`` processes) keeps the 64-bit
+fingerprint of every distinct state of the reference controller, level by level on disk with the parent of
+each (its checkpoint files), as ``kcspec explore`` does. The two agree when TLC's distinct-state count equals
+the explorer's **and** the fingerprints of TLC's states are exactly the explorer's (a collision between two
+states of the model, at most n²/2⁶⁵, could hide a difference; the counts are compared too); when they differ,
+states reachable in one and not the other are reported — the explorer's with the shortest event sequence that
+reaches them (rebuilt from the parents' fingerprints by re-executing the path), TLC's as TLC wrote them (in
+breadth-first order, so the first ones are the shallowest). The comparison holds a fingerprint per state in
+memory (about 18 bytes), not the state, so it is bounded by the explorer's time, not by memory.
 
 Layers: ``CrosscheckArgs`` (typed arguments) → ``run_crosscheck`` (generates the module, runs TLC
 hermetically through ``model/tlc``, runs the explorer, compares) → ``CrosscheckResult`` → the CLI.
@@ -18,13 +22,24 @@ from __future__ import annotations
 import enum
 import tempfile
 import threading
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from kcspec.conformance.selfcheck.explore.explorer import ExploreResult, ExploreStats
-from kcspec.conformance.selfcheck.explore.levels import SCRATCH_PARENT
-from kcspec.conformance.selfcheck.explore.tla_model import explore_model
+from kcspec.conformance.selfcheck.explore.explorer import (
+    ExploreResult,
+    ExploreStats,
+    SearchSpace,
+    fingerprint_path,
+    replay,
+    search,
+    start_state,
+)
+from kcspec.conformance.selfcheck.explore.fingerprint import FingerprintSet
+from kcspec.conformance.selfcheck.explore.levels import LevelStore, read_checkpoint
+from kcspec.conformance.selfcheck.explore.stepper import Stepper
+from kcspec.conformance.selfcheck.explore.tla_model import model_space
 from kcspec.model.tla.config import ModelConfig
 from kcspec.model.tla.counterexample import CounterexampleError, state_of
 from kcspec.model.tla.module import generate
@@ -63,8 +78,14 @@ class CrosscheckArgs:
     max_states: int = 1_000_000
     samples: int = 3
     """How many states reachable on one side only to report, per side."""
+    explorer_workers: int = 1
+    """Processes of the explorer (``workers`` is TLC's threads): TLC ends long before the explorer, whose work per
+    state is the two implementations' (``benchmarks/results/tla_cost.md``), so a second explorer process uses the
+    core TLC leaves."""
 
     def __post_init__(self) -> None:
+        if self.explorer_workers < 1:
+            raise ValueError(f"--explorer-workers must be at least 1, got {self.explorer_workers}")
         if self.max_states < 1:
             raise ValueError(f"--max-states must be at least 1, got {self.max_states}")
         if self.samples < 0:
@@ -211,22 +232,20 @@ def run_crosscheck(
         )
         side = _TlcThread(tlc_args, tools, on_tlc_progress, (work,))
         side.start()
-        scratch = SCRATCH_PARENT.set(work)  # the explorer's level files go where the watchdog cleans up too
+        space = model_space(args.profile, args.model, args.max_states)
+        levels = work / "explorer"  # its level files go where the watchdog cleans up too
         try:
-            explored: ExploreResult | None = explore_model(
-                args.profile,
-                args.model,
-                args.max_states,
+            explored: ExploreResult | None = search(
+                space,
                 side.check_progress(on_explore_progress),
-                keep_states=True,
+                workers=args.explorer_workers,
+                checkpoint=levels,
             )
         except _TlcFailed:
             explored = None
         except BaseException:
             side.stop()  # the explorer failed or this process is interrupted (Ctrl-C, SIGTERM): TLC goes too
             raise
-        finally:
-            SCRATCH_PARENT.reset(scratch)
         tlc = side.result()
         tlc_distinct = tlc.report.stats.distinct
         if tlc.outcome is not Outcome.OK:
@@ -264,13 +283,34 @@ def run_crosscheck(
                 0,
                 n_explored,
             )
-        return _compare(args, tlc, explored, dump)
+        return _compare(args, tlc, explored, dump, space, levels)
 
 
-def _compare(args: CrosscheckArgs, tlc: TlcResult, explored: ExploreResult, dump: Path) -> CrosscheckResult:
-    assert explored.states is not None
-    explorer_keys = explored.states
-    seen: set[ClusterState] = set()
+def _compare(
+    args: CrosscheckArgs,
+    tlc: TlcResult,
+    explored: ExploreResult,
+    dump: Path,
+    space: SearchSpace,
+    levels: Path,
+) -> CrosscheckResult:
+    """TLC's dumped states against the explorer's fingerprints (its level files in ``levels``)."""
+    stepper = Stepper(
+        space.profile,
+        space.candidates,
+        space.brokers,
+        space.symmetry,
+        space.keep,
+        ExploreStats(),
+        space.fingerprints,
+    )
+    meta, _stats = read_checkpoint(levels)
+    store = LevelStore(levels)
+    visited = FingerprintSet()
+    for path in store.files("visited", meta.level):
+        for fp in FingerprintSet.from_bytes(path.read_bytes()):
+            visited.add(fp)
+    seen = FingerprintSet()
     dumped = 0
     tlc_only: list[StateSample] = []
     only_tlc = 0
@@ -281,8 +321,10 @@ def _compare(args: CrosscheckArgs, tlc: TlcResult, explored: ExploreResult, dump
                 state = state_of(st)
             except CounterexampleError as exc:
                 raise CrosscheckError(f"TLC's state {st.number} does not fit the data model: {exc}") from None
-            seen.add(state)
-            if state not in explorer_keys:
+            stepper.fingerprints.forget()
+            fp = stepper.fingerprint(state)
+            seen.add(fp)
+            if fp not in visited:
                 only_tlc += 1
                 if len(tlc_only) < args.samples:
                     tlc_only.append(StateSample(state, None))
@@ -290,13 +332,19 @@ def _compare(args: CrosscheckArgs, tlc: TlcResult, explored: ExploreResult, dump
         raise CrosscheckError(f"TLC's state dump is unreadable: {exc}") from None
     explorer_only: list[StateSample] = []
     only_explorer = 0
-    for key in explorer_keys:  # insertion order is breadth-first: the first ones have the shortest paths
-        if key in seen:
-            continue
-        only_explorer += 1
-        if len(explorer_only) < args.samples:
-            assert isinstance(key, ClusterState)  # no symmetry reduction: the key is the state
-            explorer_only.append(StateSample(key, explored.path_to(key)))
+    if len(seen) != len(visited) or only_tlc:
+        root, prefix, _finding = start_state(space, stepper.spec, stepper.checker.check_state)
+        for level in range(1, meta.level + 1):  # breadth-first: the first ones have the shortest paths
+            for fp in _trail_fingerprints(store, level):
+                if fp in seen:
+                    continue
+                only_explorer += 1
+                if len(explorer_only) < args.samples:
+                    events = replay(space, stepper, root, fingerprint_path(store, level, fp))
+                    state = root
+                    for ev in events:
+                        state = stepper.spec.step(state, ev).state
+                    explorer_only.append(StateSample(state, (*prefix, *events)))
     tlc_distinct = tlc.report.stats.distinct
     n_explored = explored.stats.distinct_states
     same = only_tlc == 0 and only_explorer == 0 and tlc_distinct == n_explored == dumped
@@ -322,6 +370,16 @@ def _compare(args: CrosscheckArgs, tlc: TlcResult, explored: ExploreResult, dump
         tuple(tlc_only),
         tuple(explorer_only),
     )
+
+
+def _trail_fingerprints(store: LevelStore, level: int) -> list[int]:
+    """The fingerprints of the states first reached at ``level``, from its trail files."""
+    out: list[int] = []
+    for path in store.files("trail", level):
+        pairs = array("Q")
+        pairs.frombytes(path.read_bytes())
+        out.extend(pairs[0::2])
+    return out
 
 
 def record(names: tuple[str, ...] = (), workers: int = 1) -> int:

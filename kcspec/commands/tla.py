@@ -495,6 +495,14 @@ def _write_counterexample(
 @click.option(
     "--samples", type=int, default=3, show_default=True, help="States reachable on one side only to print."
 )
+@click.option(
+    "--explorer-workers",
+    type=int,
+    default=1,
+    show_default=True,
+    help="Explorer processes (--workers is TLC's threads). TLC ends long before the explorer: 2 uses the core "
+    "TLC leaves.",
+)
 @options.report_file("--json", "json_out", help="Write the comparison as JSON.")
 def crosscheck(
     tla2tools: str | None,
@@ -503,6 +511,7 @@ def crosscheck(
     timeout_s: float | None,
     max_states: int,
     samples: int,
+    explorer_workers: int,
     json_out: Path | None,
     **kw: Any,
 ) -> None:
@@ -514,7 +523,8 @@ def crosscheck(
     domains, the model's bounds, no symmetry, no depth bound. Exit code 0 when the distinct-state counts and
     the sets of states are equal, 1 when they differ (states reachable in one and not the other are printed)
     or either side found a violation, 2 when TLC or Java is missing, TLC failed or the explorer reached
-    --max-states.
+    --max-states. The explorer keeps a fingerprint per state (its level files on disk), as `kcspec explore`
+    does, so the comparison is bounded by time, not memory.
 
     \b
     Example:
@@ -526,7 +536,14 @@ def crosscheck(
     config = _config(kw)
     try:
         args = CrosscheckArgs(
-            kw["profile"], config, workers, heap_mb, timeout_s, max_states=max_states, samples=samples
+            kw["profile"],
+            config,
+            workers,
+            heap_mb,
+            timeout_s,
+            max_states=max_states,
+            samples=samples,
+            explorer_workers=explorer_workers,
         )
     except ValueError as exc:
         options.fail(str(exc))

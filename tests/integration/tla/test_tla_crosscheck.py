@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from kcspec.conformance.selfcheck import tla_crosscheck as crosscheck_module
 from kcspec.conformance.selfcheck.explore.explorer import ExploreResult
 from kcspec.conformance.selfcheck.explore.tla_model import check_count, explore_model, model_events
 from kcspec.conformance.selfcheck.tla_crosscheck import (
@@ -136,35 +135,41 @@ def tiny_explored() -> ExploreResult:
 
 
 @pytest.fixture()
-def tiny_states(tiny_explored: ExploreResult, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The tiny model's states; the crosscheck reuses this exploration instead of repeating it."""
-    monkeypatch.setattr(crosscheck_module, "explore_model", lambda *args, **kwargs: tiny_explored)
+def tiny_states(tiny_explored: ExploreResult) -> list[str]:
+    """The tiny model's states, in the explorer's breadth-first order (what the stand-in TLC dumps)."""
     assert tiny_explored.states is not None
     return [codec.dumps(s) for s in tiny_explored.states]
 
 
-def _run(tmp_path: Path, states: list[str], monkeypatch: pytest.MonkeyPatch, **env: str) -> CrosscheckResult:
+def _run(
+    tmp_path: Path, states: list[str], monkeypatch: pytest.MonkeyPatch, explorer_workers: int = 1, **env: str
+) -> CrosscheckResult:
     listing = tmp_path / "states.jsonl"
     listing.write_text("\n".join(states) + "\n")
     monkeypatch.setenv("FAKE_TLC_STATES", str(listing))
     for k, v in env.items():
         monkeypatch.setenv(k, v)
-    return run_crosscheck(CrosscheckArgs("kafka-2.8", TINY), _fake_java(tmp_path))
+    args = CrosscheckArgs("kafka-2.8", TINY, explorer_workers=explorer_workers)
+    return run_crosscheck(args, _fake_java(tmp_path))
 
 
+@pytest.mark.parametrize("explorer_workers", [1, 2])
 def test_crosscheck_agrees_when_both_sides_reach_the_same_states(
-    tmp_path: Path, tiny_states: list[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, tiny_states: list[str], monkeypatch: pytest.MonkeyPatch, explorer_workers: int
 ) -> None:
-    result = _run(tmp_path, tiny_states, monkeypatch)
+    result = _run(tmp_path, tiny_states, monkeypatch, explorer_workers)
     assert result.verdict is CrosscheckOutcome.AGREE, result.message
     assert result.tlc_distinct == result.explorer_distinct == result.dumped == 828
     assert "-dump" in result.tlc.argv
 
 
+@pytest.mark.parametrize("explorer_workers", [1, 2])
 def test_crosscheck_prints_states_reachable_on_one_side_only(
-    tmp_path: Path, tiny_states: list[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, tiny_states: list[str], monkeypatch: pytest.MonkeyPatch, explorer_workers: int
 ) -> None:
-    result = _run(tmp_path, tiny_states, monkeypatch, FAKE_TLC_DROP="2")
+    """TLC's dump without its last two states: the explorer's two are reported with the shortest event sequence
+    to each, rebuilt from the parents' fingerprints (one process or two alike)."""
+    result = _run(tmp_path, tiny_states, monkeypatch, explorer_workers, FAKE_TLC_DROP="2")
     assert result.verdict is CrosscheckOutcome.DIFFER
     assert result.exit_code == 1
     assert (result.only_explorer, result.only_tlc) == (2, 0)
@@ -209,9 +214,10 @@ def test_crosscheck_names_bad_options_and_stops_at_max_states(
 ) -> None:
     res = CliRunner().invoke(main, ["tla", "crosscheck", "--brokers", "1", "--rf", "1", "--max-states", "0"])
     assert res.exit_code == 2 and "--max-states must be at least 1" in res.output
-    monkeypatch.setattr(
-        crosscheck_module, "explore_model", lambda *a, **k: explore_model("kafka-2.8", TINY, max_states=10)
+    res = CliRunner().invoke(
+        main, ["tla", "crosscheck", "--brokers", "1", "--rf", "1", "--explorer-workers", "0"]
     )
+    assert res.exit_code == 2 and "--explorer-workers must be at least 1" in res.output
     listing = tmp_path / "states.jsonl"
     listing.write_text("\n".join(tiny_states) + "\n")
     monkeypatch.setenv("FAKE_TLC_STATES", str(listing))
