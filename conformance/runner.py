@@ -121,6 +121,14 @@ def hello_notes(hello: m.HelloReply) -> list[str]:
             "controller metrics not compared: the SUT does not declare the metrics capability (protocol 1.2: "
             "offline_partition_count and preferred_replica_imbalance_count in step replies)"
         )
+    if (
+        m.Capability.controller_events in hello.capabilities
+        and m.Capability.callbacks not in hello.capabilities
+    ):
+        notes.append(
+            "the controller's event queue not tested (skipped, unsupported): the SUT does not declare the callbacks "
+            "capability (protocol 1.3: queued admin elections and the answers of their callbacks)"
+        )
     skipped = sorted(k for k in EVENTS_BY_KIND if not hello.handles(k))
     if skipped and m.Capability.controller_events in hello.capabilities:
         notes.append(f"event kinds not tested (not declared by the SUT, not supported): {', '.join(skipped)}")

@@ -186,6 +186,31 @@ def event_cases(profile: str, oracle: ControllerSut) -> Iterator[inputs.Case]:
                 m.Event(BrokerStartup(registered[0])),
             )
     yield from inputs.feature_znode_cases()
+    if profile == "kafka-2.8":
+        yield from event_queue_cases(profile, oracle)
+
+
+def event_queue_cases(profile: str, oracle: ControllerSut) -> Iterator[inputs.Case]:
+    """Every step of the event-queue runs (``inputs.EVENT_QUEUE_CASES``), from the state the oracle reached before
+    it; a SUT needs the ``callbacks`` capability for them (their states carry the queue's bound)."""
+    caps = frozenset({m.Capability.controller_events, m.Capability.callbacks})
+    for run in inputs.EVENT_QUEUE_CASES:
+        state = run.initial
+        dispatch(oracle, m.Hello(m.PROTOCOL_VERSION, profile))
+        for i, event in enumerate(run.events):
+            yield inputs.Case(
+                f"event.queue.{run.name}.{i:02d}.{event.kind}",
+                (event.section, *event.exercises),
+                f"{run.description}; step {i + 1}: {_event_text(event)}",
+                caps,
+                state,
+                m.Event(event),
+            )
+            dispatch(oracle, m.Load(state))
+            reply = dispatch(oracle, m.Event(event))
+            if not isinstance(reply, m.StepReply):
+                raise ValueError(f"event-queue run {run.name}, step {i + 1}: {event.kind} was refused: {reply}")
+            state = reply.state
 
 
 def _event_text(event: ControllerEvent) -> str:

@@ -10,12 +10,24 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from kcspec.conformance.protocol import messages as m
-from kcspec.spec.events import ControllerFailover
+from kcspec.spec.events import (
+    BrokerFailure,
+    BrokerStartup,
+    ControllerEvent,
+    ControllerFailover,
+    ControllerResignation,
+    IsrChange,
+    QueuedEventProcessed,
+    ReplicaLeaderElectionQueued,
+    TopicCreation,
+)
 from kcspec.spec.fmap import FMap
 from kcspec.spec.state import ClusterState, ControllerContext, ZkState
 from kcspec.spec.vocabulary import (
+    ClusterConfig,
     ElectionInput,
     ElectionStrategy,
+    ElectionType,
     FeatureZNodeStatus,
     LeaderAndIsr,
     LeaderElection,
@@ -497,3 +509,76 @@ def feature_znode_cases() -> Iterator[Case]:
             state,
             m.Event(ControllerFailover(0)),
         )
+
+
+# ------------------------------------------------------------------------------------- the event queue
+
+
+@dataclass(frozen=True)
+class QueueCase:
+    """A run of events from ``initial`` that queues admin elections and ends with a preemption or a processing;
+    every step is a vector (``event_queue_cases``)."""
+
+    name: str
+    description: str
+    initial: ClusterState
+    events: tuple[ControllerEvent, ...]
+
+
+QUEUE_CONFIG = ClusterConfig(max_queued_requests=2)
+"""The model bound the queue vectors run with: two requests may wait."""
+U0 = TopicPartition("u", 0)
+
+EVENT_QUEUE_CASES: tuple[QueueCase, ...] = (
+    QueueCase(
+        "preemption-on-controller-shutdown",
+        "ControllerIntegrationTest.testPreemptionOnControllerShutdown: two events wait behind a blocked one on a "
+        "one-broker cluster, the controller shuts down (clearAndPut: written as ControllerResignation); both are "
+        "preempted: every partition of both elections answered NOT_CONTROLLER, nothing elected",
+        ClusterState(config=QUEUE_CONFIG),
+        (
+            BrokerStartup(0),
+            ControllerFailover(0),
+            TopicCreation("t", ((0,),)),
+            ReplicaLeaderElectionQueued(frozenset({T0})),
+            ReplicaLeaderElectionQueued(frozenset({T0})),
+            ControllerResignation(),
+        ),
+    ),
+    QueueCase(
+        "preemption-with-callbacks",
+        "ControllerIntegrationTest.testPreemptionWithCallbacks: a preferred election for t-0 and t-1 (no such topic) "
+        "waits on a one-broker cluster, the controller shuts down: both partitions answered NOT_CONTROLLER (the "
+        "test's ControlledShutdown and reassignment callbacks are not queued in the model)",
+        ClusterState(config=QUEUE_CONFIG),
+        (
+            BrokerStartup(0),
+            ControllerFailover(0),
+            ReplicaLeaderElectionQueued(frozenset({T0, T1})),
+            ControllerResignation(),
+        ),
+    ),
+    QueueCase(
+        "processed",
+        "a queued preferred election processed (§7.9): t-0 elects its preferred replica 1 (NONE, leader 1), t-1 "
+        "is already led by its preferred replica (ELECTION_NOT_NEEDED), u-0 does not exist "
+        "(UNKNOWN_TOPIC_OR_PARTITION); then a queued unclean election of t-0, led by a live broker "
+        "(ELECTION_NOT_NEEDED)",
+        ClusterState(config=QUEUE_CONFIG),
+        (
+            BrokerStartup(0),
+            BrokerStartup(1),
+            ControllerFailover(0),
+            TopicCreation("t", ((1, 0), (0, 1))),
+            BrokerFailure(1),
+            BrokerStartup(1),
+            IsrChange(T0, (0, 1)),
+            ReplicaLeaderElectionQueued(frozenset({T0, T1, U0})),
+            ReplicaLeaderElectionQueued(frozenset({T0}), ElectionType.UNCLEAN),
+            QueuedEventProcessed(),
+            QueuedEventProcessed(),
+        ),
+    ),
+)
+"""The runs of the event-queue vectors (kafka-2.8: admin elections are KIP-460's): Kafka 2.8.2's two preemption
+tests, ported, and a processed election's answers."""
