@@ -95,11 +95,13 @@ def election_answers(p: Profile, s: Expr, requested: Expr, etype: Expr, after: E
     b = Block()
     b.known = elections.known_partitions(s, requested)
     b.live = elections.not_deleting(s, b.known)
-    b.electable = b.live.filter(lambda tp: elections.election_needed(p, s, tp, etype))
-    b.failed = (
+    # evaluated only when the event did not throw: the electable filter reads LI(p) of every live partition
+    r = Block()
+    r.electable = b.live.filter(lambda tp: elections.election_needed(p, s, tp, etype))
+    r.failed = (
         after.f("failures").filter(lambda f: f.f("machine").eq(MACHINE_PARTITION)).map(lambda f: f.f("tp"))
     )
-    b.zk_failed = (
+    r.zk_failed = (
         after.f("failures")
         .filter(lambda f: f.f("machine").eq(MACHINE_PARTITION) & f.f("reason").eq(FailureReason.ZkError))
         .map(lambda f: f.f("tp"))
@@ -118,12 +120,12 @@ def election_answers(p: Profile, s: Expr, requested: Expr, etype: Expr, after: E
                 ~b.live.contains(tp),
                 ApiError.INVALID_TOPIC_EXCEPTION,
                 if_(
-                    ~b.electable.contains(tp),
+                    ~r.electable.contains(tp),
                     ApiError.ELECTION_NOT_NEEDED,
                     if_(
-                        b.zk_failed.contains(tp),
+                        r.zk_failed.contains(tp),
                         ApiError.UNKNOWN_SERVER_ERROR,
-                        if_(b.failed.contains(tp), unavailable, ApiError.NONE),
+                        if_(r.failed.contains(tp), unavailable, ApiError.NONE),
                     ),
                 ),
             ),
@@ -139,7 +141,7 @@ def election_answers(p: Profile, s: Expr, requested: Expr, etype: Expr, after: E
     return rule(
         "electionCallback",
         "§7.9",
-        b.in_(if_(threw | after.f("moved"), frozenset(), requested.map(answer))),
+        b.in_(if_(threw | after.f("moved"), frozenset(), r.in_(requested.map(answer)))),
     )
 
 
