@@ -40,7 +40,11 @@ from kcspec.reference_impl.errors import (
 )
 from kcspec.reference_impl.logs import ControllerLog, Logger, mk_string, render_assignment, scala_set
 from kcspec.reference_impl.mirrors import mirrors
-from kcspec.reference_impl.partition_state_machine import OFFLINE_CLEAN, ElectionResults, ZkPartitionStateMachine
+from kcspec.reference_impl.partition_state_machine import (
+    OFFLINE_CLEAN,
+    ElectionResults,
+    ZkPartitionStateMachine,
+)
 from kcspec.reference_impl.reassignment import Reassignment
 from kcspec.reference_impl.replica_state_machine import ZkReplicaStateMachine
 from kcspec.reference_impl.request_batch import ControllerBrokerRequestBatch
@@ -830,7 +834,9 @@ class KafkaController:
         already_valid = [tp for tp in live if tp not in election_results]
         results.update({tp: ApiError.ELECTION_NOT_NEEDED for tp in already_valid})
         results.update({tp: ApiError.INVALID_TOPIC_EXCEPTION for tp in deleting})
-        results.update({tp: ApiError.UNKNOWN_TOPIC_OR_PARTITION for tp in requested if tp not in ctx.assignments})
+        results.update(
+            {tp: ApiError.UNKNOWN_TOPIC_OR_PARTITION for tp in requested if tp not in ctx.assignments}
+        )
         callback(results)
 
     @mirrors("onReplicaElection")

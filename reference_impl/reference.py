@@ -76,8 +76,8 @@ from kcspec.spec.vocabulary import (
     ApiError,
     ElectionTrigger,
     LeaderAndIsr,
-    QueuedElection,
     LeaderIsrAndControllerEpoch,
+    QueuedElection,
     ReplicaAssignment,
     TopicPartition,
 )
@@ -409,7 +409,9 @@ class ReferenceController:
     def _on_replica_leader_election_queued(
         self, event: ReplicaLeaderElectionQueued, zk: SimulatedZooKeeper, kc: KafkaController, name: str
     ) -> None:
-        self.event_manager.put(ReplicaLeaderElectionEvent(event.partitions, event.election_type, self._answer))
+        self.event_manager.put(
+            ReplicaLeaderElectionEvent(event.partitions, event.election_type, self._answer)
+        )
 
     def _on_queued_event_processed(
         self, event: QueuedEventProcessed, zk: SimulatedZooKeeper, kc: KafkaController, name: str

@@ -73,7 +73,9 @@ def _equal(expected: StepResult, actual: StepResult) -> bool:
 
 
 def _reply(result: StepResult) -> StepReply:
-    return StepReply(state=result.state, requests=result.requests, failures=result.failures, answers=result.answers)
+    return StepReply(
+        state=result.state, requests=result.requests, failures=result.failures, answers=result.answers
+    )
 
 
 @dataclass(frozen=True)

@@ -209,7 +209,9 @@ def event_queue_cases(profile: str, oracle: ControllerSut) -> Iterator[inputs.Ca
             dispatch(oracle, m.Load(state))
             reply = dispatch(oracle, m.Event(event))
             if not isinstance(reply, m.StepReply):
-                raise ValueError(f"event-queue run {run.name}, step {i + 1}: {event.kind} was refused: {reply}")
+                raise ValueError(
+                    f"event-queue run {run.name}, step {i + 1}: {event.kind} was refused: {reply}"
+                )
             state = reply.state
 
 

@@ -27,11 +27,11 @@ from kcspec.spec.events import ControllerEvent
 from kcspec.spec.fmap import FMap
 from kcspec.spec.lang import (
     Action,
-    and_,
     Block,
     Expr,
     Param,
     Var,
+    and_,
     build_map,
     cond,
     if_,

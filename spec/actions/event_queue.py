@@ -132,9 +132,7 @@ def election_answers(p: Profile, s: Expr, requested: Expr, etype: Expr, after: E
         )
         c = Block()
         c.error = error
-        leader = if_(
-            c.error.eq(ApiError.NONE), context.leader_of(common.st(after), tp), NO_LEADER
-        )
+        leader = if_(c.error.eq(ApiError.NONE), context.leader_of(common.st(after), tp), NO_LEADER)
         return c.in_(rec(ElectionAnswer, request=0, tp=tp, error=c.error, leader=leader))
 
     threw = ~b.live.all(lambda tp: context.has_leadership(s, tp))

@@ -59,7 +59,9 @@ def _answers(reply: m.StepReply) -> set[tuple[int, TopicPartition, ApiError, int
         ("preemption-with-callbacks", 1, {(0, T0, NOT_CONTROLLER, -1), (0, T1, NOT_CONTROLLER, -1)}),
     ],
 )
-def test_a_controller_shutdown_preempts_the_queued_elections(name: str, queued: int, expected: set[object]) -> None:
+def test_a_controller_shutdown_preempts_the_queued_elections(
+    name: str, queued: int, expected: set[object]
+) -> None:
     run = RUNS[name]
     assert isinstance(run.events[-1], ControllerResignation)
     replies = _replies(run)
