@@ -3254,7 +3254,7 @@ ProcessReplicaLeaderElection2(w, head, v) ==
                 ELSE OnReplicaElection(w, electable, "offline")
         ELSE w
 
-(* §7.9 electionCallback, spec/actions/event_queue.py:141 *)
+(* §7.9 electionCallback, spec/actions/event_queue.py:139 *)
 ElectionCallback(head, w, after, v) ==
     LET known == {tp \in head.partitions : tp \in DOMAIN w.state.controller.assignments}
         live == {tp2 \in known : ~(tp2.topic \in w.state.controller.topics_to_be_deleted)}
@@ -4781,7 +4781,7 @@ ReplicaLeaderElectionQueued(partitions, election_type) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ReplicaLeaderElectionQueued")
 
-(* §7.9 QueuedEventProcessed (spec: spec/actions/event_queue.py:164 queued_event_processed_action) *)
+(* §7.9 QueuedEventProcessed (spec: spec/actions/event_queue.py:162 queued_event_processed_action) *)
 (* The controller's event thread processes the oldest queued admin election and answers its *)
 (* callback (§7.9). *)
 QueuedEventProcessed ==
@@ -4797,7 +4797,7 @@ QueuedEventProcessed ==
                         moved |-> FALSE,
                         answers |-> {}]
                state == work.state
-           IN  (* §7.9 QueuedEventProcessed, spec/actions/event_queue.py:171 *)
+           IN  (* §7.9 QueuedEventProcessed, spec/actions/event_queue.py:169 *)
                LET head == FirstOr(controller.queued_elections, [partitions |-> {}, election_type |-> "PREFERRED"])
                    v == head.election_type = "PREFERRED"
                    w2 ==
