@@ -383,6 +383,20 @@ S = Var("s")
 
 
 @spans.builder
+def event_action(event: type[ControllerEvent], doc: str, guard: Expr, effect: Expr) -> Action:
+    """The action of ``event`` with its guard and its whole effect (a ``Work``) given as they are, named by the
+    event's kind and section: for the actions that are not "environment, then controller" (``controller_action``)."""
+    return Action(
+        name=event.kind,
+        section=event.section,
+        doc=doc,
+        params=params_of(event),
+        guard=guard,
+        effect=rule(event.kind, event.section, effect),
+    )
+
+
+@spans.builder
 def controller_action(
     event: type[ControllerEvent],
     doc: str,

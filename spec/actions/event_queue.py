@@ -67,11 +67,9 @@ def replica_leader_election_queued_action(p: Profile) -> Action:
         common.start_work(s),
         queued_elections=queue_of(s).append(rec(QueuedElection, partitions=ps, election_type=etype)),
     )
-    return Action(
-        name=ReplicaLeaderElectionQueued.kind,
-        section=ReplicaLeaderElectionQueued.section,
-        doc="An admin client's leader election waits in the controller's event queue (§7.9, §7.12).",
-        params=common.params_of(ReplicaLeaderElectionQueued),
+    return common.event_action(
+        ReplicaLeaderElectionQueued,
+        "An admin client's leader election waits in the controller's event queue (§7.9, §7.12).",
         guard=and_(
             common.active(s),
             ps.non_empty(),
@@ -159,12 +157,10 @@ def queued_event_processed_action(p: Profile) -> Action:
             p, common.st(b.w), b.head.f("partitions"), b.head.f("election_type"), b.after
         )
     )
-    return Action(
-        name=QueuedEventProcessed.kind,
-        section=QueuedEventProcessed.section,
-        doc="The controller's event thread processes the oldest queued admin election and answers its callback "
+    return common.event_action(
+        QueuedEventProcessed,
+        "The controller's event thread processes the oldest queued admin election and answers its callback "
         "(§7.9).",
-        params=common.params_of(QueuedEventProcessed),
         guard=and_(common.active(s), queue_of(s).non_empty()),
-        effect=rule(QueuedEventProcessed.kind, QueuedEventProcessed.section, b.in_(common.finish(answered))),
+        effect=b.in_(common.finish(answered)),
     )

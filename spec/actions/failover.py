@@ -213,14 +213,12 @@ def controller_failover_action(p: Profile) -> Action:
     block = Block()
     block.w = elect_controller(common.start_work(common.S), b)
     effect = block.in_(common.finish(on_controller_failover(p, block.w, b)))
-    return Action(
-        name=ControllerFailover.kind,
-        section=ControllerFailover.section,
-        doc="The active controller (if any) resigns and the broker wins the controller election; it increments "
+    return common.event_action(
+        ControllerFailover,
+        "The active controller (if any) resigns and the broker wins the controller election; it increments "
         "the controller epoch and runs onControllerFailover (§7.1).",
-        params=common.params_of(ControllerFailover),
         guard=and_(common.S.f("zk", "brokers").has(b), common.nothing_queued(common.S)),
-        effect=rule(ControllerFailover.kind, ControllerFailover.section, effect),
+        effect=effect,
     )
 
 

@@ -1685,7 +1685,7 @@ UpdateCurrentReassignment(work, t, fa) ==
                                                ,
              error |-> FALSE]
 
-(* §7.7.2 updateLeaderEpoch, spec/actions/common.py:495 *)
+(* §7.7.2 updateLeaderEpoch, spec/actions/common.py:509 *)
 UpdateLeaderEpoch(t, work) ==
     LET ts == {t}
         x ==
@@ -3213,7 +3213,7 @@ OnBrokerLogDirFailure(w, broker_ids) ==
                      IN  [i \in DOMAIN q |-> LET r2 == q[i] IN [tp |-> tp, replica |-> r2]]) : tp \in
                          (DOMAIN w.state.controller.assignments)})
 
-(* §7.12 ControllerEventManager.put, spec/actions/event_queue.py:80 *)
+(* §7.12 ControllerEventManager.put, spec/actions/event_queue.py:78 *)
 ControllerEventManagerPut(work, state, partitions, election_type) ==
     [work EXCEPT
         !.state =
@@ -3254,7 +3254,7 @@ ProcessReplicaLeaderElection2(w, head, v) ==
                 ELSE OnReplicaElection(w, electable, "offline")
         ELSE w
 
-(* §7.9 electionCallback, spec/actions/event_queue.py:139 *)
+(* §7.9 electionCallback, spec/actions/event_queue.py:137 *)
 ElectionCallback(head, w, after, v) ==
     LET known == {tp \in head.partitions : tp \in DOMAIN w.state.controller.assignments}
         live == {tp2 \in known : ~(tp2.topic \in w.state.controller.topics_to_be_deleted)}
@@ -3789,7 +3789,7 @@ ControllerFailover(broker_id) ==
                zk2 == state.zk
                v == IF state.controller.controller_id # -1 THEN OnControllerResignation(work) ELSE work
                state2 == v.state
-           IN  (* §7.1 ControllerFailover, spec/actions/failover.py:223 *)
+           IN  (* §7.1 ControllerFailover, spec/actions/failover.py:216 *)
                LET w2 == [v EXCEPT
                              !.state = [state2 EXCEPT
                                            !.zk = [state2.zk EXCEPT
@@ -3810,7 +3810,7 @@ ControllerFailover(broker_id) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ControllerFailover")
 
-(* §7.12 ControllerResignation (spec: spec/actions/failover.py:233 controller_resignation_action) *)
+(* §7.12 ControllerResignation (spec: spec/actions/failover.py:231 controller_resignation_action) *)
 (* The active controller's ZooKeeper session expires: /controller is deleted and the controller *)
 (* resigns. *)
 ControllerResignation ==
@@ -3825,7 +3825,7 @@ ControllerResignation ==
                              moved |-> FALSE,
                              answers |-> {}]
                     state == work.state
-                IN  (* §7.12 ControllerResignation, spec/actions/failover.py:233 *)
+                IN  (* §7.12 ControllerResignation, spec/actions/failover.py:231 *)
                     LET w2 == [work EXCEPT !.state = [state EXCEPT !.zk = [state.zk EXCEPT !.controller = -1]]]
                     IN  IF w2.state.controller.controller_id # -1
                         THEN LET x == OnControllerResignation(w2) IN IF x.moved THEN OnControllerResignation(x) ELSE x
@@ -3864,13 +3864,13 @@ NewerControllerElected(broker_id) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "NewerControllerElected")
 
-(* §7.12 ControllerChange (spec: spec/actions/failover.py:246 controller_change_action) *)
+(* §7.12 ControllerChange (spec: spec/actions/failover.py:244 controller_change_action) *)
 (* The active controller sees that /controller names another broker (or none) and resigns (§7.12). *)
 ControllerChange ==
     /\ /\ controller.controller_id # -1
        /\ zk.controller # controller.controller_id
        /\ Len(controller.queued_elections) = 0
-    /\ LET w == (* §7.12 ControllerChange, spec/actions/failover.py:246 *)
+    /\ LET w == (* §7.12 ControllerChange, spec/actions/failover.py:244 *)
                 LET w2 == [state |-> s,
                            batch |-> [leader_and_isr |-> <<>>,
                                       update_metadata_brokers |-> {},
@@ -4775,13 +4775,14 @@ ReplicaLeaderElectionQueued(partitions, election_type) ==
                              moved |-> FALSE,
                              answers |-> {}]
                     state == work.state
-                IN  ControllerEventManagerPut(work, state, partitions, election_type)
+                IN  (* §7.9 ReplicaLeaderElectionQueued, spec/actions/event_queue.py:70 *)
+                    ControllerEventManagerPut(work, state, partitions, election_type)
        IN  /\ zk' = w.state.zk
            /\ controller' = w.state.controller
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ReplicaLeaderElectionQueued")
 
-(* §7.9 QueuedEventProcessed (spec: spec/actions/event_queue.py:162 queued_event_processed_action) *)
+(* §7.9 QueuedEventProcessed (spec: spec/actions/event_queue.py:160 queued_event_processed_action) *)
 (* The controller's event thread processes the oldest queued admin election and answers its *)
 (* callback (§7.9). *)
 QueuedEventProcessed ==
@@ -4797,7 +4798,7 @@ QueuedEventProcessed ==
                         moved |-> FALSE,
                         answers |-> {}]
                state == work.state
-           IN  (* §7.9 QueuedEventProcessed, spec/actions/event_queue.py:169 *)
+           IN  (* §7.9 QueuedEventProcessed, spec/actions/event_queue.py:160 *)
                LET head == FirstOr(controller.queued_elections, [partitions |-> {}, election_type |-> "PREFERRED"])
                    v == head.election_type = "PREFERRED"
                    w2 ==
@@ -4947,7 +4948,7 @@ ControllerFailover_Successor(broker_id) ==
                 zk2 == state.zk
                 v == IF state.controller.controller_id # -1 THEN OnControllerResignation(work) ELSE work
                 state2 == v.state
-            IN  (* §7.1 ControllerFailover, spec/actions/failover.py:223 *)
+            IN  (* §7.1 ControllerFailover, spec/actions/failover.py:216 *)
                 LET w2 == [v EXCEPT
                               !.state = [state2 EXCEPT
                                             !.zk = [state2.zk EXCEPT

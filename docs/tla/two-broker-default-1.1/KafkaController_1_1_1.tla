@@ -1227,7 +1227,7 @@ MarkTopicIneligibleForDeletion(v, x) ==
                                        \cup (x \cap v.state.controller.topics_to_be_deleted)]]]
     ELSE v
 
-(* §7.7.2 updateLeaderEpoch, spec/actions/common.py:495 *)
+(* §7.7.2 updateLeaderEpoch, spec/actions/common.py:509 *)
 UpdateLeaderEpoch(t, work) ==
     LET ts == {t}
         x ==
@@ -3429,7 +3429,7 @@ ControllerFailover(broker_id) ==
                zk2 == state.zk
                v == IF state.controller.controller_id # -1 THEN OnControllerResignation(work) ELSE work
                state2 == v.state
-           IN  (* §7.1 ControllerFailover, spec/actions/failover.py:223 *)
+           IN  (* §7.1 ControllerFailover, spec/actions/failover.py:216 *)
                LET w2 == [v EXCEPT
                              !.state = [state2 EXCEPT
                                            !.zk = [state2.zk EXCEPT
@@ -3445,7 +3445,7 @@ ControllerFailover(broker_id) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ControllerFailover")
 
-(* §7.12 ControllerResignation (spec: spec/actions/failover.py:233 controller_resignation_action) *)
+(* §7.12 ControllerResignation (spec: spec/actions/failover.py:231 controller_resignation_action) *)
 (* The active controller's ZooKeeper session expires: /controller is deleted and the controller *)
 (* resigns. *)
 ControllerResignation ==
@@ -3460,7 +3460,7 @@ ControllerResignation ==
                              moved |-> FALSE,
                              answers |-> {}]
                     state == work.state
-                IN  (* §7.12 ControllerResignation, spec/actions/failover.py:233 *)
+                IN  (* §7.12 ControllerResignation, spec/actions/failover.py:231 *)
                     LET w2 == [work EXCEPT !.state = [state EXCEPT !.zk = [state.zk EXCEPT !.controller = -1]]]
                     IN  IF w2.state.controller.controller_id # -1
                         THEN LET x == OnControllerResignation(w2) IN IF x.moved THEN OnControllerResignation(x) ELSE x
@@ -3499,13 +3499,13 @@ NewerControllerElected(broker_id) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "NewerControllerElected")
 
-(* §7.12 ControllerChange (spec: spec/actions/failover.py:246 controller_change_action) *)
+(* §7.12 ControllerChange (spec: spec/actions/failover.py:244 controller_change_action) *)
 (* The active controller sees that /controller names another broker (or none) and resigns (§7.12). *)
 ControllerChange ==
     /\ /\ controller.controller_id # -1
        /\ zk.controller # controller.controller_id
        /\ Len(controller.queued_elections) = 0
-    /\ LET w == (* §7.12 ControllerChange, spec/actions/failover.py:246 *)
+    /\ LET w == (* §7.12 ControllerChange, spec/actions/failover.py:244 *)
                 LET w2 == [state |-> s,
                            batch |-> [leader_and_isr |-> <<>>,
                                       update_metadata_brokers |-> {},
@@ -4464,7 +4464,7 @@ ControllerFailover_Successor(broker_id) ==
                 zk2 == state.zk
                 v == IF state.controller.controller_id # -1 THEN OnControllerResignation(work) ELSE work
                 state2 == v.state
-            IN  (* §7.1 ControllerFailover, spec/actions/failover.py:223 *)
+            IN  (* §7.1 ControllerFailover, spec/actions/failover.py:216 *)
                 LET w2 == [v EXCEPT
                               !.state = [state2 EXCEPT
                                             !.zk = [state2.zk EXCEPT
