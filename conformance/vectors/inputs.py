@@ -549,7 +549,8 @@ EVENT_QUEUE_CASES: tuple[QueueCase, ...] = (
         "preemption-with-callbacks",
         "ControllerIntegrationTest.testPreemptionWithCallbacks: a preferred election for t-0 and t-1 (no such topic) "
         "waits on a one-broker cluster, the controller shuts down: both partitions answered NOT_CONTROLLER (the "
-        "test's ControlledShutdown and reassignment callbacks are not queued in the model)",
+        "test's election is ZkTriggered with a callback, the model's an admin one, preempted alike; its "
+        "ControlledShutdown and reassignment callbacks are not queued in the model)",
         ClusterState(config=QUEUE_CONFIG),
         (
             BrokerStartup(0),

@@ -18,6 +18,13 @@ controlled shutdown and ``ApiPartitionReassignment`` are processed at once, as b
   processed while the controller is not active (§7.9 "not active → every requested partition NOT_CONTROLLER").
 
 Answers are output of the step (``Work.answers``, ``StepResult.answers``), not state.
+
+Decision (the queue cut down to one kind): a queue of one record shape, folded over as a TLA+ sequence, fits every
+backend; queuing ``ControlledShutdown`` (answered ``Success(partitions still led)`` or ``Failure(e)``, §7.10) and
+``ApiPartitionReassignment`` (a per-partition ``ApiError``, or NOT_CONTROLLER for the whole request, §7.7.1) would
+need a queue of several shapes and two more kinds of answer. Z3's induction leaves the two events out (its states
+keep the bound at 0, ``model/z3/induction_actions.py``); the explorer's TLA+-model mode and TLC explore them on the
+manifest model ``one-broker-queue-2.8`` (bound 1).
 """
 
 from __future__ import annotations
