@@ -3213,7 +3213,7 @@ OnBrokerLogDirFailure(w, broker_ids) ==
                      IN  [i \in DOMAIN q |-> LET r2 == q[i] IN [tp |-> tp, replica |-> r2]]) : tp \in
                          (DOMAIN w.state.controller.assignments)})
 
-(* §7.12 ControllerEventManager.put, spec/actions/event_queue.py:78 *)
+(* §7.12 ControllerEventManager.put, spec/actions/event_queue.py:85 *)
 ControllerEventManagerPut(work, state, partitions, election_type) ==
     [work EXCEPT
         !.state =
@@ -3254,7 +3254,7 @@ ProcessReplicaLeaderElection2(w, head, v) ==
                 ELSE OnReplicaElection(w, electable, "offline")
         ELSE w
 
-(* §7.9 electionCallback, spec/actions/event_queue.py:137 *)
+(* §7.9 electionCallback, spec/actions/event_queue.py:144 *)
 ElectionCallback(head, w, after, v) ==
     LET known == {tp \in head.partitions : tp \in DOMAIN w.state.controller.assignments}
         live == {tp2 \in known : ~(tp2.topic \in w.state.controller.topics_to_be_deleted)}
@@ -4759,7 +4759,7 @@ StopReplicaResponseWithoutDeletionReceived(broker_id, partitions, error) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "StopReplicaResponseWithoutDeletionReceived")
 
-(* §7.9 ReplicaLeaderElectionQueued (spec: spec/actions/event_queue.py:70 replica_leader_election_queued_action) *)
+(* §7.9 ReplicaLeaderElectionQueued (spec: spec/actions/event_queue.py:77 replica_leader_election_queued_action) *)
 (* An admin client's leader election waits in the controller's event queue (§7.9, §7.12). *)
 ReplicaLeaderElectionQueued(partitions, election_type) ==
     /\ /\ controller.controller_id # -1
@@ -4775,14 +4775,14 @@ ReplicaLeaderElectionQueued(partitions, election_type) ==
                              moved |-> FALSE,
                              answers |-> {}]
                     state == work.state
-                IN  (* §7.9 ReplicaLeaderElectionQueued, spec/actions/event_queue.py:70 *)
+                IN  (* §7.9 ReplicaLeaderElectionQueued, spec/actions/event_queue.py:77 *)
                     ControllerEventManagerPut(work, state, partitions, election_type)
        IN  /\ zk' = w.state.zk
            /\ controller' = w.state.controller
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ReplicaLeaderElectionQueued")
 
-(* §7.9 QueuedEventProcessed (spec: spec/actions/event_queue.py:160 queued_event_processed_action) *)
+(* §7.9 QueuedEventProcessed (spec: spec/actions/event_queue.py:167 queued_event_processed_action) *)
 (* The controller's event thread processes the oldest queued admin election and answers its *)
 (* callback (§7.9). *)
 QueuedEventProcessed ==
@@ -4798,7 +4798,7 @@ QueuedEventProcessed ==
                         moved |-> FALSE,
                         answers |-> {}]
                state == work.state
-           IN  (* §7.9 QueuedEventProcessed, spec/actions/event_queue.py:160 *)
+           IN  (* §7.9 QueuedEventProcessed, spec/actions/event_queue.py:167 *)
                LET head == FirstOr(controller.queued_elections, [partitions |-> {}, election_type |-> "PREFERRED"])
                    v == head.election_type = "PREFERRED"
                    w2 ==
