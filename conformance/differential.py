@@ -227,7 +227,7 @@ def run_on_sut(adapter: Adapter, steps: Sequence[Step], order: bool = True, metr
     """Run the events on the SUT from the empty state, comparing each reply with the reference's (with each
     broker's request order unless ``order`` is false, with the controller metrics unless ``metrics`` is false)."""
     events = tuple(e for e, _ in steps)
-    expected = tuple(StepResult(r.state, r.requests, r.failures) for _, r in steps)
+    expected = tuple(StepResult(r.state, r.requests, r.failures, r.answers) for _, r in steps)
     i = -1
     try:
         loaded = adapter.call(m.Load(ClusterState()))
@@ -280,7 +280,7 @@ def compare_run(
         restart(adapter, profile)
     if run.load_error:
         events = tuple(e for e, _ in steps)
-        expected = tuple(StepResult(r.state, r.requests, r.failures) for _, r in steps)
+        expected = tuple(StepResult(r.state, r.requests, r.failures, r.answers) for _, r in steps)
         return Divergence(events[:1], 0, (), f"load refused: {run.load_error}", expected[:1])
     return run.divergence
 
@@ -709,7 +709,7 @@ def _compare_from(
     metrics: bool = True,
 ) -> Divergence | None:
     events = tuple(e for e, _ in steps)
-    expected = tuple(StepResult(r.state, r.requests, r.failures) for _, r in steps)
+    expected = tuple(StepResult(r.state, r.requests, r.failures, r.answers) for _, r in steps)
     for i, (event, ref_reply) in enumerate(steps):
         diffs = diff_replies(ref_reply, adapter.call(m.Event(event)), order=order, metrics=metrics)
         if diffs:

@@ -71,6 +71,7 @@ def step_reply(
         results=_results(results or {}),
         send_order=m.send_order(sent),
         metrics=metrics,
+        answers=result.answers,
     )
 
 

@@ -106,6 +106,21 @@ def kind_not_declared(hello: m.HelloReply, kind: str) -> str:
     return f"event kind {kind} came with protocol 1.{since}; the SUT declares 1.{hello.protocol_minor}"
 
 
+UNDECLARED_EVENT_CAPABILITIES: tuple[tuple[m.Capability, str], ...] = (
+    (
+        m.Capability.metrics,
+        "controller metrics not compared: the SUT does not declare the metrics capability (protocol 1.2: "
+        "offline_partition_count and preferred_replica_imbalance_count in step replies)",
+    ),
+    (
+        m.Capability.callbacks,
+        "the controller's event queue not tested (skipped, unsupported): the SUT does not declare the callbacks "
+        "capability (protocol 1.3: queued admin elections and the answers of their callbacks)",
+    ),
+)
+"""The optional capabilities of a SUT that handles controller events, with the report's note when it lacks one."""
+
+
 def hello_notes(hello: m.HelloReply) -> list[str]:
     """The report's notes about the SUT's ``hello``: what was ignored, and what is not compared."""
     from kcspec.spec.events import EVENTS_BY_KIND
@@ -113,14 +128,8 @@ def hello_notes(hello: m.HelloReply) -> list[str]:
     notes = hello.warnings(EVENTS_BY_KIND)
     if hello.protocol_minor < 1:
         notes.append(order_note(hello))
-    if (
-        m.Capability.controller_events in hello.capabilities
-        and m.Capability.metrics not in hello.capabilities
-    ):
-        notes.append(
-            "controller metrics not compared: the SUT does not declare the metrics capability (protocol 1.2: "
-            "offline_partition_count and preferred_replica_imbalance_count in step replies)"
-        )
+    if m.Capability.controller_events in hello.capabilities:
+        notes += [note for cap, note in UNDECLARED_EVENT_CAPABILITIES if cap not in hello.capabilities]
     skipped = sorted(k for k in EVENTS_BY_KIND if not hello.handles(k))
     if skipped and m.Capability.controller_events in hello.capabilities:
         notes.append(f"event kinds not tested (not declared by the SUT, not supported): {', '.join(skipped)}")

@@ -83,7 +83,7 @@ class SpecMachine:
         work = ca.effect.call(*args)
         if not isinstance(work, Work):
             raise TypeError(f"action {ca.action.name} evaluated to {type(work).__name__}, not Work")
-        return StepResult(state=work.state, requests=work.sent, failures=work.failures)
+        return StepResult(state=work.state, requests=work.sent, failures=work.failures, answers=work.answers)
 
 
 @cache

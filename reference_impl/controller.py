@@ -36,10 +36,15 @@ from kcspec.reference_impl.errors import (
     KeeperException,
     NoSuchElementException,
     StaleBrokerEpochException,
+    StateChangeFailedException,
 )
 from kcspec.reference_impl.logs import ControllerLog, Logger, mk_string, render_assignment, scala_set
 from kcspec.reference_impl.mirrors import mirrors
-from kcspec.reference_impl.partition_state_machine import OFFLINE_CLEAN, ZkPartitionStateMachine
+from kcspec.reference_impl.partition_state_machine import (
+    OFFLINE_CLEAN,
+    ElectionResults,
+    ZkPartitionStateMachine,
+)
 from kcspec.reference_impl.reassignment import Reassignment
 from kcspec.reference_impl.replica_state_machine import ZkReplicaStateMachine
 from kcspec.reference_impl.request_batch import ControllerBrokerRequestBatch
@@ -60,6 +65,7 @@ from kcspec.spec.requests import Request, StateChangeFailure
 from kcspec.spec.vocabulary import (
     NO_LEADER,
     UNKNOWN_BROKER_EPOCH,
+    ApiError,
     ClusterConfig,
     ElectionStrategy,
     ElectionTrigger,
@@ -76,6 +82,8 @@ from kcspec.spec.vocabulary import (
 
 R = ReplicaState
 P = PartitionState
+ElectionCallback = Callable[[dict[TopicPartition, ApiError | int]], None]
+"""The callback of an admin ``ReplicaLeaderElection``: per partition ``Right(leader)`` (an int) or ``Left(error)``."""
 PREFERRED = LeaderElection(ElectionStrategy.PreferredReplicaPartitionLeaderElectionStrategy)
 CONTROLLED_SHUTDOWN = LeaderElection(ElectionStrategy.ControlledShutdownPartitionLeaderElectionStrategy)
 
@@ -765,11 +773,21 @@ class KafkaController:
 
     # ================================================================================ §7.9 elections
 
-    @mirrors("processReplicaLeaderElection")
+    @mirrors("processReplicaLeaderElection", "electionCallback")
     def process_replica_leader_election(
-        self, requested: frozenset[TopicPartition], election_type: ElectionType, trigger: ElectionTrigger
+        self,
+        requested: frozenset[TopicPartition],
+        election_type: ElectionType,
+        trigger: ElectionTrigger,
+        callback: ElectionCallback | None = None,
     ) -> None:
+        """``processReplicaLeaderElection`` (§7.9); ``callback`` (admin trigger) gets ``Right(leader)`` (an int) or
+        ``Left(error)`` (an ``ApiError``) for every requested partition, unless the event throws."""
         ctx = self.ctx
+        if not self.active:
+            if callback is not None:
+                callback({tp: ApiError.NOT_CONTROLLER for tp in requested})
+            return
         if trigger is ElectionTrigger.ZkTriggered:
             if not self.zk.preferred_replica_election:
                 return
@@ -798,12 +816,33 @@ class KafkaController:
                     electable.append(tp)
             elif leader == NO_LEADER or leader not in ctx.live_broker_ids():
                 electable.append(tp)
-        self.on_replica_election(electable, election_type, trigger)
+        election_results = self.on_replica_election(electable, election_type, trigger)
+        if callback is None:
+            return
+        results: dict[TopicPartition, ApiError | int] = {}
+        for tp, result in election_results.items():
+            if isinstance(result, StateChangeFailedException):
+                results[tp] = (
+                    ApiError.PREFERRED_LEADER_NOT_AVAILABLE
+                    if election_type is ElectionType.PREFERRED
+                    else ApiError.ELIGIBLE_LEADERS_NOT_AVAILABLE
+                )
+            elif isinstance(result, KafkaThrowable):
+                results[tp] = ApiError.UNKNOWN_SERVER_ERROR  # ApiError.fromThrowable
+            else:
+                results[tp] = result.leader
+        already_valid = [tp for tp in live if tp not in election_results]
+        results.update({tp: ApiError.ELECTION_NOT_NEEDED for tp in already_valid})
+        results.update({tp: ApiError.INVALID_TOPIC_EXCEPTION for tp in deleting})
+        results.update(
+            {tp: ApiError.UNKNOWN_TOPIC_OR_PARTITION for tp in requested if tp not in ctx.assignments}
+        )
+        callback(results)
 
     @mirrors("onReplicaElection")
     def on_replica_election(
         self, partitions: list[TopicPartition], election_type: ElectionType, trigger: ElectionTrigger
-    ) -> None:
+    ) -> ElectionResults:
         self.logger.info(
             f"Starting replica leader election ({election_type.value}) for partitions {mk_string(partitions)} "
             f"triggered by {trigger.value}"
@@ -826,6 +865,7 @@ class KafkaController:
                             f"Error completing replica leader election ({election_type.value}) for partition {tp}",
                             result,
                         )
+            return results
         finally:
             if trigger is not ElectionTrigger.AdminClientTriggered:
                 self._remove_partitions_from_preferred_replica_election(

@@ -16,6 +16,7 @@ from typing import Any
 
 from kcspec.spec.fmap import FMap
 from kcspec.spec.requests import (
+    ElectionAnswer,
     LeaderAndIsrPartitionState,
     LeaderAndIsrRequest,
     Request,
@@ -200,6 +201,7 @@ _STATE_FIELDS: dict[type, tuple[str, ...]] = {
         "topics_to_be_deleted",
         "topics_with_deletion_started",
         "topics_ineligible_for_deletion",
+        "queued_elections",
     ),
     ClusterState: ("zk", "controller", "config"),
 }
@@ -331,16 +333,21 @@ def stop_replica_request(
 
 # ------------------------------------------------------------------------------------- a step's result
 
-STEP_FAST = is_plain_record(StepResult, ("state", "requests", "failures"))
+STEP_FAST = is_plain_record(StepResult, ("state", "requests", "failures", "answers"))
 """Whether ``step_result`` builds directly (else it calls the class)."""
+
+_NO_ANSWERS: frozenset[ElectionAnswer] = frozenset()
 
 
 def step_result(
-    state: ClusterState, requests: frozenset[Request], failures: frozenset[StateChangeFailure]
+    state: ClusterState,
+    requests: frozenset[Request],
+    failures: frozenset[StateChangeFailure],
+    answers: frozenset[ElectionAnswer] = _NO_ANSWERS,
 ) -> StepResult:
-    """``StepResult(state, requests, failures)`` (one per event the explorer checks)."""
+    """``StepResult(state, requests, failures, answers)`` (one per event the explorer checks)."""
     if not STEP_FAST:  # pragma: no cover - only when the record changes shape
-        return StepResult(state=state, requests=requests, failures=failures)
+        return StepResult(state=state, requests=requests, failures=failures, answers=answers)
     o = _new(StepResult)
-    _set(o, "__dict__", {"state": state, "requests": requests, "failures": failures})
+    _set(o, "__dict__", {"state": state, "requests": requests, "failures": failures, "answers": answers})
     return o

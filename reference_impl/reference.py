@@ -22,6 +22,7 @@ from typing import Any
 from kcspec.reference_impl.context import ControllerContext
 from kcspec.reference_impl.controller import KafkaController
 from kcspec.reference_impl.errors import ControllerMovedException, EventNotEnabled, KafkaThrowable
+from kcspec.reference_impl.event_manager import ControllerEventManager, ReplicaLeaderElectionEvent
 from kcspec.reference_impl.guards import event_enabled
 from kcspec.reference_impl.logs import DEFAULT_START, ControllerLog
 from kcspec.reference_impl.records import cluster_state, step_result
@@ -53,7 +54,9 @@ from kcspec.spec.events import (
     LogDirEventNotification,
     NewerControllerElected,
     PartitionExpansion,
+    QueuedEventProcessed,
     ReplicaLeaderElection,
+    ReplicaLeaderElectionQueued,
     StaleAlterIsrReceived,
     StopReplicaPartitionErrorsReceived,
     StopReplicaResponseReceived,
@@ -65,15 +68,25 @@ from kcspec.spec.events import (
     ZkPartitionReassignment,
     ZombieControllerWrite,
 )
-from kcspec.spec.requests import ControllerMetrics, Request, StateChangeFailure, StepResult
+from kcspec.spec.requests import ControllerMetrics, ElectionAnswer, Request, StateChangeFailure, StepResult
 from kcspec.spec.state import ClusterState, ZkState
 from kcspec.spec.state import ControllerContext as CanonicalContext
 from kcspec.spec.vocabulary import (
+    NO_LEADER,
+    ApiError,
+    ElectionTrigger,
     LeaderAndIsr,
     LeaderIsrAndControllerEpoch,
+    QueuedElection,
     ReplicaAssignment,
     TopicPartition,
 )
+
+_NOT_BEHIND_THE_QUEUE: frozenset[type[ControllerEvent]] = frozenset(
+    {ControllerResignation, NewerControllerElected, ZombieControllerWrite, ZkFaultInjection}
+)
+"""Events that do not wait behind the queued requests: ``Expire`` (put with ``clearAndPut``) and changes made in
+ZooKeeper alone (no controller event is queued for them)."""
 
 _KEEP_CONTEXT_MAX = 4096
 """Contexts of at most this many partitions are kept for reloading (``ReferenceController._context_of``)."""
@@ -121,6 +134,9 @@ class ReferenceController:
         self.controller_log: list[str] = self.log.controller
         self._sent: list[Request] = []
         self._failures: list[StateChangeFailure] = []
+        self._answers: list[ElectionAnswer] = []
+        self.event_manager = ControllerEventManager()
+        """The broker's event queue: it outlives the controller incarnations (``event_manager.py``)."""
         self._idle: dict[int, KafkaController] = {}
         """Incarnations built by ``load``, by controller id, to be reused by later loads (see ``load``)."""
         self._kept_context: tuple[CanonicalContext, ControllerContext] | None = None
@@ -144,6 +160,11 @@ class ReferenceController:
         of ``_incarnation`` turns the reuse off (every load calls it, as before)."""
         self.zk = self._zookeeper_of(state.zk)
         self.config = state.config
+        self.event_manager = ControllerEventManager()
+        for queued in state.controller.queued_elections:
+            self.event_manager.put(
+                ReplicaLeaderElectionEvent(queued.partitions, queued.election_type, self._answer)
+            )
         ctx = self._context_of(state.controller)
         if type(self)._incarnation is not _INCARNATION:
             self.kc = self._incarnation(ctx.controller_id, ctx)
@@ -184,7 +205,23 @@ class ReferenceController:
         return ctx
 
     def snapshot(self) -> ClusterState:
-        return cluster_state(self.zk.snapshot(), to_canonical(self.kc.ctx), self.config)
+        controller = to_canonical(self.kc.ctx)
+        if self.event_manager.queue:
+            controller = replace(
+                controller,
+                queued_elections=tuple(
+                    QueuedElection(e.partitions, e.election_type) for e in self.event_manager.queue
+                ),
+            )
+        return cluster_state(self.zk.snapshot(), controller, self.config)
+
+    def _answer(self, position: int, results: dict[TopicPartition, ApiError | int]) -> None:
+        """A callback's answer, kept as the step's ``answers``."""
+        for tp, result in results.items():
+            if isinstance(result, ApiError):
+                self._answers.append(ElectionAnswer(position, tp, result, NO_LEADER))
+            else:
+                self._answers.append(ElectionAnswer(position, tp, ApiError.NONE, result))
 
     def metrics(self) -> ControllerMetrics:
         """The gauges ``OfflinePartitionsCount`` and ``PreferredReplicaImbalanceCount`` now (§3.1): 2.6+ the
@@ -225,6 +262,23 @@ class ReferenceController:
     # ------------------------------------------------------------------------------------ step contract
 
     def enabled(self, event: ControllerEvent) -> bool:
+        """The event's guard (``guards.py``), and the event queue's: an event the controller processes waits
+        behind the queued requests, unless it is put with ``clearAndPut`` (``Expire``) or is no controller event
+        (a change in ZooKeeper only)."""
+        kind = type(event)
+        queued = len(self.event_manager)
+        if kind is ReplicaLeaderElectionQueued:
+            assert isinstance(event, ReplicaLeaderElectionQueued)
+            return (
+                self.kc.active
+                and bool(event.partitions)
+                and self.version >= KAFKA_2_4
+                and queued < self.config.max_queued_requests
+            )
+        if kind is QueuedEventProcessed:
+            return self.kc.active and queued > 0
+        if queued and kind not in _NOT_BEHIND_THE_QUEUE:
+            return False
         return event_enabled(self.zk, self.kc.ctx, self.config, event, self.version)
 
     def handle(
@@ -235,7 +289,9 @@ class ReferenceController:
         ``sent``: a list that receives the requests in the order they were sent (§3.4 ``sendRequestsToBrokers``:
         each batch's LeaderAndIsr, UpdateMetadata and StopReplica requests, batch after batch)."""
         requests, failures = self.run(event, guard_checked=guard_checked, sent=sent)
-        return step_result(self.snapshot(), requests, failures)
+        answers = frozenset(self._answers)
+        self._answers.clear()
+        return step_result(self.snapshot(), requests, failures, answers)
 
     def run(
         self, event: ControllerEvent, *, guard_checked: bool = False, sent: list[Request] | None = None
@@ -245,6 +301,7 @@ class ReferenceController:
             raise EventNotEnabled(f"{event.kind} is not enabled in this state ({event.section}): {event!r}")
         self._sent.clear()
         self._failures.clear()
+        self._answers.clear()
         collecting = gc.isenabled()
         gc.disable()  # one event allocates no garbage cycles worth scanning a million-partition heap for
         try:
@@ -346,7 +403,46 @@ class ReferenceController:
         self, event: ControllerResignation, zk: SimulatedZooKeeper, kc: KafkaController, name: str
     ) -> None:
         zk.controller = -1
+        self.event_manager.clear_and_put()  # Expire is put with clearAndPut: the queued requests are preempted
         self._resign()
+
+    def _on_replica_leader_election_queued(
+        self, event: ReplicaLeaderElectionQueued, zk: SimulatedZooKeeper, kc: KafkaController, name: str
+    ) -> None:
+        self.event_manager.put(
+            ReplicaLeaderElectionEvent(event.partitions, event.election_type, self._answer)
+        )
+
+    def _on_queued_event_processed(
+        self, event: QueuedEventProcessed, zk: SimulatedZooKeeper, kc: KafkaController, name: str
+    ) -> None:
+        """The event thread takes the oldest event and processes it; a resignation while processing it leaves
+        the controller inactive, and the events behind are processed in turn before anything else can happen
+        (they are ahead of every later event): each answers NOT_CONTROLLER (§7.9)."""
+        head = self.event_manager.take()
+        self._process_queued(head, 0)
+        position = 0
+        while self.event_manager.queue and not self.kc.active:
+            self._process_queued(self.event_manager.take(), position)
+            position += 1
+
+    def _process_queued(self, event: ReplicaLeaderElectionEvent, position: int) -> None:
+        kc = self.kc
+
+        def callback(results: dict[TopicPartition, ApiError | int]) -> None:
+            event.answer(position, results)
+
+        if not kc.active:
+            kc.process_replica_leader_election(
+                event.partitions, event.election_type, ElectionTrigger.AdminClientTriggered, callback
+            )
+            return
+        self._run(
+            "ReplicaLeaderElection",
+            lambda: kc.process_replica_leader_election(
+                event.partitions, event.election_type, ElectionTrigger.AdminClientTriggered, callback
+            ),
+        )
 
     def _on_newer_controller_elected(
         self, event: NewerControllerElected, zk: SimulatedZooKeeper, kc: KafkaController, name: str
@@ -696,5 +792,7 @@ _HANDLERS: dict[
     StopReplicaResponseWithoutDeletionReceived: (
         ReferenceController._on_stop_replica_response_without_deletion_received
     ),
+    ReplicaLeaderElectionQueued: ReferenceController._on_replica_leader_election_queued,
+    QueuedEventProcessed: ReferenceController._on_queued_event_processed,
 }
 """Each event type's handler, in the order they were once tested one by one with ``isinstance``."""

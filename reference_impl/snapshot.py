@@ -68,6 +68,7 @@ def to_canonical(ctx: ControllerContext) -> CanonicalContext:
         topics_to_be_deleted=frozenset(ctx.topics_to_be_deleted),
         topics_with_deletion_started=frozenset(ctx.topics_with_deletion_started),
         topics_ineligible_for_deletion=frozenset(ctx.topics_ineligible_for_deletion),
+        queued_elections=(),
     )
 
 

@@ -320,5 +320,35 @@ EVENT_WORDS: dict[str, EventWords] = {
             "transitions, reported as failures. Duplicate ids are handled once."
         ),
     ),
+    "ReplicaLeaderElectionQueued": EventWords(
+        guard=(
+            "2.8 only. A controller is active, `partitions` is non-empty and fewer than "
+            "`config.max_queued_requests` requests wait in `controller.queued_elections` (the bound is 0 by "
+            "default: the event never happens)."
+        ),
+        environment=(
+            "An admin client's `ElectLeaders` request arrives while the event thread is busy: "
+            "`controller.queued_elections += (partitions, election_type)`."
+        ),
+        controller=(
+            "None yet: the request waits. While any waits, every event with a controller part waits behind it "
+            "(its guard needs an empty queue), except `ControllerResignation` (`Expire`, `clearAndPut`): it "
+            "preempts them. Every resignation answers each waiting request NOT_CONTROLLER for every requested "
+            "partition (step reply `answers`)."
+        ),
+    ),
+    "QueuedEventProcessed": EventWords(
+        guard=("A request waits in `controller.queued_elections`."),
+        environment=("None."),
+        controller=(
+            "The oldest request leaves the queue and is processed as an `AdminClientTriggered` "
+            "`ReplicaLeaderElection` (§7.9); its callback answers every requested partition (`answers`, request "
+            "0): UNKNOWN_TOPIC_OR_PARTITION, INVALID_TOPIC_EXCEPTION (topic queued for deletion), "
+            "ELECTION_NOT_NEEDED, NONE with the new leader, PREFERRED_LEADER_NOT_AVAILABLE / "
+            "ELIGIBLE_LEADERS_NOT_AVAILABLE (the state change failed) or UNKNOWN_SERVER_ERROR (a ZooKeeper error). "
+            "An event that throws (a partition without leadership information) or raises ControllerMovedException "
+            "answers nothing; the latter's resignation answers the rest of the queue NOT_CONTROLLER."
+        ),
+    ),
 }
 """Event kind → its words, for every kind of ``kcspec.spec.events.EVENT_TYPES`` (a test checks it)."""

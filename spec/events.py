@@ -356,6 +356,30 @@ class LogDirEventNotification(ControllerEvent):
     broker_ids: tuple[int, ...]
 
 
+@dataclass(frozen=True)
+class ReplicaLeaderElectionQueued(ControllerEvent):
+    """An admin client's ``ElectLeaders`` request arrives while the controller's event thread is busy: its
+    ``ReplicaLeaderElection(partitions, election_type, AdminClientTriggered, callback)`` waits in the event queue
+    (``ControllerEventManager.put``, §7.9, §7.12; kafka-2.8 only, KIP-460). At most
+    ``config.max_queued_requests`` wait (a model bound, 0 by default: then this event never happens)."""
+
+    kind: ClassVar[str] = "ReplicaLeaderElectionQueued"
+    section: ClassVar[str] = "§7.9"
+    exercises: ClassVar[tuple[str, ...]] = ("§7.12",)
+    partitions: frozenset[TopicPartition]
+    election_type: ElectionType = ElectionType.PREFERRED
+
+
+@dataclass(frozen=True)
+class QueuedEventProcessed(ControllerEvent):
+    """The controller's event thread takes the oldest queued request and processes it: the admin election's
+    ``processReplicaLeaderElection`` (§7.9), whose callback answers each requested partition."""
+
+    kind: ClassVar[str] = "QueuedEventProcessed"
+    section: ClassVar[str] = "§7.9"
+    exercises: ClassVar[tuple[str, ...]] = ("§7.12",)
+
+
 EVENT_TYPES: tuple[type[ControllerEvent], ...] = (
     ControllerFailover,
     ControllerResignation,
@@ -384,6 +408,8 @@ EVENT_TYPES: tuple[type[ControllerEvent], ...] = (
     BrokerChange,
     LogDirEventNotification,
     StopReplicaResponseWithoutDeletionReceived,
+    ReplicaLeaderElectionQueued,
+    QueuedEventProcessed,
 )
 """Every event type, in a fixed order (used by the codec, generators and coverage reports)."""
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from kcspec.spec.fmap import FMap
 from kcspec.spec.state import ClusterState
-from kcspec.spec.vocabulary import PartitionReplica, TopicPartition, _tuple_record
+from kcspec.spec.vocabulary import NO_LEADER, ApiError, PartitionReplica, TopicPartition, _tuple_record
 
 _tuple_new = tuple.__new__
 
@@ -259,9 +259,25 @@ class ControllerMetrics:
 
 
 @dataclass(frozen=True)
+class ElectionAnswer:
+    """What the callback of a queued admin election answers for one requested partition (§7.9, §7.12).
+
+    ``request`` is the request's place in the event queue when it is answered (0: the head; a preemption answers
+    every queued request, numbered from the head). ``leader`` is the partition's leader after a successful
+    election (``error`` NONE), -1 otherwise. Output of a step, like its requests: not state."""
+
+    request: int
+    tp: TopicPartition
+    error: ApiError
+    leader: int = NO_LEADER
+
+
+@dataclass(frozen=True)
 class StepResult:
-    """What one controller step did: the post-state, the requests sent, and the per-element failures."""
+    """What one controller step did: the post-state, the requests sent, the per-element failures and the answers
+    of the callbacks it called (§7.9, §7.12; empty unless requests were queued)."""
 
     state: ClusterState
     requests: frozenset[Request]
     failures: frozenset[StateChangeFailure]
+    answers: frozenset[ElectionAnswer] = frozenset()

@@ -20,6 +20,7 @@ from kcspec.spec.vocabulary import (
     LeaderIsrAndControllerEpoch,
     PartitionReplica,
     PartitionState,
+    QueuedElection,
     ReplicaAssignment,
     ReplicaState,
     TopicPartition,
@@ -108,6 +109,12 @@ class ControllerContext:
     topics_to_be_deleted: frozenset[str] = frozenset()
     topics_with_deletion_started: frozenset[str] = frozenset()
     topics_ineligible_for_deletion: frozenset[str] = frozenset()
+    queued_elections: tuple[QueuedElection, ...] = ()
+    """The requests with a callback waiting in the controller's event queue behind the event being processed
+    (``ControllerEventManager.queue``, §7.9, §7.12), oldest first; at most ``config.max_queued_requests``.
+
+    Kafka keeps the queue in the event manager, beside the context; here it is cleared with the context, and every
+    resignation answers what it held (``spec/actions/event_queue.py``). Empty whenever no controller is active."""
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,8 @@ A trace is what every check writes as its counterexample and what ``replay`` rea
 forms, both in the canonical JSON of ``kcspec.spec.codec``:
 * one JSON document (``Trace``), and
 * JSON Lines, one object per step: ``{"step": n, "event": <event or null>, "state": <ClusterState>,
-  "requests": [...], "failures": [...]}`` where step 0 is the initial state (``event`` null) and step
-  n ≥ 1 holds the state *after* event n. This is also the audit's input format for traces recorded
+  "requests": [...], "failures": [...]}`` (and ``"answers"`` when callbacks were answered) where step 0 is the
+  initial state (``event`` null) and step n ≥ 1 holds the state *after* event n. This is also the audit's input format for traces recorded
   by any implementation.
 """
 
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from kcspec.spec import bounded_json, codec
 from kcspec.spec.events import ControllerEvent
-from kcspec.spec.requests import Request, StateChangeFailure, StepResult
+from kcspec.spec.requests import ElectionAnswer, Request, StateChangeFailure, StepResult
 from kcspec.spec.state import ClusterState
 
 
@@ -60,6 +60,7 @@ class Trace:
                     "state": codec.encode(result.state) if result else None,
                     "requests": codec.encode(result.requests) if result else [],
                     "failures": codec.encode(result.failures) if result else [],
+                    **({"answers": codec.encode(result.answers)} if result and result.answers else {}),
                 }
             )
 
@@ -96,6 +97,9 @@ class Trace:
                     ),
                     failures=codec.decode(
                         data.get("failures", []), frozenset[StateChangeFailure], f"{where} $.failures"
+                    ),
+                    answers=codec.decode(
+                        data.get("answers", []), frozenset[ElectionAnswer], f"{where} $.answers"
                     ),
                 )
             steps.append(TraceStep(event, result))

@@ -86,6 +86,29 @@ class ElectionTrigger(enum.Enum):
     AutoTriggered = "AutoTriggered"
 
 
+class ApiError(enum.Enum):
+    """The error code a controller callback answers an admin client with (``Errors``; §7.9 results, §7.12
+    preemption). ``NONE`` is a success (the partition's new leader is answered with it)."""
+
+    NONE = "NONE"
+    NOT_CONTROLLER = "NOT_CONTROLLER"
+    UNKNOWN_TOPIC_OR_PARTITION = "UNKNOWN_TOPIC_OR_PARTITION"
+    INVALID_TOPIC_EXCEPTION = "INVALID_TOPIC_EXCEPTION"
+    ELECTION_NOT_NEEDED = "ELECTION_NOT_NEEDED"
+    PREFERRED_LEADER_NOT_AVAILABLE = "PREFERRED_LEADER_NOT_AVAILABLE"
+    ELIGIBLE_LEADERS_NOT_AVAILABLE = "ELIGIBLE_LEADERS_NOT_AVAILABLE"
+    UNKNOWN_SERVER_ERROR = "UNKNOWN_SERVER_ERROR"
+
+
+@dataclass(frozen=True)
+class QueuedElection:
+    """An admin client's ``ReplicaLeaderElection(partitions, type, AdminClientTriggered, callback)`` waiting in the
+    controller's event queue (``ControllerEventManager``, §7.9, §7.12)."""
+
+    partitions: frozenset[TopicPartition]
+    election_type: ElectionType = ElectionType.PREFERRED
+
+
 class InterBrokerProtocol(enum.Enum):
     """``inter.broker.protocol.version`` values the 2.8 controller's checks tell apart (``ApiVersion``), oldest first.
 
@@ -318,6 +341,11 @@ class ClusterConfig:
     inter_broker_protocol: InterBrokerProtocol = InterBrokerProtocol.KAFKA_2_8_IV1
     """``inter.broker.protocol.version`` of the cluster (2.8.2's default, the latest: 2.8-IV1); read by the
     ``kafka-2.8`` profile only."""
+    max_queued_requests: int = 0
+    """A model bound, not a Kafka setting: how many requests with a callback (admin elections) may wait in the
+    controller's event queue while its event thread is busy (``ReplicaLeaderElectionQueued``). 0, the default,
+    means none ever waits: every event arrives on an empty queue and is processed at once, as before the queue was
+    modelled, so every model without the bound keeps its states."""
 
 
 __all__ = [
@@ -329,6 +357,7 @@ __all__ = [
     "NO_EPOCH",
     "NO_LEADER",
     "UNKNOWN_BROKER_EPOCH",
+    "ApiError",
     "ClusterConfig",
     "ElectionStrategy",
     "ElectionTrigger",
@@ -340,6 +369,7 @@ __all__ = [
     "LeaderIsrAndControllerEpoch",
     "PartitionReplica",
     "PartitionState",
+    "QueuedElection",
     "ReplicaAssignment",
     "ReplicaState",
     "TopicPartition",

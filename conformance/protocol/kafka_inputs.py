@@ -362,12 +362,21 @@ KAFKA_INPUTS: tuple[KafkaInput, ...] = (
         "2.8.2 fences it; 1.1.1 lets it through (KAFKA-6082).",
     ),
     KafkaInput(
-        "Event-queue preemption (the event thread stopping with events queued)",
+        "ReplicaLeaderElection (admin client) put behind a busy event thread, then processed",
         "2.8.2",
-        OUT,
-        (),
-        "queued ControlledShutdown / ReplicaLeaderElection callbacks are answered with an error; the controller "
-        "state does not change.",
+        E,
+        ("ReplicaLeaderElectionQueued", "QueuedEventProcessed"),
+        "capability `callbacks`: the request waits in `controller.queued_elections` (bound "
+        "`config.max_queued_requests`); processed, its callback answers every partition (`answers`, §7.9).",
+    ),
+    KafkaInput(
+        "Event-queue preemption (`clearAndPut` of Expire or ShutdownEventThread with events queued)",
+        "2.8.2",
+        E,
+        ("ControllerResignation",),
+        "the queued admin elections' callbacks are answered NOT_CONTROLLER (`answers`). Queued ControlledShutdown "
+        "and ApiPartitionReassignment (ControllerMovedException, NOT_CONTROLLER) are not modelled: both are "
+        "processed at once.",
     ),
 )
 """Every input of Kafka's two controllers and how kcspec covers it."""

@@ -17,7 +17,7 @@ from typing import Any
 from kcspec.spec import bounded_json, codec
 from kcspec.spec.events import ControllerEvent
 from kcspec.spec.fmap import FMap
-from kcspec.spec.requests import ControllerMetrics, Request, StateChangeFailure
+from kcspec.spec.requests import ControllerMetrics, ElectionAnswer, Request, StateChangeFailure
 from kcspec.spec.state import ClusterState
 from kcspec.spec.vocabulary import (
     ElectionInput,
@@ -31,7 +31,7 @@ from kcspec.spec.vocabulary import (
 )
 
 PROTOCOL_VERSION = 1
-PROTOCOL_MINOR = 2
+PROTOCOL_MINOR = 3
 """The minor version of protocol v1 this suite speaks. A SUT declares its own in ``hello`` (``protocol_minor``,
 0 when absent); the session uses the lower of the two, so a SUT written against an older minor keeps working.
 PROTOCOL.md's changelog says what each minor added."""
@@ -55,6 +55,10 @@ class Capability(enum.Enum):
     """Loaded states and events that arm one-shot ZooKeeper faults (§3.3)."""
     metrics = "metrics"
     """(1.2) ``step`` replies to ``event`` carry ``metrics``: the controller's gauges after the event (§3.1)."""
+    callbacks = "callbacks"
+    """(1.3) The controller's event queue: the SUT handles ``ReplicaLeaderElectionQueued`` and
+    ``QueuedEventProcessed``, loads states with queued admin elections, and its ``step`` replies carry ``answers``:
+    what the callbacks of queued requests were answered (§7.9, §7.12)."""
 
 
 class ErrorCode(enum.Enum):
@@ -161,9 +165,19 @@ class Implementation:
     version: str
 
 
-KIND_SINCE: dict[str, int] = {"StopReplicaResponseWithoutDeletionReceived": 1}
+KIND_SINCE: dict[str, int] = {
+    "StopReplicaResponseWithoutDeletionReceived": 1,
+    "ReplicaLeaderElectionQueued": 3,
+    "QueuedEventProcessed": 3,
+}
 """The protocol minor version that added an event kind (every kind not listed is in 1.0): a SUT of an older minor
 that does not list its event kinds is not sent the newer ones."""
+
+KIND_CAPABILITY: dict[str, Capability] = {
+    "ReplicaLeaderElectionQueued": Capability.callbacks,
+    "QueuedEventProcessed": Capability.callbacks,
+}
+"""Event kinds sent only to a SUT that declares a capability besides ``controller_events``."""
 
 
 @dataclass(frozen=True)
@@ -186,6 +200,9 @@ class HelloReply:
         """The SUT is sent events of ``kind``: it declares ``controller_events`` and the kind (``event_kinds``, or
         by default every kind of its protocol minor, ``KIND_SINCE``)."""
         if Capability.controller_events not in self.capabilities:
+            return False
+        needed = KIND_CAPABILITY.get(kind)
+        if needed is not None and needed not in self.capabilities:
             return False
         if self.event_kinds is not None:
             return kind in self.event_kinds
@@ -231,6 +248,9 @@ class StepReply:
     metrics: ControllerMetrics | None = None
     """(1.2) The controller's gauges after an ``event`` step (§3.1), from a SUT that declares ``metrics``; absent
     otherwise. Compared with the spec's definitions of them on the post-state (``spec/metrics.py``)."""
+    answers: frozenset[ElectionAnswer] = frozenset()
+    """(1.3) The answers of the callbacks of queued requests the step called (a set; §7.9, §7.12), from a SUT that
+    declares ``callbacks``; absent means none."""
 
     @property
     def ordered(self) -> bool:
@@ -319,9 +339,11 @@ def _split_capabilities(payload: dict[str, Any]) -> tuple[dict[str, Any], list[s
 
 def _encode_step(msg: StepReply, body: dict[str, Any]) -> None:
     """Write each request's ``position`` into the requests of ``body`` (none when the order is not known); leave out
-    ``metrics`` when there are none."""
+    ``metrics`` and ``answers`` when there are none."""
     if body.get("metrics") is None:
         body.pop("metrics", None)  # absent, not null: the reply of a SUT without the metrics capability
+    if not body.get("answers"):
+        body.pop("answers", None)  # absent: no callback answered (always so for a SUT without callbacks)
     order = body.pop("send_order")
     if not msg.send_order or not msg.ordered:
         return  # no order, or one that does not list exactly the requests (then none is claimed)

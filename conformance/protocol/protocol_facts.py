@@ -176,6 +176,12 @@ FIELD_ROLES: dict[str, FieldRole] = {
     "config.inter_broker_protocol": FieldRole(
         Role.harness, (), "no event changes it; read by the kafka-2.8 profile only (topic IDs, KIP-516)."
     ),
+    "config.max_queued_requests": FieldRole(
+        Role.harness,
+        (),
+        "no event changes it; a model bound (0 by default), not a Kafka setting: how many admin elections may wait "
+        "in `controller.queued_elections` (capability `callbacks`).",
+    ),
 }
 """Role of every ``zk.*`` and ``config.*`` field; every ``controller.*`` field is ``Role.controller``."""
 

@@ -60,7 +60,12 @@ counts partitions in OfflinePartition of topics whose deletion has not started, 
 for deletion whose leader is not the preferred replica — an adding preferred replica counts once it is in the ISR;
 kafka-1.1 counts cached partitions whose leader is not a registered broker, and partitions whose leader is not the
 head of the assignment, topics queued for deletion left out, both 0 without an active controller). A SUT without the
-capability leaves `metrics` out and it is not compared (the report says so).
+capability leaves `metrics` out and it is not compared (the report says so). (1.3) A SUT that declares the
+`callbacks` capability queues admin elections (`ReplicaLeaderElectionQueued`, `QueuedEventProcessed`, and states
+whose `controller.queued_elections` is not empty) and adds `answers` to a reply whose step answered callbacks: a
+set of `{request, tp, error, leader}`, `request` being the request's place in the queue when it was answered (0:
+the head), `error` Kafka's error name (`NONE` with the elected `leader`, else `leader` -1). `answers` is absent when
+the step answered none.
 
 Requests: one request per recipient broker per send, carrying the active controller's id and epoch; requests to
 brokers that are not live at send time are dropped. UpdateMetadata partition states are computed when the
@@ -292,6 +297,14 @@ compares but no kcspec event expresses it yet).
 ## Changelog
 
 Minor versions of protocol 1; each keeps every earlier SUT passing what it passed.
+
+### 1.3
+
+* **The controller's event queue** (capability `callbacks`): admin elections wait in
+  `controller.queued_elections` (`ReplicaLeaderElectionQueued`, at most `config.max_queued_requests`), the event
+  thread processes the oldest (`QueuedEventProcessed`), and a resignation preempts them; replies carry the answers of
+  their callbacks (`answers`, *Requests and replies*). A SUT that does not declare the capability is not sent these
+  events nor such states, and the report says the queue was not tested.
 
 ### 1.2
 

@@ -29,7 +29,7 @@ MAX_DIFF_LINES = 40
 
 
 def diff_results(expected: StepResult, actual: StepResult) -> list[Difference]:
-    """Every difference between two step results (state, requests as a set, failures as a set)."""
+    """Every difference between two step results (state, requests as a set, failures and answers as sets)."""
     if _equal(expected, actual) or expected == actual:  # the common case needs no structural diff
         return []
     return diff_replies(_reply(expected), _reply(actual))
@@ -53,7 +53,11 @@ def _equal(expected: StepResult, actual: StepResult) -> bool:
     each part of the state (ZooKeeper, controller context, config), unless the very same record, by its fields'
     dictionary in one C-level comparison instead of the dataclass ``__eq__`` (which builds a tuple of every field of
     both records first): records of one class with equal field dictionaries have equal fields."""
-    if expected.failures != actual.failures or expected.requests != actual.requests:
+    if (
+        expected.failures != actual.failures
+        or expected.requests != actual.requests
+        or expected.answers != actual.answers
+    ):
         return False
     ours, theirs = expected.state, actual.state
     if ours is theirs:
@@ -69,7 +73,9 @@ def _equal(expected: StepResult, actual: StepResult) -> bool:
 
 
 def _reply(result: StepResult) -> StepReply:
-    return StepReply(state=result.state, requests=result.requests, failures=result.failures)
+    return StepReply(
+        state=result.state, requests=result.requests, failures=result.failures, answers=result.answers
+    )
 
 
 @dataclass(frozen=True)

@@ -178,6 +178,8 @@ def event_cases(profile: str, oracle: ControllerSut) -> Iterator[inputs.Case]:
             )
     yield from inputs.feature_znode_cases()
     yield from _kafka_test_cases(profile, oracle)
+    if profile == "kafka-2.8":
+        yield from event_queue_cases(profile, oracle)
 
 
 def _steps(
@@ -188,18 +190,21 @@ def _steps(
     state: ClusterState,
     events: Sequence[ControllerEvent],
     first: int = 0,
+    caps: set[m.Capability] | None = None,
 ) -> Generator[inputs.Case, None, tuple[ClusterState, bool]]:
     """A vector per event, each from the state the oracle reached before it (numbered from ``first``). Returns the
     last state the oracle reached, and whether every event stepped (the events after one that did not are left
-    out: they would have no state to start from)."""
+    out: they would have no state to start from). ``caps``: what a SUT needs beyond controller events (and fault
+    injection, for a state or event with ZooKeeper faults)."""
     for i, event in enumerate(events, start=first):
         fault = isinstance(event, ZkFaultInjection) or bool(state.zk.faults)
-        caps = {m.Capability.controller_events} | ({m.Capability.fault_injection} if fault else set())
+        needs = {m.Capability.controller_events, *(caps or ())}
+        needs |= {m.Capability.fault_injection} if fault else set()
         yield inputs.Case(
             f"event.{name}.{i:02d}.{event.kind}",
             (event.section, *event.exercises, *sections),
             f"{text}, step {i + 1}: {_event_text(event)}",
-            frozenset(caps),
+            frozenset(needs),
             state,
             m.Event(event),
         )
@@ -227,6 +232,24 @@ def _kafka_test_cases(profile: str, oracle: ControllerSut) -> Iterator[inputs.Ca
             if not stepped:
                 break
             done += len(events)
+
+
+def event_queue_cases(profile: str, oracle: ControllerSut) -> Iterator[inputs.Case]:
+    """Every step of the event-queue runs (``inputs.EVENT_QUEUE_CASES``), from the state the oracle reached before
+    it; a SUT needs the ``callbacks`` capability for them (their states carry the queue's bound)."""
+    for run in inputs.EVENT_QUEUE_CASES:
+        dispatch(oracle, m.Hello(m.PROTOCOL_VERSION, profile))
+        _state, stepped = yield from _steps(
+            oracle,
+            f"queue.{run.name}",
+            run.description,
+            (),
+            run.initial,
+            run.events,
+            caps={m.Capability.callbacks},
+        )
+        if not stepped:
+            raise ValueError(f"event-queue run {run.name}: an event was refused (see the oracle's reply)")
 
 
 def _event_text(event: ControllerEvent) -> str:

@@ -17,13 +17,18 @@ from kcspec.spec.events import (
     ControllerEvent,
     ControllerFailover,
     ControllerResignation,
+    IsrChange,
+    QueuedEventProcessed,
+    ReplicaLeaderElectionQueued,
     TopicCreation,
 )
 from kcspec.spec.fmap import FMap
 from kcspec.spec.state import ClusterState, ControllerContext, ZkState
 from kcspec.spec.vocabulary import (
+    ClusterConfig,
     ElectionInput,
     ElectionStrategy,
+    ElectionType,
     FeatureZNodeStatus,
     InterBrokerProtocol,
     LeaderAndIsr,
@@ -615,3 +620,77 @@ TOPIC_ID_TESTS: tuple[KafkaTestSequence, ...] = (
 cases of the model no Kafka test has: IBP 2.8-IV0, where topics get IDs but LeaderAndIsr (< v5) and UpdateMetadata
 (< v7) do not carry them, and the kafka-1.1 profile. ``tests/unit/spec_actions/test_topic_ids.py`` asserts on both
 engines what each Kafka test asserts; the vector generator turns every step into a vector."""
+
+
+# ------------------------------------------------------------------------------------- the event queue
+
+
+@dataclass(frozen=True)
+class QueueCase:
+    """A run of events from ``initial`` that queues admin elections and ends with a preemption or a processing;
+    every step is a vector (``event_queue_cases``)."""
+
+    name: str
+    description: str
+    initial: ClusterState
+    events: tuple[ControllerEvent, ...]
+
+
+QUEUE_CONFIG = ClusterConfig(max_queued_requests=2)
+"""The model bound the queue vectors run with: two requests may wait."""
+U0 = TopicPartition("u", 0)
+
+EVENT_QUEUE_CASES: tuple[QueueCase, ...] = (
+    QueueCase(
+        "preemption-on-controller-shutdown",
+        "ControllerIntegrationTest.testPreemptionOnControllerShutdown: two events wait behind a blocked one on a "
+        "one-broker cluster, the controller shuts down (clearAndPut: written as ControllerResignation); both are "
+        "preempted: every partition of both elections answered NOT_CONTROLLER, nothing elected",
+        ClusterState(config=QUEUE_CONFIG),
+        (
+            BrokerStartup(0),
+            ControllerFailover(0),
+            TopicCreation("t", ((0,),)),
+            ReplicaLeaderElectionQueued(frozenset({T0})),
+            ReplicaLeaderElectionQueued(frozenset({T0})),
+            ControllerResignation(),
+        ),
+    ),
+    QueueCase(
+        "preemption-with-callbacks",
+        "ControllerIntegrationTest.testPreemptionWithCallbacks: a preferred election for t-0 and t-1 (no such topic) "
+        "waits on a one-broker cluster, the controller shuts down: both partitions answered NOT_CONTROLLER (the "
+        "test's election is ZkTriggered with a callback, the model's an admin one, preempted alike; its "
+        "ControlledShutdown and reassignment callbacks are not queued in the model)",
+        ClusterState(config=QUEUE_CONFIG),
+        (
+            BrokerStartup(0),
+            ControllerFailover(0),
+            ReplicaLeaderElectionQueued(frozenset({T0, T1})),
+            ControllerResignation(),
+        ),
+    ),
+    QueueCase(
+        "processed",
+        "a queued preferred election processed (§7.9): t-0 elects its preferred replica 1 (NONE, leader 1), t-1 "
+        "is already led by its preferred replica (ELECTION_NOT_NEEDED), u-0 does not exist "
+        "(UNKNOWN_TOPIC_OR_PARTITION); then a queued unclean election of t-0, led by a live broker "
+        "(ELECTION_NOT_NEEDED)",
+        ClusterState(config=QUEUE_CONFIG),
+        (
+            BrokerStartup(0),
+            BrokerStartup(1),
+            ControllerFailover(0),
+            TopicCreation("t", ((1, 0), (0, 1))),
+            BrokerFailure(1),
+            BrokerStartup(1),
+            IsrChange(T0, (0, 1)),
+            ReplicaLeaderElectionQueued(frozenset({T0, T1, U0})),
+            ReplicaLeaderElectionQueued(frozenset({T0}), ElectionType.UNCLEAN),
+            QueuedEventProcessed(),
+            QueuedEventProcessed(),
+        ),
+    ),
+)
+"""The runs of the event-queue vectors (kafka-2.8: admin elections are KIP-460's): Kafka 2.8.2's two preemption
+tests, ported, and a processed election's answers."""

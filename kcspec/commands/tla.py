@@ -119,6 +119,11 @@ def _apply_model_options(fn: Callable[..., Any], d: ModelConfig) -> Callable[...
                 ("--max-leader-epoch", d.max_leader_epoch, "State bound."),
                 ("--max-zxid", d.max_zxid, "State bound (broker epochs)."),
                 ("--max-zk-version", d.max_zk_version, "State bound (a partition znode's version)."),
+                (
+                    "--max-queued-requests",
+                    d.max_queued_requests,
+                    "Model bound: admin elections that may wait in the controller's event queue (0: none).",
+                ),
             )
         ),
     ]
@@ -138,6 +143,7 @@ def _config(kw: dict[str, Any]) -> ModelConfig:
             max_leader_epoch=kw["max_leader_epoch"],
             max_zxid=kw["max_zxid"],
             max_zk_version=kw["max_zk_version"],
+            max_queued_requests=kw["max_queued_requests"],
         )
     except ValueError as exc:
         options.fail(str(exc))

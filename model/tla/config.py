@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kcspec.spec.state import ClusterState
+from kcspec.spec.vocabulary import ClusterConfig
+
 
 @dataclass(frozen=True)
 class ModelConfig:
@@ -22,6 +25,9 @@ class ModelConfig:
     max_leader_epoch: int = 3
     max_zxid: int = 4
     max_zk_version: int = 4
+    max_queued_requests: int = 0
+    """The event queue's model bound (``ClusterConfig.max_queued_requests``, held by the initial state's config):
+    how many admin elections may wait. 0 leaves the queue's events out of every run."""
 
     def __post_init__(self) -> None:
         for name in ("brokers", "topics", "partitions", "rf", "max_controller_epoch", "max_leader_epoch"):
@@ -33,6 +39,15 @@ class ModelConfig:
             raise ValueError(f"--max-zk-version must be at least 0, got {self.max_zk_version}")
         if self.max_zxid < 2:
             raise ValueError(f"--max-zxid must be at least 2, got {self.max_zxid}")
+        if self.max_queued_requests < 0:
+            raise ValueError(f"--max-queued-requests must be at least 0, got {self.max_queued_requests}")
+
+    @property
+    def initial(self) -> ClusterState:
+        """``Init``: the empty cluster, its config holding the queue's bound."""
+        if not self.max_queued_requests:
+            return ClusterState()
+        return ClusterState(config=ClusterConfig(max_queued_requests=self.max_queued_requests))
 
     @property
     def broker_ids(self) -> tuple[int, ...]:
@@ -48,6 +63,7 @@ class ModelConfig:
             f"replication factor {self.rf}; bounds: controller epoch <= {self.max_controller_epoch}, "
             f"leader epoch <= {self.max_leader_epoch}, zxid <= {self.max_zxid}, "
             f"znode version <= {self.max_zk_version}"
+            + (f", queued requests <= {self.max_queued_requests}" if self.max_queued_requests else "")
         )
 
 

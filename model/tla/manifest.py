@@ -91,6 +91,11 @@ def load(path: Path = MANIFEST) -> tuple[Expected, ...]:
     return tuple(out)
 
 
+def _config_fields(config: ModelConfig) -> dict[str, Any]:
+    """The config's fields, the queue's bound left out when 0 (models without the queue keep their entries)."""
+    return {k: v for k, v in asdict(config).items() if k != "max_queued_requests" or v}
+
+
 def save(entries: tuple[Expected, ...], path: Path = MANIFEST) -> None:
     """Rewrite the manifest's entries (its other keys are kept)."""
     data = json.loads(path.read_text(encoding="utf-8"))
@@ -98,7 +103,7 @@ def save(entries: tuple[Expected, ...], path: Path = MANIFEST) -> None:
         {
             "name": e.name,
             "profile": e.profile,
-            "config": asdict(e.config),
+            "config": _config_fields(e.config),
             "distinct_states": e.distinct_states,
             **({} if e.in_verify else {"verify": False}),
             **({} if e.tlc is None else {"tlc": asdict(e.tlc)}),

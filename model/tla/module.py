@@ -422,7 +422,7 @@ def _generate_from(
     if problems:
         raise ModuleError("generalised rules: " + "; ".join(problems[:5]))
 
-    init_state = initial if initial is not None else ClusterState()
+    init_state = initial if initial is not None else config.initial
     init = vstack(
         text("Init =="),
         indent(

@@ -31,6 +31,7 @@ from kcspec.spec.lang import (
     Expr,
     Param,
     Var,
+    and_,
     build_map,
     cond,
     if_,
@@ -41,9 +42,9 @@ from kcspec.spec.lang import (
     set_of,
 )
 from kcspec.spec.profiles import Profile
-from kcspec.spec.requests import RequestBatch
+from kcspec.spec.requests import ElectionAnswer, RequestBatch
 from kcspec.spec.state import NO_CONTROLLER, ControllerContext
-from kcspec.spec.vocabulary import ReplicaAssignment, TopicPartition
+from kcspec.spec.vocabulary import NO_LEADER, ApiError, ReplicaAssignment, TopicPartition
 from kcspec.spec.work import Work
 
 Step = Callable[[Expr], Expr]
@@ -108,7 +109,15 @@ def active(s: Expr) -> Expr:
 
 def start_work(s: object) -> Expr:
     """``Work(state=s)`` with an empty batch, nothing sent, no failures."""
-    return rec(Work, state=s, batch=RequestBatch(), sent=frozenset(), failures=frozenset(), moved=False)
+    return rec(
+        Work,
+        state=s,
+        batch=RequestBatch(),
+        sent=frozenset(),
+        failures=frozenset(),
+        moved=False,
+        answers=frozenset(),
+    )
 
 
 def pipe(w: object, *steps: Step) -> Expr:
@@ -130,10 +139,66 @@ def when(cond: Callable[[Expr], Expr], body: Step) -> Step:
 
 
 def resign(w: Expr) -> Expr:
-    """``onControllerResignation`` + ``resetContext`` (§7.12): the context is cleared; ZooKeeper keeps its data."""
+    """``onControllerResignation`` + ``resetContext`` (§7.12): the context is cleared; ZooKeeper keeps its data.
+
+    The requests queued behind the event are answered NOT_CONTROLLER (``not_controller_answers``): Kafka answers
+    them so either by preempting them (``Expire``'s ``clearAndPut``) or by processing them after the resignation,
+    when the controller is no longer active (§7.9 "not active", before any other event of the queue: they are
+    ahead of it). Decision: both happen within the resigning step, so the queue is empty whenever no controller is
+    active."""
     return rule(
-        "onControllerResignation", "§7.12", w.with_(state=st(w).with_(controller=ControllerContext()))
+        "onControllerResignation",
+        "§7.12",
+        let(
+            w,
+            lambda x: x.with_(
+                state=st(x).with_(controller=ControllerContext()),
+                answers=x.f("answers").union(not_controller_answers(ctx(x).f("queued_elections"))),
+            ),
+        ),
     )
+
+
+@dataclass(frozen=True)
+class Answering:
+    """Accumulator of the fold that answers the queued requests one by one: the next one's place in the queue and
+    the answers so far (``not_controller_answers``)."""
+
+    next_request: int
+    answers: frozenset[ElectionAnswer]
+
+
+def not_controller_answers(queue: Expr) -> Expr:
+    """``preempt`` of every request of ``queue`` (``ReplicaLeaderElection.preempt``, §7.9, §7.12): each requested
+    partition answered NOT_CONTROLLER, the requests numbered from the head."""
+    return rule(
+        "preempt",
+        "§7.12",
+        queue.fold(
+            rec(Answering, next_request=0, answers=frozenset()),
+            lambda acc, q: rec(
+                Answering,
+                next_request=acc.f("next_request") + 1,
+                answers=acc.f("answers").union(
+                    q.f("partitions").map(
+                        lambda tp: rec(
+                            ElectionAnswer,
+                            request=acc.f("next_request"),
+                            tp=tp,
+                            error=ApiError.NOT_CONTROLLER,
+                            leader=NO_LEADER,
+                        )
+                    )
+                ),
+            ),
+        ).f("answers"),
+    )
+
+
+def nothing_queued(s: Expr) -> Expr:
+    """No request waits in the event queue: an event the controller processes is queued behind the waiting ones
+    (``ControllerEventManager.put``), so it can happen only once they have been processed (§7.12)."""
+    return s.f("controller", "queued_elections").is_empty()
 
 
 def finish(w: Expr) -> Expr:
@@ -318,6 +383,20 @@ S = Var("s")
 
 
 @spans.builder
+def event_action(event: type[ControllerEvent], doc: str, guard: Expr, effect: Expr) -> Action:
+    """The action of ``event`` with its guard and its whole effect (a ``Work``) given as they are, named by the
+    event's kind and section: for the actions that are not "environment, then controller" (``controller_action``)."""
+    return Action(
+        name=event.kind,
+        section=event.section,
+        doc=doc,
+        params=params_of(event),
+        guard=guard,
+        effect=rule(event.kind, event.section, effect),
+    )
+
+
+@spans.builder
 def controller_action(
     event: type[ControllerEvent],
     doc: str,
@@ -325,10 +404,17 @@ def controller_action(
     environment: Callable[[Expr], Expr] | None,
     controller: Step | None,
     section: str | None = None,
+    preempts: bool = False,
 ) -> Action:
     """The action of ``event``: ``environment`` maps ``Work(state=s)`` to the work after the ZooKeeper / config
     change; then, only if a controller is active, ``controller`` (a ``Work`` step); ControllerMovedException
-    ends the event with the controller's resignation."""
+    ends the event with the controller's resignation.
+
+    An event with a controller part waits for the requests queued before it (``nothing_queued``), unless it
+    ``preempts`` them (``clearAndPut``, §7.12); an environment-only change (``controller`` None) is no event of
+    the controller's queue and can happen at any time."""
+    if controller is not None and not preempts:
+        guard = and_(guard, nothing_queued(S))
     w0 = start_work(S)
     w1 = environment(w0) if environment is not None else w0
     body = w1 if controller is None else let(w1, lambda w: if_(active(st(w)), finish(controller(w)), w))

@@ -85,6 +85,27 @@ def on_replica_election(
     )
 
 
+def election_needed(p: Profile, s: Expr, tp: Expr, etype: Expr) -> Expr:
+    """The electable filter of ``processReplicaLeaderElection`` (§7.9): PREFERRED → L(p) ≠ head(AR(p)) (always, when
+    the profile has no such filter); UNCLEAN → L(p) = −1 ∨ L(p) not live."""
+    return if_(
+        etype.eq(ElectionType.PREFERRED),
+        context.leader_of(s, tp).ne(context.replicas(s, tp).head(NO_LEADER))
+        | ~lift(p.preferred_already_led_filter),
+        context.leader_of(s, tp).eq(NO_LEADER) | ~context.live_brokers(s).contains(context.leader_of(s, tp)),
+    )
+
+
+def known_partitions(s: Expr, requested: Expr) -> Expr:
+    """The requested partitions that exist (``partitionsFromAdminClientOpt`` minus the unknown ones, §7.9)."""
+    return requested.filter(lambda tp: context.all_partitions(s).contains(tp))
+
+
+def not_deleting(s: Expr, partitions: Expr) -> Expr:
+    """The partitions whose topic is not queued for deletion (§7.9)."""
+    return partitions.filter(lambda tp: ~context.queued_for_deletion(s, tp.f("topic")))
+
+
 def process_replica_leader_election(p: Profile, w: Expr, requested: Expr, etype: Expr, trigger: Expr) -> Expr:
     """``ReplicaLeaderElection`` (§7.9). 2.8: the partitions (the znode's content for the ZK trigger, the request
     otherwise) minus unknown ones and topics queued for deletion, filtered to those that need an election (PREFERRED:
@@ -102,19 +123,9 @@ def process_replica_leader_election(p: Profile, w: Expr, requested: Expr, etype:
                 lambda ps: on_replica_election(p, x, ps, PREFERRED, ElectionTrigger.ZkTriggered),
             )
         b = Block()
-        b.live = source.filter(
-            lambda tp: context.all_partitions(s).contains(tp) & ~context.queued_for_deletion(s, tp.f("topic"))
-        )
+        b.live = not_deleting(s, known_partitions(s, source))
         needs_election = Block()
-        needs_election.electable = b.live.filter(
-            lambda tp: if_(
-                etype.eq(ElectionType.PREFERRED),
-                context.leader_of(s, tp).ne(context.replicas(s, tp).head(NO_LEADER))
-                | ~lift(p.preferred_already_led_filter),
-                context.leader_of(s, tp).eq(NO_LEADER)
-                | ~context.live_brokers(s).contains(context.leader_of(s, tp)),
-            )
-        )
+        needs_election.electable = b.live.filter(lambda tp: election_needed(p, s, tp, etype))
         elect = needs_election.in_(dispatch(p, x, needs_election.electable, etype, trigger))
         return b.in_(if_(b.live.all(lambda tp: context.has_leadership(s, tp)), elect, x))
 

@@ -213,26 +213,28 @@ def controller_failover_action(p: Profile) -> Action:
     block = Block()
     block.w = elect_controller(common.start_work(common.S), b)
     effect = block.in_(common.finish(on_controller_failover(p, block.w, b)))
-    return Action(
-        name=ControllerFailover.kind,
-        section=ControllerFailover.section,
-        doc="The active controller (if any) resigns and the broker wins the controller election; it increments "
+    return common.event_action(
+        ControllerFailover,
+        "The active controller (if any) resigns and the broker wins the controller election; it increments "
         "the controller epoch and runs onControllerFailover (§7.1).",
-        params=common.params_of(ControllerFailover),
-        guard=common.S.f("zk", "brokers").has(b),
-        effect=rule(ControllerFailover.kind, ControllerFailover.section, effect),
+        guard=and_(common.S.f("zk", "brokers").has(b), common.nothing_queued(common.S)),
+        effect=effect,
     )
 
 
 def controller_resignation_action(p: Profile) -> Action:
     """``ControllerResignation()`` (§7.12 ``Expire``): ``/controller`` disappears with the session; the controller
-    resigns."""
+    resigns. ``Expire`` is put with ``clearAndPut``: it preempts every queued request (answered NOT_CONTROLLER by
+    ``resign``) instead of waiting behind them. Controller shutdown (``ShutdownEventThread``, also ``clearAndPut``,
+    then ``onControllerResignation`` and the session closed) has the same effect on the controller and is written
+    as this event too."""
     return common.controller_action(
         ControllerResignation,
         "The active controller's ZooKeeper session expires: /controller is deleted and the controller resigns.",
         guard=common.active(common.S),
         environment=lambda w: common.set_zk(w, controller=NO_CONTROLLER),
         controller=common.resign,
+        preempts=True,
     )
 
 

@@ -1,6 +1,6 @@
 """The table of controller actions: ``build(profile)`` returns one ``Action`` per event kind of
 ``kcspec.spec.events`` that the profile has (``ApiPartitionReassignment`` exists only in kafka-2.8, KIP-455, and
-``StaleAlterIsrReceived`` only with AlterIsr, KIP-497)."""
+``StaleAlterIsrReceived`` only with AlterIsr, KIP-497; the queued admin elections only with KIP-460)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from kcspec.spec.actions import (
     deletion,
     elections,
     environment,
+    event_queue,
     failover,
     isr,
     shutdown,
@@ -65,6 +66,8 @@ def builders(profile: Profile) -> list[Builder]:
         broker_notifications.log_dir_event_notification_action,
         deletion.stop_replica_response_without_deletion_action,
     ]
+    if profile.kip460_replica_election:
+        out += [event_queue.replica_leader_election_queued_action, event_queue.queued_event_processed_action]
     return out
 
 

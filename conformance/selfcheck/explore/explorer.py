@@ -103,6 +103,9 @@ class SearchSpace:
     max_states: int
     keep: Callable[[ClusterState], bool] | None = None
     fingerprints: FingerprintScheme = field(default=DEFAULT_SCHEME)
+    initial: ClusterState = field(default_factory=ClusterState)
+    """The state the prefix starts from (the TLA+ model's ``Init``: empty, but for the model bounds its config
+    holds)."""
 
 
 def space_of(cfg: ExploreConfig) -> SearchSpace:
@@ -162,7 +165,7 @@ def start_state(
 ) -> tuple[ClusterState, list[ControllerEvent], Finding | None]:
     """Where every search (one process, ``--workers``, ``--spark``) starts: the space's prefix applied to the
     empty state, the prefix, and the finding when that state already violates an invariant."""
-    state = ClusterState()
+    state = space.initial
     prefix: list[ControllerEvent] = []
     for ev in space.prefix:
         prefix.append(ev)
@@ -410,7 +413,7 @@ def _finding(
     violations: tuple[Violation, ...] = (),
 ) -> ExploreResult:
     """The result of a search that met ``problem`` on a transition out of the state ``fp`` of ``level``."""
-    state = ClusterState()  # the initial state, rebuilt from the prefix
+    state = space.initial  # the initial state, rebuilt from the prefix
     for ev in prefix:
         state = stepper.spec.step(state, ev).state
     path = [*replay(space, stepper, state, fingerprint_path(store, level, fp)), problem.event]
@@ -435,7 +438,7 @@ def finish(
     trace = None
     if finding is not None:
         steps: list[TraceStep] = []
-        state = ClusterState()
+        state = space.initial
         for ev in [*prefix, *path]:
             try:
                 result = spec.step(state, ev)
@@ -446,7 +449,7 @@ def finish(
             state = result.state
         trace = Trace(
             space.profile,
-            ClusterState(),
+            space.initial,
             tuple(steps),
             note=f"explore {space.description}: {finding.message}",
         )

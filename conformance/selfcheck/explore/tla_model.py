@@ -5,7 +5,8 @@ search for bugs); the TLA+ module (``model/tla/module.py``) starts from the empt
 tries every action with every parameter value of its finite domains. This mode runs the explorer on
 exactly that model:
 
-* the initial state is ``Init`` (the empty ``ClusterState``), with no bootstrap events;
+* the initial state is ``Init`` (the empty ``ClusterState``, its config holding the queue's bound
+  ``max_queued_requests``), with no bootstrap events;
 * the candidates in every state are all event instances of ``Next`` — every spec action with every
   combination of values of its parameters' domains (``model/tla/domains.py``, the same definitions the
   module's text is generated from); the spec's guard decides which are enabled, as in the module;
@@ -45,6 +46,7 @@ def model_space(profile: str, config: ModelConfig, max_states: int = 1_000_000) 
         depth=None,
         max_states=max_states,
         keep=lambda s: within_bounds(s, config),
+        initial=config.initial,
     )
 
 

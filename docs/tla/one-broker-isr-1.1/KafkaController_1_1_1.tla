@@ -130,7 +130,23 @@ Literal6 ==
 
 (* The spec's procedures, one operator each. *)
 
-(* §7.12 onControllerResignation, spec/actions/common.py:134 *)
+(* §7.12 preempt, spec/actions/common.py:174 *)
+Preempt(x) ==
+    (LET RECURSIVE fold(_, _)
+         fold(acc, rest) ==
+             IF rest = <<>> THEN acc
+             ELSE
+                 fold(
+                     LET q == Head(rest) IN
+                         [next_request |-> acc.next_request + 1,
+                          answers |->
+                              acc.answers
+                              \cup {[request |-> acc.next_request, tp |-> tp, error |-> "NOT_CONTROLLER",
+                                     leader |-> -1] : tp \in q.partitions}]
+                                  , Tail(rest))
+     IN  fold([next_request |-> 0, answers |-> {}], x.state.controller.queued_elections)).answers
+
+(* §7.12 onControllerResignation, spec/actions/common.py:149 *)
 OnControllerResignation(x) ==
     [x EXCEPT
         !.state = [x.state EXCEPT
@@ -151,7 +167,9 @@ OnControllerResignation(x) ==
                            partition_states |-> <<>>,
                            topics_to_be_deleted |-> {},
                            topics_with_deletion_started |-> {},
-                           topics_ineligible_for_deletion |-> {}]]]
+                           topics_ineligible_for_deletion |-> {},
+                           queued_elections |-> <<>>]],
+        !.answers = x.answers \cup Preempt(x)]
 
 (* §7.1 initializeControllerContext, spec/actions/failover.py:81 *)
 InitializeControllerContext(w, broker_id, v) ==
@@ -1209,7 +1227,7 @@ MarkTopicIneligibleForDeletion(v, x) ==
                                        \cup (x \cap v.state.controller.topics_to_be_deleted)]]]
     ELSE v
 
-(* §7.7.2 updateLeaderEpoch, spec/actions/common.py:423 *)
+(* §7.7.2 updateLeaderEpoch, spec/actions/common.py:509 *)
 UpdateLeaderEpoch(t, work) ==
     LET ts == {t}
         x ==
@@ -1734,7 +1752,7 @@ ReplicaStateMachineHandleStateChangesNonExistentReplica(w, replicas) ==
 ReplicaStateChangeNonExistentReplica(w, replicas) ==
     ReplicaStateMachineHandleStateChangesNonExistentReplica(w, replicas)
 
-(* §7.7.2 setTopicAssignment, spec/actions/common.py:228 *)
+(* §7.7.2 setTopicAssignment, spec/actions/common.py:293 *)
 SetTopicAssignment(x, t, ar2) ==
     LET x2 == x.work
     IN  IF ~(t.topic \in x2.state.zk.topics)
@@ -2379,7 +2397,7 @@ FetchPendingPreferredReplicaElections(x) ==
              error |-> FALSE]
         ELSE [work |-> x2, error |-> TRUE]
 
-(* §7.12 triggerControllerMove, spec/actions/common.py:299 *)
+(* §7.12 triggerControllerMove, spec/actions/common.py:364 *)
 TriggerControllerMove(a) ==
     LET x == a.work
     IN  OnControllerResignation(
@@ -2778,7 +2796,7 @@ CompleteReplicaDeletion(v, x) ==
         v3 == ResumeDeletions(v2)
     IN  v3
 
-(* §7.9 processReplicaLeaderElection, spec/actions/elections.py:121 *)
+(* §7.9 processReplicaLeaderElection, spec/actions/elections.py:132 *)
 ProcessReplicaLeaderElection(w, trigger, partitions) ==
     LET ps == {tp \in (IF trigger = "ZkTriggered" THEN w.state.zk.preferred_replica_election ELSE partitions) :
                   ~(tp.topic \in w.state.controller.topics_to_be_deleted)}
@@ -2788,7 +2806,7 @@ ProcessReplicaLeaderElection(w, trigger, partitions) ==
 OnReplicaElection2(acc, x) ==
     LET x2 == PartitionStateChangeOnlinePartitionPreferred(acc, {x}) IN x2
 
-(* §7.9 checkAndTriggerAutoLeaderRebalance, spec/actions/elections.py:255 *)
+(* §7.9 checkAndTriggerAutoLeaderRebalance, spec/actions/elections.py:266 *)
 CheckAndTriggerAutoLeaderRebalance(w) ==
     LET parts ==
             {tp \in (DOMAIN w.state.controller.assignments) :
@@ -3045,7 +3063,8 @@ Inv_W4_no_context_without_a_controller ==
           partition_states |-> <<>>,
           topics_to_be_deleted |-> {},
           topics_with_deletion_started |-> {},
-          topics_ineligible_for_deletion |-> {}]
+          topics_ineligible_for_deletion |-> {},
+          queued_elections |-> <<>>]
 
 (* §9 W5 controller epoch not ahead of ZooKeeper (spec: spec/invariants.py:243) *)
 (* An active controller's epoch never exceeds /controller_epoch (it equals it unless the controller *)
@@ -3381,19 +3400,21 @@ Init ==
          partition_states |-> <<>>,
          topics_to_be_deleted |-> {},
          topics_with_deletion_started |-> {},
-         topics_ineligible_for_deletion |-> {}]
+         topics_ineligible_for_deletion |-> {},
+         queued_elections |-> <<>>]
     /\ config = [delete_topic_enable |-> TRUE,
                  unclean_leader_election_enable |-> FALSE,
                  unclean_topics |-> {},
                  auto_leader_rebalance_enable |-> TRUE,
                  leader_imbalance_per_broker_percentage |-> 10,
-                 inter_broker_protocol |-> "KAFKA_2_8_IV1"]
+                 inter_broker_protocol |-> "KAFKA_2_8_IV1",
+                 max_queued_requests |-> 0]
 
 (* §7.1 ControllerFailover (spec: spec/actions/failover.py:216 controller_failover_action) *)
 (* The active controller (if any) resigns and the broker wins the controller election; it *)
 (* increments the controller epoch and runs onControllerFailover (§7.1). *)
 ControllerFailover(broker_id) ==
-    /\ broker_id \in DOMAIN zk.brokers
+    /\ broker_id \in DOMAIN zk.brokers /\ Len(controller.queued_elections) = 0
     /\ LET w ==
            LET work == [state |-> s,
                         batch |-> [leader_and_isr |-> <<>>,
@@ -3402,12 +3423,13 @@ ControllerFailover(broker_id) ==
                                    stop_replica |-> <<>>],
                         sent |-> {},
                         failures |-> {},
-                        moved |-> FALSE]
+                        moved |-> FALSE,
+                        answers |-> {}]
                state == work.state
                zk2 == state.zk
                v == IF state.controller.controller_id # -1 THEN OnControllerResignation(work) ELSE work
                state2 == v.state
-           IN  (* §7.1 ControllerFailover, spec/actions/failover.py:223 *)
+           IN  (* §7.1 ControllerFailover, spec/actions/failover.py:216 *)
                LET w2 == [v EXCEPT
                              !.state = [state2 EXCEPT
                                            !.zk = [state2.zk EXCEPT
@@ -3423,7 +3445,7 @@ ControllerFailover(broker_id) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ControllerFailover")
 
-(* §7.12 ControllerResignation (spec: spec/actions/failover.py:230 controller_resignation_action) *)
+(* §7.12 ControllerResignation (spec: spec/actions/failover.py:231 controller_resignation_action) *)
 (* The active controller's ZooKeeper session expires: /controller is deleted and the controller *)
 (* resigns. *)
 ControllerResignation ==
@@ -3435,9 +3457,10 @@ ControllerResignation ==
                                         stop_replica |-> <<>>],
                              sent |-> {},
                              failures |-> {},
-                             moved |-> FALSE]
+                             moved |-> FALSE,
+                             answers |-> {}]
                     state == work.state
-                IN  (* §7.12 ControllerResignation, spec/actions/failover.py:230 *)
+                IN  (* §7.12 ControllerResignation, spec/actions/failover.py:231 *)
                     LET w2 == [work EXCEPT !.state = [state EXCEPT !.zk = [state.zk EXCEPT !.controller = -1]]]
                     IN  IF w2.state.controller.controller_id # -1
                         THEN LET x == OnControllerResignation(w2) IN IF x.moved THEN OnControllerResignation(x) ELSE x
@@ -3460,7 +3483,8 @@ NewerControllerElected(broker_id) ==
                                         stop_replica |-> <<>>],
                              sent |-> {},
                              failures |-> {},
-                             moved |-> FALSE]
+                             moved |-> FALSE,
+                             answers |-> {}]
                     state == work.state
                     zk2 == state.zk
                 IN  (* §9 NewerControllerElected, spec/actions/environment.py:18 *)
@@ -3475,11 +3499,13 @@ NewerControllerElected(broker_id) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "NewerControllerElected")
 
-(* §7.12 ControllerChange (spec: spec/actions/failover.py:242 controller_change_action) *)
+(* §7.12 ControllerChange (spec: spec/actions/failover.py:244 controller_change_action) *)
 (* The active controller sees that /controller names another broker (or none) and resigns (§7.12). *)
 ControllerChange ==
-    /\ controller.controller_id # -1 /\ zk.controller # controller.controller_id
-    /\ LET w == (* §7.12 ControllerChange, spec/actions/failover.py:242 *)
+    /\ /\ controller.controller_id # -1
+       /\ zk.controller # controller.controller_id
+       /\ Len(controller.queued_elections) = 0
+    /\ LET w == (* §7.12 ControllerChange, spec/actions/failover.py:244 *)
                 LET w2 == [state |-> s,
                            batch |-> [leader_and_isr |-> <<>>,
                                       update_metadata_brokers |-> {},
@@ -3487,7 +3513,8 @@ ControllerChange ==
                                       stop_replica |-> <<>>],
                            sent |-> {},
                            failures |-> {},
-                           moved |-> FALSE]
+                           moved |-> FALSE,
+                           answers |-> {}]
                 IN  IF w2.state.controller.controller_id # -1
                     THEN LET x == OnControllerResignation(w2) IN IF x.moved THEN OnControllerResignation(x) ELSE x
                     ELSE w2
@@ -3509,7 +3536,8 @@ ZombieControllerWrite(tp, leader, isr, controller_epoch) ==
                                         stop_replica |-> <<>>],
                              sent |-> {},
                              failures |-> {},
-                             moved |-> FALSE]
+                             moved |-> FALSE,
+                             answers |-> {}]
                     state == work.state
                     zk2 == state.zk
                     partition_states == zk2.partition_states
@@ -3538,7 +3566,7 @@ ZombieControllerWrite(tp, leader, isr, controller_epoch) ==
 (* A broker registers in /brokers/ids (its czxid is its broker epoch); the controller handles *)
 (* BrokerChange and runs onBrokerStartup (§7.2, §7.3). *)
 BrokerStartup(broker_id) ==
-    /\ broker_id >= 0 /\ ~(broker_id \in DOMAIN zk.brokers)
+    /\ broker_id >= 0 /\ ~(broker_id \in DOMAIN zk.brokers) /\ Len(controller.queued_elections) = 0
     /\ LET w ==
            LET work == [state |-> s,
                         batch |-> [leader_and_isr |-> <<>>,
@@ -3547,7 +3575,8 @@ BrokerStartup(broker_id) ==
                                    stop_replica |-> <<>>],
                         sent |-> {},
                         failures |-> {},
-                        moved |-> FALSE]
+                        moved |-> FALSE,
+                        answers |-> {}]
                state == work.state
                zk2 == state.zk
                zxid == zk2.zxid
@@ -3568,7 +3597,7 @@ BrokerStartup(broker_id) ==
 (* A broker's registration disappears; the controller handles BrokerChange and runs onBrokerFailure *)
 (* (§7.4); if the failed broker was the controller, its context is simply gone. *)
 BrokerFailure(broker_id) ==
-    /\ broker_id \in DOMAIN zk.brokers
+    /\ broker_id \in DOMAIN zk.brokers /\ Len(controller.queued_elections) = 0
     /\ LET w ==
            LET work == [state |-> s,
                         batch |-> [leader_and_isr |-> <<>>,
@@ -3577,7 +3606,8 @@ BrokerFailure(broker_id) ==
                                    stop_replica |-> <<>>],
                         sent |-> {},
                         failures |-> {},
-                        moved |-> FALSE]
+                        moved |-> FALSE,
+                        answers |-> {}]
                state == work.state
                zk2 == state.zk
                controller2 == zk2.controller
@@ -3610,7 +3640,8 @@ BrokerBounce(broker_id) ==
                                         stop_replica |-> <<>>],
                              sent |-> {},
                              failures |-> {},
-                             moved |-> FALSE]
+                             moved |-> FALSE,
+                             answers |-> {}]
                     state == work.state
                     zk2 == state.zk
                     zxid == zk2.zxid
@@ -3627,7 +3658,9 @@ BrokerBounce(broker_id) ==
 (* §7.10 ControlledShutdown (spec: spec/actions/shutdown.py:86 controlled_shutdown_action) *)
 (* A broker asks the controller to move its leaderships away before it shuts down (§7.10). *)
 ControlledShutdown(broker_id, broker_epoch) ==
-    /\ controller.controller_id # -1 /\ broker_id \in DOMAIN zk.brokers
+    /\ /\ controller.controller_id # -1
+       /\ broker_id \in DOMAIN zk.brokers
+       /\ Len(controller.queued_elections) = 0
     /\ LET w == (* §7.10 ControlledShutdown, spec/actions/shutdown.py:86 *)
                 LET w2 == [state |-> s,
                            batch |-> [leader_and_isr |-> <<>>,
@@ -3636,7 +3669,8 @@ ControlledShutdown(broker_id, broker_epoch) ==
                                       stop_replica |-> <<>>],
                            sent |-> {},
                            failures |-> {},
-                           moved |-> FALSE]
+                           moved |-> FALSE,
+                           answers |-> {}]
                 IN  IF w2.state.controller.controller_id # -1
                     THEN LET x == DoControlledShutdown(w2,
                                                        broker_id) IN IF x.moved THEN OnControllerResignation(x) ELSE x
@@ -3655,6 +3689,7 @@ TopicCreation(topic, replicas) ==
               /\ Len(replicas2) > 0
               /\ Cardinality(Range(replicas2)) = Len(replicas2)
               /\ \A r \in Range(replicas2) : r >= 0
+       /\ Len(controller.queued_elections) = 0
     /\ LET w ==
            LET work == [state |-> s,
                         batch |-> [leader_and_isr |-> <<>>,
@@ -3663,7 +3698,8 @@ TopicCreation(topic, replicas) ==
                                    stop_replica |-> <<>>],
                         sent |-> {},
                         failures |-> {},
-                        moved |-> FALSE]
+                        moved |-> FALSE,
+                        answers |-> {}]
                state == work.state
                zk2 == state.zk
            IN  (* §7.6 TopicCreation, spec/actions/topics.py:136 *)
@@ -3733,26 +3769,27 @@ TopicCreation(topic, replicas) ==
 (* §7.6 PartitionExpansion (spec: spec/actions/topics.py:185 partition_expansion_action) *)
 (* Partitions are added to a topic znode; the controller handles PartitionModifications (§7.6). *)
 PartitionExpansion(topic, replicas) ==
-    /\ LET ex == {tp \in (DOMAIN zk.assignments) : tp.topic = topic}
-           m == (LET RECURSIVE fold(_, _)
-                     fold(acc, rest) ==
-                         IF rest = <<>> THEN acc
-                         ELSE fold(LET r == Head(rest) IN
-                                       [acc EXCEPT
-                                           !.assignments =
-                                               MapPut(
-                                                   acc.assignments,
-                                                   [topic |-> topic, partition |-> acc.next_index],
-                                                   [replicas |-> r, adding |-> <<>>, removing |-> <<>>]),
-                                           !.next_index = acc.next_index + 1], Tail(rest))
-                 IN  fold([assignments |-> <<>>, next_index |-> 0], replicas)).assignments
-       IN  /\ Cardinality(ex) > 0
-           /\ Len(replicas) > Cardinality(ex)
-           /\ \A tp2 \in ex : tp2 \in DOMAIN m /\ m[tp2].replicas = zk.assignments[tp2].replicas
-           /\ \A tp3 \in DOMAIN m \ ex :
-                  LET replicas2 == m[tp3].replicas
-                      v == Len(replicas2)
-                  IN  v > 0 /\ Cardinality(Range(replicas2)) = v /\ (\A r2 \in Range(replicas2) : r2 >= 0)
+    /\ /\ LET ex == {tp \in (DOMAIN zk.assignments) : tp.topic = topic}
+              m == (LET RECURSIVE fold(_, _)
+                        fold(acc, rest) ==
+                            IF rest = <<>> THEN acc
+                            ELSE fold(LET r == Head(rest) IN
+                                          [acc EXCEPT
+                                              !.assignments =
+                                                  MapPut(
+                                                      acc.assignments,
+                                                      [topic |-> topic, partition |-> acc.next_index],
+                                                      [replicas |-> r, adding |-> <<>>, removing |-> <<>>]),
+                                              !.next_index = acc.next_index + 1], Tail(rest))
+                    IN  fold([assignments |-> <<>>, next_index |-> 0], replicas)).assignments
+          IN  /\ Cardinality(ex) > 0
+              /\ Len(replicas) > Cardinality(ex)
+              /\ \A tp2 \in ex : tp2 \in DOMAIN m /\ m[tp2].replicas = zk.assignments[tp2].replicas
+              /\ \A tp3 \in DOMAIN m \ ex :
+                     LET replicas2 == m[tp3].replicas
+                         v == Len(replicas2)
+                     IN  v > 0 /\ Cardinality(Range(replicas2)) = v /\ (\A r2 \in Range(replicas2) : r2 >= 0)
+       /\ Len(controller.queued_elections) = 0
     /\ LET w ==
            LET work == [state |-> s,
                         batch |-> [leader_and_isr |-> <<>>,
@@ -3761,7 +3798,8 @@ PartitionExpansion(topic, replicas) ==
                                    stop_replica |-> <<>>],
                         sent |-> {},
                         failures |-> {},
-                        moved |-> FALSE]
+                        moved |-> FALSE,
+                        answers |-> {}]
                state == work.state
                zk2 == state.zk
            IN  (* §7.6 PartitionExpansion, spec/actions/topics.py:185 *)
@@ -3806,7 +3844,7 @@ PartitionExpansion(topic, replicas) ==
 (* Topics are marked for deletion under /admin/delete_topics and the controller handles *)
 (* TopicDeletion (§8). *)
 TopicDeletion(topics) ==
-    /\ Len(topics) > 0
+    /\ Len(topics) > 0 /\ Len(controller.queued_elections) = 0
     /\ LET w ==
            LET work == [state |-> s,
                         batch |-> [leader_and_isr |-> <<>>,
@@ -3815,7 +3853,8 @@ TopicDeletion(topics) ==
                                    stop_replica |-> <<>>],
                         sent |-> {},
                         failures |-> {},
-                        moved |-> FALSE]
+                        moved |-> FALSE,
+                        answers |-> {}]
                state == work.state
                zk2 == state.zk
            IN  (* §8 TopicDeletion, spec/actions/deletion.py:442 *)
@@ -3840,6 +3879,7 @@ StopReplicaResponseReceived(broker_id, partitions, error) ==
        /\ \A tp \in Range(partitions) :
               GetOr(controller.replica_states, [tp |-> tp, replica |-> broker_id], "NonExistentReplica")
               = "ReplicaDeletionStarted"
+       /\ Len(controller.queued_elections) = 0
     /\ LET w == (* §8 StopReplicaResponseReceived, spec/actions/deletion.py:484 *)
                 LET w2 == [state |-> s,
                            batch |-> [leader_and_isr |-> <<>>,
@@ -3848,7 +3888,8 @@ StopReplicaResponseReceived(broker_id, partitions, error) ==
                                       stop_replica |-> <<>>],
                            sent |-> {},
                            failures |-> {},
-                           moved |-> FALSE]
+                           moved |-> FALSE,
+                           answers |-> {}]
                 IN  IF w2.state.controller.controller_id # -1
                     THEN LET replicas == {[tp |-> tp2, replica |-> broker_id] : tp2 \in Range(partitions)}
                              x == IF error THEN FailReplicaDeletion(w2, replicas) ELSE CompleteReplicaDeletion(w2,
@@ -3864,7 +3905,9 @@ StopReplicaResponseReceived(broker_id, partitions, error) ==
 (* /admin/reassign_partitions is created; the controller handles PartitionReassignment with the *)
 (* legacy 12-step algorithm (§7.8). *)
 ZkPartitionReassignment(targets) ==
-    /\ Cardinality(DOMAIN targets) > 0 /\ Cardinality(DOMAIN zk.reassign_partitions) = 0
+    /\ /\ Cardinality(DOMAIN targets) > 0
+       /\ Cardinality(DOMAIN zk.reassign_partitions) = 0
+       /\ Len(controller.queued_elections) = 0
     /\ LET w ==
            LET work == [state |-> s,
                         batch |-> [leader_and_isr |-> <<>>,
@@ -3873,7 +3916,8 @@ ZkPartitionReassignment(targets) ==
                                    stop_replica |-> <<>>],
                         sent |-> {},
                         failures |-> {},
-                        moved |-> FALSE]
+                        moved |-> FALSE,
+                        answers |-> {}]
                state == work.state
            IN  (* §7.8 ZkPartitionReassignment, spec/actions/reassignment_legacy.py:304 *)
                LET w2 == [work EXCEPT !.state = [state EXCEPT !.zk = [state.zk EXCEPT !.reassign_partitions = targets]]]
@@ -3898,7 +3942,7 @@ ZkPartitionReassignment(targets) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ZkPartitionReassignment")
 
-(* §7.9 ReplicaLeaderElection (spec: spec/actions/elections.py:148 replica_leader_election_action) *)
+(* §7.9 ReplicaLeaderElection (spec: spec/actions/elections.py:159 replica_leader_election_action) *)
 (* A preferred (ZooKeeper or admin) or unclean (admin, 2.8) leader election is requested (§7.9). *)
 ReplicaLeaderElection(partitions, election_type, trigger) ==
     /\ /\ controller.controller_id # -1
@@ -3906,6 +3950,7 @@ ReplicaLeaderElection(partitions, election_type, trigger) ==
        /\ IF trigger = "ZkTriggered"
           THEN election_type = "PREFERRED" /\ Cardinality(zk.preferred_replica_election) = 0
           ELSE trigger = "AdminClientTriggered" /\ FALSE
+       /\ Len(controller.queued_elections) = 0
     /\ LET w ==
            LET work == [state |-> s,
                         batch |-> [leader_and_isr |-> <<>>,
@@ -3914,9 +3959,10 @@ ReplicaLeaderElection(partitions, election_type, trigger) ==
                                    stop_replica |-> <<>>],
                         sent |-> {},
                         failures |-> {},
-                        moved |-> FALSE]
+                        moved |-> FALSE,
+                        answers |-> {}]
                state == work.state
-           IN  (* §7.9 ReplicaLeaderElection, spec/actions/elections.py:148 *)
+           IN  (* §7.9 ReplicaLeaderElection, spec/actions/elections.py:159 *)
                LET w2 == IF trigger = "ZkTriggered"
                          THEN [work EXCEPT
                                   !.state = [state EXCEPT !.zk = [state.zk EXCEPT !.preferred_replica_election
@@ -3931,12 +3977,14 @@ ReplicaLeaderElection(partitions, election_type, trigger) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ReplicaLeaderElection")
 
-(* §7.9 AutoPreferredReplicaLeaderElection (spec: spec/actions/elections.py:261 *)
+(* §7.9 AutoPreferredReplicaLeaderElection (spec: spec/actions/elections.py:272 *)
 (* auto_preferred_replica_leader_election_action) *)
 (* The scheduled leader-imbalance check runs (auto.leader.rebalance.enable) (§7.9). *)
 AutoPreferredReplicaLeaderElection ==
-    /\ controller.controller_id # -1 /\ config.auto_leader_rebalance_enable
-    /\ LET w == (* §7.9 AutoPreferredReplicaLeaderElection, spec/actions/elections.py:261 *)
+    /\ /\ controller.controller_id # -1
+       /\ config.auto_leader_rebalance_enable
+       /\ Len(controller.queued_elections) = 0
+    /\ LET w == (* §7.9 AutoPreferredReplicaLeaderElection, spec/actions/elections.py:272 *)
                 LET w2 == [state |-> s,
                            batch |-> [leader_and_isr |-> <<>>,
                                       update_metadata_brokers |-> {},
@@ -3944,7 +3992,8 @@ AutoPreferredReplicaLeaderElection ==
                                       stop_replica |-> <<>>],
                            sent |-> {},
                            failures |-> {},
-                           moved |-> FALSE]
+                           moved |-> FALSE,
+                           answers |-> {}]
                 IN  IF w2.state.controller.controller_id # -1
                     THEN LET x == CheckAndTriggerAutoLeaderRebalance(w2) IN IF x.moved THEN OnControllerResignation(x)
                         ELSE x
@@ -3968,6 +4017,7 @@ IsrChange(tp, isr) ==
            /\ \A r \in Range(isr) : r >= 0
            /\ tp \in DOMAIN zk.assignments
            /\ \A r2 \in Range(isr) : r2 \in Range(zk.assignments[tp].replicas)
+           /\ Len(controller.queued_elections) = 0
     /\ LET w ==
            LET work == [state |-> s,
                         batch |-> [leader_and_isr |-> <<>>,
@@ -3976,7 +4026,8 @@ IsrChange(tp, isr) ==
                                    stop_replica |-> <<>>],
                         sent |-> {},
                         failures |-> {},
-                        moved |-> FALSE]
+                        moved |-> FALSE,
+                        answers |-> {}]
                state == work.state
                zk2 == state.zk
                partition_states == zk2.partition_states
@@ -4019,6 +4070,7 @@ LeaderAndIsrResponseReceived(broker_id, storage_errors) ==
               \in Range(
                       GetOr(controller.assignments, tp,
                             [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>]).replicas)
+       /\ Len(controller.queued_elections) = 0
     /\ LET w == (* §7.5 LeaderAndIsrResponseReceived, spec/actions/brokers.py:301 *)
                 LET w2 == [state |-> s,
                            batch |-> [leader_and_isr |-> <<>>,
@@ -4027,7 +4079,8 @@ LeaderAndIsrResponseReceived(broker_id, storage_errors) ==
                                       stop_replica |-> <<>>],
                            sent |-> {},
                            failures |-> {},
-                           moved |-> FALSE]
+                           moved |-> FALSE,
+                           answers |-> {}]
                 IN  IF w2.state.controller.controller_id # -1
                     THEN LET x == ProcessLeaderAndIsrResponseReceived(w2, storage_errors, broker_id)
                          IN  IF x.moved THEN OnControllerResignation(x) ELSE x
@@ -4037,7 +4090,7 @@ LeaderAndIsrResponseReceived(broker_id, storage_errors) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "LeaderAndIsrResponseReceived")
 
-(* §6 UncleanLeaderElectionEnable (spec: spec/actions/elections.py:282 unclean_leader_election_enable_action) *)
+(* §6 UncleanLeaderElectionEnable (spec: spec/actions/elections.py:293 unclean_leader_election_enable_action) *)
 (* unclean.leader.election.enable is set to true for a topic or as the broker default (§6). *)
 UncleanLeaderElectionEnable(topic) ==
     /\ TRUE
@@ -4049,10 +4102,11 @@ UncleanLeaderElectionEnable(topic) ==
                                    stop_replica |-> <<>>],
                         sent |-> {},
                         failures |-> {},
-                        moved |-> FALSE]
+                        moved |-> FALSE,
+                        answers |-> {}]
                state == work.state
                config2 == state.config
-           IN  (* §6 UncleanLeaderElectionEnable, spec/actions/elections.py:282 *)
+           IN  (* §6 UncleanLeaderElectionEnable, spec/actions/elections.py:293 *)
                IF topic = ""
                THEN [work EXCEPT
                         !.state = [state EXCEPT !.config = [config2 EXCEPT !.unclean_leader_election_enable = TRUE]]]
@@ -4077,7 +4131,8 @@ ZkFaultInjection(tp, fault) ==
                                         stop_replica |-> <<>>],
                              sent |-> {},
                              failures |-> {},
-                             moved |-> FALSE]
+                             moved |-> FALSE,
+                             answers |-> {}]
                     state == work.state
                     zk2 == state.zk
                 IN  (* §3.3 ZkFaultInjection, spec/actions/environment.py:75 *)
@@ -4100,6 +4155,7 @@ StopReplicaPartitionErrorsReceived(broker_id, partitions, partition_errors) ==
        /\ Len(partition_errors) > 0
        /\ Range(partition_errors) \subseteq Range(partitions)
        /\ ~(Range(partitions) \subseteq Range(partition_errors))
+       /\ Len(controller.queued_elections) = 0
     /\ LET w ==
            (* §8 StopReplicaPartitionErrorsReceived, spec/actions/deletion.py:523 *)
            LET w2 == [state |-> s,
@@ -4109,7 +4165,8 @@ StopReplicaPartitionErrorsReceived(broker_id, partitions, partition_errors) ==
                                  stop_replica |-> <<>>],
                       sent |-> {},
                       failures |-> {},
-                      moved |-> FALSE]
+                      moved |-> FALSE,
+                      answers |-> {}]
            IN  IF w2.state.controller.controller_id # -1
                THEN LET v == FailReplicaDeletion(w2,
                                                  {[tp |-> tp2,
@@ -4144,6 +4201,7 @@ LeaderAndIsrPartitionResultsReceived(broker_id, online, storage_errors) ==
               \in Range(
                       GetOr(controller.assignments, tp2,
                             [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>]).replicas)
+       /\ Len(controller.queued_elections) = 0
     /\ LET w ==
            (* §7.5 LeaderAndIsrPartitionResultsReceived, spec/actions/brokers.py:330 *)
            LET w2 == [state |-> s,
@@ -4153,7 +4211,8 @@ LeaderAndIsrPartitionResultsReceived(broker_id, online, storage_errors) ==
                                  stop_replica |-> <<>>],
                       sent |-> {},
                       failures |-> {},
-                      moved |-> FALSE]
+                      moved |-> FALSE,
+                      answers |-> {}]
            IN  IF w2.state.controller.controller_id # -1
                THEN
                    LET x ==
@@ -4201,6 +4260,7 @@ BrokerChange(new_broker_ids, dead_broker_ids, bounced_broker_ids) ==
        /\ \A b3 \in Range(bounced_broker_ids) : b3 \in DOMAIN zk.brokers /\ b3 # controller.controller_id
        /\ Cardinality(controller.partitions_being_reassigned) = 0
        /\ Cardinality(DOMAIN controller.legacy_reassignments) = 0
+       /\ Len(controller.queued_elections) = 0
     /\ LET w ==
            LET work == [state |-> s,
                         batch |-> [leader_and_isr |-> <<>>,
@@ -4209,7 +4269,8 @@ BrokerChange(new_broker_ids, dead_broker_ids, bounced_broker_ids) ==
                                    stop_replica |-> <<>>],
                         sent |-> {},
                         failures |-> {},
-                        moved |-> FALSE]
+                        moved |-> FALSE,
+                        answers |-> {}]
                state == work.state
            IN  (* §7.2 BrokerChange, spec/actions/broker_notifications.py:70 *)
                LET z2 ==
@@ -4246,6 +4307,7 @@ LogDirEventNotification(broker_ids) ==
     /\ /\ controller.controller_id # -1
        /\ Len(broker_ids) > 0
        /\ \A b \in Range(broker_ids) : b \in DOMAIN controller.live_brokers
+       /\ Len(controller.queued_elections) = 0
     /\ LET w == (* §7.5 LogDirEventNotification, spec/actions/broker_notifications.py:105 *)
                 LET w2 == [state |-> s,
                            batch |-> [leader_and_isr |-> <<>>,
@@ -4254,7 +4316,8 @@ LogDirEventNotification(broker_ids) ==
                                       stop_replica |-> <<>>],
                            sent |-> {},
                            failures |-> {},
-                           moved |-> FALSE]
+                           moved |-> FALSE,
+                           answers |-> {}]
                 IN  IF w2.state.controller.controller_id # -1
                     THEN LET x == OnBrokerLogDirFailure(w2,
                                                         broker_ids) IN IF x.moved THEN OnControllerResignation(x) ELSE x
@@ -4289,7 +4352,8 @@ StopReplicaResponseWithoutDeletionReceived(broker_id, partitions, error) ==
                             stop_replica |-> <<>>],
                  sent |-> {},
                  failures |-> {},
-                 moved |-> FALSE]
+                 moved |-> FALSE,
+                 answers |-> {}]
        IN  /\ zk' = w.state.zk
            /\ controller' = w.state.controller
            /\ config' = w.state.config
@@ -4384,7 +4448,7 @@ WithinBounds(s2) ==
 
 (* §7.1 The state ControllerFailover leads to (s when its guard is false), for its fairness. *)
 ControllerFailover_Successor(broker_id) ==
-    IF broker_id \in DOMAIN zk.brokers
+    IF broker_id \in DOMAIN zk.brokers /\ Len(controller.queued_elections) = 0
     THEN
         LET w ==
             LET work == [state |-> s,
@@ -4394,12 +4458,13 @@ ControllerFailover_Successor(broker_id) ==
                                     stop_replica |-> <<>>],
                          sent |-> {},
                          failures |-> {},
-                         moved |-> FALSE]
+                         moved |-> FALSE,
+                         answers |-> {}]
                 state == work.state
                 zk2 == state.zk
                 v == IF state.controller.controller_id # -1 THEN OnControllerResignation(work) ELSE work
                 state2 == v.state
-            IN  (* §7.1 ControllerFailover, spec/actions/failover.py:223 *)
+            IN  (* §7.1 ControllerFailover, spec/actions/failover.py:216 *)
                 LET w2 == [v EXCEPT
                               !.state = [state2 EXCEPT
                                             !.zk = [state2.zk EXCEPT
@@ -4420,6 +4485,7 @@ StopReplicaResponseReceived_Successor(broker_id, partitions, error) ==
        /\ \A tp \in Range(partitions) :
               GetOr(controller.replica_states, [tp |-> tp, replica |-> broker_id], "NonExistentReplica")
               = "ReplicaDeletionStarted"
+       /\ Len(controller.queued_elections) = 0
     THEN
         LET w == (* §8 StopReplicaResponseReceived, spec/actions/deletion.py:484 *)
                  LET w2 == [state |-> s,
@@ -4429,7 +4495,8 @@ StopReplicaResponseReceived_Successor(broker_id, partitions, error) ==
                                        stop_replica |-> <<>>],
                             sent |-> {},
                             failures |-> {},
-                            moved |-> FALSE]
+                            moved |-> FALSE,
+                            answers |-> {}]
                  IN  IF w2.state.controller.controller_id # -1
                      THEN LET replicas == {[tp |-> tp2, replica |-> broker_id] : tp2 \in Range(partitions)}
                               x == IF error THEN FailReplicaDeletion(w2, replicas) ELSE CompleteReplicaDeletion(w2,
@@ -4441,9 +4508,11 @@ StopReplicaResponseReceived_Successor(broker_id, partitions, error) ==
 
 (* §7.9 The state AutoPreferredReplicaLeaderElection leads to (s when its guard is false), for its fairness. *)
 AutoPreferredReplicaLeaderElection_Successor ==
-    IF controller.controller_id # -1 /\ config.auto_leader_rebalance_enable
+    IF /\ controller.controller_id # -1
+       /\ config.auto_leader_rebalance_enable
+       /\ Len(controller.queued_elections) = 0
     THEN
-        LET w == (* §7.9 AutoPreferredReplicaLeaderElection, spec/actions/elections.py:261 *)
+        LET w == (* §7.9 AutoPreferredReplicaLeaderElection, spec/actions/elections.py:272 *)
                  LET w2 == [state |-> s,
                             batch |-> [leader_and_isr |-> <<>>,
                                        update_metadata_brokers |-> {},
@@ -4451,7 +4520,8 @@ AutoPreferredReplicaLeaderElection_Successor ==
                                        stop_replica |-> <<>>],
                             sent |-> {},
                             failures |-> {},
-                            moved |-> FALSE]
+                            moved |-> FALSE,
+                            answers |-> {}]
                  IN  IF w2.state.controller.controller_id # -1
                      THEN LET x == CheckAndTriggerAutoLeaderRebalance(w2) IN IF x.moved THEN OnControllerResignation(x)
                          ELSE x

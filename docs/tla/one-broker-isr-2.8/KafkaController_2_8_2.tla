@@ -135,7 +135,23 @@ Literal7 ==
 
 (* The spec's procedures, one operator each. *)
 
-(* §7.12 onControllerResignation, spec/actions/common.py:134 *)
+(* §7.12 preempt, spec/actions/common.py:174 *)
+Preempt(x) ==
+    (LET RECURSIVE fold(_, _)
+         fold(acc, rest) ==
+             IF rest = <<>> THEN acc
+             ELSE
+                 fold(
+                     LET q == Head(rest) IN
+                         [next_request |-> acc.next_request + 1,
+                          answers |->
+                              acc.answers
+                              \cup {[request |-> acc.next_request, tp |-> tp, error |-> "NOT_CONTROLLER",
+                                     leader |-> -1] : tp \in q.partitions}]
+                                  , Tail(rest))
+     IN  fold([next_request |-> 0, answers |-> {}], x.state.controller.queued_elections)).answers
+
+(* §7.12 onControllerResignation, spec/actions/common.py:149 *)
 OnControllerResignation(x) ==
     [x EXCEPT
         !.state = [x.state EXCEPT
@@ -156,7 +172,9 @@ OnControllerResignation(x) ==
                            partition_states |-> <<>>,
                            topics_to_be_deleted |-> {},
                            topics_with_deletion_started |-> {},
-                           topics_ineligible_for_deletion |-> {}]]]
+                           topics_ineligible_for_deletion |-> {},
+                           queued_elections |-> <<>>]],
+        !.answers = x.answers \cup Preempt(x)]
 
 (* §7.1 enableFeatureVersioning, spec/actions/features.py:47 *)
 EnableFeatureVersioning(w) ==
@@ -589,20 +607,20 @@ AddStopReplicaBulk(w, replicas, delete) ==
     AddStopReplicaRequestForBrokers(w, replicas, delete)
 
 (* §3.3 updateLeaderAndIsr, spec/zk.py:175 *)
-UpdateLeaderAndIsr(s1, with_r, x) ==
-    IF Cardinality(DOMAIN x) = 0
+UpdateLeaderAndIsr(s1, x, x2) ==
+    IF Cardinality(DOMAIN x2) = 0
     THEN [state |-> s1, records |-> <<>>, retry |-> {}, failed |-> {}, moved |-> FALSE]
     ELSE
         IF s1.zk.controller_epoch_zk_version = s1.controller.epoch_zk_version
         THEN
-            LET keys == DOMAIN x
+            LET keys == DOMAIN x2
                 nonode == {tp \in keys : ~(tp \in DOMAIN s1.zk.partition_states)}
                 retry == {tp2 \in (keys \ nonode) :
                              \/ tp2 \in DOMAIN s1.zk.faults /\ s1.zk.faults[tp2] = "BADVERSION"
-                             \/ s1.zk.partition_states[tp2].leader_and_isr.zk_version # x[tp2].zk_version}
+                             \/ s1.zk.partition_states[tp2].leader_and_isr.zk_version # x2[tp2].zk_version}
                 records ==
                     [tp3 \in (keys \ nonode) \ retry |->
-                        [leader_and_isr |-> [x[tp3] EXCEPT !.zk_version = s1.zk.partition_states[
+                        [leader_and_isr |-> [x2[tp3] EXCEPT !.zk_version = s1.zk.partition_states[
                             tp3].leader_and_isr.zk_version + 1],
                          controller_epoch |-> s1.controller.epoch]]
             IN  [state |->
@@ -1140,6 +1158,18 @@ OfflinePartitionLeaderElectionStrategy(inp) ==
 ElectOffline(inp) ==
     OfflinePartitionLeaderElectionStrategy(inp)
 
+(* §6 PreferredReplicaPartitionLeaderElectionStrategy, spec/elections.py:125 *)
+PreferredReplicaPartitionLeaderElectionStrategy(inp) ==
+    LET head == FirstOr(inp.assignment, -1)
+    IN  [leader |-> IF head # -1 /\ head \in inp.online /\ head \in Range(inp.leader_and_isr.isr) THEN head ELSE -1,
+         isr |-> inp.leader_and_isr.isr,
+         recipients |-> inp.assignment,
+         unclean |-> FALSE]
+
+(* §6 elect [p=kafka-2.8, strategy=PreferredReplicaPartitionLeaderElectionStrategy], spec/elections.py:145 *)
+ElectPreferredReplica(inp) ==
+    PreferredReplicaPartitionLeaderElectionStrategy(inp)
+
 (* §6 ReassignPartitionLeaderElectionStrategy, spec/elections.py:111 *)
 ReassignPartitionLeaderElectionStrategy(inp) ==
     [leader |-> FirstOr(
@@ -1152,18 +1182,6 @@ ReassignPartitionLeaderElectionStrategy(inp) ==
 (* §6 elect [p=kafka-2.8, strategy=ReassignPartitionLeaderElectionStrategy], spec/elections.py:145 *)
 ElectReassign(inp) ==
     ReassignPartitionLeaderElectionStrategy(inp)
-
-(* §6 PreferredReplicaPartitionLeaderElectionStrategy, spec/elections.py:125 *)
-PreferredReplicaPartitionLeaderElectionStrategy(inp) ==
-    LET head == FirstOr(inp.assignment, -1)
-    IN  [leader |-> IF head # -1 /\ head \in inp.online /\ head \in Range(inp.leader_and_isr.isr) THEN head ELSE -1,
-         isr |-> inp.leader_and_isr.isr,
-         recipients |-> inp.assignment,
-         unclean |-> FALSE]
-
-(* §6 elect [p=kafka-2.8, strategy=PreferredReplicaPartitionLeaderElectionStrategy], spec/elections.py:145 *)
-ElectPreferredReplica(inp) ==
-    PreferredReplicaPartitionLeaderElectionStrategy(inp)
 
 (* §6 ControlledShutdownPartitionLeaderElectionStrategy, spec/elections.py:142 *)
 ControlledShutdownPartitionLeaderElectionStrategy(inp) ==
@@ -1309,10 +1327,10 @@ DoElectLeaderForPartitions(retry, work, c, elect_case) ==
                            LET election_input == ElectionInput(s1, tp7, s1.zk.partition_states[tp7].leader_and_isr, c)
                            IN  IF elect_case = "Offline"
                                THEN ElectOffline(election_input)
-                               ELSE IF elect_case = "Reassign"
-                               THEN ElectReassign(election_input)
                                ELSE IF elect_case = "PreferredReplica"
                                THEN ElectPreferredReplica(election_input)
+                               ELSE IF elect_case = "Reassign"
+                               THEN ElectReassign(election_input)
                                ELSE ElectControlledShutdown(election_input)]
             no_leader == {tp8 \in cands : results[tp8].leader = -1}
             wr == UpdateLeaderAndIsr(
@@ -1454,7 +1472,7 @@ MarkTopicIneligibleForDeletion(v, x) ==
                                        \cup (x \cap v.state.controller.topics_to_be_deleted)]]]
     ELSE v
 
-(* §7.7.2 setTopicAssignment, spec/actions/common.py:228 *)
+(* §7.7.2 setTopicAssignment, spec/actions/common.py:293 *)
 SetTopicAssignment(work, t, done) ==
     IF ~(t.topic \in work.state.zk.topics)
     THEN [work |-> work, error |-> TRUE]
@@ -1667,7 +1685,7 @@ UpdateCurrentReassignment(work, t, fa) ==
                                                ,
              error |-> FALSE]
 
-(* §7.7.2 updateLeaderEpoch, spec/actions/common.py:423 *)
+(* §7.7.2 updateLeaderEpoch, spec/actions/common.py:509 *)
 UpdateLeaderEpoch(t, work) ==
     LET ts == {t}
         x ==
@@ -2445,7 +2463,7 @@ FetchPendingPreferredReplicaElections(x) ==
              error |-> FALSE]
         ELSE [work |-> x2, error |-> TRUE]
 
-(* §7.12 triggerControllerMove, spec/actions/common.py:299 *)
+(* §7.12 triggerControllerMove, spec/actions/common.py:364 *)
 TriggerControllerMove(a) ==
     LET x == a.work
     IN  IF x.state.zk.controller = x.state.controller.controller_id
@@ -2948,21 +2966,26 @@ OnReplicaElection2(x, electable, partition_state_change_case) ==
     THEN PartitionStateChangeOnlinePartitionOfflineAllowUnclean(x, electable)
     ELSE PartitionStateChangeOnlinePartitionPreferred(x, electable)
 
-(* §7.9 processReplicaLeaderElection, spec/actions/elections.py:121 *)
+(* §7.9 onReplicaElection, spec/actions/elections.py:75 *)
+OnReplicaElection3(x, electable) ==
+    PartitionStateChangeOnlinePartitionOfflineAllowUnclean(x, electable)
+
+(* §7.9 processReplicaLeaderElection, spec/actions/elections.py:132 *)
 ProcessReplicaLeaderElection(w, trigger, partitions, election_type) ==
-    LET live == {tp \in (IF trigger = "ZkTriggered" THEN w.state.zk.preferred_replica_election ELSE partitions) :
-                    /\ tp \in DOMAIN w.state.controller.assignments
-                    /\ ~(tp.topic \in w.state.controller.topics_to_be_deleted)}
-    IN  IF \A tp2 \in live : tp2 \in DOMAIN w.state.controller.leadership
+    LET live == {tp2 \in {tp \in (IF trigger = "ZkTriggered" THEN w.state.zk.preferred_replica_election
+        ELSE partitions) :
+                             tp \in DOMAIN w.state.controller.assignments} :
+                    ~(tp2.topic \in w.state.controller.topics_to_be_deleted)}
+    IN  IF \A tp3 \in live : tp3 \in DOMAIN w.state.controller.leadership
         THEN
             LET electable ==
-                    {tp3 \in live :
-                        LET leader == w.state.controller.leadership[tp3].leader_and_isr.leader
+                    {tp4 \in live :
+                        LET leader == w.state.controller.leadership[tp4].leader_and_isr.leader
                         IN  IF election_type = "PREFERRED"
                             THEN
                                 \/ leader
                                    # FirstOr(
-                                         GetOr(w.state.controller.assignments, tp3,
+                                         GetOr(w.state.controller.assignments, tp4,
                                                [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>]).replicas,
                                          -1)
                                 \/ ~TRUE
@@ -2970,14 +2993,14 @@ ProcessReplicaLeaderElection(w, trigger, partitions, election_type) ==
             IN  IF trigger = "AdminClientTriggered"
                 THEN IF election_type = "PREFERRED"
                      THEN OnReplicaElection2(w, electable, "preferred")
-                     ELSE OnReplicaElection2(w, electable, "offline")
+                     ELSE OnReplicaElection3(w, electable)
                 ELSE IF election_type = "PREFERRED"
                 THEN OnReplicaElection(w, electable, "preferred")
                 ELSE OnReplicaElection(w, electable, "offline")
         ELSE w
 
 (* §7.9 onReplicaElection, spec/actions/elections.py:76 *)
-OnReplicaElection3(acc, not_pref, x) ==
+OnReplicaElection4(acc, not_pref, x) ==
     LET x2 == PartitionStateChangeOnlinePartitionPreferred(
                   acc,
                   {tp \in not_pref :
@@ -2991,7 +3014,7 @@ OnReplicaElection3(acc, not_pref, x) ==
                          # -1})
     IN  x2
 
-(* §7.9 checkAndTriggerAutoLeaderRebalance, spec/actions/elections.py:255 *)
+(* §7.9 checkAndTriggerAutoLeaderRebalance, spec/actions/elections.py:266 *)
 CheckAndTriggerAutoLeaderRebalance(w) ==
     LET parts ==
             {tp \in (DOMAIN w.state.controller.assignments) :
@@ -3028,7 +3051,7 @@ CheckAndTriggerAutoLeaderRebalance(w) ==
                                                   IN acc3 + acc.state.config.leader_imbalance_per_broker_percentage,
                                                       Tail(rest3))
                                       IN  fold3(0, SortTopicPartition(v)))
-                                THEN OnReplicaElection3(acc, not_pref, x)
+                                THEN OnReplicaElection4(acc, not_pref, x)
                                 ELSE acc, Tail(rest))
         IN  fold(
                 w,
@@ -3190,6 +3213,87 @@ OnBrokerLogDirFailure(w, broker_ids) ==
                      IN  [i \in DOMAIN q |-> LET r2 == q[i] IN [tp |-> tp, replica |-> r2]]) : tp \in
                          (DOMAIN w.state.controller.assignments)})
 
+(* §7.12 ControllerEventManager.put, spec/actions/event_queue.py:85 *)
+ControllerEventManagerPut(work, state, partitions, election_type) ==
+    [work EXCEPT
+        !.state =
+            [state EXCEPT
+                !.controller =
+                    [state.controller EXCEPT
+                        !.queued_elections = Append(controller.queued_elections,
+                                                    [partitions |-> partitions, election_type |-> election_type])]
+                            ]]
+
+(* §7.9 processReplicaLeaderElection, spec/actions/elections.py:132 *)
+ProcessReplicaLeaderElection2(w, head, v) ==
+    LET live == {tp2 \in {tp \in (IF "AdminClientTriggered" = "ZkTriggered"
+                                  THEN w.state.zk.preferred_replica_election
+                                  ELSE head.partitions) :
+                             tp \in DOMAIN w.state.controller.assignments} :
+                    ~(tp2.topic \in w.state.controller.topics_to_be_deleted)}
+    IN  IF \A tp3 \in live : tp3 \in DOMAIN w.state.controller.leadership
+        THEN
+            LET electable ==
+                    {tp4 \in live :
+                        LET leader == w.state.controller.leadership[tp4].leader_and_isr.leader
+                        IN  IF v
+                            THEN
+                                \/ leader
+                                   # FirstOr(
+                                         GetOr(w.state.controller.assignments, tp4,
+                                               [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>]).replicas,
+                                         -1)
+                                \/ ~TRUE
+                            ELSE leader = -1 \/ ~(leader \in LiveBrokerIds(w.state))}
+            IN  IF "AdminClientTriggered" = "AdminClientTriggered"
+                THEN IF v
+                     THEN OnReplicaElection2(w, electable, "preferred")
+                     ELSE OnReplicaElection2(w, electable, "offline")
+                ELSE IF v
+                THEN OnReplicaElection(w, electable, "preferred")
+                ELSE OnReplicaElection(w, electable, "offline")
+        ELSE w
+
+(* §7.9 electionCallback, spec/actions/event_queue.py:144 *)
+ElectionCallback(head, w, after, v) ==
+    LET known == {tp \in head.partitions : tp \in DOMAIN w.state.controller.assignments}
+        live == {tp2 \in known : ~(tp2.topic \in w.state.controller.topics_to_be_deleted)}
+    IN  IF ~(\A tp3 \in live : tp3 \in DOMAIN w.state.controller.leadership) \/ after.moved
+        THEN {}
+        ELSE
+            LET electable ==
+                    {tp4 \in live :
+                        LET leader == w.state.controller.leadership[tp4].leader_and_isr.leader
+                        IN  IF v
+                            THEN
+                                \/ leader
+                                   # FirstOr(
+                                         GetOr(w.state.controller.assignments, tp4,
+                                               [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>]).replicas,
+                                         -1)
+                                \/ ~TRUE
+                            ELSE leader = -1 \/ ~(leader \in LiveBrokerIds(w.state))}
+                failed == {f2.tp : f2 \in {f \in after.failures : f.machine = "partition"}}
+                zk_failed == {f4.tp : f4 \in {f3 \in after.failures : f3.machine = "partition" /\ f3.reason
+                    = "ZkError"}}
+            IN  {(LET error == IF ~(tp5 \in known)
+                               THEN "UNKNOWN_TOPIC_OR_PARTITION"
+                               ELSE IF ~(tp5 \in live)
+                               THEN "INVALID_TOPIC_EXCEPTION"
+                               ELSE IF ~(tp5 \in electable)
+                               THEN "ELECTION_NOT_NEEDED"
+                               ELSE IF tp5 \in zk_failed
+                               THEN "UNKNOWN_SERVER_ERROR"
+                               ELSE IF tp5 \in failed
+                               THEN IF v THEN "PREFERRED_LEADER_NOT_AVAILABLE" ELSE "ELIGIBLE_LEADERS_NOT_AVAILABLE"
+                               ELSE "NONE"
+                  IN  [request |-> 0,
+                       tp |-> tp5,
+                       error |-> error,
+                       leader |-> IF error = "NONE" THEN after.state.controller.leadership[tp5].leader_and_isr.leader
+                           ELSE -1])
+                            : tp5 \in head.partitions}
+
 (* §11 I1 I1 leader in ISR (spec: spec/invariants.py:162) *)
 (* 2.8: every partition-state znode and every cached LI with a leader has the leader in its ISR. *)
 (* Holds because every controller decision keeps it (§11 I1 'enforced by') and AlterIsr proposals *)
@@ -3308,7 +3412,8 @@ Inv_W4_no_context_without_a_controller ==
           partition_states |-> <<>>,
           topics_to_be_deleted |-> {},
           topics_with_deletion_started |-> {},
-          topics_ineligible_for_deletion |-> {}]
+          topics_ineligible_for_deletion |-> {},
+          queued_elections |-> <<>>]
 
 (* §9 W5 controller epoch not ahead of ZooKeeper (spec: spec/invariants.py:243) *)
 (* An active controller's epoch never exceeds /controller_epoch (it equals it unless the controller *)
@@ -3655,19 +3760,21 @@ Init ==
          partition_states |-> <<>>,
          topics_to_be_deleted |-> {},
          topics_with_deletion_started |-> {},
-         topics_ineligible_for_deletion |-> {}]
+         topics_ineligible_for_deletion |-> {},
+         queued_elections |-> <<>>]
     /\ config = [delete_topic_enable |-> TRUE,
                  unclean_leader_election_enable |-> FALSE,
                  unclean_topics |-> {},
                  auto_leader_rebalance_enable |-> TRUE,
                  leader_imbalance_per_broker_percentage |-> 10,
-                 inter_broker_protocol |-> "KAFKA_2_8_IV1"]
+                 inter_broker_protocol |-> "KAFKA_2_8_IV1",
+                 max_queued_requests |-> 0]
 
 (* §7.1 ControllerFailover (spec: spec/actions/failover.py:216 controller_failover_action) *)
 (* The active controller (if any) resigns and the broker wins the controller election; it *)
 (* increments the controller epoch and runs onControllerFailover (§7.1). *)
 ControllerFailover(broker_id) ==
-    /\ broker_id \in DOMAIN zk.brokers
+    /\ broker_id \in DOMAIN zk.brokers /\ Len(controller.queued_elections) = 0
     /\ LET w ==
            LET work == [state |-> s,
                         batch |-> [leader_and_isr |-> <<>>,
@@ -3676,12 +3783,13 @@ ControllerFailover(broker_id) ==
                                    stop_replica |-> <<>>],
                         sent |-> {},
                         failures |-> {},
-                        moved |-> FALSE]
+                        moved |-> FALSE,
+                        answers |-> {}]
                state == work.state
                zk2 == state.zk
                v == IF state.controller.controller_id # -1 THEN OnControllerResignation(work) ELSE work
                state2 == v.state
-           IN  (* §7.1 ControllerFailover, spec/actions/failover.py:223 *)
+           IN  (* §7.1 ControllerFailover, spec/actions/failover.py:216 *)
                LET w2 == [v EXCEPT
                              !.state = [state2 EXCEPT
                                            !.zk = [state2.zk EXCEPT
@@ -3702,7 +3810,7 @@ ControllerFailover(broker_id) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ControllerFailover")
 
-(* §7.12 ControllerResignation (spec: spec/actions/failover.py:230 controller_resignation_action) *)
+(* §7.12 ControllerResignation (spec: spec/actions/failover.py:231 controller_resignation_action) *)
 (* The active controller's ZooKeeper session expires: /controller is deleted and the controller *)
 (* resigns. *)
 ControllerResignation ==
@@ -3714,9 +3822,10 @@ ControllerResignation ==
                                         stop_replica |-> <<>>],
                              sent |-> {},
                              failures |-> {},
-                             moved |-> FALSE]
+                             moved |-> FALSE,
+                             answers |-> {}]
                     state == work.state
-                IN  (* §7.12 ControllerResignation, spec/actions/failover.py:230 *)
+                IN  (* §7.12 ControllerResignation, spec/actions/failover.py:231 *)
                     LET w2 == [work EXCEPT !.state = [state EXCEPT !.zk = [state.zk EXCEPT !.controller = -1]]]
                     IN  IF w2.state.controller.controller_id # -1
                         THEN LET x == OnControllerResignation(w2) IN IF x.moved THEN OnControllerResignation(x) ELSE x
@@ -3739,7 +3848,8 @@ NewerControllerElected(broker_id) ==
                                         stop_replica |-> <<>>],
                              sent |-> {},
                              failures |-> {},
-                             moved |-> FALSE]
+                             moved |-> FALSE,
+                             answers |-> {}]
                     state == work.state
                     zk2 == state.zk
                 IN  (* §9 NewerControllerElected, spec/actions/environment.py:18 *)
@@ -3754,11 +3864,13 @@ NewerControllerElected(broker_id) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "NewerControllerElected")
 
-(* §7.12 ControllerChange (spec: spec/actions/failover.py:242 controller_change_action) *)
+(* §7.12 ControllerChange (spec: spec/actions/failover.py:244 controller_change_action) *)
 (* The active controller sees that /controller names another broker (or none) and resigns (§7.12). *)
 ControllerChange ==
-    /\ controller.controller_id # -1 /\ zk.controller # controller.controller_id
-    /\ LET w == (* §7.12 ControllerChange, spec/actions/failover.py:242 *)
+    /\ /\ controller.controller_id # -1
+       /\ zk.controller # controller.controller_id
+       /\ Len(controller.queued_elections) = 0
+    /\ LET w == (* §7.12 ControllerChange, spec/actions/failover.py:244 *)
                 LET w2 == [state |-> s,
                            batch |-> [leader_and_isr |-> <<>>,
                                       update_metadata_brokers |-> {},
@@ -3766,7 +3878,8 @@ ControllerChange ==
                                       stop_replica |-> <<>>],
                            sent |-> {},
                            failures |-> {},
-                           moved |-> FALSE]
+                           moved |-> FALSE,
+                           answers |-> {}]
                 IN  IF w2.state.controller.controller_id # -1
                     THEN LET x == OnControllerResignation(w2) IN IF x.moved THEN OnControllerResignation(x) ELSE x
                     ELSE w2
@@ -3789,7 +3902,8 @@ ZombieControllerWrite(tp, leader, isr, controller_epoch) ==
                             stop_replica |-> <<>>],
                  sent |-> {},
                  failures |-> {},
-                 moved |-> FALSE]
+                 moved |-> FALSE,
+                 answers |-> {}]
        IN  /\ zk' = w.state.zk
            /\ controller' = w.state.controller
            /\ config' = w.state.config
@@ -3799,7 +3913,7 @@ ZombieControllerWrite(tp, leader, isr, controller_epoch) ==
 (* A broker registers in /brokers/ids (its czxid is its broker epoch); the controller handles *)
 (* BrokerChange and runs onBrokerStartup (§7.2, §7.3). *)
 BrokerStartup(broker_id) ==
-    /\ broker_id >= 0 /\ ~(broker_id \in DOMAIN zk.brokers)
+    /\ broker_id >= 0 /\ ~(broker_id \in DOMAIN zk.brokers) /\ Len(controller.queued_elections) = 0
     /\ LET w ==
            LET work == [state |-> s,
                         batch |-> [leader_and_isr |-> <<>>,
@@ -3808,7 +3922,8 @@ BrokerStartup(broker_id) ==
                                    stop_replica |-> <<>>],
                         sent |-> {},
                         failures |-> {},
-                        moved |-> FALSE]
+                        moved |-> FALSE,
+                        answers |-> {}]
                state == work.state
                zk2 == state.zk
                zxid == zk2.zxid
@@ -3829,7 +3944,7 @@ BrokerStartup(broker_id) ==
 (* A broker's registration disappears; the controller handles BrokerChange and runs onBrokerFailure *)
 (* (§7.4); if the failed broker was the controller, its context is simply gone. *)
 BrokerFailure(broker_id) ==
-    /\ broker_id \in DOMAIN zk.brokers
+    /\ broker_id \in DOMAIN zk.brokers /\ Len(controller.queued_elections) = 0
     /\ LET w ==
            LET work == [state |-> s,
                         batch |-> [leader_and_isr |-> <<>>,
@@ -3838,7 +3953,8 @@ BrokerFailure(broker_id) ==
                                    stop_replica |-> <<>>],
                         sent |-> {},
                         failures |-> {},
-                        moved |-> FALSE]
+                        moved |-> FALSE,
+                        answers |-> {}]
                state == work.state
                zk2 == state.zk
                controller2 == zk2.controller
@@ -3863,7 +3979,9 @@ BrokerFailure(broker_id) ==
 (* §7.2 BrokerBounce (spec: spec/actions/brokers.py:271 broker_bounce_action) *)
 (* A broker re-registers with a new epoch before the controller notices it left (§7.2). *)
 BrokerBounce(broker_id) ==
-    /\ broker_id \in DOMAIN zk.brokers /\ broker_id # controller.controller_id
+    /\ /\ broker_id \in DOMAIN zk.brokers
+       /\ broker_id # controller.controller_id
+       /\ Len(controller.queued_elections) = 0
     /\ LET w ==
            LET work == [state |-> s,
                         batch |-> [leader_and_isr |-> <<>>,
@@ -3872,7 +3990,8 @@ BrokerBounce(broker_id) ==
                                    stop_replica |-> <<>>],
                         sent |-> {},
                         failures |-> {},
-                        moved |-> FALSE]
+                        moved |-> FALSE,
+                        answers |-> {}]
                state == work.state
                zk2 == state.zk
                zxid == zk2.zxid
@@ -3892,7 +4011,9 @@ BrokerBounce(broker_id) ==
 (* §7.10 ControlledShutdown (spec: spec/actions/shutdown.py:86 controlled_shutdown_action) *)
 (* A broker asks the controller to move its leaderships away before it shuts down (§7.10). *)
 ControlledShutdown(broker_id, broker_epoch) ==
-    /\ controller.controller_id # -1 /\ broker_id \in DOMAIN zk.brokers
+    /\ /\ controller.controller_id # -1
+       /\ broker_id \in DOMAIN zk.brokers
+       /\ Len(controller.queued_elections) = 0
     /\ LET w == (* §7.10 ControlledShutdown, spec/actions/shutdown.py:86 *)
                 LET w2 == [state |-> s,
                            batch |-> [leader_and_isr |-> <<>>,
@@ -3901,7 +4022,8 @@ ControlledShutdown(broker_id, broker_epoch) ==
                                       stop_replica |-> <<>>],
                            sent |-> {},
                            failures |-> {},
-                           moved |-> FALSE]
+                           moved |-> FALSE,
+                           answers |-> {}]
                 IN  IF w2.state.controller.controller_id # -1
                     THEN LET x == DoControlledShutdown(w2, broker_id, broker_epoch)
                          IN  IF x.moved THEN OnControllerResignation(x) ELSE x
@@ -3920,6 +4042,7 @@ TopicCreation(topic, replicas) ==
               /\ Len(replicas2) > 0
               /\ Cardinality(Range(replicas2)) = Len(replicas2)
               /\ \A r \in Range(replicas2) : r >= 0
+       /\ Len(controller.queued_elections) = 0
     /\ LET w ==
            LET work == [state |-> s,
                         batch |-> [leader_and_isr |-> <<>>,
@@ -3928,7 +4051,8 @@ TopicCreation(topic, replicas) ==
                                    stop_replica |-> <<>>],
                         sent |-> {},
                         failures |-> {},
-                        moved |-> FALSE]
+                        moved |-> FALSE,
+                        answers |-> {}]
                state == work.state
                zk2 == state.zk
                inter_broker_protocol == state.config.inter_broker_protocol
@@ -4000,26 +4124,27 @@ TopicCreation(topic, replicas) ==
 (* §7.6 PartitionExpansion (spec: spec/actions/topics.py:185 partition_expansion_action) *)
 (* Partitions are added to a topic znode; the controller handles PartitionModifications (§7.6). *)
 PartitionExpansion(topic, replicas) ==
-    /\ LET ex == {tp \in (DOMAIN zk.assignments) : tp.topic = topic}
-           m == (LET RECURSIVE fold(_, _)
-                     fold(acc, rest) ==
-                         IF rest = <<>> THEN acc
-                         ELSE fold(LET r == Head(rest) IN
-                                       [acc EXCEPT
-                                           !.assignments =
-                                               MapPut(
-                                                   acc.assignments,
-                                                   [topic |-> topic, partition |-> acc.next_index],
-                                                   [replicas |-> r, adding |-> <<>>, removing |-> <<>>]),
-                                           !.next_index = acc.next_index + 1], Tail(rest))
-                 IN  fold([assignments |-> <<>>, next_index |-> 0], replicas)).assignments
-       IN  /\ Cardinality(ex) > 0
-           /\ Len(replicas) > Cardinality(ex)
-           /\ \A tp2 \in ex : tp2 \in DOMAIN m /\ m[tp2].replicas = zk.assignments[tp2].replicas
-           /\ \A tp3 \in DOMAIN m \ ex :
-                  LET replicas2 == m[tp3].replicas
-                      v == Len(replicas2)
-                  IN  v > 0 /\ Cardinality(Range(replicas2)) = v /\ (\A r2 \in Range(replicas2) : r2 >= 0)
+    /\ /\ LET ex == {tp \in (DOMAIN zk.assignments) : tp.topic = topic}
+              m == (LET RECURSIVE fold(_, _)
+                        fold(acc, rest) ==
+                            IF rest = <<>> THEN acc
+                            ELSE fold(LET r == Head(rest) IN
+                                          [acc EXCEPT
+                                              !.assignments =
+                                                  MapPut(
+                                                      acc.assignments,
+                                                      [topic |-> topic, partition |-> acc.next_index],
+                                                      [replicas |-> r, adding |-> <<>>, removing |-> <<>>]),
+                                              !.next_index = acc.next_index + 1], Tail(rest))
+                    IN  fold([assignments |-> <<>>, next_index |-> 0], replicas)).assignments
+          IN  /\ Cardinality(ex) > 0
+              /\ Len(replicas) > Cardinality(ex)
+              /\ \A tp2 \in ex : tp2 \in DOMAIN m /\ m[tp2].replicas = zk.assignments[tp2].replicas
+              /\ \A tp3 \in DOMAIN m \ ex :
+                     LET replicas2 == m[tp3].replicas
+                         v == Len(replicas2)
+                     IN  v > 0 /\ Cardinality(Range(replicas2)) = v /\ (\A r2 \in Range(replicas2) : r2 >= 0)
+       /\ Len(controller.queued_elections) = 0
     /\ LET w ==
            LET work == [state |-> s,
                         batch |-> [leader_and_isr |-> <<>>,
@@ -4028,7 +4153,8 @@ PartitionExpansion(topic, replicas) ==
                                    stop_replica |-> <<>>],
                         sent |-> {},
                         failures |-> {},
-                        moved |-> FALSE]
+                        moved |-> FALSE,
+                        answers |-> {}]
                state == work.state
                zk2 == state.zk
            IN  (* §7.6 PartitionExpansion, spec/actions/topics.py:185 *)
@@ -4073,7 +4199,7 @@ PartitionExpansion(topic, replicas) ==
 (* Topics are marked for deletion under /admin/delete_topics and the controller handles *)
 (* TopicDeletion (§8). *)
 TopicDeletion(topics) ==
-    /\ Len(topics) > 0
+    /\ Len(topics) > 0 /\ Len(controller.queued_elections) = 0
     /\ LET w ==
            LET work == [state |-> s,
                         batch |-> [leader_and_isr |-> <<>>,
@@ -4082,7 +4208,8 @@ TopicDeletion(topics) ==
                                    stop_replica |-> <<>>],
                         sent |-> {},
                         failures |-> {},
-                        moved |-> FALSE]
+                        moved |-> FALSE,
+                        answers |-> {}]
                state == work.state
                zk2 == state.zk
            IN  (* §8 TopicDeletion, spec/actions/deletion.py:442 *)
@@ -4107,6 +4234,7 @@ StopReplicaResponseReceived(broker_id, partitions, error) ==
        /\ \A tp \in Range(partitions) :
               GetOr(controller.replica_states, [tp |-> tp, replica |-> broker_id], "NonExistentReplica")
               = "ReplicaDeletionStarted"
+       /\ Len(controller.queued_elections) = 0
     /\ LET w == (* §8 StopReplicaResponseReceived, spec/actions/deletion.py:484 *)
                 LET w2 == [state |-> s,
                            batch |-> [leader_and_isr |-> <<>>,
@@ -4115,7 +4243,8 @@ StopReplicaResponseReceived(broker_id, partitions, error) ==
                                       stop_replica |-> <<>>],
                            sent |-> {},
                            failures |-> {},
-                           moved |-> FALSE]
+                           moved |-> FALSE,
+                           answers |-> {}]
                 IN  IF w2.state.controller.controller_id # -1
                     THEN LET replicas == {[tp |-> tp2, replica |-> broker_id] : tp2 \in Range(partitions)}
                              x == IF error THEN FailReplicaDeletion(w2, replicas) ELSE CompleteReplicaDeletion(w2,
@@ -4131,7 +4260,9 @@ StopReplicaResponseReceived(broker_id, partitions, error) ==
 (* An admin client alters partition reassignments (target list, or None to cancel) (§7.7.1, *)
 (* KIP-455). *)
 ApiPartitionReassignment(targets) ==
-    /\ controller.controller_id # -1 /\ Cardinality(DOMAIN targets) > 0
+    /\ /\ controller.controller_id # -1
+       /\ Cardinality(DOMAIN targets) > 0
+       /\ Len(controller.queued_elections) = 0
     /\ LET w == (* §7.7 ApiPartitionReassignment, spec/actions/reassignment_kip455.py:469 *)
                 LET w2 == [state |-> s,
                            batch |-> [leader_and_isr |-> <<>>,
@@ -4140,7 +4271,8 @@ ApiPartitionReassignment(targets) ==
                                       stop_replica |-> <<>>],
                            sent |-> {},
                            failures |-> {},
-                           moved |-> FALSE]
+                           moved |-> FALSE,
+                           answers |-> {}]
                 IN  IF w2.state.controller.controller_id # -1
                     THEN LET x == ProcessApiPartitionReassignment(w2, targets)
                          IN  IF x.moved THEN OnControllerResignation(x) ELSE x
@@ -4153,7 +4285,9 @@ ApiPartitionReassignment(targets) ==
 (* §7.7 ZkPartitionReassignment (spec: spec/actions/reassignment_kip455.py:481 zk_partition_reassignment_action) *)
 (* /admin/reassign_partitions is created; the controller handles ZkPartitionReassignment (§7.7.1). *)
 ZkPartitionReassignment(targets) ==
-    /\ Cardinality(DOMAIN targets) > 0 /\ Cardinality(DOMAIN zk.reassign_partitions) = 0
+    /\ /\ Cardinality(DOMAIN targets) > 0
+       /\ Cardinality(DOMAIN zk.reassign_partitions) = 0
+       /\ Len(controller.queued_elections) = 0
     /\ LET w == LET work == [state |-> s,
                              batch |-> [leader_and_isr |-> <<>>,
                                         update_metadata_brokers |-> {},
@@ -4161,7 +4295,8 @@ ZkPartitionReassignment(targets) ==
                                         stop_replica |-> <<>>],
                              sent |-> {},
                              failures |-> {},
-                             moved |-> FALSE]
+                             moved |-> FALSE,
+                             answers |-> {}]
                     state == work.state
                 IN  (* §7.7 ZkPartitionReassignment, spec/actions/reassignment_kip455.py:481 *)
                     LET w2 == [work EXCEPT !.state = [state EXCEPT !.zk = [state.zk EXCEPT !.reassign_partitions
@@ -4175,7 +4310,7 @@ ZkPartitionReassignment(targets) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ZkPartitionReassignment")
 
-(* §7.9 ReplicaLeaderElection (spec: spec/actions/elections.py:148 replica_leader_election_action) *)
+(* §7.9 ReplicaLeaderElection (spec: spec/actions/elections.py:159 replica_leader_election_action) *)
 (* A preferred (ZooKeeper or admin) or unclean (admin, 2.8) leader election is requested (§7.9). *)
 ReplicaLeaderElection(partitions, election_type, trigger) ==
     /\ /\ controller.controller_id # -1
@@ -4183,6 +4318,7 @@ ReplicaLeaderElection(partitions, election_type, trigger) ==
        /\ IF trigger = "ZkTriggered"
           THEN election_type = "PREFERRED" /\ Cardinality(zk.preferred_replica_election) = 0
           ELSE trigger = "AdminClientTriggered" /\ TRUE
+       /\ Len(controller.queued_elections) = 0
     /\ LET w ==
            LET work == [state |-> s,
                         batch |-> [leader_and_isr |-> <<>>,
@@ -4191,9 +4327,10 @@ ReplicaLeaderElection(partitions, election_type, trigger) ==
                                    stop_replica |-> <<>>],
                         sent |-> {},
                         failures |-> {},
-                        moved |-> FALSE]
+                        moved |-> FALSE,
+                        answers |-> {}]
                state == work.state
-           IN  (* §7.9 ReplicaLeaderElection, spec/actions/elections.py:148 *)
+           IN  (* §7.9 ReplicaLeaderElection, spec/actions/elections.py:159 *)
                LET w2 == IF trigger = "ZkTriggered"
                          THEN [work EXCEPT
                                   !.state = [state EXCEPT !.zk = [state.zk EXCEPT !.preferred_replica_election
@@ -4208,12 +4345,14 @@ ReplicaLeaderElection(partitions, election_type, trigger) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ReplicaLeaderElection")
 
-(* §7.9 AutoPreferredReplicaLeaderElection (spec: spec/actions/elections.py:261 *)
+(* §7.9 AutoPreferredReplicaLeaderElection (spec: spec/actions/elections.py:272 *)
 (* auto_preferred_replica_leader_election_action) *)
 (* The scheduled leader-imbalance check runs (auto.leader.rebalance.enable) (§7.9). *)
 AutoPreferredReplicaLeaderElection ==
-    /\ controller.controller_id # -1 /\ config.auto_leader_rebalance_enable
-    /\ LET w == (* §7.9 AutoPreferredReplicaLeaderElection, spec/actions/elections.py:261 *)
+    /\ /\ controller.controller_id # -1
+       /\ config.auto_leader_rebalance_enable
+       /\ Len(controller.queued_elections) = 0
+    /\ LET w == (* §7.9 AutoPreferredReplicaLeaderElection, spec/actions/elections.py:272 *)
                 LET w2 == [state |-> s,
                            batch |-> [leader_and_isr |-> <<>>,
                                       update_metadata_brokers |-> {},
@@ -4221,7 +4360,8 @@ AutoPreferredReplicaLeaderElection ==
                                       stop_replica |-> <<>>],
                            sent |-> {},
                            failures |-> {},
-                           moved |-> FALSE]
+                           moved |-> FALSE,
+                           answers |-> {}]
                 IN  IF w2.state.controller.controller_id # -1
                     THEN LET x == CheckAndTriggerAutoLeaderRebalance(w2) IN IF x.moved THEN OnControllerResignation(x)
                         ELSE x
@@ -4243,6 +4383,7 @@ IsrChange(tp, isr) ==
            /\ \A r \in Range(isr) : r >= 0
            /\ tp \in DOMAIN zk.assignments
            /\ \A r2 \in Range(isr) : r2 \in Range(zk.assignments[tp].replicas)
+           /\ Len(controller.queued_elections) = 0
     /\ LET w == (* §7.11 IsrChange, spec/actions/isr.py:186 *)
                 LET w2 == [state |-> s,
                            batch |-> [leader_and_isr |-> <<>>,
@@ -4251,7 +4392,8 @@ IsrChange(tp, isr) ==
                                       stop_replica |-> <<>>],
                            sent |-> {},
                            failures |-> {},
-                           moved |-> FALSE]
+                           moved |-> FALSE,
+                           answers |-> {}]
                 IN  IF w2.state.controller.controller_id # -1
                     THEN LET x == AlterIsrReceived(w2, tp, isr) IN IF x.moved THEN OnControllerResignation(x) ELSE x
                     ELSE w2
@@ -4272,6 +4414,7 @@ LeaderAndIsrResponseReceived(broker_id, storage_errors) ==
               \in Range(
                       GetOr(controller.assignments, tp,
                             [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>]).replicas)
+       /\ Len(controller.queued_elections) = 0
     /\ LET w == (* §7.5 LeaderAndIsrResponseReceived, spec/actions/brokers.py:301 *)
                 LET w2 == [state |-> s,
                            batch |-> [leader_and_isr |-> <<>>,
@@ -4280,7 +4423,8 @@ LeaderAndIsrResponseReceived(broker_id, storage_errors) ==
                                       stop_replica |-> <<>>],
                            sent |-> {},
                            failures |-> {},
-                           moved |-> FALSE]
+                           moved |-> FALSE,
+                           answers |-> {}]
                 IN  IF w2.state.controller.controller_id # -1
                     THEN LET x == ProcessLeaderAndIsrResponseReceived(w2, storage_errors, broker_id)
                          IN  IF x.moved THEN OnControllerResignation(x) ELSE x
@@ -4290,10 +4434,10 @@ LeaderAndIsrResponseReceived(broker_id, storage_errors) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "LeaderAndIsrResponseReceived")
 
-(* §6 UncleanLeaderElectionEnable (spec: spec/actions/elections.py:282 unclean_leader_election_enable_action) *)
+(* §6 UncleanLeaderElectionEnable (spec: spec/actions/elections.py:293 unclean_leader_election_enable_action) *)
 (* unclean.leader.election.enable is set to true for a topic or as the broker default (§6). *)
 UncleanLeaderElectionEnable(topic) ==
-    /\ TRUE
+    /\ TRUE /\ Len(controller.queued_elections) = 0
     /\ LET w ==
            LET work == [state |-> s,
                         batch |-> [leader_and_isr |-> <<>>,
@@ -4302,10 +4446,11 @@ UncleanLeaderElectionEnable(topic) ==
                                    stop_replica |-> <<>>],
                         sent |-> {},
                         failures |-> {},
-                        moved |-> FALSE]
+                        moved |-> FALSE,
+                        answers |-> {}]
                state == work.state
                config2 == state.config
-           IN  (* §6 UncleanLeaderElectionEnable, spec/actions/elections.py:282 *)
+           IN  (* §6 UncleanLeaderElectionEnable, spec/actions/elections.py:293 *)
                LET w2 ==
                        IF topic = ""
                        THEN [work EXCEPT
@@ -4338,7 +4483,8 @@ ZkFaultInjection(tp, fault) ==
                                         stop_replica |-> <<>>],
                              sent |-> {},
                              failures |-> {},
-                             moved |-> FALSE]
+                             moved |-> FALSE,
+                             answers |-> {}]
                     state == work.state
                     zk2 == state.zk
                 IN  (* §3.3 ZkFaultInjection, spec/actions/environment.py:75 *)
@@ -4361,6 +4507,7 @@ StopReplicaPartitionErrorsReceived(broker_id, partitions, partition_errors) ==
        /\ Len(partition_errors) > 0
        /\ Range(partition_errors) \subseteq Range(partitions)
        /\ ~(Range(partitions) \subseteq Range(partition_errors))
+       /\ Len(controller.queued_elections) = 0
     /\ LET w ==
            (* §8 StopReplicaPartitionErrorsReceived, spec/actions/deletion.py:523 *)
            LET w2 == [state |-> s,
@@ -4370,7 +4517,8 @@ StopReplicaPartitionErrorsReceived(broker_id, partitions, partition_errors) ==
                                  stop_replica |-> <<>>],
                       sent |-> {},
                       failures |-> {},
-                      moved |-> FALSE]
+                      moved |-> FALSE,
+                      answers |-> {}]
            IN  IF w2.state.controller.controller_id # -1
                THEN LET v == FailReplicaDeletion(w2,
                                                  {[tp |-> tp2,
@@ -4405,6 +4553,7 @@ LeaderAndIsrPartitionResultsReceived(broker_id, online, storage_errors) ==
               \in Range(
                       GetOr(controller.assignments, tp2,
                             [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>]).replicas)
+       /\ Len(controller.queued_elections) = 0
     /\ LET w ==
            (* §7.5 LeaderAndIsrPartitionResultsReceived, spec/actions/brokers.py:330 *)
            LET w2 == [state |-> s,
@@ -4414,7 +4563,8 @@ LeaderAndIsrPartitionResultsReceived(broker_id, online, storage_errors) ==
                                  stop_replica |-> <<>>],
                       sent |-> {},
                       failures |-> {},
-                      moved |-> FALSE]
+                      moved |-> FALSE,
+                      answers |-> {}]
            IN  IF w2.state.controller.controller_id # -1
                THEN
                    LET x ==
@@ -4464,6 +4614,7 @@ StaleAlterIsrReceived(broker_id, broker_epoch, tp, leader_epoch, isr, zk_version
            /\ zk_version =< zk_version2
            /\ \/ zk_version < zk_version2
               \/ zk_version = zk_version2 /\ leader_epoch = leader_epoch2 /\ broker_epoch < v
+           /\ Len(controller.queued_elections) = 0
     /\ LET w == (* §7.11 StaleAlterIsrReceived, spec/actions/isr.py:252 *)
                 LET w2 == [state |-> s,
                            batch |-> [leader_and_isr |-> <<>>,
@@ -4472,7 +4623,8 @@ StaleAlterIsrReceived(broker_id, broker_epoch, tp, leader_epoch, isr, zk_version
                                       stop_replica |-> <<>>],
                            sent |-> {},
                            failures |-> {},
-                           moved |-> FALSE]
+                           moved |-> FALSE,
+                           answers |-> {}]
                 IN  IF w2.state.controller.controller_id # -1
                     THEN LET x == IF /\ broker_id \in DOMAIN w2.state.controller.live_brokers
                                      /\ w2.state.controller.live_brokers[broker_id] = broker_epoch
@@ -4508,6 +4660,7 @@ BrokerChange(new_broker_ids, dead_broker_ids, bounced_broker_ids) ==
        /\ \A b3 \in Range(bounced_broker_ids) : b3 \in DOMAIN zk.brokers /\ b3 # controller.controller_id
        /\ Cardinality(controller.partitions_being_reassigned) = 0
        /\ Cardinality(DOMAIN controller.legacy_reassignments) = 0
+       /\ Len(controller.queued_elections) = 0
     /\ LET w ==
            LET work == [state |-> s,
                         batch |-> [leader_and_isr |-> <<>>,
@@ -4516,7 +4669,8 @@ BrokerChange(new_broker_ids, dead_broker_ids, bounced_broker_ids) ==
                                    stop_replica |-> <<>>],
                         sent |-> {},
                         failures |-> {},
-                        moved |-> FALSE]
+                        moved |-> FALSE,
+                        answers |-> {}]
                state == work.state
            IN  (* §7.2 BrokerChange, spec/actions/broker_notifications.py:70 *)
                LET z2 ==
@@ -4553,6 +4707,7 @@ LogDirEventNotification(broker_ids) ==
     /\ /\ controller.controller_id # -1
        /\ Len(broker_ids) > 0
        /\ \A b \in Range(broker_ids) : b \in DOMAIN controller.live_brokers
+       /\ Len(controller.queued_elections) = 0
     /\ LET w == (* §7.5 LogDirEventNotification, spec/actions/broker_notifications.py:105 *)
                 LET w2 == [state |-> s,
                            batch |-> [leader_and_isr |-> <<>>,
@@ -4561,7 +4716,8 @@ LogDirEventNotification(broker_ids) ==
                                       stop_replica |-> <<>>],
                            sent |-> {},
                            failures |-> {},
-                           moved |-> FALSE]
+                           moved |-> FALSE,
+                           answers |-> {}]
                 IN  IF w2.state.controller.controller_id # -1
                     THEN LET x == OnBrokerLogDirFailure(w2,
                                                         broker_ids) IN IF x.moved THEN OnControllerResignation(x) ELSE x
@@ -4596,11 +4752,80 @@ StopReplicaResponseWithoutDeletionReceived(broker_id, partitions, error) ==
                             stop_replica |-> <<>>],
                  sent |-> {},
                  failures |-> {},
-                 moved |-> FALSE]
+                 moved |-> FALSE,
+                 answers |-> {}]
        IN  /\ zk' = w.state.zk
            /\ controller' = w.state.controller
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "StopReplicaResponseWithoutDeletionReceived")
+
+(* §7.9 ReplicaLeaderElectionQueued (spec: spec/actions/event_queue.py:77 replica_leader_election_queued_action) *)
+(* An admin client's leader election waits in the controller's event queue (§7.9, §7.12). *)
+ReplicaLeaderElectionQueued(partitions, election_type) ==
+    /\ /\ controller.controller_id # -1
+       /\ Cardinality(partitions) > 0
+       /\ Len(controller.queued_elections) < config.max_queued_requests
+    /\ LET w == LET work == [state |-> s,
+                             batch |-> [leader_and_isr |-> <<>>,
+                                        update_metadata_brokers |-> {},
+                                        update_metadata_partitions |-> <<>>,
+                                        stop_replica |-> <<>>],
+                             sent |-> {},
+                             failures |-> {},
+                             moved |-> FALSE,
+                             answers |-> {}]
+                    state == work.state
+                IN  (* §7.9 ReplicaLeaderElectionQueued, spec/actions/event_queue.py:77 *)
+                    ControllerEventManagerPut(work, state, partitions, election_type)
+       IN  /\ zk' = w.state.zk
+           /\ controller' = w.state.controller
+           /\ config' = w.state.config
+           /\ StepInvariantsHold(w, "ReplicaLeaderElectionQueued")
+
+(* §7.9 QueuedEventProcessed (spec: spec/actions/event_queue.py:167 queued_event_processed_action) *)
+(* The controller's event thread processes the oldest queued admin election and answers its *)
+(* callback (§7.9). *)
+QueuedEventProcessed ==
+    /\ controller.controller_id # -1 /\ Len(controller.queued_elections) > 0
+    /\ LET w ==
+           LET work == [state |-> s,
+                        batch |-> [leader_and_isr |-> <<>>,
+                                   update_metadata_brokers |-> {},
+                                   update_metadata_partitions |-> <<>>,
+                                   stop_replica |-> <<>>],
+                        sent |-> {},
+                        failures |-> {},
+                        moved |-> FALSE,
+                        answers |-> {}]
+               state == work.state
+           IN  (* §7.9 QueuedEventProcessed, spec/actions/event_queue.py:167 *)
+               LET head == FirstOr(controller.queued_elections, [partitions |-> {}, election_type |-> "PREFERRED"])
+                   v == head.election_type = "PREFERRED"
+                   w2 ==
+                       [work EXCEPT
+                           !.state =
+                               [state EXCEPT
+                                   !.controller =
+                                       [state.controller EXCEPT
+                                           !.queued_elections =
+                                               (LET RECURSIVE fold(_, _)
+                                                    fold(acc, rest) ==
+                                                        IF rest = <<>> THEN acc
+                                                        ELSE
+                                                            fold(LET q == Head(rest) IN [passed_head |-> TRUE,
+                                                                                         rest |-> IF acc.passed_head
+                                                                                             THEN Append(acc.rest,
+                                                                                                       q) ELSE acc.rest]
+                                                                , Tail(rest))
+                                                IN  fold([passed_head |-> FALSE, rest |-> <<>>],
+                                                         controller.queued_elections)).rest]]]
+                   after == ProcessReplicaLeaderElection2(w2, head, v)
+                   x == [after EXCEPT !.answers = ElectionCallback(head, w2, after, v)]
+               IN  IF x.moved THEN OnControllerResignation(x) ELSE x
+       IN  /\ zk' = w.state.zk
+           /\ controller' = w.state.controller
+           /\ config' = w.state.config
+           /\ StepInvariantsHold(w, "QueuedEventProcessed")
 
 Next ==
     (* §7.1 ControllerFailover *)
@@ -4687,6 +4912,12 @@ Next ==
           partitions \in {},
           error \in {} :
               StopReplicaResponseWithoutDeletionReceived(broker_id, partitions, error)
+    (* §7.9 ReplicaLeaderElectionQueued *)
+    \/ \E partitions \in PartitionsValues2,
+          election_type \in ElectionTypeValues :
+              ReplicaLeaderElectionQueued(partitions, election_type)
+    (* §7.9 QueuedEventProcessed *)
+    \/ QueuedEventProcessed
 
 Spec == Init /\ [][Next]_vars
 
@@ -4701,7 +4932,7 @@ WithinBounds(s2) ==
 
 (* §7.1 The state ControllerFailover leads to (s when its guard is false), for its fairness. *)
 ControllerFailover_Successor(broker_id) ==
-    IF broker_id \in DOMAIN zk.brokers
+    IF broker_id \in DOMAIN zk.brokers /\ Len(controller.queued_elections) = 0
     THEN
         LET w ==
             LET work == [state |-> s,
@@ -4711,12 +4942,13 @@ ControllerFailover_Successor(broker_id) ==
                                     stop_replica |-> <<>>],
                          sent |-> {},
                          failures |-> {},
-                         moved |-> FALSE]
+                         moved |-> FALSE,
+                         answers |-> {}]
                 state == work.state
                 zk2 == state.zk
                 v == IF state.controller.controller_id # -1 THEN OnControllerResignation(work) ELSE work
                 state2 == v.state
-            IN  (* §7.1 ControllerFailover, spec/actions/failover.py:223 *)
+            IN  (* §7.1 ControllerFailover, spec/actions/failover.py:216 *)
                 LET w2 == [v EXCEPT
                               !.state = [state2 EXCEPT
                                             !.zk = [state2.zk EXCEPT
@@ -4742,6 +4974,7 @@ StopReplicaResponseReceived_Successor(broker_id, partitions, error) ==
        /\ \A tp \in Range(partitions) :
               GetOr(controller.replica_states, [tp |-> tp, replica |-> broker_id], "NonExistentReplica")
               = "ReplicaDeletionStarted"
+       /\ Len(controller.queued_elections) = 0
     THEN
         LET w == (* §8 StopReplicaResponseReceived, spec/actions/deletion.py:484 *)
                  LET w2 == [state |-> s,
@@ -4751,7 +4984,8 @@ StopReplicaResponseReceived_Successor(broker_id, partitions, error) ==
                                        stop_replica |-> <<>>],
                             sent |-> {},
                             failures |-> {},
-                            moved |-> FALSE]
+                            moved |-> FALSE,
+                            answers |-> {}]
                  IN  IF w2.state.controller.controller_id # -1
                      THEN LET replicas == {[tp |-> tp2, replica |-> broker_id] : tp2 \in Range(partitions)}
                               x == IF error THEN FailReplicaDeletion(w2, replicas) ELSE CompleteReplicaDeletion(w2,
@@ -4763,9 +4997,11 @@ StopReplicaResponseReceived_Successor(broker_id, partitions, error) ==
 
 (* §7.9 The state AutoPreferredReplicaLeaderElection leads to (s when its guard is false), for its fairness. *)
 AutoPreferredReplicaLeaderElection_Successor ==
-    IF controller.controller_id # -1 /\ config.auto_leader_rebalance_enable
+    IF /\ controller.controller_id # -1
+       /\ config.auto_leader_rebalance_enable
+       /\ Len(controller.queued_elections) = 0
     THEN
-        LET w == (* §7.9 AutoPreferredReplicaLeaderElection, spec/actions/elections.py:261 *)
+        LET w == (* §7.9 AutoPreferredReplicaLeaderElection, spec/actions/elections.py:272 *)
                  LET w2 == [state |-> s,
                             batch |-> [leader_and_isr |-> <<>>,
                                        update_metadata_brokers |-> {},
@@ -4773,7 +5009,8 @@ AutoPreferredReplicaLeaderElection_Successor ==
                                        stop_replica |-> <<>>],
                             sent |-> {},
                             failures |-> {},
-                            moved |-> FALSE]
+                            moved |-> FALSE,
+                            answers |-> {}]
                  IN  IF w2.state.controller.controller_id # -1
                      THEN LET x == CheckAndTriggerAutoLeaderRebalance(w2) IN IF x.moved THEN OnControllerResignation(x)
                          ELSE x

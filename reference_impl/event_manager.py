@@ -1,0 +1,63 @@
+"""``ControllerEventManager``: the controller's event queue, as Kafka 2.8.2 keeps it (§7.9, §7.12).
+
+Kafka puts every controller event in one queue that its event thread processes one at a time; the reference
+controller processes the model's other events at once (each arrives on an empty queue), and queues only the events
+that carry a callback answering a client: the admin ``ReplicaLeaderElection``. The manager belongs to the broker,
+not to a controller incarnation: it outlives a resignation (``ReferenceController`` holds it).
+
+* ``put`` appends an event; ``take`` removes the oldest.
+* ``clear_and_put`` drains the queue, calls ``preempt`` on each drained event (its callback answered without
+  processing), then appends the new one: ``Expire`` and ``ShutdownEventThread`` are put this way.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from kcspec.reference_impl.mirrors import mirrors
+from kcspec.spec.vocabulary import ApiError, ElectionType, TopicPartition
+
+Answer = Callable[[int, dict[TopicPartition, ApiError | int]], None]
+"""Where a callback's answer goes: the request's place in the queue when it is answered, and per partition
+``Right(leader)`` (an int) or ``Left(error)``."""
+
+
+@dataclass
+class ReplicaLeaderElectionEvent:
+    """``ReplicaLeaderElection(partitionsFromAdminClientOpt, electionType, AdminClientTriggered, callback)``."""
+
+    partitions: frozenset[TopicPartition]
+    election_type: ElectionType
+    answer: Answer
+
+    @mirrors("preempt")
+    def preempt(self, position: int) -> None:
+        """``preempt``: every requested partition answered NOT_CONTROLLER."""
+        self.answer(position, {tp: ApiError.NOT_CONTROLLER for tp in self.partitions})
+
+
+class ControllerEventManager:
+    """The queue of events waiting for the event thread (``ControllerEventManager.queue``)."""
+
+    def __init__(self) -> None:
+        self.queue: deque[ReplicaLeaderElectionEvent] = deque()
+
+    def __len__(self) -> int:
+        return len(self.queue)
+
+    @mirrors("ControllerEventManager.put")
+    def put(self, event: ReplicaLeaderElectionEvent) -> None:
+        self.queue.append(event)
+
+    def take(self) -> ReplicaLeaderElectionEvent:
+        return self.queue.popleft()
+
+    def clear_and_put(self) -> None:
+        """``clearAndPut(event)``: the queued events are drained and preempted, in order. The event put instead
+        (``Expire``, ``ShutdownEventThread``) is processed by the caller at once, so it is not kept here."""
+        drained = list(self.queue)
+        self.queue.clear()
+        for position, event in enumerate(drained):
+            event.preempt(position)

@@ -1,0 +1,173 @@
+"""The controller's event queue (``ControllerEventManager``, §7.9, §7.12): admin elections that wait while the event
+thread is busy, processed one at a time, preempted on resignation.
+
+Kafka puts every controller event in one queue and processes them one by one. The model's other events arrive on an
+empty queue and are processed at once; only requests that carry a callback answering a client are queued here, and
+only the admin election (``ReplicaLeaderElection(partitions, type, AdminClientTriggered, callback)``) so far —
+controlled shutdown and ``ApiPartitionReassignment`` are processed at once, as before.
+
+* ``ReplicaLeaderElectionQueued`` puts a request in ``controller.queued_elections`` (at most
+  ``config.max_queued_requests``; 0 by default, so that a model without the bound has the states it had).
+* While a request waits, every event with a controller part waits behind it (``common.nothing_queued``: Kafka's
+  queue is first in, first out), except ``ControllerResignation``: ``Expire`` and controller shutdown are put with
+  ``clearAndPut``, which preempts what is queued. Environment-only changes (a newer controller elected, a zombie
+  write, an armed fault) are no events of this queue and happen at any time.
+* ``QueuedEventProcessed`` processes the oldest request exactly as a ``ReplicaLeaderElection`` event is processed
+  (``elections.process_replica_leader_election``), and answers its callback (``election_answers``).
+* Every resignation answers each queued request NOT_CONTROLLER (``common.resign``): preempted (``clearAndPut``) or
+  processed while the controller is not active (§7.9 "not active → every requested partition NOT_CONTROLLER").
+
+Answers are output of the step (``Work.answers``, ``StepResult.answers``), not state.
+
+Decision (the queue cut down to one kind): a queue of one record shape, folded over as a TLA+ sequence, fits every
+backend; queuing ``ControlledShutdown`` (answered ``Success(partitions still led)`` or ``Failure(e)``, §7.10) and
+``ApiPartitionReassignment`` (a per-partition ``ApiError``, or NOT_CONTROLLER for the whole request, §7.7.1) would
+need a queue of several shapes and two more kinds of answer. Z3's induction leaves the two events out (its states
+keep the bound at 0, ``model/z3/induction_actions.py``); the explorer's TLA+-model mode and TLC explore them on the
+manifest model ``one-broker-queue-2.8`` (bound 1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kcspec.spec import context
+from kcspec.spec.actions import common, elections
+from kcspec.spec.events import QueuedEventProcessed, ReplicaLeaderElectionQueued
+from kcspec.spec.lang import Action, Block, Expr, and_, if_, lift, rec, rule
+from kcspec.spec.profiles import Profile
+from kcspec.spec.requests import MACHINE_PARTITION, ElectionAnswer, FailureReason
+from kcspec.spec.vocabulary import NO_LEADER, ApiError, ElectionTrigger, ElectionType, QueuedElection
+
+
+@dataclass(frozen=True)
+class Dequeued:
+    """Accumulator of the fold that removes the head of the queue: whether the head was passed, and the rest."""
+
+    passed_head: bool
+    rest: tuple[QueuedElection, ...]
+
+
+def queue_of(s: Expr) -> Expr:
+    """``controller.queued_elections`` of a ``ClusterState``."""
+    return s.f("controller", "queued_elections")
+
+
+def without_head(queue: Expr) -> Expr:
+    """The queue without its oldest request (``queue.take()``)."""
+    return queue.fold(
+        rec(Dequeued, passed_head=False, rest=()),
+        lambda acc, q: rec(
+            Dequeued,
+            passed_head=True,
+            rest=if_(acc.f("passed_head"), acc.f("rest").append(q), acc.f("rest")),
+        ),
+    ).f("rest")
+
+
+def replica_leader_election_queued_action(p: Profile) -> Action:
+    """``ReplicaLeaderElectionQueued(P, type)``: ``ControllerEventManager.put`` of an admin election (§7.9)."""
+    v = common.param_vars(ReplicaLeaderElectionQueued)
+    ps, etype = v["partitions"], v["election_type"]
+    s = common.S
+    put = common.set_ctx(
+        common.start_work(s),
+        queued_elections=queue_of(s).append(rec(QueuedElection, partitions=ps, election_type=etype)),
+    )
+    return common.event_action(
+        ReplicaLeaderElectionQueued,
+        "An admin client's leader election waits in the controller's event queue (§7.9, §7.12).",
+        guard=and_(
+            common.active(s),
+            ps.non_empty(),
+            queue_of(s).size().lt(s.f("config", "max_queued_requests")),
+        ),
+        effect=rule("ControllerEventManager.put", "§7.12", put),
+    )
+
+
+def election_answers(p: Profile, s: Expr, requested: Expr, etype: Expr, after: Expr) -> Expr:
+    """The callback's answer of ``processReplicaLeaderElection`` for every requested partition (§7.9), as request 0
+    of the step: unknown → UNKNOWN_TOPIC_OR_PARTITION; topic queued for deletion → INVALID_TOPIC_EXCEPTION; no
+    election needed → ELECTION_NOT_NEEDED; elected → NONE with the leader; a failed state change (a
+    StateChangeFailedException) → PREFERRED_LEADER_NOT_AVAILABLE (PREFERRED) or ELIGIBLE_LEADERS_NOT_AVAILABLE
+    (UNCLEAN); a ZooKeeper error → UNKNOWN_SERVER_ERROR (``ApiError.fromThrowable``).
+
+    ``s`` is the state the request was processed in, ``after`` the ``Work`` after processing. Decisions (Kafka's
+    callback is never called in these cases, so the client times out): no answer when the event threw (a
+    partition to elect without leadership information, ``LI(p).get``) or raised ControllerMovedException (rethrown
+    by ``handleStateChanges``; the event loop resigns)."""
+    b = Block()
+    b.known = elections.known_partitions(s, requested)
+    b.live = elections.not_deleting(s, b.known)
+    # evaluated only when the event did not throw: the electable filter reads LI(p) of every live partition
+    r = Block()
+    r.electable = b.live.filter(lambda tp: elections.election_needed(p, s, tp, etype))
+    r.failed = (
+        after.f("failures").filter(lambda f: f.f("machine").eq(MACHINE_PARTITION)).map(lambda f: f.f("tp"))
+    )
+    r.zk_failed = (
+        after.f("failures")
+        .filter(lambda f: f.f("machine").eq(MACHINE_PARTITION) & f.f("reason").eq(FailureReason.ZkError))
+        .map(lambda f: f.f("tp"))
+    )
+    unavailable = if_(
+        etype.eq(ElectionType.PREFERRED),
+        ApiError.PREFERRED_LEADER_NOT_AVAILABLE,
+        ApiError.ELIGIBLE_LEADERS_NOT_AVAILABLE,
+    )
+
+    def answer(tp: Expr) -> Expr:
+        error = if_(
+            ~b.known.contains(tp),
+            ApiError.UNKNOWN_TOPIC_OR_PARTITION,
+            if_(
+                ~b.live.contains(tp),
+                ApiError.INVALID_TOPIC_EXCEPTION,
+                if_(
+                    ~r.electable.contains(tp),
+                    ApiError.ELECTION_NOT_NEEDED,
+                    if_(
+                        r.zk_failed.contains(tp),
+                        ApiError.UNKNOWN_SERVER_ERROR,
+                        if_(r.failed.contains(tp), unavailable, ApiError.NONE),
+                    ),
+                ),
+            ),
+        )
+        c = Block()
+        c.error = error
+        leader = if_(c.error.eq(ApiError.NONE), context.leader_of(common.st(after), tp), NO_LEADER)
+        return c.in_(rec(ElectionAnswer, request=0, tp=tp, error=c.error, leader=leader))
+
+    threw = ~b.live.all(lambda tp: context.has_leadership(s, tp))
+    return rule(
+        "electionCallback",
+        "§7.9",
+        b.in_(if_(threw | after.f("moved"), frozenset(), r.in_(requested.map(answer)))),
+    )
+
+
+def queued_event_processed_action(p: Profile) -> Action:
+    """``QueuedEventProcessed()``: the event thread processes the oldest queued request (§7.9): an admin
+    ``ReplicaLeaderElection``, then its callback; ControllerMovedException ends it with the resignation, which
+    answers the rest of the queue."""
+    s = common.S
+    b = Block()
+    b.head = queue_of(s).head(QueuedElection(frozenset()))
+    b.w = common.set_ctx(common.start_work(s), queued_elections=without_head(queue_of(s)))
+    b.after = elections.process_replica_leader_election(
+        p, b.w, b.head.f("partitions"), b.head.f("election_type"), lift(ElectionTrigger.AdminClientTriggered)
+    )
+    answered = b.after.with_(
+        answers=election_answers(
+            p, common.st(b.w), b.head.f("partitions"), b.head.f("election_type"), b.after
+        )
+    )
+    return common.event_action(
+        QueuedEventProcessed,
+        "The controller's event thread processes the oldest queued admin election and answers its callback "
+        "(§7.9).",
+        guard=and_(common.active(s), queue_of(s).non_empty()),
+        effect=b.in_(common.finish(answered)),
+    )
