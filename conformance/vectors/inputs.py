@@ -11,16 +11,18 @@ from dataclasses import dataclass, replace
 
 from kcspec.conformance.protocol import messages as m
 from kcspec.spec.events import (
-    ApiPartitionReassignment,
     BrokerFailure,
     BrokerStartup,
     ControllerEvent,
     ControllerFailover,
     ControllerResignation,
     IsrChange,
+    PartitionExpansion,
     QueuedEventProcessed,
     ReplicaLeaderElectionQueued,
+    StopReplicaResponseReceived,
     TopicCreation,
+    TopicDeletion,
 )
 from kcspec.spec.fmap import FMap
 from kcspec.spec.state import ClusterState, ControllerContext, ZkState
@@ -543,7 +545,9 @@ _IV2_8 = InterBrokerProtocol.KAFKA_2_8_IV1
 _ONE_BROKER = (BrokerStartup(0), ControllerFailover(0))
 _TWO_BROKERS = (BrokerStartup(0), BrokerStartup(1), ControllerFailover(0))
 _T1 = TopicCreation("t1", ((0,),))
-_REELECT = (ControllerResignation(), ControllerFailover(0))
+_DELETE_T1 = (TopicDeletion(("t1",)), StopReplicaResponseReceived(0, (TopicPartition("t1", 0),)))
+"""``adminZkClient.deleteTopic`` on the one-broker cluster, to its end: the broker answers the StopReplica
+(delete=true) of the topic's one replica (§8)."""
 
 
 def _kafka_test(
@@ -552,15 +556,30 @@ def _kafka_test(
     return KafkaTestSequence(name, f"ControllerIntegrationTest.{name}", sections, profiles, phases)
 
 
-def _migration(created: InterBrokerProtocol, reassigned: InterBrokerProtocol, name: str) -> KafkaTestSequence:
+def _migration(ibp: InterBrokerProtocol, name: str) -> KafkaTestSequence:
+    """``testTopicIdMigrationAndHandling[WithOlderVersion]``: a topic is created, gets a second partition
+    (``addPartitions``) and is deleted; each step is a phase, so that the test can look at the state after each."""
+    both = (TopicPartition("t1", 0), TopicPartition("t1", 1))
     return _kafka_test(
         name,
-        ("§7.6", "§7.1", "§7.7.1"),
+        ("§7.6", "§8"),
         ("kafka-2.8",),
         (
-            (created, (*_TWO_BROKERS, _T1)),
-            (reassigned, (*_REELECT, ApiPartitionReassignment(FMap({TopicPartition("t1", 0): (1,)})))),
+            (ibp, (*_ONE_BROKER, _T1)),
+            (ibp, (PartitionExpansion("t1", ((0,), (0,))),)),
+            (ibp, (TopicDeletion(("t1",)), StopReplicaResponseReceived(0, both))),
         ),
+    )
+
+
+def _reelection(ibp: InterBrokerProtocol, name: str) -> KafkaTestSequence:
+    """``test[No]TopicIdPersistsThroughControllerReelection``: two brokers, the topic on the controller (0), whose
+    broker shuts down; broker 1 becomes the controller."""
+    return _kafka_test(
+        name,
+        ("§7.6", "§7.1", "§7.4"),
+        ("kafka-2.8",),
+        ((ibp, (*_TWO_BROKERS, _T1)), (ibp, (BrokerFailure(0), ControllerFailover(1)))),
     )
 
 
@@ -571,36 +590,32 @@ TOPIC_ID_TESTS: tuple[KafkaTestSequence, ...] = (
         ("kafka-2.8",),
         ((_IV2_8, (*_ONE_BROKER, _T1, TopicCreation("t2", ((0,),)))),),
     ),
-    _kafka_test("testTopicIdsAreNotAdded", ("§7.6",), ("kafka-2.8",), ((_IV2_7, (*_ONE_BROKER, _T1)),)),
     _kafka_test(
-        "testTopicIdPersistsThroughControllerReelection",
-        ("§7.6", "§7.1"),
+        "testTopicIdsAreNotAdded",
+        ("§7.6",),
         ("kafka-2.8",),
-        ((_IV2_8, (*_ONE_BROKER, _T1)), (_IV2_8, _REELECT)),
+        ((_IV2_7, (*_ONE_BROKER, _T1, TopicCreation("t2", ((0,),)))),),
     ),
-    _kafka_test(
-        "testNoTopicIdPersistsThroughControllerReelection",
-        ("§7.6", "§7.1"),
-        ("kafka-2.8",),
-        ((_IV2_7, (*_ONE_BROKER, _T1)), (_IV2_7, _REELECT)),
-    ),
+    _migration(_IV2_8, "testTopicIdMigrationAndHandling"),
+    _migration(_IV2_7, "testTopicIdMigrationAndHandlingWithOlderVersion"),
+    _reelection(_IV2_8, "testTopicIdPersistsThroughControllerReelection"),
+    _reelection(_IV2_7, "testNoTopicIdPersistsThroughControllerReelection"),
     _kafka_test(
         "testTopicIdPersistsThroughControllerRestart",
-        ("§7.6", "§7.1", "§7.4"),
+        ("§7.6", "§7.1", "§7.4", "§7.3"),
         ("kafka-2.8",),
-        (
-            (_IV2_8, (*_TWO_BROKERS, TopicCreation("t1", ((0, 1),)))),
-            (_IV2_8, (BrokerFailure(0), ControllerFailover(1), BrokerStartup(0), ControllerFailover(0))),
-        ),
+        ((_IV2_8, (*_ONE_BROKER, _T1)), (_IV2_8, (BrokerFailure(0), *_ONE_BROKER))),
     ),
     _kafka_test(
         "testTopicIdCreatedOnUpgrade",
-        ("§7.6", "§7.1"),
+        ("§7.6", "§7.1", "§8"),
         ("kafka-2.8",),
-        ((_IV2_7, (*_ONE_BROKER, _T1)), (_IV2_8, _REELECT)),
+        (
+            (_IV2_7, (*_ONE_BROKER, _T1, BrokerFailure(0))),
+            (_IV2_8, _ONE_BROKER),
+            (_IV2_8, _DELETE_T1),
+        ),
     ),
-    _migration(_IV2_7, _IV2_8, "testTopicIdMigrationAndHandling"),
-    _migration(_IV2_8, _IV2_7, "testTopicIdMigrationAndHandlingWithOlderVersion"),
     KafkaTestSequence(
         "ibp-2_8-IV0",
         "IBP 2.8-IV0: the topic gets an ID, which LeaderAndIsr (v4) and UpdateMetadata (v6) do not carry (KIP-516)",
@@ -616,7 +631,9 @@ TOPIC_ID_TESTS: tuple[KafkaTestSequence, ...] = (
         ((_IV2_8, (*_ONE_BROKER, _T1)),),
     ),
 )
-"""Kafka 2.8.2's ``ControllerIntegrationTest`` topic-ID test methods (the ones named after them), plus the two
+"""Kafka 2.8.2's ``ControllerIntegrationTest`` topic-ID test methods (the ones named after them, each as the
+test's own text does it: a broker's ``shutdown()`` is its ``BrokerFailure``, ``makeServers`` with another IBP a
+new phase after it), plus the two
 cases of the model no Kafka test has: IBP 2.8-IV0, where topics get IDs but LeaderAndIsr (< v5) and UpdateMetadata
 (< v7) do not carry them, and the kafka-1.1 profile. ``tests/unit/spec_actions/test_topic_ids.py`` asserts on both
 engines what each Kafka test asserts; the vector generator turns every step into a vector."""

@@ -28,7 +28,7 @@ from kcspec.spec.vocabulary import ClusterConfig, InterBrokerProtocol, TopicPart
 from tests.support.spec_scenarios import run_on_both_engines
 
 IBP_2_8 = InterBrokerProtocol.KAFKA_2_8_IV1
-T1 = TopicPartition("t1", 0)
+T1_1 = TopicPartition("t1", 1)
 SEQUENCES = {sequence.name: sequence for sequence in TOPIC_ID_TESTS}
 
 
@@ -82,50 +82,57 @@ def test_topic_ids_are_added() -> None:
 def test_topic_ids_are_not_added() -> None:
     """``ControllerIntegrationTest.testTopicIdsAreNotAdded``: under an IBP before 2.8 no topic gets an ID."""
     (s,) = _phases("testTopicIdsAreNotAdded")
-    assert not s.controller.topic_ids and not s.zk.topic_ids, s
+    assert set(s.zk.topics) == {"t1", "t2"} and not s.controller.topic_ids and not s.zk.topic_ids, s
+
+
+@pytest.mark.parametrize(
+    ("name", "with_ids"),
+    [("testTopicIdMigrationAndHandling", True), ("testTopicIdMigrationAndHandlingWithOlderVersion", False)],
+)
+def test_topic_id_migration_and_handling(name: str, with_ids: bool) -> None:
+    """``ControllerIntegrationTest.testTopicIdMigrationAndHandling`` and ``...WithOlderVersion``: the ID the created
+    topic has in its znode (2.8) or none (2.7) is the one in the controller's context; adding a partition keeps it;
+    after the deletion the controller's context no longer knows the topic (nor its ID)."""
+    created, added, deleted = _phases(name)
+    expected = FMap({"t1": 1}) if with_ids else FMap()
+    assert created.zk.topic_ids == created.controller.topic_ids == expected, created
+    assert added.zk.topic_ids == added.controller.topic_ids == expected, added
+    assert T1_1 in added.controller.assignments, added  # the partition was added
+    assert "t1" not in deleted.controller.topic_ids and "t1" not in deleted.zk.topics, deleted
+    assert not any(tp.topic == "t1" for tp in deleted.controller.assignments), deleted
 
 
 def test_topic_id_persists_through_controller_reelection() -> None:
-    """``ControllerIntegrationTest.testTopicIdPersistsThroughControllerReelection``: the ID a topic had under the
-    first controller is the one the re-elected controller reads."""
+    """``ControllerIntegrationTest.testTopicIdPersistsThroughControllerReelection``: the controller's broker shuts
+    down; the ID the other broker's controller reads is the first controller's."""
     created, s = _phases("testTopicIdPersistsThroughControllerReelection")
+    assert s.zk.controller == 1, s
     assert s.controller.topic_ids == created.controller.topic_ids == FMap({"t1": 1}), s
 
 
 def test_no_topic_id_persists_through_controller_reelection() -> None:
-    """``ControllerIntegrationTest.testNoTopicIdPersistsThroughControllerReelection``: under IBP 2.7 a topic still
-    has no ID after a re-election."""
+    """``ControllerIntegrationTest.testNoTopicIdPersistsThroughControllerReelection``: under IBP 2.7 the topic still
+    has no ID after the other broker becomes the controller."""
     _created, s = _phases("testNoTopicIdPersistsThroughControllerReelection")
+    assert s.zk.controller == 1, s
     assert not s.controller.topic_ids and not s.zk.topic_ids, s
 
 
 def test_topic_id_persists_through_controller_restart() -> None:
-    """``ControllerIntegrationTest.testTopicIdPersistsThroughControllerRestart``: the controller's broker dies and
-    comes back (another controller in between); the topic keeps its ID."""
+    """``ControllerIntegrationTest.testTopicIdPersistsThroughControllerRestart``: the only broker (the controller)
+    shuts down and starts again; the topic keeps its ID."""
     created, s = _phases("testTopicIdPersistsThroughControllerRestart")
     assert s.controller.topic_ids == created.zk.topic_ids == s.zk.topic_ids == FMap({"t1": 1}), s
 
 
 def test_topic_id_created_on_upgrade() -> None:
-    """``ControllerIntegrationTest.testTopicIdCreatedOnUpgrade``: a topic created under IBP 2.7 has no ID; after the
-    upgrade to 2.8 the new controller writes one into its znode and its context."""
-    old, s = _phases("testTopicIdCreatedOnUpgrade")
-    assert not old.zk.topic_ids
-    assert s.zk.topic_ids == s.controller.topic_ids == FMap({"t1": 1}), s
-
-
-@pytest.mark.parametrize(
-    "name", ["testTopicIdMigrationAndHandling", "testTopicIdMigrationAndHandlingWithOlderVersion"]
-)
-def test_topic_id_migration_and_handling(name: str) -> None:
-    """``ControllerIntegrationTest.testTopicIdMigrationAndHandling`` (created under 2.7, upgraded to 2.8: the new
-    controller gives the topic an ID) and ``testTopicIdMigrationAndHandlingWithOlderVersion`` (created under 2.8,
-    downgraded to 2.7: the controller still reads the znode's ID into its context, "If we don't have IBP 2.8, but
-    are running 2.8 code, put any topic IDs from the ZNode in controller context"). Either way a reassignment then
-    rewrites the topic znode with that ID (``setTopicAssignment`` writes the context's ID)."""
-    _first, s = _phases(name)
-    assert s.zk.assignments[T1].adding == (1,), s  # the znode was rewritten: the reassignment is in flight
-    assert s.zk.topic_ids == s.controller.topic_ids == FMap({"t1": 1}), s
+    """``ControllerIntegrationTest.testTopicIdCreatedOnUpgrade``: a topic created under IBP 2.7 has no ID; the broker
+    restarted with IBP 2.8 becomes the controller and writes one into the znode and its context; after the
+    deletion the context no longer knows the topic."""
+    old, upgraded, deleted = _phases("testTopicIdCreatedOnUpgrade")
+    assert not old.zk.topic_ids and not old.controller.topic_ids, old
+    assert upgraded.zk.topic_ids == upgraded.controller.topic_ids == FMap({"t1": 1}), upgraded
+    assert "t1" not in deleted.controller.topic_ids and "t1" not in deleted.zk.topics, deleted
 
 
 def test_requests_carry_topic_ids_from_ibp_2_8_iv1() -> None:
