@@ -35,10 +35,10 @@ from kcspec.conformance.selfcheck.explore.explorer import (
     replay,
     search,
     start_state,
+    stepper_of,
 )
 from kcspec.conformance.selfcheck.explore.fingerprint import FingerprintSet
 from kcspec.conformance.selfcheck.explore.levels import LevelStore, read_checkpoint
-from kcspec.conformance.selfcheck.explore.stepper import Stepper
 from kcspec.conformance.selfcheck.explore.tla_model import model_space
 from kcspec.model.tla.config import ModelConfig
 from kcspec.model.tla.counterexample import CounterexampleError, state_of
@@ -295,15 +295,7 @@ def _compare(
     levels: Path,
 ) -> CrosscheckResult:
     """TLC's dumped states against the explorer's fingerprints (its level files in ``levels``)."""
-    stepper = Stepper(
-        space.profile,
-        space.candidates,
-        space.brokers,
-        space.symmetry,
-        space.keep,
-        ExploreStats(),
-        space.fingerprints,
-    )
+    stepper = stepper_of(space)
     meta, _stats = read_checkpoint(levels)
     store = LevelStore(levels)
     visited = FingerprintSet()

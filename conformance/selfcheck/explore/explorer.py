@@ -108,6 +108,19 @@ class SearchSpace:
     holds)."""
 
 
+def stepper_of(space: SearchSpace, stats: ExploreStats | None = None) -> Stepper:
+    """The spec, the reference controller and the checks driven over ``space`` (counting into ``stats``)."""
+    return Stepper(
+        space.profile,
+        space.candidates,
+        space.brokers,
+        space.symmetry,
+        space.keep,
+        ExploreStats() if stats is None else stats,
+        space.fingerprints,
+    )
+
+
 def space_of(cfg: ExploreConfig) -> SearchSpace:
     """The search space of a bounded configuration (``kcspec explore``)."""
     return SearchSpace(
@@ -185,9 +198,7 @@ def _search(
     resume: bool,
 ) -> ExploreResult:
     stats = ExploreStats()
-    stepper = Stepper(
-        space.profile, space.candidates, space.brokers, space.symmetry, space.keep, stats, space.fingerprints
-    )
+    stepper = stepper_of(space, stats)
     spec, checker = stepper.spec, stepper.checker
     start = time.perf_counter()
     state, prefix, finding0 = start_state(space, spec, checker.check_state)

@@ -54,6 +54,7 @@ from kcspec.conformance.selfcheck.explore.explorer import (
     replay,
     save_level,
     start_state,
+    stepper_of,
 )
 from kcspec.conformance.selfcheck.explore.fingerprint import FingerprintSet
 from kcspec.conformance.selfcheck.explore.levels import (
@@ -64,7 +65,7 @@ from kcspec.conformance.selfcheck.explore.levels import (
     read_records,
 )
 from kcspec.conformance.selfcheck.explore.stats import ExploreStats
-from kcspec.conformance.selfcheck.explore.stepper import Problem, Stepper, rank_of
+from kcspec.conformance.selfcheck.explore.stepper import Problem, rank_of
 from kcspec.model.interrupts import stopper, worker_initializer
 from kcspec.model.invariants_check import Violation
 from kcspec.spec.events import ControllerEvent
@@ -115,15 +116,7 @@ class _Worker:
         self.space = space
         self.store = store
         self.stats = ExploreStats()
-        self.stepper = Stepper(
-            space.profile,
-            space.candidates,
-            space.brokers,
-            space.symmetry,
-            space.keep,
-            self.stats,
-            space.fingerprints,
-        )
+        self.stepper = stepper_of(space, self.stats)
         self.visited = visited
         self.known = FingerprintSet()
         """Fingerprints this worker sent to their owners: known to them, so never sent again."""
@@ -344,15 +337,7 @@ def search_parallel(
     if workers < 1:
         raise ValueError(f"--workers must be ≥ 1, got {workers}")
     stats = ExploreStats(workers=workers)
-    stepper = Stepper(
-        space.profile,
-        space.candidates,
-        space.brokers,
-        space.symmetry,
-        space.keep,
-        ExploreStats(),
-        space.fingerprints,
-    )
+    stepper = stepper_of(space)
     spec = stepper.spec
     start = time.perf_counter()
     state, prefix, finding0 = start_state(space, spec, stepper.checker.check_state)

@@ -58,6 +58,7 @@ from kcspec.conformance.selfcheck.explore.explorer import (
     replay,
     save_level,
     start_state,
+    stepper_of,
 )
 from kcspec.conformance.selfcheck.explore.levels import (
     FrontierWriter,
@@ -69,7 +70,7 @@ from kcspec.conformance.selfcheck.explore.levels import (
     read_records,
 )
 from kcspec.conformance.selfcheck.explore.stats import ExploreStats
-from kcspec.conformance.selfcheck.explore.stepper import Stepper, Successor, expand_batch
+from kcspec.conformance.selfcheck.explore.stepper import Successor, expand_batch
 from kcspec.model.invariants_check import Violation
 from kcspec.spec import codec
 from kcspec.spec.events import ControllerEvent
@@ -122,12 +123,6 @@ class _Problem:
     violations: tuple[Violation, ...] = ()
 
 
-def _stepper(space: SearchSpace, stats: ExploreStats) -> Stepper:
-    return Stepper(
-        space.profile, space.candidates, space.brokers, space.symmetry, space.keep, stats, space.fingerprints
-    )
-
-
 def _root_entry(within: Within | None, fp: int, text: str) -> tuple[int, Entry]:
     """The initial state (sent as canonical JSON) with its fingerprint."""
     with within() if within is not None else nullcontext():
@@ -153,7 +148,7 @@ def _expand(
     problems: list[_Problem] = []
     successors: list[Successor] = []
     with within() if within is not None else nullcontext():
-        stepper = _stepper(space, stats)
+        stepper = stepper_of(space, stats)
         batch: list[tuple[ClusterState, int, bytes]] = []
         parents: list[tuple[int, int]] = []
         fps = array("Q")
@@ -275,7 +270,7 @@ def spark_search(
     sc = spark.sparkContext
     parts = partitions or sc.defaultParallelism
     stats = ExploreStats(workers=sc.defaultParallelism)
-    stepper = _stepper(space, ExploreStats())
+    stepper = stepper_of(space)
     spec = stepper.spec
     start = time.perf_counter()
     state, prefix, finding0 = start_state(space, spec, stepper.checker.check_state)
