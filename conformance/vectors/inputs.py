@@ -12,8 +12,10 @@ from dataclasses import dataclass, replace
 from kcspec.conformance.protocol import messages as m
 from kcspec.spec.events import (
     ApiPartitionReassignment,
+    BrokerBounce,
     BrokerFailure,
     BrokerStartup,
+    ControlledShutdownQueued,
     ControllerEvent,
     ControllerFailover,
     ControllerResignation,
@@ -659,14 +661,16 @@ EVENT_QUEUE_CASES: tuple[QueueCase, ...] = (
     QueueCase(
         "preemption-with-callbacks",
         "ControllerIntegrationTest.testPreemptionWithCallbacks: a preferred election for t-0 and t-1 (no such topic) "
-        "waits on a one-broker cluster, the controller shuts down: both partitions answered NOT_CONTROLLER (the "
-        "test's election is ZkTriggered with a callback, the model's an admin one, preempted alike; its "
-        "ControlledShutdown and reassignment callbacks are not queued in the model)",
+        "and broker 0's controlled shutdown wait on a one-broker cluster, the controller shuts down: both "
+        "partitions answered NOT_CONTROLLER, the shutdown Failure(ControllerMovedException) (the test's election is "
+        "ZkTriggered with a callback, the model's an admin one, preempted alike; its reassignment and "
+        "ListPartitionReassignments callbacks are not queued in the model, which has no read-only requests)",
         ClusterState(config=QUEUE_CONFIG),
         (
             BrokerStartup(0),
             ControllerFailover(0),
             ReplicaLeaderElectionQueued(frozenset({T0, T1})),
+            ControlledShutdownQueued(0, 0),
             ControllerResignation(),
         ),
     ),
@@ -687,6 +691,42 @@ EVENT_QUEUE_CASES: tuple[QueueCase, ...] = (
             IsrChange(T0, (0, 1)),
             ReplicaLeaderElectionQueued(frozenset({T0, T1, U0})),
             ReplicaLeaderElectionQueued(frozenset({T0}), ElectionType.UNCLEAN),
+            QueuedEventProcessed(),
+            QueuedEventProcessed(),
+        ),
+    ),
+    QueueCase(
+        "controlled-shutdown-processed",
+        "queued controlled shutdowns processed (§7.10): broker 1 leads t-0 (replicas 1, 0) and follows t-1 "
+        "(replicas 0, 1); its shutdown moves t-0's leadership to broker 0 and answers Success with no partition "
+        "still led; then broker 0's shutdown (the only other live broker, so no leader can be elected for t-0 "
+        "and t-1) answers Success with both partitions still led",
+        ClusterState(config=QUEUE_CONFIG),
+        (
+            BrokerStartup(0),
+            BrokerStartup(1),
+            ControllerFailover(0),
+            TopicCreation("t", ((1, 0), (0, 1))),
+            ControlledShutdownQueued(1),
+            ControlledShutdownQueued(0),
+            QueuedEventProcessed(),
+            QueuedEventProcessed(),
+        ),
+    ),
+    QueueCase(
+        "controlled-shutdown-stale-epoch",
+        "a queued controlled shutdown with a stale broker epoch processed (§7.10 step 2, KAFKA-7235): "
+        "Failure(StaleBrokerEpochException), nothing changed, after a queued election of t-0 answered first "
+        "(first in, first out)",
+        ClusterState(config=QUEUE_CONFIG),
+        (
+            BrokerStartup(0),
+            BrokerStartup(1),
+            ControllerFailover(0),
+            TopicCreation("t", ((1, 0),)),
+            BrokerBounce(1),
+            ReplicaLeaderElectionQueued(frozenset({T0})),
+            ControlledShutdownQueued(1, 0),
             QueuedEventProcessed(),
             QueuedEventProcessed(),
         ),

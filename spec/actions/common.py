@@ -42,9 +42,9 @@ from kcspec.spec.lang import (
     set_of,
 )
 from kcspec.spec.profiles import Profile
-from kcspec.spec.requests import ElectionAnswer, RequestBatch
+from kcspec.spec.requests import WHOLE_REQUEST, ElectionAnswer, RequestBatch
 from kcspec.spec.state import NO_CONTROLLER, ControllerContext
-from kcspec.spec.vocabulary import NO_LEADER, ApiError, ReplicaAssignment, TopicPartition
+from kcspec.spec.vocabulary import NO_LEADER, ApiError, QueuedKind, ReplicaAssignment, TopicPartition
 from kcspec.spec.work import Work
 
 Step = Callable[[Expr], Expr]
@@ -169,8 +169,9 @@ class Answering:
 
 
 def not_controller_answers(queue: Expr) -> Expr:
-    """``preempt`` of every request of ``queue`` (``ReplicaLeaderElection.preempt``, §7.9, §7.12): each requested
-    partition answered NOT_CONTROLLER, the requests numbered from the head."""
+    """``preempt`` of every request of ``queue`` (§7.9, §7.10, §7.12), the requests numbered from the head: an admin
+    election's every requested partition answered NOT_CONTROLLER (``ReplicaLeaderElection.preempt``), a controlled
+    shutdown answered ``Failure(ControllerMovedException)`` (``ControlledShutdown.preempt``)."""
     return rule(
         "preempt",
         "§7.12",
@@ -180,18 +181,38 @@ def not_controller_answers(queue: Expr) -> Expr:
                 Answering,
                 next_request=acc.f("next_request") + 1,
                 answers=acc.f("answers").union(
-                    q.f("partitions").map(
-                        lambda tp: rec(
-                            ElectionAnswer,
-                            request=acc.f("next_request"),
-                            tp=tp,
-                            error=ApiError.NOT_CONTROLLER,
-                            leader=NO_LEADER,
-                        )
+                    if_(
+                        q.f("kind").eq(QueuedKind.ControlledShutdown),
+                        set_of(moved_answer(acc.f("next_request"))),
+                        q.f("partitions").map(
+                            lambda tp: rec(
+                                ElectionAnswer,
+                                request=acc.f("next_request"),
+                                tp=tp,
+                                error=ApiError.NOT_CONTROLLER,
+                                leader=NO_LEADER,
+                                exception="",
+                            )
+                        ),
                     )
                 ),
             ),
         ).f("answers"),
+    )
+
+
+CONTROLLER_MOVED = "ControllerMovedException"
+
+
+def moved_answer(request: object) -> Expr:
+    """A controlled shutdown's ``Failure(ControllerMovedException)`` as request ``request`` (§7.10)."""
+    return rec(
+        ElectionAnswer,
+        request=request,
+        tp=WHOLE_REQUEST,
+        error=ApiError.NOT_CONTROLLER,
+        leader=NO_LEADER,
+        exception=CONTROLLER_MOVED,
     )
 
 

@@ -1,28 +1,33 @@
-"""The controller's event queue (``ControllerEventManager``, §7.9, §7.12): admin elections that wait while the event
-thread is busy, processed one at a time, preempted on resignation.
+"""The controller's event queue (``ControllerEventManager``, §7.9, §7.10, §7.12): admin elections and controlled
+shutdowns that wait while the event thread is busy, processed one at a time, preempted on resignation.
 
 Kafka puts every controller event in one queue and processes them one by one. The model's other events arrive on an
 empty queue and are processed at once; only requests that carry a callback answering a client are queued here, and
-only the admin election (``ReplicaLeaderElection(partitions, type, AdminClientTriggered, callback)``) so far —
-controlled shutdown and ``ApiPartitionReassignment`` are processed at once, as before.
+the admin election (``ReplicaLeaderElection(partitions, type, AdminClientTriggered, callback)``) and the controlled
+shutdown (``ControlledShutdown(id, brokerEpoch, callback)``), in one first-in-first-out queue (a controlled
+shutdown queued after an election is answered after it). ``ApiPartitionReassignment`` is processed at once, as
+before.
 
-* ``ReplicaLeaderElectionQueued`` puts a request in ``controller.queued_elections`` (at most
+* ``ReplicaLeaderElectionQueued`` and ``ControlledShutdownQueued`` put a request in ``controller.queued_elections`` (at most
   ``config.max_queued_requests``; 0 by default, so that a model without the bound has the states it had).
 * While a request waits, every event with a controller part waits behind it (``common.nothing_queued``: Kafka's
   queue is first in, first out), except ``ControllerResignation``: ``Expire`` and controller shutdown are put with
   ``clearAndPut``, which preempts what is queued. Environment-only changes (a newer controller elected, a zombie
   write, an armed fault) are no events of this queue and happen at any time.
 * ``QueuedEventProcessed`` processes the oldest request exactly as a ``ReplicaLeaderElection`` event is processed
-  (``elections.process_replica_leader_election``), and answers its callback (``election_answers``).
-* Every resignation answers each queued request NOT_CONTROLLER (``common.resign``): preempted (``clearAndPut``) or
-  processed while the controller is not active (§7.9 "not active → every requested partition NOT_CONTROLLER").
+  (``elections.process_replica_leader_election``) or a ``ControlledShutdown`` (``shutdown.do_controlled_shutdown``),
+  and answers its callback (``election_answers``, ``shutdown_answers``).
+* Every resignation answers each queued request (``common.resign``): preempted (``clearAndPut``) or processed while
+  the controller is not active (§7.9 "not active → every requested partition NOT_CONTROLLER", §7.10 step 1
+  ControllerMovedException).
 
 Answers are output of the step (``Work.answers``, ``StepResult.answers``), not state.
 
-Decision (the queue cut down to one kind): a queue of one record shape, folded over as a TLA+ sequence, fits every
-backend; queuing ``ControlledShutdown`` (answered ``Success(partitions still led)`` or ``Failure(e)``, §7.10) and
-``ApiPartitionReassignment`` (a per-partition ``ApiError``, or NOT_CONTROLLER for the whole request, §7.7.1) would
-need a queue of several shapes and two more kinds of answer. Z3's induction leaves the two events out (its states
+Decision (one record shape): a queue of one record shape, folded over as a TLA+ sequence, fits every backend, so a
+queued request is a ``QueuedElection`` with a ``kind`` and the union of the kinds' fields; an answer keeps the
+``ElectionAnswer`` shape, a controlled shutdown's ``Success``/``Failure`` written with ``requests.WHOLE_REQUEST``
+and ``exception``. ``ApiPartitionReassignment`` (a per-partition ``ApiError``, or NOT_CONTROLLER for the whole
+request, §7.7.1) is not queued yet. Z3's induction leaves the two events out (its states
 keep the bound at 0, ``model/z3/induction_actions.py``); the explorer's TLA+-model mode and TLC explore them on the
 manifest model ``one-broker-queue-2.8`` (bound 1).
 """
@@ -32,12 +37,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kcspec.spec import context
-from kcspec.spec.actions import common, elections
-from kcspec.spec.events import QueuedEventProcessed, ReplicaLeaderElectionQueued
-from kcspec.spec.lang import Action, Block, Expr, and_, if_, lift, rec, rule
+from kcspec.spec.actions import common, elections, shutdown
+from kcspec.spec.events import ControlledShutdownQueued, QueuedEventProcessed, ReplicaLeaderElectionQueued
+from kcspec.spec.lang import Action, Block, Expr, and_, if_, lift, rec, rule, set_of
 from kcspec.spec.profiles import Profile
-from kcspec.spec.requests import MACHINE_PARTITION, ElectionAnswer, FailureReason
-from kcspec.spec.vocabulary import NO_LEADER, ApiError, ElectionTrigger, ElectionType, QueuedElection
+from kcspec.spec.requests import MACHINE_PARTITION, WHOLE_REQUEST, ElectionAnswer, FailureReason
+from kcspec.spec.vocabulary import (
+    NO_LEADER,
+    UNKNOWN_BROKER_EPOCH,
+    ApiError,
+    ElectionTrigger,
+    ElectionType,
+    QueuedElection,
+    QueuedKind,
+)
 
 
 @dataclass(frozen=True)
@@ -72,7 +85,16 @@ def replica_leader_election_queued_action(p: Profile) -> Action:
     s = common.S
     put = common.set_ctx(
         common.start_work(s),
-        queued_elections=queue_of(s).append(rec(QueuedElection, partitions=ps, election_type=etype)),
+        queued_elections=queue_of(s).append(
+            rec(
+                QueuedElection,
+                partitions=ps,
+                election_type=etype,
+                kind=QueuedKind.ReplicaLeaderElection,
+                broker_id=-1,
+                broker_epoch=-1,
+            )
+        ),
     )
     return common.event_action(
         ReplicaLeaderElectionQueued,
@@ -83,6 +105,96 @@ def replica_leader_election_queued_action(p: Profile) -> Action:
             queue_of(s).size().lt(s.f("config", "max_queued_requests")),
         ),
         effect=rule("ControllerEventManager.put", "§7.12", put),
+    )
+
+
+def controlled_shutdown_queued_action(p: Profile) -> Action:
+    """``ControlledShutdownQueued(b, epoch)``: ``ControllerEventManager.put`` of a controlled shutdown (§7.10)."""
+    v = common.param_vars(ControlledShutdownQueued)
+    b, e = v["broker_id"], v["broker_epoch"]
+    s = common.S
+    put = common.set_ctx(
+        common.start_work(s),
+        queued_elections=queue_of(s).append(
+            rec(
+                QueuedElection,
+                partitions=frozenset(),
+                election_type=ElectionType.PREFERRED,
+                kind=QueuedKind.ControlledShutdown,
+                broker_id=b,
+                broker_epoch=e,
+            )
+        ),
+    )
+    return common.event_action(
+        ControlledShutdownQueued,
+        "A broker's controlled shutdown waits in the controller's event queue (§7.10, §7.12).",
+        guard=and_(
+            common.active(s),
+            s.f("zk", "brokers").has(b),
+            queue_of(s).size().lt(s.f("config", "max_queued_requests")),
+        ),
+        effect=rule("ControllerEventManager.put", "§7.12", put),
+    )
+
+
+def shutdown_failure(p: Profile, s: Expr, broker: Expr, epoch: Expr, after: Expr) -> Expr:
+    """The exception ``doControlledShutdown(id, brokerEpoch)`` ends with (§7.10), "" when it returns: a stale epoch
+    of an unknown broker (the cache lookup, ``NoSuchElementException``), a stale epoch
+    (``StaleBrokerEpochException``, 2.8), a broker neither live nor shutting down
+    (``BrokerNotAvailableException``), or ControllerMovedException raised while the state changes were written.
+    ``s`` is the state the request was processed in, ``after`` the ``Work`` after processing."""
+    live = s.f("controller", "live_brokers")
+    b = Block()
+    b.unchecked = if_(
+        ~live.has(broker),
+        "BrokerNotAvailableException",
+        if_(after.f("moved"), common.CONTROLLER_MOVED, ""),
+    )
+    if not p.controlled_shutdown_epoch_and_deletion_checks:
+        return b.in_(b.unchecked)
+    return b.in_(
+        if_(
+            epoch.eq(UNKNOWN_BROKER_EPOCH),
+            b.unchecked,
+            if_(
+                ~live.has(broker),
+                "NoSuchElementException",
+                if_(epoch.lt(live.get(broker)), "StaleBrokerEpochException", b.unchecked),
+            ),
+        )
+    )
+
+
+def shutdown_answers(p: Profile, s: Expr, broker: Expr, epoch: Expr, after: Expr) -> Expr:
+    """The callback's answer of ``processControlledShutdown`` (§7.10 step 9), as request 0 of the step:
+    ``Success(partitionLeadersOnBroker(id))`` — the request answered NONE (``WHOLE_REQUEST``) and every partition
+    the broker still leads (|AR| > 1, topic not deleting) answered NONE with the broker as leader — or ``Failure(e)``
+    (``shutdown_failure``; ``requests.WHOLE_REQUEST`` says how it is written).
+
+    Decision: a ControllerMovedException raised by the state changes is answered ``Failure`` (Kafka's ``Try``
+    around ``doControlledShutdown``) and the controller resigns as when the event is not queued (``finish``)."""
+    b = Block()
+    b.exception = shutdown_failure(p, s, broker, epoch, after)
+    error = if_(
+        b.exception.eq(""),
+        ApiError.NONE,
+        if_(b.exception.eq(common.CONTROLLER_MOVED), ApiError.NOT_CONTROLLER, ApiError.UNKNOWN_SERVER_ERROR),
+    )
+    whole = rec(
+        ElectionAnswer, request=0, tp=WHOLE_REQUEST, error=error, leader=NO_LEADER, exception=b.exception
+    )
+    after_state = common.st(after)
+    still_led = shutdown.partitions_to_act_on(p, after_state, broker).filter(
+        lambda tp: context.leader_of(after_state, tp).eq(broker)
+    )
+    led = still_led.map(
+        lambda tp: rec(ElectionAnswer, request=0, tp=tp, error=ApiError.NONE, leader=broker, exception="")
+    )
+    return rule(
+        "controlledShutdownCallback",
+        "§7.10",
+        b.in_(if_(b.exception.eq(""), set_of(whole).union(led), set_of(whole))),
     )
 
 
@@ -138,7 +250,7 @@ def election_answers(p: Profile, s: Expr, requested: Expr, etype: Expr, after: E
         c = Block()
         c.error = error
         leader = if_(c.error.eq(ApiError.NONE), context.leader_of(common.st(after), tp), NO_LEADER)
-        return c.in_(rec(ElectionAnswer, request=0, tp=tp, error=c.error, leader=leader))
+        return c.in_(rec(ElectionAnswer, request=0, tp=tp, error=c.error, leader=leader, exception=""))
 
     threw = ~b.live.all(lambda tp: context.has_leadership(s, tp))
     return rule(
@@ -149,25 +261,38 @@ def election_answers(p: Profile, s: Expr, requested: Expr, etype: Expr, after: E
 
 
 def queued_event_processed_action(p: Profile) -> Action:
-    """``QueuedEventProcessed()``: the event thread processes the oldest queued request (§7.9): an admin
-    ``ReplicaLeaderElection``, then its callback; ControllerMovedException ends it with the resignation, which
-    answers the rest of the queue."""
+    """``QueuedEventProcessed()``: the event thread processes the oldest queued request: an admin
+    ``ReplicaLeaderElection`` (§7.9) or a ``ControlledShutdown`` (§7.10), then its callback; ControllerMovedException
+    ends it with the resignation, which answers the rest of the queue."""
     s = common.S
     b = Block()
     b.head = queue_of(s).head(QueuedElection(frozenset()))
     b.w = common.set_ctx(common.start_work(s), queued_elections=without_head(queue_of(s)))
-    b.after = elections.process_replica_leader_election(
-        p, b.w, b.head.f("partitions"), b.head.f("election_type"), lift(ElectionTrigger.AdminClientTriggered)
+    b.broker = b.head.f("broker_id")
+    b.epoch = b.head.f("broker_epoch")
+    b.shutdown = b.head.f("kind").eq(QueuedKind.ControlledShutdown)
+    b.after = if_(
+        b.shutdown,
+        shutdown.do_controlled_shutdown(p, b.w, b.broker, b.epoch),
+        elections.process_replica_leader_election(
+            p,
+            b.w,
+            b.head.f("partitions"),
+            b.head.f("election_type"),
+            lift(ElectionTrigger.AdminClientTriggered),
+        ),
     )
     answered = b.after.with_(
-        answers=election_answers(
-            p, common.st(b.w), b.head.f("partitions"), b.head.f("election_type"), b.after
+        answers=if_(
+            b.shutdown,
+            shutdown_answers(p, common.st(b.w), b.broker, b.epoch, b.after),
+            election_answers(p, common.st(b.w), b.head.f("partitions"), b.head.f("election_type"), b.after),
         )
     )
     return common.event_action(
         QueuedEventProcessed,
-        "The controller's event thread processes the oldest queued admin election and answers its callback "
-        "(§7.9).",
+        "The controller's event thread processes the oldest queued request (an admin election or a controlled "
+        "shutdown) and answers its callback (§7.9, §7.10).",
         guard=and_(common.active(s), queue_of(s).non_empty()),
         effect=b.in_(common.finish(answered)),
     )

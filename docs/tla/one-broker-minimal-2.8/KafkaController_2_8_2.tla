@@ -135,20 +135,25 @@ Literal7 ==
 
 (* The spec's procedures, one operator each. *)
 
-(* §7.12 preempt, spec/actions/common.py:174 *)
+(* §7.12 preempt, spec/actions/common.py:175 *)
 Preempt(x) ==
     (LET RECURSIVE fold(_, _)
          fold(acc, rest) ==
              IF rest = <<>> THEN acc
-             ELSE
-                 fold(
-                     LET q == Head(rest) IN
-                         [next_request |-> acc.next_request + 1,
-                          answers |->
-                              acc.answers
-                              \cup {[request |-> acc.next_request, tp |-> tp, error |-> "NOT_CONTROLLER",
-                                     leader |-> -1] : tp \in q.partitions}]
-                                  , Tail(rest))
+             ELSE fold(LET q == Head(rest) IN
+                           [next_request |-> acc.next_request + 1,
+                            answers |-> acc.answers
+                                        \cup (IF q.kind = "ControlledShutdown"
+                                              THEN {[request |-> acc.next_request,
+                                                     tp |-> [topic |-> "", partition |-> -1],
+                                                     error |-> "NOT_CONTROLLER",
+                                                     leader |-> -1,
+                                                     exception |-> "ControllerMovedException"]}
+                                              ELSE {[request |-> acc.next_request,
+                                                     tp |-> tp,
+                                                     error |-> "NOT_CONTROLLER",
+                                                     leader |-> -1,
+                                                     exception |-> ""] : tp \in q.partitions})], Tail(rest))
      IN  fold([next_request |-> 0, answers |-> {}], x.state.controller.queued_elections)).answers
 
 (* §7.12 onControllerResignation, spec/actions/common.py:149 *)
@@ -1170,19 +1175,6 @@ PreferredReplicaPartitionLeaderElectionStrategy(inp) ==
 ElectPreferredReplica(inp) ==
     PreferredReplicaPartitionLeaderElectionStrategy(inp)
 
-(* §6 ReassignPartitionLeaderElectionStrategy, spec/elections.py:111 *)
-ReassignPartitionLeaderElectionStrategy(inp) ==
-    [leader |-> FirstOr(
-                    SelectSeq(inp.target_replicas, LAMBDA r : r \in inp.online /\ r \in Range(inp.leader_and_isr.isr)),
-                    -1),
-     isr |-> inp.leader_and_isr.isr,
-     recipients |-> inp.target_replicas,
-     unclean |-> FALSE]
-
-(* §6 elect [p=kafka-2.8, strategy=ReassignPartitionLeaderElectionStrategy], spec/elections.py:145 *)
-ElectReassign(inp) ==
-    ReassignPartitionLeaderElectionStrategy(inp)
-
 (* §6 ControlledShutdownPartitionLeaderElectionStrategy, spec/elections.py:142 *)
 ControlledShutdownPartitionLeaderElectionStrategy(inp) ==
     [leader |-> FirstOr(
@@ -1200,6 +1192,19 @@ ControlledShutdownPartitionLeaderElectionStrategy(inp) ==
 (* §6 elect [p=kafka-2.8, strategy=ControlledShutdownPartitionLeaderElectionStrategy], spec/elections.py:145 *)
 ElectControlledShutdown(inp) ==
     ControlledShutdownPartitionLeaderElectionStrategy(inp)
+
+(* §6 ReassignPartitionLeaderElectionStrategy, spec/elections.py:111 *)
+ReassignPartitionLeaderElectionStrategy(inp) ==
+    [leader |-> FirstOr(
+                    SelectSeq(inp.target_replicas, LAMBDA r : r \in inp.online /\ r \in Range(inp.leader_and_isr.isr)),
+                    -1),
+     isr |-> inp.leader_and_isr.isr,
+     recipients |-> inp.target_replicas,
+     unclean |-> FALSE]
+
+(* §6 elect [p=kafka-2.8, strategy=ReassignPartitionLeaderElectionStrategy], spec/elections.py:145 *)
+ElectReassign(inp) ==
+    ReassignPartitionLeaderElectionStrategy(inp)
 
 (* §3.4 addLeaderAndIsrRequestForBrokers, spec/batch.py:159 *)
 AddLeaderAndIsrRequestForBrokers4(work, wr, missing, newer, no_leader, results) ==
@@ -1329,9 +1334,9 @@ DoElectLeaderForPartitions(retry, work, c, elect_case) ==
                                THEN ElectOffline(election_input)
                                ELSE IF elect_case = "PreferredReplica"
                                THEN ElectPreferredReplica(election_input)
-                               ELSE IF elect_case = "Reassign"
-                               THEN ElectReassign(election_input)
-                               ELSE ElectControlledShutdown(election_input)]
+                               ELSE IF elect_case = "ControlledShutdown"
+                               THEN ElectControlledShutdown(election_input)
+                               ELSE ElectReassign(election_input)]
             no_leader == {tp8 \in cands : results[tp8].leader = -1}
             wr == UpdateLeaderAndIsr(
                       s1,
@@ -1472,7 +1477,7 @@ MarkTopicIneligibleForDeletion(v, x) ==
                                        \cup (x \cap v.state.controller.topics_to_be_deleted)]]]
     ELSE v
 
-(* §7.7.2 setTopicAssignment, spec/actions/common.py:293 *)
+(* §7.7.2 setTopicAssignment, spec/actions/common.py:314 *)
 SetTopicAssignment(work, t, done) ==
     IF ~(t.topic \in work.state.zk.topics)
     THEN [work |-> work, error |-> TRUE]
@@ -1685,7 +1690,7 @@ UpdateCurrentReassignment(work, t, fa) ==
                                                ,
              error |-> FALSE]
 
-(* §7.7.2 updateLeaderEpoch, spec/actions/common.py:509 *)
+(* §7.7.2 updateLeaderEpoch, spec/actions/common.py:530 *)
 UpdateLeaderEpoch(t, work) ==
     LET ts == {t}
         x ==
@@ -2463,7 +2468,7 @@ FetchPendingPreferredReplicaElections(x) ==
              error |-> FALSE]
         ELSE [work |-> x2, error |-> TRUE]
 
-(* §7.12 triggerControllerMove, spec/actions/common.py:364 *)
+(* §7.12 triggerControllerMove, spec/actions/common.py:385 *)
 TriggerControllerMove(a) ==
     LET x == a.work
     IN  IF x.state.zk.controller = x.state.controller.controller_id
@@ -2663,25 +2668,25 @@ PartitionStateChangeOnlinePartitionControlledShutdown(w, partitions) ==
     PartitionStateMachineHandleStateChangesOnlinePartition(w, partitions, FALSE, "ControlledShutdown")
 
 (* §7.10 doControlledShutdown, spec/actions/shutdown.py:75 *)
-DoControlledShutdown(w, broker_id, broker_epoch) ==
-    IF /\ broker_id \in DOMAIN w.state.controller.live_brokers
-       /\ broker_epoch = -1 \/ broker_epoch >= w.state.controller.live_brokers[broker_id]
+DoControlledShutdown(w, broker, epoch) ==
+    IF /\ broker \in DOMAIN w.state.controller.live_brokers
+       /\ epoch = -1 \/ epoch >= w.state.controller.live_brokers[broker]
     THEN
         LET y ==
                 [w EXCEPT
                     !.state =
                         [w.state EXCEPT
                             !.controller = [w.state.controller EXCEPT !.shutting_down = w.state.controller.shutting_down
-                                \cup {broker_id}]]]
+                                \cup {broker}]]]
             act ==
                 {tp2 \in
                     {tp \in (DOMAIN y.state.controller.leadership) :
                         LET replicas == GetOr(y.state.controller.assignments, tp,
                                               [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>]).replicas
-                        IN  broker_id \in Range(replicas) /\ Len(replicas) > 1} :
+                        IN  broker \in Range(replicas) /\ Len(replicas) > 1} :
                     ~(tp2.topic \in y.state.controller.topics_to_be_deleted)}
-            led == {tp3 \in act : y.state.controller.leadership[tp3].leader_and_isr.leader = broker_id}
-            followed == {[tp |-> tp4, replica |-> broker_id] : tp4 \in (act \ led)}
+            led == {tp3 \in act : y.state.controller.leadership[tp3].leader_and_isr.leader = broker}
+            followed == {[tp |-> tp4, replica |-> broker] : tp4 \in (act \ led)}
             v == PartitionStateChangeOnlinePartitionControlledShutdown(y, led)
             v2 == IF Cardinality(followed) = 0 THEN v ELSE Send(AddStopReplicaBulk(v, followed, FALSE))
             v3 == ReplicaStateChangeOfflineReplica(v2, followed)
@@ -3213,16 +3218,30 @@ OnBrokerLogDirFailure(w, broker_ids) ==
                      IN  [i \in DOMAIN q |-> LET r2 == q[i] IN [tp |-> tp, replica |-> r2]]) : tp \in
                          (DOMAIN w.state.controller.assignments)})
 
-(* §7.12 ControllerEventManager.put, spec/actions/event_queue.py:85 *)
-ControllerEventManagerPut(work, state, partitions, election_type) ==
-    [work EXCEPT
-        !.state =
-            [state EXCEPT
-                !.controller =
-                    [state.controller EXCEPT
-                        !.queued_elections = Append(controller.queued_elections,
-                                                    [partitions |-> partitions, election_type |-> election_type])]
-                            ]]
+(* §7.12 ControllerEventManager.put, spec/actions/event_queue.py:107 *)
+ControllerEventManagerPut(partitions, election_type, kind, broker_id, broker_epoch) ==
+    LET work == [state |-> s,
+                 batch |-> [leader_and_isr |-> <<>>,
+                            update_metadata_brokers |-> {},
+                            update_metadata_partitions |-> <<>>,
+                            stop_replica |-> <<>>],
+                 sent |-> {},
+                 failures |-> {},
+                 moved |-> FALSE,
+                 answers |-> {}]
+        state == work.state
+    IN  [work EXCEPT
+            !.state = [state EXCEPT
+                          !.controller =
+                              [state.controller EXCEPT
+                                  !.queued_elections =
+                                      Append(
+                                          controller.queued_elections,
+                                          [partitions |-> partitions,
+                                           election_type |-> election_type,
+                                           kind |-> kind,
+                                           broker_id |-> broker_id,
+                                           broker_epoch |-> broker_epoch])]]]
 
 (* §7.9 processReplicaLeaderElection, spec/actions/elections.py:132 *)
 ProcessReplicaLeaderElection2(w, head, v) ==
@@ -3254,7 +3273,39 @@ ProcessReplicaLeaderElection2(w, head, v) ==
                 ELSE OnReplicaElection(w, electable, "offline")
         ELSE w
 
-(* §7.9 electionCallback, spec/actions/event_queue.py:144 *)
+(* §7.10 controlledShutdownCallback, spec/actions/event_queue.py:194 *)
+ControlledShutdownCallback(v, after, epoch, w, broker) ==
+    LET unchecked == IF v THEN "BrokerNotAvailableException" ELSE IF after.moved THEN "ControllerMovedException" ELSE ""
+        exception ==
+            IF epoch = -1
+            THEN unchecked
+            ELSE IF v
+            THEN "NoSuchElementException"
+            ELSE IF epoch < w.state.controller.live_brokers[broker] THEN "StaleBrokerEpochException" ELSE unchecked
+        v2 == {[request |-> 0,
+                tp |-> [topic |-> "", partition |-> -1],
+                error |-> IF exception = ""
+                          THEN "NONE"
+                          ELSE IF exception = "ControllerMovedException" THEN "NOT_CONTROLLER"
+                              ELSE "UNKNOWN_SERVER_ERROR",
+                leader |-> -1,
+                exception |-> exception]}
+    IN  IF exception = ""
+        THEN
+            v2
+            \cup {[request |-> 0, tp |-> tp4, error |-> "NONE", leader |-> broker, exception |-> ""] : tp4 \in
+                     {tp3 \in {tp2 \in {tp \in (DOMAIN after.state.controller.leadership) :
+                                           LET replicas == GetOr(
+                                                               after.state.controller.assignments,
+                                                               tp,
+                                                               [replicas |-> <<>>, adding |-> <<>>,
+                                                                   removing |-> <<>>]).replicas
+                                           IN  broker \in Range(replicas) /\ Len(replicas) > 1} :
+                                  ~(tp2.topic \in after.state.controller.topics_to_be_deleted)} :
+                         after.state.controller.leadership[tp3].leader_and_isr.leader = broker}}
+        ELSE v2
+
+(* §7.9 electionCallback, spec/actions/event_queue.py:256 *)
 ElectionCallback(head, w, after, v) ==
     LET known == {tp \in head.partitions : tp \in DOMAIN w.state.controller.assignments}
         live == {tp2 \in known : ~(tp2.topic \in w.state.controller.topics_to_be_deleted)}
@@ -3291,8 +3342,8 @@ ElectionCallback(head, w, after, v) ==
                        tp |-> tp5,
                        error |-> error,
                        leader |-> IF error = "NONE" THEN after.state.controller.leadership[tp5].leader_and_isr.leader
-                           ELSE -1])
-                            : tp5 \in head.partitions}
+                           ELSE -1,
+                       exception |-> ""]) : tp5 \in head.partitions}
 
 (* §11 I1 I1 leader in ISR (spec: spec/invariants.py:162) *)
 (* 2.8: every partition-state znode and every cached LI with a leader has the leader in its ISR. *)
@@ -4759,32 +4810,35 @@ StopReplicaResponseWithoutDeletionReceived(broker_id, partitions, error) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "StopReplicaResponseWithoutDeletionReceived")
 
-(* §7.9 ReplicaLeaderElectionQueued (spec: spec/actions/event_queue.py:77 replica_leader_election_queued_action) *)
+(* §7.9 ReplicaLeaderElectionQueued (spec: spec/actions/event_queue.py:99 replica_leader_election_queued_action) *)
 (* An admin client's leader election waits in the controller's event queue (§7.9, §7.12). *)
 ReplicaLeaderElectionQueued(partitions, election_type) ==
     /\ /\ controller.controller_id # -1
        /\ Cardinality(partitions) > 0
        /\ Len(controller.queued_elections) < config.max_queued_requests
-    /\ LET w == LET work == [state |-> s,
-                             batch |-> [leader_and_isr |-> <<>>,
-                                        update_metadata_brokers |-> {},
-                                        update_metadata_partitions |-> <<>>,
-                                        stop_replica |-> <<>>],
-                             sent |-> {},
-                             failures |-> {},
-                             moved |-> FALSE,
-                             answers |-> {}]
-                    state == work.state
-                IN  (* §7.9 ReplicaLeaderElectionQueued, spec/actions/event_queue.py:77 *)
-                    ControllerEventManagerPut(work, state, partitions, election_type)
+    /\ LET w == (* §7.9 ReplicaLeaderElectionQueued, spec/actions/event_queue.py:99 *)
+                ControllerEventManagerPut(partitions, election_type, "ReplicaLeaderElection", -1, -1)
        IN  /\ zk' = w.state.zk
            /\ controller' = w.state.controller
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ReplicaLeaderElectionQueued")
 
-(* §7.9 QueuedEventProcessed (spec: spec/actions/event_queue.py:167 queued_event_processed_action) *)
-(* The controller's event thread processes the oldest queued admin election and answers its *)
-(* callback (§7.9). *)
+(* §7.10 ControlledShutdownQueued (spec: spec/actions/event_queue.py:129 controlled_shutdown_queued_action) *)
+(* A broker's controlled shutdown waits in the controller's event queue (§7.10, §7.12). *)
+ControlledShutdownQueued(broker_id, broker_epoch) ==
+    /\ /\ controller.controller_id # -1
+       /\ broker_id \in DOMAIN zk.brokers
+       /\ Len(controller.queued_elections) < config.max_queued_requests
+    /\ LET w == (* §7.10 ControlledShutdownQueued, spec/actions/event_queue.py:129 *)
+                ControllerEventManagerPut({}, "PREFERRED", "ControlledShutdown", broker_id, broker_epoch)
+       IN  /\ zk' = w.state.zk
+           /\ controller' = w.state.controller
+           /\ config' = w.state.config
+           /\ StepInvariantsHold(w, "ControlledShutdownQueued")
+
+(* §7.9 QueuedEventProcessed (spec: spec/actions/event_queue.py:292 queued_event_processed_action) *)
+(* The controller's event thread processes the oldest queued request (an admin election or a *)
+(* controlled shutdown) and answers its callback (§7.9, §7.10). *)
 QueuedEventProcessed ==
     /\ controller.controller_id # -1 /\ Len(controller.queued_elections) > 0
     /\ LET w ==
@@ -4798,8 +4852,14 @@ QueuedEventProcessed ==
                         moved |-> FALSE,
                         answers |-> {}]
                state == work.state
-           IN  (* §7.9 QueuedEventProcessed, spec/actions/event_queue.py:167 *)
-               LET head == FirstOr(controller.queued_elections, [partitions |-> {}, election_type |-> "PREFERRED"])
+           IN  (* §7.9 QueuedEventProcessed, spec/actions/event_queue.py:292 *)
+               LET head == FirstOr(
+                               controller.queued_elections,
+                               [partitions |-> {},
+                                election_type |-> "PREFERRED",
+                                kind |-> "ReplicaLeaderElection",
+                                broker_id |-> -1,
+                                broker_epoch |-> -1])
                    v == head.election_type = "PREFERRED"
                    w2 ==
                        [work EXCEPT
@@ -4819,8 +4879,17 @@ QueuedEventProcessed ==
                                                                 , Tail(rest))
                                                 IN  fold([passed_head |-> FALSE, rest |-> <<>>],
                                                          controller.queued_elections)).rest]]]
-                   after == ProcessReplicaLeaderElection2(w2, head, v)
-                   x == [after EXCEPT !.answers = ElectionCallback(head, w2, after, v)]
+                   broker == head.broker_id
+                   v2 == ~(broker \in DOMAIN w2.state.controller.live_brokers)
+                   epoch == head.broker_epoch
+                   shutdown == head.kind = "ControlledShutdown"
+                   after == IF shutdown
+                            THEN DoControlledShutdown(w2, broker, epoch)
+                            ELSE ProcessReplicaLeaderElection2(w2, head, v)
+                   x == [after EXCEPT
+                            !.answers = IF shutdown
+                                        THEN ControlledShutdownCallback(v2, after, epoch, w2, broker)
+                                        ELSE ElectionCallback(head, w2, after, v)]
                IN  IF x.moved THEN OnControllerResignation(x) ELSE x
        IN  /\ zk' = w.state.zk
            /\ controller' = w.state.controller
@@ -4916,6 +4985,8 @@ Next ==
     \/ \E partitions \in PartitionsValues2,
           election_type \in ElectionTypeValues :
               ReplicaLeaderElectionQueued(partitions, election_type)
+    (* §7.10 ControlledShutdownQueued *)
+    \/ \E broker_id \in Brokers, broker_epoch \in BrokerEpochValues : ControlledShutdownQueued(broker_id, broker_epoch)
     (* §7.9 QueuedEventProcessed *)
     \/ QueuedEventProcessed
 

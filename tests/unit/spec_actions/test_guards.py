@@ -46,6 +46,7 @@ def test_one_action_per_event_kind(profile: str) -> None:
             "ApiPartitionReassignment",
             "StaleAlterIsrReceived",
             "ReplicaLeaderElectionQueued",
+            "ControlledShutdownQueued",
             "QueuedEventProcessed",
         }
     assert set(actions) == expected, f"{profile}: {sorted(set(actions) ^ expected)}"
