@@ -2,8 +2,8 @@
 
 Kafka puts every controller event in one queue that its event thread processes one at a time; the reference
 controller processes the model's other events at once (each arrives on an empty queue), and queues only the events
-that carry a callback answering a client: the admin ``ReplicaLeaderElection`` and the ``ControlledShutdown``, in
-one first-in-first-out queue. The manager belongs to the broker,
+that carry a callback answering a client: the admin ``ReplicaLeaderElection``, the ``ControlledShutdown`` and the
+``ApiPartitionReassignment``, in one first-in-first-out queue. The manager belongs to the broker,
 not to a controller incarnation: it outlives a resignation (``ReferenceController`` holds it).
 
 * ``put`` appends an event; ``take`` removes the oldest.
@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from kcspec.reference_impl.mirrors import mirrors
+from kcspec.spec.requests import WHOLE_REQUEST
 from kcspec.spec.vocabulary import ApiError, ElectionType, TopicPartition
 
 Answer = Callable[[int, dict[TopicPartition, ApiError | int]], None]
@@ -58,7 +59,21 @@ class ControlledShutdownEvent:
         self.answer(position, "ControllerMovedException")
 
 
-QueuedEvent = ReplicaLeaderElectionEvent | ControlledShutdownEvent
+@dataclass
+class ApiPartitionReassignmentEvent:
+    """``ApiPartitionReassignment(reassignments, callback)`` (§7.7.1): the callback gets per partition an error
+    (``Left``) or, for the whole request, NOT_CONTROLLER (``Right``)."""
+
+    targets: dict[TopicPartition, tuple[int, ...] | None]
+    answer: Answer
+
+    @mirrors("preempt")
+    def preempt(self, position: int) -> None:
+        """``preempt``: ``Right(ApiError(NOT_CONTROLLER))``, written as the answer for ``WHOLE_REQUEST``."""
+        self.answer(position, {WHOLE_REQUEST: ApiError.NOT_CONTROLLER})
+
+
+QueuedEvent = ReplicaLeaderElectionEvent | ControlledShutdownEvent | ApiPartitionReassignmentEvent
 
 
 class ControllerEventManager:

@@ -23,6 +23,7 @@ from kcspec.reference_impl.context import ControllerContext
 from kcspec.reference_impl.controller import KafkaController
 from kcspec.reference_impl.errors import ControllerMovedException, EventNotEnabled, KafkaThrowable
 from kcspec.reference_impl.event_manager import (
+    ApiPartitionReassignmentEvent,
     ControlledShutdownEvent,
     ControllerEventManager,
     QueuedEvent,
@@ -43,6 +44,7 @@ from kcspec.reference_impl.version import (
 from kcspec.reference_impl.zookeeper import SimulatedZooKeeper
 from kcspec.spec.events import (
     ApiPartitionReassignment,
+    ApiPartitionReassignmentQueued,
     AutoPreferredReplicaLeaderElection,
     BrokerBounce,
     BrokerChange,
@@ -74,6 +76,7 @@ from kcspec.spec.events import (
     ZkPartitionReassignment,
     ZombieControllerWrite,
 )
+from kcspec.spec.fmap import FMap
 from kcspec.spec.requests import (
     WHOLE_REQUEST,
     ControllerMetrics,
@@ -178,6 +181,10 @@ class ReferenceController:
         for queued in state.controller.queued_elections:
             if queued.kind is QueuedKind.ControlledShutdown:
                 self.event_manager.put(self._shutdown_event(queued.broker_id, queued.broker_epoch))
+            elif queued.kind is QueuedKind.ApiPartitionReassignment:
+                targets: dict[TopicPartition, tuple[int, ...] | None] = dict(queued.targets)
+                targets.update(dict.fromkeys(queued.cancels))
+                self.event_manager.put(ApiPartitionReassignmentEvent(targets, self._answer))
             else:
                 self.event_manager.put(
                     ReplicaLeaderElectionEvent(queued.partitions, queued.election_type, self._answer)
@@ -312,6 +319,14 @@ class ReferenceController:
             return (
                 self.kc.active
                 and event.broker_id in self.zk.brokers
+                and self.version >= KAFKA_2_4
+                and queued < self.config.max_queued_requests
+            )
+        if kind is ApiPartitionReassignmentQueued:
+            assert isinstance(event, ApiPartitionReassignmentQueued)
+            return (
+                self.kc.active
+                and bool(event.targets)
                 and self.version >= KAFKA_2_4
                 and queued < self.config.max_queued_requests
             )
@@ -458,6 +473,11 @@ class ReferenceController:
     ) -> None:
         self.event_manager.put(self._shutdown_event(event.broker_id, event.broker_epoch))
 
+    def _on_api_partition_reassignment_queued(
+        self, event: ApiPartitionReassignmentQueued, zk: SimulatedZooKeeper, kc: KafkaController, name: str
+    ) -> None:
+        self.event_manager.put(ApiPartitionReassignmentEvent(dict(event.targets), self._answer))
+
     def _on_queued_event_processed(
         self, event: QueuedEventProcessed, zk: SimulatedZooKeeper, kc: KafkaController, name: str
     ) -> None:
@@ -475,6 +495,9 @@ class ReferenceController:
         kc = self.kc
         if isinstance(event, ControlledShutdownEvent):
             self._process_controlled_shutdown(event, position)
+            return
+        if isinstance(event, ApiPartitionReassignmentEvent):
+            self._process_api_partition_reassignment(event, position)
             return
 
         def callback(results: dict[TopicPartition, ApiError | int]) -> None:
@@ -514,6 +537,23 @@ class ReferenceController:
         self._run("ControlledShutdown", body)
         for result in results:
             event.answer(position, result)
+
+    def _process_api_partition_reassignment(
+        self, event: ApiPartitionReassignmentEvent, position: int
+    ) -> None:
+        """``processApiPartitionReassignment`` (§7.7.1): not active → ``Right(ApiError(NOT_CONTROLLER))``; else the
+        results (``Left``). ControllerMovedException leaves before the callback: no answer."""
+        kc = self.kc
+        if not kc.active:
+            event.preempt(position)
+            return
+        results: list[dict[TopicPartition, str]] = []
+        self._run(
+            "ApiPartitionReassignment",
+            lambda: results.append(kc.process_api_partition_reassignment(event.targets)),
+        )
+        for result in results:
+            event.answer(position, {tp: ApiError[error] for tp, error in result.items()})
 
     def _on_newer_controller_elected(
         self, event: NewerControllerElected, zk: SimulatedZooKeeper, kc: KafkaController, name: str
@@ -628,7 +668,12 @@ class ReferenceController:
     def _on_api_partition_reassignment(
         self, event: ApiPartitionReassignment, zk: SimulatedZooKeeper, kc: KafkaController, name: str
     ) -> None:
-        self._run(name, lambda: kc.process_api_partition_reassignment(dict(event.targets)))
+        def body() -> None:
+            kc.process_api_partition_reassignment(
+                dict(event.targets)
+            )  # no callback: its results are not kept
+
+        self._run(name, body)
 
     def _on_zk_partition_reassignment(
         self, event: ZkPartitionReassignment, zk: SimulatedZooKeeper, kc: KafkaController, name: str
@@ -865,6 +910,7 @@ _HANDLERS: dict[
     ),
     ReplicaLeaderElectionQueued: ReferenceController._on_replica_leader_election_queued,
     ControlledShutdownQueued: ReferenceController._on_controlled_shutdown_queued,
+    ApiPartitionReassignmentQueued: ReferenceController._on_api_partition_reassignment_queued,
     QueuedEventProcessed: ReferenceController._on_queued_event_processed,
 }
 """Each event type's handler, in the order they were once tested one by one with ``isinstance``."""
@@ -878,5 +924,12 @@ def _queued_record(event: QueuedEvent) -> QueuedElection:
             kind=QueuedKind.ControlledShutdown,
             broker_id=event.broker_id,
             broker_epoch=event.broker_epoch,
+        )
+    if isinstance(event, ApiPartitionReassignmentEvent):
+        return QueuedElection(
+            frozenset(),
+            kind=QueuedKind.ApiPartitionReassignment,
+            targets=FMap({tp: t for tp, t in event.targets.items() if t is not None}),
+            cancels=frozenset(tp for tp, t in event.targets.items() if t is None),
         )
     return QueuedElection(event.partitions, event.election_type)

@@ -351,6 +351,21 @@ EVENT_WORDS: dict[str, EventWords] = {
             "Failure(ControllerMovedException) (step reply `answers`: tp WHOLE_REQUEST, error NOT_CONTROLLER)."
         ),
     ),
+    "ApiPartitionReassignmentQueued": EventWords(
+        guard=(
+            "2.8 only. A controller is active, `targets` is non-empty and fewer than "
+            "`config.max_queued_requests` requests wait in `controller.queued_elections`."
+        ),
+        environment=(
+            "An admin client's `AlterPartitionReassignments` request arrives while the event thread is busy: "
+            "`controller.queued_elections += (kind ApiPartitionReassignment, targets, cancels)` (the `None` targets "
+            "are the cancels)."
+        ),
+        controller=(
+            "None yet: the request waits behind the requests already queued. A resignation answers it "
+            "NOT_CONTROLLER for the whole request (step reply `answers`: tp WHOLE_REQUEST)."
+        ),
+    ),
     "QueuedEventProcessed": EventWords(
         guard=("A request waits in `controller.queued_elections`."),
         environment=("None."),
@@ -365,7 +380,10 @@ EVENT_WORDS: dict[str, EventWords] = {
             "`ControlledShutdown` is processed as the event is (§7.10); its callback answers Success (tp "
             "WHOLE_REQUEST, NONE, and every partition the broker still leads, NONE with the broker as leader) or "
             "Failure(e) (tp WHOLE_REQUEST, `exception` e: NoSuchElementException, StaleBrokerEpochException, "
-            "BrokerNotAvailableException or ControllerMovedException)."
+            "BrokerNotAvailableException or ControllerMovedException). A queued `ApiPartitionReassignment` is "
+            "processed as the event is (§7.7.1); its callback answers every partition: NONE, "
+            "NO_REASSIGNMENT_IN_PROGRESS, INVALID_REPLICA_ASSIGNMENT, UNKNOWN_TOPIC_OR_PARTITION or "
+            "UNKNOWN_SERVER_ERROR (nothing when ControllerMovedException was raised)."
         ),
     ),
 }

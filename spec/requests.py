@@ -281,7 +281,8 @@ WHOLE_REQUEST = TopicPartition("", -1)
 partition still led (error NONE, ``leader`` the shutting-down broker) — or ``Failure(e)``: one answer with ``tp``
 WHOLE_REQUEST, ``exception`` e's class name and ``error`` NOT_CONTROLLER for ControllerMovedException,
 UNKNOWN_SERVER_ERROR otherwise (decision: the answer keeps one shape for every kind; the WHOLE_REQUEST answer
-tells an empty ``Success`` from no answer)."""
+tells an empty ``Success`` from no answer). A queued ``ApiPartitionReassignment``'s top-level error
+(``Right(ApiError(NOT_CONTROLLER))``, §7.7.1) is one answer with ``tp`` WHOLE_REQUEST and no exception."""
 
 
 @dataclass(frozen=True)

@@ -171,7 +171,8 @@ class Answering:
 def not_controller_answers(queue: Expr) -> Expr:
     """``preempt`` of every request of ``queue`` (§7.9, §7.10, §7.12), the requests numbered from the head: an admin
     election's every requested partition answered NOT_CONTROLLER (``ReplicaLeaderElection.preempt``), a controlled
-    shutdown answered ``Failure(ControllerMovedException)`` (``ControlledShutdown.preempt``)."""
+    shutdown answered ``Failure(ControllerMovedException)`` (``ControlledShutdown.preempt``), an admin reassignment
+    ``Right(ApiError(NOT_CONTROLLER))`` for the whole request (``ApiPartitionReassignment.preempt``, §7.7.1)."""
     return rule(
         "preempt",
         "§7.12",
@@ -181,10 +182,25 @@ def not_controller_answers(queue: Expr) -> Expr:
                 Answering,
                 next_request=acc.f("next_request") + 1,
                 answers=acc.f("answers").union(
-                    if_(
-                        q.f("kind").eq(QueuedKind.ControlledShutdown),
-                        set_of(moved_answer(acc.f("next_request"))),
-                        q.f("partitions").map(
+                    cond(
+                        (
+                            q.f("kind").eq(QueuedKind.ControlledShutdown),
+                            set_of(moved_answer(acc.f("next_request"))),
+                        ),
+                        (
+                            q.f("kind").eq(QueuedKind.ApiPartitionReassignment),
+                            set_of(
+                                rec(
+                                    ElectionAnswer,
+                                    request=acc.f("next_request"),
+                                    tp=WHOLE_REQUEST,
+                                    error=ApiError.NOT_CONTROLLER,
+                                    leader=NO_LEADER,
+                                    exception="",
+                                )
+                            ),
+                        ),
+                        otherwise=q.f("partitions").map(
                             lambda tp: rec(
                                 ElectionAnswer,
                                 request=acc.f("next_request"),

@@ -1,35 +1,37 @@
-"""The controller's event queue (``ControllerEventManager``, §7.9, §7.10, §7.12): admin elections and controlled
-shutdowns that wait while the event thread is busy, processed one at a time, preempted on resignation.
+"""The controller's event queue (``ControllerEventManager``, §7.7.1, §7.9, §7.10, §7.12): admin elections,
+controlled shutdowns and admin reassignments that wait while the event thread is busy, processed one at a time,
+preempted on resignation.
 
 Kafka puts every controller event in one queue and processes them one by one. The model's other events arrive on an
 empty queue and are processed at once; only requests that carry a callback answering a client are queued here, and
-the admin election (``ReplicaLeaderElection(partitions, type, AdminClientTriggered, callback)``) and the controlled
-shutdown (``ControlledShutdown(id, brokerEpoch, callback)``), in one first-in-first-out queue (a controlled
-shutdown queued after an election is answered after it). ``ApiPartitionReassignment`` is processed at once, as
-before.
+the admin election (``ReplicaLeaderElection(partitions, type, AdminClientTriggered, callback)``), the controlled
+shutdown (``ControlledShutdown(id, brokerEpoch, callback)``) and the admin reassignment
+(``ApiPartitionReassignment(reassignments, callback)``), in one first-in-first-out queue (a controlled shutdown
+queued after an election is answered after it). ``ListPartitionReassignments`` (read-only) is not modelled.
 
-* ``ReplicaLeaderElectionQueued`` and ``ControlledShutdownQueued`` put a request in ``controller.queued_elections`` (at most
-  ``config.max_queued_requests``; 0 by default, so that a model without the bound has the states it had).
+* ``ReplicaLeaderElectionQueued``, ``ControlledShutdownQueued`` and ``ApiPartitionReassignmentQueued`` put a request
+  in ``controller.queued_elections`` (at most ``config.max_queued_requests``; 0 by default, so that a model without
+  the bound has the states it had).
 * While a request waits, every event with a controller part waits behind it (``common.nothing_queued``: Kafka's
   queue is first in, first out), except ``ControllerResignation``: ``Expire`` and controller shutdown are put with
   ``clearAndPut``, which preempts what is queued. Environment-only changes (a newer controller elected, a zombie
   write, an armed fault) are no events of this queue and happen at any time.
 * ``QueuedEventProcessed`` processes the oldest request exactly as a ``ReplicaLeaderElection`` event is processed
-  (``elections.process_replica_leader_election``) or a ``ControlledShutdown`` (``shutdown.do_controlled_shutdown``),
-  and answers its callback (``election_answers``, ``shutdown_answers``).
+  (``elections.process_replica_leader_election``), a ``ControlledShutdown`` (``shutdown.do_controlled_shutdown``) or
+  an ``ApiPartitionReassignment`` (``reassignment_kip455.process_api_partition_reassignment``), and answers its
+  callback (``election_answers``, ``shutdown_answers``, ``reassignment_answers``).
 * Every resignation answers each queued request (``common.resign``): preempted (``clearAndPut``) or processed while
   the controller is not active (§7.9 "not active → every requested partition NOT_CONTROLLER", §7.10 step 1
-  ControllerMovedException).
+  ControllerMovedException, §7.7.1 NOT_CONTROLLER for the whole reassignment).
 
 Answers are output of the step (``Work.answers``, ``StepResult.answers``), not state.
 
 Decision (one record shape): a queue of one record shape, folded over as a TLA+ sequence, fits every backend, so a
 queued request is a ``QueuedElection`` with a ``kind`` and the union of the kinds' fields; an answer keeps the
 ``ElectionAnswer`` shape, a controlled shutdown's ``Success``/``Failure`` written with ``requests.WHOLE_REQUEST``
-and ``exception``. ``ApiPartitionReassignment`` (a per-partition ``ApiError``, or NOT_CONTROLLER for the whole
-request, §7.7.1) is not queued yet. Z3's induction leaves the two events out (its states
-keep the bound at 0, ``model/z3/induction_actions.py``); the explorer's TLA+-model mode and TLC explore them on the
-manifest model ``one-broker-queue-2.8`` (bound 1).
+and ``exception``, a reassignment's top-level NOT_CONTROLLER with ``requests.WHOLE_REQUEST`` too. Z3's induction
+leaves the queue's events out (its states keep the bound at 0, ``model/z3/induction_actions.py``); the explorer's
+TLA+-model mode and TLC explore them on the manifest model ``one-broker-queue-2.8`` (bound 1).
 """
 
 from __future__ import annotations
@@ -37,9 +39,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kcspec.spec import context
-from kcspec.spec.actions import common, elections, shutdown
-from kcspec.spec.events import ControlledShutdownQueued, QueuedEventProcessed, ReplicaLeaderElectionQueued
-from kcspec.spec.lang import Action, Block, Expr, and_, if_, lift, rec, rule, set_of
+from kcspec.spec.actions import common, elections, reassignment_kip455, shutdown
+from kcspec.spec.events import (
+    ApiPartitionReassignmentQueued,
+    ControlledShutdownQueued,
+    QueuedEventProcessed,
+    ReplicaLeaderElectionQueued,
+)
+from kcspec.spec.fmap import FMap
+from kcspec.spec.lang import Action, Block, Expr, and_, build_map, cond, if_, lift, rec, rule, set_of
 from kcspec.spec.profiles import Profile
 from kcspec.spec.requests import MACHINE_PARTITION, WHOLE_REQUEST, ElectionAnswer, FailureReason
 from kcspec.spec.vocabulary import (
@@ -93,6 +101,8 @@ def replica_leader_election_queued_action(p: Profile) -> Action:
                 kind=QueuedKind.ReplicaLeaderElection,
                 broker_id=-1,
                 broker_epoch=-1,
+                targets=FMap(),
+                cancels=frozenset(),
             )
         ),
     )
@@ -123,6 +133,8 @@ def controlled_shutdown_queued_action(p: Profile) -> Action:
                 kind=QueuedKind.ControlledShutdown,
                 broker_id=b,
                 broker_epoch=e,
+                targets=FMap(),
+                cancels=frozenset(),
             )
         ),
     )
@@ -135,6 +147,92 @@ def controlled_shutdown_queued_action(p: Profile) -> Action:
             queue_of(s).size().lt(s.f("config", "max_queued_requests")),
         ),
         effect=rule("ControllerEventManager.put", "§7.12", put),
+    )
+
+
+def api_partition_reassignment_queued_action(p: Profile) -> Action:
+    """``ApiPartitionReassignmentQueued(M)``: ``ControllerEventManager.put`` of an admin reassignment (§7.7.1); the
+    targets are kept as the target lists and the cancelled partitions (``QueuedElection``)."""
+    v = common.param_vars(ApiPartitionReassignmentQueued)
+    targets = v["targets"]
+    s = common.S
+    b = Block()
+    b.cancels = targets.keys().filter(lambda tp: targets.get(tp).eq(None))
+    b.given = build_map(targets.keys().minus(b.cancels), lambda tp: targets.get(tp))
+    put = common.set_ctx(
+        common.start_work(s),
+        queued_elections=queue_of(s).append(
+            rec(
+                QueuedElection,
+                partitions=frozenset(),
+                election_type=ElectionType.PREFERRED,
+                kind=QueuedKind.ApiPartitionReassignment,
+                broker_id=-1,
+                broker_epoch=-1,
+                targets=b.given,
+                cancels=b.cancels,
+            )
+        ),
+    )
+    return common.event_action(
+        ApiPartitionReassignmentQueued,
+        "An admin client's partition reassignment waits in the controller's event queue (§7.7.1, §7.12).",
+        guard=and_(
+            common.active(s),
+            targets.non_empty(),
+            queue_of(s).size().lt(s.f("config", "max_queued_requests")),
+        ),
+        effect=rule("ControllerEventManager.put", "§7.12", b.in_(put)),
+    )
+
+
+def reassignment_targets(head: Expr) -> Expr:
+    """The ``ApiPartitionReassignment`` map of a queued reassignment: every target list, and ``None`` for every
+    cancelled partition."""
+    given, cancels = head.f("targets"), head.f("cancels")
+    return build_map(given.keys().union(cancels), lambda tp: if_(cancels.contains(tp), None, given.get(tp)))
+
+
+def reassignment_answers(s: Expr, targets: Expr, triggered: Expr) -> Expr:
+    """The callback's answer of ``processApiPartitionReassignment`` (§7.7.1), as request 0 of the step: per
+    partition, a cancel without a reassignment in progress → NO_REASSIGNMENT_IN_PROGRESS; a target list failing
+    ``validateReplicas`` → INVALID_REPLICA_ASSIGNMENT; topic queued for deletion or no such partition →
+    UNKNOWN_TOPIC_OR_PARTITION; ``onPartitionReassignment`` threw → UNKNOWN_SERVER_ERROR; else NONE.
+
+    ``s`` is the state the request was processed in, ``triggered`` the ``Triggered`` of processing. Decision (as
+    Kafka: ControllerMovedException leaves ``processApiPartitionReassignment`` before the callback): no answer when
+    it was raised."""
+    failed = triggered.f("failed")
+
+    def answer(tp: Expr) -> Expr:
+        target = targets.get(tp)
+        accepted_error = cond(
+            (
+                context.queued_for_deletion(s, tp.f("topic")) | context.replicas(s, tp).is_empty(),
+                ApiError.UNKNOWN_TOPIC_OR_PARTITION,
+            ),
+            (failed.contains(tp), ApiError.UNKNOWN_SERVER_ERROR),
+            otherwise=ApiError.NONE,
+        )
+        error = if_(
+            target.eq(None),
+            if_(
+                reassignment_kip455.being_reassigned(context.assignment(s, tp)),
+                accepted_error,
+                ApiError.NO_REASSIGNMENT_IN_PROGRESS,
+            ),
+            if_(
+                reassignment_kip455.validate_replicas(s, tp, target),
+                accepted_error,
+                ApiError.INVALID_REPLICA_ASSIGNMENT,
+            ),
+        )
+        return rec(ElectionAnswer, request=0, tp=tp, error=error, leader=NO_LEADER, exception="")
+
+    return rule(
+        "reassignmentCallback",
+        "§7.7.1",
+        if_(triggered.f("work").f("moved"), frozenset(), targets.keys().map(answer)),
     )
 
 
@@ -262,19 +360,26 @@ def election_answers(p: Profile, s: Expr, requested: Expr, etype: Expr, after: E
 
 def queued_event_processed_action(p: Profile) -> Action:
     """``QueuedEventProcessed()``: the event thread processes the oldest queued request: an admin
-    ``ReplicaLeaderElection`` (§7.9) or a ``ControlledShutdown`` (§7.10), then its callback; ControllerMovedException
-    ends it with the resignation, which answers the rest of the queue."""
+    ``ReplicaLeaderElection`` (§7.9), a ``ControlledShutdown`` (§7.10) or an ``ApiPartitionReassignment`` (§7.7.1),
+    then its callback; ControllerMovedException ends it with the resignation, which answers the rest of the
+    queue."""
     s = common.S
     b = Block()
     b.head = queue_of(s).head(QueuedElection(frozenset()))
     b.w = common.set_ctx(common.start_work(s), queued_elections=without_head(queue_of(s)))
+    b.before = common.st(b.w)
     b.broker = b.head.f("broker_id")
     b.epoch = b.head.f("broker_epoch")
-    b.shutdown = b.head.f("kind").eq(QueuedKind.ControlledShutdown)
-    b.after = if_(
-        b.shutdown,
-        shutdown.do_controlled_shutdown(p, b.w, b.broker, b.epoch),
-        elections.process_replica_leader_election(
+    b.kind = b.head.f("kind")
+    b.targets = reassignment_targets(b.head)
+    b.reassigned = reassignment_kip455.api_reassignment_triggered(p, b.w, b.targets)
+    b.after = cond(
+        (
+            b.kind.eq(QueuedKind.ControlledShutdown),
+            shutdown.do_controlled_shutdown(p, b.w, b.broker, b.epoch),
+        ),
+        (b.kind.eq(QueuedKind.ApiPartitionReassignment), b.reassigned.f("work")),
+        otherwise=elections.process_replica_leader_election(
             p,
             b.w,
             b.head.f("partitions"),
@@ -283,16 +388,24 @@ def queued_event_processed_action(p: Profile) -> Action:
         ),
     )
     answered = b.after.with_(
-        answers=if_(
-            b.shutdown,
-            shutdown_answers(p, common.st(b.w), b.broker, b.epoch, b.after),
-            election_answers(p, common.st(b.w), b.head.f("partitions"), b.head.f("election_type"), b.after),
+        answers=cond(
+            (
+                b.kind.eq(QueuedKind.ControlledShutdown),
+                shutdown_answers(p, b.before, b.broker, b.epoch, b.after),
+            ),
+            (
+                b.kind.eq(QueuedKind.ApiPartitionReassignment),
+                reassignment_answers(b.before, b.targets, b.reassigned),
+            ),
+            otherwise=election_answers(
+                p, b.before, b.head.f("partitions"), b.head.f("election_type"), b.after
+            ),
         )
     )
     return common.event_action(
         QueuedEventProcessed,
-        "The controller's event thread processes the oldest queued request (an admin election or a controlled "
-        "shutdown) and answers its callback (§7.9, §7.10).",
+        "The controller's event thread processes the oldest queued request (an admin election, a controlled "
+        "shutdown or an admin reassignment) and answers its callback (§7.7.1, §7.9, §7.10).",
         guard=and_(common.active(s), queue_of(s).non_empty()),
         effect=b.in_(common.finish(answered)),
     )

@@ -70,6 +70,7 @@ def builders(profile: Profile) -> list[Builder]:
         out += [
             event_queue.replica_leader_election_queued_action,
             event_queue.controlled_shutdown_queued_action,
+            event_queue.api_partition_reassignment_queued_action,
             event_queue.queued_event_processed_action,
         ]
     return out

@@ -108,7 +108,9 @@ def main(argv: list[str] | None = None) -> int:
     entries = load()
     unknown = sorted(set(args.names) - {e.name for e in entries})
     if unknown:
-        print(f"unknown manifest model(s) {unknown}; known: {sorted(e.name for e in entries)}", file=sys.stderr)
+        print(
+            f"unknown manifest model(s) {unknown}; known: {sorted(e.name for e in entries)}", file=sys.stderr
+        )
         return 2
     checks = [check_count(e) for e in entries if not args.names or e.name in args.names]
     for c in checks:

@@ -130,7 +130,7 @@ Literal6 ==
 
 (* The spec's procedures, one operator each. *)
 
-(* §7.12 preempt, spec/actions/common.py:175 *)
+(* §7.12 preempt, spec/actions/common.py:176 *)
 Preempt(x) ==
     (LET RECURSIVE fold(_, _)
          fold(acc, rest) ==
@@ -144,6 +144,12 @@ Preempt(x) ==
                                                      error |-> "NOT_CONTROLLER",
                                                      leader |-> -1,
                                                      exception |-> "ControllerMovedException"]}
+                                              ELSE IF q.kind = "ApiPartitionReassignment"
+                                              THEN {[request |-> acc.next_request,
+                                                     tp |-> [topic |-> "", partition |-> -1],
+                                                     error |-> "NOT_CONTROLLER",
+                                                     leader |-> -1,
+                                                     exception |-> ""]}
                                               ELSE {[request |-> acc.next_request,
                                                      tp |-> tp,
                                                      error |-> "NOT_CONTROLLER",
@@ -1232,7 +1238,7 @@ MarkTopicIneligibleForDeletion(v, x) ==
                                        \cup (x \cap v.state.controller.topics_to_be_deleted)]]]
     ELSE v
 
-(* §7.7.2 updateLeaderEpoch, spec/actions/common.py:530 *)
+(* §7.7.2 updateLeaderEpoch, spec/actions/common.py:546 *)
 UpdateLeaderEpoch(t, work) ==
     LET ts == {t}
         x ==
@@ -1757,7 +1763,7 @@ ReplicaStateMachineHandleStateChangesNonExistentReplica(w, replicas) ==
 ReplicaStateChangeNonExistentReplica(w, replicas) ==
     ReplicaStateMachineHandleStateChangesNonExistentReplica(w, replicas)
 
-(* §7.7.2 setTopicAssignment, spec/actions/common.py:314 *)
+(* §7.7.2 setTopicAssignment, spec/actions/common.py:330 *)
 SetTopicAssignment(x, t, ar2) ==
     LET x2 == x.work
     IN  IF ~(t.topic \in x2.state.zk.topics)
@@ -2402,7 +2408,7 @@ FetchPendingPreferredReplicaElections(x) ==
              error |-> FALSE]
         ELSE [work |-> x2, error |-> TRUE]
 
-(* §7.12 triggerControllerMove, spec/actions/common.py:385 *)
+(* §7.12 triggerControllerMove, spec/actions/common.py:401 *)
 TriggerControllerMove(a) ==
     LET x == a.work
     IN  OnControllerResignation(

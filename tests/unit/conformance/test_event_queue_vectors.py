@@ -22,7 +22,12 @@ from kcspec.spec.vocabulary import ApiError, TopicPartition
 
 PROFILE = "kafka-2.8"
 RUNS = {r.name: r for r in inputs.EVENT_QUEUE_CASES}
-T0, T1, U0 = TopicPartition("t", 0), TopicPartition("t", 1), TopicPartition("u", 0)
+T0, T1, T2, U0 = (
+    TopicPartition("t", 0),
+    TopicPartition("t", 1),
+    TopicPartition("t", 2),
+    TopicPartition("u", 0),
+)
 NOT_CONTROLLER = ApiError.NOT_CONTROLLER
 
 
@@ -62,7 +67,16 @@ def _failures(reply: m.StepReply) -> set[tuple[int, TopicPartition, ApiError, st
         ("preemption-on-controller-shutdown", 2, {(0, T0, NOT_CONTROLLER, -1), (1, T0, NOT_CONTROLLER, -1)}),
         # testPreemptionWithCallbacks: the election's callback gets NOT_CONTROLLER for t-0 and t-1 (the
         # shutdown's Failure is checked by test_a_queued_controlled_shutdown_is_preempted_after_the_election)
-        ("preemption-with-callbacks", 2, {(0, T0, NOT_CONTROLLER, -1), (0, T1, NOT_CONTROLLER, -1)}),
+        # and the reassignment's NOT_CONTROLLER for the whole request (Right(ApiError(NOT_CONTROLLER)))
+        (
+            "preemption-with-callbacks",
+            3,
+            {
+                (0, T0, NOT_CONTROLLER, -1),
+                (0, T1, NOT_CONTROLLER, -1),
+                (2, WHOLE_REQUEST, NOT_CONTROLLER, -1),
+            },
+        ),
     ],
 )
 def test_a_controller_shutdown_preempts_the_queued_elections(
@@ -155,3 +169,16 @@ def test_a_queued_controlled_shutdown_with_a_stale_epoch_fails_after_the_electio
     }
     assert second.state.controller.shutting_down == frozenset()
     assert not second.requests
+
+
+def test_a_queued_reassignment_processed_answers_what_section_7_7_1_says() -> None:
+    replies = _replies(RUNS["reassignment-processed"])
+    last = replies[-1][0]
+    assert _answers(last) == {
+        (0, T0, ApiError.NONE, -1),  # broker 1 is live: the reassignment starts
+        (0, T1, ApiError.NO_REASSIGNMENT_IN_PROGRESS, -1),  # a cancel with nothing to cancel
+        (0, T2, ApiError.INVALID_REPLICA_ASSIGNMENT, -1),  # broker 5 is not alive
+        (0, U0, ApiError.UNKNOWN_TOPIC_OR_PARTITION, -1),
+    }
+    assert last.state.zk.assignments[T0].adding == (1,)
+    assert last.state.controller.queued_elections == ()

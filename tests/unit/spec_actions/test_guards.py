@@ -47,6 +47,7 @@ def test_one_action_per_event_kind(profile: str) -> None:
             "StaleAlterIsrReceived",
             "ReplicaLeaderElectionQueued",
             "ControlledShutdownQueued",
+            "ApiPartitionReassignmentQueued",
             "QueuedEventProcessed",
         }
     assert set(actions) == expected, f"{profile}: {sorted(set(actions) ^ expected)}"
