@@ -306,30 +306,17 @@ class ReferenceController:
         (a change in ZooKeeper only)."""
         kind = type(event)
         queued = len(self.event_manager)
-        if kind is ReplicaLeaderElectionQueued:
-            assert isinstance(event, ReplicaLeaderElectionQueued)
-            return (
-                self.kc.active
-                and bool(event.partitions)
-                and self.version >= KAFKA_2_4
-                and queued < self.config.max_queued_requests
-            )
-        if kind is ControlledShutdownQueued:
-            assert isinstance(event, ControlledShutdownQueued)
-            return (
-                self.kc.active
-                and event.broker_id in self.zk.brokers
-                and self.version >= KAFKA_2_4
-                and queued < self.config.max_queued_requests
-            )
-        if kind is ApiPartitionReassignmentQueued:
+        if kind in _PUT_IN_THE_QUEUE:
+            if not (
+                self.kc.active and self.version >= KAFKA_2_4 and queued < self.config.max_queued_requests
+            ):
+                return False
+            if isinstance(event, ReplicaLeaderElectionQueued):
+                return bool(event.partitions)
+            if isinstance(event, ControlledShutdownQueued):
+                return event.broker_id in self.zk.brokers
             assert isinstance(event, ApiPartitionReassignmentQueued)
-            return (
-                self.kc.active
-                and bool(event.targets)
-                and self.version >= KAFKA_2_4
-                and queued < self.config.max_queued_requests
-            )
+            return bool(event.targets)
         if kind is QueuedEventProcessed:
             return self.kc.active and queued > 0
         if queued and kind not in _NOT_BEHIND_THE_QUEUE:
@@ -870,6 +857,12 @@ class ReferenceController:
 
         self._run("UncleanLeaderElectionEnable", body)
 
+
+_PUT_IN_THE_QUEUE: frozenset[type[ControllerEvent]] = frozenset(
+    {ReplicaLeaderElectionQueued, ControlledShutdownQueued, ApiPartitionReassignmentQueued}
+)
+"""The events that put a request in the event queue (``ControllerEventManager.put``): enabled while a controller
+is active (2.4+, KIP-460) and fewer than ``config.max_queued_requests`` wait, if the request itself is."""
 
 _INCARNATION = ReferenceController._incarnation
 """The unpatched ``_incarnation``: ``load`` reuses incarnations only while it is the one in use."""

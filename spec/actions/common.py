@@ -189,16 +189,7 @@ def not_controller_answers(queue: Expr) -> Expr:
                         ),
                         (
                             q.f("kind").eq(QueuedKind.ApiPartitionReassignment),
-                            set_of(
-                                rec(
-                                    ElectionAnswer,
-                                    request=acc.f("next_request"),
-                                    tp=WHOLE_REQUEST,
-                                    error=ApiError.NOT_CONTROLLER,
-                                    leader=NO_LEADER,
-                                    exception="",
-                                )
-                            ),
+                            set_of(whole_request_answer(acc.f("next_request"), ApiError.NOT_CONTROLLER, "")),
                         ),
                         otherwise=q.f("partitions").map(
                             lambda tp: rec(
@@ -222,13 +213,13 @@ CONTROLLER_MOVED = "ControllerMovedException"
 
 def moved_answer(request: object) -> Expr:
     """A controlled shutdown's ``Failure(ControllerMovedException)`` as request ``request`` (§7.10)."""
+    return whole_request_answer(request, ApiError.NOT_CONTROLLER, CONTROLLER_MOVED)
+
+
+def whole_request_answer(request: object, error: object, exception: object) -> Expr:
+    """An answer about the whole request ``request`` (``requests.WHOLE_REQUEST``)."""
     return rec(
-        ElectionAnswer,
-        request=request,
-        tp=WHOLE_REQUEST,
-        error=ApiError.NOT_CONTROLLER,
-        leader=NO_LEADER,
-        exception=CONTROLLER_MOVED,
+        ElectionAnswer, request=request, tp=WHOLE_REQUEST, error=error, leader=NO_LEADER, exception=exception
     )
 
 

@@ -43,13 +43,14 @@ from kcspec.spec.actions import common, elections, reassignment_kip455, shutdown
 from kcspec.spec.events import (
     ApiPartitionReassignmentQueued,
     ControlledShutdownQueued,
+    ControllerEvent,
     QueuedEventProcessed,
     ReplicaLeaderElectionQueued,
 )
 from kcspec.spec.fmap import FMap
 from kcspec.spec.lang import Action, Block, Expr, and_, build_map, cond, if_, lift, rec, rule, set_of
 from kcspec.spec.profiles import Profile
-from kcspec.spec.requests import MACHINE_PARTITION, WHOLE_REQUEST, ElectionAnswer, FailureReason
+from kcspec.spec.requests import MACHINE_PARTITION, ElectionAnswer, FailureReason
 from kcspec.spec.vocabulary import (
     NO_LEADER,
     UNKNOWN_BROKER_EPOCH,
@@ -86,103 +87,71 @@ def without_head(queue: Expr) -> Expr:
     ).f("rest")
 
 
+def put_action(event: type[ControllerEvent], description: str, accepted: Expr, **fields: object) -> Action:
+    """The action of an event that puts a request in the queue (``ControllerEventManager.put``, §7.12): enabled
+    while a controller is active, the request is ``accepted`` and fewer than ``config.max_queued_requests`` wait; the
+    request is a ``QueuedElection`` with ``fields`` and the other fields' defaults (its one record shape)."""
+    s = common.S
+    record = dict(
+        partitions=frozenset(),
+        election_type=ElectionType.PREFERRED,
+        broker_id=-1,
+        broker_epoch=-1,
+        targets=FMap(),
+        cancels=frozenset(),
+    )
+    record.update(fields)
+    put = common.set_ctx(
+        common.start_work(s), queued_elections=queue_of(s).append(rec(QueuedElection, **record))
+    )
+    return common.event_action(
+        event,
+        description,
+        guard=and_(common.active(s), accepted, queue_of(s).size().lt(s.f("config", "max_queued_requests"))),
+        effect=rule("ControllerEventManager.put", "§7.12", put),
+    )
+
+
 def replica_leader_election_queued_action(p: Profile) -> Action:
     """``ReplicaLeaderElectionQueued(P, type)``: ``ControllerEventManager.put`` of an admin election (§7.9)."""
     v = common.param_vars(ReplicaLeaderElectionQueued)
-    ps, etype = v["partitions"], v["election_type"]
-    s = common.S
-    put = common.set_ctx(
-        common.start_work(s),
-        queued_elections=queue_of(s).append(
-            rec(
-                QueuedElection,
-                partitions=ps,
-                election_type=etype,
-                kind=QueuedKind.ReplicaLeaderElection,
-                broker_id=-1,
-                broker_epoch=-1,
-                targets=FMap(),
-                cancels=frozenset(),
-            )
-        ),
-    )
-    return common.event_action(
+    ps = v["partitions"]
+    return put_action(
         ReplicaLeaderElectionQueued,
         "An admin client's leader election waits in the controller's event queue (§7.9, §7.12).",
-        guard=and_(
-            common.active(s),
-            ps.non_empty(),
-            queue_of(s).size().lt(s.f("config", "max_queued_requests")),
-        ),
-        effect=rule("ControllerEventManager.put", "§7.12", put),
+        ps.non_empty(),
+        kind=QueuedKind.ReplicaLeaderElection,
+        partitions=ps,
+        election_type=v["election_type"],
     )
 
 
 def controlled_shutdown_queued_action(p: Profile) -> Action:
     """``ControlledShutdownQueued(b, epoch)``: ``ControllerEventManager.put`` of a controlled shutdown (§7.10)."""
     v = common.param_vars(ControlledShutdownQueued)
-    b, e = v["broker_id"], v["broker_epoch"]
-    s = common.S
-    put = common.set_ctx(
-        common.start_work(s),
-        queued_elections=queue_of(s).append(
-            rec(
-                QueuedElection,
-                partitions=frozenset(),
-                election_type=ElectionType.PREFERRED,
-                kind=QueuedKind.ControlledShutdown,
-                broker_id=b,
-                broker_epoch=e,
-                targets=FMap(),
-                cancels=frozenset(),
-            )
-        ),
-    )
-    return common.event_action(
+    b = v["broker_id"]
+    return put_action(
         ControlledShutdownQueued,
         "A broker's controlled shutdown waits in the controller's event queue (§7.10, §7.12).",
-        guard=and_(
-            common.active(s),
-            s.f("zk", "brokers").has(b),
-            queue_of(s).size().lt(s.f("config", "max_queued_requests")),
-        ),
-        effect=rule("ControllerEventManager.put", "§7.12", put),
+        common.S.f("zk", "brokers").has(b),
+        kind=QueuedKind.ControlledShutdown,
+        broker_id=b,
+        broker_epoch=v["broker_epoch"],
     )
 
 
 def api_partition_reassignment_queued_action(p: Profile) -> Action:
     """``ApiPartitionReassignmentQueued(M)``: ``ControllerEventManager.put`` of an admin reassignment (§7.7.1); the
     targets are kept as the target lists and the cancelled partitions (``QueuedElection``)."""
-    v = common.param_vars(ApiPartitionReassignmentQueued)
-    targets = v["targets"]
-    s = common.S
-    b = Block()
-    b.cancels = targets.keys().filter(lambda tp: targets.get(tp).eq(None))
-    b.given = build_map(targets.keys().minus(b.cancels), lambda tp: targets.get(tp))
-    put = common.set_ctx(
-        common.start_work(s),
-        queued_elections=queue_of(s).append(
-            rec(
-                QueuedElection,
-                partitions=frozenset(),
-                election_type=ElectionType.PREFERRED,
-                kind=QueuedKind.ApiPartitionReassignment,
-                broker_id=-1,
-                broker_epoch=-1,
-                targets=b.given,
-                cancels=b.cancels,
-            )
-        ),
-    )
-    return common.event_action(
+    targets = common.param_vars(ApiPartitionReassignmentQueued)["targets"]
+    cancels = targets.keys().filter(lambda tp: targets.get(tp).eq(None))
+    return put_action(
         ApiPartitionReassignmentQueued,
         "An admin client's partition reassignment waits in the controller's event queue (§7.7.1, §7.12).",
-        guard=and_(
-            common.active(s),
-            targets.non_empty(),
-            queue_of(s).size().lt(s.f("config", "max_queued_requests")),
-        ),
-        effect=rule("ControllerEventManager.put", "§7.12", b.in_(put)),
+        targets.non_empty(),
+        kind=QueuedKind.ApiPartitionReassignment,
+        targets=build_map(targets.keys().minus(cancels), lambda tp: targets.get(tp)),
+        cancels=cancels,
     )
 
 
@@ -279,9 +248,7 @@ def shutdown_answers(p: Profile, s: Expr, broker: Expr, epoch: Expr, after: Expr
         ApiError.NONE,
         if_(b.exception.eq(common.CONTROLLER_MOVED), ApiError.NOT_CONTROLLER, ApiError.UNKNOWN_SERVER_ERROR),
     )
-    whole = rec(
-        ElectionAnswer, request=0, tp=WHOLE_REQUEST, error=error, leader=NO_LEADER, exception=b.exception
-    )
+    whole = common.whole_request_answer(0, error, b.exception)
     after_state = common.st(after)
     still_led = shutdown.partitions_to_act_on(p, after_state, broker).filter(
         lambda tp: context.leader_of(after_state, tp).eq(broker)

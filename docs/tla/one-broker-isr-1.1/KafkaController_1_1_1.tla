@@ -1238,7 +1238,7 @@ MarkTopicIneligibleForDeletion(v, x) ==
                                        \cup (x \cap v.state.controller.topics_to_be_deleted)]]]
     ELSE v
 
-(* §7.7.2 updateLeaderEpoch, spec/actions/common.py:546 *)
+(* §7.7.2 updateLeaderEpoch, spec/actions/common.py:537 *)
 UpdateLeaderEpoch(t, work) ==
     LET ts == {t}
         x ==
@@ -1763,7 +1763,7 @@ ReplicaStateMachineHandleStateChangesNonExistentReplica(w, replicas) ==
 ReplicaStateChangeNonExistentReplica(w, replicas) ==
     ReplicaStateMachineHandleStateChangesNonExistentReplica(w, replicas)
 
-(* §7.7.2 setTopicAssignment, spec/actions/common.py:330 *)
+(* §7.7.2 setTopicAssignment, spec/actions/common.py:321 *)
 SetTopicAssignment(x, t, ar2) ==
     LET x2 == x.work
     IN  IF ~(t.topic \in x2.state.zk.topics)
@@ -2408,7 +2408,7 @@ FetchPendingPreferredReplicaElections(x) ==
              error |-> FALSE]
         ELSE [work |-> x2, error |-> TRUE]
 
-(* §7.12 triggerControllerMove, spec/actions/common.py:401 *)
+(* §7.12 triggerControllerMove, spec/actions/common.py:392 *)
 TriggerControllerMove(a) ==
     LET x == a.work
     IN  OnControllerResignation(

@@ -1483,7 +1483,7 @@ MarkTopicIneligibleForDeletion(v, x) ==
                                        \cup (x \cap v.state.controller.topics_to_be_deleted)]]]
     ELSE v
 
-(* §7.7.2 setTopicAssignment, spec/actions/common.py:330 *)
+(* §7.7.2 setTopicAssignment, spec/actions/common.py:321 *)
 SetTopicAssignment(work, t, done) ==
     IF ~(t.topic \in work.state.zk.topics)
     THEN [work |-> work, error |-> TRUE]
@@ -1696,7 +1696,7 @@ UpdateCurrentReassignment(work, t, fa) ==
                                                ,
              error |-> FALSE]
 
-(* §7.7.2 updateLeaderEpoch, spec/actions/common.py:546 *)
+(* §7.7.2 updateLeaderEpoch, spec/actions/common.py:537 *)
 UpdateLeaderEpoch(t, work) ==
     LET ts == {t}
         x ==
@@ -2481,7 +2481,7 @@ FetchPendingPreferredReplicaElections(x) ==
              error |-> FALSE]
         ELSE [work |-> x2, error |-> TRUE]
 
-(* §7.12 triggerControllerMove, spec/actions/common.py:401 *)
+(* §7.12 triggerControllerMove, spec/actions/common.py:392 *)
 TriggerControllerMove(a) ==
     LET x == a.work
     IN  IF x.state.zk.controller = x.state.controller.controller_id
@@ -3231,8 +3231,8 @@ OnBrokerLogDirFailure(w, broker_ids) ==
                      IN  [i \in DOMAIN q |-> LET r2 == q[i] IN [tp |-> tp, replica |-> r2]]) : tp \in
                          (DOMAIN w.state.controller.assignments)})
 
-(* §7.12 ControllerEventManager.put, spec/actions/event_queue.py:117 *)
-ControllerEventManagerPut(partitions, election_type, kind, broker_id, broker_epoch) ==
+(* §7.12 ControllerEventManager.put, spec/actions/event_queue.py:111 *)
+ControllerEventManagerPut(partitions, election_type, broker_id, broker_epoch, x, x2, kind) ==
     LET work == [state |-> s,
                  batch |-> [leader_and_isr |-> <<>>,
                             update_metadata_brokers |-> {},
@@ -3255,27 +3255,8 @@ ControllerEventManagerPut(partitions, election_type, kind, broker_id, broker_epo
                                            kind |-> kind,
                                            broker_id |-> broker_id,
                                            broker_epoch |-> broker_epoch,
-                                           targets |-> <<>>,
-                                           cancels |-> {}])]]]
-
-(* §7.12 ControllerEventManager.put, spec/actions/event_queue.py:185 *)
-ControllerEventManagerPut2(targets, work, state) ==
-    LET cancels == {tp \in (DOMAIN targets) : targets[tp] = NoValue}
-        given == [tp2 \in DOMAIN targets \ cancels |-> targets[tp2]]
-    IN  [work EXCEPT
-            !.state = [state EXCEPT
-                          !.controller =
-                              [state.controller EXCEPT
-                                  !.queued_elections =
-                                      Append(
-                                          controller.queued_elections,
-                                          [partitions |-> {},
-                                           election_type |-> "PREFERRED",
-                                           kind |-> "ApiPartitionReassignment",
-                                           broker_id |-> -1,
-                                           broker_epoch |-> -1,
-                                           targets |-> given,
-                                           cancels |-> cancels])]]]
+                                           targets |-> x,
+                                           cancels |-> x2])]]]
 
 (* §7.9 processReplicaLeaderElection, spec/actions/elections.py:132 *)
 ProcessReplicaLeaderElection2(w, head, v) ==
@@ -3307,7 +3288,7 @@ ProcessReplicaLeaderElection2(w, head, v) ==
                 ELSE OnReplicaElection(w, electable, "offline")
         ELSE w
 
-(* §7.10 controlledShutdownCallback, spec/actions/event_queue.py:292 *)
+(* §7.10 controlledShutdownCallback, spec/actions/event_queue.py:259 *)
 ControlledShutdownCallback(v, after, epoch, before, broker) ==
     LET unchecked == IF v THEN "BrokerNotAvailableException" ELSE IF after.moved THEN "ControllerMovedException" ELSE ""
         exception ==
@@ -3339,7 +3320,7 @@ ControlledShutdownCallback(v, after, epoch, before, broker) ==
                          after.state.controller.leadership[tp3].leader_and_isr.leader = broker}}
         ELSE v2
 
-(* §7.7.1 reassignmentCallback, spec/actions/event_queue.py:232 *)
+(* §7.7.1 reassignmentCallback, spec/actions/event_queue.py:201 *)
 ReassignmentCallback(reassigned, targets, before, liveBrokerIds) ==
     IF reassigned.work.moved
     THEN {}
@@ -3371,7 +3352,7 @@ ReassignmentCallback(reassigned, targets, before, liveBrokerIds) ==
                leader |-> -1,
                exception |-> ""]) : tp \in (DOMAIN targets)}
 
-(* §7.9 electionCallback, spec/actions/event_queue.py:354 *)
+(* §7.9 electionCallback, spec/actions/event_queue.py:321 *)
 ElectionCallback(head, before, after, v, liveBrokerIds) ==
     LET known == {tp \in head.partitions : tp \in DOMAIN before.controller.assignments}
         live == {tp2 \in known : ~(tp2.topic \in before.controller.topics_to_be_deleted)}
@@ -4876,57 +4857,55 @@ StopReplicaResponseWithoutDeletionReceived(broker_id, partitions, error) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "StopReplicaResponseWithoutDeletionReceived")
 
-(* §7.9 ReplicaLeaderElectionQueued (spec: spec/actions/event_queue.py:109 replica_leader_election_queued_action) *)
+(* §7.9 ReplicaLeaderElectionQueued (spec: spec/actions/event_queue.py:107 replica_leader_election_queued_action) *)
 (* An admin client's leader election waits in the controller's event queue (§7.9, §7.12). *)
 ReplicaLeaderElectionQueued(partitions, election_type) ==
     /\ /\ controller.controller_id # -1
        /\ Cardinality(partitions) > 0
        /\ Len(controller.queued_elections) < config.max_queued_requests
-    /\ LET w == (* §7.9 ReplicaLeaderElectionQueued, spec/actions/event_queue.py:109 *)
-                ControllerEventManagerPut(partitions, election_type, "ReplicaLeaderElection", -1, -1)
+    /\ LET w == (* §7.9 ReplicaLeaderElectionQueued, spec/actions/event_queue.py:107 *)
+                ControllerEventManagerPut(partitions, election_type, -1, -1, <<>>, {}, "ReplicaLeaderElection")
        IN  /\ zk' = w.state.zk
            /\ controller' = w.state.controller
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ReplicaLeaderElectionQueued")
 
-(* §7.10 ControlledShutdownQueued (spec: spec/actions/event_queue.py:141 controlled_shutdown_queued_action) *)
+(* §7.10 ControlledShutdownQueued (spec: spec/actions/event_queue.py:107 controlled_shutdown_queued_action) *)
 (* A broker's controlled shutdown waits in the controller's event queue (§7.10, §7.12). *)
 ControlledShutdownQueued(broker_id, broker_epoch) ==
     /\ /\ controller.controller_id # -1
        /\ broker_id \in DOMAIN zk.brokers
        /\ Len(controller.queued_elections) < config.max_queued_requests
-    /\ LET w == (* §7.10 ControlledShutdownQueued, spec/actions/event_queue.py:141 *)
-                ControllerEventManagerPut({}, "PREFERRED", "ControlledShutdown", broker_id, broker_epoch)
+    /\ LET w == (* §7.10 ControlledShutdownQueued, spec/actions/event_queue.py:107 *)
+                ControllerEventManagerPut({}, "PREFERRED", broker_id, broker_epoch, <<>>, {}, "ControlledShutdown")
        IN  /\ zk' = w.state.zk
            /\ controller' = w.state.controller
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ControlledShutdownQueued")
 
-(* §7.7 ApiPartitionReassignmentQueued (spec: spec/actions/event_queue.py:177 *)
+(* §7.7 ApiPartitionReassignmentQueued (spec: spec/actions/event_queue.py:107 *)
 (* api_partition_reassignment_queued_action) *)
 (* An admin client's partition reassignment waits in the controller's event queue (§7.7.1, §7.12). *)
 ApiPartitionReassignmentQueued(targets) ==
     /\ /\ controller.controller_id # -1
        /\ Cardinality(DOMAIN targets) > 0
        /\ Len(controller.queued_elections) < config.max_queued_requests
-    /\ LET w == LET work == [state |-> s,
-                             batch |-> [leader_and_isr |-> <<>>,
-                                        update_metadata_brokers |-> {},
-                                        update_metadata_partitions |-> <<>>,
-                                        stop_replica |-> <<>>],
-                             sent |-> {},
-                             failures |-> {},
-                             moved |-> FALSE,
-                             answers |-> {}]
-                    state == work.state
-                IN  (* §7.7 ApiPartitionReassignmentQueued, spec/actions/event_queue.py:177 *)
-                    ControllerEventManagerPut2(targets, work, state)
+    /\ LET w == LET v == {tp \in (DOMAIN targets) : targets[tp] = NoValue}
+                IN  (* §7.7 ApiPartitionReassignmentQueued, spec/actions/event_queue.py:107 *)
+                    ControllerEventManagerPut(
+                        {},
+                        "PREFERRED",
+                        -1,
+                        -1,
+                        [tp2 \in DOMAIN targets \ v |-> targets[tp2]],
+                        v,
+                        "ApiPartitionReassignment")
        IN  /\ zk' = w.state.zk
            /\ controller' = w.state.controller
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ApiPartitionReassignmentQueued")
 
-(* §7.9 QueuedEventProcessed (spec: spec/actions/event_queue.py:405 queued_event_processed_action) *)
+(* §7.9 QueuedEventProcessed (spec: spec/actions/event_queue.py:372 queued_event_processed_action) *)
 (* The controller's event thread processes the oldest queued request (an admin election, a *)
 (* controlled shutdown or an admin reassignment) and answers its callback (§7.7.1, §7.9, §7.10). *)
 QueuedEventProcessed ==
@@ -4942,7 +4921,7 @@ QueuedEventProcessed ==
                         moved |-> FALSE,
                         answers |-> {}]
                state == work.state
-           IN  (* §7.9 QueuedEventProcessed, spec/actions/event_queue.py:405 *)
+           IN  (* §7.9 QueuedEventProcessed, spec/actions/event_queue.py:372 *)
                LET head == FirstOr(
                                controller.queued_elections,
                                [partitions |-> {},
