@@ -672,18 +672,22 @@ class KafkaController:
     @mirrors("processApiPartitionReassignment")
     def process_api_partition_reassignment(
         self, targets: dict[TopicPartition, tuple[int, ...] | None]
-    ) -> None:
-        ctx = self.ctx
+    ) -> dict[TopicPartition, str]:
+        """The reassignment results the callback gets (``Left(results)``, §7.7.1), by error name."""
+        results: dict[TopicPartition, str] = {}
         to_reassign: dict[TopicPartition, ReplicaAssignment] = {}
         for tp, target in sorted(targets.items()):
             if target is not None and not self._valid_replicas(tp, target):
+                results[tp] = "INVALID_REPLICA_ASSIGNMENT"
                 continue
             built = self._maybe_build_reassignment(tp, target)
             if built is not None:
                 to_reassign[tp] = built
+            else:
+                results[tp] = "NO_REASSIGNMENT_IN_PROGRESS"
         self.reassignment.maybe_remove_from_zk_reassignment(lambda p, _r: p in to_reassign)
-        self._maybe_trigger_partition_reassignment(to_reassign)
-        del ctx
+        results.update(self._maybe_trigger_partition_reassignment(to_reassign))
+        return results
 
     def _valid_replicas(self, tp: TopicPartition, replicas: tuple[int, ...]) -> bool:
         """``validateReplicas`` (§7.7.1): non-empty, distinct, ids ≥ 0, adding replicas live."""

@@ -2,7 +2,8 @@
 
 Kafka puts every controller event in one queue that its event thread processes one at a time; the reference
 controller processes the model's other events at once (each arrives on an empty queue), and queues only the events
-that carry a callback answering a client: the admin ``ReplicaLeaderElection``. The manager belongs to the broker,
+that carry a callback answering a client: the admin ``ReplicaLeaderElection``, the ``ControlledShutdown`` and the
+``ApiPartitionReassignment``, in one first-in-first-out queue. The manager belongs to the broker,
 not to a controller incarnation: it outlives a resignation (``ReferenceController`` holds it).
 
 * ``put`` appends an event; ``take`` removes the oldest.
@@ -17,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from kcspec.reference_impl.mirrors import mirrors
+from kcspec.spec.requests import WHOLE_REQUEST
 from kcspec.spec.vocabulary import ApiError, ElectionType, TopicPartition
 
 Answer = Callable[[int, dict[TopicPartition, ApiError | int]], None]
@@ -38,20 +40,56 @@ class ReplicaLeaderElectionEvent:
         self.answer(position, {tp: ApiError.NOT_CONTROLLER for tp in self.partitions})
 
 
+ShutdownAnswer = Callable[[int, "set[TopicPartition] | str"], None]
+"""Where a controlled shutdown's callback answer goes: the request's place in the queue when it is answered, and
+``Success(partitions still led)`` (a set) or ``Failure(e)`` (e's class name)."""
+
+
+@dataclass
+class ControlledShutdownEvent:
+    """``ControlledShutdown(id, brokerEpoch, controlledShutdownCallback)`` (§7.10)."""
+
+    broker_id: int
+    broker_epoch: int
+    answer: ShutdownAnswer
+
+    @mirrors("preempt")
+    def preempt(self, position: int) -> None:
+        """``preempt``: the callback gets ``Failure(ControllerMovedException)``."""
+        self.answer(position, "ControllerMovedException")
+
+
+@dataclass
+class ApiPartitionReassignmentEvent:
+    """``ApiPartitionReassignment(reassignments, callback)`` (§7.7.1): the callback gets per partition an error
+    (``Left``) or, for the whole request, NOT_CONTROLLER (``Right``)."""
+
+    targets: dict[TopicPartition, tuple[int, ...] | None]
+    answer: Answer
+
+    @mirrors("preempt")
+    def preempt(self, position: int) -> None:
+        """``preempt``: ``Right(ApiError(NOT_CONTROLLER))``, written as the answer for ``WHOLE_REQUEST``."""
+        self.answer(position, {WHOLE_REQUEST: ApiError.NOT_CONTROLLER})
+
+
+QueuedEvent = ReplicaLeaderElectionEvent | ControlledShutdownEvent | ApiPartitionReassignmentEvent
+
+
 class ControllerEventManager:
     """The queue of events waiting for the event thread (``ControllerEventManager.queue``)."""
 
     def __init__(self) -> None:
-        self.queue: deque[ReplicaLeaderElectionEvent] = deque()
+        self.queue: deque[QueuedEvent] = deque()
 
     def __len__(self) -> int:
         return len(self.queue)
 
     @mirrors("ControllerEventManager.put")
-    def put(self, event: ReplicaLeaderElectionEvent) -> None:
+    def put(self, event: QueuedEvent) -> None:
         self.queue.append(event)
 
-    def take(self) -> ReplicaLeaderElectionEvent:
+    def take(self) -> QueuedEvent:
         return self.queue.popleft()
 
     def clear_and_put(self) -> None:

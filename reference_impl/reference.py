@@ -22,7 +22,13 @@ from typing import Any
 from kcspec.reference_impl.context import ControllerContext
 from kcspec.reference_impl.controller import KafkaController
 from kcspec.reference_impl.errors import ControllerMovedException, EventNotEnabled, KafkaThrowable
-from kcspec.reference_impl.event_manager import ControllerEventManager, ReplicaLeaderElectionEvent
+from kcspec.reference_impl.event_manager import (
+    ApiPartitionReassignmentEvent,
+    ControlledShutdownEvent,
+    ControllerEventManager,
+    QueuedEvent,
+    ReplicaLeaderElectionEvent,
+)
 from kcspec.reference_impl.guards import event_enabled
 from kcspec.reference_impl.logs import DEFAULT_START, ControllerLog
 from kcspec.reference_impl.records import cluster_state, step_result
@@ -38,12 +44,14 @@ from kcspec.reference_impl.version import (
 from kcspec.reference_impl.zookeeper import SimulatedZooKeeper
 from kcspec.spec.events import (
     ApiPartitionReassignment,
+    ApiPartitionReassignmentQueued,
     AutoPreferredReplicaLeaderElection,
     BrokerBounce,
     BrokerChange,
     BrokerFailure,
     BrokerStartup,
     ControlledShutdown,
+    ControlledShutdownQueued,
     ControllerChange,
     ControllerEvent,
     ControllerFailover,
@@ -68,7 +76,15 @@ from kcspec.spec.events import (
     ZkPartitionReassignment,
     ZombieControllerWrite,
 )
-from kcspec.spec.requests import ControllerMetrics, ElectionAnswer, Request, StateChangeFailure, StepResult
+from kcspec.spec.fmap import FMap
+from kcspec.spec.requests import (
+    WHOLE_REQUEST,
+    ControllerMetrics,
+    ElectionAnswer,
+    Request,
+    StateChangeFailure,
+    StepResult,
+)
 from kcspec.spec.state import ClusterState, ZkState
 from kcspec.spec.state import ControllerContext as CanonicalContext
 from kcspec.spec.vocabulary import (
@@ -78,6 +94,7 @@ from kcspec.spec.vocabulary import (
     LeaderAndIsr,
     LeaderIsrAndControllerEpoch,
     QueuedElection,
+    QueuedKind,
     ReplicaAssignment,
     TopicPartition,
 )
@@ -162,9 +179,16 @@ class ReferenceController:
         self.config = state.config
         self.event_manager = ControllerEventManager()
         for queued in state.controller.queued_elections:
-            self.event_manager.put(
-                ReplicaLeaderElectionEvent(queued.partitions, queued.election_type, self._answer)
-            )
+            if queued.kind is QueuedKind.ControlledShutdown:
+                self.event_manager.put(self._shutdown_event(queued.broker_id, queued.broker_epoch))
+            elif queued.kind is QueuedKind.ApiPartitionReassignment:
+                targets: dict[TopicPartition, tuple[int, ...] | None] = dict(queued.targets)
+                targets.update(dict.fromkeys(queued.cancels))
+                self.event_manager.put(ApiPartitionReassignmentEvent(targets, self._answer))
+            else:
+                self.event_manager.put(
+                    ReplicaLeaderElectionEvent(queued.partitions, queued.election_type, self._answer)
+                )
         ctx = self._context_of(state.controller)
         if type(self)._incarnation is not _INCARNATION:
             self.kc = self._incarnation(ctx.controller_id, ctx)
@@ -209,9 +233,7 @@ class ReferenceController:
         if self.event_manager.queue:
             controller = replace(
                 controller,
-                queued_elections=tuple(
-                    QueuedElection(e.partitions, e.election_type) for e in self.event_manager.queue
-                ),
+                queued_elections=tuple(_queued_record(e) for e in self.event_manager.queue),
             )
         return cluster_state(self.zk.snapshot(), controller, self.config)
 
@@ -222,6 +244,23 @@ class ReferenceController:
                 self._answers.append(ElectionAnswer(position, tp, result, NO_LEADER))
             else:
                 self._answers.append(ElectionAnswer(position, tp, ApiError.NONE, result))
+
+    def _shutdown_event(self, broker: int, broker_epoch: int) -> ControlledShutdownEvent:
+        def answer(position: int, result: set[TopicPartition] | str) -> None:
+            """``controlledShutdownCallback``: ``Success(partitions still led)`` or ``Failure(e)``, written as the
+            spec's answers are (``requests.WHOLE_REQUEST``)."""
+            if isinstance(result, str):
+                error = (
+                    ApiError.NOT_CONTROLLER
+                    if result == "ControllerMovedException"
+                    else ApiError.UNKNOWN_SERVER_ERROR
+                )
+                self._answers.append(ElectionAnswer(position, WHOLE_REQUEST, error, NO_LEADER, result))
+                return
+            self._answers.append(ElectionAnswer(position, WHOLE_REQUEST, ApiError.NONE, NO_LEADER))
+            self._answers.extend(ElectionAnswer(position, tp, ApiError.NONE, broker) for tp in result)
+
+        return ControlledShutdownEvent(broker, broker_epoch, answer)
 
     def metrics(self) -> ControllerMetrics:
         """The gauges ``OfflinePartitionsCount`` and ``PreferredReplicaImbalanceCount`` now (§3.1): 2.6+ the
@@ -267,14 +306,17 @@ class ReferenceController:
         (a change in ZooKeeper only)."""
         kind = type(event)
         queued = len(self.event_manager)
-        if kind is ReplicaLeaderElectionQueued:
-            assert isinstance(event, ReplicaLeaderElectionQueued)
-            return (
-                self.kc.active
-                and bool(event.partitions)
-                and self.version >= KAFKA_2_4
-                and queued < self.config.max_queued_requests
-            )
+        if kind in _PUT_IN_THE_QUEUE:
+            if not (
+                self.kc.active and self.version >= KAFKA_2_4 and queued < self.config.max_queued_requests
+            ):
+                return False
+            if isinstance(event, ReplicaLeaderElectionQueued):
+                return bool(event.partitions)
+            if isinstance(event, ControlledShutdownQueued):
+                return event.broker_id in self.zk.brokers
+            assert isinstance(event, ApiPartitionReassignmentQueued)
+            return bool(event.targets)
         if kind is QueuedEventProcessed:
             return self.kc.active and queued > 0
         if queued and kind not in _NOT_BEHIND_THE_QUEUE:
@@ -413,6 +455,16 @@ class ReferenceController:
             ReplicaLeaderElectionEvent(event.partitions, event.election_type, self._answer)
         )
 
+    def _on_controlled_shutdown_queued(
+        self, event: ControlledShutdownQueued, zk: SimulatedZooKeeper, kc: KafkaController, name: str
+    ) -> None:
+        self.event_manager.put(self._shutdown_event(event.broker_id, event.broker_epoch))
+
+    def _on_api_partition_reassignment_queued(
+        self, event: ApiPartitionReassignmentQueued, zk: SimulatedZooKeeper, kc: KafkaController, name: str
+    ) -> None:
+        self.event_manager.put(ApiPartitionReassignmentEvent(dict(event.targets), self._answer))
+
     def _on_queued_event_processed(
         self, event: QueuedEventProcessed, zk: SimulatedZooKeeper, kc: KafkaController, name: str
     ) -> None:
@@ -426,8 +478,14 @@ class ReferenceController:
             self._process_queued(self.event_manager.take(), position)
             position += 1
 
-    def _process_queued(self, event: ReplicaLeaderElectionEvent, position: int) -> None:
+    def _process_queued(self, event: QueuedEvent, position: int) -> None:
         kc = self.kc
+        if isinstance(event, ControlledShutdownEvent):
+            self._process_controlled_shutdown(event, position)
+            return
+        if isinstance(event, ApiPartitionReassignmentEvent):
+            self._process_api_partition_reassignment(event, position)
+            return
 
         def callback(results: dict[TopicPartition, ApiError | int]) -> None:
             event.answer(position, results)
@@ -443,6 +501,46 @@ class ReferenceController:
                 event.partitions, event.election_type, ElectionTrigger.AdminClientTriggered, callback
             ),
         )
+
+    def _process_controlled_shutdown(self, event: ControlledShutdownEvent, position: int) -> None:
+        """``processControlledShutdown``: ``Try(doControlledShutdown(id, brokerEpoch))`` given to the callback
+        (§7.10); not active → ControllerMovedException (step 1). A ControllerMovedException raised by the state
+        changes is answered and rethrown: the event loop resigns, as for the unqueued event."""
+        kc = self.kc
+        if not kc.active:
+            event.answer(position, "ControllerMovedException")
+            return
+        results: list[set[TopicPartition] | str] = []
+
+        def body() -> None:
+            try:
+                results.append(kc.do_controlled_shutdown(event.broker_id, event.broker_epoch))
+            except ControllerMovedException:
+                results.append("ControllerMovedException")
+                raise
+            except KafkaThrowable as e:
+                results.append(type(e).__name__)
+
+        self._run("ControlledShutdown", body)
+        for result in results:
+            event.answer(position, result)
+
+    def _process_api_partition_reassignment(
+        self, event: ApiPartitionReassignmentEvent, position: int
+    ) -> None:
+        """``processApiPartitionReassignment`` (§7.7.1): not active → ``Right(ApiError(NOT_CONTROLLER))``; else the
+        results (``Left``). ControllerMovedException leaves before the callback: no answer."""
+        kc = self.kc
+        if not kc.active:
+            event.preempt(position)
+            return
+        results: list[dict[TopicPartition, str]] = []
+        self._run(
+            "ApiPartitionReassignment",
+            lambda: results.append(kc.process_api_partition_reassignment(event.targets)),
+        )
+        for result in results:
+            event.answer(position, {tp: ApiError[error] for tp, error in result.items()})
 
     def _on_newer_controller_elected(
         self, event: NewerControllerElected, zk: SimulatedZooKeeper, kc: KafkaController, name: str
@@ -557,7 +655,12 @@ class ReferenceController:
     def _on_api_partition_reassignment(
         self, event: ApiPartitionReassignment, zk: SimulatedZooKeeper, kc: KafkaController, name: str
     ) -> None:
-        self._run(name, lambda: kc.process_api_partition_reassignment(dict(event.targets)))
+        def body() -> None:
+            kc.process_api_partition_reassignment(
+                dict(event.targets)
+            )  # no callback: its results are not kept
+
+        self._run(name, body)
 
     def _on_zk_partition_reassignment(
         self, event: ZkPartitionReassignment, zk: SimulatedZooKeeper, kc: KafkaController, name: str
@@ -755,6 +858,12 @@ class ReferenceController:
         self._run("UncleanLeaderElectionEnable", body)
 
 
+_PUT_IN_THE_QUEUE: frozenset[type[ControllerEvent]] = frozenset(
+    {ReplicaLeaderElectionQueued, ControlledShutdownQueued, ApiPartitionReassignmentQueued}
+)
+"""The events that put a request in the event queue (``ControllerEventManager.put``): enabled while a controller
+is active (2.4+, KIP-460) and fewer than ``config.max_queued_requests`` wait, if the request itself is."""
+
 _INCARNATION = ReferenceController._incarnation
 """The unpatched ``_incarnation``: ``load`` reuses incarnations only while it is the one in use."""
 
@@ -793,6 +902,27 @@ _HANDLERS: dict[
         ReferenceController._on_stop_replica_response_without_deletion_received
     ),
     ReplicaLeaderElectionQueued: ReferenceController._on_replica_leader_election_queued,
+    ControlledShutdownQueued: ReferenceController._on_controlled_shutdown_queued,
+    ApiPartitionReassignmentQueued: ReferenceController._on_api_partition_reassignment_queued,
     QueuedEventProcessed: ReferenceController._on_queued_event_processed,
 }
 """Each event type's handler, in the order they were once tested one by one with ``isinstance``."""
+
+
+def _queued_record(event: QueuedEvent) -> QueuedElection:
+    """The canonical record of a queued event (``QueuedElection``)."""
+    if isinstance(event, ControlledShutdownEvent):
+        return QueuedElection(
+            frozenset(),
+            kind=QueuedKind.ControlledShutdown,
+            broker_id=event.broker_id,
+            broker_epoch=event.broker_epoch,
+        )
+    if isinstance(event, ApiPartitionReassignmentEvent):
+        return QueuedElection(
+            frozenset(),
+            kind=QueuedKind.ApiPartitionReassignment,
+            targets=FMap({tp: t for tp, t in event.targets.items() if t is not None}),
+            cancels=frozenset(tp for tp, t in event.targets.items() if t is None),
+        )
+    return QueuedElection(event.partitions, event.election_type)

@@ -337,6 +337,35 @@ EVENT_WORDS: dict[str, EventWords] = {
             "partition (step reply `answers`)."
         ),
     ),
+    "ControlledShutdownQueued": EventWords(
+        guard=(
+            "2.8 only. A controller is active, `broker_id` is registered and fewer than "
+            "`config.max_queued_requests` requests wait in `controller.queued_elections`."
+        ),
+        environment=(
+            "A broker's `ControlledShutdown` request arrives while the event thread is busy: "
+            "`controller.queued_elections += (kind ControlledShutdown, broker_id, broker_epoch)`."
+        ),
+        controller=(
+            "None yet: the request waits behind the requests already queued. A resignation answers it "
+            "Failure(ControllerMovedException) (step reply `answers`: tp WHOLE_REQUEST, error NOT_CONTROLLER)."
+        ),
+    ),
+    "ApiPartitionReassignmentQueued": EventWords(
+        guard=(
+            "2.8 only. A controller is active, `targets` is non-empty and fewer than "
+            "`config.max_queued_requests` requests wait in `controller.queued_elections`."
+        ),
+        environment=(
+            "An admin client's `AlterPartitionReassignments` request arrives while the event thread is busy: "
+            "`controller.queued_elections += (kind ApiPartitionReassignment, targets, cancels)` (the `None` targets "
+            "are the cancels)."
+        ),
+        controller=(
+            "None yet: the request waits behind the requests already queued. A resignation answers it "
+            "NOT_CONTROLLER for the whole request (step reply `answers`: tp WHOLE_REQUEST)."
+        ),
+    ),
     "QueuedEventProcessed": EventWords(
         guard=("A request waits in `controller.queued_elections`."),
         environment=("None."),
@@ -347,7 +376,14 @@ EVENT_WORDS: dict[str, EventWords] = {
             "ELECTION_NOT_NEEDED, NONE with the new leader, PREFERRED_LEADER_NOT_AVAILABLE / "
             "ELIGIBLE_LEADERS_NOT_AVAILABLE (the state change failed) or UNKNOWN_SERVER_ERROR (a ZooKeeper error). "
             "An event that throws (a partition without leadership information) or raises ControllerMovedException "
-            "answers nothing; the latter's resignation answers the rest of the queue NOT_CONTROLLER."
+            "answers nothing; the latter's resignation answers the rest of the queue NOT_CONTROLLER. A queued "
+            "`ControlledShutdown` is processed as the event is (§7.10); its callback answers Success (tp "
+            "WHOLE_REQUEST, NONE, and every partition the broker still leads, NONE with the broker as leader) or "
+            "Failure(e) (tp WHOLE_REQUEST, `exception` e: NoSuchElementException, StaleBrokerEpochException, "
+            "BrokerNotAvailableException or ControllerMovedException). A queued `ApiPartitionReassignment` is "
+            "processed as the event is (§7.7.1); its callback answers every partition: NONE, "
+            "NO_REASSIGNMENT_IN_PROGRESS, INVALID_REPLICA_ASSIGNMENT, UNKNOWN_TOPIC_OR_PARTITION or "
+            "UNKNOWN_SERVER_ERROR (nothing when ControllerMovedException was raised)."
         ),
     ),
 }

@@ -371,9 +371,37 @@ class ReplicaLeaderElectionQueued(ControllerEvent):
 
 
 @dataclass(frozen=True)
+class ControlledShutdownQueued(ControllerEvent):
+    """A broker's ``ControlledShutdown`` request arrives while the controller's event thread is busy: its
+    ``ControlledShutdown(broker_id, broker_epoch, callback)`` waits in the event queue behind the requests already
+    there (``ControllerEventManager.put``, §7.10, §7.12; kafka-2.8 only, with the queue). ``broker_epoch`` -1
+    means unknown (no staleness check)."""
+
+    kind: ClassVar[str] = "ControlledShutdownQueued"
+    section: ClassVar[str] = "§7.10"
+    exercises: ClassVar[tuple[str, ...]] = ("§7.12",)
+    broker_id: int
+    broker_epoch: int = -1
+
+
+@dataclass(frozen=True)
+class ApiPartitionReassignmentQueued(ControllerEvent):
+    """An admin client's ``AlterPartitionReassignments`` request arrives while the controller's event thread is busy:
+    its ``ApiPartitionReassignment(targets, callback)`` waits in the event queue behind the requests already there
+    (``ControllerEventManager.put``, §7.7.1, §7.12; kafka-2.8 only). ``None`` cancels a partition's reassignment."""
+
+    kind: ClassVar[str] = "ApiPartitionReassignmentQueued"
+    section: ClassVar[str] = "§7.7"
+    exercises: ClassVar[tuple[str, ...]] = ("§7.12",)
+    targets: FMap[TopicPartition, tuple[int, ...] | None] = field(default_factory=FMap)
+
+
+@dataclass(frozen=True)
 class QueuedEventProcessed(ControllerEvent):
     """The controller's event thread takes the oldest queued request and processes it: the admin election's
-    ``processReplicaLeaderElection`` (§7.9), whose callback answers each requested partition."""
+    ``processReplicaLeaderElection`` (§7.9), whose callback answers each requested partition, or the controlled
+    shutdown's ``processControlledShutdown`` (§7.10), whose callback answers the partitions still led, or the reassignment's
+    ``processApiPartitionReassignment`` (§7.7.1), whose callback answers each partition."""
 
     kind: ClassVar[str] = "QueuedEventProcessed"
     section: ClassVar[str] = "§7.9"
@@ -409,6 +437,8 @@ EVENT_TYPES: tuple[type[ControllerEvent], ...] = (
     LogDirEventNotification,
     StopReplicaResponseWithoutDeletionReceived,
     ReplicaLeaderElectionQueued,
+    ControlledShutdownQueued,
+    ApiPartitionReassignmentQueued,
     QueuedEventProcessed,
 )
 """Every event type, in a fixed order (used by the codec, generators and coverage reports)."""

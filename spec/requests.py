@@ -260,7 +260,8 @@ class ControllerMetrics:
 
 @dataclass(frozen=True)
 class ElectionAnswer:
-    """What the callback of a queued admin election answers for one requested partition (§7.9, §7.12).
+    """What the callback of a queued request answers for one requested partition (§7.9, §7.12), or for a queued
+    controlled shutdown (§7.10, ``WHOLE_REQUEST``).
 
     ``request`` is the request's place in the event queue when it is answered (0: the head; a preemption answers
     every queued request, numbered from the head). ``leader`` is the partition's leader after a successful
@@ -270,6 +271,18 @@ class ElectionAnswer:
     tp: TopicPartition
     error: ApiError
     leader: int = NO_LEADER
+    exception: str = ""
+    """The exception a ``Failure`` answer carries (``ControllerMovedException``…), "" otherwise."""
+
+
+WHOLE_REQUEST = TopicPartition("", -1)
+"""The ``tp`` of an answer about a whole request, not one partition: a queued ``ControlledShutdown``'s callback
+(§7.10) gets ``Success(partitions still led)`` — one answer with ``tp`` WHOLE_REQUEST and error NONE, and one per
+partition still led (error NONE, ``leader`` the shutting-down broker) — or ``Failure(e)``: one answer with ``tp``
+WHOLE_REQUEST, ``exception`` e's class name and ``error`` NOT_CONTROLLER for ControllerMovedException,
+UNKNOWN_SERVER_ERROR otherwise (decision: the answer keeps one shape for every kind; the WHOLE_REQUEST answer
+tells an empty ``Success`` from no answer). A queued ``ApiPartitionReassignment``'s top-level error
+(``Right(ApiError(NOT_CONTROLLER))``, §7.7.1) is one answer with ``tp`` WHOLE_REQUEST and no exception."""
 
 
 @dataclass(frozen=True)

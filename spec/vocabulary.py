@@ -98,15 +98,38 @@ class ApiError(enum.Enum):
     PREFERRED_LEADER_NOT_AVAILABLE = "PREFERRED_LEADER_NOT_AVAILABLE"
     ELIGIBLE_LEADERS_NOT_AVAILABLE = "ELIGIBLE_LEADERS_NOT_AVAILABLE"
     UNKNOWN_SERVER_ERROR = "UNKNOWN_SERVER_ERROR"
+    INVALID_REPLICA_ASSIGNMENT = "INVALID_REPLICA_ASSIGNMENT"
+    NO_REASSIGNMENT_IN_PROGRESS = "NO_REASSIGNMENT_IN_PROGRESS"
+
+
+class QueuedKind(enum.Enum):
+    """Which request a ``QueuedElection`` record of the controller's event queue is (§7.9, §7.10, §7.12)."""
+
+    ReplicaLeaderElection = "ReplicaLeaderElection"
+    ControlledShutdown = "ControlledShutdown"
+    ApiPartitionReassignment = "ApiPartitionReassignment"
 
 
 @dataclass(frozen=True)
 class QueuedElection:
-    """An admin client's ``ReplicaLeaderElection(partitions, type, AdminClientTriggered, callback)`` waiting in the
-    controller's event queue (``ControllerEventManager``, §7.9, §7.12)."""
+    """A request with a callback waiting in the controller's event queue (``ControllerEventManager``, §7.9, §7.10,
+    §7.12): an admin client's ``ReplicaLeaderElection(partitions, type, AdminClientTriggered, callback)`` or (kind
+    ``ControlledShutdown``) a broker's ``ControlledShutdown(broker_id, broker_epoch, callback)``, or (kind
+    ``ApiPartitionReassignment``) an admin client's ``ApiPartitionReassignment(reassignments, callback)`` (§7.7.1),
+    its targets split in two: the target lists (``targets``) and the partitions whose reassignment is cancelled
+    (``cancels``, Kafka's ``None``), so that the record holds no optional value.
+
+    Decision: one record shape for every kind, with the union of the kinds' fields (a field another kind does not
+    use keeps its default): the queue is a TLA+ sequence folded over, which every backend handles for one shape.
+    The name stays the one the queue had when it held elections only."""
 
     partitions: frozenset[TopicPartition]
     election_type: ElectionType = ElectionType.PREFERRED
+    kind: QueuedKind = QueuedKind.ReplicaLeaderElection
+    broker_id: int = -1
+    broker_epoch: int = -1
+    targets: FMap[TopicPartition, tuple[int, ...]] = dataclasses.field(default_factory=FMap)
+    cancels: frozenset[TopicPartition] = frozenset()
 
 
 class InterBrokerProtocol(enum.Enum):
@@ -370,6 +393,7 @@ __all__ = [
     "PartitionReplica",
     "PartitionState",
     "QueuedElection",
+    "QueuedKind",
     "ReplicaAssignment",
     "ReplicaState",
     "TopicPartition",

@@ -370,13 +370,30 @@ KAFKA_INPUTS: tuple[KafkaInput, ...] = (
         "`config.max_queued_requests`); processed, its callback answers every partition (`answers`, §7.9).",
     ),
     KafkaInput(
+        "ControlledShutdown put behind a busy event thread, then processed",
+        "2.8.2",
+        E,
+        ("ControlledShutdownQueued", "QueuedEventProcessed"),
+        "capability `callbacks`: the request waits in `controller.queued_elections` (kind ControlledShutdown) in "
+        "the same queue as the admin elections; processed, its callback answers Success(partitions still led) or "
+        "Failure(e) (`answers`, tp WHOLE_REQUEST, §7.10).",
+    ),
+    KafkaInput(
+        "ApiPartitionReassignment (AlterPartitionReassignments) put behind a busy event thread, then processed",
+        "2.8.2",
+        E,
+        ("ApiPartitionReassignmentQueued", "QueuedEventProcessed"),
+        "capability `callbacks`: the request waits in `controller.queued_elections` (kind ApiPartitionReassignment: "
+        "`targets` and `cancels`); processed, its callback answers every partition (`answers`, §7.7.1).",
+    ),
+    KafkaInput(
         "Event-queue preemption (`clearAndPut` of Expire or ShutdownEventThread with events queued)",
         "2.8.2",
         E,
         ("ControllerResignation",),
-        "the queued admin elections' callbacks are answered NOT_CONTROLLER (`answers`). Queued ControlledShutdown "
-        "and ApiPartitionReassignment (ControllerMovedException, NOT_CONTROLLER) are not modelled: both are "
-        "processed at once.",
+        "the queued admin elections' callbacks are answered NOT_CONTROLLER, queued ControlledShutdowns "
+        "Failure(ControllerMovedException), queued ApiPartitionReassignments NOT_CONTROLLER for the whole request "
+        "(`answers`, tp WHOLE_REQUEST). ListPartitionReassignments (a read-only request) is not modelled.",
     ),
 )
 """Every input of Kafka's two controllers and how kcspec covers it."""

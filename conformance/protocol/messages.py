@@ -168,6 +168,8 @@ class Implementation:
 KIND_SINCE: dict[str, int] = {
     "StopReplicaResponseWithoutDeletionReceived": 1,
     "ReplicaLeaderElectionQueued": 3,
+    "ControlledShutdownQueued": 3,
+    "ApiPartitionReassignmentQueued": 3,
     "QueuedEventProcessed": 3,
 }
 """The protocol minor version that added an event kind (every kind not listed is in 1.0): a SUT of an older minor
@@ -175,6 +177,8 @@ that does not list its event kinds is not sent the newer ones."""
 
 KIND_CAPABILITY: dict[str, Capability] = {
     "ReplicaLeaderElectionQueued": Capability.callbacks,
+    "ControlledShutdownQueued": Capability.callbacks,
+    "ApiPartitionReassignmentQueued": Capability.callbacks,
     "QueuedEventProcessed": Capability.callbacks,
 }
 """Event kinds sent only to a SUT that declares a capability besides ``controller_events``."""

@@ -11,8 +11,11 @@ from dataclasses import dataclass, replace
 
 from kcspec.conformance.protocol import messages as m
 from kcspec.spec.events import (
+    ApiPartitionReassignmentQueued,
+    BrokerBounce,
     BrokerFailure,
     BrokerStartup,
+    ControlledShutdownQueued,
     ControllerEvent,
     ControllerFailover,
     ControllerResignation,
@@ -47,6 +50,7 @@ from kcspec.spec.vocabulary import (
 S = ElectionStrategy
 T0 = TopicPartition("t", 0)
 T1 = TopicPartition("t", 1)
+T2 = TopicPartition("t", 2)
 
 
 @dataclass(frozen=True)
@@ -653,8 +657,8 @@ class QueueCase:
     events: tuple[ControllerEvent, ...]
 
 
-QUEUE_CONFIG = ClusterConfig(max_queued_requests=2)
-"""The model bound the queue vectors run with: two requests may wait."""
+QUEUE_CONFIG = ClusterConfig(max_queued_requests=3)
+"""The model bound the queue vectors run with: three requests may wait."""
 U0 = TopicPartition("u", 0)
 
 EVENT_QUEUE_CASES: tuple[QueueCase, ...] = (
@@ -676,14 +680,18 @@ EVENT_QUEUE_CASES: tuple[QueueCase, ...] = (
     QueueCase(
         "preemption-with-callbacks",
         "ControllerIntegrationTest.testPreemptionWithCallbacks: a preferred election for t-0 and t-1 (no such topic) "
-        "waits on a one-broker cluster, the controller shuts down: both partitions answered NOT_CONTROLLER (the "
-        "test's election is ZkTriggered with a callback, the model's an admin one, preempted alike; its "
-        "ControlledShutdown and reassignment callbacks are not queued in the model)",
+        "broker 0's controlled shutdown and a reassignment cancelling t-0's and t-1's wait on a one-broker "
+        "cluster, the controller shuts down: both partitions of the election answered NOT_CONTROLLER, the shutdown "
+        "Failure(ControllerMovedException), the reassignment NOT_CONTROLLER for the whole request (the test's "
+        "election is ZkTriggered with a callback, the model's an admin one, preempted alike; its "
+        "ListPartitionReassignments is not ported: the model has no read-only requests)",
         ClusterState(config=QUEUE_CONFIG),
         (
             BrokerStartup(0),
             ControllerFailover(0),
             ReplicaLeaderElectionQueued(frozenset({T0, T1})),
+            ControlledShutdownQueued(0, 0),
+            ApiPartitionReassignmentQueued(FMap({T0: None, T1: None})),
             ControllerResignation(),
         ),
     ),
@@ -704,6 +712,57 @@ EVENT_QUEUE_CASES: tuple[QueueCase, ...] = (
             IsrChange(T0, (0, 1)),
             ReplicaLeaderElectionQueued(frozenset({T0, T1, U0})),
             ReplicaLeaderElectionQueued(frozenset({T0}), ElectionType.UNCLEAN),
+            QueuedEventProcessed(),
+            QueuedEventProcessed(),
+        ),
+    ),
+    QueueCase(
+        "controlled-shutdown-processed",
+        "queued controlled shutdowns processed (§7.10): broker 1 leads t-0 (replicas 1, 0) and follows t-1 "
+        "(replicas 0, 1); its shutdown moves t-0's leadership to broker 0 and answers Success with no partition "
+        "still led; then broker 0's shutdown (the only other live broker, so no leader can be elected for t-0 "
+        "and t-1) answers Success with both partitions still led",
+        ClusterState(config=QUEUE_CONFIG),
+        (
+            BrokerStartup(0),
+            BrokerStartup(1),
+            ControllerFailover(0),
+            TopicCreation("t", ((1, 0), (0, 1))),
+            ControlledShutdownQueued(1),
+            ControlledShutdownQueued(0),
+            QueuedEventProcessed(),
+            QueuedEventProcessed(),
+        ),
+    ),
+    QueueCase(
+        "reassignment-processed",
+        "a queued reassignment processed (§7.7.1): t-0 (replicas 0) moves to broker 1 (NONE), t-1's reassignment "
+        "is cancelled with none in progress (NO_REASSIGNMENT_IN_PROGRESS), t-2 targets broker 5, not alive "
+        "(INVALID_REPLICA_ASSIGNMENT), u-0 does not exist (UNKNOWN_TOPIC_OR_PARTITION)",
+        ClusterState(config=QUEUE_CONFIG),
+        (
+            BrokerStartup(0),
+            BrokerStartup(1),
+            ControllerFailover(0),
+            TopicCreation("t", ((0,), (0,), (0,))),
+            ApiPartitionReassignmentQueued(FMap({T0: (1,), T1: None, T2: (5,), U0: (0,)})),
+            QueuedEventProcessed(),
+        ),
+    ),
+    QueueCase(
+        "controlled-shutdown-stale-epoch",
+        "a queued controlled shutdown with a stale broker epoch processed (§7.10 step 2, KAFKA-7235): "
+        "Failure(StaleBrokerEpochException), nothing changed, after a queued election of t-0 answered first "
+        "(first in, first out)",
+        ClusterState(config=QUEUE_CONFIG),
+        (
+            BrokerStartup(0),
+            BrokerStartup(1),
+            ControllerFailover(0),
+            TopicCreation("t", ((1, 0),)),
+            BrokerBounce(1),
+            ReplicaLeaderElectionQueued(frozenset({T0})),
+            ControlledShutdownQueued(1, 0),
             QueuedEventProcessed(),
             QueuedEventProcessed(),
         ),

@@ -42,9 +42,9 @@ from kcspec.spec.lang import (
     set_of,
 )
 from kcspec.spec.profiles import Profile
-from kcspec.spec.requests import ElectionAnswer, RequestBatch
+from kcspec.spec.requests import WHOLE_REQUEST, ElectionAnswer, RequestBatch
 from kcspec.spec.state import NO_CONTROLLER, ControllerContext
-from kcspec.spec.vocabulary import NO_LEADER, ApiError, ReplicaAssignment, TopicPartition
+from kcspec.spec.vocabulary import NO_LEADER, ApiError, QueuedKind, ReplicaAssignment, TopicPartition
 from kcspec.spec.work import Work
 
 Step = Callable[[Expr], Expr]
@@ -169,8 +169,10 @@ class Answering:
 
 
 def not_controller_answers(queue: Expr) -> Expr:
-    """``preempt`` of every request of ``queue`` (``ReplicaLeaderElection.preempt``, §7.9, §7.12): each requested
-    partition answered NOT_CONTROLLER, the requests numbered from the head."""
+    """``preempt`` of every request of ``queue`` (§7.9, §7.10, §7.12), the requests numbered from the head: an admin
+    election's every requested partition answered NOT_CONTROLLER (``ReplicaLeaderElection.preempt``), a controlled
+    shutdown answered ``Failure(ControllerMovedException)`` (``ControlledShutdown.preempt``), an admin reassignment
+    ``Right(ApiError(NOT_CONTROLLER))`` for the whole request (``ApiPartitionReassignment.preempt``, §7.7.1)."""
     return rule(
         "preempt",
         "§7.12",
@@ -180,18 +182,44 @@ def not_controller_answers(queue: Expr) -> Expr:
                 Answering,
                 next_request=acc.f("next_request") + 1,
                 answers=acc.f("answers").union(
-                    q.f("partitions").map(
-                        lambda tp: rec(
-                            ElectionAnswer,
-                            request=acc.f("next_request"),
-                            tp=tp,
-                            error=ApiError.NOT_CONTROLLER,
-                            leader=NO_LEADER,
-                        )
+                    cond(
+                        (
+                            q.f("kind").eq(QueuedKind.ControlledShutdown),
+                            set_of(moved_answer(acc.f("next_request"))),
+                        ),
+                        (
+                            q.f("kind").eq(QueuedKind.ApiPartitionReassignment),
+                            set_of(whole_request_answer(acc.f("next_request"), ApiError.NOT_CONTROLLER, "")),
+                        ),
+                        otherwise=q.f("partitions").map(
+                            lambda tp: rec(
+                                ElectionAnswer,
+                                request=acc.f("next_request"),
+                                tp=tp,
+                                error=ApiError.NOT_CONTROLLER,
+                                leader=NO_LEADER,
+                                exception="",
+                            )
+                        ),
                     )
                 ),
             ),
         ).f("answers"),
+    )
+
+
+CONTROLLER_MOVED = "ControllerMovedException"
+
+
+def moved_answer(request: object) -> Expr:
+    """A controlled shutdown's ``Failure(ControllerMovedException)`` as request ``request`` (§7.10)."""
+    return whole_request_answer(request, ApiError.NOT_CONTROLLER, CONTROLLER_MOVED)
+
+
+def whole_request_answer(request: object, error: object, exception: object) -> Expr:
+    """An answer about the whole request ``request`` (``requests.WHOLE_REQUEST``)."""
+    return rec(
+        ElectionAnswer, request=request, tp=WHOLE_REQUEST, error=error, leader=NO_LEADER, exception=exception
     )
 
 

@@ -452,6 +452,11 @@ def buildable(s: Expr, tp: Expr, target: Expr) -> Expr:
 def process_api_partition_reassignment(p: Profile, w: Expr, targets: Expr) -> Expr:
     """``processApiPartitionReassignment`` (§7.7.1): validate and build every request against the state before, drop
     the accepted partitions from ``/admin/reassign_partitions`` (API supersedes ZK), then trigger them."""
+    return api_reassignment_triggered(p, w, targets).f("work")
+
+
+def api_reassignment_triggered(p: Profile, w: Expr, targets: Expr) -> Expr:
+    """``process_api_partition_reassignment`` → ``Triggered``: the work and the accepted partitions that failed."""
     b = Block()
     b.x = w
     b.accepted = build_map(
@@ -459,7 +464,7 @@ def process_api_partition_reassignment(p: Profile, w: Expr, targets: Expr) -> Ex
         lambda tp: maybe_build_reassignment(common.st(b.x), tp, targets.get(tp)),
     )
     superseded = maybe_remove_from_zk_reassignment(p, b.x, lambda t, _r: b.accepted.has(t))
-    triggered = maybe_trigger_partition_reassignment(p, superseded, b.accepted).f("work")
+    triggered = maybe_trigger_partition_reassignment(p, superseded, b.accepted)
     return rule("processApiPartitionReassignment", "§7.7.1", b.in_(triggered))
 
 

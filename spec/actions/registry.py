@@ -67,7 +67,12 @@ def builders(profile: Profile) -> list[Builder]:
         deletion.stop_replica_response_without_deletion_action,
     ]
     if profile.kip460_replica_election:
-        out += [event_queue.replica_leader_election_queued_action, event_queue.queued_event_processed_action]
+        out += [
+            event_queue.replica_leader_election_queued_action,
+            event_queue.controlled_shutdown_queued_action,
+            event_queue.api_partition_reassignment_queued_action,
+            event_queue.queued_event_processed_action,
+        ]
     return out
 
 

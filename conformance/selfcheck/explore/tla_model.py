@@ -23,6 +23,7 @@ when the two describe the same state space.
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -98,18 +99,28 @@ def check_count(entry: Expected) -> CountCheck:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """List the manifest's models with the explorer's counts; ``--update`` writes the counts into the manifest."""
+    """List the manifest's models (those named, else every one) with the explorer's counts; ``--update`` writes
+    the counts into the manifest."""
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("--update", action="store_true", help="write the explorer's counts into the manifest")
+    parser.add_argument("names", nargs="*", help="manifest model names (default: all)")
     args = parser.parse_args(argv)
-    checks = [check_count(e) for e in load()]
+    entries = load()
+    unknown = sorted(set(args.names) - {e.name for e in entries})
+    if unknown:
+        print(
+            f"unknown manifest model(s) {unknown}; known: {sorted(e.name for e in entries)}", file=sys.stderr
+        )
+        return 2
+    checks = [check_count(e) for e in entries if not args.names or e.name in args.names]
     for c in checks:
         print(f"{c.entry.name}: manifest {c.entry.distinct_states}, explorer {c.count}: {c.problem or 'ok'}")
     if any(c.result.finding is not None or c.result.stats.truncated for c in checks):
         print("an exploration did not complete cleanly; the manifest is left as it is")
         return 1
     if args.update:
-        save(tuple(replace(c.entry, distinct_states=c.count) for c in checks))
+        counts = {c.entry.name: c.count for c in checks}
+        save(tuple(replace(e, distinct_states=counts.get(e.name, e.distinct_states)) for e in entries))
         return 0
     return 1 if any(c.problem for c in checks) else 0
 

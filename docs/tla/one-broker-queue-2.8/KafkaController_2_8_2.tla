@@ -136,20 +136,31 @@ Literal7 ==
 
 (* The spec's procedures, one operator each. *)
 
-(* §7.12 preempt, spec/actions/common.py:174 *)
+(* §7.12 preempt, spec/actions/common.py:176 *)
 Preempt(x) ==
     (LET RECURSIVE fold(_, _)
          fold(acc, rest) ==
              IF rest = <<>> THEN acc
-             ELSE
-                 fold(
-                     LET q == Head(rest) IN
-                         [next_request |-> acc.next_request + 1,
-                          answers |->
-                              acc.answers
-                              \cup {[request |-> acc.next_request, tp |-> tp, error |-> "NOT_CONTROLLER",
-                                     leader |-> -1] : tp \in q.partitions}]
-                                  , Tail(rest))
+             ELSE fold(LET q == Head(rest) IN
+                           [next_request |-> acc.next_request + 1,
+                            answers |-> acc.answers
+                                        \cup (IF q.kind = "ControlledShutdown"
+                                              THEN {[request |-> acc.next_request,
+                                                     tp |-> [topic |-> "", partition |-> -1],
+                                                     error |-> "NOT_CONTROLLER",
+                                                     leader |-> -1,
+                                                     exception |-> "ControllerMovedException"]}
+                                              ELSE IF q.kind = "ApiPartitionReassignment"
+                                              THEN {[request |-> acc.next_request,
+                                                     tp |-> [topic |-> "", partition |-> -1],
+                                                     error |-> "NOT_CONTROLLER",
+                                                     leader |-> -1,
+                                                     exception |-> ""]}
+                                              ELSE {[request |-> acc.next_request,
+                                                     tp |-> tp,
+                                                     error |-> "NOT_CONTROLLER",
+                                                     leader |-> -1,
+                                                     exception |-> ""] : tp \in q.partitions})], Tail(rest))
      IN  fold([next_request |-> 0, answers |-> {}], x.state.controller.queued_elections)).answers
 
 (* §7.12 onControllerResignation, spec/actions/common.py:149 *)
@@ -307,8 +318,8 @@ InitializeControllerContext(enableFeatureVersioning, state, broker_id, zk2, topi
                       error |-> FALSE]
 
 (* §3.1 liveBrokerIds, spec/context.py:37 *)
-LiveBrokerIds(state) ==
-    DOMAIN state.controller.live_brokers \ state.controller.shutting_down
+LiveBrokerIds(before) ==
+    DOMAIN before.controller.live_brokers \ before.controller.shutting_down
 
 (* §3.1 isReplicaOnline, spec/context.py:52 *)
 IsReplicaOnline(r, live, tp, w) ==
@@ -1171,19 +1182,6 @@ PreferredReplicaPartitionLeaderElectionStrategy(inp) ==
 ElectPreferredReplica(inp) ==
     PreferredReplicaPartitionLeaderElectionStrategy(inp)
 
-(* §6 ReassignPartitionLeaderElectionStrategy, spec/elections.py:111 *)
-ReassignPartitionLeaderElectionStrategy(inp) ==
-    [leader |-> FirstOr(
-                    SelectSeq(inp.target_replicas, LAMBDA r : r \in inp.online /\ r \in Range(inp.leader_and_isr.isr)),
-                    -1),
-     isr |-> inp.leader_and_isr.isr,
-     recipients |-> inp.target_replicas,
-     unclean |-> FALSE]
-
-(* §6 elect [p=kafka-2.8, strategy=ReassignPartitionLeaderElectionStrategy], spec/elections.py:145 *)
-ElectReassign(inp) ==
-    ReassignPartitionLeaderElectionStrategy(inp)
-
 (* §6 ControlledShutdownPartitionLeaderElectionStrategy, spec/elections.py:142 *)
 ControlledShutdownPartitionLeaderElectionStrategy(inp) ==
     [leader |-> FirstOr(
@@ -1201,6 +1199,19 @@ ControlledShutdownPartitionLeaderElectionStrategy(inp) ==
 (* §6 elect [p=kafka-2.8, strategy=ControlledShutdownPartitionLeaderElectionStrategy], spec/elections.py:145 *)
 ElectControlledShutdown(inp) ==
     ControlledShutdownPartitionLeaderElectionStrategy(inp)
+
+(* §6 ReassignPartitionLeaderElectionStrategy, spec/elections.py:111 *)
+ReassignPartitionLeaderElectionStrategy(inp) ==
+    [leader |-> FirstOr(
+                    SelectSeq(inp.target_replicas, LAMBDA r : r \in inp.online /\ r \in Range(inp.leader_and_isr.isr)),
+                    -1),
+     isr |-> inp.leader_and_isr.isr,
+     recipients |-> inp.target_replicas,
+     unclean |-> FALSE]
+
+(* §6 elect [p=kafka-2.8, strategy=ReassignPartitionLeaderElectionStrategy], spec/elections.py:145 *)
+ElectReassign(inp) ==
+    ReassignPartitionLeaderElectionStrategy(inp)
 
 (* §3.4 addLeaderAndIsrRequestForBrokers, spec/batch.py:159 *)
 AddLeaderAndIsrRequestForBrokers4(work, wr, missing, newer, no_leader, results) ==
@@ -1330,9 +1341,9 @@ DoElectLeaderForPartitions(retry, work, c, elect_case) ==
                                THEN ElectOffline(election_input)
                                ELSE IF elect_case = "PreferredReplica"
                                THEN ElectPreferredReplica(election_input)
-                               ELSE IF elect_case = "Reassign"
-                               THEN ElectReassign(election_input)
-                               ELSE ElectControlledShutdown(election_input)]
+                               ELSE IF elect_case = "ControlledShutdown"
+                               THEN ElectControlledShutdown(election_input)
+                               ELSE ElectReassign(election_input)]
             no_leader == {tp8 \in cands : results[tp8].leader = -1}
             wr == UpdateLeaderAndIsr(
                       s1,
@@ -1458,8 +1469,8 @@ StartStateMachines(x) ==
     IN  v4
 
 (* §3.1 originReplicas, spec/context.py:79 *)
-OriginReplicas(fa) ==
-    SelectSeq(fa.replicas, LAMBDA e : e \notin Range(fa.adding))
+OriginReplicas(x) ==
+    SelectSeq(x.replicas, LAMBDA e : e \notin Range(x.adding))
 
 (* §8 markTopicIneligibleForDeletion, spec/actions/deletion.py:99 *)
 MarkTopicIneligibleForDeletion(v, x) ==
@@ -1473,7 +1484,7 @@ MarkTopicIneligibleForDeletion(v, x) ==
                                        \cup (x \cap v.state.controller.topics_to_be_deleted)]]]
     ELSE v
 
-(* §7.7.2 setTopicAssignment, spec/actions/common.py:293 *)
+(* §7.7.2 setTopicAssignment, spec/actions/common.py:321 *)
 SetTopicAssignment(work, t, done) ==
     IF ~(t.topic \in work.state.zk.topics)
     THEN [work |-> work, error |-> TRUE]
@@ -1686,7 +1697,7 @@ UpdateCurrentReassignment(work, t, fa) ==
                                                ,
              error |-> FALSE]
 
-(* §7.7.2 updateLeaderEpoch, spec/actions/common.py:509 *)
+(* §7.7.2 updateLeaderEpoch, spec/actions/common.py:537 *)
 UpdateLeaderEpoch(t, work) ==
     LET ts == {t}
         x ==
@@ -2122,70 +2133,76 @@ OnTopicDeletion(eligible, v) ==
     IN  v8
 
 (* §8 resumeDeletions, spec/actions/deletion.py:295 *)
-ResumeDeletions(v) ==
-    LET v2 == DOMAIN v.state.controller.assignments
-        queued == v.state.controller.topics_to_be_deleted
+ResumeDeletions(x) ==
+    LET v == DOMAIN x.state.controller.assignments
+        queued == x.state.controller.topics_to_be_deleted
         done ==
             {t \in queued :
                 \A pr \in
                     UNION
                         {Range(
-                             LET q == GetOr(v.state.controller.assignments, tp2,
+                             LET q == GetOr(x.state.controller.assignments, tp2,
                                             [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>]).replicas
                              IN  [i \in DOMAIN q |-> LET r == q[i] IN [tp |-> tp2,
-                                                                       replica |-> r]]) : tp2 \in {tp \in v2 : tp.topic
+                                                                       replica |-> r]]) : tp2 \in {tp \in v : tp.topic
                                                                            = t}}
                                   :
-                    GetOr(v.state.controller.replica_states, pr, "NonExistentReplica") = "ReplicaDeletionSuccessful"}
+                    GetOr(x.state.controller.replica_states, pr, "NonExistentReplica") = "ReplicaDeletionSuccessful"}
         retry ==
             {t2 \in queued :
                 /\ ~(\A pr2 \in
                          UNION
                              {Range(
-                                  LET q2 == GetOr(v.state.controller.assignments, tp4,
+                                  LET q2 == GetOr(x.state.controller.assignments, tp4,
                                                   [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>]).replicas
-                                  IN  [i2 \in DOMAIN q2 |-> LET r2 == q2[i2] IN [tp |-> tp4, replica |-> r2]]) : tp4 \in
-                                      {tp3 \in v2 : tp3.topic = t2}} :
-                         GetOr(v.state.controller.replica_states, pr2,
+                                  IN  [i2 \in DOMAIN q2 |-> LET r2 == q2[i2] IN [tp |-> tp4,
+                                                                                 replica |-> r2]]) : tp4 \in {tp3
+                                                                                     \in v : tp3.topic = t2}
+                                      } :
+                         GetOr(x.state.controller.replica_states, pr2,
                                "NonExistentReplica") = "ReplicaDeletionSuccessful")
                 /\ ~(\E pr3 \in
                          UNION
                              {Range(
-                                  LET q3 == GetOr(v.state.controller.assignments, tp6,
+                                  LET q3 == GetOr(x.state.controller.assignments, tp6,
                                                   [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>]).replicas
-                                  IN  [i3 \in DOMAIN q3 |-> LET r3 == q3[i3] IN [tp |-> tp6, replica |-> r3]]) : tp6 \in
-                                      {tp5 \in v2 : tp5.topic = t2}} :
-                         GetOr(v.state.controller.replica_states, pr3, "NonExistentReplica") = "ReplicaDeletionStarted")
+                                  IN  [i3 \in DOMAIN q3 |-> LET r3 == q3[i3] IN [tp |-> tp6,
+                                                                                 replica |-> r3]]) : tp6 \in {tp5
+                                                                                     \in v : tp5.topic = t2}
+                                      } :
+                         GetOr(x.state.controller.replica_states, pr3, "NonExistentReplica") = "ReplicaDeletionStarted")
                 /\ \E pr4 \in
                        UNION
                            {Range(
-                                LET q4 == GetOr(v.state.controller.assignments, tp8,
+                                LET q4 == GetOr(x.state.controller.assignments, tp8,
                                                 [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>]).replicas
-                                IN  [i4 \in DOMAIN q4 |-> LET r4 == q4[i4] IN [tp |-> tp8, replica |-> r4]]) : tp8 \in
-                                    {tp7 \in v2 : tp7.topic = t2}} :
-                       GetOr(v.state.controller.replica_states, pr4,
+                                IN  [i4 \in DOMAIN q4 |-> LET r4 == q4[i4] IN [tp |-> tp8,
+                                                                               replica |-> r4]]) : tp8 \in {tp7 \in v :
+                                                                                   tp7.topic = t2}
+                                    } :
+                       GetOr(x.state.controller.replica_states, pr4,
                              "NonExistentReplica") = "ReplicaDeletionIneligible"}
         eligible ==
             {t3 \in (queued \ done) :
-                /\ t3 \in v.state.controller.topics_to_be_deleted
+                /\ t3 \in x.state.controller.topics_to_be_deleted
                 /\ ~(\E pr5 \in
                          UNION
                              {Range(
-                                  LET q5 == GetOr(v.state.controller.assignments, tp10,
+                                  LET q5 == GetOr(x.state.controller.assignments, tp10,
                                                   [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>]).replicas
                                   IN  [i5 \in DOMAIN q5 |-> LET r5 == q5[i5] IN [tp |-> tp10,
                                                                                  replica |-> r5]]) : tp10 \in
-                                      {tp9 \in v2 : tp9.topic = t3}} :
-                         GetOr(v.state.controller.replica_states, pr5, "NonExistentReplica") = "ReplicaDeletionStarted")
-                /\ ~(t3 \in v.state.controller.topics_ineligible_for_deletion)}
-        v3 == LET RECURSIVE fold(_, _)
+                                      {tp9 \in v : tp9.topic = t3}} :
+                         GetOr(x.state.controller.replica_states, pr5, "NonExistentReplica") = "ReplicaDeletionStarted")
+                /\ ~(t3 \in x.state.controller.topics_ineligible_for_deletion)}
+        v2 == LET RECURSIVE fold(_, _)
                   fold(acc, rest) ==
                       IF rest = <<>> THEN acc
-                      ELSE fold(LET x == Head(rest) IN CompleteDeleteTopic(acc, x), Tail(rest))
-              IN  fold(v, SortStr(done))
-        v4 == IF Cardinality(retry) = 0 THEN v3 ELSE RetryDeletionForIneligibleReplicas(v3, retry)
-        v5 == IF Cardinality(eligible) = 0 THEN v4 ELSE OnTopicDeletion(eligible, v4)
-    IN  v5
+                      ELSE fold(LET x2 == Head(rest) IN CompleteDeleteTopic(acc, x2), Tail(rest))
+              IN  fold(x, SortStr(done))
+        v3 == IF Cardinality(retry) = 0 THEN v2 ELSE RetryDeletionForIneligibleReplicas(v2, retry)
+        v4 == IF Cardinality(eligible) = 0 THEN v3 ELSE OnTopicDeletion(eligible, v3)
+    IN  v4
 
 (* §8 resumeDeletionForTopics, spec/actions/deletion.py:330 *)
 ResumeDeletionForTopics(x, x2) ==
@@ -2306,18 +2323,19 @@ ReassignmentPhaseA(t, x, fa) ==
              error |-> FALSE]
 
 (* §7.7.2 onPartitionReassignment, spec/actions/reassignment_kip455.py:303 *)
-OnPartitionReassignment(x, fa, work) ==
-    LET x2 == UpdateCurrentReassignment(work, x, fa)
+OnPartitionReassignment(tp, x, work) ==
+    LET x2 == UpdateCurrentReassignment(work, tp, x)
     IN  IF x2.error \/ x2.work.moved
         THEN x2
         ELSE
-            IF ~(Len(fa.adding) > 0 \/ Len(fa.removing) > 0)
-            THEN IF TRUE THEN ReassignmentPhaseB(fa, x2, x) ELSE ReassignmentPhaseA(x, x2, fa)
+            IF ~(Len(x.adding) > 0 \/ Len(x.removing) > 0)
+            THEN IF TRUE THEN ReassignmentPhaseB(x, x2, tp) ELSE ReassignmentPhaseA(tp, x2, x)
             ELSE
                 LET x3 == x2.work
-                    ts == {x}
+                    ts == {tp}
                     x4 ==
-                        IF \E tp \in ts : tp \in DOMAIN x3.state.zk.faults /\ x3.state.zk.faults[tp] = "CONNECTIONLOSS"
+                        IF \E tp2 \in ts : tp2 \in DOMAIN x3.state.zk.faults /\ x3.state.zk.faults[tp2]
+                            = "CONNECTIONLOSS"
                         THEN
                             [work |->
                                  [x3 EXCEPT
@@ -2327,21 +2345,21 @@ OnPartitionReassignment(x, fa, work) ==
                                                  [x3.state.zk EXCEPT
                                                      !.faults = MapDelAll(
                                                                     x3.state.zk.faults,
-                                                                    {tp2 \in ts : tp2 \in DOMAIN x3.state.zk.faults /\
-                                                                        x3.state.zk.faults[tp2] = "CONNECTIONLOSS"})]]
+                                                                    {tp3 \in ts : tp3 \in DOMAIN x3.state.zk.faults /\
+                                                                        x3.state.zk.faults[tp3] = "CONNECTIONLOSS"})]]
                                                                                                                       ],
                              error |-> TRUE]
                         ELSE [work |-> x3, error |-> FALSE]
                 IN  IF x4.error \/ x4.work.moved
                     THEN x4
-                    ELSE IF /\ x \in DOMAIN x4.work.state.zk.partition_states
-                            /\ Range(TargetReplicas(fa)) \subseteq Range(x4.work.state.zk.partition_states[
-                                x].leader_and_isr.isr)
-                         THEN ReassignmentPhaseB(fa, x4, x)
-                         ELSE ReassignmentPhaseA(x, x4, fa)
+                    ELSE IF /\ tp \in DOMAIN x4.work.state.zk.partition_states
+                            /\ Range(TargetReplicas(x)) \subseteq Range(x4.work.state.zk.partition_states[
+                                tp].leader_and_isr.isr)
+                         THEN ReassignmentPhaseB(x, x4, tp)
+                         ELSE ReassignmentPhaseA(tp, x4, x)
 
 (* §7.7.1 maybeTriggerPartitionReassignment, spec/actions/reassignment_kip455.py:332 *)
-MaybeTriggerPartitionReassignment(x, x2) ==
+MaybeTriggerPartitionReassignment(accepted, maybeRemoveFromZkReassignment) ==
     LET RECURSIVE fold(_, _)
         fold(acc, rest) ==
             IF rest = <<>> THEN acc
@@ -2357,10 +2375,10 @@ MaybeTriggerPartitionReassignment(x, x2) ==
                                                  [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>]).replicas)
                                          = 0
                                    THEN [acc EXCEPT !.failed = v]
-                                   ELSE LET a == OnPartitionReassignment(tp, x[tp], acc.work)
+                                   ELSE LET a == OnPartitionReassignment(tp, accepted[tp], acc.work)
                                         IN  [acc EXCEPT !.work = a.work, !.failed = IF a.error THEN v ELSE acc.failed],
                                             Tail(rest))
-    IN  fold([work |-> x2, failed |-> {}], SortTopicPartition(DOMAIN x))
+    IN  fold([work |-> maybeRemoveFromZkReassignment, failed |-> {}], SortTopicPartition(DOMAIN accepted))
 
 (* §7.7.1 maybeRemoveFromZkReassignment, spec/actions/reassignment_kip455.py:158 *)
 MaybeRemoveFromZkReassignment2(tr) ==
@@ -2464,7 +2482,7 @@ FetchPendingPreferredReplicaElections(x) ==
              error |-> FALSE]
         ELSE [work |-> x2, error |-> TRUE]
 
-(* §7.12 triggerControllerMove, spec/actions/common.py:364 *)
+(* §7.12 triggerControllerMove, spec/actions/common.py:392 *)
 TriggerControllerMove(a) ==
     LET x == a.work
     IN  IF x.state.zk.controller = x.state.controller.controller_id
@@ -2664,25 +2682,25 @@ PartitionStateChangeOnlinePartitionControlledShutdown(w, partitions) ==
     PartitionStateMachineHandleStateChangesOnlinePartition(w, partitions, FALSE, "ControlledShutdown")
 
 (* §7.10 doControlledShutdown, spec/actions/shutdown.py:75 *)
-DoControlledShutdown(w, broker_id, broker_epoch) ==
-    IF /\ broker_id \in DOMAIN w.state.controller.live_brokers
-       /\ broker_epoch = -1 \/ broker_epoch >= w.state.controller.live_brokers[broker_id]
+DoControlledShutdown(w, broker, epoch) ==
+    IF /\ broker \in DOMAIN w.state.controller.live_brokers
+       /\ epoch = -1 \/ epoch >= w.state.controller.live_brokers[broker]
     THEN
         LET y ==
                 [w EXCEPT
                     !.state =
                         [w.state EXCEPT
                             !.controller = [w.state.controller EXCEPT !.shutting_down = w.state.controller.shutting_down
-                                \cup {broker_id}]]]
+                                \cup {broker}]]]
             act ==
                 {tp2 \in
                     {tp \in (DOMAIN y.state.controller.leadership) :
                         LET replicas == GetOr(y.state.controller.assignments, tp,
                                               [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>]).replicas
-                        IN  broker_id \in Range(replicas) /\ Len(replicas) > 1} :
+                        IN  broker \in Range(replicas) /\ Len(replicas) > 1} :
                     ~(tp2.topic \in y.state.controller.topics_to_be_deleted)}
-            led == {tp3 \in act : y.state.controller.leadership[tp3].leader_and_isr.leader = broker_id}
-            followed == {[tp |-> tp4, replica |-> broker_id] : tp4 \in (act \ led)}
+            led == {tp3 \in act : y.state.controller.leadership[tp3].leader_and_isr.leader = broker}
+            followed == {[tp |-> tp4, replica |-> broker] : tp4 \in (act \ led)}
             v == PartitionStateChangeOnlinePartitionControlledShutdown(y, led)
             v2 == IF Cardinality(followed) = 0 THEN v ELSE Send(AddStopReplicaBulk(v, followed, FALSE))
             v3 == ReplicaStateChangeOfflineReplica(v2, followed)
@@ -2919,7 +2937,7 @@ MaybeRemoveFromZkReassignment3(x, accepted) ==
                                        ]
             ELSE [x EXCEPT !.moved = TRUE]
 
-(* §7.7.1 processApiPartitionReassignment, spec/actions/reassignment_kip455.py:463 *)
+(* §7.7.1 processApiPartitionReassignment, spec/actions/reassignment_kip455.py:468 *)
 ProcessApiPartitionReassignment(w, targets) ==
     LET accepted ==
             [tp2 \in
@@ -2953,7 +2971,7 @@ ProcessApiPartitionReassignment(w, targets) ==
                          IN  [replicas |-> full3,
                               adding |-> SelectSeq(full3, LAMBDA e5 : e5 \notin Range(originReplicas)),
                               removing |-> SelectSeq(full3, LAMBDA e6 : e6 \notin Range(targets[tp2]))]]
-    IN  MaybeTriggerPartitionReassignment(accepted, MaybeRemoveFromZkReassignment3(w, accepted)).work
+    IN  MaybeTriggerPartitionReassignment(accepted, MaybeRemoveFromZkReassignment3(w, accepted))
 
 (* §5 partition_state_change [p=kafka-2.8, target=OnlinePartition, *)
 (* election=LeaderElection(strategy=<ElectionStrategy.OfflinePartitionLeaderElectionStrategy: 'offline'>, *)
@@ -3214,16 +3232,32 @@ OnBrokerLogDirFailure(w, broker_ids) ==
                      IN  [i \in DOMAIN q |-> LET r2 == q[i] IN [tp |-> tp, replica |-> r2]]) : tp \in
                          (DOMAIN w.state.controller.assignments)})
 
-(* §7.12 ControllerEventManager.put, spec/actions/event_queue.py:85 *)
-ControllerEventManagerPut(work, state, partitions, election_type) ==
-    [work EXCEPT
-        !.state =
-            [state EXCEPT
-                !.controller =
-                    [state.controller EXCEPT
-                        !.queued_elections = Append(controller.queued_elections,
-                                                    [partitions |-> partitions, election_type |-> election_type])]
-                            ]]
+(* §7.12 ControllerEventManager.put, spec/actions/event_queue.py:111 *)
+ControllerEventManagerPut(partitions, election_type, broker_id, broker_epoch, x, x2, kind) ==
+    LET work == [state |-> s,
+                 batch |-> [leader_and_isr |-> <<>>,
+                            update_metadata_brokers |-> {},
+                            update_metadata_partitions |-> <<>>,
+                            stop_replica |-> <<>>],
+                 sent |-> {},
+                 failures |-> {},
+                 moved |-> FALSE,
+                 answers |-> {}]
+        state == work.state
+    IN  [work EXCEPT
+            !.state = [state EXCEPT
+                          !.controller =
+                              [state.controller EXCEPT
+                                  !.queued_elections =
+                                      Append(
+                                          controller.queued_elections,
+                                          [partitions |-> partitions,
+                                           election_type |-> election_type,
+                                           kind |-> kind,
+                                           broker_id |-> broker_id,
+                                           broker_epoch |-> broker_epoch,
+                                           targets |-> x,
+                                           cancels |-> x2])]]]
 
 (* §7.9 processReplicaLeaderElection, spec/actions/elections.py:132 *)
 ProcessReplicaLeaderElection2(w, head, v) ==
@@ -3255,25 +3289,89 @@ ProcessReplicaLeaderElection2(w, head, v) ==
                 ELSE OnReplicaElection(w, electable, "offline")
         ELSE w
 
-(* §7.9 electionCallback, spec/actions/event_queue.py:144 *)
-ElectionCallback(head, w, after, v) ==
-    LET known == {tp \in head.partitions : tp \in DOMAIN w.state.controller.assignments}
-        live == {tp2 \in known : ~(tp2.topic \in w.state.controller.topics_to_be_deleted)}
-    IN  IF ~(\A tp3 \in live : tp3 \in DOMAIN w.state.controller.leadership) \/ after.moved
+(* §7.10 controlledShutdownCallback, spec/actions/event_queue.py:259 *)
+ControlledShutdownCallback(v, after, epoch, before, broker) ==
+    LET unchecked == IF v THEN "BrokerNotAvailableException" ELSE IF after.moved THEN "ControllerMovedException" ELSE ""
+        exception ==
+            IF epoch = -1
+            THEN unchecked
+            ELSE IF v
+            THEN "NoSuchElementException"
+            ELSE IF epoch < before.controller.live_brokers[broker] THEN "StaleBrokerEpochException" ELSE unchecked
+        v2 == {[request |-> 0,
+                tp |-> [topic |-> "", partition |-> -1],
+                error |-> IF exception = ""
+                          THEN "NONE"
+                          ELSE IF exception = "ControllerMovedException" THEN "NOT_CONTROLLER"
+                              ELSE "UNKNOWN_SERVER_ERROR",
+                leader |-> -1,
+                exception |-> exception]}
+    IN  IF exception = ""
+        THEN
+            v2
+            \cup {[request |-> 0, tp |-> tp4, error |-> "NONE", leader |-> broker, exception |-> ""] : tp4 \in
+                     {tp3 \in {tp2 \in {tp \in (DOMAIN after.state.controller.leadership) :
+                                           LET replicas == GetOr(
+                                                               after.state.controller.assignments,
+                                                               tp,
+                                                               [replicas |-> <<>>, adding |-> <<>>,
+                                                                   removing |-> <<>>]).replicas
+                                           IN  broker \in Range(replicas) /\ Len(replicas) > 1} :
+                                  ~(tp2.topic \in after.state.controller.topics_to_be_deleted)} :
+                         after.state.controller.leadership[tp3].leader_and_isr.leader = broker}}
+        ELSE v2
+
+(* §7.7.1 reassignmentCallback, spec/actions/event_queue.py:201 *)
+ReassignmentCallback(reassigned, targets, before, liveBrokerIds) ==
+    IF reassigned.work.moved
+    THEN {}
+    ELSE
+        {(LET v == Len(targets[tp])
+              v2 == GetOr(before.controller.assignments, tp, [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>])
+              v3 == IF tp.topic \in before.controller.topics_to_be_deleted \/ Len(v2.replicas) = 0
+                    THEN "UNKNOWN_TOPIC_OR_PARTITION"
+                    ELSE IF tp \in reassigned.failed THEN "UNKNOWN_SERVER_ERROR" ELSE "NONE"
+          IN  [request |-> 0,
+               tp |-> tp,
+               error |->
+                   IF targets[tp] = NoValue
+                   THEN IF Len(v2.adding) > 0 \/ Len(v2.removing) > 0 THEN v3 ELSE "NO_REASSIGNMENT_IN_PROGRESS"
+                   ELSE IF /\ v > 0
+                           /\ Cardinality(Range(targets[tp])) = v
+                           /\ \A r \in Range(targets[tp]) : r >= 0
+                           /\ \A r2 \in Range(
+                                            (LET origin == OriginReplicas(v2)
+                                                 full == Dedup(targets[tp] \o origin)
+                                             IN  [replicas |-> full,
+                                                  adding |-> SelectSeq(full, LAMBDA e : e \notin Range(origin)),
+                                                  removing |-> SelectSeq(full,
+                                                                         LAMBDA e2 : e2 \notin Range(targets[
+                                                                             tp]))]).adding) :
+                                  r2 \in liveBrokerIds
+                        THEN v3
+                        ELSE "INVALID_REPLICA_ASSIGNMENT",
+               leader |-> -1,
+               exception |-> ""]) : tp \in (DOMAIN targets)}
+
+(* §7.9 electionCallback, spec/actions/event_queue.py:321 *)
+ElectionCallback(head, before, after, v, liveBrokerIds) ==
+    LET known == {tp \in head.partitions : tp \in DOMAIN before.controller.assignments}
+        live == {tp2 \in known : ~(tp2.topic \in before.controller.topics_to_be_deleted)}
+    IN  IF ~(\A tp3 \in live : tp3 \in DOMAIN before.controller.leadership) \/ after.moved
         THEN {}
         ELSE
             LET electable ==
                     {tp4 \in live :
-                        LET leader == w.state.controller.leadership[tp4].leader_and_isr.leader
+                        LET leader == before.controller.leadership[tp4].leader_and_isr.leader
                         IN  IF v
                             THEN
                                 \/ leader
                                    # FirstOr(
-                                         GetOr(w.state.controller.assignments, tp4,
+                                         GetOr(before.controller.assignments, tp4,
                                                [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>]).replicas,
                                          -1)
                                 \/ ~TRUE
-                            ELSE leader = -1 \/ ~(leader \in LiveBrokerIds(w.state))}
+                            ELSE leader = -1 \/ ~(leader \in liveBrokerIds)}
                 failed == {f2.tp : f2 \in {f \in after.failures : f.machine = "partition"}}
                 zk_failed == {f4.tp : f4 \in {f3 \in after.failures : f3.machine = "partition" /\ f3.reason
                     = "ZkError"}}
@@ -3292,8 +3390,8 @@ ElectionCallback(head, w, after, v) ==
                        tp |-> tp5,
                        error |-> error,
                        leader |-> IF error = "NONE" THEN after.state.controller.leadership[tp5].leader_and_isr.leader
-                           ELSE -1])
-                            : tp5 \in head.partitions}
+                           ELSE -1,
+                       exception |-> ""]) : tp5 \in head.partitions}
 
 (* §11 I1 I1 leader in ISR (spec: spec/invariants.py:162) *)
 (* 2.8: every partition-state znode and every cached LI with a leader has the leader in its ISR. *)
@@ -4257,14 +4355,14 @@ StopReplicaResponseReceived(broker_id, partitions, error) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "StopReplicaResponseReceived")
 
-(* §7.7 ApiPartitionReassignment (spec: spec/actions/reassignment_kip455.py:469 api_partition_reassignment_action) *)
+(* §7.7 ApiPartitionReassignment (spec: spec/actions/reassignment_kip455.py:474 api_partition_reassignment_action) *)
 (* An admin client alters partition reassignments (target list, or None to cancel) (§7.7.1, *)
 (* KIP-455). *)
 ApiPartitionReassignment(targets) ==
     /\ /\ controller.controller_id # -1
        /\ Cardinality(DOMAIN targets) > 0
        /\ Len(controller.queued_elections) = 0
-    /\ LET w == (* §7.7 ApiPartitionReassignment, spec/actions/reassignment_kip455.py:469 *)
+    /\ LET w == (* §7.7 ApiPartitionReassignment, spec/actions/reassignment_kip455.py:474 *)
                 LET w2 == [state |-> s,
                            batch |-> [leader_and_isr |-> <<>>,
                                       update_metadata_brokers |-> {},
@@ -4275,7 +4373,7 @@ ApiPartitionReassignment(targets) ==
                            moved |-> FALSE,
                            answers |-> {}]
                 IN  IF w2.state.controller.controller_id # -1
-                    THEN LET x == ProcessApiPartitionReassignment(w2, targets)
+                    THEN LET x == ProcessApiPartitionReassignment(w2, targets).work
                          IN  IF x.moved THEN OnControllerResignation(x) ELSE x
                     ELSE w2
        IN  /\ zk' = w.state.zk
@@ -4283,7 +4381,7 @@ ApiPartitionReassignment(targets) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ApiPartitionReassignment")
 
-(* §7.7 ZkPartitionReassignment (spec: spec/actions/reassignment_kip455.py:481 zk_partition_reassignment_action) *)
+(* §7.7 ZkPartitionReassignment (spec: spec/actions/reassignment_kip455.py:486 zk_partition_reassignment_action) *)
 (* /admin/reassign_partitions is created; the controller handles ZkPartitionReassignment (§7.7.1). *)
 ZkPartitionReassignment(targets) ==
     /\ /\ Cardinality(DOMAIN targets) > 0
@@ -4299,7 +4397,7 @@ ZkPartitionReassignment(targets) ==
                              moved |-> FALSE,
                              answers |-> {}]
                     state == work.state
-                IN  (* §7.7 ZkPartitionReassignment, spec/actions/reassignment_kip455.py:481 *)
+                IN  (* §7.7 ZkPartitionReassignment, spec/actions/reassignment_kip455.py:486 *)
                     LET w2 == [work EXCEPT !.state = [state EXCEPT !.zk = [state.zk EXCEPT !.reassign_partitions
                         = targets]]]
                     IN  IF w2.state.controller.controller_id # -1
@@ -4760,32 +4858,57 @@ StopReplicaResponseWithoutDeletionReceived(broker_id, partitions, error) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "StopReplicaResponseWithoutDeletionReceived")
 
-(* §7.9 ReplicaLeaderElectionQueued (spec: spec/actions/event_queue.py:77 replica_leader_election_queued_action) *)
+(* §7.9 ReplicaLeaderElectionQueued (spec: spec/actions/event_queue.py:107 replica_leader_election_queued_action) *)
 (* An admin client's leader election waits in the controller's event queue (§7.9, §7.12). *)
 ReplicaLeaderElectionQueued(partitions, election_type) ==
     /\ /\ controller.controller_id # -1
        /\ Cardinality(partitions) > 0
        /\ Len(controller.queued_elections) < config.max_queued_requests
-    /\ LET w == LET work == [state |-> s,
-                             batch |-> [leader_and_isr |-> <<>>,
-                                        update_metadata_brokers |-> {},
-                                        update_metadata_partitions |-> <<>>,
-                                        stop_replica |-> <<>>],
-                             sent |-> {},
-                             failures |-> {},
-                             moved |-> FALSE,
-                             answers |-> {}]
-                    state == work.state
-                IN  (* §7.9 ReplicaLeaderElectionQueued, spec/actions/event_queue.py:77 *)
-                    ControllerEventManagerPut(work, state, partitions, election_type)
+    /\ LET w == (* §7.9 ReplicaLeaderElectionQueued, spec/actions/event_queue.py:107 *)
+                ControllerEventManagerPut(partitions, election_type, -1, -1, <<>>, {}, "ReplicaLeaderElection")
        IN  /\ zk' = w.state.zk
            /\ controller' = w.state.controller
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ReplicaLeaderElectionQueued")
 
-(* §7.9 QueuedEventProcessed (spec: spec/actions/event_queue.py:167 queued_event_processed_action) *)
-(* The controller's event thread processes the oldest queued admin election and answers its *)
-(* callback (§7.9). *)
+(* §7.10 ControlledShutdownQueued (spec: spec/actions/event_queue.py:107 controlled_shutdown_queued_action) *)
+(* A broker's controlled shutdown waits in the controller's event queue (§7.10, §7.12). *)
+ControlledShutdownQueued(broker_id, broker_epoch) ==
+    /\ /\ controller.controller_id # -1
+       /\ broker_id \in DOMAIN zk.brokers
+       /\ Len(controller.queued_elections) < config.max_queued_requests
+    /\ LET w == (* §7.10 ControlledShutdownQueued, spec/actions/event_queue.py:107 *)
+                ControllerEventManagerPut({}, "PREFERRED", broker_id, broker_epoch, <<>>, {}, "ControlledShutdown")
+       IN  /\ zk' = w.state.zk
+           /\ controller' = w.state.controller
+           /\ config' = w.state.config
+           /\ StepInvariantsHold(w, "ControlledShutdownQueued")
+
+(* §7.7 ApiPartitionReassignmentQueued (spec: spec/actions/event_queue.py:107 *)
+(* api_partition_reassignment_queued_action) *)
+(* An admin client's partition reassignment waits in the controller's event queue (§7.7.1, §7.12). *)
+ApiPartitionReassignmentQueued(targets) ==
+    /\ /\ controller.controller_id # -1
+       /\ Cardinality(DOMAIN targets) > 0
+       /\ Len(controller.queued_elections) < config.max_queued_requests
+    /\ LET w == LET v == {tp \in (DOMAIN targets) : targets[tp] = NoValue}
+                IN  (* §7.7 ApiPartitionReassignmentQueued, spec/actions/event_queue.py:107 *)
+                    ControllerEventManagerPut(
+                        {},
+                        "PREFERRED",
+                        -1,
+                        -1,
+                        [tp2 \in DOMAIN targets \ v |-> targets[tp2]],
+                        v,
+                        "ApiPartitionReassignment")
+       IN  /\ zk' = w.state.zk
+           /\ controller' = w.state.controller
+           /\ config' = w.state.config
+           /\ StepInvariantsHold(w, "ApiPartitionReassignmentQueued")
+
+(* §7.9 QueuedEventProcessed (spec: spec/actions/event_queue.py:372 queued_event_processed_action) *)
+(* The controller's event thread processes the oldest queued request (an admin election, a *)
+(* controlled shutdown or an admin reassignment) and answers its callback (§7.7.1, §7.9, §7.10). *)
 QueuedEventProcessed ==
     /\ controller.controller_id # -1 /\ Len(controller.queued_elections) > 0
     /\ LET w ==
@@ -4799,8 +4922,16 @@ QueuedEventProcessed ==
                         moved |-> FALSE,
                         answers |-> {}]
                state == work.state
-           IN  (* §7.9 QueuedEventProcessed, spec/actions/event_queue.py:167 *)
-               LET head == FirstOr(controller.queued_elections, [partitions |-> {}, election_type |-> "PREFERRED"])
+           IN  (* §7.9 QueuedEventProcessed, spec/actions/event_queue.py:372 *)
+               LET head == FirstOr(
+                               controller.queued_elections,
+                               [partitions |-> {},
+                                election_type |-> "PREFERRED",
+                                kind |-> "ReplicaLeaderElection",
+                                broker_id |-> -1,
+                                broker_epoch |-> -1,
+                                targets |-> <<>>,
+                                cancels |-> {}])
                    v == head.election_type = "PREFERRED"
                    w2 ==
                        [work EXCEPT
@@ -4820,8 +4951,26 @@ QueuedEventProcessed ==
                                                                 , Tail(rest))
                                                 IN  fold([passed_head |-> FALSE, rest |-> <<>>],
                                                          controller.queued_elections)).rest]]]
-                   after == ProcessReplicaLeaderElection2(w2, head, v)
-                   x == [after EXCEPT !.answers = ElectionCallback(head, w2, after, v)]
+                   before == w2.state
+                   liveBrokerIds == LiveBrokerIds(before)
+                   broker == head.broker_id
+                   v2 == ~(broker \in DOMAIN before.controller.live_brokers)
+                   epoch == head.broker_epoch
+                   kind == head.kind
+                   targets == [tp \in DOMAIN head.targets \cup head.cancels |->
+                                  IF tp \in head.cancels THEN NoValue ELSE head.targets[tp]]
+                   reassigned == ProcessApiPartitionReassignment(w2, targets)
+                   after == IF kind = "ControlledShutdown"
+                            THEN DoControlledShutdown(w2, broker, epoch)
+                            ELSE IF kind = "ApiPartitionReassignment"
+                            THEN reassigned.work
+                            ELSE ProcessReplicaLeaderElection2(w2, head, v)
+                   x == [after EXCEPT
+                            !.answers = IF kind = "ControlledShutdown"
+                                        THEN ControlledShutdownCallback(v2, after, epoch, before, broker)
+                                        ELSE IF kind = "ApiPartitionReassignment"
+                                        THEN ReassignmentCallback(reassigned, targets, before, liveBrokerIds)
+                                        ELSE ElectionCallback(head, before, after, v, liveBrokerIds)]
                IN  IF x.moved THEN OnControllerResignation(x) ELSE x
        IN  /\ zk' = w.state.zk
            /\ controller' = w.state.controller
@@ -4917,6 +5066,10 @@ Next ==
     \/ \E partitions \in PartitionsValues2,
           election_type \in ElectionTypeValues :
               ReplicaLeaderElectionQueued(partitions, election_type)
+    (* §7.10 ControlledShutdownQueued *)
+    \/ \E broker_id \in Brokers, broker_epoch \in BrokerEpochValues : ControlledShutdownQueued(broker_id, broker_epoch)
+    (* §7.7 ApiPartitionReassignmentQueued *)
+    \/ \E targets \in TargetsValues : ApiPartitionReassignmentQueued(targets)
     (* §7.9 QueuedEventProcessed *)
     \/ QueuedEventProcessed
 

@@ -17,11 +17,17 @@ from kcspec.conformance.reply_diff import diff_replies
 from kcspec.conformance.vectors import inputs
 from kcspec.conformance.vectors.generate import event_queue_cases
 from kcspec.spec.events import ControllerResignation, QueuedEventProcessed
+from kcspec.spec.requests import WHOLE_REQUEST
 from kcspec.spec.vocabulary import ApiError, TopicPartition
 
 PROFILE = "kafka-2.8"
 RUNS = {r.name: r for r in inputs.EVENT_QUEUE_CASES}
-T0, T1, U0 = TopicPartition("t", 0), TopicPartition("t", 1), TopicPartition("u", 0)
+T0, T1, T2, U0 = (
+    TopicPartition("t", 0),
+    TopicPartition("t", 1),
+    TopicPartition("t", 2),
+    TopicPartition("u", 0),
+)
 NOT_CONTROLLER = ApiError.NOT_CONTROLLER
 
 
@@ -47,7 +53,11 @@ def _replies(run: inputs.QueueCase) -> list[tuple[m.StepReply, m.StepReply]]:
 
 
 def _answers(reply: m.StepReply) -> set[tuple[int, TopicPartition, ApiError, int]]:
-    return {(a.request, a.tp, a.error, a.leader) for a in reply.answers}
+    return {(a.request, a.tp, a.error, a.leader) for a in reply.answers if not a.exception}
+
+
+def _failures(reply: m.StepReply) -> set[tuple[int, TopicPartition, ApiError, str]]:
+    return {(a.request, a.tp, a.error, a.exception) for a in reply.answers if a.exception}
 
 
 @pytest.mark.parametrize(
@@ -55,8 +65,18 @@ def _answers(reply: m.StepReply) -> set[tuple[int, TopicPartition, ApiError, int
     [
         # testPreemptionOnControllerShutdown: both queued events preempted
         ("preemption-on-controller-shutdown", 2, {(0, T0, NOT_CONTROLLER, -1), (1, T0, NOT_CONTROLLER, -1)}),
-        # testPreemptionWithCallbacks: the election's callback gets NOT_CONTROLLER for t-0 and t-1
-        ("preemption-with-callbacks", 1, {(0, T0, NOT_CONTROLLER, -1), (0, T1, NOT_CONTROLLER, -1)}),
+        # testPreemptionWithCallbacks: the election's callback gets NOT_CONTROLLER for t-0 and t-1 (the
+        # shutdown's Failure is checked by test_a_queued_controlled_shutdown_is_preempted_after_the_election)
+        # and the reassignment's NOT_CONTROLLER for the whole request (Right(ApiError(NOT_CONTROLLER)))
+        (
+            "preemption-with-callbacks",
+            3,
+            {
+                (0, T0, NOT_CONTROLLER, -1),
+                (0, T1, NOT_CONTROLLER, -1),
+                (2, WHOLE_REQUEST, NOT_CONTROLLER, -1),
+            },
+        ),
     ],
 )
 def test_a_controller_shutdown_preempts_the_queued_elections(
@@ -110,3 +130,55 @@ def test_every_queue_vector_needs_the_callbacks_capability() -> None:
     cases = list(event_queue_cases(PROFILE, SpecSut()))
     assert len(cases) == sum(len(r.events) for r in inputs.EVENT_QUEUE_CASES)
     assert all(m.Capability.callbacks in c.capabilities for c in cases)
+
+
+def test_a_queued_controlled_shutdown_is_preempted_after_the_election() -> None:
+    """testPreemptionWithCallbacks: the controlled shutdown queued behind the election gets
+    Failure(ControllerMovedException), as the queue's second request; nothing is shut down."""
+    replies = _replies(RUNS["preemption-with-callbacks"])
+    last = replies[-1][0]
+    assert _failures(last) == {(1, WHOLE_REQUEST, NOT_CONTROLLER, "ControllerMovedException")}
+    assert not last.state.controller.shutting_down
+
+
+def test_queued_controlled_shutdowns_processed_answer_the_partitions_still_led() -> None:
+    """§7.10 step 9: broker 1's shutdown moves its leadership of t-0 away (Success, nothing still led); broker 0's,
+    with no other live broker, leaves it leading both partitions (Success with both)."""
+    run = RUNS["controlled-shutdown-processed"]
+    replies = _replies(run)
+    first, second = replies[-2][0], replies[-1][0]
+    assert _answers(first) == {(0, WHOLE_REQUEST, ApiError.NONE, -1)}
+    assert first.state.controller.leadership[T0].leader_and_isr.leader == 0
+    assert _answers(second) == {
+        (0, WHOLE_REQUEST, ApiError.NONE, -1),
+        (0, T0, ApiError.NONE, 0),
+        (0, T1, ApiError.NONE, 0),
+    }
+    assert second.state.controller.shutting_down == frozenset({0, 1})
+    assert second.state.controller.queued_elections == ()
+
+
+def test_a_queued_controlled_shutdown_with_a_stale_epoch_fails_after_the_election_before_it() -> None:
+    """§7.10 step 2 (KAFKA-7235): Failure(StaleBrokerEpochException), nothing changed; the election queued
+    before it is answered first (first in, first out)."""
+    replies = _replies(RUNS["controlled-shutdown-stale-epoch"])
+    first, second = replies[-2][0], replies[-1][0]
+    assert {a.tp for a in first.answers} == {T0}
+    assert _failures(second) == {
+        (0, WHOLE_REQUEST, ApiError.UNKNOWN_SERVER_ERROR, "StaleBrokerEpochException")
+    }
+    assert second.state.controller.shutting_down == frozenset()
+    assert not second.requests
+
+
+def test_a_queued_reassignment_processed_answers_what_section_7_7_1_says() -> None:
+    replies = _replies(RUNS["reassignment-processed"])
+    last = replies[-1][0]
+    assert _answers(last) == {
+        (0, T0, ApiError.NONE, -1),  # broker 1 is live: the reassignment starts
+        (0, T1, ApiError.NO_REASSIGNMENT_IN_PROGRESS, -1),  # a cancel with nothing to cancel
+        (0, T2, ApiError.INVALID_REPLICA_ASSIGNMENT, -1),  # broker 5 is not alive
+        (0, U0, ApiError.UNKNOWN_TOPIC_OR_PARTITION, -1),
+    }
+    assert last.state.zk.assignments[T0].adding == (1,)
+    assert last.state.controller.queued_elections == ()

@@ -95,6 +95,8 @@ def test_every_event_has_an_action_and_every_invariant_cites_section_11(profile:
             "ApiPartitionReassignment",
             "StaleAlterIsrReceived",
             "ReplicaLeaderElectionQueued",
+            "ControlledShutdownQueued",
+            "ApiPartitionReassignmentQueued",
             "QueuedEventProcessed",
         }
         if profile == "kafka-1.1"

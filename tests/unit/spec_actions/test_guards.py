@@ -46,6 +46,8 @@ def test_one_action_per_event_kind(profile: str) -> None:
             "ApiPartitionReassignment",
             "StaleAlterIsrReceived",
             "ReplicaLeaderElectionQueued",
+            "ControlledShutdownQueued",
+            "ApiPartitionReassignmentQueued",
             "QueuedEventProcessed",
         }
     assert set(actions) == expected, f"{profile}: {sorted(set(actions) ^ expected)}"
