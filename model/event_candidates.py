@@ -17,12 +17,14 @@ from kcspec.model.event_domains import reassignment_target
 from kcspec.model.explore_config import ExploreConfig
 from kcspec.spec.events import (
     ApiPartitionReassignment,
+    ApiPartitionReassignmentQueued,
     AutoPreferredReplicaLeaderElection,
     BrokerBounce,
     BrokerChange,
     BrokerFailure,
     BrokerStartup,
     ControlledShutdown,
+    ControlledShutdownQueued,
     ControllerChange,
     ControllerEvent,
     ControllerFailover,
@@ -33,7 +35,9 @@ from kcspec.spec.events import (
     LogDirEventNotification,
     NewerControllerElected,
     PartitionExpansion,
+    QueuedEventProcessed,
     ReplicaLeaderElection,
+    ReplicaLeaderElectionQueued,
     StaleAlterIsrReceived,
     StopReplicaPartitionErrorsReceived,
     StopReplicaResponseReceived,
@@ -101,6 +105,10 @@ def candidates(s: ClusterState, cfg: ExploreConfig) -> list[ControllerEvent]:
         out.extend(_partition_events(s, cfg, tp, fa.replicas))
     if active:
         out.append(AutoPreferredReplicaLeaderElection())
+    if (
+        s.config.max_queued_requests > 0
+    ):  # the controller's event queue (a model bound, 0 unless a run sets it)
+        out.extend(_queue_events(s, cfg))
     if "controller" in cfg.faults:
         if active:
             out.append(ControllerResignation())
@@ -123,6 +131,21 @@ def candidates(s: ClusterState, cfg: ExploreConfig) -> list[ControllerEvent]:
         out.extend(LogDirEventNotification((b,)) for b in live)
         if len(live) > 1:
             out.append(LogDirEventNotification(tuple(live)))
+    return out
+
+
+def _queue_events(s: ClusterState, cfg: ExploreConfig) -> list[ControllerEvent]:
+    """Requests with a callback that wait in the controller's event queue — an admin election per partition and
+    election type, a controlled shutdown per registered broker (its current epoch), an API reassignment per
+    partition (to the explorer's target, or cancelled) — and the event thread taking the oldest (§7.7.1, §7.9,
+    §7.10, §7.12); the guards decide which are enabled."""
+    out: list[ControllerEvent] = []
+    for tp, fa in sorted(s.zk.assignments.items()):
+        out.extend(ReplicaLeaderElectionQueued(frozenset({tp}), kind) for kind in ElectionType)
+        out.append(ApiPartitionReassignmentQueued(FMap({tp: reassignment_target(fa.replicas, cfg.brokers)})))
+        out.append(ApiPartitionReassignmentQueued(FMap({tp: None})))
+    out.extend(ControlledShutdownQueued(b, epoch) for b, epoch in sorted(s.zk.brokers.items()))
+    out.append(QueuedEventProcessed())
     return out
 
 

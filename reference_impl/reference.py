@@ -100,10 +100,17 @@ from kcspec.spec.vocabulary import (
 )
 
 _NOT_BEHIND_THE_QUEUE: frozenset[type[ControllerEvent]] = frozenset(
-    {ControllerResignation, NewerControllerElected, ZombieControllerWrite, ZkFaultInjection}
+    {
+        ControllerResignation,
+        NewerControllerElected,
+        ZombieControllerWrite,
+        ZkFaultInjection,
+        StopReplicaResponseWithoutDeletionReceived,
+    }
 )
-"""Events that do not wait behind the queued requests: ``Expire`` (put with ``clearAndPut``) and changes made in
-ZooKeeper alone (no controller event is queued for them)."""
+"""Events that do not wait behind the queued requests: ``Expire`` (put with ``clearAndPut``), changes made in
+ZooKeeper alone, and a StopReplica response that asked no deletion (its callback keeps only ``deletePartition``
+partitions, so it puts no event in the queue, §3.4): no controller event is queued for them."""
 
 _KEEP_CONTEXT_MAX = 4096
 """Contexts of at most this many partitions are kept for reloading (``ReferenceController._context_of``)."""

@@ -12,7 +12,7 @@ run to a minimal event sequence, and the shrunk sequence is written as a replaya
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -88,7 +88,8 @@ class ControllerMachine(RuleBasedStateMachine):
         self.cfg = default_config(self.profile)
         self.spec = SpecMachine(self.profile)
         self.checker = InvariantChecker(self.profile)
-        self.state = ClusterState()
+        self.initial = ClusterState()
+        self.state = self.initial
         self.ref = ReferenceController(self.profile, trace=True)
         self.steps: list[TraceStep] = []
         self.disabled: frozenset[str] = frozenset()
@@ -98,16 +99,24 @@ class ControllerMachine(RuleBasedStateMachine):
         up=st.sets(st.integers(min_value=1, max_value=3)),
         disabled=st.sets(st.sampled_from(DISRUPTIVE)),
         delete_early=st.booleans(),
+        queue=st.integers(min_value=0, max_value=2),
     )
-    def bootstrap_cluster(self, up: set[int], disabled: set[str], delete_early: bool) -> None:
+    def bootstrap_cluster(self, up: set[int], disabled: set[str], delete_early: bool, queue: int) -> None:
         """Broker 0 and the drawn brokers register, 0 becomes controller and the topics are created; the other
         brokers are left to the ``BrokerStartup`` rule — so some runs start with partitions that had no live
         replica at creation (they stay NewPartition until a replica's broker starts).
 
         Swarm testing: each run also leaves out a drawn set of disruptive event kinds, so that some runs are
         calm enough for multi-step processes (a topic deletion, a reassignment) to finish while others stay
-        chaotic."""
+        chaotic. ``queue`` is the run's bound on the controller's event queue (``max_queued_requests``, §7.12;
+        kafka-2.8): with 0, admin elections never wait in it."""
         self.disabled = frozenset(disabled)
+        if queue:
+            self.initial = replace(
+                self.initial, config=replace(self.initial.config, max_queued_requests=queue)
+            )
+            self.state = self.initial
+            self.ref.load(self.state)
         for ev in bootstrap(self.cfg):
             if not isinstance(ev, BrokerStartup) or ev.broker_id == 0 or ev.broker_id in up:
                 self.apply(ev)
@@ -154,7 +163,7 @@ class ControllerMachine(RuleBasedStateMachine):
         self.state = expected.state
 
     def fail(self, event: ControllerEvent, message: str, details: list[str]) -> None:
-        trace = Trace(self.profile, ClusterState(), tuple(self.steps), note=f"stateful test: {message}")
+        trace = Trace(self.profile, self.initial, tuple(self.steps), note=f"stateful test: {message}")
         where = ""
         if self.trace_dir is not None:
             self.trace_dir.mkdir(parents=True, exist_ok=True)
