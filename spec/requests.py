@@ -260,8 +260,8 @@ class ControllerMetrics:
 
 @dataclass(frozen=True)
 class ElectionAnswer:
-    """What the callback of a queued request answers for one requested partition (§7.9, §7.12), or for a queued
-    controlled shutdown (§7.10, ``WHOLE_REQUEST``).
+    """What the callback of a queued request answers for one requested partition (§7.7.1, §7.9, §7.12), or for a
+    whole request (``WHOLE_REQUEST``: a controlled shutdown's answer, §7.10, or a reassignment's top-level error).
 
     ``request`` is the request's place in the event queue when it is answered (0: the head; a preemption answers
     every queued request, numbered from the head). ``leader`` is the partition's leader after a successful

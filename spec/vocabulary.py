@@ -365,8 +365,8 @@ class ClusterConfig:
     """``inter.broker.protocol.version`` of the cluster (2.8.2's default, the latest: 2.8-IV1); read by the
     ``kafka-2.8`` profile only."""
     max_queued_requests: int = 0
-    """A model bound, not a Kafka setting: how many requests with a callback (admin elections) may wait in the
-    controller's event queue while its event thread is busy (``ReplicaLeaderElectionQueued``). 0, the default,
+    """A model bound, not a Kafka setting: how many requests with a callback (admin elections, controlled shutdowns,
+    API reassignments) may wait in the controller's event queue while its event thread is busy. 0, the default,
     means none ever waits: every event arrives on an empty queue and is processed at once, as before the queue was
     modelled, so every model without the bound keeps its states."""
 

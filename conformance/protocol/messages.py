@@ -56,9 +56,10 @@ class Capability(enum.Enum):
     metrics = "metrics"
     """(1.2) ``step`` replies to ``event`` carry ``metrics``: the controller's gauges after the event (§3.1)."""
     callbacks = "callbacks"
-    """(1.3) The controller's event queue: the SUT handles ``ReplicaLeaderElectionQueued`` and
-    ``QueuedEventProcessed``, loads states with queued admin elections, and its ``step`` replies carry ``answers``:
-    what the callbacks of queued requests were answered (§7.9, §7.12)."""
+    """(1.3) The controller's event queue: the SUT handles ``ReplicaLeaderElectionQueued``,
+    ``ControlledShutdownQueued``, ``ApiPartitionReassignmentQueued`` and ``QueuedEventProcessed``, loads states with
+    queued requests, and its ``step`` replies carry ``answers``: what the callbacks of queued requests were answered
+    (§7.7.1, §7.9, §7.10, §7.12)."""
 
 
 class ErrorCode(enum.Enum):

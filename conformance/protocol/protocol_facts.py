@@ -179,8 +179,7 @@ FIELD_ROLES: dict[str, FieldRole] = {
     "config.max_queued_requests": FieldRole(
         Role.harness,
         (),
-        "no event changes it; a model bound (0 by default), not a Kafka setting: how many admin elections may wait "
-        "in `controller.queued_elections` (capability `callbacks`).",
+        "no event changes it (capability `callbacks`).",
     ),
 }
 """Role of every ``zk.*`` and ``config.*`` field; every ``controller.*`` field is ``Role.controller``."""

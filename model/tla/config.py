@@ -27,7 +27,7 @@ class ModelConfig:
     max_zk_version: int = 4
     max_queued_requests: int = 0
     """The event queue's model bound (``ClusterConfig.max_queued_requests``, held by the initial state's config):
-    how many admin elections may wait. 0 leaves the queue's events out of every run."""
+    how many requests with a callback may wait. 0 leaves the queue's events out of every run."""
 
     def __post_init__(self) -> None:
         for name in ("brokers", "topics", "partitions", "rf", "max_controller_epoch", "max_leader_epoch"):
