@@ -22,7 +22,6 @@ from __future__ import annotations
 import enum
 import tempfile
 import threading
-from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -327,7 +326,7 @@ def _compare(
     if len(seen) != len(visited) or only_tlc:
         root, prefix, _finding = start_state(space, stepper.spec, stepper.checker.check_state)
         for level in range(1, meta.level + 1):  # breadth-first: the first ones have the shortest paths
-            for fp in _trail_fingerprints(store, level):
+            for fp in store.first_reached(level):
                 if fp in seen:
                     continue
                 only_explorer += 1
@@ -362,16 +361,6 @@ def _compare(
         tuple(tlc_only),
         tuple(explorer_only),
     )
-
-
-def _trail_fingerprints(store: LevelStore, level: int) -> list[int]:
-    """The fingerprints of the states first reached at ``level``, from its trail files."""
-    out: list[int] = []
-    for path in store.files("trail", level):
-        pairs = array("Q")
-        pairs.frombytes(path.read_bytes())
-        out.extend(pairs[0::2])
-    return out
 
 
 def record(names: tuple[str, ...] = (), workers: int = 1) -> int:

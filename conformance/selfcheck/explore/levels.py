@@ -203,11 +203,20 @@ class LevelStore:
         """Every worker's file of ``kind`` (frontier, trail, visited) for ``level``."""
         return sorted(self.folder.glob(f"{kind}-{level:04d}-*.bin"))
 
-    def parent_of(self, level: int, fp: int) -> int:
-        """The parent fingerprint of the state ``fp`` of ``level`` (``level`` ≥ 1), from the trail files."""
+    def trails(self, level: int) -> Iterator[array[int]]:
+        """Each worker's trail of ``level``: (fingerprint, parent fingerprint) pairs, flattened."""
         for path in self.files("trail", level):
             pairs = array("Q")
             pairs.frombytes(path.read_bytes())
+            yield pairs
+
+    def first_reached(self, level: int) -> list[int]:
+        """The fingerprints of the states first reached at ``level`` (``level`` ≥ 1), from the trail files."""
+        return [fp for pairs in self.trails(level) for fp in pairs[0::2]]
+
+    def parent_of(self, level: int, fp: int) -> int:
+        """The parent fingerprint of the state ``fp`` of ``level`` (``level`` ≥ 1), from the trail files."""
+        for pairs in self.trails(level):
             fps = pairs[0::2]
             try:
                 return pairs[2 * fps.index(fp) + 1]
