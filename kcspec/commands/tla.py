@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import signal
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -29,6 +30,7 @@ from kcspec.model.tlc.args import TlcArgs
 from kcspec.model.tlc.locate import ToolNotFound, find_toolchain
 from kcspec.model.tlc.output import Outcome, SourceError, Stats, TlcReport, parse_output
 from kcspec.model.tlc.run import TlcInterrupted, TlcResult, run_tlc
+from kcspec.model.tlc.trace import NEXT_LABEL, TlcAction
 from kcspec.spec import profiles
 
 if TYPE_CHECKING:
@@ -308,8 +310,21 @@ def _print_report(report: TlcReport, origins: list[list[str | None]] | None, con
     if report.error and report.outcome is not Outcome.OK:
         console.print(report.error, highlight=False, markup=False)
     for s in report.trace:
-        label = "initial state" if s.action is None else s.action.name
+        label = "initial state" if s.action is None else _action_label(s.action, origins)
         console.print(f"  state {s.number}: {label}", highlight=False)
+
+
+_LINE = re.compile(r"line (\d+)")
+
+
+def _action_label(action: TlcAction, origins: list[list[str | None]] | None) -> str:
+    """A step's action as TLC names it, with the action a ``Next`` label stands for (the entry of ``Next`` on the
+    line TLC gives, from the module's line map)."""
+    m = _LINE.match(action.location)
+    if action.name != NEXT_LABEL or m is None or origins is None or not 1 <= int(m.group(1)) <= len(origins):
+        return action.name
+    rule = origins[int(m.group(1)) - 1][1]
+    return f"{action.name} ({rule.split(' (')[0]})" if rule else action.name
 
 
 def _where(err: SourceError, origins: list[list[str | None]] | None) -> str:

@@ -3,7 +3,8 @@
 TLC prints each step's action label without its arguments (``<BrokerStartup line 3878, col 5 …>``; only a newer
 TLC's ``-dumpTrace json`` has them). A step's event is then recovered from the model's finite event instances
 (``instances.model_events``): of the instances of the labelled action, the first (in the module's order) whose
-spec step from state *i* is enabled and leads exactly to state *i + 1*. When several instances lead to the same
+spec step from state *i* is enabled and leads exactly to state *i + 1* (a step labelled ``Next``, of an action whose
+entry in ``Next`` checks part of its guard first, is looked for among every action's instances). When several instances lead to the same
 state the first is taken: they are the same step as far as the state is concerned, and the trace replays the
 same. Arguments TLC did print are used as they are, named by the action's own parameters (``action_params``).
 Nothing here changes the module, so no state count changes.
@@ -29,7 +30,7 @@ from kcspec.model.tla.instances import action_params, model_events
 from kcspec.model.tla.module import STATE_VARS
 from kcspec.model.tla.values import NONE_TEXT
 from kcspec.model.tlc.lasso import Lasso
-from kcspec.model.tlc.trace import TlcTraceState
+from kcspec.model.tlc.trace import NEXT_LABEL, TlcTraceState
 from kcspec.model.tlc.values import (
     ModelValue,
     TlaFunction,
@@ -171,14 +172,18 @@ def event_of(st: TlcTraceState, params: Mapping[str, tuple[str, ...]]) -> Contro
 def match_event(
     before: ClusterState,
     after: ClusterState,
-    label: str,
+    label: str | None,
     profile: str,
     config: ModelConfig,
     where: str = "step",
 ) -> ControllerEvent:
-    """The first event instance of action ``label`` in the model whose spec step leads from ``before`` to ``after``."""
+    """The first event instance of action ``label`` (``None``: of any action, in the module's order) in the model
+    whose spec step leads from ``before`` to ``after``."""
     machine = SpecMachine(profile)
-    candidates = [ev for ev in model_events(profile, config) if ev.kind == label]
+    events = model_events(profile, config)
+    candidates = list(events) if label is None else [ev for ev in events if ev.kind == label]
+    if label is None:
+        label = "any action"
     if not candidates:
         raise CounterexampleError(
             f"{where}: action {label} has no event instance in the model ({config.describe()})"
@@ -203,6 +208,8 @@ def _step_event(
     act = st.action
     if act is None:
         raise CounterexampleError(f"state {st.number} has no action")
+    if act.name == NEXT_LABEL and not act.args and config is not None:
+        return match_event(before, after, None, profile, config, f"state {st.number}")
     if act.args or not params.get(act.name, ()) or config is None:
         return event_of(st, params)
     return match_event(before, after, act.name, profile, config, f"state {st.number}")
@@ -229,7 +236,10 @@ def to_trace(
     before = initial
     steps: list[TraceStep] = []
     for st in states[1:]:
-        if st.action is None or st.action.name not in EVENTS_BY_KIND:
+        known = st.action is not None and (
+            st.action.name in EVENTS_BY_KIND or (st.action.name == NEXT_LABEL and config is not None)
+        )
+        if not known:
             event_of(st, names)  # raises, naming the state and its action
         after = state_of(st)
         steps.append(TraceStep(_step_event(st, before, after, profile, names, config)))

@@ -3,7 +3,8 @@
 The module has the three state variables of ``ClusterState`` (``zk``, ``controller``, ``config``),
 ``Init`` (the empty cluster), one operator per spec action (its guard, then its effect's final state;
 step invariants are checked with ``Assert`` inside each action so the state space is the same as the
-explorer's), ``Next`` (every action over the finite parameter domains of ``ModelConfig``), ``Spec``,
+explorer's), ``Next`` (every action over the finite parameter domains of ``ModelConfig``, each conjunct of its
+guard checked as soon as the parameters it reads are bound: ``hoisted_guard``), ``Spec``,
 the state invariants as named operators and ``StateConstraint`` (the bounds). Everything is generated
 from the spec's ``Action`` and ``Invariant`` expressions; the text is deterministic.
 """
@@ -302,6 +303,38 @@ class _Builder:
         )
         return a.name, block
 
+    def enumeration(self, a: Action, domains_of: dict[str, str]) -> Block:
+        """``a``'s entry of ``Next``: its parameters bound one by one, each conjunct of its guard checked as soon as
+        the parameters it reads are bound, then the action itself (``hoisted_guard`` says why and why it is the
+        same relation)."""
+        conjuncts = _conjuncts(a.guard)
+        params = [p.name for p in a.params]
+        order, placed = hoisted_guard(params, [L.free_vars(c) for c in conjuncts])
+        if "{}" in domains_of.values():  # an action kept out of the models: there is nothing to prune
+            order, placed = params, [[] for _ in params] + [list(range(len(conjuncts)))]
+        free = {"s": ("s", self.state_t), **{p.name: (p.name, ty.from_hint(p.type)) for p in a.params}}
+        call = f"{a.name}({', '.join(params)})"
+        inner: Block = text(call)
+        for level in range(len(order), -1, -1):
+            # the conjuncts that read every parameter stay in the action alone: checked here, they would prune
+            # nothing the action does not, and the action would check them again
+            checks = [conjuncts[j] for j in placed[level]] if level < len(order) else []
+            if checks:
+                em = self.emitter(free)
+                em.operator = "Next"
+                em.inline_rules.add(a.name)
+                parts = [em.emit(self.rewrite(c)).block for c in checks]
+                inner = vstack(*(concat(text("/\\ "), part) for part in (*parts, inner)))
+            if level > 0:
+                name = order[level - 1]
+                binder = f"\\E {name} \\in {domains_of[name]} :"
+                if len(inner) == 1 and len(binder) + len(inner[0].text) < MAX_LINE - 40:
+                    inner = concat(text(binder + " "), inner)
+                else:
+                    inner = vstack(text(binder), indent(inner, 4))
+        origin = f"{a.name} ({a.section})"  # TLC may label a step by this entry's lines (counterexample.NEXT_LABEL)
+        return tuple(Line(line.text, line.origin or origin) for line in concat(text("\\/ "), inner))
+
     def invariant(self, inv: Invariant) -> tuple[str, Block]:
         if inv.kind == "state":
             free = {"s": ("s", self.state_t)}
@@ -330,6 +363,45 @@ class _Builder:
             ),
         )
         return head.split("(")[0].split(" ")[0], block
+
+
+def _conjuncts(e: L.Expr) -> list[L.Expr]:
+    """The conjuncts of a guard, nested conjunctions flattened, in their order of evaluation."""
+    if isinstance(e, L.And):
+        return [c for arg in e.args for c in _conjuncts(arg)]
+    return [e]
+
+
+def hoisted_guard(
+    params: Sequence[str], reads: Sequence[frozenset[str]]
+) -> tuple[list[str], list[list[int]]]:
+    """Where each conjunct of an action's guard is checked in ``Next``: the order the parameters are bound in,
+    and for each level (0: before the first binder, ``k``: right after the ``k``-th) the conjuncts checked there.
+
+    Why: TLC enumerates ``\\E p1 \\in D1, …, pn \\in Dn : A(p1, …, pn)`` one combination at a time and evaluates
+    ``A``'s guard from its start for each; an action such as ``StaleAlterIsrReceived`` has hundreds of
+    combinations and a handful enabled. Written ``\\E p1 \\in D1 : /\\ C1 /\\ \\E p2 \\in D2 : …``, a conjunct is
+    checked once per combination of the parameters it reads, and a false one prunes every combination below it.
+
+    The same relation, and no new evaluation error: each conjunct checked early is a conjunct of ``A``'s guard,
+    which ``A`` still checks whole (``∃p: C(p) ∧ G(p) ∧ E(p)`` is ``∃p: G(p) ∧ E(p)`` when ``C`` is a conjunct of
+    ``G``); the conjuncts keep their order of evaluation (a conjunct is placed no earlier than any conjunct before
+    it), so a conjunct that relies on an earlier one (``tp \\in DOMAIN m`` before ``m[tp]``) is only evaluated
+    where that one held, as in ``A``. Parameters are bound in the order the guard first reads them (those it never
+    reads last, in their declared order); which order ``\\E`` binds them in does not change the relation."""
+    first = {p: len(reads) for p in params}
+    for j, read in enumerate(reads):
+        for p in params:
+            if p in read and first[p] == len(reads):
+                first[p] = j
+    order = sorted(params, key=lambda p: (first[p], params.index(p)))
+    position = {p: i + 1 for i, p in enumerate(order)}
+    placed: list[list[int]] = [[] for _ in range(len(order) + 1)]
+    level = 0
+    for j, read in enumerate(reads):
+        level = max([level, *(position[p] for p in params if p in read)])
+        placed[level].append(j)
+    return order, placed
 
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -438,19 +510,8 @@ def _generate_from(
         if a.params:
             for p in a.params:
                 check_domain(b.procedures.kinds, a.name, p)
-            binders = [
-                f"{p.name} \\in {_named_domain(p, param_domain(a.name, p), domain_defs, taken)}"
-                for p in a.params
-            ]
-            call = f"{a.name}({', '.join(p.name for p in a.params)})"
-            flat = f"\\/ \\E {', '.join(binders)} : {call}"
-            if len(flat) + 4 <= MAX_LINE:
-                next_items.append(text(flat))
-            else:  # one binder a line, the action on the next: all right of the \/ bullet
-                rows = [f"      {x}," for x in binders]
-                rows[0] = "\\/ \\E " + rows[0].lstrip()
-                rows[-1] = rows[-1][:-1] + " :"
-                next_items.append(vstack(*(text(r) for r in rows), text(f"          {call}")))
+            named = {p.name: _named_domain(p, param_domain(a.name, p), domain_defs, taken) for p in a.params}
+            next_items.append(b.enumeration(a, named))
         else:
             next_items.append(text(f"\\/ {a.name}"))
     next_block = vstack(text("Next =="), indent(vstack(*next_items) if next_items else text("FALSE"), 4))

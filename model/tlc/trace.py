@@ -19,6 +19,13 @@ class TraceFormatError(ValueError):
     """A trace that does not have TLC's format; the message names where."""
 
 
+NEXT_LABEL = "Next"
+"""The label TLC gives a step of an action whose ``Next`` entry checks part of its guard before calling it
+(``kcspec.model.tla.module.hoisted_guard``): TLC names an action after the operator it splits ``Next`` down to, and
+it does not split a conjunction. Such a step's event is looked for among the instances of every action
+(``kcspec.model.tla.counterexample``)."""
+
+
 @dataclass(frozen=True)
 class TlcAction:
     """The action of a step: its name, its arguments (positional, as TLC prints them) and where it is defined."""

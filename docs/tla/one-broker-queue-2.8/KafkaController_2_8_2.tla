@@ -4983,15 +4983,19 @@ Next ==
     (* §7.12 ControllerResignation *)
     \/ ControllerResignation
     (* §9 NewerControllerElected *)
-    \/ \E broker_id \in Brokers : NewerControllerElected(broker_id)
+    \/ /\ controller.controller_id # -1
+       /\ \E broker_id \in Brokers : NewerControllerElected(broker_id)
     (* §7.12 ControllerChange *)
     \/ ControllerChange
     (* §9 ZombieControllerWrite *)
-    \/ \E tp \in TopicPartitions,
-          leader \in Brokers,
-          isr \in ReplicaLists,
-          controller_epoch \in ControllerEpochValues :
-              ZombieControllerWrite(tp, leader, isr, controller_epoch)
+    \/ \E tp \in TopicPartitions :
+           /\ tp \in DOMAIN zk.partition_states
+           /\ \E controller_epoch \in ControllerEpochValues :
+                  /\ controller_epoch >= 1
+                  /\ controller_epoch < zk.controller_epoch
+                  /\ \E leader \in Brokers :
+                         \E isr \in ReplicaLists :
+                             ZombieControllerWrite(tp, leader, isr, controller_epoch)
     (* §7.3 BrokerStartup *)
     \/ \E broker_id \in Brokers : BrokerStartup(broker_id)
     (* §7.4 BrokerFailure *)
@@ -4999,77 +5003,132 @@ Next ==
     (* §7.2 BrokerBounce *)
     \/ \E broker_id \in Brokers : BrokerBounce(broker_id)
     (* §7.10 ControlledShutdown *)
-    \/ \E broker_id \in Brokers, broker_epoch \in BrokerEpochValues : ControlledShutdown(broker_id, broker_epoch)
+    \/ /\ controller.controller_id # -1
+       /\ \E broker_id \in Brokers :
+              /\ broker_id \in DOMAIN zk.brokers
+              /\ Len(controller.queued_elections) = 0
+              /\ \E broker_epoch \in BrokerEpochValues :
+                     ControlledShutdown(broker_id, broker_epoch)
     (* §7.6 TopicCreation *)
-    \/ \E topic \in Topics, replicas \in Assignments : TopicCreation(topic, replicas)
+    \/ \E topic \in Topics :
+           /\ ~(topic \in zk.topics)
+           /\ \E replicas \in Assignments : TopicCreation(topic, replicas)
     (* §7.6 PartitionExpansion *)
-    \/ \E topic \in Topics, replicas \in Assignments : PartitionExpansion(topic, replicas)
+    \/ \E topic \in Topics :
+           \E replicas \in Assignments : PartitionExpansion(topic, replicas)
     (* §8 TopicDeletion *)
     \/ \E topics \in TopicsValues : TopicDeletion(topics)
     (* §8 StopReplicaResponseReceived *)
-    \/ \E broker_id \in Brokers,
-          partitions \in PartitionsValues,
-          error \in BOOLEAN :
-              StopReplicaResponseReceived(broker_id, partitions, error)
+    \/ /\ controller.controller_id # -1
+       /\ \E partitions \in PartitionsValues :
+              /\ Len(partitions) > 0
+              /\ \E broker_id \in Brokers :
+                     /\ \A tp \in Range(partitions) :
+                            GetOr(controller.replica_states, [tp |-> tp, replica |-> broker_id], "NonExistentReplica")
+                            = "ReplicaDeletionStarted"
+                     /\ Len(controller.queued_elections) = 0
+                     /\ \E error \in BOOLEAN : StopReplicaResponseReceived(broker_id, partitions, error)
     (* §7.7 ApiPartitionReassignment *)
-    \/ \E targets \in TargetsValues : ApiPartitionReassignment(targets)
+    \/ /\ controller.controller_id # -1
+       /\ \E targets \in TargetsValues : ApiPartitionReassignment(targets)
     (* §7.7 ZkPartitionReassignment *)
     \/ \E targets \in TargetsValues2 : ZkPartitionReassignment(targets)
     (* §7.9 ReplicaLeaderElection *)
-    \/ \E partitions \in PartitionsValues2,
-          election_type \in ElectionTypeValues,
-          trigger \in TriggerValues :
-              ReplicaLeaderElection(partitions, election_type, trigger)
+    \/ /\ controller.controller_id # -1
+       /\ \E partitions \in PartitionsValues2 :
+              /\ Cardinality(partitions) > 0
+              /\ \E election_type \in ElectionTypeValues :
+                     \E trigger \in TriggerValues :
+                         ReplicaLeaderElection(partitions, election_type, trigger)
     (* §7.9 AutoPreferredReplicaLeaderElection *)
     \/ AutoPreferredReplicaLeaderElection
     (* §7.11 IsrChange *)
-    \/ \E tp \in TopicPartitions, isr \in ReplicaLists : IsrChange(tp, isr)
+    \/ \E tp \in TopicPartitions :
+           /\ tp \in DOMAIN zk.partition_states
+           /\ zk.partition_states[tp].leader_and_isr.leader >= 0
+           /\ zk.partition_states[tp].leader_and_isr.leader \in DOMAIN zk.brokers
+           /\ \E isr \in ReplicaLists : IsrChange(tp, isr)
     (* §7.5 LeaderAndIsrResponseReceived *)
-    \/ \E broker_id \in Brokers,
-          storage_errors \in PartitionsValues :
-              LeaderAndIsrResponseReceived(broker_id, storage_errors)
+    \/ /\ controller.controller_id # -1
+       /\ \E broker_id \in Brokers :
+              /\ broker_id \in DOMAIN controller.live_brokers
+              /\ \E storage_errors \in PartitionsValues :
+                     LeaderAndIsrResponseReceived(broker_id, storage_errors)
     (* §6 UncleanLeaderElectionEnable *)
-    \/ \E topic \in TopicValues : UncleanLeaderElectionEnable(topic)
+    \/ /\ TRUE
+       /\ Len(controller.queued_elections) = 0
+       /\ \E topic \in TopicValues : UncleanLeaderElectionEnable(topic)
     (* §3.3 ZkFaultInjection *)
-    \/ \E tp \in TopicPartitions, fault \in FaultValues : ZkFaultInjection(tp, fault)
+    \/ \E tp \in TopicPartitions :
+           \E fault \in FaultValues : ZkFaultInjection(tp, fault)
     (* §8 StopReplicaPartitionErrorsReceived *)
-    \/ \E broker_id \in Brokers,
-          partitions \in PartitionsValues,
-          partition_errors \in PartitionsValues :
-              StopReplicaPartitionErrorsReceived(broker_id, partitions, partition_errors)
+    \/ /\ controller.controller_id # -1
+       /\ \E partitions \in PartitionsValues :
+              /\ Len(partitions) > 0
+              /\ \E broker_id \in Brokers :
+                     /\ \A tp \in Range(partitions) :
+                            GetOr(controller.replica_states, [tp |-> tp, replica |-> broker_id], "NonExistentReplica")
+                            = "ReplicaDeletionStarted"
+                     /\ \E partition_errors \in PartitionsValues :
+                            StopReplicaPartitionErrorsReceived(broker_id, partitions, partition_errors)
     (* §7.5 LeaderAndIsrPartitionResultsReceived *)
-    \/ \E broker_id \in Brokers,
-          online \in PartitionsValues,
-          storage_errors \in PartitionsValues :
-              LeaderAndIsrPartitionResultsReceived(broker_id, online, storage_errors)
+    \/ /\ controller.controller_id # -1
+       /\ \E broker_id \in Brokers :
+              /\ broker_id \in DOMAIN controller.live_brokers
+              /\ \E online \in PartitionsValues :
+                     /\ Len(online) > 0
+                     /\ \E storage_errors \in PartitionsValues :
+                            LeaderAndIsrPartitionResultsReceived(broker_id, online, storage_errors)
     (* §7.11 StaleAlterIsrReceived *)
-    \/ \E broker_id \in Brokers,
-          broker_epoch \in BrokerEpochValues,
-          tp \in TopicPartitions,
-          leader_epoch \in LeaderEpochValues,
-          isr \in ReplicaLists,
-          zk_version \in ZkVersionValues :
-              StaleAlterIsrReceived(broker_id, broker_epoch, tp, leader_epoch, isr, zk_version)
+    \/ /\ controller.controller_id # -1
+       /\ \E tp \in TopicPartitions :
+              /\ tp \in DOMAIN zk.partition_states
+              /\ \E broker_id \in Brokers :
+                     /\ broker_id \in DOMAIN zk.brokers
+                     /\ tp \in DOMAIN zk.assignments
+                     /\ \E isr \in ReplicaLists :
+                            /\ broker_id \in Range(isr)
+                            /\ Cardinality(Range(isr)) = Len(isr)
+                            /\ \A r \in Range(isr) : r >= 0
+                            /\ \A r2 \in Range(isr) : r2 \in Range(zk.assignments[tp].replicas)
+                            /\ \E broker_epoch \in BrokerEpochValues :
+                                   /\ broker_epoch >= 0
+                                   /\ broker_epoch =< zk.brokers[broker_id]
+                                   /\ \E leader_epoch \in LeaderEpochValues :
+                                          /\ leader_epoch >= 0
+                                          /\ leader_epoch =< zk.partition_states[tp].leader_and_isr.leader_epoch
+                                          /\ \E zk_version \in ZkVersionValues :
+                                                 StaleAlterIsrReceived(broker_id, broker_epoch, tp, leader_epoch, isr,
+                                                                       zk_version)
     (* §7.2 BrokerChange: not in the models (no instance; why: at its definition) *)
-    \/ \E new_broker_ids \in {},
-          dead_broker_ids \in {},
-          bounced_broker_ids \in {} :
-              BrokerChange(new_broker_ids, dead_broker_ids, bounced_broker_ids)
+    \/ \E new_broker_ids \in {} :
+           \E dead_broker_ids \in {} :
+               \E bounced_broker_ids \in {} :
+                   BrokerChange(new_broker_ids, dead_broker_ids, bounced_broker_ids)
     (* §7.5 LogDirEventNotification: not in the models (no instance; why: at its definition) *)
     \/ \E broker_ids \in {} : LogDirEventNotification(broker_ids)
     (* §8 StopReplicaResponseWithoutDeletionReceived: not in the models (no instance; why: at its definition) *)
-    \/ \E broker_id \in {},
-          partitions \in {},
-          error \in {} :
-              StopReplicaResponseWithoutDeletionReceived(broker_id, partitions, error)
+    \/ \E broker_id \in {} :
+           \E partitions \in {} :
+               \E error \in {} :
+                   StopReplicaResponseWithoutDeletionReceived(broker_id, partitions, error)
     (* §7.9 ReplicaLeaderElectionQueued *)
-    \/ \E partitions \in PartitionsValues2,
-          election_type \in ElectionTypeValues :
-              ReplicaLeaderElectionQueued(partitions, election_type)
+    \/ /\ controller.controller_id # -1
+       /\ \E partitions \in PartitionsValues2 :
+              /\ Cardinality(partitions) > 0
+              /\ Len(controller.queued_elections) < config.max_queued_requests
+              /\ \E election_type \in ElectionTypeValues :
+                     ReplicaLeaderElectionQueued(partitions, election_type)
     (* §7.10 ControlledShutdownQueued *)
-    \/ \E broker_id \in Brokers, broker_epoch \in BrokerEpochValues : ControlledShutdownQueued(broker_id, broker_epoch)
+    \/ /\ controller.controller_id # -1
+       /\ \E broker_id \in Brokers :
+              /\ broker_id \in DOMAIN zk.brokers
+              /\ Len(controller.queued_elections) < config.max_queued_requests
+              /\ \E broker_epoch \in BrokerEpochValues :
+                     ControlledShutdownQueued(broker_id, broker_epoch)
     (* §7.7 ApiPartitionReassignmentQueued *)
-    \/ \E targets \in TargetsValues : ApiPartitionReassignmentQueued(targets)
+    \/ /\ controller.controller_id # -1
+       /\ \E targets \in TargetsValues : ApiPartitionReassignmentQueued(targets)
     (* §7.9 QueuedEventProcessed *)
     \/ QueuedEventProcessed
 

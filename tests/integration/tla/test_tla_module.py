@@ -66,7 +66,9 @@ def test_module_structure() -> None:
         "BrokerStartup(broker_id) ==",
         "ControllerResignation ==",
         "\\/ \\E broker_id \\in Brokers : BrokerStartup(broker_id)",
-        "\\/ \\E topic \\in Topics, replicas \\in Assignments : TopicCreation(topic, replicas)",
+        # a conjunct of the guard that reads only ``topic`` is checked before ``replicas`` is bound
+        "\\/ \\E topic \\in Topics :\n           /\\ ~(\\E tp \\in DOMAIN zk.assignments : tp.topic = topic)\n"
+        "           /\\ \\E replicas \\in Assignments : TopicCreation(topic, replicas)",
         "Spec == Init /\\ [][Next]_vars",
         "Inv_LeaderInIsr ==",
         "StepInv_ControllerEpochMonotonic(s2, requests) ==",

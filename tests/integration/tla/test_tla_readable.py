@@ -6,6 +6,7 @@ module at most 120 characters, repeated sub-expressions written once (``share``)
 from __future__ import annotations
 
 import itertools
+import re
 
 import pytest
 from kcspec.model.tla.config import ModelConfig
@@ -152,9 +153,10 @@ def test_every_disjunct_of_next_has_a_comment_naming_its_event_and_section(profi
     for i in disjuncts:
         end = next((j for j in range(i + 1, len(rows)) if rows[j].startswith("(*")), len(rows))
         disjunct = " ".join(rows[i:end])
-        call = disjunct.rsplit(" : ", 1)[1] if " : " in disjunct else disjunct.removeprefix("\\/ ")
-        name = call.split("(")[0].strip()
-        assert name in by_name, f"disjunct {disjunct!r}: no action {name!r}"
+        # the action is the disjunct's last call of an action (its guard's conjuncts may come before it)
+        calls = [c for c in re.findall(r"\b([A-Z]\w*)\b", disjunct) if c in by_name]
+        assert calls, f"disjunct {disjunct!r}: no action"
+        name = calls[-1]
         a = by_name[name]
         comment = rows[i - 1]
         assert comment.startswith("(*") and f"{a.section} {a.name}" in comment, f"{name}: {comment!r}"

@@ -113,3 +113,31 @@ def test_steps_printed_without_arguments_are_recovered_by_matching_states() -> N
     )
     with pytest.raises(CounterexampleError, match=r"state 2: none of the 1 instance\(s\) of BrokerStartup"):
         to_trace((s0, same), "kafka-2.8", config=ONE_BROKER)
+
+
+def test_steps_labelled_next_are_recovered_from_every_action() -> None:
+    # an action whose Next entry checks part of its guard first is labelled "Next" by TLC (it does not split a
+    # conjunction): its event is looked for among the instances of every action of the model
+    from kcspec.model.step import SpecMachine
+
+    spec = SpecMachine("kafka-2.8")
+    started = spec.step(ClusterState(), BrokerStartup(0)).state
+    created = spec.step(started, TopicCreation("t0", ((0,),))).state
+    s0 = parse_state_text(tlc_text(ClusterState()))
+    s1 = parse_state_text(
+        tlc_text(started, 2, "<BrokerStartup line 3878, col 5 to line 3878, col 30 of module M>")
+    )
+    s2 = parse_state_text(tlc_text(created, 3, "<Next line 5018, col 12 to line 5020, col 48 of module M>"))
+    trace = to_trace((s0, s1, s2), "kafka-2.8", config=ONE_BROKER)
+    assert trace.events == (BrokerStartup(0), TopicCreation("t0", ((0,),)))
+    from_started = parse_state_text(tlc_text(started))
+    next_step = parse_state_text(
+        tlc_text(created, 2, "<Next line 5018, col 12 to line 5020, col 48 of module M>")
+    )
+    # without the model, a Next step cannot be told: it is no kcspec event
+    with pytest.raises(CounterexampleError, match="action Next is not a kcspec event"):
+        to_trace((from_started, next_step), "kafka-2.8")
+    # a Next step that no instance explains names its state
+    same = parse_state_text(tlc_text(started, 2, "<Next line 1, col 1 to line 1, col 2 of module M>"))
+    with pytest.raises(CounterexampleError, match=r"state 2: none of the \d+ instance\(s\) of any action"):
+        to_trace((from_started, same), "kafka-2.8", config=ONE_BROKER)
