@@ -38,6 +38,7 @@ from kcspec.reference_impl.version import (
     KAFKA_2_2,
     KAFKA_2_4,
     KAFKA_2_6,
+    is_alter_isr_enabled,
     uses_topic_id,
     version_for_profile,
 )
@@ -824,7 +825,7 @@ class ReferenceController:
         kc = self.kc
         stored = zk.partition_states[event.tp]
         lai = stored.leader_and_isr
-        if self.version >= KAFKA_2_4:
+        if is_alter_isr_enabled(self.version, self.config):
             proposed = LeaderAndIsr(lai.leader, lai.leader_epoch, event.isr, lai.zk_version)
             self._run(
                 "AlterIsrReceived",
@@ -836,7 +837,11 @@ class ReferenceController:
         )
         zk.isr_change_notifications.add(event.tp)
         self._run("IsrChangeNotification", kc.process_isr_change_notification)
-        if event.tp in self.kc.ctx.legacy_reassignments:
+        if self.version >= KAFKA_2_4:
+            # the data watch on the state znode of a partition being reassigned, registered while AlterIsr is off
+            if event.tp in kc.ctx.partitions_being_reassigned:
+                self._run("PartitionReassignmentIsrChange", lambda: kc.maybe_complete_reassignment(event.tp))
+        elif event.tp in self.kc.ctx.legacy_reassignments:
             self._run(
                 "PartitionReassignmentIsrChange",
                 lambda: self.kc.process_partition_reassignment_isr_change_legacy(event.tp),

@@ -182,13 +182,16 @@ EVENT_WORDS: dict[str, EventWords] = {
             "replicas."
         ),
         environment=(
-            "2.8: none (the leader sends AlterIsr). 1.1: the znode becomes `(L, same leader epoch, isr, zk "
-            "version + 1)` keeping its controller epoch, and `zk.isr_change_notifications += tp`."
+            "2.8 with `config.inter_broker_protocol` ≥ 2.7-IV2: none (the leader sends AlterIsr). 1.1, and 2.8 "
+            "with an older IBP: the znode becomes `(L, same leader epoch, isr, zk version + 1)` keeping its "
+            "controller epoch, and `zk.isr_change_notifications += tp`."
         ),
         controller=(
-            "2.8: `AlterIsrReceived(L, zk.brokers[L], {tp: (L, znode leader epoch, isr, znode zk version)})` "
-            "(§7.11). 1.1: `IsrChangeNotification`, then, if `tp` is being reassigned, "
-            "`PartitionReassignmentIsrChange(tp)` (§7.8.1)."
+            "2.8 with IBP ≥ 2.7-IV2: `AlterIsrReceived(L, zk.brokers[L], {tp: (L, znode leader epoch, isr, znode "
+            "zk version)})` (§7.11). 1.1: `IsrChangeNotification`, then, if `tp` is being reassigned, "
+            "`PartitionReassignmentIsrChange(tp)` (§7.8.1). 2.8 with an older IBP: `IsrChangeNotification` (which "
+            "also calls `maybeCompleteReassignment` for the notified partitions being reassigned), then, if `tp` is "
+            "being reassigned, `maybeCompleteReassignment(tp)` (§7.7.1)."
         ),
     ),
     "LeaderAndIsrResponseReceived": EventWords(
@@ -264,7 +267,8 @@ EVENT_WORDS: dict[str, EventWords] = {
     ),
     "StaleAlterIsrReceived": EventWords(
         guard=(
-            "kafka-2.8 only. A controller is active; `tp` has a partition-state znode and an assignment; "
+            "kafka-2.8 only, with `config.inter_broker_protocol` ≥ 2.7-IV2 (brokers of an older IBP send no "
+            "AlterIsr). A controller is active; `tp` has a partition-state znode and an assignment; "
             "`broker_id` is registered in `zk.brokers`; `isr` contains `broker_id`, has no duplicates and only "
             "assigned replicas; no value is newer than ZooKeeper's (`0 ≤ broker_epoch ≤ zk.brokers[broker_id]`, "
             "`0 ≤ leader_epoch ≤` and `0 ≤ zk_version ≤` the znode's); and either `zk_version` is older than the "

@@ -209,9 +209,10 @@ class AutoPreferredReplicaLeaderElection(ControllerEvent):
 class IsrChange(ControllerEvent):
     """The leader of ``tp`` changes its ISR to ``isr`` (§7.11).
 
-    2.8: an ``AlterIsrReceived`` from the leader carrying its current leader epoch and zk version.
-    1.1: the leader writes the znode and creates an ISR-change notification; the controller handles
-    ``IsrChangeNotification`` and, for a partition being reassigned, ``PartitionReassignmentIsrChange``.
+    2.8 with IBP ≥ 2.7-IV2: an ``AlterIsrReceived`` from the leader carrying its current leader epoch and zk version.
+    1.1, and 2.8 with an older IBP: the leader writes the znode and creates an ISR-change notification; the
+    controller handles ``IsrChangeNotification`` and, for a partition being reassigned,
+    ``PartitionReassignmentIsrChange``.
     """
 
     kind: ClassVar[str] = "IsrChange"

@@ -266,8 +266,9 @@ KAFKA_INPUTS: tuple[KafkaInput, ...] = (
         BOTH,
         E,
         ("IsrChange",),
-        "1.1.1: part of `IsrChange` for a partition being reassigned. 2.8.2: `AlterIsr` calls "
-        "`maybeCompleteReassignment` itself, which `IsrChange` includes.",
+        "1.1.1: part of `IsrChange` for a partition being reassigned. 2.8.2 with IBP ≥ 2.7-IV2: `AlterIsr` "
+        "calls `maybeCompleteReassignment` itself, which `IsrChange` includes; with an older IBP (the watch is "
+        "registered) part of `IsrChange` for a partition being reassigned.",
     ),
     # --------------------------------------------------------------------------------------------- ISR (§7.11)
     KafkaInput(
@@ -300,8 +301,9 @@ KAFKA_INPUTS: tuple[KafkaInput, ...] = (
         BOTH,
         E,
         ("IsrChange",),
-        "1.1.1: the leader's znode write and notification are `IsrChange`'s environment part. 2.8.2 with "
-        "AlterIsr enabled (IBP ≥ 2.7-IV2, the profile's assumption) does not use notifications.",
+        "1.1.1, and 2.8.2 with `config.inter_broker_protocol` below 2.7-IV2: the leader's znode write and "
+        "notification are `IsrChange`'s environment part. 2.8.2 with AlterIsr enabled (IBP ≥ 2.7-IV2) does not "
+        "use notifications.",
     ),
     # ---------------------------------------------------------------------------------------- elections (§6, §7.9)
     KafkaInput(

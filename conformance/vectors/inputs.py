@@ -478,41 +478,42 @@ def partition_cases(valid_previous: dict[PartitionState, tuple[PartitionState, .
 
 # ------------------------------------------------------------------------------------- the /feature znode
 
-FEATURE_ZNODE_TESTS: tuple[tuple[str, FeatureZNodeStatus], ...] = (
-    (
-        "testControllerFeatureZNodeSetupWhenFeatureVersioningIsEnabledWithNonExistingFeatureZNode",
-        FeatureZNodeStatus.Absent,
-    ),
-    (
-        "testControllerFeatureZNodeSetupWhenFeatureVersioningIsEnabledWithDisabledExistingFeatureZNode",
-        FeatureZNodeStatus.Disabled,
-    ),
-    (
-        "testControllerFeatureZNodeSetupWhenFeatureVersioningIsEnabledWithEnabledExistingFeatureZNode",
-        FeatureZNodeStatus.Enabled,
-    ),
+FEATURE_ZNODE_TESTS: tuple[tuple[str, FeatureZNodeStatus, InterBrokerProtocol], ...] = tuple(
+    (f"testControllerFeatureZNodeSetupWhenFeatureVersioningIs{mode}With{znode}FeatureZNode", status, ibp)
+    for mode, ibp in (
+        ("Enabled", InterBrokerProtocol.KAFKA_2_7_IV0),
+        ("Disabled", InterBrokerProtocol.KAFKA_2_6_IV0),
+    )
+    for znode, status in (
+        ("NonExisting", FeatureZNodeStatus.Absent),
+        ("DisabledExisting", FeatureZNodeStatus.Disabled),
+        ("EnabledExisting", FeatureZNodeStatus.Enabled),
+    )
 )
-"""Kafka 2.8.2 ``ControllerIntegrationTest`` methods on the ``/feature`` znode that the model can express (the
-``...IsDisabled...`` ones need an IBP below 2.7-IV0: ``InterBrokerProtocol``), with the znode each starts with."""
+"""Kafka 2.8.2 ``ControllerIntegrationTest`` methods on the ``/feature`` znode, with the znode each starts with and
+the IBP of its brokers: 2.7-IV0 (``enableFeatureVersioning``) or 2.6-IV0 (``disableFeatureVersioning``)."""
 
 
 def feature_znode_cases() -> Iterator[Case]:
     """The first failover of a one-broker cluster whose ZooKeeper holds ``/feature`` as each Kafka test sets it up
-    (at version 3 when present, so that an update shows as version 4): 2.8 creates or enables it (§7.1 step 1), 1.1
-    leaves it alone."""
-    for test, status in FEATURE_ZNODE_TESTS:
+    (at version 3 when present, so that an update shows as version 4), under the test's IBP: 2.8 creates, enables or
+    disables it (§7.1 step 1), 1.1 leaves it alone. The ids of the 2.7-IV0 cases name the znode only (they were the
+    first); those of the 2.6-IV0 cases name the IBP too."""
+    for test, status, ibp in FEATURE_ZNODE_TESTS:
         state = ClusterState(
             zk=ZkState(
                 brokers=FMap({0: 1}),
                 zxid=2,
                 feature_znode=status,
                 feature_znode_zk_version=0 if status is FeatureZNodeStatus.Absent else 3,
-            )
+            ),
+            config=ClusterConfig(inter_broker_protocol=ibp),
         )
+        versioning = "" if ibp is InterBrokerProtocol.KAFKA_2_7_IV0 else "ibp-2_6-IV0."
         yield Case(
-            f"event.feature-znode.{status.value.lower()}.ControllerFailover",
+            f"event.feature-znode.{versioning}{status.value.lower()}.ControllerFailover",
             ("§7.1",),
-            f"ControllerIntegrationTest.{test}: broker 0 fails over with /feature {status.value}",
+            f"ControllerIntegrationTest.{test}: broker 0 fails over with /feature {status.value}, IBP {ibp.value}",
             frozenset({m.Capability.controller_events}),
             state,
             m.Event(ControllerFailover(0)),
@@ -532,8 +533,8 @@ class KafkaTestSequence:
 
     Kafka's test restarts its brokers with another ``inter.broker.protocol.version`` between phases; here the
     state a phase reached is the next phase's, with ``config.inter_broker_protocol`` set to that phase's IBP (a
-    cluster setting of the model, §7.6). Kafka's tests use IBP 2.7-IV0 for "before topic IDs"; the model's oldest
-    value is 2.7-IV2, the same for topic IDs (``InterBrokerProtocol``)."""
+    cluster setting of the model, §7.6). Kafka's tests use IBP 2.7-IV0 for "before topic IDs", and so do these.
+    """
 
     name: str
     """The Kafka test method, or a name for a case no Kafka test has (a part of the vectors' ids)."""
@@ -544,7 +545,7 @@ class KafkaTestSequence:
     phases: tuple[Phase, ...]
 
 
-_IV2_7 = InterBrokerProtocol.KAFKA_2_7_IV2
+_IV2_7 = InterBrokerProtocol.KAFKA_2_7_IV0
 _IV2_8 = InterBrokerProtocol.KAFKA_2_8_IV1
 _ONE_BROKER = (BrokerStartup(0), ControllerFailover(0))
 _TWO_BROKERS = (BrokerStartup(0), BrokerStartup(1), ControllerFailover(0))

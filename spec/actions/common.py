@@ -37,6 +37,7 @@ from kcspec.spec.lang import (
     if_,
     let,
     lift,
+    or_,
     rec,
     rule,
     set_of,
@@ -44,7 +45,14 @@ from kcspec.spec.lang import (
 from kcspec.spec.profiles import Profile
 from kcspec.spec.requests import WHOLE_REQUEST, ElectionAnswer, RequestBatch
 from kcspec.spec.state import NO_CONTROLLER, ControllerContext
-from kcspec.spec.vocabulary import NO_LEADER, ApiError, QueuedKind, ReplicaAssignment, TopicPartition
+from kcspec.spec.vocabulary import (
+    NO_LEADER,
+    ApiError,
+    InterBrokerProtocol,
+    QueuedKind,
+    ReplicaAssignment,
+    TopicPartition,
+)
 from kcspec.spec.work import Work
 
 Step = Callable[[Expr], Expr]
@@ -105,6 +113,14 @@ def set_config(w: Expr, **updates: object) -> Expr:
 def active(s: Expr) -> Expr:
     """A controller is active in ``s``: ``controller.controller_id != -1``."""
     return s.f("controller", "controller_id").ne(NO_CONTROLLER)
+
+
+def ibp_at_least(s: Expr, version: InterBrokerProtocol) -> Expr:
+    """``config.interBrokerProtocolVersion >= version`` in the ``ClusterState`` ``s``: the IBP is ``version`` or one
+    of the ``InterBrokerProtocol`` members after it (they are declared oldest first)."""
+    members = list(InterBrokerProtocol)
+    ibp = s.f("config", "inter_broker_protocol")
+    return or_(*(ibp.eq(v) for v in members[members.index(version) :]))
 
 
 def start_work(s: object) -> Expr:

@@ -3,10 +3,9 @@
 Each Kafka test starts a one-broker cluster on a ZooKeeper that holds no ``/feature`` znode, or one written before
 (Disabled or Enabled, with no finalized feature), lets the controller fail over and asserts the znode's status and
 version. Here the events run on the spec and on the reference controller (``crosscheck``: every step agrees, every
-invariant holds), then the final state is asserted as the Kafka test does. The three ``...IsDisabled...`` methods
-(IBP 2.6-IV0, ``disableFeatureVersioning``) cannot be expressed: the model's IBP values are all ≥ 2.7-IV2
-(``InterBrokerProtocol`` says why); Kafka's tests use IBP 2.7-IV0 for the enabled ones, the same for feature
-versioning as the model's 2.7-IV2.
+invariant holds), then the final state is asserted as the Kafka test does, under the IBP the Kafka test uses:
+2.7-IV0 for the three ``...IsEnabled...`` methods (``enableFeatureVersioning``), 2.6-IV0 for the three
+``...IsDisabled...`` ones (``disableFeatureVersioning``).
 """
 
 from __future__ import annotations
@@ -27,11 +26,14 @@ def _run(initial: ClusterState, *events: ControllerEvent, profile: str = "kafka-
     return run_on_both_engines("feature-znode", initial, events, profile)
 
 
-def _cluster(status: FeatureZNodeStatus, version: int) -> ClusterState:
-    """A ZooKeeper with ``/feature`` as given (``zkClient.createFeatureZNode`` before the brokers start), IBP 2.7."""
+def _cluster(
+    status: FeatureZNodeStatus, version: int, ibp: InterBrokerProtocol = InterBrokerProtocol.KAFKA_2_7_IV0
+) -> ClusterState:
+    """A ZooKeeper with ``/feature`` as given (``zkClient.createFeatureZNode`` before the brokers start), and the IBP
+    of the brokers the Kafka test makes (``makeServers(1, interBrokerProtocolVersion = ...)``)."""
     return ClusterState(
         zk=ZkState(feature_znode=status, feature_znode_zk_version=version),
-        config=ClusterConfig(inter_broker_protocol=InterBrokerProtocol.KAFKA_2_7_IV2),
+        config=ClusterConfig(inter_broker_protocol=ibp),
     )
 
 
@@ -82,6 +84,77 @@ def test_controller_feature_znode_setup_when_feature_versioning_is_enabled(
         kafka_test,
         s.zk,
     )
+
+
+@pytest.mark.parametrize(
+    ("kafka_test", "initial", "version_before", "expected_version"),
+    [
+        (
+            "testControllerFeatureZNodeSetupWhenFeatureVersioningIsDisabledWithNonExistingFeatureZNode",
+            ABSENT,
+            0,
+            0,
+        ),
+        (
+            "testControllerFeatureZNodeSetupWhenFeatureVersioningIsDisabledWithDisabledExistingFeatureZNode",
+            DISABLED,
+            0,
+            0,
+        ),
+        (
+            "testControllerFeatureZNodeSetupWhenFeatureVersioningIsDisabledWithEnabledExistingFeatureZNode",
+            ENABLED,
+            0,
+            1,
+        ),
+        # the same with a znode updated before (its version is not the creation's 0)
+        (
+            "testControllerFeatureZNodeSetupWhenFeatureVersioningIsDisabledWithDisabledExistingFeatureZNode",
+            DISABLED,
+            4,
+            4,
+        ),
+        (
+            "testControllerFeatureZNodeSetupWhenFeatureVersioningIsDisabledWithEnabledExistingFeatureZNode",
+            ENABLED,
+            4,
+            5,
+        ),
+    ],
+)
+def test_controller_feature_znode_setup_when_feature_versioning_is_disabled(
+    kafka_test: str, initial: FeatureZNodeStatus, version_before: int, expected_version: int
+) -> None:
+    """``ControllerIntegrationTest.<kafka_test>`` (IBP 2.6-IV0, ``disableFeatureVersioning``): after the failover
+    ``/feature`` is Disabled with no finalized feature; created at version 0, an Enabled znode updated (version + 1),
+    a Disabled one not written (version unchanged)."""
+    s = _run(
+        _cluster(initial, version_before, InterBrokerProtocol.KAFKA_2_6_IV0),
+        BrokerStartup(0),
+        ControllerFailover(0),
+    )
+    assert (s.zk.feature_znode, s.zk.feature_znode_zk_version) == (DISABLED, expected_version), (
+        kafka_test,
+        s.zk,
+    )
+
+
+@pytest.mark.parametrize(
+    ("ibp", "expected"),
+    [
+        (InterBrokerProtocol.KAFKA_2_6_IV0, DISABLED),
+        (InterBrokerProtocol.KAFKA_2_7_IV0, ENABLED),
+        (InterBrokerProtocol.KAFKA_2_7_IV2, ENABLED),
+        (InterBrokerProtocol.KAFKA_2_8_IV0, ENABLED),
+        (InterBrokerProtocol.KAFKA_2_8_IV1, ENABLED),
+    ],
+)
+def test_feature_versioning_is_supported_from_ibp_2_7_iv0(
+    ibp: InterBrokerProtocol, expected: FeatureZNodeStatus
+) -> None:
+    """``config.isFeatureVersioningSupported`` is IBP ≥ 2.7-IV0: every value the model offers, on both sides."""
+    s = _run(_cluster(ABSENT, 0, ibp), BrokerStartup(0), ControllerFailover(0))
+    assert (s.zk.feature_znode, s.zk.feature_znode_zk_version) == (expected, 0), (ibp, s.zk)
 
 
 def test_feature_znode_is_written_once_across_reelections() -> None:
