@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 
 from kcspec.conformance.protocol import messages as m
 from kcspec.spec.events import (
+    ApiPartitionReassignment,
     ApiPartitionReassignmentQueued,
     BrokerBounce,
     BrokerFailure,
@@ -642,6 +643,61 @@ new phase after it), plus the two
 cases of the model no Kafka test has: IBP 2.8-IV0, where topics get IDs but LeaderAndIsr (< v5) and UpdateMetadata
 (< v7) do not carry them, and the kafka-1.1 profile. ``tests/unit/spec_actions/test_topic_ids.py`` asserts on both
 engines what each Kafka test asserts; the vector generator turns every step into a vector."""
+
+
+# --------------------------------------------------------------- ISR changes without AlterIsr (IBP < 2.7-IV2)
+
+_T1_0 = TopicPartition("t1", 0)
+
+ISR_NOTIFICATION_TESTS: tuple[KafkaTestSequence, ...] = (
+    KafkaTestSequence(
+        "ibp-2_6-IV0-isr-notification",
+        "IBP 2.6-IV0: the leader writes its ISR changes to ZooKeeper and notifies the controller, which refreshes "
+        "its cache and sends UpdateMetadata (§7.11); without a controller the notification waits for the next "
+        "failover, which deletes it; the /feature znode is created Disabled (KIP-584)",
+        ("§7.11", "§7.1"),
+        ("kafka-2.8", "kafka-1.1"),
+        (
+            (
+                InterBrokerProtocol.KAFKA_2_6_IV0,
+                (
+                    BrokerStartup(0),
+                    BrokerStartup(1),
+                    ControllerFailover(0),
+                    TopicCreation("t1", ((0, 1),)),
+                    IsrChange(_T1_0, (0,)),
+                    IsrChange(_T1_0, (0, 1)),
+                    ControllerResignation(),
+                    IsrChange(_T1_0, (0,)),
+                    ControllerFailover(1),
+                ),
+            ),
+        ),
+    ),
+    KafkaTestSequence(
+        "ibp-2_7-IV0-reassignment-isr-notification",
+        "IBP 2.7-IV0 (feature versioning, no AlterIsr): an API reassignment completes when the leader's ISR "
+        "notification shows the targets caught up (IsrChangeNotification, maybeCompleteReassignment, §7.7.1, §7.11)",
+        ("§7.7.1", "§7.11"),
+        ("kafka-2.8",),
+        (
+            (
+                InterBrokerProtocol.KAFKA_2_7_IV0,
+                (
+                    BrokerStartup(0),
+                    BrokerStartup(1),
+                    BrokerStartup(2),
+                    ControllerFailover(0),
+                    TopicCreation("t1", ((0, 1),)),
+                    ApiPartitionReassignment(FMap({_T1_0: (1, 2)})),
+                    IsrChange(_T1_0, (0, 1, 2)),
+                ),
+            ),
+        ),
+    ),
+)
+"""Runs of the kafka-2.8 profile under an IBP whose leaders send no AlterIsr (no Kafka test method has them); the
+vector generator turns every step into a vector, as for ``TOPIC_ID_TESTS``."""
 
 
 # ------------------------------------------------------------------------------------- the event queue
