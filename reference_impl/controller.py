@@ -682,6 +682,21 @@ class KafkaController:
             self.reassignment.maybe_remove_from_zk_reassignment(lambda p, _r: p in failed)
         return {tp for tp, err in results.items() if err == "NONE"}
 
+    @mirrors("processListPartitionReassignments")
+    def process_list_partition_reassignments(
+        self, partitions: frozenset[TopicPartition] | None
+    ) -> dict[TopicPartition, ReplicaAssignment]:
+        """The ongoing reassignments of ``partitions`` (None: of every partition being reassigned), as an active
+        controller answers ``ListPartitionReassignments`` (§7.7.1): each one's full replica assignment."""
+        ctx = self.ctx
+        listed = ctx.partitions_being_reassigned if partitions is None else partitions
+        results: dict[TopicPartition, ReplicaAssignment] = {}
+        for tp in listed:
+            assignment = ctx.assignment(tp)
+            if assignment.adding or assignment.removing:
+                results[tp] = assignment
+        return results
+
     @mirrors("processApiPartitionReassignment")
     def process_api_partition_reassignment(
         self, targets: dict[TopicPartition, tuple[int, ...] | None]

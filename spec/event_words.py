@@ -370,6 +370,21 @@ EVENT_WORDS: dict[str, EventWords] = {
             "NOT_CONTROLLER for the whole request (step reply `answers`: tp WHOLE_REQUEST)."
         ),
     ),
+    "ListPartitionReassignmentsQueued": EventWords(
+        guard=(
+            "2.8 only. A controller is active and fewer than `config.max_queued_requests` requests wait in "
+            "`controller.queued_elections`."
+        ),
+        environment=(
+            "An admin client's `ListPartitionReassignments` request arrives while the event thread is busy: "
+            "`controller.queued_elections += (kind ListPartitionReassignments, partitions)` (no partition: Kafka's "
+            "`None`, every partition being reassigned)."
+        ),
+        controller=(
+            "None yet: the request waits behind the requests already queued. A resignation answers it "
+            "NOT_CONTROLLER for the whole request (step reply `answers`: tp WHOLE_REQUEST)."
+        ),
+    ),
     "QueuedEventProcessed": EventWords(
         guard=("A request waits in `controller.queued_elections`."),
         environment=("None."),
@@ -387,7 +402,11 @@ EVENT_WORDS: dict[str, EventWords] = {
             "BrokerNotAvailableException or ControllerMovedException). A queued `ApiPartitionReassignment` is "
             "processed as the event is (§7.7.1); its callback answers every partition: NONE, "
             "NO_REASSIGNMENT_IN_PROGRESS, INVALID_REPLICA_ASSIGNMENT, UNKNOWN_TOPIC_OR_PARTITION or "
-            "UNKNOWN_SERVER_ERROR (nothing when ControllerMovedException was raised)."
+            "UNKNOWN_SERVER_ERROR (nothing when ControllerMovedException was raised). A queued "
+            "`ListPartitionReassignments` changes nothing (§7.7.1); its callback answers the request (tp "
+            "WHOLE_REQUEST, NONE) and every partition asked (none asked: every one in "
+            "`controller.partitions_being_reassigned`) whose context assignment has adding or removing replicas, "
+            "NONE with that `assignment`."
         ),
     ),
 }

@@ -108,6 +108,7 @@ class QueuedKind(enum.Enum):
     ReplicaLeaderElection = "ReplicaLeaderElection"
     ControlledShutdown = "ControlledShutdown"
     ApiPartitionReassignment = "ApiPartitionReassignment"
+    ListPartitionReassignments = "ListPartitionReassignments"
 
 
 @dataclass(frozen=True)
@@ -117,7 +118,9 @@ class QueuedElection:
     ``ControlledShutdown``) a broker's ``ControlledShutdown(broker_id, broker_epoch, callback)``, or (kind
     ``ApiPartitionReassignment``) an admin client's ``ApiPartitionReassignment(reassignments, callback)`` (§7.7.1),
     its targets split in two: the target lists (``targets``) and the partitions whose reassignment is cancelled
-    (``cancels``, Kafka's ``None``), so that the record holds no optional value.
+    (``cancels``, Kafka's ``None``), so that the record holds no optional value, or (kind
+    ``ListPartitionReassignments``) an admin client's ``ListPartitionReassignments(partitionsOpt, callback)``
+    (§7.7.1), its ``partitions`` the asked ones, none for Kafka's ``None`` (every partition being reassigned).
 
     Decision: one record shape for every kind, with the union of the kinds' fields (a field another kind does not
     use keeps its default): the queue is a TLA+ sequence folded over, which every backend handles for one shape.

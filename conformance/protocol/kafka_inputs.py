@@ -257,9 +257,11 @@ KAFKA_INPUTS: tuple[KafkaInput, ...] = (
     KafkaInput(
         "ListPartitionReassignments",
         "2.8.2",
-        OUT,
-        (),
-        "read-only: answers the admin client from the context, changes nothing.",
+        E,
+        ("ListPartitionReassignmentsQueued", "QueuedEventProcessed"),
+        "capability `callbacks`: the request waits in `controller.queued_elections` (kind "
+        "ListPartitionReassignments: the `partitions` asked, none for all); processed, it changes nothing and its "
+        "callback answers the ongoing reassignments asked about (`answers` with `assignment`, §7.7.1).",
     ),
     KafkaInput(
         "PartitionReassignmentIsrChange(tp)",
@@ -394,8 +396,8 @@ KAFKA_INPUTS: tuple[KafkaInput, ...] = (
         E,
         ("ControllerResignation",),
         "the queued admin elections' callbacks are answered NOT_CONTROLLER, queued ControlledShutdowns "
-        "Failure(ControllerMovedException), queued ApiPartitionReassignments NOT_CONTROLLER for the whole request "
-        "(`answers`, tp WHOLE_REQUEST). ListPartitionReassignments (a read-only request) is not modelled.",
+        "Failure(ControllerMovedException), queued ApiPartitionReassignments and ListPartitionReassignments "
+        "NOT_CONTROLLER for the whole request (`answers`, tp WHOLE_REQUEST).",
     ),
 )
 """Every input of Kafka's two controllers and how kcspec covers it."""

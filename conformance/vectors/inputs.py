@@ -21,6 +21,7 @@ from kcspec.spec.events import (
     ControllerFailover,
     ControllerResignation,
     IsrChange,
+    ListPartitionReassignmentsQueued,
     PartitionExpansion,
     QueuedEventProcessed,
     ReplicaLeaderElectionQueued,
@@ -714,8 +715,8 @@ class QueueCase:
     events: tuple[ControllerEvent, ...]
 
 
-QUEUE_CONFIG = ClusterConfig(max_queued_requests=3)
-"""The model bound the queue vectors run with: three requests may wait."""
+QUEUE_CONFIG = ClusterConfig(max_queued_requests=4)
+"""The model bound the queue vectors run with: four requests may wait."""
 U0 = TopicPartition("u", 0)
 
 EVENT_QUEUE_CASES: tuple[QueueCase, ...] = (
@@ -737,11 +738,11 @@ EVENT_QUEUE_CASES: tuple[QueueCase, ...] = (
     QueueCase(
         "preemption-with-callbacks",
         "ControllerIntegrationTest.testPreemptionWithCallbacks: a preferred election for t-0 and t-1 (no such topic) "
-        "broker 0's controlled shutdown and a reassignment cancelling t-0's and t-1's wait on a one-broker "
-        "cluster, the controller shuts down: both partitions of the election answered NOT_CONTROLLER, the shutdown "
-        "Failure(ControllerMovedException), the reassignment NOT_CONTROLLER for the whole request (the test's "
-        "election is ZkTriggered with a callback, the model's an admin one, preempted alike; its "
-        "ListPartitionReassignments is not ported: the model has no read-only requests)",
+        "broker 0's controlled shutdown, a reassignment cancelling t-0's and t-1's and a listing of t-0's and t-1's "
+        "reassignments wait on a one-broker cluster, the controller shuts down: both partitions of the election "
+        "answered NOT_CONTROLLER, the shutdown Failure(ControllerMovedException), the reassignment and the listing "
+        "NOT_CONTROLLER for the whole request (the test's election is ZkTriggered with a callback, the model's an "
+        "admin one, preempted alike)",
         ClusterState(config=QUEUE_CONFIG),
         (
             BrokerStartup(0),
@@ -749,6 +750,7 @@ EVENT_QUEUE_CASES: tuple[QueueCase, ...] = (
             ReplicaLeaderElectionQueued(frozenset({T0, T1})),
             ControlledShutdownQueued(0, 0),
             ApiPartitionReassignmentQueued(FMap({T0: None, T1: None})),
+            ListPartitionReassignmentsQueued(frozenset({T0, T1})),
             ControllerResignation(),
         ),
     ),
@@ -803,6 +805,24 @@ EVENT_QUEUE_CASES: tuple[QueueCase, ...] = (
             ControllerFailover(0),
             TopicCreation("t", ((0,), (0,), (0,))),
             ApiPartitionReassignmentQueued(FMap({T0: (1,), T1: None, T2: (5,), U0: (0,)})),
+            QueuedEventProcessed(),
+        ),
+    ),
+    QueueCase(
+        "list-reassignments-processed",
+        "queued reassignment listings processed (§7.7.1): t-0 (replicas 0) is being moved to broker 1, t-1 is not "
+        "being reassigned, u-0 does not exist; a listing of the three answers t-0's ongoing reassignment only "
+        "(replicas 1, 0, adding 1, removing 0), a listing of all (Kafka's None) the same; nothing changes",
+        ClusterState(config=QUEUE_CONFIG),
+        (
+            BrokerStartup(0),
+            BrokerStartup(1),
+            ControllerFailover(0),
+            TopicCreation("t", ((0,), (0,))),
+            ApiPartitionReassignment(FMap({T0: (1,)})),
+            ListPartitionReassignmentsQueued(frozenset({T0, T1, U0})),
+            ListPartitionReassignmentsQueued(),
+            QueuedEventProcessed(),
             QueuedEventProcessed(),
         ),
     ),

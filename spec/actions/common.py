@@ -188,7 +188,8 @@ def not_controller_answers(queue: Expr) -> Expr:
     """``preempt`` of every request of ``queue`` (§7.9, §7.10, §7.12), the requests numbered from the head: an admin
     election's every requested partition answered NOT_CONTROLLER (``ReplicaLeaderElection.preempt``), a controlled
     shutdown answered ``Failure(ControllerMovedException)`` (``ControlledShutdown.preempt``), an admin reassignment
-    ``Right(ApiError(NOT_CONTROLLER))`` for the whole request (``ApiPartitionReassignment.preempt``, §7.7.1)."""
+    or reassignment listing ``Right(ApiError(NOT_CONTROLLER))`` for the whole request
+    (``ApiPartitionReassignment.preempt``, ``ListPartitionReassignments.preempt``, §7.7.1)."""
     return rule(
         "preempt",
         "§7.12",
@@ -204,7 +205,8 @@ def not_controller_answers(queue: Expr) -> Expr:
                             set_of(moved_answer(acc.f("next_request"))),
                         ),
                         (
-                            q.f("kind").eq(QueuedKind.ApiPartitionReassignment),
+                            q.f("kind").eq(QueuedKind.ApiPartitionReassignment)
+                            | q.f("kind").eq(QueuedKind.ListPartitionReassignments),
                             set_of(whole_request_answer(acc.f("next_request"), ApiError.NOT_CONTROLLER, "")),
                         ),
                         otherwise=q.f("partitions").map(
@@ -215,6 +217,7 @@ def not_controller_answers(queue: Expr) -> Expr:
                                 error=ApiError.NOT_CONTROLLER,
                                 leader=NO_LEADER,
                                 exception="",
+                                assignment=ReplicaAssignment(()),
                             )
                         ),
                     )
@@ -235,7 +238,13 @@ def moved_answer(request: object) -> Expr:
 def whole_request_answer(request: object, error: object, exception: object) -> Expr:
     """An answer about the whole request ``request`` (``requests.WHOLE_REQUEST``)."""
     return rec(
-        ElectionAnswer, request=request, tp=WHOLE_REQUEST, error=error, leader=NO_LEADER, exception=exception
+        ElectionAnswer,
+        request=request,
+        tp=WHOLE_REQUEST,
+        error=error,
+        leader=NO_LEADER,
+        exception=exception,
+        assignment=ReplicaAssignment(()),
     )
 
 

@@ -130,31 +130,39 @@ Literal6 ==
 
 (* The spec's procedures, one operator each. *)
 
-(* §7.12 preempt, spec/actions/common.py:192 *)
+(* §7.12 preempt, spec/actions/common.py:193 *)
 Preempt(x) ==
     (LET RECURSIVE fold(_, _)
          fold(acc, rest) ==
              IF rest = <<>> THEN acc
-             ELSE fold(LET q == Head(rest) IN
-                           [next_request |-> acc.next_request + 1,
-                            answers |-> acc.answers
-                                        \cup (IF q.kind = "ControlledShutdown"
-                                              THEN {[request |-> acc.next_request,
-                                                     tp |-> [topic |-> "", partition |-> -1],
-                                                     error |-> "NOT_CONTROLLER",
-                                                     leader |-> -1,
-                                                     exception |-> "ControllerMovedException"]}
-                                              ELSE IF q.kind = "ApiPartitionReassignment"
-                                              THEN {[request |-> acc.next_request,
-                                                     tp |-> [topic |-> "", partition |-> -1],
-                                                     error |-> "NOT_CONTROLLER",
-                                                     leader |-> -1,
-                                                     exception |-> ""]}
-                                              ELSE {[request |-> acc.next_request,
-                                                     tp |-> tp,
-                                                     error |-> "NOT_CONTROLLER",
-                                                     leader |-> -1,
-                                                     exception |-> ""] : tp \in q.partitions})], Tail(rest))
+             ELSE
+                 fold(
+                     LET q == Head(rest) IN
+                         [next_request |-> acc.next_request + 1,
+                          answers |->
+                              acc.answers
+                              \cup (IF q.kind = "ControlledShutdown"
+                                    THEN {[request |-> acc.next_request,
+                                           tp |-> [topic |-> "", partition |-> -1],
+                                           error |-> "NOT_CONTROLLER",
+                                           leader |-> -1,
+                                           exception |-> "ControllerMovedException",
+                                           assignment |-> [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>]]}
+                                    ELSE IF q.kind = "ApiPartitionReassignment" \/ q.kind = "ListPartitionReassignments"
+                                         THEN {[request |-> acc.next_request,
+                                                tp |-> [topic |-> "", partition |-> -1],
+                                                error |-> "NOT_CONTROLLER",
+                                                leader |-> -1,
+                                                exception |-> "",
+                                                assignment |-> [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>]]}
+                                         ELSE {[request |-> acc.next_request,
+                                                tp |-> tp,
+                                                error |-> "NOT_CONTROLLER",
+                                                leader |-> -1,
+                                                exception |-> "",
+                                                assignment |-> [replicas |-> <<>>, adding |-> <<>>,
+                                                                removing |-> <<>>]] : tp \in q.partitions})]
+                                                    , Tail(rest))
      IN  fold([next_request |-> 0, answers |-> {}], x.state.controller.queued_elections)).answers
 
 (* §7.12 onControllerResignation, spec/actions/common.py:165 *)
@@ -1238,7 +1246,7 @@ MarkTopicIneligibleForDeletion(v, x) ==
                                        \cup (x \cap v.state.controller.topics_to_be_deleted)]]]
     ELSE v
 
-(* §7.7.2 updateLeaderEpoch, spec/actions/common.py:553 *)
+(* §7.7.2 updateLeaderEpoch, spec/actions/common.py:562 *)
 UpdateLeaderEpoch(t, work) ==
     LET ts == {t}
         x ==
@@ -1763,7 +1771,7 @@ ReplicaStateMachineHandleStateChangesNonExistentReplica(w, replicas) ==
 ReplicaStateChangeNonExistentReplica(w, replicas) ==
     ReplicaStateMachineHandleStateChangesNonExistentReplica(w, replicas)
 
-(* §7.7.2 setTopicAssignment, spec/actions/common.py:337 *)
+(* §7.7.2 setTopicAssignment, spec/actions/common.py:346 *)
 SetTopicAssignment(x, t, ar2) ==
     LET x2 == x.work
     IN  IF ~(t.topic \in x2.state.zk.topics)
@@ -2408,7 +2416,7 @@ FetchPendingPreferredReplicaElections(x) ==
              error |-> FALSE]
         ELSE [work |-> x2, error |-> TRUE]
 
-(* §7.12 triggerControllerMove, spec/actions/common.py:408 *)
+(* §7.12 triggerControllerMove, spec/actions/common.py:417 *)
 TriggerControllerMove(a) ==
     LET x == a.work
     IN  OnControllerResignation(

@@ -135,31 +135,39 @@ Literal7 ==
 
 (* The spec's procedures, one operator each. *)
 
-(* §7.12 preempt, spec/actions/common.py:192 *)
+(* §7.12 preempt, spec/actions/common.py:193 *)
 Preempt(x) ==
     (LET RECURSIVE fold(_, _)
          fold(acc, rest) ==
              IF rest = <<>> THEN acc
-             ELSE fold(LET q == Head(rest) IN
-                           [next_request |-> acc.next_request + 1,
-                            answers |-> acc.answers
-                                        \cup (IF q.kind = "ControlledShutdown"
-                                              THEN {[request |-> acc.next_request,
-                                                     tp |-> [topic |-> "", partition |-> -1],
-                                                     error |-> "NOT_CONTROLLER",
-                                                     leader |-> -1,
-                                                     exception |-> "ControllerMovedException"]}
-                                              ELSE IF q.kind = "ApiPartitionReassignment"
-                                              THEN {[request |-> acc.next_request,
-                                                     tp |-> [topic |-> "", partition |-> -1],
-                                                     error |-> "NOT_CONTROLLER",
-                                                     leader |-> -1,
-                                                     exception |-> ""]}
-                                              ELSE {[request |-> acc.next_request,
-                                                     tp |-> tp,
-                                                     error |-> "NOT_CONTROLLER",
-                                                     leader |-> -1,
-                                                     exception |-> ""] : tp \in q.partitions})], Tail(rest))
+             ELSE
+                 fold(
+                     LET q == Head(rest) IN
+                         [next_request |-> acc.next_request + 1,
+                          answers |->
+                              acc.answers
+                              \cup (IF q.kind = "ControlledShutdown"
+                                    THEN {[request |-> acc.next_request,
+                                           tp |-> [topic |-> "", partition |-> -1],
+                                           error |-> "NOT_CONTROLLER",
+                                           leader |-> -1,
+                                           exception |-> "ControllerMovedException",
+                                           assignment |-> [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>]]}
+                                    ELSE IF q.kind = "ApiPartitionReassignment" \/ q.kind = "ListPartitionReassignments"
+                                         THEN {[request |-> acc.next_request,
+                                                tp |-> [topic |-> "", partition |-> -1],
+                                                error |-> "NOT_CONTROLLER",
+                                                leader |-> -1,
+                                                exception |-> "",
+                                                assignment |-> [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>]]}
+                                         ELSE {[request |-> acc.next_request,
+                                                tp |-> tp,
+                                                error |-> "NOT_CONTROLLER",
+                                                leader |-> -1,
+                                                exception |-> "",
+                                                assignment |-> [replicas |-> <<>>, adding |-> <<>>,
+                                                                removing |-> <<>>]] : tp \in q.partitions})]
+                                                    , Tail(rest))
      IN  fold([next_request |-> 0, answers |-> {}], x.state.controller.queued_elections)).answers
 
 (* §7.12 onControllerResignation, spec/actions/common.py:165 *)
@@ -1498,7 +1506,7 @@ MarkTopicIneligibleForDeletion(v, x) ==
                                        \cup (x \cap v.state.controller.topics_to_be_deleted)]]]
     ELSE v
 
-(* §7.7.2 setTopicAssignment, spec/actions/common.py:337 *)
+(* §7.7.2 setTopicAssignment, spec/actions/common.py:346 *)
 SetTopicAssignment(work, t, done) ==
     IF ~(t.topic \in work.state.zk.topics)
     THEN [work |-> work, error |-> TRUE]
@@ -1711,7 +1719,7 @@ UpdateCurrentReassignment(work, t, fa) ==
                                                ,
              error |-> FALSE]
 
-(* §7.7.2 updateLeaderEpoch, spec/actions/common.py:553 *)
+(* §7.7.2 updateLeaderEpoch, spec/actions/common.py:562 *)
 UpdateLeaderEpoch(t, work) ==
     LET ts == {t}
         x ==
@@ -2496,7 +2504,7 @@ FetchPendingPreferredReplicaElections(x) ==
              error |-> FALSE]
         ELSE [work |-> x2, error |-> TRUE]
 
-(* §7.12 triggerControllerMove, spec/actions/common.py:408 *)
+(* §7.12 triggerControllerMove, spec/actions/common.py:417 *)
 TriggerControllerMove(a) ==
     LET x == a.work
     IN  IF x.state.zk.controller = x.state.controller.controller_id
@@ -3305,8 +3313,8 @@ OnBrokerLogDirFailure(w, broker_ids) ==
                      IN  [i \in DOMAIN q |-> LET r2 == q[i] IN [tp |-> tp, replica |-> r2]]) : tp \in
                          (DOMAIN w.state.controller.assignments)})
 
-(* §7.12 ControllerEventManager.put, spec/actions/event_queue.py:111 *)
-ControllerEventManagerPut(partitions, election_type, broker_id, broker_epoch, x, x2, kind) ==
+(* §7.12 ControllerEventManager.put, spec/actions/event_queue.py:116 *)
+ControllerEventManagerPut(partitions, election_type, broker_id, broker_epoch, targets, cancels, kind) ==
     LET work == [state |-> s,
                  batch |-> [leader_and_isr |-> <<>>,
                             update_metadata_brokers |-> {},
@@ -3329,8 +3337,8 @@ ControllerEventManagerPut(partitions, election_type, broker_id, broker_epoch, x,
                                            kind |-> kind,
                                            broker_id |-> broker_id,
                                            broker_epoch |-> broker_epoch,
-                                           targets |-> x,
-                                           cancels |-> x2])]]]
+                                           targets |-> targets,
+                                           cancels |-> cancels])]]]
 
 (* §7.9 processReplicaLeaderElection, spec/actions/elections.py:132 *)
 ProcessReplicaLeaderElection2(w, head, v) ==
@@ -3362,7 +3370,7 @@ ProcessReplicaLeaderElection2(w, head, v) ==
                 ELSE OnReplicaElection(w, electable, "offline")
         ELSE w
 
-(* §7.10 controlledShutdownCallback, spec/actions/event_queue.py:259 *)
+(* §7.10 controlledShutdownCallback, spec/actions/event_queue.py:317 *)
 ControlledShutdownCallback(v, after, epoch, before, broker) ==
     LET unchecked == IF v THEN "BrokerNotAvailableException" ELSE IF after.moved THEN "ControllerMovedException" ELSE ""
         exception ==
@@ -3378,23 +3386,29 @@ ControlledShutdownCallback(v, after, epoch, before, broker) ==
                           ELSE IF exception = "ControllerMovedException" THEN "NOT_CONTROLLER"
                               ELSE "UNKNOWN_SERVER_ERROR",
                 leader |-> -1,
-                exception |-> exception]}
+                exception |-> exception,
+                assignment |-> [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>]]}
     IN  IF exception = ""
         THEN
             v2
-            \cup {[request |-> 0, tp |-> tp4, error |-> "NONE", leader |-> broker, exception |-> ""] : tp4 \in
-                     {tp3 \in {tp2 \in {tp \in (DOMAIN after.state.controller.leadership) :
-                                           LET replicas == GetOr(
-                                                               after.state.controller.assignments,
-                                                               tp,
-                                                               [replicas |-> <<>>, adding |-> <<>>,
-                                                                   removing |-> <<>>]).replicas
-                                           IN  broker \in Range(replicas) /\ Len(replicas) > 1} :
-                                  ~(tp2.topic \in after.state.controller.topics_to_be_deleted)} :
-                         after.state.controller.leadership[tp3].leader_and_isr.leader = broker}}
+            \cup {[request |-> 0,
+                   tp |-> tp4,
+                   error |-> "NONE",
+                   leader |-> broker,
+                   exception |-> "",
+                   assignment |-> [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>]] : tp4 \in
+                       {tp3 \in {tp2 \in {tp \in (DOMAIN after.state.controller.leadership) :
+                                             LET replicas == GetOr(
+                                                                 after.state.controller.assignments,
+                                                                 tp,
+                                                                 [replicas |-> <<>>, adding |-> <<>>,
+                                                                     removing |-> <<>>]).replicas
+                                             IN  broker \in Range(replicas) /\ Len(replicas) > 1} :
+                                    ~(tp2.topic \in after.state.controller.topics_to_be_deleted)} :
+                           after.state.controller.leadership[tp3].leader_and_isr.leader = broker}}
         ELSE v2
 
-(* §7.7.1 reassignmentCallback, spec/actions/event_queue.py:201 *)
+(* §7.7.1 reassignmentCallback, spec/actions/event_queue.py:251 *)
 ReassignmentCallback(reassigned, targets, before, liveBrokerIds) ==
     IF reassigned.work.moved
     THEN {}
@@ -3424,9 +3438,35 @@ ReassignmentCallback(reassigned, targets, before, liveBrokerIds) ==
                         THEN v3
                         ELSE "INVALID_REPLICA_ASSIGNMENT",
                leader |-> -1,
-               exception |-> ""]) : tp \in (DOMAIN targets)}
+               exception |-> "",
+               assignment |-> [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>]]) : tp \in (DOMAIN targets)}
 
-(* §7.9 electionCallback, spec/actions/event_queue.py:321 *)
+(* §7.7.1 listPartitionReassignmentsCallback, spec/actions/event_queue.py:197 *)
+ListPartitionReassignmentsCallback(head, before) ==
+    LET listed == IF Cardinality(head.partitions) = 0
+                  THEN before.controller.partitions_being_reassigned
+                  ELSE head.partitions
+    IN  {[request |-> 0,
+          tp |-> [topic |-> "", partition |-> -1],
+          error |-> "NONE",
+          leader |-> -1,
+          exception |-> "",
+          assignment |-> [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>]]}
+        \cup
+            {[request |-> 0,
+              tp |-> tp2,
+              error |-> "NONE",
+              leader |-> -1,
+              exception |-> "",
+              assignment |-> GetOr(before.controller.assignments, tp2,
+                                   [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>])]
+                   : tp2 \in
+                       {tp \in listed :
+                           LET v == GetOr(before.controller.assignments, tp,
+                                          [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>])
+                           IN  Len(v.adding) > 0 \/ Len(v.removing) > 0}}
+
+(* §7.9 electionCallback, spec/actions/event_queue.py:389 *)
 ElectionCallback(head, before, after, v, liveBrokerIds) ==
     LET known == {tp \in head.partitions : tp \in DOMAIN before.controller.assignments}
         live == {tp2 \in known : ~(tp2.topic \in before.controller.topics_to_be_deleted)}
@@ -3464,7 +3504,9 @@ ElectionCallback(head, before, after, v, liveBrokerIds) ==
                        error |-> error,
                        leader |-> IF error = "NONE" THEN after.state.controller.leadership[tp5].leader_and_isr.leader
                            ELSE -1,
-                       exception |-> ""]) : tp5 \in head.partitions}
+                       exception |-> "",
+                       assignment |-> [replicas |-> <<>>, adding |-> <<>>,
+                                       removing |-> <<>>]]) : tp5 \in head.partitions}
 
 (* §11 I1 I1 leader in ISR (spec: spec/invariants.py:163) *)
 (* 2.8: every partition-state znode and every cached LI with a leader has the leader in its ISR. *)
@@ -4991,33 +5033,33 @@ StopReplicaResponseWithoutDeletionReceived(broker_id, partitions, error) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "StopReplicaResponseWithoutDeletionReceived")
 
-(* §7.9 ReplicaLeaderElectionQueued (spec: spec/actions/event_queue.py:107 replica_leader_election_queued_action) *)
+(* §7.9 ReplicaLeaderElectionQueued (spec: spec/actions/event_queue.py:112 replica_leader_election_queued_action) *)
 (* An admin client's leader election waits in the controller's event queue (§7.9, §7.12). *)
 ReplicaLeaderElectionQueued(partitions, election_type) ==
     /\ /\ controller.controller_id # -1
        /\ Cardinality(partitions) > 0
        /\ Len(controller.queued_elections) < config.max_queued_requests
-    /\ LET w == (* §7.9 ReplicaLeaderElectionQueued, spec/actions/event_queue.py:107 *)
+    /\ LET w == (* §7.9 ReplicaLeaderElectionQueued, spec/actions/event_queue.py:112 *)
                 ControllerEventManagerPut(partitions, election_type, -1, -1, <<>>, {}, "ReplicaLeaderElection")
        IN  /\ zk' = w.state.zk
            /\ controller' = w.state.controller
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ReplicaLeaderElectionQueued")
 
-(* §7.10 ControlledShutdownQueued (spec: spec/actions/event_queue.py:107 controlled_shutdown_queued_action) *)
+(* §7.10 ControlledShutdownQueued (spec: spec/actions/event_queue.py:112 controlled_shutdown_queued_action) *)
 (* A broker's controlled shutdown waits in the controller's event queue (§7.10, §7.12). *)
 ControlledShutdownQueued(broker_id, broker_epoch) ==
     /\ /\ controller.controller_id # -1
        /\ broker_id \in DOMAIN zk.brokers
        /\ Len(controller.queued_elections) < config.max_queued_requests
-    /\ LET w == (* §7.10 ControlledShutdownQueued, spec/actions/event_queue.py:107 *)
+    /\ LET w == (* §7.10 ControlledShutdownQueued, spec/actions/event_queue.py:112 *)
                 ControllerEventManagerPut({}, "PREFERRED", broker_id, broker_epoch, <<>>, {}, "ControlledShutdown")
        IN  /\ zk' = w.state.zk
            /\ controller' = w.state.controller
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ControlledShutdownQueued")
 
-(* §7.7 ApiPartitionReassignmentQueued (spec: spec/actions/event_queue.py:107 *)
+(* §7.7 ApiPartitionReassignmentQueued (spec: spec/actions/event_queue.py:112 *)
 (* api_partition_reassignment_queued_action) *)
 (* An admin client's partition reassignment waits in the controller's event queue (§7.7.1, §7.12). *)
 ApiPartitionReassignmentQueued(targets) ==
@@ -5025,7 +5067,7 @@ ApiPartitionReassignmentQueued(targets) ==
        /\ Cardinality(DOMAIN targets) > 0
        /\ Len(controller.queued_elections) < config.max_queued_requests
     /\ LET w == LET v == {tp \in (DOMAIN targets) : targets[tp] = NoValue}
-                IN  (* §7.7 ApiPartitionReassignmentQueued, spec/actions/event_queue.py:107 *)
+                IN  (* §7.7 ApiPartitionReassignmentQueued, spec/actions/event_queue.py:112 *)
                     ControllerEventManagerPut(
                         {},
                         "PREFERRED",
@@ -5039,9 +5081,25 @@ ApiPartitionReassignmentQueued(targets) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ApiPartitionReassignmentQueued")
 
-(* §7.9 QueuedEventProcessed (spec: spec/actions/event_queue.py:372 queued_event_processed_action) *)
+(* §7.7 ListPartitionReassignmentsQueued (spec: spec/actions/event_queue.py:112 *)
+(* list_partition_reassignments_queued_action) *)
+(* An admin client's listing of the ongoing partition reassignments waits in the controller's event *)
+(* queue (§7.7.1, §7.12). *)
+ListPartitionReassignmentsQueued(partitions) ==
+    /\ /\ controller.controller_id # -1
+       /\ TRUE
+       /\ Len(controller.queued_elections) < config.max_queued_requests
+    /\ LET w == (* §7.7 ListPartitionReassignmentsQueued, spec/actions/event_queue.py:112 *)
+                ControllerEventManagerPut(partitions, "PREFERRED", -1, -1, <<>>, {}, "ListPartitionReassignments")
+       IN  /\ zk' = w.state.zk
+           /\ controller' = w.state.controller
+           /\ config' = w.state.config
+           /\ StepInvariantsHold(w, "ListPartitionReassignmentsQueued")
+
+(* §7.9 QueuedEventProcessed (spec: spec/actions/event_queue.py:445 queued_event_processed_action) *)
 (* The controller's event thread processes the oldest queued request (an admin election, a *)
-(* controlled shutdown or an admin reassignment) and answers its callback (§7.7.1, §7.9, §7.10). *)
+(* controlled shutdown, an admin reassignment or a reassignment listing) and answers its callback *)
+(* (§7.7.1, §7.9, §7.10). *)
 QueuedEventProcessed ==
     /\ controller.controller_id # -1 /\ Len(controller.queued_elections) > 0
     /\ LET w ==
@@ -5055,7 +5113,7 @@ QueuedEventProcessed ==
                         moved |-> FALSE,
                         answers |-> {}]
                state == work.state
-           IN  (* §7.9 QueuedEventProcessed, spec/actions/event_queue.py:372 *)
+           IN  (* §7.9 QueuedEventProcessed, spec/actions/event_queue.py:445 *)
                LET head == FirstOr(
                                controller.queued_elections,
                                [partitions |-> {},
@@ -5097,12 +5155,15 @@ QueuedEventProcessed ==
                             THEN DoControlledShutdown(w2, broker, epoch)
                             ELSE IF kind = "ApiPartitionReassignment"
                             THEN reassigned.work
-                            ELSE ProcessReplicaLeaderElection2(w2, head, v)
+                            ELSE IF kind = "ListPartitionReassignments" THEN w2 ELSE ProcessReplicaLeaderElection2(w2,
+                                                                                                                head, v)
                    x == [after EXCEPT
                             !.answers = IF kind = "ControlledShutdown"
                                         THEN ControlledShutdownCallback(v2, after, epoch, before, broker)
                                         ELSE IF kind = "ApiPartitionReassignment"
                                         THEN ReassignmentCallback(reassigned, targets, before, liveBrokerIds)
+                                        ELSE IF kind = "ListPartitionReassignments"
+                                        THEN ListPartitionReassignmentsCallback(head, before)
                                         ELSE ElectionCallback(head, before, after, v, liveBrokerIds)]
                IN  IF x.moved THEN OnControllerResignation(x) ELSE x
        IN  /\ zk' = w.state.zk
@@ -5203,6 +5264,8 @@ Next ==
     \/ \E broker_id \in Brokers, broker_epoch \in BrokerEpochValues : ControlledShutdownQueued(broker_id, broker_epoch)
     (* §7.7 ApiPartitionReassignmentQueued *)
     \/ \E targets \in TargetsValues : ApiPartitionReassignmentQueued(targets)
+    (* §7.7 ListPartitionReassignmentsQueued *)
+    \/ \E partitions \in PartitionsValues2 : ListPartitionReassignmentsQueued(partitions)
     (* §7.9 QueuedEventProcessed *)
     \/ QueuedEventProcessed
 
