@@ -210,15 +210,7 @@ def not_controller_answers(queue: Expr) -> Expr:
                             set_of(whole_request_answer(acc.f("next_request"), ApiError.NOT_CONTROLLER, "")),
                         ),
                         otherwise=q.f("partitions").map(
-                            lambda tp: rec(
-                                ElectionAnswer,
-                                request=acc.f("next_request"),
-                                tp=tp,
-                                error=ApiError.NOT_CONTROLLER,
-                                leader=NO_LEADER,
-                                exception="",
-                                assignment=ReplicaAssignment(()),
-                            )
+                            lambda tp: partition_answer(acc.f("next_request"), tp, ApiError.NOT_CONTROLLER)
                         ),
                     )
                 ),
@@ -233,6 +225,22 @@ CONTROLLER_MOVED = "ControllerMovedException"
 def moved_answer(request: object) -> Expr:
     """A controlled shutdown's ``Failure(ControllerMovedException)`` as request ``request`` (§7.10)."""
     return whole_request_answer(request, ApiError.NOT_CONTROLLER, CONTROLLER_MOVED)
+
+
+def partition_answer(
+    request: object, tp: object, error: object, leader: object = NO_LEADER, assignment: object = None
+) -> Expr:
+    """A callback's answer for ``tp`` of request ``request`` (``requests.ElectionAnswer``, no exception): ``leader``
+    the elected leader, ``assignment`` a listed reassignment (an empty one when not given)."""
+    return rec(
+        ElectionAnswer,
+        request=request,
+        tp=tp,
+        error=error,
+        leader=leader,
+        exception="",
+        assignment=ReplicaAssignment(()) if assignment is None else assignment,
+    )
 
 
 def whole_request_answer(request: object, error: object, exception: object) -> Expr:

@@ -54,7 +54,7 @@ from kcspec.spec.events import (
 from kcspec.spec.fmap import FMap
 from kcspec.spec.lang import Action, Block, Expr, and_, build_map, cond, if_, lift, rec, rule, set_of
 from kcspec.spec.profiles import Profile
-from kcspec.spec.requests import MACHINE_PARTITION, ElectionAnswer, FailureReason
+from kcspec.spec.requests import MACHINE_PARTITION, FailureReason
 from kcspec.spec.vocabulary import (
     NO_LEADER,
     UNKNOWN_BROKER_EPOCH,
@@ -63,7 +63,6 @@ from kcspec.spec.vocabulary import (
     ElectionType,
     QueuedElection,
     QueuedKind,
-    ReplicaAssignment,
 )
 
 
@@ -183,15 +182,7 @@ def list_reassignments_answers(s: Expr, asked: Expr) -> Expr:
     b.listed = if_(asked.is_empty(), s.f("controller", "partitions_being_reassigned"), asked)
     ongoing = b.listed.filter(lambda tp: reassignment_kip455.being_reassigned(context.assignment(s, tp)))
     listed = ongoing.map(
-        lambda tp: rec(
-            ElectionAnswer,
-            request=0,
-            tp=tp,
-            error=ApiError.NONE,
-            leader=NO_LEADER,
-            exception="",
-            assignment=context.assignment(s, tp),
-        )
+        lambda tp: common.partition_answer(0, tp, ApiError.NONE, NO_LEADER, context.assignment(s, tp))
     )
     whole = common.whole_request_answer(0, ApiError.NONE, "")
     return rule("listPartitionReassignmentsCallback", "§7.7.1", b.in_(set_of(whole).union(listed)))
@@ -238,15 +229,7 @@ def reassignment_answers(s: Expr, targets: Expr, triggered: Expr) -> Expr:
                 ApiError.INVALID_REPLICA_ASSIGNMENT,
             ),
         )
-        return rec(
-            ElectionAnswer,
-            request=0,
-            tp=tp,
-            error=error,
-            leader=NO_LEADER,
-            exception="",
-            assignment=ReplicaAssignment(()),
-        )
+        return common.partition_answer(0, tp, error)
 
     return rule(
         "reassignmentCallback",
@@ -303,17 +286,7 @@ def shutdown_answers(p: Profile, s: Expr, broker: Expr, epoch: Expr, after: Expr
     still_led = shutdown.partitions_to_act_on(p, after_state, broker).filter(
         lambda tp: context.leader_of(after_state, tp).eq(broker)
     )
-    led = still_led.map(
-        lambda tp: rec(
-            ElectionAnswer,
-            request=0,
-            tp=tp,
-            error=ApiError.NONE,
-            leader=broker,
-            exception="",
-            assignment=ReplicaAssignment(()),
-        )
-    )
+    led = still_led.map(lambda tp: common.partition_answer(0, tp, ApiError.NONE, broker))
     return rule(
         "controlledShutdownCallback",
         "§7.10",
@@ -373,17 +346,7 @@ def election_answers(p: Profile, s: Expr, requested: Expr, etype: Expr, after: E
         c = Block()
         c.error = error
         leader = if_(c.error.eq(ApiError.NONE), context.leader_of(common.st(after), tp), NO_LEADER)
-        return c.in_(
-            rec(
-                ElectionAnswer,
-                request=0,
-                tp=tp,
-                error=c.error,
-                leader=leader,
-                exception="",
-                assignment=ReplicaAssignment(()),
-            )
-        )
+        return c.in_(common.partition_answer(0, tp, c.error, leader))
 
     threw = ~b.live.all(lambda tp: context.has_leadership(s, tp))
     return rule(

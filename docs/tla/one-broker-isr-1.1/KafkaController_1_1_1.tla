@@ -1246,7 +1246,7 @@ MarkTopicIneligibleForDeletion(v, x) ==
                                        \cup (x \cap v.state.controller.topics_to_be_deleted)]]]
     ELSE v
 
-(* §7.7.2 updateLeaderEpoch, spec/actions/common.py:562 *)
+(* §7.7.2 updateLeaderEpoch, spec/actions/common.py:570 *)
 UpdateLeaderEpoch(t, work) ==
     LET ts == {t}
         x ==
@@ -1771,7 +1771,7 @@ ReplicaStateMachineHandleStateChangesNonExistentReplica(w, replicas) ==
 ReplicaStateChangeNonExistentReplica(w, replicas) ==
     ReplicaStateMachineHandleStateChangesNonExistentReplica(w, replicas)
 
-(* §7.7.2 setTopicAssignment, spec/actions/common.py:346 *)
+(* §7.7.2 setTopicAssignment, spec/actions/common.py:354 *)
 SetTopicAssignment(x, t, ar2) ==
     LET x2 == x.work
     IN  IF ~(t.topic \in x2.state.zk.topics)
@@ -2416,7 +2416,7 @@ FetchPendingPreferredReplicaElections(x) ==
              error |-> FALSE]
         ELSE [work |-> x2, error |-> TRUE]
 
-(* §7.12 triggerControllerMove, spec/actions/common.py:417 *)
+(* §7.12 triggerControllerMove, spec/actions/common.py:425 *)
 TriggerControllerMove(a) ==
     LET x == a.work
     IN  OnControllerResignation(

@@ -1506,7 +1506,7 @@ MarkTopicIneligibleForDeletion(v, x) ==
                                        \cup (x \cap v.state.controller.topics_to_be_deleted)]]]
     ELSE v
 
-(* §7.7.2 setTopicAssignment, spec/actions/common.py:346 *)
+(* §7.7.2 setTopicAssignment, spec/actions/common.py:354 *)
 SetTopicAssignment(work, t, done) ==
     IF ~(t.topic \in work.state.zk.topics)
     THEN [work |-> work, error |-> TRUE]
@@ -1719,7 +1719,7 @@ UpdateCurrentReassignment(work, t, fa) ==
                                                ,
              error |-> FALSE]
 
-(* §7.7.2 updateLeaderEpoch, spec/actions/common.py:562 *)
+(* §7.7.2 updateLeaderEpoch, spec/actions/common.py:570 *)
 UpdateLeaderEpoch(t, work) ==
     LET ts == {t}
         x ==
@@ -2504,7 +2504,7 @@ FetchPendingPreferredReplicaElections(x) ==
              error |-> FALSE]
         ELSE [work |-> x2, error |-> TRUE]
 
-(* §7.12 triggerControllerMove, spec/actions/common.py:417 *)
+(* §7.12 triggerControllerMove, spec/actions/common.py:425 *)
 TriggerControllerMove(a) ==
     LET x == a.work
     IN  IF x.state.zk.controller = x.state.controller.controller_id
@@ -3313,7 +3313,7 @@ OnBrokerLogDirFailure(w, broker_ids) ==
                      IN  [i \in DOMAIN q |-> LET r2 == q[i] IN [tp |-> tp, replica |-> r2]]) : tp \in
                          (DOMAIN w.state.controller.assignments)})
 
-(* §7.12 ControllerEventManager.put, spec/actions/event_queue.py:116 *)
+(* §7.12 ControllerEventManager.put, spec/actions/event_queue.py:115 *)
 ControllerEventManagerPut(partitions, election_type, broker_id, broker_epoch, targets, cancels, kind) ==
     LET work == [state |-> s,
                  batch |-> [leader_and_isr |-> <<>>,
@@ -3370,7 +3370,7 @@ ProcessReplicaLeaderElection2(w, head, v) ==
                 ELSE OnReplicaElection(w, electable, "offline")
         ELSE w
 
-(* §7.10 controlledShutdownCallback, spec/actions/event_queue.py:317 *)
+(* §7.10 controlledShutdownCallback, spec/actions/event_queue.py:290 *)
 ControlledShutdownCallback(v, after, epoch, before, broker) ==
     LET unchecked == IF v THEN "BrokerNotAvailableException" ELSE IF after.moved THEN "ControllerMovedException" ELSE ""
         exception ==
@@ -3408,7 +3408,7 @@ ControlledShutdownCallback(v, after, epoch, before, broker) ==
                            after.state.controller.leadership[tp3].leader_and_isr.leader = broker}}
         ELSE v2
 
-(* §7.7.1 reassignmentCallback, spec/actions/event_queue.py:251 *)
+(* §7.7.1 reassignmentCallback, spec/actions/event_queue.py:234 *)
 ReassignmentCallback(reassigned, targets, before, liveBrokerIds) ==
     IF reassigned.work.moved
     THEN {}
@@ -3441,7 +3441,7 @@ ReassignmentCallback(reassigned, targets, before, liveBrokerIds) ==
                exception |-> "",
                assignment |-> [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>]]) : tp \in (DOMAIN targets)}
 
-(* §7.7.1 listPartitionReassignmentsCallback, spec/actions/event_queue.py:197 *)
+(* §7.7.1 listPartitionReassignmentsCallback, spec/actions/event_queue.py:188 *)
 ListPartitionReassignmentsCallback(head, before) ==
     LET listed == IF Cardinality(head.partitions) = 0
                   THEN before.controller.partitions_being_reassigned
@@ -3466,7 +3466,7 @@ ListPartitionReassignmentsCallback(head, before) ==
                                           [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>])
                            IN  Len(v.adding) > 0 \/ Len(v.removing) > 0}}
 
-(* §7.9 electionCallback, spec/actions/event_queue.py:389 *)
+(* §7.9 electionCallback, spec/actions/event_queue.py:352 *)
 ElectionCallback(head, before, after, v, liveBrokerIds) ==
     LET known == {tp \in head.partitions : tp \in DOMAIN before.controller.assignments}
         live == {tp2 \in known : ~(tp2.topic \in before.controller.topics_to_be_deleted)}
@@ -5033,33 +5033,33 @@ StopReplicaResponseWithoutDeletionReceived(broker_id, partitions, error) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "StopReplicaResponseWithoutDeletionReceived")
 
-(* §7.9 ReplicaLeaderElectionQueued (spec: spec/actions/event_queue.py:112 replica_leader_election_queued_action) *)
+(* §7.9 ReplicaLeaderElectionQueued (spec: spec/actions/event_queue.py:111 replica_leader_election_queued_action) *)
 (* An admin client's leader election waits in the controller's event queue (§7.9, §7.12). *)
 ReplicaLeaderElectionQueued(partitions, election_type) ==
     /\ /\ controller.controller_id # -1
        /\ Cardinality(partitions) > 0
        /\ Len(controller.queued_elections) < config.max_queued_requests
-    /\ LET w == (* §7.9 ReplicaLeaderElectionQueued, spec/actions/event_queue.py:112 *)
+    /\ LET w == (* §7.9 ReplicaLeaderElectionQueued, spec/actions/event_queue.py:111 *)
                 ControllerEventManagerPut(partitions, election_type, -1, -1, <<>>, {}, "ReplicaLeaderElection")
        IN  /\ zk' = w.state.zk
            /\ controller' = w.state.controller
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ReplicaLeaderElectionQueued")
 
-(* §7.10 ControlledShutdownQueued (spec: spec/actions/event_queue.py:112 controlled_shutdown_queued_action) *)
+(* §7.10 ControlledShutdownQueued (spec: spec/actions/event_queue.py:111 controlled_shutdown_queued_action) *)
 (* A broker's controlled shutdown waits in the controller's event queue (§7.10, §7.12). *)
 ControlledShutdownQueued(broker_id, broker_epoch) ==
     /\ /\ controller.controller_id # -1
        /\ broker_id \in DOMAIN zk.brokers
        /\ Len(controller.queued_elections) < config.max_queued_requests
-    /\ LET w == (* §7.10 ControlledShutdownQueued, spec/actions/event_queue.py:112 *)
+    /\ LET w == (* §7.10 ControlledShutdownQueued, spec/actions/event_queue.py:111 *)
                 ControllerEventManagerPut({}, "PREFERRED", broker_id, broker_epoch, <<>>, {}, "ControlledShutdown")
        IN  /\ zk' = w.state.zk
            /\ controller' = w.state.controller
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ControlledShutdownQueued")
 
-(* §7.7 ApiPartitionReassignmentQueued (spec: spec/actions/event_queue.py:112 *)
+(* §7.7 ApiPartitionReassignmentQueued (spec: spec/actions/event_queue.py:111 *)
 (* api_partition_reassignment_queued_action) *)
 (* An admin client's partition reassignment waits in the controller's event queue (§7.7.1, §7.12). *)
 ApiPartitionReassignmentQueued(targets) ==
@@ -5067,7 +5067,7 @@ ApiPartitionReassignmentQueued(targets) ==
        /\ Cardinality(DOMAIN targets) > 0
        /\ Len(controller.queued_elections) < config.max_queued_requests
     /\ LET w == LET v == {tp \in (DOMAIN targets) : targets[tp] = NoValue}
-                IN  (* §7.7 ApiPartitionReassignmentQueued, spec/actions/event_queue.py:112 *)
+                IN  (* §7.7 ApiPartitionReassignmentQueued, spec/actions/event_queue.py:111 *)
                     ControllerEventManagerPut(
                         {},
                         "PREFERRED",
@@ -5081,7 +5081,7 @@ ApiPartitionReassignmentQueued(targets) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ApiPartitionReassignmentQueued")
 
-(* §7.7 ListPartitionReassignmentsQueued (spec: spec/actions/event_queue.py:112 *)
+(* §7.7 ListPartitionReassignmentsQueued (spec: spec/actions/event_queue.py:111 *)
 (* list_partition_reassignments_queued_action) *)
 (* An admin client's listing of the ongoing partition reassignments waits in the controller's event *)
 (* queue (§7.7.1, §7.12). *)
@@ -5089,14 +5089,14 @@ ListPartitionReassignmentsQueued(partitions) ==
     /\ /\ controller.controller_id # -1
        /\ TRUE
        /\ Len(controller.queued_elections) < config.max_queued_requests
-    /\ LET w == (* §7.7 ListPartitionReassignmentsQueued, spec/actions/event_queue.py:112 *)
+    /\ LET w == (* §7.7 ListPartitionReassignmentsQueued, spec/actions/event_queue.py:111 *)
                 ControllerEventManagerPut(partitions, "PREFERRED", -1, -1, <<>>, {}, "ListPartitionReassignments")
        IN  /\ zk' = w.state.zk
            /\ controller' = w.state.controller
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ListPartitionReassignmentsQueued")
 
-(* §7.9 QueuedEventProcessed (spec: spec/actions/event_queue.py:445 queued_event_processed_action) *)
+(* §7.9 QueuedEventProcessed (spec: spec/actions/event_queue.py:408 queued_event_processed_action) *)
 (* The controller's event thread processes the oldest queued request (an admin election, a *)
 (* controlled shutdown, an admin reassignment or a reassignment listing) and answers its callback *)
 (* (§7.7.1, §7.9, §7.10). *)
@@ -5113,7 +5113,7 @@ QueuedEventProcessed ==
                         moved |-> FALSE,
                         answers |-> {}]
                state == work.state
-           IN  (* §7.9 QueuedEventProcessed, spec/actions/event_queue.py:445 *)
+           IN  (* §7.9 QueuedEventProcessed, spec/actions/event_queue.py:408 *)
                LET head == FirstOr(
                                controller.queued_elections,
                                [partitions |-> {},
