@@ -7,24 +7,17 @@ from __future__ import annotations
 
 import pytest
 from kcspec.conformance.protocol import messages as m
-from kcspec.conformance.reference_sut import ReferenceSut, SpecSut
-from kcspec.conformance.vectors import generate, inputs
+from kcspec.conformance.vectors import inputs
 from kcspec.spec.requests import UpdateMetadataRequest
 from kcspec.spec.vocabulary import FeatureZNodeStatus, ReplicaAssignment, TopicPartition
+
+from tests.support.kafka_test_vectors import settled
 
 T1_0 = TopicPartition("t1", 0)
 
 
 def _settled(profile: str) -> dict[str, tuple[inputs.Case, m.StepReply]]:
-    gen = generate.Generation()
-    out: dict[str, tuple[inputs.Case, m.StepReply]] = {}
-    for case in generate._kafka_test_cases(profile, SpecSut()):
-        if not any(case.id.startswith(f"event.kafka-test.{s.name}.") for s in inputs.ISR_NOTIFICATION_TESTS):
-            continue
-        reply = generate._settle(profile, case, [SpecSut(), ReferenceSut()], gen)
-        assert isinstance(reply, m.StepReply), (case.id, case.description, gen.disagreements, gen.unanswered)
-        out[case.id] = (case, reply)
-    return out
+    return settled(profile, inputs.ISR_NOTIFICATION_TESTS)
 
 
 @pytest.mark.parametrize("profile", ["kafka-2.8", "kafka-1.1"])

@@ -37,103 +37,43 @@ def _cluster(
     )
 
 
-@pytest.mark.parametrize(
-    ("kafka_test", "initial", "version_before", "expected_version"),
-    [
-        (
-            "testControllerFeatureZNodeSetupWhenFeatureVersioningIsEnabledWithNonExistingFeatureZNode",
-            ABSENT,
-            0,
-            0,
-        ),
-        (
-            "testControllerFeatureZNodeSetupWhenFeatureVersioningIsEnabledWithDisabledExistingFeatureZNode",
-            DISABLED,
-            0,
-            1,
-        ),
-        (
-            "testControllerFeatureZNodeSetupWhenFeatureVersioningIsEnabledWithEnabledExistingFeatureZNode",
-            ENABLED,
-            0,
-            0,
-        ),
-        # the same with a znode updated before (its version is not the creation's 0)
-        (
-            "testControllerFeatureZNodeSetupWhenFeatureVersioningIsEnabledWithDisabledExistingFeatureZNode",
-            DISABLED,
-            4,
-            5,
-        ),
-        (
-            "testControllerFeatureZNodeSetupWhenFeatureVersioningIsEnabledWithEnabledExistingFeatureZNode",
-            ENABLED,
-            4,
-            4,
-        ),
-    ],
-)
-def test_controller_feature_znode_setup_when_feature_versioning_is_enabled(
-    kafka_test: str, initial: FeatureZNodeStatus, version_before: int, expected_version: int
-) -> None:
-    """``ControllerIntegrationTest.<kafka_test>`` (via its ``testControllerFeatureZNodeSetup``): after the failover
-    ``/feature`` is Enabled with no finalized feature; created at version 0, a Disabled znode updated (version + 1),
-    an Enabled one not written (version unchanged)."""
-    s = _run(_cluster(initial, version_before), BrokerStartup(0), ControllerFailover(0))
-    assert (s.zk.feature_znode, s.zk.feature_znode_zk_version) == (ENABLED, expected_version), (
-        kafka_test,
-        s.zk,
-    )
+ZNODE_NAMES = {ABSENT: "NonExisting", DISABLED: "DisabledExisting", ENABLED: "EnabledExisting"}
+MODES = {
+    "Enabled": (InterBrokerProtocol.KAFKA_2_7_IV0, ENABLED),  # enableFeatureVersioning
+    "Disabled": (InterBrokerProtocol.KAFKA_2_6_IV0, DISABLED),  # disableFeatureVersioning
+}
 
 
 @pytest.mark.parametrize(
-    ("kafka_test", "initial", "version_before", "expected_version"),
+    ("mode", "initial", "version_before", "expected_version"),
     [
-        (
-            "testControllerFeatureZNodeSetupWhenFeatureVersioningIsDisabledWithNonExistingFeatureZNode",
-            ABSENT,
-            0,
-            0,
-        ),
-        (
-            "testControllerFeatureZNodeSetupWhenFeatureVersioningIsDisabledWithDisabledExistingFeatureZNode",
-            DISABLED,
-            0,
-            0,
-        ),
-        (
-            "testControllerFeatureZNodeSetupWhenFeatureVersioningIsDisabledWithEnabledExistingFeatureZNode",
-            ENABLED,
-            0,
-            1,
-        ),
+        # (...FeatureVersioningIs<mode>..., the znode the test creates, its version, its version after failover)
+        ("Enabled", ABSENT, 0, 0),  # created
+        ("Enabled", DISABLED, 0, 1),  # updated
+        ("Enabled", ENABLED, 0, 0),  # not written
+        ("Disabled", ABSENT, 0, 0),  # created
+        ("Disabled", DISABLED, 0, 0),  # not written
+        ("Disabled", ENABLED, 0, 1),  # updated
         # the same with a znode updated before (its version is not the creation's 0)
-        (
-            "testControllerFeatureZNodeSetupWhenFeatureVersioningIsDisabledWithDisabledExistingFeatureZNode",
-            DISABLED,
-            4,
-            4,
-        ),
-        (
-            "testControllerFeatureZNodeSetupWhenFeatureVersioningIsDisabledWithEnabledExistingFeatureZNode",
-            ENABLED,
-            4,
-            5,
-        ),
+        ("Enabled", DISABLED, 4, 5),
+        ("Enabled", ENABLED, 4, 4),
+        ("Disabled", DISABLED, 4, 4),
+        ("Disabled", ENABLED, 4, 5),
     ],
 )
-def test_controller_feature_znode_setup_when_feature_versioning_is_disabled(
-    kafka_test: str, initial: FeatureZNodeStatus, version_before: int, expected_version: int
+def test_controller_feature_znode_setup(
+    mode: str, initial: FeatureZNodeStatus, version_before: int, expected_version: int
 ) -> None:
-    """``ControllerIntegrationTest.<kafka_test>`` (IBP 2.6-IV0, ``disableFeatureVersioning``): after the failover
-    ``/feature`` is Disabled with no finalized feature; created at version 0, an Enabled znode updated (version + 1),
-    a Disabled one not written (version unchanged)."""
-    s = _run(
-        _cluster(initial, version_before, InterBrokerProtocol.KAFKA_2_6_IV0),
-        BrokerStartup(0),
-        ControllerFailover(0),
+    """``ControllerIntegrationTest.testControllerFeatureZNodeSetupWhenFeatureVersioningIs<mode>With<znode>
+    FeatureZNode`` (via its ``testControllerFeatureZNodeSetup``), under the Kafka test's IBP: after the failover
+    ``/feature`` is Enabled (IBP 2.7-IV0) or Disabled (IBP 2.6-IV0) with no finalized feature; created at version 0,
+    a znode of the other status updated (version + 1), one of the same status not written (version unchanged)."""
+    ibp, expected = MODES[mode]
+    kafka_test = (
+        f"testControllerFeatureZNodeSetupWhenFeatureVersioningIs{mode}With{ZNODE_NAMES[initial]}FeatureZNode"
     )
-    assert (s.zk.feature_znode, s.zk.feature_znode_zk_version) == (DISABLED, expected_version), (
+    s = _run(_cluster(initial, version_before, ibp), BrokerStartup(0), ControllerFailover(0))
+    assert (s.zk.feature_znode, s.zk.feature_znode_zk_version) == (expected, expected_version), (
         kafka_test,
         s.zk,
     )
