@@ -185,7 +185,7 @@ def list_reassignments_answers(s: Expr, asked: Expr) -> Expr:
         lambda tp: common.partition_answer(0, tp, ApiError.NONE, NO_LEADER, context.assignment(s, tp))
     )
     whole = common.whole_request_answer(0, ApiError.NONE, "")
-    return rule("listPartitionReassignmentsCallback", "§7.7.1", b.in_(set_of(whole).union(listed)))
+    return rule("processListPartitionReassignments", "§7.7.1", b.in_(set_of(whole).union(listed)))
 
 
 def reassignment_targets(head: Expr) -> Expr:

@@ -3441,8 +3441,8 @@ ReassignmentCallback(reassigned, targets, before, liveBrokerIds) ==
                exception |-> "",
                assignment |-> [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>]]) : tp \in (DOMAIN targets)}
 
-(* §7.7.1 listPartitionReassignmentsCallback, spec/actions/event_queue.py:188 *)
-ListPartitionReassignmentsCallback(head, before) ==
+(* §7.7.1 processListPartitionReassignments, spec/actions/event_queue.py:188 *)
+ProcessListPartitionReassignments(head, before) ==
     LET listed == IF Cardinality(head.partitions) = 0
                   THEN before.controller.partitions_being_reassigned
                   ELSE head.partitions
@@ -5163,7 +5163,7 @@ QueuedEventProcessed ==
                                         ELSE IF kind = "ApiPartitionReassignment"
                                         THEN ReassignmentCallback(reassigned, targets, before, liveBrokerIds)
                                         ELSE IF kind = "ListPartitionReassignments"
-                                        THEN ListPartitionReassignmentsCallback(head, before)
+                                        THEN ProcessListPartitionReassignments(head, before)
                                         ELSE ElectionCallback(head, before, after, v, liveBrokerIds)]
                IN  IF x.moved THEN OnControllerResignation(x) ELSE x
        IN  /\ zk' = w.state.zk
