@@ -32,6 +32,7 @@ from kcspec.spec.events import (
     IsrChange,
     LeaderAndIsrPartitionResultsReceived,
     LeaderAndIsrResponseReceived,
+    ListPartitionReassignmentsQueued,
     LogDirEventNotification,
     NewerControllerElected,
     PartitionExpansion,
@@ -144,6 +145,8 @@ def _queue_events(s: ClusterState, cfg: ExploreConfig) -> list[ControllerEvent]:
         out.extend(ReplicaLeaderElectionQueued(frozenset({tp}), kind) for kind in ElectionType)
         out.append(ApiPartitionReassignmentQueued(FMap({tp: reassignment_target(fa.replicas, cfg.brokers)})))
         out.append(ApiPartitionReassignmentQueued(FMap({tp: None})))
+        out.append(ListPartitionReassignmentsQueued(frozenset({tp})))
+    out.append(ListPartitionReassignmentsQueued())  # Kafka's None: every partition being reassigned
     out.extend(ControlledShutdownQueued(b, epoch) for b, epoch in sorted(s.zk.brokers.items()))
     out.append(QueuedEventProcessed())
     return out

@@ -58,6 +58,7 @@ from kcspec.reference_impl.version import (
     KAFKA_2_7,
     KAFKA_2_8,
     KafkaVersion,
+    is_feature_versioning_supported,
     uses_topic_id,
 )
 from kcspec.reference_impl.zookeeper import UNKNOWN_VERSION, SimulatedZooKeeper
@@ -208,9 +209,11 @@ class KafkaController:
         ctx = self.ctx
         zk = self.zk
         if self.version >= KAFKA_2_7:
-            # maybeSetupFeatureVersioning: the model's IBP values are all >= 2.7-IV0 (isFeatureVersioningSupported),
-            # so disableFeatureVersioning is never taken (the decision: InterBrokerProtocol's docstring).
-            self._enable_feature_versioning()
+            # maybeSetupFeatureVersioning
+            if is_feature_versioning_supported(self.version, self.config):
+                self._enable_feature_versioning()
+            else:
+                self._disable_feature_versioning()
         zk.delete_isr_change_notifications(ctx.epoch_zk_version)
         self._initialize_controller_context()
         to_delete = set(zk.delete_topics)
@@ -256,6 +259,16 @@ class KafkaController:
             self.zk.create_feature_znode(FeatureZNodeStatus.Enabled)
         elif status is not FeatureZNodeStatus.Enabled:
             self.zk.update_feature_znode(FeatureZNodeStatus.Enabled)
+
+    @mirrors("disableFeatureVersioning")
+    def _disable_feature_versioning(self) -> None:
+        """KIP-584, IBP < 2.7-IV0: ``/feature`` created Disabled with no features when absent; an Enabled znode set to
+        Disabled with its features cleared; a Disabled one (its features are always empty in 2.8.2) left alone."""
+        status, version = self.zk.get_feature_znode()
+        if version == UNKNOWN_VERSION:
+            self.zk.create_feature_znode(FeatureZNodeStatus.Disabled)
+        elif status is not FeatureZNodeStatus.Disabled:
+            self.zk.update_feature_znode(FeatureZNodeStatus.Disabled)
 
     @mirrors("initializeControllerContext")
     def _initialize_controller_context(self) -> None:
@@ -669,6 +682,21 @@ class KafkaController:
             self.reassignment.maybe_remove_from_zk_reassignment(lambda p, _r: p in failed)
         return {tp for tp, err in results.items() if err == "NONE"}
 
+    @mirrors("processListPartitionReassignments")
+    def process_list_partition_reassignments(
+        self, partitions: frozenset[TopicPartition] | None
+    ) -> dict[TopicPartition, ReplicaAssignment]:
+        """The ongoing reassignments of ``partitions`` (None: of every partition being reassigned), as an active
+        controller answers ``ListPartitionReassignments`` (§7.7.1): each one's full replica assignment."""
+        ctx = self.ctx
+        listed = ctx.partitions_being_reassigned if partitions is None else partitions
+        results: dict[TopicPartition, ReplicaAssignment] = {}
+        for tp in listed:
+            assignment = ctx.assignment(tp)
+            if assignment.adding or assignment.removing:
+                results[tp] = assignment
+        return results
+
     @mirrors("processApiPartitionReassignment")
     def process_api_partition_reassignment(
         self, targets: dict[TopicPartition, tuple[int, ...] | None]
@@ -1069,5 +1097,9 @@ class KafkaController:
                 for tp, li in zk.get_topic_partition_states(partitions).items():
                     ctx.put_leadership(tp, li)
                 self.send_update_metadata(self._brokers(), partitions)
+                if self.version >= KAFKA_2_4:
+                    # a partial upgrade: the ISR of a partition being reassigned may come as a notification
+                    for tp in [tp for tp in partitions if tp in ctx.partitions_being_reassigned]:
+                        self.maybe_complete_reassignment(tp)
         finally:
             zk.delete_isr_change_notifications(ctx.epoch_zk_version)

@@ -3,7 +3,7 @@
 Kafka puts every controller event in one queue that its event thread processes one at a time; the reference
 controller processes the model's other events at once (each arrives on an empty queue), and queues only the events
 that carry a callback answering a client: the admin ``ReplicaLeaderElection``, the ``ControlledShutdown`` and the
-``ApiPartitionReassignment``, in one first-in-first-out queue. The manager belongs to the broker,
+``ApiPartitionReassignment`` and the ``ListPartitionReassignments``, in one first-in-first-out queue. The manager belongs to the broker,
 not to a controller incarnation: it outlives a resignation (``ReferenceController`` holds it).
 
 * ``put`` appends an event; ``take`` removes the oldest.
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from kcspec.reference_impl.mirrors import mirrors
 from kcspec.spec.requests import WHOLE_REQUEST
-from kcspec.spec.vocabulary import ApiError, ElectionType, TopicPartition
+from kcspec.spec.vocabulary import ApiError, ElectionType, ReplicaAssignment, TopicPartition
 
 Answer = Callable[[int, dict[TopicPartition, ApiError | int]], None]
 """Where a callback's answer goes: the request's place in the queue when it is answered, and per partition
@@ -73,7 +73,31 @@ class ApiPartitionReassignmentEvent:
         self.answer(position, {WHOLE_REQUEST: ApiError.NOT_CONTROLLER})
 
 
-QueuedEvent = ReplicaLeaderElectionEvent | ControlledShutdownEvent | ApiPartitionReassignmentEvent
+ListAnswer = Callable[[int, "dict[TopicPartition, ReplicaAssignment] | ApiError"], None]
+"""Where a reassignment listing's callback answer goes: the request's place in the queue when it is answered, and
+``Left(reassignments)`` (a map) or ``Right(error)``."""
+
+
+@dataclass
+class ListPartitionReassignmentsEvent:
+    """``ListPartitionReassignments(partitionsOpt, callback)`` (§7.7.1); ``partitions`` None lists every partition
+    being reassigned."""
+
+    partitions: frozenset[TopicPartition] | None
+    answer: ListAnswer
+
+    @mirrors("preempt")
+    def preempt(self, position: int) -> None:
+        """``preempt``: ``Right(ApiError(NOT_CONTROLLER))``."""
+        self.answer(position, ApiError.NOT_CONTROLLER)
+
+
+QueuedEvent = (
+    ReplicaLeaderElectionEvent
+    | ControlledShutdownEvent
+    | ApiPartitionReassignmentEvent
+    | ListPartitionReassignmentsEvent
+)
 
 
 class ControllerEventManager:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Collection
 from typing import Any
 
 from kcspec.reference_impl.context import ControllerContext
-from kcspec.reference_impl.version import KAFKA_2_4, KAFKA_2_7, KafkaVersion
+from kcspec.reference_impl.version import KAFKA_2_4, KafkaVersion, is_alter_isr_enabled
 from kcspec.reference_impl.zookeeper import SimulatedZooKeeper
 from kcspec.spec.events import (
     ApiPartitionReassignment,
@@ -414,7 +414,8 @@ def _stale_alter_isr_received(
     active: bool,
     modern: bool,
 ) -> bool:
-    return active and version >= KAFKA_2_7 and _stale_alter_isr_enabled(zk, event)
+    # brokers send AlterIsr only when the IBP enables it (else they write ZooKeeper, IsrChange)
+    return active and is_alter_isr_enabled(version, config) and _stale_alter_isr_enabled(zk, event)
 
 
 def _stop_replica_partition_errors_received(

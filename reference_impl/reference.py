@@ -26,6 +26,7 @@ from kcspec.reference_impl.event_manager import (
     ApiPartitionReassignmentEvent,
     ControlledShutdownEvent,
     ControllerEventManager,
+    ListPartitionReassignmentsEvent,
     QueuedEvent,
     ReplicaLeaderElectionEvent,
 )
@@ -38,6 +39,7 @@ from kcspec.reference_impl.version import (
     KAFKA_2_2,
     KAFKA_2_4,
     KAFKA_2_6,
+    is_alter_isr_enabled,
     uses_topic_id,
     version_for_profile,
 )
@@ -59,6 +61,7 @@ from kcspec.spec.events import (
     IsrChange,
     LeaderAndIsrPartitionResultsReceived,
     LeaderAndIsrResponseReceived,
+    ListPartitionReassignmentsQueued,
     LogDirEventNotification,
     NewerControllerElected,
     PartitionExpansion,
@@ -192,6 +195,8 @@ class ReferenceController:
                 targets: dict[TopicPartition, tuple[int, ...] | None] = dict(queued.targets)
                 targets.update(dict.fromkeys(queued.cancels))
                 self.event_manager.put(ApiPartitionReassignmentEvent(targets, self._answer))
+            elif queued.kind is QueuedKind.ListPartitionReassignments:
+                self.event_manager.put(self._list_event(queued.partitions or None))
             else:
                 self.event_manager.put(
                     ReplicaLeaderElectionEvent(queued.partitions, queued.election_type, self._answer)
@@ -251,6 +256,21 @@ class ReferenceController:
                 self._answers.append(ElectionAnswer(position, tp, result, NO_LEADER))
             else:
                 self._answers.append(ElectionAnswer(position, tp, ApiError.NONE, result))
+
+    def _list_event(self, partitions: frozenset[TopicPartition] | None) -> ListPartitionReassignmentsEvent:
+        def answer(position: int, result: dict[TopicPartition, ReplicaAssignment] | ApiError) -> None:
+            """The listing's callback: ``Right(error)`` for the whole request, or ``Left(reassignments)``: the
+            request answered NONE and each listed partition with its assignment (``requests.WHOLE_REQUEST``)."""
+            if isinstance(result, ApiError):
+                self._answers.append(ElectionAnswer(position, WHOLE_REQUEST, result, NO_LEADER))
+                return
+            self._answers.append(ElectionAnswer(position, WHOLE_REQUEST, ApiError.NONE, NO_LEADER))
+            self._answers.extend(
+                ElectionAnswer(position, tp, ApiError.NONE, NO_LEADER, assignment=fa)
+                for tp, fa in result.items()
+            )
+
+        return ListPartitionReassignmentsEvent(partitions, answer)
 
     def _shutdown_event(self, broker: int, broker_epoch: int) -> ControlledShutdownEvent:
         def answer(position: int, result: set[TopicPartition] | str) -> None:
@@ -322,6 +342,8 @@ class ReferenceController:
                 return bool(event.partitions)
             if isinstance(event, ControlledShutdownQueued):
                 return event.broker_id in self.zk.brokers
+            if isinstance(event, ListPartitionReassignmentsQueued):
+                return True
             assert isinstance(event, ApiPartitionReassignmentQueued)
             return bool(event.targets)
         if kind is QueuedEventProcessed:
@@ -472,6 +494,12 @@ class ReferenceController:
     ) -> None:
         self.event_manager.put(ApiPartitionReassignmentEvent(dict(event.targets), self._answer))
 
+    def _on_list_partition_reassignments_queued(
+        self, event: ListPartitionReassignmentsQueued, zk: SimulatedZooKeeper, kc: KafkaController, name: str
+    ) -> None:
+        # no partition asked: Kafka's None
+        self.event_manager.put(self._list_event(event.partitions or None))
+
     def _on_queued_event_processed(
         self, event: QueuedEventProcessed, zk: SimulatedZooKeeper, kc: KafkaController, name: str
     ) -> None:
@@ -492,6 +520,13 @@ class ReferenceController:
             return
         if isinstance(event, ApiPartitionReassignmentEvent):
             self._process_api_partition_reassignment(event, position)
+            return
+        if isinstance(event, ListPartitionReassignmentsEvent):
+            # processListPartitionReassignments: not active → Right(ApiError(NOT_CONTROLLER)); reads only
+            if not kc.active:
+                event.preempt(position)
+            else:
+                event.answer(position, kc.process_list_partition_reassignments(event.partitions))
             return
 
         def callback(results: dict[TopicPartition, ApiError | int]) -> None:
@@ -824,7 +859,7 @@ class ReferenceController:
         kc = self.kc
         stored = zk.partition_states[event.tp]
         lai = stored.leader_and_isr
-        if self.version >= KAFKA_2_4:
+        if is_alter_isr_enabled(self.version, self.config):
             proposed = LeaderAndIsr(lai.leader, lai.leader_epoch, event.isr, lai.zk_version)
             self._run(
                 "AlterIsrReceived",
@@ -836,7 +871,11 @@ class ReferenceController:
         )
         zk.isr_change_notifications.add(event.tp)
         self._run("IsrChangeNotification", kc.process_isr_change_notification)
-        if event.tp in self.kc.ctx.legacy_reassignments:
+        if self.version >= KAFKA_2_4:
+            # the data watch on the state znode of a partition being reassigned, registered while AlterIsr is off
+            if event.tp in kc.ctx.partitions_being_reassigned:
+                self._run("PartitionReassignmentIsrChange", lambda: kc.maybe_complete_reassignment(event.tp))
+        elif event.tp in self.kc.ctx.legacy_reassignments:
             self._run(
                 "PartitionReassignmentIsrChange",
                 lambda: self.kc.process_partition_reassignment_isr_change_legacy(event.tp),
@@ -866,7 +905,12 @@ class ReferenceController:
 
 
 _PUT_IN_THE_QUEUE: frozenset[type[ControllerEvent]] = frozenset(
-    {ReplicaLeaderElectionQueued, ControlledShutdownQueued, ApiPartitionReassignmentQueued}
+    {
+        ReplicaLeaderElectionQueued,
+        ControlledShutdownQueued,
+        ApiPartitionReassignmentQueued,
+        ListPartitionReassignmentsQueued,
+    }
 )
 """The events that put a request in the event queue (``ControllerEventManager.put``): enabled while a controller
 is active (2.4+, KIP-460) and fewer than ``config.max_queued_requests`` wait, if the request itself is."""
@@ -911,6 +955,7 @@ _HANDLERS: dict[
     ReplicaLeaderElectionQueued: ReferenceController._on_replica_leader_election_queued,
     ControlledShutdownQueued: ReferenceController._on_controlled_shutdown_queued,
     ApiPartitionReassignmentQueued: ReferenceController._on_api_partition_reassignment_queued,
+    ListPartitionReassignmentsQueued: ReferenceController._on_list_partition_reassignments_queued,
     QueuedEventProcessed: ReferenceController._on_queued_event_processed,
 }
 """Each event type's handler, in the order they were once tested one by one with ``isinstance``."""
@@ -932,4 +977,6 @@ def _queued_record(event: QueuedEvent) -> QueuedElection:
             targets=FMap({tp: t for tp, t in event.targets.items() if t is not None}),
             cancels=frozenset(tp for tp, t in event.targets.items() if t is None),
         )
+    if isinstance(event, ListPartitionReassignmentsEvent):
+        return QueuedElection(event.partitions or frozenset(), kind=QueuedKind.ListPartitionReassignments)
     return QueuedElection(event.partitions, event.election_type)

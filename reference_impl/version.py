@@ -61,14 +61,37 @@ def version_for_profile(profile: str) -> KafkaVersion:
         raise ValueError(f"unknown profile {profile!r}; known profiles: {known}") from None
 
 
+_API_VERSIONS: dict[InterBrokerProtocol, tuple[int, int, int]] = {
+    InterBrokerProtocol.KAFKA_2_6_IV0: (2, 6, 0),
+    InterBrokerProtocol.KAFKA_2_7_IV0: (2, 7, 0),
+    InterBrokerProtocol.KAFKA_2_7_IV2: (2, 7, 2),
+    InterBrokerProtocol.KAFKA_2_8_IV0: (2, 8, 0),
+    InterBrokerProtocol.KAFKA_2_8_IV1: (2, 8, 1),
+}
+"""Kafka's ``ApiVersion`` of each ``inter.broker.protocol.version``: (major, minor, IV), ordered like Kafka's."""
+
+
+def ibp_at_least(config: ClusterConfig, major: int, minor: int, iv: int) -> bool:
+    """``config.interBrokerProtocolVersion >= KAFKA_<major>_<minor>_IV<iv>``."""
+    return _API_VERSIONS[config.inter_broker_protocol] >= (major, minor, iv)
+
+
+def is_feature_versioning_supported(version: KafkaVersion, config: ClusterConfig) -> bool:
+    """``KafkaConfig.isFeatureVersioningSupported``: 2.7+ code with ``interBrokerProtocolVersion >= KAFKA_2_7_IV0``."""
+    return version >= KAFKA_2_7 and ibp_at_least(config, 2, 7, 0)
+
+
+def is_alter_isr_enabled(version: KafkaVersion, config: ClusterConfig) -> bool:
+    """``interBrokerProtocolVersion.isAlterIsrSupported`` (``>= KAFKA_2_7_IV2``) on 2.7+ code: leaders send AlterIsr
+    (``alterIsrManager``), else they write the state znode and an ISR-change notification (``ZkIsrManager``)."""
+    return version >= KAFKA_2_7 and ibp_at_least(config, 2, 7, 2)
+
+
 def uses_topic_id(version: KafkaVersion, config: ClusterConfig) -> bool:
     """``KafkaConfig.usesTopicId``: 2.8 code with ``interBrokerProtocolVersion >= KAFKA_2_8_IV0``."""
-    return version >= KAFKA_2_8 and config.inter_broker_protocol in (
-        InterBrokerProtocol.KAFKA_2_8_IV0,
-        InterBrokerProtocol.KAFKA_2_8_IV1,
-    )
+    return version >= KAFKA_2_8 and ibp_at_least(config, 2, 8, 0)
 
 
 def requests_carry_topic_ids(version: KafkaVersion, config: ClusterConfig) -> bool:
     """LeaderAndIsr v5 / UpdateMetadata v7 (``interBrokerProtocolVersion >= KAFKA_2_8_IV1``) carry topic IDs."""
-    return version >= KAFKA_2_8 and config.inter_broker_protocol is InterBrokerProtocol.KAFKA_2_8_IV1
+    return version >= KAFKA_2_8 and ibp_at_least(config, 2, 8, 1)

@@ -182,13 +182,16 @@ EVENT_WORDS: dict[str, EventWords] = {
             "replicas."
         ),
         environment=(
-            "2.8: none (the leader sends AlterIsr). 1.1: the znode becomes `(L, same leader epoch, isr, zk "
-            "version + 1)` keeping its controller epoch, and `zk.isr_change_notifications += tp`."
+            "2.8 with `config.inter_broker_protocol` ≥ 2.7-IV2: none (the leader sends AlterIsr). 1.1, and 2.8 "
+            "with an older IBP: the znode becomes `(L, same leader epoch, isr, zk version + 1)` keeping its "
+            "controller epoch, and `zk.isr_change_notifications += tp`."
         ),
         controller=(
-            "2.8: `AlterIsrReceived(L, zk.brokers[L], {tp: (L, znode leader epoch, isr, znode zk version)})` "
-            "(§7.11). 1.1: `IsrChangeNotification`, then, if `tp` is being reassigned, "
-            "`PartitionReassignmentIsrChange(tp)` (§7.8.1)."
+            "2.8 with IBP ≥ 2.7-IV2: `AlterIsrReceived(L, zk.brokers[L], {tp: (L, znode leader epoch, isr, znode "
+            "zk version)})` (§7.11). 1.1: `IsrChangeNotification`, then, if `tp` is being reassigned, "
+            "`PartitionReassignmentIsrChange(tp)` (§7.8.1). 2.8 with an older IBP: `IsrChangeNotification` (which "
+            "also calls `maybeCompleteReassignment` for the notified partitions being reassigned), then, if `tp` is "
+            "being reassigned, `maybeCompleteReassignment(tp)` (§7.7.1)."
         ),
     ),
     "LeaderAndIsrResponseReceived": EventWords(
@@ -264,7 +267,8 @@ EVENT_WORDS: dict[str, EventWords] = {
     ),
     "StaleAlterIsrReceived": EventWords(
         guard=(
-            "kafka-2.8 only. A controller is active; `tp` has a partition-state znode and an assignment; "
+            "kafka-2.8 only, with `config.inter_broker_protocol` ≥ 2.7-IV2 (brokers of an older IBP send no "
+            "AlterIsr). A controller is active; `tp` has a partition-state znode and an assignment; "
             "`broker_id` is registered in `zk.brokers`; `isr` contains `broker_id`, has no duplicates and only "
             "assigned replicas; no value is newer than ZooKeeper's (`0 ≤ broker_epoch ≤ zk.brokers[broker_id]`, "
             "`0 ≤ leader_epoch ≤` and `0 ≤ zk_version ≤` the znode's); and either `zk_version` is older than the "
@@ -366,6 +370,21 @@ EVENT_WORDS: dict[str, EventWords] = {
             "NOT_CONTROLLER for the whole request (step reply `answers`: tp WHOLE_REQUEST)."
         ),
     ),
+    "ListPartitionReassignmentsQueued": EventWords(
+        guard=(
+            "2.8 only. A controller is active and fewer than `config.max_queued_requests` requests wait in "
+            "`controller.queued_elections`."
+        ),
+        environment=(
+            "An admin client's `ListPartitionReassignments` request arrives while the event thread is busy: "
+            "`controller.queued_elections += (kind ListPartitionReassignments, partitions)` (no partition: Kafka's "
+            "`None`, every partition being reassigned)."
+        ),
+        controller=(
+            "None yet: the request waits behind the requests already queued. A resignation answers it "
+            "NOT_CONTROLLER for the whole request (step reply `answers`: tp WHOLE_REQUEST)."
+        ),
+    ),
     "QueuedEventProcessed": EventWords(
         guard=("A request waits in `controller.queued_elections`."),
         environment=("None."),
@@ -383,7 +402,11 @@ EVENT_WORDS: dict[str, EventWords] = {
             "BrokerNotAvailableException or ControllerMovedException). A queued `ApiPartitionReassignment` is "
             "processed as the event is (§7.7.1); its callback answers every partition: NONE, "
             "NO_REASSIGNMENT_IN_PROGRESS, INVALID_REPLICA_ASSIGNMENT, UNKNOWN_TOPIC_OR_PARTITION or "
-            "UNKNOWN_SERVER_ERROR (nothing when ControllerMovedException was raised)."
+            "UNKNOWN_SERVER_ERROR (nothing when ControllerMovedException was raised). A queued "
+            "`ListPartitionReassignments` changes nothing (§7.7.1); its callback answers the request (tp "
+            "WHOLE_REQUEST, NONE) and every partition asked (none asked: every one in "
+            "`controller.partitions_being_reassigned`) whose context assignment has adding or removing replicas, "
+            "NONE with that `assignment`."
         ),
     ),
 }

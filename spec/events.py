@@ -209,9 +209,10 @@ class AutoPreferredReplicaLeaderElection(ControllerEvent):
 class IsrChange(ControllerEvent):
     """The leader of ``tp`` changes its ISR to ``isr`` (§7.11).
 
-    2.8: an ``AlterIsrReceived`` from the leader carrying its current leader epoch and zk version.
-    1.1: the leader writes the znode and creates an ISR-change notification; the controller handles
-    ``IsrChangeNotification`` and, for a partition being reassigned, ``PartitionReassignmentIsrChange``.
+    2.8 with IBP ≥ 2.7-IV2: an ``AlterIsrReceived`` from the leader carrying its current leader epoch and zk version.
+    1.1, and 2.8 with an older IBP: the leader writes the znode and creates an ISR-change notification; the
+    controller handles ``IsrChangeNotification`` and, for a partition being reassigned,
+    ``PartitionReassignmentIsrChange``.
     """
 
     kind: ClassVar[str] = "IsrChange"
@@ -397,11 +398,28 @@ class ApiPartitionReassignmentQueued(ControllerEvent):
 
 
 @dataclass(frozen=True)
+class ListPartitionReassignmentsQueued(ControllerEvent):
+    """An admin client's ``ListPartitionReassignments`` request arrives while the controller's event thread is busy:
+    its ``ListPartitionReassignments(partitionsOpt, callback)`` waits in the event queue behind the requests already
+    there (``ControllerEventManager.put``, §7.7.1, §7.12; kafka-2.8 only). ``partitions`` are the partitions asked
+    about; none stands for Kafka's ``None`` (list every partition being reassigned).
+
+    Decision: ``Some(∅)`` (a request naming no partition, answered an empty map) is not told apart from ``None``;
+    the admin client sends ``None`` when it is given no partition."""
+
+    kind: ClassVar[str] = "ListPartitionReassignmentsQueued"
+    section: ClassVar[str] = "§7.7"
+    exercises: ClassVar[tuple[str, ...]] = ("§7.12",)
+    partitions: frozenset[TopicPartition] = frozenset()
+
+
+@dataclass(frozen=True)
 class QueuedEventProcessed(ControllerEvent):
     """The controller's event thread takes the oldest queued request and processes it: the admin election's
     ``processReplicaLeaderElection`` (§7.9), whose callback answers each requested partition, or the controlled
     shutdown's ``processControlledShutdown`` (§7.10), whose callback answers the partitions still led, or the reassignment's
-    ``processApiPartitionReassignment`` (§7.7.1), whose callback answers each partition."""
+    ``processApiPartitionReassignment`` (§7.7.1), whose callback answers each partition, or the listing's
+    ``processListPartitionReassignments`` (§7.7.1), whose callback answers the ongoing reassignments asked about."""
 
     kind: ClassVar[str] = "QueuedEventProcessed"
     section: ClassVar[str] = "§7.9"
@@ -439,6 +457,7 @@ EVENT_TYPES: tuple[type[ControllerEvent], ...] = (
     ReplicaLeaderElectionQueued,
     ControlledShutdownQueued,
     ApiPartitionReassignmentQueued,
+    ListPartitionReassignmentsQueued,
     QueuedEventProcessed,
 )
 """Every event type, in a fixed order (used by the codec, generators and coverage reports)."""

@@ -11,7 +11,7 @@ Kafka actually guarantees, with the exceptions column of §11 built in:
   ``ZombieControllerWrite`` (1.1) writes a controller epoch below ``zk.controller_epoch`` and is therefore not a
   controller-made write. I1 and I3 are also state invariants in 2.8, where no zombie can write ZooKeeper (§9).
 * ZooKeeper monotonicity (I6, I7, I9) holds for every write, whoever made it.
-* I8 (single writer) holds in 2.8 only; 1.1 has no fencing (§3.3, KAFKA-6082).
+* I8 (single writer) holds in 2.8 only (leaders' own ISR writes, IBP < 2.7-IV2, aside); 1.1 has no fencing (§3.3).
 * I11 is a step property: a replica that *becomes* NewReplica is never the cached leader. (As a state property it
   is false in Kafka: an Offline election during a reassignment may pick an adding replica that is still in
   NewReplica, because candidates are AR members online and in the ISR, §6.)
@@ -42,6 +42,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kcspec.spec import context, spans
+from kcspec.spec.actions.isr import alter_isr_enabled
 from kcspec.spec.field_paths import check_fields
 from kcspec.spec.lang import Expr, Invariant, Var, and_, if_, lit, or_, rec, seq_of, set_of
 from kcspec.spec.profiles import Profile
@@ -530,18 +531,30 @@ def i7_step() -> Invariant:
     )
 
 
-def i8_step() -> Invariant:
+def i8_step(profile: Profile) -> Invariant:
+    def leader_write(tp: Expr) -> Expr:
+        # a leader's ISR write (IBP < 2.7-IV2, §7.11): leader epoch and the znode's controller epoch kept
+        before, after = _zk(s).get(tp), _zk(s2).get(tp)
+        return and_(
+            ~alter_isr_enabled(profile, s2),
+            _zk(s).has(tp),
+            _lai(_zk(s), tp).f("leader_epoch").eq(_lai(_zk(s2), tp).f("leader_epoch")),
+            before.f("controller_epoch").eq(after.f("controller_epoch")),
+        )
+
     return _inv(
         "I8 single writer",
         "§11 I8",
         "step",
         "2.8: every partition-state znode created or rewritten in a step carries the controller epoch stored in"
         " /controller_epoch after the step — only the current controller writes (CheckOp fencing, KAFKA-6082)."
+        " Leaders of a cluster without AlterIsr (IBP < 2.7-IV2) write their ISR changes themselves, keeping the"
+        " leader epoch and the znode's controller epoch (§7.11): those writes are not the controller's."
         " [1.1] does not hold: a zombie can write.",
         _zk(s2)
         .keys()
         .all(
-            lambda tp: _changed(tp).implies(
+            lambda tp: (_changed(tp) & ~leader_write(tp)).implies(
                 _zk(s2).get(tp).f("controller_epoch").eq(s2.f("zk", "controller_epoch"))
             )
         ),
@@ -772,7 +785,7 @@ def invariants(profile: Profile) -> tuple[Invariant, ...]:
     ]
     step = [i1_step(), i3_step(), i4_step(), i5_step(), i6_step(), i7_step()]
     if profile.zk_write_fencing:
-        step.append(i8_step())
+        step.append(i8_step(profile))
     step += [i9_step(), i10_step(), i11_step(), i13_step(profile), i18_step(), i20_step(profile)]
     if profile.name not in _checked:
         for inv in (*state, *step):

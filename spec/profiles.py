@@ -58,7 +58,9 @@ class Profile:
     broker_startup_umr_split: bool
     """§7.3 step 2, KAFKA-7537: broker-list UMR to existing brokers, full UMR to new brokers only."""
     alter_isr: bool
-    """§7.11: ISR changes arrive as AlterIsr (2.8, IBP ≥ 2.7-IV2) instead of ZK notifications (1.1)."""
+    """§7.11: the controller has AlterIsr (2.7+, KIP-497): ISR changes arrive as AlterIsr when the cluster's
+    ``inter_broker_protocol`` is ≥ 2.7-IV2, as ZK notifications below (``isr.alter_isr_enabled``). 1.1: always ZK
+    notifications, whatever the setting."""
     stop_replica_leader_epoch: bool
     """§3.4, KIP-570 (2.6+): StopReplica partitions carry a leader epoch (−2 while the topic is queued for deletion,
     else the cached epoch, else −1). 1.1 has no such field; the spec sends −1."""
@@ -76,8 +78,9 @@ class Profile:
     """KIP-516 (2.8): topics have IDs — in the topic znode, in ``controllerContext.topicIds``, in LeaderAndIsr and
     UpdateMetadata — as the cluster's ``inter_broker_protocol`` allows (1.1: no topic IDs, whatever the setting)."""
     feature_versioning: bool
-    """§7.1 step 1, KIP-584 (2.7+): failover sets up the ``/feature`` znode (``maybeSetupFeatureVersioning``; in the
-    model always ``enableFeatureVersioning``, see ``InterBrokerProtocol``). 1.1 predates KIP-584: no ``/feature``."""
+    """§7.1 step 1, KIP-584 (2.7+): failover sets up the ``/feature`` znode (``maybeSetupFeatureVersioning``:
+    ``enableFeatureVersioning`` with IBP ≥ 2.7-IV0, else ``disableFeatureVersioning``). 1.1 predates KIP-584: no
+    ``/feature``."""
     kip460_replica_election: bool
     """§7.9 (KIP-460): the ReplicaLeaderElection handler — admin-triggered preferred/unclean elections exist, unknown
     partitions are skipped, partitions already led as wanted get no election. 1.1's PreferredReplicaLeaderElection

@@ -15,7 +15,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from kcspec.spec.fmap import FMap
 from kcspec.spec.state import ClusterState
-from kcspec.spec.vocabulary import NO_LEADER, ApiError, PartitionReplica, TopicPartition, _tuple_record
+from kcspec.spec.vocabulary import (
+    NO_LEADER,
+    ApiError,
+    PartitionReplica,
+    ReplicaAssignment,
+    TopicPartition,
+    _tuple_record,
+)
 
 _tuple_new = tuple.__new__
 
@@ -273,6 +280,9 @@ class ElectionAnswer:
     leader: int = NO_LEADER
     exception: str = ""
     """The exception a ``Failure`` answer carries (``ControllerMovedException``…), "" otherwise."""
+    assignment: ReplicaAssignment = dataclasses.field(default_factory=lambda: ReplicaAssignment(()))
+    """A ``ListPartitionReassignments`` answer's ongoing reassignment of ``tp``: its full replica assignment
+    (``controllerContext.partitionFullReplicaAssignment``: replicas, adding, removing); empty otherwise."""
 
 
 WHOLE_REQUEST = TopicPartition("", -1)
@@ -282,7 +292,9 @@ partition still led (error NONE, ``leader`` the shutting-down broker) — or ``F
 WHOLE_REQUEST, ``exception`` e's class name and ``error`` NOT_CONTROLLER for ControllerMovedException,
 UNKNOWN_SERVER_ERROR otherwise (decision: the answer keeps one shape for every kind; the WHOLE_REQUEST answer
 tells an empty ``Success`` from no answer). A queued ``ApiPartitionReassignment``'s top-level error
-(``Right(ApiError(NOT_CONTROLLER))``, §7.7.1) is one answer with ``tp`` WHOLE_REQUEST and no exception."""
+(``Right(ApiError(NOT_CONTROLLER))``, §7.7.1) is one answer with ``tp`` WHOLE_REQUEST and no exception, and so is
+a queued ``ListPartitionReassignments``'; its ``Left(reassignments)`` is one answer with ``tp`` WHOLE_REQUEST and
+error NONE (an empty map told from no answer) and one per partition listed (error NONE, its ``assignment``)."""
 
 
 @dataclass(frozen=True)

@@ -108,6 +108,7 @@ class QueuedKind(enum.Enum):
     ReplicaLeaderElection = "ReplicaLeaderElection"
     ControlledShutdown = "ControlledShutdown"
     ApiPartitionReassignment = "ApiPartitionReassignment"
+    ListPartitionReassignments = "ListPartitionReassignments"
 
 
 @dataclass(frozen=True)
@@ -117,7 +118,9 @@ class QueuedElection:
     ``ControlledShutdown``) a broker's ``ControlledShutdown(broker_id, broker_epoch, callback)``, or (kind
     ``ApiPartitionReassignment``) an admin client's ``ApiPartitionReassignment(reassignments, callback)`` (§7.7.1),
     its targets split in two: the target lists (``targets``) and the partitions whose reassignment is cancelled
-    (``cancels``, Kafka's ``None``), so that the record holds no optional value.
+    (``cancels``, Kafka's ``None``), so that the record holds no optional value, or (kind
+    ``ListPartitionReassignments``) an admin client's ``ListPartitionReassignments(partitionsOpt, callback)``
+    (§7.7.1), its ``partitions`` the asked ones, none for Kafka's ``None`` (every partition being reassigned).
 
     Decision: one record shape for every kind, with the union of the kinds' fields (a field another kind does not
     use keeps its default): the queue is a TLA+ sequence folded over, which every backend handles for one shape.
@@ -135,20 +138,23 @@ class QueuedElection:
 class InterBrokerProtocol(enum.Enum):
     """``inter.broker.protocol.version`` values the 2.8 controller's checks tell apart (``ApiVersion``), oldest first.
 
-    Only the checks the model has are told apart: ``usesTopicId`` (≥ 2.8-IV0, KIP-516: topic IDs created and
-    written to the topic znodes) and the request versions that carry topic IDs (LeaderAndIsr v5, UpdateMetadata v7:
-    ≥ 2.8-IV1). The 2.8 behaviours decided by IBP ≥ 2.7-IV2 (AlterIsr) are the ``kafka-2.8`` profile's own flags, so
-    the oldest value offered is 2.7-IV2. The ``kafka-1.1`` profile has no IBP check of these: it ignores the setting.
+    Only the checks the model has are told apart: ``isFeatureVersioningSupported`` (≥ 2.7-IV0, KIP-584: failover
+    takes ``enableFeatureVersioning``, else ``disableFeatureVersioning``), ``isAlterIsrSupported`` (≥ 2.7-IV2,
+    KIP-497: leaders send ISR changes as AlterIsr, else they write the state znode and an ISR-change notification,
+    §7.11), ``usesTopicId`` (≥ 2.8-IV0, KIP-516: topic IDs created and written to the topic znodes) and the request
+    versions that carry topic IDs (LeaderAndIsr v5, UpdateMetadata v7: ≥ 2.8-IV1). The ``kafka-1.1`` profile has
+    no IBP check of these: it ignores the setting.
 
-    Decision (KIP-584, §7.1 step 1): values below 2.7-IV0 are kept out, so ``config.isFeatureVersioningSupported``
-    (IBP ≥ 2.7-IV0) always holds under ``kafka-2.8`` and failover always takes ``enableFeatureVersioning``;
-    ``disableFeatureVersioning`` (IBP < 2.7-IV0: the ``/feature`` znode set to Disabled, its features cleared) is
-    not reachable in the model. Offering those values would also turn AlterIsr off (IBP < 2.7-IV2 sends ISR changes
-    as ZooKeeper notifications), making every ISR path depend on the IBP instead of the profile's ``alter_isr``
-    flag: a large change for a znode the state machines never read. A ``Disabled`` znode can still be given as
-    initial state (written by an older IBP before the upgrade); the controller then enables it.
+    Decision: one value per class of behaviour, named after the value Kafka's tests use for it. 2.6-IV0 stands for
+    every value below 2.7-IV0 (Kafka's ``...WhenFeatureVersioningIsDisabled...`` tests use it); 2.7-IV1 is not
+    offered, the controller treats it as 2.7-IV0 (its change, the Fetch version for KIP-595, is not the
+    controller's). Values below 2.6-IV0 change request versions (StopReplica v3 is ≥ 2.6-IV0, §3.4) that the model
+    does not tell apart, so they are not offered either. The order of the members is the versions' order
+    (``ibp_at_least`` in ``spec/actions/common.py`` compares by it).
     """
 
+    KAFKA_2_6_IV0 = "2.6-IV0"
+    KAFKA_2_7_IV0 = "2.7-IV0"
     KAFKA_2_7_IV2 = "2.7-IV2"
     KAFKA_2_8_IV0 = "2.8-IV0"
     KAFKA_2_8_IV1 = "2.8-IV1"

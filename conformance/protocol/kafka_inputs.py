@@ -257,17 +257,20 @@ KAFKA_INPUTS: tuple[KafkaInput, ...] = (
     KafkaInput(
         "ListPartitionReassignments",
         "2.8.2",
-        OUT,
-        (),
-        "read-only: answers the admin client from the context, changes nothing.",
+        E,
+        ("ListPartitionReassignmentsQueued", "QueuedEventProcessed"),
+        "capability `callbacks`: the request waits in `controller.queued_elections` (kind "
+        "ListPartitionReassignments: the `partitions` asked, none for all); processed, it changes nothing and its "
+        "callback answers the ongoing reassignments asked about (`answers` with `assignment`, §7.7.1).",
     ),
     KafkaInput(
         "PartitionReassignmentIsrChange(tp)",
         BOTH,
         E,
         ("IsrChange",),
-        "1.1.1: part of `IsrChange` for a partition being reassigned. 2.8.2: `AlterIsr` calls "
-        "`maybeCompleteReassignment` itself, which `IsrChange` includes.",
+        "1.1.1: part of `IsrChange` for a partition being reassigned. 2.8.2 with IBP ≥ 2.7-IV2: `AlterIsr` "
+        "calls `maybeCompleteReassignment` itself, which `IsrChange` includes; with an older IBP (the watch is "
+        "registered) part of `IsrChange` for a partition being reassigned.",
     ),
     # --------------------------------------------------------------------------------------------- ISR (§7.11)
     KafkaInput(
@@ -300,8 +303,9 @@ KAFKA_INPUTS: tuple[KafkaInput, ...] = (
         BOTH,
         E,
         ("IsrChange",),
-        "1.1.1: the leader's znode write and notification are `IsrChange`'s environment part. 2.8.2 with "
-        "AlterIsr enabled (IBP ≥ 2.7-IV2, the profile's assumption) does not use notifications.",
+        "1.1.1, and 2.8.2 with `config.inter_broker_protocol` below 2.7-IV2: the leader's znode write and "
+        "notification are `IsrChange`'s environment part. 2.8.2 with AlterIsr enabled (IBP ≥ 2.7-IV2) does not "
+        "use notifications.",
     ),
     # ---------------------------------------------------------------------------------------- elections (§6, §7.9)
     KafkaInput(
@@ -392,8 +396,8 @@ KAFKA_INPUTS: tuple[KafkaInput, ...] = (
         E,
         ("ControllerResignation",),
         "the queued admin elections' callbacks are answered NOT_CONTROLLER, queued ControlledShutdowns "
-        "Failure(ControllerMovedException), queued ApiPartitionReassignments NOT_CONTROLLER for the whole request "
-        "(`answers`, tp WHOLE_REQUEST). ListPartitionReassignments (a read-only request) is not modelled.",
+        "Failure(ControllerMovedException), queued ApiPartitionReassignments and ListPartitionReassignments "
+        "NOT_CONTROLLER for the whole request (`answers`, tp WHOLE_REQUEST).",
     ),
 )
 """Every input of Kafka's two controllers and how kcspec covers it."""

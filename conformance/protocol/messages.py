@@ -57,7 +57,8 @@ class Capability(enum.Enum):
     """(1.2) ``step`` replies to ``event`` carry ``metrics``: the controller's gauges after the event (§3.1)."""
     callbacks = "callbacks"
     """(1.3) The controller's event queue: the SUT handles ``ReplicaLeaderElectionQueued``,
-    ``ControlledShutdownQueued``, ``ApiPartitionReassignmentQueued`` and ``QueuedEventProcessed``, loads states with
+    ``ControlledShutdownQueued``, ``ApiPartitionReassignmentQueued``, ``ListPartitionReassignmentsQueued`` and
+    ``QueuedEventProcessed``, loads states with
     queued requests, and its ``step`` replies carry ``answers``: what the callbacks of queued requests were answered
     (§7.7.1, §7.9, §7.10, §7.12)."""
 
@@ -171,6 +172,7 @@ KIND_SINCE: dict[str, int] = {
     "ReplicaLeaderElectionQueued": 3,
     "ControlledShutdownQueued": 3,
     "ApiPartitionReassignmentQueued": 3,
+    "ListPartitionReassignmentsQueued": 3,
     "QueuedEventProcessed": 3,
 }
 """The protocol minor version that added an event kind (every kind not listed is in 1.0): a SUT of an older minor
@@ -180,6 +182,7 @@ KIND_CAPABILITY: dict[str, Capability] = {
     "ReplicaLeaderElectionQueued": Capability.callbacks,
     "ControlledShutdownQueued": Capability.callbacks,
     "ApiPartitionReassignmentQueued": Capability.callbacks,
+    "ListPartitionReassignmentsQueued": Capability.callbacks,
     "QueuedEventProcessed": Capability.callbacks,
 }
 """Event kinds sent only to a SUT that declares a capability besides ``controller_events``."""

@@ -174,7 +174,11 @@ FIELD_ROLES: dict[str, FieldRole] = {
     "config.auto_leader_rebalance_enable": FieldRole(Role.harness, (), "no event changes it."),
     "config.leader_imbalance_per_broker_percentage": FieldRole(Role.harness, (), "no event changes it."),
     "config.inter_broker_protocol": FieldRole(
-        Role.harness, (), "no event changes it; read by the kafka-2.8 profile only (topic IDs, KIP-516)."
+        Role.harness,
+        (),
+        "no event changes it; read by the kafka-2.8 profile only: the `/feature` znode at failover (KIP-584, "
+        "≥ 2.7-IV0 enables it), the ISR path (KIP-497, ≥ 2.7-IV2 AlterIsr, else ZooKeeper notifications) and topic "
+        "IDs (KIP-516).",
     ),
     "config.max_queued_requests": FieldRole(
         Role.harness,

@@ -61,14 +61,16 @@ for deletion whose leader is not the preferred replica — an adding preferred r
 kafka-1.1 counts cached partitions whose leader is not a registered broker, and partitions whose leader is not the
 head of the assignment, topics queued for deletion left out, both 0 without an active controller). A SUT without the
 capability leaves `metrics` out and it is not compared (the report says so). (1.3) A SUT that declares the
-`callbacks` capability queues requests with a callback — admin elections, controlled shutdowns and API
-reassignments (`ReplicaLeaderElectionQueued`, `ControlledShutdownQueued`, `ApiPartitionReassignmentQueued`,
-`QueuedEventProcessed`, and states whose `controller.queued_elections` is not empty) — and adds `answers` to a
-reply whose step answered callbacks: a set of `{request, tp, error, leader, exception}`, `request` being the
+`callbacks` capability queues requests with a callback — admin elections, controlled shutdowns, API
+reassignments and reassignment listings (`ReplicaLeaderElectionQueued`, `ControlledShutdownQueued`,
+`ApiPartitionReassignmentQueued`, `ListPartitionReassignmentsQueued`, `QueuedEventProcessed`, and states whose
+`controller.queued_elections` is not empty) — and adds `answers` to a
+reply whose step answered callbacks: a set of `{request, tp, error, leader, exception, assignment}`, `request` being the
 request's place in the queue when it was answered (0: the head), `tp` the partition answered, or `"--1"` (topic
 `""`, partition -1) for an answer about the whole request (a controlled shutdown's `Success`/`Failure`, a
-reassignment's top-level error), `error` Kafka's error name (`NONE` with the elected `leader`, else `leader` -1), `exception`
-the exception of a `Failure` answer (`ControllerMovedException`…, else `""`). `answers` is absent when the step
+reassignment's or listing's top-level error, a listing's `Left`), `error` Kafka's error name (`NONE` with the elected `leader`, else `leader` -1), `exception`
+the exception of a `Failure` answer (`ControllerMovedException`…, else `""`), `assignment` a listed partition's
+ongoing reassignment (`{replicas, adding, removing}`; empty replicas otherwise, the default when left out). `answers` is absent when the step
 answered none.
 
 Requests: one request per recipient broker per send, carrying the active controller's id and epoch; requests to

@@ -217,9 +217,10 @@ def _steps(
 
 
 def _kafka_test_cases(profile: str, oracle: ControllerSut) -> Iterator[inputs.Case]:
-    """Every step of the ported topic-ID tests of Kafka's ``ControllerIntegrationTest`` (``inputs.TOPIC_ID_TESTS``):
-    each phase starts from the state the last one reached, with the phase's IBP in its config."""
-    for sequence in inputs.TOPIC_ID_TESTS:
+    """Every step of the ported topic-ID tests of Kafka's ``ControllerIntegrationTest`` (``inputs.TOPIC_ID_TESTS``)
+    and of the runs without AlterIsr (``inputs.ISR_NOTIFICATION_TESTS``): each phase starts from the state the last
+    one reached, with the phase's IBP in its config."""
+    for sequence in (*inputs.TOPIC_ID_TESTS, *inputs.ISR_NOTIFICATION_TESTS):
         if profile not in sequence.profiles:
             continue
         dispatch(oracle, m.Hello(m.PROTOCOL_VERSION, profile))

@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 
 from kcspec.conformance.protocol import messages as m
 from kcspec.spec.events import (
+    ApiPartitionReassignment,
     ApiPartitionReassignmentQueued,
     BrokerBounce,
     BrokerFailure,
@@ -20,6 +21,7 @@ from kcspec.spec.events import (
     ControllerFailover,
     ControllerResignation,
     IsrChange,
+    ListPartitionReassignmentsQueued,
     PartitionExpansion,
     QueuedEventProcessed,
     ReplicaLeaderElectionQueued,
@@ -478,41 +480,42 @@ def partition_cases(valid_previous: dict[PartitionState, tuple[PartitionState, .
 
 # ------------------------------------------------------------------------------------- the /feature znode
 
-FEATURE_ZNODE_TESTS: tuple[tuple[str, FeatureZNodeStatus], ...] = (
-    (
-        "testControllerFeatureZNodeSetupWhenFeatureVersioningIsEnabledWithNonExistingFeatureZNode",
-        FeatureZNodeStatus.Absent,
-    ),
-    (
-        "testControllerFeatureZNodeSetupWhenFeatureVersioningIsEnabledWithDisabledExistingFeatureZNode",
-        FeatureZNodeStatus.Disabled,
-    ),
-    (
-        "testControllerFeatureZNodeSetupWhenFeatureVersioningIsEnabledWithEnabledExistingFeatureZNode",
-        FeatureZNodeStatus.Enabled,
-    ),
+FEATURE_ZNODE_TESTS: tuple[tuple[str, FeatureZNodeStatus, InterBrokerProtocol], ...] = tuple(
+    (f"testControllerFeatureZNodeSetupWhenFeatureVersioningIs{mode}With{znode}FeatureZNode", status, ibp)
+    for mode, ibp in (
+        ("Enabled", InterBrokerProtocol.KAFKA_2_7_IV0),
+        ("Disabled", InterBrokerProtocol.KAFKA_2_6_IV0),
+    )
+    for znode, status in (
+        ("NonExisting", FeatureZNodeStatus.Absent),
+        ("DisabledExisting", FeatureZNodeStatus.Disabled),
+        ("EnabledExisting", FeatureZNodeStatus.Enabled),
+    )
 )
-"""Kafka 2.8.2 ``ControllerIntegrationTest`` methods on the ``/feature`` znode that the model can express (the
-``...IsDisabled...`` ones need an IBP below 2.7-IV0: ``InterBrokerProtocol``), with the znode each starts with."""
+"""Kafka 2.8.2 ``ControllerIntegrationTest`` methods on the ``/feature`` znode, with the znode each starts with and
+the IBP of its brokers: 2.7-IV0 (``enableFeatureVersioning``) or 2.6-IV0 (``disableFeatureVersioning``)."""
 
 
 def feature_znode_cases() -> Iterator[Case]:
     """The first failover of a one-broker cluster whose ZooKeeper holds ``/feature`` as each Kafka test sets it up
-    (at version 3 when present, so that an update shows as version 4): 2.8 creates or enables it (§7.1 step 1), 1.1
-    leaves it alone."""
-    for test, status in FEATURE_ZNODE_TESTS:
+    (at version 3 when present, so that an update shows as version 4), under the test's IBP: 2.8 creates, enables or
+    disables it (§7.1 step 1), 1.1 leaves it alone. The ids of the 2.7-IV0 cases name the znode only (they were the
+    first); those of the 2.6-IV0 cases name the IBP too."""
+    for test, status, ibp in FEATURE_ZNODE_TESTS:
         state = ClusterState(
             zk=ZkState(
                 brokers=FMap({0: 1}),
                 zxid=2,
                 feature_znode=status,
                 feature_znode_zk_version=0 if status is FeatureZNodeStatus.Absent else 3,
-            )
+            ),
+            config=ClusterConfig(inter_broker_protocol=ibp),
         )
+        versioning = "" if ibp is InterBrokerProtocol.KAFKA_2_7_IV0 else "ibp-2_6-IV0."
         yield Case(
-            f"event.feature-znode.{status.value.lower()}.ControllerFailover",
+            f"event.feature-znode.{versioning}{status.value.lower()}.ControllerFailover",
             ("§7.1",),
-            f"ControllerIntegrationTest.{test}: broker 0 fails over with /feature {status.value}",
+            f"ControllerIntegrationTest.{test}: broker 0 fails over with /feature {status.value}, IBP {ibp.value}",
             frozenset({m.Capability.controller_events}),
             state,
             m.Event(ControllerFailover(0)),
@@ -532,8 +535,8 @@ class KafkaTestSequence:
 
     Kafka's test restarts its brokers with another ``inter.broker.protocol.version`` between phases; here the
     state a phase reached is the next phase's, with ``config.inter_broker_protocol`` set to that phase's IBP (a
-    cluster setting of the model, §7.6). Kafka's tests use IBP 2.7-IV0 for "before topic IDs"; the model's oldest
-    value is 2.7-IV2, the same for topic IDs (``InterBrokerProtocol``)."""
+    cluster setting of the model, §7.6). Kafka's tests use IBP 2.7-IV0 for "before topic IDs", and so do these.
+    """
 
     name: str
     """The Kafka test method, or a name for a case no Kafka test has (a part of the vectors' ids)."""
@@ -544,7 +547,7 @@ class KafkaTestSequence:
     phases: tuple[Phase, ...]
 
 
-_IV2_7 = InterBrokerProtocol.KAFKA_2_7_IV2
+_IV2_7 = InterBrokerProtocol.KAFKA_2_7_IV0
 _IV2_8 = InterBrokerProtocol.KAFKA_2_8_IV1
 _ONE_BROKER = (BrokerStartup(0), ControllerFailover(0))
 _TWO_BROKERS = (BrokerStartup(0), BrokerStartup(1), ControllerFailover(0))
@@ -643,6 +646,61 @@ cases of the model no Kafka test has: IBP 2.8-IV0, where topics get IDs but Lead
 engines what each Kafka test asserts; the vector generator turns every step into a vector."""
 
 
+# --------------------------------------------------------------- ISR changes without AlterIsr (IBP < 2.7-IV2)
+
+_T1_0 = TopicPartition("t1", 0)
+
+ISR_NOTIFICATION_TESTS: tuple[KafkaTestSequence, ...] = (
+    KafkaTestSequence(
+        "ibp-2_6-IV0-isr-notification",
+        "IBP 2.6-IV0: the leader writes its ISR changes to ZooKeeper and notifies the controller, which refreshes "
+        "its cache and sends UpdateMetadata (§7.11); without a controller the notification waits for the next "
+        "failover, which deletes it; the /feature znode is created Disabled (KIP-584)",
+        ("§7.11", "§7.1"),
+        ("kafka-2.8", "kafka-1.1"),
+        (
+            (
+                InterBrokerProtocol.KAFKA_2_6_IV0,
+                (
+                    BrokerStartup(0),
+                    BrokerStartup(1),
+                    ControllerFailover(0),
+                    TopicCreation("t1", ((0, 1),)),
+                    IsrChange(_T1_0, (0,)),
+                    IsrChange(_T1_0, (0, 1)),
+                    ControllerResignation(),
+                    IsrChange(_T1_0, (0,)),
+                    ControllerFailover(1),
+                ),
+            ),
+        ),
+    ),
+    KafkaTestSequence(
+        "ibp-2_7-IV0-reassignment-isr-notification",
+        "IBP 2.7-IV0 (feature versioning, no AlterIsr): an API reassignment completes when the leader's ISR "
+        "notification shows the targets caught up (IsrChangeNotification, maybeCompleteReassignment, §7.7.1, §7.11)",
+        ("§7.7.1", "§7.11"),
+        ("kafka-2.8",),
+        (
+            (
+                InterBrokerProtocol.KAFKA_2_7_IV0,
+                (
+                    BrokerStartup(0),
+                    BrokerStartup(1),
+                    BrokerStartup(2),
+                    ControllerFailover(0),
+                    TopicCreation("t1", ((0, 1),)),
+                    ApiPartitionReassignment(FMap({_T1_0: (1, 2)})),
+                    IsrChange(_T1_0, (0, 1, 2)),
+                ),
+            ),
+        ),
+    ),
+)
+"""Runs of the kafka-2.8 profile under an IBP whose leaders send no AlterIsr (no Kafka test method has them); the
+vector generator turns every step into a vector, as for ``TOPIC_ID_TESTS``."""
+
+
 # ------------------------------------------------------------------------------------- the event queue
 
 
@@ -657,8 +715,8 @@ class QueueCase:
     events: tuple[ControllerEvent, ...]
 
 
-QUEUE_CONFIG = ClusterConfig(max_queued_requests=3)
-"""The model bound the queue vectors run with: three requests may wait."""
+QUEUE_CONFIG = ClusterConfig(max_queued_requests=4)
+"""The model bound the queue vectors run with: four requests may wait."""
 U0 = TopicPartition("u", 0)
 
 EVENT_QUEUE_CASES: tuple[QueueCase, ...] = (
@@ -680,11 +738,11 @@ EVENT_QUEUE_CASES: tuple[QueueCase, ...] = (
     QueueCase(
         "preemption-with-callbacks",
         "ControllerIntegrationTest.testPreemptionWithCallbacks: a preferred election for t-0 and t-1 (no such topic) "
-        "broker 0's controlled shutdown and a reassignment cancelling t-0's and t-1's wait on a one-broker "
-        "cluster, the controller shuts down: both partitions of the election answered NOT_CONTROLLER, the shutdown "
-        "Failure(ControllerMovedException), the reassignment NOT_CONTROLLER for the whole request (the test's "
-        "election is ZkTriggered with a callback, the model's an admin one, preempted alike; its "
-        "ListPartitionReassignments is not ported: the model has no read-only requests)",
+        "broker 0's controlled shutdown, a reassignment cancelling t-0's and t-1's and a listing of t-0's and t-1's "
+        "reassignments wait on a one-broker cluster, the controller shuts down: both partitions of the election "
+        "answered NOT_CONTROLLER, the shutdown Failure(ControllerMovedException), the reassignment and the listing "
+        "NOT_CONTROLLER for the whole request (the test's election is ZkTriggered with a callback, the model's an "
+        "admin one, preempted alike)",
         ClusterState(config=QUEUE_CONFIG),
         (
             BrokerStartup(0),
@@ -692,6 +750,7 @@ EVENT_QUEUE_CASES: tuple[QueueCase, ...] = (
             ReplicaLeaderElectionQueued(frozenset({T0, T1})),
             ControlledShutdownQueued(0, 0),
             ApiPartitionReassignmentQueued(FMap({T0: None, T1: None})),
+            ListPartitionReassignmentsQueued(frozenset({T0, T1})),
             ControllerResignation(),
         ),
     ),
@@ -746,6 +805,24 @@ EVENT_QUEUE_CASES: tuple[QueueCase, ...] = (
             ControllerFailover(0),
             TopicCreation("t", ((0,), (0,), (0,))),
             ApiPartitionReassignmentQueued(FMap({T0: (1,), T1: None, T2: (5,), U0: (0,)})),
+            QueuedEventProcessed(),
+        ),
+    ),
+    QueueCase(
+        "list-reassignments-processed",
+        "queued reassignment listings processed (§7.7.1): t-0 (replicas 0) is being moved to broker 1, t-1 is not "
+        "being reassigned, u-0 does not exist; a listing of the three answers t-0's ongoing reassignment only "
+        "(replicas 1, 0, adding 1, removing 0), a listing of all (Kafka's None) the same; nothing changes",
+        ClusterState(config=QUEUE_CONFIG),
+        (
+            BrokerStartup(0),
+            BrokerStartup(1),
+            ControllerFailover(0),
+            TopicCreation("t", ((0,), (0,))),
+            ApiPartitionReassignment(FMap({T0: (1,)})),
+            ListPartitionReassignmentsQueued(frozenset({T0, T1, U0})),
+            ListPartitionReassignmentsQueued(),
+            QueuedEventProcessed(),
             QueuedEventProcessed(),
         ),
     ),

@@ -55,6 +55,10 @@ WITHOUT_INSTANCE: dict[str, str] = {
         "the induction states keep the event queue's model bound at its default, 0 (config.max_queued_requests): "
         "no request is ever queued, so it is never enabled"
     ),
+    "ListPartitionReassignmentsQueued": (
+        "the induction states keep the event queue's model bound at its default, 0 (config.max_queued_requests): "
+        "no request is ever queued, so it is never enabled"
+    ),
     "QueuedEventProcessed": "the induction states' event queue is empty (its model bound is 0): never enabled",
 }
 """Event kinds of ``model/event_domains.EVENT_PARAMS`` that ``instances`` does not yield, with the reason

@@ -37,6 +37,7 @@ from kcspec.spec.lang import (
     if_,
     let,
     lift,
+    or_,
     rec,
     rule,
     set_of,
@@ -44,7 +45,14 @@ from kcspec.spec.lang import (
 from kcspec.spec.profiles import Profile
 from kcspec.spec.requests import WHOLE_REQUEST, ElectionAnswer, RequestBatch
 from kcspec.spec.state import NO_CONTROLLER, ControllerContext
-from kcspec.spec.vocabulary import NO_LEADER, ApiError, QueuedKind, ReplicaAssignment, TopicPartition
+from kcspec.spec.vocabulary import (
+    NO_LEADER,
+    ApiError,
+    InterBrokerProtocol,
+    QueuedKind,
+    ReplicaAssignment,
+    TopicPartition,
+)
 from kcspec.spec.work import Work
 
 Step = Callable[[Expr], Expr]
@@ -105,6 +113,14 @@ def set_config(w: Expr, **updates: object) -> Expr:
 def active(s: Expr) -> Expr:
     """A controller is active in ``s``: ``controller.controller_id != -1``."""
     return s.f("controller", "controller_id").ne(NO_CONTROLLER)
+
+
+def ibp_at_least(s: Expr, version: InterBrokerProtocol) -> Expr:
+    """``config.interBrokerProtocolVersion >= version`` in the ``ClusterState`` ``s``: the IBP is ``version`` or one
+    of the ``InterBrokerProtocol`` members after it (they are declared oldest first)."""
+    members = list(InterBrokerProtocol)
+    ibp = s.f("config", "inter_broker_protocol")
+    return or_(*(ibp.eq(v) for v in members[members.index(version) :]))
 
 
 def start_work(s: object) -> Expr:
@@ -172,7 +188,8 @@ def not_controller_answers(queue: Expr) -> Expr:
     """``preempt`` of every request of ``queue`` (§7.9, §7.10, §7.12), the requests numbered from the head: an admin
     election's every requested partition answered NOT_CONTROLLER (``ReplicaLeaderElection.preempt``), a controlled
     shutdown answered ``Failure(ControllerMovedException)`` (``ControlledShutdown.preempt``), an admin reassignment
-    ``Right(ApiError(NOT_CONTROLLER))`` for the whole request (``ApiPartitionReassignment.preempt``, §7.7.1)."""
+    or reassignment listing ``Right(ApiError(NOT_CONTROLLER))`` for the whole request
+    (``ApiPartitionReassignment.preempt``, ``ListPartitionReassignments.preempt``, §7.7.1)."""
     return rule(
         "preempt",
         "§7.12",
@@ -188,18 +205,12 @@ def not_controller_answers(queue: Expr) -> Expr:
                             set_of(moved_answer(acc.f("next_request"))),
                         ),
                         (
-                            q.f("kind").eq(QueuedKind.ApiPartitionReassignment),
+                            q.f("kind").eq(QueuedKind.ApiPartitionReassignment)
+                            | q.f("kind").eq(QueuedKind.ListPartitionReassignments),
                             set_of(whole_request_answer(acc.f("next_request"), ApiError.NOT_CONTROLLER, "")),
                         ),
                         otherwise=q.f("partitions").map(
-                            lambda tp: rec(
-                                ElectionAnswer,
-                                request=acc.f("next_request"),
-                                tp=tp,
-                                error=ApiError.NOT_CONTROLLER,
-                                leader=NO_LEADER,
-                                exception="",
-                            )
+                            lambda tp: partition_answer(acc.f("next_request"), tp, ApiError.NOT_CONTROLLER)
                         ),
                     )
                 ),
@@ -216,10 +227,32 @@ def moved_answer(request: object) -> Expr:
     return whole_request_answer(request, ApiError.NOT_CONTROLLER, CONTROLLER_MOVED)
 
 
+def partition_answer(
+    request: object, tp: object, error: object, leader: object = NO_LEADER, assignment: object = None
+) -> Expr:
+    """A callback's answer for ``tp`` of request ``request`` (``requests.ElectionAnswer``, no exception): ``leader``
+    the elected leader, ``assignment`` a listed reassignment (an empty one when not given)."""
+    return rec(
+        ElectionAnswer,
+        request=request,
+        tp=tp,
+        error=error,
+        leader=leader,
+        exception="",
+        assignment=ReplicaAssignment(()) if assignment is None else assignment,
+    )
+
+
 def whole_request_answer(request: object, error: object, exception: object) -> Expr:
     """An answer about the whole request ``request`` (``requests.WHOLE_REQUEST``)."""
     return rec(
-        ElectionAnswer, request=request, tp=WHOLE_REQUEST, error=error, leader=NO_LEADER, exception=exception
+        ElectionAnswer,
+        request=request,
+        tp=WHOLE_REQUEST,
+        error=error,
+        leader=NO_LEADER,
+        exception=exception,
+        assignment=ReplicaAssignment(()),
     )
 
 

@@ -1,35 +1,38 @@
 """The controller's event queue (``ControllerEventManager``, §7.7.1, §7.9, §7.10, §7.12): admin elections,
-controlled shutdowns and admin reassignments that wait while the event thread is busy, processed one at a time,
-preempted on resignation.
+controlled shutdowns, admin reassignments and reassignment listings that wait while the event thread is busy,
+processed one at a time, preempted on resignation.
 
 Kafka puts every controller event in one queue and processes them one by one. The model's other events arrive on an
 empty queue and are processed at once; only requests that carry a callback answering a client are queued here, and
 the admin election (``ReplicaLeaderElection(partitions, type, AdminClientTriggered, callback)``), the controlled
 shutdown (``ControlledShutdown(id, brokerEpoch, callback)``) and the admin reassignment
-(``ApiPartitionReassignment(reassignments, callback)``), in one first-in-first-out queue (a controlled shutdown
-queued after an election is answered after it). ``ListPartitionReassignments`` (read-only) is not modelled.
+(``ApiPartitionReassignment(reassignments, callback)``) and the listing of reassignments
+(``ListPartitionReassignments(partitionsOpt, callback)``, read-only), in one first-in-first-out queue (a controlled
+shutdown queued after an election is answered after it).
 
-* ``ReplicaLeaderElectionQueued``, ``ControlledShutdownQueued`` and ``ApiPartitionReassignmentQueued`` put a request
-  in ``controller.queued_elections`` (at most ``config.max_queued_requests``; 0 by default, so that a model without
+* ``ReplicaLeaderElectionQueued``, ``ControlledShutdownQueued``, ``ApiPartitionReassignmentQueued`` and
+  ``ListPartitionReassignmentsQueued`` put a request in ``controller.queued_elections`` (at most ``config.max_queued_requests``; 0 by default, so that a model without
   the bound has the states it had).
 * While a request waits, every event with a controller part waits behind it (``common.nothing_queued``: Kafka's
   queue is first in, first out), except ``ControllerResignation``: ``Expire`` and controller shutdown are put with
   ``clearAndPut``, which preempts what is queued. Environment-only changes (a newer controller elected, a zombie
   write, an armed fault) are no events of this queue and happen at any time.
 * ``QueuedEventProcessed`` processes the oldest request exactly as a ``ReplicaLeaderElection`` event is processed
-  (``elections.process_replica_leader_election``), a ``ControlledShutdown`` (``shutdown.do_controlled_shutdown``) or
-  an ``ApiPartitionReassignment`` (``reassignment_kip455.process_api_partition_reassignment``), and answers its
-  callback (``election_answers``, ``shutdown_answers``, ``reassignment_answers``).
+  (``elections.process_replica_leader_election``), a ``ControlledShutdown`` (``shutdown.do_controlled_shutdown``),
+  an ``ApiPartitionReassignment`` (``reassignment_kip455.process_api_partition_reassignment``) or a
+  ``ListPartitionReassignments`` (which changes nothing), and answers its callback (``election_answers``,
+  ``shutdown_answers``, ``reassignment_answers``, ``list_reassignments_answers``).
 * Every resignation answers each queued request (``common.resign``): preempted (``clearAndPut``) or processed while
   the controller is not active (§7.9 "not active → every requested partition NOT_CONTROLLER", §7.10 step 1
-  ControllerMovedException, §7.7.1 NOT_CONTROLLER for the whole reassignment).
+  ControllerMovedException, §7.7.1 NOT_CONTROLLER for the whole reassignment or listing).
 
 Answers are output of the step (``Work.answers``, ``StepResult.answers``), not state.
 
 Decision (one record shape): a queue of one record shape, folded over as a TLA+ sequence, fits every backend, so a
 queued request is a ``QueuedElection`` with a ``kind`` and the union of the kinds' fields; an answer keeps the
 ``ElectionAnswer`` shape, a controlled shutdown's ``Success``/``Failure`` written with ``requests.WHOLE_REQUEST``
-and ``exception``, a reassignment's top-level NOT_CONTROLLER with ``requests.WHOLE_REQUEST`` too. Z3's induction
+and ``exception``, a reassignment's or listing's top-level NOT_CONTROLLER with ``requests.WHOLE_REQUEST`` too, a
+listed reassignment in the answer's ``assignment``. Z3's induction
 leaves the queue's events out (its states keep the bound at 0, ``model/z3/induction_actions.py``); the explorer's
 TLA+-model mode and TLC explore them on the manifest model ``one-broker-queue-2.8`` (bound 1).
 """
@@ -44,13 +47,14 @@ from kcspec.spec.events import (
     ApiPartitionReassignmentQueued,
     ControlledShutdownQueued,
     ControllerEvent,
+    ListPartitionReassignmentsQueued,
     QueuedEventProcessed,
     ReplicaLeaderElectionQueued,
 )
 from kcspec.spec.fmap import FMap
 from kcspec.spec.lang import Action, Block, Expr, and_, build_map, cond, if_, lift, rec, rule, set_of
 from kcspec.spec.profiles import Profile
-from kcspec.spec.requests import MACHINE_PARTITION, ElectionAnswer, FailureReason
+from kcspec.spec.requests import MACHINE_PARTITION, FailureReason
 from kcspec.spec.vocabulary import (
     NO_LEADER,
     UNKNOWN_BROKER_EPOCH,
@@ -155,6 +159,35 @@ def api_partition_reassignment_queued_action(p: Profile) -> Action:
     )
 
 
+def list_partition_reassignments_queued_action(p: Profile) -> Action:
+    """``ListPartitionReassignmentsQueued(P)``: ``ControllerEventManager.put`` of a reassignment listing (§7.7.1); no
+    partition asked stands for Kafka's ``None``."""
+    return put_action(
+        ListPartitionReassignmentsQueued,
+        "An admin client's listing of the ongoing partition reassignments waits in the controller's event queue "
+        "(§7.7.1, §7.12).",
+        lift(True),
+        kind=QueuedKind.ListPartitionReassignments,
+        partitions=common.param_vars(ListPartitionReassignmentsQueued)["partitions"],
+    )
+
+
+def list_reassignments_answers(s: Expr, asked: Expr) -> Expr:
+    """The callback's answer of ``processListPartitionReassignments`` (§7.7.1) by an active controller, as request 0
+    of the step: ``Left(results)``, the full replica assignment of every partition asked (none asked: every
+    partition of ``partitionsBeingReassigned``) whose assignment is being reassigned — one answer per partition with
+    its ``assignment`` — and the request answered NONE (``WHOLE_REQUEST``: an empty map told from no answer).
+    ``s`` is the state the request was processed in; the listing changes nothing."""
+    b = Block()
+    b.listed = if_(asked.is_empty(), s.f("controller", "partitions_being_reassigned"), asked)
+    ongoing = b.listed.filter(lambda tp: reassignment_kip455.being_reassigned(context.assignment(s, tp)))
+    listed = ongoing.map(
+        lambda tp: common.partition_answer(0, tp, ApiError.NONE, NO_LEADER, context.assignment(s, tp))
+    )
+    whole = common.whole_request_answer(0, ApiError.NONE, "")
+    return rule("processListPartitionReassignments", "§7.7.1", b.in_(set_of(whole).union(listed)))
+
+
 def reassignment_targets(head: Expr) -> Expr:
     """The ``ApiPartitionReassignment`` map of a queued reassignment: every target list, and ``None`` for every
     cancelled partition."""
@@ -196,7 +229,7 @@ def reassignment_answers(s: Expr, targets: Expr, triggered: Expr) -> Expr:
                 ApiError.INVALID_REPLICA_ASSIGNMENT,
             ),
         )
-        return rec(ElectionAnswer, request=0, tp=tp, error=error, leader=NO_LEADER, exception="")
+        return common.partition_answer(0, tp, error)
 
     return rule(
         "reassignmentCallback",
@@ -253,9 +286,7 @@ def shutdown_answers(p: Profile, s: Expr, broker: Expr, epoch: Expr, after: Expr
     still_led = shutdown.partitions_to_act_on(p, after_state, broker).filter(
         lambda tp: context.leader_of(after_state, tp).eq(broker)
     )
-    led = still_led.map(
-        lambda tp: rec(ElectionAnswer, request=0, tp=tp, error=ApiError.NONE, leader=broker, exception="")
-    )
+    led = still_led.map(lambda tp: common.partition_answer(0, tp, ApiError.NONE, broker))
     return rule(
         "controlledShutdownCallback",
         "§7.10",
@@ -315,7 +346,7 @@ def election_answers(p: Profile, s: Expr, requested: Expr, etype: Expr, after: E
         c = Block()
         c.error = error
         leader = if_(c.error.eq(ApiError.NONE), context.leader_of(common.st(after), tp), NO_LEADER)
-        return c.in_(rec(ElectionAnswer, request=0, tp=tp, error=c.error, leader=leader, exception=""))
+        return c.in_(common.partition_answer(0, tp, c.error, leader))
 
     threw = ~b.live.all(lambda tp: context.has_leadership(s, tp))
     return rule(
@@ -327,8 +358,8 @@ def election_answers(p: Profile, s: Expr, requested: Expr, etype: Expr, after: E
 
 def queued_event_processed_action(p: Profile) -> Action:
     """``QueuedEventProcessed()``: the event thread processes the oldest queued request: an admin
-    ``ReplicaLeaderElection`` (§7.9), a ``ControlledShutdown`` (§7.10) or an ``ApiPartitionReassignment`` (§7.7.1),
-    then its callback; ControllerMovedException ends it with the resignation, which answers the rest of the
+    ``ReplicaLeaderElection`` (§7.9), a ``ControlledShutdown`` (§7.10), an ``ApiPartitionReassignment`` or a
+    ``ListPartitionReassignments`` (§7.7.1), then its callback; ControllerMovedException ends it with the resignation, which answers the rest of the
     queue."""
     s = common.S
     b = Block()
@@ -346,6 +377,7 @@ def queued_event_processed_action(p: Profile) -> Action:
             shutdown.do_controlled_shutdown(p, b.w, b.broker, b.epoch),
         ),
         (b.kind.eq(QueuedKind.ApiPartitionReassignment), b.reassigned.f("work")),
+        (b.kind.eq(QueuedKind.ListPartitionReassignments), b.w),
         otherwise=elections.process_replica_leader_election(
             p,
             b.w,
@@ -364,6 +396,10 @@ def queued_event_processed_action(p: Profile) -> Action:
                 b.kind.eq(QueuedKind.ApiPartitionReassignment),
                 reassignment_answers(b.before, b.targets, b.reassigned),
             ),
+            (
+                b.kind.eq(QueuedKind.ListPartitionReassignments),
+                list_reassignments_answers(b.before, b.head.f("partitions")),
+            ),
             otherwise=election_answers(
                 p, b.before, b.head.f("partitions"), b.head.f("election_type"), b.after
             ),
@@ -372,7 +408,8 @@ def queued_event_processed_action(p: Profile) -> Action:
     return common.event_action(
         QueuedEventProcessed,
         "The controller's event thread processes the oldest queued request (an admin election, a controlled "
-        "shutdown or an admin reassignment) and answers its callback (§7.7.1, §7.9, §7.10).",
+        "shutdown, an admin reassignment or a reassignment listing) and answers its callback (§7.7.1, §7.9, "
+        "§7.10).",
         guard=and_(common.active(s), queue_of(s).non_empty()),
         effect=b.in_(common.finish(answered)),
     )

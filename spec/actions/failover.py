@@ -185,7 +185,7 @@ def on_controller_failover(p: Profile, w: Expr, broker: Expr) -> Expr:
         else reassignment_legacy.initialize_partition_reassignments
     )
     attempt = common.attempt_pipe(
-        initialize_controller_context(p, features.enable_feature_versioning(p, w), broker),
+        initialize_controller_context(p, features.maybe_setup_feature_versioning(p, w), broker),
         common.as_attempt(lambda x: fetch_topic_deletions_in_progress(p, x)),
         common.as_attempt(
             lambda x: common.send_update_metadata(

@@ -1,5 +1,5 @@
-"""ISR changes made by partition leaders (§7.11): 2.8 ``AlterIsr`` (KIP-497) and 1.1 ZooKeeper ISR-change
-notifications, and the ``IsrChange`` action.
+"""ISR changes made by partition leaders (§7.11): ``AlterIsr`` (KIP-497: 2.8 with IBP ≥ 2.7-IV2) and ZooKeeper
+ISR-change notifications (1.1, and 2.8 with an older IBP), and the ``IsrChange`` action.
 
 Decision where the document is silent (code-derived, 2.8.2 ``processAlterIsr``): the whole handler runs inside a
 ``try`` that catches every Throwable, including the ControllerMovedException of a fenced ZK write, so a fenced
@@ -12,9 +12,18 @@ from __future__ import annotations
 from kcspec.spec import context, zk
 from kcspec.spec.actions import common, reassignment_kip455, reassignment_legacy
 from kcspec.spec.events import IsrChange, StaleAlterIsrReceived
-from kcspec.spec.lang import Action, Block, Expr, and_, build_map, cond, if_, let, or_, rec, rule, set_of
+from kcspec.spec.lang import Action, Block, Expr, and_, build_map, cond, if_, let, lit, or_, rec, rule, set_of
 from kcspec.spec.profiles import Profile
-from kcspec.spec.vocabulary import LeaderAndIsr, LeaderIsrAndControllerEpoch
+from kcspec.spec.vocabulary import InterBrokerProtocol, LeaderAndIsr, LeaderIsrAndControllerEpoch
+
+
+def alter_isr_enabled(p: Profile, s: Expr) -> Expr:
+    """Leaders send ISR changes as AlterIsr in the ``ClusterState`` ``s`` (§7.11): the profile has AlterIsr (2.7+) and
+    the IBP is ≥ 2.7-IV2 (``KafkaConfig.interBrokerProtocolVersion.isAlterIsrSupported``, which decides the broker's
+    ``alterIsrManager`` and the controller's ``isAlterIsrEnabled``); otherwise they write ZooKeeper and notify."""
+    if not p.alter_isr:
+        return lit(False)
+    return common.ibp_at_least(s, InterBrokerProtocol.KAFKA_2_7_IV2)
 
 
 def send_umr(p: Profile, w: Expr, tp: Expr) -> Expr:
@@ -112,15 +121,26 @@ def alter_isr_received(p: Profile, w: Expr, tp: Expr, isr: Expr) -> Expr:
 
 def isr_change_notification(p: Profile, w: Expr) -> Expr:
     """``IsrChangeNotification`` (§7.11, ZK notifications): refresh the cache of the notified partitions from ZK, UMR
-    for them to every live-or-shutting-down broker, then delete the notifications (in a ``finally``: also when the
-    read throws)."""
+    for them to every live-or-shutting-down broker, then (2.8) ``maybeCompleteReassignment`` of those being
+    reassigned, in name order, an exception ending the loop; finally delete the notifications (in a ``finally``:
+    also when the read or a completion throws)."""
+
+    def complete(x: Expr, tps: Expr) -> Expr:
+        if not p.kip455_reassignment:
+            return x
+        reassigning = tps.filter(lambda tp: common.ctx(x).f("partitions_being_reassigned").contains(tp))
+        return common.attempt_fold(
+            reassigning.sorted(),
+            common.ok(x),
+            lambda y, tp: reassignment_kip455.maybe_complete_reassignment(p, y, tp),
+        ).f("work")
 
     def body(x: Expr) -> Expr:
         b = Block()
         b.tps = common.zk_of(x).f("isr_change_notifications")
         read = Block()
         read.a = common.read_state_znodes(x, b.tps)
-        refreshed = common.send_update_metadata(
+        read.refreshed = common.send_update_metadata(
             p,
             common.refresh_leadership_cache(read.a.f("work"), b.tps),
             context.live_or_shutting_down(common.st(read.a.f("work"))),
@@ -130,7 +150,7 @@ def isr_change_notification(p: Profile, w: Expr) -> Expr:
         deleted = read.in_(
             common.fenced_zk(
                 p,
-                if_(read.a.f("error"), read.a.f("work"), refreshed),
+                if_(read.a.f("error"), read.a.f("work"), complete(read.refreshed, b.tps)),
                 lambda z: z.with_(isr_change_notifications=z.f("isr_change_notifications").minus(b.tps)),
             )
         )
@@ -166,7 +186,14 @@ def isr_change_action(p: Profile) -> Action:
     Decision (environment): a leader's ISR holds only replicas assigned to the partition in ZooKeeper — the
     followers that fetch from it are the assigned replicas (§3.2). Neither the 2.8.2 controller nor a 1.1
     controller validates this (§7.11), so a proposal outside the assignment would model a misbehaving broker,
-    not Kafka; the environment never makes one."""
+    not Kafka; the environment never makes one.
+
+    Decision (order of the two events a ZK-notified ISR change causes): ``IsrChangeNotification`` first, then
+    ``PartitionReassignmentIsrChange``, in both profiles. In Kafka the state znode's data watch fires when the
+    leader writes, the notification follows when the broker propagates it (``maybePropagateIsrChanges``, seconds
+    later), but events of other causes can come between the two; the model takes one order, the one 1.1 has
+    always had. In 2.8 ``IsrChangeNotification`` itself completes a reassignment that can complete, and the second
+    event then finds the partition no longer being reassigned."""
     v = common.param_vars(IsrChange)
     tp, isr = v["tp"], v["isr"]
     s = common.S
@@ -182,13 +209,34 @@ def isr_change_action(p: Profile) -> Action:
         s.f("zk", "assignments").has(tp),
         isr.all(lambda r: s.f("zk", "assignments").get(tp).f("replicas").contains(r)),
     )
+
+    def notified(w: Expr) -> Expr:
+        if p.kip455_reassignment:
+            # 2.8: the data watch on the state znode of a partition being reassigned (registered when AlterIsr is
+            # off) fires PartitionReassignmentIsrChange: ``maybeCompleteReassignment`` unless the controller moved
+            return common.pipe(
+                w,
+                lambda x: isr_change_notification(p, x),
+                lambda x: common.unless_moved(x, lambda y: maybe_complete(p, y, tp, isr)),
+            )
+        return common.pipe(
+            w,
+            lambda x: isr_change_notification(p, x),
+            lambda x: reassignment_legacy.partition_reassignment_isr_change(p, x, tp).f("work"),
+        )
+
     if p.alter_isr:
         return common.controller_action(
             IsrChange,
-            "The leader of a partition changes its ISR and sends AlterIsr to the controller (§7.11, KIP-497).",
+            "The leader of a partition changes its ISR: with AlterIsr (IBP ≥ 2.7-IV2, KIP-497) it sends AlterIsr to "
+            "the controller; with an older IBP it writes its state znode and an ISR-change notification, and the "
+            "controller handles IsrChangeNotification and, for a partition being reassigned, "
+            "PartitionReassignmentIsrChange (§7.11, §7.7.1).",
             guard=guard,
-            environment=None,
-            controller=lambda w: alter_isr_received(p, w, tp, isr),
+            environment=lambda w: if_(alter_isr_enabled(p, common.st(w)), w, leader_writes_isr(w, tp, isr)),
+            controller=lambda w: if_(
+                alter_isr_enabled(p, common.st(w)), alter_isr_received(p, w, tp, isr), notified(w)
+            ),
         )
     return common.controller_action(
         IsrChange,
@@ -197,17 +245,13 @@ def isr_change_action(p: Profile) -> Action:
         "PartitionReassignmentIsrChange (§7.11, §7.8.1).",
         guard=guard,
         environment=lambda w: leader_writes_isr(w, tp, isr),
-        controller=lambda w: common.pipe(
-            w,
-            lambda x: isr_change_notification(p, x),
-            lambda x: reassignment_legacy.partition_reassignment_isr_change(p, x, tp).f("work"),
-        ),
+        controller=notified,
     )
 
 
 def stale_alter_isr_action(p: Profile) -> Action:
     """``StaleAlterIsrReceived(b, e, tp, le, isr, zv)`` (§7.11, 2.8): ``AlterIsrReceived(b, e, {tp ↦ (b, le, isr,
-    zv)})`` carrying values the broker once had: none newer than ZooKeeper's, and either an older zk version (a
+    zv)})`` carrying values the broker once had (brokers send AlterIsr only with IBP ≥ 2.7-IV2): none newer than ZooKeeper's, and either an older zk version (a
     version names one record, so with the current version the leader epoch is the current one too) or only an older
     broker epoch (the broker restarted since). The broker-epoch check, then ``processAlterIsr``."""
     v = common.param_vars(StaleAlterIsrReceived)
@@ -225,6 +269,7 @@ def stale_alter_isr_action(p: Profile) -> Action:
     registered = s.f("zk", "brokers").get(b)
     guard = and_(
         common.active(s),
+        alter_isr_enabled(p, s),
         states.has(tp),
         s.f("zk", "brokers").has(b),
         s.f("zk", "assignments").has(tp),

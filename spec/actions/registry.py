@@ -71,6 +71,7 @@ def builders(profile: Profile) -> list[Builder]:
             event_queue.replica_leader_election_queued_action,
             event_queue.controlled_shutdown_queued_action,
             event_queue.api_partition_reassignment_queued_action,
+            event_queue.list_partition_reassignments_queued_action,
             event_queue.queued_event_processed_action,
         ]
     return out

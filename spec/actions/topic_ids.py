@@ -18,7 +18,7 @@ again after its deletion may get its predecessor's ID (Kafka's random UUIDs prac
 from __future__ import annotations
 
 from kcspec.spec.actions import common
-from kcspec.spec.lang import Block, Expr, if_, lift, lit, or_, rule
+from kcspec.spec.lang import Block, Expr, if_, lift, lit, rule
 from kcspec.spec.profiles import Profile
 from kcspec.spec.vocabulary import InterBrokerProtocol
 
@@ -27,8 +27,7 @@ def uses_topic_id(p: Profile, s: Expr) -> Expr:
     """``config.usesTopicId`` in the ``ClusterState`` ``s``: the profile has topic IDs and the IBP is ≥ 2.8-IV0."""
     if not p.topic_ids:
         return lit(False)
-    ibp = s.f("config", "inter_broker_protocol")
-    return or_(ibp.eq(InterBrokerProtocol.KAFKA_2_8_IV0), ibp.eq(InterBrokerProtocol.KAFKA_2_8_IV1))
+    return common.ibp_at_least(s, InterBrokerProtocol.KAFKA_2_8_IV0)
 
 
 def next_topic_id(ids: Expr) -> Expr:

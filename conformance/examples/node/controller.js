@@ -234,16 +234,18 @@ class Controller extends PartitionCall {
 
   // ------------------------------------------------------------------------------------------ §7.1
 
-  // enableFeatureVersioning: /feature created Enabled (version 0) when absent, a Disabled znode switched to Enabled
-  // (version + 1), an Enabled one left unmodified. Its finalized features are always empty in 2.8.2 (not reported).
-  // Neither write is fenced by the controller epoch.
-  enableFeatureVersioning() {
+  // maybeSetupFeatureVersioning: enableFeatureVersioning with IBP >= 2.7-IV0, else disableFeatureVersioning. The
+  // /feature znode is created with the status (version 0) when absent, updated (version + 1) when its status
+  // differs, left unmodified otherwise. Its finalized features are always empty in 2.8.2 (not reported). Neither
+  // write is fenced by the controller epoch.
+  maybeSetupFeatureVersioning() {
     const zk = this.s.zk;
+    const status = this.ibpAtLeast("KAFKA_2_7_IV0") ? "Enabled" : "Disabled";
     if (zk.feature_znode === "Absent") {
-      zk.feature_znode = "Enabled";
+      zk.feature_znode = status;
       zk.feature_znode_zk_version = 0;
-    } else if (zk.feature_znode !== "Enabled") {
-      zk.feature_znode = "Enabled";
+    } else if (zk.feature_znode !== status) {
+      zk.feature_znode = status;
       zk.feature_znode_zk_version += 1;
     }
   }
@@ -261,9 +263,8 @@ class Controller extends PartitionCall {
   doControllerFailover() {
     const zk = this.s.zk;
     const c = this.ctx;
-    // maybeSetupFeatureVersioning (KIP-584, §7.1 step 1): the model's IBP values are all >= 2.7-IV0, so it is
-    // always enableFeatureVersioning (events run for kafka-2.8 only; 1.1 has no /feature znode).
-    this.enableFeatureVersioning();
+    // KIP-584, §7.1 step 1 (events run for kafka-2.8 only; 1.1 has no /feature znode).
+    this.maybeSetupFeatureVersioning();
     zk.isr_change_notifications = [];
     // initializeControllerContext
     c.live_brokers = { ...zk.brokers };
@@ -889,6 +890,43 @@ class Controller extends PartitionCall {
       if (c.partitions_being_reassigned.includes(tp) && this.isReassignmentComplete(tp, this.assignment(tp))) {
         this.guarded(() => this.onPartitionReassignment(tp, this.assignment(tp)));
       }
+    }
+  }
+
+  // Leaders send ISR changes as AlterIsr from IBP 2.7-IV2; below, they write the state znode and notify (§7.11).
+  alterIsrEnabled() {
+    return this.ibpAtLeast("KAFKA_2_7_IV2");
+  }
+
+  // maybeCompleteReassignment(tp) (§7.7.1): an exception ends the caller.
+  maybeCompleteReassignment(tp) {
+    if (this.isReassignmentComplete(tp, this.assignment(tp))) this.onPartitionReassignment(tp, this.assignment(tp));
+  }
+
+  // IsrChangeNotification (IBP < 2.7-IV2): one read of the notified partitions' state znodes (a CONNECTIONLOSS
+  // fault throws), the cache refreshed from it, UpdateMetadata for them, maybeCompleteReassignment of those being
+  // reassigned (an exception ends the loop); finally the notifications are deleted (a fenced write).
+  processIsrChangeNotification() {
+    const c = this.ctx;
+    const zk = this.s.zk;
+    const tps = zk.isr_change_notifications.slice().sort(byPartition);
+    if (tps.length === 0) return;
+    try {
+      const lost = tps.filter((tp) => this.fault(tp) === "CONNECTIONLOSS");
+      if (lost.length > 0) {
+        for (const tp of lost) delete zk.faults[tp];
+        throw new EventFailed("connection loss reading the notified partitions");
+      }
+      for (const tp of tps) {
+        if (has(zk.partition_states, tp)) c.leadership[tp] = structuredClone(zk.partition_states[tp]);
+      }
+      this.sendUpdateMetadata(this.liveOrShuttingDown(), tps);
+      for (const tp of tps.filter((tp) => c.partitions_being_reassigned.includes(tp))) {
+        this.maybeCompleteReassignment(tp);
+      }
+    } finally {
+      this.checkFence();
+      zk.isr_change_notifications = minus(zk.isr_change_notifications, tps);
     }
   }
 

@@ -248,8 +248,28 @@ const EVENTS = {
         e.isr.every((r) => fa.replicas.includes(r))
       );
     },
-    environment: () => {}, // kafka-2.8: the leader sends AlterIsr
+    // IBP >= 2.7-IV2: the leader sends AlterIsr. Below: it writes the state znode (same leader epoch, version + 1,
+    // the znode's controller epoch kept) and an ISR-change notification.
+    environment: (k, e) => {
+      if (k.alterIsrEnabled()) return;
+      const zk = k.s.zk;
+      const znode = zk.partition_states[e.tp];
+      znode.leader_and_isr.isr = e.isr.slice();
+      znode.leader_and_isr.zk_version += 1;
+      if (!zk.isr_change_notifications.includes(e.tp)) zk.isr_change_notifications.push(e.tp);
+    },
     controller: (k, e) => {
+      if (!k.alterIsrEnabled()) {
+        // IsrChangeNotification (an exception ends that event only), then the state znode's data watch of a
+        // partition being reassigned: PartitionReassignmentIsrChange.
+        try {
+          k.processIsrChangeNotification();
+        } catch (err) {
+          if (!(err instanceof EventFailed)) throw err;
+        }
+        if (k.ctx.partitions_being_reassigned.includes(e.tp)) k.maybeCompleteReassignment(e.tp);
+        return;
+      }
       const lai = k.s.zk.partition_states[e.tp].leader_and_isr;
       const proposal = { leader: lai.leader, leader_epoch: lai.leader_epoch, isr: e.isr.slice(), zk_version: lai.zk_version };
       k.processAlterIsr(lai.leader, k.s.zk.brokers[lai.leader], { [e.tp]: proposal });
@@ -261,6 +281,9 @@ const EVENTS = {
       const fa = s.zk.assignments[e.tp];
       if (s.controller.controller_id === -1 || znode === undefined || fa === undefined) return false;
       if (!has(s.zk.brokers, e.broker_id)) return false;
+      // brokers of an IBP below 2.7-IV2 send no AlterIsr
+      const ibps = ["KAFKA_2_6_IV0", "KAFKA_2_7_IV0"];
+      if (ibps.includes((s.config || {}).inter_broker_protocol)) return false;
       const lai = znode.leader_and_isr;
       const registered = s.zk.brokers[e.broker_id];
       return (

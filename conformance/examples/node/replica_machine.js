@@ -38,6 +38,9 @@ function validPrevious(is28) {
   };
 }
 
+// The inter.broker.protocol.version values of the protocol, oldest first.
+const IBP_ORDER = ["KAFKA_2_6_IV0", "KAFKA_2_7_IV0", "KAFKA_2_7_IV2", "KAFKA_2_8_IV0", "KAFKA_2_8_IV1"];
+
 // The [1.1] differences of §3.3, §3.4 and §4.3 that this machine needs.
 const BEHAVIOUR = {
   "kafka-2.8": {
@@ -99,13 +102,18 @@ class Call {
     return this.s.controller;
   }
 
-  // The inter-broker protocol (KIP-516): 2.8-IV0 and later create topic IDs, 2.8-IV1 sends them in requests.
+  // The inter-broker protocol: 2.7-IV0 and later enable feature versioning (KIP-584), 2.7-IV2 and later send ISR
+  // changes as AlterIsr (KIP-497), 2.8-IV0 and later create topic IDs, 2.8-IV1 sends them in requests (KIP-516).
   ibp() {
     return (this.s.config || {}).inter_broker_protocol || "KAFKA_2_8_IV1";
   }
 
+  ibpAtLeast(version) {
+    return IBP_ORDER.indexOf(this.ibp()) >= IBP_ORDER.indexOf(version);
+  }
+
   usesTopicId() {
-    return this.b.topicIds && ["KAFKA_2_8_IV0", "KAFKA_2_8_IV1"].includes(this.ibp());
+    return this.b.topicIds && this.ibpAtLeast("KAFKA_2_8_IV0");
   }
 
   // LeaderAndIsr v5 / UpdateMetadata v7: every topic of the states -> its ID (0: the zero UUID); none before.

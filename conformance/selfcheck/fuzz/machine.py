@@ -29,6 +29,13 @@ from kcspec.spec import codec
 from kcspec.spec.events import EVENT_TYPES, BrokerStartup, ControllerEvent, TopicDeletion
 from kcspec.spec.state import ClusterState
 from kcspec.spec.trace import Trace, TraceStep
+from kcspec.spec.vocabulary import InterBrokerProtocol
+
+IBP_DRAWS: tuple[InterBrokerProtocol, ...] = (
+    InterBrokerProtocol.KAFKA_2_8_IV1,
+    *(v for v in InterBrokerProtocol if v is not InterBrokerProtocol.KAFKA_2_8_IV1),
+)
+"""The IBPs a run draws from, the default first (what Hypothesis shrinks towards)."""
 
 
 def replay_command(path: Path) -> str:
@@ -100,8 +107,11 @@ class ControllerMachine(RuleBasedStateMachine):
         disabled=st.sets(st.sampled_from(DISRUPTIVE)),
         delete_early=st.booleans(),
         queue=st.integers(min_value=0, max_value=2),
+        ibp=st.sampled_from(IBP_DRAWS),
     )
-    def bootstrap_cluster(self, up: set[int], disabled: set[str], delete_early: bool, queue: int) -> None:
+    def bootstrap_cluster(
+        self, up: set[int], disabled: set[str], delete_early: bool, queue: int, ibp: InterBrokerProtocol
+    ) -> None:
         """Broker 0 and the drawn brokers register, 0 becomes controller and the topics are created; the other
         brokers are left to the ``BrokerStartup`` rule — so some runs start with partitions that had no live
         replica at creation (they stay NewPartition until a replica's broker starts).
@@ -109,12 +119,13 @@ class ControllerMachine(RuleBasedStateMachine):
         Swarm testing: each run also leaves out a drawn set of disruptive event kinds, so that some runs are
         calm enough for multi-step processes (a topic deletion, a reassignment) to finish while others stay
         chaotic. ``queue`` is the run's bound on the controller's event queue (``max_queued_requests``, §7.12;
-        kafka-2.8): with 0, admin elections never wait in it."""
+        kafka-2.8): with 0, admin elections never wait in it. ``ibp`` is the cluster's
+        ``inter.broker.protocol.version`` (kafka-2.8: below 2.7-IV2 leaders notify ISR changes through ZooKeeper,
+        below 2.7-IV0 failover disables feature versioning; 1.1 ignores it)."""
         self.disabled = frozenset(disabled)
-        if queue:
-            self.initial = replace(
-                self.initial, config=replace(self.initial.config, max_queued_requests=queue)
-            )
+        if queue or ibp is not InterBrokerProtocol.KAFKA_2_8_IV1:
+            config = replace(self.initial.config, max_queued_requests=queue, inter_broker_protocol=ibp)
+            self.initial = replace(self.initial, config=config)
             self.state = self.initial
             self.ref.load(self.state)
         for ev in bootstrap(self.cfg):

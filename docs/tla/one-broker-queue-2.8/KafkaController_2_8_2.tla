@@ -136,34 +136,42 @@ Literal7 ==
 
 (* The spec's procedures, one operator each. *)
 
-(* §7.12 preempt, spec/actions/common.py:176 *)
+(* §7.12 preempt, spec/actions/common.py:193 *)
 Preempt(x) ==
     (LET RECURSIVE fold(_, _)
          fold(acc, rest) ==
              IF rest = <<>> THEN acc
-             ELSE fold(LET q == Head(rest) IN
-                           [next_request |-> acc.next_request + 1,
-                            answers |-> acc.answers
-                                        \cup (IF q.kind = "ControlledShutdown"
-                                              THEN {[request |-> acc.next_request,
-                                                     tp |-> [topic |-> "", partition |-> -1],
-                                                     error |-> "NOT_CONTROLLER",
-                                                     leader |-> -1,
-                                                     exception |-> "ControllerMovedException"]}
-                                              ELSE IF q.kind = "ApiPartitionReassignment"
-                                              THEN {[request |-> acc.next_request,
-                                                     tp |-> [topic |-> "", partition |-> -1],
-                                                     error |-> "NOT_CONTROLLER",
-                                                     leader |-> -1,
-                                                     exception |-> ""]}
-                                              ELSE {[request |-> acc.next_request,
-                                                     tp |-> tp,
-                                                     error |-> "NOT_CONTROLLER",
-                                                     leader |-> -1,
-                                                     exception |-> ""] : tp \in q.partitions})], Tail(rest))
+             ELSE
+                 fold(
+                     LET q == Head(rest) IN
+                         [next_request |-> acc.next_request + 1,
+                          answers |->
+                              acc.answers
+                              \cup (IF q.kind = "ControlledShutdown"
+                                    THEN {[request |-> acc.next_request,
+                                           tp |-> [topic |-> "", partition |-> -1],
+                                           error |-> "NOT_CONTROLLER",
+                                           leader |-> -1,
+                                           exception |-> "ControllerMovedException",
+                                           assignment |-> [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>]]}
+                                    ELSE IF q.kind = "ApiPartitionReassignment" \/ q.kind = "ListPartitionReassignments"
+                                         THEN {[request |-> acc.next_request,
+                                                tp |-> [topic |-> "", partition |-> -1],
+                                                error |-> "NOT_CONTROLLER",
+                                                leader |-> -1,
+                                                exception |-> "",
+                                                assignment |-> [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>]]}
+                                         ELSE {[request |-> acc.next_request,
+                                                tp |-> tp,
+                                                error |-> "NOT_CONTROLLER",
+                                                leader |-> -1,
+                                                exception |-> "",
+                                                assignment |-> [replicas |-> <<>>, adding |-> <<>>,
+                                                                removing |-> <<>>]] : tp \in q.partitions})]
+                                                    , Tail(rest))
      IN  fold([next_request |-> 0, answers |-> {}], x.state.controller.queued_elections)).answers
 
-(* §7.12 onControllerResignation, spec/actions/common.py:149 *)
+(* §7.12 onControllerResignation, spec/actions/common.py:165 *)
 OnControllerResignation(x) ==
     [x EXCEPT
         !.state = [x.state EXCEPT
@@ -188,22 +196,37 @@ OnControllerResignation(x) ==
                            queued_elections |-> <<>>]],
         !.answers = x.answers \cup Preempt(x)]
 
-(* §7.1 enableFeatureVersioning, spec/actions/features.py:47 *)
+(* §7.1 enableFeatureVersioning, spec/actions/features.py:55 *)
 EnableFeatureVersioning(w) ==
     LET z == w.state.zk
     IN  IF z.feature_znode = "Absent"
         THEN [w EXCEPT
                  !.state = [w.state EXCEPT
                                !.zk = [w.state.zk EXCEPT !.feature_znode = "Enabled", !.feature_znode_zk_version = 0]]]
-        ELSE IF z.feature_znode = "Disabled"
-        THEN [w EXCEPT
+        ELSE IF z.feature_znode = "Enabled"
+        THEN w
+        ELSE [w EXCEPT
                  !.state = [w.state EXCEPT
                                !.zk = [w.state.zk EXCEPT
                                           !.feature_znode = "Enabled",
                                           !.feature_znode_zk_version = z.feature_znode_zk_version + 1]]]
-        ELSE w
 
-(* §7.6 processTopicIds, spec/actions/topic_ids.py:80 *)
+(* §7.1 disableFeatureVersioning, spec/actions/features.py:56 *)
+DisableFeatureVersioning(w) ==
+    LET z == w.state.zk
+    IN  IF z.feature_znode = "Absent"
+        THEN [w EXCEPT
+                 !.state = [w.state EXCEPT
+                               !.zk = [w.state.zk EXCEPT !.feature_znode = "Disabled", !.feature_znode_zk_version = 0]]]
+        ELSE IF z.feature_znode = "Disabled"
+        THEN w
+        ELSE [w EXCEPT
+                 !.state = [w.state EXCEPT
+                               !.zk = [w.state.zk EXCEPT
+                                          !.feature_znode = "Disabled",
+                                          !.feature_znode_zk_version = z.feature_znode_zk_version + 1]]]
+
+(* §7.6 processTopicIds, spec/actions/topic_ids.py:79 *)
 ProcessTopicIds(v, new) ==
     IF v.moved
     THEN v
@@ -261,10 +284,10 @@ ProcessTopicIds(v, new) ==
                                                              DOMAIN x.state.zk.topic_ids \ new))]]]
 
 (* §7.1 initializeControllerContext, spec/actions/failover.py:81 *)
-InitializeControllerContext(enableFeatureVersioning, state, broker_id, zk2, topics, assignments, v) ==
+InitializeControllerContext(v, state, broker_id, zk2, topics, assignments, v2) ==
     LET x ==
             ProcessTopicIds(
-                [enableFeatureVersioning EXCEPT
+                [v EXCEPT
                     !.state =
                         [state EXCEPT
                             !.controller =
@@ -276,7 +299,7 @@ InitializeControllerContext(enableFeatureVersioning, state, broker_id, zk2, topi
                                     !.shutting_down = {},
                                     !.all_topics = topics,
                                     !.assignments = assignments,
-                                    !.partitions_being_reassigned = {tp \in v : Len(assignments[tp].adding) > 0 \/ Len(
+                                    !.partitions_being_reassigned = {tp \in v2 : Len(assignments[tp].adding) > 0 \/ Len(
                                         assignments[tp].removing) > 0},
                                     !.legacy_reassignments = <<>>],
                             !.zk = [zk2 EXCEPT !.isr_change_notifications = {}]]],
@@ -287,7 +310,7 @@ InitializeControllerContext(enableFeatureVersioning, state, broker_id, zk2, topi
         ELSE
             LET x3 == x2.work
                 x4 ==
-                    IF \E tp2 \in v : tp2 \in DOMAIN x3.state.zk.faults /\ x3.state.zk.faults[tp2] = "CONNECTIONLOSS"
+                    IF \E tp2 \in v2 : tp2 \in DOMAIN x3.state.zk.faults /\ x3.state.zk.faults[tp2] = "CONNECTIONLOSS"
                     THEN
                         [work |->
                              [x3 EXCEPT
@@ -297,9 +320,9 @@ InitializeControllerContext(enableFeatureVersioning, state, broker_id, zk2, topi
                                              [x3.state.zk EXCEPT
                                                  !.faults = MapDelAll(
                                                                 x3.state.zk.faults,
-                                                                {tp3 \in v : tp3 \in DOMAIN x3.state.zk.faults /\
+                                                                {tp3 \in v2 : tp3 \in DOMAIN x3.state.zk.faults /\
                                                                     x3.state.zk.faults[tp3] = "CONNECTIONLOSS"})]]
-                                                                                                                  ],
+                                                                                                                   ],
                          error |-> TRUE]
                     ELSE [work |-> x3, error |-> FALSE]
             IN  IF x4.error \/ x4.work.moved
@@ -313,7 +336,7 @@ InitializeControllerContext(enableFeatureVersioning, state, broker_id, zk2, topi
                                                              !.leadership =
                                                                  MapMerge(
                                                                      x5.state.controller.leadership,
-                                                                     [tp5 \in {tp4 \in v : tp4 \in DOMAIN states} |->
+                                                                     [tp5 \in {tp4 \in v2 : tp4 \in DOMAIN states} |->
                                                                          states[tp5]])]]],
                       error |-> FALSE]
 
@@ -1484,7 +1507,7 @@ MarkTopicIneligibleForDeletion(v, x) ==
                                        \cup (x \cap v.state.controller.topics_to_be_deleted)]]]
     ELSE v
 
-(* §7.7.2 setTopicAssignment, spec/actions/common.py:321 *)
+(* §7.7.2 setTopicAssignment, spec/actions/common.py:354 *)
 SetTopicAssignment(work, t, done) ==
     IF ~(t.topic \in work.state.zk.topics)
     THEN [work |-> work, error |-> TRUE]
@@ -1697,7 +1720,7 @@ UpdateCurrentReassignment(work, t, fa) ==
                                                ,
              error |-> FALSE]
 
-(* §7.7.2 updateLeaderEpoch, spec/actions/common.py:537 *)
+(* §7.7.2 updateLeaderEpoch, spec/actions/common.py:570 *)
 UpdateLeaderEpoch(t, work) ==
     LET ts == {t}
         x ==
@@ -2482,7 +2505,7 @@ FetchPendingPreferredReplicaElections(x) ==
              error |-> FALSE]
         ELSE [work |-> x2, error |-> TRUE]
 
-(* §7.12 triggerControllerMove, spec/actions/common.py:392 *)
+(* §7.12 triggerControllerMove, spec/actions/common.py:425 *)
 TriggerControllerMove(a) ==
     LET x == a.work
     IN  IF x.state.zk.controller = x.state.controller.controller_id
@@ -2493,28 +2516,28 @@ TriggerControllerMove(a) ==
         ELSE x
 
 (* §7.1 onControllerFailover, spec/actions/failover.py:207 *)
-OnControllerFailover(enableFeatureVersioning, state, broker_id, zk2, topics, assignments, v) ==
-    LET x == InitializeControllerContext(enableFeatureVersioning, state, broker_id, zk2, topics, assignments, v)
-        v2 == IF x.error \/ x.work.moved THEN x ELSE [work |-> FetchTopicDeletionsInProgress(x), error |-> FALSE]
-        v5 == IF v2.error \/ v2.work.moved
-              THEN v2
-              ELSE [work |-> LET v3 == AddUpdateMetadata(v2.work, DOMAIN v2.work.state.controller.live_brokers)
-                                 v4 == Send(v3)
-                             IN  v4,
+OnControllerFailover(v, state, broker_id, zk2, topics, assignments, v2) ==
+    LET x == InitializeControllerContext(v, state, broker_id, zk2, topics, assignments, v2)
+        v3 == IF x.error \/ x.work.moved THEN x ELSE [work |-> FetchTopicDeletionsInProgress(x), error |-> FALSE]
+        v6 == IF v3.error \/ v3.work.moved
+              THEN v3
+              ELSE [work |-> LET v4 == AddUpdateMetadata(v3.work, DOMAIN v3.work.state.controller.live_brokers)
+                                 v5 == Send(v4)
+                             IN  v5,
                     error |-> FALSE]
-        v6 == IF v5.error \/ v5.work.moved THEN v5 ELSE [work |-> StartStateMachines(v5), error |-> FALSE]
-        v7 == IF v6.error \/ v6.work.moved
-              THEN v6
-              ELSE LET zk_keys == DOMAIN v6.work.state.zk.reassign_partitions
-                       tr == ProcessZkPartitionReassignment(v6.work)
-                   IN  MaybeResumeReassignments(tr, zk_keys)
+        v7 == IF v6.error \/ v6.work.moved THEN v6 ELSE [work |-> StartStateMachines(v6), error |-> FALSE]
         v8 == IF v7.error \/ v7.work.moved
               THEN v7
-              ELSE [work |-> LET x2 == v7.work IN IF x2.state.config.delete_topic_enable THEN ResumeDeletions(x2)
+              ELSE LET zk_keys == DOMAIN v7.work.state.zk.reassign_partitions
+                       tr == ProcessZkPartitionReassignment(v7.work)
+                   IN  MaybeResumeReassignments(tr, zk_keys)
+        v9 == IF v8.error \/ v8.work.moved
+              THEN v8
+              ELSE [work |-> LET x2 == v8.work IN IF x2.state.config.delete_topic_enable THEN ResumeDeletions(x2)
                   ELSE x2,
                     error |-> FALSE]
-        v9 == IF v8.error \/ v8.work.moved THEN v8 ELSE FetchPendingPreferredReplicaElections(v8)
-    IN  IF v9.error /\ ~v9.work.moved THEN TriggerControllerMove(v9) ELSE v9.work
+        v10 == IF v9.error \/ v9.work.moved THEN v9 ELSE FetchPendingPreferredReplicaElections(v9)
+    IN  IF v10.error /\ ~v10.work.moved THEN TriggerControllerMove(v10) ELSE v10.work
 
 (* §7.7.1 maybeResumeReassignments, spec/actions/reassignment_kip455.py:380 *)
 MaybeResumeReassignments2(x, bnc) ==
@@ -3082,29 +3105,26 @@ CheckAndTriggerAutoLeaderRebalance(w) ==
 
 (* §7.7.1 maybeCompleteReassignment, spec/actions/reassignment_kip455.py:415 *)
 MaybeCompleteReassignment(x, tp) ==
-    LET v == AddUpdateMetadata2(x, DOMAIN x.state.controller.live_brokers, {tp})
-        v2 == Send(v)
-        fa == GetOr(v2.state.controller.assignments, tp, [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>])
+    LET fa == GetOr(x.state.controller.assignments, tp, [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>])
     IN  IF ~(Len(fa.adding) > 0 \/ Len(fa.removing) > 0)
-        THEN IF TRUE THEN OnPartitionReassignment(tp, fa, v2) ELSE [work |-> v2, error |-> FALSE]
+        THEN IF TRUE THEN OnPartitionReassignment(tp, fa, x) ELSE [work |-> x, error |-> FALSE]
         ELSE
             LET ts == {tp}
                 x2 ==
-                    IF \E tp2 \in ts : tp2 \in DOMAIN v2.state.zk.faults /\ v2.state.zk.faults[tp2] = "CONNECTIONLOSS"
+                    IF \E tp2 \in ts : tp2 \in DOMAIN x.state.zk.faults /\ x.state.zk.faults[tp2] = "CONNECTIONLOSS"
                     THEN
                         [work |->
-                             [v2 EXCEPT
+                             [x EXCEPT
                                  !.state =
-                                     [v2.state EXCEPT
-                                         !.zk =
-                                             [v2.state.zk EXCEPT
-                                                 !.faults = MapDelAll(
-                                                                v2.state.zk.faults,
-                                                                {tp3 \in ts : tp3 \in DOMAIN v2.state.zk.faults /\
-                                                                    v2.state.zk.faults[tp3] = "CONNECTIONLOSS"})]]
-                                                                                                                   ],
+                                     [x.state EXCEPT
+                                         !.zk = [x.state.zk EXCEPT
+                                                    !.faults = MapDelAll(
+                                                                   x.state.zk.faults,
+                                                                   {tp3 \in ts : tp3 \in DOMAIN x.state.zk.faults /\
+                                                                       x.state.zk.faults[tp3] = "CONNECTIONLOSS"})]
+                                                                                                                     ]],
                          error |-> TRUE]
-                    ELSE [work |-> v2, error |-> FALSE]
+                    ELSE [work |-> x, error |-> FALSE]
             IN  IF x2.error \/ x2.work.moved
                 THEN x2
                 ELSE IF /\ tp \in DOMAIN x2.work.state.zk.partition_states
@@ -3113,7 +3133,7 @@ MaybeCompleteReassignment(x, tp) ==
                      THEN OnPartitionReassignment(tp, fa, x2.work)
                      ELSE [work |-> x2.work, error |-> FALSE]
 
-(* §7.11 processAlterIsr, spec/actions/isr.py:80 *)
+(* §7.11 processAlterIsr, spec/actions/isr.py:89 *)
 ProcessAlterIsr(w, tp, broker_id, leader_epoch, isr, zk_version) ==
     LET leaderAndIsr == [leader |-> broker_id, leader_epoch |-> leader_epoch, isr |-> isr, zk_version |-> zk_version]
         leader_epoch2 == leaderAndIsr.leader_epoch
@@ -3130,7 +3150,7 @@ ProcessAlterIsr(w, tp, broker_id, leader_epoch, isr, zk_version) ==
                        /\ leader_epoch2 = cached.leader_epoch
                        /\ leaderAndIsr.isr = cached.isr
                     THEN IF tp \in v.state.controller.partitions_being_reassigned
-                         THEN MaybeCompleteReassignment(w, tp).work
+                         THEN MaybeCompleteReassignment(v, tp).work
                          ELSE v
                     ELSE
                         LET zw == UpdateLeaderAndIsr(w.state, {tp}, [_t \in {tp} |-> leaderAndIsr])
@@ -3175,13 +3195,13 @@ ProcessAlterIsr(w, tp, broker_id, leader_epoch, isr, zk_version) ==
                                     IN  IF a.error
                                         THEN a.work
                                         ELSE IF tp \in v7.state.controller.partitions_being_reassigned
-                                        THEN MaybeCompleteReassignment(v5, tp).work
+                                        THEN MaybeCompleteReassignment(v7, tp).work
                                         ELSE v7
                                 ELSE LET v8 == AddUpdateMetadata2(v4, DOMAIN v4.state.controller.live_brokers, {tp})
                                          v9 == Send(v8)
                                      IN  v9
 
-(* §7.11 AlterIsrReceived, spec/actions/isr.py:110 *)
+(* §7.11 AlterIsrReceived, spec/actions/isr.py:119 *)
 AlterIsrReceived(w, tp, isr) ==
     LET leader_and_isr == w.state.zk.partition_states[tp].leader_and_isr
         leader == leader_and_isr.leader
@@ -3189,6 +3209,68 @@ AlterIsrReceived(w, tp, isr) ==
            /\ w.state.controller.live_brokers[leader] = w.state.zk.brokers[leader]
         THEN ProcessAlterIsr(w, tp, leader, leader_and_isr.leader_epoch, isr, leader_and_isr.zk_version)
         ELSE w
+
+(* §7.11 IsrChangeNotification, spec/actions/isr.py:159 *)
+IsrChangeNotification(w) ==
+    LET tps == w.state.zk.isr_change_notifications
+    IN  IF Cardinality(tps) = 0
+        THEN w
+        ELSE
+            LET a ==
+                    IF \E tp \in tps : tp \in DOMAIN w.state.zk.faults /\ w.state.zk.faults[tp] = "CONNECTIONLOSS"
+                    THEN
+                        [work |->
+                             [w EXCEPT
+                                 !.state =
+                                     [w.state EXCEPT
+                                         !.zk =
+                                             [w.state.zk EXCEPT
+                                                 !.faults = MapDelAll(
+                                                                w.state.zk.faults,
+                                                                {tp2 \in tps : tp2 \in DOMAIN w.state.zk.faults /\
+                                                                    w.state.zk.faults[tp2] = "CONNECTIONLOSS"})]]
+                                                                                                                   ],
+                         error |-> TRUE]
+                    ELSE [work |-> w, error |-> FALSE]
+                v == AddUpdateMetadata2(
+                         LET x == a.work
+                             states == x.state.zk.partition_states
+                         IN  [x EXCEPT
+                                 !.state = [x.state EXCEPT
+                                               !.controller =
+                                                   [x.state.controller EXCEPT
+                                                       !.leadership =
+                                                           MapMerge(
+                                                               x.state.controller.leadership,
+                                                               [tp4 \in {tp3 \in tps : tp3 \in DOMAIN states} |->
+                                                                   states[tp4]])]]],
+                         DOMAIN a.work.state.controller.live_brokers,
+                         tps)
+                v2 == Send(v)
+                x3 ==
+                    IF a.error
+                    THEN a.work
+                    ELSE
+                        (LET RECURSIVE fold(_, _)
+                             fold(acc, rest) ==
+                                 IF rest = <<>> THEN acc
+                                 ELSE fold(LET x2 == Head(rest) IN IF acc.error \/ acc.work.moved THEN acc
+                                     ELSE MaybeCompleteReassignment(acc.work, x2)
+                                                                                   , Tail(rest))
+                         IN  fold(
+                                 [work |-> v2, error |-> FALSE],
+                                 SortTopicPartition({tp5 \in tps : tp5
+                                     \in v2.state.controller.partitions_being_reassigned}))).work
+            IN  IF x3.moved
+                THEN x3
+                ELSE
+                    IF x3.state.zk.controller_epoch_zk_version = x3.state.controller.epoch_zk_version
+                    THEN
+                        [x3 EXCEPT
+                            !.state = [x3.state EXCEPT
+                                          !.zk = [x3.state.zk EXCEPT !.isr_change_notifications
+                                              = x3.state.zk.isr_change_notifications \ tps]]]
+                    ELSE [x3 EXCEPT !.moved = TRUE]
 
 (* §7.5 processLeaderAndIsrResponseReceived, spec/actions/brokers.py:293 *)
 ProcessLeaderAndIsrResponseReceived(x, storage_errors, broker_id) ==
@@ -3232,8 +3314,8 @@ OnBrokerLogDirFailure(w, broker_ids) ==
                      IN  [i \in DOMAIN q |-> LET r2 == q[i] IN [tp |-> tp, replica |-> r2]]) : tp \in
                          (DOMAIN w.state.controller.assignments)})
 
-(* §7.12 ControllerEventManager.put, spec/actions/event_queue.py:111 *)
-ControllerEventManagerPut(partitions, election_type, broker_id, broker_epoch, x, x2, kind) ==
+(* §7.12 ControllerEventManager.put, spec/actions/event_queue.py:115 *)
+ControllerEventManagerPut(partitions, election_type, broker_id, broker_epoch, targets, cancels, kind) ==
     LET work == [state |-> s,
                  batch |-> [leader_and_isr |-> <<>>,
                             update_metadata_brokers |-> {},
@@ -3256,8 +3338,8 @@ ControllerEventManagerPut(partitions, election_type, broker_id, broker_epoch, x,
                                            kind |-> kind,
                                            broker_id |-> broker_id,
                                            broker_epoch |-> broker_epoch,
-                                           targets |-> x,
-                                           cancels |-> x2])]]]
+                                           targets |-> targets,
+                                           cancels |-> cancels])]]]
 
 (* §7.9 processReplicaLeaderElection, spec/actions/elections.py:132 *)
 ProcessReplicaLeaderElection2(w, head, v) ==
@@ -3289,7 +3371,7 @@ ProcessReplicaLeaderElection2(w, head, v) ==
                 ELSE OnReplicaElection(w, electable, "offline")
         ELSE w
 
-(* §7.10 controlledShutdownCallback, spec/actions/event_queue.py:259 *)
+(* §7.10 controlledShutdownCallback, spec/actions/event_queue.py:290 *)
 ControlledShutdownCallback(v, after, epoch, before, broker) ==
     LET unchecked == IF v THEN "BrokerNotAvailableException" ELSE IF after.moved THEN "ControllerMovedException" ELSE ""
         exception ==
@@ -3305,23 +3387,29 @@ ControlledShutdownCallback(v, after, epoch, before, broker) ==
                           ELSE IF exception = "ControllerMovedException" THEN "NOT_CONTROLLER"
                               ELSE "UNKNOWN_SERVER_ERROR",
                 leader |-> -1,
-                exception |-> exception]}
+                exception |-> exception,
+                assignment |-> [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>]]}
     IN  IF exception = ""
         THEN
             v2
-            \cup {[request |-> 0, tp |-> tp4, error |-> "NONE", leader |-> broker, exception |-> ""] : tp4 \in
-                     {tp3 \in {tp2 \in {tp \in (DOMAIN after.state.controller.leadership) :
-                                           LET replicas == GetOr(
-                                                               after.state.controller.assignments,
-                                                               tp,
-                                                               [replicas |-> <<>>, adding |-> <<>>,
-                                                                   removing |-> <<>>]).replicas
-                                           IN  broker \in Range(replicas) /\ Len(replicas) > 1} :
-                                  ~(tp2.topic \in after.state.controller.topics_to_be_deleted)} :
-                         after.state.controller.leadership[tp3].leader_and_isr.leader = broker}}
+            \cup {[request |-> 0,
+                   tp |-> tp4,
+                   error |-> "NONE",
+                   leader |-> broker,
+                   exception |-> "",
+                   assignment |-> [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>]] : tp4 \in
+                       {tp3 \in {tp2 \in {tp \in (DOMAIN after.state.controller.leadership) :
+                                             LET replicas == GetOr(
+                                                                 after.state.controller.assignments,
+                                                                 tp,
+                                                                 [replicas |-> <<>>, adding |-> <<>>,
+                                                                     removing |-> <<>>]).replicas
+                                             IN  broker \in Range(replicas) /\ Len(replicas) > 1} :
+                                    ~(tp2.topic \in after.state.controller.topics_to_be_deleted)} :
+                           after.state.controller.leadership[tp3].leader_and_isr.leader = broker}}
         ELSE v2
 
-(* §7.7.1 reassignmentCallback, spec/actions/event_queue.py:201 *)
+(* §7.7.1 reassignmentCallback, spec/actions/event_queue.py:234 *)
 ReassignmentCallback(reassigned, targets, before, liveBrokerIds) ==
     IF reassigned.work.moved
     THEN {}
@@ -3351,9 +3439,35 @@ ReassignmentCallback(reassigned, targets, before, liveBrokerIds) ==
                         THEN v3
                         ELSE "INVALID_REPLICA_ASSIGNMENT",
                leader |-> -1,
-               exception |-> ""]) : tp \in (DOMAIN targets)}
+               exception |-> "",
+               assignment |-> [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>]]) : tp \in (DOMAIN targets)}
 
-(* §7.9 electionCallback, spec/actions/event_queue.py:321 *)
+(* §7.7.1 processListPartitionReassignments, spec/actions/event_queue.py:188 *)
+ProcessListPartitionReassignments(head, before) ==
+    LET listed == IF Cardinality(head.partitions) = 0
+                  THEN before.controller.partitions_being_reassigned
+                  ELSE head.partitions
+    IN  {[request |-> 0,
+          tp |-> [topic |-> "", partition |-> -1],
+          error |-> "NONE",
+          leader |-> -1,
+          exception |-> "",
+          assignment |-> [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>]]}
+        \cup
+            {[request |-> 0,
+              tp |-> tp2,
+              error |-> "NONE",
+              leader |-> -1,
+              exception |-> "",
+              assignment |-> GetOr(before.controller.assignments, tp2,
+                                   [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>])]
+                   : tp2 \in
+                       {tp \in listed :
+                           LET v == GetOr(before.controller.assignments, tp,
+                                          [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>])
+                           IN  Len(v.adding) > 0 \/ Len(v.removing) > 0}}
+
+(* §7.9 electionCallback, spec/actions/event_queue.py:352 *)
 ElectionCallback(head, before, after, v, liveBrokerIds) ==
     LET known == {tp \in head.partitions : tp \in DOMAIN before.controller.assignments}
         live == {tp2 \in known : ~(tp2.topic \in before.controller.topics_to_be_deleted)}
@@ -3391,9 +3505,11 @@ ElectionCallback(head, before, after, v, liveBrokerIds) ==
                        error |-> error,
                        leader |-> IF error = "NONE" THEN after.state.controller.leadership[tp5].leader_and_isr.leader
                            ELSE -1,
-                       exception |-> ""]) : tp5 \in head.partitions}
+                       exception |-> "",
+                       assignment |-> [replicas |-> <<>>, adding |-> <<>>,
+                                       removing |-> <<>>]]) : tp5 \in head.partitions}
 
-(* §11 I1 I1 leader in ISR (spec: spec/invariants.py:162) *)
+(* §11 I1 I1 leader in ISR (spec: spec/invariants.py:163) *)
 (* 2.8: every partition-state znode and every cached LI with a leader has the leader in its ISR. *)
 (* Holds because every controller decision keeps it (§11 I1 'enforced by') and AlterIsr proposals *)
 (* come from the leader with itself in the ISR; zombies cannot write (§9). Not a 1.1 state *)
@@ -3408,7 +3524,7 @@ Inv_I1_leader_in_ISR ==
                leader2 == leader_and_isr2.leader
            IN  leader2 = -1 \/ leader2 \in Range(leader_and_isr2.isr)
 
-(* §11 I12 I12 online partitions have leadership info (spec: spec/invariants.py:192) *)
+(* §11 I12 I12 online partitions have leadership info (spec: spec/invariants.py:193) *)
 (* A partition in OnlinePartition has leadership info in the cache and a state znode in ZooKeeper *)
 (* (its leader may be dead or −1 transiently). *)
 Inv_I12_online_partitions_have_leadership_info ==
@@ -3416,7 +3532,7 @@ Inv_I12_online_partitions_have_leadership_info ==
         controller.partition_states[tp] = "OnlinePartition"
         => tp \in DOMAIN controller.leadership /\ tp \in DOMAIN zk.partition_states
 
-(* §11 I3 I3 ISR never empty (spec: spec/invariants.py:178) *)
+(* §11 I3 I3 ISR never empty (spec: spec/invariants.py:179) *)
 (* 2.8: every partition-state znode and every cached LI has a non-empty ISR (the retained singleton *)
 (* may be a dead broker). 2.8 does not validate AlterIsr content, but an ISR proposed by a leader *)
 (* contains it. *)
@@ -3424,7 +3540,7 @@ Inv_I3_ISR_never_empty ==
     /\ \A tp \in DOMAIN zk.partition_states : Len(zk.partition_states[tp].leader_and_isr.isr) > 0
     /\ \A tp2 \in DOMAIN controller.leadership : Len(controller.leadership[tp2].leader_and_isr.isr) > 0
 
-(* §8, §4.4 W10 replicas being deleted belong to topics queued for deletion (spec: spec/invariants.py:363) *)
+(* §8, §4.4 W10 replicas being deleted belong to topics queued for deletion (spec: spec/invariants.py:364) *)
 (* Strengthening. A replica in ReplicaDeletionStarted or ReplicaDeletionSuccessful belongs to a *)
 (* topic queued for deletion: only topic deletion leaves replicas in these states between events (a *)
 (* reassignment's removed replicas pass through them to NonExistentReplica within one step, *)
@@ -3442,7 +3558,7 @@ Inv_W10_replicas_being_deleted_belong_to_topics_queued_for_deletion ==
            /\ \A tp2 \in {tp \in (DOMAIN controller.assignments) : tp.topic = topic} :
                   GetOr(controller.partition_states, tp2, "NonExistentPartition") = "NonExistentPartition"
 
-(* §7.1, §9 W11 a controller named by /controller holds its epoch (spec: spec/invariants.py:369) *)
+(* §7.1, §9 W11 a controller named by /controller holds its epoch (spec: spec/invariants.py:370) *)
 (* Strengthening. When /controller names the active controller, its epoch is /controller_epoch: *)
 (* only another broker's election moves the epoch behind its back (§9), and a broker elected again *)
 (* fails over afresh. *)
@@ -3450,7 +3566,7 @@ Inv_W11_a_controller_named_by__controller_holds_its_epoch ==
     controller.controller_id # -1 /\ zk.controller = controller.controller_id
     => controller.epoch = zk.controller_epoch
 
-(* §9, §3.2 W12 znodes carry no future controller epoch (spec: spec/invariants.py:382) *)
+(* §9, §3.2 W12 znodes carry no future controller epoch (spec: spec/invariants.py:383) *)
 (* Strengthening. Every partition-state znode carries a controller epoch ≤ /controller_epoch: it *)
 (* was written by a controller elected no later than the current one (a 1.1 zombie writes an older *)
 (* epoch, §9). *)
@@ -3458,14 +3574,14 @@ Inv_W12_znodes_carry_no_future_controller_epoch ==
     \A tp \in DOMAIN zk.partition_states :
         zk.partition_states[tp].controller_epoch =< zk.controller_epoch
 
-(* §5.4, §7.6 W13 assigned partitions have a partition state (spec: spec/invariants.py:393) *)
+(* §5.4, §7.6 W13 assigned partitions have a partition state (spec: spec/invariants.py:394) *)
 (* Strengthening. Every partition with an assignment in an active controller's context has a *)
 (* partition state: failover initializes one for every partition (§5.4) and creation moves new *)
 (* partitions to NewPartition in the step that adds their assignment (§7.6). *)
 Inv_W13_assigned_partitions_have_a_partition_state ==
     \A tp \in DOMAIN controller.assignments : tp \in DOMAIN controller.partition_states
 
-(* §7.1, §3.2, §5.2, §8 W14 assigned partitions with a znode have cached leadership (spec: spec/invariants.py:405) *)
+(* §7.1, §3.2, §5.2, §8 W14 assigned partitions with a znode have cached leadership (spec: spec/invariants.py:406) *)
 (* Strengthening. An active controller caches the LeaderAndIsr of every assigned partition whose *)
 (* partition-state znode exists: failover reads every znode into the cache (a read error aborts the *)
 (* failover and the controller resigns, §7.1), the controller caches every znode it creates or *)
@@ -3478,19 +3594,19 @@ Inv_W14_assigned_partitions_with_a_znode_have_cached_leadership ==
     \A tp \in DOMAIN controller.assignments :
         tp \in DOMAIN zk.partition_states => tp \in DOMAIN controller.leadership
 
-(* §3.1 W2 cached partitions are assigned (spec: spec/invariants.py:212) *)
+(* §3.1 W2 cached partitions are assigned (spec: spec/invariants.py:213) *)
 (* Every partition in the leadership cache has an assignment in the context (removeTopic drops *)
 (* both). *)
 Inv_W2_cached_partitions_are_assigned ==
     DOMAIN controller.leadership \subseteq DOMAIN controller.assignments
 
-(* §3.1, §7.10 W3 shutting-down brokers are registered (spec: spec/invariants.py:222) *)
+(* §3.1, §7.10 W3 shutting-down brokers are registered (spec: spec/invariants.py:223) *)
 (* shuttingDownBrokerIds ⊆ liveOrShuttingDownBrokerIds: a broker is added only if registered and *)
 (* removed when it fails. *)
 Inv_W3_shutting_down_brokers_are_registered ==
     controller.shutting_down \subseteq DOMAIN controller.live_brokers
 
-(* §7.12 W4 no context without a controller (spec: spec/invariants.py:233) *)
+(* §7.12 W4 no context without a controller (spec: spec/invariants.py:234) *)
 (* When no controller is active the context is the reset context (resignation resets everything). *)
 Inv_W4_no_context_without_a_controller ==
     \/ controller.controller_id # -1
@@ -3514,13 +3630,13 @@ Inv_W4_no_context_without_a_controller ==
           topics_ineligible_for_deletion |-> {},
           queued_elections |-> <<>>]
 
-(* §9 W5 controller epoch not ahead of ZooKeeper (spec: spec/invariants.py:243) *)
+(* §9 W5 controller epoch not ahead of ZooKeeper (spec: spec/invariants.py:244) *)
 (* An active controller's epoch never exceeds /controller_epoch (it equals it unless the controller *)
 (* is a zombie). *)
 Inv_W5_controller_epoch_not_ahead_of_ZooKeeper ==
     controller.controller_id # -1 => controller.epoch =< zk.controller_epoch
 
-(* §3.1, §7.2 W6 live brokers are the registered brokers (spec: spec/invariants.py:273) *)
+(* §3.1, §7.2 W6 live brokers are the registered brokers (spec: spec/invariants.py:274) *)
 (* Strengthening. An active controller's live-or-shutting-down brokers are exactly the registered *)
 (* brokers: every broker change is handled in the step that makes it (BrokerChange, §7.2) and *)
 (* failover reads them (§7.1). 2.8 also has the registered broker epochs (bounces are detected, *)
@@ -3531,14 +3647,14 @@ Inv_W6_live_brokers_are_the_registered_brokers ==
     IN  controller.controller_id # -1
         => v2 \subseteq v /\ v \subseteq v2 /\ (\A b \in v2 : controller.live_brokers[b] = zk.brokers[b])
 
-(* §7.1, §7.4 W7 controllers are registered brokers (spec: spec/invariants.py:279) *)
+(* §7.1, §7.4 W7 controllers are registered brokers (spec: spec/invariants.py:280) *)
 (* Strengthening. The active controller and the broker named by /controller are registered brokers: *)
 (* a failing broker that is controller dies with its context, and /controller is deleted with it. *)
 Inv_W7_controllers_are_registered_brokers ==
     /\ controller.controller_id # -1 => controller.controller_id \in DOMAIN zk.brokers
     /\ zk.controller = -1 \/ zk.controller \in DOMAIN zk.brokers
 
-(* §9 W8 controller epoch and its znode version move together (spec: spec/invariants.py:293) *)
+(* §9 W8 controller epoch and its znode version move together (spec: spec/invariants.py:294) *)
 (* Strengthening. /controller_epoch and its version are incremented together (every election), and *)
 (* a controller holds the pair it read: the context's epoch is ZooKeeper's exactly when its epoch *)
 (* version is (so 2.8's CheckOp on the version fences precisely the zombies). *)
@@ -3547,7 +3663,7 @@ Inv_W8_controller_epoch_and_its_znode_version_move_together ==
     => zk.controller_epoch_zk_version - zk.controller_epoch
        = controller.epoch_zk_version - controller.epoch
 
-(* §3.2, §3.3 W9 the leadership cache is a version of the znode (spec: spec/invariants.py:316) *)
+(* §3.2, §3.3 W9 the leadership cache is a version of the znode (spec: spec/invariants.py:317) *)
 (* Strengthening. A cached LeaderAndIsr is never ahead of its partition-state znode, and one with *)
 (* the znode's version is the znode's content: every write bumps the version (§3.3), the controller *)
 (* caches what it wrote or read, and writes it did not see (a leader's ISR change, a 1.1 zombie) *)
@@ -3562,7 +3678,7 @@ Inv_W9_the_leadership_cache_is_a_version_of_the_znode ==
         IN  tp \in DOMAIN zk.partition_states
             => zk_version2 =< zk_version /\ (zk_version2 = zk_version => leader_and_isr2 = leader_and_isr)
 
-(* §11 I1 I1 elected leaders are in the ISR (spec: spec/invariants.py:425) *)
+(* §11 I1 I1 elected leaders are in the ISR (spec: spec/invariants.py:426) *)
 (* Every controller-made write that sets a new leader puts it in the written ISR (or writes leader *)
 (* −1). A write that keeps the leader (e.g. OfflineReplica of a follower, a reassignment epoch *)
 (* bump) keeps whatever was stored. *)
@@ -3579,7 +3695,7 @@ StepInv_I1_elected_leaders_are_in_the_ISR(s2, requests) ==
              /\ v.controller_epoch = s2.controller.epoch)
             => (v3 \/ v2.leader_and_isr.leader # leader => leader = -1 \/ leader \in Range(leader_and_isr.isr))
 
-(* §11 I10 I10 deleted replicas leave the assignment (spec: spec/invariants.py:591) *)
+(* §11 I10 I10 deleted replicas leave the assignment (spec: spec/invariants.py:604) *)
 (* A replica that goes from ReplicaDeletionSuccessful to NonExistentReplica (its state entry *)
 (* removed) within one controller context is no longer in AR of its partition (ZK's assignment is *)
 (* updated separately). *)
@@ -3597,7 +3713,7 @@ StepInv_I10_deleted_replicas_leave_the_assignment(s2, requests) ==
                                [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>]).replicas))
                              )
 
-(* §11 I11 I11 the leader is never moved to NewReplica (spec: spec/invariants.py:610) *)
+(* §11 I11 I11 the leader is never moved to NewReplica (spec: spec/invariants.py:623) *)
 (* A replica that becomes NewReplica in a step is not the cached leader of its partition (the *)
 (* transition refuses the current leader). Not a state invariant: a later Offline election may pick *)
 (* a NewReplica adding replica during a reassignment. *)
@@ -3608,7 +3724,7 @@ StepInv_I11_the_leader_is_never_moved_to_NewReplica(s2, requests) ==
         => ~(/\ pr.tp \in DOMAIN s2.controller.leadership
              /\ s2.controller.leadership[pr.tp].leader_and_isr.leader = pr.replica)
 
-(* §11 I13 I13 no elections for topics queued for deletion (spec: spec/invariants.py:659) *)
+(* §11 I13 I13 no elections for topics queued for deletion (spec: spec/invariants.py:672) *)
 (* No controller-made write elects a new leader for a partition of a topic queued for deletion *)
 (* (before and after the step); taking leadership away (leader −1, OfflineReplica) is allowed. *)
 (* Exempt: partitions being reassigned before the step (in-flight reassignments continue). *)
@@ -3628,7 +3744,7 @@ StepInv_I13_no_elections_for_topics_queued_for_deletion(s2, requests) ==
                  /\ ~(tp \in controller.partitions_being_reassigned))
                 => leader = v2.leader_and_isr.leader \/ leader = -1)
 
-(* §11 I18 I18 every LeaderAndIsr is accompanied by UpdateMetadata (spec: spec/invariants.py:694) *)
+(* §11 I18 I18 every LeaderAndIsr is accompanied by UpdateMetadata (spec: spec/invariants.py:707) *)
 (* For every partition in a LeaderAndIsr request sent in the step, its recipient also got an *)
 (* UpdateMetadata request carrying that partition (content may be stale in 1.1, KAFKA-9212). *)
 StepInv_I18_every_LeaderAndIsr_is_accompanied_by_UpdateMetadata(s2, requests) ==
@@ -3658,7 +3774,7 @@ StepInv_I18_every_LeaderAndIsr_is_accompanied_by_UpdateMetadata(s2, requests) ==
                             partition_states |-> u.partition_states])
                     /\ \E us \in u.partition_states : us.tp = ps.tp)
 
-(* §11 I20 I20 transitions follow the valid-previous-state tables (spec: spec/invariants.py:717) *)
+(* §11 I20 I20 transitions follow the valid-previous-state tables (spec: spec/invariants.py:730) *)
 (* Within one controller context, every replica's and partition's state after the step is reachable *)
 (* from its state before along valid transitions of the profile's tables (missing = NonExistent…), *)
 (* on a path that passes through NonExistent only at its start or end (one step never deletes and *)
@@ -3678,7 +3794,7 @@ StepInv_I20_transitions_follow_the_valid_previous_state_tables(s2, requests) ==
                  GetOr(s2.controller.partition_states, tp, "NonExistentPartition")>>
                \in Literal3)
 
-(* §11 I3 I3 the controller never writes an empty ISR (spec: spec/invariants.py:437) *)
+(* §11 I3 I3 the controller never writes an empty ISR (spec: spec/invariants.py:438) *)
 (* Every controller-made write that creates a znode or changes its ISR writes a non-empty ISR *)
 (* (OfflineReplica keeps a singleton; elections keep the leader). *)
 StepInv_I3_the_controller_never_writes_an_empty_ISR(s2, requests) ==
@@ -3693,7 +3809,7 @@ StepInv_I3_the_controller_never_writes_an_empty_ISR(s2, requests) ==
              /\ v.controller_epoch = s2.controller.epoch)
             => (v3 \/ v2.leader_and_isr.isr # isr => Len(isr) > 0)
 
-(* §11 I4 I4 the controller adds only assigned replicas to an ISR (spec: spec/invariants.py:470) *)
+(* §11 I4 I4 the controller adds only assigned replicas to an ISR (spec: spec/invariants.py:471) *)
 (* ISR ⊆ AR is not an invariant in Kafka (Offline elections keep live non-assigned ISR members, *)
 (* AlterIsr is not validated, removing replicas stay in the ISR until OfflineReplica). What holds: *)
 (* a controller decision (creation or leader-epoch bump) only ever *adds* ISR members that are in *)
@@ -3723,7 +3839,7 @@ StepInv_I4_the_controller_adds_only_assigned_replicas_to_an_ISR(s2, requests) ==
             => (v4 \/ leader_and_isr2.leader_epoch # leader_and_isr.leader_epoch
                 => (v3 /\ v5 \ Range(leader_and_isr2.isr) \subseteq v6) \/ (v4 /\ v5 \subseteq v6))
 
-(* §11 I5 I5 shutting-down brokers are never elected (spec: spec/invariants.py:483) *)
+(* §11 I5 I5 shutting-down brokers are never elected (spec: spec/invariants.py:484) *)
 (* A controller-made write that changes the leader never makes a shutting-down broker leader (every *)
 (* strategy excludes them). A shutting-down broker may *remain* leader when no other ISR member *)
 (* exists. *)
@@ -3739,7 +3855,7 @@ StepInv_I5_shutting_down_brokers_are_never_elected(s2, requests) ==
              /\ v.controller_epoch = s2.controller.epoch)
             => (v3 \/ v2.leader_and_isr.leader # leader => ~(leader \in s2.controller.shutting_down))
 
-(* §11 I6 I6 leader epochs increase (spec: spec/invariants.py:507) *)
+(* §11 I6 I6 leader epochs increase (spec: spec/invariants.py:508) *)
 (* A partition's leader epoch in ZooKeeper never decreases and strictly increases whenever the *)
 (* leader changes. ISR-only changes by the leader keep it; a deleted and re-created topic restarts *)
 (* at 0 (a znode that did not exist before the step is not compared). *)
@@ -3753,7 +3869,7 @@ StepInv_I6_leader_epochs_increase(s2, requests) ==
             => (/\ leader_epoch2 >= leader_epoch
                 /\ leader_and_isr2.leader # leader_and_isr.leader => leader_epoch2 > leader_epoch)
 
-(* §11 I7 I7 znode versions increase on every write (spec: spec/invariants.py:524) *)
+(* §11 I7 I7 znode versions increase on every write (spec: spec/invariants.py:525) *)
 (* Every rewrite of a partition-state znode increases its version; versions never decrease. *)
 StepInv_I7_znode_versions_increase_on_every_write(s2, requests) ==
     \A tp \in DOMAIN s2.zk.partition_states :
@@ -3764,17 +3880,28 @@ StepInv_I7_znode_versions_increase_on_every_write(s2, requests) ==
         IN  tp \in DOMAIN zk.partition_states
             => zk_version2 >= zk_version /\ (v # v2 => zk_version2 > zk_version)
 
-(* §11 I8 I8 single writer (spec: spec/invariants.py:534) *)
+(* §11 I8 I8 single writer (spec: spec/invariants.py:545) *)
 (* 2.8: every partition-state znode created or rewritten in a step carries the controller epoch *)
 (* stored in /controller_epoch after the step — only the current controller writes (CheckOp *)
-(* fencing, KAFKA-6082). [1.1] does not hold: a zombie can write. *)
+(* fencing, KAFKA-6082). Leaders of a cluster without AlterIsr (IBP < 2.7-IV2) write their ISR *)
+(* changes themselves, keeping the leader epoch and the znode's controller epoch (§7.11): those *)
+(* writes are not the controller's. [1.1] does not hold: a zombie can write. *)
 StepInv_I8_single_writer(s2, requests) ==
     \A tp \in DOMAIN s2.zk.partition_states :
         LET v == s2.zk.partition_states[tp]
-        IN  ~(tp \in DOMAIN zk.partition_states) \/ zk.partition_states[tp] # v
-            => v.controller_epoch = s2.zk.controller_epoch
+            v2 == zk.partition_states[tp]
+            v3 == tp \in DOMAIN zk.partition_states
+            controller_epoch == v.controller_epoch
+        IN  (/\ ~v3 \/ v2 # v
+             /\ ~(/\ ~(\/ s2.config.inter_broker_protocol = "KAFKA_2_7_IV2"
+                       \/ s2.config.inter_broker_protocol = "KAFKA_2_8_IV0"
+                       \/ s2.config.inter_broker_protocol = "KAFKA_2_8_IV1")
+                  /\ v3
+                  /\ v2.leader_and_isr.leader_epoch = v.leader_and_isr.leader_epoch
+                  /\ v2.controller_epoch = controller_epoch))
+            => controller_epoch = s2.zk.controller_epoch
 
-(* §11 I9 I9 controller epochs increase (spec: spec/invariants.py:569) *)
+(* §11 I9 I9 controller epochs increase (spec: spec/invariants.py:582) *)
 (* /controller_epoch and its version never decrease; a new active controller has a larger epoch *)
 (* than the one it replaces; every request of the step carries the id and epoch of the controller *)
 (* that sent it. *)
@@ -3896,13 +4023,18 @@ ControllerFailover(broker_id) ==
                                                       !.controller_epoch = zk2.controller_epoch + 1,
                                                       !.controller_epoch_zk_version
                                                           = zk2.controller_epoch_zk_version + 1]]]
-                   enableFeatureVersioning == EnableFeatureVersioning(w2)
-                   state3 == enableFeatureVersioning.state
+                   v2 == IF \/ w2.state.config.inter_broker_protocol = "KAFKA_2_7_IV0"
+                            \/ w2.state.config.inter_broker_protocol = "KAFKA_2_7_IV2"
+                            \/ w2.state.config.inter_broker_protocol = "KAFKA_2_8_IV0"
+                            \/ w2.state.config.inter_broker_protocol = "KAFKA_2_8_IV1"
+                         THEN EnableFeatureVersioning(w2)
+                         ELSE DisableFeatureVersioning(w2)
+                   state3 == v2.state
                    zk3 == state3.zk
                    assignments == zk3.assignments
                    topics == zk3.topics
-                   v2 == DOMAIN assignments
-                   x == OnControllerFailover(enableFeatureVersioning, state3, broker_id, zk3, topics, assignments, v2)
+                   v3 == DOMAIN assignments
+                   x == OnControllerFailover(v2, state3, broker_id, zk3, topics, assignments, v3)
                IN  IF x.moved THEN OnControllerResignation(x) ELSE x
        IN  /\ zk' = w.state.zk
            /\ controller' = w.state.controller
@@ -4470,8 +4602,11 @@ AutoPreferredReplicaLeaderElection ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "AutoPreferredReplicaLeaderElection")
 
-(* §7.11 IsrChange (spec: spec/actions/isr.py:186 isr_change_action) *)
-(* The leader of a partition changes its ISR and sends AlterIsr to the controller (§7.11, KIP-497). *)
+(* §7.11 IsrChange (spec: spec/actions/isr.py:229 isr_change_action) *)
+(* The leader of a partition changes its ISR: with AlterIsr (IBP ≥ 2.7-IV2, KIP-497) it sends *)
+(* AlterIsr to the controller; with an older IBP it writes its state znode and an ISR-change *)
+(* notification, and the controller handles IsrChangeNotification and, for a partition being *)
+(* reassigned, PartitionReassignmentIsrChange (§7.11, §7.7.1). *)
 IsrChange(tp, isr) ==
     /\ LET leader == zk.partition_states[tp].leader_and_isr.leader
        IN  /\ tp \in DOMAIN zk.partition_states
@@ -4483,19 +4618,57 @@ IsrChange(tp, isr) ==
            /\ tp \in DOMAIN zk.assignments
            /\ \A r2 \in Range(isr) : r2 \in Range(zk.assignments[tp].replicas)
            /\ Len(controller.queued_elections) = 0
-    /\ LET w == (* §7.11 IsrChange, spec/actions/isr.py:186 *)
-                LET w2 == [state |-> s,
-                           batch |-> [leader_and_isr |-> <<>>,
-                                      update_metadata_brokers |-> {},
-                                      update_metadata_partitions |-> <<>>,
-                                      stop_replica |-> <<>>],
-                           sent |-> {},
-                           failures |-> {},
-                           moved |-> FALSE,
-                           answers |-> {}]
-                IN  IF w2.state.controller.controller_id # -1
-                    THEN LET x == AlterIsrReceived(w2, tp, isr) IN IF x.moved THEN OnControllerResignation(x) ELSE x
-                    ELSE w2
+    /\ LET w ==
+           LET work == [state |-> s,
+                        batch |-> [leader_and_isr |-> <<>>,
+                                   update_metadata_brokers |-> {},
+                                   update_metadata_partitions |-> <<>>,
+                                   stop_replica |-> <<>>],
+                        sent |-> {},
+                        failures |-> {},
+                        moved |-> FALSE,
+                        answers |-> {}]
+               state == work.state
+               zk2 == state.zk
+               partition_states == zk2.partition_states
+               inter_broker_protocol == state.config.inter_broker_protocol
+               v == partition_states[tp]
+               leader_and_isr == v.leader_and_isr
+           IN  (* §7.11 IsrChange, spec/actions/isr.py:229 *)
+               LET w2 ==
+                       IF \/ inter_broker_protocol = "KAFKA_2_7_IV2"
+                          \/ inter_broker_protocol = "KAFKA_2_8_IV0"
+                          \/ inter_broker_protocol = "KAFKA_2_8_IV1"
+                       THEN work
+                       ELSE
+                           [work EXCEPT
+                               !.state =
+                                   [state EXCEPT
+                                       !.zk =
+                                           [zk2 EXCEPT
+                                               !.partition_states =
+                                                   MapPut(
+                                                       partition_states,
+                                                       tp,
+                                                       [leader_and_isr |-> [leader_and_isr EXCEPT !.isr = isr,
+                                                                            !.zk_version
+                                                                                = leader_and_isr.zk_version + 1],
+                                                        controller_epoch |-> v.controller_epoch]),
+                                               !.isr_change_notifications = zk2.isr_change_notifications \cup {tp}]]]
+               IN  IF w2.state.controller.controller_id # -1
+                   THEN LET x == IF \/ w2.state.config.inter_broker_protocol = "KAFKA_2_7_IV2"
+                                    \/ w2.state.config.inter_broker_protocol = "KAFKA_2_8_IV0"
+                                    \/ w2.state.config.inter_broker_protocol = "KAFKA_2_8_IV1"
+                                 THEN AlterIsrReceived(w2, tp, isr)
+                                 ELSE LET v2 == IsrChangeNotification(w2)
+                                          v3 == IF v2.moved
+                                                THEN v2
+                                                ELSE IF tp \in v2.state.controller.partitions_being_reassigned
+                                                THEN MaybeCompleteReassignment(v2, tp).work
+                                                ELSE v2
+                                      IN  v3
+                        IN  IF x.moved THEN OnControllerResignation(x) ELSE x
+                   ELSE w2
        IN  /\ zk' = w.state.zk
            /\ controller' = w.state.controller
            /\ config' = w.state.config
@@ -4688,7 +4861,7 @@ LeaderAndIsrPartitionResultsReceived(broker_id, online, storage_errors) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "LeaderAndIsrPartitionResultsReceived")
 
-(* §7.11 StaleAlterIsrReceived (spec: spec/actions/isr.py:252 stale_alter_isr_action) *)
+(* §7.11 StaleAlterIsrReceived (spec: spec/actions/isr.py:297 stale_alter_isr_action) *)
 (* A broker's AlterIsr arrives with an outdated broker epoch, leader epoch or zk version (a delayed *)
 (* or repeated request); the controller rejects or ignores it, answering the broker (§7.11, *)
 (* KIP-497). *)
@@ -4698,6 +4871,9 @@ StaleAlterIsrReceived(broker_id, broker_epoch, tp, leader_epoch, isr, zk_version
            zk_version2 == leader_and_isr.zk_version
            leader_epoch2 == leader_and_isr.leader_epoch
        IN  /\ controller.controller_id # -1
+           /\ \/ config.inter_broker_protocol = "KAFKA_2_7_IV2"
+              \/ config.inter_broker_protocol = "KAFKA_2_8_IV0"
+              \/ config.inter_broker_protocol = "KAFKA_2_8_IV1"
            /\ tp \in DOMAIN zk.partition_states
            /\ broker_id \in DOMAIN zk.brokers
            /\ tp \in DOMAIN zk.assignments
@@ -4714,7 +4890,7 @@ StaleAlterIsrReceived(broker_id, broker_epoch, tp, leader_epoch, isr, zk_version
            /\ \/ zk_version < zk_version2
               \/ zk_version = zk_version2 /\ leader_epoch = leader_epoch2 /\ broker_epoch < v
            /\ Len(controller.queued_elections) = 0
-    /\ LET w == (* §7.11 StaleAlterIsrReceived, spec/actions/isr.py:252 *)
+    /\ LET w == (* §7.11 StaleAlterIsrReceived, spec/actions/isr.py:297 *)
                 LET w2 == [state |-> s,
                            batch |-> [leader_and_isr |-> <<>>,
                                       update_metadata_brokers |-> {},
@@ -4858,33 +5034,33 @@ StopReplicaResponseWithoutDeletionReceived(broker_id, partitions, error) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "StopReplicaResponseWithoutDeletionReceived")
 
-(* §7.9 ReplicaLeaderElectionQueued (spec: spec/actions/event_queue.py:107 replica_leader_election_queued_action) *)
+(* §7.9 ReplicaLeaderElectionQueued (spec: spec/actions/event_queue.py:111 replica_leader_election_queued_action) *)
 (* An admin client's leader election waits in the controller's event queue (§7.9, §7.12). *)
 ReplicaLeaderElectionQueued(partitions, election_type) ==
     /\ /\ controller.controller_id # -1
        /\ Cardinality(partitions) > 0
        /\ Len(controller.queued_elections) < config.max_queued_requests
-    /\ LET w == (* §7.9 ReplicaLeaderElectionQueued, spec/actions/event_queue.py:107 *)
+    /\ LET w == (* §7.9 ReplicaLeaderElectionQueued, spec/actions/event_queue.py:111 *)
                 ControllerEventManagerPut(partitions, election_type, -1, -1, <<>>, {}, "ReplicaLeaderElection")
        IN  /\ zk' = w.state.zk
            /\ controller' = w.state.controller
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ReplicaLeaderElectionQueued")
 
-(* §7.10 ControlledShutdownQueued (spec: spec/actions/event_queue.py:107 controlled_shutdown_queued_action) *)
+(* §7.10 ControlledShutdownQueued (spec: spec/actions/event_queue.py:111 controlled_shutdown_queued_action) *)
 (* A broker's controlled shutdown waits in the controller's event queue (§7.10, §7.12). *)
 ControlledShutdownQueued(broker_id, broker_epoch) ==
     /\ /\ controller.controller_id # -1
        /\ broker_id \in DOMAIN zk.brokers
        /\ Len(controller.queued_elections) < config.max_queued_requests
-    /\ LET w == (* §7.10 ControlledShutdownQueued, spec/actions/event_queue.py:107 *)
+    /\ LET w == (* §7.10 ControlledShutdownQueued, spec/actions/event_queue.py:111 *)
                 ControllerEventManagerPut({}, "PREFERRED", broker_id, broker_epoch, <<>>, {}, "ControlledShutdown")
        IN  /\ zk' = w.state.zk
            /\ controller' = w.state.controller
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ControlledShutdownQueued")
 
-(* §7.7 ApiPartitionReassignmentQueued (spec: spec/actions/event_queue.py:107 *)
+(* §7.7 ApiPartitionReassignmentQueued (spec: spec/actions/event_queue.py:111 *)
 (* api_partition_reassignment_queued_action) *)
 (* An admin client's partition reassignment waits in the controller's event queue (§7.7.1, §7.12). *)
 ApiPartitionReassignmentQueued(targets) ==
@@ -4892,7 +5068,7 @@ ApiPartitionReassignmentQueued(targets) ==
        /\ Cardinality(DOMAIN targets) > 0
        /\ Len(controller.queued_elections) < config.max_queued_requests
     /\ LET w == LET v == {tp \in (DOMAIN targets) : targets[tp] = NoValue}
-                IN  (* §7.7 ApiPartitionReassignmentQueued, spec/actions/event_queue.py:107 *)
+                IN  (* §7.7 ApiPartitionReassignmentQueued, spec/actions/event_queue.py:111 *)
                     ControllerEventManagerPut(
                         {},
                         "PREFERRED",
@@ -4906,9 +5082,25 @@ ApiPartitionReassignmentQueued(targets) ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "ApiPartitionReassignmentQueued")
 
-(* §7.9 QueuedEventProcessed (spec: spec/actions/event_queue.py:372 queued_event_processed_action) *)
+(* §7.7 ListPartitionReassignmentsQueued (spec: spec/actions/event_queue.py:111 *)
+(* list_partition_reassignments_queued_action) *)
+(* An admin client's listing of the ongoing partition reassignments waits in the controller's event *)
+(* queue (§7.7.1, §7.12). *)
+ListPartitionReassignmentsQueued(partitions) ==
+    /\ /\ controller.controller_id # -1
+       /\ TRUE
+       /\ Len(controller.queued_elections) < config.max_queued_requests
+    /\ LET w == (* §7.7 ListPartitionReassignmentsQueued, spec/actions/event_queue.py:111 *)
+                ControllerEventManagerPut(partitions, "PREFERRED", -1, -1, <<>>, {}, "ListPartitionReassignments")
+       IN  /\ zk' = w.state.zk
+           /\ controller' = w.state.controller
+           /\ config' = w.state.config
+           /\ StepInvariantsHold(w, "ListPartitionReassignmentsQueued")
+
+(* §7.9 QueuedEventProcessed (spec: spec/actions/event_queue.py:408 queued_event_processed_action) *)
 (* The controller's event thread processes the oldest queued request (an admin election, a *)
-(* controlled shutdown or an admin reassignment) and answers its callback (§7.7.1, §7.9, §7.10). *)
+(* controlled shutdown, an admin reassignment or a reassignment listing) and answers its callback *)
+(* (§7.7.1, §7.9, §7.10). *)
 QueuedEventProcessed ==
     /\ controller.controller_id # -1 /\ Len(controller.queued_elections) > 0
     /\ LET w ==
@@ -4922,7 +5114,7 @@ QueuedEventProcessed ==
                         moved |-> FALSE,
                         answers |-> {}]
                state == work.state
-           IN  (* §7.9 QueuedEventProcessed, spec/actions/event_queue.py:372 *)
+           IN  (* §7.9 QueuedEventProcessed, spec/actions/event_queue.py:408 *)
                LET head == FirstOr(
                                controller.queued_elections,
                                [partitions |-> {},
@@ -4964,12 +5156,15 @@ QueuedEventProcessed ==
                             THEN DoControlledShutdown(w2, broker, epoch)
                             ELSE IF kind = "ApiPartitionReassignment"
                             THEN reassigned.work
-                            ELSE ProcessReplicaLeaderElection2(w2, head, v)
+                            ELSE IF kind = "ListPartitionReassignments" THEN w2 ELSE ProcessReplicaLeaderElection2(w2,
+                                                                                                                head, v)
                    x == [after EXCEPT
                             !.answers = IF kind = "ControlledShutdown"
                                         THEN ControlledShutdownCallback(v2, after, epoch, before, broker)
                                         ELSE IF kind = "ApiPartitionReassignment"
                                         THEN ReassignmentCallback(reassigned, targets, before, liveBrokerIds)
+                                        ELSE IF kind = "ListPartitionReassignments"
+                                        THEN ProcessListPartitionReassignments(head, before)
                                         ELSE ElectionCallback(head, before, after, v, liveBrokerIds)]
                IN  IF x.moved THEN OnControllerResignation(x) ELSE x
        IN  /\ zk' = w.state.zk
@@ -5081,6 +5276,9 @@ Next ==
                             LeaderAndIsrPartitionResultsReceived(broker_id, online, storage_errors)
     (* §7.11 StaleAlterIsrReceived *)
     \/ /\ controller.controller_id # -1
+       /\ \/ config.inter_broker_protocol = "KAFKA_2_7_IV2"
+          \/ config.inter_broker_protocol = "KAFKA_2_8_IV0"
+          \/ config.inter_broker_protocol = "KAFKA_2_8_IV1"
        /\ \E tp \in TopicPartitions :
               /\ tp \in DOMAIN zk.partition_states
               /\ \E broker_id \in Brokers :
@@ -5129,6 +5327,12 @@ Next ==
     (* §7.7 ApiPartitionReassignmentQueued *)
     \/ /\ controller.controller_id # -1
        /\ \E targets \in TargetsValues : ApiPartitionReassignmentQueued(targets)
+    (* §7.7 ListPartitionReassignmentsQueued *)
+    \/ /\ controller.controller_id # -1
+       /\ TRUE
+       /\ Len(controller.queued_elections) < config.max_queued_requests
+       /\ \E partitions \in PartitionsValues2 :
+              ListPartitionReassignmentsQueued(partitions)
     (* §7.9 QueuedEventProcessed *)
     \/ QueuedEventProcessed
 
@@ -5169,13 +5373,18 @@ ControllerFailover_Successor(broker_id) ==
                                                        !.controller_epoch = zk2.controller_epoch + 1,
                                                        !.controller_epoch_zk_version
                                                            = zk2.controller_epoch_zk_version + 1]]]
-                    enableFeatureVersioning == EnableFeatureVersioning(w2)
-                    state3 == enableFeatureVersioning.state
+                    v2 == IF \/ w2.state.config.inter_broker_protocol = "KAFKA_2_7_IV0"
+                             \/ w2.state.config.inter_broker_protocol = "KAFKA_2_7_IV2"
+                             \/ w2.state.config.inter_broker_protocol = "KAFKA_2_8_IV0"
+                             \/ w2.state.config.inter_broker_protocol = "KAFKA_2_8_IV1"
+                          THEN EnableFeatureVersioning(w2)
+                          ELSE DisableFeatureVersioning(w2)
+                    state3 == v2.state
                     zk3 == state3.zk
                     assignments == zk3.assignments
                     topics == zk3.topics
-                    v2 == DOMAIN assignments
-                    x == OnControllerFailover(enableFeatureVersioning, state3, broker_id, zk3, topics, assignments, v2)
+                    v3 == DOMAIN assignments
+                    x == OnControllerFailover(v2, state3, broker_id, zk3, topics, assignments, v3)
                 IN  IF x.moved THEN OnControllerResignation(x) ELSE x
         IN  w.state
     ELSE s

@@ -130,34 +130,42 @@ Literal6 ==
 
 (* The spec's procedures, one operator each. *)
 
-(* §7.12 preempt, spec/actions/common.py:176 *)
+(* §7.12 preempt, spec/actions/common.py:193 *)
 Preempt(x) ==
     (LET RECURSIVE fold(_, _)
          fold(acc, rest) ==
              IF rest = <<>> THEN acc
-             ELSE fold(LET q == Head(rest) IN
-                           [next_request |-> acc.next_request + 1,
-                            answers |-> acc.answers
-                                        \cup (IF q.kind = "ControlledShutdown"
-                                              THEN {[request |-> acc.next_request,
-                                                     tp |-> [topic |-> "", partition |-> -1],
-                                                     error |-> "NOT_CONTROLLER",
-                                                     leader |-> -1,
-                                                     exception |-> "ControllerMovedException"]}
-                                              ELSE IF q.kind = "ApiPartitionReassignment"
-                                              THEN {[request |-> acc.next_request,
-                                                     tp |-> [topic |-> "", partition |-> -1],
-                                                     error |-> "NOT_CONTROLLER",
-                                                     leader |-> -1,
-                                                     exception |-> ""]}
-                                              ELSE {[request |-> acc.next_request,
-                                                     tp |-> tp,
-                                                     error |-> "NOT_CONTROLLER",
-                                                     leader |-> -1,
-                                                     exception |-> ""] : tp \in q.partitions})], Tail(rest))
+             ELSE
+                 fold(
+                     LET q == Head(rest) IN
+                         [next_request |-> acc.next_request + 1,
+                          answers |->
+                              acc.answers
+                              \cup (IF q.kind = "ControlledShutdown"
+                                    THEN {[request |-> acc.next_request,
+                                           tp |-> [topic |-> "", partition |-> -1],
+                                           error |-> "NOT_CONTROLLER",
+                                           leader |-> -1,
+                                           exception |-> "ControllerMovedException",
+                                           assignment |-> [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>]]}
+                                    ELSE IF q.kind = "ApiPartitionReassignment" \/ q.kind = "ListPartitionReassignments"
+                                         THEN {[request |-> acc.next_request,
+                                                tp |-> [topic |-> "", partition |-> -1],
+                                                error |-> "NOT_CONTROLLER",
+                                                leader |-> -1,
+                                                exception |-> "",
+                                                assignment |-> [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>]]}
+                                         ELSE {[request |-> acc.next_request,
+                                                tp |-> tp,
+                                                error |-> "NOT_CONTROLLER",
+                                                leader |-> -1,
+                                                exception |-> "",
+                                                assignment |-> [replicas |-> <<>>, adding |-> <<>>,
+                                                                removing |-> <<>>]] : tp \in q.partitions})]
+                                                    , Tail(rest))
      IN  fold([next_request |-> 0, answers |-> {}], x.state.controller.queued_elections)).answers
 
-(* §7.12 onControllerResignation, spec/actions/common.py:149 *)
+(* §7.12 onControllerResignation, spec/actions/common.py:165 *)
 OnControllerResignation(x) ==
     [x EXCEPT
         !.state = [x.state EXCEPT
@@ -1238,7 +1246,7 @@ MarkTopicIneligibleForDeletion(v, x) ==
                                        \cup (x \cap v.state.controller.topics_to_be_deleted)]]]
     ELSE v
 
-(* §7.7.2 updateLeaderEpoch, spec/actions/common.py:537 *)
+(* §7.7.2 updateLeaderEpoch, spec/actions/common.py:570 *)
 UpdateLeaderEpoch(t, work) ==
     LET ts == {t}
         x ==
@@ -1763,7 +1771,7 @@ ReplicaStateMachineHandleStateChangesNonExistentReplica(w, replicas) ==
 ReplicaStateChangeNonExistentReplica(w, replicas) ==
     ReplicaStateMachineHandleStateChangesNonExistentReplica(w, replicas)
 
-(* §7.7.2 setTopicAssignment, spec/actions/common.py:321 *)
+(* §7.7.2 setTopicAssignment, spec/actions/common.py:354 *)
 SetTopicAssignment(x, t, ar2) ==
     LET x2 == x.work
     IN  IF ~(t.topic \in x2.state.zk.topics)
@@ -2408,7 +2416,7 @@ FetchPendingPreferredReplicaElections(x) ==
              error |-> FALSE]
         ELSE [work |-> x2, error |-> TRUE]
 
-(* §7.12 triggerControllerMove, spec/actions/common.py:392 *)
+(* §7.12 triggerControllerMove, spec/actions/common.py:425 *)
 TriggerControllerMove(a) ==
     LET x == a.work
     IN  OnControllerResignation(
@@ -2878,7 +2886,7 @@ CheckAndTriggerAutoLeaderRebalance(w) ==
                                [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>]).replicas,
                          -1) : tp2 \in parts}))
 
-(* §7.11 IsrChangeNotification, spec/actions/isr.py:139 *)
+(* §7.11 IsrChangeNotification, spec/actions/isr.py:159 *)
 IsrChangeNotification(w) ==
     LET tps == w.state.zk.isr_change_notifications
     IN  IF Cardinality(tps) = 0
@@ -2900,26 +2908,22 @@ IsrChangeNotification(w) ==
                                                                                                                    ],
                          error |-> TRUE]
                     ELSE [work |-> w, error |-> FALSE]
-                x2 ==
-                    IF a.error
-                    THEN a.work
-                    ELSE
-                        LET v == AddUpdateMetadata2(
-                                     LET x == a.work
-                                         states == x.state.zk.partition_states
-                                     IN  [x EXCEPT
-                                             !.state = [x.state EXCEPT
-                                                           !.controller =
-                                                               [x.state.controller EXCEPT
-                                                                   !.leadership =
-                                                                       MapMerge(
-                                                                           x.state.controller.leadership,
-                                                                           [tp4 \in {tp3 \in tps : tp3
-                                                                               \in DOMAIN states} |-> states[tp4]])]]],
-                                     DOMAIN a.work.state.controller.live_brokers,
-                                     tps)
-                            v2 == Send(v)
-                        IN  v2
+                v == AddUpdateMetadata2(
+                         LET x == a.work
+                             states == x.state.zk.partition_states
+                         IN  [x EXCEPT
+                                 !.state = [x.state EXCEPT
+                                               !.controller =
+                                                   [x.state.controller EXCEPT
+                                                       !.leadership =
+                                                           MapMerge(
+                                                               x.state.controller.leadership,
+                                                               [tp4 \in {tp3 \in tps : tp3 \in DOMAIN states} |->
+                                                                   states[tp4]])]]],
+                         DOMAIN a.work.state.controller.live_brokers,
+                         tps)
+                v2 == Send(v)
+                x2 == IF a.error THEN a.work ELSE v2
             IN  IF x2.moved
                 THEN x2
                 ELSE
@@ -2988,7 +2992,7 @@ OnBrokerLogDirFailure(w, broker_ids) ==
                      IN  [i \in DOMAIN q |-> LET r2 == q[i] IN [tp |-> tp, replica |-> r2]]) : tp \in
                          (DOMAIN w.state.controller.assignments)})
 
-(* §11 I12 I12 online partitions have leadership info (spec: spec/invariants.py:192) *)
+(* §11 I12 I12 online partitions have leadership info (spec: spec/invariants.py:193) *)
 (* A partition in OnlinePartition has leadership info in the cache and a state znode in ZooKeeper *)
 (* (its leader may be dead or −1 transiently). *)
 Inv_I12_online_partitions_have_leadership_info ==
@@ -2996,7 +3000,7 @@ Inv_I12_online_partitions_have_leadership_info ==
         controller.partition_states[tp] = "OnlinePartition"
         => tp \in DOMAIN controller.leadership /\ tp \in DOMAIN zk.partition_states
 
-(* §8, §4.4 W10 replicas being deleted belong to topics queued for deletion (spec: spec/invariants.py:363) *)
+(* §8, §4.4 W10 replicas being deleted belong to topics queued for deletion (spec: spec/invariants.py:364) *)
 (* Strengthening. A replica in ReplicaDeletionStarted or ReplicaDeletionSuccessful belongs to a *)
 (* topic queued for deletion: only topic deletion leaves replicas in these states between events (a *)
 (* reassignment's removed replicas pass through them to NonExistentReplica within one step, *)
@@ -3005,7 +3009,7 @@ Inv_W10_replicas_being_deleted_belong_to_topics_queued_for_deletion ==
     \A pr \in DOMAIN controller.replica_states :
         controller.replica_states[pr] \in Literal1 => pr.tp.topic \in controller.topics_to_be_deleted
 
-(* §7.1, §9 W11 a controller named by /controller holds its epoch (spec: spec/invariants.py:369) *)
+(* §7.1, §9 W11 a controller named by /controller holds its epoch (spec: spec/invariants.py:370) *)
 (* Strengthening. When /controller names the active controller, its epoch is /controller_epoch: *)
 (* only another broker's election moves the epoch behind its back (§9), and a broker elected again *)
 (* fails over afresh. *)
@@ -3013,7 +3017,7 @@ Inv_W11_a_controller_named_by__controller_holds_its_epoch ==
     controller.controller_id # -1 /\ zk.controller = controller.controller_id
     => controller.epoch = zk.controller_epoch
 
-(* §9, §3.2 W12 znodes carry no future controller epoch (spec: spec/invariants.py:382) *)
+(* §9, §3.2 W12 znodes carry no future controller epoch (spec: spec/invariants.py:383) *)
 (* Strengthening. Every partition-state znode carries a controller epoch ≤ /controller_epoch: it *)
 (* was written by a controller elected no later than the current one (a 1.1 zombie writes an older *)
 (* epoch, §9). *)
@@ -3021,14 +3025,14 @@ Inv_W12_znodes_carry_no_future_controller_epoch ==
     \A tp \in DOMAIN zk.partition_states :
         zk.partition_states[tp].controller_epoch =< zk.controller_epoch
 
-(* §5.4, §7.6 W13 assigned partitions have a partition state (spec: spec/invariants.py:393) *)
+(* §5.4, §7.6 W13 assigned partitions have a partition state (spec: spec/invariants.py:394) *)
 (* Strengthening. Every partition with an assignment in an active controller's context has a *)
 (* partition state: failover initializes one for every partition (§5.4) and creation moves new *)
 (* partitions to NewPartition in the step that adds their assignment (§7.6). *)
 Inv_W13_assigned_partitions_have_a_partition_state ==
     \A tp \in DOMAIN controller.assignments : tp \in DOMAIN controller.partition_states
 
-(* §7.1, §3.2, §5.2, §8 W14 assigned partitions with a znode have cached leadership (spec: spec/invariants.py:405) *)
+(* §7.1, §3.2, §5.2, §8 W14 assigned partitions with a znode have cached leadership (spec: spec/invariants.py:406) *)
 (* Strengthening. An active controller caches the LeaderAndIsr of every assigned partition whose *)
 (* partition-state znode exists: failover reads every znode into the cache (a read error aborts the *)
 (* failover and the controller resigns, §7.1), the controller caches every znode it creates or *)
@@ -3041,19 +3045,19 @@ Inv_W14_assigned_partitions_with_a_znode_have_cached_leadership ==
     \A tp \in DOMAIN controller.assignments :
         tp \in DOMAIN zk.partition_states => tp \in DOMAIN controller.leadership
 
-(* §3.1 W2 cached partitions are assigned (spec: spec/invariants.py:212) *)
+(* §3.1 W2 cached partitions are assigned (spec: spec/invariants.py:213) *)
 (* Every partition in the leadership cache has an assignment in the context (removeTopic drops *)
 (* both). *)
 Inv_W2_cached_partitions_are_assigned ==
     DOMAIN controller.leadership \subseteq DOMAIN controller.assignments
 
-(* §3.1, §7.10 W3 shutting-down brokers are registered (spec: spec/invariants.py:222) *)
+(* §3.1, §7.10 W3 shutting-down brokers are registered (spec: spec/invariants.py:223) *)
 (* shuttingDownBrokerIds ⊆ liveOrShuttingDownBrokerIds: a broker is added only if registered and *)
 (* removed when it fails. *)
 Inv_W3_shutting_down_brokers_are_registered ==
     controller.shutting_down \subseteq DOMAIN controller.live_brokers
 
-(* §7.12 W4 no context without a controller (spec: spec/invariants.py:233) *)
+(* §7.12 W4 no context without a controller (spec: spec/invariants.py:234) *)
 (* When no controller is active the context is the reset context (resignation resets everything). *)
 Inv_W4_no_context_without_a_controller ==
     \/ controller.controller_id # -1
@@ -3077,13 +3081,13 @@ Inv_W4_no_context_without_a_controller ==
           topics_ineligible_for_deletion |-> {},
           queued_elections |-> <<>>]
 
-(* §9 W5 controller epoch not ahead of ZooKeeper (spec: spec/invariants.py:243) *)
+(* §9 W5 controller epoch not ahead of ZooKeeper (spec: spec/invariants.py:244) *)
 (* An active controller's epoch never exceeds /controller_epoch (it equals it unless the controller *)
 (* is a zombie). *)
 Inv_W5_controller_epoch_not_ahead_of_ZooKeeper ==
     controller.controller_id # -1 => controller.epoch =< zk.controller_epoch
 
-(* §3.1, §7.2 W6 live brokers are the registered brokers (spec: spec/invariants.py:273) *)
+(* §3.1, §7.2 W6 live brokers are the registered brokers (spec: spec/invariants.py:274) *)
 (* Strengthening. An active controller's live-or-shutting-down brokers are exactly the registered *)
 (* brokers: every broker change is handled in the step that makes it (BrokerChange, §7.2) and *)
 (* failover reads them (§7.1). [1.1] the epochs may differ: a bounce is invisible to the controller *)
@@ -3093,14 +3097,14 @@ Inv_W6_live_brokers_are_the_registered_brokers ==
         v2 == DOMAIN controller.live_brokers
     IN  controller.controller_id # -1 => v2 \subseteq v /\ v \subseteq v2
 
-(* §7.1, §7.4 W7 controllers are registered brokers (spec: spec/invariants.py:279) *)
+(* §7.1, §7.4 W7 controllers are registered brokers (spec: spec/invariants.py:280) *)
 (* Strengthening. The active controller and the broker named by /controller are registered brokers: *)
 (* a failing broker that is controller dies with its context, and /controller is deleted with it. *)
 Inv_W7_controllers_are_registered_brokers ==
     /\ controller.controller_id # -1 => controller.controller_id \in DOMAIN zk.brokers
     /\ zk.controller = -1 \/ zk.controller \in DOMAIN zk.brokers
 
-(* §9 W8 controller epoch and its znode version move together (spec: spec/invariants.py:293) *)
+(* §9 W8 controller epoch and its znode version move together (spec: spec/invariants.py:294) *)
 (* Strengthening. /controller_epoch and its version are incremented together (every election), and *)
 (* a controller holds the pair it read: the context's epoch is ZooKeeper's exactly when its epoch *)
 (* version is (so 2.8's CheckOp on the version fences precisely the zombies). *)
@@ -3109,7 +3113,7 @@ Inv_W8_controller_epoch_and_its_znode_version_move_together ==
     => zk.controller_epoch_zk_version - zk.controller_epoch
        = controller.epoch_zk_version - controller.epoch
 
-(* §3.2, §3.3 W9 the leadership cache is a version of the znode (spec: spec/invariants.py:316) *)
+(* §3.2, §3.3 W9 the leadership cache is a version of the znode (spec: spec/invariants.py:317) *)
 (* Strengthening. A cached LeaderAndIsr is never ahead of its partition-state znode, and one with *)
 (* the znode's version is the znode's content: every write bumps the version (§3.3), the controller *)
 (* caches what it wrote or read, and writes it did not see (a leader's ISR change, a 1.1 zombie) *)
@@ -3124,7 +3128,7 @@ Inv_W9_the_leadership_cache_is_a_version_of_the_znode ==
         IN  tp \in DOMAIN zk.partition_states
             => zk_version2 =< zk_version /\ (zk_version2 = zk_version => leader_and_isr2 = leader_and_isr)
 
-(* §11 I1 I1 elected leaders are in the ISR (spec: spec/invariants.py:425) *)
+(* §11 I1 I1 elected leaders are in the ISR (spec: spec/invariants.py:426) *)
 (* Every controller-made write that sets a new leader puts it in the written ISR (or writes leader *)
 (* −1). A write that keeps the leader (e.g. OfflineReplica of a follower, a reassignment epoch *)
 (* bump) keeps whatever was stored. *)
@@ -3141,7 +3145,7 @@ StepInv_I1_elected_leaders_are_in_the_ISR(s2, requests) ==
              /\ v.controller_epoch = s2.controller.epoch)
             => (v3 \/ v2.leader_and_isr.leader # leader => leader = -1 \/ leader \in Range(leader_and_isr.isr))
 
-(* §11 I10 I10 deleted replicas leave the assignment (spec: spec/invariants.py:591) *)
+(* §11 I10 I10 deleted replicas leave the assignment (spec: spec/invariants.py:604) *)
 (* A replica that goes from ReplicaDeletionSuccessful to NonExistentReplica (its state entry *)
 (* removed) within one controller context is no longer in AR of its partition (ZK's assignment is *)
 (* updated separately). *)
@@ -3159,7 +3163,7 @@ StepInv_I10_deleted_replicas_leave_the_assignment(s2, requests) ==
                                [replicas |-> <<>>, adding |-> <<>>, removing |-> <<>>]).replicas))
                              )
 
-(* §11 I11 I11 the leader is never moved to NewReplica (spec: spec/invariants.py:610) *)
+(* §11 I11 I11 the leader is never moved to NewReplica (spec: spec/invariants.py:623) *)
 (* A replica that becomes NewReplica in a step is not the cached leader of its partition (the *)
 (* transition refuses the current leader). Not a state invariant: a later Offline election may pick *)
 (* a NewReplica adding replica during a reassignment. *)
@@ -3170,7 +3174,7 @@ StepInv_I11_the_leader_is_never_moved_to_NewReplica(s2, requests) ==
         => ~(/\ pr.tp \in DOMAIN s2.controller.leadership
              /\ s2.controller.leadership[pr.tp].leader_and_isr.leader = pr.replica)
 
-(* §11 I13 I13 no elections for topics queued for deletion (spec: spec/invariants.py:659) *)
+(* §11 I13 I13 no elections for topics queued for deletion (spec: spec/invariants.py:672) *)
 (* No controller-made write elects a new leader for a partition of a topic queued for deletion *)
 (* (before and after the step); taking leadership away (leader −1, OfflineReplica) is allowed. *)
 (* Exempt: partitions being reassigned before the step (in-flight reassignments continue), and *)
@@ -3192,7 +3196,7 @@ StepInv_I13_no_elections_for_topics_queued_for_deletion(s2, requests) ==
                  /\ ~(tp \in DOMAIN controller.legacy_reassignments \/ leader2 \in s2.controller.shutting_down))
                 => leader = leader2 \/ leader = -1)
 
-(* §11 I18 I18 every LeaderAndIsr is accompanied by UpdateMetadata (spec: spec/invariants.py:694) *)
+(* §11 I18 I18 every LeaderAndIsr is accompanied by UpdateMetadata (spec: spec/invariants.py:707) *)
 (* For every partition in a LeaderAndIsr request sent in the step, its recipient also got an *)
 (* UpdateMetadata request carrying that partition (content may be stale in 1.1, KAFKA-9212). *)
 StepInv_I18_every_LeaderAndIsr_is_accompanied_by_UpdateMetadata(s2, requests) ==
@@ -3222,7 +3226,7 @@ StepInv_I18_every_LeaderAndIsr_is_accompanied_by_UpdateMetadata(s2, requests) ==
                             partition_states |-> u.partition_states])
                     /\ \E us \in u.partition_states : us.tp = ps.tp)
 
-(* §11 I20 I20 transitions follow the valid-previous-state tables (spec: spec/invariants.py:717) *)
+(* §11 I20 I20 transitions follow the valid-previous-state tables (spec: spec/invariants.py:730) *)
 (* Within one controller context, every replica's and partition's state after the step is reachable *)
 (* from its state before along valid transitions of the profile's tables (missing = NonExistent…), *)
 (* on a path that passes through NonExistent only at its start or end (one step never deletes and *)
@@ -3242,7 +3246,7 @@ StepInv_I20_transitions_follow_the_valid_previous_state_tables(s2, requests) ==
                  GetOr(s2.controller.partition_states, tp, "NonExistentPartition")>>
                \in Literal3)
 
-(* §11 I3 I3 the controller never writes an empty ISR (spec: spec/invariants.py:437) *)
+(* §11 I3 I3 the controller never writes an empty ISR (spec: spec/invariants.py:438) *)
 (* Every controller-made write that creates a znode or changes its ISR writes a non-empty ISR *)
 (* (OfflineReplica keeps a singleton; elections keep the leader). *)
 StepInv_I3_the_controller_never_writes_an_empty_ISR(s2, requests) ==
@@ -3257,7 +3261,7 @@ StepInv_I3_the_controller_never_writes_an_empty_ISR(s2, requests) ==
              /\ v.controller_epoch = s2.controller.epoch)
             => (v3 \/ v2.leader_and_isr.isr # isr => Len(isr) > 0)
 
-(* §11 I4 I4 the controller adds only assigned replicas to an ISR (spec: spec/invariants.py:470) *)
+(* §11 I4 I4 the controller adds only assigned replicas to an ISR (spec: spec/invariants.py:471) *)
 (* ISR ⊆ AR is not an invariant in Kafka (Offline elections keep live non-assigned ISR members, *)
 (* AlterIsr is not validated, removing replicas stay in the ISR until OfflineReplica). What holds: *)
 (* a controller decision (creation or leader-epoch bump) only ever *adds* ISR members that are in *)
@@ -3287,7 +3291,7 @@ StepInv_I4_the_controller_adds_only_assigned_replicas_to_an_ISR(s2, requests) ==
             => (v4 \/ leader_and_isr2.leader_epoch # leader_and_isr.leader_epoch
                 => (v3 /\ v5 \ Range(leader_and_isr2.isr) \subseteq v6) \/ (v4 /\ v5 \subseteq v6))
 
-(* §11 I5 I5 shutting-down brokers are never elected (spec: spec/invariants.py:483) *)
+(* §11 I5 I5 shutting-down brokers are never elected (spec: spec/invariants.py:484) *)
 (* A controller-made write that changes the leader never makes a shutting-down broker leader (every *)
 (* strategy excludes them). A shutting-down broker may *remain* leader when no other ISR member *)
 (* exists. *)
@@ -3303,7 +3307,7 @@ StepInv_I5_shutting_down_brokers_are_never_elected(s2, requests) ==
              /\ v.controller_epoch = s2.controller.epoch)
             => (v3 \/ v2.leader_and_isr.leader # leader => ~(leader \in s2.controller.shutting_down))
 
-(* §11 I6 I6 leader epochs increase (spec: spec/invariants.py:507) *)
+(* §11 I6 I6 leader epochs increase (spec: spec/invariants.py:508) *)
 (* A partition's leader epoch in ZooKeeper never decreases and strictly increases whenever the *)
 (* leader changes. ISR-only changes by the leader keep it; a deleted and re-created topic restarts *)
 (* at 0 (a znode that did not exist before the step is not compared). *)
@@ -3317,7 +3321,7 @@ StepInv_I6_leader_epochs_increase(s2, requests) ==
             => (/\ leader_epoch2 >= leader_epoch
                 /\ leader_and_isr2.leader # leader_and_isr.leader => leader_epoch2 > leader_epoch)
 
-(* §11 I7 I7 znode versions increase on every write (spec: spec/invariants.py:524) *)
+(* §11 I7 I7 znode versions increase on every write (spec: spec/invariants.py:525) *)
 (* Every rewrite of a partition-state znode increases its version; versions never decrease. *)
 StepInv_I7_znode_versions_increase_on_every_write(s2, requests) ==
     \A tp \in DOMAIN s2.zk.partition_states :
@@ -3328,7 +3332,7 @@ StepInv_I7_znode_versions_increase_on_every_write(s2, requests) ==
         IN  tp \in DOMAIN zk.partition_states
             => zk_version2 >= zk_version /\ (v # v2 => zk_version2 > zk_version)
 
-(* §11 I9 I9 controller epochs increase (spec: spec/invariants.py:569) *)
+(* §11 I9 I9 controller epochs increase (spec: spec/invariants.py:582) *)
 (* /controller_epoch and its version never decrease; a new active controller has a larger epoch *)
 (* than the one it replaces; every request of the step carries the id and epoch of the controller *)
 (* that sent it. *)
@@ -4014,7 +4018,7 @@ AutoPreferredReplicaLeaderElection ==
            /\ config' = w.state.config
            /\ StepInvariantsHold(w, "AutoPreferredReplicaLeaderElection")
 
-(* §7.11 IsrChange (spec: spec/actions/isr.py:193 isr_change_action) *)
+(* §7.11 IsrChange (spec: spec/actions/isr.py:241 isr_change_action) *)
 (* The leader of a partition writes a new ISR to its state znode and an ISR-change notification; *)
 (* the controller handles IsrChangeNotification and, for a partition being reassigned, *)
 (* PartitionReassignmentIsrChange (§7.11, §7.8.1). *)
@@ -4044,7 +4048,7 @@ IsrChange(tp, isr) ==
                partition_states == zk2.partition_states
                v == partition_states[tp]
                leader_and_isr == v.leader_and_isr
-           IN  (* §7.11 IsrChange, spec/actions/isr.py:193 *)
+           IN  (* §7.11 IsrChange, spec/actions/isr.py:241 *)
                LET w2 ==
                        [work EXCEPT
                            !.state =

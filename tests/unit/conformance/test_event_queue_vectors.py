@@ -1,6 +1,7 @@
 """The event-queue vectors (``conformance/vectors/inputs.py``, ``EVENT_QUEUE_CASES``): Kafka 2.8.2's
 ``ControllerIntegrationTest.testPreemptionOnControllerShutdown`` and ``testPreemptionWithCallbacks``, ported, and a
-queued election processed normally (§7.9), through the protocol on both oracles (the spec and the reference
+queued election, controlled shutdown, reassignment and reassignment listing processed normally (§7.7.1, §7.9,
+§7.10), through the protocol on both oracles (the spec and the reference
 controller).
 
 Each run is replayed step by step on both oracles: every reply must agree, and the last step's ``answers`` and
@@ -67,14 +68,15 @@ def _failures(reply: m.StepReply) -> set[tuple[int, TopicPartition, ApiError, st
         ("preemption-on-controller-shutdown", 2, {(0, T0, NOT_CONTROLLER, -1), (1, T0, NOT_CONTROLLER, -1)}),
         # testPreemptionWithCallbacks: the election's callback gets NOT_CONTROLLER for t-0 and t-1 (the
         # shutdown's Failure is checked by test_a_queued_controlled_shutdown_is_preempted_after_the_election)
-        # and the reassignment's NOT_CONTROLLER for the whole request (Right(ApiError(NOT_CONTROLLER)))
+        # and the reassignment's and the listing's NOT_CONTROLLER for the whole request (Right(ApiError(...)))
         (
             "preemption-with-callbacks",
-            3,
+            4,
             {
                 (0, T0, NOT_CONTROLLER, -1),
                 (0, T1, NOT_CONTROLLER, -1),
                 (2, WHOLE_REQUEST, NOT_CONTROLLER, -1),
+                (3, WHOLE_REQUEST, NOT_CONTROLLER, -1),
             },
         ),
     ],
@@ -182,3 +184,25 @@ def test_a_queued_reassignment_processed_answers_what_section_7_7_1_says() -> No
     }
     assert last.state.zk.assignments[T0].adding == (1,)
     assert last.state.controller.queued_elections == ()
+
+
+def test_queued_reassignment_listings_processed_answer_the_ongoing_reassignments() -> None:
+    """§7.7.1 ``processListPartitionReassignments``: the partitions asked whose assignment is being reassigned,
+    each with its full assignment (t-0: replicas 1, 0, adding 1, removing 0); t-1 (not being reassigned) and u-0
+    (no such partition) are left out; a listing of all (``None``) answers the same; the listing changes nothing."""
+    from kcspec.spec.vocabulary import ReplicaAssignment
+
+    run = RUNS["list-reassignments-processed"]
+    replies = _replies(run)
+    ongoing = ReplicaAssignment((1, 0), (1,), (0,))
+    for reply, _ in replies[-2:]:
+        assert {(a.request, a.tp, a.error, a.assignment) for a in reply.answers} == {
+            (0, WHOLE_REQUEST, ApiError.NONE, ReplicaAssignment(())),
+            (0, T0, ApiError.NONE, ongoing),
+        }, reply.answers
+        assert not reply.requests
+    queued = replies[-3][0].state
+    assert len(queued.controller.queued_elections) == 2
+    last = replies[-1][0].state
+    assert last.controller.queued_elections == ()
+    assert (last.zk, last.controller.assignments) == (queued.zk, queued.controller.assignments)

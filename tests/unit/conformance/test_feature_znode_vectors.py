@@ -1,7 +1,8 @@
 """The ``/feature`` vectors (``conformance/vectors/inputs.py``, ``feature_znode_cases``): the ported Kafka 2.8.2
 ``ControllerIntegrationTest.testControllerFeatureZNodeSetup...`` methods, through the protocol, on both oracles.
 
-Each vector loads a one-broker ZooKeeper holding ``/feature`` as the Kafka test creates it and sends
+Each vector loads a one-broker ZooKeeper holding ``/feature`` as the Kafka test creates it, under the IBP of the
+Kafka test (2.7-IV0 for the ``...IsEnabled...`` methods, 2.6-IV0 for the ``...IsDisabled...`` ones), and sends
 ``ControllerFailover(0)``; the test checks what the Kafka test asserts on the znode, in the state both the spec and
 the reference controller reply (and that the two replies have no difference, as vector generation requires).
 """
@@ -26,7 +27,23 @@ EXPECTED_2_8 = {
         4,
     ),  # updated: version + 1
     "event.feature-znode.enabled.ControllerFailover": (FeatureZNodeStatus.Enabled, 3),  # left unmodified
+    # and for IBP 2.6-IV0 (disableFeatureVersioning):
+    "event.feature-znode.ibp-2_6-IV0.absent.ControllerFailover": (FeatureZNodeStatus.Disabled, 0),  # created
+    "event.feature-znode.ibp-2_6-IV0.disabled.ControllerFailover": (
+        FeatureZNodeStatus.Disabled,
+        3,
+    ),  # unmodified
+    "event.feature-znode.ibp-2_6-IV0.enabled.ControllerFailover": (
+        FeatureZNodeStatus.Disabled,
+        4,
+    ),  # updated: version + 1
 }
+
+
+def test_every_feature_znode_test_of_kafka_is_a_vector() -> None:
+    """The six ``testControllerFeatureZNodeSetupWhenFeatureVersioningIs{Enabled,Disabled}With...`` methods."""
+    assert sorted(CASES) == sorted(EXPECTED_2_8)
+    assert len({c.description.split(":")[0] for c in CASES.values()}) == 6
 
 
 def _step(oracle: SpecSut | ReferenceSut, profile: str, case: inputs.Case) -> m.StepReply:

@@ -11,21 +11,15 @@ from __future__ import annotations
 
 import pytest
 from kcspec.conformance.protocol import messages as m
-from kcspec.conformance.reference_sut import ReferenceSut, SpecSut
-from kcspec.conformance.vectors import generate, inputs
+from kcspec.conformance.vectors import inputs
 from kcspec.spec.requests import LeaderAndIsrRequest, UpdateMetadataRequest
 from kcspec.spec.vocabulary import InterBrokerProtocol
 
+from tests.support.kafka_test_vectors import settled
+
 
 def _settled(profile: str) -> dict[str, tuple[inputs.Case, m.StepReply]]:
-    gen = generate.Generation()
-    cases = list(generate._kafka_test_cases(profile, SpecSut()))
-    out: dict[str, tuple[inputs.Case, m.StepReply]] = {}
-    for case in cases:
-        reply = generate._settle(profile, case, [SpecSut(), ReferenceSut()], gen)
-        assert isinstance(reply, m.StepReply), (case.id, case.description, gen.disagreements, gen.unanswered)
-        out[case.id] = (case, reply)
-    return out
+    return settled(profile, inputs.TOPIC_ID_TESTS)
 
 
 @pytest.mark.parametrize("profile", ["kafka-2.8", "kafka-1.1"])

@@ -97,6 +97,7 @@ def test_every_event_has_an_action_and_every_invariant_cites_section_11(profile:
             "ReplicaLeaderElectionQueued",
             "ControlledShutdownQueued",
             "ApiPartitionReassignmentQueued",
+            "ListPartitionReassignmentsQueued",
             "QueuedEventProcessed",
         }
         if profile == "kafka-1.1"

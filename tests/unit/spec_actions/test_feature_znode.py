@@ -3,10 +3,9 @@
 Each Kafka test starts a one-broker cluster on a ZooKeeper that holds no ``/feature`` znode, or one written before
 (Disabled or Enabled, with no finalized feature), lets the controller fail over and asserts the znode's status and
 version. Here the events run on the spec and on the reference controller (``crosscheck``: every step agrees, every
-invariant holds), then the final state is asserted as the Kafka test does. The three ``...IsDisabled...`` methods
-(IBP 2.6-IV0, ``disableFeatureVersioning``) cannot be expressed: the model's IBP values are all ≥ 2.7-IV2
-(``InterBrokerProtocol`` says why); Kafka's tests use IBP 2.7-IV0 for the enabled ones, the same for feature
-versioning as the model's 2.7-IV2.
+invariant holds), then the final state is asserted as the Kafka test does, under the IBP the Kafka test uses:
+2.7-IV0 for the three ``...IsEnabled...`` methods (``enableFeatureVersioning``), 2.6-IV0 for the three
+``...IsDisabled...`` ones (``disableFeatureVersioning``).
 """
 
 from __future__ import annotations
@@ -27,61 +26,75 @@ def _run(initial: ClusterState, *events: ControllerEvent, profile: str = "kafka-
     return run_on_both_engines("feature-znode", initial, events, profile)
 
 
-def _cluster(status: FeatureZNodeStatus, version: int) -> ClusterState:
-    """A ZooKeeper with ``/feature`` as given (``zkClient.createFeatureZNode`` before the brokers start), IBP 2.7."""
+def _cluster(
+    status: FeatureZNodeStatus, version: int, ibp: InterBrokerProtocol = InterBrokerProtocol.KAFKA_2_7_IV0
+) -> ClusterState:
+    """A ZooKeeper with ``/feature`` as given (``zkClient.createFeatureZNode`` before the brokers start), and the IBP
+    of the brokers the Kafka test makes (``makeServers(1, interBrokerProtocolVersion = ...)``)."""
     return ClusterState(
         zk=ZkState(feature_znode=status, feature_znode_zk_version=version),
-        config=ClusterConfig(inter_broker_protocol=InterBrokerProtocol.KAFKA_2_7_IV2),
+        config=ClusterConfig(inter_broker_protocol=ibp),
+    )
+
+
+ZNODE_NAMES = {ABSENT: "NonExisting", DISABLED: "DisabledExisting", ENABLED: "EnabledExisting"}
+MODES = {
+    "Enabled": (InterBrokerProtocol.KAFKA_2_7_IV0, ENABLED),  # enableFeatureVersioning
+    "Disabled": (InterBrokerProtocol.KAFKA_2_6_IV0, DISABLED),  # disableFeatureVersioning
+}
+
+
+@pytest.mark.parametrize(
+    ("mode", "initial", "version_before", "expected_version"),
+    [
+        # (...FeatureVersioningIs<mode>..., the znode the test creates, its version, its version after failover)
+        ("Enabled", ABSENT, 0, 0),  # created
+        ("Enabled", DISABLED, 0, 1),  # updated
+        ("Enabled", ENABLED, 0, 0),  # not written
+        ("Disabled", ABSENT, 0, 0),  # created
+        ("Disabled", DISABLED, 0, 0),  # not written
+        ("Disabled", ENABLED, 0, 1),  # updated
+        # the same with a znode updated before (its version is not the creation's 0)
+        ("Enabled", DISABLED, 4, 5),
+        ("Enabled", ENABLED, 4, 4),
+        ("Disabled", DISABLED, 4, 4),
+        ("Disabled", ENABLED, 4, 5),
+    ],
+)
+def test_controller_feature_znode_setup(
+    mode: str, initial: FeatureZNodeStatus, version_before: int, expected_version: int
+) -> None:
+    """``ControllerIntegrationTest.testControllerFeatureZNodeSetupWhenFeatureVersioningIs<mode>With<znode>
+    FeatureZNode`` (via its ``testControllerFeatureZNodeSetup``), under the Kafka test's IBP: after the failover
+    ``/feature`` is Enabled (IBP 2.7-IV0) or Disabled (IBP 2.6-IV0) with no finalized feature; created at version 0,
+    a znode of the other status updated (version + 1), one of the same status not written (version unchanged)."""
+    ibp, expected = MODES[mode]
+    kafka_test = (
+        f"testControllerFeatureZNodeSetupWhenFeatureVersioningIs{mode}With{ZNODE_NAMES[initial]}FeatureZNode"
+    )
+    s = _run(_cluster(initial, version_before, ibp), BrokerStartup(0), ControllerFailover(0))
+    assert (s.zk.feature_znode, s.zk.feature_znode_zk_version) == (expected, expected_version), (
+        kafka_test,
+        s.zk,
     )
 
 
 @pytest.mark.parametrize(
-    ("kafka_test", "initial", "version_before", "expected_version"),
+    ("ibp", "expected"),
     [
-        (
-            "testControllerFeatureZNodeSetupWhenFeatureVersioningIsEnabledWithNonExistingFeatureZNode",
-            ABSENT,
-            0,
-            0,
-        ),
-        (
-            "testControllerFeatureZNodeSetupWhenFeatureVersioningIsEnabledWithDisabledExistingFeatureZNode",
-            DISABLED,
-            0,
-            1,
-        ),
-        (
-            "testControllerFeatureZNodeSetupWhenFeatureVersioningIsEnabledWithEnabledExistingFeatureZNode",
-            ENABLED,
-            0,
-            0,
-        ),
-        # the same with a znode updated before (its version is not the creation's 0)
-        (
-            "testControllerFeatureZNodeSetupWhenFeatureVersioningIsEnabledWithDisabledExistingFeatureZNode",
-            DISABLED,
-            4,
-            5,
-        ),
-        (
-            "testControllerFeatureZNodeSetupWhenFeatureVersioningIsEnabledWithEnabledExistingFeatureZNode",
-            ENABLED,
-            4,
-            4,
-        ),
+        (InterBrokerProtocol.KAFKA_2_6_IV0, DISABLED),
+        (InterBrokerProtocol.KAFKA_2_7_IV0, ENABLED),
+        (InterBrokerProtocol.KAFKA_2_7_IV2, ENABLED),
+        (InterBrokerProtocol.KAFKA_2_8_IV0, ENABLED),
+        (InterBrokerProtocol.KAFKA_2_8_IV1, ENABLED),
     ],
 )
-def test_controller_feature_znode_setup_when_feature_versioning_is_enabled(
-    kafka_test: str, initial: FeatureZNodeStatus, version_before: int, expected_version: int
+def test_feature_versioning_is_supported_from_ibp_2_7_iv0(
+    ibp: InterBrokerProtocol, expected: FeatureZNodeStatus
 ) -> None:
-    """``ControllerIntegrationTest.<kafka_test>`` (via its ``testControllerFeatureZNodeSetup``): after the failover
-    ``/feature`` is Enabled with no finalized feature; created at version 0, a Disabled znode updated (version + 1),
-    an Enabled one not written (version unchanged)."""
-    s = _run(_cluster(initial, version_before), BrokerStartup(0), ControllerFailover(0))
-    assert (s.zk.feature_znode, s.zk.feature_znode_zk_version) == (ENABLED, expected_version), (
-        kafka_test,
-        s.zk,
-    )
+    """``config.isFeatureVersioningSupported`` is IBP ≥ 2.7-IV0: every value the model offers, on both sides."""
+    s = _run(_cluster(ABSENT, 0, ibp), BrokerStartup(0), ControllerFailover(0))
+    assert (s.zk.feature_znode, s.zk.feature_znode_zk_version) == (expected, 0), (ibp, s.zk)
 
 
 def test_feature_znode_is_written_once_across_reelections() -> None:

@@ -48,6 +48,7 @@ def test_one_action_per_event_kind(profile: str) -> None:
             "ReplicaLeaderElectionQueued",
             "ControlledShutdownQueued",
             "ApiPartitionReassignmentQueued",
+            "ListPartitionReassignmentsQueued",
             "QueuedEventProcessed",
         }
     assert set(actions) == expected, f"{profile}: {sorted(set(actions) ^ expected)}"
