@@ -151,6 +151,7 @@ class LocalJvm:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=err,
+                start_new_session=True,  # a Ctrl-C at the terminal reaches this process, which ends the JVM
                 preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
             )
 
@@ -160,7 +161,7 @@ class LocalJvm:
     def __exit__(self, *exc: object) -> None:
         from kcspec.model.spark.session import end_jvm
 
-        end_jvm(self.proc, grace=2.0)
+        end_jvm(self.proc, grace=0.5)
 
     def call(self, *parts: str) -> list[str]:
         """Send one command (``LocalAudit``'s protocol) and return its answer."""
