@@ -47,8 +47,8 @@ from kcspec.audit.pipeline import (
     _First,
     _Least,
     finding_counts,
+    finding_severities,
     log_facts,
-    severity_counts,
     start_inference,
     summarise,
 )
@@ -329,9 +329,7 @@ def _run(
     by_finding = {str(k[0]): n for k, n in f_tally.items()}
     if not quirky:
         assert f_tally == finding_counts(cells)[1], "the pass passed on every finding the reader counted"
-    by_severity = severity_counts(cells)
-    if by_finding.get(layouts.NOT_CHECKABLE):
-        by_severity["warning"] = by_severity.get("warning", 0) + by_finding[layouts.NOT_CHECKABLE]
+    by_severity = finding_severities(cells, by_finding)
     return summarise(
         Tallies(
             n_viol,

@@ -467,11 +467,7 @@ def _run(
                 dressing,
             )
         by_finding = {str(k[0]): n for k, n in f_tally.items()}
-        by_severity = severity_counts(cells)
-        if by_finding.get(
-            layouts.NOT_CHECKABLE
-        ):  # the 0.8 quirk's findings (_not_checkable): no cell of theirs
-            by_severity["warning"] = by_severity.get("warning", 0) + by_finding[layouts.NOT_CHECKABLE]
+        by_severity = finding_severities(cells, by_finding)
         finding_rows = first_findings.rows()
     return summarise(
         Tallies(
@@ -703,6 +699,15 @@ def severity_counts(cells: Iterable[stats.Cell]) -> dict[str, int]:
             if severity is not None:
                 tally[severity] += c.lines
     return {s: tally[s] for s in findings.SEVERITIES if tally[s]}
+
+
+def finding_severities(cells: Iterable[stats.Cell], by_finding: Mapping[str, int]) -> dict[str, int]:
+    """``severity_counts`` and the warnings the 0.8 quirk made of violations (``_not_checkable``: no cell of
+    theirs), from ``by_finding``: the findings per ``finding`` as written."""
+    by_severity = severity_counts(cells)
+    if by_finding.get(layouts.NOT_CHECKABLE):
+        by_severity["warning"] = by_severity.get("warning", 0) + by_finding[layouts.NOT_CHECKABLE]
+    return by_severity
 
 
 def _union(dfs: list[DataFrame]) -> DataFrame:

@@ -21,11 +21,10 @@ pytest.importorskip("pyspark", reason="pyspark not installed: pip install 'kcspe
 from kcspec.audit.local_engine import chosen_engine, run_local
 from kcspec.audit.pipeline import conclude, run_audit
 from kcspec.audit.spark_job import InputError, expand_inputs
-from kcspec.conformance.selfcheck.simulate import WalkConfig, emit_logs, walk
-from kcspec.reference_impl import ReferenceController
 from kcspec.spec.profiles import KAFKA_1_1, KAFKA_2_8, Profile
 
 from tests.integration.audit import test_controller_eras as eras_case
+from tests.integration.audit import test_synthetic_history as walk_case
 from tests.integration.audit import test_trace_level as trace_case
 from tests.support import layout_corpus
 from tests.support.paths import SHARED
@@ -87,25 +86,9 @@ def test_real_logs_give_the_same_outputs_and_no_violation(spark: Any, tmp_path: 
     assert stats["findings"] > 0 and stats["checked"] > 0, "the real logs' findings and transitions"
 
 
-def _walked(directory: Path, bug: str | None, seed: int = 11) -> Path:
-    from kcspec.conformance.selfcheck.bugzoo.historical import HISTORICAL_BY_NAME
-
-    controller = ReferenceController(KAFKA_2_8.name)
-    cfg = WalkConfig(KAFKA_2_8.name, brokers=5, topics=3, partitions=4, rf=3)
-    if bug is None:
-        for _ in walk(controller, cfg, 200, seed):
-            pass
-    else:
-        with HISTORICAL_BY_NAME[bug].active():
-            for _ in walk(controller, cfg, 200, seed):
-                pass
-    emit_logs(controller.state_change_log, controller.controller_log, directory)
-    return directory
-
-
 def test_a_walk_and_a_walk_with_a_historical_bug(spark: Any, tmp_path: Path) -> None:
-    clean = _walked(tmp_path / "clean", None)
-    buggy = _walked(tmp_path / "buggy", "kafka-8237")
+    clean = walk_case._corpus(tmp_path / "clean", None)
+    buggy = walk_case._corpus(tmp_path / "buggy", "kafka-8237")
     assert _same_outputs(spark, tmp_path / "clean-run", [clean])["violations"] == 0
     stats = _same_outputs(spark, tmp_path / "buggy-run", [buggy])
     assert stats["violations"] > 0, "the injected bug is found"

@@ -15,6 +15,7 @@ import pytest
 
 pytest.importorskip("pyspark", reason="pyspark not installed: pip install 'kcspec[spark]'")
 
+from tests.integration.audit.test_signal_jvm import _wait
 from tests.support.timing import scaled
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -51,15 +52,6 @@ def _alive(pids: list[int]) -> list[int]:
         if state != "Z":
             alive.append(p)
     return alive
-
-
-def _wait(until: object, timeout: float) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if until():  # type: ignore[operator]
-            return True
-        time.sleep(0.02)
-    return False
 
 
 @pytest.fixture(scope="module")
