@@ -1,4 +1,5 @@
-"""``kcspec audit``: replay recorded controller history (Kafka logs, JSONL traces) against the spec on Spark."""
+"""``kcspec audit``: replay recorded controller history (Kafka logs, JSONL traces) against the spec, on Spark or,
+for Kafka logs one machine handles, by the local engine (``local_engine``: no Spark session)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ Examples:
   kcspec audit real-logs/ --history file --out out   (unrelated clusters' files side by side)
   kcspec audit broker*/state-change.log* broker*/controller.log* --profile kafka-1.1 --out out
   kcspec audit traces/run.jsonl --format jsonl --master spark://host:7077 --out out
+  kcspec audit /var/log/kafka --engine spark --out out   (embedded Spark even for a small input)
 \b
 Exit codes: 0 clean, 1 violations found (see OUT/violations.jsonl), 2 bad usage or bad input
 (a file that yields no record or breaks off, more quarantined lines than --max-quarantine, an
