@@ -790,18 +790,23 @@ public final class LineParser implements UDF1<String, Row> {
             compressed = false;
             primed = false;
             ahead = null;
-            Path path = new Path(f[0]);
             try {
-              FileSystem fs = path.getFileSystem(conf.value());
               int buffer = 1 << 16;
               InputStream opened;
-              if (fs instanceof org.apache.hadoop.fs.LocalFileSystem local) {
-                // a local file read as it is: no checksum file looked for, buffers no larger than the file
-                java.io.File file = local.pathToFile(path);
+              java.io.File file = f[0].startsWith("/") ? new java.io.File(f[0]) : null;
+              FileSystem fs = null;
+              if (file == null) {
+                Path path = new Path(f[0]);
+                fs = path.getFileSystem(conf.value());
+                if (fs instanceof org.apache.hadoop.fs.LocalFileSystem local) file = local.pathToFile(path);
+              }
+              if (file != null) {
+                // a local file read as it is: no checksum file looked for, buffers no larger than the file,
+                // and a plain path without Hadoop's file systems at all (loading them costs about a second)
                 buffer = (int) Math.max(1 << 12, Math.min(1 << 16, file.length() + 1));
                 opened = new java.io.FileInputStream(file);
               } else {
-                opened = fs.open(path);
+                opened = fs.open(new Path(f[0]));
               }
               java.io.BufferedInputStream raw = new java.io.BufferedInputStream(opened, buffer);
               String codec = compression(peek(raw, 6));
