@@ -473,6 +473,32 @@ public final class LineParser implements UDF1<String, Row> {
       StructType schema,
       int slices,
       Cube cube) {
+    String[][] recs = listing(files);
+    List<Integer> ids = new ArrayList<>();
+    for (int i = 0; i < recs.length; i++) ids.add(i);
+    SerializableConfiguration conf = new SerializableConfiguration(spark.sessionState().newHadoopConf());
+    JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
+    FileReader reader = new FileReader(config, recs, fieldIndex(fieldIndex), conf, cube);
+    int n = Math.max(1, Math.min(slices, recs.length));
+    RDD<InternalRow> rows = jsc.parallelize(ids, n).mapPartitions(reader).rdd();
+    return spark.internalCreateDataFrame(rows, schema, false);
+  }
+
+  /**
+   * The rows of {@link #readStored} for {@code files} ({path, fid, hid} each, as {@link #listing} gives them)
+   * read in this thread, in order, without Spark (the local engine, {@link LocalAudit}): the same reader over
+   * every file in turn, counting into {@code cube}.
+   */
+  static Iterator<InternalRow> readLocal(String config, String[][] files, int[] fieldIndex, Cube cube) {
+    List<Integer> ids = new ArrayList<>();
+    for (int i = 0; i < files.length; i++) ids.add(i);
+    SerializableConfiguration conf =
+        new SerializableConfiguration(new org.apache.hadoop.conf.Configuration());
+    return new FileReader(config, files, fieldIndex, conf, cube).call(ids.iterator());
+  }
+
+  /** "fid,hid,length:path" per file (the length in chars) as {path, fid, hid} per file. */
+  static String[][] listing(String files) {
     List<String[]> recs = new ArrayList<>();
     for (int at = 0; at < files.length(); ) {
       int colon = files.indexOf(':', at);
@@ -481,17 +507,14 @@ public final class LineParser implements UDF1<String, Row> {
       recs.add(new String[] {files.substring(colon + 1, end), head[0], head[1]});
       at = end;
     }
-    List<Integer> ids = new ArrayList<>();
-    for (int i = 0; i < recs.size(); i++) ids.add(i);
+    return recs.toArray(new String[0][]);
+  }
+
+  static int[] fieldIndex(String fieldIndex) {
     String[] fi = fieldIndex.split(",", -1);
     int[] index = new int[fi.length];
     for (int j = 0; j < fi.length; j++) index[j] = Integer.parseInt(fi[j]);
-    SerializableConfiguration conf = new SerializableConfiguration(spark.sessionState().newHadoopConf());
-    JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
-    FileReader reader = new FileReader(config, recs.toArray(new String[0][]), index, conf, cube);
-    int n = Math.max(1, Math.min(slices, recs.size()));
-    RDD<InternalRow> rows = jsc.parallelize(ids, n).mapPartitions(reader).rdd();
-    return spark.internalCreateDataFrame(rows, schema, false);
+    return index;
   }
 
   /** Quarantine reasons of the line that stands for the unreadable rest of a file (jvm_parser.BROKEN_REASONS). */
@@ -767,18 +790,23 @@ public final class LineParser implements UDF1<String, Row> {
             compressed = false;
             primed = false;
             ahead = null;
-            Path path = new Path(f[0]);
             try {
-              FileSystem fs = path.getFileSystem(conf.value());
               int buffer = 1 << 16;
               InputStream opened;
-              if (fs instanceof org.apache.hadoop.fs.LocalFileSystem local) {
-                // a local file read as it is: no checksum file looked for, buffers no larger than the file
-                java.io.File file = local.pathToFile(path);
+              java.io.File file = f[0].startsWith("/") ? new java.io.File(f[0]) : null;
+              FileSystem fs = null;
+              if (file == null) {
+                Path path = new Path(f[0]);
+                fs = path.getFileSystem(conf.value());
+                if (fs instanceof org.apache.hadoop.fs.LocalFileSystem local) file = local.pathToFile(path);
+              }
+              if (file != null) {
+                // a local file read as it is: no checksum file looked for, buffers no larger than the file,
+                // and a plain path without Hadoop's file systems at all (loading them costs about a second)
                 buffer = (int) Math.max(1 << 12, Math.min(1 << 16, file.length() + 1));
                 opened = new java.io.FileInputStream(file);
               } else {
-                opened = fs.open(path);
+                opened = fs.open(new Path(f[0]));
               }
               java.io.BufferedInputStream raw = new java.io.BufferedInputStream(opened, buffer);
               String codec = compression(peek(raw, 6));

@@ -22,7 +22,7 @@ import shutil
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -128,6 +128,96 @@ class FileIds:
         return F.split(F.lit(NAME_SEPARATOR.join(self.names)), NAME_SEPARATOR)
 
 
+@dataclass(frozen=True)
+class ProfilePass:
+    """One pass of the log rules: the ``profile`` it checks, the file ids whose records it reads (``fids``;
+    ``only``: those, or ``None`` when the pass reads every file) and the (history, controller epoch) pairs whose
+    log is at TRACE (``replay.traced_epochs``)."""
+
+    profile: str
+    fids: tuple[int, ...]
+    only: list[int] | None
+    traced: frozenset[tuple[int, int]]
+
+
+@dataclass(frozen=True)
+class LogFacts:
+    """What the reader's cells say before the rules' pass, the same for every engine (``log_facts``)."""
+
+    per_file: list[dict[str, Any]]
+    checked: int
+    eras: eras.Eras
+    notes: list[str]
+    deletions: dict[tuple[int, str], list[tuple[int, int | None]]]
+    layouts: dict[str, dict[str, int]]
+    version: dict[str, Any]
+    passes: tuple[ProfilePass, ...]
+    quirky: tuple[int, ...]
+    """File ids of histories whose Kafka version breaks a rule (``layouts.UNCHECKABLE_0_8``)."""
+    edges: dict[str, dict[tuple[str, str], int]]
+
+
+def log_facts(
+    ids: FileIds, cells: list[stats.Cell], history_key: str, inferring: Future[dict[str, Any]], step: Step
+) -> LogFacts:
+    """From the reader's ``cells``: the lines per file and status, the transitions to check, the controller
+    epochs' eras, the topic deletions, layouts, the inferred version (``inferring``) and the passes to run."""
+    # the lines the reader read, per file and status (its cells), and the records the parser recognised
+    read_per_file = {n: 0 for n in ids.names}
+    by_status: dict[tuple[int, str], int] = {}
+    for c in cells:
+        read_per_file[ids.names[c.fid]] += c.lines
+        if c.status != "record":
+            by_status[(c.fid, c.status)] = by_status.get((c.fid, c.status), 0) + c.lines
+    records_per_file = stats.record_counts(cells, ids.names)
+    per_file: list[dict[str, Any]] = [
+        {"file": n, "read": read_per_file[n], "record": records_per_file.get(n, 0)} for n in ids.names
+    ]
+    per_file.extend({"file": ids.names[fid], status: n} for (fid, status), n in sorted(by_status.items()))
+    checked = sum(c.lines for c in cells if c.status == "record" and c.kind in CHECKED_KINDS)
+    found_eras = eras.find(eras.acts_of(cells, replay.ACTING_KINDS, ids.history))
+    notes = [s.describe(ids.names) for s in found_eras.starts]
+    deletions = stats.deletion_intervals(cells, ids.history)
+    layouts_per_file = stats.layout_counts(cells, ids.names, layouts.NOT_A_RECORD)
+    notes += undated_notes(layouts_per_file)
+    step("inferring the Kafka version from the logs' formats")
+    version = inferring.result()
+    hists = version["histories"]
+    fid_history = [history_of(n, history_key) or "all files" for n in ids.names]
+    used = sorted({str(h["profile_used"]) for h in hists.values()})
+    passes = []
+    for name in used:
+        fids = tuple(i for i, h in enumerate(fid_history) if hists[h]["profile_used"] == name)
+        only = list(fids) if len(used) > 1 else None
+        passes.append(ProfilePass(name, fids, only, replay.traced_epochs(cells, PROFILES[name], ids.history)))
+    return LogFacts(
+        per_file,
+        checked,
+        found_eras,
+        notes,
+        deletions,
+        layouts_per_file,
+        version,
+        tuple(passes),
+        tuple(i for i, h in enumerate(fid_history) if hists[h]["unchecked_rules"]),
+        {m: stats.edge_counts(cells, m) for m in ("replica", "partition")},
+    )
+
+
+def start_inference(ids: FileIds, history_key: str, profile: Profile, explicit_profile: bool) -> Future[Any]:
+    """The version inference (``layouts.version_report``) started in the background: the driver samples the
+    files (in Python) while the JVM parses them."""
+    groups: dict[str, list[str]] = {}
+    for file_name in ids.names:
+        groups.setdefault(history_of(file_name, history_key) or "all files", []).append(file_name)
+    return _BACKGROUND.submit(
+        layouts.version_report,
+        groups,
+        profile.name,
+        per_history=history_key != "cluster" and not explicit_profile,
+    )
+
+
 def run_audit(
     spark: SparkSession,
     inputs: Inputs,
@@ -226,20 +316,12 @@ def _run(
     if inputs.kafka_logs:
         ids = FileIds.of(inputs.kafka_logs, history_key)
         names = ids.column()
-        groups: dict[str, list[str]] = {}
-        for file_name in ids.names:
-            groups.setdefault(history_of(file_name, history_key) or "all files", []).append(file_name)
         # Decision: with --history file/dir each history is audited with the profile its own formats say (one
         # run over unrelated clusters of different Kafka versions), unless --profile was given: then that one;
         # a history no profile models gets the run's profile. Which was used is in the report, per history.
         # The driver samples the files for it (in Python) while the JVM parses them: the report waits for it
         # only after the parse (on 10 M lines the sampling took 4.5 s that the parse now hides).
-        inferring = _BACKGROUND.submit(
-            layouts.version_report,
-            groups,
-            profile.name,
-            per_history=history_key != "cluster" and not explicit_profile,
-        )
+        inferring = start_inference(ids, history_key, profile, explicit_profile)
         step(f"parsing {len(inputs.kafka_logs)} Kafka log file(s) with the JVM line parser")
         # The parse is not stored: what the log rules, the findings and the quarantine read of it crosses
         # the rules' shuffle, computed here (replay.shuffled); the reader counted every line on the way.
@@ -248,43 +330,23 @@ def _run(
         split = replay.shuffled(replay.pass_rows(frame), estimate)
         cells = counted()
         kafka = True
-        # the lines the reader read, per file and status (its cells), and the records the parser recognised
-        read_per_file = {n: 0 for n in ids.names}
-        by_status: dict[tuple[int, str], int] = {}
-        for c in cells:
-            read_per_file[ids.names[c.fid]] += c.lines
-            if c.status != "record":
-                by_status[(c.fid, c.status)] = by_status.get((c.fid, c.status), 0) + c.lines
-        records_per_file = stats.record_counts(cells, ids.names)
-        per_file.extend(
-            {"file": n, "read": read_per_file[n], "record": records_per_file.get(n, 0)} for n in ids.names
-        )
-        per_file.extend({"file": ids.names[fid], status: n} for (fid, status), n in sorted(by_status.items()))
-        checked += sum(c.lines for c in cells if c.status == "record" and c.kind in CHECKED_KINDS)
-        found_eras = eras.find(eras.acts_of(cells, replay.ACTING_KINDS, ids.history))
-        notes += [s.describe(ids.names) for s in found_eras.starts]
-        deletions = stats.deletion_intervals(cells, ids.history)
-        layouts_per_file = stats.layout_counts(cells, ids.names, layouts.NOT_A_RECORD)
-        notes += undated_notes(layouts_per_file)
-        step("inferring the Kafka version from the logs' formats")
-        version = inferring.result()
-        hists = version["histories"]
-        fid_history = [history_of(n, history_key) or "all files" for n in ids.names]
-        used = sorted({str(h["profile_used"]) for h in hists.values()})
+        facts = log_facts(ids, cells, history_key, inferring, step)
+        per_file.extend(facts.per_file)
+        checked += facts.checked
+        notes += facts.notes
+        layouts_per_file, version, quirky = facts.layouts, facts.version, list(facts.quirky)
         passes: list[DataFrame] = []
-        for name in used:
-            fids = [i for i, h in enumerate(fid_history) if hists[h]["profile_used"] == name]
-            step(f"replaying {len(fids)} log file(s) against profile {name}")
-            mine = fids if len(used) > 1 else None
+        for p in facts.passes:
+            step(f"replaying {len(p.fids)} log file(s) against profile {p.profile}")
             passes.append(
                 replay.log_pass(
                     split,
-                    PROFILES[name],
-                    found_eras,
-                    deletions,
-                    mine,
+                    PROFILES[p.profile],
+                    facts.eras,
+                    facts.deletions,
+                    p.only,
                     passthrough=not passes,
-                    traced=replay.traced_epochs(cells, PROFILES[name], ids.history),
+                    traced=p.traced,
                 )
             )
         # what the passes found, and the findings and quarantined lines the first one passed on: few rows,
@@ -307,7 +369,6 @@ def _run(
         # Decision: a rule the log's own Kafka version is documented to break (layouts.UNCHECKABLE_0_8: 0.8.0/
         # 0.8.1 log the from-state after the update) cannot be checked on that history: its violations there
         # are reported as findings "not checkable for this version" and do not fail the run.
-        quirky = [i for i, h in enumerate(fid_history) if hists[h]["unchecked_rules"]]
         if quirky:
             found_v = _union(violations)
             moot = F.col("file").isin([ids.names[i] for i in quirky]) & F.col("rule").isin(
@@ -316,7 +377,7 @@ def _run(
             violations = [found_v.where(~moot)]
             moot_found = _not_checkable(found_v.where(moot))
             found_findings = findings.dressed(found_findings, names).unionByName(moot_found)
-        edges = {m: stats.edge_counts(cells, m) for m in edges}
+        edges = facts.edges
     if inputs.traces:
         step(f"decoding {len(inputs.traces)} JSONL trace file(s)")
         # a broken .gz would fail Spark's text source: its readable part is read, the rest quarantined
@@ -406,14 +467,75 @@ def _run(
                 dressing,
             )
         by_finding = {str(k[0]): n for k, n in f_tally.items()}
-        by_severity = severity_counts(cells)
-        if by_finding.get(
-            layouts.NOT_CHECKABLE
-        ):  # the 0.8 quirk's findings (_not_checkable): no cell of theirs
-            by_severity["warning"] = by_severity.get("warning", 0) + by_finding[layouts.NOT_CHECKABLE]
+        by_severity = finding_severities(cells, by_finding)
         finding_rows = first_findings.rows()
-    violation_rows = first_violations.rows
-    finding_sample, violation_sample = findings.with_texts(finding_rows, violation_rows)
+    return summarise(
+        Tallies(
+            n_viol,
+            v_tally,
+            first_violations.rows,
+            by_signature,
+            n_quar,
+            q_tally,
+            first_quarantined.rows,
+            by_finding,
+            by_severity,
+            finding_rows,
+        ),
+        inputs,
+        out,
+        step,
+        per_file,
+        broken,
+        cells,
+        edges if kafka else None,
+        layouts_per_file,
+        version,
+        notes,
+        checked,
+    )
+
+
+@dataclass(frozen=True)
+class Tallies:
+    """What writing the violations, the quarantine and the findings counted and sampled, for the summary."""
+
+    violations: int
+    by_violation: Counter[tuple[Any, ...]]
+    """Per (rule, controller_id, controller_epoch)."""
+    violation_rows: list[dict[str, Any]]
+    by_signature: list[dict[str, Any]]
+    quarantined: int
+    by_quarantine: Counter[tuple[Any, ...]]
+    """Per (reason,)."""
+    quarantine_rows: list[dict[str, Any]]
+    by_finding: dict[str, int]
+    by_severity: dict[str, int]
+    finding_rows: list[dict[str, Any]]
+
+
+def summarise(
+    t: Tallies,
+    inputs: Inputs,
+    out: Path,
+    step: Step,
+    per_file: list[dict[str, Any]],
+    broken: list[tuple[str, str]],
+    cells: list[stats.Cell],
+    edges: dict[str, dict[tuple[str, str], int]] | None,
+    layouts_per_file: dict[str, dict[str, int]],
+    version: dict[str, Any],
+    notes: list[str],
+    checked: int,
+) -> report.Summary:
+    """The run's ``report.Summary`` from what was counted on the way (``edges``: ``None`` without Kafka
+    logs), written to ``out`` with the coverage files (``report.write_outputs``): the same for every engine."""
+    by_signature = t.by_signature
+    v_tally = t.by_violation
+    n_viol, n_quar, q_tally = t.violations, t.quarantined, t.by_quarantine
+    by_finding, by_severity = t.by_finding, t.by_severity
+    kafka = edges is not None
+    finding_sample, violation_sample = findings.with_texts(t.finding_rows, t.violation_rows)
     instances = [x for g in by_signature for x in g["first"]]
     _, shown = findings.with_texts([], instances)
     for g in by_signature:  # the first instances with their lines' texts, in the groups' order
@@ -426,7 +548,7 @@ def _run(
     if kafka:
         for name in sorted(PROFILES):
             for machine in ("replica", "partition"):
-                coverage.append(report.coverage_matrix(PROFILES[name], machine, edges[machine]))
+                coverage.append(report.coverage_matrix(PROFILES[name], machine, (edges or {})[machine]))
     by_rule: dict[str, int] = {}
     v_broker: dict[int, int] = {}
     v_epoch: dict[int, int] = {}
@@ -447,7 +569,7 @@ def _run(
         by_reason={str(k[0]): n for k, n in q_tally.items()},
         per_broker=stats.per_broker(cells, v_broker),
         per_epoch=stats.per_epoch(cells, EVENT_KINDS, v_epoch) if kafka else [],
-        quarantine_sample=first_quarantined.rows,
+        quarantine_sample=t.quarantine_rows,
         violation_sample=violation_sample,
         coverage=coverage,
         findings=sum(by_finding.values()),
@@ -577,6 +699,15 @@ def severity_counts(cells: Iterable[stats.Cell]) -> dict[str, int]:
             if severity is not None:
                 tally[severity] += c.lines
     return {s: tally[s] for s in findings.SEVERITIES if tally[s]}
+
+
+def finding_severities(cells: Iterable[stats.Cell], by_finding: Mapping[str, int]) -> dict[str, int]:
+    """``severity_counts`` and the warnings the 0.8 quirk made of violations (``_not_checkable``: no cell of
+    theirs), from ``by_finding``: the findings per ``finding`` as written."""
+    by_severity = severity_counts(cells)
+    if by_finding.get(layouts.NOT_CHECKABLE):
+        by_severity["warning"] = by_severity.get("warning", 0) + by_finding[layouts.NOT_CHECKABLE]
+    return by_severity
 
 
 def _union(dfs: list[DataFrame]) -> DataFrame:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 import shutil
 import tempfile
 from collections import Counter
@@ -464,19 +465,49 @@ def violation_groups(violations: DataFrame, first: int = FIRST_INSTANCES) -> lis
         .withColumn("i", F.row_number().over(group.orderBy("file", "line")))
         .where(F.col("i") <= first)
     )
+    return _grouped((r.asDict(), int(r["count"])) for r in ranked.collect())
+
+
+GROUP_FIELDS = ("file", "line", "ts", "message", "compared_file", "compared_line")
+"""What each of a group's first instances shows."""
+
+
+def signature(message: str | None) -> str | None:
+    """A message's signature (``SIGNATURE``, Java's ``$1`` written ``\\1``), as ``violation_groups``' Spark
+    expression makes it; ``None`` for no message."""
+    if message is None:
+        return None
+    for pattern, replacement in SIGNATURE:
+        message = re.sub(pattern, replacement.replace("$1", r"\1"), message, flags=re.ASCII)
+    return message
+
+
+def violation_groups_of(
+    violations: Iterable[Mapping[str, Any]], first: int = FIRST_INSTANCES
+) -> list[dict[str, Any]]:
+    """``violation_groups`` of violation rows held in this process (the local engine's)."""
+    counts: Counter[tuple[Any, Any]] = Counter()
+    firsts: dict[tuple[Any, Any], list[dict[str, Any]]] = {}
+    for v in violations:
+        key = (v["rule"], signature(v["message"]))
+        counts[key] += 1
+        firsts.setdefault(key, []).append({**v, "signature": key[1]})
+    ranked = []
+    for key, rows_ in firsts.items():
+        ordered = sorted(rows_, key=lambda x: (str(x["file"]), int(x["line"] or 0)))
+        ranked += [(x, counts[key]) for x in ordered[:first]]
+    return _grouped(ranked)
+
+
+def _grouped(ranked: Iterable[tuple[Mapping[str, Any], int]]) -> list[dict[str, Any]]:
+    """The groups of ``violation_groups`` from each group's first instances (with their group's count)."""
     out: dict[tuple[str, str], dict[str, Any]] = {}
-    for r in ranked.collect():
+    for r, count in ranked:
         g = out.setdefault(
             (r["rule"], r["signature"]),
-            {"rule": r["rule"], "signature": r["signature"], "count": int(r["count"]), "first": []},
+            {"rule": r["rule"], "signature": r["signature"], "count": count, "first": []},
         )
-        g["first"].append(
-            {
-                k: r[k]
-                for k in ("file", "line", "ts", "message", "compared_file", "compared_line")
-                if k in r.asDict()
-            }
-        )
+        g["first"].append({k: r[k] for k in GROUP_FIELDS if k in r})
     from kcspec.audit.rule_spans import where
 
     groups = sorted(out.values(), key=lambda g: (-g["count"], g["rule"], g["signature"]))

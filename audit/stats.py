@@ -191,7 +191,27 @@ def cells_from_text(text: str) -> list[Cell]:
                 first_line=int(first_line) if first_line else None,
             )
         )
+    # Decision: in the order of their keys, whatever order the reader's hash map and its tasks gave them, so
+    # that what is built from them in that order (the records per kind of stats.json) is the same for any
+    # number of tasks and either engine (a cell's key is unique: its fields before the counts)
+    cells.sort(key=lambda c: tuple((v is not None, 0 if v is None else v) for v in _key(c)))
     return cells
+
+
+def _key(c: Cell) -> tuple[Any, ...]:
+    return (
+        c.fid,
+        c.status,
+        c.kind,
+        c.controller_id,
+        c.broker,
+        c.controller_epoch,
+        c.from_state,
+        c.to_state,
+        c.del_topics,
+        c.del_ts,
+        c.layout,
+    )
 
 
 def line_counts(cells: Iterable[Cell]) -> dict[int, int]:

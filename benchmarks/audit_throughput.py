@@ -35,10 +35,12 @@ load average is printed with every figure and recorded.
 ``--small-files N`` (default 5,000; 0: not) adds the case of a real broker's log folder (issue 30): ``N``
 hourly-rotated files (``state-change.log.2026-01-01-00``, ``controller.log.2026-01-01-00``, …) cut, each at a
 record, from one walk of ``--small-files-steps`` events (3,000: about 876,000 lines, as the 9-month folder of a
-Kafka 2.1.1 broker), audited as one cluster in the same session and measured side by side with the
-single-process Python pass over the same files (target: the audit ≤ 3× the Python pass), and the same lines
-concatenated into 2 files audited too (what the files themselves cost). The audit must find no violation and
-quarantine nothing there.
+Kafka 2.1.1 broker), audited as one cluster by the local engine (``local_engine.run_local``: what ``kcspec
+audit`` runs for such a folder, no Spark session; its JVM's CPU counted once the audit has ended it) and in the
+same Spark session, each measured side by side with the single-process Python pass over the same files (target:
+the audit ≤ 3× the Python pass), and the same lines concatenated into 2 files audited on Spark too (what the
+files themselves cost). The audit must find no violation and quarantine nothing there, and both engines must
+write the same outputs.
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ from typing import Any
 
 import harness  # beside this script
 from kcspec.audit import jvm_parser, report
+from kcspec.audit.local_engine import run_local
 from kcspec.audit.pipeline import run_audit
 from kcspec.audit.session import make_session
 from kcspec.audit.spark_job import expand_inputs
@@ -383,6 +386,12 @@ def self_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
+def children_cpu() -> float:
+    """CPU seconds of this process's ended children (the local engine's JVM, once the audit has ended it)."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def end_to_end(root: Path, lines: int, master: str, seed: int) -> list[Figure]:
     """``kcspec audit`` as a command (its own JVM) on a simulated cluster of about ``lines`` lines, twice: the
     first run's JVM writes the driver's class-data sharing archive when there is none (``class_cache``: a
@@ -512,22 +521,25 @@ def results_section(
             f"{first.seconds:.1f} s wall, {first.cpu:.1f} CPU s."
         )
     if small:
-        python_f, audit_small, joined = small
-        ratio = audit_small.seconds / python_f.seconds
+        python_f, local_f, audit_small, joined = small
+        ratio = local_f.seconds / python_f.seconds
+        cpu_ratio = local_f.cpu / python_f.cpu if python_f.cpu else 0.0
         verdict = "met" if ratio <= SMALL_FILES_TARGET else "not met"
         out += [
             "",
             "| what | wall s | CPU s | lines/s |",
             "|---|---:|---:|---:|",
             python_f.row(),
+            local_f.row(),
             audit_small.row(),
             joined.row(),
             "",
-            f"**{args.small_files:,} small files: audit / single-process Python pass = {ratio:.2f} wall** "
-            f"on {audit_small.lines:,} lines (target ≤ {SMALL_FILES_TARGET:.0f}: {verdict} in this run; no "
-            "violation, nothing quarantined); the same lines in 2 files: "
-            f"{joined.seconds / python_f.seconds:.2f} × the Python pass, so the {args.small_files:,} files cost "
-            f"{audit_small.seconds / joined.seconds:.2f} × their lines in 2 files.",
+            f"**{args.small_files:,} small files: the audit (local engine, `kcspec audit`'s default for them) / "
+            f"single-process Python pass = {ratio:.2f} wall, {cpu_ratio:.2f} CPU** on {local_f.lines:,} lines "
+            f"(target ≤ {SMALL_FILES_TARGET:.0f}: {verdict} in this run; no violation, nothing quarantined, the "
+            "same outputs as the Spark path); on Spark: "
+            f"{audit_small.seconds / python_f.seconds:.2f} wall, the same lines in 2 files "
+            f"{joined.seconds / python_f.seconds:.2f} × the Python pass.",
         ]
     out.append(END)
     return "\n".join(out)
@@ -710,6 +722,24 @@ def main() -> None:
                 with_startup=False,
                 n=n_small,
             )
+            local_out = root / "out-small-files-local"
+            shutil.rmtree(local_out, ignore_errors=True)
+            local_out.mkdir()
+            t1, c1 = time.monotonic(), cpu_seconds(jvm_pid)
+            t, c = time.monotonic(), self_cpu() + children_cpu()
+            s_local = run_local(expand_inputs([str(folder)]), local_out, KAFKA_2_8, step, "cluster")
+            local_f = Figure(
+                f"{args.small_files:,} small files: the audit, local engine (run_local: one JVM, no Spark)",
+                time.monotonic() - t,
+                self_cpu() + children_cpu() - c,
+                n_small,
+            )
+            figures.append(local_f)
+            load.append(os.getloadavg()[0])
+            print(
+                f"  {local_f.what}: {local_f.seconds:.1f}s, CPU {local_f.cpu:.1f}s; {machine_note()}",
+                flush=True,
+            )
             small_out = root / "out-small-files"
             shutil.rmtree(small_out, ignore_errors=True)
             small_out.mkdir()
@@ -738,6 +768,16 @@ def main() -> None:
                 s_small.violations,
                 s_small.quarantined,
             )
+            assert s_local == s_small, "the local engine's summary differs from the Spark path's"
+            for name in (
+                "violations.jsonl",
+                "quarantine.jsonl",
+                "findings.jsonl",
+                "stats.json",
+                "summary.html",
+            ):
+                same = (local_out / name).read_bytes() == (small_out / name).read_bytes()
+                assert same, f"{name}: the local engine's differs from the Spark path's"
             small = figures[few:]
         if args.end_to_end:
             figures += end_to_end(root, args.end_to_end, args.master, args.seed)

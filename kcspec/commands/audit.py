@@ -1,4 +1,5 @@
-"""``kcspec audit``: replay recorded controller history (Kafka logs, JSONL traces) against the spec on Spark."""
+"""``kcspec audit``: replay recorded controller history (Kafka logs, JSONL traces) against the spec, on Spark or,
+for Kafka logs one machine handles, by the local engine (``local_engine``: no Spark session)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ Examples:
   kcspec audit real-logs/ --history file --out out   (unrelated clusters' files side by side)
   kcspec audit broker*/state-change.log* broker*/controller.log* --profile kafka-1.1 --out out
   kcspec audit traces/run.jsonl --format jsonl --master spark://host:7077 --out out
+  kcspec audit /var/log/kafka --engine spark --out out   (embedded Spark even for a small input)
 \b
 Exit codes: 0 clean, 1 violations found (see OUT/violations.jsonl), 2 bad usage or bad input
 (a file that yields no record or breaks off, more quarantined lines than --max-quarantine, an
@@ -34,6 +36,8 @@ skipped file is listed, with why, on the terminal and in the report); lines that
 records are quarantined with a reason (OUT/quarantine.jsonl); a compressed file that breaks off is audited up to that point. An --out folder that is not empty is kept as it is: the
 run writes into a fresh sub-folder of it. Spark's own output goes to a log file, not the terminal.
 """
+DEFAULT_MASTER = "local[*]"
+"""Spark's master when the audit runs on Spark and no ``--master`` was given."""
 
 
 @click.command("audit", epilog=EPILOG)
@@ -50,7 +54,20 @@ run writes into a fresh sub-folder of it. Spark's own output goes to a log file,
     optional=True,
     help="Semantics profile whose tables are checked (default: the one the logs' formats say, else kafka-2.8).",
 )
-@click.option("--master", default="local[*]", show_default=True, help="Spark master URL.")
+@click.option(
+    "--master",
+    default=None,
+    help="Spark master URL (default local[*]); a master given always runs the audit on Spark.",
+)
+@click.option(
+    "--engine",
+    type=click.Choice(["auto", "local", "spark"]),
+    default="auto",
+    show_default=True,
+    help="What runs the audit: Spark, or the local engine (the same reader and rules in one JVM process, "
+    "no Spark session: for inputs one machine handles). auto: the local engine for Kafka logs of at most "
+    "256 MiB when no --master is given, else Spark.",
+)
 @click.option(
     "--history",
     "history_key",
@@ -76,7 +93,8 @@ def command(
     paths: tuple[str, ...],
     fmt: str,
     profile: str | None,
-    master: str,
+    master: str | None,
+    engine: str,
     history_key: str,
     max_quarantine: float,
     out_dir: Path,
@@ -106,12 +124,19 @@ def command(
         err.print(
             f"skipped {len(inputs.skipped) - 20} more file(s) (all listed in OUT/stats.json)", markup=False
         )
-    from kcspec.model.spark.master import check_master
+    from kcspec.audit.local_engine import chosen_engine
 
-    bad_master = check_master(master)
-    if bad_master is not None:
-        click.echo(f"error: {bad_master}", err=True)  # one line, never wrapped
-        sys.exit(2)
+    try:
+        engine, why_engine = chosen_engine(engine, master, inputs)
+    except InputError as exc:
+        options.fail(str(exc))
+    if engine == "spark":
+        from kcspec.model.spark.master import check_master
+
+        bad_master = check_master(master or DEFAULT_MASTER)
+        if bad_master is not None:
+            click.echo(f"error: {bad_master}", err=True)  # one line, never wrapped
+            sys.exit(2)
     try:
         out = fresh_out(Path(out_dir))
     except OSError as exc:
@@ -129,19 +154,24 @@ def command(
     from kcspec.model.spark.session import handled_interrupts
 
     with handled_interrupts():
-        _audit(inputs, out, prof, master, history_key, profile, max_quarantine)
+        err.print(f"engine {engine}: {why_engine}", markup=False)
+        if engine == "local":
+            _audit(inputs, out, prof, None, history_key, profile, max_quarantine)
+        else:
+            _audit(inputs, out, prof, master or DEFAULT_MASTER, history_key, profile, max_quarantine)
 
 
 def _audit(
     inputs: Any,
     out: Path,
     prof: Any,
-    master: str,
+    master: str | None,
     history_key: str,
     profile: str | None,
     max_quarantine: float,
 ) -> None:
-    """The audit proper, with the command line's interrupt handling (``session.handled_interrupts``)."""
+    """The audit proper, with the command line's interrupt handling (``session.handled_interrupts``): on
+    Spark at ``master``, or by the local engine (``local_engine``) when ``master`` is ``None``."""
     err = Console(stderr=True)
     from kcspec.audit.pipeline import conclude, run_audit
     from kcspec.audit.session import make_session
@@ -150,11 +180,13 @@ def _audit(
     start = time.monotonic()
     columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
     with Progress(*columns, console=err, transient=True) as progress:
-        task = progress.add_task(f"starting Spark ({master}) …", total=None)
+        task = progress.add_task(f"starting Spark ({master}) …" if master else "local engine …", total=None)
+        spark = None
         try:
-            spark = make_session(
-                master, input_size=input_bytes((*inputs.kafka_logs, *inputs.traces)), interrupts=True
-            )
+            if master is not None:
+                spark = make_session(
+                    master, input_size=input_bytes((*inputs.kafka_logs, *inputs.traces)), interrupts=True
+                )
         except Exception as exc:  # the JVM did not start: Java missing, bad --master, …
             progress.stop()
             stop_if_interrupted(exc)
@@ -171,9 +203,16 @@ def _audit(
         from kcspec.audit.spark_job import ParserUnavailable
 
         try:
-            summary = run_audit(
-                spark, inputs, out, prof, step, history_key, explicit_profile=profile is not None
-            )
+            if spark is None:
+                from kcspec.audit.local_engine import run_local
+
+                summary = run_local(
+                    inputs, out, prof, step, history_key, explicit_profile=profile is not None
+                )
+            else:
+                summary = run_audit(
+                    spark, inputs, out, prof, step, history_key, explicit_profile=profile is not None
+                )
             verdict = conclude(out, summary, max_quarantine / 100)
         except ParserUnavailable as exc:  # no JDK: the logs cannot be read as the audit reads them
             progress.stop()

@@ -1,0 +1,474 @@
+"""The audit of Kafka logs without Spark, for inputs one machine handles (``kcspec audit --engine local``).
+
+Why: a Spark session's start alone costs about 10 JVM CPU s; on a broker's folder of thousands of rotated
+files (876,000 lines) that is four times a single-process Python pass over the same lines, and the reading,
+parsing and rules cost a few seconds more. This engine runs the same reader (``LineParser.java``) and the same
+rules' pass (``HistoryRules.java``) in one plain JVM process (``LocalAudit.java``: no SparkContext), with the
+same configuration strings the Spark path ships (``jvm_parser.grammar_config``, ``replay.history_config``),
+and writes the same outputs: what follows the pass (file names, messages, the quarantine, the findings'
+columns, tallies, samples, the summary) is done here on the pass's rows, and Parquet is written by the JVM
+with the parquet-mr that Spark writes with. Nothing of the grammar or the rules exists twice.
+
+Which engine runs (``chosen_engine``, decision): ``--engine spark`` or a ``--master`` named on the command line
+always get Spark (a user who names a cluster gets it); ``--engine local`` this engine; ``auto`` (the default)
+this engine when the inputs are Kafka logs only (JSONL traces are decoded by Spark queries) of at most
+``LOCAL_MAX_BYTES``, else Spark. The bound keeps the rows the pass reads within a default JVM heap (a quarter of
+the machine's memory): the 876,000-line folder (200 MB) kept about 0.5 GB of them.
+
+The JVM ends with the audit: it is started as a child that gets SIGKILL when this process dies (Linux's
+parent-death signal), is ended when the audit ends in any way (``LocalJvm``'s exit: closed standard input,
+then SIGTERM, then SIGKILL), and ends by itself when its standard input closes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+from typing import IO, Any
+
+from kcspec.audit import findings, jvm_parser, layouts, replay, report, stats
+from kcspec.audit.pipeline import (
+    OUTPUTS,
+    SAMPLE,
+    FileIds,
+    OutputExists,
+    Step,
+    Tallies,
+    _First,
+    _Least,
+    finding_counts,
+    finding_severities,
+    log_facts,
+    start_inference,
+    summarise,
+)
+from kcspec.audit.spark_job import InputError, Inputs, ParserUnavailable
+from kcspec.model.kafka_log import lines as g
+from kcspec.spec.profiles import PROFILES, Profile
+
+ENGINES = ("auto", "local", "spark")
+LOCAL_MAX_BYTES = 256 << 20
+"""``--engine auto`` audits Kafka logs of at most this many bytes (compressed files by their size on disk)
+with this engine, larger inputs with Spark."""
+
+VIOLATION_TYPES = (
+    "file string, line long, ts string, rule string, section string, message string, machine string, "
+    "topic string, partition int, replica int, controller_id int, controller_epoch int, compared_file string, "
+    "compared_line long"
+)
+"""``violations.parquet``'s columns (``replay.VIOLATION_COLUMNS``) with the types the Spark path writes."""
+QUARANTINE_TYPES = "file string, line long, reason string, detail string, text string"
+"""``quarantine.parquet``'s columns with the types the Spark path writes."""
+_SPARK_TYPES = {"string": "string", "int": "integer", "long": "long"}
+
+
+def chosen_engine(engine: str, master: str | None, inputs: Inputs) -> tuple[str, str]:
+    """``(engine, why)``: ``local`` or ``spark`` for ``--engine`` and ``--master`` (``None``: not given) on
+    ``inputs``. ``InputError`` when ``--engine local`` cannot audit them (a ``--master`` given, or traces)."""
+    if engine not in ENGINES:
+        raise InputError(f"--engine {engine!r}: expected one of {', '.join(ENGINES)}")
+    if engine == "spark":
+        return "spark", "--engine spark"
+    if engine == "local":
+        if master is not None:
+            raise InputError(f"--engine local runs no Spark: --master {master} cannot be used with it")
+        if inputs.traces:
+            raise InputError(
+                f"--engine local audits Kafka logs only: {inputs.traces[0]} is a JSONL trace (use --engine spark)"
+            )
+        return "local", "--engine local"
+    if master is not None:
+        return "spark", f"--master {master} given"
+    if inputs.traces:
+        return "spark", "JSONL traces are decoded by Spark"
+    size = _size(inputs.kafka_logs)
+    if size > LOCAL_MAX_BYTES:
+        return "spark", f"{size:,} bytes of logs, more than the local engine's {LOCAL_MAX_BYTES:,}"
+    return "local", f"{size:,} bytes of logs (at most {LOCAL_MAX_BYTES:,}: no Spark needed)"
+
+
+def _size(paths: tuple[str, ...]) -> int:
+    total = 0
+    for p in paths:
+        with contextlib.suppress(OSError):  # read, and reported, by the reader itself
+            total += os.path.getsize(p)
+    return total
+
+
+def _java() -> str | None:
+    home = os.environ.get("JAVA_HOME")
+    if home and (Path(home) / "bin" / "java").is_file():
+        return str(Path(home) / "bin" / "java")
+    return shutil.which("java")
+
+
+JVM_OPTIONS = (
+    "-XX:+UseSerialGC",
+    "-Xss4m",
+    "-Dslf4j.provider=org.slf4j.helpers.NOP_FallbackServiceProvider",
+    "--add-opens=java.base/java.nio=ALL-UNNAMED",
+    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+    "--add-opens=java.base/java.lang=ALL-UNNAMED",
+    "--add-opens=java.base/java.util=ALL-UNNAMED",
+)
+"""The local JVM's options: one thread's work needs no parallel collector (its threads cost CPU on a shared
+machine); the libraries' logging goes nowhere (loading log4j's 500 classes cost a good part of the JVM's fixed
+second); Spark's row classes need the module openings Spark gives its own JVM."""
+
+
+def _die_with_parent() -> None:
+    """In the child before ``exec``: SIGKILL when this process dies (Linux), so no JVM outlives the audit."""
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
+
+
+class LocalJvm:
+    """The ``LocalAudit`` JVM process of one run; its output (a library's warnings) goes to ``log``."""
+
+    def __init__(self, log: Path) -> None:
+        jar, why = jvm_parser.build()
+        java = _java()
+        if jar is None or java is None:
+            raise ParserUnavailable(
+                f"the JVM line parser is not available ({why if jar is None else 'java not found'}): the audit "
+                "of Kafka logs needs a JDK (Java 17; JAVA_HOME or PATH)"
+            )
+        self.log = log
+        classpath = f"{jar}{os.pathsep}{jvm_parser._pyspark_jars() / '*'}"
+        with log.open("ab") as err:
+            self.proc = subprocess.Popen(
+                [java, *JVM_OPTIONS, "-cp", classpath, "kcspec.audit.LocalAudit"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=err,
+                start_new_session=True,  # a Ctrl-C at the terminal reaches this process, which ends the JVM
+                preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+            )
+
+    def __enter__(self) -> LocalJvm:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        from kcspec.model.spark.session import end_jvm
+
+        end_jvm(self.proc, grace=0.5)
+
+    def call(self, *parts: str) -> list[str]:
+        """Send one command (``LocalAudit``'s protocol) and return its answer."""
+        stdin, stdout = self.proc.stdin, self.proc.stdout
+        assert stdin is not None and stdout is not None
+        try:
+            for part in parts:
+                data = part.encode("utf-8")
+                stdin.write(struct.pack(">i", len(data)) + data)
+            stdin.write(struct.pack(">i", -1))
+            stdin.flush()
+            answer: list[str] = []
+            while (n := struct.unpack(">i", _exactly(stdout, 4))[0]) >= 0:
+                answer.append(_exactly(stdout, n).decode("utf-8"))
+        except (OSError, EOFError, struct.error) as exc:
+            raise RuntimeError(f"the local engine's JVM failed ({parts[0]}): {self._tail()}") from exc
+        return answer
+
+    def _tail(self) -> str:
+        self.proc.poll()
+        try:
+            text = self.log.read_text(errors="replace").strip().splitlines()
+        except OSError:
+            text = []
+        return f"exit {self.proc.returncode}; " + " / ".join(text[-5:])[:600]
+
+
+def _exactly(stream: IO[bytes], n: int) -> bytes:
+    data = stream.read(n)
+    if len(data) != n:
+        raise EOFError("the JVM closed its output")
+    return data
+
+
+def run_local(
+    inputs: Inputs,
+    out: Path,
+    profile: Profile,
+    step: Step,
+    history_key: str = "cluster",
+    explicit_profile: bool = True,
+) -> report.Summary:
+    """``pipeline.run_audit`` without Spark (Kafka logs only): the same outputs in ``out``."""
+    if inputs.traces:
+        raise InputError("the local engine audits Kafka logs only (JSONL traces need --engine spark)")
+    taken = [name for name in OUTPUTS if (out / name).exists()] + [
+        p.name for p in out.glob("coverage-*.json")
+    ]
+    if taken:
+        raise OutputExists(f"{out}: already holds {', '.join(sorted(taken))} (not written by this run)")
+    out.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=".kcspec-audit-work-", dir=out))
+    try:
+        with LocalJvm(work / "jvm.log") as jvm:
+            return _run(jvm, inputs, out, work, profile, step, history_key, explicit_profile)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _columns(ddl: str) -> list[str]:
+    return [c.strip().split(" ")[0] for c in ddl.split(",")]
+
+
+def _run(
+    jvm: LocalJvm,
+    inputs: Inputs,
+    out: Path,
+    work: Path,
+    profile: Profile,
+    step: Step,
+    history_key: str,
+    explicit_profile: bool,
+) -> report.Summary:
+    ids = FileIds.of(inputs.kafka_logs, history_key)
+    inferring = start_inference(ids, history_key, profile, explicit_profile)
+    step(f"parsing {len(ids.names)} Kafka log file(s) with the JVM line parser (local engine, no Spark)")
+    listing = "".join(f"{fid},{hid},{len(p.encode('utf-16-le')) // 2}:{p}" for p, fid, hid in ids.listing())
+    roles = ",".join(str(replay.ROLES[r]) for r in ("event", "finding", "quarantined"))
+    cube = jvm.call(
+        "read",
+        jvm_parser.grammar_config(),
+        listing,
+        ",".join(str(g.ALL_FIELDS.index(f)) for f in jvm_parser.STORED_FIELDS),
+        ",".join(stats.TRANSITION_KINDS),
+        ",".join(stats.DELETION_KINDS),
+        ",".join(str(g.ALL_FIELDS.index(f)) for f in jvm_parser.CUBE_FIELDS),
+        jvm_parser.stored_schema() + ", role int, era int",
+        ",".join(replay.WRITE_KINDS),
+        ",".join(findings.FINDING_KINDS),
+        roles,
+    )
+    cells = stats.cells_from_text(cube[0])
+    facts = log_facts(ids, cells, history_key, inferring, step)
+    starts = facts.eras.starts_of() or {}
+    result_columns = _columns(replay.RESULT_SCHEMA)
+    found: list[dict[str, Any]] = []
+    for i, p in enumerate(facts.passes):
+        step(f"replaying {len(p.fids)} log file(s) against profile {p.profile}")
+        config = replay.history_config(
+            PROFILES[p.profile],
+            replay.fence_records(facts.eras),
+            replay.deletion_records(facts.deletions),
+            p.traced,
+        )
+        rows_path = work / f"pass-{i}.jsonl"
+        jvm.call(
+            "pass",
+            config,
+            ";".join(f"{h}:{','.join(map(str, ts))}" for h, ts in sorted(starts.items()) if ts),
+            "" if p.only is None else ",".join(map(str, p.only)),
+            "1" if i == 0 else "0",
+            str(rows_path),
+            roles,
+        )
+        with rows_path.open(encoding="utf-8") as rows:
+            found.extend(dict(zip(result_columns, json.loads(line), strict=True)) for line in rows)
+        rows_path.unlink()
+    names = ids.names
+    violations = [_violation(r, names) for r in found if r["what"] == replay.OUTPUTS[0]]
+    finding_rows = [_finding(r, names) for r in found if r["what"] == replay.OUTPUTS[1]]
+    quarantine = [_quarantined(r, names) for r in found if r["what"] == replay.OUTPUTS[2]]
+    del found
+    quirky = {names[i] for i in facts.quirky}
+    if quirky:  # pipeline._run's decision: a rule the log's Kafka version breaks is a finding there
+        moot = [v for v in violations if v["file"] in quirky and v["rule"] in layouts.UNCHECKABLE_0_8]
+        violations = [
+            v for v in violations if not (v["file"] in quirky and v["rule"] in layouts.UNCHECKABLE_0_8)
+        ]
+        finding_rows += [_not_checkable(v) for v in moot]
+
+    step("writing violations")
+    violations.sort(key=lambda v: (v["file"], v["line"], v["rule"]))
+    first_violations = _First(SAMPLE)
+    n_viol, v_tally = _write(
+        jvm,
+        work,
+        violations,
+        out / "violations",
+        VIOLATION_TYPES,
+        ("rule", "controller_id", "controller_epoch"),
+        first_violations,
+    )
+    by_signature = report.violation_groups_of(violations) if n_viol else []
+    step("writing quarantine")
+    quarantine.sort(key=lambda q: (q["file"], q["line"]))
+    first_quarantined = _First(SAMPLE)
+    n_quar, q_tally = _write(
+        jvm, work, quarantine, out / "quarantine", QUARANTINE_TYPES, ("reason",), first_quarantined
+    )
+    broken = [
+        (q["file"], f"unreadable from line {q['line']} on ({q['reason']}: {q['detail']})")
+        for q in quarantine
+        if q["reason"] in jvm_parser.BROKEN_REASONS
+    ]
+    step("writing findings")
+    finding_rows.sort(key=lambda f: (f["file"], f["line"], f["finding"]))
+    first_findings = _Least(SAMPLE, findings.SAMPLE_KEY)
+    f_tally: Counter[tuple[Any, ...]] = Counter()
+    with (out / "findings.jsonl").open("w", encoding="utf-8") as sink:
+        for f in finding_rows:
+            sink.write(report.json_line(f))
+            f_tally[(f["finding"],)] += 1
+            first_findings(f)
+    by_finding = {str(k[0]): n for k, n in f_tally.items()}
+    if not quirky and f_tally != finding_counts(cells)[1]:  # the Spark path writes the reader's count
+        raise RuntimeError(f"the pass passed on {sum(f_tally.values())} findings, the reader counted others")
+    by_severity = finding_severities(cells, by_finding)
+    return summarise(
+        Tallies(
+            n_viol,
+            v_tally,
+            first_violations.rows,
+            by_signature,
+            n_quar,
+            q_tally,
+            first_quarantined.rows,
+            by_finding,
+            by_severity,
+            first_findings.rows(),
+        ),
+        inputs,
+        out,
+        step,
+        list(facts.per_file),
+        broken,
+        cells,
+        facts.edges,
+        facts.layouts,
+        facts.version,
+        list(facts.notes),
+        facts.checked,
+    )
+
+
+def _write(
+    jvm: LocalJvm,
+    work: Path,
+    rows: list[dict[str, Any]],
+    stem: Path,
+    types: str,
+    tally: tuple[str, ...],
+    sampler: _First,
+) -> tuple[int, Counter[tuple[Any, ...]]]:
+    """``rows`` (sorted) as ``stem.jsonl`` (``report.json_line``) and ``stem.parquet`` (by the JVM, one part
+    file, Spark's schema in its footer), counted per ``tally`` and sampled."""
+    counts: Counter[tuple[Any, ...]] = Counter()
+    jsonl = stem.with_suffix(".jsonl")
+    with jsonl.open("w", encoding="utf-8") as sink:
+        for r in rows:
+            sink.write(report.json_line(r))
+            counts[tuple(r[c] for c in tally)] += 1
+            sampler(r)
+    jvm.call(
+        "parquet", str(jsonl), types, spark_schema(types), _spark_version(), str(stem.with_suffix(".parquet"))
+    )
+    return len(rows), counts
+
+
+def spark_schema(ddl: str) -> str:
+    """Spark's JSON of a struct of ``ddl``'s columns (every one nullable), as its Parquet writer puts it in a
+    file's footer (``org.apache.spark.sql.parquet.row.metadata``)."""
+    fields = []
+    for c in ddl.split(","):
+        name, kind = c.strip().split(" ")
+        fields.append({"name": name, "type": _SPARK_TYPES[kind], "nullable": True, "metadata": {}})
+    return json.dumps({"type": "struct", "fields": fields}, separators=(",", ":"))
+
+
+def _spark_version() -> str:
+    import pyspark
+
+    return str(pyspark.__version__)
+
+
+def _cat(*parts: Any) -> str | None:
+    """Spark's ``concat``: the parts' text, or ``None`` if one is ``None``."""
+    return None if any(p is None for p in parts) else "".join(str(p) for p in parts)
+
+
+def _name(names: tuple[str, ...], fid: int | None) -> str | None:
+    return None if fid is None else names[fid]
+
+
+def _violation(r: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+    """A pass's violation row as ``replay.violations_of`` and ``replay.named`` make it."""
+    where = _cat(_name(names, r["compared_fid"]), ":", r["compared_line"])
+    message = r["message"]
+    if r["rule"] == replay.HISTORY_RULES[2]:
+        message = _cat(message, where)
+    elif r["rule"] == replay.ROW_RULES["rule-stale"] and r["compared_fid"] is not None:
+        message = _cat(message, " (", where, ")")
+    return {
+        "file": names[r["fid"]],
+        "line": r["line"],
+        "ts": stats.ts_text(r["ts"]),
+        **{c: r[c] for c in replay.VIOLATION_COLUMNS[3:-2]},
+        "message": message,
+        "compared_file": _name(names, r["compared_fid"]),
+        "compared_line": r["compared_line"],
+    }
+
+
+def _finding(r: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+    """A pass's finding row as ``findings.dressed`` makes it (``findings.FINDING_COLUMNS``)."""
+    kind = findings.FINDING_KINDS.get(r["kind"])
+    return {
+        "file": names[r["fid"]],
+        "line": r["line"],
+        "ts": stats.ts_text(r["ts"]),
+        "severity": findings.severity_of(r["kind"], r["from_state"], r["to_state"]),
+        "finding": None if kind is None else kind.finding,
+        "meaning": None if kind is None else kind.meaning,
+        **{c: r[c] for c in findings.RECORD_FIELDS},
+    }
+
+
+def _quarantined(r: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+    """A quarantined line as ``quarantine.jsonl`` holds it."""
+    return {
+        "file": names[r["fid"]],
+        "line": r["line"],
+        "reason": r["reason"],
+        "detail": r["text"] if r["reason"] in jvm_parser.BROKEN_REASONS else None,
+        "text": r["text"],
+    }
+
+
+def _not_checkable(v: dict[str, Any]) -> dict[str, Any]:
+    """``pipeline._not_checkable`` of one violation."""
+    return {
+        "file": v["file"],
+        "line": v["line"],
+        "ts": v["ts"],
+        "severity": "warning",
+        "finding": layouts.NOT_CHECKABLE,
+        "meaning": _cat(
+            "not checkable for this version (Kafka 0.8.0/0.8.1 log the from-state after the update): ",
+            v["rule"],
+            ": ",
+            v["message"],
+        ),
+        "kind": v["rule"],
+        "topic": v["topic"],
+        "partition": v["partition"],
+        "controller_id": v["controller_id"],
+        "controller_epoch": v["controller_epoch"],
+        "broker": None,
+        "exception": None,
+    }
