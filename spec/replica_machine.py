@@ -290,26 +290,56 @@ def _to_non_existent(w: Expr, valid: Expr) -> Expr:
 # ------------------------------------------------------------------------------------------- the call
 
 
-def _by_broker(w: Expr, valid: Expr, fn: Callable[[Expr, Expr, Expr], Expr]) -> Expr:
-    """Fold ``fn(w, broker, replicas of broker)`` over the brokers of ``valid`` in ascending id."""
+def _by_broker_checked(
+    w: Expr, replicas: Expr, valid: Expr, target: ReplicaState, fn: Callable[[Expr, Expr, Expr], Expr]
+) -> Expr:
+    """Kafka's ``groupBy(_.replica)`` then ``doHandleStateChanges(replicaId, …)`` for each broker of ``replicas`` in
+    ascending id: each broker's invalid replicas are logged (§2.3 step 4), then ``fn(w, broker, its valid
+    replicas)``. A broker after one whose ISR write was fenced (ControllerMovedException, §2.3 step 7) is not
+    reached: neither its transitions nor its invalid ones are logged.
+
+    Decision (§2.3 lists the steps of one call; 2.8.2 ``ZkReplicaStateMachine.handleStateChanges`` and 1.1
+    ``ReplicaStateMachine.handleStateChanges`` run steps 3–5 inside ``doHandleStateChanges``, once per broker):
+    the split into valid and invalid is per broker, which only shows when a broker's step aborts the call."""
+
+    def one(acc: Expr, broker: Expr) -> Expr:
+        mine = valid.filter(lambda pr: pr.f("replica").eq(broker))
+        logged = _add_failures(
+            acc,
+            replicas.filter(lambda pr: pr.f("replica").eq(broker)).minus(mine),
+            target.name,
+            FailureReason.InvalidTransition,
+        )
+        return batch.bind(logged, lambda wl: if_(mine.is_empty(), wl, fn(wl, broker, mine)))
+
     return (
-        valid.map(lambda pr: pr.f("replica"))
+        replicas.map(lambda pr: pr.f("replica"))
         .sorted()
-        .fold(w, lambda acc, b: fn(acc, b, valid.filter(lambda pr: pr.f("replica").eq(b))))
+        .fold(w, lambda acc, b: if_(acc.f("moved"), acc, one(acc, b)))
+    )
+
+
+_BY_BROKER = (ReplicaState.OnlineReplica, ReplicaState.OfflineReplica)
+"""The targets whose rule runs broker by broker (§4.2, §4.3); the others act on all valid replicas at once."""
+
+
+def _apply_by_broker(p: Profile, w: Expr, replicas: Expr, valid: Expr, target: ReplicaState) -> Expr:
+    if target is ReplicaState.OnlineReplica:
+        return rule(
+            "OnlineReplica",
+            "§4.2",
+            _by_broker_checked(w, replicas, valid, target, lambda a, b, prs: _to_online_broker(p, a, b, prs)),
+        )
+    return rule(
+        "OfflineReplica",
+        "§4.3",
+        _by_broker_checked(w, replicas, valid, target, lambda a, b, prs: _to_offline_broker(p, a, b, prs)),
     )
 
 
 def _apply_target(p: Profile, w: Expr, valid: Expr, target: ReplicaState) -> Expr:
     if target is ReplicaState.NewReplica:
         return rule("NewReplica", "§4.1", _to_new(p, w, valid))
-    if target is ReplicaState.OnlineReplica:
-        return rule(
-            "OnlineReplica", "§4.2", _by_broker(w, valid, lambda a, b, prs: _to_online_broker(p, a, b, prs))
-        )
-    if target is ReplicaState.OfflineReplica:
-        return rule(
-            "OfflineReplica", "§4.3", _by_broker(w, valid, lambda a, b, prs: _to_offline_broker(p, a, b, prs))
-        )
     if target is ReplicaState.ReplicaDeletionStarted:
         return rule(
             "ReplicaDeletionStarted",
@@ -334,6 +364,9 @@ def replica_state_change(p: Profile, w: object, replicas: object, target: Replic
             build_map(rs.filter(lambda pr: ~current.has(pr)), lambda _pr: ReplicaState.NonExistentReplica)
         )
         b.valid = rs.filter(lambda pr: valid_prev.contains(b.states.get(pr)))
+        if target in _BY_BROKER:
+            b.w1 = _set_replica_states(wv, b.states)
+            return b.in_(batch.send(p, _apply_by_broker(p, b.w1, rs, b.valid, target)))
         b.w1 = _failures(
             _set_replica_states(wv, b.states), rs.minus(b.valid), target.name, FailureReason.InvalidTransition
         )

@@ -471,7 +471,7 @@ SendRequestsToBrokers(w) ==
 Send(w) ==
     SendRequestsToBrokers(w)
 
-(* §4.8 initializeReplicaState, spec/replica_machine.py:370 *)
+(* §4.8 initializeReplicaState, spec/replica_machine.py:403 *)
 InitializeReplicaState2(w) ==
     IF w.moved
     THEN w
@@ -498,7 +498,7 @@ InitializeReplicaState2(w) ==
                                             THEN "OnlineReplica"
                                             ELSE "ReplicaDeletionIneligible"])]]]
 
-(* §4.8 initialize_replica_state [p=kafka-2.8], spec/replica_machine.py:351 *)
+(* §4.8 initialize_replica_state [p=kafka-2.8], spec/replica_machine.py:384 *)
 InitializeReplicaState(w) ==
     InitializeReplicaState2(w)
 
@@ -542,8 +542,8 @@ AddLeaderAndIsrRequestForBrokers(w, keys, c) ==
 AddLeaderAndIsrKeys(w, keys, is_new) ==
     AddLeaderAndIsrRequestForBrokers(w, keys, is_new)
 
-(* §4.2 OnlineReplica, spec/replica_machine.py:306 *)
-OnlineReplica(valid, w1) ==
+(* §4.2 OnlineReplica, spec/replica_machine.py:328 *)
+OnlineReplica(replicas, w1, valid) ==
     LET RECURSIVE fold(_, _)
         fold(acc, rest) ==
             IF rest = <<>> THEN acc
@@ -551,44 +551,67 @@ OnlineReplica(valid, w1) ==
                 fold(
                     LET b == Head(rest) IN
                         LET v == {pr2 \in valid : pr2.replica = b}
-                            from_new == {pr3 \in v : acc.state.controller.replica_states[pr3] = "NewReplica"}
-                            appended == {pr5.tp : pr5 \in
-                                            {pr4 \in from_new :
-                                                ~(b
-                                                  \in Range(
-                                                          GetOr(
-                                                              acc.state.controller.assignments,
-                                                              pr4.tp,
-                                                              [replicas |-> <<>>, adding |-> <<>>,
-                                                                  removing |-> <<>>]).replicas))}}
-                            w12 ==
-                                [acc EXCEPT
-                                    !.state =
-                                        [acc.state EXCEPT
-                                            !.controller =
-                                                [acc.state.controller EXCEPT
-                                                    !.assignments =
-                                                        MapMerge(
-                                                            acc.state.controller.assignments,
-                                                            [tp \in appended |->
-                                                                LET v2 == GetOr(acc.state.controller.assignments, tp,
-                                                                                [replicas |-> <<>>, adding |-> <<>>,
-                                                                                    removing |-> <<>>])
-                                                                IN  [v2 EXCEPT !.replicas = Append(v2.replicas, b)]])]]]
-                            wv == AddLeaderAndIsrKeys(
-                                      w12,
-                                      {pr6 \in (v \ from_new) : pr6.tp \in DOMAIN acc.state.controller.leadership},
-                                      FALSE)
-                        IN  [wv EXCEPT
-                                !.state = [wv.state EXCEPT
-                                              !.controller =
-                                                  [wv.state.controller EXCEPT
-                                                      !.replica_states = MapMerge(wv.state.controller.replica_states,
-                                                                                  [_e \in v |-> "OnlineReplica"])]]]
-                                                          , Tail(rest))
-    IN  fold(w1, SortInt({pr.replica : pr \in valid}))
+                        IN  IF acc.moved
+                            THEN acc
+                            ELSE
+                                LET wl == [acc EXCEPT
+                                              !.failures =
+                                                  acc.failures
+                                                  \cup {[machine |-> "replica",
+                                                         tp |-> pr4.tp,
+                                                         replica |-> pr4.replica,
+                                                         from_state |-> GetOr(acc.state.controller.replica_states, pr4,
+                                                                              "NonExistentReplica"),
+                                                         target |-> "OnlineReplica",
+                                                         reason |-> "InvalidTransition"] : pr4 \in ({pr3 \in replicas :
+                                                             pr3.replica = b} \ v)}]
+                                IN  IF Cardinality(v) = 0
+                                    THEN wl
+                                    ELSE
+                                        LET from_new == {pr5 \in v : wl.state.controller.replica_states[pr5]
+                                            = "NewReplica"}
+                                            appended == {pr7.tp : pr7 \in
+                                                            {pr6 \in from_new :
+                                                                ~(b
+                                                                  \in Range(
+                                                                          GetOr(
+                                                                              wl.state.controller.assignments,
+                                                                              pr6.tp,
+                                                                              [replicas |-> <<>>, adding |-> <<>>,
+                                                                                  removing |-> <<>>]).replicas))}}
+                                            w12 ==
+                                                [wl EXCEPT
+                                                    !.state =
+                                                        [wl.state EXCEPT
+                                                            !.controller =
+                                                                [wl.state.controller EXCEPT
+                                                                    !.assignments =
+                                                                        MapMerge(
+                                                                            wl.state.controller.assignments,
+                                                                            [tp \in appended |->
+                                                                                LET v2 == GetOr(
+                                                                                    wl.state.controller.assignments, tp,
+                                                                                        [replicas |-> <<>>,
+                                                                                            adding |-> <<>>,
+                                                                                                removing |-> <<>>])
+                                                                                IN  [v2 EXCEPT !.replicas = Append(
+                                                                                    v2.replicas, b)]])]]]
+                                            wv == AddLeaderAndIsrKeys(
+                                                      w12,
+                                                      {pr8 \in (v \ from_new) : pr8.tp
+                                                          \in DOMAIN wl.state.controller.leadership},
+                                                      FALSE)
+                                        IN  [wv EXCEPT
+                                                !.state = [wv.state EXCEPT
+                                                              !.controller =
+                                                                  [wv.state.controller EXCEPT
+                                                                      !.replica_states = MapMerge(
+                                                                          wv.state.controller.replica_states,
+                                                                              [_e \in v |-> "OnlineReplica"])]]]
+                                                                          , Tail(rest))
+    IN  fold(w1, SortInt({pr.replica : pr \in replicas}))
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(OnlineReplica), spec/replica_machine.py:342 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(OnlineReplica), spec/replica_machine.py:375 *)
 ReplicaStateMachineHandleStateChangesOnlineReplica(w, replicas) ==
     IF w.moved
     THEN w
@@ -599,20 +622,11 @@ ReplicaStateMachineHandleStateChangesOnlineReplica(w, replicas) ==
                            [_pr \in {pr \in replicas : ~(pr \in DOMAIN w.state.controller.replica_states)} |->
                                "NonExistentReplica"])
              valid == {pr2 \in replicas : states[pr2] \in Literal4}
-             wv == [w EXCEPT
+             w1 == [w EXCEPT
                        !.state = [w.state EXCEPT !.controller = [w.state.controller EXCEPT !.replica_states = states]]]
-             w1 == [wv EXCEPT
-                       !.failures =
-                           wv.failures
-                           \cup {[machine |-> "replica",
-                                  tp |-> pr3.tp,
-                                  replica |-> pr3.replica,
-                                  from_state |-> GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica"),
-                                  target |-> "OnlineReplica",
-                                  reason |-> "InvalidTransition"] : pr3 \in (replicas \ valid)}]
-         IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE OnlineReplica(valid, w1))
+         IN  Send(OnlineReplica(replicas, w1, valid))
 
-(* §4 replica_state_change [p=kafka-2.8, target=OnlineReplica], spec/replica_machine.py:325 *)
+(* §4 replica_state_change [p=kafka-2.8, target=OnlineReplica], spec/replica_machine.py:355 *)
 ReplicaStateChangeOnlineReplica(w, replicas) ==
     ReplicaStateMachineHandleStateChangesOnlineReplica(w, replicas)
 
@@ -828,8 +842,8 @@ AddLeaderAndIsrRequestForBrokers2(r2, x, b) ==
                              DOMAIN wv.state.controller.live_brokers,
                              ts)
 
-(* §4.3 OfflineReplica, spec/replica_machine.py:310 *)
-OfflineReplica(valid, w1) ==
+(* §4.3 OfflineReplica, spec/replica_machine.py:333 *)
+OfflineReplica(replicas, w1, valid) ==
     LET RECURSIVE fold(_, _)
         fold(acc, rest) ==
             IF rest = <<>> THEN acc
@@ -837,89 +851,98 @@ OfflineReplica(valid, w1) ==
                 fold(
                     LET b == Head(rest) IN
                         LET v == {pr2 \in valid : pr2.replica = b}
-                            wv == AddStopReplicaBulk(acc, v, FALSE)
-                        IN  IF wv.moved
-                            THEN wv
+                        IN  IF acc.moved
+                            THEN acc
                             ELSE
-                                LET tps == {pr3.tp : pr3 \in v}
-                                    p_l == {tp \in tps : tp \in DOMAIN acc.state.controller.leadership}
-                                    v2 == Cardinality(tps \ p_l) = 0
-                                    r1 == DoRemoveReplicasFromIsr(p_l, wv, b)
-                                IN  IF Cardinality(r1.retry) = 0
-                                    THEN
-                                        IF r1.work.moved
-                                        THEN r1.work
-                                        ELSE
-                                            LET wv2 == AddLeaderAndIsrRequestForBrokers2(r1, r1.done, b)
-                                                w2 ==
-                                                    [wv2 EXCEPT
-                                                        !.state = [wv2.state EXCEPT
-                                                                      !.controller =
-                                                                          [wv2.state.controller EXCEPT
-                                                                              !.replica_states =
-                                                                                  MapMerge(
-                                                                                    wv2.state.controller.replica_states,
-                                                                                      [_e \in {[tp |-> tp2,
-                                                                                                replica |-> b] : tp2
-                                                                                                    \in r1.done} |->
-                                                                                                   "OfflineReplica"])]]]
-                                            IN  IF v2
-                                                THEN w2
-                                                ELSE
-                                                    AddUpdateMetadata2(
-                                                        [w2 EXCEPT
-                                                            !.state = [w2.state EXCEPT
-                                                                          !.controller =
-                                                                              [w2.state.controller EXCEPT
-                                                                                  !.replica_states =
-                                                                                      MapMerge(
-                                                                                     w2.state.controller.replica_states,
-                                                                                          [_e2 \in {[tp |-> tp3,
-                                                                                                     replica |-> b] :
-                                                                                                         tp3 \in (tps
-                                                                                                             \ p_l)} |->
-                                                                                                   "OfflineReplica"])]]]
-                                                                                              ,
-                                                        DOMAIN w2.state.controller.live_brokers,
-                                                        tps \ p_l)
+                                LET wl == [acc EXCEPT
+                                              !.failures =
+                                                  acc.failures
+                                                  \cup {[machine |-> "replica",
+                                                         tp |-> pr4.tp,
+                                                         replica |-> pr4.replica,
+                                                         from_state |-> GetOr(acc.state.controller.replica_states, pr4,
+                                                                              "NonExistentReplica"),
+                                                         target |-> "OfflineReplica",
+                                                         reason |-> "InvalidTransition"] : pr4 \in ({pr3 \in replicas :
+                                                             pr3.replica = b} \ v)}]
+                                IN  IF Cardinality(v) = 0
+                                    THEN wl
                                     ELSE
-                                        LET r2 == DoRemoveReplicasFromIsr(r1.retry, r1.work, b)
-                                            v3 == r1.done \cup r2.done
-                                        IN  IF r2.work.moved
-                                            THEN r2.work
+                                        LET wv == AddStopReplicaBulk(wl, v, FALSE)
+                                        IN  IF wv.moved
+                                            THEN wv
                                             ELSE
-                                                LET wv3 == AddLeaderAndIsrRequestForBrokers2(r2, v3, b)
-                                                    w22 == [wv3 EXCEPT
-                                                               !.state = [wv3.state EXCEPT
-                                                                             !.controller =
-                                                                                 [wv3.state.controller EXCEPT
-                                                                                     !.replica_states =
-                                                                                         MapMerge(
-                                                                                    wv3.state.controller.replica_states,
-                                                                                             [_e3 \in {[tp |-> tp4,
-                                                                                                        replica |-> b] :
-                                                                                   tp4 \in v3} |-> "OfflineReplica"])]]]
-                                                IN  IF v2
-                                                    THEN w22
+                                                LET tps == {pr5.tp : pr5 \in v}
+                                                    p_l == {tp \in tps : tp \in DOMAIN wl.state.controller.leadership}
+                                                    v2 == Cardinality(tps \ p_l) = 0
+                                                    r1 == DoRemoveReplicasFromIsr(p_l, wv, b)
+                                                IN  IF Cardinality(r1.retry) = 0
+                                                    THEN
+                                                        IF r1.work.moved
+                                                        THEN r1.work
+                                                        ELSE
+                                                            LET wv2 == AddLeaderAndIsrRequestForBrokers2(r1, r1.done, b)
+                                                                w2 ==
+                                                                    [wv2 EXCEPT
+                                                                        !.state = [wv2.state EXCEPT
+                                                                                      !.controller =
+                                                                                          [wv2.state.controller EXCEPT
+                                                                                              !.replica_states =
+                                                                                                  MapMerge(
+                                                                                    wv2.state.controller.replica_states,
+                                                                                                      [_e \in {[tp |->
+                                                        tp2, replica |-> b] : tp2 \in r1.done} |-> "OfflineReplica"])]]]
+                                                            IN  IF v2
+                                                                THEN w2
+                                                                ELSE
+                                                                    AddUpdateMetadata2(
+                                                                        [w2 EXCEPT
+                                                                            !.state = [w2.state EXCEPT
+                                                                                          !.controller =
+                                                                                             [w2.state.controller EXCEPT
+                                                                                                  !.replica_states =
+                                                                                                      MapMerge(
+                                                                                     w2.state.controller.replica_states,
+                                                                                                          [_e2 \in {[
+                                             tp |-> tp3, replica |-> b] : tp3 \in (tps \ p_l)} |-> "OfflineReplica"])]]]
+                                                                                                              ,
+                                                                        DOMAIN w2.state.controller.live_brokers,
+                                                                        tps \ p_l)
                                                     ELSE
-                                                        AddUpdateMetadata2(
-                                                            [w22 EXCEPT
-                                                                !.state = [w22.state EXCEPT
-                                                                              !.controller =
-                                                                                  [w22.state.controller EXCEPT
-                                                                                      !.replica_states =
-                                                                                          MapMerge(
+                                                        LET r2 == DoRemoveReplicasFromIsr(r1.retry, r1.work, b)
+                                                            v3 == r1.done \cup r2.done
+                                                        IN  IF r2.work.moved
+                                                            THEN r2.work
+                                                            ELSE
+                                                                LET wv3 == AddLeaderAndIsrRequestForBrokers2(r2, v3, b)
+                                                                    w22 == [wv3 EXCEPT
+                                                                               !.state = [wv3.state EXCEPT
+                                                                                             !.controller =
+                                                                                            [wv3.state.controller EXCEPT
+                                                                                                     !.replica_states =
+                                                                                                         MapMerge(
+                                                                                    wv3.state.controller.replica_states,
+                                                                                                             [_e3 \in {[
+                                                      tp |-> tp4, replica |-> b] : tp4 \in v3} |-> "OfflineReplica"])]]]
+                                                                IN  IF v2
+                                                                    THEN w22
+                                                                    ELSE
+                                                                        AddUpdateMetadata2(
+                                                                            [w22 EXCEPT
+                                                                                !.state = [w22.state EXCEPT
+                                                                                              !.controller =
+                                                                                            [w22.state.controller EXCEPT
+                                                                                                      !.replica_states =
+                                                                                                          MapMerge(
                                                                                     w22.state.controller.replica_states,
-                                                                                              [_e4 \in {[tp |-> tp5,
-                                                                                                         replica |->
-                                                                                                             b] : tp5
-                                                                              \in (tps \ p_l)} |-> "OfflineReplica"])]]]
-                                                                                                  ,
-                                                            DOMAIN w22.state.controller.live_brokers,
-                                                            tps \ p_l), Tail(rest))
-    IN  fold(w1, SortInt({pr.replica : pr \in valid}))
+                                                                                                              [_e4 \in {
+                                            [tp |-> tp5, replica |-> b] : tp5 \in (tps \ p_l)} |-> "OfflineReplica"])]]]
+                                                                                                                  ,
+                                                                            DOMAIN w22.state.controller.live_brokers,
+                                                                            tps \ p_l), Tail(rest))
+    IN  fold(w1, SortInt({pr.replica : pr \in replicas}))
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(OfflineReplica), spec/replica_machine.py:342 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(OfflineReplica), spec/replica_machine.py:375 *)
 ReplicaStateMachineHandleStateChangesOfflineReplica(w, replicas) ==
     IF w.moved
     THEN w
@@ -930,20 +953,11 @@ ReplicaStateMachineHandleStateChangesOfflineReplica(w, replicas) ==
                            [_pr \in {pr \in replicas : ~(pr \in DOMAIN w.state.controller.replica_states)} |->
                                "NonExistentReplica"])
              valid == {pr2 \in replicas : states[pr2] \in Literal4}
-             wv == [w EXCEPT
+             w1 == [w EXCEPT
                        !.state = [w.state EXCEPT !.controller = [w.state.controller EXCEPT !.replica_states = states]]]
-             w1 == [wv EXCEPT
-                       !.failures =
-                           wv.failures
-                           \cup {[machine |-> "replica",
-                                  tp |-> pr3.tp,
-                                  replica |-> pr3.replica,
-                                  from_state |-> GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica"),
-                                  target |-> "OfflineReplica",
-                                  reason |-> "InvalidTransition"] : pr3 \in (replicas \ valid)}]
-         IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE OfflineReplica(valid, w1))
+         IN  Send(OfflineReplica(replicas, w1, valid))
 
-(* §4 replica_state_change [p=kafka-2.8, target=OfflineReplica], spec/replica_machine.py:325 *)
+(* §4 replica_state_change [p=kafka-2.8, target=OfflineReplica], spec/replica_machine.py:355 *)
 ReplicaStateChangeOfflineReplica(w, replicas) ==
     ReplicaStateMachineHandleStateChangesOfflineReplica(w, replicas)
 
@@ -1541,7 +1555,7 @@ SetTopicAssignment(work, t, done) ==
                  ELSE [work EXCEPT !.moved = TRUE],
          error |-> FALSE]
 
-(* §4.4 ReplicaDeletionStarted, spec/replica_machine.py:314 *)
+(* §4.4 ReplicaDeletionStarted, spec/replica_machine.py:344 *)
 ReplicaDeletionStarted(w1, valid) ==
     AddStopReplicaBulk(
         [w1 EXCEPT
@@ -1555,7 +1569,7 @@ ReplicaDeletionStarted(w1, valid) ==
         valid,
         TRUE)
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(ReplicaDeletionStarted), spec/replica_machine.py:342 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(ReplicaDeletionStarted), spec/replica_machine.py:375 *)
 ReplicaStateMachineHandleStateChangesReplicaDeletionStarted(w, replicas) ==
     IF w.moved
     THEN w
@@ -1579,11 +1593,11 @@ ReplicaStateMachineHandleStateChangesReplicaDeletionStarted(w, replicas) ==
                                   reason |-> "InvalidTransition"] : pr3 \in (replicas \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE ReplicaDeletionStarted(w1, valid))
 
-(* §4 replica_state_change [p=kafka-2.8, target=ReplicaDeletionStarted], spec/replica_machine.py:325 *)
+(* §4 replica_state_change [p=kafka-2.8, target=ReplicaDeletionStarted], spec/replica_machine.py:355 *)
 ReplicaStateChangeReplicaDeletionStarted(w, replicas) ==
     ReplicaStateMachineHandleStateChangesReplicaDeletionStarted(w, replicas)
 
-(* §4.6 ReplicaDeletionSuccessful, spec/replica_machine.py:322 *)
+(* §4.6 ReplicaDeletionSuccessful, spec/replica_machine.py:352 *)
 ReplicaDeletionSuccessful(w1, valid) ==
     [w1 EXCEPT
         !.state =
@@ -1594,7 +1608,7 @@ ReplicaDeletionSuccessful(w1, valid) ==
                                                     [_e \in valid |-> "ReplicaDeletionSuccessful"])]
                             ]]
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(ReplicaDeletionSuccessful), spec/replica_machine.py:342 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(ReplicaDeletionSuccessful), spec/replica_machine.py:375 *)
 ReplicaStateMachineHandleStateChangesReplicaDeletionSuccessful(w, replicas) ==
     IF w.moved
     THEN w
@@ -1618,11 +1632,11 @@ ReplicaStateMachineHandleStateChangesReplicaDeletionSuccessful(w, replicas) ==
                                   reason |-> "InvalidTransition"] : pr3 \in (replicas \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE ReplicaDeletionSuccessful(w1, valid))
 
-(* §4 replica_state_change [p=kafka-2.8, target=ReplicaDeletionSuccessful], spec/replica_machine.py:325 *)
+(* §4 replica_state_change [p=kafka-2.8, target=ReplicaDeletionSuccessful], spec/replica_machine.py:355 *)
 ReplicaStateChangeReplicaDeletionSuccessful(w, replicas) ==
     ReplicaStateMachineHandleStateChangesReplicaDeletionSuccessful(w, replicas)
 
-(* §4.7 NonExistentReplica, spec/replica_machine.py:320 *)
+(* §4.7 NonExistentReplica, spec/replica_machine.py:350 *)
 NonExistentReplica(valid, w1) ==
     LET tps == {pr.tp : pr \in valid}
     IN  [w1 EXCEPT
@@ -1643,7 +1657,7 @@ NonExistentReplica(valid, w1) ==
                                                 !.removing = SelectSeq(fa.removing, LAMBDA e3 : e3 \notin gone)]]),
                             !.replica_states = MapDelAll(w1.state.controller.replica_states, valid)]]]
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(NonExistentReplica), spec/replica_machine.py:342 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(NonExistentReplica), spec/replica_machine.py:375 *)
 ReplicaStateMachineHandleStateChangesNonExistentReplica(w, replicas) ==
     IF w.moved
     THEN w
@@ -1667,7 +1681,7 @@ ReplicaStateMachineHandleStateChangesNonExistentReplica(w, replicas) ==
                                   reason |-> "InvalidTransition"] : pr3 \in (replicas \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE NonExistentReplica(valid, w1))
 
-(* §4 replica_state_change [p=kafka-2.8, target=NonExistentReplica], spec/replica_machine.py:325 *)
+(* §4 replica_state_change [p=kafka-2.8, target=NonExistentReplica], spec/replica_machine.py:355 *)
 ReplicaStateChangeNonExistentReplica(w, replicas) ==
     ReplicaStateMachineHandleStateChangesNonExistentReplica(w, replicas)
 
@@ -2071,7 +2085,7 @@ PartitionStateMachineHandleStateChangesNonExistentPartition(w, partitions) ==
 PartitionStateChangeNonExistentPartition(w, partitions) ==
     PartitionStateMachineHandleStateChangesNonExistentPartition(w, partitions)
 
-(* §4.5 ReplicaDeletionIneligible, spec/replica_machine.py:322 *)
+(* §4.5 ReplicaDeletionIneligible, spec/replica_machine.py:352 *)
 ReplicaDeletionIneligible(w1, valid) ==
     [w1 EXCEPT
         !.state =
@@ -2082,7 +2096,7 @@ ReplicaDeletionIneligible(w1, valid) ==
                                                     [_e \in valid |-> "ReplicaDeletionIneligible"])]
                             ]]
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(ReplicaDeletionIneligible), spec/replica_machine.py:342 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(ReplicaDeletionIneligible), spec/replica_machine.py:375 *)
 ReplicaStateMachineHandleStateChangesReplicaDeletionIneligible(w, replicas) ==
     IF w.moved
     THEN w
@@ -2106,7 +2120,7 @@ ReplicaStateMachineHandleStateChangesReplicaDeletionIneligible(w, replicas) ==
                                   reason |-> "InvalidTransition"] : pr3 \in (replicas \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE ReplicaDeletionIneligible(w1, valid))
 
-(* §4 replica_state_change [p=kafka-2.8, target=ReplicaDeletionIneligible], spec/replica_machine.py:325 *)
+(* §4 replica_state_change [p=kafka-2.8, target=ReplicaDeletionIneligible], spec/replica_machine.py:355 *)
 ReplicaStateChangeReplicaDeletionIneligible(w, replicas) ==
     ReplicaStateMachineHandleStateChangesReplicaDeletionIneligible(w, replicas)
 
@@ -2273,7 +2287,7 @@ ReassignmentPhaseB(fa, x, t) ==
                ELSE [work |-> ResumeDeletionForTopics(v9, {t.topic}), error |-> FALSE]
     IN  v10
 
-(* §4.1 NewReplica, spec/replica_machine.py:304 *)
+(* §4.1 NewReplica, spec/replica_machine.py:342 *)
 NewReplica(valid, w1) ==
     LET leaders == {pr \in valid :
                        /\ pr.tp \in DOMAIN w1.state.controller.leadership
@@ -2300,7 +2314,7 @@ NewReplica(valid, w1) ==
             {pr3 \in ok : pr3.tp \in DOMAIN w1.state.controller.leadership},
             TRUE)
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(NewReplica), spec/replica_machine.py:342 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(NewReplica), spec/replica_machine.py:375 *)
 ReplicaStateMachineHandleStateChangesNewReplica(w, replicas) ==
     IF w.moved
     THEN w
@@ -2324,7 +2338,7 @@ ReplicaStateMachineHandleStateChangesNewReplica(w, replicas) ==
                                   reason |-> "InvalidTransition"] : pr3 \in (replicas \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE NewReplica(valid, w1))
 
-(* §4 replica_state_change [p=kafka-2.8, target=NewReplica], spec/replica_machine.py:325 *)
+(* §4 replica_state_change [p=kafka-2.8, target=NewReplica], spec/replica_machine.py:355 *)
 ReplicaStateChangeNewReplica(w, replicas) ==
     ReplicaStateMachineHandleStateChangesNewReplica(w, replicas)
 

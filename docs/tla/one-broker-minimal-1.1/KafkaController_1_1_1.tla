@@ -372,7 +372,7 @@ SendRequestsToBrokers(w) ==
 Send(w) ==
     SendRequestsToBrokers(w)
 
-(* §4.8 initializeReplicaState, spec/replica_machine.py:370 *)
+(* §4.8 initializeReplicaState, spec/replica_machine.py:403 *)
 InitializeReplicaState2(w) ==
     IF w.moved
     THEN w
@@ -399,7 +399,7 @@ InitializeReplicaState2(w) ==
                                             THEN "OnlineReplica"
                                             ELSE "ReplicaDeletionIneligible"])]]]
 
-(* §4.8 initialize_replica_state [p=kafka-1.1], spec/replica_machine.py:351 *)
+(* §4.8 initialize_replica_state [p=kafka-1.1], spec/replica_machine.py:384 *)
 InitializeReplicaState(w) ==
     InitializeReplicaState2(w)
 
@@ -443,8 +443,8 @@ AddLeaderAndIsrRequestForBrokers(w, keys, c) ==
 AddLeaderAndIsrKeys(w, keys, is_new) ==
     AddLeaderAndIsrRequestForBrokers(w, keys, is_new)
 
-(* §4.2 OnlineReplica, spec/replica_machine.py:306 *)
-OnlineReplica(valid, w1) ==
+(* §4.2 OnlineReplica, spec/replica_machine.py:328 *)
+OnlineReplica(replicas, w1, valid) ==
     LET RECURSIVE fold(_, _)
         fold(acc, rest) ==
             IF rest = <<>> THEN acc
@@ -452,44 +452,67 @@ OnlineReplica(valid, w1) ==
                 fold(
                     LET b == Head(rest) IN
                         LET v == {pr2 \in valid : pr2.replica = b}
-                            from_new == {pr3 \in v : acc.state.controller.replica_states[pr3] = "NewReplica"}
-                            appended == {pr5.tp : pr5 \in
-                                            {pr4 \in from_new :
-                                                ~(b
-                                                  \in Range(
-                                                          GetOr(
-                                                              acc.state.controller.assignments,
-                                                              pr4.tp,
-                                                              [replicas |-> <<>>, adding |-> <<>>,
-                                                                  removing |-> <<>>]).replicas))}}
-                            w12 ==
-                                [acc EXCEPT
-                                    !.state =
-                                        [acc.state EXCEPT
-                                            !.controller =
-                                                [acc.state.controller EXCEPT
-                                                    !.assignments =
-                                                        MapMerge(
-                                                            acc.state.controller.assignments,
-                                                            [tp \in appended |->
-                                                                LET v2 == GetOr(acc.state.controller.assignments, tp,
-                                                                                [replicas |-> <<>>, adding |-> <<>>,
-                                                                                    removing |-> <<>>])
-                                                                IN  [v2 EXCEPT !.replicas = Append(v2.replicas, b)]])]]]
-                            wv == AddLeaderAndIsrKeys(
-                                      w12,
-                                      {pr6 \in (v \ from_new) : pr6.tp \in DOMAIN acc.state.controller.leadership},
-                                      FALSE)
-                        IN  [wv EXCEPT
-                                !.state = [wv.state EXCEPT
-                                              !.controller =
-                                                  [wv.state.controller EXCEPT
-                                                      !.replica_states = MapMerge(wv.state.controller.replica_states,
-                                                                                  [_e \in v |-> "OnlineReplica"])]]]
-                                                          , Tail(rest))
-    IN  fold(w1, SortInt({pr.replica : pr \in valid}))
+                        IN  IF acc.moved
+                            THEN acc
+                            ELSE
+                                LET wl == [acc EXCEPT
+                                              !.failures =
+                                                  acc.failures
+                                                  \cup {[machine |-> "replica",
+                                                         tp |-> pr4.tp,
+                                                         replica |-> pr4.replica,
+                                                         from_state |-> GetOr(acc.state.controller.replica_states, pr4,
+                                                                              "NonExistentReplica"),
+                                                         target |-> "OnlineReplica",
+                                                         reason |-> "InvalidTransition"] : pr4 \in ({pr3 \in replicas :
+                                                             pr3.replica = b} \ v)}]
+                                IN  IF Cardinality(v) = 0
+                                    THEN wl
+                                    ELSE
+                                        LET from_new == {pr5 \in v : wl.state.controller.replica_states[pr5]
+                                            = "NewReplica"}
+                                            appended == {pr7.tp : pr7 \in
+                                                            {pr6 \in from_new :
+                                                                ~(b
+                                                                  \in Range(
+                                                                          GetOr(
+                                                                              wl.state.controller.assignments,
+                                                                              pr6.tp,
+                                                                              [replicas |-> <<>>, adding |-> <<>>,
+                                                                                  removing |-> <<>>]).replicas))}}
+                                            w12 ==
+                                                [wl EXCEPT
+                                                    !.state =
+                                                        [wl.state EXCEPT
+                                                            !.controller =
+                                                                [wl.state.controller EXCEPT
+                                                                    !.assignments =
+                                                                        MapMerge(
+                                                                            wl.state.controller.assignments,
+                                                                            [tp \in appended |->
+                                                                                LET v2 == GetOr(
+                                                                                    wl.state.controller.assignments, tp,
+                                                                                        [replicas |-> <<>>,
+                                                                                            adding |-> <<>>,
+                                                                                                removing |-> <<>>])
+                                                                                IN  [v2 EXCEPT !.replicas = Append(
+                                                                                    v2.replicas, b)]])]]]
+                                            wv == AddLeaderAndIsrKeys(
+                                                      w12,
+                                                      {pr8 \in (v \ from_new) : pr8.tp
+                                                          \in DOMAIN wl.state.controller.leadership},
+                                                      FALSE)
+                                        IN  [wv EXCEPT
+                                                !.state = [wv.state EXCEPT
+                                                              !.controller =
+                                                                  [wv.state.controller EXCEPT
+                                                                      !.replica_states = MapMerge(
+                                                                          wv.state.controller.replica_states,
+                                                                              [_e \in v |-> "OnlineReplica"])]]]
+                                                                          , Tail(rest))
+    IN  fold(w1, SortInt({pr.replica : pr \in replicas}))
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(OnlineReplica), spec/replica_machine.py:342 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(OnlineReplica), spec/replica_machine.py:375 *)
 ReplicaStateMachineHandleStateChangesOnlineReplica(w, replicas) ==
     IF w.moved
     THEN w
@@ -500,20 +523,11 @@ ReplicaStateMachineHandleStateChangesOnlineReplica(w, replicas) ==
                            [_pr \in {pr \in replicas : ~(pr \in DOMAIN w.state.controller.replica_states)} |->
                                "NonExistentReplica"])
              valid == {pr2 \in replicas : states[pr2] \in Literal4}
-             wv == [w EXCEPT
+             w1 == [w EXCEPT
                        !.state = [w.state EXCEPT !.controller = [w.state.controller EXCEPT !.replica_states = states]]]
-             w1 == [wv EXCEPT
-                       !.failures =
-                           wv.failures
-                           \cup {[machine |-> "replica",
-                                  tp |-> pr3.tp,
-                                  replica |-> pr3.replica,
-                                  from_state |-> GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica"),
-                                  target |-> "OnlineReplica",
-                                  reason |-> "InvalidTransition"] : pr3 \in (replicas \ valid)}]
-         IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE OnlineReplica(valid, w1))
+         IN  Send(OnlineReplica(replicas, w1, valid))
 
-(* §4 replica_state_change [p=kafka-1.1, target=OnlineReplica], spec/replica_machine.py:325 *)
+(* §4 replica_state_change [p=kafka-1.1, target=OnlineReplica], spec/replica_machine.py:355 *)
 ReplicaStateChangeOnlineReplica(w, replicas) ==
     ReplicaStateMachineHandleStateChangesOnlineReplica(w, replicas)
 
@@ -1560,8 +1574,8 @@ AddLeaderAndIsrRequestForBrokers5(r2, x, b) ==
                              DOMAIN wv.state.controller.live_brokers,
                              ts)
 
-(* §4.3 OfflineReplica, spec/replica_machine.py:310 *)
-OfflineReplica(valid, w1) ==
+(* §4.3 OfflineReplica, spec/replica_machine.py:333 *)
+OfflineReplica(replicas, w1, valid) ==
     LET RECURSIVE fold(_, _)
         fold(acc, rest) ==
             IF rest = <<>> THEN acc
@@ -1569,51 +1583,66 @@ OfflineReplica(valid, w1) ==
                 fold(
                     LET b == Head(rest) IN
                         LET v == {pr2 \in valid : pr2.replica = b}
-                            wv == AddStopReplicaBulk(acc, v, FALSE)
-                        IN  IF wv.moved
-                            THEN wv
+                        IN  IF acc.moved
+                            THEN acc
                             ELSE
-                                LET tps == {pr3.tp : pr3 \in v}
-                                    p_l == {tp \in tps : tp \in DOMAIN acc.state.controller.leadership}
-                                    r1 == DoRemoveReplicasFromIsr(p_l, wv, b)
-                                IN  IF Cardinality(r1.retry) = 0
-                                    THEN
-                                        IF r1.work.moved
-                                        THEN r1.work
-                                        ELSE
-                                            LET wv2 == AddLeaderAndIsrRequestForBrokers5(r1, r1.done, b)
-                                            IN  [wv2 EXCEPT
-                                                    !.state = [wv2.state EXCEPT
-                                                                  !.controller =
-                                                                      [wv2.state.controller EXCEPT
-                                                                          !.replica_states =
-                                                                              MapMerge(
-                                                                                  wv2.state.controller.replica_states,
-                                                                                  [_e \in {[tp |-> tp2,
-                                                                                            replica |-> b] : tp2
-                                                                                                \in r1.done} |->
-                                                                                                   "OfflineReplica"])]]]
+                                LET wl == [acc EXCEPT
+                                              !.failures =
+                                                  acc.failures
+                                                  \cup {[machine |-> "replica",
+                                                         tp |-> pr4.tp,
+                                                         replica |-> pr4.replica,
+                                                         from_state |-> GetOr(acc.state.controller.replica_states, pr4,
+                                                                              "NonExistentReplica"),
+                                                         target |-> "OfflineReplica",
+                                                         reason |-> "InvalidTransition"] : pr4 \in ({pr3 \in replicas :
+                                                             pr3.replica = b} \ v)}]
+                                IN  IF Cardinality(v) = 0
+                                    THEN wl
                                     ELSE
-                                        LET r2 == DoRemoveReplicasFromIsr(r1.retry, r1.work, b)
-                                            v2 == r1.done \cup r2.done
-                                        IN  IF r2.work.moved
-                                            THEN r2.work
-                                            ELSE LET wv3 == AddLeaderAndIsrRequestForBrokers5(r2, v2, b)
-                                                 IN  [wv3 EXCEPT
-                                                         !.state = [wv3.state EXCEPT
-                                                                       !.controller =
-                                                                           [wv3.state.controller EXCEPT
-                                                                               !.replica_states =
-                                                                                   MapMerge(
+                                        LET wv == AddStopReplicaBulk(wl, v, FALSE)
+                                        IN  IF wv.moved
+                                            THEN wv
+                                            ELSE
+                                                LET tps == {pr5.tp : pr5 \in v}
+                                                    p_l == {tp \in tps : tp \in DOMAIN wl.state.controller.leadership}
+                                                    r1 == DoRemoveReplicasFromIsr(p_l, wv, b)
+                                                IN  IF Cardinality(r1.retry) = 0
+                                                    THEN
+                                                        IF r1.work.moved
+                                                        THEN r1.work
+                                                        ELSE
+                                                            LET wv2 == AddLeaderAndIsrRequestForBrokers5(r1, r1.done, b)
+                                                            IN  [wv2 EXCEPT
+                                                                    !.state = [wv2.state EXCEPT
+                                                                                  !.controller =
+                                                                                      [wv2.state.controller EXCEPT
+                                                                                          !.replica_states =
+                                                                                              MapMerge(
+                                                                                    wv2.state.controller.replica_states,
+                                                                                                  [_e \in {[tp |-> tp2,
+                                                                                                            replica |->
+                                                                                                                b] : tp2
+                                                                                  \in r1.done} |-> "OfflineReplica"])]]]
+                                                    ELSE
+                                                        LET r2 == DoRemoveReplicasFromIsr(r1.retry, r1.work, b)
+                                                            v2 == r1.done \cup r2.done
+                                                        IN  IF r2.work.moved
+                                                            THEN r2.work
+                                                            ELSE LET wv3 == AddLeaderAndIsrRequestForBrokers5(r2, v2, b)
+                                                                 IN  [wv3 EXCEPT
+                                                                         !.state = [wv3.state EXCEPT
+                                                                                       !.controller =
+                                                                                           [wv3.state.controller EXCEPT
+                                                                                               !.replica_states =
+                                                                                                   MapMerge(
                                                                                     wv3.state.controller.replica_states,
-                                                                                       [_e2 \in {[tp |-> tp3,
-                                                                                                  replica |-> b] : tp3
-                                                                                                      \in v2} |->
-                                                                                                   "OfflineReplica"])]]]
-                                                                                           , Tail(rest))
-    IN  fold(w1, SortInt({pr.replica : pr \in valid}))
+                                                                                                       [_e2 \in {[tp |->
+                                                             tp3, replica |-> b] : tp3 \in v2} |-> "OfflineReplica"])]]]
+                                                                                                           , Tail(rest))
+    IN  fold(w1, SortInt({pr.replica : pr \in replicas}))
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(OfflineReplica), spec/replica_machine.py:342 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(OfflineReplica), spec/replica_machine.py:375 *)
 ReplicaStateMachineHandleStateChangesOfflineReplica(w, replicas) ==
     IF w.moved
     THEN w
@@ -1624,24 +1653,15 @@ ReplicaStateMachineHandleStateChangesOfflineReplica(w, replicas) ==
                            [_pr \in {pr \in replicas : ~(pr \in DOMAIN w.state.controller.replica_states)} |->
                                "NonExistentReplica"])
              valid == {pr2 \in replicas : states[pr2] \in Literal4}
-             wv == [w EXCEPT
+             w1 == [w EXCEPT
                        !.state = [w.state EXCEPT !.controller = [w.state.controller EXCEPT !.replica_states = states]]]
-             w1 == [wv EXCEPT
-                       !.failures =
-                           wv.failures
-                           \cup {[machine |-> "replica",
-                                  tp |-> pr3.tp,
-                                  replica |-> pr3.replica,
-                                  from_state |-> GetOr(wv.state.controller.replica_states, pr3, "NonExistentReplica"),
-                                  target |-> "OfflineReplica",
-                                  reason |-> "InvalidTransition"] : pr3 \in (replicas \ valid)}]
-         IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE OfflineReplica(valid, w1))
+         IN  Send(OfflineReplica(replicas, w1, valid))
 
-(* §4 replica_state_change [p=kafka-1.1, target=OfflineReplica], spec/replica_machine.py:325 *)
+(* §4 replica_state_change [p=kafka-1.1, target=OfflineReplica], spec/replica_machine.py:355 *)
 ReplicaStateChangeOfflineReplica(w, replicas) ==
     ReplicaStateMachineHandleStateChangesOfflineReplica(w, replicas)
 
-(* §4.4 ReplicaDeletionStarted, spec/replica_machine.py:314 *)
+(* §4.4 ReplicaDeletionStarted, spec/replica_machine.py:344 *)
 ReplicaDeletionStarted(w1, valid) ==
     AddStopReplicaBulk(
         [w1 EXCEPT
@@ -1655,7 +1675,7 @@ ReplicaDeletionStarted(w1, valid) ==
         valid,
         TRUE)
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(ReplicaDeletionStarted), spec/replica_machine.py:342 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(ReplicaDeletionStarted), spec/replica_machine.py:375 *)
 ReplicaStateMachineHandleStateChangesReplicaDeletionStarted(w, replicas) ==
     IF w.moved
     THEN w
@@ -1679,11 +1699,11 @@ ReplicaStateMachineHandleStateChangesReplicaDeletionStarted(w, replicas) ==
                                   reason |-> "InvalidTransition"] : pr3 \in (replicas \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE ReplicaDeletionStarted(w1, valid))
 
-(* §4 replica_state_change [p=kafka-1.1, target=ReplicaDeletionStarted], spec/replica_machine.py:325 *)
+(* §4 replica_state_change [p=kafka-1.1, target=ReplicaDeletionStarted], spec/replica_machine.py:355 *)
 ReplicaStateChangeReplicaDeletionStarted(w, replicas) ==
     ReplicaStateMachineHandleStateChangesReplicaDeletionStarted(w, replicas)
 
-(* §4.6 ReplicaDeletionSuccessful, spec/replica_machine.py:322 *)
+(* §4.6 ReplicaDeletionSuccessful, spec/replica_machine.py:352 *)
 ReplicaDeletionSuccessful(w1, valid) ==
     [w1 EXCEPT
         !.state =
@@ -1694,7 +1714,7 @@ ReplicaDeletionSuccessful(w1, valid) ==
                                                     [_e \in valid |-> "ReplicaDeletionSuccessful"])]
                             ]]
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(ReplicaDeletionSuccessful), spec/replica_machine.py:342 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(ReplicaDeletionSuccessful), spec/replica_machine.py:375 *)
 ReplicaStateMachineHandleStateChangesReplicaDeletionSuccessful(w, replicas) ==
     IF w.moved
     THEN w
@@ -1718,11 +1738,11 @@ ReplicaStateMachineHandleStateChangesReplicaDeletionSuccessful(w, replicas) ==
                                   reason |-> "InvalidTransition"] : pr3 \in (replicas \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE ReplicaDeletionSuccessful(w1, valid))
 
-(* §4 replica_state_change [p=kafka-1.1, target=ReplicaDeletionSuccessful], spec/replica_machine.py:325 *)
+(* §4 replica_state_change [p=kafka-1.1, target=ReplicaDeletionSuccessful], spec/replica_machine.py:355 *)
 ReplicaStateChangeReplicaDeletionSuccessful(w, replicas) ==
     ReplicaStateMachineHandleStateChangesReplicaDeletionSuccessful(w, replicas)
 
-(* §4.7 NonExistentReplica, spec/replica_machine.py:320 *)
+(* §4.7 NonExistentReplica, spec/replica_machine.py:350 *)
 NonExistentReplica(valid, w1) ==
     LET tps == {pr.tp : pr \in valid}
     IN  [w1 EXCEPT
@@ -1743,7 +1763,7 @@ NonExistentReplica(valid, w1) ==
                                                 !.removing = SelectSeq(fa.removing, LAMBDA e3 : e3 \notin gone)]]),
                             !.replica_states = MapDelAll(w1.state.controller.replica_states, valid)]]]
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(NonExistentReplica), spec/replica_machine.py:342 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(NonExistentReplica), spec/replica_machine.py:375 *)
 ReplicaStateMachineHandleStateChangesNonExistentReplica(w, replicas) ==
     IF w.moved
     THEN w
@@ -1767,7 +1787,7 @@ ReplicaStateMachineHandleStateChangesNonExistentReplica(w, replicas) ==
                                   reason |-> "InvalidTransition"] : pr3 \in (replicas \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE NonExistentReplica(valid, w1))
 
-(* §4 replica_state_change [p=kafka-1.1, target=NonExistentReplica], spec/replica_machine.py:325 *)
+(* §4 replica_state_change [p=kafka-1.1, target=NonExistentReplica], spec/replica_machine.py:355 *)
 ReplicaStateChangeNonExistentReplica(w, replicas) ==
     ReplicaStateMachineHandleStateChangesNonExistentReplica(w, replicas)
 
@@ -1963,7 +1983,7 @@ RetryDeletionForIneligibleReplicas(acc, x) ==
                                     \in ts})}) :
             GetOr(acc.state.controller.replica_states, pr, "NonExistentReplica") = "ReplicaDeletionIneligible"})
 
-(* §4.5 ReplicaDeletionIneligible, spec/replica_machine.py:322 *)
+(* §4.5 ReplicaDeletionIneligible, spec/replica_machine.py:352 *)
 ReplicaDeletionIneligible(w1, valid) ==
     [w1 EXCEPT
         !.state =
@@ -1974,7 +1994,7 @@ ReplicaDeletionIneligible(w1, valid) ==
                                                     [_e \in valid |-> "ReplicaDeletionIneligible"])]
                             ]]
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(ReplicaDeletionIneligible), spec/replica_machine.py:342 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(ReplicaDeletionIneligible), spec/replica_machine.py:375 *)
 ReplicaStateMachineHandleStateChangesReplicaDeletionIneligible(w, replicas) ==
     IF w.moved
     THEN w
@@ -1998,7 +2018,7 @@ ReplicaStateMachineHandleStateChangesReplicaDeletionIneligible(w, replicas) ==
                                   reason |-> "InvalidTransition"] : pr3 \in (replicas \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE ReplicaDeletionIneligible(w1, valid))
 
-(* §4 replica_state_change [p=kafka-1.1, target=ReplicaDeletionIneligible], spec/replica_machine.py:325 *)
+(* §4 replica_state_change [p=kafka-1.1, target=ReplicaDeletionIneligible], spec/replica_machine.py:355 *)
 ReplicaStateChangeReplicaDeletionIneligible(w, replicas) ==
     ReplicaStateMachineHandleStateChangesReplicaDeletionIneligible(w, replicas)
 
@@ -2142,7 +2162,7 @@ ResumeDeletionForTopics(x, x2) ==
                                               )
         ELSE x3
 
-(* §4.1 NewReplica, spec/replica_machine.py:304 *)
+(* §4.1 NewReplica, spec/replica_machine.py:342 *)
 NewReplica(valid, w1) ==
     LET leaders == {pr \in valid :
                        /\ pr.tp \in DOMAIN w1.state.controller.leadership
@@ -2169,7 +2189,7 @@ NewReplica(valid, w1) ==
             {pr3 \in ok : pr3.tp \in DOMAIN w1.state.controller.leadership},
             TRUE)
 
-(* §2.3 ReplicaStateMachine.handleStateChanges(NewReplica), spec/replica_machine.py:342 *)
+(* §2.3 ReplicaStateMachine.handleStateChanges(NewReplica), spec/replica_machine.py:375 *)
 ReplicaStateMachineHandleStateChangesNewReplica(w, replicas) ==
     IF w.moved
     THEN w
@@ -2193,7 +2213,7 @@ ReplicaStateMachineHandleStateChangesNewReplica(w, replicas) ==
                                   reason |-> "InvalidTransition"] : pr3 \in (replicas \ valid)}]
          IN  Send(IF Cardinality(valid) = 0 THEN w1 ELSE NewReplica(valid, w1))
 
-(* §4 replica_state_change [p=kafka-1.1, target=NewReplica], spec/replica_machine.py:325 *)
+(* §4 replica_state_change [p=kafka-1.1, target=NewReplica], spec/replica_machine.py:355 *)
 ReplicaStateChangeNewReplica(w, replicas) ==
     ReplicaStateMachineHandleStateChangesNewReplica(w, replicas)
 

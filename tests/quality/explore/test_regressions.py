@@ -17,6 +17,7 @@ from kcspec.spec.events import (
     ControllerFailover,
     ControllerResignation,
     IsrChange,
+    NewerControllerElected,
     PartitionExpansion,
     StopReplicaResponseReceived,
     TopicCreation,
@@ -148,7 +149,27 @@ def _restore_keeps_topic_znode(profile: str) -> list[ControllerEvent]:
     return [*events, StopReplicaResponseReceived(1, (TopicPartition("t1", 0),)), TopicCreation("t1", ((0,),))]
 
 
+def _fenced_offline_move_stops_at_the_broker(profile: str) -> list[ControllerEvent]:
+    """Found by exploration under IBP 2.6-IV0 (3 brokers, RF 2, ZooKeeper and controller faults; it fails under
+    every IBP): a zombie controller deletes t0, whose reassignment (0, 1) → (1, 2) left replica 2 in the assignment
+    with no replica state (its znode read failed with CONNECTIONLOSS). Moving the topic's replicas to
+    OfflineReplica, the ISR write for broker 0's replica is fenced (ControllerMovedException) and the call ends:
+    Kafka checks the transitions of each broker's replicas as it reaches that broker (``groupBy(_.replica)``, then
+    ``doHandleStateChanges``), so replica 2's invalid NonExistentReplica → OfflineReplica is never logged. The spec
+    once checked every replica before the first broker and logged it."""
+    return [
+        *(BrokerStartup(b) for b in range(3)),
+        ControllerFailover(0),
+        TopicCreation("t0", ((0, 1),)),
+        ZkFaultInjection(T0, ZkFault.CONNECTIONLOSS),
+        ZkPartitionReassignment(FMap({T0: (1, 2)})),
+        NewerControllerElected(1),
+        TopicDeletion(("t0",)),
+    ]
+
+
 CASES = {
+    "fenced-offline-move-stops-at-the-broker": _fenced_offline_move_stops_at_the_broker,
     "restore-keeps-topic-znode": _restore_keeps_topic_znode,
     "restore-keeps-topic-config": _restore_keeps_topic_config,
     "alter-isr-completes-reassignment": _alter_isr_completes_reassignment,
