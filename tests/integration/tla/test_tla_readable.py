@@ -26,8 +26,9 @@ def test_the_default_kafka_2_8_module_is_within_the_size_targets() -> None:
     lines = len(module.tla.splitlines())
     assert size <= 600_000, f"{size:,} bytes"
     # 5,000 until 2026-11-28; the topic znode, topic IDs and create faults (issue 28) added 132 lines of Kafka's
-    # behaviour to this module, not generator overhead (benchmarks/results/tla_cost.md)
-    assert lines <= 5_500, f"{lines:,} lines"
+    # behaviour to this module, not generator overhead; 5,500 until 2026-11-29: the IBP's ISR and /feature paths
+    # (issue 28, 201 lines) and the guards' conjuncts checked in Next (67 lines) (benchmarks/results/tla_cost.md)
+    assert lines <= 5_800, f"{lines:,} lines"
 
 
 @pytest.mark.parametrize(("profile", "config"), models())
@@ -136,7 +137,9 @@ def _next_lines(tla: str) -> list[str]:
     lines = tla.splitlines()
     start = lines.index("Next ==")
     end = next(i for i in range(start + 1, len(lines)) if lines[i] and not lines[i].startswith(" "))
-    return [line.strip() for line in lines[start + 1 : end] if line.strip()]
+    # Next's body without its own indentation: a disjunct of Next starts its row, a nested one (of a conjunct of a
+    # guard checked in Next) is indented
+    return [line.rstrip().removeprefix("    ") for line in lines[start + 1 : end] if line.strip()]
 
 
 @pytest.mark.parametrize("profile", ["kafka-2.8", "kafka-1.1"])
