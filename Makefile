@@ -64,6 +64,7 @@ check: lint typecheck test
 # After a change to spec/: the committed artefacts that derive from it (the tests fail while one is stale).
 generated: setup
 	$(BIN)/kcspec diagrams --out diagrams
+	$(BIN)/kcspec diagrams --coverage diagrams/coverage/scenarios.json --out diagrams
 	$(BIN)/kcspec tla modules
 	$(BIN)/kcspec spec rules --out docs/rules.md
 
