@@ -6,15 +6,17 @@ import pytest
 from kcspec.spec.events import (
     BrokerFailure,
     BrokerStartup,
+    ControllerFailover,
     PartitionExpansion,
     StopReplicaResponseReceived,
     TopicCreation,
     TopicDeletion,
 )
 from kcspec.spec.requests import UpdateMetadataRequest
+from kcspec.spec.state import ClusterState
 from kcspec.spec.vocabulary import PartitionReplica, PartitionState, ReplicaAssignment, ReplicaState
 
-from tests.support.spec_scenarios import PROFILES, start, tp, with_topic
+from tests.support.spec_scenarios import PROFILES, run_on_both_engines, start, tp, with_topic
 
 T0 = tp("t", 0)
 RS = ReplicaState
@@ -120,3 +122,25 @@ def test_expansion_during_deletion_kafka_6612() -> None:
         t1 = tp("t", 1)
         s.expect_eq(t1 not in s.state.zk.assignments, restored, f"{profile}: added partition reverted in ZK")
         s.expect(t1 not in s.state.controller.assignments, "never created")
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_failover_initialises_deletion_with_ineligible_topics_among_those_queued(profile: str) -> None:
+    """Kafka's ``TopicDeletionManagerTest.testInitialization`` (2.8.2): ``init(toBeDeleted = {foo, bar},
+    ineligible = {bar, baz})`` leaves ``topicsIneligibleForDeletion = {bar}``: a topic not queued for deletion is
+    never ineligible. In Kafka the controller calls ``init`` at failover with the topics of ``/admin/delete_topics``
+    and those with an offline replica (or being reassigned), as here: foo (replicas 1, 2) and bar (1, 3) are queued,
+    bar and baz (2, 3) have a replica on the dead broker 3. Both engines, every step compared."""
+    events = [
+        *(BrokerStartup(b) for b in (1, 2, 3)),
+        ControllerFailover(1),
+        TopicCreation("foo", ((1, 2),)),
+        TopicCreation("bar", ((1, 3),)),
+        TopicCreation("baz", ((2, 3),)),
+        BrokerFailure(3),
+        TopicDeletion(("foo", "bar")),
+        ControllerFailover(2),
+    ]
+    state = run_on_both_engines("testInitialization", ClusterState(), events, profile)
+    assert state.controller.topics_to_be_deleted == frozenset({"foo", "bar"}), state.controller
+    assert state.controller.topics_ineligible_for_deletion == frozenset({"bar"}), state.controller
