@@ -25,7 +25,8 @@ import itertools
 import re
 from dataclasses import dataclass, field
 
-from kcspec.model.tla.share import _parts, _rebuild
+from kcspec.model.tla.share import _parts as _compute_parts
+from kcspec.model.tla.share import _rebuild
 from kcspec.spec import lang as L
 from kcspec.spec.spans import Span
 
@@ -48,6 +49,22 @@ MIN_SHARED = 0.5
 """A template must keep at least this share of the smallest copy's nodes (the rest are holes) to be used."""
 
 _hole_numbers = itertools.count(2_000_000_000)
+
+_PartsOf = tuple[tuple[object, ...], list[L.Expr], list[str]]
+_PARTS: dict[int, tuple[L.Expr, _PartsOf, tuple[object, ...] | None]] = {}
+"""``_parts`` and ``_shape`` of the nodes seen, by id: the anti-unification asks for them of the same nodes hundreds
+of thousands of times. Each entry holds its node, so that no id is reused while the entry lives; the table is
+emptied when a new ``Generaliser`` starts (its nodes are the previous module's)."""
+
+
+def _parts(e: L.Expr) -> _PartsOf:
+    """``share._parts(e)``, computed once per node (callers do not change the lists)."""
+    hit = _PARTS.get(id(e))
+    if hit is not None and hit[0] is e:
+        return hit[1]
+    parts = _compute_parts(e)
+    _PARTS[id(e)] = (e, parts, None)
+    return parts
 
 
 @dataclass
@@ -234,6 +251,7 @@ class Generaliser:
         self._member_of: dict[int, tuple[_Template, int, L.Def]] = {}
         self._in_progress: set[tuple[str, str]] = set()
         self._keep: list[object] = []  # keeps rebuilt nodes alive, so that ids stay unique
+        _PARTS.clear()
 
     # ---------------------------------------------------------------- collection
     def collect(self, roots: list[L.Expr]) -> None:
@@ -423,8 +441,9 @@ class Generaliser:
     def free(self, e: L.Expr) -> frozenset[str]:
         hit = self._fv.get(id(e))
         if hit is None:
-            hit = L.free_vars(e)
-            self._fv[id(e)] = hit
+            # One memo for every node seen: a sub-expression's entry is valid while the node that contains it is
+            # kept (``_keep``), so no id is reused while the memo lives.
+            hit = L.free_vars(e, self._fv)
             self._keep.append(e)
         return hit
 
@@ -525,8 +544,14 @@ def _common_start(words: list[str]) -> str:
 
 def _shape(e: L.Expr) -> tuple[object, ...]:
     """``e``'s own content apart from its sub-expressions and the names it binds."""
+    hit = _PARTS.get(id(e))
+    if hit is not None and hit[0] is e and hit[2] is not None:
+        return hit[2]
+    parts = _parts(e)
     binders = _BINDER_FIELDS.get(type(e), ())
-    return tuple(s for s in _parts(e)[0] if not (isinstance(s, tuple) and len(s) == 2 and s[0] in binders))
+    shape = tuple(s for s in parts[0] if not (isinstance(s, tuple) and len(s) == 2 and s[0] in binders))
+    _PARTS[id(e)] = (e, parts, shape)
+    return shape
 
 
 def _hint(e: L.Expr) -> str:

@@ -710,9 +710,17 @@ def generate(profile: Profile, config: ModelConfig) -> GeneratedModule:
 
 @functools.lru_cache(maxsize=16)
 def _generate_builtin(profile_name: str, config: ModelConfig) -> GeneratedModule:
+    """Also saved on disk between processes (``module_cache``: keyed by kcspec's source, the profile and the
+    model)."""
+    from kcspec.model.tla import module_cache
     from kcspec.spec.profiles import get_profile
 
-    return _generate(get_profile(profile_name), config)
+    saved = module_cache.load(profile_name, config)
+    if saved is not None:
+        return saved
+    module = _generate(get_profile(profile_name), config)
+    module_cache.save(profile_name, config, module)
+    return module
 
 
 def _generate(profile: Profile, config: ModelConfig) -> GeneratedModule:

@@ -46,23 +46,35 @@ def _parts(e: L.Expr) -> tuple[tuple[object, ...], list[L.Expr], list[str]]:
     statics: list[object] = []
     kids: list[L.Expr] = []
     where: list[str] = []
-    for f in dataclasses.fields(e):  # type: ignore[arg-type]
-        v = getattr(e, f.name)
+    for name in _field_names(type(e)):
+        v = getattr(e, name)
         if isinstance(v, L.Expr):
-            statics.append(f.name)
+            statics.append(name)
             kids.append(v)
-            where.append(f.name)
+            where.append(name)
         elif isinstance(v, tuple) and v and all(isinstance(x, L.Expr) for x in v):
-            statics.append((f.name, len(v)))
+            statics.append((name, len(v)))
             kids.extend(v)
-            where.extend([f.name] * len(v))
+            where.extend([name] * len(v))
         elif isinstance(v, tuple) and v and all(type(x) is tuple and len(x) == 2 for x in v):
-            statics.append((f.name, tuple(x[0] for x in v)))
+            statics.append((name, tuple(x[0] for x in v)))
             kids.extend(x[1] for x in v)
-            where.extend([f.name] * len(v))
+            where.extend([name] * len(v))
         else:
-            statics.append((f.name, _hashable(v)))
+            statics.append((name, _hashable(v)))
     return tuple(statics), kids, where
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(kind: type) -> tuple[str, ...]:
+    """The dataclass fields of a node kind, in order (``dataclasses.fields`` rebuilds this list at every call)."""
+    names = _FIELD_NAMES.get(kind)
+    if names is None:
+        names = tuple(f.name for f in dataclasses.fields(kind))
+        _FIELD_NAMES[kind] = names
+    return names
 
 
 def _hashable(v: object) -> object:
