@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 CHECKS = ("prove", "explore", "conformance", "tla", "spec-vs-reference")
@@ -56,10 +57,18 @@ def measure(check: str, sig: signal.Signals, out: str) -> tuple[int | None, floa
         os.killpg(proc.pid, sig)
     else:
         os.kill(proc.pid, sig)
-    code = proc.wait(timeout=120)
+    rest: list[str] = []
+    reader = threading.Thread(target=lambda: rest.extend(proc.stdout or ()), daemon=True)
+    reader.start()  # the output after the signal is read while waiting: a full pipe never holds the process up
+    try:
+        code = proc.wait(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        return None, None, "did not end within 120 s of the signal (killed): " + "".join(rest)[-300:].strip()
     seconds = time.monotonic() - start
-    rest = proc.stdout.read()
-    return code, seconds, "interrupted, reported" if "the gate did not pass" in rest else "no report"
+    reader.join(timeout=10)
+    return code, seconds, "interrupted, reported" if "the gate did not pass" in "".join(rest) else "no report"
 
 
 def main() -> None:
@@ -70,12 +79,18 @@ def main() -> None:
     sig = signal.Signals[f"SIG{args.signal}"]
     print(f"load before: {os.getloadavg()[0]:.1f}")
     print("\n| check | signal | exit | seconds to end | output |\n|---|---|---|---|---|")
+    hung: list[str] = []
     with tempfile.TemporaryDirectory() as out:
         for check in args.check or CHECKS:
             code, seconds, what = measure(check, sig, out)
+            if what.startswith("did not end"):
+                hung.append(check)
             shown = f"{seconds:.2f}" if seconds is not None else "—"
             print(f"| {check} | {sig.name} | {code} | {shown} | {what} |", flush=True)
     print(f"\nload after: {os.getloadavg()[0]:.1f}")
+    if hung:
+        print(f"did not end after the signal: {', '.join(hung)}", file=sys.stderr)
+        raise SystemExit(1)
 
 
 if __name__ == "__main__":

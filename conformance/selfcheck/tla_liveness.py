@@ -62,7 +62,11 @@ def check_property(
         tla.write_text(module.tla, encoding="utf-8")
         cfg = work / f"{module.name}_{prop}.cfg"
         cfg.write_text(property_cfg(module.liveness_cfg, prop), encoding="utf-8")
-        tlc = run_tlc(TlcArgs(module=tla, config=cfg, timeout_s=timeout_s), tools, remove_on_death=(work,))
+        tlc = run_tlc(
+            TlcArgs(module=tla, config=cfg, timeout_s=timeout_s, liveness_at_end=True),
+            tools,
+            remove_on_death=(work,),
+        )
     if tlc.outcome is Outcome.OK:
         return LivenessResult(
             prop, LivenessOutcome.HOLDS, f"{prop} holds ({tlc.report.stats.distinct} states)", tlc

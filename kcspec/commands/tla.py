@@ -429,6 +429,7 @@ def check(
             timeout_s=timeout_s,
             dump_trace_json=out / "trace.tlc.json",
             seed=seed,
+            liveness_at_end=liveness,
         )
     except ValueError as exc:
         options.fail(f"--seed: {exc}" if "seed" in str(exc) else str(exc))

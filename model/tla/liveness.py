@@ -41,7 +41,7 @@ from kcspec.model.tla.config import ModelConfig
 from kcspec.spec import lang as L
 from kcspec.spec.context import replica
 from kcspec.spec.state import ClusterState
-from kcspec.spec.vocabulary import TopicPartition
+from kcspec.spec.vocabulary import PartitionReplica, ReplicaState, TopicPartition
 
 
 @dataclass(frozen=True)
@@ -276,6 +276,30 @@ def _deletion_halted_by_failure(state: ClusterState, topic: object) -> bool:
     )
 
 
+def _deletion_stalled_by_a_zk_error(state: ClusterState, topic: object) -> bool:
+    """The topic is queued for deletion and eligible (not halted), every replica is on a live broker, and every
+    replica is still OnlineReplica: ``onPartitionDeletion`` moved none of them to OfflineReplica, because the ISR
+    removal's ZooKeeper read or write failed (§3.3: the failed partitions keep their state), so none was moved on
+    to ReplicaDeletionStarted and no StopReplica is awaited (§8)."""
+    c = state.controller
+    if topic not in c.topics_to_be_deleted or topic in c.topics_ineligible_for_deletion:
+        return False
+    replicas = [(tp, r) for tp, a in c.assignments.items() if tp.topic == topic for r in a.replicas]
+    return bool(replicas) and all(
+        r in c.live_brokers and c.replica_states.get(PartitionReplica(tp, r)) is ReplicaState.OnlineReplica
+        for tp, r in replicas
+    )
+
+
+_STALLED_DELETION = (
+    "a ZooKeeper error on the ISR removal of onPartitionDeletion's OfflineReplica step (the read of the state "
+    "znodes fails, §3.3) leaves the replicas in OnlineReplica, so their move to ReplicaDeletionStarted is an "
+    "invalid transition and no StopReplica is sent; the topic stays eligible, but only the next resumeDeletions "
+    "(a broker startup or failure, a StopReplica response, another deletion request, a reassignment's end or a "
+    "controller failover) starts its deletion again, and with none of those the deletion waits forever "
+    "(TopicDeletionManager.onPartitionDeletion, 2.8.2 and 1.1)"
+)
+
 _HALTED_DELETION = (
     "a replica deletion that failed (a StopReplica error) halts the topic's deletion: resumeDeletions moves the "
     "replica back to OfflineReplica but restarts nothing while the topic is ineligible, and only a broker startup "
@@ -309,6 +333,17 @@ KNOWN_GAPS: tuple[KnownGap, ...] = (
             "§8 failReplicaDeletion",
             _HALTED_DELETION,
             _deletion_halted_by_failure,
+        )
+        for profile in ("kafka-2.8", "kafka-1.1")
+    ),
+    *(
+        KnownGap(
+            "DeletionEventuallyCompletes",
+            profile,
+            "no ticket (Kafka's design)",
+            "§8 onPartitionDeletion, §3.3",
+            _STALLED_DELETION,
+            _deletion_stalled_by_a_zk_error,
         )
         for profile in ("kafka-2.8", "kafka-1.1")
     ),

@@ -26,6 +26,13 @@ class TlcArgs:
     the order in which TLC's liveness checker walks the behaviour graph, so without it two runs of one model can
     report two different lassos (measured: six polynomials gave five different lassos on one model). With one worker and a fixed
     seed, a run is repeatable; the report prints the seed so that a user can re-run it.
+
+    ``liveness_at_end`` checks the temporal properties once, on the whole behaviour graph (``-lncheck final``).
+    Without it TLC also checks them at its progress reports, on the part of the graph found so far, and a
+    report comes after a number of seconds, not of states: on a busy machine the first check falls earlier in
+    the search and can report another lasso than on a quiet one (seen: the ZooKeeper-error stall of a deletion
+    instead of the failed-StopReplica halt, on the same model and seed). A liveness run is repeatable only with
+    it; the price is that a violation is reported when the search ends, not as soon as a partial graph shows it.
     """
 
     module: Path
@@ -38,6 +45,7 @@ class TlcArgs:
     dump_states: Path | None = None
     check_deadlock: bool = False
     seed: int = 0
+    liveness_at_end: bool = False
     extra: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:

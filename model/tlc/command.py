@@ -25,6 +25,8 @@ def tlc_argv(args: TlcArgs, tools: Toolchain, *, metadir: str | None = None) -> 
         argv += ["-dfid", str(args.depth)]
     if not args.check_deadlock:
         argv.append("-deadlock")
+    if args.liveness_at_end:
+        argv += ["-lncheck", "final"]
     if args.dump_trace_json is not None and tools.version is not None and tools.version.supports_dump_trace:
         # TLC 2.15 rejects -dumpTrace; without it the counterexample is read from the -tool output
         argv += ["-dumpTrace", "json", str(args.dump_trace_json)]

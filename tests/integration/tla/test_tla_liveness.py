@@ -182,3 +182,40 @@ def test_no_leader_is_asked_for_a_partition_of_a_topic_queued_for_deletion() -> 
     tp = next(iter(last.zk.partition_states))
     assert "t0" in last.zk.delete_topics and not evaluate(leader.goal(L.var("tp")), s=last, tp=tp)
     assert not evaluate(leader.premise(L.var("tp")), s=last, tp=tp)
+
+
+def test_a_deletion_stalled_by_a_zookeeper_error_is_a_known_gap_of_kafka() -> None:
+    """TLC 2.15's lasso on ``one-broker-minimal-2.8`` when its liveness check ran on a partial graph (a busy
+    machine): t0 is created, broker 0 starts and becomes controller, a CONNECTIONLOSS is armed on t0-0's state znode,
+    and ``TopicDeletion(t0)``'s OfflineReplica step fails on it (§3.3). The replica stays OnlineReplica, so no
+    StopReplica is sent and no fair action is due: the deletion waits forever, as Kafka's would (§8). The lasso
+    replays on the spec and is reported as that known gap, in both profiles; before the deletion, no gap applies."""
+    from kcspec.model.tla.counterexample import state_of
+    from kcspec.model.tla.liveness_report import read_lasso
+
+    config = ModelConfig(1, 1, 1, 1, 1, 1, 2, 0)
+    raw = (TRANSCRIPTS / "liveness_real_tlc2.15_deletion_stalled_by_zk_error.txt").read_text()
+    finding = read_lasso(raw, "kafka-2.8", config)
+    assert [s.event.kind for s in finding.lasso.trace.steps] == [
+        "TopicCreation",
+        "BrokerStartup",
+        "ControllerFailover",
+        "ZkFaultInjection",
+        "TopicDeletion",
+    ]
+    assert [(v.prop, v.subject) for v in finding.violations] == [("DeletionEventuallyCompletes", "t0")]
+    assert finding.expected, finding.summary_lines()
+    gap = finding.violations[0].gap
+    assert gap is not None and gap.section == "§8 onPartitionDeletion, §3.3", gap
+    lasso = parse_lasso(raw)
+    for profile in ("kafka-2.8", "kafka-1.1"):
+        states = _replay(profile, ClusterState(), [s.event for s in finding.lasso.trace.steps])
+        if profile == "kafka-2.8":
+            assert states == [state_of(s) for s in lasso.states]
+        last = states[-1]
+        assert (
+            last.controller.replica_states.get(next(iter(last.controller.replica_states))).name
+            == "OnlineReplica"
+        )
+        assert known_gap("DeletionEventuallyCompletes", profile, last, "t0") is not None
+        assert known_gap("DeletionEventuallyCompletes", profile, states[-2], "t0") is None

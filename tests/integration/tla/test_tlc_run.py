@@ -80,6 +80,10 @@ def test_argv(tmp_path: Path) -> None:
     assert argv[argv.index("-dumpTrace") + 1 : argv.index("-dumpTrace") + 3] == ["json", "t.json"]
     assert "-deadlock" in argv
     assert argv[-1] == "M.tla"
+    # a liveness run checks the properties once, on the whole graph (the lasso does not depend on the load)
+    assert "-lncheck" not in argv
+    at_end = tlc_argv(TlcArgs(module=tmp_path / "M.tla", liveness_at_end=True), tools_of(v218))
+    assert at_end[at_end.index("-lncheck") + 1] == "final"
     # TLC's fingerprint polynomial and seed are fixed (a run is repeatable), from one seed
     assert argv[argv.index("-fp") + 1 : argv.index("-fp") + 4] == ["0", "-seed", "0"]
     seeded = tlc_argv(TlcArgs(module=tmp_path / "M.tla", seed=-8752519074653487572), tools_of(v218))
