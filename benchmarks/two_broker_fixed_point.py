@@ -6,10 +6,11 @@ refinement and invariants on every step, on ``--workers`` processes. Prints, per
 transitions, depth, wall seconds, the CPU seconds of the process and its workers, and the load average.
 
     .venv/bin/python benchmarks/two_broker_fixed_point.py --workers 2 [--bounds CE,LE,ZXID,ZKV] [--max-states N]
-        [--checkpoint DIR [--resume]]
+        [--model BROKERS/PARTITIONS/RF] [--checkpoint DIR [--resume]]
 
 ``--bounds`` are the model's bounds (controller epoch, leader epoch, zxid, znode version); the default is the
-model ``kcspec tla crosscheck`` checks by default (``CROSSCHECK_DEFAULT``, 1,1,3,0). With ``--checkpoint DIR`` (one
+model ``kcspec tla crosscheck`` checks by default (``CROSSCHECK_DEFAULT``, 1,1,3,0). ``--model`` explores another
+shape than 2 brokers, 1 partition, RF 2 (one topic), for models larger than the default. With ``--checkpoint DIR`` (one
 profile) the end of every level is checkpointed in DIR; ``--resume`` continues from it. Each progress line gives the
 resident memory of the process and its workers (``/proc``), so the memory per visited state can be read off.
 """
@@ -62,6 +63,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--bounds", default=",".join(str(b) for b in DEFAULT_BOUNDS))
+    ap.add_argument(
+        "--model", default="2/1/2", help="brokers/partitions/RF of the model (one topic; default 2/1/2)"
+    )
     ap.add_argument("--profiles", default="kafka-2.8,kafka-1.1")
     ap.add_argument("--max-states", type=int, default=5_000_000)
     ap.add_argument("--checkpoint", type=Path, default=None, help="checkpoint every level in this folder")
@@ -73,9 +77,15 @@ def main(argv: list[str] | None = None) -> int:
         ce, le, zxid, zkv = (int(x) for x in args.bounds.split(","))
     except ValueError:
         ap.error(f"--bounds {args.bounds!r}: expected four integers CE,LE,ZXID,ZKV")
-    config = ModelConfig(2, 1, 1, 2, ce, le, zxid, zkv)
+    try:
+        brokers, partitions, rf = (int(x) for x in args.model.split("/"))
+        config = ModelConfig(brokers, 1, partitions, rf, ce, le, zxid, zkv)
+    except ValueError as exc:
+        ap.error(
+            f"--model {args.model!r} with --bounds {args.bounds!r}: {exc} (expected BROKERS/PARTITIONS/RF)"
+        )
     harness.print_header(
-        f"2-broker TLA+ model to the fixed point: {config.describe()}, {args.workers} workers"
+        f"{brokers}-broker TLA+ model to the fixed point: {config.describe()}, {args.workers} workers"
     )
     for profile in args.profiles.split(","):
         load0, cpu0, t0 = os.getloadavg(), cpu_seconds(), time.perf_counter()

@@ -145,10 +145,10 @@ def rules(out: Path, check_only: bool) -> None:
     """
     from kcspec.conformance.selfcheck import rule_index
 
+    if check_only and not out.is_file():  # before the index is built (generating the TLA+ modules takes seconds)
+        options.fail(f"{out} does not exist (run 'kcspec spec rules --out {out}')")
     text = rule_index.rules_markdown()
     if check_only:
-        if not out.is_file():
-            options.fail(f"{out} does not exist (run 'kcspec spec rules --out {out}')")
         if out.read_text(encoding="utf-8") != text:
             click.echo(f"{out} is stale: regenerate it with 'kcspec spec rules --out {out}'")
             raise click.exceptions.Exit(1)

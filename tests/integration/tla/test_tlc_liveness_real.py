@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from kcspec.conformance.selfcheck.tla_liveness import LivenessOutcome, check_property
+from kcspec.conformance.selfcheck.tla_liveness import LivenessOutcome, LivenessResult, check_property
 from kcspec.model.step import SpecMachine
 from kcspec.model.tla.counterexample import state_of
 from kcspec.model.tla.manifest import load
@@ -44,10 +44,21 @@ def tools() -> object:
     return find_toolchain(None)
 
 
+_RUNS: dict[tuple[str, str], LivenessResult] = {}
+"""TLC's result for each (profile, property) on its smallest model, run once for the tests of this file that ask
+for it (a run is repeatable: one worker, seed 0, the properties checked on the whole graph)."""
+
+
+def _checked(profile: str, prop: str, tools: object, *args: object, **kwargs: object) -> LivenessResult:
+    if (profile, prop) not in _RUNS:
+        entry = MODELS[profile]
+        _RUNS[profile, prop] = check_property(profile, entry.config, prop, tools, timeout_s=scaled(600))  # type: ignore[arg-type]
+    return _RUNS[profile, prop]
+
+
 @pytest.mark.parametrize(("profile", "prop"), sorted(EXPECTED))
 def test_each_property_holds_or_is_a_known_gap(profile: str, prop: str, tools: object) -> None:
-    entry = MODELS[profile]
-    result = check_property(profile, entry.config, prop, tools, timeout_s=scaled(600))  # type: ignore[arg-type]
+    result = _checked(profile, prop, tools)
     outcome, section = EXPECTED[(profile, prop)]
     assert result.outcome is outcome, f"{profile} {prop}: {result.message}"
     if section is None:
@@ -66,14 +77,7 @@ def test_each_property_holds_or_is_a_known_gap(profile: str, prop: str, tools: o
 
 
 def test_the_deletion_lasso_replays_on_the_reference_controller(tmp_path: Path, tools: object) -> None:
-    entry = MODELS["kafka-2.8"]
-    result = check_property(
-        "kafka-2.8",
-        entry.config,
-        "DeletionEventuallyCompletes",
-        tools,  # type: ignore[arg-type]
-        timeout_s=scaled(600),
-    )
+    result = _checked("kafka-2.8", "DeletionEventuallyCompletes", tools)
     assert result.finding is not None, result.message
     path = tmp_path / "lasso.json"
     path.write_text(result.finding.lasso.trace.to_json(), encoding="utf-8")
@@ -114,10 +118,20 @@ def test_a_missing_liveness_configuration_is_named(tmp_path: Path) -> None:
     assert "M_liveness.cfg" in result.output
 
 
-def test_verify_reports_the_liveness_results_as_passed_with_the_gap_named(tools: object) -> None:
+def test_verify_reports_the_liveness_results_as_passed_with_the_gap_named(
+    tools: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``kcspec verify``'s liveness cases, on TLC's results of the runs above (each model and property is one TLC
+    run, repeatable, made once for this file)."""
+    from kcspec.conformance.selfcheck import tla_liveness
     from kcspec.conformance.selfcheck.gate.tla import _liveness_cases
     from kcspec.conformance.verdicts import Verdict
 
+    def check(profile: str, config: object, prop: str, *args: object, **kwargs: object) -> LivenessResult:
+        assert config == MODELS[profile].config, "verify checks the smallest model of the profile"
+        return _checked(profile, prop, tools)
+
+    monkeypatch.setattr(tla_liveness, "check_property", check)
     cases = list(_liveness_cases("kafka-2.8", None))
     assert [c.name.split(" on ")[0] for c in cases] == [
         "TLC liveness LeaderEventuallyElected",
