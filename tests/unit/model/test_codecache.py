@@ -10,6 +10,8 @@ from kcspec.model import codecache
 from kcspec.spec import lang as L
 from kcspec.spec.vocabulary import PartitionState, ReplicaState
 
+from tests.support.caches import unwritable_cache
+
 ALL_REPLICA_STATES = frozenset(ReplicaState)  # 7 members: tested through a set of identities
 ONLINE = frozenset({ReplicaState.OnlineReplica, ReplicaState.NewReplica})  # tested by `is`
 PAIRS = frozenset({(ReplicaState.OnlineReplica, PartitionState.OnlinePartition)})
@@ -81,8 +83,6 @@ def test_the_cache_can_be_turned_off(tmp_path: Path, monkeypatch: pytest.MonkeyP
 def test_an_unwritable_cache_folder_costs_only_the_compilation(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    blocked = tmp_path / "file-not-folder"
-    blocked.write_text("")
-    monkeypatch.setenv("KCSPEC_CACHE_DIR", str(blocked / "kcspec"))
+    unwritable_cache(tmp_path, monkeypatch)
     unit = codecache.compile_unit("test", "p", EXPRS)
     assert unit["pair"].call(ReplicaState.OnlineReplica, PartitionState.OnlinePartition) is True

@@ -10,6 +10,8 @@ from kcspec.model.tla import module_cache
 from kcspec.model.tla.config import CROSSCHECK_DEFAULT, ModelConfig
 from kcspec.model.tla.module import GeneratedModule, LineOrigin
 
+from tests.support.caches import unwritable_cache
+
 MODULE = GeneratedModule(
     name="KafkaController_2_8_2",
     tla="---- MODULE KafkaController_2_8_2 ----\nInit == TRUE\n====\n",
@@ -78,9 +80,7 @@ def test_nothing_is_saved_without_the_parser_or_with_the_cache_off(
 def test_an_unwritable_cache_costs_nothing_but_the_entry(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    blocked = tmp_path / "file"
-    blocked.write_text("not a folder")
-    monkeypatch.setenv("KCSPEC_CACHE_DIR", str(blocked / "kcspec"))
+    unwritable_cache(tmp_path, monkeypatch)
     monkeypatch.setattr(module_cache, "parser_installed", lambda: True)
     module_cache.save("kafka-2.8", CROSSCHECK_DEFAULT, MODULE)
     assert module_cache.load("kafka-2.8", CROSSCHECK_DEFAULT) is None
