@@ -145,7 +145,8 @@ def rules(out: Path, check_only: bool) -> None:
     """
     from kcspec.conformance.selfcheck import rule_index
 
-    if check_only and not out.is_file():  # before the index is built (generating the TLA+ modules takes seconds)
+    # a missing file is named before the index is built (generating the TLA+ modules takes seconds)
+    if check_only and not out.is_file():
         options.fail(f"{out} does not exist (run 'kcspec spec rules --out {out}')")
     text = rule_index.rules_markdown()
     if check_only:
