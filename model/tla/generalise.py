@@ -54,7 +54,7 @@ _PartsOf = tuple[tuple[object, ...], list[L.Expr], list[str]]
 _PARTS: dict[int, tuple[L.Expr, _PartsOf, tuple[object, ...] | None]] = {}
 """``_parts`` and ``_shape`` of the nodes seen, by id: the anti-unification asks for them of the same nodes hundreds
 of thousands of times. Each entry holds its node, so that no id is reused while the entry lives; the table is
-emptied when a new ``Generaliser`` starts (its nodes are the previous module's)."""
+emptied when a new ``Generaliser`` starts and when a module is finished (``Generaliser.release``)."""
 
 
 def _parts(e: L.Expr) -> _PartsOf:
@@ -251,6 +251,11 @@ class Generaliser:
         self._member_of: dict[int, tuple[_Template, int, L.Def]] = {}
         self._in_progress: set[tuple[str, str]] = set()
         self._keep: list[object] = []  # keeps rebuilt nodes alive, so that ids stay unique
+        _PARTS.clear()
+
+    def release(self) -> None:
+        """Let go of the nodes the parts table keeps alive, once the module is written (the tables keyed by the ids
+        of nodes in ``_keep`` stay: ``verify`` can still be asked)."""
         _PARTS.clear()
 
     # ---------------------------------------------------------------- collection

@@ -491,6 +491,7 @@ def _generate_from(
     inv_blocks = [b.invariant(i) for i in (*state_invs, *step_invs)]
     action_blocks = [b.action(a, step_invs) for a in ordered]
     problems = b.generaliser.verify()  # every rule copy is its operator's instance (generalise.py)
+    b.generaliser.release()
     if problems:
         raise ModuleError("generalised rules: " + "; ".join(problems[:5]))
 
