@@ -49,7 +49,7 @@ _RUNS: dict[tuple[str, str], LivenessResult] = {}
 for it (a run is repeatable: one worker, seed 0, the properties checked on the whole graph)."""
 
 
-def _checked(profile: str, prop: str, tools: object, *args: object, **kwargs: object) -> LivenessResult:
+def _checked(profile: str, prop: str, tools: object) -> LivenessResult:
     if (profile, prop) not in _RUNS:
         entry = MODELS[profile]
         _RUNS[profile, prop] = check_property(profile, entry.config, prop, tools, timeout_s=scaled(600))  # type: ignore[arg-type]
