@@ -69,10 +69,17 @@ public final class LocalAudit {
 
   public static void main(String[] args) throws Exception {
     DataInputStream in = new DataInputStream(new BufferedInputStream(System.in, 1 << 16));
-    // the answers go to the real standard output; anything else that prints (a library's log) to stderr
+    // the answers go to the pipe whose descriptor is args[0] (local_engine.LocalJvm), never to standard
+    // output: the JVM writes there by itself (-Xlog, -XX:+PrintFlagsFinal, a recording's notice), before
+    // main runs and beside it, and a stray byte in the answers' framing would deadlock both processes.
+    // Anything a library prints goes to stderr, as the JVM's own standard output does (both to the log).
+    if (args.length != 1 || !args[0].matches("[0-9]+")) {
+      throw new IllegalArgumentException(
+          "usage: LocalAudit ANSWER_FD (got " + java.util.Arrays.toString(args) + ")");
+    }
     DataOutputStream out =
         new DataOutputStream(
-            new BufferedOutputStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), 1 << 16));
+            new BufferedOutputStream(new java.io.FileOutputStream("/dev/fd/" + args[0]), 1 << 16));
     System.setOut(System.err);
     while (true) {
       List<String> m;

@@ -146,15 +146,29 @@ class LocalJvm:
             )
         self.log = log
         classpath = f"{jar}{os.pathsep}{jvm_parser._pyspark_jars() / '*'}"
-        with log.open("ab") as err:
-            self.proc = subprocess.Popen(
-                [java, *JVM_OPTIONS, "-cp", classpath, "kcspec.audit.LocalAudit"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=err,
-                start_new_session=True,  # a Ctrl-C at the terminal reaches this process, which ends the JVM
-                preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
-            )
+        # The answers come on a pipe of their own (its descriptor is LocalAudit's argument), not on the
+        # JVM's standard output: the JVM itself writes there before LocalAudit's main runs and beside it (-Xlog, whose
+        # default output is stdout, -XX:+PrintFlagsFinal, a flight recording's notice, an agent's banner,
+        # all reachable through JAVA_TOOL_OPTIONS), and one stray byte in the answers' framing would leave
+        # both processes waiting on each other for ever. Standard output goes to the log with stderr.
+        answers, child_end = os.pipe()
+        try:
+            with log.open("ab") as err:
+                self.proc = subprocess.Popen(
+                    [java, *JVM_OPTIONS, "-cp", classpath, "kcspec.audit.LocalAudit", str(child_end)],
+                    stdin=subprocess.PIPE,
+                    stdout=err,
+                    stderr=err,
+                    pass_fds=(child_end,),
+                    start_new_session=True,  # a Ctrl-C at the terminal reaches this process, which ends the JVM
+                    preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+                )
+        except BaseException:
+            os.close(answers)
+            raise
+        finally:
+            os.close(child_end)
+        self.answers = os.fdopen(answers, "rb")
 
     def __enter__(self) -> LocalJvm:
         return self
@@ -162,12 +176,15 @@ class LocalJvm:
     def __exit__(self, *exc: object) -> None:
         from kcspec.model.spark.session import end_jvm
 
-        end_jvm(self.proc, grace=0.5)
+        try:
+            end_jvm(self.proc, grace=0.5)
+        finally:
+            self.answers.close()
 
     def call(self, *parts: str) -> list[str]:
         """Send one command (``LocalAudit``'s protocol) and return its answer."""
-        stdin, stdout = self.proc.stdin, self.proc.stdout
-        assert stdin is not None and stdout is not None
+        stdin, stdout = self.proc.stdin, self.answers
+        assert stdin is not None
         try:
             for part in parts:
                 data = part.encode("utf-8")

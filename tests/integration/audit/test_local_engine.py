@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import json
 import random
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,8 @@ from tests.integration.audit import test_synthetic_history as walk_case
 from tests.integration.audit import test_trace_level as trace_case
 from tests.support import layout_corpus
 from tests.support.paths import SHARED
+from tests.support.processes import kcspec_process
+from tests.support.timing import scaled
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
@@ -164,3 +167,33 @@ def test_auto_chooses_the_local_engine_only_for_kafka_logs_without_a_master(tmp_
     for master, inputs, what in ((None, both, "JSONL trace"), ("local[2]", logs, "--master")):
         with pytest.raises(InputError, match=what):
             chosen_engine("local", master, inputs)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        pytest.param("-XX:+PrintFlagsFinal", id="flags-printed-before-main"),
+        pytest.param("-Xlog:gc*,class+load:stdout", id="unified-logging-beside-the-run"),
+    ],
+)
+def test_a_jvm_that_writes_to_its_standard_output_does_not_stop_the_audit(
+    tmp_path: Path, options: str
+) -> None:
+    """JAVA_TOOL_OPTIONS reaches every JVM a user starts, and some options make the JVM print on its own
+    standard output, before LocalAudit's main runs and while it runs. The local engine's answers travel on a
+    pipe of their own, so the audit ends as without them (it waited for ever when the answers shared stdout)."""
+    log = tmp_path / "state-change.log"
+    log.write_text("\n".join(trace_case.TRACED) + "\n")
+    verdicts: dict[str, tuple[int, Any]] = {}
+    for name, env in (("plain", {"JAVA_TOOL_OPTIONS": ""}), ("noisy", {"JAVA_TOOL_OPTIONS": options})):
+        out = tmp_path / f"out-{name}"
+        with kcspec_process(["audit", str(log), "--engine", "local", "--out", str(out)], env=env) as proc:
+            try:
+                _, stderr = proc.communicate(timeout=scaled(180))
+            except subprocess.TimeoutExpired:
+                pytest.fail(f"JAVA_TOOL_OPTIONS={env['JAVA_TOOL_OPTIONS']!r}: the audit did not end in time")
+        assert proc.returncode in (0, 1), f"{name}: exit {proc.returncode}\n{stderr.decode()[-2000:]}"
+        verdicts[name] = (proc.returncode, json.loads((out / "verdict.json").read_text()))
+        for output in ("violations.jsonl", "findings.jsonl", "quarantine.jsonl"):
+            assert (out / output).read_bytes() == (tmp_path / "out-plain" / output).read_bytes(), output
+    assert verdicts["noisy"] == verdicts["plain"]
