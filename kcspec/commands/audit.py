@@ -175,7 +175,7 @@ def _audit(
     err = Console(stderr=True)
     from kcspec.audit.pipeline import conclude, run_audit
     from kcspec.audit.session import make_session
-    from kcspec.model.spark.session import input_bytes, keep_spark_log
+    from kcspec.model.spark.session import input_bytes, java_options_note, keep_spark_log
 
     start = time.monotonic()
     columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
@@ -193,6 +193,7 @@ def _audit(
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
             err.print(
                 f"[red]error:[/red] Spark did not start ({escape(first)}); its output: {keep_spark_log(out)}"
+                f"{escape(java_options_note())}"
             )
             sys.exit(2)
 

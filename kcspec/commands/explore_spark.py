@@ -82,7 +82,7 @@ def run_on_spark(
     except ImportError as exc:  # pragma: no cover - depends on the environment
         options.fail(str(exc))
     from kcspec.conformance.selfcheck.explore.explorer import space_of
-    from kcspec.model.spark.session import kept_spark_log
+    from kcspec.model.spark.session import java_options_note, kept_spark_log
 
     console.print(f"exploring {cfg.describe()}; on Spark ({master})", markup=False)
     started = time.perf_counter()
@@ -92,7 +92,7 @@ def run_on_spark(
         options.fail(str(exc))
     except Exception as exc:  # the JVM did not start: Java missing, a master that refuses the application, …
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
-        options.fail(f"Spark did not start ({first}); its output: {kept_spark_log()}")
+        options.fail(f"Spark did not start ({first}); its output: {kept_spark_log()}{java_options_note()}")
     console.print(
         f"Spark started in {time.perf_counter() - started:.1f} s: {spark.sparkContext.defaultParallelism} cores"
     )

@@ -91,6 +91,23 @@ def remove_conf_dir() -> None:
             shutil.rmtree(folder, ignore_errors=True)
 
 
+def java_options_note() -> str:
+    """What a failed start should add when the user's environment passes options to every JVM: Spark's
+    launcher reads the command it runs from a JVM's standard output, so an option that makes the JVM print
+    there as it runs (``-Xlog:gc:stdout``) stops Spark before it starts; "" when none is set."""
+    set_ = [
+        f"{name}={os.environ[name]!r}"
+        for name in ("JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS")
+        if os.environ.get(name)
+    ]
+    if not set_:
+        return ""
+    return (
+        f"; {' and '.join(set_)} reach(es) every JVM: an option there that prints on the JVM's standard output "
+        "as it runs (-Xlog:...:stdout) stops Spark's launcher"
+    )
+
+
 def kept_spark_log() -> Path:
     """The JVM log, its folder kept at exit: for a failure whose only evidence it is and that has no output
     folder to copy it into (``prune_spark_dirs`` removes it a day later)."""

@@ -21,6 +21,8 @@ from click.testing import CliRunner, Result
 
 from kcspec.commands.audit import command as audit_command
 from kcspec.commands.simulate import command as simulate_command
+from tests.support.processes import kcspec_process
+from tests.support.timing import scaled
 
 pytestmark = pytest.mark.spark
 
@@ -282,3 +284,16 @@ def test_a_broken_compressed_trace_is_audited_up_to_the_break(spark: Any, tmp_pa
     }, quarantine
     problems = "\n".join(json.loads((out / "verdict.json").read_text())["problems"])
     assert f"{cut.resolve()}: unreadable from line {kept + 1} on" in problems, problems
+
+
+def test_a_jvm_option_that_stops_spark_is_named(tmp_path: Path) -> None:
+    """JAVA_TOOL_OPTIONS reaches Spark's launcher, which reads the command it runs from a JVM's standard
+    output: with -Xlog:gc*:stdout (the heap at exit, always printed) Spark cannot start. The error says so,
+    exit 2, and names the variable."""
+    d = _good_cluster(tmp_path / "logs")
+    args = ["audit", str(d), "--engine", "spark", "--out", str(tmp_path / "o")]
+    with kcspec_process(args, env={"JAVA_TOOL_OPTIONS": "-Xlog:gc*:stdout"}) as proc:
+        _, stderr = proc.communicate(timeout=scaled(300))
+    text = " ".join(stderr.decode().split())
+    assert proc.returncode == 2, text[-2000:]
+    assert "Spark did not start" in text and "JAVA_TOOL_OPTIONS='-Xlog:gc*:stdout'" in text, text[-2000:]
