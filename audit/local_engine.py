@@ -113,6 +113,7 @@ def _java() -> str | None:
 
 JVM_OPTIONS = (
     "-XX:+UseSerialGC",
+    "-XX:InitialRAMPercentage=8",
     "-Xss4m",
     "-Dslf4j.provider=org.slf4j.helpers.NOP_FallbackServiceProvider",
     "--add-opens=java.base/java.nio=ALL-UNNAMED",
@@ -121,7 +122,11 @@ JVM_OPTIONS = (
     "--add-opens=java.base/java.util=ALL-UNNAMED",
 )
 """The local JVM's options: one thread's work needs no parallel collector (its threads cost CPU on a shared
-machine); the libraries' logging goes nowhere (loading log4j's 500 classes cost a good part of the JVM's fixed
+machine); the heap starts at 8 % of the memory the JVM sees (1.9 GB of 24 GB; never above the maximum heap,
+which a user's -Xmx or a container's limit sets: the JVM clamps it) — decision (measured on the 876,000-line
+folder of 5,000 files, whose kept rows fill 850 MB): from the default 1/64 the heap grew through 3 full
+collections and 32 young ones that copied the kept rows, 2.7 s of pauses in a 10.7 s audit; the run took 9.5 s
+with it; the libraries' logging goes nowhere (loading log4j's 500 classes cost a good part of the JVM's fixed
 second); Spark's row classes need the module openings Spark gives its own JVM."""
 
 
