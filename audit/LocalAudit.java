@@ -73,15 +73,16 @@ public final class LocalAudit {
     // output: the JVM writes there by itself (-Xlog, -XX:+PrintFlagsFinal, a recording's notice), before
     // main runs and beside it, and a stray byte in the answers' framing would deadlock both processes.
     // Anything a library prints goes to stderr, as the JVM's own standard output does (both to the log).
-    if (args.length != 1 || !args[0].matches("[0-9]+")) {
+    if (args.length != 2 || !args[0].matches("[0-9]+")) {
       throw new IllegalArgumentException(
-          "usage: LocalAudit ANSWER_FD (got " + java.util.Arrays.toString(args) + ")");
+          "usage: LocalAudit ANSWER_FD WORK_DIR (got " + java.util.Arrays.toString(args) + ")");
     }
     DataOutputStream out =
         new DataOutputStream(
             new BufferedOutputStream(new java.io.FileOutputStream("/dev/fd/" + args[0]), 1 << 16));
     System.setOut(System.err);
-    Thread warm = new Thread(LocalAudit::warmParquet, "parquet-warm-up");
+    java.nio.file.Path work = java.nio.file.Path.of(args[1]);
+    Thread warm = new Thread(() -> warmParquet(work), "parquet-warm-up");
     warm.setDaemon(true);
     warm.setPriority(Thread.MIN_PRIORITY);
     warm.start();
@@ -446,15 +447,16 @@ public final class LocalAudit {
    * metadata, as Spark's writer puts them. Answers how many rows.
    */
   /**
-   * One empty Parquet file written into a temporary folder, and the folder removed: Hadoop's file system,
-   * parquet-mr's writer and Snappy loaded and initialised while the files are read, not when the first
-   * output is written. Decision (measured on a folder of 5,000 files): the first {@code parquet} command
-   * took 1.1 s, the second 0.02. Best effort: a failure here is left to the real write to report.
+   * One empty Parquet file written into a folder of the run's work folder ({@code work}, which the audit
+   * removes however it ends), and the folder removed: Hadoop's file system, parquet-mr's writer and Snappy
+   * loaded and initialised while the files are read, not when the first output is written. Decision
+   * (measured on a folder of 5,000 files): the first {@code parquet} command took 1.1 s, the second 0.02.
+   * Best effort: a failure here is left to the real write to report.
    */
-  static void warmParquet() {
+  static void warmParquet(java.nio.file.Path work) {
     java.nio.file.Path dir = null;
     try {
-      dir = Files.createTempDirectory("kcspec-parquet-warm-up-");
+      dir = Files.createTempDirectory(work, "parquet-warm-up-");
       java.nio.file.Path rows = Files.createFile(dir.resolve("rows.jsonl"));
       parquet(List.of("parquet", rows.toString(), "n int, s string", "{}", "0", dir.resolve("out").toString()));
     } catch (Throwable ignored) {

@@ -139,7 +139,8 @@ def _die_with_parent() -> None:
 
 
 class LocalJvm:
-    """The ``LocalAudit`` JVM process of one run; its output (a library's warnings) goes to ``log``."""
+    """The ``LocalAudit`` JVM process of one run; its output (a library's warnings) goes to ``log``, whose
+    folder is the run's work folder (the JVM's scratch files go there too; the audit removes it)."""
 
     def __init__(self, log: Path) -> None:
         jar, why = jvm_parser.build()
@@ -160,7 +161,15 @@ class LocalJvm:
         try:
             with log.open("ab") as err:
                 self.proc = subprocess.Popen(
-                    [java, *JVM_OPTIONS, "-cp", classpath, "kcspec.audit.LocalAudit", str(child_end)],
+                    [
+                        java,
+                        *JVM_OPTIONS,
+                        "-cp",
+                        classpath,
+                        "kcspec.audit.LocalAudit",
+                        str(child_end),
+                        str(log.parent),
+                    ],
                     stdin=subprocess.PIPE,
                     stdout=err,
                     stderr=err,
