@@ -20,6 +20,7 @@ hermetically through ``model/tlc``, runs the explorer, compares) → ``Crosschec
 from __future__ import annotations
 
 import enum
+import os
 import tempfile
 import threading
 from collections.abc import Callable
@@ -65,6 +66,19 @@ class CrosscheckOutcome(enum.Enum):
     """The explorer found a refinement or invariant violation: nothing to compare."""
     EXPLORER_TRUNCATED = "explorer-truncated"
     """The explorer reached ``max_states`` before the fixed point: nothing to compare."""
+
+
+def default_explorer_workers() -> int:
+    """``kcspec tla crosscheck``'s explorer processes when none are asked for: the cores this process may run
+    on, at most 2. Decision (measured on the default kafka-1.1 model, a quiet 2-core machine: 4 min 9 s with
+    two, see ``benchmarks/results/tla_cost.md``): TLC's side ends in about a third of the explorer's time, so
+    one explorer process leaves a core idle for most of the run; more than two add little on the machines
+    this runs on and take memory (each holds its share of a level)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(2, cores))
 
 
 @dataclass(frozen=True)

@@ -520,10 +520,9 @@ def _write_counterexample(
 @click.option(
     "--explorer-workers",
     type=int,
-    default=1,
-    show_default=True,
-    help="Explorer processes (--workers is TLC's threads). TLC ends long before the explorer: 2 uses the core "
-    "TLC leaves.",
+    default=None,
+    help="Explorer processes (--workers is TLC's threads). TLC ends long before the explorer: a second process "
+    "uses the core TLC leaves.  [default: the machine's cores, at most 2]",
 )
 @options.report_file("--json", "json_out", help="Write the comparison as JSON.")
 def crosscheck(
@@ -533,7 +532,7 @@ def crosscheck(
     timeout_s: float | None,
     max_states: int,
     samples: int,
-    explorer_workers: int,
+    explorer_workers: int | None,
     json_out: Path | None,
     **kw: Any,
 ) -> None:
@@ -553,7 +552,12 @@ def crosscheck(
       TLA2TOOLS_JAR=/opt/tla2tools.jar kcspec tla crosscheck --profile kafka-2.8 --brokers 1 --rf 1 \\
           --max-controller-epoch 1 --max-leader-epoch 1 --max-zk-version 1 --max-zxid 2
     """
-    from kcspec.conformance.selfcheck.tla_crosscheck import CrosscheckArgs, CrosscheckError, run_crosscheck
+    from kcspec.conformance.selfcheck.tla_crosscheck import (
+        CrosscheckArgs,
+        CrosscheckError,
+        default_explorer_workers,
+        run_crosscheck,
+    )
 
     config = _config(kw)
     try:
@@ -565,7 +569,7 @@ def crosscheck(
             timeout_s,
             max_states=max_states,
             samples=samples,
-            explorer_workers=explorer_workers,
+            explorer_workers=default_explorer_workers() if explorer_workers is None else explorer_workers,
         )
     except ValueError as exc:
         options.fail(str(exc))

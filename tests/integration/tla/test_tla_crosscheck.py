@@ -20,6 +20,7 @@ from kcspec.conformance.selfcheck.tla_crosscheck import (
     CrosscheckArgs,
     CrosscheckOutcome,
     CrosscheckResult,
+    default_explorer_workers,
     run_crosscheck,
 )
 from kcspec.model.step import SpecMachine
@@ -236,3 +237,15 @@ def test_crosscheck_without_tlc_says_how_to_get_it(monkeypatch: pytest.MonkeyPat
     res = CliRunner().invoke(main, ["tla", "crosscheck", "--brokers", "1", "--rf", "1"])
     assert res.exit_code == 2
     assert "TLA2TOOLS_JAR" in res.output
+
+
+@pytest.mark.parametrize(("cores", "expected"), [({0}, 1), ({0, 1}, 2), (set(range(16)), 2)])
+def test_the_explorer_side_uses_the_core_tlc_leaves_by_default(
+    monkeypatch: pytest.MonkeyPatch, cores: set[int], expected: int
+) -> None:
+    """With no --explorer-workers, the explorer runs as two processes where two cores are there to run them (TLC's
+    side ends long before the explorer's), and as one on a single core."""
+    import os
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: cores, raising=False)
+    assert default_explorer_workers() == expected
