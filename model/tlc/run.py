@@ -22,7 +22,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -30,6 +29,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from kcspec.model.orphans import start_watchdog, stop_watchdog
 from kcspec.model.tlc.args import TlcArgs
 from kcspec.model.tlc.command import tlc_argv
 from kcspec.model.tlc.locate import Toolchain
@@ -144,7 +144,7 @@ def _execute(
         start_new_session=True,
         preexec_fn=_die_with_parent(os.getpid()),
     )
-    watchdog = _start_watchdog(proc.pid, folders)
+    watchdog = start_watchdog(proc.pid, folders)
     lines: list[str] = []
 
     def pump() -> None:
@@ -171,7 +171,7 @@ def _execute(
             # timeout, Ctrl-C, SIGTERM or any other exception: the JVM and its children go with us
             if proc.poll() is None:
                 _kill_group(proc)
-            _stop(watchdog)
+            stop_watchdog(watchdog)
     reader.join(timeout=10)
     return "".join(lines), proc.returncode, timed_out, time.monotonic() - start
 
@@ -210,42 +210,6 @@ def _die_with_parent(parent: int) -> Callable[[], None]:
             os._exit(1)
 
     return set_pdeathsig
-
-
-WATCHDOG = """
-import os, shutil, signal, sys, time
-parent, group, folders = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
-while os.getppid() == parent:
-    time.sleep(0.2)
-try:
-    os.killpg(group, signal.SIGKILL)
-except OSError:
-    pass
-for folder in folders:
-    shutil.rmtree(folder, ignore_errors=True)
-"""
-"""The watchdog's program: when its parent (this process) is gone, kill TLC's process group and remove the
-run's folders. It imports nothing of kcspec, so it starts in a few milliseconds from any installation."""
-
-
-def _start_watchdog(group: int, folders: tuple[Path, ...]) -> subprocess.Popen[bytes] | None:
-    try:
-        return subprocess.Popen(
-            [sys.executable, "-I", "-c", WATCHDOG, str(os.getpid()), str(group), *map(str, folders)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-    except OSError:
-        return None  # PR_SET_PDEATHSIG still ends the JVM; only the folders would be left
-
-
-def _stop(watchdog: subprocess.Popen[bytes] | None) -> None:
-    if watchdog is None:
-        return
-    watchdog.kill()
-    watchdog.wait()
 
 
 @contextlib.contextmanager

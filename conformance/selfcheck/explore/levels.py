@@ -31,6 +31,7 @@ import os
 import pickle
 import shutil
 import struct
+import subprocess
 import tempfile
 from array import array
 from collections.abc import Iterator
@@ -39,6 +40,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from kcspec.conformance.selfcheck.explore.stats import ExploreStats
+from kcspec.model.orphans import start_watchdog, stop_watchdog
 
 FORMAT = 1
 """The layout version of a checkpoint folder."""
@@ -184,8 +186,14 @@ class LevelStore:
 
     def __init__(self, folder: Path | None) -> None:
         self.kept = folder is not None
+        self.watchdog: subprocess.Popen[bytes] | None = None
         if folder is None:
-            self.folder = Path(tempfile.mkdtemp(prefix="kcspec-explore-", dir=SCRATCH_PARENT.get()))
+            parent = SCRATCH_PARENT.get()
+            self.folder = Path(tempfile.mkdtemp(prefix="kcspec-explore-", dir=parent))
+            if (
+                parent is None
+            ):  # removed by a watchdog if this process is killed (a big search's files are GBs)
+                self.watchdog = start_watchdog(None, (self.folder,))
         else:
             self.folder = folder
             folder.mkdir(parents=True, exist_ok=True)
@@ -265,6 +273,8 @@ class LevelStore:
         """Remove the folder if it is a temporary one."""
         if not self.kept:
             shutil.rmtree(self.folder, ignore_errors=True)
+            stop_watchdog(self.watchdog)
+            self.watchdog = None
 
 
 def read_checkpoint(folder: Path) -> tuple[Meta, ExploreStats]:
