@@ -1,5 +1,7 @@
-"""Nothing of a run outlives it when its process is killed outright (SIGKILL: the OOM killer, a CI runner's hard
-cancel), which no handler of this process can see: a watchdog.
+"""A watchdog that ends a killed run's processes and removes its folders.
+
+It is for a process killed outright (SIGKILL: the OOM killer, a CI runner's hard cancel), which no handler of
+this process can see.
 
 The watchdog is a tiny Python process in a session of its own (a kill of this process's group does not reach
 it) that polls its parent; when the parent is gone, it kills the process group it was given (TLC's JVM) and
