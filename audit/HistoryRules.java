@@ -51,9 +51,9 @@ import scala.jdk.javaapi.CollectionConverters;
  * replaced: a comparison with a null holds for no rule, a message with a null part is null.
  *
  * <p>Decision (measured): a pass over the sorted query's internal rows, each column read by its type, the few
- * distinct names (topics, kinds, states, ISR lists) decoded once each: on 10 M lines the pass took 20.2 JVM CPU s against
- * 23.0-23.3 as a Dataset operation over rows (every column of every row decoded into a Java object, through
- * Spark's generic getter). The audit runs it over {@link #materialized} rows: the shuffle is
+ * distinct names (topics, kinds, states, ISR lists) decoded once each: on 10 M lines the pass took 20.2 JVM
+ * CPU s against 23.0-23.3 as a Dataset operation over rows (every column of every row decoded into a Java
+ * object, through Spark's generic getter). The audit runs it over {@link #materialized} rows: the shuffle is
  * computed first (the logs read and parsed on the way), so the fence and deletion data the reader counted
  * reach the configuration, and the findings and quarantined lines that crossed the same shuffle are passed
  * on as they came ({@code passOn}), each once: the parse is stored nowhere.

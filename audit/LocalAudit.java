@@ -397,7 +397,6 @@ public final class LocalAudit {
     }
   }
 
-  @SuppressWarnings({"unchecked", "rawtypes"})
   /** Two Integer columns, nulls first (as replay._walk sorts). */
   private static int compareInt(Object a, Object b) {
     if (a == null) return b == null ? 0 : -1;
@@ -440,13 +439,6 @@ public final class LocalAudit {
   }
 
   /**
-   * {@code parquet jsonl columns sparkSchema sparkVersion folder}: the rows of {@code jsonl} (one JSON object
-   * a line, as report.json_line writes them) into {@code folder} as Spark writes a DataFrame of one
-   * partition: one snappy part file and {@code _SUCCESS}; {@code columns} "name type" pairs (string, int,
-   * long), every column optional; Spark's schema ({@code sparkSchema}, its JSON) and version in the footer's
-   * metadata, as Spark's writer puts them. Answers how many rows.
-   */
-  /**
    * One empty Parquet file written into a folder of the run's work folder ({@code work}, which the audit
    * removes however it ends), and the folder removed: Hadoop's file system, parquet-mr's writer and Snappy
    * loaded and initialised while the files are read, not when the first output is written. Decision
@@ -458,7 +450,8 @@ public final class LocalAudit {
     try {
       dir = Files.createTempDirectory(work, "parquet-warm-up-");
       java.nio.file.Path rows = Files.createFile(dir.resolve("rows.jsonl"));
-      parquet(List.of("parquet", rows.toString(), "n int, s string", "{}", "0", dir.resolve("out").toString()));
+      String out = dir.resolve("out").toString();
+      parquet(List.of("parquet", rows.toString(), "n int, s string", "{}", "0", out));
     } catch (Throwable ignored) {
       // the real write reports its own failure
     } finally {
@@ -472,6 +465,13 @@ public final class LocalAudit {
     }
   }
 
+  /**
+   * {@code parquet jsonl columns sparkSchema sparkVersion folder}: the rows of {@code jsonl} (one JSON object
+   * a line, as report.json_line writes them) into {@code folder} as Spark writes a DataFrame of one
+   * partition: one snappy part file and {@code _SUCCESS}; {@code columns} "name type" pairs (string, int,
+   * long), every column optional; Spark's schema ({@code sparkSchema}, its JSON) and version in the footer's
+   * metadata, as Spark's writer puts them. Answers how many rows.
+   */
   static List<String> parquet(List<String> m) throws IOException {
     String[] cols = m.get(2).split(",", -1);
     String[] colNames = new String[cols.length];

@@ -153,10 +153,11 @@ class LocalJvm:
         self.log = log
         classpath = f"{jar}{os.pathsep}{jvm_parser._pyspark_jars() / '*'}"
         # The answers come on a pipe of their own (its descriptor is LocalAudit's argument), not on the
-        # JVM's standard output: the JVM itself writes there before LocalAudit's main runs and beside it (-Xlog, whose
-        # default output is stdout, -XX:+PrintFlagsFinal, a flight recording's notice, an agent's banner,
-        # all reachable through JAVA_TOOL_OPTIONS), and one stray byte in the answers' framing would leave
-        # both processes waiting on each other for ever. Standard output goes to the log with stderr.
+        # JVM's standard output: the JVM itself writes there before LocalAudit's main runs and beside it
+        # (-Xlog, whose default output is stdout, -XX:+PrintFlagsFinal, a flight recording's notice, an
+        # agent's banner, all reachable through JAVA_TOOL_OPTIONS), and one stray byte in the answers'
+        # framing would leave both processes waiting on each other for ever. Standard output goes to the
+        # log with stderr.
         answers, child_end = os.pipe()
         try:
             with log.open("ab") as err:

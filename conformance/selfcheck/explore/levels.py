@@ -190,9 +190,9 @@ class LevelStore:
         if folder is None:
             parent = SCRATCH_PARENT.get()
             self.folder = Path(tempfile.mkdtemp(prefix="kcspec-explore-", dir=parent))
-            if (
-                parent is None
-            ):  # removed by a watchdog if this process is killed (a big search's files are GBs)
+            # removed by a watchdog if this process is killed outright (a big search's files are gigabytes);
+            # a caller's scratch folder has its own
+            if parent is None:
                 self.watchdog = start_watchdog(None, (self.folder,))
         else:
             self.folder = folder
