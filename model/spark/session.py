@@ -102,9 +102,12 @@ def java_options_note() -> str:
     ]
     if not set_:
         return ""
+    subject = (
+        f"{set_[0]} is set: it reaches" if len(set_) == 1 else f"{' and '.join(set_)} are set: they reach"
+    )
     return (
-        f"; {' and '.join(set_)} reach(es) every JVM: an option there that prints on the JVM's standard output "
-        "as it runs (-Xlog:...:stdout) stops Spark's launcher"
+        f"; {subject} every JVM, and an option there that prints on the JVM's standard output as it runs "
+        "(-Xlog:...:stdout) stops Spark's launcher"
     )
 
 
