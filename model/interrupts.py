@@ -219,9 +219,13 @@ def _children(pid: int) -> list[int]:
 def end_children(wait_seconds: float = 1.0) -> None:
     """End every child process of this process and the process group each leads (TLC's JVM, a SUT and its
     children): SIGTERM, then SIGKILL for what is left after ``wait_seconds``. For the command line's own process
-    only (``Handling.end_children``)."""
+    only (``Handling.end_children``). Watchdogs (``orphans``) are left alone: they end TLC's group and remove a
+    run's temporary folders once this process is gone, which is their whole work."""
+    from kcspec.model.orphans import watchdogs
+
     me = os.getpid()
-    children = [c for c in _children(me) if c != _resource_tracker()]
+    spared = {_resource_tracker(), *watchdogs()}
+    children = [c for c in _children(me) if c not in spared]
     if not children:
         return
 

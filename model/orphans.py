@@ -17,6 +17,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+_running: set[int] = set()
+
 WATCHDOG = """
 import os, shutil, signal, sys, time
 parent, group, folders = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
@@ -37,7 +39,7 @@ def start_watchdog(group: int | None, folders: tuple[Path, ...]) -> subprocess.P
     """A watchdog of this process for ``group`` (a process group id, or ``None``) and ``folders``; ``None`` when
     it cannot be started (the caller's other safeguards then stand alone: the folders would be left)."""
     try:
-        return subprocess.Popen(
+        watchdog = subprocess.Popen(
             [sys.executable, "-I", "-c", WATCHDOG, str(os.getpid()), str(group or 0), *map(str, folders)],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -46,11 +48,20 @@ def start_watchdog(group: int | None, folders: tuple[Path, ...]) -> subprocess.P
         )
     except OSError:
         return None
+    _running.add(watchdog.pid)
+    return watchdog
+
+
+def watchdogs() -> frozenset[int]:
+    """The process ids of this process's running watchdogs: children that must outlive it (an interrupted
+    command line that ends its children, ``interrupts.end_children``, leaves them to do their work)."""
+    return frozenset(_running)
 
 
 def stop_watchdog(watchdog: subprocess.Popen[bytes] | None) -> None:
     """End a watchdog whose run is over (nothing of the run is removed by it)."""
     if watchdog is None:
         return
+    _running.discard(watchdog.pid)
     watchdog.kill()
     watchdog.wait()

@@ -121,7 +121,12 @@ def test_an_interrupted_check_ends_the_run_as_interrupted_never_passed(
     ]
     # With the generated code cached on disk the spec-vs-reference check ends within a second; without the cache it
     # compiles the spec for seconds first, long enough to be interrupted inside the check.
-    env = {"KCSPEC_CACHE_DIR": "off"} if check == "spec-vs-reference" else None
+    env = {"KCSPEC_CACHE_DIR": "off"} if check == "spec-vs-reference" else {}
+    tmp = (
+        tmp_path / "tmp"
+    )  # the run's temporary folders: none may be left (the explorer's level files included)
+    tmp.mkdir()
+    env["TMPDIR"] = str(tmp)
     with _verify(args, env) as (proc, lines, seen):
         _wait_for(proc, lines, running, seen)
         time.sleep(1.0)  # well inside the check (a Z3 query, a level of the exploration, a SUT exchange)
@@ -141,6 +146,11 @@ def test_an_interrupted_check_ends_the_run_as_interrupted_never_passed(
         time.sleep(0.1)
     left = [p for p in workers if alive(p)]
     assert not left, f"processes of the run left running after {sig.name}: {left}"
+    while time.monotonic() < deadline and list(tmp.iterdir()):
+        time.sleep(0.1)
+    assert not list(tmp.iterdir()), (
+        f"left in TMPDIR after {sig.name}: {sorted(p.name for p in tmp.iterdir())}"
+    )
 
 
 def test_without_a_terminal_a_heartbeat_names_what_runs(tmp_path: Path) -> None:
