@@ -7,9 +7,12 @@ holding ``<Module>.tla`` and ``.cfg``) and on a hand-written specification (``--
 rate is taken between TLC's first and last progress report (TLC reports once a minute of wall time, and at its
 end), read
 against the JVM's own CPU time (``/proc``), so a loaded machine changes wall times but hardly the rates.
+``--seconds 0`` runs each generated module to its fixed point: the rate of the whole search, the same states in
+every run (a run stopped after a number of seconds reaches deeper levels when it is faster, where each state has
+more successors, so windows of equal CPU time compare different parts of the graph).
 
-    .venv/bin/python benchmarks/tlc_rate.py [--profile kafka-2.8] [--seconds 60] [--rounds 2]
-        [--before DIR] [--reference DIR/Spec.tla] [--tla2tools JAR]
+    .venv/bin/python benchmarks/tlc_rate.py [--profile kafka-2.8] [--seconds 60] [--reference-seconds 60]
+        [--rounds 2] [--before DIR] [--reference DIR/Spec.tla] [--tla2tools JAR]
 
 The module of an earlier tree: ``git worktree add /tmp/before <commit>``, ``make setup`` there, then
 ``/tmp/before/.venv/bin/kcspec tla export --max-controller-epoch 1 --max-leader-epoch 1 --max-zxid 3
@@ -117,7 +120,15 @@ def measure(java: str, jar: Path, tla: Path, seconds: float) -> Rate | None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--profile", default="kafka-2.8")
-    ap.add_argument("--seconds", type=float, default=60.0, help="CPU seconds of TLC per run")
+    ap.add_argument(
+        "--seconds",
+        type=float,
+        default=60.0,
+        help="CPU seconds of TLC per run of a generated module; 0: to the fixed point (the same states each run)",
+    )
+    ap.add_argument(
+        "--reference-seconds", type=float, default=60.0, help="CPU seconds of TLC per run of --reference"
+    )
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--before", type=Path, default=None, help="folder with an earlier tree's module and .cfg")
     ap.add_argument("--reference", type=Path, default=None, help="a hand-written Spec.tla with its .cfg")
@@ -148,7 +159,8 @@ def main(argv: list[str] | None = None) -> int:
         results: dict[str, list[Rate]] = {name: [] for name, _ in runs}
         for r in range(args.rounds):
             for name, tla in runs:
-                rate = measure(str(tools.java), tools.jar, tla, args.seconds)
+                seconds = args.reference_seconds if name.startswith("reference") else args.seconds
+                rate = measure(str(tools.java), tools.jar, tla, seconds or float("inf"))
                 if rate is None:
                     print(f"  round {r + 1} {name}: fewer than two progress reports (raise --seconds)")
                     continue
