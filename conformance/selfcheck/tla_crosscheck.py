@@ -40,15 +40,13 @@ from kcspec.conformance.selfcheck.explore.explorer import (
 from kcspec.conformance.selfcheck.explore.fingerprint import FingerprintSet
 from kcspec.conformance.selfcheck.explore.levels import LevelStore, read_checkpoint
 from kcspec.conformance.selfcheck.explore.tla_model import model_space
+from kcspec.conformance.selfcheck.tla_dump_read import DumpError, read_dump_against
 from kcspec.model.tla.config import ModelConfig
-from kcspec.model.tla.counterexample import CounterexampleError, state_of
 from kcspec.model.tla.module import generate
 from kcspec.model.tlc.args import TlcArgs
-from kcspec.model.tlc.dump import read_dump
 from kcspec.model.tlc.locate import Toolchain
 from kcspec.model.tlc.output import Outcome, Stats
 from kcspec.model.tlc.run import TlcResult, run_tlc
-from kcspec.model.tlc.trace import TraceFormatError
 from kcspec.spec.events import ControllerEvent
 from kcspec.spec.profiles import get_profile
 from kcspec.spec.state import ClusterState
@@ -307,37 +305,28 @@ def _compare(
     space: SearchSpace,
     levels: Path,
 ) -> CrosscheckResult:
-    """TLC's dumped states against the explorer's fingerprints (its level files in ``levels``)."""
-    stepper = stepper_of(space)
+    """TLC's dumped states against the explorer's fingerprints (its level files in ``levels``); the dump is read by
+    as many processes as the explorer had (``tla_dump_read``)."""
     meta, _stats = read_checkpoint(levels)
     store = LevelStore(levels)
     visited = FingerprintSet()
     for path in store.files("visited", meta.level):
         for fp in FingerprintSet.from_bytes(path.read_bytes()):
             visited.add(fp)
-    seen = FingerprintSet()
-    dumped = 0
-    tlc_only: list[StateSample] = []
-    only_tlc = 0
+    if space.symmetry:  # the fingerprints of TLC's states are of the states themselves
+        raise CrosscheckError("the crosscheck's model has no symmetry reduction (TLC's has none)")
     try:
-        for st in read_dump(dump):
-            dumped += 1
-            try:
-                state = state_of(st)
-            except CounterexampleError as exc:
-                raise CrosscheckError(f"TLC's state {st.number} does not fit the data model: {exc}") from None
-            stepper.fingerprints.forget()
-            fp = stepper.fingerprint(state)
-            seen.add(fp)
-            if fp not in visited:
-                only_tlc += 1
-                if len(tlc_only) < args.samples:
-                    tlc_only.append(StateSample(state, None))
-    except TraceFormatError as exc:
-        raise CrosscheckError(f"TLC's state dump is unreadable: {exc}") from None
+        reading = read_dump_against(
+            dump, visited, space.fingerprints, args.samples, default_explorer_workers()
+        )
+    except DumpError as exc:
+        raise CrosscheckError(str(exc)) from None
+    seen, dumped, only_tlc = reading.seen, reading.dumped, reading.only_tlc
+    tlc_only = [StateSample(state, None) for state in reading.samples]
     explorer_only: list[StateSample] = []
     only_explorer = 0
     if len(seen) != len(visited) or only_tlc:
+        stepper = stepper_of(space)
         root, prefix, _finding = start_state(space, stepper.spec, stepper.checker.check_state)
         for level in range(1, meta.level + 1):  # breadth-first: the first ones have the shortest paths
             for fp in store.first_reached(level):

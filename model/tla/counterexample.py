@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -73,6 +74,18 @@ def _items(v: Value, path: str) -> tuple[Value, ...]:
     raise CounterexampleError(f"{path}: expected a set or sequence, got {type(v).__name__}")
 
 
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    """``typing.get_type_hints(cls)``, once per class (it evaluates the annotations' text on every call: most of
+    the time of reading a 2-broker model's state dump went there)."""
+    return typing.get_type_hints(cls)
+
+
+@functools.cache
+def _fields(cls: type) -> tuple[dataclasses.Field[Any], ...]:
+    return dataclasses.fields(cls)
+
+
 def to_canonical(v: Value, hint: Any, path: str = "$") -> Any:
     """A TLA+ value of Python type ``hint`` as the canonical JSON data of ``kcspec.spec.codec``."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
@@ -121,10 +134,10 @@ def to_canonical(v: Value, hint: Any, path: str = "$") -> Any:
 def _record(v: Value, cls: type, path: str) -> dict[str, Any]:
     if not isinstance(v, TlaRecord):
         raise CounterexampleError(f"{path}: expected a {cls.__name__} record, got {type(v).__name__}")
-    hints = typing.get_type_hints(cls)
+    hints = _hints(cls)
     fields = dict(v.fields)
     out: dict[str, Any] = {}
-    for f in dataclasses.fields(cls):
+    for f in _fields(cls):
         if f.name not in fields:
             raise CounterexampleError(f"{path}: record {cls.__name__} has no field {f.name!r}")
         out[f.name] = to_canonical(fields[f.name], hints[f.name], f"{path}.{f.name}")
@@ -132,7 +145,7 @@ def _record(v: Value, cls: type, path: str) -> dict[str, Any]:
 
 
 def state_of(st: TlcTraceState) -> ClusterState:
-    hints = typing.get_type_hints(ClusterState)
+    hints = _hints(ClusterState)
     data: dict[str, Any] = {}
     for v in STATE_VARS:
         try:

@@ -17,12 +17,13 @@ from kcspec.model.tlc.trace import TlcTraceState, TraceFormatError, parse_state_
 _HEADER = re.compile(r"^State (\d+):\s*$")
 
 
-def parse_dump(lines: Iterator[str], source: str = "dump") -> Iterator[TlcTraceState]:
-    """The states of a dump, in order; ``TraceFormatError`` names the line of anything else."""
+def parse_dump(lines: Iterator[str], source: str = "dump", first_line: int = 1) -> Iterator[TlcTraceState]:
+    """The states of a dump, in order; ``TraceFormatError`` names the line of anything else (``first_line``: the
+    number of the first of ``lines`` in the file, when they are a part of it)."""
     number: int | None = None
     start = 0
     body: list[str] = []
-    for lineno, line in enumerate(lines, start=1):
+    for lineno, line in enumerate(lines, start=first_line):
         m = _HEADER.match(line)
         if m is not None:
             if number is not None:

@@ -9,6 +9,7 @@ arrays are sets or sequences: the reader that knows the type decides).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Union
 
@@ -60,23 +61,55 @@ class ValueSyntaxError(ValueError):
         self.pos = pos
 
 
+_TOKEN = re.compile(
+    r"""\s*(?:
+        (?P<string>"(?:[^"\\]|\\.)*")
+      | (?P<integer>-?[0-9]+)
+      | (?P<word>[^\W\d][\w]*)
+      | (?P<punct><<|>>|\|->|:>|@@|\.\.|[{}\[\](),])
+      | (?P<other>\S)
+    )""",
+    re.VERBOSE | re.DOTALL,
+)
+_ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t", "r": "\r", "f": "\f"}
+_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
+_END = ("end", "", 0)
+
+
+def _tokens(text: str) -> list[tuple[str, str, int]]:
+    """``text`` as (kind, text, offset) tokens, one regular-expression scan (the dump of a 2-broker model holds
+    tens of megabytes of values: a character-by-character reader cost most of the comparison's time)."""
+    out: list[tuple[str, str, int]] = []
+    for m in _TOKEN.finditer(text):
+        kind = m.lastgroup
+        if kind is None:  # only white space is left
+            break
+        out.append((kind, m.group(kind), m.start(kind)))
+    return out
+
+
 class _Reader:
+    """A recursive-descent reader over ``_tokens``; errors name the offset in the text."""
+
     def __init__(self, text: str) -> None:
         self.text = text
-        self.pos = 0
+        self.tokens = _tokens(text)
+        self.i = 0
 
-    def skip_ws(self) -> None:
-        while self.pos < len(self.text) and self.text[self.pos].isspace():
-            self.pos += 1
+    @property
+    def pos(self) -> int:
+        """The offset of the next token (the text's length at its end)."""
+        return self.tokens[self.i][2] if self.i < len(self.tokens) else len(self.text)
 
-    def peek(self, token: str) -> bool:
-        self.skip_ws()
-        return self.text.startswith(token, self.pos)
+    def at_end(self) -> bool:
+        return self.i >= len(self.tokens)
 
     def take(self, token: str) -> bool:
-        if self.peek(token):
-            self.pos += len(token)
-            return True
+        if self.i < len(self.tokens):
+            kind, tok, _ = self.tokens[self.i]
+            if tok == token and kind == "punct":
+                self.i += 1
+                return True
         return False
 
     def expect(self, token: str) -> None:
@@ -96,33 +129,35 @@ class _Reader:
         return first
 
     def atom(self) -> Value:
-        self.skip_ws()
-        if self.pos >= len(self.text):
+        if self.i >= len(self.tokens):
             raise self.fail("unexpected end of value")
-        c = self.text[self.pos]
-        if self.take("<<"):
-            return TlaSeq(self.items(">>"))
-        if self.take("{"):
-            return TlaSet(self.items("}"))
-        if self.take("["):
-            return self.record()
-        if self.take("("):
-            return self.function()
-        if c == '"':
-            return self.string()
-        if c == "-" or c.isdigit():
-            return self.integer()
-        if c.isalpha() or c == "_":
-            start = self.pos
-            while self.pos < len(self.text) and (self.text[self.pos].isalnum() or self.text[self.pos] == "_"):
-                self.pos += 1
-            word = self.text[start : self.pos]
-            if word == "TRUE":
+        kind, tok, pos = self.tokens[self.i]
+        self.i += 1
+        if kind == "punct":
+            if tok == "<<":
+                return TlaSeq(self.items(">>"))
+            if tok == "{":
+                return TlaSet(self.items("}"))
+            if tok == "[":
+                return self.record()
+            if tok == "(":
+                return self.function()
+        elif kind == "integer":
+            return int(tok)
+        elif kind == "string":
+            return _ESCAPE.sub(lambda m: _ESCAPES.get(m[1], m[1]), tok[1:-1])
+        elif kind == "word":
+            if tok == "TRUE":
                 return True
-            if word == "FALSE":
+            if tok == "FALSE":
                 return False
-            return ModelValue(word)
-        raise self.fail(f"unexpected character {c!r}")
+            return ModelValue(tok)
+        self.i -= 1
+        if tok == '"':
+            raise self.fail("unterminated string")
+        if tok == "-":
+            raise ValueSyntaxError(self.text, pos + 1, "expected digits")
+        raise self.fail(f"unexpected character {tok[0]!r}")
 
     def items(self, close: str) -> tuple[Value, ...]:
         out: list[Value] = []
@@ -139,13 +174,10 @@ class _Reader:
         if self.take("]"):
             return TlaRecord(())
         while True:
-            self.skip_ws()
-            start = self.pos
-            while self.pos < len(self.text) and (self.text[self.pos].isalnum() or self.text[self.pos] == "_"):
-                self.pos += 1
-            if start == self.pos:
+            if self.i >= len(self.tokens) or self.tokens[self.i][0] not in ("word", "integer"):
                 raise self.fail("expected a record field name")
-            name = self.text[start : self.pos]
+            name = self.tokens[self.i][1]
+            self.i += 1
             self.expect("|->")
             fields.append((name, self.value()))
             if self.take("]"):
@@ -164,41 +196,12 @@ class _Reader:
                 return TlaFunction(tuple(pairs))
             self.expect("@@")
 
-    def string(self) -> str:
-        self.pos += 1
-        out: list[str] = []
-        escapes = {'"': '"', "\\": "\\", "n": "\n", "t": "\t", "r": "\r", "f": "\f"}
-        while self.pos < len(self.text):
-            c = self.text[self.pos]
-            if c == '"':
-                self.pos += 1
-                return "".join(out)
-            if c == "\\" and self.pos + 1 < len(self.text):
-                out.append(escapes.get(self.text[self.pos + 1], self.text[self.pos + 1]))
-                self.pos += 2
-                continue
-            out.append(c)
-            self.pos += 1
-        raise self.fail("unterminated string")
-
-    def integer(self) -> int:
-        start = self.pos
-        if self.text[self.pos] == "-":
-            self.pos += 1
-        digits = self.pos
-        while self.pos < len(self.text) and self.text[self.pos].isdigit():
-            self.pos += 1
-        if digits == self.pos:
-            raise self.fail("expected digits")
-        return int(self.text[start : self.pos])
-
 
 def parse_value(text: str) -> Value:
     """One TLA+ value; ``ValueSyntaxError`` if the text is not exactly one value."""
     reader = _Reader(text)
     value = reader.value()
-    reader.skip_ws()
-    if reader.pos != len(text):
+    if not reader.at_end():
         raise reader.fail("unexpected text after the value")
     return value
 
@@ -206,14 +209,12 @@ def parse_value(text: str) -> Value:
 def parse_values(text: str) -> tuple[Value, ...]:
     """A comma-separated list of values (the arguments of an action as TLC prints them)."""
     reader = _Reader(text)
-    reader.skip_ws()
-    if reader.pos == len(text):
+    if reader.at_end():
         return ()
     out = [reader.value()]
     while reader.take(","):
         out.append(reader.value())
-    reader.skip_ws()
-    if reader.pos != len(text):
+    if not reader.at_end():
         raise reader.fail("unexpected text after the values")
     return tuple(out)
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from kcspec.conformance.selfcheck.explore.explorer import ExploreResult
+from kcspec.conformance.selfcheck.explore.fingerprint import DEFAULT_SCHEME, Fingerprinter, FingerprintSet
 from kcspec.conformance.selfcheck.explore.tla_model import check_count, explore_model, model_events
 from kcspec.conformance.selfcheck.tla_crosscheck import (
     CrosscheckArgs,
@@ -23,12 +24,14 @@ from kcspec.conformance.selfcheck.tla_crosscheck import (
     default_explorer_workers,
     run_crosscheck,
 )
+from kcspec.conformance.selfcheck.tla_dump_read import DumpError, ranges, read_dump_against
 from kcspec.model.step import SpecMachine
 from kcspec.model.tla import domains as D
 from kcspec.model.tla.bounds import within_bounds
 from kcspec.model.tla.config import ModelConfig
 from kcspec.model.tla.manifest import load
 from kcspec.model.tla.module import generate
+from kcspec.model.tla.values import value_text
 from kcspec.model.tlc.dump import parse_dump
 from kcspec.model.tlc.locate import Toolchain
 from kcspec.model.tlc.trace import TraceFormatError
@@ -249,3 +252,64 @@ def test_the_explorer_side_uses_the_core_tlc_leaves_by_default(
 
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: cores, raising=False)
     assert default_explorer_workers() == expected
+
+
+def _dump(path: Path, states: list[ClusterState]) -> Path:
+    """``states`` written as TLC's ``-dump`` writes them."""
+    with path.open("w") as f:
+        for i, st in enumerate(states, 1):
+            f.write(f"State {i}:\n")
+            f.write(
+                "\n".join(f"/\\ {v} = {value_text(getattr(st, v))}" for v in ("zk", "controller", "config"))
+            )
+            f.write("\n\n")
+    return path
+
+
+def test_the_dump_read_by_several_processes_gives_what_one_process_reads(
+    tmp_path: Path, tiny_explored: ExploreResult
+) -> None:
+    """The dump is cut at state headers; counts, fingerprints and the first TLC-only samples (in the dump's order)
+    are those of one process reading it whole."""
+    assert tiny_explored.states is not None
+    states = list(tiny_explored.states)
+    known = FingerprintSet()
+    fingerprints = Fingerprinter(DEFAULT_SCHEME)
+    for st in states[::2]:  # half of them "reached by the explorer"
+        fingerprints.forget()
+        known.add(fingerprints(st))
+    dump = _dump(tmp_path / "states.dump", states)
+    whole = read_dump_against(dump, known, DEFAULT_SCHEME, 3, processes=1)
+    assert (whole.dumped, whole.only_tlc, len(whole.seen)) == (828, 414, 828)
+    assert list(whole.samples) == states[1:6:2]
+    for n in (2, 3, 7):
+        cuts = ranges(dump, n)
+        assert len(cuts) == n and cuts[0][0] == 0 and cuts[-1][1] == dump.stat().st_size
+        assert all(dump.read_bytes()[start : start + 6] == b"State " for start, _ in cuts)
+        split = read_dump_against(dump, known, DEFAULT_SCHEME, 3, processes=n)
+        assert (split.dumped, split.only_tlc, split.samples) == (whole.dumped, whole.only_tlc, whole.samples)
+        assert sorted(split.seen) == sorted(whole.seen)
+
+
+def test_a_bad_state_in_the_second_half_of_the_dump_is_named(
+    tmp_path: Path, tiny_explored: ExploreResult
+) -> None:
+    """Whether one process reads the dump or two, a state that cannot be read is named by its number, and a
+    syntax error by the file's own line."""
+    assert tiny_explored.states is not None
+    good = _dump(tmp_path / "states.dump", list(tiny_explored.states)).read_text()
+    header = "State 700:\n/\\ zk = ["
+    line = good[: good.index(header)].count("\n") + 2  # the zk line of state 700
+    bad_type = tmp_path / "bad-type.dump"
+    bad_type.write_text(
+        good.replace(header + "controller |-> ", header + 'controller |-> "x", bogus |-> ', 1)
+    )
+    bad_text = tmp_path / "bad-text.dump"
+    bad_text.write_text(good.replace(header, header + "[", 1))
+    for n in (1, 2):
+        with pytest.raises(DumpError, match="state 700 does not fit the data model"):
+            read_dump_against(bad_type, FingerprintSet(), DEFAULT_SCHEME, 3, processes=n)
+        with pytest.raises(
+            DumpError, match=rf"unreadable: .*bad-text.dump:{line - 1}: state 700, variable zk"
+        ):
+            read_dump_against(bad_text, FingerprintSet(), DEFAULT_SCHEME, 3, processes=n)
