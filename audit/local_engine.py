@@ -114,6 +114,8 @@ def _java() -> str | None:
 JVM_OPTIONS = (
     "-XX:+UseSerialGC",
     "-XX:InitialRAMPercentage=8",
+    "-XX:MetaspaceSize=64m",
+    "-XX:TieredStopAtLevel=1",
     "-Xss4m",
     "-Dslf4j.provider=org.slf4j.helpers.NOP_FallbackServiceProvider",
     "--add-opens=java.base/java.nio=ALL-UNNAMED",
@@ -126,8 +128,14 @@ machine); the heap starts at 8 % of the memory the JVM sees (1.9 GB of 24 GB; ne
 which a user's -Xmx or a container's limit sets: the JVM clamps it) — decision (measured on the 876,000-line
 folder of 5,000 files, whose kept rows fill 850 MB): from the default 1/64 the heap grew through 3 full
 collections and 32 young ones that copied the kept rows, 2.7 s of pauses in a 10.7 s audit; the run took 9.5 s
-with it; the libraries' logging goes nowhere (loading log4j's 500 classes cost a good part of the JVM's fixed
-second); Spark's row classes need the module openings Spark gives its own JVM."""
+with it; the first collection of class metadata is put off to 64 MB of it (decision, measured on the same
+folder: the classes the run loads, 21.5 MB of metadata, crossed the JVM's default threshold of 21 MB and
+caused a full collection of the whole heap, kept rows and all, 0.45 s); the JIT compiles with C1 only
+(``session.SMALL_INPUT_JVM_OPTIONS``' decision, for the same reason: measured on the same folder, C2's compiler
+threads took 4 CPU s, recompiling the parser's large methods several times, while the run lasts seconds; with C1
+only the JVM's CPU 13.4 → 11.3 s, load 4, and the largest input this engine takes, ``LOCAL_MAX_BYTES``, is only
+a third larger); the libraries' logging goes nowhere (loading log4j's 500 classes cost a good part of the JVM's
+fixed second); Spark's row classes need the module openings Spark gives its own JVM."""
 
 
 def _die_with_parent() -> None:
