@@ -35,7 +35,7 @@ from collections import Counter
 from pathlib import Path
 from typing import IO, Any
 
-from kcspec.audit import findings, jvm_parser, layouts, replay, report, stats
+from kcspec.audit import class_cache, findings, jvm_parser, layouts, replay, report, stats
 from kcspec.audit.pipeline import (
     OUTPUTS,
     SAMPLE,
@@ -146,9 +146,16 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
 
 
+ARCHIVE_SECONDS = 60.0
+"""How long an audit that ended well waits for its JVM to write the class-data archive (``class_cache``, role
+``local``; only a run that found none writes one, once): the JVM writes it as it exits, and one cut short by
+``end_jvm``'s SIGTERM/SIGKILL would be thrown away by the next run, which would write it again."""
+
+
 class LocalJvm:
     """The ``LocalAudit`` JVM process of one run; its output (a library's warnings) goes to ``log``, whose
-    folder is the run's work folder (the JVM's scratch files go there too; the audit removes it)."""
+    folder is the run's work folder (the JVM's scratch files go there too; the audit removes it). It maps the
+    classes an earlier run archived (``class_cache.plan``, role ``local``), or writes them when it ends."""
 
     def __init__(self, log: Path) -> None:
         jar, why = jvm_parser.build()
@@ -159,6 +166,7 @@ class LocalJvm:
                 "of Kafka logs needs a JDK (Java 17; JAVA_HOME or PATH)"
             )
         self.log = log
+        self.archive = class_cache.plan(JVM_OPTIONS, role="local")
         classpath = f"{jar}{os.pathsep}{jvm_parser._pyspark_jars() / '*'}"
         # The answers come on a pipe of their own (its descriptor is LocalAudit's argument), not on the
         # JVM's standard output: the JVM itself writes there before LocalAudit's main runs and beside it
@@ -173,6 +181,7 @@ class LocalJvm:
                     [
                         java,
                         *JVM_OPTIONS,
+                        *(self.archive.options if self.archive is not None else ()),
                         "-cp",
                         classpath,
                         "kcspec.audit.LocalAudit",
@@ -192,6 +201,8 @@ class LocalJvm:
         finally:
             os.close(child_end)
         self.answers = os.fdopen(answers, "rb")
+        if self.archive is not None:
+            self.archive.launched(self.proc.pid)
 
     def __enter__(self) -> LocalJvm:
         return self
@@ -200,6 +211,11 @@ class LocalJvm:
         from kcspec.model.spark.session import end_jvm
 
         try:
+            if exc[0] is None and self.archive is not None and self.archive.writes:
+                with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+                    assert self.proc.stdin is not None
+                    self.proc.stdin.close()  # LocalAudit returns, and the JVM writes the archive as it exits
+                    self.proc.wait(timeout=ARCHIVE_SECONDS)
             end_jvm(self.proc, grace=0.5)
         finally:
             self.answers.close()
