@@ -172,8 +172,11 @@ public final class LocalAudit {
       inputTypes[j] = types[ix[j]];
     }
     types = inputTypes;
-    Set<String> writes = Set.of(m.get(8).split(",", -1));
-    Set<String> finds = Set.of(m.get(9).split(",", -1));
+    // the kinds and statuses as the reader's rows hold them: no row's text decoded to tell its role
+    Set<UTF8String> writes = utf8(m.get(8));
+    Set<UTF8String> finds = utf8(m.get(9));
+    UTF8String recordStatus = UTF8String.fromString("record");
+    UTF8String quarantinedStatus = UTF8String.fromString("quarantined");
     String[] roles = m.get(10).split(",", -1);
     int event = Integer.parseInt(roles[0]);
     int finding = Integer.parseInt(roles[1]);
@@ -218,17 +221,17 @@ public final class LocalAudit {
                   Iterator<InternalRow> rows = LineParser.readLocal(m.get(1), these, fieldIndex, mine);
                   while (rows.hasNext()) {
                     InternalRow r = rows.next();
-                    String s = r.getUTF8String(status).toString();
-                    String k = r.isNullAt(kind) ? null : r.getUTF8String(kind).toString();
-                    boolean record = s.equals("record");
-                    int role =
-                        (record && writes.contains(k) ? event : 0)
-                            + (record && finds.contains(k) ? finding : 0)
-                            + (s.equals("quarantined") ? quarantined : 0);
+                    UTF8String s = r.getUTF8String(status);
+                    boolean isQuarantined = s.equals(quarantinedStatus);
+                    int role = isQuarantined ? quarantined : 0;
+                    if (s.equals(recordStatus)) {
+                      UTF8String k = r.getUTF8String(kind);
+                      role += (writes.contains(k) ? event : 0) + (finds.contains(k) ? finding : 0);
+                    }
                     if (role == 0) continue;
                     Object[] row = Arrays.copyOf(((GenericInternalRow) r).values(), stored + 2);
                     // replay.pass_rows: the text of quarantined lines only
-                    if (!s.equals("quarantined")) row[text] = null;
+                    if (!isQuarantined) row[text] = null;
                     share(row, shared);
                     row[stored] = role;
                     out.add(row);
@@ -236,8 +239,9 @@ public final class LocalAudit {
                   return out;
                 }));
       }
-      kept.clear();
-      for (java.util.concurrent.Future<List<Object[]>> part : parts) kept.addAll(join(part));
+      List<List<Object[]>> read = new ArrayList<>();
+      for (java.util.concurrent.Future<List<Object[]>> part : parts) read.add(join(part));
+      byFile(read, named.indexOf("fid"));
     } finally {
       pool.shutdownNow();
     }
@@ -245,6 +249,26 @@ public final class LocalAudit {
     for (LineParser.Cube other : cubes.subList(1, cubes.size())) cube.merge(other);
     presorted = background.submit(LocalAudit::presort);
     return List.of(cube.text());
+  }
+
+  /**
+   * The rows of {@code parts} (each reader's, file after file) kept in the order of their file ids (the
+   * listing's order), each file's in the order read: a stable counting sort by {@code fid} (column {@code
+   * at}). Decision (measured on a folder of 5,000 rotated files): the readers take the
+   * files by size, so a history's rows came in the order of the files' sizes and {@link #presort} sorted
+   * them from scratch; in the listing's order, rotated files named by date or number hand it runs already
+   * in order (a timestamp's order within a file is the log's), which its merge sort only joins.
+   */
+  private static void byFile(List<List<Object[]>> parts, int at) {
+    int files = 0;
+    for (List<Object[]> part : parts) for (Object[] row : part) files = Math.max(files, (Integer) row[at] + 1);
+    int[] start = new int[files + 1];
+    for (List<Object[]> part : parts) for (Object[] row : part) start[(Integer) row[at] + 1]++;
+    for (int f = 0; f < files; f++) start[f + 1] += start[f];
+    Object[][] rows = new Object[start[files]][];
+    for (List<Object[]> part : parts) for (Object[] row : part) rows[start[(Integer) row[at]]++] = row;
+    kept.clear();
+    kept.addAll(Arrays.asList(rows));
   }
 
   /**
@@ -277,6 +301,13 @@ public final class LocalAudit {
     List<List<Object[]>> histories = new ArrayList<>(byHistory.values());
     for (List<Object[]> h : histories) h.sort(byOrder);
     return histories;
+  }
+
+  /** The comma-separated names of {@code list} as UTF8Strings. */
+  private static Set<UTF8String> utf8(String list) {
+    Set<UTF8String> out = new HashSet<>();
+    for (String name : list.split(",", -1)) out.add(UTF8String.fromString(name));
+    return out;
   }
 
   /**
