@@ -265,15 +265,19 @@ public final class LineParser implements UDF1<String, Row> {
     }
   }
 
-  /** Whether {@code s} holds a character that ends a line for Java's regex {@code .} and {@code $}. */
+  /**
+   * Whether {@code s} holds a character that ends a line for Java's regex {@code .} and {@code $}: one {@code
+   * indexOf} per such character, each a loop over the string's bytes (one that cannot be in a Latin-1 string
+   * costs nothing there). Decision (measured on the lines of a folder of 5,000 files): a loop of {@code
+   * charAt} over every line was 5 % of the local engine's JVM samples; the {@code indexOf}s take a third of
+   * its time compiled by C2 (a vector scan) and 90 % of it by C1.
+   */
   private static boolean hasTerminator(String s) {
-    for (int i = 0, n = s.length(); i < n; i++) {
-      char c = s.charAt(i);
-      if ((c < 0x20 && (c == '\n' || c == '\r')) || c == '\u0085' || c == '\u2028' || c == '\u2029') {
-        return true;
-      }
-    }
-    return false;
+    return s.indexOf('\n') >= 0
+        || s.indexOf('\r') >= 0
+        || s.indexOf('\u0085') >= 0
+        || s.indexOf('\u2028') >= 0
+        || s.indexOf('\u2029') >= 0;
   }
 
   /**

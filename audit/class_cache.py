@@ -1,5 +1,5 @@
-"""A class-data sharing archive (AppCDS) for the driver JVM of a small local audit: Spark's classes, parsed and
-verified once, mapped from a file by later runs.
+"""A class-data sharing archive (AppCDS) for the driver JVM of a small local audit, and one for the local
+engine's JVM (``local_engine``): Spark's classes, parsed and verified once, mapped from a file by later runs.
 
 Decision: a small audit's driver JVM spends about half of its start-up CPU loading and verifying the classes of
 Spark, Hadoop, Parquet and Scala (≈ 9,000). HotSpot can write the classes a run loaded into an archive when it
@@ -20,6 +20,11 @@ How, so that an archive never breaks a run:
   -version`` with ``-XX:+VerifySharedSpaces`` (a checksum of the whole file) mapped it and exited 0: a file cut
   short by a killed JVM would crash the JVM that maps it, so it is removed instead. Archives of other keys:
   the two newest promoted ones are kept, and a finished ``.partial`` over an hour old is removed.
+* The local engine's JVM (role ``local``; the driver's is ``driver``) has archives of its own, under their own
+  key: its class path (the parser's jar and pyspark's jars) and options are not the driver's. Decision
+  (measured on a folder of 5,000 rotated files, C1 only, load 4): it loads about 3,300 classes from the jars;
+  with them mapped its CPU 11.2 → 10.8 s and 11.0 → 10.1 s (two rounds), the same outputs. Its JVM writes the archive when
+  its standard input closes, and ``local_engine`` then waits for it to end (see ``LocalJvm``).
 * The class path must be the same at every run, so such a session's ``SPARK_CONF_DIR`` (on the class path) is
   an empty private folder of this cache (``conf``), not the process's own folder; the log4j2 configuration is
   given to the JVM by its path (``-Dlog4j2.configurationFile``), and the JVM's log still goes to the process's
@@ -51,12 +56,14 @@ ABANDONED_SECONDS = 3600.0
 
 @dataclass(frozen=True)
 class Plan:
-    """What a small local session's driver JVM gets: extra JVM options, the ``SPARK_CONF_DIR`` to use, and
-    what to do once the JVM runs (``launched(pid)``: record the process id of a JVM that writes an archive)."""
+    """What a JVM gets: extra JVM options, the ``SPARK_CONF_DIR`` to use (a driver's only), what to do once the
+    JVM runs (``launched(pid)``: record the process id of a JVM that writes an archive), and ``writes``: whether
+    the JVM writes an archive when it ends."""
 
     options: tuple[str, ...]
     conf_dir: Path
     launched: Callable[[int], None]
+    writes: bool = False
 
 
 def _java() -> str | None:
@@ -158,7 +165,7 @@ def _promote(java: str, folder: Path, stem: str, options: tuple[str, ...]) -> Pa
     return promoted
 
 
-def _drop_other_keys_partials(folder: Path, stem: str) -> None:
+def _drop_other_keys_partials(folder: Path, stem: str, role: str) -> None:
     """Remove the ``.partial`` archives (≈ 175 MB each) of keys other than ``stem`` whose JVM has ended and that
     are over ``ABANDONED_SECONDS`` old, with their process-id files.
 
@@ -167,7 +174,7 @@ def _drop_other_keys_partials(folder: Path, stem: str) -> None:
     still there an hour after it was written is taken as orphaned; if a run of another installation sharing this
     cache wanted it after all, that run writes a new one (it runs once without an archive)."""
     now = time.time()
-    for partial in folder.glob(f"driver-*{PARTIAL}"):
+    for partial in folder.glob(f"{role}-*{PARTIAL}"):
         if partial.name.startswith(f"{stem}."):
             continue
         pid_file = partial.with_name(partial.name + ".pid")
@@ -185,8 +192,10 @@ KEEP = 2
 
 
 def _prune(folder: Path, promoted: Path) -> None:
-    """Remove the user's archives beyond the ``KEEP`` newest (by modification time), never ``promoted``."""
-    archives = [p for p in folder.glob("driver-*.jsa") if p != promoted and jvm_parser.owned_file(p)]
+    """Remove the user's archives of ``promoted``'s role beyond the ``KEEP`` newest (by modification time),
+    never ``promoted``."""
+    role = promoted.name.split("-", 1)[0]
+    archives = [p for p in folder.glob(f"{role}-*.jsa") if p != promoted and jvm_parser.owned_file(p)]
     archives.sort(key=lambda p: p.lstat().st_mtime, reverse=True)
     for old in archives[KEEP - 1 :]:
         with contextlib.suppress(OSError):
@@ -210,11 +219,18 @@ def opted_out() -> bool:
     return os.environ.get(OPT_OUT, "").strip().lower() in {"0", "off", "no", "false"}
 
 
-def plan(options: tuple[str, ...]) -> Plan | None:
-    """The archive's part of a small local session whose driver JVM gets ``options``; ``None``: no archive
-    (no ``java``, a ``SPARK_CONF_DIR`` set by the user, ``KCSPEC_AUDIT_CLASS_CACHE=0``, or a cache that is not
+ROLES = ("driver", "local")
+"""The JVMs with archives of their own: a small local session's driver, and the local engine's JVM."""
+
+
+def plan(options: tuple[str, ...], role: str = "driver") -> Plan | None:
+    """The archive's part of a small local session whose driver JVM gets ``options`` (``role`` ``local``: of
+    the local engine's JVM, whose class path holds no ``SPARK_CONF_DIR``); ``None``: no archive (no ``java``, a
+    ``SPARK_CONF_DIR`` set by the user for the driver, ``KCSPEC_AUDIT_CLASS_CACHE=0``, or a cache that is not
     the user's alone)."""
-    if "SPARK_CONF_DIR" in os.environ or opted_out():
+    if role not in ROLES:
+        raise ValueError(f"role {role!r}: expected one of {', '.join(ROLES)}")
+    if (role == "driver" and "SPARK_CONF_DIR" in os.environ) or opted_out():
         return None
     java = _java()
     jar, _ = jvm_parser.build()
@@ -230,11 +246,13 @@ def plan(options: tuple[str, ...]) -> Plan | None:
     if folder is None:
         return None
     conf = folder / "conf"
-    if not jvm_parser.private_dir(conf, create=True) or any(conf.iterdir()):
+    if role == "driver" and (not jvm_parser.private_dir(conf, create=True) or any(conf.iterdir())):
         return None
-    parts = [identity, pyspark.__version__, str(Path(pyspark.__file__).resolve().parent), str(jar), str(conf)]
-    stem = "driver-" + hashlib.sha256("\0".join([*parts, *options]).encode()).hexdigest()[:16]
-    _drop_other_keys_partials(folder, stem)
+    parts = [identity, pyspark.__version__, str(Path(pyspark.__file__).resolve().parent), str(jar)]
+    if role == "driver":
+        parts.append(str(conf))
+    stem = f"{role}-" + hashlib.sha256("\0".join([*parts, *options]).encode()).hexdigest()[:16]
+    _drop_other_keys_partials(folder, stem, role)
     archive = _usable(folder, stem) or _promote(java, folder, stem, options)
     if archive is not None:
         # the checksum of every region is checked as it is mapped (≈ 0.1 CPU-s): a damaged file is not used
@@ -252,4 +270,4 @@ def plan(options: tuple[str, ...]) -> Plan | None:
         except OSError:
             pass
 
-    return Plan((f"-XX:ArchiveClassesAtExit={partial}",), conf, launched)
+    return Plan((f"-XX:ArchiveClassesAtExit={partial}",), conf, launched, writes=True)

@@ -9,6 +9,12 @@ and writes the same outputs: what follows the pass (file names, messages, the qu
 columns, tallies, samples, the summary) is done here on the pass's rows, and Parquet is written by the JVM
 with the parquet-mr that Spark writes with. Nothing of the grammar or the rules exists twice.
 
+The two processes work at once where the outputs allow it (decision, measured on the 5,000-file folder: the
+run was the read, then Python alone, then the JVM alone, then Python alone): once the reader has answered, the
+JVM writes the findings and quarantined lines the pass passes on (they need neither the eras nor the rules'
+order) and sorts the histories for the rules while this side reads the cells and infers the facts; then the
+rules walk while this side writes ``findings.jsonl`` (unless a 0.8 log's violations may still become findings).
+
 Which engine runs (``chosen_engine``, decision): ``--engine spark`` or a ``--master`` named on the command line
 always get Spark (a user who names a cluster gets it); ``--engine local`` this engine; ``auto`` (the default)
 this engine when the inputs are Kafka logs only (JSONL traces are decoded by Spark queries) of at most
@@ -35,7 +41,7 @@ from collections import Counter
 from pathlib import Path
 from typing import IO, Any
 
-from kcspec.audit import findings, jvm_parser, layouts, replay, report, stats
+from kcspec.audit import class_cache, findings, jvm_parser, layouts, replay, report, stats
 from kcspec.audit.pipeline import (
     OUTPUTS,
     SAMPLE,
@@ -114,6 +120,8 @@ def _java() -> str | None:
 JVM_OPTIONS = (
     "-XX:+UseSerialGC",
     "-XX:InitialRAMPercentage=8",
+    "-XX:MetaspaceSize=64m",
+    "-XX:TieredStopAtLevel=1",
     "-Xss4m",
     "-Dslf4j.provider=org.slf4j.helpers.NOP_FallbackServiceProvider",
     "--add-opens=java.base/java.nio=ALL-UNNAMED",
@@ -126,8 +134,14 @@ machine); the heap starts at 8 % of the memory the JVM sees (1.9 GB of 24 GB; ne
 which a user's -Xmx or a container's limit sets: the JVM clamps it) — decision (measured on the 876,000-line
 folder of 5,000 files, whose kept rows fill 850 MB): from the default 1/64 the heap grew through 3 full
 collections and 32 young ones that copied the kept rows, 2.7 s of pauses in a 10.7 s audit; the run took 9.5 s
-with it; the libraries' logging goes nowhere (loading log4j's 500 classes cost a good part of the JVM's fixed
-second); Spark's row classes need the module openings Spark gives its own JVM."""
+with it; the first collection of class metadata is put off to 64 MB of it (decision, measured on the same
+folder: the classes the run loads, 21.5 MB of metadata, crossed the JVM's default threshold of 21 MB and
+caused a full collection of the whole heap, kept rows and all, 0.45 s); the JIT compiles with C1 only
+(``session.SMALL_INPUT_JVM_OPTIONS``' decision, for the same reason: measured on the same folder, C2's compiler
+threads took 4 CPU s, recompiling the parser's large methods several times, while the run lasts seconds; with C1
+only the JVM's CPU 13.4 → 11.3 s, load 4, and the largest input this engine takes, ``LOCAL_MAX_BYTES``, is only
+a third larger); the libraries' logging goes nowhere (loading log4j's 500 classes cost a good part of the JVM's
+fixed second); Spark's row classes need the module openings Spark gives its own JVM."""
 
 
 def _die_with_parent() -> None:
@@ -138,9 +152,16 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
 
 
+ARCHIVE_SECONDS = 60.0
+"""How long an audit that ended well waits for its JVM to write the class-data archive (``class_cache``, role
+``local``; only a run that found none writes one, once): the JVM writes it as it exits, and one cut short by
+``end_jvm``'s SIGTERM/SIGKILL would be thrown away by the next run, which would write it again."""
+
+
 class LocalJvm:
     """The ``LocalAudit`` JVM process of one run; its output (a library's warnings) goes to ``log``, whose
-    folder is the run's work folder (the JVM's scratch files go there too; the audit removes it)."""
+    folder is the run's work folder (the JVM's scratch files go there too; the audit removes it). It maps the
+    classes an earlier run archived (``class_cache.plan``, role ``local``), or writes them when it ends."""
 
     def __init__(self, log: Path) -> None:
         jar, why = jvm_parser.build()
@@ -151,6 +172,7 @@ class LocalJvm:
                 "of Kafka logs needs a JDK (Java 17; JAVA_HOME or PATH)"
             )
         self.log = log
+        self.archive = class_cache.plan(JVM_OPTIONS, role="local")
         classpath = f"{jar}{os.pathsep}{jvm_parser._pyspark_jars() / '*'}"
         # The answers come on a pipe of their own (its descriptor is LocalAudit's argument), not on the
         # JVM's standard output: the JVM itself writes there before LocalAudit's main runs and beside it
@@ -165,6 +187,7 @@ class LocalJvm:
                     [
                         java,
                         *JVM_OPTIONS,
+                        *(self.archive.options if self.archive is not None else ()),
                         "-cp",
                         classpath,
                         "kcspec.audit.LocalAudit",
@@ -184,6 +207,8 @@ class LocalJvm:
         finally:
             os.close(child_end)
         self.answers = os.fdopen(answers, "rb")
+        if self.archive is not None:
+            self.archive.launched(self.proc.pid)
 
     def __enter__(self) -> LocalJvm:
         return self
@@ -192,13 +217,23 @@ class LocalJvm:
         from kcspec.model.spark.session import end_jvm
 
         try:
+            if exc[0] is None and self.archive is not None and self.archive.writes:
+                with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+                    assert self.proc.stdin is not None
+                    self.proc.stdin.close()  # LocalAudit returns, and the JVM writes the archive as it exits
+                    self.proc.wait(timeout=ARCHIVE_SECONDS)
             end_jvm(self.proc, grace=0.5)
         finally:
             self.answers.close()
 
     def call(self, *parts: str) -> list[str]:
         """Send one command (``LocalAudit``'s protocol) and return its answer."""
-        stdin, stdout = self.proc.stdin, self.answers
+        self.send(*parts)
+        return self.answer(parts[0])
+
+    def send(self, *parts: str) -> None:
+        """Send one command without waiting for its answer (``answer``): the JVM works on it meanwhile."""
+        stdin = self.proc.stdin
         assert stdin is not None
         try:
             for part in parts:
@@ -206,11 +241,17 @@ class LocalJvm:
                 stdin.write(struct.pack(">i", len(data)) + data)
             stdin.write(struct.pack(">i", -1))
             stdin.flush()
-            answer: list[str] = []
-            while (n := struct.unpack(">i", _exactly(stdout, 4))[0]) >= 0:
-                answer.append(_exactly(stdout, n).decode("utf-8"))
-        except (OSError, EOFError, struct.error) as exc:
+        except OSError as exc:
             raise RuntimeError(f"the local engine's JVM failed ({parts[0]}): {self._tail()}") from exc
+
+    def answer(self, command: str) -> list[str]:
+        """The answer to the command sent last (``command``: its name, for the error)."""
+        answer: list[str] = []
+        try:
+            while (n := struct.unpack(">i", _exactly(self.answers, 4))[0]) >= 0:
+                answer.append(_exactly(self.answers, n).decode("utf-8"))
+        except (OSError, EOFError, struct.error) as exc:
+            raise RuntimeError(f"the local engine's JVM failed ({command}): {self._tail()}") from exc
         return answer
 
     def _tail(self) -> str:
@@ -286,11 +327,33 @@ def _run(
         ",".join(findings.FINDING_KINDS),
         roles,
     )
+    # The findings and quarantined lines the pass passes on (no rule reads them): asked for at once, with the
+    # run's profile's configuration (they need nothing of it but the outputs' names), and written by the JVM
+    # while the cells are read here; the JVM then sorts the histories for the rules (LocalAudit.presort).
+    passed_on = work / "passed-on.jsonl"
+    jvm.send("pass", replay.history_config(profile), "", "", "only", str(passed_on), roles)
     cells = stats.cells_from_text(cube[0])
     facts = log_facts(ids, cells, history_key, inferring, step)
+    jvm.answer("pass")
+    names = ids.names
+    quirky = {names[i] for i in facts.quirky}
     starts = facts.eras.starts_of() or {}
-    result_columns = _columns(replay.RESULT_SCHEMA)
     found: list[dict[str, Any]] = []
+    finding_rows: list[dict[str, Any]] = []
+    quarantine: list[dict[str, Any]] = []
+    written: tuple[Counter[tuple[Any, ...]], list[dict[str, Any]]] | None = None
+
+    def passed_on_rows() -> None:
+        """The passed-on rows as the outputs' rows; ``findings.jsonl`` written unless a violation may still
+        become a finding (``quirky``)."""
+        nonlocal finding_rows, quarantine, written
+        on = _rows(passed_on)
+        finding_rows = [_finding(r, names) for r in on if r["what"] == replay.OUTPUTS[1]]
+        quarantine = [_quarantined(r, names) for r in on if r["what"] == replay.OUTPUTS[2]]
+        if not quirky:
+            step("writing findings")
+            written = _write_findings(out, finding_rows)
+
     for i, p in enumerate(facts.passes):
         step(f"replaying {len(p.fids)} log file(s) against profile {p.profile}")
         config = replay.history_config(
@@ -300,24 +363,23 @@ def _run(
             p.traced,
         )
         rows_path = work / f"pass-{i}.jsonl"
-        jvm.call(
+        jvm.send(
             "pass",
             config,
             ";".join(f"{h}:{','.join(map(str, ts))}" for h, ts in sorted(starts.items()) if ts),
             "" if p.only is None else ",".join(map(str, p.only)),
-            "1" if i == 0 else "0",
+            "0",
             str(rows_path),
             roles,
         )
-        with rows_path.open(encoding="utf-8") as rows:
-            found.extend(dict(zip(result_columns, json.loads(line), strict=True)) for line in rows)
-        rows_path.unlink()
-    names = ids.names
+        if i == 0:  # while the JVM walks
+            passed_on_rows()
+        jvm.answer("pass")
+        found += _rows(rows_path)
+    if not facts.passes:
+        passed_on_rows()
     violations = [_violation(r, names) for r in found if r["what"] == replay.OUTPUTS[0]]
-    finding_rows = [_finding(r, names) for r in found if r["what"] == replay.OUTPUTS[1]]
-    quarantine = [_quarantined(r, names) for r in found if r["what"] == replay.OUTPUTS[2]]
     del found
-    quirky = {names[i] for i in facts.quirky}
     if quirky:  # pipeline._run's decision: a rule the log's Kafka version breaks is a finding there
         moot = [v for v in violations if v["file"] in quirky and v["rule"] in layouts.UNCHECKABLE_0_8]
         violations = [
@@ -349,15 +411,10 @@ def _run(
         for q in quarantine
         if q["reason"] in jvm_parser.BROKEN_REASONS
     ]
-    step("writing findings")
-    finding_rows.sort(key=lambda f: (f["file"], f["line"], f["finding"]))
-    first_findings = _Least(SAMPLE, findings.SAMPLE_KEY)
-    f_tally: Counter[tuple[Any, ...]] = Counter()
-    with (out / "findings.jsonl").open("w", encoding="utf-8") as sink:
-        for f in finding_rows:
-            sink.write(report.json_line(f))
-            f_tally[(f["finding"],)] += 1
-            first_findings(f)
+    if written is None:
+        step("writing findings")
+        written = _write_findings(out, finding_rows)
+    f_tally, finding_sample = written
     by_finding = {str(k[0]): n for k, n in f_tally.items()}
     if not quirky and f_tally != finding_counts(cells)[1]:  # the Spark path writes the reader's count
         raise RuntimeError(f"the pass passed on {sum(f_tally.values())} findings, the reader counted others")
@@ -373,7 +430,7 @@ def _run(
             first_quarantined.rows,
             by_finding,
             by_severity,
-            first_findings.rows(),
+            finding_sample,
         ),
         inputs,
         out,
@@ -387,6 +444,31 @@ def _run(
         list(facts.notes),
         facts.checked,
     )
+
+
+def _rows(path: Path) -> list[dict[str, Any]]:
+    """A pass's rows (``replay.RESULT_SCHEMA``, JSON arrays one a line) from ``path``, which is then removed."""
+    columns = _columns(replay.RESULT_SCHEMA)
+    with path.open(encoding="utf-8") as rows:
+        found = [dict(zip(columns, json.loads(line), strict=True)) for line in rows]
+    path.unlink()
+    return found
+
+
+def _write_findings(
+    out: Path, finding_rows: list[dict[str, Any]]
+) -> tuple[Counter[tuple[Any, ...]], list[dict[str, Any]]]:
+    """``findings.jsonl`` of ``finding_rows`` (sorted here, as the Spark path sorts them); their count per
+    finding and their sample (``findings.SAMPLE_KEY``)."""
+    finding_rows.sort(key=lambda f: (f["file"], f["line"], f["finding"]))
+    first_findings = _Least(SAMPLE, findings.SAMPLE_KEY)
+    f_tally: Counter[tuple[Any, ...]] = Counter()
+    with (out / "findings.jsonl").open("w", encoding="utf-8") as sink:
+        for f in finding_rows:
+            sink.write(report.json_line(f))
+            f_tally[(f["finding"],)] += 1
+            first_findings(f)
+    return f_tally, first_findings.rows()
 
 
 def _write(

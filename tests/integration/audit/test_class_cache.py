@@ -191,3 +191,41 @@ def test_finished_partials_of_other_keys_are_removed_after_an_hour(folder: Path)
     # and when this key's archive is already there (no promotion to do)
     later = partial("00000000000000a5", _dead_pid())
     assert _used(class_cache.plan(OPTIONS)) == archive and not later.exists()
+
+
+def test_the_local_engines_jvm_archives_its_classes_once_and_maps_them_after(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The local engine's JVM (role ``local``, beside the driver's archives, never one of theirs): the first run
+    writes the archive as its JVM exits (the audit waits for it), the next promotes it, the third maps the
+    engine's classes from it; the outputs of the three runs are the same."""
+    pytest.importorskip("pyspark", reason="pyspark not installed: pip install 'kcspec[spark]'")
+    from kcspec.audit import local_engine
+    from kcspec.audit.spark_job import expand_inputs
+    from kcspec.spec.profiles import KAFKA_2_8
+
+    from tests.support.paths import SHARED
+
+    jar, why = jvm_parser.build()
+    if jar is None:
+        pytest.skip(f"the JVM line parser is not available: {why}")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setattr(jvm_parser, "build", lambda: (jar, "built"))
+    folder = tmp_path / "xdg" / "kcspec" / class_cache.FOLDER
+    inputs = expand_inputs(sorted(str(p) for p in (SHARED / "real-logs").iterdir())[:4])
+    loaded = tmp_path / "classes.log"
+
+    def audit(n: int) -> dict[str, bytes]:
+        out = tmp_path / f"out-{n}"
+        local_engine.run_local(inputs, out, KAFKA_2_8, lambda s: None)
+        return {p.name: p.read_bytes() for p in sorted(out.iterdir()) if p.is_file()}
+
+    first = audit(1)
+    assert not list(folder.glob("*.jsa")) and len(list(folder.glob(f"local-*{class_cache.PARTIAL}"))) == 1
+    assert audit(2) == first
+    archives = [p.name for p in folder.glob("*.jsa")]
+    assert len(archives) == 1 and archives[0].startswith("local-"), archives
+    monkeypatch.setenv("JAVA_TOOL_OPTIONS", f"-Xlog:class+load=info:file={loaded}")
+    assert audit(3) == first
+    log = loaded.read_text()
+    assert "kcspec.audit.LineParser source: shared objects file (top)" in log, log[-2000:]
