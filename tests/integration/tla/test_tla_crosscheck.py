@@ -31,7 +31,6 @@ from kcspec.model.tla.bounds import within_bounds
 from kcspec.model.tla.config import ModelConfig
 from kcspec.model.tla.manifest import load
 from kcspec.model.tla.module import generate
-from kcspec.model.tla.values import value_text
 from kcspec.model.tlc.dump import parse_dump
 from kcspec.model.tlc.locate import Toolchain
 from kcspec.model.tlc.trace import TraceFormatError
@@ -42,6 +41,7 @@ from kcspec.spec.profiles import get_profile
 from kcspec.spec.state import ClusterState
 
 from kcspec.cli import main
+from tests.support.fakes.fake_tlc import write_dump
 from tests.support.paths import SUPPORT
 
 TINY = ModelConfig(
@@ -254,18 +254,6 @@ def test_the_explorer_side_uses_the_core_tlc_leaves_by_default(
     assert default_explorer_workers() == expected
 
 
-def _dump(path: Path, states: list[ClusterState]) -> Path:
-    """``states`` written as TLC's ``-dump`` writes them."""
-    with path.open("w") as f:
-        for i, st in enumerate(states, 1):
-            f.write(f"State {i}:\n")
-            f.write(
-                "\n".join(f"/\\ {v} = {value_text(getattr(st, v))}" for v in ("zk", "controller", "config"))
-            )
-            f.write("\n\n")
-    return path
-
-
 def test_the_dump_read_by_several_processes_gives_what_one_process_reads(
     tmp_path: Path, tiny_explored: ExploreResult
 ) -> None:
@@ -278,7 +266,7 @@ def test_the_dump_read_by_several_processes_gives_what_one_process_reads(
     for st in states[::2]:  # half of them "reached by the explorer"
         fingerprints.forget()
         known.add(fingerprints(st))
-    dump = _dump(tmp_path / "states.dump", states)
+    dump = write_dump(tmp_path / "states.dump", states)
     whole = read_dump_against(dump, known, DEFAULT_SCHEME, 3, processes=1)
     assert (whole.dumped, whole.only_tlc, len(whole.seen)) == (828, 414, 828)
     assert list(whole.samples) == states[1:6:2]
@@ -297,7 +285,7 @@ def test_a_bad_state_in_the_second_half_of_the_dump_is_named(
     """Whether one process reads the dump or two, a state that cannot be read is named by its number, and a
     syntax error by the file's own line."""
     assert tiny_explored.states is not None
-    good = _dump(tmp_path / "states.dump", list(tiny_explored.states)).read_text()
+    good = write_dump(tmp_path / "states.dump", list(tiny_explored.states)).read_text()
     header = "State 700:\n/\\ zk = ["
     line = good[: good.index(header)].count("\n") + 2  # the zk line of state 700
     bad_type = tmp_path / "bad-type.dump"

@@ -52,6 +52,18 @@ def _explored(module: Path, cfg: Path) -> list[ClusterState]:
     return [s for s in result.states if isinstance(s, ClusterState)]
 
 
+def write_dump(path: Path, states: list[ClusterState]) -> Path:
+    """``states`` written to ``path`` as TLC's ``-dump`` writes them."""
+    with path.open("w") as f:
+        for i, st in enumerate(states, 1):
+            f.write(f"State {i}:\n")
+            f.write(
+                "\n".join(f"/\\ {v} = {value_text(getattr(st, v))}" for v in ("zk", "controller", "config"))
+            )
+            f.write("\n\n")
+    return path
+
+
 def main(argv: list[str]) -> int:
     if argv[-1] == "KcspecVersionProbe":  # locate.probe_version: answer with a supported TLC's banner
         print("TLC2 Version 2.15 of the stand-in (rev: 0000000)")
@@ -71,13 +83,7 @@ def main(argv: list[str]) -> int:
         states = [codec.loads(line, ClusterState) for line in lines[: len(lines) - drop]]
     else:
         states = _explored(Path(argv[-1]), Path(argv[argv.index("-config") + 1]))
-    with dump.open("w") as f:
-        for i, st in enumerate(states, 1):
-            f.write(f"State {i}:\n")
-            f.write(
-                "\n".join(f"/\\ {v} = {value_text(getattr(st, v))}" for v in ("zk", "controller", "config"))
-            )
-            f.write("\n\n")
+    write_dump(dump, states)
     n = len(states)
     sys.stdout.write(_msg(2262, "TLC2 Version 2026.04.29.170100 (rev: cc6b616)"))
     sys.stdout.write(_msg(2193, "Model checking completed. No error has been found."))
