@@ -3935,35 +3935,64 @@ StepInv_I9_controller_epochs_increase(s2, requests) ==
 
 (* The step invariants (spec/invariants.py), checked on the outcome of every action. *)
 StepInvariantsHold(w, action) ==
-    /\ Assert(StepInv_I1_elected_leaders_are_in_the_ISR(w.state, w.sent),
-              "step invariant I1 elected leaders are in the ISR (section 11 I1) violated by " \o action)
-    /\ Assert(StepInv_I10_deleted_replicas_leave_the_assignment(w.state, w.sent),
-              "step invariant I10 deleted replicas leave the assignment (section 11 I10) violated by " \o action)
-    /\ Assert(StepInv_I11_the_leader_is_never_moved_to_NewReplica(w.state, w.sent),
-              "step invariant I11 the leader is never moved to NewReplica (section 11 I11) violated by " \o action)
-    /\ Assert(StepInv_I13_no_elections_for_topics_queued_for_deletion(w.state, w.sent),
-              "step invariant I13 no elections for topics queued for deletion (section 11 I13) violated by " \o action)
-    /\ Assert(StepInv_I18_every_LeaderAndIsr_is_accompanied_by_UpdateMetadata(w.state, w.sent),
-              "step invariant I18 every LeaderAndIsr is accompanied by UpdateMetadata (section 11 I18) violated by "
-              \o action)
-    /\ Assert(StepInv_I20_transitions_follow_the_valid_previous_state_tables(w.state, w.sent),
-              "step invariant I20 transitions follow the valid-previous-state tables (section 11 I20) violated by "
-              \o action)
-    /\ Assert(StepInv_I3_the_controller_never_writes_an_empty_ISR(w.state, w.sent),
-              "step invariant I3 the controller never writes an empty ISR (section 11 I3) violated by " \o action)
-    /\ Assert(StepInv_I4_the_controller_adds_only_assigned_replicas_to_an_ISR(w.state, w.sent),
-              "step invariant I4 the controller adds only assigned replicas to an ISR (section 11 I4) violated by "
-              \o action)
-    /\ Assert(StepInv_I5_shutting_down_brokers_are_never_elected(w.state, w.sent),
-              "step invariant I5 shutting-down brokers are never elected (section 11 I5) violated by " \o action)
-    /\ Assert(StepInv_I6_leader_epochs_increase(w.state, w.sent),
-              "step invariant I6 leader epochs increase (section 11 I6) violated by " \o action)
-    /\ Assert(StepInv_I7_znode_versions_increase_on_every_write(w.state, w.sent),
-              "step invariant I7 znode versions increase on every write (section 11 I7) violated by " \o action)
-    /\ Assert(StepInv_I8_single_writer(w.state, w.sent),
-              "step invariant I8 single writer (section 11 I8) violated by " \o action)
-    /\ Assert(StepInv_I9_controller_epochs_increase(w.state, w.sent),
-              "step invariant I9 controller epochs increase (section 11 I9) violated by " \o action)
+    /\ IF StepInv_I1_elected_leaders_are_in_the_ISR(w.state, w.sent)
+       THEN TRUE
+       ELSE Assert(FALSE, "step invariant I1 elected leaders are in the ISR (section 11 I1) violated by " \o action)
+    /\ IF StepInv_I10_deleted_replicas_leave_the_assignment(w.state, w.sent)
+       THEN TRUE
+       ELSE Assert(FALSE, "step invariant I10 deleted replicas leave the assignment (section 11 I10) violated by "
+                          \o action)
+    /\ IF StepInv_I11_the_leader_is_never_moved_to_NewReplica(w.state, w.sent)
+       THEN TRUE
+       ELSE Assert(FALSE, "step invariant I11 the leader is never moved to NewReplica (section 11 I11) violated by "
+                          \o action)
+    /\ IF StepInv_I13_no_elections_for_topics_queued_for_deletion(w.state, w.sent)
+       THEN TRUE
+       ELSE Assert(FALSE, "step invariant I13 no elections for topics queued for deletion (section 11 I13) violated by "
+                          \o action)
+    /\ IF StepInv_I18_every_LeaderAndIsr_is_accompanied_by_UpdateMetadata(w.state, w.sent)
+       THEN TRUE
+       ELSE Assert(FALSE,
+                  "step invariant I18 every LeaderAndIsr is accompanied by UpdateMetadata (section 11 I18) violated by "
+                          \o action)
+    /\ IF StepInv_I20_transitions_follow_the_valid_previous_state_tables(w.state, w.sent)
+       THEN TRUE
+       ELSE Assert(FALSE,
+                   "step invariant I20 transitions follow the valid-previous-state tables (section 11 I20) violated by "
+                          \o action)
+    /\ IF StepInv_I3_the_controller_never_writes_an_empty_ISR(w.state, w.sent)
+       THEN TRUE
+       ELSE Assert(FALSE, "step invariant I3 the controller never writes an empty ISR (section 11 I3) violated by "
+                          \o action)
+    /\ IF StepInv_I4_the_controller_adds_only_assigned_replicas_to_an_ISR(w.state, w.sent)
+       THEN TRUE
+       ELSE Assert(FALSE,
+                   "step invariant I4 the controller adds only assigned replicas to an ISR (section 11 I4) violated by "
+                          \o action)
+    /\ IF StepInv_I5_shutting_down_brokers_are_never_elected(w.state, w.sent)
+       THEN TRUE
+       ELSE Assert(FALSE, "step invariant I5 shutting-down brokers are never elected (section 11 I5) violated by "
+                          \o action)
+    /\ IF StepInv_I6_leader_epochs_increase(w.state, w.sent)
+       THEN TRUE
+       ELSE Assert(FALSE, "step invariant I6 leader epochs increase (section 11 I6) violated by " \o action)
+    /\ IF StepInv_I7_znode_versions_increase_on_every_write(w.state, w.sent)
+       THEN TRUE
+       ELSE Assert(FALSE, "step invariant I7 znode versions increase on every write (section 11 I7) violated by "
+                          \o action)
+    /\ IF StepInv_I8_single_writer(w.state, w.sent)
+       THEN TRUE
+       ELSE Assert(FALSE, "step invariant I8 single writer (section 11 I8) violated by " \o action)
+    /\ IF StepInv_I9_controller_epochs_increase(w.state, w.sent)
+       THEN TRUE
+       ELSE Assert(FALSE, "step invariant I9 controller epochs increase (section 11 I9) violated by " \o action)
+
+(* An action's step: the next state is its outcome w, on which the step invariants hold. *)
+TakeStep(w, action) ==
+    /\ zk' = w.state.zk
+    /\ controller' = w.state.controller
+    /\ config' = w.state.config
+    /\ StepInvariantsHold(w, action)
 
 Init ==
     /\ zk = [controller |-> -1,
@@ -4049,10 +4078,7 @@ ControllerFailover(broker_id) ==
                    v3 == DOMAIN assignments
                    x == OnControllerFailover(v2, state3, broker_id, zk3, topics, assignments, v3)
                IN  IF x.moved THEN OnControllerResignation(x) ELSE x
-       IN  /\ zk' = w.state.zk
-           /\ controller' = w.state.controller
-           /\ config' = w.state.config
-           /\ StepInvariantsHold(w, "ControllerFailover")
+       IN  TakeStep(w, "ControllerFailover")
 
 (* §7.12 ControllerResignation (spec: spec/actions/failover.py:231 controller_resignation_action) *)
 (* The active controller's ZooKeeper session expires: /controller is deleted and the controller *)
@@ -4074,10 +4100,7 @@ ControllerResignation ==
                     IN  IF w2.state.controller.controller_id # -1
                         THEN LET x == OnControllerResignation(w2) IN IF x.moved THEN OnControllerResignation(x) ELSE x
                         ELSE w2
-       IN  /\ zk' = w.state.zk
-           /\ controller' = w.state.controller
-           /\ config' = w.state.config
-           /\ StepInvariantsHold(w, "ControllerResignation")
+       IN  TakeStep(w, "ControllerResignation")
 
 (* §9 NewerControllerElected (spec: spec/actions/environment.py:18 newer_controller_elected_action) *)
 (* Another broker wins the controller election; the active controller has not noticed yet (§9). *)
@@ -4103,10 +4126,7 @@ NewerControllerElected(broker_id) ==
                                                  !.controller = broker_id,
                                                  !.controller_epoch = zk2.controller_epoch + 1,
                                                  !.controller_epoch_zk_version = zk2.controller_epoch_zk_version + 1]]]
-       IN  /\ zk' = w.state.zk
-           /\ controller' = w.state.controller
-           /\ config' = w.state.config
-           /\ StepInvariantsHold(w, "NewerControllerElected")
+       IN  TakeStep(w, "NewerControllerElected")
 
 (* §7.12 ControllerChange (spec: spec/actions/failover.py:244 controller_change_action) *)
 (* The active controller sees that /controller names another broker (or none) and resigns (§7.12). *)
@@ -4127,10 +4147,7 @@ ControllerChange ==
                 IN  IF w2.state.controller.controller_id # -1
                     THEN LET x == OnControllerResignation(w2) IN IF x.moved THEN OnControllerResignation(x) ELSE x
                     ELSE w2
-       IN  /\ zk' = w.state.zk
-           /\ controller' = w.state.controller
-           /\ config' = w.state.config
-           /\ StepInvariantsHold(w, "ControllerChange")
+       IN  TakeStep(w, "ControllerChange")
 
 (* §9 ZombieControllerWrite (spec: spec/actions/environment.py:59 zombie_controller_write_action) *)
 (* A deposed controller writes a partition-state znode; only 1.1 lets the write through (§9). *)
@@ -4148,10 +4165,7 @@ ZombieControllerWrite(tp, leader, isr, controller_epoch) ==
                  failures |-> {},
                  moved |-> FALSE,
                  answers |-> {}]
-       IN  /\ zk' = w.state.zk
-           /\ controller' = w.state.controller
-           /\ config' = w.state.config
-           /\ StepInvariantsHold(w, "ZombieControllerWrite")
+       IN  TakeStep(w, "ZombieControllerWrite")
 
 (* §7.3 BrokerStartup (spec: spec/actions/brokers.py:229 broker_startup_action) *)
 (* A broker registers in /brokers/ids (its czxid is its broker epoch); the controller handles *)
@@ -4179,10 +4193,7 @@ BrokerStartup(broker_id) ==
                IN  IF w2.state.controller.controller_id # -1
                    THEN LET x == ProcessBrokerChange(w2) IN IF x.moved THEN OnControllerResignation(x) ELSE x
                    ELSE w2
-       IN  /\ zk' = w.state.zk
-           /\ controller' = w.state.controller
-           /\ config' = w.state.config
-           /\ StepInvariantsHold(w, "BrokerStartup")
+       IN  TakeStep(w, "BrokerStartup")
 
 (* §7.4 BrokerFailure (spec: spec/actions/brokers.py:248 broker_failure_action) *)
 (* A broker's registration disappears; the controller handles BrokerChange and runs onBrokerFailure *)
@@ -4215,10 +4226,7 @@ BrokerFailure(broker_id) ==
                                  ELSE ProcessBrokerChange(w2)
                         IN  IF x.moved THEN OnControllerResignation(x) ELSE x
                    ELSE w2
-       IN  /\ zk' = w.state.zk
-           /\ controller' = w.state.controller
-           /\ config' = w.state.config
-           /\ StepInvariantsHold(w, "BrokerFailure")
+       IN  TakeStep(w, "BrokerFailure")
 
 (* §7.2 BrokerBounce (spec: spec/actions/brokers.py:271 broker_bounce_action) *)
 (* A broker re-registers with a new epoch before the controller notices it left (§7.2). *)
@@ -4247,10 +4255,7 @@ BrokerBounce(broker_id) ==
                IN  IF w2.state.controller.controller_id # -1
                    THEN LET x == ProcessBrokerChange(w2) IN IF x.moved THEN OnControllerResignation(x) ELSE x
                    ELSE w2
-       IN  /\ zk' = w.state.zk
-           /\ controller' = w.state.controller
-           /\ config' = w.state.config
-           /\ StepInvariantsHold(w, "BrokerBounce")
+       IN  TakeStep(w, "BrokerBounce")
 
 (* §7.10 ControlledShutdown (spec: spec/actions/shutdown.py:86 controlled_shutdown_action) *)
 (* A broker asks the controller to move its leaderships away before it shuts down (§7.10). *)
@@ -4272,10 +4277,7 @@ ControlledShutdown(broker_id, broker_epoch) ==
                     THEN LET x == DoControlledShutdown(w2, broker_id, broker_epoch)
                          IN  IF x.moved THEN OnControllerResignation(x) ELSE x
                     ELSE w2
-       IN  /\ zk' = w.state.zk
-           /\ controller' = w.state.controller
-           /\ config' = w.state.config
-           /\ StepInvariantsHold(w, "ControlledShutdown")
+       IN  TakeStep(w, "ControlledShutdown")
 
 (* §7.6 TopicCreation (spec: spec/actions/topics.py:136 topic_creation_action) *)
 (* A topic znode is created; the controller handles TopicChange and onNewPartitionCreation (§7.6). *)
@@ -4360,10 +4362,7 @@ TopicCreation(topic, replicas) ==
                IN  IF w2.state.controller.controller_id # -1
                    THEN LET x == ProcessTopicChange(w2) IN IF x.moved THEN OnControllerResignation(x) ELSE x
                    ELSE w2
-       IN  /\ zk' = w.state.zk
-           /\ controller' = w.state.controller
-           /\ config' = w.state.config
-           /\ StepInvariantsHold(w, "TopicCreation")
+       IN  TakeStep(w, "TopicCreation")
 
 (* §7.6 PartitionExpansion (spec: spec/actions/topics.py:185 partition_expansion_action) *)
 (* Partitions are added to a topic znode; the controller handles PartitionModifications (§7.6). *)
@@ -4434,10 +4433,7 @@ PartitionExpansion(topic, replicas) ==
                    THEN LET x == ProcessPartitionModifications(w2, topic)
                         IN  IF x.moved THEN OnControllerResignation(x) ELSE x
                    ELSE w2
-       IN  /\ zk' = w.state.zk
-           /\ controller' = w.state.controller
-           /\ config' = w.state.config
-           /\ StepInvariantsHold(w, "PartitionExpansion")
+       IN  TakeStep(w, "PartitionExpansion")
 
 (* §8 TopicDeletion (spec: spec/actions/deletion.py:442 topic_deletion_action) *)
 (* Topics are marked for deletion under /admin/delete_topics and the controller handles *)
@@ -4463,10 +4459,7 @@ TopicDeletion(topics) ==
                IN  IF w2.state.controller.controller_id # -1
                    THEN LET x == ProcessTopicDeletion(w2) IN IF x.moved THEN OnControllerResignation(x) ELSE x
                    ELSE w2
-       IN  /\ zk' = w.state.zk
-           /\ controller' = w.state.controller
-           /\ config' = w.state.config
-           /\ StepInvariantsHold(w, "TopicDeletion")
+       IN  TakeStep(w, "TopicDeletion")
 
 (* §8 StopReplicaResponseReceived (spec: spec/actions/deletion.py:484 stop_replica_response_action) *)
 (* A broker answers StopReplica(delete=true) for partitions of topics being deleted (§8): errors *)
@@ -4495,10 +4488,7 @@ StopReplicaResponseReceived(broker_id, partitions, error) ==
                                                                                                                replicas)
                          IN  IF x.moved THEN OnControllerResignation(x) ELSE x
                     ELSE w2
-       IN  /\ zk' = w.state.zk
-           /\ controller' = w.state.controller
-           /\ config' = w.state.config
-           /\ StepInvariantsHold(w, "StopReplicaResponseReceived")
+       IN  TakeStep(w, "StopReplicaResponseReceived")
 
 (* §7.7 ApiPartitionReassignment (spec: spec/actions/reassignment_kip455.py:474 api_partition_reassignment_action) *)
 (* An admin client alters partition reassignments (target list, or None to cancel) (§7.7.1, *)
@@ -4521,10 +4511,7 @@ ApiPartitionReassignment(targets) ==
                     THEN LET x == ProcessApiPartitionReassignment(w2, targets).work
                          IN  IF x.moved THEN OnControllerResignation(x) ELSE x
                     ELSE w2
-       IN  /\ zk' = w.state.zk
-           /\ controller' = w.state.controller
-           /\ config' = w.state.config
-           /\ StepInvariantsHold(w, "ApiPartitionReassignment")
+       IN  TakeStep(w, "ApiPartitionReassignment")
 
 (* §7.7 ZkPartitionReassignment (spec: spec/actions/reassignment_kip455.py:486 zk_partition_reassignment_action) *)
 (* /admin/reassign_partitions is created; the controller handles ZkPartitionReassignment (§7.7.1). *)
@@ -4549,10 +4536,7 @@ ZkPartitionReassignment(targets) ==
                         THEN LET x == ProcessZkPartitionReassignment(w2).work
                              IN  IF x.moved THEN OnControllerResignation(x) ELSE x
                         ELSE w2
-       IN  /\ zk' = w.state.zk
-           /\ controller' = w.state.controller
-           /\ config' = w.state.config
-           /\ StepInvariantsHold(w, "ZkPartitionReassignment")
+       IN  TakeStep(w, "ZkPartitionReassignment")
 
 (* §7.9 ReplicaLeaderElection (spec: spec/actions/elections.py:159 replica_leader_election_action) *)
 (* A preferred (ZooKeeper or admin) or unclean (admin, 2.8) leader election is requested (§7.9). *)
@@ -4584,10 +4568,7 @@ ReplicaLeaderElection(partitions, election_type, trigger) ==
                    THEN LET x == ProcessReplicaLeaderElection(w2, trigger, partitions, election_type)
                         IN  IF x.moved THEN OnControllerResignation(x) ELSE x
                    ELSE w2
-       IN  /\ zk' = w.state.zk
-           /\ controller' = w.state.controller
-           /\ config' = w.state.config
-           /\ StepInvariantsHold(w, "ReplicaLeaderElection")
+       IN  TakeStep(w, "ReplicaLeaderElection")
 
 (* §7.9 AutoPreferredReplicaLeaderElection (spec: spec/actions/elections.py:272 *)
 (* auto_preferred_replica_leader_election_action) *)
@@ -4610,10 +4591,7 @@ AutoPreferredReplicaLeaderElection ==
                     THEN LET x == CheckAndTriggerAutoLeaderRebalance(w2) IN IF x.moved THEN OnControllerResignation(x)
                         ELSE x
                     ELSE w2
-       IN  /\ zk' = w.state.zk
-           /\ controller' = w.state.controller
-           /\ config' = w.state.config
-           /\ StepInvariantsHold(w, "AutoPreferredReplicaLeaderElection")
+       IN  TakeStep(w, "AutoPreferredReplicaLeaderElection")
 
 (* §7.11 IsrChange (spec: spec/actions/isr.py:229 isr_change_action) *)
 (* The leader of a partition changes its ISR: with AlterIsr (IBP ≥ 2.7-IV2, KIP-497) it sends *)
@@ -4682,10 +4660,7 @@ IsrChange(tp, isr) ==
                                       IN  v3
                         IN  IF x.moved THEN OnControllerResignation(x) ELSE x
                    ELSE w2
-       IN  /\ zk' = w.state.zk
-           /\ controller' = w.state.controller
-           /\ config' = w.state.config
-           /\ StepInvariantsHold(w, "IsrChange")
+       IN  TakeStep(w, "IsrChange")
 
 (* §7.5 LeaderAndIsrResponseReceived (spec: spec/actions/brokers.py:301 leader_and_isr_response_action) *)
 (* A broker answers a LeaderAndIsr request with KAFKA_STORAGE_ERROR for some partitions (offline *)
@@ -4714,10 +4689,7 @@ LeaderAndIsrResponseReceived(broker_id, storage_errors) ==
                     THEN LET x == ProcessLeaderAndIsrResponseReceived(w2, storage_errors, broker_id)
                          IN  IF x.moved THEN OnControllerResignation(x) ELSE x
                     ELSE w2
-       IN  /\ zk' = w.state.zk
-           /\ controller' = w.state.controller
-           /\ config' = w.state.config
-           /\ StepInvariantsHold(w, "LeaderAndIsrResponseReceived")
+       IN  TakeStep(w, "LeaderAndIsrResponseReceived")
 
 (* §6 UncleanLeaderElectionEnable (spec: spec/actions/elections.py:293 unclean_leader_election_enable_action) *)
 (* unclean.leader.election.enable is set to true for a topic or as the broker default (§6). *)
@@ -4750,10 +4722,7 @@ UncleanLeaderElectionEnable(topic) ==
                                  ELSE TriggerOnlinePartitionStateChange3(w2, topic)
                         IN  IF x.moved THEN OnControllerResignation(x) ELSE x
                    ELSE w2
-       IN  /\ zk' = w.state.zk
-           /\ controller' = w.state.controller
-           /\ config' = w.state.config
-           /\ StepInvariantsHold(w, "UncleanLeaderElectionEnable")
+       IN  TakeStep(w, "UncleanLeaderElectionEnable")
 
 (* §3.3 ZkFaultInjection (spec: spec/actions/environment.py:75 zk_fault_injection_action) *)
 (* A one-shot ZooKeeper fault (BADVERSION on the next conditional write, CONNECTIONLOSS on the next *)
@@ -4774,10 +4743,7 @@ ZkFaultInjection(tp, fault) ==
                     zk2 == state.zk
                 IN  (* §3.3 ZkFaultInjection, spec/actions/environment.py:75 *)
                     [work EXCEPT !.state = [state EXCEPT !.zk = [zk2 EXCEPT !.faults = MapPut(zk2.faults, tp, fault)]]]
-       IN  /\ zk' = w.state.zk
-           /\ controller' = w.state.controller
-           /\ config' = w.state.config
-           /\ StepInvariantsHold(w, "ZkFaultInjection")
+       IN  TakeStep(w, "ZkFaultInjection")
 
 (* §8 StopReplicaPartitionErrorsReceived (spec: spec/actions/deletion.py:523 stop_replica_partition_errors_action) *)
 (* A broker answers StopReplica(delete=true) with an error for some partitions of topics being *)
@@ -4814,10 +4780,7 @@ StopReplicaPartitionErrorsReceived(broker_id, partitions, partition_errors) ==
                                       replica |-> broker_id] : tp3 \in (Range(partitions) \ Range(partition_errors))})
                     IN  IF v2.moved THEN OnControllerResignation(v2) ELSE v2
                ELSE w2
-       IN  /\ zk' = w.state.zk
-           /\ controller' = w.state.controller
-           /\ config' = w.state.config
-           /\ StepInvariantsHold(w, "StopReplicaPartitionErrorsReceived")
+       IN  TakeStep(w, "StopReplicaPartitionErrorsReceived")
 
 (* §7.5 LeaderAndIsrPartitionResultsReceived (spec: spec/actions/brokers.py:330 *)
 (* leader_and_isr_partition_results_action) *)
@@ -4869,10 +4832,7 @@ LeaderAndIsrPartitionResultsReceived(broker_id, online, storage_errors) ==
                                broker_id)
                    IN  IF x.moved THEN OnControllerResignation(x) ELSE x
                ELSE w2
-       IN  /\ zk' = w.state.zk
-           /\ controller' = w.state.controller
-           /\ config' = w.state.config
-           /\ StepInvariantsHold(w, "LeaderAndIsrPartitionResultsReceived")
+       IN  TakeStep(w, "LeaderAndIsrPartitionResultsReceived")
 
 (* §7.11 StaleAlterIsrReceived (spec: spec/actions/isr.py:297 stale_alter_isr_action) *)
 (* A broker's AlterIsr arrives with an outdated broker epoch, leader epoch or zk version (a delayed *)
@@ -4920,10 +4880,7 @@ StaleAlterIsrReceived(broker_id, broker_epoch, tp, leader_epoch, isr, zk_version
                                   ELSE w2
                          IN  IF x.moved THEN OnControllerResignation(x) ELSE x
                     ELSE w2
-       IN  /\ zk' = w.state.zk
-           /\ controller' = w.state.controller
-           /\ config' = w.state.config
-           /\ StepInvariantsHold(w, "StaleAlterIsrReceived")
+       IN  TakeStep(w, "StaleAlterIsrReceived")
 
 (* §7.2 BrokerChange (spec: spec/actions/broker_notifications.py:70 broker_change_action) *)
 (* Several brokers register, re-register with a new epoch or disappear before the controller's *)
@@ -4978,10 +4935,7 @@ BrokerChange(new_broker_ids, dead_broker_ids, bounced_broker_ids) ==
                IN  IF w2.state.controller.controller_id # -1
                    THEN LET x == ProcessBrokerChange(w2) IN IF x.moved THEN OnControllerResignation(x) ELSE x
                    ELSE w2
-       IN  /\ zk' = w.state.zk
-           /\ controller' = w.state.controller
-           /\ config' = w.state.config
-           /\ StepInvariantsHold(w, "BrokerChange")
+       IN  TakeStep(w, "BrokerChange")
 
 (* §7.5 LogDirEventNotification (spec: spec/actions/broker_notifications.py:105 log_dir_event_notification_action) *)
 (* Brokers report a failed log directory through /log_dir_event_notification; the controller sends *)
@@ -5010,10 +4964,7 @@ LogDirEventNotification(broker_ids) ==
                     THEN LET x == OnBrokerLogDirFailure(w2,
                                                         broker_ids) IN IF x.moved THEN OnControllerResignation(x) ELSE x
                     ELSE w2
-       IN  /\ zk' = w.state.zk
-           /\ controller' = w.state.controller
-           /\ config' = w.state.config
-           /\ StepInvariantsHold(w, "LogDirEventNotification")
+       IN  TakeStep(w, "LogDirEventNotification")
 
 (* §8 StopReplicaResponseWithoutDeletionReceived (spec: spec/actions/deletion.py:541 *)
 (* stop_replica_response_without_deletion_action) *)
@@ -5042,10 +4993,7 @@ StopReplicaResponseWithoutDeletionReceived(broker_id, partitions, error) ==
                  failures |-> {},
                  moved |-> FALSE,
                  answers |-> {}]
-       IN  /\ zk' = w.state.zk
-           /\ controller' = w.state.controller
-           /\ config' = w.state.config
-           /\ StepInvariantsHold(w, "StopReplicaResponseWithoutDeletionReceived")
+       IN  TakeStep(w, "StopReplicaResponseWithoutDeletionReceived")
 
 (* §7.9 ReplicaLeaderElectionQueued (spec: spec/actions/event_queue.py:111 replica_leader_election_queued_action) *)
 (* An admin client's leader election waits in the controller's event queue (§7.9, §7.12). *)
@@ -5055,10 +5003,7 @@ ReplicaLeaderElectionQueued(partitions, election_type) ==
        /\ Len(controller.queued_elections) < config.max_queued_requests
     /\ LET w == (* §7.9 ReplicaLeaderElectionQueued, spec/actions/event_queue.py:111 *)
                 ControllerEventManagerPut(partitions, election_type, -1, -1, <<>>, {}, "ReplicaLeaderElection")
-       IN  /\ zk' = w.state.zk
-           /\ controller' = w.state.controller
-           /\ config' = w.state.config
-           /\ StepInvariantsHold(w, "ReplicaLeaderElectionQueued")
+       IN  TakeStep(w, "ReplicaLeaderElectionQueued")
 
 (* §7.10 ControlledShutdownQueued (spec: spec/actions/event_queue.py:111 controlled_shutdown_queued_action) *)
 (* A broker's controlled shutdown waits in the controller's event queue (§7.10, §7.12). *)
@@ -5068,10 +5013,7 @@ ControlledShutdownQueued(broker_id, broker_epoch) ==
        /\ Len(controller.queued_elections) < config.max_queued_requests
     /\ LET w == (* §7.10 ControlledShutdownQueued, spec/actions/event_queue.py:111 *)
                 ControllerEventManagerPut({}, "PREFERRED", broker_id, broker_epoch, <<>>, {}, "ControlledShutdown")
-       IN  /\ zk' = w.state.zk
-           /\ controller' = w.state.controller
-           /\ config' = w.state.config
-           /\ StepInvariantsHold(w, "ControlledShutdownQueued")
+       IN  TakeStep(w, "ControlledShutdownQueued")
 
 (* §7.7 ApiPartitionReassignmentQueued (spec: spec/actions/event_queue.py:111 *)
 (* api_partition_reassignment_queued_action) *)
@@ -5090,10 +5032,7 @@ ApiPartitionReassignmentQueued(targets) ==
                         [tp2 \in DOMAIN targets \ v |-> targets[tp2]],
                         v,
                         "ApiPartitionReassignment")
-       IN  /\ zk' = w.state.zk
-           /\ controller' = w.state.controller
-           /\ config' = w.state.config
-           /\ StepInvariantsHold(w, "ApiPartitionReassignmentQueued")
+       IN  TakeStep(w, "ApiPartitionReassignmentQueued")
 
 (* §7.7 ListPartitionReassignmentsQueued (spec: spec/actions/event_queue.py:111 *)
 (* list_partition_reassignments_queued_action) *)
@@ -5105,10 +5044,7 @@ ListPartitionReassignmentsQueued(partitions) ==
        /\ Len(controller.queued_elections) < config.max_queued_requests
     /\ LET w == (* §7.7 ListPartitionReassignmentsQueued, spec/actions/event_queue.py:111 *)
                 ControllerEventManagerPut(partitions, "PREFERRED", -1, -1, <<>>, {}, "ListPartitionReassignments")
-       IN  /\ zk' = w.state.zk
-           /\ controller' = w.state.controller
-           /\ config' = w.state.config
-           /\ StepInvariantsHold(w, "ListPartitionReassignmentsQueued")
+       IN  TakeStep(w, "ListPartitionReassignmentsQueued")
 
 (* §7.9 QueuedEventProcessed (spec: spec/actions/event_queue.py:408 queued_event_processed_action) *)
 (* The controller's event thread processes the oldest queued request (an admin election, a *)
@@ -5180,10 +5116,7 @@ QueuedEventProcessed ==
                                         THEN ProcessListPartitionReassignments(head, before)
                                         ELSE ElectionCallback(head, before, after, v, liveBrokerIds)]
                IN  IF x.moved THEN OnControllerResignation(x) ELSE x
-       IN  /\ zk' = w.state.zk
-           /\ controller' = w.state.controller
-           /\ config' = w.state.config
-           /\ StepInvariantsHold(w, "QueuedEventProcessed")
+       IN  TakeStep(w, "QueuedEventProcessed")
 
 Next ==
     (* §7.1 ControllerFailover *)
