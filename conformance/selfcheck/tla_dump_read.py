@@ -153,10 +153,14 @@ def read_dump_against(
                 raise RuntimeError(
                     f"a process reading TLC's state dump ended unexpectedly (exit code {p.exitcode})"
                 ) from None
-    finally:
+    except BaseException:  # an error, Ctrl-C or SIGTERM: the readers are not waited for
         for p in procs:
             if p.is_alive():
-                p.join(timeout=5)
+                p.terminate()
+        raise
+    finally:
+        for p in procs:
+            p.join(timeout=5)  # each has sent its answer and is ending
             if p.is_alive():
                 p.terminate()
                 p.join()
