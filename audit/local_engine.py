@@ -222,9 +222,11 @@ class LocalJvm:
                     assert self.proc.stdin is not None
                     self.proc.stdin.close()  # LocalAudit returns, and the JVM writes the archive as it exits
                     self.proc.wait(timeout=ARCHIVE_SECONDS)
-            end_jvm(self.proc, grace=0.5)
-        finally:
-            self.answers.close()
+        finally:  # a Ctrl-C during that wait ends the JVM too
+            try:
+                end_jvm(self.proc, grace=0.5)
+            finally:
+                self.answers.close()
 
     def call(self, *parts: str) -> list[str]:
         """Send one command (``LocalAudit``'s protocol) and return its answer."""
