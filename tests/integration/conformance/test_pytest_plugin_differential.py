@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +18,8 @@ EXAMPLE = ROOT / "conformance" / "examples" / "mutant_controller.py"
 @pytest.mark.integration
 def test_a_session_mutant_fails_one_differential_item_per_group(tmp_path: Path) -> None:
     (tmp_path / "test_empty.py").write_text("")
+    temp = tmp_path / "tmp"  # where the plugin keeps the divergences' traces (not the machine's /tmp)
+    temp.mkdir()
     result = subprocess.run(
         [
             sys.executable,
@@ -38,9 +41,12 @@ def test_a_session_mutant_fails_one_differential_item_per_group(tmp_path: Path) 
         text=True,
         timeout=scaled(900),
         cwd=tmp_path,
+        env={**os.environ, "TMPDIR": str(temp)},
     )
     out = result.stdout
     assert result.returncode == 1, out[-3000:] + result.stderr[-2000:]
     failed = [line for line in out.splitlines() if line.startswith("FAILED")]
     # every vector passes this mutant: the failures are the differential's groups, at most 3 for one bug
     assert 1 <= len(failed) <= 3 and all(".differential." in line for line in failed), failed
+    # the divergences' traces are kept for the user to read
+    assert list(temp.glob("kcspec-traces-*/*.json")), sorted(p.name for p in temp.rglob("*"))
