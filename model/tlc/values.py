@@ -73,7 +73,6 @@ _TOKEN = re.compile(
 )
 _ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t", "r": "\r", "f": "\f"}
 _ESCAPE = re.compile(r"\\(.)", re.DOTALL)
-_END = ("end", "", 0)
 
 
 def _tokens(text: str) -> list[tuple[str, str, int]]:
@@ -200,7 +199,10 @@ class _Reader:
 def parse_value(text: str) -> Value:
     """One TLA+ value; ``ValueSyntaxError`` if the text is not exactly one value."""
     reader = _Reader(text)
-    value = reader.value()
+    try:
+        value = reader.value()
+    except RecursionError:
+        raise reader.fail("the value is nested too deeply to read") from None
     if not reader.at_end():
         raise reader.fail("unexpected text after the value")
     return value
@@ -211,9 +213,12 @@ def parse_values(text: str) -> tuple[Value, ...]:
     reader = _Reader(text)
     if reader.at_end():
         return ()
-    out = [reader.value()]
-    while reader.take(","):
-        out.append(reader.value())
+    try:
+        out = [reader.value()]
+        while reader.take(","):
+            out.append(reader.value())
+    except RecursionError:
+        raise reader.fail("the values are nested too deeply to read") from None
     if not reader.at_end():
         raise reader.fail("unexpected text after the values")
     return tuple(out)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from kcspec.model.tlc.output import Outcome, parse_output, parse_tool_output, split_messages
-from kcspec.model.tlc.values import TlaRecord, TlaSeq, TlaSet, parse_value
+from kcspec.model.tlc.values import TlaRecord, TlaSeq, TlaSet, ValueSyntaxError, parse_value, parse_values
 
 from tests.support.paths import SUPPORT
 
@@ -132,6 +132,22 @@ def test_value_forms() -> None:
     assert parse_value("<<>>") == TlaSeq(())
     assert parse_value('"a\\"b"') == 'a"b'
     assert parse_value("{TRUE, FALSE}") == TlaSet((True, False))
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "unexpected end of value"),
+        ("<<1, 2", "expected ','"),
+        ('"abc', "unterminated string"),
+        ("\x00", "unexpected character"),
+        ("<<" * 5000, "nested too deeply"),
+    ],
+)
+def test_text_that_is_not_a_value_is_named_with_its_offset(text: str, message: str) -> None:
+    for read in (parse_value, parse_values) if text else (parse_value,):  # no text is no values, not an error
+        with pytest.raises(ValueSyntaxError, match=message):
+            read(text)
 
 
 @pytest.mark.parametrize("name", ["liveness_loop.txt", "liveness_plain_loop.txt"])
