@@ -23,7 +23,7 @@ from kcspec.model.tla import bounds, domains, liveness
 from kcspec.model.tla import types as ty
 from kcspec.model.tla.config import ModelConfig
 from kcspec.model.tla.emit import STATE_VARIABLES, Emitter, Procedures
-from kcspec.model.tla.generalise import Generaliser
+from kcspec.model.tla.generalised import Generalised, for_profile, generalise_roots
 from kcspec.model.tla.kinds import KindChecker, KindError
 from kcspec.model.tla.layout import MAX_LINE, Block, Line, concat, indent, text, vstack
 from kcspec.model.tla.order import Orders
@@ -254,19 +254,36 @@ class _Builder:
         self.procedures = Procedures(self.reserved)
         self.sources: dict[str, str] = {}
         """Action name → the spec function that builds it, cited in the action's comment."""
-        self.generaliser = Generaliser(frozenset({"s"}), frozenset())
-        self.procedures.rule_defs = self.generaliser.rule_defs
+        self.rules = Generalised((), (), (), ())
+        self.procedures.rule_defs = self.rules.rule_defs
 
-    def generalise(self, actions: Sequence[Action], invariants: Sequence[Invariant]) -> None:
-        """Group the rule copies of every action and invariant into parametrised operators (``generalise``)."""
-        self.generaliser = Generaliser(frozenset({"s"}), frozenset(a.name for a in actions))
-        self.procedures.rule_defs = self.generaliser.rule_defs
-        roots: list[L.Expr] = [x for a in actions for x in (a.guard, a.effect)]
-        self.generaliser.collect(roots + [i.expr for i in invariants])
+    def generalise(
+        self, actions: Sequence[Action], invariants: Sequence[Invariant], builtin: str | None
+    ) -> None:
+        """Group the rule copies of every action and invariant into parametrised operators (``generalise``), and
+        rewrite every expression the module emits (``generalised``: kept per built-in profile, ``builtin``)."""
+        collect: list[L.Expr] = [x for a in actions for x in (a.guard, a.effect)]
+        collect += [i.expr for i in invariants]
+        # the order in which the builder first asks for them: invariants, actions, then the guards' conjuncts
+        roots = [i.expr for i in invariants] + [x for a in actions for x in (a.guard, a.effect)]
+        names = [f"invariant {i.name}" for i in invariants] + [
+            f"action {a.name} {part}" for a in actions for part in ("guard", "effect")
+        ]
+        for a in actions:
+            conjuncts = _conjuncts(a.guard)
+            roots += conjuncts
+            names += [f"action {a.name} conjunct {k}" for k in range(len(conjuncts))]
+        inline = frozenset(a.name for a in actions)
+
+        def compute() -> Generalised:
+            return generalise_roots(collect, roots, inline)
+
+        self.rules = compute() if builtin is None else for_profile(builtin, names, roots, compute)
+        self.procedures.rule_defs = self.rules.rule_defs
 
     def rewrite(self, e: L.Expr) -> L.Expr:
         """``e`` with its rule copies as calls of their generalised operators, its repeats shared (``share``)."""
-        return share(self.generaliser.rewrite(e))
+        return share(self.rules.rewrite(e))
 
     def emitter(self, free: dict[str, tuple[str, ty.T]]) -> Emitter:
         return Emitter(free, set(self.reserved), self.orders, self.procedures)
@@ -475,11 +492,13 @@ def generate_from(
     invariants: Sequence[Invariant] = (),
     initial: ClusterState | None = None,
     sources: dict[str, str] | None = None,
+    builtin: str | None = None,
 ) -> GeneratedModule:
     """The module and configuration for explicitly given actions and invariants (``sources``: action name →
-    the spec function that builds it, for the action's comment)."""
+    the spec function that builds it, for the action's comment; ``builtin``: the name of the built-in profile whose
+    whole spec these are, so that their generalised rules are kept between models, ``generalised``)."""
     try:
-        module = _generate_from(profile, config, actions, invariants, initial, sources or {})
+        module = _generate_from(profile, config, actions, invariants, initial, sources or {}, builtin)
     except KindError as exc:
         raise ModuleError(f"static kind check: {exc}") from None
     _check_sany_rules(module)
@@ -513,6 +532,7 @@ def _generate_from(
     invariants: Sequence[Invariant],
     initial: ClusterState | None,
     sources: dict[str, str],
+    builtin: str | None = None,
 ) -> GeneratedModule:
     b = _Builder(profile, config)
     b.sources = sources
@@ -520,11 +540,10 @@ def _generate_from(
     state_invs = sorted((i for i in invariants if i.kind == "state"), key=lambda i: i.name)
     step_invs = sorted((i for i in invariants if i.kind == "step"), key=lambda i: i.name)
     ordered = sorted(actions, key=lambda a: action_order(a.name))
-    b.generalise(ordered, (*state_invs, *step_invs))
+    b.generalise(ordered, (*state_invs, *step_invs), builtin)
     inv_blocks = [b.invariant(i) for i in (*state_invs, *step_invs)]
     action_blocks = [b.action(a) for a in ordered]
-    problems = b.generaliser.verify()  # every rule copy is its operator's instance (generalise.py)
-    b.generaliser.release()
+    problems = b.rules.problems  # every rule copy is its operator's instance (generalise.py)
     if problems:
         raise ModuleError("generalised rules: " + "; ".join(problems[:5]))
 
@@ -776,7 +795,10 @@ def _generate(profile: Profile, config: ModelConfig) -> GeneratedModule:
         actions.append(action)
         where = action.span or build.__module__.replace("kcspec.", "", 1).replace(".", "/") + ".py"
         sources[action.name] = f"{where} {getattr(build, '__qualname__', '?')}"
-    return generate_from(profile, config, actions, invariants, sources=sources)
+    from kcspec.spec.profiles import PROFILES
+
+    builtin = profile.name if PROFILES.get(profile.name) is profile else None
+    return generate_from(profile, config, actions, invariants, sources=sources, builtin=builtin)
 
 
 __all__ = [
