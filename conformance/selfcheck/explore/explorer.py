@@ -106,6 +106,10 @@ class SearchSpace:
     initial: ClusterState = field(default_factory=ClusterState)
     """The state the prefix starts from (the TLA+ model's ``Init``: empty, but for the model bounds its config
     holds)."""
+    lockstep: bool = True
+    """The spec and the reference controller stepped side by side and compared on every transition (refinement);
+    off, the reference controller alone (``Stepper``), for a search whose states are compared with another
+    implementation's (``kcspec tla crosscheck``)."""
 
 
 def stepper_of(space: SearchSpace, stats: ExploreStats | None = None) -> Stepper:
@@ -118,6 +122,7 @@ def stepper_of(space: SearchSpace, stats: ExploreStats | None = None) -> Stepper
         space.keep,
         ExploreStats() if stats is None else stats,
         space.fingerprints,
+        space.lockstep,
     )
 
 
@@ -391,16 +396,16 @@ def replay(
     space: SearchSpace, stepper: Stepper, root: ClusterState, chain: list[int]
 ) -> list[ControllerEvent]:
     """The events leading through the states ``chain`` (fingerprints, the initial state's first), found again as TLC
-    does: from each state, the first candidate the spec enables whose successor has the next fingerprint. That is
-    the event a breadth-first search first reached that successor by, so the path is the one it recorded."""
-    spec = stepper.spec
+    does: from each state, the first candidate enabled (by the spec, or with ``lockstep`` off by the reference
+    controller) whose successor has the next fingerprint. That is the event a breadth-first search first reached
+    that successor by, so the path is the one it recorded."""
     events: list[ControllerEvent] = []
     state = root
     for target in chain[1:]:
         for ev in space.candidates(state):
-            if not spec.enabled(state, ev):
+            if not stepper.enabled(state, ev):
                 continue
-            nxt = spec.step(state, ev, guard_checked=True).state
+            nxt = stepper.step(state, ev)
             if (space.keep is None or space.keep(nxt)) and stepper.fingerprint(nxt) == target:
                 events.append(ev)
                 state = nxt

@@ -36,6 +36,7 @@ from kcspec.model.step import SpecMachine
 from kcspec.model.symmetry import canonical_state
 from kcspec.reference_impl import ReferenceController
 from kcspec.spec.events import ControllerEvent
+from kcspec.spec.requests import StepResult
 from kcspec.spec.state import ClusterState
 
 
@@ -66,7 +67,10 @@ class Stepper:
     """The spec, the reference controller and the invariant checker of one profile, driven state by state.
 
     Every transition handled by both implementations is counted in ``stats`` (and its coverage recorded there
-    when both agree).
+    when both agree). With ``lockstep`` off, the reference controller alone is driven: its own guards decide what
+    is enabled, its post-states are the successors, and the spec is not run (``kcspec tla crosscheck``, whose other
+    side, TLC on the module generated from the spec, is the second implementation); the step and state invariants
+    are still checked on its transitions.
     """
 
     def __init__(
@@ -78,8 +82,10 @@ class Stepper:
         keep: Callable[[ClusterState], bool] | None,
         stats: ExploreStats,
         scheme: FingerprintScheme = DEFAULT_SCHEME,
+        lockstep: bool = True,
     ) -> None:
         self.profile = profile
+        self.lockstep = lockstep
         self.spec = SpecMachine(profile)
         self.fingerprints = Fingerprinter(scheme)
         self.checker = InvariantChecker(profile)
@@ -115,6 +121,9 @@ class Stepper:
         back) then takes it instead of encoding and digesting the post-state again: equal states
         have one canonical text (a state's schema fixes the type of every position, so value equality never equates,
         say, ``1`` and ``True`` there). Every check of the step is made as for any other."""
+        if not self.lockstep:
+            yield from self._reference_transitions(state, fp)
+            return
         spec, ref = self.spec, self.ref
         self.fingerprints.forget()  # the sub-texts remembered are those of this state and its successors
         events = self._candidates(state)
@@ -167,17 +176,66 @@ class Stepper:
                 )
                 return
             record_coverage(self.stats, ref.state_change_log, expected)
-            bad = self.checker.check_step(state, expected.state, expected.requests)
-            # a successor outside the bounds is checked as a step, then cut (it is never a state of the search)
-            cut = self._keep is not None and not self._keep(expected.state)
-            post = expected.state
-            if cut:
-                key = None
-            elif fp is not None and (post is state or post == state):
-                key = fp
-            else:
-                key = self.fingerprint(post)
-            yield Transition(ev, post, key, tuple(bad), i)
+            yield self._checked(state, fp, ev, i, expected)
+
+    def _checked(
+        self, state: ClusterState, fp: int | None, ev: ControllerEvent, index: int, result: StepResult
+    ) -> Transition:
+        """The transition to ``result``'s post-state: its step invariants checked, its fingerprint taken (``None``
+        when it is outside the bounds: checked as a step, then cut, never a state of the search)."""
+        bad = self.checker.check_step(state, result.state, result.requests)
+        post = result.state
+        if self._keep is not None and not self._keep(post):
+            key = None
+        elif fp is not None and (post is state or post == state):
+            key = fp
+        else:
+            key = self.fingerprint(post)
+        return Transition(ev, post, key, tuple(bad), index)
+
+    def _reference_transitions(self, state: ClusterState, fp: int | None) -> Iterator[Transition | Problem]:
+        """``transitions`` with ``lockstep`` off: the reference controller's enabled events and successors."""
+        ref = self.ref
+        self.fingerprints.forget()
+        events = self._candidates(state)
+        for i, ev in enumerate(events):
+            try:
+                if self._loaded is not state:
+                    ref.load(state)
+                    self._loaded = state
+                if not ref.enabled(ev):
+                    continue
+                ref.state_change_log.clear()
+                ref.controller_log.clear()
+                self._loaded = None
+                result = ref.handle(ev, guard_checked=True)
+            except Exception as exc:
+                yield Problem(ev, "crash", f"{type(exc).__name__}: {exc}", index=i)
+                return
+            self.stats.transitions += 1
+            self.stats.events[ev.kind] += 1
+            record_coverage(self.stats, ref.state_change_log, result)
+            yield self._checked(state, fp, ev, i, result)
+
+    def enabled(self, state: ClusterState, ev: ControllerEvent) -> bool:
+        """Whether ``ev`` is enabled in ``state``: the spec's guard, or with ``lockstep`` off the reference
+        controller's."""
+        if self.lockstep:
+            return self.spec.enabled(state, ev)
+        if self._loaded is not state:
+            self.ref.load(state)
+            self._loaded = state
+        return self.ref.enabled(ev)
+
+    def step(self, state: ClusterState, ev: ControllerEvent) -> ClusterState:
+        """The successor of ``state`` by the enabled event ``ev``: the spec's, or with ``lockstep`` off the
+        reference controller's."""
+        if self.lockstep:
+            return self.spec.step(state, ev, guard_checked=True).state
+        if self._loaded is not state:
+            self.ref.load(state)
+        self._loaded = None
+        return self.ref.handle(ev, guard_checked=True).state
 
 
 CANONICAL_CACHE = 50_000

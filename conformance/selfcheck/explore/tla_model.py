@@ -17,7 +17,9 @@ exactly that model:
 
 The reference controller is driven and checked exactly as in ``kcspec explore`` (refinement and invariants on
 every step), so the count is the reference controller's, and it equals TLC's count on the module exactly
-when the two describe the same state space.
+when the two describe the same state space. ``kcspec tla crosscheck`` drives the reference controller alone by
+default (``lockstep=False``: its own guards, no spec beside it), since TLC on the module is its second
+implementation there; ``kcspec verify``'s count of each manifest model (``check_count``) keeps the refinement.
 """
 
 from __future__ import annotations
@@ -34,8 +36,10 @@ from kcspec.model.tla.instances import model_events
 from kcspec.model.tla.manifest import Expected, load, save
 
 
-def model_space(profile: str, config: ModelConfig, max_states: int = 1_000_000) -> SearchSpace:
-    """The search space of the TLA+ module of ``profile`` for ``config``."""
+def model_space(
+    profile: str, config: ModelConfig, max_states: int = 1_000_000, lockstep: bool = True
+) -> SearchSpace:
+    """The search space of the TLA+ module of ``profile`` for ``config`` (``lockstep``: ``SearchSpace``'s)."""
     events = model_events(profile, config)
     return SearchSpace(
         profile=profile,
@@ -48,6 +52,7 @@ def model_space(profile: str, config: ModelConfig, max_states: int = 1_000_000) 
         max_states=max_states,
         keep=lambda s: within_bounds(s, config),
         initial=config.initial,
+        lockstep=lockstep,
     )
 
 

@@ -36,7 +36,7 @@ from kcspec.model.tlc.locate import Toolchain
 from kcspec.model.tlc.trace import TraceFormatError
 from kcspec.spec import codec
 from kcspec.spec.actions import build_actions
-from kcspec.spec.events import BrokerStartup, ControllerFailover, TopicCreation
+from kcspec.spec.events import BrokerStartup, ControllerFailover, TopicCreation, TopicDeletion
 from kcspec.spec.profiles import get_profile
 from kcspec.spec.state import ClusterState
 
@@ -186,6 +186,38 @@ def test_crosscheck_prints_states_reachable_on_one_side_only(
     for ev in sample.path:
         replayed = SpecMachine("kafka-2.8").step(replayed, ev).state
     assert replayed == sample.state
+
+
+def test_the_explorer_side_is_the_reference_controller_alone_unless_lockstep(
+    tmp_path: Path, tiny_states: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """By default the explorer's successors are the reference controller's own (its guards, its steps; TLC on the
+    module generated from the spec is the other side): a reference controller that refuses every topic deletion
+    shows as states reachable in TLC's model only. With ``lockstep`` the spec runs beside it and the same bug is
+    the explorer's refinement finding."""
+    from kcspec.reference_impl import ReferenceController
+
+    enabled = ReferenceController.enabled
+
+    def refusing(self: ReferenceController, event: object) -> bool:
+        return False if isinstance(event, TopicDeletion) else enabled(self, event)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ReferenceController, "enabled", refusing)
+    listing = tmp_path / "states.jsonl"
+    listing.write_text("\n".join(tiny_states) + "\n")
+    monkeypatch.setenv("FAKE_TLC_STATES", str(listing))
+    tools = _fake_java(tmp_path)
+    alone = run_crosscheck(CrosscheckArgs("kafka-2.8", TINY, samples=1), tools)
+    assert alone.verdict is CrosscheckOutcome.DIFFER, alone.message
+    assert alone.only_tlc > 0 and alone.only_explorer == 0, alone.message
+    assert alone.explorer_distinct < 828 and alone.tlc_distinct == 828
+    (sample,) = alone.tlc_samples
+    assert codec.dumps(sample.state) in tiny_states and sample.path is None  # as TLC wrote it
+    both = run_crosscheck(CrosscheckArgs("kafka-2.8", TINY, lockstep=True), tools)
+    assert both.verdict is CrosscheckOutcome.EXPLORER_FINDING, both.message
+    assert both.explored is not None and both.explored.finding is not None
+    assert both.explored.finding.kind == "enabled", both.message
+    assert both.explored.finding.events[-1].kind == "TopicDeletion"
 
 
 def test_crosscheck_cli_reports_tlc_only_states_and_json(
