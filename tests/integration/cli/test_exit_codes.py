@@ -103,6 +103,12 @@ def _replay_trace(tmp: Path) -> Path:
     return traces[0]
 
 
+@pytest.fixture(scope="module")
+def replay_trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One trace for the replay cases (finding it runs a differential campaign: seconds)."""
+    return _replay_trace(tmp_path_factory.mktemp("replay"))
+
+
 # (command, arguments after it, expected exit code, planted bug or None). "{tmp}" is a fresh folder.
 CASES: list[tuple[str, list[str], int, str | None]] = [
     ("spec show", ["--profile", "kafka-1.1"], 0, None),
@@ -174,8 +180,15 @@ CASES: list[tuple[str, list[str], int, str | None]] = [
     CASES,
     ids=[f"{c[0]}-{c[2]}-{i}" for i, c in enumerate(CASES)],
 )
-def test_exit_code(tmp_path: Path, command: str, args: list[str], expected: int, mutant: str | None) -> None:
-    trace = _replay_trace(tmp_path) if "{trace}" in args else None
+def test_exit_code(
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+    command: str,
+    args: list[str],
+    expected: int,
+    mutant: str | None,
+) -> None:
+    trace = request.getfixturevalue("replay_trace") if "{trace}" in args else None
     (tmp_path / "ok.txt").write_text(TLC_OK)
     (tmp_path / "violation.txt").write_text(TLC_VIOLATION)
     argv = [a.replace("{tmp}", str(tmp_path)).replace("{trace}", str(trace)) for a in args]
