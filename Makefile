@@ -34,7 +34,11 @@ graphviz:
 	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz >/dev/null; \
 	}
 
-PYTEST := $(BIN)/pytest -p no:cacheprovider --hypothesis-seed=$(PYTEST_SEED)
+# The suite starts hundreds of Python processes (xdist workers, kcspec commands, systems under test, explorer and
+# prover workers): each compiles kcspec's modules again unless their bytecode is kept, which an environment with
+# PYTHONDONTWRITEBYTECODE set forbids. The tests keep it, in a folder of the virtualenv (the tree stays clean).
+PYENV := env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX=$(abspath $(VENV))/pycache
+PYTEST := $(PYENV) $(BIN)/pytest -p no:cacheprovider --hypothesis-seed=$(PYTEST_SEED)
 WORKERS ?= auto
 
 test: setup
