@@ -35,7 +35,14 @@ def test_there_are_at_least_five_and_each_says_what_is_wrong() -> None:
         assert cls.name.startswith("mutant-") and len(cls.bug) > 40
 
 
-@pytest.mark.parametrize("cls", SESSION_MUTANTS, ids=lambda c: c.name)
+@pytest.mark.parametrize(
+    "cls",
+    # two in every run, the others (10 s each: every vector, then the differential) in the slow tier
+    [
+        pytest.param(c, id=c.name, marks=[] if i < 2 else [pytest.mark.slow])
+        for i, c in enumerate(SESSION_MUTANTS)
+    ],
+)
 def test_the_vectors_pass_and_the_differential_catches_it(cls: type[SessionMutant], tmp_path: Path) -> None:
     report = run(InProcessAdapter(cls()), vectors_for(PROFILE), profile=PROFILE, level=Level.controller)
     counts = report.counts()
