@@ -20,10 +20,14 @@ run: setup
 
 setup: $(STAMP) graphviz
 
+# The project and its dependencies are installed by uv (from PyPI, into the virtualenv: about half pip's time on a
+# fresh machine), or by pip when uv cannot (an index only pip is configured for).
 $(STAMP): pyproject.toml setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev,spark]"
+	$(BIN)/python -m pip install --quiet "uv>=0.4"
+	$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -e ".[dev,spark]" \
+	  || { echo "uv could not install the project: installing it with pip"; \
+	       $(BIN)/python -m pip install --quiet --upgrade pip && $(BIN)/python -m pip install --quiet -e ".[dev,spark]"; }
 	touch $(STAMP)
 
 # Debian's graphviz provides `dot`, used to render diagrams; installed only when missing.
