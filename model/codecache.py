@@ -126,6 +126,12 @@ def _save(path: Path, functions: dict[str, str], recipes: list[codegen.Recipe]) 
         data = pickle.dumps(saved, protocol=pickle.HIGHEST_PROTOCOL)
     except Exception:  # a constant that does not pickle: nothing is saved, the unit still works
         return
+    write_atomically(path, data)
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` under a temporary name, then rename it, so that concurrent processes never read
+    half an entry; a cache that cannot be written costs only the next computation (nothing is raised)."""
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)

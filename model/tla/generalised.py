@@ -17,15 +17,12 @@ Decision: like the compiled spec's cache, an entry is unpickled (it is a file of
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import os
 import pickle
-import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from kcspec.model.codecache import cache_dir, source_digest
+from kcspec.model.codecache import cache_dir, source_digest, write_atomically
 from kcspec.model.tla.generalise import Generaliser
 from kcspec.spec import lang as L
 
@@ -151,16 +148,7 @@ def _save(path: Path, names: Sequence[str], g: Generalised) -> None:
         blob = pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL)
     except Exception:
         return
-    with contextlib.suppress(OSError):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(blob)
-            os.replace(tmp, path)
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+    write_atomically(path, blob)
 
 
 __all__ = ["Generalised", "entry_path", "for_profile", "forget", "generalise_roots"]

@@ -19,17 +19,14 @@ of kcspec off). Old entries are not evicted: about 1 MB per profile and model pe
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import hashlib
 import importlib.util
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from kcspec.model.codecache import cache_dir, source_digest
+from kcspec.model.codecache import cache_dir, source_digest, write_atomically
 from kcspec.model.tla.config import ModelConfig
 from kcspec.model.tla.module import GeneratedModule, LineOrigin
 
@@ -97,13 +94,4 @@ def save(profile: str, config: ModelConfig, module: GeneratedModule) -> None:
         "liveness_cfg": module.liveness_cfg,
         "kind_checks": [list(c) for c in module.kind_checks],
     }
-    with contextlib.suppress(OSError):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(data, f)
-            os.replace(tmp, path)
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+    write_atomically(path, json.dumps(data).encode("utf-8"))

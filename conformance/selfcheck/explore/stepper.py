@@ -152,12 +152,7 @@ class Stepper:
                 continue
             try:
                 expected = spec.step(state, ev, guard_checked=True)  # its guard was true just above
-                if self._loaded is not state:
-                    ref.load(state)
-                ref.state_change_log.clear()
-                ref.controller_log.clear()
-                self._loaded = None
-                actual = ref.handle(ev, guard_checked=True)
+                actual = self._ref_step(state, ev)
             except Exception as exc:
                 yield Problem(ev, "crash", f"{type(exc).__name__}: {exc}", index=i)
                 return
@@ -205,10 +200,7 @@ class Stepper:
                     self._loaded = state
                 if not ref.enabled(ev):
                     continue
-                ref.state_change_log.clear()
-                ref.controller_log.clear()
-                self._loaded = None
-                result = ref.handle(ev, guard_checked=True)
+                result = self._ref_step(state, ev)
             except Exception as exc:
                 yield Problem(ev, "crash", f"{type(exc).__name__}: {exc}", index=i)
                 return
@@ -232,10 +224,18 @@ class Stepper:
         reference controller's."""
         if self.lockstep:
             return self.spec.step(state, ev, guard_checked=True).state
+        return self._ref_step(state, ev).state
+
+    def _ref_step(self, state: ClusterState, ev: ControllerEvent) -> StepResult:
+        """The reference controller's step by ``ev`` (its guard found true) from ``state``, with its logs of this
+        step only; the controller holds the successor after it."""
+        ref = self.ref
         if self._loaded is not state:
-            self.ref.load(state)
+            ref.load(state)
+        ref.state_change_log.clear()
+        ref.controller_log.clear()
         self._loaded = None
-        return self.ref.handle(ev, guard_checked=True).state
+        return ref.handle(ev, guard_checked=True)
 
 
 CANONICAL_CACHE = 50_000
