@@ -13,6 +13,8 @@
 * **Nothing left running.** The controlling pytest process makes itself the subreaper of everything it starts
   (Linux ``PR_SET_CHILD_SUBREAPER``): a process orphaned by a test or by a killed worker is re-parented to it
   and ended when the run ends. Workers die with the controller (``PR_SET_PDEATHSIG``).
+* **Order.** The test files are collected longest first (``tests/support/file_order.py``, from the times of a
+  recorded run), so that the workers of ``--dist loadfile`` do not end on one long file while a core idles.
 * **Hypothesis** runs without its per-example deadline (a busy machine is not a bug) and with the seed the
   Makefile passes.
 """
@@ -31,6 +33,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.support.file_order import load_seconds, longest_first
 from tests.support.processes import alive, descendants
 from tests.support.timing import scaled
 
@@ -89,6 +92,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    items[:] = longest_first(items, load_seconds())  # the longest files first (tests/support/file_order.py)
     for item in items:
         tier = _tier_of(Path(str(item.path)))
         if tier is not None:
