@@ -28,7 +28,8 @@ def test_files_go_longest_first_and_keep_their_tests_in_order() -> None:
         "a.py::t1",
         "a.py::t2",
     ]
-    unrecorded = [i.nodeid for i in file_order.longest_first(items, {})]  # no record: the files' first appearance
+    # no record: the files in the order of their first item
+    unrecorded = [i.nodeid for i in file_order.longest_first(items, {})]
     assert unrecorded == ["a.py::t1", "a.py::t2", "b.py::t1", "b.py::t2", "c.py::t1", "d.py::t1"]
 
 
