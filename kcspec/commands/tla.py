@@ -604,7 +604,8 @@ def crosscheck(
             options.fail(str(exc))
     _print_crosscheck(result, console)
     if json_out is not None:
-        write_document(json_out, _crosscheck_json(result))
+        # what the explorer side ran: the reference controller alone, or the spec beside it (--lockstep)
+        write_document(json_out, {**_crosscheck_json(result), "lockstep": lockstep})
     raise click.exceptions.Exit(result.exit_code)
 
 

@@ -6,6 +6,7 @@ TLC's output and state dump for a given list of states; the real comparison runs
 
 from __future__ import annotations
 
+import json
 import re
 import stat
 import sys
@@ -237,6 +238,9 @@ def test_crosscheck_cli_reports_tlc_only_states_and_json(
     assert res.exit_code == 1, res.output
     assert "reachable in TLC's model only" in res.output and '"zz"' in res.output
     assert '"only_tlc": 1' in out.read_text()
+    assert (
+        json.loads(out.read_text())["lockstep"] is False
+    )  # the explorer side: the reference controller alone
 
 
 def test_crosscheck_reports_a_tlc_violation_without_comparing(
