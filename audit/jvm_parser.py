@@ -25,6 +25,7 @@ import stat
 import subprocess
 import tempfile
 import zipfile
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -335,6 +336,17 @@ def _write_jar(classes: Path, folder: Path) -> Path:
     return folder / JAR_NAME
 
 
+def jar_key(sources: Sequence[Path], pyspark_version: str, compiler: str) -> str:
+    """The jar's cache key: every source by name, length and bytes (so no two sets of sources share a key), the
+    pyspark version and the compiler's identity."""
+    digest = hashlib.sha256()
+    for source in sources:
+        data = source.read_bytes()
+        digest.update(f"{source.name}\0{len(data)}\0".encode() + data)
+    digest.update(b"\0" + pyspark_version.encode() + b"\0" + compiler.encode())
+    return digest.hexdigest()
+
+
 @cache
 def build() -> tuple[Path | None, str]:
     """``(jar, status)``: the cached jar (compiled now if needed) or ``None`` and why not.
@@ -355,12 +367,7 @@ def build() -> tuple[Path | None, str]:
         identity = _javac_identity(javac)
     except (OSError, subprocess.SubprocessError) as exc:
         return None, f"javac does not run: {exc}"
-    digest = hashlib.sha256()
-    for source in SOURCES:  # every source, by name and length, so no two sets of sources share a key
-        data = source.read_bytes()
-        digest.update(f"{source.name}\0{len(data)}\0".encode() + data)
-    digest.update(b"\0" + pyspark.__version__.encode() + b"\0" + identity.encode())
-    key = digest.hexdigest()
+    key = jar_key(SOURCES, pyspark.__version__, identity)
     folder = _jar_dir(key[:16])
     jar = verified_jar(folder)
     if jar is not None:

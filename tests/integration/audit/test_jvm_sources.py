@@ -44,8 +44,12 @@ def test_every_source_is_compiled_and_keys_the_jar(sources: list[Path]) -> None:
     with zipfile.ZipFile(jar) as z:
         classes = set(z.namelist())
     assert {f"kcspec/audit/{n.removesuffix('.java')}.class" for n in names} <= classes
-    for source in sources:  # one source changed, the others not: another jar
+    keys = {jvm_parser.jar_key(sources, "3.5.0", "javac 17")}
+    for source in sources:  # one source changed, the others not: another key
         source.write_text(source.read_text() + "\n// changed\n")
-        again = _build()
-        assert again.parent != jar.parent
-        jar = again
+        keys.add(jvm_parser.jar_key(sources, "3.5.0", "javac 17"))
+    assert len(keys) == len(sources) + 1
+    assert jvm_parser.jar_key(sources, "3.5.1", "javac 17") not in keys  # and the pyspark version
+    assert jvm_parser.jar_key(sources, "3.5.0", "javac 21") not in keys  # and the compiler
+    again = _build()  # the last change built: another jar, in another folder
+    assert again.parent != jar.parent
