@@ -70,8 +70,9 @@ class CrosscheckOutcome(enum.Enum):
 def default_explorer_workers() -> int:
     """``kcspec tla crosscheck``'s explorer processes when none are asked for: the cores this process may run
     on, at most 2. Decision (measured on the default kafka-1.1 model, a quiet 2-core machine: 4 min 9 s with
-    two, see ``benchmarks/results/tla_cost.md``): TLC's side ends in about a third of the explorer's time, so
-    one explorer process leaves a core idle for most of the run; more than two add little on the machines
+    two, see ``benchmarks/results/tla_cost.md``): TLC's side takes well under half the explorer's CPU (about 190
+    of 440 CPU s on kafka-2.8's default model, the explorer on the reference controller alone), so one explorer
+    process leaves a core idle for most of the run; more than two add little on the machines
     this runs on and take memory (each holds its share of a level)."""
     try:
         cores = len(os.sched_getaffinity(0))
@@ -91,9 +92,9 @@ class CrosscheckArgs:
     samples: int = 3
     """How many states reachable on one side only to report, per side."""
     explorer_workers: int = 1
-    """Processes of the explorer (``workers`` is TLC's threads): TLC ends long before the explorer, whose work per
-    state is the two implementations' (``benchmarks/results/tla_cost.md``), so a second explorer process uses the
-    core TLC leaves."""
+    """Processes of the explorer (``workers`` is TLC's threads): TLC ends before the explorer, whose work per
+    transition is the reference controller's step, guards and checks (``benchmarks/results/tla_cost.md``), so a
+    second explorer process uses the core TLC leaves."""
     lockstep: bool = False
     """Step the spec beside the reference controller and compare every transition (the refinement check of
     ``kcspec explore``). Off by default: the crosscheck compares the reference controller with TLC on the module

@@ -77,7 +77,7 @@ def for_profile(
 ) -> Generalised:
     """``compute()``'s answer for the built-in ``profile`` whose roots are ``roots`` (``names``: what they are, in
     order, to check a saved entry against), from this process's memory or the cache folder when kept there."""
-    kept = _in_memory(profile)
+    kept = _MEMORY.get(profile)
     if kept is not None and kept[0] == tuple(names):
         return Generalised(roots, kept[1], kept[2], kept[3])
     path = entry_path(profile)
@@ -93,18 +93,13 @@ def for_profile(
 
 
 _MEMORY: dict[str, tuple[tuple[str, ...], tuple[L.Expr, ...], tuple[L.Def, ...], tuple[str, ...]]] = {}
-"""This process's generalised roots, by profile (a few MB each; two built-in profiles)."""
+"""This process's generalised roots, by profile: the roots' names, their rewritten forms, the operators and the
+proof's problems (a few MB each; two built-in profiles)."""
 
 
 def forget() -> None:
     """Forget what this process keeps (the entries on disk stay)."""
     _MEMORY.clear()
-
-
-def _in_memory(
-    profile: str,
-) -> tuple[tuple[str, ...], tuple[L.Expr, ...], tuple[L.Def, ...], tuple[str, ...]] | None:
-    return _MEMORY.get(profile)
 
 
 def entry_path(profile: str) -> Path | None:
