@@ -15,6 +15,9 @@
   and ended when the run ends. Workers die with the controller (``PR_SET_PDEATHSIG``).
 * **Order.** The test files are collected longest first (``tests/support/file_order.py``, from the times of a
   recorded run), so that the workers of ``--dist loadfile`` do not end on one long file while a core idles.
+* **TLC** runs with the C1 compiler only (``KCSPEC_TLC_JAVA_OPTIONS``, unless set already): the suite's TLC runs
+  last seconds, and C2's compilation of TLC's evaluator doubles their CPU (``model/tlc/locate.py``). One test
+  (``test_tlc_real.py``) runs TLC with the JVM's defaults, as a user's run does.
 * **Hypothesis** runs without its per-example deadline (a busy machine is not a bug) and with the seed the
   Makefile passes.
 """
@@ -38,6 +41,10 @@ from tests.support.processes import alive, descendants
 from tests.support.timing import scaled
 
 pytest_plugins = ["tests.support.conformance_fixtures"]
+
+os.environ.setdefault(
+    "KCSPEC_TLC_JAVA_OPTIONS", "-XX:TieredStopAtLevel=1"
+)  # inherited by every process started
 
 TIERS = ("unit", "integration", "quality", "slow")
 UNIT_CPU_SECONDS = 1.0

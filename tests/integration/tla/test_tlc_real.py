@@ -7,6 +7,7 @@ A missing TLC fails these tests (``make setup`` installs it): they never skip. G
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 
@@ -62,7 +63,9 @@ def test_tlc_agrees_with_the_manifest(name: str, tools: Toolchain) -> None:
 def test_the_generated_cfg_and_command_line_run_in_this_tlc(
     tools: Toolchain, module_dir: Callable[[str, ModelConfig], Path]
 ) -> None:
-    """A generated module of each profile runs in TLC (no ``CHECK_DEADLOCK``, no option the version rejects)."""
+    """A generated module of each profile runs in TLC (no ``CHECK_DEADLOCK``, no option the version rejects), with
+    the JVM's defaults as a user's run has them (the suite's ``KCSPEC_TLC_JAVA_OPTIONS`` left out)."""
+    tools = dataclasses.replace(tools, java_options=())
     for profile in ("kafka-2.8", "kafka-1.1"):
         module = module_dir(profile, ONE_BROKER)
         assert "CHECK_DEADLOCK" not in module.with_suffix(".cfg").read_text()

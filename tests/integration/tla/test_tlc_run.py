@@ -15,6 +15,8 @@ from kcspec.model.tlc.locate import (
     ToolNotFound,
     find_jar,
     find_java,
+    find_toolchain,
+    java_options,
     parse_version,
     tlc_unavailable_reason,
 )
@@ -95,6 +97,39 @@ def test_argv(tmp_path: Path) -> None:
     for version in (parse_version("TLC2 Version 2.15 of Day Month 20?? (rev: d5b5a7f)"), None):
         tools = Toolchain(Path("/usr/bin/java"), Path("/opt/tla2tools.jar"), version)
         assert "-dumpTrace" not in tlc_argv(args, tools)
+
+
+def test_java_options_come_from_the_environment_and_follow_the_projects_own(tmp_path: Path) -> None:
+    assert java_options({}) == ()
+    env = {"KCSPEC_TLC_JAVA_OPTIONS": "-XX:TieredStopAtLevel=1  '-Dtlc2.note=a b'"}
+    options = java_options(env)
+    assert options == ("-XX:TieredStopAtLevel=1", "-Dtlc2.note=a b")
+    tools = Toolchain(Path("/usr/bin/java"), Path("/opt/tla2tools.jar"), None, java_options=options)
+    argv = tlc_argv(TlcArgs(module=tmp_path / "M.tla", heap_mb=2048), tools)
+    assert argv[:5] == ["/usr/bin/java", "-XX:+UseParallelGC", *options, "-Xmx2048m"]
+    assert "java options -XX:TieredStopAtLevel=1" in tools.describe()
+    with pytest.raises(ToolNotFound, match=r"KCSPEC_TLC_JAVA_OPTIONS=.*No closing quotation") as unbalanced:
+        java_options({"KCSPEC_TLC_JAVA_OPTIONS": "-Xss16m '-Dx=1"})
+    assert unbalanced.value.named
+    with pytest.raises(ToolNotFound, match=r"'Xss16m' is not a JVM option") as word:
+        java_options({"KCSPEC_TLC_JAVA_OPTIONS": "-XX:+UseParallelGC Xss16m"})
+    assert word.value.named
+
+
+def test_an_option_the_jvm_rejects_stops_before_any_run(tools: Toolchain) -> None:
+    """The version probe runs with the options: the JVM's own words, and exit 2 for the user's setting."""
+    env = {
+        **os.environ,
+        "TLA2TOOLS_JAR": str(tools.jar),
+        "KCSPEC_TLC_JAVA_OPTIONS": "-XX:+NoSuchKcspecOption",
+    }
+    with pytest.raises(
+        ToolNotFound, match=r"did not start with KCSPEC_TLC_JAVA_OPTIONS.*NoSuchKcspecOption"
+    ) as bad:
+        find_toolchain(None, env)
+    assert bad.value.named
+    env["KCSPEC_TLC_JAVA_OPTIONS"] = "-XX:TieredStopAtLevel=1"
+    assert find_toolchain(None, env).java_options == ("-XX:TieredStopAtLevel=1",)
 
 
 def tools_of(version: object) -> Toolchain:
