@@ -69,13 +69,15 @@ def _read(fd: int) -> str:
     return b"".join(chunks).decode("utf-8", "replace")
 
 
-def measure(java: str, jar: Path, tla: Path, seconds: float) -> Rate | None:
-    """TLC (one worker, -deadlock) on ``tla`` until ``seconds`` CPU seconds; None when it reported too little."""
+def measure(java: str, jar: Path, tla: Path, seconds: float, options: tuple[str, ...] = ()) -> Rate | None:
+    """TLC (one worker, -deadlock, the JVM ``options`` of ``KCSPEC_TLC_JAVA_OPTIONS``) on ``tla`` until ``seconds``
+    CPU seconds; None when it reported too little."""
     with tempfile.TemporaryDirectory(prefix="kcspec-tlc-rate-") as tmp:
         argv = [
             java,
             "-XX:+UseParallelGC",
             "-Xss16m",
+            *options,
             "-cp",
             str(jar),
             "tlc2.TLC",
@@ -160,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
         for r in range(args.rounds):
             for name, tla in runs:
                 seconds = args.reference_seconds if name.startswith("reference") else args.seconds
-                rate = measure(str(tools.java), tools.jar, tla, seconds or float("inf"))
+                rate = measure(str(tools.java), tools.jar, tla, seconds or float("inf"), tools.java_options)
                 if rate is None:
                     print(f"  round {r + 1} {name}: fewer than two progress reports (raise --seconds)")
                     continue
