@@ -223,7 +223,37 @@ def probe_version(java: Path, jar: Path, options: tuple[str, ...] = ()) -> TlcVe
     """Run the jar's ``tlc2.TLC`` once, with the JVM ``options``, and read its version (``ToolNotFound`` when it is
     not a working TLC, or when the JVM rejects an option)."""
     st = jar.stat()
-    return _probe(str(java), str(jar.resolve()), st.st_size, st.st_mtime_ns, options)
+    try:
+        return _probe(str(java), str(jar.resolve()), st.st_size, st.st_mtime_ns, options)
+    except ToolNotFound:
+        if options:
+            _check_options(str(java), options)  # the options' fault rather than the jar's?
+        raise
+
+
+@functools.lru_cache(maxsize=16)
+def _check_options(java: str, options: tuple[str, ...]) -> None:
+    """``java OPTIONS -version`` exits 0, else ``ToolNotFound`` (``named``) with the JVM's own first words: an
+    option the JVM rejects is the user's setting, told apart from a jar that is not TLC."""
+    try:
+        done = subprocess.run(
+            [java, *options, "-version"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=PROBE_TIMEOUT_S,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return  # Java itself is at fault: the probe that follows says so
+    if done.returncode != 0:
+        output = done.stderr + done.stdout
+        first = next((line.strip() for line in output.splitlines() if line.strip()), "no output")
+        raise ToolNotFound(
+            f"TLC's JVM does not start with {JAVA_OPTIONS_ENV}={' '.join(options)!r}: "
+            f"`java {' '.join(options)} -version` printed {first[:160]!r}",
+            named=True,
+        )
 
 
 @functools.lru_cache(maxsize=16)
@@ -260,12 +290,6 @@ def _probe(java: str, jar: str, size: int, mtime_ns: int, options: tuple[str, ..
     version = parse_version(output)
     if version is None:
         first = next((line.strip() for line in output.splitlines() if line.strip()), "no output")
-        if options:
-            raise ToolNotFound(
-                f"TLC's JVM did not start with {JAVA_OPTIONS_ENV}={' '.join(options)!r}: "
-                f"`java {' '.join(options)} -cp {jar} tlc2.TLC` printed {first[:160]!r}",
-                named=True,
-            )
         raise ToolNotFound(f"{jar} is not a working TLC: `java -cp {jar} tlc2.TLC` printed {first[:160]!r}")
     return version
 

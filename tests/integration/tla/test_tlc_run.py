@@ -124,7 +124,7 @@ def test_an_option_the_jvm_rejects_stops_before_any_run(tools: Toolchain) -> Non
         "KCSPEC_TLC_JAVA_OPTIONS": "-XX:+NoSuchKcspecOption",
     }
     with pytest.raises(
-        ToolNotFound, match=r"did not start with KCSPEC_TLC_JAVA_OPTIONS.*NoSuchKcspecOption"
+        ToolNotFound, match=r"does not start with KCSPEC_TLC_JAVA_OPTIONS.*NoSuchKcspecOption"
     ) as bad:
         find_toolchain(None, env)
     assert bad.value.named
