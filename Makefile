@@ -16,7 +16,7 @@ PYTEST_SEED ?= 0
 .PHONY: run setup test test-fast test-slow lint typecheck check bench bench-speed bench-smoke clean package-check generated
 
 run: setup
-	$(BIN)/kcspec verify
+	$(PYENV) $(BIN)/kcspec verify
 
 setup: $(STAMP) graphviz
 
@@ -40,7 +40,8 @@ graphviz:
 
 # The suite starts hundreds of Python processes (xdist workers, kcspec commands, systems under test, explorer and
 # prover workers): each compiles kcspec's modules again unless their bytecode is kept, which an environment with
-# PYTHONDONTWRITEBYTECODE set forbids. The tests keep it, in a folder of the virtualenv (the tree stays clean).
+# PYTHONDONTWRITEBYTECODE set forbids. The tests and `make run` keep it, in a folder of the virtualenv (the tree
+# stays clean).
 PYENV := env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX=$(abspath $(VENV))/pycache
 PYTEST := $(PYENV) $(BIN)/pytest -p no:cacheprovider --hypothesis-seed=$(PYTEST_SEED)
 WORKERS ?= auto
