@@ -1,6 +1,8 @@
 """The gate's TLA+ cases: the generated modules parse, the explorer finds the manifest's state counts, TLC
 agrees with the explorer on the same models, and TLC checks the liveness properties on the smallest model of each
-profile (skipped, with how to get TLC, when Java or tla2tools.jar is missing and the user named no jar)."""
+profile (skipped, with how to get TLC, when Java or tla2tools.jar is missing and the user named no jar). Those TLC
+runs last seconds: their JVM compiles with C1 only unless the user set options of their own
+(``locate.for_short_runs``)."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from kcspec.model.tla.manifest import Expected
 from kcspec.model.tla.manifest import load as load_manifest
 from kcspec.model.tla.module import generate
 from kcspec.model.tla.syntax import SyntaxCheckUnavailable, check_syntax
-from kcspec.model.tlc.locate import find_toolchain, tlc_unavailable_reason
+from kcspec.model.tlc.locate import find_toolchain, for_short_runs, tlc_unavailable_reason
 from kcspec.spec import profiles
 
 EXIT_USAGE = 2
@@ -71,7 +73,7 @@ def verify_cases(opts: VerifyOptions) -> Iterator[CaseResult]:
                 reason = tlc_unavailable_reason(jar)
                 if reason is not None:
                     return Verdict.skipped, reason, "", None
-                tools = find_toolchain(jar)
+                tools = for_short_runs(find_toolchain(jar))  # 1-broker models: seconds
                 result = run_crosscheck(CrosscheckArgs(entry.profile, entry.config, timeout_s=1800), tools)
                 if result.verdict is CrosscheckOutcome.AGREE and result.tlc_distinct == entry.distinct_states:
                     return Verdict.passed, f"{result.message} ({tools.version})", "", None
@@ -106,7 +108,7 @@ def _liveness_cases(profile: str, jar: Path | None) -> Iterator[CaseResult]:
             reason = tlc_unavailable_reason(jar)
             if reason is not None:
                 return Verdict.skipped, reason, "", None
-            tools = find_toolchain(jar)
+            tools = for_short_runs(find_toolchain(jar))  # 1-broker models: seconds
             result = check_property(entry.profile, entry.config, prop, tools, timeout_s=1800)
             details = "" if result.finding is None else result.finding.lasso.trace.to_json()
             if result.outcome in (LivenessOutcome.HOLDS, LivenessOutcome.EXPECTED_GAP):

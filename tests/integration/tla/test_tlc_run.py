@@ -16,6 +16,7 @@ from kcspec.model.tlc.locate import (
     find_jar,
     find_java,
     find_toolchain,
+    for_short_runs,
     java_options,
     parse_version,
     tlc_unavailable_reason,
@@ -114,6 +115,15 @@ def test_java_options_come_from_the_environment_and_follow_the_projects_own(tmp_
     with pytest.raises(ToolNotFound, match=r"'Xss16m' is not a JVM option") as word:
         java_options({"KCSPEC_TLC_JAVA_OPTIONS": "-XX:+UseParallelGC Xss16m"})
     assert word.value.named
+
+
+def test_runs_of_seconds_take_c1_unless_the_user_chose_options() -> None:
+    """``kcspec verify``'s TLC runs (manifest models of one broker) compile with C1 only, unless the user set
+    ``KCSPEC_TLC_JAVA_OPTIONS``: the user's options are kept as they are."""
+    plain = Toolchain(Path("/usr/bin/java"), Path("/opt/tla2tools.jar"), None)
+    assert for_short_runs(plain).java_options == ("-XX:TieredStopAtLevel=1",)
+    chosen = Toolchain(Path("/usr/bin/java"), Path("/opt/tla2tools.jar"), None, java_options=("-Xss16m",))
+    assert for_short_runs(chosen) is chosen
 
 
 def test_an_option_the_jvm_rejects_stops_before_any_run(tools: Toolchain) -> None:
