@@ -82,6 +82,9 @@ public final class LineParser implements UDF1<String, Row> {
     /** lines.CONTINUATION_BODY alone: a continuation line without a line prefix (most are). */
     Pattern bareContinuation;
     Pattern bracketRest;
+    /** bracketRest, defaultHead and defaultTail are the regexes {@link LineHeads} matches by hand. */
+    boolean handBracketRest;
+    boolean handDefault;
     Pattern controllerSide;
     Pattern legacySide;
     Pattern controllerIdPrefix;
@@ -111,12 +114,14 @@ public final class LineParser implements UDF1<String, Row> {
       sep = head[0];
       stateChangeLogger = head[1];
       bracketRest = Pattern.compile(head[2]);
+      handBracketRest = head[2].equals(LineHeads.BRACKET_REST);
       controllerSide = Pattern.compile(head[3]);
       legacySide = Pattern.compile(head[4]);
       controllerIdPrefix = Pattern.compile(head[5]);
       brokerIdPrefix = Pattern.compile(head[6]);
       defaultHead = Pattern.compile(head[7]);
       defaultTail = Pattern.compile(head[8]);
+      handDefault = head[7].equals(LineHeads.DEFAULT_HEAD) && head[8].equals(LineHeads.DEFAULT_TAIL);
       String prefixRegex = head[9];
       prefixed = head[10];
       wrapMax = Integer.parseInt(head[11]);
@@ -273,11 +278,16 @@ public final class LineParser implements UDF1<String, Row> {
    * its time compiled by C2 (a vector scan) and 90 % of it by C1.
    */
   private static boolean hasTerminator(String s) {
-    return s.indexOf('\n') >= 0
-        || s.indexOf('\r') >= 0
-        || s.indexOf('\u0085') >= 0
-        || s.indexOf('\u2028') >= 0
-        || s.indexOf('\u2029') >= 0;
+    return s.indexOf('\n') >= 0 || s.indexOf('\r') >= 0 || hasOtherTerminator(s);
+  }
+
+  /**
+   * {@link #hasTerminator} for a line as {@code BufferedReader.readLine} gives it, or such lines joined: it
+   * ends at {@code \n} and {@code \r}, so neither is in it. Decision (measured as above): two of the three
+   * scans of a Latin-1 line (one that cannot hold U+2028 or U+2029 answers at once) saved per line read.
+   */
+  private static boolean hasOtherTerminator(String s) {
+    return s.indexOf('\u0085') >= 0 || s.indexOf('\u2028') >= 0 || s.indexOf('\u2029') >= 0;
   }
 
   /**
@@ -286,6 +296,7 @@ public final class LineParser implements UDF1<String, Row> {
    * match as the layout regex (lines.LOGGER_TAIL_REGEX). Fills out[1..4]; false when the line does not match.
    */
   private static boolean defaultLayout(Grammar k, String text, Object[] out) {
+    if (k.handDefault) return LineHeads.defaultLayout(text, out);
     Matcher h = k.defaultHead.matcher(text);
     if (!h.lookingAt()) return false;
     int split = text.lastIndexOf(" (");
@@ -303,16 +314,23 @@ public final class LineParser implements UDF1<String, Row> {
   public Row call(String text) {
     Grammar k = grammar();
     Object[] out = new Object[HEAD + k.nFields + 1];
-    parseInto(k, text, out);
+    parseInto(k, text, out, false);
     return RowFactory.create(out);
   }
 
-  /** The parse of one line into {@code out} (HEAD columns, the fields, status), as {@link #call} returns it. */
-  private static void parseInto(Grammar k, String text, Object[] out) {
+  /**
+   * The parse of one line into {@code out} (HEAD columns, the fields, status), as {@link #call} returns it;
+   * {@code read}: {@code text} is a line as {@code BufferedReader.readLine} gives it, or such lines joined (no
+   * {@code \n} or {@code \r} in it).
+   */
+  private static void parseInto(Grammar k, String text, Object[] out, boolean read) {
     int status = HEAD + k.nFields;
     int layout = -1;
     boolean viaPrefix = false;
-    boolean plain = text != null && text.startsWith("[") && !hasTerminator(text);
+    boolean plain =
+        text != null
+            && text.startsWith("[")
+            && !(read ? hasOtherTerminator(text) : hasTerminator(text));
     if (plain && defaultLayout(k, text, out)) layout = 0;
     if (layout < 0 && text != null && !text.isEmpty()) {
       char c0 = text.charAt(0);
@@ -366,7 +384,10 @@ public final class LineParser implements UDF1<String, Row> {
     boolean bracket = msg.startsWith("[Controller id=");
     boolean old = msg.startsWith("Controller ");
     String rest = "";
-    if (bracket) {
+    if (bracket && k.handBracketRest) {
+      String r = LineHeads.bracketRest(msg);
+      if (r != null) rest = r;
+    } else if (bracket) {
       Matcher r = k.bracketRest.matcher(msg);
       if (r.find()) rest = r.group(1);
     }
@@ -520,6 +541,9 @@ public final class LineParser implements UDF1<String, Row> {
     for (int j = 0; j < fi.length; j++) index[j] = Integer.parseInt(fi[j]);
     return index;
   }
+
+  /** How many names one reader keeps the UTF-8 of (FileReader's {@code named}): far more than there are. */
+  private static final int NAMES = 4096;
 
   /** Quarantine reasons of the line that stands for the unreadable rest of a file (jvm_parser.BROKEN_REASONS). */
   static final String BROKEN_COMPRESSED = "corrupt-compressed-file";
@@ -718,11 +742,11 @@ public final class LineParser implements UDF1<String, Row> {
             if (e[1] != null || !e[2].equals(first[2])) return;
             String piece = (String) e[0];
             java.util.Arrays.fill(joinedOut, null);
-            parseInto(k, piece, joinedOut);
+            parseInto(k, piece, joinedOut, true);
             if (!"nolayout".equals(joinedOut[HEAD + k.nFields]) || startsRecord(k, piece)) return;
             joined.append(piece);
             java.util.Arrays.fill(joinedOut, null);
-            parseInto(k, joined.toString(), joinedOut);
+            parseInto(k, joined.toString(), joinedOut, true);
             if (!"nolayout".equals(joinedOut[HEAD + k.nFields])) {
               System.arraycopy(joinedOut, 0, out, 0, out.length);
               wrapWidth = text.length();
@@ -824,6 +848,22 @@ public final class LineParser implements UDF1<String, Row> {
           }
         }
 
+        /**
+         * The UTF-8 of the statuses, reasons, kinds and layouts (a few dozen distinct names, each the grammar's
+         * or this class's own string), made once each, not once a line.
+         */
+        final HashMap<String, UTF8String> names = new HashMap<>();
+
+        private UTF8String named(Object s) {
+          if (s == null) return null;
+          UTF8String u = names.get(s);
+          if (u == null) {
+            u = UTF8String.fromString((String) s);
+            if (names.size() < NAMES) names.put((String) s, u);
+          }
+          return u;
+        }
+
         /** Rows resolved and ready to be returned, in order. */
         final java.util.ArrayDeque<InternalRow> ready = new java.util.ArrayDeque<>();
         /**
@@ -882,7 +922,7 @@ public final class LineParser implements UDF1<String, Row> {
             out[HEAD + k.nFields] = "nolayout";
             out[7] = k.wrapped;
           } else {
-            parseInto(k, text, out);
+            parseInto(k, text, out, true);
             if ("nolayout".equals(out[HEAD + k.nFields])) {
               // the rest of a line of the width the file is wrapped at (a wrapped stack frame) is attached
               // like it; a line that starts a record is tried as a wrapped record first
@@ -940,16 +980,16 @@ public final class LineParser implements UDF1<String, Row> {
           row[0] = e[2];
           row[1] = e[3];
           row[2] = e[4];
-          row[3] = UTF8String.fromString(status);
-          row[4] = utf8(reason);
+          row[3] = named(status);
+          row[4] = named(reason);
           row[5] = out[1] == null ? null : tsKey((String) out[1]);
-          row[6] = utf8(out[5]);
+          row[6] = named(out[5]);
           for (int j = 0; j < index.length; j++) {
             Object v = out[HEAD + index[j]];
             row[7 + j] = v instanceof String ? UTF8String.fromString((String) v) : v;
           }
           row[7 + index.length] = status.equals("record") ? null : UTF8String.fromString(text);
-          row[8 + index.length] = utf8(out[0]);
+          row[8 + index.length] = named(out[0]);
           row[9 + index.length] = ownerOf;
           cube.count(cells, fid, status, out, (Long) row[5], (Long) row[2]);
           if (exhausted && ahead2.isEmpty()) {
@@ -1172,10 +1212,6 @@ public final class LineParser implements UDF1<String, Row> {
   /** A line terminator before which Java's $ matches at the end of the input (besides \n and \r). */
   private static boolean isFinalTerminator(char c) {
     return c == '\u0085' || c == '\u2028' || c == '\u2029';
-  }
-
-  private static UTF8String utf8(Object s) {
-    return s == null ? null : UTF8String.fromString((String) s);
   }
 
   /** lines.TS (yyyy-MM-dd HH:mm:ss,SSS, ASCII digits) as the long yyyyMMddHHmmssSSS (same order). */
