@@ -19,7 +19,7 @@ package kcspec.audit;
 final class LineHeads {
   private LineHeads() {}
 
-  /** The regex {@link #bracketRest} implements. */
+  /** The regex {@link #bracketRestStart} and {@link #restStartsWith} implement. */
   static final String BRACKET_REST = "^\\[Controller id=\\d+(?: epoch=\\d+)?\\] (.{0,64})";
 
   /** The regex {@link #defaultLayout}'s head implements (group 1 the timestamp, group 2 the level). */
@@ -36,17 +36,41 @@ final class LineHeads {
 
   private static final String CONTROLLER = "[Controller id=";
 
-  /** Group 1 of BRACKET_REST found in {@code msg}, or null when it does not match. */
-  static String bracketRest(String msg) {
-    if (!msg.startsWith(CONTROLLER)) return null;
+  /** Where group 1 of BRACKET_REST found in {@code msg} starts, or -1 when it does not match. */
+  static int bracketRestStart(String msg) {
+    if (!msg.startsWith(CONTROLLER)) return -1;
     int at = digits(msg, CONTROLLER.length());
-    if (at == CONTROLLER.length()) return null;
+    if (at == CONTROLLER.length()) return -1;
     if (msg.startsWith(" epoch=", at)) {
       int epoch = digits(msg, at + 7);
       if (epoch > at + 7 && msg.startsWith("] ", epoch)) at = epoch;
     }
-    if (!msg.startsWith("] ", at)) return null;
-    int from = at + 2;
+    return msg.startsWith("] ", at) ? at + 2 : -1;
+  }
+
+  /**
+   * Whether group 1 of BRACKET_REST (it starts at {@code from}, {@link #bracketRestStart}; "" when -1) starts
+   * with {@code lead}. A {@code plain} lead ({@link #plainLead}) is looked for in {@code msg} itself: the group
+   * starts with it exactly when {@code msg} holds it at {@code from}, since its characters are code points of
+   * their own and no line terminator, at most 64 of them, all of which the group's {@code .{0,64}} takes.
+   * Decision (measured as above): the group's text, made for every message, was 5 % of the samples.
+   */
+  static boolean restStartsWith(String msg, int from, String lead, boolean plain) {
+    if (from < 0) return lead.isEmpty();
+    return plain ? msg.startsWith(lead, from) : restAt(msg, from).startsWith(lead);
+  }
+
+  /** Whether every character of {@code lead} is printable ASCII, and it has at most 64. */
+  static boolean plainLead(String lead) {
+    if (lead.length() > 64) return false;
+    for (int i = 0; i < lead.length(); i++) {
+      if (lead.charAt(i) < 0x20 || lead.charAt(i) > 0x7e) return false;
+    }
+    return true;
+  }
+
+  /** Group 1 of BRACKET_REST, which starts at {@code from}: at most 64 code points, up to a line terminator. */
+  static String restAt(String msg, int from) {
     int end = from;
     for (int n = 0; n < 64 && end < msg.length(); n++) {
       int c = msg.codePointAt(end);

@@ -105,6 +105,8 @@ public final class LineParser implements UDF1<String, Row> {
     Pattern[] regex;
     int[] prefix;
     String[] lead;
+    /** Per template, its lead is plain ({@link LineHeads#plainLead}). */
+    boolean[] plainLead;
     String[] start;
     int[][] groupField;
     boolean[][] has;
@@ -167,6 +169,7 @@ public final class LineParser implements UDF1<String, Row> {
       regex = new Pattern[nTemplates];
       prefix = new int[nTemplates];
       lead = new String[nTemplates];
+      plainLead = new boolean[nTemplates];
       start = new String[nTemplates];
       groupField = new int[nTemplates][];
       has = new boolean[nTemplates][nFields];
@@ -177,6 +180,7 @@ public final class LineParser implements UDF1<String, Row> {
         regex[i] = Pattern.compile(t[2]);
         prefix[i] = t[3].equals("bracket") ? 1 : t[3].equals("old") ? 2 : 0;
         lead[i] = t[4];
+        plainLead[i] = LineHeads.plainLead(t[4]);
         start[i] = t[5];
         String[] gf = t[6].isEmpty() ? new String[0] : t[6].split(",", -1);
         groupField[i] = new int[gf.length];
@@ -384,10 +388,11 @@ public final class LineParser implements UDF1<String, Row> {
 
     boolean bracket = msg.startsWith("[Controller id=");
     boolean old = msg.startsWith("Controller ");
+    // BRACKET_REST's group: "" when it does not match; by hand, where the group starts (-1: no match)
     String rest = "";
+    int restFrom = -1;
     if (bracket && k.handBracketRest) {
-      String r = LineHeads.bracketRest(msg);
-      if (r != null) rest = r;
+      restFrom = LineHeads.bracketRestStart(msg);
     } else if (bracket) {
       Matcher r = k.bracketRest.matcher(msg);
       if (r.find()) rest = r.group(1);
@@ -396,7 +401,11 @@ public final class LineParser implements UDF1<String, Row> {
     Matcher tm = null;
     for (int i = 0; i < k.nTemplates; i++) {
       boolean candidate;
-      if (k.prefix[i] == 1) candidate = bracket && rest.startsWith(k.lead[i]);
+      if (k.prefix[i] == 1 && k.handBracketRest) {
+        candidate = bracket && LineHeads.restStartsWith(msg, restFrom, k.lead[i], k.plainLead[i]);
+      } else if (k.prefix[i] == 1) {
+        candidate = bracket && rest.startsWith(k.lead[i]);
+      }
       else if (k.prefix[i] == 2) candidate = old && msg.contains(k.lead[i]);
       else candidate = msg.startsWith(k.start[i]);
       if (!candidate) continue;
