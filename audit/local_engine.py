@@ -38,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import IO, Any
 
@@ -303,19 +304,36 @@ class Reading:
         except BaseException:
             shutil.rmtree(self.work, ignore_errors=True)
             raise
+        # sent by a thread of its own: the command (every file's name) fills the pipe, which the JVM empties
+        # only once its main method runs, after it has loaded its classes (about a second); meanwhile this
+        # thread goes on (the profile's choice, the version inference: Python work beside the JVM's start)
         try:
-            self.jvm.send("read", *_read_command(self.ids))
+            sender = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kcspec-local-read")
+            self._read_sent = sender.submit(self.jvm.send, "read", *_read_command(self.ids))
+            sender.shutdown(wait=False)
         except BaseException:
             self.close(failed=True)
             raise
 
+    def read_answer(self) -> list[str]:
+        """The read's answer: the statistics' cells (``LocalAudit``'s ``read``)."""
+        self._read_sent.result()
+        return self.jvm.answer("read")
+
     def close(self, failed: bool = True) -> None:
         """End the JVM (after it has written its class-data archive when the audit ended well: ``failed``
-        false) and remove the work folder; once."""
+        false) and remove the work folder; once. A JVM that has not taken the read yet is killed first (its
+        standard input, which the sending thread holds, could not be closed before)."""
         if self.closed:
             return
         self.closed = True
         try:
+            sent = getattr(self, "_read_sent", None)
+            if sent is not None and not sent.done():
+                with contextlib.suppress(OSError):
+                    self.jvm.proc.kill()
+                with contextlib.suppress(Exception):
+                    sent.result(timeout=ARCHIVE_SECONDS)
             self.jvm.end(ended_well=not failed)
         finally:
             shutil.rmtree(self.work, ignore_errors=True)
@@ -381,7 +399,7 @@ def _run(
     jvm, work, ids = reading.jvm, reading.work, reading.ids
     inferring = start_inference(ids, history_key, profile, explicit_profile)
     step(f"parsing {len(ids.names)} Kafka log file(s) with the JVM line parser (local engine, no Spark)")
-    cube = jvm.answer("read")
+    cube = reading.read_answer()
     # The findings and quarantined lines the pass passes on (no rule reads them): asked for at once, with the
     # run's profile's configuration (they need nothing of it but the outputs' names), and written by the JVM
     # while the cells are read here; the JVM then sorts the histories for the rules (LocalAudit.presort).
