@@ -695,7 +695,7 @@ public final class LineParser implements UDF1<String, Row> {
     public Iterator<InternalRow> call(Iterator<Integer> ids) {
       Grammar k = new Grammar(config);
       return new Iterator<InternalRow>() {
-        BufferedReader in;
+        LineSource in;
         Guard guard;
         String ahead;
         boolean primed;
@@ -851,7 +851,13 @@ public final class LineParser implements UDF1<String, Row> {
               compressed = codec != null;
               guard = new Guard(decompressed(codec, raw, conf));
               java.io.BufferedInputStream text = new java.io.BufferedInputStream(guard, buffer);
-              in = new BufferedReader(new InputStreamReader(text, charset(text)), buffer);
+              java.nio.charset.Charset cs = charset(text);
+              // an uncompressed UTF-8 file's lines read as bytes (Utf8Lines: the same lines); a compressed
+              // stream keeps the reader whose reads salvage what a broken one gives up to its break
+              in =
+                  codec == null && cs == StandardCharsets.UTF_8
+                      ? new Utf8Lines(text, buffer)
+                      : LineSource.of(new BufferedReader(new InputStreamReader(text, cs), buffer));
             } catch (IOException | RuntimeException | LinkageError | OutOfMemoryError e) {
               return broke(e instanceof Exception x ? x : new IOException(e));
             }
