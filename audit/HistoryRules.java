@@ -375,6 +375,8 @@ public final class HistoryRules {
     /** Input column {@code j} (of {@code INPUT}) of {@code r} as Spark holds it (a string as UTF8String). */
     private Object raw(InternalRow r, int j) {
       int i = ix[j];
+      // the local engine's rows: what each getter below returns of one, boxed, is its value as it holds it
+      if (r instanceof org.apache.spark.sql.catalyst.expressions.GenericInternalRow g) return g.values()[i];
       if (r.isNullAt(i)) return null;
       return switch (getters[j]) {
         case INT -> r.getInt(i);

@@ -7,6 +7,7 @@ import java.io.InputStreamReader;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
@@ -82,6 +83,9 @@ public final class LineParser implements UDF1<String, Row> {
     /** lines.CONTINUATION_BODY alone: a continuation line without a line prefix (most are). */
     Pattern bareContinuation;
     Pattern bracketRest;
+    /** bracketRest, defaultHead and defaultTail are the regexes {@link LineHeads} matches by hand. */
+    boolean handBracketRest;
+    boolean handDefault;
     Pattern controllerSide;
     Pattern legacySide;
     Pattern controllerIdPrefix;
@@ -101,6 +105,8 @@ public final class LineParser implements UDF1<String, Row> {
     Pattern[] regex;
     int[] prefix;
     String[] lead;
+    /** Per template, its lead is plain ({@link LineHeads#plainLead}). */
+    boolean[] plainLead;
     String[] start;
     int[][] groupField;
     boolean[][] has;
@@ -111,12 +117,14 @@ public final class LineParser implements UDF1<String, Row> {
       sep = head[0];
       stateChangeLogger = head[1];
       bracketRest = Pattern.compile(head[2]);
+      handBracketRest = head[2].equals(LineHeads.BRACKET_REST);
       controllerSide = Pattern.compile(head[3]);
       legacySide = Pattern.compile(head[4]);
       controllerIdPrefix = Pattern.compile(head[5]);
       brokerIdPrefix = Pattern.compile(head[6]);
       defaultHead = Pattern.compile(head[7]);
       defaultTail = Pattern.compile(head[8]);
+      handDefault = head[7].equals(LineHeads.DEFAULT_HEAD) && head[8].equals(LineHeads.DEFAULT_TAIL);
       String prefixRegex = head[9];
       prefixed = head[10];
       wrapMax = Integer.parseInt(head[11]);
@@ -161,6 +169,7 @@ public final class LineParser implements UDF1<String, Row> {
       regex = new Pattern[nTemplates];
       prefix = new int[nTemplates];
       lead = new String[nTemplates];
+      plainLead = new boolean[nTemplates];
       start = new String[nTemplates];
       groupField = new int[nTemplates][];
       has = new boolean[nTemplates][nFields];
@@ -171,6 +180,7 @@ public final class LineParser implements UDF1<String, Row> {
         regex[i] = Pattern.compile(t[2]);
         prefix[i] = t[3].equals("bracket") ? 1 : t[3].equals("old") ? 2 : 0;
         lead[i] = t[4];
+        plainLead[i] = LineHeads.plainLead(t[4]);
         start[i] = t[5];
         String[] gf = t[6].isEmpty() ? new String[0] : t[6].split(",", -1);
         groupField[i] = new int[gf.length];
@@ -273,11 +283,16 @@ public final class LineParser implements UDF1<String, Row> {
    * its time compiled by C2 (a vector scan) and 90 % of it by C1.
    */
   private static boolean hasTerminator(String s) {
-    return s.indexOf('\n') >= 0
-        || s.indexOf('\r') >= 0
-        || s.indexOf('\u0085') >= 0
-        || s.indexOf('\u2028') >= 0
-        || s.indexOf('\u2029') >= 0;
+    return s.indexOf('\n') >= 0 || s.indexOf('\r') >= 0 || hasOtherTerminator(s);
+  }
+
+  /**
+   * {@link #hasTerminator} for a line as {@code BufferedReader.readLine} gives it, or such lines joined: it
+   * ends at {@code \n} and {@code \r}, so neither is in it. Decision (measured as above): two of the three
+   * scans of a Latin-1 line (one that cannot hold U+2028 or U+2029 answers at once) saved per line read.
+   */
+  private static boolean hasOtherTerminator(String s) {
+    return s.indexOf('\u0085') >= 0 || s.indexOf('\u2028') >= 0 || s.indexOf('\u2029') >= 0;
   }
 
   /**
@@ -286,6 +301,7 @@ public final class LineParser implements UDF1<String, Row> {
    * match as the layout regex (lines.LOGGER_TAIL_REGEX). Fills out[1..4]; false when the line does not match.
    */
   private static boolean defaultLayout(Grammar k, String text, Object[] out) {
+    if (k.handDefault) return LineHeads.defaultLayout(text, out);
     Matcher h = k.defaultHead.matcher(text);
     if (!h.lookingAt()) return false;
     int split = text.lastIndexOf(" (");
@@ -303,16 +319,23 @@ public final class LineParser implements UDF1<String, Row> {
   public Row call(String text) {
     Grammar k = grammar();
     Object[] out = new Object[HEAD + k.nFields + 1];
-    parseInto(k, text, out);
+    parseInto(k, text, out, false);
     return RowFactory.create(out);
   }
 
-  /** The parse of one line into {@code out} (HEAD columns, the fields, status), as {@link #call} returns it. */
-  private static void parseInto(Grammar k, String text, Object[] out) {
+  /**
+   * The parse of one line into {@code out} (HEAD columns, the fields, status), as {@link #call} returns it;
+   * {@code read}: {@code text} is a line as {@code BufferedReader.readLine} gives it, or such lines joined (no
+   * {@code \n} or {@code \r} in it).
+   */
+  private static void parseInto(Grammar k, String text, Object[] out, boolean read) {
     int status = HEAD + k.nFields;
     int layout = -1;
     boolean viaPrefix = false;
-    boolean plain = text != null && text.startsWith("[") && !hasTerminator(text);
+    boolean plain =
+        text != null
+            && text.startsWith("[")
+            && !(read ? hasOtherTerminator(text) : hasTerminator(text));
     if (plain && defaultLayout(k, text, out)) layout = 0;
     if (layout < 0 && text != null && !text.isEmpty()) {
       char c0 = text.charAt(0);
@@ -365,8 +388,12 @@ public final class LineParser implements UDF1<String, Row> {
 
     boolean bracket = msg.startsWith("[Controller id=");
     boolean old = msg.startsWith("Controller ");
+    // BRACKET_REST's group: "" when it does not match; by hand, where the group starts (-1: no match)
     String rest = "";
-    if (bracket) {
+    int restFrom = -1;
+    if (bracket && k.handBracketRest) {
+      restFrom = LineHeads.bracketRestStart(msg);
+    } else if (bracket) {
       Matcher r = k.bracketRest.matcher(msg);
       if (r.find()) rest = r.group(1);
     }
@@ -374,7 +401,11 @@ public final class LineParser implements UDF1<String, Row> {
     Matcher tm = null;
     for (int i = 0; i < k.nTemplates; i++) {
       boolean candidate;
-      if (k.prefix[i] == 1) candidate = bracket && rest.startsWith(k.lead[i]);
+      if (k.prefix[i] == 1 && k.handBracketRest) {
+        candidate = bracket && LineHeads.restStartsWith(msg, restFrom, k.lead[i], k.plainLead[i]);
+      } else if (k.prefix[i] == 1) {
+        candidate = bracket && rest.startsWith(k.lead[i]);
+      }
       else if (k.prefix[i] == 2) candidate = old && msg.contains(k.lead[i]);
       else candidate = msg.startsWith(k.start[i]);
       if (!candidate) continue;
@@ -521,6 +552,9 @@ public final class LineParser implements UDF1<String, Row> {
     return index;
   }
 
+  /** How many names one reader keeps the UTF-8 of (FileReader's {@code named}): far more than there are. */
+  private static final int NAMES = 4096;
+
   /** Quarantine reasons of the line that stands for the unreadable rest of a file (jvm_parser.BROKEN_REASONS). */
   static final String BROKEN_COMPRESSED = "corrupt-compressed-file";
 
@@ -661,7 +695,7 @@ public final class LineParser implements UDF1<String, Row> {
     public Iterator<InternalRow> call(Iterator<Integer> ids) {
       Grammar k = new Grammar(config);
       return new Iterator<InternalRow>() {
-        BufferedReader in;
+        LineSource in;
         Guard guard;
         String ahead;
         boolean primed;
@@ -673,7 +707,7 @@ public final class LineParser implements UDF1<String, Row> {
         String brokenReason;
         final Object[] out = new Object[HEAD + k.nFields + 1];
         final Object[] joinedOut = new Object[HEAD + k.nFields + 1];
-        final HashMap<String, long[]> cells = new HashMap<>();
+        final HashMap<Cube.Key, long[]> cells = new HashMap<>();
         /** Lines read ahead to re-join a wrapped record: {text, broken reason, fid, hid, line, wrapped}. */
         final java.util.ArrayDeque<Object[]> ahead2 = new java.util.ArrayDeque<>();
         /** The read-ahead reached the end (the cells were added then): the rows still queued add theirs. */
@@ -718,11 +752,11 @@ public final class LineParser implements UDF1<String, Row> {
             if (e[1] != null || !e[2].equals(first[2])) return;
             String piece = (String) e[0];
             java.util.Arrays.fill(joinedOut, null);
-            parseInto(k, piece, joinedOut);
+            parseInto(k, piece, joinedOut, true);
             if (!"nolayout".equals(joinedOut[HEAD + k.nFields]) || startsRecord(k, piece)) return;
             joined.append(piece);
             java.util.Arrays.fill(joinedOut, null);
-            parseInto(k, joined.toString(), joinedOut);
+            parseInto(k, joined.toString(), joinedOut, true);
             if (!"nolayout".equals(joinedOut[HEAD + k.nFields])) {
               System.arraycopy(joinedOut, 0, out, 0, out.length);
               wrapWidth = text.length();
@@ -783,7 +817,7 @@ public final class LineParser implements UDF1<String, Row> {
               return true;
             }
             if (!ids.hasNext()) {
-              cube.add(cells);
+              cube.addCounted(cells);
               cells.clear();
               return false;
             }
@@ -817,11 +851,33 @@ public final class LineParser implements UDF1<String, Row> {
               compressed = codec != null;
               guard = new Guard(decompressed(codec, raw, conf));
               java.io.BufferedInputStream text = new java.io.BufferedInputStream(guard, buffer);
-              in = new BufferedReader(new InputStreamReader(text, charset(text)), buffer);
+              java.nio.charset.Charset cs = charset(text);
+              // an uncompressed UTF-8 file's lines read as bytes (Utf8Lines: the same lines); a compressed
+              // stream keeps the reader whose reads salvage what a broken one gives up to its break
+              in =
+                  codec == null && cs == StandardCharsets.UTF_8
+                      ? new Utf8Lines(text, buffer)
+                      : LineSource.of(new BufferedReader(new InputStreamReader(text, cs), buffer));
             } catch (IOException | RuntimeException | LinkageError | OutOfMemoryError e) {
               return broke(e instanceof Exception x ? x : new IOException(e));
             }
           }
+        }
+
+        /**
+         * The UTF-8 of the statuses, reasons, kinds and layouts (a few dozen distinct names, each the grammar's
+         * or this class's own string), made once each, not once a line.
+         */
+        final HashMap<String, UTF8String> names = new HashMap<>();
+
+        private UTF8String named(Object s) {
+          if (s == null) return null;
+          UTF8String u = names.get(s);
+          if (u == null) {
+            u = UTF8String.fromString((String) s);
+            if (names.size() < NAMES) names.put((String) s, u);
+          }
+          return u;
         }
 
         /** Rows resolved and ready to be returned, in order. */
@@ -882,7 +938,7 @@ public final class LineParser implements UDF1<String, Row> {
             out[HEAD + k.nFields] = "nolayout";
             out[7] = k.wrapped;
           } else {
-            parseInto(k, text, out);
+            parseInto(k, text, out, true);
             if ("nolayout".equals(out[HEAD + k.nFields])) {
               // the rest of a line of the width the file is wrapped at (a wrapped stack frame) is attached
               // like it; a line that starts a record is tried as a wrapped record first
@@ -940,20 +996,20 @@ public final class LineParser implements UDF1<String, Row> {
           row[0] = e[2];
           row[1] = e[3];
           row[2] = e[4];
-          row[3] = UTF8String.fromString(status);
-          row[4] = utf8(reason);
+          row[3] = named(status);
+          row[4] = named(reason);
           row[5] = out[1] == null ? null : tsKey((String) out[1]);
-          row[6] = utf8(out[5]);
+          row[6] = named(out[5]);
           for (int j = 0; j < index.length; j++) {
             Object v = out[HEAD + index[j]];
             row[7 + j] = v instanceof String ? UTF8String.fromString((String) v) : v;
           }
           row[7 + index.length] = status.equals("record") ? null : UTF8String.fromString(text);
-          row[8 + index.length] = utf8(out[0]);
+          row[8 + index.length] = named(out[0]);
           row[9 + index.length] = ownerOf;
           cube.count(cells, fid, status, out, (Long) row[5], (Long) row[2]);
           if (exhausted && ahead2.isEmpty()) {
-            cube.add(cells);
+            cube.addCounted(cells);
             cells.clear();
           }
           if ("record".equals(status)) {
@@ -1003,26 +1059,64 @@ public final class LineParser implements UDF1<String, Row> {
       }
     }
 
-    void count(HashMap<String, long[]> local, int fid, String status, Object[] out, Long ts, Long line) {
+    /**
+     * A cell's key as {@link #count} finds it, its values as the line's parse holds them; {@link #text} is the
+     * accumulator's key. Decision (measured on the local engine's reader, a folder of 5,000 files): the key's
+     * text, built and hashed for every line read, was 8 % of the JVM's samples; a reader now counts by these,
+     * and each distinct key is written once, when the reader adds its cells ({@link #addCounted}).
+     */
+    static final class Key {
+      private final int fid;
+      private final Object[] values;
+      private final int hash;
+
+      Key(int fid, Object[] values) {
+        this.fid = fid;
+        this.values = values;
+        this.hash = 31 * fid + Arrays.hashCode(values);
+      }
+
+      @Override
+      public int hashCode() {
+        return hash;
+      }
+
+      @Override
+      public boolean equals(Object o) {
+        return o instanceof Key k && k.fid == fid && Arrays.equals(k.values, values);
+      }
+
+      /** The key's text: the file id and each value with its length ("-" for null). */
+      String text() {
+        StringBuilder b = new StringBuilder(64);
+        b.append(fid).append(',');
+        for (Object v : values) put(b, v);
+        return b.toString();
+      }
+    }
+
+    void count(HashMap<Key, long[]> local, int fid, String status, Object[] out, Long ts, Long line) {
       String kind = (String) out[5];
       boolean transition = false;
       for (String t : transitionKinds) transition |= t.equals(kind);
       boolean record = status.equals("record");
       boolean deletion = false;
       for (String d : deletionKinds) deletion |= record && d.equals(kind);
-      StringBuilder b = new StringBuilder(64);
-      b.append(fid).append(',');
-      put(b, status);
-      put(b, kind);
-      put(b, out[HEAD + keyFields[0]]);
-      put(b, out[HEAD + keyFields[1]]);
-      put(b, out[HEAD + keyFields[2]]);
-      put(b, transition ? out[HEAD + keyFields[3]] : null);
-      put(b, transition ? out[HEAD + keyFields[4]] : null);
-      put(b, deletion ? out[HEAD + keyFields[5]] : null);
-      put(b, deletion ? ts : null);
-      put(b, record ? out[0] : null);
-      String key = b.toString();
+      Key key =
+          new Key(
+              fid,
+              new Object[] {
+                status,
+                kind,
+                out[HEAD + keyFields[0]],
+                out[HEAD + keyFields[1]],
+                out[HEAD + keyFields[2]],
+                transition ? out[HEAD + keyFields[3]] : null,
+                transition ? out[HEAD + keyFields[4]] : null,
+                deletion ? out[HEAD + keyFields[5]] : null,
+                deletion ? ts : null,
+                record ? out[0] : null
+              });
       long[] c = local.get(key);
       if (c == null) {
         c = new long[] {0, Long.MAX_VALUE, Long.MIN_VALUE, -1};
@@ -1066,6 +1160,27 @@ public final class LineParser implements UDF1<String, Row> {
     @Override
     public void reset() {
       cells = new HashMap<>();
+    }
+
+    /**
+     * A reader's cells, counted by {@link Key}, into these: each by its key's text, as {@link #add} adds. Two
+     * keys of the same text (values equal as text, not as objects) add up there.
+     */
+    void addCounted(HashMap<Key, long[]> v) {
+      HashMap<String, long[]> byText = new HashMap<>();
+      for (java.util.Map.Entry<Key, long[]> e : v.entrySet()) {
+        String key = e.getKey().text();
+        long[] x = e.getValue();
+        long[] mine = byText.get(key);
+        if (mine == null) {
+          byText.put(key, x.clone());
+        } else {
+          mine[0] += x[0];
+          if (x[1] != Long.MAX_VALUE) earliest(mine, x[1], x[3]);
+          mine[2] = Math.max(mine[2], x[2]);
+        }
+      }
+      add(byText);
     }
 
     @Override
@@ -1172,10 +1287,6 @@ public final class LineParser implements UDF1<String, Row> {
   /** A line terminator before which Java's $ matches at the end of the input (besides \n and \r). */
   private static boolean isFinalTerminator(char c) {
     return c == '\u0085' || c == '\u2028' || c == '\u2029';
-  }
-
-  private static UTF8String utf8(Object s) {
-    return s == null ? null : UTF8String.fromString((String) s);
   }
 
   /** lines.TS (yyyy-MM-dd HH:mm:ss,SSS, ASCII digits) as the long yyyyMMddHHmmssSSS (same order). */

@@ -123,8 +123,9 @@ def find(acts: dict[int, list[Act]]) -> Eras:
         era = 0
         first: dict[int, Act] = {}
         last: dict[int, int] = {}
+        top: int | None = None  # the highest epoch of first: most acts are of it, and no epoch is higher
         for a in sorted(mine, key=_order):
-            higher = [n for n in first if n > a.epoch]
+            higher = [n for n in first if n > a.epoch] if top is not None and top > a.epoch else []
             restart = bool(higher) and (
                 a.election or (a.epoch not in first and all(last[n] < a.ts for n in higher))
             )
@@ -132,10 +133,11 @@ def find(acts: dict[int, list[Act]]) -> Eras:
                 fences += fences_of(h, era, first.values())
                 era += 1
                 starts.append(EraStart(h, era, a.ts, a.epoch, a.fid, a.line, max(higher), a.election))
-                first, last = {}, {}
+                first, last, top = {}, {}, None
             if a.epoch not in first or _order(a) < _order(first[a.epoch]):
                 first[a.epoch] = a
             last[a.epoch] = max(last.get(a.epoch, a.last), a.last)
+            top = a.epoch if top is None else max(top, a.epoch)
         fences += fences_of(h, era, first.values())
     return Eras(tuple(starts), tuple(fences))
 

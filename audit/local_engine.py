@@ -38,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import IO, Any
 
@@ -214,10 +215,15 @@ class LocalJvm:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.end(ended_well=exc[0] is None)
+
+    def end(self, ended_well: bool) -> None:
+        """End the JVM: closed standard input, then SIGTERM, then SIGKILL; after an audit that ``ended_well``,
+        once it has written its class-data archive if it writes one."""
         from kcspec.model.spark.session import end_jvm
 
         try:
-            if exc[0] is None and self.archive is not None and self.archive.writes:
+            if ended_well and self.archive is not None and self.archive.writes:
                 with contextlib.suppress(OSError, subprocess.TimeoutExpired):
                     assert self.proc.stdin is not None
                     self.proc.stdin.close()  # LocalAudit returns, and the JVM writes the archive as it exits
@@ -272,52 +278,71 @@ def _exactly(stream: IO[bytes], n: int) -> bytes:
     return data
 
 
-def run_local(
-    inputs: Inputs,
-    out: Path,
-    profile: Profile,
-    step: Step,
-    history_key: str = "cluster",
-    explicit_profile: bool = True,
-) -> report.Summary:
-    """``pipeline.run_audit`` without Spark (Kafka logs only): the same outputs in ``out``."""
-    if inputs.traces:
-        raise InputError("the local engine audits Kafka logs only (JSONL traces need --engine spark)")
-    taken = [name for name in OUTPUTS if (out / name).exists()] + [
-        p.name for p in out.glob("coverage-*.json")
-    ]
-    if taken:
-        raise OutputExists(f"{out}: already holds {', '.join(sorted(taken))} (not written by this run)")
-    out.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=".kcspec-audit-work-", dir=out))
-    try:
-        with LocalJvm(work / "jvm.log") as jvm:
-            return _run(jvm, inputs, out, work, profile, step, history_key, explicit_profile)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+class Reading:
+    """The first part of a local audit, which needs no profile: the outputs' folder checked, the run's work
+    folder made, the JVM started (``LocalJvm``) and sent the logs to read. ``run_local`` goes on from it
+    (``reading``) and ends it; ``close`` ends it when no audit follows.
+
+    Why: ``kcspec audit`` infers the profile from the logs' formats (``layouts.chosen_profile``, reading every
+    file's first lines in Python: about 0.8 s on a folder of 5,000 rotated files) before the audit, and only the
+    rules' pass needs it; started first, the JVM loads its classes and reads the logs meanwhile."""
+
+    def __init__(self, inputs: Inputs, out: Path, history_key: str) -> None:
+        if inputs.traces:
+            raise InputError("the local engine audits Kafka logs only (JSONL traces need --engine spark)")
+        taken = [name for name in OUTPUTS if (out / name).exists()] + [
+            p.name for p in out.glob("coverage-*.json")
+        ]
+        if taken:
+            raise OutputExists(f"{out}: already holds {', '.join(sorted(taken))} (not written by this run)")
+        self.ids = FileIds.of(inputs.kafka_logs, history_key)
+        out.mkdir(parents=True, exist_ok=True)
+        self.work = Path(tempfile.mkdtemp(prefix=".kcspec-audit-work-", dir=out))
+        self.closed = False
+        try:
+            self.jvm = LocalJvm(self.work / "jvm.log")
+        except BaseException:
+            shutil.rmtree(self.work, ignore_errors=True)
+            raise
+        # sent by a thread of its own: the command (every file's name) fills the pipe, which the JVM empties
+        # only once its main method runs, after it has loaded its classes (about a second); meanwhile this
+        # thread goes on (the profile's choice, the version inference: Python work beside the JVM's start)
+        try:
+            sender = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kcspec-local-read")
+            self._read_sent = sender.submit(self.jvm.send, "read", *_read_command(self.ids))
+            sender.shutdown(wait=False)
+        except BaseException:
+            self.close(failed=True)
+            raise
+
+    def read_answer(self) -> list[str]:
+        """The read's answer: the statistics' cells (``LocalAudit``'s ``read``)."""
+        self._read_sent.result()
+        return self.jvm.answer("read")
+
+    def close(self, failed: bool = True) -> None:
+        """End the JVM (after it has written its class-data archive when the audit ended well: ``failed``
+        false) and remove the work folder; once. A JVM that has not taken the read yet is killed first (its
+        standard input, which the sending thread holds, could not be closed before)."""
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            sent = getattr(self, "_read_sent", None)
+            if sent is not None and not sent.done():
+                with contextlib.suppress(OSError):
+                    self.jvm.proc.kill()
+                with contextlib.suppress(Exception):
+                    sent.result(timeout=ARCHIVE_SECONDS)
+            self.jvm.end(ended_well=not failed)
+        finally:
+            shutil.rmtree(self.work, ignore_errors=True)
 
 
-def _columns(ddl: str) -> list[str]:
-    return [c.strip().split(" ")[0] for c in ddl.split(",")]
-
-
-def _run(
-    jvm: LocalJvm,
-    inputs: Inputs,
-    out: Path,
-    work: Path,
-    profile: Profile,
-    step: Step,
-    history_key: str,
-    explicit_profile: bool,
-) -> report.Summary:
-    ids = FileIds.of(inputs.kafka_logs, history_key)
-    inferring = start_inference(ids, history_key, profile, explicit_profile)
-    step(f"parsing {len(ids.names)} Kafka log file(s) with the JVM line parser (local engine, no Spark)")
+def _read_command(ids: FileIds) -> tuple[str, ...]:
+    """``LocalAudit``'s ``read`` command's arguments for the files of ``ids``."""
     listing = "".join(f"{fid},{hid},{len(p.encode('utf-16-le')) // 2}:{p}" for p, fid, hid in ids.listing())
-    roles = ",".join(str(replay.ROLES[r]) for r in ("event", "finding", "quarantined"))
-    cube = jvm.call(
-        "read",
+    return (
         jvm_parser.grammar_config(),
         listing,
         ",".join(str(g.ALL_FIELDS.index(f)) for f in jvm_parser.STORED_FIELDS),
@@ -327,13 +352,59 @@ def _run(
         jvm_parser.stored_schema() + ", role int, era int",
         ",".join(replay.WRITE_KINDS),
         ",".join(findings.FINDING_KINDS),
-        roles,
+        _ROLES,
     )
+
+
+_ROLES = ",".join(str(replay.ROLES[r]) for r in ("event", "finding", "quarantined"))
+"""The rows' roles (``replay.ROLES``) as ``LocalAudit`` takes them."""
+
+
+def run_local(
+    inputs: Inputs,
+    out: Path,
+    profile: Profile,
+    step: Step,
+    history_key: str = "cluster",
+    explicit_profile: bool = True,
+    reading: Reading | None = None,
+) -> report.Summary:
+    """``pipeline.run_audit`` without Spark (Kafka logs only): the same outputs in ``out``. ``reading``: the
+    run's first part, started earlier on the same ``inputs``, ``out`` and ``history_key`` (else started here);
+    ended here in any case."""
+    if reading is None:
+        reading = Reading(inputs, out, history_key)
+    failed = True
+    try:
+        summary = _run(reading, inputs, out, profile, step, history_key, explicit_profile)
+        failed = False
+        return summary
+    finally:
+        reading.close(failed)
+
+
+def _columns(ddl: str) -> list[str]:
+    return [c.strip().split(" ")[0] for c in ddl.split(",")]
+
+
+def _run(
+    reading: Reading,
+    inputs: Inputs,
+    out: Path,
+    profile: Profile,
+    step: Step,
+    history_key: str,
+    explicit_profile: bool,
+) -> report.Summary:
+    jvm, work, ids = reading.jvm, reading.work, reading.ids
+    inferring = start_inference(ids, history_key, profile, explicit_profile)
+    step(f"parsing {len(ids.names)} Kafka log file(s) with the JVM line parser (local engine, no Spark)")
+    cube = reading.read_answer()
     # The findings and quarantined lines the pass passes on (no rule reads them): asked for at once, with the
     # run's profile's configuration (they need nothing of it but the outputs' names), and written by the JVM
     # while the cells are read here; the JVM then sorts the histories for the rules (LocalAudit.presort).
     passed_on = work / "passed-on.jsonl"
-    jvm.send("pass", replay.history_config(profile), "", "", "only", str(passed_on), roles)
+    jvm.send("pass", replay.history_config(profile), "", "", "only", str(passed_on), _ROLES)
     cells = stats.cells_from_text(cube[0])
     facts = log_facts(ids, cells, history_key, inferring, step)
     jvm.answer("pass")
@@ -372,7 +443,7 @@ def _run(
             "" if p.only is None else ",".join(map(str, p.only)),
             "0",
             str(rows_path),
-            roles,
+            _ROLES,
         )
         if i == 0:  # while the JVM walks
             passed_on_rows()

@@ -144,21 +144,38 @@ def command(
         sys.exit(2)
     if out != Path(out_dir):
         err.print(f"--out {out_dir} is not empty: writing into {out}", markup=False)
-    if profile is None and inputs.kafka_logs:
-        from kcspec.audit.layouts import chosen_profile
-
-        name, why = chosen_profile(inputs.kafka_logs, DEFAULT_PROFILE)
-        prof = get_profile(name)
-        err.print(f"profile {name}: {why}", markup=False)
-
     from kcspec.model.spark.session import handled_interrupts
 
     with handled_interrupts():
-        err.print(f"engine {engine}: {why_engine}", markup=False)
-        if engine == "local":
-            _audit(inputs, out, prof, None, history_key, profile, max_quarantine)
-        else:
-            _audit(inputs, out, prof, master or DEFAULT_MASTER, history_key, profile, max_quarantine)
+        early = _local_start(inputs, out, history_key) if engine == "local" else None
+        try:
+            if profile is None and inputs.kafka_logs:
+                from kcspec.audit.layouts import chosen_profile
+
+                name, why = chosen_profile(inputs.kafka_logs, DEFAULT_PROFILE)
+                prof = get_profile(name)
+                err.print(f"profile {name}: {why}", markup=False)
+            err.print(f"engine {engine}: {why_engine}", markup=False)
+            if engine == "local":
+                _audit(inputs, out, prof, None, history_key, profile, max_quarantine, early)
+            else:
+                _audit(inputs, out, prof, master or DEFAULT_MASTER, history_key, profile, max_quarantine)
+        finally:
+            if early is not None:
+                early.close()  # the audit ended it, unless it never began
+
+
+def _local_start(inputs: Any, out: Path, history_key: str) -> Any:
+    """The local engine's first part (``local_engine.Reading``: its JVM started and reading the logs) begun
+    before the profile is chosen (``layouts.chosen_profile``, which reads the files' first lines in Python and
+    which only the rules need), or ``None`` when it cannot begin: the audit then begins it itself and reports
+    why it cannot, as it would have without this."""
+    from kcspec.audit.local_engine import Reading
+
+    try:
+        return Reading(inputs, out, history_key)
+    except Exception:  # met again where the audit begins (_audit), which reports it
+        return None
 
 
 def _audit(
@@ -169,9 +186,11 @@ def _audit(
     history_key: str,
     profile: str | None,
     max_quarantine: float,
+    early: Any = None,
 ) -> None:
     """The audit proper, with the command line's interrupt handling (``session.handled_interrupts``): on
-    Spark at ``master``, or by the local engine (``local_engine``) when ``master`` is ``None``."""
+    Spark at ``master``, or by the local engine (``local_engine``) when ``master`` is ``None``, going on from
+    ``early`` (``_local_start``) when given."""
     err = Console(stderr=True)
     from kcspec.audit.pipeline import conclude, run_audit
     from kcspec.audit.session import make_session
@@ -208,7 +227,7 @@ def _audit(
                 from kcspec.audit.local_engine import run_local
 
                 summary = run_local(
-                    inputs, out, prof, step, history_key, explicit_profile=profile is not None
+                    inputs, out, prof, step, history_key, explicit_profile=profile is not None, reading=early
                 )
             else:
                 summary = run_audit(

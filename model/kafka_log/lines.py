@@ -18,6 +18,7 @@ Every template names, per capture group, the field of the uniform record schema 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from kcspec.spec.vocabulary import PartitionState, ReplicaState
@@ -150,8 +151,14 @@ WRAP_MAX = 8
 """A wrapped record is re-joined from at most this many physical lines (terminal-wrapped logs)."""
 
 
+_KAFKA_TS = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2},[0-9]{3}")
+"""Kafka's own timestamp, ASCII digits only (``str.isdigit`` also takes other scripts' digits)."""
+
+
 def normalise_ts(ts: str) -> str:
     """Any layout's timestamp as Kafka's ``yyyy-MM-dd HH:mm:ss,SSS`` (``000`` for missing milliseconds)."""
+    if _KAFKA_TS.fullmatch(ts):  # already so (most are): its digits give it back as it is
+        return ts
     d = "".join(c for c in ts if c.isdigit())
     d = (d + "000")[:17]
     return f"{d[0:4]}-{d[4:6]}-{d[6:8]} {d[8:10]}:{d[10:12]}:{d[12:14]},{d[14:17]}"
