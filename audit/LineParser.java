@@ -302,11 +302,16 @@ public final class LineParser implements UDF1<String, Row> {
    */
   private static boolean defaultLayout(Grammar k, String text, Object[] out) {
     if (k.handDefault) return LineHeads.defaultLayout(text, out);
-    Matcher h = k.defaultHead.matcher(text);
+    return regexDefaultLayout(k.defaultHead, k.defaultTail, text, out);
+  }
+
+  /** {@link #defaultLayout} by the grammar's regexes {@code head} and {@code tail} (what LineHeads replaces). */
+  static boolean regexDefaultLayout(Pattern head, Pattern tail, String text, Object[] out) {
+    Matcher h = head.matcher(text);
     if (!h.lookingAt()) return false;
     int split = text.lastIndexOf(" (");
     if (split < h.end()) return false;
-    Matcher t = k.defaultTail.matcher(text).region(split + 2, text.length());
+    Matcher t = tail.matcher(text).region(split + 2, text.length());
     if (!t.matches()) return false;
     out[1] = h.group(1);
     out[2] = h.group(2);

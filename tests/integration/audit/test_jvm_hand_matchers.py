@@ -61,20 +61,22 @@ ALPHABET = (
 
 @pytest.fixture(scope="module")
 def harness(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
-    """The command that runs the harness: compiled with ``javac`` against the audit's jar."""
+    """The command that runs the harness: compiled with ``javac`` against the audit's jar and the jars it is
+    compiled against (pyspark's: ``LineParser``, whose regex path is the reference, implements Spark's UDF)."""
     jar, why = jvm_parser.build()
     assert jar is not None, why
     javac, java = jvm_parser._javac(), local_engine._java()
     assert javac is not None and java is not None, "javac without java"
     classes = tmp_path_factory.mktemp("hand-matchers")
+    path = f"{jar}:{jvm_parser._pyspark_jars() / '*'}"
     done = subprocess.run(
-        [javac, "--release", "17", "-cp", str(jar), "-d", str(classes), str(HARNESS)],
+        [javac, "--release", "17", "-cp", path, "-d", str(classes), str(HARNESS)],
         capture_output=True,
         text=True,
         timeout=scaled(120),
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    return [java, "-cp", f"{classes}:{jar}", "kcspec.audit.HandMatchersCheck"]
+    return [java, "-cp", f"{classes}:{path}", "kcspec.audit.HandMatchersCheck"]
 
 
 def _run(harness: list[str], *args: Path) -> tuple[dict[str, int], str]:

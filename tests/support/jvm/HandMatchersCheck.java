@@ -65,7 +65,7 @@ public final class HandMatchersCheck {
 
       // the default layout: LineParser.defaultLayout's regex path against LineHeads.defaultLayout
       Object[] want = new Object[5];
-      boolean wantOk = regexDefaultLayout(head, tail, s, want);
+      boolean wantOk = LineParser.regexDefaultLayout(head, tail, s, want);
       Object[] got = new Object[5];
       boolean gotOk = LineHeads.defaultLayout(s, got);
       if (wantOk) defaultMatches++;
@@ -104,21 +104,6 @@ public final class HandMatchersCheck {
     System.out.printf("SUMMARY cases=%d leads=%d default_matches=%d bracket_matches=%d lead_checks=%d"
         + " lead_hits=%d mismatches=%d%n", cases.size(), leads.size(), defaultMatches, bracketMatches,
         leadChecks, leadHits, mismatches);
-  }
-
-  /** LineParser.defaultLayout when the grammar's head and tail are not LineHeads' (the regexes). */
-  private static boolean regexDefaultLayout(Pattern head, Pattern tail, String text, Object[] out) {
-    Matcher h = head.matcher(text);
-    if (!h.lookingAt()) return false;
-    int split = text.lastIndexOf(" (");
-    if (split < h.end()) return false;
-    Matcher t = tail.matcher(text).region(split + 2, text.length());
-    if (!t.matches()) return false;
-    out[1] = h.group(1);
-    out[2] = h.group(2);
-    out[3] = t.group(1);
-    out[4] = text.substring(h.end(), split);
-    return true;
   }
 
   private static void lines(Path streamsFile) throws IOException {
