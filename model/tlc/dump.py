@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from kcspec.model.tlc.trace import TlcTraceState, TraceFormatError, parse_state_text
@@ -20,6 +21,25 @@ _HEADER = re.compile(r"^State (\d+):\s*$")
 def parse_dump(lines: Iterator[str], source: str = "dump", first_line: int = 1) -> Iterator[TlcTraceState]:
     """The states of a dump, in order; ``TraceFormatError`` names the line of anything else (``first_line``: the
     number of the first of ``lines`` in the file, when they are a part of it)."""
+    for block in dump_blocks(lines, source, first_line):
+        try:
+            yield parse_state_text(f"{block.number}: <Initial predicate>\n{block.text}")
+        except TraceFormatError as exc:
+            raise TraceFormatError(f"{source}:{block.line}: {exc}") from None
+
+
+@dataclass(frozen=True)
+class DumpBlock:
+    """One state of a dump, not parsed: its number, the line of its header and its variables' text."""
+
+    number: int
+    line: int
+    text: str
+
+
+def dump_blocks(lines: Iterator[str], source: str = "dump", first_line: int = 1) -> Iterator[DumpBlock]:
+    """The states of a dump as text, in order (``parse_dump`` parses them; a reader that meets the same variable
+    value again and again can parse each text once)."""
     number: int | None = None
     start = 0
     body: list[str] = []
@@ -27,7 +47,7 @@ def parse_dump(lines: Iterator[str], source: str = "dump", first_line: int = 1) 
         m = _HEADER.match(line)
         if m is not None:
             if number is not None:
-                yield _state(number, body, source, start)
+                yield _block(number, body, source, start)
             number, start, body = int(m.group(1)), lineno, []
             continue
         if number is None:
@@ -36,17 +56,14 @@ def parse_dump(lines: Iterator[str], source: str = "dump", first_line: int = 1) 
             continue
         body.append(line)
     if number is not None:
-        yield _state(number, body, source, start)
+        yield _block(number, body, source, start)
 
 
-def _state(number: int, body: list[str], source: str, lineno: int) -> TlcTraceState:
+def _block(number: int, body: list[str], source: str, lineno: int) -> DumpBlock:
     text = "".join(line if line.endswith("\n") else line + "\n" for line in body).strip("\n")
     if not text.strip():
         raise TraceFormatError(f"{source}:{lineno}: state {number} has no variables")
-    try:
-        return parse_state_text(f"{number}: <Initial predicate>\n{text}")
-    except TraceFormatError as exc:
-        raise TraceFormatError(f"{source}:{lineno}: {exc}") from None
+    return DumpBlock(number, lineno, text)
 
 
 def read_dump(path: Path) -> Iterator[TlcTraceState]:
@@ -55,4 +72,4 @@ def read_dump(path: Path) -> Iterator[TlcTraceState]:
         yield from parse_dump(iter(f), str(path))
 
 
-__all__ = ["parse_dump", "read_dump"]
+__all__ = ["DumpBlock", "dump_blocks", "parse_dump", "read_dump"]

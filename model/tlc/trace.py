@@ -66,19 +66,27 @@ def parse_state_text(text: str) -> TlcTraceState:
         raise TraceFormatError(f"state header {lines[0]!r} is not 'N: <action>'")
     number = int(header.group(1))
     action = _parse_action_header(header.group(2).strip(), number)
-    body = "\n".join(lines[1:])
-    starts = list(_VAR_LINE.finditer(body))
     variables: list[tuple[str, Value]] = []
-    for i, m in enumerate(starts):
-        end = starts[i + 1].start() if i + 1 < len(starts) else len(body)
-        value_text = body[m.end() : end]
-        try:
-            variables.append((m.group(1), parse_value(value_text)))
-        except ValueSyntaxError as exc:
-            raise TraceFormatError(f"state {number}, variable {m.group(1)}: {exc}") from None
-    if not variables and body.strip():
-        raise TraceFormatError(f"state {number}: no '/\\ var = value' lines in {body.strip()[:60]!r}")
+    for name, value_text in variable_texts("\n".join(lines[1:]), number):
+        variables.append((name, parse_variable(value_text, number, name)))
     return TlcTraceState(number, action, tuple(variables))
+
+
+def variable_texts(body: str, number: int) -> list[tuple[str, str]]:
+    """The ``/\\ var = value`` lines of state ``number``'s ``body`` as (name, the value's text), in order."""
+    starts = list(_VAR_LINE.finditer(body))
+    if not starts and body.strip():
+        raise TraceFormatError(f"state {number}: no '/\\ var = value' lines in {body.strip()[:60]!r}")
+    ends = [m.start() for m in starts[1:]] + [len(body)]
+    return [(m.group(1), body[m.end() : end]) for m, end in zip(starts, ends, strict=True)]
+
+
+def parse_variable(value_text: str, number: int, name: str) -> Value:
+    """The value of variable ``name`` of state ``number`` from its text (``TraceFormatError`` names both)."""
+    try:
+        return parse_value(value_text)
+    except ValueSyntaxError as exc:
+        raise TraceFormatError(f"state {number}, variable {name}: {exc}") from None
 
 
 def _parse_action_header(text: str, number: int) -> TlcAction | None:

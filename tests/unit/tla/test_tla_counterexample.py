@@ -5,10 +5,16 @@ from __future__ import annotations
 
 import pytest
 from kcspec.model.tla.config import ModelConfig
-from kcspec.model.tla.counterexample import CounterexampleError, state_of, to_trace
+from kcspec.model.tla.counterexample import CounterexampleError, StateDecoder, state_of, to_trace
 from kcspec.model.tla.module import STATE_VARS
 from kcspec.model.tla.values import value_text
-from kcspec.model.tlc.trace import TlcAction, TlcTraceState, parse_state_text
+from kcspec.model.tlc.trace import (
+    TlcAction,
+    TlcTraceState,
+    TraceFormatError,
+    parse_state_text,
+    variable_texts,
+)
 from kcspec.model.tlc.values import parse_value
 from kcspec.spec.events import BrokerStartup, TopicCreation
 from kcspec.spec.fmap import FMap
@@ -60,6 +66,27 @@ def test_sequence_shaped_maps_and_text_keys() -> None:
     assert "brokers |-> (0 :> 1 @@ 1 :> 2)" in text
     st = parse_state_text(text.replace("(0 :> 1 @@ 1 :> 2)", "<<2>>", 1))
     assert state_of(st).zk.brokers == FMap({1: 2})
+
+
+def test_the_decoder_of_many_states_agrees_with_state_of_and_decodes_each_text_once() -> None:
+    """``StateDecoder`` (the crosscheck's reader of TLC's dump): the states ``state_of`` gives, each distinct variable
+    text decoded once and shared, also after its bound made it forget; bad input named as ``state_of`` names it."""
+    other = ClusterState(zk=STATE.zk, controller=ControllerContext(), config=STATE.config)
+    texts = [tlc_text(s, n) for n, s in enumerate((STATE, other, ClusterState(), STATE), 1)]
+    for limit in (20_000, 1):
+        decode = StateDecoder(limit)
+        decoded = [decode(n, variable_texts(t.split("\n", 1)[1], n)) for n, t in enumerate(texts, 1)]
+        assert decoded == [state_of(parse_state_text(t)) for t in texts]
+        assert decoded[0].zk is decoded[1].zk and decoded[0].controller is not decoded[1].controller
+        assert (decoded[0].zk is decoded[3].zk) == (limit > 1)  # limit 1: forgotten when state 3 came
+    decode = StateDecoder()
+    body = tlc_text(STATE, 5).split("\n", 1)[1]
+    with pytest.raises(CounterexampleError, match=r"state 5: zk\.zxid: expected int"):
+        decode(5, variable_texts(body.replace("zxid |-> 3", 'zxid |-> "x"'), 5))
+    with pytest.raises(TraceFormatError, match="state 6, variable controller"):
+        decode(6, variable_texts(body.replace("controller = [", "controller = [[", 1), 6))
+    with pytest.raises(CounterexampleError, match="state 7 has no variable 'config'"):
+        decode(7, [(v, t) for v, t in variable_texts(body, 7) if v != "config"])
 
 
 def test_trace_with_events() -> None:
