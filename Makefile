@@ -3,7 +3,7 @@
 #   make test       unit, integration and quality tiers on every core (slow tests excluded), fixed seed
 #   make test-fast  the unit tier alone (about two minutes): run it before every commit
 #   make test-slow  the slow tier (long explorations and campaigns)
-#   make lint       ruff and lint-imports (the layer contracts); make typecheck: mypy --strict; make package-check: the wheel, installed and run
+#   make lint       ruff and lint-imports (the layer contracts); make typecheck: mypy --strict (the package and the benchmarks); make package-check: the wheel, installed and run
 #   make bench NAME=…   one benchmark of benchmarks/manifest.toml at full size; make bench-smoke: all at their smallest
 #   make generated  regenerate what is derived from spec/ and committed: diagrams, TLA+ modules, docs/rules.md
 
@@ -67,6 +67,7 @@ lint: setup
 typecheck: setup
 	bash .ci/import-tree .import-tree
 	cd .import-tree && MYPYPATH=. ../$(BIN)/mypy --config-file ../pyproject.toml -p kcspec
+	cd .import-tree && MYPYPATH=. ../$(BIN)/mypy --config-file ../pyproject.toml benchmarks/*.py
 
 check: lint typecheck test
 

@@ -58,7 +58,8 @@ def historical(budget: float, seed: int, names: frozenset[str] = frozenset()) ->
             "the unmutated controller disagrees with the spec:\n" + "\n".join(report.baseline_problems)
         )
     print(json.dumps(report.summary(), indent=1))
-    return json.loads(report.to_json())
+    summary: dict[str, object] = json.loads(report.to_json())
+    return summary
 
 
 def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:

@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
         compile_cpu[profile] = time.process_time() - cpu
     for profile in ("kafka-2.8", "kafka-1.1"):
         for params in (*CONFIGS, large):
-            cfg = ExploreConfig(profile=profile, **params)  # type: ignore[arg-type]
+            cfg = ExploreConfig(profile=profile, **params)
             cpu = time.process_time()
             result = explore(cfg)
             cpu = time.process_time() - cpu

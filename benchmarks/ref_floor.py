@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     large = dict(brokers=4, topics=1, partitions=2, rf=3, depth=args.large_depth)
     for profile in ("kafka-2.8", "kafka-1.1"):
         for params in (*CONFIGS, large):
-            cfg = ExploreConfig(profile=profile, **params)  # type: ignore[arg-type]
+            cfg = ExploreConfig(profile=profile, **params)
             graph, distinct, transitions = collect(cfg)
             secs = min(floor_seconds(profile, graph) for _ in range(args.repeat))
             print(

@@ -77,11 +77,7 @@ def configs(smallest: bool = False) -> list[ExploreConfig]:
     profiles (``side_by_side.py`` runs the same ones); with ``smallest``, ``SMALLEST`` for each profile."""
     large = dict(brokers=4, topics=1, partitions=2, rf=3, depth=2)
     chosen = (SMALLEST,) if smallest else (*ref_floor.CONFIGS, large)
-    return [
-        ExploreConfig(profile=profile, **params)  # type: ignore[arg-type]
-        for profile in PROFILES
-        for params in chosen
-    ]
+    return [ExploreConfig(profile=profile, **params) for profile in PROFILES for params in chosen]
 
 
 def _name(cfg: ExploreConfig) -> str:
