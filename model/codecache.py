@@ -15,8 +15,11 @@ written again; a cache that cannot be written (a read-only home) costs only the 
 turns the cache off. Files are written to a temporary name and renamed, so concurrent processes (test workers,
 explorer workers) never read half a file.
 
-Decision: the cache is trusted like any file of the user's own cache folder (it is unpickled). Old entries are
-not evicted: one per profile and unit kind per kcspec source version, about 2–3 MB each.
+Decision: the cache is trusted like any file of the user's own cache folder (it is unpickled). Each kind of entry
+(a unit kind and profile, ``actions-kafka-2.8``…) keeps its ``KEEP`` most recently used files: every change of
+``kcspec.spec`` or ``kcspec.model`` (a new version, or a developer's edit) makes new keys, 2–5 MB each, and a day
+of development left 260 MB of them. An entry read is touched, an entry written trims the older ones of its kind
+(``trim``); a process that loses an entry to another's trim reads nothing and compiles again.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import hashlib
 import marshal
 import os
 import pickle
+import re
 import sys
 import tempfile
 from collections.abc import Mapping
@@ -38,6 +42,12 @@ from kcspec.model.codegen import FastCompiled
 from kcspec.spec import lang as L
 
 _FORMAT = 1
+
+KEEP = 4
+"""Entries kept per kind (``trim``): the source versions in use at once (a checkout, a second one, an installed
+wheel) and some to spare."""
+
+_ENTRY = re.compile(r"^(?P<kind>.+)-[0-9a-f]{32}(?P<ext>\.[a-z]+)$")
 
 
 def cache_dir() -> Path | None:
@@ -106,6 +116,7 @@ def _load(path: Path, exprs: Mapping[str, tuple[L.Expr, tuple[str, ...]]]) -> di
             return None
         recipes = [("code", marshal.loads(r[1])) if r[0] == "code" else r for r in saved["recipes"]]
         ns = codegen.replay(recipes)
+        touch(path)
         return {
             name: FastCompiled.restored(expr, free, ns[saved["functions"][name]])
             for name, (expr, free) in exprs.items()
@@ -126,7 +137,40 @@ def _save(path: Path, functions: dict[str, str], recipes: list[codegen.Recipe]) 
         data = pickle.dumps(saved, protocol=pickle.HIGHEST_PROTOCOL)
     except Exception:  # a constant that does not pickle: nothing is saved, the unit still works
         return
+    save_entry(path, data)
+
+
+def touch(path: Path) -> None:
+    """Mark the entry at ``path`` as just used (``trim`` keeps the most recently used); nothing is raised."""
+    with contextlib.suppress(OSError):
+        os.utime(path)
+
+
+def trim(path: Path, keep: int = KEEP) -> None:
+    """Remove all but the ``keep`` most recently used entries of ``path``'s kind (the name before its 32-digit key,
+    and the same extension), never ``path`` itself; an entry another process removes first, or a folder that
+    cannot be listed, is left as it is."""
+    m = _ENTRY.match(path.name)
+    if m is None:
+        return
+    kind, ext = m.group("kind"), m.group("ext")
+    aged: list[tuple[float, Path]] = []
+    with contextlib.suppress(OSError):
+        for other in path.parent.iterdir():
+            o = _ENTRY.match(other.name)
+            if other != path and o is not None and o.group("kind") == kind and o.group("ext") == ext:
+                with contextlib.suppress(OSError):
+                    aged.append((other.stat().st_mtime, other))
+    aged.sort(reverse=True)
+    for _, old in aged[max(0, keep - 1) :]:
+        with contextlib.suppress(OSError):
+            old.unlink()
+
+
+def save_entry(path: Path, data: bytes, keep: int = KEEP) -> None:
+    """``write_atomically``, then ``trim`` the older entries of its kind."""
     write_atomically(path, data)
+    trim(path, keep)
 
 
 def write_atomically(path: Path, data: bytes) -> None:

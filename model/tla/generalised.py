@@ -22,7 +22,7 @@ import pickle
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from kcspec.model.codecache import cache_dir, source_digest, write_atomically
+from kcspec.model.codecache import cache_dir, save_entry, source_digest, touch
 from kcspec.model.tla.generalise import Generaliser
 from kcspec.spec import lang as L
 
@@ -122,6 +122,7 @@ def _load(
             data = pickle.load(f)
         if data["format"] != _FORMAT or tuple(data["names"]) != tuple(names):
             return None
+        touch(path)
         return tuple(data["rewritten"]), tuple(data["rule_defs"]), tuple(data["problems"])
     except FileNotFoundError:
         return None
@@ -143,7 +144,7 @@ def _save(path: Path, names: Sequence[str], g: Generalised) -> None:
         blob = pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL)
     except Exception:
         return
-    write_atomically(path, blob)
+    save_entry(path, blob)
 
 
 __all__ = ["Generalised", "entry_path", "for_profile", "forget", "generalise_roots"]

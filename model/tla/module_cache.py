@@ -14,7 +14,8 @@ saved without them is never handed to a process that would have checked it).
 The entry is JSON (the module's text, configurations and line origins), written to a temporary name and renamed,
 so concurrent processes never read half a file; a file that cannot be read or does not have the expected shape is
 ignored and written again. The folder is ``codecache.cache_dir()`` (``KCSPEC_CACHE_DIR=off`` turns every cache
-of kcspec off). Old entries are not evicted: about 1 MB per profile and model per kcspec source version.
+of kcspec off). About 1 MB per profile, model and kcspec source version; the ``KEEP`` most recently used modules of
+each profile are kept (``codecache.trim``).
 """
 
 from __future__ import annotations
@@ -26,11 +27,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-from kcspec.model.codecache import cache_dir, source_digest, write_atomically
+from kcspec.model.codecache import cache_dir, save_entry, source_digest, touch
 from kcspec.model.tla.config import ModelConfig
 from kcspec.model.tla.module import GeneratedModule, LineOrigin
 
 _FORMAT = 1
+
+
+KEEP = 48
+"""Modules kept per profile (``codecache.trim``): one per model (the manifest's, the crosscheck's default, a
+user's) and source version."""
 
 
 def parser_installed() -> bool:
@@ -75,6 +81,7 @@ def load(profile: str, config: ModelConfig) -> GeneratedModule | None:
         return None
     if len(module.origins) != module.tla.count("\n"):
         return None
+    touch(path)
     return module
 
 
@@ -94,4 +101,4 @@ def save(profile: str, config: ModelConfig, module: GeneratedModule) -> None:
         "liveness_cfg": module.liveness_cfg,
         "kind_checks": [list(c) for c in module.kind_checks],
     }
-    write_atomically(path, json.dumps(data).encode("utf-8"))
+    save_entry(path, json.dumps(data).encode("utf-8"), KEEP)

@@ -3,6 +3,7 @@ damaged, foreign or unwritable cache only costs a compilation."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -86,3 +87,31 @@ def test_an_unwritable_cache_folder_costs_only_the_compilation(
     unwritable_cache(tmp_path, monkeypatch)
     unit = codecache.compile_unit("test", "p", EXPRS)
     assert unit["pair"].call(ReplicaState.OnlineReplica, PartitionState.OnlinePartition) is True
+
+
+def test_each_kind_keeps_its_most_recently_used_entries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new source version makes new keys: the older entries of a kind go once ``KEEP`` newer ones were used, an
+    entry read counts as used, and other kinds, other extensions and foreign files are left alone."""
+
+    def entry(kind: str, n: int, ext: str = ".pickle") -> Path:
+        return tmp_path / f"{kind}-{n:032x}{ext}"
+
+    others = [entry("actions-kafka-1.1", 1), entry("actions-kafka-2.8", 1, ".json"), tmp_path / "notes.txt"]
+    for i, p in enumerate([entry("actions-kafka-2.8", n) for n in range(6)] + others):
+        p.write_bytes(b"x")
+        os.utime(p, (1000 + i, 1000 + i))
+    os.utime(entry("actions-kafka-2.8", 0), (5000, 5000))  # the oldest, read just now
+    codecache.save_entry(entry("actions-kafka-2.8", 9), b"new")
+    kept = sorted(p.name for p in tmp_path.glob("actions-kafka-2.8-*.pickle"))
+    assert kept == [entry("actions-kafka-2.8", n).name for n in (0, 4, 5, 9)], kept
+    assert all(p.exists() for p in others)
+    # through the cache itself: a unit written beside KEEP older ones of its kind leaves KEEP in all
+    monkeypatch.setenv("KCSPEC_CACHE_DIR", str(tmp_path))
+    for n in range(codecache.KEEP + 2):
+        p = tmp_path / f"test-p-{n:032x}.pickle"
+        p.write_bytes(b"old")
+        os.utime(p, (1000 + n, 1000 + n))
+    codecache.compile_unit("test", "p", EXPRS)
+    assert len(list(tmp_path.glob("test-p-*.pickle"))) == codecache.KEEP
