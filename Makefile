@@ -3,7 +3,7 @@
 #   make test       unit, integration and quality tiers on every core (slow tests excluded), fixed seed
 #   make test-fast  the unit tier alone (about two minutes): run it before every commit
 #   make test-slow  the slow tier (long explorations and campaigns)
-#   make lint       ruff and lint-imports (the layer contracts); make typecheck: mypy --strict (the package and the benchmarks); make package-check: the wheel, installed and run
+#   make lint       ruff and lint-imports (the layer contracts); make typecheck: mypy --strict (the package, the benchmarks and the tests); make package-check: the wheel, installed and run
 #   make bench NAME=…   one benchmark of benchmarks/manifest.toml at full size; make bench-smoke: all at their smallest
 #   make generated  regenerate what is derived from spec/ and committed: diagrams, TLA+ modules, docs/rules.md
 
@@ -63,11 +63,13 @@ lint: setup
 	cd .import-tree && ../$(BIN)/lint-imports --no-cache --no-logo
 
 # Neither mypy nor import-linter follows setuptools' package-dir mapping: both read a symlink tree laid out as
-# installed (.ci/import-tree).
+# installed (.ci/import-tree). The tests import the benchmarks' runner and harness as top-level modules, with
+# benchmarks/ on the path (tests/support/bench_modules.py): mypy finds them there too.
 typecheck: setup
 	bash .ci/import-tree .import-tree
 	cd .import-tree && MYPYPATH=. ../$(BIN)/mypy --config-file ../pyproject.toml -p kcspec
 	cd .import-tree && MYPYPATH=. ../$(BIN)/mypy --config-file ../pyproject.toml benchmarks/*.py
+	cd .import-tree && MYPYPATH=.:benchmarks ../$(BIN)/mypy --config-file ../pyproject.toml tests
 
 check: lint typecheck test
 

@@ -32,9 +32,11 @@ import sys
 import time
 from collections.abc import Generator, Iterator
 from pathlib import Path
+from typing import SupportsFloat, cast
 
 import pytest
 from hypothesis import HealthCheck, settings
+from pluggy import Result
 
 from tests.support.file_order import load_seconds, longest_first
 from tests.support.processes import alive, descendants
@@ -135,7 +137,9 @@ _CPU = pytest.StashKey[float]()
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, None, None]:
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, Result[pytest.TestReport], None]:
     outcome = yield
     report: pytest.TestReport = outcome.get_result()
     if call.excinfo is not None and type(call.excinfo.value).__name__ == "Terminated":
@@ -163,7 +167,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     for name, value in report.user_properties:
         if name == "unit_cpu_seconds":
-            _over_target.append((report.nodeid, float(value)))
+            _over_target.append((report.nodeid, float(cast(SupportsFloat, value))))  # a float, appended above
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -1,4 +1,5 @@
-"""The benchmarks' runner and harness, imported as their scripts import each other (``benchmarks/`` on the path)."""
+"""The benchmarks' runner and harness, imported as their scripts import each other (``benchmarks/`` on the path;
+``make typecheck`` gives mypy the same path, so both are type-checked as the benchmarks' own modules)."""
 
 from __future__ import annotations
 

@@ -10,6 +10,7 @@ import sys
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 from tests.support.timing import scaled
 
@@ -81,9 +82,9 @@ def kcspec_process(
         proc.wait()
 
 
-def controller_run(sut: str, cwd: Path) -> tuple[subprocess.CompletedProcess[str], list[dict[str, object]]]:
+def controller_run(sut: str, cwd: Path) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
     """The default ``kcspec conformance run --sut SUT --level controller`` (JSON report in ``cwd``): the
-    process and the failed outcomes of its report."""
+    process and the failed outcomes of its report (as parsed from JSON)."""
     import json
 
     report = cwd / "report.json"

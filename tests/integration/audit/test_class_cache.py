@@ -8,6 +8,7 @@ import os
 import shutil
 import stat
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -169,7 +170,7 @@ def test_finished_partials_of_other_keys_are_removed_after_an_hour(folder: Path)
     still being written, one under an hour old and one of someone else's are kept."""
     folder.mkdir(parents=True, mode=0o700)
     folder.parent.chmod(0o700)
-    hour_ago = class_cache.time.time() - class_cache.ABANDONED_SECONDS - 60
+    hour_ago = time.time() - class_cache.ABANDONED_SECONDS - 60
 
     def partial(name: str, pid: int | None, old: bool = True) -> Path:
         path = folder / f"driver-{name}.1-ab{class_cache.PARTIAL}"

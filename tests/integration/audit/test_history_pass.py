@@ -363,7 +363,7 @@ ROW_CASES: list[tuple[Any, ...]] = [
     (2, 2, 400, 1, RT, "t", 0, 1, 9, 1, "New", "Online", None, None, None, None),  # 0.8 names: normalised
 ]
 ROW_FIRSTS = {0: {1: 100, 2: 150}, 1: {1: 100}}
-ROW_DELETIONS = {(0, "d"): [(150, 205)]}
+ROW_DELETIONS: dict[tuple[int, str], list[tuple[int, int | None]]] = {(0, "d"): [(150, 205)]}
 ROW_EXPECTED = {
     (
         0,

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING, cast
 
 import pytest
 from kcspec.audit import jvm_parser
 from kcspec.model.kafka_log import lines as g
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 
 @pytest.fixture
@@ -64,4 +68,5 @@ def test_without_javac_the_audit_of_kafka_logs_stops_saying_why(
     monkeypatch.setattr(jvm_parser, "_javac", lambda: None)
     monkeypatch.setattr(jvm_parser, "available", lambda spark: False)
     with pytest.raises(spark_job.ParserUnavailable, match=r"javac not found.*needs a JDK's javac"):
-        spark_job.stored_parse(object(), [("broker-1/state-change.log", 0, 0)])
+        # a stand-in session: the parse stops before it is used
+        spark_job.stored_parse(cast("SparkSession", object()), [("broker-1/state-change.log", 0, 0)])

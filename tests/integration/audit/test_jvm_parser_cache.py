@@ -64,7 +64,9 @@ def cache(
     """A private cache root; the sources are compiled once per worker (``_replaying_javac``): these tests are about
     the cache's rules, and ``test_same_source_same_bytes`` compiles for real each time."""
     store = tmp_path_factory.getbasetemp() / "jvm-parser-classes"
-    monkeypatch.setattr(jvm_parser.subprocess, "run", _replaying_javac(subprocess.run, store))
+    monkeypatch.setattr(
+        subprocess, "run", _replaying_javac(subprocess.run, store)
+    )  # the module jvm_parser calls
     yield real_cache
 
 

@@ -212,9 +212,10 @@ def _wait_for_workers(proc: subprocess.Popen[bytes], count: int, limit: float) -
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
         if proc.poll() is not None:
+            assert proc.stderr is not None  # kcspec_process pipes stderr
             raise AssertionError(
                 f"kcspec ended before it was interrupted: {proc.stderr.read().decode()[-2000:]}"
-            )  # type: ignore[union-attr]
+            )
         procs = [p for p in descendants(proc.pid) if alive(p)]
         if len(procs) >= count:
             return procs

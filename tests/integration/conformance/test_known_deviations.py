@@ -150,7 +150,7 @@ def test_cli_a_sut_with_its_deviation_acknowledged_passes_and_fails_without(tmp_
     signatures = _signatures(tmp_path)
     path = _file(tmp_path, _doc(*({"signature": s, "reason": "epoch read once"} for s in signatures)))
     report = tmp_path / "report.json"
-    args = (
+    args: tuple[str, ...] = (
         "conformance",
         "run",
         "--adapter",

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -49,7 +50,7 @@ def _pytest(tmp_path: Path, *options: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def _known_file(tmp_path: Path, deviations: list[dict[str, object]]) -> Path:
+def _known_file(tmp_path: Path, deviations: Sequence[Mapping[str, object]]) -> Path:
     path = tmp_path / "known.json"
     path.write_text(json.dumps({"format": known.FORMAT, "deviations": deviations}))
     return path

@@ -23,7 +23,7 @@ _JSON = st.recursive(
 _VALID: list[Any] = [
     json.loads(m.to_line(1, reply))
     for reply in (
-        m.ElectionReply(ElectionResult(1, (1, 2), frozenset({1, 2}), False)),
+        m.ElectionReply(ElectionResult(1, (1, 2), (1, 2), False)),
         m.StepReply(ClusterState(), frozenset(), frozenset()),
         m.StateReply(ClusterState()),
         m.ErrorReply(m.ErrorCode.internal, "x"),

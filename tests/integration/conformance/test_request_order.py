@@ -17,7 +17,7 @@ from kcspec.conformance.protocol import messages as m
 from kcspec.conformance.reference_sut import ReferenceSut
 from kcspec.conformance.reply_diff import diff_replies
 from kcspec.conformance.session_mutants import ORDER_MUTANTS
-from kcspec.spec.requests import LeaderAndIsrRequest, UpdateMetadataRequest
+from kcspec.spec.requests import LeaderAndIsrRequest, Request, UpdateMetadataRequest
 
 from tests.support.paths import ROOT
 from tests.support.processes import controller_run
@@ -78,13 +78,13 @@ def test_order_across_brokers_is_not_compared_and_a_broker_s_order_is() -> None:
     assert diff_replies(reply, swapped, order=False) == []
 
 
-def _swap_first_pair(order: tuple[object, ...]) -> tuple[object, ...]:
+def _swap_first_pair(order: tuple[Request, ...]) -> tuple[Request, ...]:
     out = list(order)
     for i in range(len(out) - 1):
-        if out[i].broker == out[i + 1].broker:  # type: ignore[attr-defined]
+        if out[i].broker == out[i + 1].broker:
             out[i], out[i + 1] = out[i + 1], out[i]
             break
-    return tuple(out)  # type: ignore[return-value]
+    return tuple(out)
 
 
 def test_positions_are_all_or_none_and_unique_per_broker() -> None:

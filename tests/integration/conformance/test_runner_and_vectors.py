@@ -11,11 +11,13 @@ import jsonschema
 import pytest
 from kcspec.conformance import runner
 from kcspec.conformance.adapters.subprocess_adapter import SubprocessAdapter
+from kcspec.conformance.protocol import messages as m
 from kcspec.conformance.protocol import schema_gen
 from kcspec.conformance.reports import html_report, json_report, junit
 from kcspec.conformance.vectors import files, generate, inputs, traceability
-from kcspec.conformance.vectors.model import Level, Vector
+from kcspec.conformance.vectors.model import Level, Vector, VectorError
 from kcspec.conformance.verdicts import Verdict
+from kcspec.spec.vocabulary import ReplicaState
 
 from tests.support.paths import ROOT, SUPPORT
 from tests.support.timing import scaled
@@ -70,8 +72,8 @@ def test_crashing_sut_gives_errored_verdicts_and_the_run_goes_on(election_vector
 def test_sut_without_capability_is_not_supported(election_vectors: list[Vector]) -> None:
     from kcspec.conformance.reference_sut import SpecSut
 
-    case = next(inputs.replica_cases({inputs.ReplicaState.OnlineReplica: (inputs.ReplicaState.NewReplica,)}))
-    vector = generate._vector("kafka-2.8", case, generate.m.ErrorReply(generate.m.ErrorCode.unsupported, "x"))
+    case = next(inputs.replica_cases({ReplicaState.OnlineReplica: (ReplicaState.NewReplica,)}))
+    vector = generate._vector("kafka-2.8", case, m.ErrorReply(m.ErrorCode.unsupported, "x"))
     assert SpecSut.capabilities
     adapter = SubprocessAdapter([sys.executable, str(FAKE), "none"], timeout=scaled(2.0))
     report = runner.run(adapter, [vector], profile="kafka-2.8", level=Level.machines)
@@ -108,7 +110,7 @@ def test_bad_vector_file_names_file_and_path(tmp_path: Path) -> None:
     bad.write_text(
         json.dumps({"id": "x", "level": "elections", "request": {"type": "elect"}, "expected": {}})
     )
-    with pytest.raises(files.VectorError, match=r"v\.json"):
+    with pytest.raises(VectorError, match=r"v\.json"):
         files.load_dir(tmp_path)
 
 

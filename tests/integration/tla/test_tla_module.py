@@ -16,6 +16,7 @@ from kcspec.spec.lang import Param
 from kcspec.spec.profiles import KAFKA_1_1, KAFKA_2_8
 from kcspec.spec.state import ClusterState
 from kcspec.spec.vocabulary import TopicPartition
+from kcspec.spec.work import Work
 
 from tests.support import sample_spec
 from tests.support.paths import ROOT
@@ -204,11 +205,9 @@ def test_procedures_become_operators() -> None:
         "doc",
         (),
         L.lit(True),
-        L.rec(sample_spec.Work, state=bump(bump(s, 1), 2)),
+        L.rec(Work, state=bump(bump(s, 1), 2)),
     )
-    again = L.Action(
-        "ControllerResignation", "§7.12", "doc", (), L.lit(True), L.rec(sample_spec.Work, state=bump(s, 1))
-    )
+    again = L.Action("ControllerResignation", "§7.12", "doc", (), L.lit(True), L.rec(Work, state=bump(s, 1)))
     m = generate_from(KAFKA_2_8, ModelConfig(), [action, again], [])
     # the two specialisations (by=1, by=2) differ only in that constant: one operator, the constant its parameter
     assert m.tla.count("BumpZxid(state, by) ==") == 1

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from kcspec.conformance.selfcheck.explore import tla_model
+from kcspec.conformance.selfcheck.explore.explorer import search
 from kcspec.conformance.selfcheck.gate.cases import VerifyOptions
 from kcspec.conformance.selfcheck.gate.tla import verify_cases
 from kcspec.conformance.verdicts import Verdict
@@ -59,9 +60,7 @@ def test_verify_with_tlc_crosschecks_every_manifest_model(
     jar = tmp_path / "tla2tools.jar"
     jar.write_bytes(b"")
     explore = functools.cache(
-        lambda profile, config, *a, **k: tla_model.search(
-            tla_model.model_space(profile, config), keep_states=True
-        )
+        lambda profile, config, *a, **k: search(tla_model.model_space(profile, config), keep_states=True)
     )
 
     def cached(profile: str, config: ModelConfig, *args: Any, **kwargs: Any) -> Any:
@@ -73,6 +72,7 @@ def test_verify_with_tlc_crosschecks_every_manifest_model(
     expected = [e for e in load() if e.in_verify and (scope == "every model" or e.name in smallest.values())]
     for e in expected:
         states = explore(e.profile, e.config).states
+        assert states is not None  # explored with keep_states=True
         cfg = generate(get_profile(e.profile), e.config).cfg
         name = hashlib.sha256(cfg.encode()).hexdigest()[:16]
         lines = [codec.dumps(s) for s in states if isinstance(s, ClusterState)]

@@ -27,7 +27,7 @@ good = int(sys.argv[2]) if len(sys.argv) > 2 else 0
 PIDS = os.environ.get("FAKE_SUT_PIDS")
 
 
-def record_pid(pid):
+def record_pid(pid: int) -> None:
     if PIDS:
         with open(PIDS, "a") as f:
             f.write(f"{pid}\n")
@@ -50,7 +50,7 @@ if mode == "slow_start":
     time.sleep(1.0)
 
 
-def reply(msg_id, body):
+def reply(msg_id: int, body: dict[str, object]) -> None:
     sys.stdout.write(json.dumps({"id": msg_id, **body}) + "\n")
     sys.stdout.flush()
 

@@ -19,7 +19,7 @@ def _full_disk(monkeypatch: pytest.MonkeyPatch) -> None:
     def no_space(fd: int) -> None:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(files.os, "fsync", no_space)
+    monkeypatch.setattr(os, "fsync", no_space)  # the module that kcspec.model.files calls
 
 
 def test_a_failed_write_leaves_the_old_file_and_names_the_path(

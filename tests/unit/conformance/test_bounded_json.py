@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from kcspec.audit import traces
 from kcspec.conformance.protocol import messages as m
 from kcspec.conformance.vectors import files
+from kcspec.conformance.vectors.model import VectorError
 from kcspec.model.diagrams.coverage import CoverageError, load_coverage
 from kcspec.spec import bounded_json, codec
 from kcspec.spec.trace import Trace
@@ -73,7 +74,7 @@ def test_vector_file_names_the_file_and_line(tmp_path: Path) -> None:
     path = tmp_path / "kafka-2.8" / "elections" / "deep.json"
     path.parent.mkdir(parents=True)
     path.write_text('{\n"id": "x",\n"request": ' + DEEP + "\n}\n")
-    with pytest.raises(files.VectorError, match=r"deep\.json: not valid JSON: nested deeper .* line 3"):
+    with pytest.raises(VectorError, match=r"deep\.json: not valid JSON: nested deeper .* line 3"):
         files.load_dir(tmp_path)
 
 

@@ -98,7 +98,7 @@ def test_procedures_are_defined_once_and_called_with_arguments() -> None:
     first = _add_then(L.var("x"), L.lit(2), 3)
     second = _add_then(L.lit(5), L.var("x"), 3)
     other = _add_then(L.lit(5), L.var("x"), 4)
-    assert isinstance(first, L.Call) and isinstance(second, L.Call)
+    assert isinstance(first, L.Call) and isinstance(second, L.Call) and isinstance(other, L.Call)
     assert first.fn is second.fn, "the same static arguments must share one definition"
     assert other.fn is not first.fn, "a different static argument selects a different body"
     nested = L.let(L.lit(1), lambda x: _add_then(x, _add_then(x, L.lit(2), 3), 10))

@@ -69,7 +69,7 @@ def test_a_step_cannot_take_a_private_or_the_closing_name() -> None:
     with pytest.raises(ValueError, match="'_x' cannot name a step"):
         Block()._x = 1
     with pytest.raises(ValueError, match="'in_' cannot name a step"):
-        Block().in_ = 1  # type: ignore[method-assign]
+        Block().in_ = 1  # type: ignore[assignment]  # deliberately binds the closing name
 
 
 def test_a_block_is_closed_once() -> None:

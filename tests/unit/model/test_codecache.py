@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from kcspec.model import codecache
+from kcspec.model.codegen import FastCompiled
 from kcspec.spec import lang as L
 from kcspec.spec.vocabulary import PartitionState, ReplicaState
 
@@ -25,7 +26,7 @@ EXPRS = {
 INPUTS = [(s, p) for s in [*ReplicaState, "OnlineReplica", 2, None] for p in [*PartitionState, None]]
 
 
-def _verdicts(unit: dict[str, codecache.FastCompiled]) -> list[tuple[object, ...]]:
+def _verdicts(unit: dict[str, FastCompiled]) -> list[tuple[object, ...]]:
     return [
         (unit["any-replica-state"].call(x), unit["online"].call(x), unit["pair"].call(x, y))
         for x, y in INPUTS

@@ -41,6 +41,7 @@ def test_sets_print_sorted_and_enums_by_name() -> None:
 
 def test_expand_prints_the_enum_name_operator_as_the_if_chain_it_stands_for() -> None:
     op = L.enum_name(L.var("st"), ReplicaState)
+    assert isinstance(op, L.EnumName)
     assert "(EnumName enum_type=ReplicaState" in _text(op)
     assert spec_dump.expr_text(op, expand=True) == _text(op.expanded())
     assert "EnumName" not in spec_dump.expr_text(op, expand=True)

@@ -6,6 +6,7 @@ import pytest
 from kcspec.spec import batch as B
 from kcspec.spec.lang import Expr, lit
 from kcspec.spec.profiles import KAFKA_1_1, KAFKA_2_8, Profile
+from kcspec.spec.state import ClusterState
 from kcspec.spec.vocabulary import LeaderAndIsr, LeaderIsrAndControllerEpoch, PartitionReplica
 from kcspec.spec.work import Work
 
@@ -15,7 +16,7 @@ PROFILES = [KAFKA_2_8, KAFKA_1_1]
 T0, T1 = tp("t-0"), tp("t-1")
 
 
-def base() -> object:
+def base() -> ClusterState:
     return cluster(
         brokers=(1, 2, 3),
         assignments={"t-0": [1, 2, 3], "t-1": [2, 3], "u-0": [3, 1]},
@@ -30,8 +31,8 @@ def test_lair_is_new_is_sticky_and_later_entries_overwrite(p: Profile) -> None:
     def build(w: Expr) -> Expr:
         w1 = B.add_leader_and_isr(p, w, lit((1, 2)), lit(T0), lit(True))
         s_bumped = with_ctx(
-            s,  # type: ignore[arg-type]
-            leadership=s.controller.leadership.set(  # type: ignore[attr-defined]
+            s,
+            leadership=s.controller.leadership.set(
                 T0, LeaderIsrAndControllerEpoch(LeaderAndIsr(2, 6, (2, 3), 8), 1)
             ),
         )
@@ -62,7 +63,7 @@ def test_requests_to_brokers_not_registered_at_send_are_dropped(p: Profile) -> N
 
 @pytest.mark.parametrize("p", PROFILES, ids=lambda p: p.name)
 def test_shutting_down_brokers_still_receive_requests(p: Profile) -> None:
-    s = with_ctx(base(), shutting_down=frozenset({3}))  # type: ignore[arg-type]
+    s = with_ctx(base(), shutting_down=frozenset({3}))
     w = run_work(lambda w: B.send(p, B.add_leader_and_isr(p, w, lit((3,)), lit(T0), lit(False))), s)
     assert set(lair_partitions(w)) == {3}
     assert all(r.live_brokers == frozenset({1, 2, 3}) for r in umr(w).values())
@@ -72,7 +73,7 @@ def test_shutting_down_brokers_still_receive_requests(p: Profile) -> None:
 
 @pytest.mark.parametrize("p", PROFILES, ids=lambda p: p.name)
 def test_umr_during_delete_uses_sentinels(p: Profile) -> None:
-    s = with_ctx(base(), topics_to_be_deleted=frozenset({"t"}))  # type: ignore[arg-type]
+    s = with_ctx(base(), topics_to_be_deleted=frozenset({"t"}))
     w = run_work(lambda w: B.send(p, B.add_update_metadata(p, w, lit((1,)), lit(frozenset({T0})))), s)
     states = {ps.tp: ps for r in umr(w).values() for ps in r.partition_states}
     assert (states[T0].leader, states[T0].leader_epoch, states[T0].zk_version) == (-2, 0, 0)
@@ -118,7 +119,7 @@ def test_stop_replica_delete_is_sticky_and_epoch_is_profile_specific(p: Profile)
     assert by_broker[2][T0].delete_partition and not by_broker[3][T0].delete_partition
     expected = 5 if p.stop_replica_leader_epoch else -1
     assert by_broker[2][T0].leader_epoch == expected
-    sd = with_ctx(s, topics_to_be_deleted=frozenset({"t"}))  # type: ignore[arg-type]
+    sd = with_ctx(s, topics_to_be_deleted=frozenset({"t"}))
     w2 = run_work(lambda w: B.send(p, B.add_stop_replica(p, w, lit((1,)), lit(tp("u-0")), lit(False))), sd)
     w3 = run_work(lambda w: B.send(p, B.add_stop_replica(p, w, lit((1,)), lit(T0), lit(False))), sd)
     (no_li,) = stop(w2)[1].partition_states
@@ -133,7 +134,7 @@ def test_moved_work_is_left_untouched(p: Profile) -> None:
     w = run_work(
         lambda w: B.send(p, B.add_leader_and_isr(p, w.with_(moved=True), lit((1,)), lit(T0), lit(True))), s
     )
-    assert w == Work(state=s, moved=True)  # type: ignore[arg-type]
+    assert w == Work(state=s, moved=True)
 
 
 def test_keys_variant_matches_per_partition_calls() -> None:

@@ -89,7 +89,7 @@ def test_invariants_hold_on_machine_steps(p: Profile) -> None:
     s = start()
     w = broker_3_fails(p, s)
     for inv in invariants(p):
-        ok = check(inv, w.state) if inv.kind == "state" else check(inv, s, w.state, w.sent)  # type: ignore[arg-type]
+        ok = check(inv, w.state) if inv.kind == "state" else check(inv, s, w.state, w.sent)
         assert ok, f"{inv.name} ({inv.section}) violated\n  before: {s}\n  after: {w.state}\n  sent: {w.sent}"
 
 

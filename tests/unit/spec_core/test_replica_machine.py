@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Set as AbstractSet
 
 import pytest
 from kcspec.model.evaluate import Compiled, compile_expr
@@ -10,7 +11,13 @@ from kcspec.spec.lang import Var, lit
 from kcspec.spec.profiles import KAFKA_1_1, KAFKA_2_8, Profile
 from kcspec.spec.replica_machine import initialize_replica_state, replica_state_change
 from kcspec.spec.state import ClusterState
-from kcspec.spec.vocabulary import LeaderAndIsr, LeaderIsrAndControllerEpoch, ReplicaState, ZkFault
+from kcspec.spec.vocabulary import (
+    LeaderAndIsr,
+    LeaderIsrAndControllerEpoch,
+    PartitionReplica,
+    ReplicaState,
+    ZkFault,
+)
 from kcspec.spec.work import Work
 
 from tests.support.builders import (
@@ -51,7 +58,9 @@ def _compiled(profile: str, target: ReplicaState) -> Compiled:
     return compile_expr(replica_state_change(p, Var("w"), Var("rs"), target), ("w", "rs"))
 
 
-def change(p: Profile, s: ClusterState, replicas: set[object], target: ReplicaState) -> Work:
+def change(
+    p: Profile, s: ClusterState, replicas: AbstractSet[PartitionReplica], target: ReplicaState
+) -> Work:
     """One compiled ``handleStateChanges(replicas, target)`` call on ``Work(s)``."""
     result = _compiled(p.name, target)({"w": Work(s), "rs": frozenset(replicas)})
     assert isinstance(result, Work)

@@ -8,6 +8,7 @@ from kcspec.spec.fmap import FMap
 from kcspec.spec.lang import Expr, Rule, Var, build_map, lit, seq_of
 from kcspec.spec.profiles import KAFKA_1_1, KAFKA_2_8
 from kcspec.spec.requests import FailureReason
+from kcspec.spec.state import ClusterState
 from kcspec.spec.vocabulary import LeaderAndIsr, LeaderIsrAndControllerEpoch, ZkFault
 from kcspec.spec.work import Work
 
@@ -16,7 +17,7 @@ from tests.support.builders import cluster, li, run, tp
 T0, T1, T2 = tp("t-0"), tp("t-1"), tp("t-2")
 
 
-def state(**kw: object) -> object:
+def state(**kw: object) -> ClusterState:
     return cluster(
         assignments={"t-0": [1, 2], "t-1": [2, 1], "t-2": [1]},
         leadership={"t-0": (1, [1, 2], 3, 5), "t-1": (2, [2, 1], 1, 1)},
@@ -37,7 +38,7 @@ def test_badversion_fault_is_consumed_and_partition_retried() -> None:
     ups = FMap({T0: LeaderAndIsr(2, 4, (2,), 5), T1: LeaderAndIsr(1, 2, (1,), 1)})
     r = run(Z.update_leader_and_isr(KAFKA_2_8, Var("s"), lit(ups)), s=s)
     assert r.retry == frozenset({T0}) and set(r.records) == {T1}
-    assert r.state.zk.partition_states[T0] == s.zk.partition_states[T0], "a failed set writes nothing"  # type: ignore[attr-defined]
+    assert r.state.zk.partition_states[T0] == s.zk.partition_states[T0], "a failed set writes nothing"
     assert dict(r.state.zk.faults) == {T1: ZkFault.CONNECTIONLOSS}, "only BADVERSION is consumed by a write"
 
 
