@@ -21,6 +21,7 @@ Timestamps are the longs ``yyyyMMddHHmmssSSS`` of the stored parse (``ts_key``);
 from __future__ import annotations
 
 import bisect
+import gc
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -158,6 +159,19 @@ def cells_from_text(text: str) -> list[Cell]:
     ``lines,first,last,line of first``; a cell with a value that holds U+0001, U+0002 or a line feed comes
     before the plain ones, length-prefixed: ``fid,`` then each value as ``length:value`` or ``-``, then the
     counts (``_prefixed_cell``)."""
+    # Decision (measured): Python's cyclic collector is paused while the cells are made. Each of them is an
+    # object it tracks, and the 119,000 of 10 M lines set off collections that walked every object the
+    # driver holds: 1.0 s with it paused, 1.2-1.8 s without, the more the driver held. Cells hold no cycles.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _cells(text)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _cells(text: str) -> list[Cell]:
     cells: list[Cell] = []
     at = 0
     while at < len(text) and text[at] != PLAIN:
