@@ -21,6 +21,7 @@ Timestamps are the longs ``yyyyMMddHHmmssSSS`` of the stored parse (``ts_key``);
 from __future__ import annotations
 
 import bisect
+import gc
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -152,65 +153,128 @@ def _read_value(text: str, at: int) -> tuple[str | None, int]:
 
 
 def cells_from_text(text: str) -> list[Cell]:
-    """The cells ``LineParser.Cube`` counted while reading (``jvm_parser.cube_text``): per line
-    ``fid,`` then status, kind, controller id, broker, controller epoch, from state, to state, deletion topics,
-    deletion timestamp and layout (each ``length:value`` or ``-``), then ``lines,first,last,line of first``."""
+    """The cells ``LineParser.Cube`` counted while reading (``jvm_parser.cube_text``), one a line: a plain cell
+    is U+0001, ``fid``, then status, kind, controller id, broker, controller epoch, from state, to state,
+    deletion topics, deletion timestamp and layout, each part followed by U+0001 (U+0002: null), then
+    ``lines,first,last,line of first``; a cell with a value that holds U+0001, U+0002 or a line feed comes
+    before the plain ones, length-prefixed: ``fid,`` then each value as ``length:value`` or ``-``, then the
+    counts (``_prefixed_cell``)."""
+    # Decision (measured): Python's cyclic collector is paused while the cells are made. Each of them is an
+    # object it tracks, and the 119,000 of 10 M lines set off collections that walked every object the
+    # driver holds: 1.0 s with it paused, 1.2-1.8 s without, the more the driver held. Cells hold no cycles.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _cells(text)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _cells(text: str) -> list[Cell]:
     cells: list[Cell] = []
     at = 0
-    while at < len(text):
-        comma = text.index(",", at)
-        fid = int(text[at:comma])
-        at = comma + 1
-        values: list[str | None] = []
-        for _ in range(10):
-            v, at = _read_value(text, at)
-            values.append(v)
-        end = text.index("\n", at)
-        lines, first, last, first_line = text[at:end].split(",")
-        at = end + 1
-
-        def num(v: str | None) -> int | None:
-            return None if v is None else int(v)
-
+    while at < len(text) and text[at] != PLAIN:
+        at = _prefixed_cell(text, at, cells)
+    # Decision (measured): the plain cells (all of them, but for a log's junk) are split at U+0001 in C: at
+    # 10 M lines (119,000 cells) reading each value by its length took about 1.3 s of the driver while the
+    # JVM waited for the rules' pass
+    for line in text[at:].split("\n")[:-1]:
+        fid, status, kind, cid, broker, epoch, frm, to, topics, dts, layout, counts = line[1:].split(PLAIN)
+        lines, first, last, first_line = counts.split(",")
         cells.append(
             Cell(
-                fid=fid,
-                status=str(values[0]),
-                kind=values[1],
-                controller_id=num(values[2]),
-                broker=num(values[3]),
-                controller_epoch=num(values[4]),
-                from_state=values[5],
-                to_state=values[6],
-                del_topics=values[7],
-                del_ts=num(values[8]),
-                layout=values[9],
-                lines=int(lines),
-                first_ts=int(first) if first else None,
-                last_ts=int(last) if last else None,
-                first_line=int(first_line) if first_line else None,
+                int(fid),
+                status,
+                None if kind == NULL else kind,
+                None if cid == NULL else int(cid),
+                None if broker == NULL else int(broker),
+                None if epoch == NULL else int(epoch),
+                None if frm == NULL else frm,
+                None if to == NULL else to,
+                None if topics == NULL else topics,
+                None if dts == NULL else int(dts),
+                None if layout == NULL else layout,
+                int(lines),
+                int(first) if first else None,
+                int(last) if last else None,
+                int(first_line) if first_line else None,
             )
         )
     # Decision: in the order of their keys, whatever order the reader's hash map and its tasks gave them, so
     # that what is built from them in that order (the records per kind of stats.json) is the same for any
     # number of tasks and either engine (a cell's key is unique: its fields before the counts)
-    cells.sort(key=lambda c: tuple((v is not None, 0 if v is None else v) for v in _key(c)))
+    cells.sort(key=_order)
     return cells
 
 
-def _key(c: Cell) -> tuple[Any, ...]:
+PLAIN = "\u0001"
+"""Leads a plain cell's line of ``LineParser.Cube``'s text and ends each of its parts."""
+NULL = "\u0002"
+"""A null value in a plain cell's line."""
+
+
+def _prefixed_cell(text: str, at: int, cells: list[Cell]) -> int:
+    """The length-prefixed cell at ``at`` into ``cells``; where the next cell starts."""
+    comma = text.index(",", at)
+    fid = int(text[at:comma])
+    at = comma + 1
+    values: list[str | None] = []
+    for _ in range(10):
+        v, at = _read_value(text, at)
+        values.append(v)
+    end = text.index("\n", at)
+    lines, first, last, first_line = text[at:end].split(",")
+
+    def num(v: str | None) -> int | None:
+        return None if v is None else int(v)
+
+    cells.append(
+        Cell(
+            fid=fid,
+            status=str(values[0]),
+            kind=values[1],
+            controller_id=num(values[2]),
+            broker=num(values[3]),
+            controller_epoch=num(values[4]),
+            from_state=values[5],
+            to_state=values[6],
+            del_topics=values[7],
+            del_ts=num(values[8]),
+            layout=values[9],
+            lines=int(lines),
+            first_ts=int(first) if first else None,
+            last_ts=int(last) if last else None,
+            first_line=int(first_line) if first_line else None,
+        )
+    )
+    return end + 1
+
+
+def _order(c: Cell) -> tuple[Any, ...]:
+    """A cell's place among the cells: its key's fields in turn, ``None`` before any value (each field as a
+    flag and a value, flat: the same order as a tuple of ``(v is not None, v)`` pairs, built faster)."""
     return (
         c.fid,
         c.status,
-        c.kind,
-        c.controller_id,
-        c.broker,
-        c.controller_epoch,
-        c.from_state,
-        c.to_state,
-        c.del_topics,
-        c.del_ts,
-        c.layout,
+        c.kind is not None,
+        "" if c.kind is None else c.kind,
+        c.controller_id is not None,
+        0 if c.controller_id is None else c.controller_id,
+        c.broker is not None,
+        0 if c.broker is None else c.broker,
+        c.controller_epoch is not None,
+        0 if c.controller_epoch is None else c.controller_epoch,
+        c.from_state is not None,
+        "" if c.from_state is None else c.from_state,
+        c.to_state is not None,
+        "" if c.to_state is None else c.to_state,
+        c.del_topics is not None,
+        "" if c.del_topics is None else c.del_topics,
+        c.del_ts is not None,
+        0 if c.del_ts is None else c.del_ts,
+        c.layout is not None,
+        "" if c.layout is None else c.layout,
     )
 
 
