@@ -139,8 +139,11 @@ def test_an_interrupted_audit_ends_with_one_line(tmp_path: Path, sig: signal.Sig
         timeout=scaled(120),
     )
     env = {**os.environ, "TMPDIR": str(tmp_path)}  # the run's configuration folder is made here
+    # --engine spark: this test is about interrupting Spark's py4j calls. On this small input the default engine
+    # is the local one, which ends less than a second after "parsing" (the local engine's own signal tests use a
+    # large log: test_local_engine_signals.py); Spark is still parsing for seconds after that line.
     proc = subprocess.Popen(
-        [*kcspec, "audit", str(logs), "--out", str(tmp_path / "out")],
+        [*kcspec, "audit", str(logs), "--engine", "spark", "--out", str(tmp_path / "out")],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
