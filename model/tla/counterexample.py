@@ -145,19 +145,24 @@ def _record(v: Value, cls: type, path: str) -> dict[str, Any]:
 
 
 def state_of(st: TlcTraceState) -> ClusterState:
-    hints = _hints(ClusterState)
-    data: dict[str, Any] = {}
+    values: dict[str, Any] = {}
     for v in STATE_VARS:
         try:
             value = st.var(v)
         except KeyError as exc:
             raise CounterexampleError(str(exc)) from None
-        data[v] = to_canonical(value, hints[v], f"state {st.number}: {v}")
+        values[v] = _variable(value, st.number, v)
+    return ClusterState(**values)
+
+
+def _variable(value: Value, number: int, name: str) -> Any:
+    """State ``number``'s variable ``name`` from its TLA+ value, as a field of ``ClusterState``."""
+    hint = _hints(ClusterState)[name]
+    data = to_canonical(value, hint, f"state {number}: {name}")
     try:
-        state: ClusterState = codec.decode(data, ClusterState, f"state {st.number}")
+        return codec.decode(data, hint, f"state {number}.{name}")
     except codec.CodecError as exc:
         raise CounterexampleError(str(exc)) from None
-    return state
 
 
 class StateDecoder:
@@ -171,7 +176,6 @@ class StateDecoder:
 
     def __init__(self, limit: int = 20_000) -> None:
         self._limit = limit
-        self._hints = _hints(ClusterState)
         self._known: dict[str, dict[str, Any]] = {v: {} for v in STATE_VARS}
 
     def __call__(self, number: int, variables: list[tuple[str, str]]) -> ClusterState:
@@ -186,11 +190,7 @@ class StateDecoder:
             known = self._known[v]
             value = known.get(text)
             if value is None:
-                data = to_canonical(parse_variable(text, number, v), self._hints[v], f"state {number}: {v}")
-                try:
-                    value = codec.decode(data, self._hints[v], f"state {number}.{v}")
-                except codec.CodecError as exc:
-                    raise CounterexampleError(str(exc)) from None
+                value = _variable(parse_variable(text, number, v), number, v)
                 if len(known) >= self._limit:
                     known.clear()
                 known[text] = value
