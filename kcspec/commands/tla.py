@@ -22,6 +22,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from kcspec import options
+from kcspec.commands import tla_resumable as resumable
 from kcspec.conformance.reports.json_report import write_document
 from kcspec.model.tla.config import CROSSCHECK_DEFAULT, ModelConfig
 from kcspec.model.tla.module import GeneratedModule, ModuleError, generate
@@ -376,6 +377,29 @@ def _exit_code(outcome: Outcome) -> int:
     "invariants.",
 )
 @options.out_dir(default="tla-check", help="Folder for the module, TLC's raw output and the counterexample.")
+@click.option(
+    "--checkpoint",
+    "checkpoint_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    callback=options.output_dir,
+    help="Let TLC checkpoint its search in this folder (a folder without a checkpoint), so that a run stopped by "
+    "--timeout, Ctrl-C or a kill continues with --resume.",
+)
+@click.option(
+    "--checkpoint-minutes",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help=f"Minutes between TLC's checkpoints (default {resumable.DEFAULT_MINUTES:g}; TLC takes one at its next "
+    "progress report, about every minute).",
+)
+@click.option(
+    "--resume",
+    "resume_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Continue the run checkpointed in this folder (same options), checkpointing there.",
+)
 def check(
     module_path: Path | None,
     tla2tools: str | None,
@@ -386,6 +410,9 @@ def check(
     liveness: bool,
     timeout_s: float | None,
     out: Path,
+    checkpoint_dir: Path | None,
+    checkpoint_minutes: float | None,
+    resume_dir: Path | None,
     **kw: Any,
 ) -> None:
     """Model-check the spec's TLA+ module with TLC (run as a subprocess).
@@ -395,13 +422,22 @@ def check(
     a counterexample is a lasso, written as a kcspec trace with the properties it violates and whether Kafka is
     known not to satisfy them there (§12).
 
+    With --checkpoint DIR, TLC checkpoints its search in DIR; a run stopped by --timeout (TLC then takes a last
+    checkpoint), Ctrl-C or a kill continues with --resume DIR and the same options, as often as needed
+    (model/tlc/checkpoint.py).
+
     \b
     Examples:
       TLA2TOOLS_JAR=/opt/tla2tools.jar kcspec tla check --brokers 2 --partitions 1 --workers 2 --timeout 900
+      kcspec tla check --brokers 3 --max-zxid 4 --checkpoint run3 --timeout 3600   (later: --resume run3)
       kcspec tla check --liveness --brokers 1 --rf 1 --max-zxid 2 --max-controller-epoch 1 --max-leader-epoch 1 \\
           --max-zk-version 0
     """
     console = Console()
+    if checkpoint_dir is not None and resume_dir is not None:
+        options.fail("--checkpoint and --resume: give one (--resume DIR continues the run in DIR)")
+    if checkpoint_minutes is not None and checkpoint_dir is None and resume_dir is None:
+        options.fail("--checkpoint-minutes: give it with --checkpoint DIR or --resume DIR")
     try:
         tools = find_toolchain(Path(tla2tools) if tla2tools else None)
     except ToolNotFound as exc:
@@ -435,6 +471,17 @@ def check(
         options.fail(f"--seed: {exc}" if "seed" in str(exc) else str(exc))
     out.mkdir(parents=True, exist_ok=True)
     console.print(tools.describe(), highlight=False, markup=False, soft_wrap=True)
+    run_opts = resumable.run_options(
+        kw,
+        liveness=liveness,
+        seed=seed,
+        depth=depth,
+        module="generated" if module is not None else module_path.name,
+    )
+    sitting = resumable.begin(checkpoint_dir, resume_dir, run_opts, module_path, config_path, console)
+    if sitting is not None:
+        args = resumable.tlc_args(args, sitting, checkpoint_minutes or resumable.DEFAULT_MINUTES)
+
     repeat = (
         "repeats this run" if args.workers == 1 else "repeats TLC's choices (the workers' order still varies)"
     )
@@ -449,9 +496,16 @@ def check(
         def progress(stats: Stats) -> None:
             say(f"TLC: {_n(stats.distinct)} distinct states, depth {_n(stats.depth)}")
 
-        result = run_tlc(args, tools, on_progress=progress)
+        try:
+            result = run_tlc(args, tools, on_progress=progress)
+        except BaseException:
+            if sitting is not None:
+                resumable.end(sitting, None, "", console)
+            raise
     (out / "tlc-output.txt").write_text(result.raw_output, encoding="utf-8")
     _print_report(result.report, _origins(module_path), console)
+    if sitting is not None:
+        resumable.end(sitting, result.report, result.raw_output, console)
     if result.outcome in (Outcome.INVARIANT_VIOLATED, Outcome.DEADLOCK):
         _write_counterexample(result, kw["profile"], _config(kw), out, console)
     if result.outcome is Outcome.PROPERTY_VIOLATED:

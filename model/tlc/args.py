@@ -21,6 +21,15 @@ class TlcArgs:
     to write every distinct state it reaches to that path (``-dump``, TLC's text format); ``check_deadlock``
     is TLC's deadlock check (``-deadlock`` turns it *off*); ``extra`` is passed to TLC verbatim.
 
+    A run that can be continued (``model/tlc/checkpoint.py``): ``metadir`` is the folder in which TLC makes its
+    run's folder (``-metadir``; without it, a temporary folder that goes with the run); ``checkpoint_ms`` is the
+    interval between TLC's checkpoints (TLC's system property ``tlc2.TLCGlobals.chkpt``, in milliseconds: TLC
+    2.15 and later read it; TLC takes a checkpoint at its first periodic report after the interval, and reports
+    come a few seconds after the start, then every minute); ``recover`` is the run folder of an earlier run
+    whose last checkpoint TLC continues from (``-recover``); ``stop_after_s`` makes TLC stop itself after that
+    many seconds (``tlc2.TLC.stopAfter``), and with ``checkpoint_ms`` it takes a last checkpoint as it stops,
+    which a kill on ``timeout_s`` cannot give.
+
     ``seed`` fixes TLC's two random choices, which it otherwise makes afresh on every run: the fingerprint
     polynomial (``-fp``, one of TLC's 131, ``seed % 131``) and its random seed (``-seed``). The polynomial decides
     the order in which TLC's liveness checker walks the behaviour graph, so without it two runs of one model can
@@ -47,6 +56,10 @@ class TlcArgs:
     seed: int = 0
     liveness_at_end: bool = False
     extra: tuple[str, ...] = ()
+    metadir: Path | None = None
+    checkpoint_ms: int | None = None
+    recover: Path | None = None
+    stop_after_s: int | None = None
 
     def __post_init__(self) -> None:
         if self.module.suffix != ".tla":
@@ -61,6 +74,10 @@ class TlcArgs:
             raise ValueError(f"seed must fit in a signed 64-bit integer (TLC's -seed), got {self.seed}")
         if self.timeout_s is not None and self.timeout_s <= 0:
             raise ValueError(f"timeout must be > 0 seconds, got {self.timeout_s}")
+        if self.checkpoint_ms is not None and self.checkpoint_ms < 1:
+            raise ValueError(f"the checkpoint interval must be >= 1 ms, got {self.checkpoint_ms}")
+        if self.stop_after_s is not None and self.stop_after_s < 1:
+            raise ValueError(f"TLC's stop must come after >= 1 s, got {self.stop_after_s}")
 
     @property
     def fingerprint(self) -> int:

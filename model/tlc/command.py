@@ -17,6 +17,11 @@ def tlc_argv(args: TlcArgs, tools: Toolchain, *, metadir: str | None = None) -> 
     argv = [str(tools.java), "-XX:+UseParallelGC", *tools.java_options]
     if args.heap_mb is not None:
         argv.append(f"-Xmx{args.heap_mb}m")
+    if args.checkpoint_ms is not None:
+        # TLC's checkpoint interval in milliseconds (``-checkpoint`` takes whole minutes)
+        argv.append(f"-Dtlc2.TLCGlobals.chkpt={args.checkpoint_ms}")
+    if args.stop_after_s is not None:
+        argv.append(f"-Dtlc2.TLC.stopAfter={args.stop_after_s}")
     argv += ["-cp", str(tools.jar), TLC_MAIN, "-tool", "-cleanup"]
     argv += ["-workers", "auto" if args.workers == 0 else str(args.workers)]
     argv += ["-config", args.config_path.name]
@@ -35,7 +40,12 @@ def tlc_argv(args: TlcArgs, tools: Toolchain, *, metadir: str | None = None) -> 
         # TLC adds ".dump" to a file name without it; the name is given with it, so TLC writes exactly there.
         dump = str(args.dump_states)
         argv += ["-dump", dump if dump.endswith(".dump") else dump + ".dump"]
-    if metadir is not None:
+    if args.recover is not None:
+        # TLC continues in the recovered run's folder and writes its next checkpoints there
+        argv += ["-recover", str(args.recover)]
+    elif args.metadir is not None:
+        argv += ["-metadir", str(args.metadir)]
+    elif metadir is not None:
         argv += ["-metadir", metadir]
     argv += list(args.extra)
     argv.append(args.module.name)

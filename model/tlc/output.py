@@ -38,6 +38,10 @@ BEHAVIOR_UP_TO_HERE = 2121
 STATE_PRINT = 2217
 ASSERT_FAILED = 2132
 PARSING_FAILED = 3002
+CHECKPOINT_END = 2196
+"""A checkpoint of the run is complete ("Checkpointing completed at …")."""
+RECOVER_END = 2198
+"""The run continues from a checkpoint ("Recovery completed. N states examined. M states on queue.")."""
 
 SEVERITY_ERROR = 1
 SEVERITY_WARNING = 3
@@ -101,6 +105,10 @@ class TlcReport:
     cycle_from: int | None = None
     """For a temporal-property violation: the 1-based number of the trace state the behaviour goes back to
     forever (TLC's "Back to state N"; the last state itself when TLC says the behaviour stutters there)."""
+    checkpoints: int = 0
+    """How many checkpoints TLC completed during the run."""
+    recovered: bool = False
+    """The run continued from an earlier run's checkpoint (its counts include that run's states)."""
 
 
 def split_messages(text: str) -> tuple[TlcMessage, ...]:
@@ -162,7 +170,9 @@ def _duration_ms(text: str) -> int | None:
 
 
 def _stats(text: str, stats: Stats) -> Stats:
-    m = _STATS.search(text)
+    # the last counts of the text: a plain-mode transcript holds every progress report before the final one
+    found = list(_STATS.finditer(text))
+    m = found[-1] if found else None
     if m is not None:
         stats = Stats(_int(m.group(1)), _int(m.group(2)), _int(m.group(3)), stats.depth, stats.duration_ms)
     d = _DEPTH.search(text)
@@ -210,6 +220,8 @@ def parse_tool_output(text: str, module: str | None = None) -> TlcReport:
     trace: list[TlcTraceState] = []
     cycle_from: int | None = None
     finished = False
+    checkpoints = 0
+    recovered = False
     for msg in messages:
         if msg.code == VERSION:
             version = msg.body.strip()
@@ -230,6 +242,10 @@ def parse_tool_output(text: str, module: str | None = None) -> TlcReport:
             violated = msg.body.strip()
         elif msg.code == BACK_TO_STATE:
             cycle_from = _back_to(msg.body)
+        elif msg.code == CHECKPOINT_END:
+            checkpoints += 1
+        elif msg.code == RECOVER_END:
+            recovered = True
         elif msg.code == STUTTERING:
             cycle_from = len(trace)
         elif msg.code == ASSERT_FAILED:
@@ -253,6 +269,7 @@ def parse_tool_output(text: str, module: str | None = None) -> TlcReport:
         outcome = Outcome.TLC_ERROR
         if not errors:
             errors.append("TLC ended without a result" + ("" if finished else " (its output stops early)"))
+    outcome = _incomplete(outcome, stats, errors)
     error_text = "\n\n".join(errors) if errors else None
     source_errors = _source_errors(
         "\n".join(m.body for m in messages if m.code in (None, PARSING_FAILED)), module
@@ -260,8 +277,34 @@ def parse_tool_output(text: str, module: str | None = None) -> TlcReport:
     if outcome is not Outcome.PARSE_ERROR:
         source_errors = tuple(e for e in _source_errors(error_text or "", module))
     return TlcReport(
-        outcome, stats, version, violated, error_text, source_errors, tuple(trace), messages, True, cycle_from
+        outcome,
+        stats,
+        version,
+        violated,
+        error_text,
+        source_errors,
+        tuple(trace),
+        messages,
+        True,
+        cycle_from,
+        checkpoints,
+        recovered,
     )
+
+
+def _incomplete(outcome: Outcome, stats: Stats, errors: list[str]) -> Outcome:
+    """ "No error has been found" with states still on TLC's queue is a search that was stopped, not a pass.
+
+    TLC says so when it stops itself (``tlc2.TLC.stopAfter``, which a checkpointed run's ``--timeout`` uses):
+    TLC 2.15 prints "Model checking completed. No error has been found." with thousands of states left on its
+    queue and exits 0 (measured on the default 2-broker model: 13,873 distinct states, 6,948 on the queue)."""
+    if outcome is not Outcome.OK or not stats.left_on_queue:
+        return outcome
+    errors.append(
+        f"TLC stopped with {stats.left_on_queue:,} states left on its queue: the search did not end, "
+        "and states beyond them were not checked"
+    )
+    return Outcome.TIMEOUT
 
 
 _STUTTER = re.compile(r"^(?:State )?\d+: Stuttering", re.M)
@@ -315,6 +358,10 @@ def parse_plain_output(text: str, module: str | None = None) -> TlcReport:
         outcome = Outcome.TLC_ERROR
         errs = re.findall(r"^Error: (.*)$", text, re.M)
         error = "\n".join(errs) if errs else "TLC ended without a result"
+    stopped: list[str] = []
+    outcome = _incomplete(outcome, stats, stopped)
+    if stopped:
+        error = stopped[0]
     trace: list[TlcTraceState] = []
     starts = list(_PLAIN_STATE.finditer(text))
     for i, m in enumerate(starts):
