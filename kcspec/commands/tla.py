@@ -310,6 +310,12 @@ def _print_report(report: TlcReport, origins: list[list[str | None]] | None, con
         console.print(f"[red]{_where(err, origins)}[/red]", highlight=False)
     if report.error and report.outcome is not Outcome.OK:
         console.print(report.error, highlight=False, markup=False)
+    if report.depth_bounded and report.outcome is Outcome.OK:
+        console.print(
+            "depth-bounded search (--depth): no error within the bound; states beyond it were not checked",
+            highlight=False,
+            markup=False,
+        )
     for s in report.trace:
         label = "initial state" if s.action is None else _action_label(s.action, origins)
         console.print(f"  state {s.number}: {label}", highlight=False)
@@ -750,6 +756,8 @@ def parse_output_cmd(output: Path, module_path: Path | None, as_json: bool) -> N
                     "states_generated": st.generated,
                     "distinct_states": st.distinct,
                     "depth": st.depth,
+                    "depth_bounded": report.depth_bounded,
+                    "states_left_on_queue": st.left_on_queue,
                     "duration_ms": st.duration_ms,
                     "error": report.error,
                     "trace_length": len(report.trace),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from kcspec.model.tlc.trace import TlcTraceState, TraceFormatError, parse_state_text
 
@@ -36,11 +36,17 @@ STUTTERING = 2218
 DEADLOCK = 2114
 BEHAVIOR_UP_TO_HERE = 2121
 STATE_PRINT = 2217
+STATE_PRINT_NO_ACTION = 2216
+"""A state of an error trace without its action ("N:"), as a depth-first run (``-dfid``) prints them."""
 ASSERT_FAILED = 2132
 PARSING_FAILED = 3002
 CHECKPOINT_END = 2196
 """A checkpoint of the run is complete ("Checkpointing completed at …")."""
 RECOVER_END = 2198
+DFS_MODE = 2271
+"""TLC runs its depth-first iterative deepening (``-dfid N``): "Running depth-first search Model-Checking …"."""
+DFID_STATS = 2204
+"""The final counts of a depth-first run ("N states generated, M distinct states found."): it has no queue."""
 """The run continues from a checkpoint ("Recovery completed. N states examined. M states on queue.")."""
 
 SEVERITY_ERROR = 1
@@ -109,6 +115,8 @@ class TlcReport:
     """How many checkpoints TLC completed during the run."""
     recovered: bool = False
     """The run continued from an earlier run's checkpoint (its counts include that run's states)."""
+    depth_bounded: bool = False
+    """A depth-first run to a bound (``-dfid``): states deeper than the bound were not checked."""
 
 
 def split_messages(text: str) -> tuple[TlcMessage, ...]:
@@ -142,6 +150,7 @@ _STATS = re.compile(
     r"([\d,]+) states? left on queue"
 )
 _DEPTH = re.compile(r"depth of the complete state graph search is (\d+)")
+_DFID_STATS = re.compile(r"^([\d,]+) states? generated, ([\d,]+) distinct states? found\.$", re.M)
 _FINISHED = re.compile(r"Finished in (?:(\d+)ms|(\d+)s|(\d+)min (\d+)s|(\d+):(\d+):(\d+)|(\d+)h (\d+)min)")
 _INVARIANT = re.compile(r"Invariant (\S+) is violated")
 _PARSE_POS = re.compile(r"at line (\d+), column (\d+)")
@@ -222,6 +231,8 @@ def parse_tool_output(text: str, module: str | None = None) -> TlcReport:
     finished = False
     checkpoints = 0
     recovered = False
+    depth_first = False
+    dfid_done = False
     for msg in messages:
         if msg.code == VERSION:
             version = msg.body.strip()
@@ -246,6 +257,13 @@ def parse_tool_output(text: str, module: str | None = None) -> TlcReport:
             checkpoints += 1
         elif msg.code == RECOVER_END:
             recovered = True
+        elif msg.code == DFS_MODE:
+            depth_first = True
+        elif msg.code == DFID_STATS:
+            m = _DFID_STATS.search(msg.body)
+            if m is not None:
+                stats = replace(stats, generated=_int(m.group(1)), distinct=_int(m.group(2)))
+                dfid_done = True
         elif msg.code == STUTTERING:
             cycle_from = len(trace)
         elif msg.code == ASSERT_FAILED:
@@ -253,7 +271,7 @@ def parse_tool_output(text: str, module: str | None = None) -> TlcReport:
             violated = _assertion_text(msg.body)
         elif msg.code == DEADLOCK:
             outcome = Outcome.DEADLOCK
-        elif msg.code == STATE_PRINT:
+        elif msg.code in (STATE_PRINT, STATE_PRINT_NO_ACTION):
             try:
                 trace.append(parse_state_text(msg.body))
             except TraceFormatError as exc:
@@ -265,6 +283,9 @@ def parse_tool_output(text: str, module: str | None = None) -> TlcReport:
             errors.append(msg.body.strip())
             if outcome is None:
                 outcome = Outcome.TLC_ERROR
+    if outcome is None and depth_first and dfid_done and finished and not errors:
+        # TLC's depth-first search to its bound says no "No error has been found": its counts and its end are it
+        outcome = Outcome.OK
     if outcome is None:
         outcome = Outcome.TLC_ERROR
         if not errors:
@@ -289,6 +310,7 @@ def parse_tool_output(text: str, module: str | None = None) -> TlcReport:
         cycle_from,
         checkpoints,
         recovered,
+        depth_first,
     )
 
 

@@ -49,7 +49,7 @@ class TlcTraceState:
         raise KeyError(f"state {self.number} has no variable {name!r}")
 
 
-_HEADER = re.compile(r"^(?:State )?(\d+): (.*)$")
+_HEADER = re.compile(r"^(?:State )?(\d+):(?: (.*))?$")
 _ACTION = re.compile(
     r"^<(?P<name>[A-Za-z_][A-Za-z0-9_!]*)(?:\((?P<args>.*)\))?(?: (?P<loc>line \d+, col .*))?>$", re.S
 )
@@ -65,7 +65,13 @@ def parse_state_text(text: str) -> TlcTraceState:
     if header is None:
         raise TraceFormatError(f"state header {lines[0]!r} is not 'N: <action>'")
     number = int(header.group(1))
-    action = _parse_action_header(header.group(2).strip(), number)
+    label = (header.group(2) or "").strip()
+    # a depth-first run (-dfid) prints its states without their action ("2:"): a step of Next, found again by
+    # matching the states
+    action = (
+        _parse_action_header(label, number) if label else (None if number == 1 else TlcAction(NEXT_LABEL))
+    )
+
     variables: list[tuple[str, Value]] = []
     for name, value_text in variable_texts("\n".join(lines[1:]), number):
         variables.append((name, parse_variable(value_text, number, name)))

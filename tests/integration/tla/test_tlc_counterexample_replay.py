@@ -111,3 +111,34 @@ def test_the_counterexample_replays_on_the_reference_controller(weakened_run: tu
         timeout=scaled(600),
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_depth_first_run_finds_the_counterexample_too(weakened_run: tuple[str, Path]) -> None:
+    """``--depth`` (TLC's ``-dfid``) prints the trace's states without any action ("2:"); each step is then found
+    again among every action's instances, and the trace is the one the spec's steps lead through."""
+    _, first = weakened_run
+    module = next(first.parent.glob("*.tla"))
+    out = first.parent / "out-depth"
+    args = [
+        "tla",
+        "check",
+        "--module",
+        str(module),
+        "--profile",
+        "kafka-2.8",
+        *MODEL_OPTIONS,
+        "--out",
+        str(out),
+    ]
+    result = CliRunner().invoke(main, [*args, "--depth", "12", "--timeout", "900"])
+    assert result.exit_code == 1, result.output
+    report = parse_output((out / "tlc-output.txt").read_text())
+    assert report.depth_bounded and report.violated == WEAK
+    assert all(s.action is None or s.action.name == NEXT_LABEL for s in report.trace)
+    trace = Trace.from_json((out / "counterexample.json").read_text())
+    machine = SpecMachine("kafka-2.8")
+    state = trace.initial
+    for step, tlc_state in zip(trace.steps, report.trace[1:], strict=True):
+        state = machine.step(state, step.event).state
+        assert state == state_of(tlc_state)
+    assert state.zk.partition_states

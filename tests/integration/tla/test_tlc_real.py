@@ -87,6 +87,19 @@ def test_invariant_violation(tmp_path: Path, tools: Toolchain) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["Toy.tla", "Toy_violation.cfg"]
 
 
+def test_a_depth_bounded_run_is_a_verdict_within_its_bound(tmp_path: Path, tools: Toolchain) -> None:
+    """``--depth`` (TLC's ``-dfid``): TLC 2.15 ends a depth-first run with its counts and no "No error has been
+    found"; that is a pass within the bound (said so), and a violation within the bound is still found."""
+    ok = _toy(tmp_path, "Toy_ok.cfg")
+    result = run_tlc(dataclasses.replace(ok, depth=3), tools)
+    assert result.outcome is Outcome.OK, result.raw_output[-2000:]
+    assert result.report.depth_bounded and result.report.stats.distinct
+    bad = _toy(tmp_path, "Toy_violation.cfg")
+    result = run_tlc(dataclasses.replace(bad, depth=5), tools)
+    assert result.outcome is Outcome.INVARIANT_VIOLATED and result.report.violated == "EpochSmall"
+    assert result.report.depth_bounded and result.trace
+
+
 def test_deadlock(tmp_path: Path, tools: Toolchain) -> None:
     args = _toy(tmp_path, "Toy_deadlock.cfg")
     result = run_tlc(

@@ -1,5 +1,5 @@
-"""The checkpoint folder of a TLC run in several sittings (``model/tlc/checkpoint.py``), TLC's options for it, and
-a stopped search never read as a pass — without TLC."""
+"""The checkpoint folder of a TLC run in several sittings (``model/tlc/checkpoint.py``), TLC's options for it, a
+stopped search never read as a pass, and a depth-first run's verdict — without TLC."""
 
 from __future__ import annotations
 
@@ -14,7 +14,11 @@ from kcspec.model.tlc.args import TlcArgs
 from kcspec.model.tlc.command import tlc_argv
 from kcspec.model.tlc.locate import Toolchain
 from kcspec.model.tlc.output import Outcome, parse_output
+from kcspec.model.tlc.trace import NEXT_LABEL
 
+from tests.support.paths import SUPPORT
+
+TRANSCRIPTS = SUPPORT / "tla_transcripts"
 OPTIONS = {"profile": "kafka-2.8", "brokers": 3, "max_zxid": 4, "liveness": False, "seed": 0, "depth": None}
 
 
@@ -163,3 +167,15 @@ def test_no_error_found_with_states_left_on_the_queue_is_a_stopped_search_not_a_
     done = plain.replace("6948 states left on queue", "0 states left on queue")
     report = parse_output(done, "M")
     assert report.outcome is Outcome.OK and report.stats.distinct == 13873 and report.stats.left_on_queue == 0
+
+
+def test_a_depth_first_transcript_keeps_its_counterexample() -> None:
+    """TLC 2.15's ``-dfid`` run prints the trace's states as "N:" without their action (message 2216) and its
+    counts without a queue (2204): the states are read, each step as a step of ``Next``."""
+    text = (TRANSCRIPTS / "out_tool_dfid_violation_tlc2.15.txt").read_text()
+    report = parse_output(text, "Toy")
+    assert report.outcome is Outcome.INVARIANT_VIOLATED and report.violated == "EpochSmall"
+    assert report.depth_bounded and report.stats.distinct == 22 and report.stats.generated == 28
+    assert [s.number for s in report.trace] == [1, 2, 3]
+    assert report.trace[0].action is None
+    assert all(s.action is not None and s.action.name == NEXT_LABEL for s in report.trace[1:])
