@@ -13,7 +13,7 @@ import math
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from rich.console import Console
 
@@ -40,6 +40,8 @@ class Sitting:
     record: ckpt.Record
     recover: Path | None
     started: float
+    lock: IO[bytes]
+    """The folder's lock, held until the sitting ends (``end``)."""
 
     @property
     def flag(self) -> str:
@@ -71,14 +73,21 @@ def begin(
     try:
         if checkpoint_dir is not None:
             record = ckpt.start(checkpoint_dir, opts, module, config)
+            lock = ckpt.hold(checkpoint_dir)
             console.print(
                 f"checkpoints: {checkpoint_dir} (continue a stopped run with --resume {checkpoint_dir})"
             )
-            return Sitting(checkpoint_dir, record, None, time.time())
+            return Sitting(checkpoint_dir, record, None, time.time(), lock)
         if resume_dir is None:
             return None
-        record = ckpt.load(resume_dir)
-        ckpt.check_resumable(resume_dir, record, opts, module, config)
+        ckpt.load(resume_dir)
+        lock = ckpt.hold(resume_dir)
+        record = ckpt.load(resume_dir)  # again, under the lock: the run that held it may have just ended
+        try:
+            ckpt.check_resumable(resume_dir, record, opts, module, config)
+        except ckpt.CheckpointError:
+            lock.close()
+            raise
     except ckpt.CheckpointError as exc:
         options.fail(str(exc))
     except OSError as exc:
@@ -96,7 +105,7 @@ def begin(
         console.print(f"continuing from the checkpoint in {recover} (the last run stopped at {done})")
     record = replace(record, status="running", runs=record.runs + 1)
     ckpt.save(resume_dir, record)
-    return Sitting(resume_dir, record, recover, time.time())
+    return Sitting(resume_dir, record, recover, time.time(), lock)
 
 
 def tlc_args(args: TlcArgs, sitting: Sitting, interval_minutes: float) -> TlcArgs:
@@ -113,7 +122,15 @@ def tlc_args(args: TlcArgs, sitting: Sitting, interval_minutes: float) -> TlcArg
 
 
 def end(sitting: Sitting, report: TlcReport | None, raw_output: str, console: Console) -> None:
-    """Record the sitting's end (``report`` ``None``: stopped by a signal) and say how to go on."""
+    """Record the sitting's end (``report`` ``None``: stopped by a signal), say how to go on, and let the folder
+    go."""
+    try:
+        _record_end(sitting, report, raw_output, console)
+    finally:
+        sitting.lock.close()
+
+
+def _record_end(sitting: Sitting, report: TlcReport | None, raw_output: str, console: Console) -> None:
     folder = sitting.folder
     number = sitting.record.runs
     if raw_output:

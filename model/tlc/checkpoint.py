@@ -13,6 +13,8 @@ The folder holds:
   checks, the status (``running``, ``stopped``, ``ended``), the last counts and, once ended, the outcome. Written
   to a temporary name and renamed, so a killed run leaves the previous record whole.
 * ``<Module>.tla`` and the ``.cfg`` TLC reads: the module as it was checked.
+* ``checkpoint.lock`` — locked (``flock``) by the process whose TLC runs in the folder, so that a second
+  ``--resume`` of the same folder is refused while the first runs; the kernel releases it when that process dies.
 * ``tlc-states/<yy-MM-dd-HH-mm-ss>/`` — TLC's run folder (``-metadir``). A checkpoint is complete when its
   ``queue.chkpt`` and ``vars.chkpt`` exist (TLC writes each to a temporary name and renames it). TLC removes the
   folder when a run ends without an error.
@@ -24,17 +26,19 @@ a run killed before its first checkpoint starts again from the initial states, i
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 FORMAT = 1
 """The layout version of a checkpoint folder."""
 
 RECORD = "checkpoint.json"
+LOCK = "checkpoint.lock"
 STATES = "tlc-states"
 COMPLETE_MARKERS = ("queue.chkpt", "vars.chkpt")
 """The files of a complete TLC checkpoint (TLC 2.15 to 2.18)."""
@@ -65,6 +69,20 @@ class Record:
     tlc_version: str | None = None
     history: list[dict[str, Any]] = field(default_factory=list)
     """One entry per run: its start, how it began (``initial`` or ``recovered``), its end and counts."""
+
+
+def hold(folder: Path) -> IO[bytes]:
+    """Lock the folder for this process's run (``CheckpointError`` if another process's run holds it); the lock
+    lasts as long as the returned file is open, and ends with the process."""
+    handle = open(folder / LOCK, "a+b")  # noqa: SIM115 (held open for the run)
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        raise CheckpointError(
+            f"{folder}: another kcspec process is running TLC in this folder; wait for it to end or stop it"
+        ) from None
+    return handle
 
 
 def fingerprint(module: Path, config: Path) -> str:
@@ -195,6 +213,7 @@ __all__ = [
     "check_resumable",
     "fingerprint",
     "finish_run",
+    "hold",
     "load",
     "run_folder",
     "save",

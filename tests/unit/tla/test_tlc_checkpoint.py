@@ -179,3 +179,13 @@ def test_a_depth_first_transcript_keeps_its_counterexample() -> None:
     assert [s.number for s in report.trace] == [1, 2, 3]
     assert report.trace[0].action is None
     assert all(s.action is not None and s.action.name == NEXT_LABEL for s in report.trace[1:])
+
+
+def test_a_folder_in_use_by_a_running_sitting_is_refused(tmp_path: Path) -> None:
+    module, config = _module(tmp_path / "gen")
+    ckpt.start(tmp_path / "run", OPTIONS, module, config)
+    held = ckpt.hold(tmp_path / "run")
+    with pytest.raises(ckpt.CheckpointError, match="another kcspec process is running TLC in this folder"):
+        ckpt.hold(tmp_path / "run")
+    held.close()  # the sitting ended (or its process died): the folder is free again
+    ckpt.hold(tmp_path / "run").close()
