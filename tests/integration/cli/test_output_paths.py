@@ -37,6 +37,7 @@ CASES: list[tuple[str, list[str], str, bool]] = [
     ("spec rules", [], "--out", False),
     ("tla export", [], "--out", True),
     ("tla check", [], "--out", True),
+    ("tla check", [], "--checkpoint", True),
     ("tla crosscheck", [], "--json", False),
     ("tla modules", [], "--out", True),
     ("verify", [], "--out", True),
