@@ -150,6 +150,7 @@ _STATS = re.compile(
     r"([\d,]+) states? left on queue"
 )
 _DEPTH = re.compile(r"depth of the complete state graph search is (\d+)")
+_PROGRESS_LEVEL = re.compile(r"^Progress\((\d+)\) at ", re.M)
 _DFID_STATS = re.compile(r"^([\d,]+) states? generated, ([\d,]+) distinct states? found\.$", re.M)
 _FINISHED = re.compile(r"Finished in (?:(\d+)ms|(\d+)s|(\d+)min (\d+)s|(\d+):(\d+):(\d+)|(\d+)h (\d+)min)")
 _INVARIANT = re.compile(r"Invariant (\S+) is violated")
@@ -184,6 +185,9 @@ def _stats(text: str, stats: Stats) -> Stats:
     m = found[-1] if found else None
     if m is not None:
         stats = Stats(_int(m.group(1)), _int(m.group(2)), _int(m.group(3)), stats.depth, stats.duration_ms)
+    levels = _PROGRESS_LEVEL.findall(text)
+    if levels:  # the level a breadth-first search has reached, while it runs
+        stats = replace(stats, depth=int(levels[-1]))
     d = _DEPTH.search(text)
     if d is not None:
         stats = Stats(

@@ -159,6 +159,7 @@ def test_no_error_found_with_states_left_on_the_queue_is_a_stopped_search_not_a_
     assert report.stats.distinct == 13873 and report.stats.left_on_queue == 6948
     assert report.error is not None and "6,948 states left on its queue" in report.error
     assert report.checkpoints == 1 and not report.recovered
+    assert report.stats.depth == 8, "the level its progress reports reached"
     plain = "\n".join(
         line for line in STOPPED.splitlines() if not line.startswith("@!@!@")
     )  # the same run without -tool
