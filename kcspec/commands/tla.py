@@ -482,6 +482,7 @@ def check(
         liveness=liveness,
         seed=seed,
         depth=depth,
+        workers=workers,
         module="generated" if module is not None else module_path.name,
     )
     sitting = resumable.begin(checkpoint_dir, resume_dir, run_opts, module_path, config_path, console)

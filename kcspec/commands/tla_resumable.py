@@ -49,16 +49,13 @@ class Sitting:
 
 
 def run_options(
-    kw: dict[str, Any], *, liveness: bool, seed: int, depth: int | None, module: str
+    kw: dict[str, Any], *, liveness: bool, seed: int, depth: int | None, workers: int, module: str
 ) -> dict[str, Any]:
-    """The options a resumed run must repeat: what decides the module, the configuration and the fingerprints."""
-    return {
-        **{k: v for k, v in sorted(kw.items())},
-        "liveness": liveness,
-        "seed": seed,
-        "depth": depth,
-        "module": module,
-    }
+    """The options a resumed run must repeat: what decides the module, the configuration and the fingerprints,
+    and TLC's workers (TLC keeps a trace file per worker: TLC 2.15 given 2 workers for a 1-worker checkpoint
+    stops with ``FileNotFoundException: …/<Module>-1.chkpt``)."""
+    fixed = {"liveness": liveness, "seed": seed, "depth": depth, "workers": workers, "module": module}
+    return {**dict(sorted(kw.items())), **fixed}
 
 
 def begin(
@@ -111,8 +108,13 @@ def begin(
 def tlc_args(args: TlcArgs, sitting: Sitting, interval_minutes: float) -> TlcArgs:
     """``args`` with TLC's checkpoints in the sitting's folder, and ``--timeout`` as TLC's own stop."""
     stop_after = None if args.timeout_s is None else max(1, math.ceil(args.timeout_s))
+    workers = args.workers
+    if sitting.recover is not None and workers == 0:
+        # "auto" is the machine's core count: the checkpoint's own count of workers is what TLC can recover
+        workers = len(list(sitting.recover.glob(f"{args.module_name}-*.chkpt"))) or workers
     return replace(
         args,
+        workers=workers,
         metadir=(sitting.folder / ckpt.STATES).resolve(),
         recover=None if sitting.recover is None else sitting.recover.resolve(),
         checkpoint_ms=max(1, round(interval_minutes * 60_000)),

@@ -20,7 +20,8 @@ The folder holds:
   folder when a run ends without an error.
 
 Decisions: the seed must be the same (it chooses TLC's fingerprint polynomial: the checkpoint's fingerprints are of
-that polynomial), the workers and heap may change; a run that ended (with a pass or a violation) is not resumed;
+that polynomial), and so must the workers (TLC keeps one trace file per worker and cannot recover with another
+count); the heap and the interval may change; a run that ended (with a pass or a violation) is not resumed;
 a run killed before its first checkpoint starts again from the initial states, in the same folder, and says so.
 """
 

@@ -68,6 +68,12 @@ def test_a_stopped_run_continues_from_its_checkpoint(tmp_path: Path, tools: Tool
     )
     assert other.exit_code == 2
     assert "made with --max-zk-version 0, this run has --max-zk-version 1" in _said(other)
+    # TLC keeps a trace file per worker: another count cannot recover the checkpoint
+    two = CliRunner().invoke(
+        command,
+        ["check", *MODEL, "--workers", "2", "--resume", str(tmp_path / "ck"), "--out", str(tmp_path / "o")],
+    )
+    assert two.exit_code == 2 and "made with --workers 1, this run has --workers 2" in _said(two), two.output
 
 
 @pytest.mark.slow
