@@ -354,7 +354,7 @@ The first version: `hello`, `load`, `elect`, the two state-machine calls, `event
 
 ```
 → {"id":1,"type":"hello","protocol_version":1,"profile":"kafka-1.1"}
-← {"id":1,"type":"hello","protocol_version":1,"protocol_minor":1,"implementation":{"name":"node-example",\
+← {"id":1,"type":"hello","protocol_version":1,"protocol_minor":3,"implementation":{"name":"node-example",\
 "version":"2.0.0"},"profiles":["kafka-2.8","kafka-1.1"],"capabilities":["elections","replica_state_machine",\
 "partition_state_machine","fault_injection"]}
 → {"id":2,"type":"elect","strategy":"OfflinePartitionLeaderElectionStrategy","input":{"assignment":[1,2,3],\
