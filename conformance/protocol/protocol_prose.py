@@ -289,6 +289,22 @@ which the vectors and differential testing check:
   a write (it can complete a reassignment).
 * **StopReplica responses** count only partitions of topics in `controller.topics_with_deletion_started`
   (kafka-2.8; kafka-1.1 has no such set and counts every listed partition).
+* **The event queue** (capability `callbacks`). Every event with a controller part needs an empty
+  `controller.queued_elections` (its spec guard ends with `|s.controller.queued_elections| = 0`; in kafka-2.8
+  `UncleanLeaderElectionEnable` too), except `ControllerResignation`, which preempts the queue; the events without a
+  controller part (`NewerControllerElected`, `ZombieControllerWrite`, `ZkFaultInjection`,
+  `StopReplicaResponseWithoutDeletionReceived`) and the queue's own events do not look at it. A queued
+  `ControlledShutdown` answered `Failure(e)` has `error` UNKNOWN_SERVER_ERROR and `exception` e, except
+  `Failure(ControllerMovedException)`, whose `error` is NOT_CONTROLLER. A ControllerMovedException ends
+  `QueuedEventProcessed` and the controller resigns, whatever the request's kind (the controlled shutdown's callback
+  has answered its `Failure` first; the other kinds answer nothing). `QueuedEventProcessed` takes the oldest request
+  out of the queue before processing it, so the resignation answers the remaining requests at their places in the
+  shortened queue: the request that was second is `request` 0, the number the processed request's own answers
+  carry. A processed `ApiPartitionReassignment` answers its partitions only (no `WHOLE_REQUEST` answer); a
+  processed listing answers `WHOLE_REQUEST` NONE and the listed partitions. An admin election's partition whose
+  election failed is answered after its failure's reason: `ZkError` UNKNOWN_SERVER_ERROR, the others (the
+  StateChangeFailedException of §5.2b, `NoEligibleLeader` among them) PREFERRED_LEADER_NOT_AVAILABLE or, for an
+  UNCLEAN election, ELIGIBLE_LEADERS_NOT_AVAILABLE.
 
 ## Kafka's inputs and kcspec's events
 
@@ -338,7 +354,7 @@ The first version: `hello`, `load`, `elect`, the two state-machine calls, `event
 
 ```
 → {"id":1,"type":"hello","protocol_version":1,"profile":"kafka-1.1"}
-← {"id":1,"type":"hello","protocol_version":1,"protocol_minor":1,"implementation":{"name":"node-example",\
+← {"id":1,"type":"hello","protocol_version":1,"protocol_minor":3,"implementation":{"name":"node-example",\
 "version":"2.0.0"},"profiles":["kafka-2.8","kafka-1.1"],"capabilities":["elections","replica_state_machine",\
 "partition_state_machine","fault_injection"]}
 → {"id":2,"type":"elect","strategy":"OfflinePartitionLeaderElectionStrategy","input":{"assignment":[1,2,3],\

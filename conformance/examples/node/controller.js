@@ -25,7 +25,13 @@ const SHUTDOWN_STRATEGY = { strategy: "ControlledShutdownPartitionLeaderElection
 // The event is answered `not_enabled`.
 class NotEnabled extends Error {}
 // An exception that ends the controller part (Kafka logs "Error processing event"); effects so far stay.
-class EventFailed extends Error {}
+// `exception` names Kafka's exception where a callback answers it (a controlled shutdown's Failure).
+class EventFailed extends Error {
+  constructor(message, exception = "IllegalStateException") {
+    super(message);
+    this.exception = exception;
+  }
+}
 // An exception that makes the controller move (triggerControllerMove: resign, then delete /controller).
 class IllegalState extends Error {}
 
@@ -42,9 +48,37 @@ function emptyContext() {
   return withDefaults({}).controller;
 }
 
+// The error an admin election answers for a partition whose election failed (§7.9): a StateChangeFailedException
+// is PREFERRED_LEADER_NOT_AVAILABLE / ELIGIBLE_LEADERS_NOT_AVAILABLE, a ZooKeeper error UNKNOWN_SERVER_ERROR.
+function electionError(reason, type) {
+  if (reason === "ZkError") return "UNKNOWN_SERVER_ERROR";
+  return type === "PREFERRED" ? "PREFERRED_LEADER_NOT_AVAILABLE" : "ELIGIBLE_LEADERS_NOT_AVAILABLE";
+}
+
+// The partition an answer about a whole request names (topic "", partition -1).
+const WHOLE_REQUEST = "--1";
+const NO_ASSIGNMENT = { replicas: [], adding: [], removing: [] };
+
+function answer(request, tp, error, extra = {}) {
+  return { request, tp, error, leader: -1, exception: "", assignment: NO_ASSIGNMENT, ...extra };
+}
+
+// A queued request answered by a controller that is not active (§7.7.1, §7.9, §7.10, §7.12).
+function notControllerAnswers(queued, place) {
+  switch (queued.kind || "ReplicaLeaderElection") {
+    case "ReplicaLeaderElection":
+      return queued.partitions.map((tp) => answer(place, tp, "NOT_CONTROLLER"));
+    case "ControlledShutdown":
+      return [answer(place, WHOLE_REQUEST, "NOT_CONTROLLER", { exception: "ControllerMovedException" })];
+    default:
+      return [answer(place, WHOLE_REQUEST, "NOT_CONTROLLER")];
+  }
+}
+
 class Controller extends PartitionCall {
   constructor(state, behaviour) {
     super(state, behaviour, true);
+    this.answers = []; // what the callbacks of queued requests were answered during the event (`answers`)
   }
 
   // ------------------------------------------------------------------------------------------ state machines
@@ -153,7 +187,13 @@ class Controller extends PartitionCall {
     }
   }
 
+  // onControllerResignation: the context is reset. The requests waiting in the event queue are answered as a
+  // controller that is no longer active answers them (§7.12: NOT_CONTROLLER; a controlled shutdown's
+  // Failure(ControllerMovedException)), each at its place in the queue.
   resign() {
+    (this.ctx.queued_elections || []).forEach((queued, place) => {
+      this.answers.push(...notControllerAnswers(queued, place));
+    });
     this.s.controller = emptyContext();
     this.clearBatch();
   }
@@ -706,15 +746,20 @@ class Controller extends PartitionCall {
 
   // maybeTriggerPartitionReassignment: the partitions that failed.
   triggerReassignments(reassignments) {
-    const failed = [];
+    return Array.from(this.triggerReassignmentErrors(reassignments).keys());
+  }
+
+  // maybeTriggerPartitionReassignment: partition -> error of the partitions that failed (§7.7.1).
+  triggerReassignmentErrors(reassignments) {
+    const errors = new Map();
     for (const [tp, fa] of reassignments) {
       if (this.queuedForDeletion(topicOf(tp)) || this.assignment(tp).replicas.length === 0) {
-        failed.push(tp);
+        errors.set(tp, "UNKNOWN_TOPIC_OR_PARTITION");
         continue;
       }
-      if (!this.guarded(() => this.onPartitionReassignment(tp, fa))) failed.push(tp);
+      if (!this.guarded(() => this.onPartitionReassignment(tp, fa))) errors.set(tp, "UNKNOWN_SERVER_ERROR");
     }
-    return failed;
+    return errors;
   }
 
   // ZkPartitionReassignment: the partitions it handled.
@@ -734,23 +779,47 @@ class Controller extends PartitionCall {
     return entries.filter((tp) => !errors.includes(tp));
   }
 
+  // ApiPartitionReassignment: every partition -> the error its callback answers (NONE on success).
   processApiPartitionReassignment(targets) {
     const live = new Set(this.liveOrShuttingDown().filter((b) => !this.ctx.shutting_down.includes(b)));
     const reassignments = [];
+    const results = new Map();
     for (const tp of Object.keys(targets).sort(byPartition)) {
       const target = targets[tp];
       if (target !== null) {
         const fa = this.assignment(tp);
         const addingIds = minus(target, this.originReplicas(fa));
-        if (target.length === 0 || uniq(target).length !== target.length || target.some((r) => r < 0)) continue;
-        if (addingIds.some((r) => !live.has(r))) continue;
+        const invalid =
+          target.length === 0 ||
+          uniq(target).length !== target.length ||
+          target.some((r) => r < 0) ||
+          addingIds.some((r) => !live.has(r));
+        if (invalid) {
+          results.set(tp, "INVALID_REPLICA_ASSIGNMENT");
+          continue;
+        }
       }
       const fa = this.buildReassignment(tp, target);
-      if (fa !== null) reassignments.push([tp, fa]);
+      if (fa === null) results.set(tp, "NO_REASSIGNMENT_IN_PROGRESS");
+      else reassignments.push([tp, fa]);
     }
     const accepted = reassignments.map(([tp]) => tp);
     this.maybeRemoveFromZkReassignment((tp) => accepted.includes(tp));
-    this.triggerReassignments(reassignments);
+    const errors = this.triggerReassignmentErrors(reassignments);
+    for (const tp of accepted) results.set(tp, errors.get(tp) || "NONE");
+    return results;
+  }
+
+  // ListPartitionReassignments (§7.7.1): the asked partitions (none: every partition being reassigned) whose
+  // context assignment has adding or removing replicas -> that assignment. Nothing changes.
+  listPartitionReassignments(partitions) {
+    const asked = partitions.length > 0 ? partitions : this.ctx.partitions_being_reassigned;
+    const listed = new Map();
+    for (const tp of asked) {
+      const fa = this.ctx.assignments[tp];
+      if (fa !== undefined && this.isBeingReassigned(fa)) listed.set(tp, structuredClone(fa));
+    }
+    return listed;
   }
 
   // ------------------------------------------------------------------------------------------ §7.9
@@ -773,11 +842,16 @@ class Controller extends PartitionCall {
     }
   }
 
+  // ReplicaLeaderElection: for an admin client's, every requested partition -> {error, leader}, what its callback
+  // answers (§7.9).
   processReplicaLeaderElection(requested, type, trigger) {
     const zk = this.s.zk;
     const tps = (trigger === "ZkTriggered" ? zk.preferred_replica_election : requested).slice().sort(byPartition);
     const known = tps.filter((tp) => this.assignment(tp).replicas.length > 0);
     const live = known.filter((tp) => !this.queuedForDeletion(topicOf(tp)));
+    const results = new Map();
+    for (const tp of minus(tps, known)) results.set(tp, { error: "UNKNOWN_TOPIC_OR_PARTITION", leader: -1 });
+    for (const tp of minus(known, live)) results.set(tp, { error: "INVALID_TOPIC_EXCEPTION", leader: -1 });
     const liveIds = new Set(this.liveOrShuttingDown().filter((b) => !this.ctx.shutting_down.includes(b)));
     const electable = live.filter((tp) => {
       const leader = this.leaderOf(tp);
@@ -786,7 +860,18 @@ class Controller extends PartitionCall {
       if (type === "PREFERRED") return leader !== this.assignment(tp).replicas[0];
       return leader === -1 || !liveIds.has(leader);
     });
-    this.onReplicaElection(electable, type, trigger);
+    for (const tp of minus(live, electable)) results.set(tp, { error: "ELECTION_NOT_NEEDED", leader: -1 });
+    this.electionResults = new Map();
+    try {
+      this.onReplicaElection(electable, type, trigger);
+    } finally {
+      for (const [tp, outcome] of this.electionResults) {
+        if (outcome.reason === undefined) results.set(tp, { error: "NONE", leader: outcome.leader });
+        else results.set(tp, { error: electionError(outcome.reason, type), leader: -1 });
+      }
+      this.electionResults = null;
+    }
+    return results;
   }
 
   checkAndTriggerAutoLeaderRebalance() {
@@ -822,10 +907,12 @@ class Controller extends PartitionCall {
   doControlledShutdown(id, brokerEpoch) {
     const c = this.ctx;
     if (brokerEpoch !== -1) {
-      if (!has(c.live_brokers, id)) throw new EventFailed(`broker ${id} is unknown`);
-      if (brokerEpoch < c.live_brokers[id]) throw new EventFailed(`stale broker epoch ${brokerEpoch}`);
+      if (!has(c.live_brokers, id)) throw new EventFailed(`broker ${id} is unknown`, "NoSuchElementException");
+      if (brokerEpoch < c.live_brokers[id]) {
+        throw new EventFailed(`stale broker epoch ${brokerEpoch}`, "StaleBrokerEpochException");
+      }
     }
-    if (!has(c.live_brokers, id)) throw new EventFailed(`broker ${id} is not available`);
+    if (!has(c.live_brokers, id)) throw new EventFailed(`broker ${id} is not available`, "BrokerNotAvailableException");
     if (!c.shutting_down.includes(id)) c.shutting_down.push(id);
     const toActOn = this.allPartitions().filter((tp) => {
       const ar = this.assignment(tp).replicas;
@@ -843,6 +930,18 @@ class Controller extends PartitionCall {
     this.replicaChange(
       followed.map((tp) => replicaKey(tp, id)),
       "OfflineReplica",
+    );
+    return this.partitionLeadersOnBroker(id);
+  }
+
+  // partitionLeadersOnBroker(id): partitions led by id with more than one replica, topic not queued for deletion.
+  partitionLeadersOnBroker(id) {
+    return this.allPartitions().filter(
+      (tp) =>
+        this.leadership(tp) !== undefined &&
+        this.leaderOf(tp) === id &&
+        this.assignment(tp).replicas.length > 1 &&
+        !this.queuedForDeletion(topicOf(tp)),
     );
   }
 
@@ -942,4 +1041,18 @@ class Controller extends PartitionCall {
   }
 }
 
-module.exports = { Controller, NotEnabled, EventFailed, IllegalState, emptyContext, byPartition, byName, byId, has, uniq, minus };
+module.exports = {
+  answer,
+  WHOLE_REQUEST,
+  Controller,
+  NotEnabled,
+  EventFailed,
+  IllegalState,
+  emptyContext,
+  byPartition,
+  byName,
+  byId,
+  has,
+  uniq,
+  minus,
+};

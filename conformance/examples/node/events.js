@@ -6,7 +6,7 @@
 "use strict";
 
 const { ControllerMoved, BEHAVIOUR, topicOf } = require("./replica_machine.js");
-const { Controller, NotEnabled, EventFailed, IllegalState, byPartition, has, uniq } = require("./controller.js");
+const { Controller, NotEnabled, EventFailed, IllegalState, byPartition, has, uniq, answer, WHOLE_REQUEST } = require("./controller.js");
 
 const partitionsOf = (zk, topic) => Object.keys(zk.assignments).filter((tp) => topicOf(tp) === topic);
 const validReplicaList = (list) =>
@@ -23,6 +23,73 @@ const respondingForStartedReplicas = (s, e) =>
   s.controller.controller_id !== -1 &&
   e.partitions.length > 0 &&
   e.partitions.every((tp) => s.controller.replica_states[`${tp}/${e.broker_id}`] === "ReplicaDeletionStarted");
+
+// The controller's event queue (capability `callbacks`): requests with a callback wait in
+// controller.queued_elections, at most config.max_queued_requests of them (0 by default: none ever waits).
+const queueLength = (s) => (s.controller.queued_elections || []).length;
+const queueHasRoom = (s) => s.controller.controller_id !== -1 && queueLength(s) < (s.config.max_queued_requests || 0);
+const enqueue = (k, queued) => {
+  k.ctx.queued_elections = (k.ctx.queued_elections || []).concat([queued]);
+};
+// A queued request as the state holds it: every field of QueuedElection.
+const queuedRequest = (fields) => ({
+  partitions: [],
+  election_type: "PREFERRED",
+  kind: "ReplicaLeaderElection",
+  broker_id: -1,
+  broker_epoch: -1,
+  targets: {},
+  cancels: [],
+  ...fields,
+});
+
+// QueuedEventProcessed: the oldest request leaves the queue and is processed as its event is; its callback's
+// answers are request 0 (the head of the queue). A ControllerMovedException leaves the event (the controller
+// resigns, answering the rest of the queue).
+function processQueued(k) {
+  const [head, ...rest] = k.ctx.queued_elections;
+  k.ctx.queued_elections = rest;
+  const queued = queuedRequest(head);
+  switch (queued.kind) {
+    case "ReplicaLeaderElection": {
+      const results = k.processReplicaLeaderElection(queued.partitions, queued.election_type, "AdminClientTriggered");
+      for (const [tp, r] of results) k.answers.push(answer(0, tp, r.error, { leader: r.leader }));
+      return;
+    }
+    case "ControlledShutdown": {
+      let led;
+      try {
+        led = k.doControlledShutdown(queued.broker_id, queued.broker_epoch);
+      } catch (e) {
+        if (e instanceof ControllerMoved) {
+          k.answers.push(answer(0, WHOLE_REQUEST, "NOT_CONTROLLER", { exception: "ControllerMovedException" }));
+        } else if (e instanceof EventFailed) {
+          k.answers.push(answer(0, WHOLE_REQUEST, "UNKNOWN_SERVER_ERROR", { exception: e.exception }));
+        }
+        throw e;
+      }
+      k.answers.push(answer(0, WHOLE_REQUEST, "NONE"));
+      for (const tp of led) k.answers.push(answer(0, tp, "NONE", { leader: queued.broker_id }));
+      return;
+    }
+    case "ApiPartitionReassignment": {
+      const targets = { ...queued.targets };
+      for (const tp of queued.cancels) targets[tp] = null;
+      const results = k.processApiPartitionReassignment(targets);
+      for (const [tp, error] of results) k.answers.push(answer(0, tp, error));
+      return;
+    }
+    case "ListPartitionReassignments": {
+      k.answers.push(answer(0, WHOLE_REQUEST, "NONE"));
+      for (const [tp, fa] of k.listPartitionReassignments(queued.partitions)) {
+        k.answers.push(answer(0, tp, "NONE", { assignment: fa }));
+      }
+      return;
+    }
+    default:
+      throw new RangeError(`unknown queued request kind ${queued.kind}`);
+  }
+}
 
 const EVENTS = {
   ControllerFailover: {
@@ -343,6 +410,43 @@ const EVENTS = {
     },
     controller: (k, e) => k.triggerOnlinePartitionStateChange(e.topic ? e.topic : undefined),
   },
+  ReplicaLeaderElectionQueued: {
+    guard: (s, e) => queueHasRoom(s) && e.partitions.length > 0,
+    environment: (k, e) => enqueue(k, queuedRequest({ partitions: e.partitions.slice(), election_type: e.election_type || "PREFERRED" })),
+    controller: () => {},
+  },
+  ControlledShutdownQueued: {
+    guard: (s, e) => queueHasRoom(s) && has(s.zk.brokers, e.broker_id),
+    environment: (k, e) =>
+      enqueue(
+        k,
+        queuedRequest({ kind: "ControlledShutdown", broker_id: e.broker_id, broker_epoch: e.broker_epoch === undefined ? -1 : e.broker_epoch }),
+      ),
+    controller: () => {},
+  },
+  ApiPartitionReassignmentQueued: {
+    guard: (s, e) => queueHasRoom(s) && Object.keys(e.targets || {}).length > 0,
+    environment: (k, e) => {
+      const targets = {};
+      const cancels = [];
+      for (const [tp, target] of Object.entries(e.targets)) {
+        if (target === null) cancels.push(tp);
+        else targets[tp] = target.slice();
+      }
+      enqueue(k, queuedRequest({ kind: "ApiPartitionReassignment", targets, cancels }));
+    },
+    controller: () => {},
+  },
+  ListPartitionReassignmentsQueued: {
+    guard: (s) => queueHasRoom(s),
+    environment: (k, e) => enqueue(k, queuedRequest({ kind: "ListPartitionReassignments", partitions: (e.partitions || []).slice() })),
+    controller: () => {},
+  },
+  QueuedEventProcessed: {
+    guard: (s) => s.controller.controller_id !== -1 && queueLength(s) > 0,
+    environment: () => {},
+    controller: (k) => processQueued(k),
+  },
   ZkFaultInjection: {
     // on a state znode, or (CONNECTIONLOSS only) on the path of one still to be created: its create throws
     guard: (s, e) =>
@@ -386,7 +490,28 @@ const FIELDS = {
   BrokerChange: { new_broker_ids: "ints?", dead_broker_ids: "ints?", bounced_broker_ids: "ints?" },
   LogDirEventNotification: { broker_ids: "ints" },
   StopReplicaResponseWithoutDeletionReceived: { broker_id: "int", partitions: "tps", error: "bool?" },
+  ReplicaLeaderElectionQueued: { partitions: "tps", election_type: "election_type?" },
+  ControlledShutdownQueued: { broker_id: "int", broker_epoch: "int?" },
+  ApiPartitionReassignmentQueued: { targets: "targets?" },
+  ListPartitionReassignmentsQueued: { partitions: "tps?" },
+  QueuedEventProcessed: {},
 };
+
+// While a request waits in the event queue, every event with a controller part waits behind it: its guard also
+// needs an empty queue. The exceptions: ControllerResignation (Expire is put with clearAndPut: it preempts the
+// queue) and the events without a controller part.
+const QUEUE_INDEPENDENT = [
+  "ControllerResignation",
+  "NewerControllerElected",
+  "ZombieControllerWrite",
+  "ZkFaultInjection",
+  "StopReplicaResponseWithoutDeletionReceived",
+  "ReplicaLeaderElectionQueued",
+  "ControlledShutdownQueued",
+  "ApiPartitionReassignmentQueued",
+  "ListPartitionReassignmentsQueued",
+  "QueuedEventProcessed",
+];
 
 const isTp = (v) => typeof v === "string" && /^.+-[0-9]+$/.test(v);
 const isInts = (v) => Array.isArray(v) && v.every(Number.isInteger);
@@ -432,6 +557,7 @@ function withConfig(state) {
   return {
     ...state,
     config: {
+      max_queued_requests: 0,
       delete_topic_enable: true,
       unclean_leader_election_enable: false,
       unclean_topics: [],
@@ -454,6 +580,12 @@ function distinct(requests) {
   return Array.from(seen.values());
 }
 
+function distinctAnswers(answers) {
+  const seen = new Map();
+  for (const a of answers) seen.set(JSON.stringify(a), a);
+  return Array.from(seen.values());
+}
+
 function controllerEvent(state, profile, event) {
   const behaviour = BEHAVIOUR[profile];
   if (behaviour === undefined) throw new RangeError(`unknown profile ${profile}`);
@@ -462,6 +594,7 @@ function controllerEvent(state, profile, event) {
   checkFields(event);
   const k = new Controller(withConfig(structuredClone(state)), behaviour);
   require_(spec.guard(k.s, event));
+  if (!QUEUE_INDEPENDENT.includes(event.kind)) require_(queueLength(k.s) === 0);
   spec.environment(k, event);
   // The controller part runs only while a controller is active; ControllerFailover's is the new controller's.
   if (k.isActive() || event.kind === "ControllerFailover") {
@@ -481,7 +614,10 @@ function controllerEvent(state, profile, event) {
       }
     }
   }
-  return { state: k.s, requests: distinct(k.sent), failures: Array.from(k.failures.values()), results: {} };
+  const step = { state: k.s, requests: distinct(k.sent), failures: Array.from(k.failures.values()), results: {} };
+  // `answers` (protocol 1.3): present when the step answered callbacks; a set.
+  if (k.answers.length > 0) step.answers = distinctAnswers(k.answers);
+  return step;
 }
 
 module.exports = { controllerEvent, NotEnabled, EVENT_KINDS: Object.keys(EVENTS), EVENT_FIELDS: FIELDS };

@@ -175,6 +175,12 @@ class PartitionCall extends Call {
       const round = this.electRound(this.modern ? remaining : partitions, election);
       for (const [tp, reason] of round.failed) this.failPartition(tp, this.partitionState(tp), ONLINE, reason);
       for (const tp of round.written) elected.add(tp);
+      // the call's results (Kafka's map partition -> Either[Throwable, LeaderAndIsr]), which an admin election's
+      // callback answers: the failure's reason or the elected leader
+      if (this.electionResults) {
+        for (const [tp, reason] of round.failed) this.electionResults.set(tp, { reason });
+        for (const tp of round.written) this.electionResults.set(tp, { leader: this.ctx.leadership[tp].leader_and_isr.leader });
+      }
       remaining = round.retry;
     }
     return Array.from(elected);

@@ -568,6 +568,7 @@ function withDefaults(state) {
     topics_to_be_deleted: [],
     topics_with_deletion_started: [],
     topics_ineligible_for_deletion: [],
+    queued_elections: [],
     ...(state.controller || {}),
   };
   for (const [tp, fa] of Object.entries(controller.assignments)) {

@@ -4,10 +4,10 @@
 // strategies of the semantics document (§6), the replica state machine (§2.1, §2.3, §4, with the
 // request batch of §3.4 and the ZooKeeper faults of §3.3; see replica_machine.js) and the partition state
 // machine (§5, with leader initialisation and elections in context; see partition_machine.js), for both
-// profiles, and for kafka-2.8 every controller event (§7, §8, §9; see events.js and controller.js), so it
-// declares every capability there but "metrics" (protocol 1.2: it keeps no controller gauges, so its step replies
-// carry none and the kit reports them as not compared); for kafka-1.1 it answers events "unsupported" and does not
-// declare them.
+// profiles, and for kafka-2.8 every controller event (§7, §8, §9; see events.js and controller.js) including the
+// controller's event queue (protocol 1.3, capability "callbacks"), so it declares every capability there but
+// "metrics" (protocol 1.2: it keeps no controller gauges, so its step replies carry none and the kit reports them
+// as not compared); for kafka-1.1 it answers events "unsupported" and does not declare them.
 // Run it with:
 //   kcspec conformance run --sut "node conformance/examples/node/sut.js" --level controller
 "use strict";
@@ -17,7 +17,10 @@ const { partitionStateChange } = require("./partition_machine.js");
 const { controllerEvent, NotEnabled } = require("./events.js");
 
 const CAPABILITIES = ["elections", "replica_state_machine", "partition_state_machine", "fault_injection"];
-// Whole controller events are implemented for kafka-2.8 only (events.js).
+// Whole controller events, and with them the controller's event queue (protocol 1.3: requests with a callback
+// wait in controller.queued_elections and step replies carry their `answers`), are implemented for kafka-2.8 only
+// (events.js).
+const EVENT_CAPABILITIES = ["controller_events", "callbacks"];
 const EVENT_PROFILES = ["kafka-2.8"];
 const PROFILES = ["kafka-2.8", "kafka-1.1"];
 let profile = "kafka-2.8";
@@ -89,10 +92,10 @@ function handle(req) {
       return {
         type: "hello",
         protocol_version: 1,
-        protocol_minor: 1,
+        protocol_minor: 3,
         implementation: { name: "node-example", version: "2.0.0" },
         profiles: PROFILES,
-        capabilities: EVENT_PROFILES.includes(profile) ? CAPABILITIES.concat(["controller_events"]) : CAPABILITIES,
+        capabilities: EVENT_PROFILES.includes(profile) ? CAPABILITIES.concat(EVENT_CAPABILITIES) : CAPABILITIES,
       };
     case "load":
       state = withDefaults(req.state);
