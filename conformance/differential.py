@@ -10,6 +10,11 @@ It respects what the SUT declares: only event kinds whose capabilities the SUT d
 generated (``EVENT_CAPABILITIES``), and an ``unsupported`` reply to an event removes that event kind from
 the rest of the run (reported in a note); it never counts as a divergence.
 
+Sequences start from the empty state, where ``config.max_queued_requests`` is 0 and no request ever waits in the
+controller's event queue. For a SUT that declares ``callbacks`` (kafka-2.8), every other sequence starts from the
+empty state with that bound at ``QUEUE_BOUND`` instead (``initial_state``), so that the queued events and their
+callbacks' answers are compared too; the trace of a divergence starts from that state.
+
 It reports every divergence, not the first: divergences are grouped by cause (the first part of the reply that
 differs and the first differing path in it, ``kcspec.conformance.signature.Cause``), so that one bug is one group, however many
 signatures (exact sets of differing paths) its divergences have; the first sequence of each group is shrunk
@@ -31,7 +36,7 @@ import json
 import random
 import time
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kcspec.conformance.adapters.base import Adapter, SutFailure
@@ -53,6 +58,9 @@ from kcspec.spec.trace import Trace, TraceStep
 from rich.console import Console
 
 MAX_STEPS = 12
+QUEUE_BOUND = 2
+"""``config.max_queued_requests`` of the sequences that exercise the event queue (capability ``callbacks``): two
+requests can wait, so a resignation answers more than one and a processed request leaves one behind."""
 """Events after the bootstrap in one generated sequence (at most)."""
 MAX_SHRINK_RUNS = 120
 """SUT runs spent on shrinking one divergence (at most)."""
@@ -70,6 +78,17 @@ EVENT_CAPABILITIES: dict[str, frozenset[m.Capability]] = {
     "ZkFaultInjection": frozenset({m.Capability.controller_events, m.Capability.fault_injection}),
 }
 """What a SUT must declare for an event kind to be generated; every other kind needs ``controller_events``."""
+
+QUEUE_KINDS = frozenset(
+    {
+        "ReplicaLeaderElectionQueued",
+        "ControlledShutdownQueued",
+        "ApiPartitionReassignmentQueued",
+        "ListPartitionReassignmentsQueued",
+        "QueuedEventProcessed",
+    }
+)
+"""The event queue's own events (capability ``callbacks``): enabled only below ``config.max_queued_requests``."""
 
 Step = tuple[ControllerEvent, m.StepReply]
 
@@ -111,6 +130,8 @@ class Divergence:
     """The ``FailureKind`` name when the SUT failed (crashed, hung, ...) instead of answering."""
     internal: bool = False
     """The SUT answered with an ``internal`` error (it failed while handling a valid event)."""
+    initial: ClusterState = field(default_factory=ClusterState)
+    """The state the sequence starts from (the empty state, or it with the event queue's bound)."""
 
     @property
     def signature(self) -> Signature:
@@ -154,6 +175,14 @@ def bootstrap_events(profile: str) -> tuple[ControllerEvent, ...]:
     return bootstrap(explore_config(profile))
 
 
+def initial_state(queue_bound: int = 0) -> ClusterState:
+    """The empty state, with ``config.max_queued_requests`` at ``queue_bound`` (0: the empty state itself)."""
+    empty = ClusterState()
+    if queue_bound == 0:
+        return empty
+    return replace(empty, config=replace(empty.config, max_queued_requests=queue_bound))
+
+
 def _reference_step(ref: ControllerSut, state: ClusterState, event: ControllerEvent) -> m.StepReply | None:
     dispatch(ref, m.Load(state))
     reply = dispatch(ref, m.Event(event))
@@ -161,12 +190,18 @@ def _reference_step(ref: ControllerSut, state: ClusterState, event: ControllerEv
 
 
 def generate(
-    rng: random.Random, profile: str, ref: ControllerSut, allowed: Callable[[str], bool], length: int
+    rng: random.Random,
+    profile: str,
+    ref: ControllerSut,
+    allowed: Callable[[str], bool],
+    length: int,
+    initial: ClusterState | None = None,
 ) -> list[Step]:
-    """A bootstrap and up to ``length`` random events of the allowed kinds, each with the reference's reply."""
+    """A bootstrap and up to ``length`` random events of the allowed kinds, each with the reference's reply, from
+    ``initial`` (default: the empty state)."""
     cfg = explore_config(profile)
     dispatch(ref, m.Hello(m.PROTOCOL_VERSION, profile))
-    state = ClusterState()
+    state = initial if initial is not None else ClusterState()
     out: list[Step] = []
     for event in bootstrap_events(profile):
         reply = _reference_step(ref, state, event)
@@ -188,10 +223,13 @@ def generate(
     return out
 
 
-def reference_steps(events: Sequence[ControllerEvent], profile: str, ref: ControllerSut) -> list[Step] | None:
-    """The reference's replies to ``events`` from the empty state; ``None`` if one of them is not enabled."""
+def reference_steps(
+    events: Sequence[ControllerEvent], profile: str, ref: ControllerSut, initial: ClusterState | None = None
+) -> list[Step] | None:
+    """The reference's replies to ``events`` from ``initial`` (default: the empty state); ``None`` if one of them
+    is not enabled."""
     dispatch(ref, m.Hello(m.PROTOCOL_VERSION, profile))
-    state = ClusterState()
+    state = initial if initial is not None else ClusterState()
     out: list[Step] = []
     for event in events:
         reply = _reference_step(ref, state, event)
@@ -223,14 +261,22 @@ def events_for(choices: list[int], profile: str, ref: ControllerSut) -> list[Ste
     return out
 
 
-def run_on_sut(adapter: Adapter, steps: Sequence[Step], order: bool = True, metrics: bool = True) -> SutRun:
-    """Run the events on the SUT from the empty state, comparing each reply with the reference's (with each
-    broker's request order unless ``order`` is false, with the controller metrics unless ``metrics`` is false)."""
+def run_on_sut(
+    adapter: Adapter,
+    steps: Sequence[Step],
+    order: bool = True,
+    metrics: bool = True,
+    initial: ClusterState | None = None,
+) -> SutRun:
+    """Run the events on the SUT from ``initial`` (default: the empty state), comparing each reply with the
+    reference's (with each broker's request order unless ``order`` is false, with the controller metrics unless
+    ``metrics`` is false)."""
     events = tuple(e for e, _ in steps)
     expected = tuple(StepResult(r.state, r.requests, r.failures, r.answers) for _, r in steps)
+    start = initial if initial is not None else ClusterState()
     i = -1
     try:
-        loaded = adapter.call(m.Load(ClusterState()))
+        loaded = adapter.call(m.Load(start))
         if isinstance(loaded, m.ErrorReply):
             return SutRun(load_error=f"{loaded.code.name}: {loaded.message}")
         for i, (event, ref_reply) in enumerate(steps):
@@ -248,7 +294,13 @@ def run_on_sut(adapter: Adapter, steps: Sequence[Step], order: bool = True, metr
                 )
                 internal = isinstance(reply, m.ErrorReply) and reply.code is m.ErrorCode.internal
                 div = Divergence(
-                    events[: i + 1], i, tuple(diffs), reason, expected[: i + 1], internal=internal
+                    events[: i + 1],
+                    i,
+                    tuple(diffs),
+                    reason,
+                    expected[: i + 1],
+                    internal=internal,
+                    initial=start,
                 )
                 return SutRun(divergence=div)
     except SutFailure as failure:
@@ -261,6 +313,7 @@ def run_on_sut(adapter: Adapter, steps: Sequence[Step], order: bool = True, metr
             expected[: at + 1],
             failure.stderr,
             failure.kind.name,
+            initial=start,
         )
         return SutRun(divergence=div, restart=failure.restart)
     return SutRun()
@@ -297,7 +350,7 @@ def write_trace(path: Path, profile: str, div: Divergence, seed: int) -> None:
     note = f"divergence at step {div.step + 1}: {div.reason}; " + "; ".join(
         d.render() for d in div.differences[:5]
     )
-    trace = Trace(profile=profile, initial=ClusterState(), steps=steps, seed=seed, note=note)
+    trace = Trace(profile=profile, initial=div.initial, steps=steps, seed=seed, note=note)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(trace.to_json())
 
@@ -368,6 +421,15 @@ class Search:
     """Each broker's request order is compared (the SUT speaks protocol 1.1 or later)."""
     metrics: bool = True
     """The controller metrics of step replies are compared (the SUT declares the ``metrics`` capability)."""
+    queue_bound: int = 0
+    """``QUEUE_BOUND`` when the SUT declares ``callbacks``: every other sequence starts with the event queue's
+    bound; 0: none does."""
+    queue_sequences: int = 0
+    """Sequences run from the state with the event queue's bound."""
+
+    def initial_for(self, n: int) -> ClusterState:
+        """The state sequence ``n`` (0-based) starts from: with the queue's bound for every odd ``n``."""
+        return initial_state(self.queue_bound if n % 2 == 1 else 0)
 
     def stop(self, verdict: Verdict | None, reason: str) -> None:
         self.stop_verdict, self.stop_reason = verdict, reason
@@ -375,10 +437,10 @@ class Search:
     def out_of_time(self) -> bool:
         return self.deadline is not None and time.monotonic() > self.deadline
 
-    def run(self, steps: Sequence[Step]) -> SutRun:
+    def run(self, steps: Sequence[Step], initial: ClusterState | None = None) -> SutRun:
         self.runs += 1
         started = time.monotonic()
-        result = run_on_sut(self.adapter, steps, self.order, self.metrics)
+        result = run_on_sut(self.adapter, steps, self.order, self.metrics, initial)
         if result.restart:
             try:
                 restart(self.adapter, self.profile)
@@ -407,10 +469,12 @@ class Search:
                     complete = False
                     break
                 candidate = best.events[:i] + best.events[i + chunk :]
-                steps = reference_steps(candidate, self.profile, self.ref) if candidate else None
+                steps = (
+                    reference_steps(candidate, self.profile, self.ref, best.initial) if candidate else None
+                )
                 if steps is not None:
                     found.shrink_runs += 1
-                    result = self.run(steps)
+                    result = self.run(steps, best.initial)
                     div = result.divergence
                     if div is not None and div.cause == found.cause:
                         best = div
@@ -470,6 +534,8 @@ def run_differential(
     search = Search(adapter, ref, profile, deadline, undeclared_kinds(hello.capabilities, hello))
     search.order = hello.protocol_minor >= 1
     search.metrics = m.Capability.metrics in hello.capabilities
+    if m.Capability.callbacks in hello.capabilities and QUEUE_KINDS.isdisjoint(search.excluded):
+        search.queue_bound = QUEUE_BOUND
     try:
         find_divergences(search, examples, seed, console)
     finally:
@@ -504,9 +570,12 @@ def _search(
             )
             return
         length = rng.randint(1, MAX_STEPS)
-        steps = generate(rng, search.profile, search.ref, lambda kind: kind not in search.excluded, length)
-        result = search.run(steps)
+        initial = search.initial_for(n)
+        allowed = lambda kind: kind not in search.excluded  # noqa: E731
+        steps = generate(rng, search.profile, search.ref, allowed, length, initial)
+        result = search.run(steps, initial)
         search.sequences += 1
+        search.queue_sequences += initial != ClusterState()
         if search.gone:
             _record(search, result, n, console)
             return
@@ -631,6 +700,11 @@ def _report(
         f"differential: {search.sequences} of {examples} sequences in {elapsed:.1f} s ({rate:.1f}/s), seed {seed}; "
         f"{len(search.found)} divergence group(s)",
     )
+    if search.queue_sequences:
+        notes.append(
+            f"differential: {search.queue_sequences} of the {search.sequences} sequences started with "
+            f"config.max_queued_requests = {search.queue_bound} (the event queue, capability callbacks)"
+        )
     if search.stop_reason:
         notes.append(f"differential: {search.stop_reason}")
     if search.overflow:

@@ -114,7 +114,9 @@ its code only (the message is free text). A `load` refused with any code but `un
 
 `kcspec conformance run --level controller` also runs random event sequences on the SUT and on the reference
 controller side by side. Each sequence starts with `load` of the empty state and a bootstrap (brokers register, a
-controller fails over, topics are created), then up to 12 events the reference accepts. Only event kinds whose
+controller fails over, topics are created), then up to 12 events the reference accepts; for a SUT that declares
+`callbacks`, every other sequence loads the empty state with `config.max_queued_requests` 2 instead, so that
+requests wait in the event queue and their callbacks' answers are compared. Only event kinds whose
 capabilities the SUT declared are generated (`ZkFaultInjection` needs `controller_events` and
 `fault_injection`, every other kind `controller_events`). There:
 

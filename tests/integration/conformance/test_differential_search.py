@@ -318,3 +318,46 @@ def test_a_divergence_s_differences_are_printed_once(tmp_path: Path) -> None:
     # the run's own output names the events; the differences are the final report's (``print_outcome``)
     assert failed.differences[0].render() not in printed, printed
     assert "in the report below" in printed, printed
+
+
+class QueueAnswersLost(Recording):
+    """Declares callbacks but answers no callback when a queued request is processed (a SUT that forgets them)."""
+
+    def event(self, event: ControllerEvent) -> m.StepReply:
+        reply = super().event(event)
+        if event.kind == "QueuedEventProcessed":
+            return dataclasses.replace(reply, answers=frozenset())
+        return reply
+
+
+def test_the_event_queue_is_exercised_for_a_sut_that_declares_callbacks(tmp_path: Path) -> None:
+    """Every other sequence starts with ``config.max_queued_requests`` above 0, so the queued events are sent and
+    a SUT whose callbacks answer nothing diverges; its trace starts from that state and replays."""
+    from kcspec.spec.trace import Trace
+
+    sut = QueueAnswersLost()
+    outcomes, notes = _run(sut, tmp_path, examples=60)
+    assert {k for k in sut.kinds if k in differential.QUEUE_KINDS} >= {"QueuedEventProcessed"}, sorted(
+        set(sut.kinds)
+    )
+    assert any("started with config.max_queued_requests = 2" in n for n in notes), notes
+    failed = [o for o in outcomes if o.verdict is Verdict.failed]
+    assert failed and all("answers" in o.reason for o in failed), outcomes
+    traces = sorted(tmp_path.glob("divergence-*.json"))
+    assert traces
+    for path in traces:
+        trace = Trace.from_json(path.read_text())
+        assert trace.initial.config.max_queued_requests == differential.QUEUE_BOUND
+        assert differential.replay_file(path, InProcessAdapter(QueueAnswersLost()), _quiet()) == 1
+        assert differential.replay_file(path, InProcessAdapter(ReferenceSut()), _quiet()) == 0
+
+
+def test_a_sut_without_callbacks_is_never_sent_the_event_queue(tmp_path: Path) -> None:
+    class NoQueue(Recording):
+        capabilities: ClassVar[frozenset[m.Capability]] = frozenset(m.Capability) - {m.Capability.callbacks}
+
+    sut = NoQueue()
+    outcomes, notes = _run(sut, tmp_path, examples=30)
+    assert {o.verdict for o in outcomes} == {Verdict.passed}, outcomes
+    assert not differential.QUEUE_KINDS & set(sut.kinds)
+    assert not any("max_queued_requests" in n for n in notes), notes
