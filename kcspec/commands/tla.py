@@ -11,6 +11,7 @@ import contextlib
 import json
 import re
 import signal
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -67,7 +68,24 @@ def _interruptible(console: Console) -> Iterator[None]:
 @contextlib.contextmanager
 def _status_line(console: Console) -> Iterator[Callable[[str], None]]:
     """A spinner with one status line (``TLC: starting`` until the first call) and the elapsed time, for a run
-    that Ctrl-C or SIGTERM stop (``_interruptible``); yields the function that sets the line."""
+    that Ctrl-C or SIGTERM stop (``_interruptible``); yields the function that sets the line.
+
+    Written to a file or a pipe (a run of hours under ``nohup``, a CI log), where a spinner shows nothing until
+    the end, each new status is a line of its own with the time elapsed (TLC reports its progress every minute)."""
+    if not console.is_terminal:
+        started = time.monotonic()
+        last: list[str] = []
+
+        def log(line: str) -> None:
+            if last != [line]:
+                last[:] = [line]
+                elapsed = int(time.monotonic() - started)
+                stamp = f"{elapsed // 3600}:{elapsed // 60 % 60:02d}:{elapsed % 60:02d}"
+                console.print(f"{stamp} {line}", highlight=False, markup=False, soft_wrap=True)
+
+        with _interruptible(console):
+            yield log
+        return
     with (
         _interruptible(console),
         Progress(
