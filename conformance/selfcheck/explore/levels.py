@@ -7,6 +7,13 @@ level lives in one folder (a temporary one, or the ``--checkpoint`` folder), one
   (``stepper.rank_of``): records of the fingerprint, the parent's fingerprint, the rank and the pickled state.
 * ``send-LLLL-F-W.bin`` — (``--workers``) the successors of level ``L`` worker ``F`` found for their owner ``W``,
   in the same records; removed once ``W`` has merged them.
+
+  Both begin with ``KCLV`` and the layout's ``FORMAT``, then hold blocks of records: the records of about
+  ``BLOCK_BYTES`` compressed together with zlib, after a head of the block's compressed size, its size
+  uncompressed and its number of records. A state pickled on its own is about 1.6 KB, nearly all of it the names
+  and values it shares with the states written just before it: a block takes about 50 bytes a state, a thirtieth,
+  for a few microseconds of CPU a state (``benchmarks/results/two_broker_fixed_point.md``). A truncated or damaged
+  block is a ``LevelFileError`` naming the file.
 * ``trail-LLLL-W.bin`` — for every state of level ``L`` owned by ``W``: its fingerprint and its parent's (two
   64-bit integers). A counterexample is rebuilt from them: the chain of fingerprints back to the initial state, then
   the events found again by re-executing the spec along the chain (``explorer.replay``), as TLC does.
@@ -33,6 +40,7 @@ import shutil
 import struct
 import subprocess
 import tempfile
+import zlib
 from array import array
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
@@ -42,11 +50,23 @@ from typing import IO, Any
 from kcspec.conformance.selfcheck.explore.stats import ExploreStats
 from kcspec.model.orphans import start_watchdog, stop_watchdog
 
-FORMAT = 1
-"""The layout version of a checkpoint folder."""
+FORMAT = 2
+"""The layout version of a checkpoint folder (1: records not compressed; 2: in compressed blocks)."""
 
-_LENGTH = struct.Struct("<I")
 _CHUNK = 1 << 16
+
+_MAGIC = b"KCLV"
+_FILE_HEAD = struct.Struct("<4sI")
+"""The head of a frontier or send file: ``_MAGIC`` and ``FORMAT``."""
+_BLOCK = struct.Struct("<III")
+"""The head of a block: its compressed size, its size uncompressed and its number of records."""
+BLOCK_BYTES = 1 << 18
+"""The records a block gathers before it is compressed (their size uncompressed, about 160 states)."""
+_ZLIB_LEVEL = 6
+
+
+class LevelFileError(ValueError):
+    """A frontier or send file that cannot be read back: truncated, damaged or of another layout."""
 
 
 def owner_of(fp: int, workers: int) -> int:
@@ -72,7 +92,9 @@ class FrontierWriter:
         self.count = 0
         self._memory = memory
         self._held: list[tuple[int, int, bytes, object]] = []
-        self._file: IO[bytes] | None = None if memory else open(path, "wb")  # noqa: SIM115 - closed by ``close``
+        self._block = bytearray()
+        self._in_block = 0
+        self._file: IO[bytes] | None = None if memory else self._open()
 
     def add(self, fp: int, parent: int, rank: bytes, state: object) -> None:
         if self._file is None:
@@ -83,8 +105,13 @@ class FrontierWriter:
             self._spill()
         self.add_record((fp, parent, rank, pickle.dumps(state, pickle.HIGHEST_PROTOCOL)))
 
+    def _open(self) -> IO[bytes]:
+        file = open(self.path, "wb")  # noqa: SIM115 - closed by ``close``
+        file.write(_FILE_HEAD.pack(_MAGIC, FORMAT))
+        return file
+
     def _spill(self) -> None:
-        self._file = open(self.path, "wb")  # noqa: SIM115 - closed by ``close``
+        self._file = self._open()
         held, self._held = self._held, []
         self.count = 0
         for fp, parent, rank, state in held:
@@ -93,15 +120,29 @@ class FrontierWriter:
     def add_record(self, record: Record) -> None:
         if self._file is None:
             self._spill()
-        assert self._file is not None
         fp, parent, rank, data = record
-        self._file.write(_HEAD.pack(fp, parent, len(rank), len(data)))
-        self._file.write(rank)
-        self._file.write(data)
+        block = self._block
+        block += _HEAD.pack(fp, parent, len(rank), len(data))
+        block += rank
+        block += data
+        self._in_block += 1
         self.count += 1
+        if len(block) >= BLOCK_BYTES:
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self._in_block:
+            return
+        assert self._file is not None
+        packed = zlib.compress(self._block, _ZLIB_LEVEL)
+        self._file.write(_BLOCK.pack(len(packed), len(self._block), self._in_block))
+        self._file.write(packed)
+        self._block.clear()
+        self._in_block = 0
 
     def close(self) -> None:
         if self._file is not None:
+            self._flush()
             self._file.close()
 
     def entries(self) -> Iterator[tuple[int, int, bytes, Any]]:
@@ -118,15 +159,59 @@ class FrontierWriter:
 
 
 def read_records(path: Path) -> Iterator[Record]:
-    """The records of a file ``FrontierWriter`` wrote, in the order they were written."""
+    """The records of a file ``FrontierWriter`` wrote, in the order they were written (``LevelFileError`` naming
+    the file if it is truncated or damaged)."""
     with open(path, "rb") as f:
+        head = f.read(_FILE_HEAD.size)
+        magic, version = _FILE_HEAD.unpack(head) if len(head) == _FILE_HEAD.size else (b"", 0)
+        if magic != _MAGIC:
+            raise LevelFileError(
+                f"{path}: not a level file of format {FORMAT} (it does not begin with {_MAGIC!r})"
+            )
+        if version != FORMAT:
+            raise LevelFileError(
+                f"{path}: a level file of format {version}, this kcspec reads format {FORMAT}"
+            )
+        at = _FILE_HEAD.size
         while True:
-            head = f.read(_HEAD.size)
+            head = f.read(_BLOCK.size)
             if not head:
                 return
-            fp, parent, ranklen, size = _HEAD.unpack(head)
-            rank = f.read(ranklen)
-            yield fp, parent, rank, f.read(size)
+            if len(head) < _BLOCK.size:
+                raise LevelFileError(f"{path}: truncated: the head of the block at byte {at} is cut short")
+            packed_size, size, count = _BLOCK.unpack(head)
+            packed = f.read(packed_size)
+            if len(packed) < packed_size:
+                raise LevelFileError(
+                    f"{path}: truncated: the block at byte {at} has {len(packed)} of its {packed_size} bytes"
+                )
+            try:
+                block = zlib.decompress(packed, bufsize=min(max(size, 1), 1 << 24))
+            except zlib.error as exc:
+                raise LevelFileError(f"{path}: the block at byte {at} is damaged ({exc})") from None
+            records = _unpack_block(block, count)
+            if records is None or len(block) != size:
+                raise LevelFileError(f"{path}: the block at byte {at} is damaged (its records do not add up)")
+            yield from records
+            at += _BLOCK.size + packed_size
+
+
+def _unpack_block(block: bytes, count: int) -> list[Record] | None:
+    """The ``count`` records of an uncompressed block (``None`` if they do not fill it exactly)."""
+    records: list[Record] = []
+    at, end, head = 0, len(block), _HEAD.size
+    unpack = _HEAD.unpack_from
+    try:
+        for _ in range(count):
+            fp, parent, ranklen, size = unpack(block, at)
+            at += head
+            rank = block[at : at + ranklen]
+            at += ranklen
+            records.append((fp, parent, rank, block[at : at + size]))
+            at += size
+    except struct.error:
+        return None
+    return records if at == end else None
 
 
 def read_frontier(path: Path) -> Iterator[tuple[int, bytes, Any]]:
@@ -288,7 +373,10 @@ def read_checkpoint(folder: Path) -> tuple[Meta, ExploreStats]:
     except (ValueError, TypeError, pickle.UnpicklingError, EOFError) as exc:
         raise ValueError(f"--resume {folder}: the checkpoint cannot be read ({exc})") from None
     if meta.format != FORMAT:
-        raise ValueError(f"--resume {folder}: checkpoint format {meta.format}, this kcspec reads {FORMAT}")
+        raise ValueError(
+            f"--resume {folder}: the checkpoint is of format {meta.format}, this kcspec reads format {FORMAT}"
+            " (level files of compressed blocks of records): run the search again from the start"
+        )
     if not isinstance(stats, ExploreStats):
         raise ValueError(f"--resume {folder}: the stats of level {meta.level} hold no exploration counts")
     return meta, stats
@@ -314,7 +402,10 @@ def _write_atomically(path: Path, data: bytes) -> None:
 
 
 __all__ = [
+    "BLOCK_BYTES",
+    "FORMAT",
     "FrontierWriter",
+    "LevelFileError",
     "LevelStore",
     "Meta",
     "Record",

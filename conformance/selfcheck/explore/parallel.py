@@ -59,6 +59,7 @@ from kcspec.conformance.selfcheck.explore.explorer import (
 from kcspec.conformance.selfcheck.explore.fingerprint import FingerprintSet
 from kcspec.conformance.selfcheck.explore.levels import (
     FrontierWriter,
+    LevelFileError,
     LevelStore,
     TrailWriter,
     owner_of,
@@ -236,19 +237,22 @@ def _serve(worker: _Worker, conn: Connection) -> None:
     with young_collections_only():
         while True:
             request, arg = conn.recv()
-            if request == "expand":
-                worker.expanded.value = 0
-                conn.send(worker.expand(arg))
-            elif request == "merge":
-                conn.send(worker.merge(arg))
-            elif request == "save":
-                worker.save(arg)
-                conn.send(None)
-            elif request == "stats":
-                worker.stats.fingerprint_bytes = worker.visited.nbytes + worker.known.nbytes
-                conn.send(worker.stats)
-            else:
-                break
+            try:
+                if request == "expand":
+                    worker.expanded.value = 0
+                    conn.send(worker.expand(arg))
+                elif request == "merge":
+                    conn.send(worker.merge(arg))
+                elif request == "save":
+                    worker.save(arg)
+                    conn.send(None)
+                elif request == "stats":
+                    worker.stats.fingerprint_bytes = worker.visited.nbytes + worker.known.nbytes
+                    conn.send(worker.stats)
+                else:
+                    break
+            except LevelFileError as exc:
+                conn.send(exc)  # a damaged level file: the coordinator raises it (one line, exit 2)
     # the process ends here without freeing its sets object by object; the system takes the memory back at once
     sys.stdout.flush()
     sys.stderr.flush()
@@ -295,13 +299,16 @@ class _Pool:
 
     def _answer(self, worker: int) -> Any:
         try:
-            return self.conns[worker].recv()
+            answer = self.conns[worker].recv()
         except EOFError:
             proc = self.procs[worker]
             proc.join(timeout=1)
             raise RuntimeError(
                 f"explorer worker {worker} ended unexpectedly (exit code {proc.exitcode}); its error is above"
             ) from None
+        if isinstance(answer, LevelFileError):
+            raise answer
+        return answer
 
     def terminate(self) -> None:
         """End the workers now (an interrupt)."""
