@@ -148,7 +148,21 @@ public final class HistoryRules {
 
     @Override
     public Iterator<InternalRow> call(Iterator<InternalRow> rows) {
-      return new Walk(new Config(config), index, types, rows);
+      return new Walk(configOf(config), index, types, rows);
+    }
+
+    /**
+     * The last config read in this JVM, with its text: a pass's tasks (one per shuffle partition, about 40 on
+     * 10 M lines) share one {@link Config} (read-only once made) instead of each parsing the text again.
+     */
+    private static volatile Object[] lastConfig;
+
+    static Config configOf(String text) {
+      Object[] last = lastConfig;
+      if (last != null && last[0].equals(text)) return (Config) last[1];
+      Config made = new Config(text);
+      lastConfig = new Object[] {text, made};
+      return made;
     }
   }
 
@@ -227,6 +241,9 @@ public final class HistoryRules {
   /** An element of a partition history in one controller epoch: the machine and the replica (if any). */
   record Element(boolean replica, Integer id, Integer controllerEpoch) {}
 
+  /** A name's bytes as a row holds them (a copy of its own) and its text. */
+  record Named(UTF8String bytes, String text) {}
+
   /** The earlier record a rule compares a row with: its value (state or leader epoch) and where it is. */
   record Earlier<V>(V value, Integer fid, Long line) {}
 
@@ -254,7 +271,23 @@ public final class HistoryRules {
     private final int[] getters;
     private final Iterator<InternalRow> rows;
     /** The texts of the few values a column of names holds (topics, kinds, states), decoded once each. */
-    private final HashMap<UTF8String, String> names = new HashMap<>();
+    private final HashMap<UTF8String, Named> names = new HashMap<>();
+    /**
+     * Per input column, the last name read there: the next row mostly holds the same topic, kind or state,
+     * found again by comparing its bytes, without hashing them for {@code names}.
+     */
+    private final Named[] lastName = new Named[INPUT.length];
+    /** The fence (replay.fence_records) of the last (hid, era, controller epoch) looked up, and that key. */
+    private Object[] fence;
+    private Integer fenceHid;
+    private Integer fenceEra;
+    private Integer fenceCe;
+    private boolean fenceKnown;
+    /** Whether the last (hid, controller epoch) looked up is at TRACE, and that key. */
+    private boolean traced;
+    private Integer tracedHid;
+    private Integer tracedCe;
+    private boolean tracedKnown;
     private final Config c;
     private final String replicaKind;
     private final String partitionKind;
@@ -392,12 +425,15 @@ public final class HistoryRules {
       Object v = raw(r, j);
       if (!(v instanceof UTF8String u)) return (T) v;
       if (j != 1 && j != 7 && j != 10 && j != 11 && j != 14) return (T) u.toString();
-      String s = names.get(u);
-      if (s == null) {
-        s = u.toString();
-        if (names.size() < NAMES) names.put(u.clone(), s); // the row's bytes are reused for the next row
+      Named last = lastName[j];
+      if (last != null && last.bytes().equals(u)) return (T) last.text();
+      Named n = names.get(u);
+      if (n == null) {
+        n = new Named(u.clone(), u.toString()); // the row's bytes are reused for the next row
+        if (names.size() < NAMES) names.put(n.bytes(), n);
       }
-      return (T) s;
+      lastName[j] = n;
+      return (T) n.text();
     }
 
     /** Input column {@code j} of {@code r}, kept beyond the row (its bytes are reused for the next row). */
@@ -467,13 +503,12 @@ public final class HistoryRules {
       String from = norm(from1);
       String to = norm(to1);
       List<String> valid = (isReplica ? c.replicaValid : c.partitionValid).get(to);
-      boolean atTrace = hid != null && row.ce() != null && c.traced.contains(List.of(hid, row.ce()));
+      boolean atTrace = tracedAt(row.ce());
       List<String> hidden =
           atTrace
               ? List.of()
               : (isReplica ? c.replicaHidden : c.partitionHidden).getOrDefault(was, List.of());
       String machine = isReplica ? replicaMachine : partitionMachine;
-      String element = isReplica ? cat("replica ", row.replica(), " of ", tp()) : cat("partition ", tp());
       if (valid != null
           && !was.equals(from == null ? "" : from)
           && !valid.contains(was)
@@ -481,7 +516,7 @@ public final class HistoryRules {
         String message =
             cat(
                 fromTracked.lead(),
-                element,
+                element(isReplica, row),
                 " was last left in ",
                 was,
                 ", cannot go to ",
@@ -495,7 +530,7 @@ public final class HistoryRules {
         String message =
             cat(
                 mismatch.lead(),
-                element,
+                element(isReplica, row),
                 " logged from ",
                 from,
                 " but its previous transition in this controller epoch left it in ",
@@ -548,41 +583,32 @@ public final class HistoryRules {
       String to = machine == null ? row.to() : norm(row.to());
       List<String> valid =
           ofReplica ? c.replicaValid.get(to) : ofPartition ? c.partitionValid.get(to) : null;
-      String element = ofReplica ? cat("replica ", row.replica(), " of ", tp()) : cat("partition ", tp());
-      String validList = valid == null ? "" : String.join(",", valid);
+      // the texts only a violation's message reads are made when one is found
       if (transitionKinds.contains(kind) && from != null && valid != null && !valid.contains(from)) {
         String message =
-            cat(invalid.lead(), element, " from ", from, " to ", to, " (valid previous states: ", validList, ")");
+            cat(
+                invalid.lead(),
+                element(ofReplica, row),
+                " from ",
+                from,
+                " to ",
+                to,
+                " (valid previous states: ",
+                String.join(",", valid),
+                ")");
         emit(row, invalid, message, machine, null);
       }
       if (leaderIsrKinds.contains(kind) && row.isr() != null && row.leader() != null) {
         int leader = row.leader();
-        String state =
-            cat(
-                "partition ",
-                tp(),
-                ": leader ",
-                leader,
-                ", ISR [",
-                row.isr(),
-                "], leader epoch ",
-                row.leaderEpoch() == null ? "?" : row.leaderEpoch(),
-                " (",
-                kind,
-                ")");
-        Boolean inIsr = isrHolds(row.isr(), leader);
-        if (leader >= 0 && Boolean.FALSE.equals(inIsr)) {
-          emit(row, notInIsr, cat(notInIsr.lead(), state), partitionMachine, null);
+        if (leader >= 0 && Boolean.FALSE.equals(isrHolds(row.isr(), leader))) {
+          emit(row, notInIsr, cat(notInIsr.lead(), leaderState(row)), partitionMachine, null);
         }
         if (leader != leaderDuringDelete && row.isr().isEmpty()) {
-          emit(row, emptyIsr, cat(emptyIsr.lead(), state), partitionMachine, null);
+          emit(row, emptyIsr, cat(emptyIsr.lead(), leaderState(row)), partitionMachine, null);
         }
       }
-      Object[] fence =
-          hid == null || row.ce() == null || era == null
-              ? null
-              : c.fences.get(List.of(hid, era, row.ce()));
-      if (writeKinds.contains(kind) && fence != null && row.ts() != null && row.ts() > (Long) fence[0]) {
+      Object[] fence = writeKinds.contains(kind) ? fenceOf(row.ce()) : null;
+      if (fence != null && row.ts() != null && row.ts() > (Long) fence[0]) {
         String message =
             cat(
                 stale.lead(),
@@ -643,15 +669,16 @@ public final class HistoryRules {
           String message =
               cat(
                   rejected.lead(),
-                  element,
+                  element(ofReplica, row),
                   " from ",
                   from,
                   " to ",
                   to,
                   " was rejected; the spec's valid previous states are ",
-                  validList);
+                  String.join(",", valid));
           emit(row, rejected, message, machine, null);
         }
+        String validList = valid == null ? "" : String.join(",", valid);
         if (!printed.isEmpty() && !printed.equals(validList)) {
           String message =
               cat(
@@ -665,6 +692,58 @@ public final class HistoryRules {
           emit(row, listDiffers, message, machine, null);
         }
       }
+    }
+
+    /** How a message names the row's element: "replica R of T-P" or "partition T-P". */
+    private String element(boolean ofReplica, Fields row) {
+      return ofReplica ? cat("replica ", row.replica(), " of ", tp()) : cat("partition ", tp());
+    }
+
+    /** How the leader and ISR rules' messages show a row: partition, leader, ISR, leader epoch, kind. */
+    private String leaderState(Fields row) {
+      return cat(
+          "partition ",
+          tp(),
+          ": leader ",
+          row.leader(),
+          ", ISR [",
+          row.isr(),
+          "], leader epoch ",
+          row.leaderEpoch() == null ? "?" : row.leaderEpoch(),
+          " (",
+          row.kind(),
+          ")");
+    }
+
+    /**
+     * Whether the group's history logs at TRACE in controller epoch {@code ce} (replay.traced_epochs); the last
+     * answer is kept, as {@code fenceOf}'s.
+     */
+    private boolean tracedAt(Integer ce) {
+      if (hid == null || ce == null) return false;
+      if (!tracedKnown || !hid.equals(tracedHid) || !ce.equals(tracedCe)) {
+        traced = c.traced.contains(List.of(hid, ce));
+        tracedHid = hid;
+        tracedCe = ce;
+        tracedKnown = true;
+      }
+      return traced;
+    }
+
+    /**
+     * The fence of the group's history and era at controller epoch {@code ce} (replay.fence_records), or
+     * null; the last one looked up is kept, since a group's rows mostly share their controller epoch.
+     */
+    private Object[] fenceOf(Integer ce) {
+      if (hid == null || ce == null || era == null) return null;
+      if (!fenceKnown || !hid.equals(fenceHid) || !era.equals(fenceEra) || !ce.equals(fenceCe)) {
+        fence = c.fences.get(List.of(hid, era, ce));
+        fenceHid = hid;
+        fenceEra = era;
+        fenceCe = ce;
+        fenceKnown = true;
+      }
+      return fence;
     }
 
     /**
