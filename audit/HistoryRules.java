@@ -273,10 +273,13 @@ public final class HistoryRules {
     /** The texts of the few values a column of names holds (topics, kinds, states), decoded once each. */
     private final HashMap<UTF8String, Named> names = new HashMap<>();
     /**
-     * Per input column, the last name read there: the next row mostly holds the same topic, kind or state,
-     * found again by comparing its bytes, without hashing them for {@code names}.
+     * Per input column, the last {@code RECENT} names read there: a row mostly holds a topic, kind, state or
+     * ISR one of the rows just before held, found again by comparing bytes (lengths first), without hashing
+     * them for {@code names}.
      */
-    private final Named[] lastName = new Named[INPUT.length];
+    private final Named[][] recent = new Named[INPUT.length][RECENT];
+    /** Per input column, where in {@code recent} the next name not found there goes. */
+    private final int[] nextRecent = new int[INPUT.length];
     /** The fence (replay.fence_records) of the last (hid, era, controller epoch) looked up, and that key. */
     private Object[] fence;
     private Integer fenceHid;
@@ -425,14 +428,18 @@ public final class HistoryRules {
       Object v = raw(r, j);
       if (!(v instanceof UTF8String u)) return (T) v;
       if (j != 1 && j != 7 && j != 10 && j != 11 && j != 14) return (T) u.toString();
-      Named last = lastName[j];
-      if (last != null && last.bytes().equals(u)) return (T) last.text();
+      Named[] seen = recent[j];
+      for (Named k : seen) {
+        if (k == null) break;
+        if (k.bytes().equals(u)) return (T) k.text();
+      }
       Named n = names.get(u);
       if (n == null) {
         n = new Named(u.clone(), u.toString()); // the row's bytes are reused for the next row
         if (names.size() < NAMES) names.put(n.bytes(), n);
       }
-      lastName[j] = n;
+      seen[nextRecent[j]] = n;
+      nextRecent[j] = (nextRecent[j] + 1) % RECENT;
       return (T) n.text();
     }
 
@@ -837,6 +844,9 @@ public final class HistoryRules {
   static final int LONG = 1;
   static final int STRING = 2;
   static final int OTHER = 3;
+
+  /** How many of the names last read in a column a pass compares a name with before it hashes it. */
+  static final int RECENT = 8;
 
   /** How many distinct names a pass remembers the text of (beyond them, each is decoded where read). */
   static final int NAMES = 4096;

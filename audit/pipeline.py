@@ -697,11 +697,22 @@ class _Least:
         """The least rows of ``df`` by the key, ties in ``order`` (as a stream in that order would give them)."""
         if self.narrow is not None:
             key, dressing = self.narrow
-            least = dressing.make(df.orderBy(*[k.asc_nulls_first() for k in key], *order).limit(self.limit))
+            least = dressing.make(_least(df, key, order, self.limit))
         else:
             cols = [findings.rank_column(F.col(k)) if k in findings.RANKED else F.col(k) for k in self.key]
-            least = df.orderBy(*[c.asc_nulls_first() for c in cols], *order).limit(self.limit)
+            least = _least(df, tuple(cols), order, self.limit)
         self.kept = [r.asDict() for r in least.collect()]
+
+
+def _least(df: DataFrame, key: tuple[Column, ...], order: tuple[str, ...], limit: int) -> DataFrame:
+    """``df.orderBy(*key, *order).limit(limit)`` (the key ascending, nulls first), the key's columns computed once
+    per row. Decision (measured on 10 M lines, 624,000 findings): sorted by the expressions themselves, the
+    top-``limit`` sort evaluated them at every comparison (a finding's severity is a case over every finding
+    rule, and its rank a map lookup), and the JIT compiled them twice over."""
+    names = [f"_least_key_{i}" for i in range(len(key))]
+    keyed = df.select("*", *[k.alias(n) for k, n in zip(key, names, strict=True)])
+    ordered = keyed.orderBy(*[F.col(n).asc_nulls_first() for n in names], *order)
+    return ordered.limit(limit).drop(*names)
 
 
 def finding_counts(cells: Iterable[stats.Cell]) -> tuple[int, Counter[tuple[Any, ...]]]:
