@@ -150,6 +150,9 @@ class Machine:
         ]
         if load_after is not None:
             out.append(f"load average after: {format_load(load_after)}")
+        note = scheduler_note()
+        if note:
+            out.append(note)
         return out
 
     def one_line(self) -> str:
@@ -158,6 +161,26 @@ class Machine:
             f"{self.started}, revision {self.tree()}, {self.cpu} ({self.cpus} CPUs), {self.python}; "
             f"calibration {self.calibration:.3f} CPU s; load average {format_load(self.load_before)} at the start"
         )
+
+
+AUTOGROUP = Path("/proc/sys/kernel/sched_autogroup_enabled")
+
+
+def scheduler_note(path: Path = AUTOGROUP) -> str:
+    """A warning when Linux's autogroup scheduling is on ("" otherwise, or where there is none): it shares the
+    CPU between sessions (terminals, ``setsid``) first and between processes only within one, so another
+    session's work under ``nice -n 19`` still takes its session's share of the cores from a measured run.
+    Found on this 2-core machine: a niced exploration took half of an audit benchmark's CPU."""
+    try:
+        on = path.read_text().strip() == "1"
+    except OSError:
+        return ""
+    if not on:
+        return ""
+    return (
+        "scheduler: autogroup on, so `nice` does not keep other sessions' processes off this run's cores "
+        f"(as root: echo 0 > {path})"
+    )
 
 
 def machine(calibrate_repeat: int = 5) -> Machine:
