@@ -14,6 +14,9 @@ level lives in one folder (a temporary one, or the ``--checkpoint`` folder), one
   and values it shares with the states written just before it: a block takes about 50 bytes a state, a thirtieth,
   for a few microseconds of CPU a state (``benchmarks/results/two_broker_fixed_point.md``). A truncated or damaged
   block is a ``LevelFileError`` naming the file.
+* ``run-LLLL-W-N.bin`` — (``--workers``) the ``N``-th sorted run of worker ``W``'s merge of level ``L``, when the
+  level's new states pass the merge's memory budget (``merge.py``), in the same records; removed once merged, and
+  by ``close`` and ``drop_after`` if a killed worker left one.
 * ``trail-LLLL-W.bin`` — for every state of level ``L`` owned by ``W``: its fingerprint and its parent's (two
   64-bit integers). A counterexample is rebuilt from them: the chain of fingerprints back to the initial state, then
   the events found again by re-executing the spec along the chain (``explorer.replay``), as TLC does.
@@ -320,6 +323,15 @@ class LevelStore:
     def send(self, level: int, sender: int, worker: int) -> Path:
         return self.folder / f"send-{level:04d}-{sender}-{worker}.bin"
 
+    def run(self, level: int, worker: int, n: int) -> Path:
+        """The ``n``-th sorted run of worker ``worker``'s merge of ``level`` (``merge.py``)."""
+        return self.folder / f"run-{level:04d}-{worker}-{n}.bin"
+
+    def drop_runs(self) -> None:
+        """Remove the run files a merge left (a worker killed in the middle of one)."""
+        for path in self.folder.glob("run-*.bin"):
+            path.unlink(missing_ok=True)
+
     def repartition(self, level: int, workers: int) -> None:
         """Rewrite the frontier files of ``level`` as ``workers`` workers own them (each in ascending rank)."""
         records = [r for path in self.files("frontier", level) for r in read_records(path)]
@@ -348,15 +360,17 @@ class LevelStore:
     def drop_after(self, level: int) -> None:
         """Remove the files of levels after ``level`` (what a killed run left half-written)."""
         for path in [*self.folder.glob("*-*-*.bin"), *self.folder.glob("stats-*.pickle")]:
-            if path.name.startswith("send-"):
+            if path.name.startswith(("send-", "run-")):
                 path.unlink()
                 continue
             if int(path.stem.split("-")[1]) > level:
                 path.unlink()
 
     def close(self) -> None:
-        """Remove the folder if it is a temporary one."""
-        if not self.kept:
+        """Remove the folder if it is a temporary one; from a checkpoint folder, the run files a merge left."""
+        if self.kept:
+            self.drop_runs()
+        else:
             shutil.rmtree(self.folder, ignore_errors=True)
             stop_watchdog(self.watchdog)
             self.watchdog = None
