@@ -36,6 +36,7 @@ checkpoint resumes with one process, ``--workers`` or ``--spark`` whichever wrot
 from __future__ import annotations
 
 import contextvars
+import heapq
 import json
 import os
 import pickle
@@ -333,16 +334,30 @@ class LevelStore:
             path.unlink(missing_ok=True)
 
     def repartition(self, level: int, workers: int) -> None:
-        """Rewrite the frontier files of ``level`` as ``workers`` workers own them (each in ascending rank)."""
-        records = [r for path in self.files("frontier", level) for r in read_records(path)]
-        records.sort(key=lambda r: r[2])
-        for path in self.files("frontier", level):
-            path.unlink()
-        writers = [FrontierWriter(self.frontier(level, w)) for w in range(workers)]
-        for r in records:
-            writers[owner_of(r[0], workers)].add_record(r)
+        """Rewrite the frontier files of ``level`` as ``workers`` workers own them (each in ascending rank).
+
+        Each file is in ascending rank already: they are merged as they are read (``heapq.merge``, stable like the
+        sort of all their records it replaced), to new files put in the place of the old ones at the end: the
+        memory does not grow with the level, and a failure while the records are copied (a damaged file) leaves
+        the checkpoint as it was."""
+        old = self.files("frontier", level)
+        new = [self.frontier(level, w) for w in range(workers)]
+        tmp = [path.with_name(path.name + ".tmp") for path in new]
+        writers = [FrontierWriter(path) for path in tmp]
+        try:
+            for r in heapq.merge(*map(read_records, old), key=lambda r: r[2]):
+                writers[owner_of(r[0], workers)].add_record(r)
+        except BaseException:
+            for writer, path in zip(writers, tmp, strict=True):
+                writer.close()
+                path.unlink(missing_ok=True)
+            raise
         for writer in writers:
             writer.close()
+        for path in old:
+            path.unlink()
+        for t, path in zip(tmp, new, strict=True):
+            os.replace(t, path)
 
     def commit(self, meta: Meta, stats: ExploreStats) -> None:
         """Record ``meta.level`` as complete (its frontier and visited files written), then drop the files of the
