@@ -11,7 +11,8 @@ files in one folder (``levels.py``):
    sent: its owner has it since).
 2. **merge**: every worker reads the successors found for it, keeps per fingerprint the one of least rank that it
    has not visited, and, in ascending rank, records it (visited set, trail), checks its state invariants (up to the
-   first violation) and writes it to its frontier of the next level.
+   first violation) and writes it to its frontier of the next level. A level too big for the merge's memory budget
+   is sorted in runs on disk and merged back (``merge.py``), with the same result.
 
 Every transition is checked once and every new state once, as in one process, so the distinct-state and
 transition counts are the same. **The counterexample is the one a single process reports, on every run**: among
