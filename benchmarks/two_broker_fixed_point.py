@@ -6,13 +6,15 @@ refinement and invariants on every step, on ``--workers`` processes. Prints, per
 transitions, depth, wall seconds, the CPU seconds of the process and its workers, and the load average.
 
     .venv/bin/python benchmarks/two_broker_fixed_point.py --workers 2 [--bounds CE,LE,ZXID,ZKV] [--max-states N]
-        [--model BROKERS/PARTITIONS/RF] [--checkpoint DIR [--resume]]
+        [--model BROKERS/PARTITIONS/RF] [--checkpoint DIR [--resume]] [--merge-budget MIB]
 
 ``--bounds`` are the model's bounds (controller epoch, leader epoch, zxid, znode version); the default is the
 model ``kcspec tla crosscheck`` checks by default (``CROSSCHECK_DEFAULT``, 1,1,3,0). ``--model`` explores another
 shape than 2 brokers, 1 partition, RF 2 (one topic), for models larger than the default. With ``--checkpoint DIR`` (one
 profile) the end of every level is checkpointed in DIR; ``--resume`` continues from it. Each progress line gives the
 resident memory of the process and its workers (``/proc``), so the memory per visited state can be read off.
+``--merge-budget`` sets the memory a worker's merge holds before it sorts the level in runs on disk
+(``merge.MERGE_BUDGET``, 256 MiB), to measure the merge in runs on a model whose levels would fit.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import time
 from pathlib import Path
 
 import harness  # beside this script
+from kcspec.conformance.selfcheck.explore import merge
 from kcspec.conformance.selfcheck.explore.explorer import search
 from kcspec.conformance.selfcheck.explore.stats import ExploreStats
 from kcspec.conformance.selfcheck.explore.tla_model import model_space
@@ -70,7 +73,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-states", type=int, default=5_000_000)
     ap.add_argument("--checkpoint", type=Path, default=None, help="checkpoint every level in this folder")
     ap.add_argument("--resume", action="store_true", help="continue the checkpoint of --checkpoint")
+    ap.add_argument(
+        "--merge-budget",
+        type=float,
+        default=None,
+        help="a worker's merge memory in MiB before it sorts in runs",
+    )
     args = ap.parse_args(argv)
+    if args.merge_budget is not None:
+        merge.MERGE_BUDGET = int(args.merge_budget * (1 << 20))  # read by each merge of the (forked) workers
     if args.checkpoint is not None and "," in args.profiles:
         ap.error("--checkpoint explores one profile: give --profiles one name")
     try:

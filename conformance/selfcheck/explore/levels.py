@@ -14,6 +14,9 @@ level lives in one folder (a temporary one, or the ``--checkpoint`` folder), one
   and values it shares with the states written just before it: a block takes about 50 bytes a state, a thirtieth,
   for a few microseconds of CPU a state (``benchmarks/results/two_broker_fixed_point.md``). A truncated or damaged
   block is a ``LevelFileError`` naming the file.
+* ``run-LLLL-W-N.bin`` — (``--workers``) the ``N``-th sorted run of worker ``W``'s merge of level ``L``, when the
+  level's new states pass the merge's memory budget (``merge.py``), in the same records; removed once merged, and
+  by ``close`` and ``drop_after`` if a killed worker left one.
 * ``trail-LLLL-W.bin`` — for every state of level ``L`` owned by ``W``: its fingerprint and its parent's (two
   64-bit integers). A counterexample is rebuilt from them: the chain of fingerprints back to the initial state, then
   the events found again by re-executing the spec along the chain (``explorer.replay``), as TLC does.
@@ -33,6 +36,7 @@ checkpoint resumes with one process, ``--workers`` or ``--spark`` whichever wrot
 from __future__ import annotations
 
 import contextvars
+import heapq
 import json
 import os
 import pickle
@@ -320,17 +324,40 @@ class LevelStore:
     def send(self, level: int, sender: int, worker: int) -> Path:
         return self.folder / f"send-{level:04d}-{sender}-{worker}.bin"
 
+    def run(self, level: int, worker: int, n: int) -> Path:
+        """The ``n``-th sorted run of worker ``worker``'s merge of ``level`` (``merge.py``)."""
+        return self.folder / f"run-{level:04d}-{worker}-{n}.bin"
+
+    def drop_runs(self) -> None:
+        """Remove the run files a merge left (a worker killed in the middle of one)."""
+        for path in self.folder.glob("run-*.bin"):
+            path.unlink(missing_ok=True)
+
     def repartition(self, level: int, workers: int) -> None:
-        """Rewrite the frontier files of ``level`` as ``workers`` workers own them (each in ascending rank)."""
-        records = [r for path in self.files("frontier", level) for r in read_records(path)]
-        records.sort(key=lambda r: r[2])
-        for path in self.files("frontier", level):
-            path.unlink()
-        writers = [FrontierWriter(self.frontier(level, w)) for w in range(workers)]
-        for r in records:
-            writers[owner_of(r[0], workers)].add_record(r)
+        """Rewrite the frontier files of ``level`` as ``workers`` workers own them (each in ascending rank).
+
+        Each file is in ascending rank already: they are merged as they are read (``heapq.merge``, stable like the
+        sort of all their records it replaced), to new files put in the place of the old ones at the end: the
+        memory does not grow with the level, and a failure while the records are copied (a damaged file) leaves
+        the checkpoint as it was."""
+        old = self.files("frontier", level)
+        new = [self.frontier(level, w) for w in range(workers)]
+        tmp = [path.with_name(path.name + ".tmp") for path in new]
+        writers = [FrontierWriter(path) for path in tmp]
+        try:
+            for r in heapq.merge(*map(read_records, old), key=lambda r: r[2]):
+                writers[owner_of(r[0], workers)].add_record(r)
+        except BaseException:
+            for writer, path in zip(writers, tmp, strict=True):
+                writer.close()
+                path.unlink(missing_ok=True)
+            raise
         for writer in writers:
             writer.close()
+        for path in old:
+            path.unlink()
+        for t, path in zip(tmp, new, strict=True):
+            os.replace(t, path)
 
     def commit(self, meta: Meta, stats: ExploreStats) -> None:
         """Record ``meta.level`` as complete (its frontier and visited files written), then drop the files of the
@@ -348,15 +375,17 @@ class LevelStore:
     def drop_after(self, level: int) -> None:
         """Remove the files of levels after ``level`` (what a killed run left half-written)."""
         for path in [*self.folder.glob("*-*-*.bin"), *self.folder.glob("stats-*.pickle")]:
-            if path.name.startswith("send-"):
+            if path.name.startswith(("send-", "run-")):
                 path.unlink()
                 continue
             if int(path.stem.split("-")[1]) > level:
                 path.unlink()
 
     def close(self) -> None:
-        """Remove the folder if it is a temporary one."""
-        if not self.kept:
+        """Remove the folder if it is a temporary one; from a checkpoint folder, the run files a merge left."""
+        if self.kept:
+            self.drop_runs()
+        else:
             shutil.rmtree(self.folder, ignore_errors=True)
             stop_watchdog(self.watchdog)
             self.watchdog = None

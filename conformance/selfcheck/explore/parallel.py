@@ -11,7 +11,8 @@ files in one folder (``levels.py``):
    sent: its owner has it since).
 2. **merge**: every worker reads the successors found for it, keeps per fingerprint the one of least rank that it
    has not visited, and, in ascending rank, records it (visited set, trail), checks its state invariants (up to the
-   first violation) and writes it to its frontier of the next level.
+   first violation) and writes it to its frontier of the next level. A level too big for the merge's memory budget
+   is sorted in runs on disk and merged back (``merge.py``), with the same result.
 
 Every transition is checked once and every new state once, as in one process, so the distinct-state and
 transition counts are the same. **The counterexample is the one a single process reports, on every run**: among
@@ -65,6 +66,7 @@ from kcspec.conformance.selfcheck.explore.levels import (
     owner_of,
     read_records,
 )
+from kcspec.conformance.selfcheck.explore.merge import LevelMerge
 from kcspec.conformance.selfcheck.explore.stats import ExploreStats
 from kcspec.conformance.selfcheck.explore.stepper import Problem, rank_of
 from kcspec.model.interrupts import stopper, worker_initializer
@@ -184,48 +186,46 @@ class _Worker:
 
     def merge(self, level: int) -> _Merged:
         """Keep the new states of ``level`` sent to this worker, in ascending rank, checking their state
-        invariants; they are its frontier of ``level``."""
-        me, store, visited = self.index, self.store, self.visited
-        best: dict[int, tuple[int, int, bytes, Any]] = {}
-        for sender in range(self.workers):
-            path = store.send(level, sender, me)
-            own = sender == me and self.own is not None
-            for record in self.own.entries() if own and self.own is not None else read_records(path):
-                fp = record[0]
-                if fp in visited:
-                    continue
-                held = best.get(fp)
-                if held is None or record[2] < held[2]:
-                    best[fp] = record
-            path.unlink(missing_ok=True)
-        self.own = None
-        checker = self.stepper.checker
-        small = not store.kept and len(best) <= IN_MEMORY  # kept unpickled for the next level's expansion
-        frontier = FrontierWriter(store.frontier(level, me), IN_MEMORY if small else 0)
-        trail = TrailWriter(store.trail(level, me))
-        problem = None
-        try:
-            for fp, parent, rank, data in sorted(best.values(), key=lambda r: r[2]):
-                visited.add(fp)
-                trail.add(fp, parent)
-                state = pickle.loads(data) if type(data) is bytes else data
-                if small:
-                    frontier.add(fp, parent, rank, state)
-                else:
-                    pickled = data if type(data) is bytes else pickle.dumps(state, pickle.HIGHEST_PROTOCOL)
-                    frontier.add_record((fp, parent, rank, pickled))
-                bad = checker.check_state(state)
-                if bad:
-                    message = "invariant violated: " + ", ".join(v.name for v in bad)
-                    problem = LevelProblem(
-                        rank, parent, None, fp, "invariant", message, violations=tuple(bad)
-                    )
-                    break
-        finally:
-            frontier.close()
-            trail.close()
+        invariants; they are its frontier of ``level``. At most ``merge.MERGE_BUDGET`` bytes of them are held in
+        memory: a bigger level is sorted in runs on disk, then merged (``merge.py``), with the same result."""
+        me, store = self.index, self.store
+        with LevelMerge(self.visited, lambda n: store.run(level, me, n)) as states:
+            for sender in range(self.workers):
+                path = store.send(level, sender, me)
+                own = sender == me and self.own is not None
+                states.add(self.own.entries() if own and self.own is not None else read_records(path))
+                path.unlink(missing_ok=True)
+            self.own = None
+            checker = self.stepper.checker
+            # kept unpickled for the next level's expansion (a level that passed the budget is far bigger)
+            small = not store.kept and not states.spilled and len(states) <= IN_MEMORY
+            frontier = FrontierWriter(store.frontier(level, me), IN_MEMORY if small else 0)
+            trail = TrailWriter(store.trail(level, me))
+            problem = None
+            try:
+                for fp, parent, rank, data in states.records():
+                    trail.add(fp, parent)
+                    state = pickle.loads(data) if type(data) is bytes else data
+                    if small:
+                        frontier.add(fp, parent, rank, state)
+                    else:
+                        pickled = (
+                            data if type(data) is bytes else pickle.dumps(state, pickle.HIGHEST_PROTOCOL)
+                        )
+                        frontier.add_record((fp, parent, rank, pickled))
+                    bad = checker.check_state(state)
+                    if bad:
+                        message = "invariant violated: " + ", ".join(v.name for v in bad)
+                        problem = LevelProblem(
+                            rank, parent, None, fp, "invariant", message, violations=tuple(bad)
+                        )
+                        break
+            finally:
+                frontier.close()
+                trail.close()
+            new_states = states.new_states()
         self.current = frontier
-        return _Merged(len(best), frontier.count, problem)
+        return _Merged(new_states, frontier.count, problem)
 
     def save(self, level: int) -> None:
         self.store.visited(level, self.index).write_bytes(self.visited.to_bytes())

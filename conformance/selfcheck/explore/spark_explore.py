@@ -28,7 +28,8 @@ partition holds), ``trail-L-P.bin`` (the level's states and their parents) and `
 states in ascending rank), each to a temporary name renamed when whole (a task run twice writes the same file);
 the driver then writes the counts and ``checkpoint.json``, unless the level ended the search with a problem (a
 resumed run finds it again from the previous checkpoint). A resumed search rebuilds the visited set from the trails
-(so that a counterexample still finds every parent) and the checkpoint's frontier. The folder must be one the
+(so that a counterexample still finds every parent) and the checkpoint's frontier; a damaged frontier file is a
+``LevelFileError`` naming it, as without Spark, not the failure of the job that read it. The folder must be one the
 driver and every executor see at the same path: any local master and ``local-cluster`` do; on a cluster, a shared
 mount.
 
@@ -40,6 +41,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import re
 import threading
 import time
 from array import array
@@ -62,6 +64,7 @@ from kcspec.conformance.selfcheck.explore.explorer import (
 )
 from kcspec.conformance.selfcheck.explore.levels import (
     FrontierWriter,
+    LevelFileError,
     LevelStore,
     TrailWriter,
     check_resumable,
@@ -303,7 +306,7 @@ def spark_search(
         stats.level_sizes = []
         visited = sc.parallelize([text], 1).map(lambda t: _root_entry(within, root_fp, t))
     _keep(visited)
-    with _watching(sc, stats, progress):
+    with _level_file_errors(), _watching(sc, stats, progress):
         previous = cast(tuple[Any, ...], ())
         pending: list[
             _Problem
@@ -379,6 +382,26 @@ def spark_search(
             visited = merged
             depth += 1
     return done(None, [])
+
+
+_LEVEL_FILE_ERROR = re.compile(r"\bLevelFileError: (.+)")
+
+
+@contextmanager
+def _level_file_errors() -> Iterator[None]:
+    """A damaged level file read by an executor (the checkpoint's frontier, when a search resumes) fails the Spark
+    job: Spark's exception holds the executor's traceback, whose last line is the ``LevelFileError``. It is raised
+    again here as that ``LevelFileError`` (a ``ValueError`` naming the file: ``kcspec explore`` reports it in one
+    line, exit 2, as without ``--spark``) instead of the job's failure."""
+    try:
+        yield
+    except LevelFileError:
+        raise
+    except Exception as exc:
+        found = _LEVEL_FILE_ERROR.findall(str(exc))
+        if not found:
+            raise
+        raise LevelFileError(found[-1].strip()) from None
 
 
 ESTIMATE_FROM = 1_000

@@ -129,3 +129,21 @@ def test_spark_checkpoint_options_on_the_command_line(tmp_path: Path) -> None:
 
     other = runner.invoke(main, [*args, "--depth", "3", "--resume", str(folder)])
     assert other.exit_code == 2 and "depth 2" in other.output, other.output
+
+
+def test_resuming_a_damaged_frontier_on_spark_fails_naming_it(tmp_path: Path) -> None:
+    # the frontier is read by the executors: the job's failure becomes the LevelFileError, as without --spark
+    runner = CliRunner()
+    folder = tmp_path / "ck"
+    model = ["explore", "--brokers", "2", "--depth", "6", "--max-states", "100"]
+    first = runner.invoke(main, [*model, "--workers", "2", "--checkpoint", str(folder)])
+    assert first.exit_code == 0, first.output
+    level = checkpointed_level(folder)
+    damaged = max(folder.glob(f"frontier-{level:04d}-*.bin"), key=lambda f: f.stat().st_size)
+    damaged.write_bytes(damaged.read_bytes()[:-10])
+
+    again = runner.invoke(main, [*model, "--spark", "--master", "local[1]", "--resume", str(folder)])
+    assert again.exit_code == 2, again.output
+    errors = [line for line in again.output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and damaged.name in errors[0] and "truncated" in errors[0], again.output
+    assert "Traceback" not in again.output and "Py4J" not in again.output, again.output
