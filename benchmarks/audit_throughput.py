@@ -646,6 +646,8 @@ def main() -> None:
         help="the results file whose generated section this run rewrites (default: %(default)s)",
     )
     args = ap.parse_args()
+    if args.rounds < 1:
+        ap.error(f"--rounds must be at least 1, not {args.rounds}")
     harness.print_header(f"Audit throughput: {args.lines:,} lines, master {args.master}")
     with tempfile.TemporaryDirectory(prefix="kcspec-audit-bench-") as tmp:
         root = args.keep if args.keep is not None else Path(tmp)
