@@ -22,6 +22,9 @@ level lives in one folder (a temporary one, or the ``--checkpoint`` folder), one
   the events found again by re-executing the spec along the chain (``explorer.replay``), as TLC does.
 * ``visited-LLLL-W.bin`` — the fingerprints worker ``W`` had visited when level ``L`` was complete (checkpoints
   only).
+* ``frontier-LLLL-W.bin.tmp`` and ``switch-LLLL.json`` — a resume with another number of workers rewriting the
+  frontier of level ``L`` (``LevelStore.repartition``): the new files, and the note that they are complete; a run
+  killed between the two is finished or undone when it is resumed.
 * ``stats-LLLL.pickle`` — the counts at the end of level ``L`` (transitions, coverage);
 * ``checkpoint.json`` — the last complete level, written last, to a temporary name and renamed, so a run killed at
   any moment leaves the previous checkpoint whole. Files of a level
@@ -35,6 +38,7 @@ checkpoint resumes with one process, ``--workers`` or ``--spark`` whichever wrot
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import heapq
 import json
@@ -58,6 +62,8 @@ FORMAT = 2
 """The layout version of a checkpoint folder (1: records not compressed; 2: in compressed blocks)."""
 
 _CHUNK = 1 << 16
+_PAIR_BYTES = 16
+"""A trail's (fingerprint, parent fingerprint) pair: two unsigned 64-bit integers."""
 
 _MAGIC = b"KCLV"
 _FILE_HEAD = struct.Struct("<4sI")
@@ -301,10 +307,17 @@ class LevelStore:
         return sorted(self.folder.glob(f"{kind}-{level:04d}-*.bin"))
 
     def trails(self, level: int) -> Iterator[array[int]]:
-        """Each worker's trail of ``level``: (fingerprint, parent fingerprint) pairs, flattened."""
+        """Each worker's trail of ``level``: (fingerprint, parent fingerprint) pairs, flattened (``LevelFileError``
+        naming the file if it does not hold whole pairs: cut short by a full disk or a copy)."""
         for path in self.files("trail", level):
+            data = path.read_bytes()
+            if len(data) % _PAIR_BYTES:
+                raise LevelFileError(
+                    f"{path}: truncated: {len(data)} bytes is not a whole number of (fingerprint, parent) pairs"
+                    f" of {_PAIR_BYTES} bytes"
+                )
             pairs = array("Q")
-            pairs.frombytes(path.read_bytes())
+            pairs.frombytes(data)
             yield pairs
 
     def first_reached(self, level: int) -> list[int]:
@@ -337,27 +350,68 @@ class LevelStore:
         """Rewrite the frontier files of ``level`` as ``workers`` workers own them (each in ascending rank).
 
         Each file is in ascending rank already: they are merged as they are read (``heapq.merge``, stable like the
-        sort of all their records it replaced), to new files put in the place of the old ones at the end: the
-        memory does not grow with the level, and a failure while the records are copied (a damaged file) leaves
-        the checkpoint as it was."""
+        sort of all their records it replaced), to new files beside the old ones (``….bin.tmp``): the memory does
+        not grow with the level, and a failure while the records are copied (a damaged file) leaves the checkpoint
+        as it was. The new files are then put in the place of the old ones as one switch that a killed run
+        finishes when it is resumed (``drop_after``): once they are all written and flushed, a note of the switch
+        (``switch-LLLL.json``: the old files' and the new files' names) is written atomically, then the old
+        files are removed and the new ones renamed, then the note is removed. Without the note a resume drops
+        the new files and keeps the old; with it, it finishes the switch. So no moment leaves a frontier with
+        some of its states gone (which a resume would take for a smaller search, or for its fixed point)."""
         old = self.files("frontier", level)
         new = [self.frontier(level, w) for w in range(workers)]
-        tmp = [path.with_name(path.name + ".tmp") for path in new]
+        tmp = [_staged(path) for path in new]
         writers = [FrontierWriter(path) for path in tmp]
         try:
             for r in heapq.merge(*map(read_records, old), key=lambda r: r[2]):
                 writers[owner_of(r[0], workers)].add_record(r)
+            for writer in writers:
+                writer.close()
+            for path in tmp:
+                _flush_to_disk(path)
         except BaseException:
             for writer, path in zip(writers, tmp, strict=True):
-                writer.close()
+                with contextlib.suppress(OSError):
+                    writer.close()
                 path.unlink(missing_ok=True)
             raise
-        for writer in writers:
-            writer.close()
-        for path in old:
-            path.unlink()
-        for t, path in zip(tmp, new, strict=True):
-            os.replace(t, path)
+        note = {"level": level, "old": [p.name for p in old], "new": [p.name for p in new]}
+        _write_atomically(self._switch(level), json.dumps(note).encode())
+        self._finish_switch(level)
+
+    def _switch(self, level: int) -> Path:
+        return self.folder / f"switch-{level:04d}.json"
+
+    def _finish_switch(self, level: int) -> None:
+        """Carry out the switch of ``repartition`` noted for ``level`` (again from its start: each step is one
+        that can be repeated), then remove its note."""
+        note_path = self._switch(level)
+        try:
+            note = json.loads(note_path.read_text(encoding="utf-8"))
+            old, new = list(note["old"]), list(note["new"])
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise LevelFileError(
+                f"{note_path}: the note of a frontier's switch cannot be read ({exc})"
+            ) from None
+        for name in old:
+            if name not in new:
+                (self.folder / name).unlink(missing_ok=True)
+        for name in new:
+            path = self.folder / name
+            staged = _staged(path)
+            if staged.exists():
+                os.replace(staged, path)
+            elif not path.exists():
+                raise LevelFileError(f"{path}: a frontier file of the switch {note_path} is missing")
+        note_path.unlink()
+
+    def _finish_or_drop_switches(self) -> None:
+        """What a run killed in ``repartition`` left: a noted switch is finished, new files without a note are
+        dropped (the old ones are whole)."""
+        for note in sorted(self.folder.glob("switch-*.json")):
+            self._finish_switch(int(note.stem.split("-")[1]))
+        for staged in self.folder.glob("frontier-*.bin.tmp"):
+            staged.unlink()
 
     def commit(self, meta: Meta, stats: ExploreStats) -> None:
         """Record ``meta.level`` as complete (its frontier and visited files written), then drop the files of the
@@ -373,7 +427,9 @@ class LevelStore:
         return self.folder / f"stats-{level:04d}.pickle"
 
     def drop_after(self, level: int) -> None:
-        """Remove the files of levels after ``level`` (what a killed run left half-written)."""
+        """Remove the files of levels after ``level`` (what a killed run left half-written), after finishing or
+        dropping a switch of frontier files a killed ``repartition`` left."""
+        self._finish_or_drop_switches()
         for path in [*self.folder.glob("*-*-*.bin"), *self.folder.glob("stats-*.pickle")]:
             if path.name.startswith(("send-", "run-")):
                 path.unlink()
@@ -419,6 +475,16 @@ def check_resumable(folder: Path, meta: Meta, space: str, fingerprints: str) -> 
         raise ValueError(
             f"--resume {folder}: the checkpoint's fingerprints are {meta.fingerprints}, not {fingerprints}"
         )
+
+
+def _staged(path: Path) -> Path:
+    """Where a new frontier file is written before it takes ``path``'s place (``LevelStore.repartition``)."""
+    return path.with_name(path.name + ".tmp")
+
+
+def _flush_to_disk(path: Path) -> None:
+    with open(path, "rb") as f:
+        os.fsync(f.fileno())
 
 
 def _write_atomically(path: Path, data: bytes) -> None:
