@@ -5,14 +5,14 @@
 // request batch of §3.4 and the ZooKeeper faults of §3.3; see replica_machine.js) and the partition state
 // machine (§5, with leader initialisation and elections in context; see partition_machine.js), for both
 // profiles, and for kafka-2.8 every controller event (§7, §8, §9; see events.js and controller.js) including the
-// controller's event queue (protocol 1.3, capability "callbacks"), so it declares every capability there but
-// "metrics" (protocol 1.2: it keeps no controller gauges, so its step replies carry none and the kit reports them
-// as not compared); for kafka-1.1 it answers events "unsupported" and does not declare them.
+// controller's event queue (protocol 1.3, capability "callbacks") and the controller's gauges (protocol 1.2,
+// capability "metrics": each event's step reply carries them, see metrics below), so it declares every capability
+// there; for kafka-1.1 it answers events "unsupported" and declares neither.
 // Run it with:
 //   kcspec conformance run --sut "node conformance/examples/node/sut.js" --level controller
 "use strict";
 
-const { replicaStateChange, withDefaults } = require("./replica_machine.js");
+const { replicaStateChange, topicOf, withDefaults } = require("./replica_machine.js");
 const { partitionStateChange } = require("./partition_machine.js");
 const { controllerEvent, NotEnabled } = require("./events.js");
 
@@ -20,7 +20,7 @@ const CAPABILITIES = ["elections", "replica_state_machine", "partition_state_mac
 // Whole controller events, and with them the controller's event queue (protocol 1.3: requests with a callback
 // wait in controller.queued_elections and step replies carry their `answers`), are implemented for kafka-2.8 only
 // (events.js).
-const EVENT_CAPABILITIES = ["controller_events", "callbacks"];
+const EVENT_CAPABILITIES = ["controller_events", "callbacks", "metrics"];
 const EVENT_PROFILES = ["kafka-2.8"];
 const PROFILES = ["kafka-2.8", "kafka-1.1"];
 let profile = "kafka-2.8";
@@ -68,6 +68,33 @@ function elect(strategy, inp) {
     default:
       return null;
   }
+}
+
+// §3.1 (2.8.2, the gauges kafka.controller:type=KafkaController keeps): the controller's OfflinePartitionsCount and
+// PreferredReplicaImbalanceCount after an event. Kafka keeps them as counters updated where partition states,
+// leadership and assignments change; this SUT counts them from its context after each event instead, which gives
+// the value the counters hold:
+// * offline: partitions in OfflinePartition, unless their topic's deletion has started (a partition state put
+//   while deletion is in progress leaves the counter as it was);
+// * imbalance: partitions with cached leadership and a non-empty assignment, of topics not queued for deletion,
+//   whose leader is not the preferred replica (the head of the assignment); while the preferred replica is being
+//   added by a reassignment, the partition counts as imbalanced iff that replica is already in the ISR.
+function metrics(ctx) {
+  let offline = 0;
+  for (const [tp, st] of Object.entries(ctx.partition_states)) {
+    if (st === "OfflinePartition" && !ctx.topics_with_deletion_started.includes(topicOf(tp))) offline += 1;
+  }
+  let imbalance = 0;
+  for (const [tp, li] of Object.entries(ctx.leadership)) {
+    const fa = ctx.assignments[tp];
+    if (ctx.topics_to_be_deleted.includes(topicOf(tp)) || fa === undefined || fa.replicas.length === 0) continue;
+    const preferred = fa.replicas[0];
+    const imbalanced = fa.adding.includes(preferred)
+      ? li.leader_and_isr.isr.includes(preferred)
+      : li.leader_and_isr.leader !== preferred;
+    if (imbalanced) imbalance += 1;
+  }
+  return { offline_partition_count: offline, preferred_replica_imbalance_count: imbalance };
 }
 
 // Protocol 1.1: each request carries its place among the requests to its broker, in send order (§3.4: one
@@ -143,7 +170,7 @@ function handle(req) {
         throw e;
       }
       state = step.state;
-      return withPositions(step);
+      return { ...withPositions(step), metrics: metrics(state.controller) };
     }
     case "snapshot":
       if (state === null) return { type: "error", code: "no_state", message: "no state loaded" };
