@@ -2,23 +2,23 @@
 
 from __future__ import annotations
 
-import contextlib
 import io
 import json
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 from kcspec.conformance import differential, known
 from kcspec.conformance.adapters.inprocess import InProcessAdapter
 from kcspec.conformance.session_mutants import StaleControllerEpoch
 from kcspec.conformance.verdicts import Outcome, Verdict
 from rich.console import Console
 
-from kcspec.cli import main
+from tests.support.timing import scaled
 
+KCSPEC = [sys.executable, "-m", "kcspec"]
 MUTANT = "kcspec.conformance.session_mutants:StaleControllerEpoch"
 EXAMPLES = 80
 """Random sequences of the differential runs here (seed 0): the mutant's two divergence signatures are met by the
@@ -143,13 +143,7 @@ def test_a_known_signature_is_reported_as_known(tmp_path: Path) -> None:
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """``kcspec ARGS`` run in ``cwd``, in this process (what is checked is the command's exit code and output; the
-    SUT is an in-process adapter, so no process of its own is involved)."""
-    with contextlib.chdir(cwd):
-        result = CliRunner().invoke(main, list(args), catch_exceptions=False)
-    return subprocess.CompletedProcess(
-        ["kcspec", *args], result.exit_code, stdout=result.stdout, stderr=result.stderr
-    )
+    return subprocess.run([*KCSPEC, *args], capture_output=True, text=True, timeout=scaled(600), cwd=cwd)
 
 
 def test_cli_a_sut_with_its_deviation_acknowledged_passes_and_fails_without(tmp_path: Path) -> None:
