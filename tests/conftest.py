@@ -15,6 +15,8 @@
   and ended when the run ends. Workers die with the controller (``PR_SET_PDEATHSIG``).
 * **Order.** The test files are collected longest first (``tests/support/file_order.py``, from the times of a
   recorded run), so that the workers of ``--dist loadfile`` do not end on one long file while a core idles.
+  pytest-xdist (3.6 on) hands out the files of ``--dist loadfile`` by their number of tests unless told not to
+  (``--loadscope-reorder``, on by default), which undid that order: it is turned off here.
 * **TLC** runs with the C1 compiler only (``KCSPEC_TLC_JAVA_OPTIONS``, unless set already): the suite's TLC runs
   last seconds, and C2's compilation of TLC's evaluator doubles their CPU (``model/tlc/locate.py``). One test
   (``test_tlc_real.py``) runs TLC with the JVM's defaults, as a user's run does.
@@ -98,6 +100,9 @@ def pytest_configure(config: pytest.Config) -> None:
     else:
         _prctl(_PR_SET_CHILD_SUBREAPER, 1)
         signal.signal(signal.SIGTERM, _on_sigterm)
+        if hasattr(config.option, "loadscopereorder"):
+            # the files in the order of pytest_collection_modifyitems (longest first), not by number of tests
+            config.option.loadscopereorder = False
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -62,7 +62,15 @@ def _replica_table(profile: str) -> dict[ReplicaState, tuple[ReplicaState, ...]]
     return tables.REPLICA_VALID_PREVIOUS_2_8 if profile == "kafka-2.8" else tables.REPLICA_VALID_PREVIOUS_1_1
 
 
-@pytest.fixture(scope="module", params=PROFILES)
+@pytest.fixture(
+    scope="module",
+    params=[
+        # kafka-2.8's in the slow tier: test_node_example_is_a_complete_kafka_2_8_controller runs every vector of
+        # kafka-2.8 (these levels included) through the same subprocess path in every run
+        pytest.param("kafka-2.8", marks=pytest.mark.slow),
+        "kafka-1.1",
+    ],
+)
 def node_vectors(request: pytest.FixtureRequest) -> tuple[str, list[Vector]]:
     if shutil.which("node") is None:
         pytest.skip("node is not installed: the Node.js example SUT cannot be run")

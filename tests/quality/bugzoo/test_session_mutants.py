@@ -73,6 +73,11 @@ def test_the_vectors_pass_and_the_differential_catches_it(cls: type[SessionMutan
         )
 
 
+@pytest.mark.slow  # a whole default run (every vector, then 300 sequences) over the subprocess protocol, 20-30 s
+# Covered in make test: test_request_order.py::test_the_default_cli_run_catches_the_wrong_order (this example
+# script serves a session mutant, the default `kcspec conformance run` catches it) and
+# test_pytest_plugin_differential.py::test_a_session_mutant_fails_one_differential_item_per_group (the script serves
+# this mutant, every vector passes it and the differential catches it).
 def test_the_example_script_serves_a_mutant_and_default_settings_catch_it(tmp_path: Path) -> None:
     name = "mutant-live-brokers-never-shrink"
     result, failed = controller_run(f"{sys.executable} {EXAMPLE} {name}", tmp_path)
