@@ -218,6 +218,9 @@ def test_node_example_is_a_complete_kafka_2_8_controller(tmp_path: Path) -> None
             "150",
             "--seed",
             "7",
+            # all 150 sequences however busy the machine: without a budget the differential run stops at 40 s
+            "--budget",
+            str(scaled(600)),
             "--trace-dir",
             str(tmp_path / "traces"),
             "--json",
