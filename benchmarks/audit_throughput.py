@@ -513,9 +513,9 @@ def results_section(
 ) -> str:
     """The run's figures as the results file's generated section: command, machine, the side-by-side table,
     the ratio audit / floor (wall and CPU; with ``rounds``, each round's (floor, audit) and their median), the
-    end-to-end time, and the small files' figures (``small``: the audit on Spark, the same lines in 2 files; with
-    ``small_rounds``, each round's (Python pass, local engine) and the median of their ratios), each against its
-    target."""
+    end-to-end time, and the small files' figures (``small``: the audit on Spark, the same lines in 2 files;
+    ``small_rounds``: each round's (Python pass, local engine), judged on the median of their ratios), each against
+    its target."""
     argv = " ".join(sys.argv[1:])
     pairs = rounds or [(figures[0], figures[2])]
     walls = [a.seconds / f.seconds for f, a in pairs]
@@ -566,13 +566,9 @@ def results_section(
             f"(target ≤ {END_TO_END_TARGET:.0f} s: {verdict} in this run); the first run "
             f"{first.seconds:.1f} s wall, {first.cpu:.1f} CPU s."
         )
-    if small:
-        if small_rounds:
-            audit_small, joined = small[-2:]
-            small_pairs = small_rounds
-        else:  # the figures of one pair, as a results file of an earlier run lists them
-            python_1, local_1, audit_small, joined = small
-            small_pairs = [(python_1, local_1)]
+    if small and small_rounds:
+        audit_small, joined = small
+        small_pairs = small_rounds
         ratios = [loc.seconds / py.seconds for py, loc in small_pairs]
         cpu_ratios = [loc.cpu / py.cpu if py.cpu else 0.0 for py, loc in small_pairs]
         ratio, cpu_ratio = statistics.median(ratios), statistics.median(cpu_ratios)
