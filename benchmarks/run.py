@@ -30,6 +30,7 @@ the runner — the ``recorded`` figure the manifest quotes from its results file
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import shlex
@@ -225,19 +226,43 @@ class Outcome:
     timed_out: bool
 
 
+def _group_running(pgid: int) -> bool:
+    """Whether a process of group ``pgid`` still runs. A zombie does not count: an orphan's zombie waits for an
+    init that may never reap it (a container's first process often does not), and it holds nothing."""
+    proc_dir = Path("/proc")
+    if not proc_dir.is_dir():  # no /proc: any member, zombies included
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    for entry in proc_dir.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # ended meanwhile
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
+            return True
+    return False
+
+
 def stop_group(proc: subprocess.Popen[str], grace: float = 5.0) -> None:
     """SIGTERM to ``proc``'s process group, SIGKILL to what is left of it after ``grace`` seconds (``proc`` is
-    reaped meanwhile, so its zombie does not count as left)."""
+    reaped meanwhile, and zombies do not count as left: ``_group_running``)."""
     try:
         os.killpg(proc.pid, signal.SIGTERM)
-        deadline = time.monotonic() + grace
-        while time.monotonic() < deadline:
-            proc.poll()
-            os.killpg(proc.pid, 0)  # raises once the group is gone
-            time.sleep(0.1)
-        os.killpg(proc.pid, signal.SIGKILL)
     except ProcessLookupError:
-        pass
+        return
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        proc.poll()
+        if not _group_running(proc.pid):
+            return
+        time.sleep(0.1)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
 
 
 def execute(
