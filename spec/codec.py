@@ -21,8 +21,8 @@ import enum
 import json
 import types
 import typing
-from collections.abc import Mapping
-from typing import Any, TypeVar, Union
+from collections.abc import Callable, Mapping
+from typing import Any, NoReturn, TypeVar, Union
 
 from kcspec.spec import bounded_json
 from kcspec.spec.events import EVENTS_BY_KIND, ControllerEvent
@@ -112,9 +112,12 @@ def encode(value: object) -> Any:
 def _sort_key(text: str) -> tuple[str, int, str]:
     """Sort ``foo-10`` after ``foo-9`` and ``2`` before ``10``."""
     head, sep, tail = text.rpartition("-")
-    if sep and tail.split("/")[0].isdigit():
-        return (head, int(tail.split("/")[0]), text)
-    if text.lstrip("-").isdigit():
+    number = tail.split("/")[0]
+    if (
+        sep and number.isascii() and number.isdigit()
+    ):  # not "²" or "٣": str.isdigit takes them, int() does not
+        return (head, int(number), text)
+    if text.lstrip("-").isascii() and text.lstrip("-").isdigit():
         return ("", int(text), text)
     return (text, 0, text)
 
@@ -165,8 +168,8 @@ def _hints(cls: type[Any]) -> dict[str, Any]:
     return hints
 
 
-def decode(data: object, typ: Any, path: str = "$") -> Any:
-    """Decode plain JSON data into a value of type ``typ``, validating every field."""
+def _walk(data: object, typ: Any, path: str) -> Any:
+    """The reference decoder: a walk over ``data`` that carries the JSON path, so that its errors name it."""
     origin = typing.get_origin(typ)
     args = typing.get_args(typ)
     if typ is Any or typ is object:
@@ -176,7 +179,7 @@ def decode(data: object, typ: Any, path: str = "$") -> Any:
         if data is None and len(non_none) < len(args):
             return None
         if len(non_none) == 1:
-            return decode(data, non_none[0], path)
+            return _walk(data, non_none[0], path)
         if all(a in _REQUEST_NAMES for a in non_none):
             return _decode_request(data, path)
         raise CodecError(path, f"cannot decode union {typ}")
@@ -205,12 +208,12 @@ def decode(data: object, typ: Any, path: str = "$") -> Any:
         if not isinstance(data, list):
             raise CodecError(path, f"expected a list, got {_show(data)}")
         elem = args[0] if args else Any
-        return tuple(decode(v, elem, f"{path}[{i}]") for i, v in enumerate(data))
+        return tuple(_walk(v, elem, f"{path}[{i}]") for i, v in enumerate(data))
     if origin is frozenset:
         if not isinstance(data, list):
             raise CodecError(path, f"expected a list, got {_show(data)}")
         elem = args[0] if args else Any
-        items = [decode(v, elem, f"{path}[{i}]") for i, v in enumerate(data)]
+        items = [_walk(v, elem, f"{path}[{i}]") for i, v in enumerate(data)]
         result = frozenset(items)
         if len(result) != len(items):
             raise CodecError(path, "a set must not list the same element twice")
@@ -222,10 +225,10 @@ def decode(data: object, typ: Any, path: str = "$") -> Any:
         out: dict[Any, Any] = {}
         for k, v in data.items():
             kpath = f"{path}[{json.dumps(k)}]"
-            out[_decode_key(k, ktyp, kpath)] = decode(v, vtyp, kpath)
+            out[_decode_key(k, ktyp, kpath)] = _walk(v, vtyp, kpath)
         return FMap(out)
     if isinstance(typ, type) and typ is ControllerEvent:
-        return decode_event(data, path)
+        return _walk_event(data, path)
     if isinstance(typ, type) and dataclasses.is_dataclass(typ):
         return _decode_record(data, typ, path)
     raise CodecError(path, f"unsupported type {typ!r}")
@@ -243,7 +246,7 @@ def _decode_key(key: str, ktyp: Any, path: str) -> Any:
     if ktyp is PartitionReplica:
         return parse_pr(key, path)
     if isinstance(ktyp, type) and issubclass(ktyp, enum.Enum):
-        return decode(key, ktyp, path)
+        return _walk(key, ktyp, path)
     raise CodecError(path, f"unsupported key type {ktyp!r}")
 
 
@@ -260,13 +263,19 @@ def _decode_record(data: object, cls: type[T], path: str, skip: tuple[str, ...] 
     kwargs: dict[str, Any] = {}
     for name, f in fields.items():
         if name in data:
-            kwargs[name] = decode(data[name], hints[name], f"{path}.{name}")
+            kwargs[name] = _walk(data[name], hints[name], f"{path}.{name}")
         elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
             raise CodecError(f"{path}.{name}", f"missing required field of {cls.__name__}")
     return cls(**kwargs)
 
 
 def decode_event(data: object, path: str = "$") -> ControllerEvent:
+    """Decode an event object (its ``"kind"`` names its class)."""
+    event: ControllerEvent = decode(data, ControllerEvent, path)
+    return event
+
+
+def _walk_event(data: object, path: str) -> ControllerEvent:
     if not isinstance(data, dict) or "kind" not in data:
         raise CodecError(path, f'expected an event object with a "kind", got {_show(data)}')
     kind = data["kind"]
@@ -285,6 +294,224 @@ def _decode_request(data: object, path: str) -> Any:
     if cls is None:
         raise CodecError(f"{path}.type", f"unknown request type {_show(data['type'])}")
     return _decode_record(data, cls, path, skip=("type",))
+
+
+# ------------------------------------------------------------------------------------- compiled decoders
+#
+# Decoding is on every hot path of the conformance suite (each reply of a system under test, each cached vector):
+# the walk above asks ``typing`` about ``typ`` at every value and builds the JSON path of every value. ``decode``
+# first runs a decoder compiled once per type, which makes the same checks without paths; when it rejects the data
+# (or raises anything), the walk runs again from the top and raises its error, which names the path. So the walk
+# stays the one definition of what is valid and of what an error says, and the compiled decoders only have to
+# accept nothing the walk rejects (``tests/unit/foundation/test_codec_compiled.py`` compares the two).
+
+_Decoder = Callable[[object], Any]
+
+
+class _Invalid(Exception):
+    """The compiled decoder rejects the data (the walk then says where and why)."""
+
+
+_COMPILED: dict[Any, _Decoder] = {}
+
+
+def decode(data: object, typ: Any, path: str = "$") -> Any:
+    """Decode plain JSON data into a value of type ``typ``, validating every field.
+
+    Raises ``CodecError`` naming the JSON path (``path`` is the root's name) of the first offending value."""
+    try:
+        return _compiled(typ)(data)
+    except Exception:  # rejected: the walk decides, and names the path of its error
+        pass
+    return _walk(data, typ, path)
+
+
+def _compiled(typ: Any) -> _Decoder:
+    decoder = _COMPILED.get(typ)
+    if decoder is None:
+        decoder = _compile(typ)
+        _COMPILED[typ] = decoder
+    return decoder
+
+
+def _identity(data: object) -> object:
+    return data
+
+
+def _reject(data: object) -> NoReturn:
+    raise _Invalid
+
+
+def _bool(data: object) -> bool:
+    if data is True or data is False:
+        return data
+    raise _Invalid
+
+
+def _int(data: object) -> int:
+    if type(data) is int:
+        return data
+    raise _Invalid
+
+
+def _str(data: object) -> str:
+    if type(data) is str:
+        return data
+    raise _Invalid
+
+
+def _tp(data: object) -> TopicPartition:
+    return parse_tp(data, "$")
+
+
+def _pr(data: object) -> PartitionReplica:
+    return parse_pr(data, "$")
+
+
+def _int_key(key: str) -> int:
+    if not _is_decimal(key.removeprefix("-")):
+        raise _Invalid
+    return int(key)
+
+
+def _compile(typ: Any) -> _Decoder:
+    origin = typing.get_origin(typ)
+    args = typing.get_args(typ)
+    if typ is Any or typ is object:
+        return _identity
+    if origin in (Union, types.UnionType):
+        non_none = [a for a in args if a is not type(None)]
+        optional = len(non_none) < len(args)
+        if len(non_none) == 1:
+            inner = _compiled(non_none[0])
+        elif all(a in _REQUEST_NAMES for a in non_none):
+            inner = _request_decoder()
+        else:
+            inner = _reject
+        if not optional:
+            return inner
+        return lambda data: None if data is None else inner(data)
+    simple = {bool: _bool, int: _int, str: _str, TopicPartition: _tp, PartitionReplica: _pr}.get(typ)
+    if simple is not None:
+        return simple
+    if isinstance(typ, type) and issubclass(typ, enum.Enum):
+        return _enum_decoder(typ)
+    if origin is tuple or origin is frozenset:
+        elem = _compiled(args[0]) if args else _identity
+        if origin is tuple:
+
+            def sequence(data: object) -> Any:
+                if type(data) is not list:
+                    raise _Invalid
+                return tuple([elem(v) for v in data])
+
+            return sequence
+
+        def set_of(data: object) -> Any:
+            if type(data) is not list:
+                raise _Invalid
+            items = [elem(v) for v in data]
+            result = frozenset(items)
+            if len(result) != len(items):
+                raise _Invalid
+            return result
+
+        return set_of
+    if origin is FMap or typ is FMap:
+        ktyp, vtyp = args if args else (str, Any)
+        key = _key_decoder(ktyp)
+        value = _compiled(vtyp)
+
+        def mapping(data: object) -> Any:
+            if type(data) is not dict:
+                raise _Invalid
+            return FMap({key(k): value(v) for k, v in data.items()})
+
+        return mapping
+    if typ is ControllerEvent:
+        return _event_decoder()
+    if isinstance(typ, type) and dataclasses.is_dataclass(typ):
+        return _record_decoder(typ, ())
+    return _reject
+
+
+def _enum_decoder(typ: type[enum.Enum]) -> _Decoder:
+    members = dict(typ.__members__)
+
+    def member(data: object) -> Any:
+        if type(data) is str:
+            found = members.get(data)
+            if found is not None:
+                return found
+        raise _Invalid
+
+    return member
+
+
+def _key_decoder(ktyp: Any) -> Callable[[str], Any]:
+    if ktyp is int:
+        return _int_key
+    if ktyp is str:
+        return _str
+    if ktyp is TopicPartition:
+        return _tp
+    if ktyp is PartitionReplica:
+        return _pr
+    if isinstance(ktyp, type) and issubclass(ktyp, enum.Enum):
+        return _enum_decoder(ktyp)
+    return _reject
+
+
+def _record_decoder(cls: type[Any], skip: tuple[str, ...]) -> _Decoder:
+    """A record's decoder; its fields' decoders are compiled at its first use (records may refer to each other)."""
+    table: list[tuple[str, _Decoder, bool]] = []
+    allowed = frozenset(f.name for f in dataclasses.fields(cls)) | frozenset(skip)
+
+    def record(data: object) -> Any:
+        if not table:
+            hints = _hints(cls)
+            table.extend(
+                (
+                    f.name,
+                    _compiled(hints[f.name]),
+                    f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING,
+                )
+                for f in dataclasses.fields(cls)
+            )
+        if type(data) is not dict or not allowed.issuperset(data):
+            raise _Invalid
+        kwargs: dict[str, Any] = {}
+        for name, decoder, required in table:
+            if name in data:
+                kwargs[name] = decoder(data[name])
+            elif required:
+                raise _Invalid
+        return cls(**kwargs)
+
+    return record
+
+
+def _tagged(tag: str, classes: Mapping[str, type[Any]]) -> _Decoder:
+    decoders = {name: _record_decoder(cls, (tag,)) for name, cls in classes.items()}
+
+    def tagged(data: object) -> Any:
+        if type(data) is dict:
+            name = data.get(tag)
+            if type(name) is str:
+                decoder = decoders.get(name)
+                if decoder is not None:
+                    return decoder(data)
+        raise _Invalid
+
+    return tagged
+
+
+def _event_decoder() -> _Decoder:
+    return _tagged("kind", EVENTS_BY_KIND)
+
+
+def _request_decoder() -> _Decoder:
+    return _tagged("type", REQUEST_TYPES)
 
 
 def loads(text: str, typ: Any, source: str = "$") -> Any:

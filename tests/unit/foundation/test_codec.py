@@ -43,6 +43,12 @@ def test_maps_sort_keys_numerically() -> None:
     assert list(codec.encode(m)) == ["s-1", "t-9", "t-10"]
 
 
+def test_keys_with_non_ascii_digits_sort_as_text() -> None:
+    # str.isdigit() accepts "²" and "٣", which int() refuses: the encoder used to raise ValueError on them.
+    m = FMap({"t-²": 1, "²": 2, "t-1": 3, "٣": 4})
+    assert list(codec.encode(m)) == ["t-1", "t-²", "²", "٣"]
+
+
 def test_events_round_trip_with_their_kind() -> None:
     event = TopicCreation(topic="foo", replicas=((1, 2), (2, 3)))
     data = codec.encode(event)
