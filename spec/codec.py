@@ -21,7 +21,8 @@ import enum
 import json
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence, Set
+from json.encoder import encode_basestring_ascii as _json_string
 from typing import Any, NoReturn, TypeVar, Union
 
 from kcspec.spec import bounded_json
@@ -79,33 +80,86 @@ def _key_text(key: object) -> str:
 
 
 def encode(value: object) -> Any:
-    """Encode a data-model value into plain JSON data (dicts, lists, strings, numbers, booleans, None)."""
-    if value is None or isinstance(value, bool | int | str):
-        return value
-    if isinstance(value, enum.Enum):
-        return value.name
-    if isinstance(value, TopicPartition):
-        return tp_text(value)
-    if isinstance(value, PartitionReplica):
-        return pr_text(value)
-    if isinstance(value, Mapping):
-        items = sorted(((_key_text(k), encode(v)) for k, v in value.items()), key=lambda kv: _sort_key(kv[0]))
-        return dict(items)
-    if isinstance(value, tuple | list) and not dataclasses.is_dataclass(value):  # the tuple records: below
-        return [encode(v) for v in value]
-    if isinstance(value, frozenset | set):
-        encoded = [encode(v) for v in value]
-        return sorted(encoded, key=lambda e: json.dumps(e, sort_keys=True))
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+    """Encode a data-model value into plain JSON data (dicts, lists, strings, numbers, booleans, None).
+
+    The way to encode a value depends on its class alone, so it is chosen once per class (``_encoder_of``)."""
+    encoder = _ENCODERS.get(type(value))
+    if encoder is None:
+        encoder = _ENCODERS[type(value)] = _encoder_of(type(value))
+    return encoder(value)
+
+
+_ENCODERS: dict[type[Any], Callable[[Any], Any]] = {}
+
+
+def _encoder_of(cls: type[Any]) -> Callable[[Any], Any]:
+    """How values of ``cls`` are encoded; the cases are tried in the order of the data model's rules (module
+    docstring): a str or int subclass (a mixed-in enum) is its plain value, a record that is a tuple is a record."""
+    if cls is type(None) or issubclass(cls, bool | int | str):
+        return _identity
+    if issubclass(cls, enum.Enum):
+        return _enum_name
+    if cls is TopicPartition:
+        return tp_text
+    if cls is PartitionReplica:
+        return pr_text
+    if issubclass(cls, Mapping):
+        return _encode_map
+    if issubclass(cls, tuple | list) and not dataclasses.is_dataclass(cls):
+        return _encode_sequence
+    if issubclass(cls, frozenset | set):
+        return _encode_set
+    if dataclasses.is_dataclass(cls) and not issubclass(cls, type):
+        return _record_encoder(cls)
+    return _unsupported
+
+
+def _enum_name(value: enum.Enum) -> str:
+    return value.name
+
+
+def _encode_map(value: Mapping[Any, Any]) -> dict[str, Any]:
+    items = sorted(((_key_text(k), encode(v)) for k, v in value.items()), key=lambda kv: _sort_key(kv[0]))
+    return dict(items)
+
+
+def _encode_sequence(value: Sequence[Any]) -> list[Any]:
+    return [encode(v) for v in value]
+
+
+def _encode_set(value: Set[Any]) -> list[Any]:
+    return sorted([encode(v) for v in value], key=_canonical_text)
+
+
+def _canonical_text(encoded: object) -> str:
+    """``json.dumps(encoded, sort_keys=True)``, the order of a set's elements; strings and ints directly."""
+    kind = type(encoded)
+    if kind is str:
+        return _json_string(encoded)  # type: ignore[arg-type]
+    if kind is int:
+        return int.__repr__(encoded)
+    return json.dumps(encoded, sort_keys=True)
+
+
+def _record_encoder(cls: type[Any]) -> Callable[[Any], dict[str, Any]]:
+    names = tuple(f.name for f in dataclasses.fields(cls))
+    is_event = issubclass(cls, ControllerEvent)
+    request_type = _REQUEST_NAMES.get(cls)
+
+    def record(value: Any) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        if isinstance(value, ControllerEvent):
+        if is_event:
             out["kind"] = value.kind
-        name = _REQUEST_NAMES.get(type(value))
-        if name is not None:
-            out["type"] = name
-        for f in dataclasses.fields(value):
-            out[f.name] = encode(getattr(value, f.name))
+        if request_type is not None:
+            out["type"] = request_type
+        for name in names:
+            out[name] = encode(getattr(value, name))
         return out
+
+    return record
+
+
+def _unsupported(value: object) -> NoReturn:
     raise TypeError(f"cannot encode {type(value).__name__}: {value!r}")
 
 

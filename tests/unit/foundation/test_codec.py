@@ -43,6 +43,13 @@ def test_maps_sort_keys_numerically() -> None:
     assert list(codec.encode(m)) == ["s-1", "t-9", "t-10"]
 
 
+def test_sets_are_ordered_by_the_json_text_of_their_elements() -> None:
+    # The canonical text of "é" is "\u00e9" (escaped): its backslash sorts before "a"; ints sort as text too.
+    assert codec.encode(frozenset({"z", "é", 'a"b'})) == ["é", 'a"b', "z"]
+    assert codec.encode(frozenset({10, 9, 100})) == [10, 100, 9]
+    assert codec.encode(frozenset({(2, 1), (10,)})) == [[10], [2, 1]]
+
+
 def test_keys_with_non_ascii_digits_sort_as_text() -> None:
     # str.isdigit() accepts "²" and "٣", which int() refuses: the encoder used to raise ValueError on them.
     m = FMap({"t-²": 1, "²": 2, "t-1": 3, "٣": 4})
