@@ -517,14 +517,15 @@ def _key_decoder(ktyp: Any) -> Callable[[str], Any]:
 
 
 def _record_decoder(cls: type[Any], skip: tuple[str, ...]) -> _Decoder:
-    """A record's decoder; its fields' decoders are compiled at its first use (records may refer to each other)."""
-    table: list[tuple[str, _Decoder, bool]] = []
+    """A record's decoder; its fields' decoders are compiled at its first use (records may refer to each other).
+    The table is built whole and then published in one assignment, so a thread never sees a part of it."""
+    table: list[tuple[tuple[str, _Decoder, bool], ...]] = []
     allowed = frozenset(f.name for f in dataclasses.fields(cls)) | frozenset(skip)
 
     def record(data: object) -> Any:
         if not table:
             hints = _hints(cls)
-            table.extend(
+            built = tuple(
                 (
                     f.name,
                     _compiled(hints[f.name]),
@@ -532,10 +533,12 @@ def _record_decoder(cls: type[Any], skip: tuple[str, ...]) -> _Decoder:
                 )
                 for f in dataclasses.fields(cls)
             )
+            if not table:
+                table.append(built)
         if type(data) is not dict or not allowed.issuperset(data):
             raise _Invalid
         kwargs: dict[str, Any] = {}
-        for name, decoder, required in table:
+        for name, decoder, required in table[0]:
             if name in data:
                 kwargs[name] = decoder(data[name])
             elif required:
