@@ -2,7 +2,7 @@
 
 An orphan's zombie stays in its process group until the machine's first process reaps it, which in a container
 may be never; ``killpg(group, 0)`` still succeeds on it. The runner used to wait its whole grace period for such
-a group at the end of every benchmark script that had started a subprocess.
+a group at the end of every benchmark script that left a process behind.
 """
 
 from __future__ import annotations
