@@ -167,9 +167,8 @@ def _sort_key(text: str) -> tuple[str, int, str]:
     """Sort ``foo-10`` after ``foo-9`` and ``2`` before ``10``."""
     head, sep, tail = text.rpartition("-")
     number = tail.split("/")[0]
-    if (
-        sep and number.isascii() and number.isdigit()
-    ):  # not "²" or "٣": str.isdigit takes them, int() does not
+    # ASCII digits only: str.isdigit() also takes "²" and "٣", which int() refuses.
+    if sep and number.isascii() and number.isdigit():
         return (head, int(number), text)
     if text.lstrip("-").isascii() and text.lstrip("-").isdigit():
         return ("", int(text), text)
@@ -439,7 +438,7 @@ def _compile(typ: Any) -> _Decoder:
         if len(non_none) == 1:
             inner = _compiled(non_none[0])
         elif all(a in _REQUEST_NAMES for a in non_none):
-            inner = _request_decoder()
+            inner = _tagged("type", REQUEST_TYPES)
         else:
             inner = _reject
         if not optional:
@@ -483,7 +482,7 @@ def _compile(typ: Any) -> _Decoder:
 
         return mapping
     if typ is ControllerEvent:
-        return _event_decoder()
+        return _tagged("kind", EVENTS_BY_KIND)
     if isinstance(typ, type) and dataclasses.is_dataclass(typ):
         return _record_decoder(typ, ())
     return _reject
@@ -561,14 +560,6 @@ def _tagged(tag: str, classes: Mapping[str, type[Any]]) -> _Decoder:
         raise _Invalid
 
     return tagged
-
-
-def _event_decoder() -> _Decoder:
-    return _tagged("kind", EVENTS_BY_KIND)
-
-
-def _request_decoder() -> _Decoder:
-    return _tagged("type", REQUEST_TYPES)
 
 
 def loads(text: str, typ: Any, source: str = "$") -> Any:
