@@ -162,10 +162,13 @@ def search(
     workers: int = 1,
     checkpoint: Path | None = None,
     resume: bool = False,
+    nice: int = 0,
 ) -> ExploreResult:
     """Breadth-first search of ``space``, checking refinement and invariants on every step; with ``workers`` > 1
-    on that many processes (``parallel.py``; the states are then not kept). With ``checkpoint`` a folder, the end
-    of every level is checkpointed there; with ``resume`` too, the search continues from its checkpoint."""
+    on that many processes (``parallel.py``; the states are then not kept), which lower their priority by
+    ``nice`` (one worker searches in this process, whose priority is left alone). With ``checkpoint`` a folder,
+    the end of every level is checkpointed there; with ``resume`` too, the search continues from its
+    checkpoint."""
     if resume and checkpoint is None:
         raise ValueError("resuming needs the checkpoint folder")
     if workers != 1:
@@ -173,7 +176,7 @@ def search(
             raise ValueError("keeping every state needs one worker (--workers 1)")
         from kcspec.conformance.selfcheck.explore.parallel import search_parallel
 
-        return search_parallel(space, workers, progress, checkpoint, resume)
+        return search_parallel(space, workers, progress, checkpoint, resume, nice)
     with young_collections_only():
         return _search(space, progress, keep_states, checkpoint, resume)
 

@@ -231,9 +231,12 @@ class _Worker:
         self.store.visited(level, self.index).write_bytes(self.visited.to_bytes())
 
 
-def _serve(worker: _Worker, conn: Connection) -> None:
-    """A worker process: answer the coordinator's requests until told to stop."""
+def _serve(worker: _Worker, conn: Connection, nice: int) -> None:
+    """A worker process: answer the coordinator's requests until told to stop (at ``nice`` more niceness than the
+    coordinator, ``search_parallel``)."""
     worker_initializer()  # Ctrl-C is the coordinator's to handle; a worker dies with it
+    if nice:
+        os.nice(nice)
     with young_collections_only():
         while True:
             request, arg = conn.recv()
@@ -262,7 +265,7 @@ def _serve(worker: _Worker, conn: Connection) -> None:
 class _Pool:
     """The worker processes, their pipes and their progress counters."""
 
-    def __init__(self, workers: list[_Worker]) -> None:
+    def __init__(self, workers: list[_Worker], nice: int = 0) -> None:
         ctx = multiprocessing.get_context("fork")
         self.conns: list[Connection] = []
         self.procs: list[Any] = []
@@ -271,7 +274,7 @@ class _Pool:
             worker.expanded = counter
             mine, theirs = ctx.Pipe()
             p = ctx.Process(
-                target=_serve, args=(worker, theirs), name=f"kcspec-explore-{worker.index}", daemon=True
+                target=_serve, args=(worker, theirs, nice), name=f"kcspec-explore-{worker.index}", daemon=True
             )
             p.start()
             theirs.close()
@@ -338,11 +341,16 @@ def search_parallel(
     progress: Callable[[ExploreStats], None] | None = None,
     checkpoint: Path | None = None,
     resume: bool = False,
+    nice: int = 0,
 ) -> ExploreResult:
     """Breadth-first search of ``space`` on ``workers`` processes (the same checks, counts and counterexample as
-    ``search``), checkpointed in ``checkpoint`` at every level's end, or resumed from it."""
+    ``search``), checkpointed in ``checkpoint`` at every level's end, or resumed from it. The worker processes run
+    ``nice`` steps of niceness below this process (``os.nice``; 0 leaves them at its priority): a caller that runs
+    a sequential job beside the search gives that job the precedence (``tla_crosscheck.EXPLORER_NICE``)."""
     if workers < 1:
         raise ValueError(f"--workers must be ≥ 1, got {workers}")
+    if nice < 0:
+        raise ValueError(f"nice must be ≥ 0 (a worker can only lower its priority), got {nice}")
     stats = ExploreStats(workers=workers)
     stepper = stepper_of(space)
     spec = stepper.spec
@@ -354,7 +362,7 @@ def search_parallel(
     store = LevelStore(checkpoint)
     try:
         begun = begin(space, store, resume, stats, state, stepper.fingerprint(state), workers)
-        pool = _Pool([_Worker(w, workers, space, store, begun.visited[w]) for w in range(workers)])
+        pool = _Pool([_Worker(w, workers, space, store, begun.visited[w]) for w in range(workers)], nice)
         del begun.visited[:]  # each worker has its own (forked) copy
         try:
             with stopper(pool.terminate):

@@ -7,6 +7,8 @@ TLC's output and state dump for a given list of states; the real comparison runs
 from __future__ import annotations
 
 import json
+import multiprocessing
+import os
 import re
 import stat
 import sys
@@ -19,6 +21,7 @@ from kcspec.conformance.selfcheck.explore.explorer import ExploreResult
 from kcspec.conformance.selfcheck.explore.fingerprint import DEFAULT_SCHEME, Fingerprinter, FingerprintSet
 from kcspec.conformance.selfcheck.explore.tla_model import check_count, explore_model, model_events
 from kcspec.conformance.selfcheck.tla_crosscheck import (
+    EXPLORER_NICE,
     CrosscheckArgs,
     CrosscheckOutcome,
     CrosscheckResult,
@@ -195,6 +198,32 @@ def test_crosscheck_prints_states_reachable_on_one_side_only(
     for ev in sample.path:
         replayed = SpecMachine("kafka-2.8").step(replayed, ev).state
     assert replayed == sample.state
+
+
+def test_the_explorer_processes_yield_their_core_to_tlc(
+    tmp_path: Path, tiny_states: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """TLC searches on one thread and the explorer's processes on whatever cores are free, so TLC keeps this
+    process's priority and the explorer's workers run ``EXPLORER_NICE`` below it (the result is the same)."""
+    tlc_nice = tmp_path / "tlc-nice"
+    monkeypatch.setenv("FAKE_TLC_NICE", str(tlc_nice))
+    listing = tmp_path / "states.jsonl"
+    listing.write_text("\n".join(tiny_states) + "\n")
+    monkeypatch.setenv("FAKE_TLC_STATES", str(listing))
+    workers: list[int] = []
+
+    def progress(_: object) -> None:
+        pids = [p.pid for p in multiprocessing.active_children() if p.name.startswith("kcspec-explore")]
+        workers.extend(os.getpriority(os.PRIO_PROCESS, pid) for pid in pids if pid is not None)
+
+    args = CrosscheckArgs("kafka-2.8", TINY, explorer_workers=2)
+    result = run_crosscheck(args, _fake_java(tmp_path), on_explore_progress=progress)
+    assert result.verdict is CrosscheckOutcome.AGREE, result.message
+    ours = os.nice(0)
+    assert int(tlc_nice.read_text()) == ours, "TLC runs at the crosscheck's own priority"
+    assert workers and set(workers) == {min(19, ours + EXPLORER_NICE)}, (
+        f"the explorer's workers ran at {workers}"
+    )
 
 
 def test_the_explorer_side_is_the_reference_controller_alone_unless_lockstep(

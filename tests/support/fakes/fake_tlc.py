@@ -6,7 +6,8 @@ format (``State N:`` then ``/\\ var = value`` lines) for the states listed in th
 of them; with ``FAKE_TLC_STATES_DIR``, the listing in that folder named by the hash of the run's ``.cfg``.
 Without either, the states are those of the explorer's TLA+-model mode on the model
 that the ``.cfg`` describes (so ``kcspec verify``'s plumbing can be run on every manifest model).
-``FAKE_TLC_EXIT`` makes it print the recorded invariant-violation transcript instead.
+``FAKE_TLC_EXIT`` makes it print the recorded invariant-violation transcript instead. ``FAKE_TLC_NICE`` names a file
+it writes its niceness to (the priority TLC's JVM would run at).
 """
 
 from __future__ import annotations
@@ -68,6 +69,9 @@ def main(argv: list[str]) -> int:
     if argv[-1] == "KcspecVersionProbe":  # locate.probe_version: answer with a supported TLC's banner
         print("TLC2 Version 2.15 of the stand-in (rev: 0000000)")
         return 255
+    nice_file = os.environ.get("FAKE_TLC_NICE")
+    if nice_file is not None:
+        Path(nice_file).write_text(str(os.nice(0)))
     if os.environ.get("FAKE_TLC_EXIT") == "violation":
         sys.stdout.write((FIXTURES / "out_tool_violation.txt").read_text())
         return 12
