@@ -600,8 +600,8 @@ def _write_counterexample(
     "--explorer-workers",
     type=int,
     default=None,
-    help="Explorer processes (--workers is TLC's threads). TLC ends long before the explorer: a second process "
-    "uses the core TLC leaves.  [default: the machine's cores, at most 2]",
+    help="Explorer processes (--workers is TLC's threads). Two or more run at a lower priority than TLC (nice +5), "
+    "so TLC keeps its core and they share the rest.  [default: the machine's cores, at most 2]",
 )
 @click.option(
     "--lockstep",
