@@ -40,7 +40,7 @@ import harness  # beside this script
 from kcspec.model.tla.config import CROSSCHECK_DEFAULT
 from kcspec.model.tla.manifest import load as load_manifest
 from kcspec.model.tla.module import generate
-from kcspec.model.tlc.locate import find_toolchain
+from kcspec.model.tlc.locate import ToolNotFound, find_toolchain
 from kcspec.spec.profiles import get_profile
 
 _PROGRESS = re.compile(r"([\d,]+) states generated.*?([\d,]+) distinct states found")
@@ -159,7 +159,27 @@ def main(argv: list[str] | None = None) -> int:
         "--model", default=None, help="a model of model/tla/state_counts.json instead of the default"
     )
     args = ap.parse_args(argv)
-    tools = find_toolchain(args.tla2tools)
+    if args.seconds < 0 or args.reference_seconds <= 0 or args.rounds < 1:
+        ap.error("--seconds must be 0 or more, --reference-seconds more than 0, --rounds 1 or more")
+    before = None
+    if args.before is not None:
+        modules = [m for m in sorted(args.before.glob("*.tla")) if m.with_suffix(".cfg").is_file()]
+        if len(modules) != 1:
+            ap.error(
+                f"--before {args.before}: not a folder holding one module's .tla with its .cfg "
+                f"({len(modules)} found)"
+            )
+        before = modules[0]
+    if args.reference is not None and (
+        args.reference.suffix != ".tla"
+        or not args.reference.is_file()
+        or not args.reference.with_suffix(".cfg").is_file()
+    ):
+        ap.error(f"--reference {args.reference}: not a .tla file with its .cfg beside it")
+    try:
+        tools = find_toolchain(args.tla2tools)
+    except ToolNotFound as exc:
+        ap.error(str(exc))
     config = CROSSCHECK_DEFAULT
     if args.model is not None:
         entry = next((e for e in load_manifest() if e.name == args.model), None)
@@ -174,8 +194,8 @@ def main(argv: list[str] | None = None) -> int:
         now.write_text(module.tla, encoding="utf-8")
         now.with_suffix(".cfg").write_text(module.cfg, encoding="utf-8")
         runs: list[tuple[str, Path]] = [("now", now)]
-        if args.before is not None:
-            runs.append(("before", next(args.before.glob("*.tla"))))
+        if before is not None:
+            runs.append(("before", before))
         if args.reference is not None:
             runs.append((f"reference {args.reference.stem}", args.reference))
         results: dict[str, list[Rate]] = {name: [] for name, _ in runs}
