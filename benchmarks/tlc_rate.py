@@ -48,9 +48,10 @@ _INITIAL = re.compile(r"Finished computing initial states: ([\d,]+) distinct sta
 
 
 WARM_CPU_S = 30.0
-"""A run that ends sooner than this is mostly the JVM's warm-up (C2 compiles TLC's evaluator for the first 5-10 CPU
-s): its rate is far below the steady one, so it is flagged (Kip320 with ``MaxLeaderEpoch = 3`` ends after 7 CPU s
-at a third of the rate the same specification runs at with ``MaxLeaderEpoch = 4``)."""
+"""A run that ends sooner than this is mostly the JVM's warm-up (C2 alone spends about 4 CPU s compiling TLC's
+evaluator at the start, ``-XX:+CITime``): its rate is far below the steady one, so it is flagged (Kip320 with
+``MaxLeaderEpoch = 3`` ends after 7 CPU s at a third of the rate the same specification runs at with
+``MaxLeaderEpoch = 4``)."""
 
 
 @dataclass(frozen=True)
