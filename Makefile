@@ -45,15 +45,17 @@ graphviz:
 PYENV := env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX=$(abspath $(VENV))/pycache
 PYTEST := $(PYENV) $(BIN)/pytest -p no:cacheprovider --hypothesis-seed=$(PYTEST_SEED)
 WORKERS ?= auto
+# `exec`: the process make starts for a test recipe is pytest itself (not a shell waiting for it), so a signal to
+# it stops the suite and its children instead of leaving pytest running on its own.
 
 test: setup
-	$(PYTEST) -q -n $(WORKERS) --dist loadfile --durations=25 -m "not slow" tests/unit tests/integration tests/quality
+	exec $(PYTEST) -q -n $(WORKERS) --dist loadfile --durations=25 -m "not slow" tests/unit tests/integration tests/quality
 
 test-fast: setup
-	$(PYTEST) -q -n $(WORKERS) -m "not slow" tests/unit
+	exec $(PYTEST) -q -n $(WORKERS) -m "not slow" tests/unit
 
 test-slow: setup
-	$(PYTEST) -q -n $(WORKERS) --dist loadfile -m slow tests
+	exec $(PYTEST) -q -n $(WORKERS) --dist loadfile -m slow tests
 
 # lint-imports checks the layer contracts of pyproject.toml ([tool.importlinter]).
 lint: setup
